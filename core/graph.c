@@ -1,0 +1,621 @@
+#include "core/graph.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/layers/loss_common.h"
+
+const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
+extern const char *const activation_names[];
+
+// Every word that may start a statement, for "did you mean" on an unknown kind.
+static const char *const statement_words[] = {"input", "flatten", "dense", "dropout", "act",
+                                              "relu", "leaky_relu", "sigmoid", "tanh", "gelu",
+                                              "loss", "optimizer", "train", NULL};
+
+typedef struct Builder {
+    const ModelFile *file;
+    Graph *g;
+    Status *st;
+    int capacity;
+    int loss_line;
+    int optimizer_line;
+    int train_line;
+} Builder;
+
+// A BAD_INPUT error at a place in the model file, with a hint.
+static int fail_at(const Builder *b, int line, int column, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int fail_at(const Builder *b, int line, int column, const char *hint, const char *fmt, ...) {
+    char message[sizeof b->st->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    status_fail_at(b->st, STATUS_BAD_INPUT, b->file->path, line, column, "%s", message);
+    if (hint) status_hint(b->st, "%s", hint);
+    return STATUS_BAD_INPUT;
+}
+
+static void suggestion_suffix(char *buf, size_t size, const char *near) {
+    if (near) snprintf(buf, size, "; did you mean '%s'?", near);
+    else buf[0] = '\0';
+}
+
+// ---- layers and names ----------------------------------------------------------------
+
+static Layer *find_layer(const Graph *g, const char *name) {
+    for (int i = 0; i < g->count; i++)
+        if (strcmp(g->layers[i]->name, name) == 0) return g->layers[i];
+    return NULL;
+}
+
+static int add_layer(Builder *b, Layer *l) {
+    Graph *g = b->g;
+    if (g->count == b->capacity) {
+        int capacity = b->capacity ? 2 * b->capacity : 16;
+        Layer **grown = realloc(g->layers, (size_t)capacity * sizeof *grown);
+        if (!grown) return status_fail(b->st, STATUS_RUNTIME_ERROR, "out of host memory");
+        g->layers = grown;
+        b->capacity = capacity;
+    }
+    g->layers[g->count++] = l;
+    return 0;
+}
+
+static Layer *new_layer(const Builder *b, const LayerKind *kind, const ModelStatement *s) {
+    Layer *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->kind = kind;
+    l->path = b->g->path;
+    l->line = s->line;
+    l->column = s->kind_column;
+    return l;
+}
+
+// "dense1", "dense2", ...: numbered per statement word, like Keras' dense_1.
+static void default_name(const Graph *g, const char *word, char *out, size_t size) {
+    for (int n = 1;; n++) {
+        snprintf(out, size, "%s%d", word, n);
+        if (!find_layer(g, out)) return;
+    }
+}
+
+static int valid_name(const char *name) {
+    if (!name[0] || !(isalpha((unsigned char)name[0]) || name[0] == '_')) return 0;
+    for (const char *p = name; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '-')) return 0;
+    return strlen(name) < LAYER_NAME_MAX;
+}
+
+static int set_layer_name(Builder *b, Layer *l, const ModelStatement *s, const char *word) {
+    const ModelAttr *name = model_attr_find(s, "name");
+    if (!name) {
+        default_name(b->g, word, l->name, sizeof l->name);
+        return 0;
+    }
+    if (!valid_name(name->value))
+        return fail_at(b, s->line, name->value_column,
+                       "names start with a letter or '_' and use letters, digits, '_' and '-'",
+                       "name=%s is not a valid layer name", name->value);
+    const Layer *other = find_layer(b->g, name->value);
+    if (other) {
+        char hint[160];
+        snprintf(hint, sizeof hint, "rename one of them; names are what from= refers to");
+        return fail_at(b, s->line, name->value_column, hint,
+                       "duplicate layer name '%s' (first used on line %d)", name->value,
+                       other->line);
+    }
+    snprintf(l->name, sizeof l->name, "%s", name->value);
+    return 0;
+}
+
+// Line of a later statement that names a layer `name`, or 0.
+static int later_definition(const Builder *b, const ModelStatement *from_statement,
+                            const char *name) {
+    const ModelFile *f = b->file;
+    for (int i = 0; i < f->count; i++) {
+        const ModelStatement *s = &f->statements[i];
+        if (s->line <= from_statement->line) continue;
+        const ModelAttr *a = model_attr_find(s, "name");
+        if (a && strcmp(a->value, name) == 0) return s->line;
+    }
+    return 0;
+}
+
+// A layer's inputs: from= names, or the previous layer's output.
+static int wire_inputs(Builder *b, Layer *l, const ModelStatement *s) {
+    Graph *g = b->g;
+    const ModelAttr *from = model_attr_find(s, "from");
+    if (l->kind->input_count == 0) {
+        if (from)
+            return fail_at(b, s->line, from->key_column, "remove from=",
+                           "%s takes no from=: it is where data enters", l->kind->name);
+        return 0;
+    }
+    if (!from) {
+        Layer *previous = g->layers[g->count - 1];
+        l->inputs[0] = previous->statement_output ? previous->statement_output : previous;
+        l->input_count = 1;
+        return 0;
+    }
+    char names[MODEL_VALUE_MAX];
+    snprintf(names, sizeof names, "%s", from->value);
+    for (char *name = names; name;) {
+        char *comma = strchr(name, ',');
+        if (comma) *comma = '\0';
+        int column = from->value_column + (int)(name - names);
+        if (l->input_count == l->kind->input_count)
+            return fail_at(b, s->line, column, "give exactly one layer name",
+                           "%s takes %d input%s, but from= names more", l->kind->name,
+                           l->kind->input_count, l->kind->input_count == 1 ? "" : "s");
+        Layer *source = find_layer(g, name);
+        if (!source) {
+            int later = later_definition(b, s, name);
+            if (later)
+                return fail_at(b, s->line, column,
+                               "layers run in file order; move this statement after it",
+                               "from=%s names a layer defined later, on line %d", name, later);
+            const char **known = calloc((size_t)g->count + 1, sizeof *known);
+            if (!known) return status_fail(b->st, STATUS_RUNTIME_ERROR, "out of host memory");
+            for (int i = 0; i < g->count; i++) known[i] = g->layers[i]->name;
+            char suffix[96];
+            suggestion_suffix(suffix, sizeof suffix, model_suggest(name, known));
+            free(known);
+            return fail_at(b, s->line, column,
+                           "from= takes the name= of an earlier layer (or its default name, "
+                           "e.g. dense1); `trainer check` lists them",
+                           "from=%s: no layer named '%s'%s", from->value, name, suffix);
+        }
+        l->inputs[l->input_count++] = source->statement_output ? source->statement_output : source;
+        name = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+// ---- statements ----------------------------------------------------------------------
+
+static int check_statement_keys(Builder *b, const ModelStatement *s, const LayerKind *kind) {
+    const char *allowed[MODEL_ATTR_MAX + 8];
+    int n = 0;
+    allowed[n++] = "name";
+    if (kind->input_count > 0) allowed[n++] = "from";
+    if (kind->takes_act) allowed[n++] = "act";
+    for (int i = 0; kind->keys[i] && n < MODEL_ATTR_MAX + 6; i++) allowed[n++] = kind->keys[i];
+    allowed[n] = NULL;
+    return model_check_keys(b->file->path, s, allowed, b->st);
+}
+
+// A statement with a bare word that its kind does not take (`dense relu units=10`).
+static int reject_choice(Builder *b, const ModelStatement *s) {
+    char hint[200];
+    const char *act = model_suggest(s->choice, activation_names);
+    if (act && strcmp(act, s->choice) == 0)
+        snprintf(hint, sizeof hint, "to add an activation, write act=%s", s->choice);
+    else
+        snprintf(hint, sizeof hint, "settings are written key=value, e.g. units=10");
+    return fail_at(b, s->line, s->choice_column, hint, "%s takes no bare word, found '%s'",
+                   s->kind, s->choice);
+}
+
+// The activation layer that `act=NAME` on another layer stands for.
+static int add_act_layer(Builder *b, Layer *owner, const ModelStatement *s) {
+    const ModelAttr *act = model_attr_find(s, "act");
+    if (!act) return 0;
+    if (strcmp(act->value, "none") == 0 || strcmp(act->value, "linear") == 0) return 0;
+    ModelStatement act_statement = {.line = s->line, .kind_column = act->key_column,
+                                    .choice_column = act->value_column};
+    snprintf(act_statement.kind, sizeof act_statement.kind, "act");
+    snprintf(act_statement.choice, sizeof act_statement.choice, "%.*s", MODEL_WORD_MAX - 1,
+             act->value);
+    Layer *l = new_layer(b, layer_kind_find("act"), &act_statement);
+    if (!l) return status_fail(b->st, STATUS_RUNTIME_ERROR, "out of host memory");
+    l->column = act->key_column;
+    snprintf(l->name, sizeof l->name, "%.*s.%s", LAYER_NAME_MAX - 8, owner->name, "act");
+    l->inputs[0] = owner;
+    l->input_count = 1;
+    if (add_layer(b, l)) {
+        free(l);
+        return b->st->code;
+    }
+    owner->statement_output = l;
+    return l->kind->configure(l, &act_statement, b->st);
+}
+
+static int build_layer(Builder *b, const ModelStatement *s, const LayerKind *kind,
+                       const char *name_word) {
+    Graph *g = b->g;
+    if (b->loss_line)
+        return fail_at(b, s->line, s->kind_column,
+                       "the loss ends the model: move this layer above the loss statement",
+                       "layer '%s' comes after the loss (line %d)", s->kind, b->loss_line);
+    if (kind == layer_kind_find("input") && g->count > 0)
+        return fail_at(b, s->line, s->kind_column,
+                       "a model has exactly one input, as its first layer",
+                       "second input layer (the first is on line %d)", g->layers[0]->line);
+    if (kind != layer_kind_find("input") && g->count == 0)
+        return fail_at(b, s->line, s->kind_column,
+                       "start the model with e.g. `input shape=1x28x28` or `input shape=784`",
+                       "the first layer must be `input`, found '%s'", s->kind);
+    TRY(check_statement_keys(b, s, kind));
+    Layer *l = new_layer(b, kind, s);
+    if (!l) return status_fail(b->st, STATUS_RUNTIME_ERROR, "out of host memory");
+    int rc = set_layer_name(b, l, s, name_word);
+    if (!rc) rc = wire_inputs(b, l, s);
+    if (!rc) rc = add_layer(b, l);
+    if (rc) {
+        free(l);
+        return rc;
+    }
+    TRY(kind->configure(l, s, b->st));
+    return add_act_layer(b, l, s);
+}
+
+static int build_loss(Builder *b, const ModelStatement *s) {
+    if (b->loss_line)
+        return fail_at(b, s->line, s->kind_column, "a model has one loss; remove one",
+                       "second loss statement (the first is on line %d)", b->loss_line);
+    if (!s->choice[0])
+        return fail_at(b, s->line, s->kind_column,
+                       "write `loss softmax_cross_entropy` (classification) or `loss mse`",
+                       "loss needs a kind");
+    const LayerKind *kind = loss_kind_find(s->choice);
+    if (!kind) {
+        char suffix[96];
+        suggestion_suffix(suffix, sizeof suffix, model_suggest(s->choice, loss_kind_names));
+        return fail_at(b, s->line, s->choice_column, "losses: softmax_cross_entropy, mse",
+                       "unknown loss '%s'%s", s->choice, suffix);
+    }
+    if (b->g->count == 0)
+        return fail_at(b, s->line, s->kind_column, "put the loss after the model's layers",
+                       "loss before any layer");
+    TRY(build_layer(b, s, kind, "loss"));
+    b->loss_line = s->line;
+    b->g->loss = b->g->layers[b->g->count - 1];
+    return 0;
+}
+
+static int build_optimizer(Builder *b, const ModelStatement *s) {
+    const char *path = b->file->path;
+    OptimizerConfig *o = &b->g->optimizer;
+    if (b->optimizer_line)
+        return fail_at(b, s->line, s->kind_column, "keep one optimizer statement",
+                       "second optimizer statement (the first is on line %d)", b->optimizer_line);
+    if (!s->choice[0])
+        return fail_at(b, s->line, s->kind_column, "write e.g. `optimizer adam lr=0.001`",
+                       "optimizer needs a kind: sgd, adam or adamw");
+    int kind = -1;
+    for (int i = 0; optimizer_names[i]; i++)
+        if (strcmp(s->choice, optimizer_names[i]) == 0) kind = i;
+    if (kind < 0) {
+        char suffix[96];
+        suggestion_suffix(suffix, sizeof suffix, model_suggest(s->choice, optimizer_names));
+        return fail_at(b, s->line, s->choice_column, "optimizers: sgd, adam, adamw",
+                       "unknown optimizer '%s'%s", s->choice, suffix);
+    }
+    static const char *const sgd_keys[] = {"lr", "momentum", "nesterov", "weight_decay", NULL};
+    static const char *const adam_keys[] = {"lr", "beta1", "beta2", "eps", "weight_decay", NULL};
+    TRY(model_check_keys(path, s, kind == OPTIMIZER_SGD ? sgd_keys : adam_keys, b->st));
+    o->kind = (OptimizerKind)kind;
+    o->line = s->line;
+    TRY(model_attr_float(path, s, "lr", kind == OPTIMIZER_SGD ? 0.01 : 0.001, 1e-12, 100.0, &o->lr,
+                         b->st));
+    TRY(model_attr_float(path, s, "weight_decay", kind == OPTIMIZER_ADAMW ? 0.01 : 0.0, 0.0, 10.0,
+                         &o->weight_decay, b->st));
+    TRY(model_attr_float(path, s, "momentum", 0.0, 0.0, 0.9999, &o->momentum, b->st));
+    TRY(model_attr_bool(path, s, "nesterov", 0, &o->nesterov, b->st));
+    TRY(model_attr_float(path, s, "beta1", 0.9, 0.0, 0.9999999, &o->beta1, b->st));
+    TRY(model_attr_float(path, s, "beta2", 0.999, 0.0, 0.9999999, &o->beta2, b->st));
+    TRY(model_attr_float(path, s, "eps", 1e-8, 1e-30, 1.0, &o->eps, b->st));
+    if (o->nesterov && o->momentum == 0.0) {
+        const ModelAttr *a = model_attr_find(s, "nesterov");
+        return fail_at(b, s->line, a->key_column, "add e.g. momentum=0.9",
+                       "nesterov=true needs momentum > 0");
+    }
+    b->optimizer_line = s->line;
+    return 0;
+}
+
+static int build_train(Builder *b, const ModelStatement *s) {
+    const char *path = b->file->path;
+    TrainConfig *t = &b->g->train;
+    if (b->train_line)
+        return fail_at(b, s->line, s->kind_column, "keep one train statement",
+                       "second train statement (the first is on line %d)", b->train_line);
+    if (s->choice[0]) return reject_choice(b, s);
+    static const char *const train_keys[] = {"batch", "epochs", "seed", NULL};
+    TRY(model_check_keys(path, s, train_keys, b->st));
+    long batch, epochs;
+    TRY(model_attr_int(path, s, "batch", t->batch, 1, 1 << 20, &batch, b->st));
+    TRY(model_attr_int(path, s, "epochs", t->epochs, 1, 1000000, &epochs, b->st));
+    TRY(model_attr_int(path, s, "seed", t->seed, 0, 0x7fffffffL, &t->seed, b->st));
+    t->batch = (int)batch;
+    t->epochs = (int)epochs;
+    t->line = s->line;
+    b->train_line = s->line;
+    return 0;
+}
+
+static int build_statement(Builder *b, const ModelStatement *s) {
+    if (strcmp(s->kind, "loss") == 0) return build_loss(b, s);
+    if (strcmp(s->kind, "optimizer") == 0) return build_optimizer(b, s);
+    if (strcmp(s->kind, "train") == 0) return build_train(b, s);
+    const LayerKind *kind = layer_kind_find(s->kind);
+    if (!kind) {
+        char suffix[96];
+        suggestion_suffix(suffix, sizeof suffix, model_suggest(s->kind, statement_words));
+        return fail_at(b, s->line, s->kind_column,
+                       "kinds: input, flatten, dense, dropout, relu, leaky_relu, sigmoid, tanh, "
+                       "gelu, act, loss, optimizer, train (docs/model-format.md)",
+                       "unknown kind '%s'%s", s->kind, suffix);
+    }
+    if (s->choice[0] && strcmp(s->kind, "act") != 0) return reject_choice(b, s);
+    const char *name_word = strcmp(s->kind, "act") == 0 && s->choice[0] ? s->choice : s->kind;
+    return build_layer(b, s, kind, name_word);
+}
+
+// ---- validation after all statements ---------------------------------------------------
+
+static int infer_shapes(Builder *b) {
+    Graph *g = b->g;
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        for (int k = 0; k < l->input_count; k++) {
+            const Layer *in = l->inputs[k];
+            if (in->out_dtype != DTYPE_F32)
+                return fail_at(b, l->line, l->column,
+                               "set dtype=f32 on the input: the data loader converts bytes to "
+                               "floats, and the CPU backend computes in f32",
+                               "dtype mismatch: %s computes in f32, but its input '%s' (line %d) "
+                               "is %s",
+                               l->kind->name, in->name, in->line, dtype_name(in->out_dtype));
+        }
+        TRY(l->kind->infer(l, b->st));
+        for (int p = 0; p < l->param_count; p++) {
+            char suffix[16];
+            snprintf(suffix, sizeof suffix, "%s", l->params[p].name);
+            snprintf(l->params[p].name, sizeof l->params[p].name, "%s.%s", l->name, suffix);
+        }
+    }
+    return 0;
+}
+
+// Which gradients backward must produce, and where two consumers of one output must add
+// theirs: walking layers in backward order, the first consumer to reach a producer
+// writes its gradient, every later one adds to it. No zeroing pass is needed.
+static int plan_gradients(Graph *g, Status *st) {
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        for (int k = 0; k < l->input_count; k++) {
+            l->input_needs_grad[k] = l->inputs[k]->kind->input_count > 0;
+            if (l->input_needs_grad[k]) l->inputs[k]->needs_grad = 1;
+        }
+    }
+    int *written = calloc((size_t)g->count, sizeof *written);
+    if (!written) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    for (int i = g->count - 1; i >= 0; i--) {
+        Layer *l = g->layers[i];
+        for (int k = 0; k < l->input_count; k++) {
+            int producer = 0;
+            while (g->layers[producer] != l->inputs[k]) producer++;
+            l->input_grad_accumulate[k] = written[producer];
+            written[producer] = 1;
+        }
+    }
+    free(written);
+    return 0;
+}
+
+int graph_build(const ModelFile *file, Graph *g, Status *st) {
+    memset(g, 0, sizeof *g);
+    snprintf(g->path, sizeof g->path, "%s", file->path);
+    g->optimizer = (OptimizerConfig){.kind = OPTIMIZER_ADAM, .lr = 0.001, .beta1 = 0.9,
+                                     .beta2 = 0.999, .eps = 1e-8};
+    g->train = (TrainConfig){.batch = 32, .epochs = 1, .seed = 1};
+    Builder b = {.file = file, .g = g, .st = st};
+    for (int i = 0; i < file->count; i++) {
+        int rc = build_statement(&b, &file->statements[i]);
+        if (rc) {
+            graph_free(g);
+            return rc;
+        }
+    }
+    int rc = 0;
+    if (g->count == 0) {
+        int line = file->count ? file->statements[0].line : 1;
+        rc = fail_at(&b, line, 0,
+                     "a model starts with `input shape=...`, then layers, then `loss ...`; see "
+                     "models/mlp.model",
+                     "the model has no layers");
+    } else if (!g->loss) {
+        const Layer *last = g->layers[g->count - 1];
+        rc = fail_at(&b, last->line, last->column,
+                     "add `loss softmax_cross_entropy` (classification) or `loss mse` after the "
+                     "last layer",
+                     "the model has no loss after its last layer '%s'", last->name);
+    }
+    g->input = g->count ? g->layers[0] : NULL;
+    if (!rc) rc = infer_shapes(&b);
+    if (!rc) rc = plan_gradients(g, st);
+    if (rc) graph_free(g);
+    return rc;
+}
+
+static void release_layer_memory(Layer *l) {
+    tensor_free(&l->output);
+    tensor_free(&l->grad);
+    if (l->kind->release) l->kind->release(l);
+}
+
+void graph_free(Graph *g) {
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        release_layer_memory(l);
+        for (int p = 0; p < l->param_count; p++) {
+            tensor_free(&l->params[p].value);
+            tensor_free(&l->params[p].grad);
+            tensor_free(&l->params[p].state[0]);
+            tensor_free(&l->params[p].state[1]);
+        }
+        free(l->config);
+        free(l);
+    }
+    tensor_free(&g->labels);
+    free(g->layers);
+    memset(g, 0, sizeof *g);
+}
+
+// ---- facts about a built graph ----------------------------------------------------------
+
+int graph_classes(const Graph *g) { return loss_classes(g->loss); }
+
+long graph_parameter_count(const Graph *g) {
+    long total = 0;
+    for (int i = 0; i < g->count; i++)
+        for (int p = 0; p < g->layers[i]->param_count; p++)
+            total += (long)shape_numel(&g->layers[i]->params[p].shape);
+    return total;
+}
+
+size_t layer_activation_bytes(const Layer *l, int training) {
+    size_t bytes = l->kind->output_is_view ? 0 : shape_numel(&l->out_shape) * sizeof(float);
+    if (training && l->needs_grad) bytes += shape_numel(&l->out_shape) * sizeof(float);
+    return bytes;
+}
+
+int graph_check_dataset(const Graph *g, const Dataset *ds, const char *what, Status *st) {
+    Shape sample = shape_make3(ds->channels, ds->height, ds->width);
+    const Shape *expected = &g->input->out_shape;
+    char have[64], want[64];
+    shape_format(&sample, have, sizeof have);
+    shape_format(expected, want, sizeof want);
+    // A vector input of the same size takes images flattened: `input shape=784` for MNIST.
+    int flat_match = expected->rank == 1 && shape_numel(expected) == shape_numel(&sample);
+    if (!shape_equal(&sample, expected) && !flat_match) {
+        status_fail_at(st, STATUS_BAD_INPUT, g->path, g->input->line, g->input->column,
+                       "input shape=%s does not fit %s, whose samples are %s (%zu values)", want,
+                       what, have, shape_numel(&sample));
+        status_hint(st, "set `input shape=%s` (or shape=%zu with a dense first layer)", have,
+                    shape_numel(&sample));
+        return STATUS_BAD_INPUT;
+    }
+    int classes = graph_classes(g);
+    if (ds->label_max >= classes) {
+        const Layer *scores = g->loss->inputs[0];
+        status_fail_at(st, STATUS_BAD_INPUT, g->path, scores->line, scores->column,
+                       "%s has labels up to %d, but the model's last layer '%s' gives %d class "
+                       "scores", what, ds->label_max, scores->name, classes);
+        status_hint(st, "set units=%d on the last dense layer", ds->label_max + 1);
+        return STATUS_BAD_INPUT;
+    }
+    return 0;
+}
+
+// ---- memory and execution -----------------------------------------------------------------
+
+int graph_init_params(Graph *g, const Backend *b, Allocator *a, uint64_t seed, Status *st) {
+    Rng rng;
+    rng_seed(&rng, seed);
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        for (int k = 0; k < l->param_count; k++) {
+            Param *p = &l->params[k];
+            tensor_set_shape(&p->value, DTYPE_F32, 0, &p->shape);
+            tensor_set_shape(&p->grad, DTYPE_F32, 0, &p->shape);
+            TRY(tensor_alloc(&p->value, a, st));
+            TRY(tensor_alloc(&p->grad, a, st));
+            size_t n = tensor_numel(&p->value);
+            float *host = malloc(n * sizeof *host);
+            if (!host) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+            for (size_t j = 0; j < n; j++) host[j] = (2.0f * rng_uniform(&rng) - 1.0f) * p->init_bound;
+            int rc = b->copy_to_device(b, p->value.data, host, n * sizeof *host, st);
+            free(host);
+            TRY(rc);
+            TRY(b->fill(b, tensor_f32(&p->grad), 0.0f, n, st));
+        }
+    }
+    return 0;
+}
+
+int graph_allocate(Graph *g, const Backend *b, Allocator *a, int batch, Status *st) {
+    LayerContext ctx = {.backend = b, .alloc = a, .batch = batch};
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        tensor_free(&l->output);
+        tensor_free(&l->grad);
+        tensor_set_shape(&l->output, DTYPE_F32, batch, &l->out_shape);
+        tensor_set_shape(&l->grad, DTYPE_F32, batch, &l->out_shape);
+        if (!l->kind->output_is_view) TRY(tensor_alloc(&l->output, a, st));
+        if (l->needs_grad) TRY(tensor_alloc(&l->grad, a, st));
+        if (l->kind->allocate) TRY(l->kind->allocate(l, &ctx, batch, st));
+    }
+    Shape scalar = {.rank = 0};
+    tensor_free(&g->labels);
+    tensor_set_shape(&g->labels, DTYPE_I32, batch, &scalar);
+    TRY(tensor_alloc(&g->labels, a, st));
+    g->allocated_batch = batch;
+    return 0;
+}
+
+// A failure inside a layer is reported with the layer, its model-file line and the phase,
+// so a runtime error points at the model, not only at an op.
+static int layer_failed(const Layer *l, const char *phase, Status *st) {
+    char message[sizeof st->message];
+    snprintf(message, sizeof message, "%s of layer '%s' (%s): %.900s", phase, l->name,
+             l->kind->name, st->message);
+    snprintf(st->message, sizeof st->message, "%s", message);
+    status_set_place_if_unset(st, l->path, l->line, l->column);
+    return st->code;
+}
+
+int graph_forward(Graph *g, const LayerContext *ctx, Status *st) {
+    for (int i = 1; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        if (l->kind->forward(l, ctx, st)) return layer_failed(l, "forward", st);
+    }
+    return 0;
+}
+
+int graph_backward(Graph *g, const LayerContext *ctx, Status *st) {
+    for (int i = g->count - 1; i >= 1; i--) {
+        Layer *l = g->layers[i];
+        if (l->kind->backward(l, ctx, st)) return layer_failed(l, "backward", st);
+    }
+    return 0;
+}
+
+int graph_load_batch(Graph *g, const Backend *b, const float *images, const int32_t *labels,
+                     int count, Status *st) {
+    size_t values = (size_t)count * shape_numel(&g->input->out_shape);
+    TRY(b->copy_to_device(b, g->input->output.data, images, values * sizeof(float), st));
+    return b->copy_to_device(b, g->labels.data, labels, (size_t)count * sizeof(int32_t), st);
+}
+
+int graph_read_loss(const Graph *g, const Backend *b, int count, double *loss_sum,
+                    double *correct, Status *st) {
+    const LossState *state = g->loss->state;
+    float stack_loss[1024], stack_correct[1024];
+    float *host_loss = count <= 1024 ? stack_loss : malloc((size_t)count * sizeof(float));
+    float *host_correct = count <= 1024 ? stack_correct : malloc((size_t)count * sizeof(float));
+    int rc = (!host_loss || !host_correct)
+                 ? status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory")
+                 : 0;
+    if (!rc) rc = b->copy_to_host(b, host_loss, state->row_loss.data, (size_t)count * sizeof(float), st);
+    if (!rc) rc = b->copy_to_host(b, host_correct, state->row_correct.data, (size_t)count * sizeof(float), st);
+    if (!rc) {
+        double sum = 0.0, hits = 0.0;
+        for (int i = 0; i < count; i++) {
+            sum += host_loss[i];
+            hits += host_correct[i];
+        }
+        *loss_sum = sum;
+        *correct = hits;
+    }
+    if (host_loss != stack_loss) free(host_loss);
+    if (host_correct != stack_correct) free(host_correct);
+    return rc;
+}

@@ -1,0 +1,75 @@
+// The graph: layers built from a model file, validated, then run on one device.
+//
+// graph_build checks everything that can be checked without data or a device (kinds,
+// keys, values, wiring, shapes, dtypes, the loss) so a model that passes `trainer check`
+// does not fail at step 10 000. graph_check_dataset adds what needs the data.
+#ifndef TRAINER_GRAPH_H
+#define TRAINER_GRAPH_H
+
+#include "core/layer.h"
+#include "core/rng.h"
+#include "data/dataset.h"
+#include "models/model_file.h"
+
+typedef enum OptimizerKind { OPTIMIZER_SGD, OPTIMIZER_ADAM, OPTIMIZER_ADAMW } OptimizerKind;
+
+typedef struct OptimizerConfig {
+    OptimizerKind kind;
+    double lr;
+    double momentum;       // sgd
+    int nesterov;          // sgd
+    double weight_decay;
+    double beta1, beta2, eps;  // adam, adamw
+    int line;              // statement line, 0 when defaulted
+} OptimizerConfig;
+
+typedef struct TrainConfig {
+    int batch;
+    int epochs;
+    long seed;
+    int line;              // statement line, 0 when defaulted
+} TrainConfig;
+
+typedef struct Graph {
+    char path[512];
+    Layer **layers;        // execution order: input first, loss last
+    int count;
+    Layer *input;
+    Layer *loss;
+    OptimizerConfig optimizer;
+    TrainConfig train;
+    int allocated_batch;   // batch the activations are allocated for; 0 before
+    Tensor labels;         // [batch] int32 on the device
+} Graph;
+
+int graph_build(const ModelFile *file, Graph *g, Status *st);
+void graph_free(Graph *g);
+
+extern const char *const optimizer_names[];
+
+// Sample shape and label range of a dataset against the model. `what` names the data
+// in messages ("fashion-mnist train").
+int graph_check_dataset(const Graph *g, const Dataset *ds, const char *what, Status *st);
+
+int graph_classes(const Graph *g);
+long graph_parameter_count(const Graph *g);
+// Bytes of activations (and their gradients when training) per sample.
+size_t layer_activation_bytes(const Layer *l, int training);
+
+// Allocate parameters (with their gradients) and initialise them from the seed.
+int graph_init_params(Graph *g, const Backend *b, Allocator *a, uint64_t seed, Status *st);
+// Allocate activations, gradients and per-layer state for up to `batch` samples.
+int graph_allocate(Graph *g, const Backend *b, Allocator *a, int batch, Status *st);
+
+// Run every layer forward, or every layer backward from the loss.
+int graph_forward(Graph *g, const LayerContext *ctx, Status *st);
+int graph_backward(Graph *g, const LayerContext *ctx, Status *st);
+
+// Copy `count` samples (host f32) and labels (host int32) into the input and label tensors.
+int graph_load_batch(Graph *g, const Backend *b, const float *images, const int32_t *labels,
+                     int count, Status *st);
+// Sum of the loss and of correct predictions over the last forward's `count` rows.
+int graph_read_loss(const Graph *g, const Backend *b, int count, double *loss_sum,
+                    double *correct, Status *st);
+
+#endif

@@ -1,0 +1,101 @@
+// The layer interface. Each layer kind lives in its own file under core/layers/ and is a
+// small table of functions: read its attributes, infer its output shape, run forward and
+// backward. The graph owns the layers and wires them; a kind only sees its own layer.
+#ifndef TRAINER_LAYER_H
+#define TRAINER_LAYER_H
+
+#include <stdint.h>
+
+#include "core/alloc.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "kernels/backend.h"
+#include "models/model_file.h"
+
+#define LAYER_MAX_INPUTS 4
+#define LAYER_MAX_PARAMS 4
+#define LAYER_NAME_MAX 64
+
+// A trainable tensor with its gradient and the optimizer's state for it.
+typedef struct Param {
+    char name[LAYER_NAME_MAX + 16];  // "dense1.weight": the name in weights files
+    Shape shape;
+    float init_bound;                // initialised uniform in [-bound, bound]
+    Tensor value;
+    Tensor grad;
+    Tensor state[2];                 // momentum / Adam moments, owned by the optimizer
+} Param;
+
+// What a layer's forward/backward may use besides its own tensors.
+typedef struct LayerContext {
+    const Backend *backend;
+    Allocator *alloc;
+    int batch;                  // samples in this step (<= the allocated batch)
+    int training;               // 0: evaluation behaviour (dropout off)
+    uint64_t seed;              // differs every step, for dropout masks
+    const int32_t *labels;      // device memory, batch entries; for losses
+    int accumulate_param_grads; // 1: add to parameter gradients (micro-batches)
+} LayerContext;
+
+typedef struct Layer Layer;
+typedef struct LayerKind LayerKind;
+
+struct Layer {
+    const LayerKind *kind;
+    char name[LAYER_NAME_MAX];
+    const char *path;               // model file, for errors
+    int line, column;               // statement place, for errors
+    Layer *inputs[LAYER_MAX_INPUTS];
+    int input_count;
+    // Per input: does the producer want a gradient at all, and has a later consumer
+    // (in backward order) already written it, so that this layer must add to it.
+    int input_needs_grad[LAYER_MAX_INPUTS];
+    int input_grad_accumulate[LAYER_MAX_INPUTS];
+    Shape out_shape;
+    DType out_dtype;
+    Tensor output;                  // [batch] + out_shape
+    Tensor grad;                    // d loss / d output; unallocated when nobody needs it
+    int needs_grad;
+    Param params[LAYER_MAX_PARAMS];
+    int param_count;
+    void *config;                   // kind-specific settings, freed by the graph
+    void *state;                    // kind-specific runtime data (kind's release frees it)
+    Layer *statement_output;        // for `act=`: the activation layer that follows
+};
+
+struct LayerKind {
+    const char *name;
+    const char *summary;             // one line for `trainer check` and docs
+    const char *const *keys;         // kind-specific keys (NULL-terminated)
+    int takes_act;                   // accepts `act=`
+    int input_count;                 // 0 for input, 1 for most layers
+    int is_loss;
+    int output_is_view;              // output shares the input's memory (no allocation)
+    // Read the statement's attributes into l->config (keys are already checked).
+    int (*configure)(Layer *l, const ModelStatement *s, Status *st);
+    // From the inputs' shapes, set out_shape, out_dtype and the params' shapes.
+    int (*infer)(Layer *l, Status *st);
+    // Optional: allocate per-batch state beyond output/grad (e.g. a dropout mask).
+    int (*allocate)(Layer *l, const LayerContext *ctx, int batch, Status *st);
+    int (*forward)(Layer *l, const LayerContext *ctx, Status *st);
+    // Writes parameter gradients and, where input_needs_grad, the inputs' gradients.
+    int (*backward)(Layer *l, const LayerContext *ctx, Status *st);
+    // Optional: free l->state (the graph frees config, output, grad and params).
+    void (*release)(Layer *l);
+    // Optional: multiply-adds per sample in forward, for `trainer check`.
+    double (*flops)(const Layer *l);
+};
+
+// Registry (core/layers/registry.c).
+const LayerKind *layer_kind_find(const char *name);
+const LayerKind *loss_kind_find(const char *choice);
+// NULL-terminated names, for suggestions.
+extern const char *const layer_kind_names[];
+extern const char *const loss_kind_names[];
+
+// Shared by kinds: a STATUS_BAD_INPUT error at the layer's statement.
+int layer_fail(const Layer *l, Status *st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+// The scalar gradient scale of a mean-over-batch loss.
+static inline float loss_scale(const LayerContext *ctx) { return 1.0f / (float)ctx->batch; }
+
+#endif

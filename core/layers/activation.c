@@ -1,0 +1,94 @@
+// Activations: `relu`, `leaky_relu slope=0.01`, `sigmoid`, `tanh`, `gelu` as layers, the
+// same as `act NAME`, and as `act=NAME` on a layer that takes it (the graph builder then
+// inserts this layer after it). One kind, because the five differ only in the op's switch.
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/layer.h"
+
+typedef struct ActivationConfig {
+    ActivationKind activation;
+    float slope;
+} ActivationConfig;
+
+const char *const activation_names[] = {"relu", "leaky_relu", "sigmoid", "tanh", "gelu", NULL};
+
+static const char *const activation_keys[] = {"slope", NULL};
+
+static int activation_configure(Layer *l, const ModelStatement *s, Status *st) {
+    ActivationConfig *config = calloc(1, sizeof *config);
+    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    l->config = config;
+    int is_act_statement = strcmp(s->kind, "act") == 0;
+    const char *name = is_act_statement ? s->choice : s->kind;
+    int column = is_act_statement ? s->choice_column : s->kind_column;
+    if (!name[0]) {
+        status_fail_at(st, STATUS_BAD_INPUT, l->path, s->line, s->kind_column,
+                       "act needs the activation's name");
+        status_hint(st, "write e.g. `act relu`; activations: relu, leaky_relu, sigmoid, tanh, gelu");
+        return STATUS_BAD_INPUT;
+    }
+    int found = -1;
+    for (int i = 0; activation_names[i]; i++)
+        if (strcmp(name, activation_names[i]) == 0) found = i;
+    if (found < 0) {
+        const char *near = model_suggest(name, activation_names);
+        status_fail_at(st, STATUS_BAD_INPUT, l->path, s->line, column,
+                       "unknown activation '%s'%s%s%s", name, near ? "; did you mean '" : "",
+                       near ? near : "", near ? "'?" : "");
+        status_hint(st, "activations: relu, leaky_relu, sigmoid, tanh, gelu");
+        return STATUS_BAD_INPUT;
+    }
+    config->activation = (ActivationKind)found;
+    double slope;
+    TRY(model_attr_float(l->path, s, "slope", 0.01, 0.0, 1.0, &slope, st));
+    config->slope = (float)slope;
+    if (model_attr_find(s, "slope") && config->activation != ACTIVATION_LEAKY_RELU) {
+        const ModelAttr *attr = model_attr_find(s, "slope");
+        status_fail_at(st, STATUS_BAD_INPUT, l->path, s->line, attr->key_column,
+                       "slope= only applies to leaky_relu, not %s", name);
+        status_hint(st, "remove slope=, or use leaky_relu");
+        return STATUS_BAD_INPUT;
+    }
+    return 0;
+}
+
+static int activation_infer(Layer *l, Status *st) {
+    l->out_shape = l->inputs[0]->out_shape;
+    l->out_dtype = DTYPE_F32;
+    return 0;
+}
+
+static size_t activation_count(const Layer *l, const LayerContext *ctx) {
+    return (size_t)ctx->batch * shape_numel(&l->out_shape);
+}
+
+static int activation_forward(Layer *l, const LayerContext *ctx, Status *st) {
+    const ActivationConfig *config = l->config;
+    return ctx->backend->activation_forward(ctx->backend, config->activation, config->slope,
+                                            tensor_f32(&l->inputs[0]->output),
+                                            tensor_f32(&l->output), activation_count(l, ctx), st);
+}
+
+static int activation_backward(Layer *l, const LayerContext *ctx, Status *st) {
+    if (!l->input_needs_grad[0]) return 0;
+    const ActivationConfig *config = l->config;
+    return ctx->backend->activation_backward(
+        ctx->backend, config->activation, config->slope, tensor_f32(&l->inputs[0]->output),
+        tensor_f32(&l->output), tensor_f32(&l->grad), tensor_f32(&l->inputs[0]->grad),
+        activation_count(l, ctx), l->input_grad_accumulate[0], st);
+}
+
+static double activation_flops(const Layer *l) { return (double)shape_numel(&l->out_shape); }
+
+const LayerKind layer_activation = {
+    .name = "act",
+    .summary = "elementwise activation: relu, leaky_relu (slope=), sigmoid, tanh, gelu",
+    .keys = activation_keys,
+    .input_count = 1,
+    .configure = activation_configure,
+    .infer = activation_infer,
+    .forward = activation_forward,
+    .backward = activation_backward,
+    .flops = activation_flops,
+};

@@ -1,0 +1,105 @@
+// `dense units=N [bias=true] [act=...]`: y = x W^T + b, with W stored [units, inputs]
+// like PyTorch's nn.Linear, so weights carry over between the two unchanged.
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/layer.h"
+
+typedef struct DenseConfig {
+    int units;
+    int bias;
+} DenseConfig;
+
+static const char *const dense_keys[] = {"units", "bias", NULL};
+
+static int dense_configure(Layer *l, const ModelStatement *s, Status *st) {
+    DenseConfig *config = calloc(1, sizeof *config);
+    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    l->config = config;
+    if (!model_attr_find(s, "units")) {
+        status_fail_at(st, STATUS_BAD_INPUT, l->path, l->line, l->column,
+                       "dense needs units=, the number of outputs");
+        status_hint(st, "write e.g. `dense units=128`");
+        return STATUS_BAD_INPUT;
+    }
+    long units;
+    TRY(model_attr_int(l->path, s, "units", 0, 1, 1 << 24, &units, st));
+    config->units = (int)units;
+    return model_attr_bool(l->path, s, "bias", 1, &config->bias, st);
+}
+
+static int dense_infer(Layer *l, Status *st) {
+    const DenseConfig *config = l->config;
+    const Layer *in = l->inputs[0];
+    if (in->out_shape.rank != 1) {
+        char shape[64];
+        layer_fail(l, st, "dense needs a flat input (N), but '%s' gives %s", in->name,
+                   shape_format(&in->out_shape, shape, sizeof shape));
+        status_hint(st, "add `flatten` before this dense layer");
+        return STATUS_BAD_INPUT;
+    }
+    int inputs = in->out_shape.dims[0];
+    l->out_shape = shape_make1(config->units);
+    l->out_dtype = DTYPE_F32;
+    // PyTorch's default (kaiming_uniform with a=sqrt(5)) reduces to 1/sqrt(fan_in) for
+    // both weight and bias; matching it makes our curves comparable to PyTorch's.
+    float bound = 1.0f / sqrtf((float)inputs);
+    l->params[0] = (Param){.name = "weight", .shape = {.rank = 2, .dims = {config->units, inputs}}, .init_bound = bound};
+    l->param_count = 1;
+    if (config->bias) {
+        l->params[1] = (Param){.name = "bias", .shape = shape_make1(config->units), .init_bound = bound};
+        l->param_count = 2;
+    }
+    return 0;
+}
+
+static int dense_forward(Layer *l, const LayerContext *ctx, Status *st) {
+    const Backend *b = ctx->backend;
+    const DenseConfig *config = l->config;
+    int inputs = l->inputs[0]->out_shape.dims[0];
+    float *y = tensor_f32(&l->output);
+    TRY(b->gemm(b, 0, 1, ctx->batch, config->units, inputs, 1.0f, tensor_f32(&l->inputs[0]->output),
+                inputs, tensor_f32(&l->params[0].value), inputs, 0.0f, y, config->units, st));
+    if (config->bias)
+        TRY(b->add_bias_rows(b, y, tensor_f32(&l->params[1].value), ctx->batch, config->units, st));
+    return 0;
+}
+
+static int dense_backward(Layer *l, const LayerContext *ctx, Status *st) {
+    const Backend *b = ctx->backend;
+    const DenseConfig *config = l->config;
+    int inputs = l->inputs[0]->out_shape.dims[0];
+    const float *dy = tensor_f32(&l->grad);
+    float param_beta = ctx->accumulate_param_grads ? 1.0f : 0.0f;
+    // dW[units, inputs] = dy^T x
+    TRY(b->gemm(b, 1, 0, config->units, inputs, ctx->batch, 1.0f, dy, config->units,
+                tensor_f32(&l->inputs[0]->output), inputs, param_beta,
+                tensor_f32(&l->params[0].grad), inputs, st));
+    if (config->bias)
+        TRY(b->sum_rows(b, tensor_f32(&l->params[1].grad), dy, ctx->batch, config->units,
+                        param_beta, st));
+    if (!l->input_needs_grad[0]) return 0;
+    // dx[batch, inputs] = dy W
+    return b->gemm(b, 0, 0, ctx->batch, inputs, config->units, 1.0f, dy, config->units,
+                   tensor_f32(&l->params[0].value), inputs,
+                   l->input_grad_accumulate[0] ? 1.0f : 0.0f, tensor_f32(&l->inputs[0]->grad),
+                   inputs, st);
+}
+
+static double dense_flops(const Layer *l) {
+    const DenseConfig *config = l->config;
+    return 2.0 * config->units * l->inputs[0]->out_shape.dims[0];
+}
+
+const LayerKind layer_dense = {
+    .name = "dense",
+    .summary = "fully connected: units=N, bias=true|false, act=",
+    .keys = dense_keys,
+    .takes_act = 1,
+    .input_count = 1,
+    .configure = dense_configure,
+    .infer = dense_infer,
+    .forward = dense_forward,
+    .backward = dense_backward,
+    .flops = dense_flops,
+};

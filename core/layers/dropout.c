@@ -1,0 +1,90 @@
+// `dropout rate=0.5`: inverted dropout, so evaluation is the identity and needs no
+// rescaling. The mask is kept for backward rather than recomputed: it is one float per
+// activation, and recomputing would tie backward to the RNG's exact sequence.
+#include <stdlib.h>
+
+#include "core/layer.h"
+
+typedef struct DropoutConfig {
+    float rate;
+} DropoutConfig;
+
+typedef struct DropoutState {
+    Tensor mask;
+} DropoutState;
+
+static const char *const dropout_keys[] = {"rate", NULL};
+
+static int dropout_configure(Layer *l, const ModelStatement *s, Status *st) {
+    DropoutConfig *config = calloc(1, sizeof *config);
+    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    l->config = config;
+    double rate;
+    TRY(model_attr_float(l->path, s, "rate", 0.5, 0.0, 0.999, &rate, st));
+    config->rate = (float)rate;
+    return 0;
+}
+
+static int dropout_infer(Layer *l, Status *st) {
+    l->out_shape = l->inputs[0]->out_shape;
+    l->out_dtype = DTYPE_F32;
+    return 0;
+}
+
+static int dropout_allocate(Layer *l, const LayerContext *ctx, int batch, Status *st) {
+    DropoutState *state = l->state;
+    if (!state) {
+        state = calloc(1, sizeof *state);
+        if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        l->state = state;
+    }
+    tensor_free(&state->mask);
+    tensor_set_shape(&state->mask, DTYPE_F32, batch, &l->out_shape);
+    return tensor_alloc(&state->mask, ctx->alloc, st);
+}
+
+static void dropout_release(Layer *l) {
+    DropoutState *state = l->state;
+    if (state) tensor_free(&state->mask);
+    free(state);
+    l->state = NULL;
+}
+
+static size_t dropout_count(const Layer *l, const LayerContext *ctx) {
+    return (size_t)ctx->batch * shape_numel(&l->out_shape);
+}
+
+static int dropout_forward(Layer *l, const LayerContext *ctx, Status *st) {
+    const DropoutConfig *config = l->config;
+    DropoutState *state = l->state;
+    size_t n = dropout_count(l, ctx);
+    const float *x = tensor_f32(&l->inputs[0]->output);
+    if (!ctx->training || config->rate == 0.0f) {
+        // Evaluation: identity. A mask of ones keeps backward valid in both modes.
+        TRY(ctx->backend->fill(ctx->backend, tensor_f32(&state->mask), 1.0f, n, st));
+        return ctx->backend->copy_on_device(ctx->backend, l->output.data, x, n * sizeof(float), st);
+    }
+    return ctx->backend->dropout_forward(ctx->backend, x, tensor_f32(&l->output),
+                                         tensor_f32(&state->mask), n, config->rate, ctx->seed, st);
+}
+
+static int dropout_backward(Layer *l, const LayerContext *ctx, Status *st) {
+    if (!l->input_needs_grad[0]) return 0;
+    DropoutState *state = l->state;
+    return ctx->backend->dropout_backward(ctx->backend, tensor_f32(&l->grad),
+                                          tensor_f32(&state->mask), tensor_f32(&l->inputs[0]->grad),
+                                          dropout_count(l, ctx), l->input_grad_accumulate[0], st);
+}
+
+const LayerKind layer_dropout = {
+    .name = "dropout",
+    .summary = "zeroes a fraction rate= of activations while training",
+    .keys = dropout_keys,
+    .input_count = 1,
+    .configure = dropout_configure,
+    .infer = dropout_infer,
+    .allocate = dropout_allocate,
+    .forward = dropout_forward,
+    .backward = dropout_backward,
+    .release = dropout_release,
+};

@@ -1,0 +1,40 @@
+// `flatten`: CxHxW -> C*H*W. The output is a view of the input (same bytes, new shape),
+// so forward costs nothing; backward hands the gradient back unchanged.
+#include "core/layer.h"
+
+static const char *const flatten_keys[] = {NULL};
+
+static int flatten_configure(Layer *l, const ModelStatement *s, Status *st) { return 0; }
+
+static int flatten_infer(Layer *l, Status *st) {
+    l->out_shape = shape_make1((int)shape_numel(&l->inputs[0]->out_shape));
+    l->out_dtype = l->inputs[0]->out_dtype;
+    return 0;
+}
+
+static int flatten_forward(Layer *l, const LayerContext *ctx, Status *st) {
+    // The graph allocates no memory for a view's output; point it at the input's.
+    tensor_view(&l->output, &l->inputs[0]->output);
+    return 0;
+}
+
+static int flatten_backward(Layer *l, const LayerContext *ctx, Status *st) {
+    if (!l->input_needs_grad[0]) return 0;
+    size_t n = (size_t)ctx->batch * shape_numel(&l->out_shape);
+    float *dx = tensor_f32(&l->inputs[0]->grad);
+    if (l->input_grad_accumulate[0])
+        return ctx->backend->accumulate(ctx->backend, dx, tensor_f32(&l->grad), n, st);
+    return ctx->backend->copy_on_device(ctx->backend, dx, l->grad.data, n * sizeof(float), st);
+}
+
+const LayerKind layer_flatten = {
+    .name = "flatten",
+    .summary = "CxHxW -> C*H*W (a view, no copy)",
+    .keys = flatten_keys,
+    .input_count = 1,
+    .output_is_view = 1,
+    .configure = flatten_configure,
+    .infer = flatten_infer,
+    .forward = flatten_forward,
+    .backward = flatten_backward,
+};

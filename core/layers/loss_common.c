@@ -1,0 +1,49 @@
+#include "core/layers/loss_common.h"
+
+#include <stdlib.h>
+
+int loss_infer_scores(Layer *l, int min_classes, Status *st) {
+    const Layer *in = l->inputs[0];
+    char shape[64];
+    if (in->out_shape.rank != 1) {
+        layer_fail(l, st, "loss %s needs a flat vector of class scores, but '%s' gives %s",
+                   l->kind->name, in->name, shape_format(&in->out_shape, shape, sizeof shape));
+        status_hint(st, "end the model with `flatten` and `dense units=CLASSES`");
+        return STATUS_BAD_INPUT;
+    }
+    if (in->out_shape.dims[0] < min_classes) {
+        layer_fail(l, st, "loss %s needs at least %d class scores, but '%s' gives %d",
+                   l->kind->name, min_classes, in->name, in->out_shape.dims[0]);
+        status_hint(st, "the last dense layer needs units= equal to the number of classes");
+        return STATUS_BAD_INPUT;
+    }
+    l->out_shape = in->out_shape;
+    l->out_dtype = DTYPE_F32;
+    return 0;
+}
+
+int loss_allocate_rows(Layer *l, const LayerContext *ctx, int batch, Status *st) {
+    LossState *state = l->state;
+    if (!state) {
+        state = calloc(1, sizeof *state);
+        if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        l->state = state;
+    }
+    Shape scalar = {.rank = 0};
+    tensor_free(&state->row_loss);
+    tensor_free(&state->row_correct);
+    tensor_set_shape(&state->row_loss, DTYPE_F32, batch, &scalar);
+    tensor_set_shape(&state->row_correct, DTYPE_F32, batch, &scalar);
+    TRY(tensor_alloc(&state->row_loss, ctx->alloc, st));
+    return tensor_alloc(&state->row_correct, ctx->alloc, st);
+}
+
+void loss_release_rows(Layer *l) {
+    LossState *state = l->state;
+    if (state) {
+        tensor_free(&state->row_loss);
+        tensor_free(&state->row_correct);
+    }
+    free(state);
+    l->state = NULL;
+}

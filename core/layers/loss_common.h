@@ -1,0 +1,18 @@
+// What the two loss kinds share: per-sample loss and correctness buffers on the device,
+// and the rule that a loss reads a flat vector of class scores.
+#ifndef TRAINER_LOSS_COMMON_H
+#define TRAINER_LOSS_COMMON_H
+
+#include "core/layer.h"
+
+typedef struct LossState {
+    Tensor row_loss;     // [batch] loss of each sample
+    Tensor row_correct;  // [batch] 1 where argmax == label
+} LossState;
+
+int loss_infer_scores(Layer *l, int min_classes, Status *st);
+int loss_allocate_rows(Layer *l, const LayerContext *ctx, int batch, Status *st);
+void loss_release_rows(Layer *l);
+static inline int loss_classes(const Layer *l) { return l->out_shape.dims[0]; }
+
+#endif

@@ -1,0 +1,38 @@
+// `loss softmax_cross_entropy`: integer labels against class scores (logits). Softmax
+// and the loss are one layer because together their gradient is just probs - onehot,
+// which is both cheaper and numerically safer than chaining the two.
+#include "core/layers/loss_common.h"
+
+static const char *const no_keys[] = {NULL};
+
+static int xent_configure(Layer *l, const ModelStatement *s, Status *st) { return 0; }
+
+static int xent_infer(Layer *l, Status *st) { return loss_infer_scores(l, 2, st); }
+
+static int xent_forward(Layer *l, const LayerContext *ctx, Status *st) {
+    LossState *state = l->state;
+    return ctx->backend->softmax_cross_entropy_forward(
+        ctx->backend, tensor_f32(&l->inputs[0]->output), ctx->labels, ctx->batch, loss_classes(l),
+        tensor_f32(&l->output), tensor_f32(&state->row_loss), tensor_f32(&state->row_correct), st);
+}
+
+static int xent_backward(Layer *l, const LayerContext *ctx, Status *st) {
+    if (!l->input_needs_grad[0]) return 0;
+    return ctx->backend->softmax_cross_entropy_backward(
+        ctx->backend, tensor_f32(&l->output), ctx->labels, ctx->batch, loss_classes(l),
+        loss_scale(ctx), tensor_f32(&l->inputs[0]->grad), l->input_grad_accumulate[0], st);
+}
+
+const LayerKind layer_loss_softmax_cross_entropy = {
+    .name = "softmax_cross_entropy",
+    .summary = "softmax + cross-entropy against integer labels (mean over the batch)",
+    .keys = no_keys,
+    .input_count = 1,
+    .is_loss = 1,
+    .configure = xent_configure,
+    .infer = xent_infer,
+    .allocate = loss_allocate_rows,
+    .forward = xent_forward,
+    .backward = xent_backward,
+    .release = loss_release_rows,
+};

@@ -1,0 +1,46 @@
+// The model file's kind word maps to exactly one LayerKind here (Caffe's registry idea,
+// without macros): adding a layer is one file plus one line in each table below.
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/layer.h"
+
+extern const LayerKind layer_input, layer_flatten, layer_dense, layer_activation, layer_dropout;
+extern const LayerKind layer_loss_softmax_cross_entropy, layer_loss_mse;
+
+static const struct {
+    const char *name;
+    const LayerKind *kind;
+} layer_table[] = {
+    {"input", &layer_input},         {"flatten", &layer_flatten},
+    {"dense", &layer_dense},         {"dropout", &layer_dropout},
+    {"act", &layer_activation},      {"relu", &layer_activation},
+    {"leaky_relu", &layer_activation}, {"sigmoid", &layer_activation},
+    {"tanh", &layer_activation},     {"gelu", &layer_activation},
+};
+
+const char *const layer_kind_names[] = {"input", "flatten", "dense", "dropout", "act", "relu",
+                                        "leaky_relu", "sigmoid", "tanh", "gelu", NULL};
+const char *const loss_kind_names[] = {"softmax_cross_entropy", "mse", NULL};
+
+const LayerKind *layer_kind_find(const char *name) {
+    for (size_t i = 0; i < sizeof layer_table / sizeof layer_table[0]; i++)
+        if (strcmp(layer_table[i].name, name) == 0) return layer_table[i].kind;
+    return NULL;
+}
+
+const LayerKind *loss_kind_find(const char *choice) {
+    if (strcmp(choice, "softmax_cross_entropy") == 0) return &layer_loss_softmax_cross_entropy;
+    if (strcmp(choice, "mse") == 0) return &layer_loss_mse;
+    return NULL;
+}
+
+int layer_fail(const Layer *l, Status *st, const char *fmt, ...) {
+    char message[sizeof st->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    return status_fail_at(st, STATUS_BAD_INPUT, l->path, l->line, l->column, "%s", message);
+}

@@ -1,0 +1,63 @@
+#include "core/optimizer.h"
+
+#include <stdio.h>
+
+static int state_slots(const OptimizerConfig *o) {
+    if (o->kind == OPTIMIZER_SGD) return o->momentum != 0.0 ? 1 : 0;
+    return 2;
+}
+
+int optimizer_prepare(Graph *g, const Backend *b, Allocator *a, Status *st) {
+    int slots = state_slots(&g->optimizer);
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        for (int k = 0; k < l->param_count; k++) {
+            Param *p = &l->params[k];
+            for (int s = 0; s < slots; s++) {
+                if (p->state[s].data) continue;
+                tensor_set_shape(&p->state[s], DTYPE_F32, 0, &p->shape);
+                TRY(tensor_alloc(&p->state[s], a, st));
+                TRY(b->fill(b, tensor_f32(&p->state[s]), 0.0f, tensor_numel(&p->state[s]), st));
+            }
+        }
+    }
+    return 0;
+}
+
+int optimizer_step(Graph *g, const Backend *b, int step, Status *st) {
+    const OptimizerConfig *o = &g->optimizer;
+    SgdHyper sgd = {.lr = (float)o->lr, .momentum = (float)o->momentum,
+                    .weight_decay = (float)o->weight_decay, .nesterov = o->nesterov};
+    AdamHyper adam = {.lr = (float)o->lr, .beta1 = (float)o->beta1, .beta2 = (float)o->beta2,
+                      .eps = (float)o->eps, .weight_decay = (float)o->weight_decay,
+                      .decoupled_weight_decay = o->kind == OPTIMIZER_ADAMW, .step = step};
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        for (int k = 0; k < l->param_count; k++) {
+            Param *p = &l->params[k];
+            size_t n = tensor_numel(&p->value);
+            int rc = o->kind == OPTIMIZER_SGD
+                         ? b->sgd_update(b, tensor_f32(&p->value), tensor_f32(&p->grad),
+                                         tensor_f32(&p->state[0]), n, &sgd, st)
+                         : b->adam_update(b, tensor_f32(&p->value), tensor_f32(&p->grad),
+                                          tensor_f32(&p->state[0]), tensor_f32(&p->state[1]), n,
+                                          &adam, st);
+            if (rc) {
+                status_set_place_if_unset(st, l->path, l->line, l->column);
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+const char *optimizer_describe(const OptimizerConfig *o, char *buf, size_t size) {
+    if (o->kind == OPTIMIZER_SGD)
+        snprintf(buf, size, "sgd lr=%g momentum=%g nesterov=%s weight_decay=%g", o->lr,
+                 o->momentum, o->nesterov ? "true" : "false", o->weight_decay);
+    else
+        snprintf(buf, size, "%s lr=%g beta1=%g beta2=%g eps=%g weight_decay=%g",
+                 o->kind == OPTIMIZER_ADAM ? "adam" : "adamw", o->lr, o->beta1, o->beta2, o->eps,
+                 o->weight_decay);
+    return buf;
+}

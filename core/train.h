@@ -1,0 +1,52 @@
+// The training loop and evaluation. Progress and epoch results reach the caller through
+// hooks, because core/ never prints: tools/ decides between a progress bar and log lines.
+#ifndef TRAINER_TRAIN_H
+#define TRAINER_TRAIN_H
+
+#include "core/device.h"
+#include "core/graph.h"
+#include "data/dataset.h"
+
+typedef struct StepReport {
+    int epoch, epochs;          // 1-based
+    int step, steps;            // within the epoch, 1-based
+    double loss;                // mean training loss so far this epoch
+    double samples_per_second;  // this epoch so far
+    double epoch_seconds;       // elapsed in this epoch
+} StepReport;
+
+typedef struct EvalResult {
+    double loss;                // mean over samples
+    double accuracy;            // fraction correct
+    int samples;
+} EvalResult;
+
+typedef struct EpochReport {
+    int epoch, epochs;
+    double train_loss, train_accuracy;
+    int has_test;
+    EvalResult test;
+    double seconds;             // training time of the epoch (evaluation excluded)
+    double samples_per_second;
+    int interrupted;            // on_step asked to stop during this epoch
+} EpochReport;
+
+typedef struct TrainHooks {
+    void *user;
+    // Called after every step; a nonzero return stops training: train_model then
+    // returns STATUS_RUNTIME_ERROR and sets *interrupted.
+    int (*on_step)(void *user, const StepReport *report);
+    // Called after each epoch (e.g. to save weights); a nonzero return stops training.
+    int (*on_epoch)(void *user, const EpochReport *report, Graph *g, Device *d, Status *st);
+} TrainHooks;
+
+// Trains for g->train.epochs with g->optimizer, evaluating on `test` (may be NULL) after
+// each epoch. The graph must already have its parameters (graph_init_params).
+// *interrupted (may be NULL) is set when on_step asked to stop.
+int train_model(Graph *g, Device *d, const Dataset *train, const Dataset *test,
+                const TrainHooks *hooks, int *interrupted, Status *st);
+int evaluate_model(Graph *g, Device *d, const Dataset *ds, int batch, EvalResult *out,
+                   Status *st);
+double monotonic_seconds(void);
+
+#endif

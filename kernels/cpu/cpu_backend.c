@@ -1,0 +1,75 @@
+#define _DEFAULT_SOURCE  // sysconf's _SC_PHYS_PAGES
+#include <cblas.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/cpu/cpu_ops.h"
+
+// 64-byte alignment: a cache line, and what AVX-512 loads want.
+enum { CPU_ALIGNMENT = 64 };
+
+static int cpu_raw_alloc(const Backend *b, size_t bytes, void **ptr, Status *st) {
+    size_t rounded = (bytes + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
+    *ptr = aligned_alloc(CPU_ALIGNMENT, rounded ? rounded : CPU_ALIGNMENT);
+    if (!*ptr)
+        return status_fail(st, STATUS_OUT_OF_MEMORY, "cpu: malloc of %zu bytes failed: %s", bytes,
+                           strerror(errno));
+    return 0;
+}
+
+static void cpu_raw_free(const Backend *b, void *ptr) { free(ptr); }
+
+static size_t cpu_total_memory(const Backend *b) {
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page_size > 0 ? (size_t)pages * (size_t)page_size : 0;
+}
+
+static int cpu_copy(const Backend *b, void *dst, const void *src, size_t bytes, Status *st) {
+    if (bytes) memmove(dst, src, bytes);
+    return 0;
+}
+
+static int cpu_fill(const Backend *b, float *x, float value, size_t n, Status *st) {
+    if (value == 0.0f) {
+        memset(x, 0, n * sizeof *x);
+    } else {
+        for (size_t i = 0; i < n; i++) x[i] = value;
+    }
+    return 0;
+}
+
+static int cpu_synchronize(const Backend *b, Status *st) { return 0; }
+
+static const Backend cpu_backend_table = {
+    .name = "cpu",
+    .raw_alloc = cpu_raw_alloc,
+    .raw_free = cpu_raw_free,
+    .total_memory = cpu_total_memory,
+    .copy_to_device = cpu_copy,
+    .copy_to_host = cpu_copy,
+    .copy_on_device = cpu_copy,
+    .fill = cpu_fill,
+    .synchronize = cpu_synchronize,
+    .gemm = cpu_gemm,
+    .add_bias_rows = cpu_add_bias_rows,
+    .sum_rows = cpu_sum_rows,
+    .accumulate = cpu_accumulate,
+    .activation_forward = cpu_activation_forward,
+    .activation_backward = cpu_activation_backward,
+    .dropout_forward = cpu_dropout_forward,
+    .dropout_backward = cpu_dropout_backward,
+    .softmax_cross_entropy_forward = cpu_softmax_cross_entropy_forward,
+    .softmax_cross_entropy_backward = cpu_softmax_cross_entropy_backward,
+    .mse_forward = cpu_mse_forward,
+    .mse_backward = cpu_mse_backward,
+    .sgd_update = cpu_sgd_update,
+    .adam_update = cpu_adam_update,
+};
+
+const Backend *cpu_backend(void) { return &cpu_backend_table; }
+
+void cpu_backend_set_threads(int threads) {
+    if (threads > 0) openblas_set_num_threads(threads);
+}

@@ -1,0 +1,53 @@
+#include <cblas.h>
+
+#include "kernels/cpu/cpu_ops.h"
+
+int cpu_gemm(const Backend *b, int transpose_a, int transpose_b, int m, int n, int k, float alpha,
+             const float *a, int lda, const float *bm, int ldb, float beta, float *c, int ldc,
+             Status *st) {
+    cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
+                transpose_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, bm, ldb, beta, c,
+                ldc);
+    return 0;
+}
+
+void gemm_reference(int transpose_a, int transpose_b, int m, int n, int k, float alpha,
+                    const float *a, int lda, const float *bm, int ldb, float beta, float *c,
+                    int ldc) {
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) {
+            double sum = 0.0;
+            for (int p = 0; p < k; p++) {
+                float av = transpose_a ? a[p * lda + i] : a[i * lda + p];
+                float bv = transpose_b ? bm[j * ldb + p] : bm[p * ldb + j];
+                sum += (double)av * bv;
+            }
+            // beta == 0 must ignore C entirely (it may hold NaN garbage), as BLAS does.
+            c[i * ldc + j] = (float)(alpha * sum + (beta == 0.0f ? 0.0 : beta * c[i * ldc + j]));
+        }
+    }
+}
+
+int cpu_add_bias_rows(const Backend *b, float *y, const float *bias, int rows, int cols, Status *st) {
+    for (int r = 0; r < rows; r++) {
+        float *row = y + (size_t)r * cols;
+        for (int c = 0; c < cols; c++) row[c] += bias[c];
+    }
+    return 0;
+}
+
+int cpu_sum_rows(const Backend *b, float *out, const float *x, int rows, int cols, float beta,
+                 Status *st) {
+    for (int c = 0; c < cols; c++) out[c] = beta == 0.0f ? 0.0f : beta * out[c];
+    // Row-by-row keeps the inner loop contiguous so it vectorizes.
+    for (int r = 0; r < rows; r++) {
+        const float *row = x + (size_t)r * cols;
+        for (int c = 0; c < cols; c++) out[c] += row[c];
+    }
+    return 0;
+}
+
+int cpu_accumulate(const Backend *b, float *y, const float *x, size_t n, Status *st) {
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+    return 0;
+}

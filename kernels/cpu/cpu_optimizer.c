@@ -1,0 +1,39 @@
+#include <math.h>
+
+#include "kernels/cpu/cpu_ops.h"
+
+// PyTorch's SGD: weight decay is added to the gradient, the velocity buffer starts at the
+// first gradient (v = momentum*v + g, with v zero-initialized this is the same), and
+// Nesterov steps along g + momentum*v.
+int cpu_sgd_update(const Backend *b, float *param, const float *grad, float *velocity, size_t n,
+                   const SgdHyper *h, Status *st) {
+    for (size_t i = 0; i < n; i++) {
+        float g = grad[i] + h->weight_decay * param[i];
+        if (h->momentum != 0.0f) {
+            velocity[i] = h->momentum * velocity[i] + g;
+            g = h->nesterov ? g + h->momentum * velocity[i] : velocity[i];
+        }
+        param[i] -= h->lr * g;
+    }
+    return 0;
+}
+
+int cpu_adam_update(const Backend *b, float *param, const float *grad, float *m, float *v,
+                    size_t n, const AdamHyper *h, Status *st) {
+    // Bias corrections folded into the step size and epsilon, as in the Adam paper's
+    // efficient form, so the loop does one sqrt and one divide per element.
+    float correction1 = 1.0f - powf(h->beta1, (float)h->step);
+    float correction2 = 1.0f - powf(h->beta2, (float)h->step);
+    float step_size = h->lr / correction1;
+    float sqrt_correction2 = sqrtf(correction2);
+    for (size_t i = 0; i < n; i++) {
+        float g = grad[i];
+        if (h->decoupled_weight_decay) param[i] -= h->lr * h->weight_decay * param[i];
+        else g += h->weight_decay * param[i];
+        m[i] = h->beta1 * m[i] + (1.0f - h->beta1) * g;
+        v[i] = h->beta2 * v[i] + (1.0f - h->beta2) * g * g;
+        float denom = sqrtf(v[i]) / sqrt_correction2 + h->eps;
+        param[i] -= step_size * m[i] / denom;
+    }
+    return 0;
+}

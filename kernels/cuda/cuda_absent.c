@@ -1,0 +1,14 @@
+// Built when CMake found no CUDA toolkit (or TRAINER_CUDA=OFF): the same entry points,
+// answering that this binary cannot use a GPU.
+#include <string.h>
+
+#include "kernels/cuda/cuda_device.h"
+
+int cuda_list_devices(CudaDeviceInfo *devices, int max, int *count, Status *st) {
+    *count = 0;
+    status_fail(st, STATUS_NO_DEVICE, "this trainer was built without CUDA support");
+    status_hint(st, "install the CUDA toolkit and rebuild (cmake -DTRAINER_CUDA=ON)");
+    return STATUS_NO_DEVICE;
+}
+
+void cuda_versions(CudaVersions *out) { memset(out, 0, sizeof *out); }

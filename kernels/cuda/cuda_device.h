@@ -1,0 +1,41 @@
+// CUDA device discovery, callable from plain C. Implemented in cuda_device.cu when the
+// toolkit is present and in cuda_absent.c otherwise, so callers need no #ifdefs.
+#ifndef TRAINER_CUDA_DEVICE_H
+#define TRAINER_CUDA_DEVICE_H
+
+#include <stddef.h>
+
+#include "core/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct CudaDeviceInfo {
+    int ordinal;
+    char name[256];
+    int compute_major, compute_minor;
+    int multiprocessors;
+    size_t total_memory;
+} CudaDeviceInfo;
+
+typedef struct CudaVersions {
+    int built_with_cuda;     // 0: this binary has no CUDA backend
+    int runtime_version;     // e.g. 13000 for 13.0; 0 when unknown
+    int driver_version;      // 0 when no driver is loaded
+    long cublas_version;
+    long cudnn_version;
+    int nccl_version;
+} CudaVersions;
+
+// Fills up to `max` devices and sets *count. With no driver, no device, or a build
+// without CUDA: STATUS_NO_DEVICE with the reason (the CUDA error name and number where
+// there is one) and a hint.
+int cuda_list_devices(CudaDeviceInfo *devices, int max, int *count, Status *st);
+void cuda_versions(CudaVersions *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

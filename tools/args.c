@@ -1,0 +1,157 @@
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/cli.h"
+
+static int find_option(const Command *cmd, const char *name, size_t length) {
+    for (int i = 0; cmd->options[i].name; i++)
+        if (strlen(cmd->options[i].name) == length && strncmp(cmd->options[i].name, name, length) == 0)
+            return i;
+    return -1;
+}
+
+static int unknown_option(const Command *cmd, const char *arg, Status *st) {
+    const char *names[CLI_MAX_OPTIONS + 1];
+    int n = 0;
+    for (; cmd->options[n].name && n < CLI_MAX_OPTIONS; n++) names[n] = cmd->options[n].name;
+    names[n] = NULL;
+    char word[128];
+    snprintf(word, sizeof word, "%s", arg);
+    char *eq = strchr(word, '=');
+    if (eq) *eq = '\0';
+    const char *near = model_suggest(word, names);
+    if (near) status_fail(st, STATUS_BAD_INPUT, "unknown option '%s' for %s; did you mean '%s'?",
+                          word, cmd->name, near);
+    else status_fail(st, STATUS_BAD_INPUT, "unknown option '%s' for %s", word, cmd->name);
+    status_hint(st, "see `trainer %s --help`", cmd->name);
+    return STATUS_BAD_INPUT;
+}
+
+int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Status *st) {
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            out->help = 1;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0 || strcmp(arg, "--") == 0 || arg[2] == '\0') {
+            if (out->positional_count == CLI_MAX_POSITIONALS) {
+                status_fail(st, STATUS_BAD_INPUT, "more than %d arguments", CLI_MAX_POSITIONALS);
+                status_hint(st, "see `trainer %s --help`", cmd->name);
+                return STATUS_BAD_INPUT;
+            }
+            out->positionals[out->positional_count++] = arg;
+            continue;
+        }
+        const char *eq = strchr(arg, '=');
+        int index = find_option(cmd, arg, eq ? (size_t)(eq - arg) : strlen(arg));
+        if (index < 0) return unknown_option(cmd, arg, st);
+        const OptionSpec *spec = &cmd->options[index];
+        if (!spec->value_name) {
+            if (eq) {
+                status_fail(st, STATUS_BAD_INPUT, "option %s takes no value", spec->name);
+                status_hint(st, "write just %s", spec->name);
+                return STATUS_BAD_INPUT;
+            }
+            out->values[index] = "1";
+        } else if (eq) {
+            out->values[index] = eq + 1;
+        } else if (i + 1 < argc) {
+            out->values[index] = argv[++i];
+        } else {
+            status_fail(st, STATUS_BAD_INPUT, "option %s needs a value (%s)", spec->name,
+                        spec->value_name);
+            status_hint(st, "write %s %s", spec->name, spec->value_name);
+            return STATUS_BAD_INPUT;
+        }
+    }
+    return 0;
+}
+
+const char *args_get(const Command *cmd, const ParsedArgs *args, const char *name) {
+    int index = find_option(cmd, name, strlen(name));
+    return index < 0 ? NULL : args->values[index];
+}
+
+int args_int(const Command *cmd, const ParsedArgs *args, const char *name, long min, long max,
+             long *out, int *present, Status *st) {
+    const char *text = args_get(cmd, args, name);
+    if (present) *present = text != NULL;
+    if (!text) return 0;
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno || end == text || *end || value < min || value > max) {
+        status_fail(st, STATUS_BAD_INPUT, "%s %s: expected a whole number from %ld to %ld", name,
+                    text, min, max);
+        status_hint(st, "see `trainer %s --help`", cmd->name);
+        return STATUS_BAD_INPUT;
+    }
+    *out = value;
+    return 0;
+}
+
+int args_float(const Command *cmd, const ParsedArgs *args, const char *name, double min,
+               double max, double *out, int *present, Status *st) {
+    const char *text = args_get(cmd, args, name);
+    if (present) *present = text != NULL;
+    if (!text) return 0;
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (errno || end == text || *end || !isfinite(value) || value < min || value > max) {
+        status_fail(st, STATUS_BAD_INPUT, "%s %s: expected a number from %g to %g", name, text,
+                    min, max);
+        status_hint(st, "see `trainer %s --help`", cmd->name);
+        return STATUS_BAD_INPUT;
+    }
+    *out = value;
+    return 0;
+}
+
+void command_print_help(const Command *cmd, FILE *out) {
+    fprintf(out, "usage: trainer %s %s\n\n%s\n\noptions:\n", cmd->name, cmd->usage, cmd->summary);
+    for (int i = 0; cmd->options[i].name; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "%s%s%s", cmd->options[i].name,
+                 cmd->options[i].value_name ? " " : "",
+                 cmd->options[i].value_name ? cmd->options[i].value_name : "");
+        fprintf(out, "  %-26s %s\n", left, cmd->options[i].help);
+    }
+    fprintf(out, "  %-26s %s\n", "-h, --help", "show this help");
+}
+
+int report_failure(const Status *st) {
+    char text[2400];
+    status_format(st, text, sizeof text);
+    fflush(stdout);
+    fputs(text, stderr);
+    return status_exit_code(st);
+}
+
+void print_notice(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("trainer: notice: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+const char *format_count(long value, char *buf, size_t size) {
+    char digits[32];
+    int n = snprintf(digits, sizeof digits, "%ld", value < 0 ? -value : value);
+    size_t used = 0;
+    if (value < 0 && used + 1 < size) buf[used++] = '-';
+    for (int i = 0; i < n && used + 1 < size; i++) {
+        buf[used++] = digits[i];
+        int remaining = n - i - 1;
+        if (remaining > 0 && remaining % 3 == 0 && used + 1 < size) buf[used++] = ',';
+    }
+    buf[used] = '\0';
+    return buf;
+}

@@ -1,0 +1,84 @@
+// Shared pieces of the `trainer` command line: option parsing, error printing, and the
+// steps every subcommand takes (read the model, open the device, load the data).
+#ifndef TRAINER_CLI_H
+#define TRAINER_CLI_H
+
+#include <stdio.h>
+
+#include "core/device.h"
+#include "core/graph.h"
+#include "core/status.h"
+#include "data/dataset.h"
+
+#define CLI_MAX_OPTIONS 32
+#define CLI_MAX_POSITIONALS 64
+
+typedef struct OptionSpec {
+    const char *name;        // "--epochs"
+    const char *value_name;  // "N"; NULL for a flag
+    const char *help;
+} OptionSpec;
+
+typedef struct ParsedArgs {
+    const char *values[CLI_MAX_OPTIONS];  // by spec index; flags get "1"
+    const char *positionals[CLI_MAX_POSITIONALS];
+    int positional_count;
+    int help;                             // --help / -h was given
+} ParsedArgs;
+
+typedef struct Command {
+    const char *name;
+    const char *usage;       // "MODEL [options]"
+    const char *summary;
+    const OptionSpec *options;  // terminated by {NULL}
+    int (*run)(const struct Command *cmd, const ParsedArgs *args);
+} Command;
+
+int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Status *st);
+const char *args_get(const Command *cmd, const ParsedArgs *args, const char *name);
+int args_int(const Command *cmd, const ParsedArgs *args, const char *name, long min, long max,
+             long *out, int *present, Status *st);
+int args_float(const Command *cmd, const ParsedArgs *args, const char *name, double min,
+               double max, double *out, int *present, Status *st);
+void command_print_help(const Command *cmd, FILE *out);
+
+// Prints the status in the project's error format to stderr; returns its exit code.
+int report_failure(const Status *st);
+void print_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// Read and build the model named by the first positional argument.
+int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g, Status *st);
+// --device, --memory-limit, --memory-mode, --threads.
+int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d, Status *st);
+// --data (default fashion-mnist) split "train" or "test", truncated by `limit_option`.
+int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const char *split,
+                           const char *limit_option, Dataset *ds, Status *st);
+// "235,146"
+const char *format_count(long value, char *buf, size_t size);
+
+// Options every command that runs a model shares.
+#define DEVICE_OPTION_SPECS                                                                \
+    {"--device", "DEV", "cpu, auto (default: a GPU if usable, else cpu), cuda, cuda:N"},   \
+    {"--memory-limit", "SIZE", "cap device memory: bytes, 512M, 2G, or a fraction like 0.5"}, \
+    {"--memory-mode", "MODE", "grow (default: allocate on demand) or reserve (take the limit up front)"}, \
+    {"--threads", "N", "CPU threads for BLAS (default: all cores)"}
+
+int run_train(const Command *cmd, const ParsedArgs *args);
+int run_eval(const Command *cmd, const ParsedArgs *args);
+int run_check(const Command *cmd, const ParsedArgs *args);
+extern const Command train_command, eval_command, check_command;
+
+// Progress bar on a terminal (tools/progress.c).
+typedef struct ProgressBar {
+    FILE *out;
+    int enabled;            // out is a terminal
+    double last_draw;
+    int drawn;              // a bar is on screen and must be cleared before other output
+} ProgressBar;
+
+void progress_init(ProgressBar *bar, FILE *out);
+void progress_update(ProgressBar *bar, int epoch, int epochs, int step, int steps, double loss,
+                     double samples_per_second, double epoch_seconds);
+void progress_clear(ProgressBar *bar);
+
+#endif

@@ -1,0 +1,63 @@
+#include <stdio.h>
+
+#include "core/train.h"
+#include "core/weights.h"
+#include "tools/cli.h"
+
+static const OptionSpec eval_options[] = {
+    {"--weights", "FILE", "weights written by `trainer train --save` (required)"},
+    {"--data", "SPEC", "fashion-mnist (default) or idx:DIR"},
+    {"--batch", "N", "evaluation batch size (default: the model's train batch=)"},
+    {"--test-limit", "N", "evaluate on the first N test samples only"},
+    DEVICE_OPTION_SPECS,
+    {NULL, NULL, NULL},
+};
+
+const Command eval_command = {
+    .name = "eval",
+    .usage = "MODEL --weights FILE [options]",
+    .summary = "measure loss and accuracy of trained weights on a dataset's test split",
+    .options = eval_options,
+    .run = run_eval,
+};
+
+static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g, Device *d,
+                     Dataset *test, Status *st) {
+    const char *weights = args_get(cmd, args, "--weights");
+    if (!weights) {
+        status_fail(st, STATUS_BAD_INPUT, "trainer eval needs --weights FILE");
+        status_hint(st, "train with `trainer train %s --save FILE` first", g->path);
+        return STATUS_BAD_INPUT;
+    }
+    long batch = g->train.batch;
+    TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &batch, NULL, st));
+    TRY(graph_check_dataset(g, test, "the test set", st));
+    TRY(graph_init_params(g, d->backend, &d->alloc, 0, st));
+    TRY(weights_load(g, d->backend, weights, st));
+    EvalResult result;
+    TRY(evaluate_model(g, d, test, (int)batch, &result, st));
+    printf("test loss %.4f  accuracy %.4f  (%d samples of %s)\n", result.loss, result.accuracy,
+           result.samples, test->source);
+    return 0;
+}
+
+int run_eval(const Command *cmd, const ParsedArgs *args) {
+    Status st;
+    status_clear(&st);
+    ModelFile file;
+    Graph g;
+    Device device;
+    Dataset test = {0};
+    if (load_model(cmd, args, &file, &g, &st)) return report_failure(&st);
+    int device_open = 0;
+    int rc = open_device_from_args(cmd, args, &device, &st);
+    if (!rc) device_open = 1;
+    if (!rc) rc = load_dataset_from_args(cmd, args, "test", "--test-limit", &test, &st);
+    if (!rc) rc = eval_with(cmd, args, &g, &device, &test, &st);
+    int exit_code = rc ? report_failure(&st) : 0;
+    dataset_free(&test);
+    graph_free(&g);
+    if (device_open) device_close(&device);
+    model_file_free(&file);
+    return exit_code;
+}

@@ -1,0 +1,76 @@
+// trainer: the command line. Subcommands parse their options and call core/; only here
+// do statuses become text on stderr and exit codes.
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/cuda/cuda_device.h"
+#include "tools/cli.h"
+
+static const Command *const commands[] = {&train_command, &eval_command, &check_command};
+enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
+
+static void print_usage(FILE *out) {
+    fprintf(out, "usage: trainer COMMAND [options]\n\n"
+                 "Train MLP and CNN models described in a .model file.\n\ncommands:\n");
+    for (int i = 0; i < COMMAND_COUNT; i++)
+        fprintf(out, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
+    fprintf(out, "\n`trainer COMMAND --help` shows a command's options; `trainer --version` the "
+                 "version.\nExit codes: 0 ok, 1 runtime failure, 2 bad usage, model or data, 3 "
+                 "no usable device.\n");
+}
+
+static void print_version(void) {
+    CudaVersions v;
+    cuda_versions(&v);
+    printf("trainer %s\n", TRAINER_VERSION);
+    if (!v.built_with_cuda) {
+        printf("CUDA: not built in\n");
+        return;
+    }
+    printf("CUDA runtime %d.%d, driver %s", v.runtime_version / 1000,
+           (v.runtime_version % 1000) / 10, v.driver_version ? "" : "none loaded");
+    if (v.driver_version) printf("%d.%d", v.driver_version / 1000, (v.driver_version % 1000) / 10);
+    printf(", cuBLAS %ld.%ld.%ld, cuDNN %ld.%ld.%ld, NCCL %d.%d.%d\n", v.cublas_version / 10000,
+           v.cublas_version / 100 % 100, v.cublas_version % 100, v.cudnn_version / 10000,
+           v.cudnn_version / 100 % 100, v.cudnn_version % 100, v.nccl_version / 10000,
+           v.nccl_version / 100 % 100, v.nccl_version % 100);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        print_usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        print_usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0) {
+        print_version();
+        return 0;
+    }
+    for (int i = 0; i < COMMAND_COUNT; i++) {
+        const Command *cmd = commands[i];
+        if (strcmp(cmd->name, name) != 0) continue;
+        ParsedArgs args;
+        Status st;
+        status_clear(&st);
+        if (args_parse(cmd, argc - 2, argv + 2, &args, &st)) return report_failure(&st);
+        if (args.help) {
+            command_print_help(cmd, stdout);
+            return 0;
+        }
+        return cmd->run(cmd, &args);
+    }
+    const char *names[COMMAND_COUNT + 1];
+    for (int i = 0; i < COMMAND_COUNT; i++) names[i] = commands[i]->name;
+    names[COMMAND_COUNT] = NULL;
+    Status st;
+    status_clear(&st);
+    const char *near = model_suggest(name, names);
+    if (near) status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'; did you mean '%s'?", name, near);
+    else status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'", name);
+    status_hint(&st, "commands: train, eval, check; see `trainer --help`");
+    return report_failure(&st);
+}
