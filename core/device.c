@@ -21,6 +21,7 @@ static int open_cpu(const DeviceOptions *options, Device *d, Status *st) {
     d->backend = cpu_backend();
     snprintf(d->name, sizeof d->name, "cpu");
     cpu_backend_set_threads(options->threads);
+    cpu_backend_flush_denormals();
     size_t limit = 0;
     if (options->memory_limit)
         TRY(alloc_parse_limit(options->memory_limit, d->backend->total_memory(d->backend), &limit,

@@ -82,7 +82,9 @@ struct LayerKind {
     int (*backward)(Layer *l, const LayerContext *ctx, Status *st);
     // Optional: free l->state (the graph frees config, output, grad and params).
     void (*release)(Layer *l);
-    // Optional: multiply-adds per sample in forward, for `trainer check`.
+    // Optional: the variant the statement chose ("relu" for act), for `trainer check`.
+    const char *(*variant)(const Layer *l);
+    // Optional: floating-point operations per sample in forward, for `trainer check`.
     double (*flops)(const Layer *l);
 };
 

@@ -106,6 +106,8 @@ struct Backend {
 // The CPU backend; `threads` <= 0 lets OpenBLAS choose.
 const Backend *cpu_backend(void);
 void cpu_backend_set_threads(int threads);
+// Treat denormal floats as zero on this thread (and the threads it starts later).
+void cpu_backend_flush_denormals(void);
 
 // The hash both backends use for dropout: uniform in [0, 1) from (seed, index).
 static inline float dropout_uniform(uint64_t seed, uint64_t index) {

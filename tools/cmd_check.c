@@ -24,13 +24,8 @@ static long layer_parameters(const Layer *l) {
 }
 
 static const char *layer_kind_label(const Layer *l, char *buf, size_t size) {
-    // Activations and losses share a kind; name the variant the user wrote.
-    if (strcmp(l->kind->name, "act") == 0) {
-        const char *dot = strrchr(l->name, '.');
-        snprintf(buf, size, "%s", dot && strcmp(dot, ".act") == 0 ? "act" : l->name);
-        return buf;
-    }
-    snprintf(buf, size, "%s%s", l->kind->is_loss ? "loss " : "", l->kind->name);
+    if (l->kind->variant) snprintf(buf, size, "%s", l->kind->variant(l));
+    else snprintf(buf, size, "%s%s", l->kind->is_loss ? "loss " : "", l->kind->name);
     return buf;
 }
 

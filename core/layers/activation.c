@@ -79,6 +79,11 @@ static int activation_backward(Layer *l, const LayerContext *ctx, Status *st) {
         activation_count(l, ctx), l->input_grad_accumulate[0], st);
 }
 
+static const char *activation_variant(const Layer *l) {
+    const ActivationConfig *config = l->config;
+    return activation_names[config->activation];
+}
+
 static double activation_flops(const Layer *l) { return (double)shape_numel(&l->out_shape); }
 
 const LayerKind layer_activation = {
@@ -90,5 +95,6 @@ const LayerKind layer_activation = {
     .infer = activation_infer,
     .forward = activation_forward,
     .backward = activation_backward,
+    .variant = activation_variant,
     .flops = activation_flops,
 };

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""PyTorch side of bench/compare_cpu.sh: the same model, data, batch, optimizer and
+thread count as `trainer train`, timed the same way (training steps of one epoch,
+evaluation excluded). Prints one line: `pytorch MODEL batch=B samples/s=X test_acc=Y`."""
+import argparse
+import gzip
+import os
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+
+def read_idx(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    dims = data[3]
+    shape = [int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(dims)]
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+
+
+def load(folder, split):
+    prefix = "train" if split == "train" else "t10k"
+    def find(name):
+        for candidate in (name, name + ".gz"):
+            if os.path.exists(os.path.join(folder, candidate)):
+                return os.path.join(folder, candidate)
+        raise FileNotFoundError(name)
+    images = read_idx(find(f"{prefix}-images-idx3-ubyte"))
+    labels = read_idx(find(f"{prefix}-labels-idx1-ubyte"))
+    return images, labels
+
+
+def build(model):
+    if model == "mlp":
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128),
+                             nn.ReLU(), nn.Linear(128, 10))
+    raise SystemExit(f"unknown model {model}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default="mlp")
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    args = parser.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(1)
+    train_x, train_y = load(args.data, "train")
+    test_x, test_y = load(args.data, "test")
+    model = build(args.model)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = nn.CrossEntropyLoss()
+    generator = np.random.default_rng(1)
+    best = 0.0
+    for _ in range(args.epochs):
+        order = generator.permutation(len(train_x))
+        start = time.perf_counter()
+        model.train()
+        # Like trainer: bytes are converted to floats batch by batch, inside the timing.
+        for i in range(0, len(order), args.batch):
+            index = order[i:i + args.batch]
+            x = torch.from_numpy(train_x[index].astype(np.float32) * (1.0 / 255.0))
+            y = torch.from_numpy(train_y[index].astype(np.int64))
+            optimizer.zero_grad(set_to_none=True)
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            loss.item()  # trainer reads the loss back every step too
+        elapsed = time.perf_counter() - start
+        best = max(best, len(order) / elapsed)
+    model.eval()
+    with torch.no_grad():
+        logits = model(torch.from_numpy(test_x.astype(np.float32) / 255.0))
+        accuracy = (logits.argmax(1).numpy() == test_y).mean()
+    print(f"pytorch {args.model} batch={args.batch} samples/s={best:.0f} test_acc={accuracy:.4f}")
+
+
+if __name__ == "__main__":
+    main()

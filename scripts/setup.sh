@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages trainer needs to build, test and train, when missing.
+#   scripts/setup.sh          build + test + train dependencies
+#   scripts/setup.sh --bench  also PyTorch (python3-torch), for bench/ comparisons
+set -euo pipefail
+
+packages=(cmake ninja-build gcc g++ pkg-config libopenblas-dev zlib1g-dev libpng-dev
+          dataset-fashion-mnist python3)
+if [ "${1:-}" = "--bench" ]; then packages+=(python3-torch python3-numpy); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+
+echo "setup: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

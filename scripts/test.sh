@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# One command for the whole test suite: install what is missing, build, run every
+# ctest label (unit, e2e, fuzz; gpu tests skip themselves without a GPU), then build the
+# CPU path with AddressSanitizer + UndefinedBehaviorSanitizer and run it again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+jobs=$(nproc)
+
+echo "== release build (CUDA compiled and linked when the toolkit is present)"
+bash scripts/build.sh build
+(cd build && ctest --output-on-failure -j"$jobs")
+
+echo "== sanitizer build (ASan + UBSan, CPU path)"
+bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRAINER_CUDA=OFF \
+  -DTRAINER_SANITIZE=ON
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+(cd build-asan && ctest --output-on-failure -j"$jobs" -L 'unit|fuzz|e2e')
