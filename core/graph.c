@@ -11,10 +11,19 @@
 const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
 extern const char *const activation_names[];
 
-// Every word that may start a statement, for "did you mean" on an unknown kind.
-static const char *const statement_words[] = {"input", "flatten", "dense", "dropout", "act",
-                                              "relu", "leaky_relu", "sigmoid", "tanh", "gelu",
-                                              "loss", "optimizer", "train", NULL};
+// Statements that configure training rather than add a layer.
+static const char *const setting_words[] = {"loss", "optimizer", "train"};
+enum { SETTING_WORD_COUNT = sizeof setting_words / sizeof setting_words[0], MAX_STATEMENT_WORDS = 64 };
+
+// Every word that may start a statement (NULL-terminated), for suggestions and hints.
+static int statement_words(const char **words) {
+    int n = 0;
+    for (int i = 0; layer_kind_word(i) && n < MAX_STATEMENT_WORDS - SETTING_WORD_COUNT - 1; i++)
+        words[n++] = layer_kind_word(i);
+    for (int i = 0; i < SETTING_WORD_COUNT; i++) words[n++] = setting_words[i];
+    words[n] = NULL;
+    return n;
+}
 
 typedef struct Builder {
     const ModelFile *file;
@@ -346,12 +355,14 @@ static int build_statement(Builder *b, const ModelStatement *s) {
     if (strcmp(s->kind, "train") == 0) return build_train(b, s);
     const LayerKind *kind = layer_kind_find(s->kind);
     if (!kind) {
-        char suffix[96];
-        suggestion_suffix(suffix, sizeof suffix, model_suggest(s->kind, statement_words));
-        return fail_at(b, s->line, s->kind_column,
-                       "kinds: input, flatten, dense, dropout, relu, leaky_relu, sigmoid, tanh, "
-                       "gelu, act, loss, optimizer, train (docs/model-format.md)",
-                       "unknown kind '%s'%s", s->kind, suffix);
+        const char *words[MAX_STATEMENT_WORDS];
+        int count = statement_words(words);
+        char suffix[96], hint[512] = "kinds:";
+        suggestion_suffix(suffix, sizeof suffix, model_suggest(s->kind, words));
+        for (int i = 0; i < count; i++)
+            snprintf(hint + strlen(hint), sizeof hint - strlen(hint), " %s", words[i]);
+        snprintf(hint + strlen(hint), sizeof hint - strlen(hint), " (docs/model-format.md)");
+        return fail_at(b, s->line, s->kind_column, hint, "unknown kind '%s'%s", s->kind, suffix);
     }
     if (s->choice[0] && strcmp(s->kind, "act") != 0) return reject_choice(b, s);
     const char *name_word = strcmp(s->kind, "act") == 0 && s->choice[0] ? s->choice : s->kind;

@@ -91,8 +91,9 @@ struct LayerKind {
 // Registry (core/layers/registry.c).
 const LayerKind *layer_kind_find(const char *name);
 const LayerKind *loss_kind_find(const char *choice);
-// NULL-terminated names, for suggestions.
-extern const char *const layer_kind_names[];
+// The statement words that name layer kinds, by index; NULL past the last.
+const char *layer_kind_word(int index);
+// NULL-terminated loss names, for suggestions.
 extern const char *const loss_kind_names[];
 
 // Shared by kinds: a STATUS_BAD_INPUT error at the layer's statement.

@@ -20,7 +20,7 @@ static int dropout_configure(Layer *l, const ModelStatement *s, Status *st) {
     if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     l->config = config;
     double rate;
-    TRY(model_attr_float(l->path, s, "rate", 0.5, 0.0, 0.999, &rate, st));
+    TRY(model_attr_float_interval(l->path, s, "rate", 0.5, 0.0, 1.0, MODEL_EXCLUDE_MAX, &rate, st));
     config->rate = (float)rate;
     return 0;
 }

@@ -9,23 +9,32 @@
 extern const LayerKind layer_input, layer_flatten, layer_dense, layer_activation, layer_dropout;
 extern const LayerKind layer_loss_softmax_cross_entropy, layer_loss_mse;
 
+// Statement word -> kind. The activations share one kind under five spellings.
 static const struct {
     const char *name;
     const LayerKind *kind;
 } layer_table[] = {
-    {"input", &layer_input},         {"flatten", &layer_flatten},
-    {"dense", &layer_dense},         {"dropout", &layer_dropout},
-    {"act", &layer_activation},      {"relu", &layer_activation},
-    {"leaky_relu", &layer_activation}, {"sigmoid", &layer_activation},
-    {"tanh", &layer_activation},     {"gelu", &layer_activation},
+    {"input", &layer_input},
+    {"flatten", &layer_flatten},
+    {"dense", &layer_dense},
+    {"dropout", &layer_dropout},
+    {"act", &layer_activation},
+    {"relu", &layer_activation},
+    {"leaky_relu", &layer_activation},
+    {"sigmoid", &layer_activation},
+    {"tanh", &layer_activation},
+    {"gelu", &layer_activation},
 };
+enum { LAYER_TABLE_SIZE = sizeof layer_table / sizeof layer_table[0] };
 
-const char *const layer_kind_names[] = {"input", "flatten", "dense", "dropout", "act", "relu",
-                                        "leaky_relu", "sigmoid", "tanh", "gelu", NULL};
 const char *const loss_kind_names[] = {"softmax_cross_entropy", "mse", NULL};
 
+const char *layer_kind_word(int index) {
+    return index >= 0 && index < LAYER_TABLE_SIZE ? layer_table[index].name : NULL;
+}
+
 const LayerKind *layer_kind_find(const char *name) {
-    for (size_t i = 0; i < sizeof layer_table / sizeof layer_table[0]; i++)
+    for (int i = 0; i < LAYER_TABLE_SIZE; i++)
         if (strcmp(layer_table[i].name, name) == 0) return layer_table[i].kind;
     return NULL;
 }
