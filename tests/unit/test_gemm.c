@@ -1,0 +1,224 @@
+// The CPU backend's GEMM (OpenBLAS behind the op table) against the double-accumulating
+// triple loop gemm_reference, and the small row ops dense layers use around it.
+//
+// Tolerance: an element passes when
+//   |blas - reference| <= 1e-4 * (|alpha| * sum_p |a_ip * b_pj| + |beta * c_ij|) + 1e-30
+// i.e. a relative error below 1e-4 measured against the magnitude of the terms summed.
+// f32 accumulation over k <= 64 terms is off by at most ~k * 6e-8 ~ 4e-6 of that
+// magnitude, so 1e-4 has ample margin while a wrong transpose, stride or beta is off by
+// O(1). Scaling by the sum of |terms| rather than |result| keeps cancellation (a result
+// near 0 from large terms) from failing a correct GEMM.
+#include "check.h"
+#include "core/rng.h"
+#include "kernels/cpu/cpu_ops.h"
+
+#include <stdlib.h>
+
+#define GEMM_RTOL 1e-4
+
+static Rng rng;
+
+static float uniform(float lo, float hi) { return lo + (hi - lo) * rng_uniform(&rng); }
+
+typedef struct GemmCase {
+    int ta, tb, m, n, k;
+    float alpha, beta;
+    int pad;          // extra columns in every leading dimension
+    int nan_c;        // C starts as NaN (only meaningful with beta == 0)
+} GemmCase;
+
+static int check_gemm_case(const GemmCase *c) {
+    const Backend *b = cpu_backend();
+    Status st;
+    status_clear(&st);
+    // Stored shapes, row-major: A is m x k (or k x m transposed), B is k x n (or n x k).
+    int a_rows = c->ta ? c->k : c->m, a_cols = c->ta ? c->m : c->k;
+    int b_rows = c->tb ? c->n : c->k, b_cols = c->tb ? c->k : c->n;
+    int lda = a_cols + c->pad, ldb = b_cols + c->pad, ldc = c->n + c->pad;
+    float *a = malloc((size_t)a_rows * lda * sizeof *a);
+    float *bm = malloc((size_t)b_rows * ldb * sizeof *bm);
+    float *c_blas = malloc((size_t)c->m * ldc * sizeof *c_blas);
+    float *c_ref = malloc((size_t)c->m * ldc * sizeof *c_ref);
+    float *c_start = malloc((size_t)c->m * ldc * sizeof *c_start);
+    for (int i = 0; i < a_rows * lda; i++) a[i] = uniform(-1.0f, 1.0f);
+    for (int i = 0; i < b_rows * ldb; i++) bm[i] = uniform(-1.0f, 1.0f);
+    for (int i = 0; i < c->m * ldc; i++) {
+        int column = i % ldc;
+        // Padding columns hold a sentinel that GEMM must leave alone.
+        if (column >= c->n) c_start[i] = 1234.5f;
+        else c_start[i] = c->nan_c ? NAN : uniform(-1.0f, 1.0f);
+    }
+    memcpy(c_blas, c_start, (size_t)c->m * ldc * sizeof *c_blas);
+    memcpy(c_ref, c_start, (size_t)c->m * ldc * sizeof *c_ref);
+
+    int failures_before = test_failures;
+    CHECK_INT_EQ(b->gemm(b, c->ta, c->tb, c->m, c->n, c->k, c->alpha, a, lda, bm, ldb, c->beta,
+                         c_blas, ldc, &st), 0);
+    gemm_reference(c->ta, c->tb, c->m, c->n, c->k, c->alpha, a, lda, bm, ldb, c->beta, c_ref, ldc);
+    int printed = 0;
+    for (int i = 0; i < c->m; i++) {
+        for (int j = 0; j < ldc; j++) {
+            float got = c_blas[i * ldc + j], want = c_ref[i * ldc + j];
+            int ok;
+            double tol = 0.0;
+            if (j >= c->n) {
+                ok = got == 1234.5f && want == 1234.5f;
+            } else {
+                double magnitude = 0.0;
+                for (int p = 0; p < c->k; p++) {
+                    float av = c->ta ? a[p * lda + i] : a[i * lda + p];
+                    float bv = c->tb ? bm[j * ldb + p] : bm[p * ldb + j];
+                    magnitude += fabs((double)av * bv);
+                }
+                magnitude *= fabs(c->alpha);
+                if (c->beta != 0.0f) magnitude += fabs(c->beta * c_start[i * ldc + j]);
+                tol = GEMM_RTOL * magnitude + 1e-30;
+                ok = isfinite(got) && isfinite(want) && fabs((double)got - want) <= tol;
+            }
+            if (!ok) {
+                if (printed++ < 5)
+                    fprintf(stderr,
+                            "gemm ta=%d tb=%d m=%d n=%d k=%d alpha=%g beta=%g pad=%d nan_c=%d: "
+                            "C[%d][%d] blas %.9g vs reference %.9g (tol %.3g)%s\n",
+                            c->ta, c->tb, c->m, c->n, c->k, c->alpha, c->beta, c->pad, c->nan_c, i,
+                            j, got, want, tol, j >= c->n ? " (padding column)" : "");
+                test_failures++;
+            }
+        }
+    }
+    free(a);
+    free(bm);
+    free(c_blas);
+    free(c_ref);
+    free(c_start);
+    return test_failures == failures_before;
+}
+
+static void gemm_matches_reference_on_odd_shapes(void) {
+    static const int shapes[][3] = {
+        {1, 1, 1}, {7, 13, 5}, {33, 1, 17}, {1, 17, 9}, {1, 1, 40}, {5, 3, 1},
+        {16, 16, 16}, {31, 29, 64}, {2, 64, 3}, {64, 10, 33},
+    };
+    static const float alphas[] = {1.0f, -0.5f, 2.5f};
+    static const float betas[] = {0.0f, 1.0f, 0.3f};
+    int cases = 0, passed = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int t = 0; t < 4; t++)
+            for (size_t ai = 0; ai < sizeof alphas / sizeof alphas[0]; ai++)
+                for (size_t bi = 0; bi < sizeof betas / sizeof betas[0]; bi++)
+                    for (int pad = 0; pad <= 3; pad += 3) {
+                        GemmCase c = {.ta = t & 1, .tb = t >> 1, .m = shapes[s][0],
+                                      .n = shapes[s][1], .k = shapes[s][2], .alpha = alphas[ai],
+                                      .beta = betas[bi], .pad = pad};
+                        cases++;
+                        passed += check_gemm_case(&c);
+                    }
+    if (passed != cases) fprintf(stderr, "gemm: %d of %d cases differ\n", cases - passed, cases);
+}
+
+// beta = 0 means "C is output only": NaN (uninitialized memory) in C must not leak into
+// the result, as BLAS specifies and as dense forward relies on.
+static void gemm_beta_zero_ignores_nan_in_c(void) {
+    static const int shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {33, 1, 17}, {1, 9, 4}, {20, 30, 40}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int t = 0; t < 4; t++)
+            for (int pad = 0; pad <= 2; pad += 2) {
+                GemmCase c = {.ta = t & 1, .tb = t >> 1, .m = shapes[s][0], .n = shapes[s][1],
+                              .k = shapes[s][2], .alpha = 1.0f, .beta = 0.0f, .pad = pad,
+                              .nan_c = 1};
+                check_gemm_case(&c);
+            }
+}
+
+// The three ways dense uses GEMM, with batch 1: forward x W^T, dW = dy^T x, dx = dy W.
+static void gemm_dense_patterns_with_batch_one(void) {
+    const int batch = 1, units = 7, inputs = 11;
+    GemmCase forward = {.ta = 0, .tb = 1, .m = batch, .n = units, .k = inputs, .alpha = 1.0f};
+    GemmCase weight_grad = {.ta = 1, .tb = 0, .m = units, .n = inputs, .k = batch, .alpha = 1.0f};
+    GemmCase input_grad = {.ta = 0, .tb = 0, .m = batch, .n = inputs, .k = units, .alpha = 1.0f,
+                           .beta = 1.0f};
+    check_gemm_case(&forward);
+    check_gemm_case(&weight_grad);
+    check_gemm_case(&input_grad);
+}
+
+// The op table's gemm is cpu_gemm.
+static void op_table_gemm_is_cpu_gemm(void) { CHECK(cpu_backend()->gemm == cpu_gemm); }
+
+static void add_bias_rows_adds_to_every_row(void) {
+    const Backend *b = cpu_backend();
+    Status st;
+    status_clear(&st);
+    enum { ROWS = 3, COLS = 5 };
+    float y[ROWS * COLS], start[ROWS * COLS], bias[COLS];
+    for (int i = 0; i < ROWS * COLS; i++) start[i] = y[i] = uniform(-1.0f, 1.0f);
+    for (int c = 0; c < COLS; c++) bias[c] = uniform(-1.0f, 1.0f);
+    CHECK_INT_EQ(b->add_bias_rows(b, y, bias, ROWS, COLS, &st), 0);
+    for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < COLS; c++)
+            CHECK_NEAR(y[r * COLS + c], start[r * COLS + c] + bias[c], 1e-6);
+    // One row, one column.
+    float one = 2.0f, one_bias = -0.5f;
+    CHECK_INT_EQ(b->add_bias_rows(b, &one, &one_bias, 1, 1, &st), 0);
+    CHECK_NEAR(one, 1.5, 0.0);
+}
+
+static void sum_rows_with_beta_zero_and_one(void) {
+    const Backend *b = cpu_backend();
+    Status st;
+    status_clear(&st);
+    enum { ROWS = 4, COLS = 6 };
+    float x[ROWS * COLS], out[COLS];
+    double sums[COLS] = {0};
+    for (int i = 0; i < ROWS * COLS; i++) {
+        x[i] = uniform(-1.0f, 1.0f);
+        sums[i % COLS] += x[i];
+    }
+    // beta 0: out is output only, NaN in it must not survive.
+    for (int c = 0; c < COLS; c++) out[c] = NAN;
+    CHECK_INT_EQ(b->sum_rows(b, out, x, ROWS, COLS, 0.0f, &st), 0);
+    for (int c = 0; c < COLS; c++) CHECK_NEAR(out[c], sums[c], 1e-5);
+    // beta 1: adds to what is there (micro-batch accumulation).
+    float start[COLS];
+    for (int c = 0; c < COLS; c++) start[c] = out[c] = uniform(-1.0f, 1.0f);
+    CHECK_INT_EQ(b->sum_rows(b, out, x, ROWS, COLS, 1.0f, &st), 0);
+    for (int c = 0; c < COLS; c++) CHECK_NEAR(out[c], start[c] + sums[c], 1e-5);
+    // Any other beta scales the old value.
+    for (int c = 0; c < COLS; c++) start[c] = out[c] = uniform(-1.0f, 1.0f);
+    CHECK_INT_EQ(b->sum_rows(b, out, x, ROWS, COLS, 0.5f, &st), 0);
+    for (int c = 0; c < COLS; c++) CHECK_NEAR(out[c], 0.5 * start[c] + sums[c], 1e-5);
+    // A single row is copied.
+    for (int c = 0; c < COLS; c++) out[c] = 7.0f;
+    CHECK_INT_EQ(b->sum_rows(b, out, x, 1, COLS, 0.0f, &st), 0);
+    for (int c = 0; c < COLS; c++) CHECK_NEAR(out[c], x[c], 0.0);
+}
+
+static void accumulate_adds_elementwise(void) {
+    const Backend *b = cpu_backend();
+    Status st;
+    status_clear(&st);
+    enum { N = 19 };
+    float x[N], y[N], start[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = uniform(-1.0f, 1.0f);
+        start[i] = y[i] = uniform(-1.0f, 1.0f);
+    }
+    CHECK_INT_EQ(b->accumulate(b, y, x, N, &st), 0);
+    for (int i = 0; i < N; i++) CHECK_NEAR(y[i], (double)start[i] + x[i], 1e-6);
+    // n = 0 touches nothing.
+    float untouched = 3.0f, other = 1.0f;
+    CHECK_INT_EQ(b->accumulate(b, &untouched, &other, 0, &st), 0);
+    CHECK_NEAR(untouched, 3.0, 0.0);
+}
+
+int main(void) {
+    rng_seed(&rng, 2024);
+    op_table_gemm_is_cpu_gemm();
+    gemm_matches_reference_on_odd_shapes();
+    gemm_beta_zero_ignores_nan_in_c();
+    gemm_dense_patterns_with_batch_one();
+    add_bias_rows_adds_to_every_row();
+    sum_rows_with_beta_zero_and_one();
+    accumulate_adds_elementwise();
+    return test_exit_code("test_gemm");
+}

@@ -1,0 +1,501 @@
+// Every layer's backward against central finite differences of the loss, plus the
+// accumulate flag of the backward ops and the loss values of a hand-computed example.
+//
+// A graph is built from model text, run forward and backward once for the analytic
+// gradients, then each parameter element is nudged by +-eps and the total loss
+// re-evaluated. The loss that backward differentiates is the MEAN over the batch, so the
+// finite difference is taken of graph_read_loss's sum divided by the batch.
+//
+// Tolerance. Everything runs in f32. The loss is ~1 and carries ~1e-7 relative rounding,
+// so with eps = 1e-2 the difference quotient has rounding error ~1e-7 / 1e-2 = 1e-5; the
+// central difference's truncation error is eps^2 * f''' / 6, ~1e-5..1e-4 for these small
+// smooth nets. An element passes when |analytic - numeric| <= 1e-3 + 1e-2 * max(|a|, |n|):
+// the relative part (1%) catches a wrong factor or sign anywhere, the absolute floor keeps
+// gradients that are ~0 (where a relative error means nothing) from failing on noise.
+// A missing 1/batch, a transposed GEMM or a wrong derivative is off by far more.
+#include "check.h"
+#include "core/graph.h"
+#include "core/rng.h"
+#include "kernels/cpu/cpu_ops.h"
+
+#include <stdlib.h>
+
+#define GRAD_EPS 1e-2f
+#define GRAD_ATOL 1e-3
+#define GRAD_RTOL 1e-2
+
+typedef struct Net {
+    ModelFile file;
+    Graph g;
+    Allocator alloc;
+    const Backend *b;
+    int batch;
+    float *x;           // host copy of the batch's inputs
+    int32_t *labels;    // host copy of the batch's labels
+    Rng rng;
+} Net;
+
+static LayerContext net_context(Net *n) {
+    return (LayerContext){.backend = n->b, .alloc = &n->alloc, .batch = n->batch, .training = 1,
+                          .seed = 12345, .labels = (const int32_t *)n->g.labels.data};
+}
+
+static void report_status(const char *what, const Status *st) {
+    char text[2048];
+    status_format(st, text, sizeof text);
+    fprintf(stderr, "%s failed: %s", what, text);
+}
+
+// Builds `text` with parameters from `seed`, activations for `allocated` rows, and a
+// batch of `batch` rows. Returns 0 on success; any failure is counted and reported.
+static int net_open(Net *n, const char *text, int allocated, int batch, uint64_t seed) {
+    memset(n, 0, sizeof *n);
+    Status st;
+    status_clear(&st);
+    n->b = cpu_backend();
+    n->batch = batch;
+    rng_seed(&n->rng, seed * 7919 + 1);
+    int rc = model_file_parse_text("gradcheck.model", text, &n->file, &st);
+    if (!rc) rc = graph_build(&n->file, &n->g, &st);
+    if (rc) {
+        report_status("build", &st);
+        model_file_free(&n->file);
+        test_failures++;
+        return rc;
+    }
+    rc = alloc_init(&n->alloc, n->b, ALLOC_GROW, 0, &st);
+    if (!rc) rc = graph_init_params(&n->g, n->b, &n->alloc, seed, &st);
+    if (!rc) rc = graph_allocate(&n->g, n->b, &n->alloc, allocated, &st);
+    if (rc) {
+        report_status("init", &st);
+        test_failures++;
+    }
+    size_t sample = shape_numel(&n->g.input->out_shape);
+    n->x = calloc((size_t)batch * sample, sizeof *n->x);
+    n->labels = calloc((size_t)batch, sizeof *n->labels);
+    return rc;
+}
+
+static void net_close(Net *n) {
+    graph_free(&n->g);
+    alloc_destroy(&n->alloc);
+    model_file_free(&n->file);
+    free(n->x);
+    free(n->labels);
+}
+
+// New random inputs in [-1, 1) and labels in [0, classes), copied to the device.
+static int net_draw_batch(Net *n) {
+    size_t values = (size_t)n->batch * shape_numel(&n->g.input->out_shape);
+    for (size_t i = 0; i < values; i++) n->x[i] = 2.0f * rng_uniform(&n->rng) - 1.0f;
+    int classes = graph_classes(&n->g);
+    for (int r = 0; r < n->batch; r++)
+        n->labels[r] = (int32_t)rng_below(&n->rng, (uint32_t)classes);
+    Status st;
+    status_clear(&st);
+    if (graph_load_batch(&n->g, n->b, n->x, n->labels, n->batch, &st)) {
+        report_status("load batch", &st);
+        test_failures++;
+        return -1;
+    }
+    return 0;
+}
+
+// Mean loss over the batch after a forward pass, in double.
+static double net_loss(Net *n) {
+    Status st;
+    status_clear(&st);
+    LayerContext ctx = net_context(n);
+    double sum = 0.0, correct = 0.0;
+    if (graph_forward(&n->g, &ctx, &st) ||
+        graph_read_loss(&n->g, n->b, n->batch, &sum, &correct, &st)) {
+        report_status("forward", &st);
+        test_failures++;
+        return NAN;
+    }
+    return sum / n->batch;
+}
+
+static int net_backward(Net *n) {
+    Status st;
+    status_clear(&st);
+    LayerContext ctx = net_context(n);
+    if (graph_forward(&n->g, &ctx, &st) || graph_backward(&n->g, &ctx, &st)) {
+        report_status("forward/backward", &st);
+        test_failures++;
+        return -1;
+    }
+    return 0;
+}
+
+// Smallest |pre-activation| over the inputs of every activation layer: relu and
+// leaky_relu have a kink at 0, and a finite difference that straddles it is meaningless.
+static double min_preactivation_margin(const Net *n) {
+    double margin = INFINITY;
+    for (int i = 0; i < n->g.count; i++) {
+        const Layer *l = n->g.layers[i];
+        if (strcmp(l->kind->name, "act") != 0) continue;
+        const float *z = tensor_f32(&l->inputs[0]->output);
+        size_t count = (size_t)n->batch * shape_numel(&l->out_shape);
+        for (size_t k = 0; k < count; k++)
+            if (fabs(z[k]) < margin) margin = fabs(z[k]);
+    }
+    return margin;
+}
+
+// Compares every element of every parameter's gradient with a central difference.
+// Returns the number of elements compared.
+static long check_param_grads(Net *n, const char *label) {
+    long compared = 0;
+    for (int i = 0; i < n->g.count; i++) {
+        Layer *l = n->g.layers[i];
+        for (int p = 0; p < l->param_count; p++) {
+            Param *param = &l->params[p];
+            size_t count = tensor_numel(&param->value);
+            float *value = tensor_f32(&param->value);
+            // The analytic gradient, taken before any perturbation.
+            float *analytic = malloc(count * sizeof *analytic);
+            memcpy(analytic, tensor_f32(&param->grad), count * sizeof *analytic);
+            int mismatches = 0;
+            double largest = 0.0;
+            for (size_t k = 0; k < count; k++) {
+                float saved = value[k];
+                value[k] = saved + GRAD_EPS;
+                double plus = net_loss(n);
+                value[k] = saved - GRAD_EPS;
+                double minus = net_loss(n);
+                value[k] = saved;
+                // The perturbed value is what f32 actually held, so divide by that step.
+                double step = (double)(saved + GRAD_EPS) - (double)(saved - GRAD_EPS);
+                double numeric = (plus - minus) / step;
+                double a = analytic[k];
+                double tol = GRAD_ATOL + GRAD_RTOL * fmax(fabs(a), fabs(numeric));
+                if (fabs(numeric) > largest) largest = fabs(numeric);
+                compared++;
+                if (!(fabs(a - numeric) <= tol)) {
+                    if (mismatches < 5)
+                        fprintf(stderr, "%s: %s[%zu]: analytic %.7g vs numeric %.7g "
+                                "(diff %.3g, tol %.3g)\n",
+                                label, param->name, k, a, numeric, fabs(a - numeric), tol);
+                    mismatches++;
+                    test_failures++;
+                }
+            }
+            if (mismatches > 5)
+                fprintf(stderr, "%s: %s: %d of %zu elements differ\n", label, param->name,
+                        mismatches, count);
+            // All-zero gradients on both sides would pass vacuously.
+            if (!(largest > 1e-3)) {
+                fprintf(stderr, "%s: %s: every gradient is ~0 (largest %.3g); the case "
+                        "tests nothing\n", label, param->name, largest);
+                test_failures++;
+            }
+            free(analytic);
+        }
+    }
+    return compared;
+}
+
+typedef struct GradCase {
+    const char *label;
+    const char *text;
+    int kinked;      // relu / leaky_relu inside: keep pre-activations away from 0
+    int allocated;   // rows allocated (>= batch: a short last batch)
+} GradCase;
+
+static long elements_compared = 0;
+
+static void run_grad_case(const GradCase *c, uint64_t seed) {
+    Net n;
+    int allocated = c->allocated ? c->allocated : 3;
+    if (net_open(&n, c->text, allocated, 3, seed)) {
+        fprintf(stderr, "%s: could not set up\n", c->label);
+        net_close(&n);
+        return;
+    }
+    int ok = 0;
+    for (int attempt = 0; attempt < 200 && !ok; attempt++) {
+        if (net_draw_batch(&n)) break;
+        if (!c->kinked) {
+            ok = 1;
+            break;
+        }
+        if (isnan(net_loss(&n))) break;
+        // A perturbation moves a pre-activation by at most eps * max|input| = eps here
+        // (inputs lie in [-1, 1) and only the layer before the activation feeds it).
+        ok = min_preactivation_margin(&n) > 2.0 * GRAD_EPS;
+    }
+    if (!ok) {
+        fprintf(stderr, "%s: could not draw a batch away from the kink\n", c->label);
+        test_failures++;
+        net_close(&n);
+        return;
+    }
+    if (net_backward(&n)) {
+        net_close(&n);
+        return;
+    }
+    long compared = check_param_grads(&n, c->label);
+    elements_compared += compared;
+    if (compared == 0) {
+        fprintf(stderr, "%s: the model has no parameters to check\n", c->label);
+        test_failures++;
+    }
+    net_close(&n);
+}
+
+// Model text pieces: a 5-feature input, a 3-class head, the two losses.
+#define IN5 "input shape=5\n"
+#define HEAD3 "dense units=3\n"
+#define XENT "loss softmax_cross_entropy\n"
+#define MSE "loss mse\n"
+
+static const GradCase grad_cases[] = {
+    {"dense_mse", IN5 "dense units=4\n" MSE, 0, 0},
+    {"dense_no_bias_mse", IN5 "dense units=4 bias=false\n" MSE, 0, 0},
+    {"dense_xent", IN5 "dense units=4\n" XENT, 0, 0},
+    // Two dense layers: the first one's gradient flows through the second's input gradient.
+    {"dense_dense_xent", IN5 "dense units=6\n" HEAD3 XENT, 0, 0},
+    {"dense_no_bias_dense_mse",
+     IN5 "dense units=6 bias=false\ndense units=3 bias=false\n" MSE, 0, 0},
+    // Each activation as its own layer between two dense layers.
+    {"relu_layer", IN5 "dense units=6\nrelu\n" HEAD3 XENT, 1, 0},
+    {"leaky_relu_layer", IN5 "dense units=6\nleaky_relu slope=0.1\n" HEAD3 XENT, 1, 0},
+    {"sigmoid_layer", IN5 "dense units=6\nsigmoid\n" HEAD3 XENT, 0, 0},
+    {"tanh_layer", IN5 "dense units=6\ntanh\n" HEAD3 MSE, 0, 0},
+    {"gelu_layer", IN5 "dense units=6\ngelu\n" HEAD3 XENT, 0, 0},
+    {"act_statement_gelu", IN5 "dense units=6\nact gelu\n" HEAD3 MSE, 0, 0},
+    // The same through `act=` on the dense layer.
+    {"act_key_relu", IN5 "dense units=6 act=relu\n" HEAD3 XENT, 1, 0},
+    {"act_key_leaky_relu", IN5 "dense units=6 act=leaky_relu\n" HEAD3 MSE, 1, 0},
+    {"act_key_sigmoid", IN5 "dense units=6 act=sigmoid\n" HEAD3 MSE, 0, 0},
+    {"act_key_tanh", IN5 "dense units=6 act=tanh\n" HEAD3 XENT, 0, 0},
+    {"act_key_gelu", IN5 "dense units=6 act=gelu\n" HEAD3 MSE, 0, 0},
+    // Two smooth activations deep: input gradients pass through two dense layers.
+    {"tanh_sigmoid_deep",
+     "input shape=4\ndense units=5 act=tanh\ndense units=5 act=sigmoid\n" HEAD3 XENT, 0, 0},
+    // The mask depends only on ctx.seed, fixed across the perturbed forwards.
+    {"dropout_training", IN5 "dense units=8\ndropout rate=0.3\n" HEAD3 XENT, 0, 0},
+    {"dropout_after_tanh", IN5 "dense units=8 act=tanh\ndropout rate=0.5\n" HEAD3 MSE, 0, 0},
+    // flatten of an image input, then the usual head.
+    {"flatten_dense", "input shape=1x2x3\nflatten\ndense units=4\n" HEAD3 XENT, 0, 0},
+    // Activations allocated for 5 rows, a short batch of 3: the loss scale is 1/3.
+    {"short_batch", IN5 "dense units=6 act=tanh\n" HEAD3 XENT, 0, 5},
+};
+
+static void all_layers_match_finite_differences(void) {
+    size_t cases = sizeof grad_cases / sizeof grad_cases[0];
+    for (size_t i = 0; i < cases; i++) run_grad_case(&grad_cases[i], 100 + i);
+    fprintf(stderr, "finite differences: %zu models, %ld parameter elements compared\n", cases,
+            elements_compared);
+}
+
+// Backward twice on the same batch gives the same parameter gradients: nothing is
+// accumulated across steps unless the context asks for it.
+static void backward_overwrites_param_grads(void) {
+    Net n;
+    if (net_open(&n, "input shape=5\ndense units=6 act=tanh\ndense units=3\nloss mse\n", 3, 3, 7) ||
+        net_draw_batch(&n) || net_backward(&n)) {
+        net_close(&n);
+        return;
+    }
+    Param *w = &n.g.layers[1]->params[0];
+    size_t count = tensor_numel(&w->grad);
+    float *first = malloc(count * sizeof *first);
+    memcpy(first, tensor_f32(&w->grad), count * sizeof *first);
+    net_backward(&n);
+    for (size_t k = 0; k < count; k++) CHECK_NEAR(tensor_f32(&w->grad)[k], first[k], 0.0);
+    // With accumulate_param_grads the second backward adds the same gradient again.
+    Status st;
+    status_clear(&st);
+    LayerContext ctx = net_context(&n);
+    ctx.accumulate_param_grads = 1;
+    CHECK_INT_EQ(graph_forward(&n.g, &ctx, &st), 0);
+    CHECK_INT_EQ(graph_backward(&n.g, &ctx, &st), 0);
+    for (size_t k = 0; k < count; k++)
+        CHECK_NEAR(tensor_f32(&w->grad)[k], 2.0 * first[k], 1e-6 + 1e-6 * fabs(first[k]));
+    free(first);
+    net_close(&n);
+}
+
+// ---- the accumulate flag of the backward ops -------------------------------------------
+
+enum { ACC_N = 37, ACC_ROWS = 3, ACC_CLASSES = 4 };
+
+static void fill_uniform(Rng *rng, float *x, size_t n, float lo, float hi) {
+    for (size_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * rng_uniform(rng);
+}
+
+// dx_acc started as `previous`; it must now be previous + fresh.
+static void check_accumulated(const char *what, const float *previous, const float *fresh,
+                              const float *dx_acc, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        double want = (double)previous[i] + fresh[i];
+        if (!(fabs(dx_acc[i] - want) <= 1e-6 * (1.0 + fabs(want)))) {
+            fprintf(stderr, "%s: accumulate: dx[%zu] = %.9g, want previous %.9g + new %.9g "
+                    "= %.9g\n", what, i, dx_acc[i], previous[i], fresh[i], want);
+            test_failures++;
+        }
+    }
+    // And the fresh gradient must not be ~0 everywhere, or the check is vacuous.
+    double largest = 0.0;
+    for (size_t i = 0; i < n; i++) largest = fmax(largest, fabs(fresh[i]));
+    if (!(largest > 1e-3)) {
+        fprintf(stderr, "%s: the new gradient is ~0 everywhere\n", what);
+        test_failures++;
+    }
+}
+
+static void backward_ops_accumulate_into_dx(void) {
+    const Backend *b = cpu_backend();
+    Status st;
+    status_clear(&st);
+    Rng rng;
+    rng_seed(&rng, 99);
+    float x[ACC_N], y[ACC_N], dy[ACC_N], previous[ACC_N], fresh[ACC_N], dx[ACC_N], mask[ACC_N];
+    fill_uniform(&rng, x, ACC_N, -2.0f, 2.0f);
+    fill_uniform(&rng, dy, ACC_N, -1.0f, 1.0f);
+    fill_uniform(&rng, previous, ACC_N, -1.0f, 1.0f);
+    static const char *const names[] = {"relu", "leaky_relu", "sigmoid", "tanh", "gelu"};
+    for (int kind = 0; kind < ACTIVATION_COUNT; kind++) {
+        CHECK_INT_EQ(cpu_activation_forward(b, (ActivationKind)kind, 0.1f, x, y, ACC_N, &st), 0);
+        CHECK_INT_EQ(cpu_activation_backward(b, (ActivationKind)kind, 0.1f, x, y, dy, fresh, ACC_N,
+                                             0, &st), 0);
+        memcpy(dx, previous, sizeof dx);
+        CHECK_INT_EQ(b->activation_backward(b, (ActivationKind)kind, 0.1f, x, y, dy, dx, ACC_N, 1,
+                                            &st), 0);
+        check_accumulated(names[kind], previous, fresh, dx, ACC_N);
+    }
+
+    CHECK_INT_EQ(cpu_dropout_forward(b, x, y, mask, ACC_N, 0.4f, 77, &st), 0);
+    CHECK_INT_EQ(cpu_dropout_backward(b, dy, mask, fresh, ACC_N, 0, &st), 0);
+    memcpy(dx, previous, sizeof dx);
+    CHECK_INT_EQ(cpu_dropout_backward(b, dy, mask, dx, ACC_N, 1, &st), 0);
+    check_accumulated("dropout", previous, fresh, dx, ACC_N);
+
+    enum { N = ACC_ROWS * ACC_CLASSES };
+    float logits[N], probs[N], row_loss[ACC_ROWS], row_correct[ACC_ROWS];
+    float prev_l[N], fresh_l[N], dl[N];
+    int32_t labels[ACC_ROWS] = {2, 0, 3};
+    fill_uniform(&rng, logits, N, -2.0f, 2.0f);
+    fill_uniform(&rng, prev_l, N, -1.0f, 1.0f);
+    CHECK_INT_EQ(cpu_softmax_cross_entropy_forward(b, logits, labels, ACC_ROWS, ACC_CLASSES, probs,
+                                                   row_loss, row_correct, &st), 0);
+    CHECK_INT_EQ(cpu_softmax_cross_entropy_backward(b, probs, labels, ACC_ROWS, ACC_CLASSES,
+                                                    1.0f / 3, fresh_l, 0, &st), 0);
+    memcpy(dl, prev_l, sizeof dl);
+    CHECK_INT_EQ(cpu_softmax_cross_entropy_backward(b, probs, labels, ACC_ROWS, ACC_CLASSES,
+                                                    1.0f / 3, dl, 1, &st), 0);
+    check_accumulated("softmax_cross_entropy", prev_l, fresh_l, dl, N);
+
+    CHECK_INT_EQ(cpu_mse_backward(b, logits, labels, ACC_ROWS, ACC_CLASSES, 1.0f / 3, fresh_l, 0,
+                                  &st), 0);
+    memcpy(dl, prev_l, sizeof dl);
+    CHECK_INT_EQ(cpu_mse_backward(b, logits, labels, ACC_ROWS, ACC_CLASSES, 1.0f / 3, dl, 1,
+                                  &st), 0);
+    check_accumulated("mse", prev_l, fresh_l, dl, N);
+
+    // The fan-out sum used by flatten's accumulate path.
+    memcpy(dx, previous, sizeof dx);
+    CHECK_INT_EQ(cpu_accumulate(b, dx, dy, ACC_N, &st), 0);
+    check_accumulated("accumulate", previous, dy, dx, ACC_N);
+}
+
+// ---- loss values against hand computation ------------------------------------------------
+
+// Two rows, three classes, with logits chosen so the softmax is exact fractions:
+//   row 0: logits (0, ln 2, ln 5), label 2 -> probs (1/8, 2/8, 5/8), loss -ln(5/8) = ln 1.6,
+//          argmax 2 = label: correct.
+//   row 1: logits (ln 3, 0, 0), label 1 -> probs (3/5, 1/5, 1/5), loss -ln(1/5) = ln 5,
+//          argmax 0 != label: wrong.
+// Gradient (probs - onehot) / batch with batch 2:
+//   row 0: (1/16, 2/16, -3/16); row 1: (3/10, -4/10, 1/10).
+static void softmax_cross_entropy_matches_hand_computation(void) {
+    const Backend *b = cpu_backend();
+    Status st;
+    status_clear(&st);
+    float logits[6] = {0.0f, logf(2.0f), logf(5.0f), logf(3.0f), 0.0f, 0.0f};
+    int32_t labels[2] = {2, 1};
+    float probs[6], row_loss[2], row_correct[2], grad[6];
+    CHECK_INT_EQ(b->softmax_cross_entropy_forward(b, logits, labels, 2, 3, probs, row_loss,
+                                                  row_correct, &st), 0);
+    const double want_probs[6] = {1.0 / 8, 2.0 / 8, 5.0 / 8, 3.0 / 5, 1.0 / 5, 1.0 / 5};
+    for (int i = 0; i < 6; i++) CHECK_NEAR(probs[i], want_probs[i], 1e-6);
+    CHECK_NEAR(row_loss[0], log(1.6), 1e-6);
+    CHECK_NEAR(row_loss[1], log(5.0), 1e-6);
+    CHECK_NEAR(row_correct[0], 1.0, 0.0);
+    CHECK_NEAR(row_correct[1], 0.0, 0.0);
+    CHECK_INT_EQ(b->softmax_cross_entropy_backward(b, probs, labels, 2, 3, 0.5f, grad, 0, &st), 0);
+    const double want_grad[6] = {1.0 / 16, 2.0 / 16, -3.0 / 16, 0.3, -0.4, 0.1};
+    for (int i = 0; i < 6; i++) CHECK_NEAR(grad[i], want_grad[i], 1e-6);
+
+    // Through a graph whose loss reads the input directly: graph_read_loss is the sum.
+    ModelFile f;
+    Graph g;
+    Allocator a;
+    CHECK_INT_EQ(model_file_parse_text("hand.model", "input shape=3\nloss softmax_cross_entropy\n",
+                                       &f, &st), 0);
+    CHECK_INT_EQ(graph_build(&f, &g, &st), 0);
+    CHECK_INT_EQ(alloc_init(&a, b, ALLOC_GROW, 0, &st), 0);
+    CHECK_INT_EQ(graph_allocate(&g, b, &a, 2, &st), 0);
+    CHECK_INT_EQ(graph_load_batch(&g, b, logits, labels, 2, &st), 0);
+    LayerContext ctx = {.backend = b, .alloc = &a, .batch = 2, .training = 1,
+                        .labels = (const int32_t *)g.labels.data};
+    double sum = 0.0, correct = 0.0;
+    CHECK_INT_EQ(graph_forward(&g, &ctx, &st), 0);
+    CHECK_INT_EQ(graph_read_loss(&g, b, 2, &sum, &correct, &st), 0);
+    CHECK_NEAR(sum, log(1.6) + log(5.0), 1e-6);
+    CHECK_NEAR(correct, 1.0, 0.0);
+    graph_free(&g);
+    alloc_destroy(&a);
+    model_file_free(&f);
+}
+
+// Predictions against one-hot targets, row_loss = sum over classes of (y - t)^2:
+//   row 0: y (0.2, 0.7, 0.1), label 1 -> 0.2^2 + 0.3^2 + 0.1^2 = 0.14, argmax 1: correct.
+//   row 1: y (0.5, -0.5, 1.0), label 0 -> 0.5^2 + 0.5^2 + 1.0^2 = 1.5, argmax 2: wrong.
+// Gradient 2 (y - t) / batch with batch 2: row 0 (0.2, -0.3, 0.1); row 1 (-0.5, -0.5, 1.0).
+static void mse_matches_hand_computation(void) {
+    const Backend *b = cpu_backend();
+    Status st;
+    status_clear(&st);
+    float y[6] = {0.2f, 0.7f, 0.1f, 0.5f, -0.5f, 1.0f};
+    int32_t labels[2] = {1, 0};
+    float row_loss[2], row_correct[2], grad[6];
+    CHECK_INT_EQ(b->mse_forward(b, y, labels, 2, 3, row_loss, row_correct, &st), 0);
+    CHECK_NEAR(row_loss[0], 0.14, 1e-6);
+    CHECK_NEAR(row_loss[1], 1.5, 1e-6);
+    CHECK_NEAR(row_correct[0], 1.0, 0.0);
+    CHECK_NEAR(row_correct[1], 0.0, 0.0);
+    CHECK_INT_EQ(b->mse_backward(b, y, labels, 2, 3, 0.5f, grad, 0, &st), 0);
+    const double want_grad[6] = {0.2, -0.3, 0.1, -0.5, -0.5, 1.0};
+    for (int i = 0; i < 6; i++) CHECK_NEAR(grad[i], want_grad[i], 1e-6);
+
+    ModelFile f;
+    Graph g;
+    Allocator a;
+    CHECK_INT_EQ(model_file_parse_text("hand.model", "input shape=3\nloss mse\n", &f, &st), 0);
+    CHECK_INT_EQ(graph_build(&f, &g, &st), 0);
+    CHECK_INT_EQ(alloc_init(&a, b, ALLOC_GROW, 0, &st), 0);
+    CHECK_INT_EQ(graph_allocate(&g, b, &a, 2, &st), 0);
+    CHECK_INT_EQ(graph_load_batch(&g, b, y, labels, 2, &st), 0);
+    LayerContext ctx = {.backend = b, .alloc = &a, .batch = 2, .training = 1,
+                        .labels = (const int32_t *)g.labels.data};
+    double sum = 0.0, correct = 0.0;
+    CHECK_INT_EQ(graph_forward(&g, &ctx, &st), 0);
+    CHECK_INT_EQ(graph_read_loss(&g, b, 2, &sum, &correct, &st), 0);
+    CHECK_NEAR(sum, 1.64, 1e-6);
+    CHECK_NEAR(correct, 1.0, 0.0);
+    graph_free(&g);
+    alloc_destroy(&a);
+    model_file_free(&f);
+}
+
+int main(void) {
+    all_layers_match_finite_differences();
+    backward_overwrites_param_grads();
+    backward_ops_accumulate_into_dx();
+    softmax_cross_entropy_matches_hand_computation();
+    mse_matches_hand_computation();
+    return test_exit_code("test_gradcheck");
+}
