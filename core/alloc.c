@@ -233,15 +233,21 @@ int alloc_parse_limit(const char *text, size_t device_total, size_t *out, Status
     const char *suffix = end;
     if (*suffix == '\0') {
         if (value < 1.0) {
-            if (device_total == 0)
-                return status_fail(st, STATUS_BAD_INPUT,
-                                   "memory limit '%s' is a fraction, but the device's memory size "
-                                   "is unknown", text);
+            if (device_total == 0) {
+                status_fail(st, STATUS_BAD_INPUT,
+                            "memory limit '%s' is a fraction, but the device's memory size is "
+                            "unknown", text);
+                status_hint(st, "give a size instead, e.g. 512M or 2G");
+                return STATUS_BAD_INPUT;
+            }
             *out = (size_t)(value * (double)device_total);
             return 0;
         }
-        if (value != floor(value))
-            return status_fail(st, STATUS_BAD_INPUT, "memory limit '%s': bytes must be whole", text);
+        if (value != floor(value)) {
+            status_fail(st, STATUS_BAD_INPUT, "memory limit '%s': bytes must be whole", text);
+            status_hint(st, "add a unit (did you mean %sG?) or give a fraction below 1", text);
+            return STATUS_BAD_INPUT;
+        }
     } else {
         char unit = (char)toupper((unsigned char)suffix[0]);
         const char *rest = suffix + 1;
@@ -262,8 +268,11 @@ int alloc_parse_limit(const char *text, size_t device_total, size_t *out, Status
         }
     }
     double bytes = value * multiplier;
-    if (bytes < 1.0 || bytes > (double)SIZE_MAX / 2)
-        return status_fail(st, STATUS_BAD_INPUT, "memory limit '%s' is out of range", text);
+    if (bytes < 1.0 || bytes > (double)SIZE_MAX / 2) {
+        status_fail(st, STATUS_BAD_INPUT, "memory limit '%s' is out of range", text);
+        status_hint(st, "give a size between 1 byte and the device's memory, e.g. 2G");
+        return STATUS_BAD_INPUT;
+    }
     *out = (size_t)bytes;
     return 0;
 }

@@ -75,11 +75,11 @@ int device_open(const DeviceOptions *options, Device *d, char *notice, size_t no
         Status probe;
         status_clear(&probe);
         if (cuda_list_devices(devices, MAX_LISTED_DEVICES, &count, &probe) || count == 0)
-            snprintf(notice, notice_size, "no usable GPU (%s); training on the CPU",
+            snprintf(notice, notice_size, "using the CPU; no usable GPU: %s",
                      probe.message[0] ? probe.message : "no device visible");
         else
             snprintf(notice, notice_size, "found %s, but the CUDA training backend is not in "
-                     "this version yet; training on the CPU", devices[0].name);
+                     "this version yet; using the CPU", devices[0].name);
         return open_cpu(options, d, st);
     }
     int ordinal = cuda_ordinal(spec);

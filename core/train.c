@@ -81,6 +81,8 @@ static int train_epoch(Graph *g, Device *d, Batcher *batcher, HostBatch *hb, int
                 report->interrupted = 1;
                 status_fail(st, STATUS_RUNTIME_ERROR, "interrupted at epoch %d, step %d of %d",
                             epoch, step, steps);
+                status_hint(st, "with --save FILE the weights so far are kept; `trainer eval` "
+                                "reads them");
                 return STATUS_RUNTIME_ERROR;
             }
         }
@@ -102,10 +104,11 @@ int train_model(Graph *g, Device *d, const Dataset *train, const Dataset *test,
     HostBatch hb = {0};
     TRY(batcher_init(&batcher, train, batch, 1, (uint64_t)g->train.seed, st));
     int rc = host_batch_init(&hb, g, batch, st);
-    long global_step = 0;
+    long global_step = g->optimizer_steps;
     for (int epoch = 1; !rc && epoch <= g->train.epochs; epoch++) {
         EpochReport report = {.epoch = epoch, .epochs = g->train.epochs};
         rc = train_epoch(g, d, &batcher, &hb, epoch, &global_step, hooks, &report, st);
+        g->optimizer_steps = global_step;
         if (interrupted) *interrupted = report.interrupted;
         if (!rc && test) {
             report.has_test = 1;

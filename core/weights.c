@@ -57,6 +57,7 @@ int weights_save(const Graph *g, const Backend *b, const char *path, Status *st)
     if (rename(tmp, path)) {
         status_fail_at(st, STATUS_RUNTIME_ERROR, path, 0, 0, "cannot replace weights file: %s",
                        strerror(errno));
+        status_hint(st, "the new weights are in %s; check permissions on the folder", tmp);
         return STATUS_RUNTIME_ERROR;
     }
     return 0;
@@ -83,18 +84,22 @@ static int read_param(FILE *f, Param *p, const Backend *b, const char *path, Sta
         status_hint(st, "the weights were saved from a different model file");
         return STATUS_BAD_INPUT;
     }
-    if (read_u32(f, &rank) || rank != (uint32_t)p->shape.rank)
-        return bad_weights(path, st, "parameter rank differs from the model's");
+    if (read_u32(f, &rank) || rank > SHAPE_MAX_RANK)
+        return bad_weights(path, st, "bad parameter rank");
+    Shape stored = {.rank = (int)rank};
     for (uint32_t d = 0; d < rank; d++) {
         uint32_t dim;
-        if (read_u32(f, &dim) || dim != (uint32_t)p->shape.dims[d]) {
-            char shape[64];
-            status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
-                           "parameter '%s' has another shape in the weights file than the model's %s",
-                           p->name, shape_format(&p->shape, shape, sizeof shape));
-            status_hint(st, "the weights were saved from a different model file");
-            return STATUS_BAD_INPUT;
-        }
+        if (read_u32(f, &dim) || dim > (1u << 24)) return bad_weights(path, st, "truncated shape");
+        stored.dims[d] = (int)dim;
+    }
+    if (!shape_equal(&stored, &p->shape)) {
+        char in_file[64], in_model[64];
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
+                       "parameter '%s' is %s in the weights file but %s in the model", p->name,
+                       shape_format(&stored, in_file, sizeof in_file),
+                       shape_format(&p->shape, in_model, sizeof in_model));
+        status_hint(st, "the weights were saved from a different model file");
+        return STATUS_BAD_INPUT;
     }
     size_t n = shape_numel(&p->shape);
     float *host = malloc(n * sizeof *host);
@@ -122,7 +127,8 @@ int weights_load(Graph *g, const Backend *b, const char *path, Status *st) {
         rc = bad_weights(path, st, "unsupported version");
     else if (read_u32(f, &count) || count != expected) {
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
-                       "weights file holds %u parameters, the model has %u", count, expected);
+                       "weights file holds %u parameter tensors, the model has %u", count,
+                       expected);
         status_hint(st, "the weights were saved from a different model file");
         rc = STATUS_BAD_INPUT;
     }

@@ -585,6 +585,11 @@ int model_attr_int(const char *path, const ModelStatement *s, const char *key, l
 // The shortest "%.Ng" that reads back as the same double, so that a bound of 0.1 prints
 // as "0.1" and not "0.10000000000000001", and 0.9999999 is not rounded to "1".
 static void format_double(char *buf, size_t size, double x) {
+    // Whole numbers print as such ("100", not "1e+02"); others in their shortest exact form.
+    if (x == floor(x) && fabs(x) < 1e15) {
+        snprintf(buf, size, "%.0f", x);
+        return;
+    }
     for (int precision = 1; precision <= 17; precision++) {
         snprintf(buf, size, "%.*g", precision, x);
         if (strtod(buf, NULL) == x) return;

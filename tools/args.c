@@ -38,6 +38,7 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
             out->help = 1;
             continue;
         }
+        if (arg[0] == '-' && arg[1] != '-' && arg[1] != '\0') return unknown_option(cmd, arg, st);
         if (strncmp(arg, "--", 2) != 0 || strcmp(arg, "--") == 0 || arg[2] == '\0') {
             if (out->positional_count == CLI_MAX_POSITIONALS) {
                 status_fail(st, STATUS_BAD_INPUT, "more than %d arguments", CLI_MAX_POSITIONALS);
@@ -60,6 +61,12 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
             out->values[index] = "1";
         } else if (eq) {
             out->values[index] = eq + 1;
+        } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) == 0) {
+            // `--epochs --device cpu`: the value was forgotten, not "--device".
+            status_fail(st, STATUS_BAD_INPUT, "option %s needs a value (%s), found option %s",
+                        spec->name, spec->value_name, argv[i + 1]);
+            status_hint(st, "write %s %s", spec->name, spec->value_name);
+            return STATUS_BAD_INPUT;
         } else if (i + 1 < argc) {
             out->values[index] = argv[++i];
         } else {

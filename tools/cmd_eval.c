@@ -24,11 +24,6 @@ const Command eval_command = {
 static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g, Device *d,
                      Dataset *test, Status *st) {
     const char *weights = args_get(cmd, args, "--weights");
-    if (!weights) {
-        status_fail(st, STATUS_BAD_INPUT, "trainer eval needs --weights FILE");
-        status_hint(st, "train with `trainer train %s --save FILE` first", g->path);
-        return STATUS_BAD_INPUT;
-    }
     long batch = g->train.batch;
     TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &batch, NULL, st));
     TRY(graph_check_dataset(g, test, "the test set", st));
@@ -49,8 +44,13 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     Device device;
     Dataset test = {0};
     if (load_model(cmd, args, &file, &g, &st)) return report_failure(&st);
-    int device_open = 0;
-    int rc = open_device_from_args(cmd, args, &device, &st);
+    int device_open = 0, rc = 0;
+    if (!args_get(cmd, args, "--weights")) {
+        // Checked before the device and the data, so the mistake costs no waiting.
+        rc = status_fail(&st, STATUS_BAD_INPUT, "trainer eval needs --weights FILE");
+        status_hint(&st, "train with `trainer train %s --save FILE` first", g.path);
+    }
+    if (!rc) rc = open_device_from_args(cmd, args, &device, &st);
     if (!rc) device_open = 1;
     if (!rc) rc = load_dataset_from_args(cmd, args, "test", "--test-limit", &test, &st);
     if (!rc) rc = eval_with(cmd, args, &g, &device, &test, &st);

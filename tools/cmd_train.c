@@ -29,9 +29,9 @@ const Command train_command = {
     .run = run_train,
 };
 
-// Ctrl-C asks the loop to stop after the current step, so the weights of the last
-// finished epoch are kept and --save still writes the current ones; a second Ctrl-C
-// kills the process as usual.
+// Ctrl-C asks the loop to stop after the current step; with --save the weights as they
+// are at that step are written, so no training is lost. A second Ctrl-C kills the
+// process as usual.
 static volatile sig_atomic_t interrupt_requested = 0;
 
 static void on_interrupt(int signal_number) {
@@ -99,9 +99,9 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Graph *g, Devi
            format_count(graph_parameter_count(g), count, sizeof count), g->count);
     printf("data %s: %d train, %d test samples; device %s\n", train->source, train->count,
            test->count, d->name);
-    printf("optimizer %s; batch %d, %d epochs, seed %ld\n",
+    printf("optimizer %s; batch %d, %d epoch%s, seed %ld\n",
            optimizer_describe(&g->optimizer, optimizer, sizeof optimizer), g->train.batch,
-           g->train.epochs, g->train.seed);
+           g->train.epochs, g->train.epochs == 1 ? "" : "s", g->train.seed);
     fflush(stdout);
 
     TrainSession session = {.save_path = args_get(cmd, args, "--save")};

@@ -15,8 +15,8 @@ extern "C" int cuda_list_devices(CudaDeviceInfo *devices, int max, int *count, S
     int driver = 0;
     cudaDriverGetVersion(&driver);
     if (driver == 0) {
-        status_fail(st, STATUS_NO_DEVICE, "no NVIDIA driver is loaded (cudaDriverGetVersion "
-                                          "reports 0)");
+        status_fail(st, STATUS_NO_DEVICE,
+                    "no NVIDIA driver is loaded: cudaDriverGetVersion reports version 0");
         status_hint(st, "on a machine with an NVIDIA GPU install the driver; check with "
                         "nvidia-smi. Use --device cpu to train on the CPU");
         return STATUS_NO_DEVICE;

@@ -590,7 +590,7 @@ static void float_reader(void) {
     rc = model_attr_float("t.model", s, "word", 0, 0, 1, &value, &st);
     expect_reader_error(&st, rc, 1, 48, "word=fast is not a number", "written like 0.5 or 1e-3");
     rc = model_attr_float("t.model", s, "nan", 0, -1e9, 1e9, &value, &st);
-    expect_reader_error(&st, rc, 1, 57, "nan=nan is not a finite number", "in [-1e+09, 1e+09]");
+    expect_reader_error(&st, rc, 1, 57, "nan=nan is not a finite number", "in [-1000000000, 1000000000]");
     rc = model_attr_float("t.model", s, "inf", 0, -INFINITY, INFINITY, &value, &st);
     expect_reader_error(&st, rc, 1, 65, "inf=-Inf is not a finite number", "takes a finite number");
     rc = model_attr_float("t.model", s, "exp", 0, 0, 10, &value, &st);

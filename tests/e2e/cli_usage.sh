@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The command line itself: usage, help, version, and how bad usage is refused (exit 2,
+# with a did-you-mean for near misses), before any model or data is touched.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+
+run "$TRAINER"
+expect_rc 2 "no arguments is a usage error"
+expect_in err "usage: trainer COMMAND" "no arguments prints the usage on stderr"
+
+for help in --help -h help; do
+    run "$TRAINER" "$help"
+    expect_rc 0 "trainer $help succeeds"
+    for command in train eval check; do
+        expect_match out "^  $command " "trainer $help lists '$command'"
+    done
+done
+
+train_options="--data --epochs --batch --lr --seed --save --train-limit --test-limit --device
+    --memory-limit --memory-mode --threads --help"
+eval_options="--weights --data --batch --test-limit --device --memory-limit --memory-mode
+    --threads --help"
+check_options="--batch --help"
+for command in train eval check; do
+    options_var="${command}_options"
+    for help in --help -h; do
+        run "$TRAINER" "$command" "$help"
+        expect_rc 0 "trainer $command $help succeeds"
+        expect_in out "usage: trainer $command" "trainer $command $help shows its usage"
+    done
+    missing=""
+    for option in ${!options_var}; do
+        grep -qE -- "^  (-h, )?$option( |$)" <<<"$out" || missing+=" $option"
+    done
+    if [ -z "$missing" ]; then pass "trainer $command --help lists all its options"
+    else fail "trainer $command --help lists all its options" "missing:$missing"; fi
+    # Help wins over everything else on the line, even a missing model file.
+    run "$TRAINER" "$command" no-such.model --help
+    expect_rc 0 "trainer $command no-such.model --help still shows help"
+done
+
+version=$(sed -n 's/^project(trainer VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+run "$TRAINER" --version
+expect_rc 0 "trainer --version succeeds"
+expect_match out "^trainer ${version//./\\.}$" "trainer --version prints 'trainer $version'"
+
+run "$TRAINER" trian
+expect_error 2 "unknown command 'trian'; did you mean 'train'?" "a misspelt command gets a suggestion"
+run "$TRAINER" frobnicate
+expect_error 2 "unknown command 'frobnicate'" "an unknown command is refused"
+
+run "$TRAINER" train models/mlp.model --epoch 3
+expect_error 2 "unknown option '--epoch' for train; did you mean '--epochs'?" \
+    "a misspelt option gets a suggestion"
+run "$TRAINER" eval models/mlp.model --wieghts w.bin
+expect_error 2 "did you mean '--weights'?" "a misspelt eval option gets a suggestion"
+run "$TRAINER" check models/mlp.model --epochs 3
+expect_error 2 "unknown option '--epochs' for check" "an option of another command is refused"
+
+run "$TRAINER" train models/mlp.model --epochs
+expect_error 2 "option --epochs needs a value" "an option missing its value is refused"
+run "$TRAINER" train models/mlp.model --epochs abc
+expect_error 2 "--epochs abc" "--epochs abc is refused, quoting the value"
+run "$TRAINER" train models/mlp.model --epochs=abc
+expect_error 2 "--epochs abc" "--epochs=abc is refused too"
+run "$TRAINER" train models/mlp.model --epochs 0
+expect_error 2 "--epochs 0" "--epochs 0 is refused"
+run "$TRAINER" check models/mlp.model --batch -5
+expect_error 2 "--batch -5" "check --batch -5 is refused"
+
+run "$TRAINER" check
+expect_error 2 "takes one model file" "check without a model file is a usage error"
+run "$TRAINER" check models/mlp.model models/mlp.model
+expect_error 2 "takes one model file" "check with two model files is a usage error"
+run "$TRAINER" check no-such.model
+expect_error 2 "no-such.model" "check of a missing file names it"
+
+finish

@@ -1,0 +1,115 @@
+# Shared by the end-to-end scripts in this folder; sourced, never run on its own (ctest
+# only runs e2e/*.sh). Each script drives the `trainer` binary the way a person would and
+# checks exit codes and messages, so the CLI contract (exit 0 ok, 1 runtime failure,
+# 2 bad usage/model/data, 3 no usable device; errors as `trainer: error: ...` with a
+# `  hint:` line) is pinned from the outside.
+#
+# Environment (set by tests/CMakeLists.txt): TRAINER, the binary; TRAINER_SOURCE_DIR,
+# the repository root. Exit: 0 pass, 1 fail, 77 skipped (the reason is printed).
+set -u
+
+if [ -z "${TRAINER:-}" ] || [ ! -x "$TRAINER" ]; then
+    echo "FAIL: TRAINER must name the trainer binary (got '${TRAINER:-}')"
+    exit 1
+fi
+if [ -z "${TRAINER_SOURCE_DIR:-}" ] || [ ! -f "$TRAINER_SOURCE_DIR/models/mlp.model" ]; then
+    echo "FAIL: TRAINER_SOURCE_DIR must name the repository root (got '${TRAINER_SOURCE_DIR:-}')"
+    exit 1
+fi
+# Model paths in commands and messages read as a user would type them: models/mlp.model.
+cd "$TRAINER_SOURCE_DIR" || exit 1
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-e2e.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+
+failures=0
+FASHION_DIR=${TRAINER_FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
+
+# Exits 77 when the script needs the installed Fashion-MNIST and it is absent.
+require_fashion_mnist() {
+    local f
+    for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte \
+        t10k-labels-idx1-ubyte; do
+        if [ ! -e "$FASHION_DIR/$f" ] && [ ! -e "$FASHION_DIR/$f.gz" ]; then
+            echo "SKIP: Fashion-MNIST is not installed ($FASHION_DIR/$f[.gz] is missing);" \
+                "apt-get install dataset-fashion-mnist"
+            exit 77
+        fi
+    done
+}
+
+# run CMD...: runs it with stdin closed, leaving its exit code in $rc, stdout in $out,
+# stderr in $err, and the command line in $ran (for failure reports).
+run() {
+    ran="$*"
+    "$@" </dev/null >"$work/.stdout" 2>"$work/.stderr"
+    rc=$?
+    out=$(cat "$work/.stdout")
+    err=$(cat "$work/.stderr")
+}
+
+show_last_run() {
+    echo "    command: $ran"
+    echo "    exit code: $rc"
+    echo "    stdout:"
+    sed 's/^/      | /' <<<"$out"
+    echo "    stderr:"
+    sed 's/^/      | /' <<<"$err"
+}
+
+pass() { echo "ok   - $1"; }
+
+fail() {
+    echo "FAIL - $1"
+    [ -n "${2:-}" ] && echo "    $2"
+    show_last_run
+    failures=$((failures + 1))
+}
+
+# expect_rc WANT WHAT: the last run exited WANT.
+expect_rc() {
+    if [ "$rc" -eq "$1" ]; then pass "$2 (exit $rc)"; else fail "$2" "exit code $rc, expected $1"; fi
+}
+
+# expect_in STREAM TEXT WHAT: STREAM (out, err or all) of the last run contains TEXT
+# (a fixed string, not a pattern).
+expect_in() {
+    local text
+    case "$1" in
+    out) text=$out ;;
+    err) text=$err ;;
+    *) text="$out"$'\n'"$err" ;;
+    esac
+    if grep -qF -- "$2" <<<"$text"; then pass "$3"; else fail "$3" "$1 lacks: $2"; fi
+}
+
+# expect_match STREAM REGEX WHAT: as expect_in, with an extended regular expression.
+expect_match() {
+    local text
+    case "$1" in
+    out) text=$out ;;
+    err) text=$err ;;
+    *) text="$out"$'\n'"$err" ;;
+    esac
+    if grep -qE -- "$2" <<<"$text"; then pass "$3"; else fail "$3" "$1 does not match: $2"; fi
+}
+
+# expect_error WANT_RC TEXT WHAT: the last run failed with WANT_RC and printed, on
+# stderr, an error in the project's format that contains TEXT, followed by a hint.
+expect_error() {
+    local problems=""
+    [ "$rc" -eq "$1" ] || problems+="exit code $rc, expected $1; "
+    grep -q '^trainer: error: ' <<<"$err" || problems+="no 'trainer: error:' line on stderr; "
+    grep -qF -- "$2" <<<"$err" || problems+="stderr lacks: $2; "
+    grep -q '^  hint: .' <<<"$err" || problems+="no '  hint:' line; "
+    if [ -z "$problems" ]; then pass "$3 (exit $rc)"; else fail "$3" "${problems%; }"; fi
+}
+
+finish() {
+    if [ "$failures" -gt 0 ]; then
+        echo "$failures check(s) failed"
+        exit 1
+    fi
+    echo "all checks passed"
+    exit 0
+}
