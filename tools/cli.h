@@ -66,6 +66,8 @@ const char *format_count(long value, char *buf, size_t size);
 int run_train(const Command *cmd, const ParsedArgs *args);
 int run_eval(const Command *cmd, const ParsedArgs *args);
 int run_check(const Command *cmd, const ParsedArgs *args);
+int run_predict(const Command *cmd, const ParsedArgs *args);
+extern const Command predict_command;
 extern const Command train_command, eval_command, check_command;
 
 // Progress bar on a terminal (tools/progress.c).

@@ -1,12 +1,17 @@
 // trainer: the command line. Subcommands parse their options and call core/; only here
 // do statuses become text on stderr and exit codes.
+#define _POSIX_C_SOURCE 200809L  // setenv, execv
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "kernels/backend.h"
 #include "kernels/cuda/cuda_device.h"
 #include "tools/cli.h"
 
-static const Command *const commands[] = {&train_command, &eval_command, &check_command};
+static const Command *const commands[] = {&train_command, &eval_command, &check_command,
+                                          &predict_command};
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 
 static void print_usage(FILE *out) {
@@ -23,6 +28,8 @@ static void print_version(void) {
     CudaVersions v;
     cuda_versions(&v);
     printf("trainer %s\n", TRAINER_VERSION);
+    printf("BLAS: OpenBLAS, kernels %s%s\n", cpu_blas_core_name(),
+           getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE)" : "");
     if (!v.built_with_cuda) {
         printf("CUDA: not built in\n");
         return;
@@ -36,7 +43,19 @@ static void print_version(void) {
            v.nccl_version / 100 % 100, v.nccl_version % 100);
 }
 
+// OpenBLAS picks its kernels once, when it loads, from OPENBLAS_CORETYPE or its CPU
+// table; on a CPU newer than its table it takes the slowest set. The only way to change
+// that is to set the variable and start again, which costs a millisecond.
+static void restart_with_better_blas(char **argv) {
+    if (getenv("OPENBLAS_CORETYPE")) return;
+    const char *core = cpu_blas_better_core();
+    if (!core) return;
+    setenv("OPENBLAS_CORETYPE", core, 1);
+    execv("/proc/self/exe", argv);  // returns only on failure: then run as we are
+}
+
 int main(int argc, char **argv) {
+    restart_with_better_blas(argv);
     if (argc < 2) {
         print_usage(stderr);
         return 2;
@@ -71,6 +90,6 @@ int main(int argc, char **argv) {
     const char *near = model_suggest(name, names);
     if (near) status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'; did you mean '%s'?", name, near);
     else status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'", name);
-    status_hint(&st, "commands: train, eval, check; see `trainer --help`");
+    status_hint(&st, "commands: train, eval, check, predict; see `trainer --help`");
     return report_failure(&st);
 }

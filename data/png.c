@@ -1,0 +1,226 @@
+// PNG images through libpng, for `trainer predict` and image-folder datasets.
+//
+// libpng reports errors by calling an error function and then longjmp-ing back to the
+// setjmp in png_jmpbuf. We keep that dance in one small function, decode(), whose only
+// state lives in a PngJob owned by its caller: no local of the function that calls
+// setjmp is modified between setjmp and a longjmp, so none needs to be volatile, and the
+// caller frees whatever the job holds (rows, libpng structs, the FILE) on either path.
+//
+// The file is user input. Before libpng sees it we check it exists, is a file and starts
+// with the 8-byte PNG signature (so a JPEG gets "not a PNG", not a libpng message), and
+// we compare the header's size with the model's before any pixel is decoded, so a
+// forged header cannot make us allocate more than the model's own sample.
+#define _POSIX_C_SOURCE 200809L
+
+#include "data/image.h"
+
+#include <errno.h>
+#include <png.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct PngJob {
+    const char *path;
+    FILE *file;
+    png_structp png;
+    png_infop info;
+    char error[256];           // libpng's message for the failure that longjmp-ed
+    png_uint_32 width, height; // from the header
+    int want_width, want_height;  // <= 0: read the header only
+    int size_matches;
+    int samples;               // samples per pixel after the transforms: 1 to 4
+    unsigned char *pixels;     // height rows of width * samples bytes
+    png_bytep *rows;
+} PngJob;
+
+static void on_png_error(png_structp png, png_const_charp message) {
+    PngJob *job = png_get_error_ptr(png);
+    snprintf(job->error, sizeof job->error, "%s",
+             message && message[0] ? message : "unknown error");
+    png_longjmp(png, 1);
+}
+
+// Library code never prints; warnings (a bad ancillary chunk, an odd ICC profile) do not
+// stop the image from being read, so they are dropped.
+static void on_png_warning(png_structp png, png_const_charp message) {}
+
+// Our own reader, so that a cut-short file says so instead of libpng's "Read Error".
+static void read_bytes(png_structp png, png_bytep data, size_t length) {
+    PngJob *job = png_get_io_ptr(png);
+    if (fread(data, 1, length, job->file) == length) return;
+    png_error(png, ferror(job->file) ? "read error" : "unexpected end of file");
+}
+
+static const char *other_format(const unsigned char *sig, size_t n) {
+    if (n >= 3 && sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF)
+        return "; it looks like a JPEG";
+    if (n >= 4 && memcmp(sig, "GIF8", 4) == 0) return "; it looks like a GIF";
+    if (n >= 2 && memcmp(sig, "BM", 2) == 0) return "; it looks like a BMP";
+    return "";
+}
+
+// Opens the file, checks the signature and creates libpng's structs.
+static int open_png(PngJob *job, Status *st) {
+    struct stat sb;
+    if (stat(job->path, &sb) != 0) {
+        int err = errno;
+        status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0, "cannot open: %s", strerror(err));
+        status_hint(st, err == ENOENT ? "check the path" : "check the file's permissions");
+        return STATUS_BAD_INPUT;
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0,
+                       "cannot read: is a directory, expected a PNG image");
+        status_hint(st, "pass the image files themselves, e.g. DIR/*.png");
+        return STATUS_BAD_INPUT;
+    }
+    job->file = fopen(job->path, "rb");
+    if (!job->file) {
+        status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0, "cannot open: %s", strerror(errno));
+        status_hint(st, "check the file's permissions");
+        return STATUS_BAD_INPUT;
+    }
+    unsigned char sig[8];
+    size_t n = fread(sig, 1, sizeof sig, job->file);
+    if (n < sizeof sig || png_sig_cmp(sig, 0, sizeof sig) != 0) {
+        if (n < sizeof sig)
+            status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0,
+                           "not a PNG file: only %zu bytes long, shorter than the PNG signature",
+                           n);
+        else
+            status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0,
+                           "not a PNG file: it does not start with the PNG signature%s",
+                           other_format(sig, n));
+        status_hint(st, "convert the image to PNG first, e.g. `convert IMAGE out.png` "
+                        "(ImageMagick)");
+        return STATUS_BAD_INPUT;
+    }
+    job->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, job, on_png_error, on_png_warning);
+    if (job->png) job->info = png_create_info_struct(job->png);
+    if (!job->png || !job->info)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory creating libpng's state");
+    png_set_read_fn(job->png, job, read_bytes);
+    png_set_sig_bytes(job->png, (int)sizeof sig);
+    return 0;
+}
+
+// Reads the header and, when the size is the wanted one, every row as 8-bit samples.
+// Returns 0 (check job->size_matches), -1 after a libpng error (message in job->error)
+// or -2 out of memory. The only setjmp in this file; see the top of the file.
+static int decode(PngJob *job) {
+    if (setjmp(png_jmpbuf(job->png))) return -1;
+    png_read_info(job->png, job->info);
+    job->width = png_get_image_width(job->png, job->info);
+    job->height = png_get_image_height(job->png, job->info);
+    if (job->want_width <= 0 || job->width != (png_uint_32)job->want_width ||
+        job->height != (png_uint_32)job->want_height)
+        return 0;
+    job->size_matches = 1;
+    // Palette -> RGB, gray below 8 bits -> 8 bits, tRNS -> an alpha channel; 16 bits ->
+    // 8 by scaling (v * 255 / 65535, rounded), not by dropping the low byte.
+    png_set_expand(job->png);
+    png_set_scale_16(job->png);
+    png_set_interlace_handling(job->png);
+    png_read_update_info(job->png, job->info);
+    job->samples = png_get_channels(job->png, job->info);
+    size_t row_bytes = png_get_rowbytes(job->png, job->info);
+    if (png_get_bit_depth(job->png, job->info) != 8 || job->samples < 1 || job->samples > 4 ||
+        row_bytes != (size_t)job->width * (size_t)job->samples)
+        png_error(job->png, "unexpected pixel layout after conversion to 8 bits");
+    job->pixels = malloc(row_bytes * job->height);
+    job->rows = malloc(job->height * sizeof *job->rows);
+    if (!job->pixels || !job->rows) return -2;
+    for (png_uint_32 y = 0; y < job->height; y++) job->rows[y] = job->pixels + y * row_bytes;
+    png_read_image(job->png, job->rows);
+    // Read to IEND too, so damage after the pixels (a bad CRC, a cut) is not let through.
+    png_read_end(job->png, NULL);
+    return 0;
+}
+
+static void close_png(PngJob *job) {
+    if (job->png) png_destroy_read_struct(&job->png, job->info ? &job->info : NULL, NULL);
+    if (job->file) fclose(job->file);
+    free(job->rows);
+    free(job->pixels);
+}
+
+static int decode_failed(const PngJob *job, int rc, Status *st) {
+    if (rc == -2)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory decoding %s", job->path);
+    status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0, "cannot decode PNG: %s (libpng)",
+                   job->error);
+    status_hint(st, "the file is damaged or cut short; export or download it again");
+    return STATUS_BAD_INPUT;
+}
+
+// 8-bit samples (gray, gray+alpha, RGB or RGBA) to `channels` planes of floats in [0, 1].
+static void to_chw(const PngJob *job, int channels, float *out) {
+    size_t plane = (size_t)job->width * job->height;
+    int color = job->samples >= 3;
+    int alpha = job->samples == 2 || job->samples == 4;
+    for (size_t i = 0; i < plane; i++) {
+        const unsigned char *px = job->pixels + i * (size_t)job->samples;
+        // Composited over black: a fully opaque pixel keeps its exact value v / 255.
+        float a = alpha ? px[job->samples - 1] / 255.0f : 1.0f;
+        if (channels == 1) {
+            // Integer weights (exact in float): a gray pixel stored as RGB keeps v / 255.
+            float v = color ? (299 * px[0] + 587 * px[1] + 114 * px[2]) / 255000.0f
+                            : px[0] / 255.0f;
+            out[i] = v * a;
+        } else {
+            for (int c = 0; c < 3; c++) out[c * plane + i] = (px[color ? c : 0] / 255.0f) * a;
+        }
+    }
+}
+
+int png_read_sample(const char *path, int channels, int height, int width, float *out,
+                    Status *st) {
+    if (channels != 1 && channels != 3) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
+                       "a PNG image gives 1 (gray) or 3 (RGB) channels, but the model takes %d",
+                       channels);
+        status_hint(st, "use a model whose input is 1xHxW or 3xHxW");
+        return STATUS_BAD_INPUT;
+    }
+    PngJob job = {.path = path, .want_width = width, .want_height = height};
+    int rc = open_png(&job, st);
+    if (!rc) {
+        int decoded = decode(&job);
+        if (decoded) {
+            rc = decode_failed(&job, decoded, st);
+        } else if (!job.size_matches) {
+            status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
+                           "image is %lux%lu pixels (WxH), but the model takes %dx%d",
+                           (unsigned long)job.width, (unsigned long)job.height, width, height);
+            status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! "
+                            "out.png`", width, height, width, height);
+            rc = STATUS_BAD_INPUT;
+        } else {
+            to_chw(&job, channels, out);
+        }
+    }
+    close_png(&job);
+    return rc;
+}
+
+int png_read_size(const char *path, int *width, int *height, Status *st) {
+    PngJob job = {.path = path};
+    int rc = open_png(&job, st);
+    if (!rc) {
+        int decoded = decode(&job);
+        if (decoded) rc = decode_failed(&job, decoded, st);
+        else if (job.width > 0x7fffffff || job.height > 0x7fffffff) {
+            // libpng's own limit (1,000,000) stops this first; kept so the casts are safe.
+            status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "image is too large");
+            status_hint(st, "resize the image");
+            rc = STATUS_BAD_INPUT;
+        } else {
+            *width = (int)job.width;
+            *height = (int)job.height;
+        }
+    }
+    close_png(&job);
+    return rc;
+}

@@ -1,0 +1,375 @@
+// `trainer predict MODEL --weights FILE IMAGE.png...`: the most likely classes of images.
+//
+// Every image is decoded before the model runs, and a bad one (missing, not a PNG,
+// damaged, wrong size) is reported by name; when any image is bad, each bad one gets its
+// error on stderr, nothing is printed on stdout and the exit code is 2. So stdout holds
+// either every prediction or none, and a script never reads a partial list.
+//
+// The model sees an image as its input shape says: CxHxW takes a C-channel (1 or 3)
+// image of W x H pixels; a vector input N takes a gray image of any W x H with W*H == N
+// (mlp.model's shape=784 takes 28x28 PNGs), colour converted to luminance.
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/weights.h"
+#include "data/image.h"
+#include "tools/cli.h"
+
+static const OptionSpec predict_options[] = {
+    {"--weights", "FILE", "weights written by `trainer train --save` (required)"},
+    {"--top", "K", "print the K most likely classes of each image (default 3)"},
+    {"--classes", "NAMES", "fashion-mnist (default for 10 classes) or FILE, one name per line"},
+    DEVICE_OPTION_SPECS,
+    {NULL, NULL, NULL},
+};
+
+const Command predict_command = {
+    .name = "predict",
+    .usage = "MODEL --weights FILE IMAGE.png... [options]",
+    .summary = "classify PNG images with trained weights: top classes and probabilities",
+    .options = predict_options,
+    .run = run_predict,
+};
+
+static const char *const fashion_mnist_names[] = {
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+    "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot",
+};
+enum { FASHION_MNIST_CLASSES = 10, CLASS_FILE_MAX = 1 << 20 };
+
+// Names of the classes in score order; names == NULL prints the class index instead.
+typedef struct ClassNames {
+    const char **names;
+    char *text;  // the names file's contents, which names point into
+} ClassNames;
+
+static void class_names_free(ClassNames *cn) {
+    free(cn->names);
+    free(cn->text);
+}
+
+static int read_text_file(const char *path, char **out, Status *st) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot open class names: %s",
+                       strerror(errno));
+        status_hint(st, "--classes takes fashion-mnist or a file with one class name per line");
+        return STATUS_BAD_INPUT;
+    }
+    char *text = malloc(CLASS_FILE_MAX + 1);
+    size_t n = text ? fread(text, 1, CLASS_FILE_MAX + 1, f) : 0;
+    int failed = !text || ferror(f);
+    fclose(f);
+    if (failed || n > CLASS_FILE_MAX) {
+        free(text);
+        if (!text) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
+                       failed ? "cannot read class names" : "class names file is over 1 MB");
+        status_hint(st, "--classes takes a file with one class name per line");
+        return STATUS_BAD_INPUT;
+    }
+    text[n] = '\0';
+    *out = text;
+    return 0;
+}
+
+// One name per line, line 1 naming class 0. Trailing blanks and a final empty line are
+// ignored; an empty line inside the list would shift every later name, so it is an error.
+static int parse_class_file(const char *path, int classes, ClassNames *cn, Status *st) {
+    TRY(read_text_file(path, &cn->text, st));
+    cn->names = calloc((size_t)classes, sizeof *cn->names);
+    if (!cn->names) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    int count = 0, line = 0, empty_line = 0;
+    char *p = cn->text;
+    while (*p) {
+        char *end = strchr(p, '\n');
+        char *next = end ? end + 1 : p + strlen(p);
+        if (end) *end = '\0';
+        line++;
+        size_t len = strlen(p);
+        while (len && (p[len - 1] == '\r' || p[len - 1] == ' ' || p[len - 1] == '\t'))
+            p[--len] = '\0';
+        if (len == 0) {
+            if (!empty_line) empty_line = line;
+        } else {
+            if (empty_line) {
+                status_fail_at(st, STATUS_BAD_INPUT, path, empty_line, 0, "empty class name");
+                status_hint(st, "write one name per line, in class order, with no blank lines");
+                return STATUS_BAD_INPUT;
+            }
+            if (count < classes) cn->names[count] = p;
+            count++;
+        }
+        p = next;
+    }
+    if (count != classes) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
+                       "has %d class names, but the model gives %d class scores", count, classes);
+        status_hint(st, "write one name per line, in class order (line 1 names class 0)");
+        return STATUS_BAD_INPUT;
+    }
+    return 0;
+}
+
+static int load_class_names(const Command *cmd, const ParsedArgs *args, int classes,
+                            ClassNames *cn, Status *st) {
+    const char *spec = args_get(cmd, args, "--classes");
+    if (spec && strcmp(spec, "fashion-mnist") != 0) return parse_class_file(spec, classes, cn, st);
+    if (classes != FASHION_MNIST_CLASSES) {
+        if (!spec) return 0;  // no names to give: print class indices
+        status_fail(st, STATUS_BAD_INPUT,
+                    "--classes fashion-mnist names %d classes, but the model gives %d class scores",
+                    FASHION_MNIST_CLASSES, classes);
+        status_hint(st, "pass --classes FILE with one name per line, or leave it out to print "
+                        "class indices");
+        return STATUS_BAD_INPUT;
+    }
+    cn->names = malloc(FASHION_MNIST_CLASSES * sizeof *cn->names);
+    if (!cn->names) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    for (int i = 0; i < FASHION_MNIST_CLASSES; i++) cn->names[i] = fashion_mnist_names[i];
+    return 0;
+}
+
+// How images become the model's input: channels x height x width, or a gray image of
+// any size whose pixel count equals a vector input's length (flat_values > 0).
+typedef struct ImageInput {
+    int channels, height, width;
+    int flat_values;
+} ImageInput;
+
+static int image_input_of(const Graph *g, ImageInput *in, Status *st) {
+    const Layer *input = g->input;
+    const Shape *s = &input->out_shape;
+    char shape[64];
+    memset(in, 0, sizeof *in);
+    if (s->rank == 3 && (s->dims[0] == 1 || s->dims[0] == 3)) {
+        in->channels = s->dims[0];
+        in->height = s->dims[1];
+        in->width = s->dims[2];
+        return 0;
+    }
+    if (s->rank == 1) {
+        in->channels = 1;
+        in->flat_values = s->dims[0];
+        return 0;
+    }
+    status_fail_at(st, STATUS_BAD_INPUT, g->path, input->line, input->column,
+                   "predict reads PNG images, but the model's input shape=%s is not an image",
+                   shape_format(s, shape, sizeof shape));
+    status_hint(st, "predict needs input shape=1xHxW (gray), 3xHxW (RGB) or N (a gray image of "
+                    "N pixels)");
+    return STATUS_BAD_INPUT;
+}
+
+static int read_image(const char *path, const ImageInput *in, float *out, Status *st) {
+    if (!in->flat_values)
+        return png_read_sample(path, in->channels, in->height, in->width, out, st);
+    int width = 0, height = 0;
+    TRY(png_read_size(path, &width, &height, st));
+    if ((long)width * height != in->flat_values) {
+        int side = (int)lround(sqrt((double)in->flat_values));
+        if ((long)side * side == in->flat_values) {
+            status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
+                           "image is %dx%d pixels (WxH), but the model takes %dx%d (input "
+                           "shape=%d)", width, height, side, side, in->flat_values);
+            status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! "
+                            "out.png`", side, side, side, side);
+        } else {
+            status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
+                           "image is %dx%d pixels (WxH), %ld in all, but the model takes %d "
+                           "(input shape=%d)", width, height, (long)width * height,
+                           in->flat_values, in->flat_values);
+            status_hint(st, "resize the image to W x H pixels with W*H = %d", in->flat_values);
+        }
+        return STATUS_BAD_INPUT;
+    }
+    return png_read_sample(path, 1, height, width, out, st);
+}
+
+// Decodes every image; reports each bad one. Returns the exit code of the first failure.
+static int read_images(const ParsedArgs *args, const ImageInput *in, size_t sample,
+                       float *images) {
+    int exit_code = 0;
+    for (int i = 1; i < args->positional_count; i++) {
+        Status st;
+        status_clear(&st);
+        if (read_image(args->positionals[i], in, images + (size_t)(i - 1) * sample, &st)) {
+            int code = report_failure(&st);
+            if (!exit_code) exit_code = code;
+        }
+    }
+    return exit_code;
+}
+
+// Softmax of one row of scores, in double: large logits neither overflow nor lose the
+// small probabilities the top-k list shows.
+static int softmax_row(const float *scores, int classes, double *probs) {
+    double max = scores[0];
+    for (int c = 0; c < classes; c++) {
+        if (!isfinite(scores[c])) return -1;
+        if (scores[c] > max) max = scores[c];
+    }
+    double sum = 0.0;
+    for (int c = 0; c < classes; c++) sum += probs[c] = exp((double)scores[c] - max);
+    for (int c = 0; c < classes; c++) probs[c] /= sum;
+    return 0;
+}
+
+// The k most likely classes first; equal probabilities keep class order.
+static void top_classes(const double *probs, int classes, int k, int *order) {
+    for (int c = 0; c < classes; c++) order[c] = c;
+    for (int r = 0; r < k; r++) {
+        int best = r;
+        for (int c = r + 1; c < classes; c++)
+            if (probs[order[c]] > probs[order[best]]) best = c;
+        int t = order[r];
+        order[r] = order[best];
+        order[best] = t;
+    }
+}
+
+static void print_prediction(const char *image, const double *probs, const int *order, int k,
+                             const ClassNames *cn, int name_width) {
+    printf("%s\n", image);
+    for (int r = 0; r < k; r++) {
+        int c = order[r];
+        char index[16];
+        snprintf(index, sizeof index, "%d", c);
+        const char *name = cn->names ? cn->names[c] : index;
+        // Never print 0.0000 for a probability that is not zero.
+        if (probs[c] >= 0.00005 || probs[c] == 0.0)
+            printf("  %-*s  %.4f\n", name_width, name, probs[c]);
+        else
+            printf("  %-*s  %.1e\n", name_width, name, probs[c]);
+    }
+}
+
+typedef struct PredictRun {
+    const ParsedArgs *args;  // positionals[1..] are the images
+    Graph *g;
+    Device device;
+    int device_open;
+    const char *weights;
+    int top;                 // at most the class count
+    ImageInput input;
+    ClassNames names;
+    float *images;           // one sample per image, host f32
+    size_t sample;           // floats per sample
+} PredictRun;
+
+// Runs the images through the model in batches of at most the model's train batch=, and
+// prints each image's top classes.
+static int predict_all(PredictRun *run, Status *st) {
+    Graph *g = run->g;
+    const Backend *b = run->device.backend;
+    int count = run->args->positional_count - 1;
+    int classes = graph_classes(g);
+    int batch = count < g->train.batch ? count : g->train.batch;
+    if (batch < 1) batch = 1;
+    TRY(graph_allocate(g, b, &run->device.alloc, batch, st));
+    int name_width = 0;
+    for (int c = 0; c < classes; c++) {
+        int len = run->names.names ? (int)strlen(run->names.names[c]) : snprintf(NULL, 0, "%d", c);
+        if (len > name_width) name_width = len < 40 ? len : 40;
+    }
+    float *scores = malloc((size_t)batch * classes * sizeof *scores);
+    double *probs = malloc((size_t)classes * sizeof *probs);
+    int *order = malloc((size_t)classes * sizeof *order);
+    int32_t *labels = calloc((size_t)batch, sizeof *labels);  // the loss needs some; class 0
+    int rc = (!scores || !probs || !order || !labels)
+                 ? status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory")
+                 : 0;
+    const Tensor *logits = &g->loss->inputs[0]->output;
+    for (int first = 0; !rc && first < count; first += batch) {
+        int n = count - first < batch ? count - first : batch;
+        LayerContext ctx = {.backend = b, .alloc = &run->device.alloc, .batch = n,
+                            .training = 0, .labels = (const int32_t *)g->labels.data};
+        rc = graph_load_batch(g, b, run->images + (size_t)first * run->sample, labels, n, st);
+        if (!rc) rc = graph_forward(g, &ctx, st);
+        if (!rc)
+            rc = b->copy_to_host(b, scores, logits->data, (size_t)n * classes * sizeof *scores, st);
+        for (int i = 0; !rc && i < n; i++) {
+            const char *image = run->args->positionals[1 + first + i];
+            if (softmax_row(scores + (size_t)i * classes, classes, probs)) {
+                status_fail_at(st, STATUS_RUNTIME_ERROR, image, 0, 0,
+                               "the model gives non-finite class scores (NaN or infinity)");
+                status_hint(st, "the weights are broken, e.g. saved from a training run that "
+                                "diverged; retrain with a lower --lr");
+                rc = STATUS_RUNTIME_ERROR;
+                break;
+            }
+            top_classes(probs, classes, run->top, order);
+            print_prediction(image, probs, order, run->top, &run->names, name_width);
+        }
+    }
+    free(scores);
+    free(probs);
+    free(order);
+    free(labels);
+    return rc;
+}
+
+// Everything that needs neither the device nor the images: options, the model's input
+// geometry, class names.
+static int prepare(const Command *cmd, PredictRun *run, Status *st) {
+    run->weights = args_get(cmd, run->args, "--weights");
+    if (!run->weights) {
+        status_fail(st, STATUS_BAD_INPUT, "trainer predict needs --weights FILE");
+        status_hint(st, "train with `trainer train %s --save FILE` first", run->g->path);
+        return STATUS_BAD_INPUT;
+    }
+    int classes = graph_classes(run->g);
+    long top = 3;
+    TRY(args_int(cmd, run->args, "--top", 1, 1000000, &top, NULL, st));
+    run->top = top > classes ? classes : (int)top;
+    TRY(image_input_of(run->g, &run->input, st));
+    TRY(load_class_names(cmd, run->args, classes, &run->names, st));
+    run->sample = shape_numel(&run->g->input->out_shape);
+    size_t count = (size_t)(run->args->positional_count - 1);
+    run->images = malloc(count * run->sample * sizeof *run->images);
+    if (!run->images) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    return 0;
+}
+
+static int run_model(const Command *cmd, PredictRun *run, Status *st) {
+    TRY(open_device_from_args(cmd, run->args, &run->device, st));
+    run->device_open = 1;
+    TRY(graph_init_params(run->g, run->device.backend, &run->device.alloc, 0, st));
+    TRY(weights_load(run->g, run->device.backend, run->weights, st));
+    return predict_all(run, st);
+}
+
+int run_predict(const Command *cmd, const ParsedArgs *args) {
+    Status st;
+    status_clear(&st);
+    if (args->positional_count < 2) {
+        status_fail(&st, STATUS_BAD_INPUT,
+                    "trainer predict takes a model file and one or more PNG images, got %d "
+                    "argument%s", args->positional_count, args->positional_count == 1 ? "" : "s");
+        status_hint(&st, "usage: trainer predict %s", cmd->usage);
+        return report_failure(&st);
+    }
+    ModelFile file;
+    Graph g;
+    if (model_file_read(args->positionals[0], &file, &st)) return report_failure(&st);
+    if (graph_build(&file, &g, &st)) {
+        model_file_free(&file);
+        return report_failure(&st);
+    }
+    PredictRun run = {.args = args, .g = &g};
+    int exit_code = prepare(cmd, &run, &st) ? report_failure(&st) : 0;
+    // Bad images are reported one by one as they are read; then the model does not run.
+    if (!exit_code) exit_code = read_images(args, &run.input, run.sample, run.images);
+    if (!exit_code && run_model(cmd, &run, &st)) exit_code = report_failure(&st);
+    free(run.images);
+    class_names_free(&run.names);
+    graph_free(&g);
+    if (run.device_open) device_close(&run.device);
+    model_file_free(&file);
+    return exit_code;
+}
