@@ -1,25 +1,38 @@
 #!/usr/bin/env bash
-# bench/compare_cpu.sh [EPOCHS] [BATCH...]: training throughput on the CPU, trainer vs
-# PyTorch (Debian's python3-torch, OpenBLAS), same model, data, batch, optimizer and
-# thread count. Each side's figure is its best epoch's samples/s (training only).
-# Needs: scripts/setup.sh --bench, and a build in build/.
+# bench/compare_cpu.sh [-e EPOCHS] [-n TRAIN_SAMPLES] [-m "mlp lenet cnn-bn"] [BATCH...]
+# Training throughput on the CPU, trainer vs PyTorch (Debian's python3-torch with
+# OpenBLAS): same model, data, batch, optimizer and thread count. Each side's figure is
+# its best epoch's samples/s over the training steps (evaluation excluded).
+# Needs: scripts/setup.sh --bench, and a build in build/ (made if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-epochs=${1:-3}
-shift || true
+epochs=2 limit=0 models="mlp lenet cnn-bn"
+while getopts "e:n:m:" opt; do
+  case $opt in e) epochs=$OPTARG ;; n) limit=$OPTARG ;; m) models=$OPTARG ;; *) exit 2 ;; esac
+done
+shift $((OPTIND - 1))
 batches=("${@:-128}")
 threads=${THREADS:-$(nproc)}
 python=/usr/bin/python3
 [ -x build/trainer ] || bash scripts/build.sh build
+# Both sides get the same OpenBLAS kernels: trainer picks AVX-512/AVX2 ones where the
+# library would fall back to generic code, and PyTorch uses the same libopenblas.
+core=$(./build/trainer --version | sed -n 's/^BLAS: OpenBLAS, kernels \([A-Za-z0-9]*\).*/\1/p')
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$core}
+limit_args=()
+[ "$limit" -gt 0 ] && limit_args=(--train-limit "$limit")
 
-printf "%-6s %6s %8s %16s %16s %8s\n" model batch threads "trainer samp/s" "pytorch samp/s" ratio
-for batch in "${batches[@]}"; do
-  ours=$(./build/trainer train models/mlp.model --device cpu --threads "$threads" \
-           --epochs "$epochs" --batch "$batch" 2>/dev/null |
-         awk '/^epoch/ { for (i = 1; i <= NF; i++) if ($i == "samples/s") v = $(i-1);
-                         if (v > best) best = v } END { print best }')
-  theirs=$(OMP_NUM_THREADS=$threads $python bench/torch_train.py --model mlp --batch "$batch" \
-             --epochs "$epochs" --threads "$threads" | sed -n 's/.*samples\/s=\([0-9]*\).*/\1/p')
-  ratio=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }')
-  printf "%-6s %6s %8s %16s %16s %8s\n" mlp "$batch" "$threads" "$ours" "$theirs" "$ratio"
+printf "%-8s %6s %8s %16s %16s %8s\n" model batch threads "trainer samp/s" "pytorch samp/s" ratio
+for model in $models; do
+  for batch in "${batches[@]}"; do
+    ours=$(./build/trainer train "models/$model.model" --device cpu --threads "$threads" \
+             --epochs "$epochs" --batch "$batch" --test-limit 1000 "${limit_args[@]}" 2>/dev/null |
+           awk '/^epoch/ { for (i = 1; i <= NF; i++) if ($i == "samples/s") v = $(i-1);
+                           if (v > best) best = v } END { print best + 0 }')
+    theirs=$(OMP_NUM_THREADS=$threads $python bench/torch_train.py --model "$model" \
+               --batch "$batch" --epochs "$epochs" --threads "$threads" "${limit_args[@]}" |
+             sed -n 's/.*samples\/s=\([0-9]*\).*/\1/p')
+    ratio=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }')
+    printf "%-8s %6s %8s %16s %16s %8s\n" "$model" "$batch" "$threads" "$ours" "$theirs" "$ratio"
+  done
 done

@@ -34,9 +34,22 @@ def load(folder, split):
 
 
 def build(model):
+    """The bundled model files, layer for layer (models/*.model)."""
     if model == "mlp":
         return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128),
                              nn.ReLU(), nn.Linear(128, 10))
+    if model == "lenet":
+        return nn.Sequential(nn.Conv2d(1, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Conv2d(32, 64, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Flatten(), nn.Linear(64 * 7 * 7, 256), nn.ReLU(), nn.Dropout(0.5),
+                             nn.Linear(256, 10))
+    if model == "cnn-bn":
+        return nn.Sequential(nn.Conv2d(1, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32),
+                             nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Conv2d(32, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64),
+                             nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                             nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.5),
+                             nn.Linear(128, 10))
     raise SystemExit(f"unknown model {model}")
 
 
@@ -45,6 +58,7 @@ def main():
     parser.add_argument("--model", default="mlp")
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--train-limit", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     args = parser.parse_args()
@@ -53,7 +67,12 @@ def main():
     torch.manual_seed(1)
     train_x, train_y = load(args.data, "train")
     test_x, test_y = load(args.data, "test")
+    if args.train_limit:
+        train_x, train_y = train_x[:args.train_limit], train_y[:args.train_limit]
     model = build(args.model)
+    if args.model != "mlp":  # convolutional models take 1x28x28 images
+        train_x = train_x.reshape(-1, 1, 28, 28)
+        test_x = test_x.reshape(-1, 1, 28, 28)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
     generator = np.random.default_rng(1)
@@ -76,7 +95,8 @@ def main():
         best = max(best, len(order) / elapsed)
     model.eval()
     with torch.no_grad():
-        logits = model(torch.from_numpy(test_x.astype(np.float32) / 255.0))
+        logits = torch.cat([model(torch.from_numpy(test_x[i:i + 1000].astype(np.float32) / 255.0))
+                            for i in range(0, len(test_x), 1000)])
         accuracy = (logits.argmax(1).numpy() == test_y).mean()
     print(f"pytorch {args.model} batch={args.batch} samples/s={best:.0f} test_acc={accuracy:.4f}")
 

@@ -119,7 +119,7 @@ static int set_layer_name(Builder *b, Layer *l, const ModelStatement *s, const c
                        "duplicate layer name '%s' (first used on line %d)", name->value,
                        other->line);
     }
-    snprintf(l->name, sizeof l->name, "%s", name->value);
+    snprintf(l->name, sizeof l->name, "%.*s", LAYER_NAME_MAX - 1, name->value);
     return 0;
 }
 
@@ -146,6 +146,11 @@ static int wire_inputs(Builder *b, Layer *l, const ModelStatement *s) {
                            "%s takes no from=: it is where data enters", l->kind->name);
         return 0;
     }
+    int variadic = l->kind->input_count == LAYER_INPUTS_VARIADIC;
+    if (!from && variadic)
+        return fail_at(b, s->line, s->kind_column,
+                       "name the inputs, e.g. `add from=block_in,bn2` for a residual block",
+                       "%s needs from= with 2 to %d layer names", l->kind->name, LAYER_MAX_INPUTS);
     if (!from) {
         Layer *previous = g->layers[g->count - 1];
         l->inputs[0] = previous->statement_output ? previous->statement_output : previous;
@@ -158,17 +163,33 @@ static int wire_inputs(Builder *b, Layer *l, const ModelStatement *s) {
         char *comma = strchr(name, ',');
         if (comma) *comma = '\0';
         int column = from->value_column + (int)(name - names);
-        if (l->input_count == l->kind->input_count)
+        if (variadic && l->input_count == LAYER_MAX_INPUTS)
+            return fail_at(b, s->line, column,
+                           "combine in two steps: one statement for the first inputs, a second "
+                           "for its result and the rest",
+                           "%s takes at most %d inputs, but from= names more", l->kind->name,
+                           LAYER_MAX_INPUTS);
+        if (!variadic && l->input_count == l->kind->input_count) {
+            int named = 1;
+            for (const char *p = from->value; *p; p++) named += *p == ',';
             return fail_at(b, s->line, column, "give exactly one layer name",
-                           "%s takes %d input%s, but from= names more", l->kind->name,
-                           l->kind->input_count, l->kind->input_count == 1 ? "" : "s");
+                           "%s takes %d input%s, but from=%s names %d", l->kind->name,
+                           l->kind->input_count, l->kind->input_count == 1 ? "" : "s",
+                           from->value, named);
+        }
         Layer *source = find_layer(g, name);
+        if (!source && strcmp(name, l->name) == 0)
+            return fail_at(b, s->line, column, "name an earlier layer; a layer cannot read itself",
+                           "from=%s names this layer itself", name);
         if (!source) {
             int later = later_definition(b, s, name);
-            if (later)
-                return fail_at(b, s->line, column,
-                               "layers run in file order; move this statement after it",
+            if (later) {
+                char hint[128];
+                snprintf(hint, sizeof hint,
+                         "layers run in file order; move this statement below line %d", later);
+                return fail_at(b, s->line, column, hint,
                                "from=%s names a layer defined later, on line %d", name, later);
+            }
             const char **known = calloc((size_t)g->count + 1, sizeof *known);
             if (!known) return status_fail(b->st, STATUS_RUNTIME_ERROR, "out of host memory");
             for (int i = 0; i < g->count; i++) known[i] = g->layers[i]->name;
@@ -183,6 +204,12 @@ static int wire_inputs(Builder *b, Layer *l, const ModelStatement *s) {
         l->inputs[l->input_count++] = source->statement_output ? source->statement_output : source;
         name = comma ? comma + 1 : NULL;
     }
+    if (variadic && l->input_count < 2)
+        return fail_at(b, s->line, from->value_column,
+                       "name every input, e.g. from=a,b; a residual block adds the block's "
+                       "input to its last layer's output",
+                       "%s needs 2 or more inputs, but from= names only '%s'", l->kind->name,
+                       from->value);
     return 0;
 }
 
@@ -192,7 +219,7 @@ static int check_statement_keys(Builder *b, const ModelStatement *s, const Layer
     const char *allowed[MODEL_ATTR_MAX + 8];
     int n = 0;
     allowed[n++] = "name";
-    if (kind->input_count > 0) allowed[n++] = "from";
+    if (kind->input_count != 0) allowed[n++] = "from";
     if (kind->takes_act) allowed[n++] = "act";
     for (int i = 0; kind->keys[i] && n < MODEL_ATTR_MAX + 6; i++) allowed[n++] = kind->keys[i];
     allowed[n] = NULL;
@@ -311,14 +338,17 @@ static int build_optimizer(Builder *b, const ModelStatement *s) {
     TRY(model_check_keys(path, s, kind == OPTIMIZER_SGD ? sgd_keys : adam_keys, b->st));
     o->kind = (OptimizerKind)kind;
     o->line = s->line;
-    TRY(model_attr_float(path, s, "lr", kind == OPTIMIZER_SGD ? 0.01 : 0.001, 1e-12, 100.0, &o->lr,
-                         b->st));
+    TRY(model_attr_float_interval(path, s, "lr", kind == OPTIMIZER_SGD ? 0.01 : 0.001, 0.0, 100.0,
+                                  MODEL_EXCLUDE_MIN, &o->lr, b->st));
     TRY(model_attr_float(path, s, "weight_decay", kind == OPTIMIZER_ADAMW ? 0.01 : 0.0, 0.0, 10.0,
                          &o->weight_decay, b->st));
-    TRY(model_attr_float(path, s, "momentum", 0.0, 0.0, 0.9999, &o->momentum, b->st));
+    TRY(model_attr_float_interval(path, s, "momentum", 0.0, 0.0, 1.0, MODEL_EXCLUDE_MAX, &o->momentum,
+                                  b->st));
     TRY(model_attr_bool(path, s, "nesterov", 0, &o->nesterov, b->st));
-    TRY(model_attr_float(path, s, "beta1", 0.9, 0.0, 0.9999999, &o->beta1, b->st));
-    TRY(model_attr_float(path, s, "beta2", 0.999, 0.0, 0.9999999, &o->beta2, b->st));
+    TRY(model_attr_float_interval(path, s, "beta1", 0.9, 0.0, 1.0, MODEL_EXCLUDE_MAX, &o->beta1,
+                                  b->st));
+    TRY(model_attr_float_interval(path, s, "beta2", 0.999, 0.0, 1.0, MODEL_EXCLUDE_MAX, &o->beta2,
+                                  b->st));
     TRY(model_attr_float(path, s, "eps", 1e-8, 1e-30, 1.0, &o->eps, b->st));
     if (o->nesterov && o->momentum == 0.0) {
         const ModelAttr *a = model_attr_find(s, "nesterov");
@@ -388,9 +418,29 @@ static int infer_shapes(Builder *b) {
         TRY(l->kind->infer(l, b->st));
         for (int p = 0; p < l->param_count; p++) {
             char suffix[16];
-            snprintf(suffix, sizeof suffix, "%s", l->params[p].name);
+            snprintf(suffix, sizeof suffix, "%.15s", l->params[p].name);
             snprintf(l->params[p].name, sizeof l->params[p].name, "%s.%s", l->name, suffix);
         }
+    }
+    return 0;
+}
+
+// A layer whose output no later layer reads would run forward for nothing, and backward
+// would hand it a gradient nobody allocated: refuse it while the model file can say where.
+static int check_outputs_used(Builder *b) {
+    const Graph *g = b->g;
+    for (int i = 0; i < g->count; i++) {
+        const Layer *l = g->layers[i];
+        if (l == g->loss) continue;
+        int used = 0;
+        for (int j = i + 1; j < g->count && !used; j++)
+            for (int k = 0; k < g->layers[j]->input_count; k++)
+                if (g->layers[j]->inputs[k] == l) used = 1;
+        if (!used)
+            return fail_at(b, l->line, l->column,
+                           "remove the layer, or have a later layer read it with from=NAME",
+                           "the output of layer '%s' is never used: no later layer reads it",
+                           l->name);
     }
     return 0;
 }
@@ -402,10 +452,13 @@ static int plan_gradients(Graph *g, Status *st) {
     for (int i = 0; i < g->count; i++) {
         Layer *l = g->layers[i];
         for (int k = 0; k < l->input_count; k++) {
-            l->input_needs_grad[k] = l->inputs[k]->kind->input_count > 0;
+            l->input_needs_grad[k] = l->inputs[k]->kind->input_count != 0;
             if (l->input_needs_grad[k]) l->inputs[k]->needs_grad = 1;
         }
     }
+    // count > 0 here (graph_build checked); saying so keeps GCC 12's -O2 + sanitizer build
+    // from warning that a negative count would make the size huge.
+    if (g->count <= 0) return 0;
     int *written = calloc((size_t)g->count, sizeof *written);
     if (!written) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     for (int i = g->count - 1; i >= 0; i--) {
@@ -451,6 +504,7 @@ int graph_build(const ModelFile *file, Graph *g, Status *st) {
     }
     g->input = g->count ? g->layers[0] : NULL;
     if (!rc) rc = infer_shapes(&b);
+    if (!rc) rc = check_outputs_used(&b);
     if (!rc) rc = plan_gradients(g, st);
     if (rc) graph_free(g);
     return rc;
@@ -484,11 +538,14 @@ void graph_free(Graph *g) {
 
 int graph_classes(const Graph *g) { return loss_classes(g->loss); }
 
+// Trainable parameters only, as PyTorch's sum(p.numel() for p in model.parameters()):
+// buffers such as batchnorm's running statistics are not counted.
 long graph_parameter_count(const Graph *g) {
     long total = 0;
     for (int i = 0; i < g->count; i++)
         for (int p = 0; p < g->layers[i]->param_count; p++)
-            total += (long)shape_numel(&g->layers[i]->params[p].shape);
+            if (!g->layers[i]->params[p].buffer)
+                total += (long)shape_numel(&g->layers[i]->params[p].shape);
     return total;
 }
 
@@ -528,6 +585,25 @@ int graph_check_dataset(const Graph *g, const Dataset *ds, const char *what, Sta
 
 // ---- memory and execution -----------------------------------------------------------------
 
+// Allocates t and, when that fails, says which tensor of which layer did not fit, with a
+// hint that fits the tensor: parameters do not shrink with the batch, activations do.
+int graph_alloc_tensor(Tensor *t, Allocator *a, const Layer *l, const char *what, int per_batch,
+                       Status *st) {
+    if (!tensor_alloc(t, a, st)) return 0;
+    if (st->code != STATUS_OUT_OF_MEMORY) return st->code;
+    char message[sizeof st->message];
+    snprintf(message, sizeof message, "%.900s, for the %s of layer '%s'", st->message, what,
+             l->name);
+    snprintf(st->message, sizeof st->message, "%s", message);
+    status_set_place_if_unset(st, l->path, l->line, l->column);
+    if (per_batch)
+        status_hint(st, "lower --batch (activations grow with it), or raise --memory-limit");
+    else
+        status_hint(st, "the model's parameters alone do not fit: raise --memory-limit, or use "
+                        "a smaller model (`trainer check` shows the memory it needs)");
+    return st->code;
+}
+
 int graph_init_params(Graph *g, const Backend *b, Allocator *a, uint64_t seed, Status *st) {
     Rng rng;
     rng_seed(&rng, seed);
@@ -536,16 +612,22 @@ int graph_init_params(Graph *g, const Backend *b, Allocator *a, uint64_t seed, S
         for (int k = 0; k < l->param_count; k++) {
             Param *p = &l->params[k];
             tensor_set_shape(&p->value, DTYPE_F32, 0, &p->shape);
-            tensor_set_shape(&p->grad, DTYPE_F32, 0, &p->shape);
-            TRY(tensor_alloc(&p->value, a, st));
-            TRY(tensor_alloc(&p->grad, a, st));
+            TRY(graph_alloc_tensor(&p->value, a, l, "parameters", 0, st));
             size_t n = tensor_numel(&p->value);
-            float *host = malloc(n * sizeof *host);
-            if (!host) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-            for (size_t j = 0; j < n; j++) host[j] = (2.0f * rng_uniform(&rng) - 1.0f) * p->init_bound;
-            int rc = b->copy_to_device(b, p->value.data, host, n * sizeof *host, st);
-            free(host);
-            TRY(rc);
+            // Constants draw nothing from the RNG, so adding e.g. a batchnorm leaves the
+            // other layers' initial values as they were.
+            if (p->init_is_constant) TRY(b->fill(b, tensor_f32(&p->value), p->init_constant, n, st));
+            if (!p->init_is_constant) {
+                float *host = malloc(n * sizeof *host);
+                if (!host) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+                for (size_t j = 0; j < n; j++) host[j] = (2.0f * rng_uniform(&rng) - 1.0f) * p->init_bound;
+                int rc = b->copy_to_device(b, p->value.data, host, n * sizeof *host, st);
+                free(host);
+                TRY(rc);
+            }
+            if (p->buffer) continue;  // running statistics: no gradient
+            tensor_set_shape(&p->grad, DTYPE_F32, 0, &p->shape);
+            TRY(graph_alloc_tensor(&p->grad, a, l, "parameter gradients", 0, st));
             TRY(b->fill(b, tensor_f32(&p->grad), 0.0f, n, st));
         }
     }
@@ -560,8 +642,8 @@ int graph_allocate(Graph *g, const Backend *b, Allocator *a, int batch, Status *
         tensor_free(&l->grad);
         tensor_set_shape(&l->output, DTYPE_F32, batch, &l->out_shape);
         tensor_set_shape(&l->grad, DTYPE_F32, batch, &l->out_shape);
-        if (!l->kind->output_is_view) TRY(tensor_alloc(&l->output, a, st));
-        if (l->needs_grad) TRY(tensor_alloc(&l->grad, a, st));
+        if (!l->kind->output_is_view) TRY(graph_alloc_tensor(&l->output, a, l, "output", 1, st));
+        if (l->needs_grad) TRY(graph_alloc_tensor(&l->grad, a, l, "output gradient", 1, st));
         if (l->kind->allocate) TRY(l->kind->allocate(l, &ctx, batch, st));
     }
     Shape scalar = {.rank = 0};

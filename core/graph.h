@@ -40,6 +40,7 @@ typedef struct Graph {
     TrainConfig train;
     int allocated_batch;   // batch the activations are allocated for; 0 before
     Tensor labels;         // [batch] int32 on the device
+    long optimizer_steps;  // updates applied so far: Adam's bias correction continues from it
 } Graph;
 
 int graph_build(const ModelFile *file, Graph *g, Status *st);
@@ -55,6 +56,11 @@ int graph_classes(const Graph *g);
 long graph_parameter_count(const Graph *g);
 // Bytes of activations (and their gradients when training) per sample.
 size_t layer_activation_bytes(const Layer *l, int training);
+
+// tensor_alloc that, on out-of-memory, names the tensor (`what` of layer l) and gives a
+// hint for per-batch tensors (activations) or fixed ones (parameters).
+int graph_alloc_tensor(Tensor *t, Allocator *a, const Layer *l, const char *what, int per_batch,
+                       Status *st);
 
 // Allocate parameters (with their gradients) and initialise them from the seed.
 int graph_init_params(Graph *g, const Backend *b, Allocator *a, uint64_t seed, Status *st);

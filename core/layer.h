@@ -15,12 +15,20 @@
 #define LAYER_MAX_INPUTS 4
 #define LAYER_MAX_PARAMS 4
 #define LAYER_NAME_MAX 64
+// LayerKind.input_count for kinds that sum or join 2 to LAYER_MAX_INPUTS inputs (`add`).
+#define LAYER_INPUTS_VARIADIC (-1)
 
-// A trainable tensor with its gradient and the optimizer's state for it.
+// A trainable tensor with its gradient and the optimizer's state for it, or a buffer:
+// state that is saved in weights files with the parameters but is not trained
+// (batchnorm's running statistics, PyTorch's register_buffer). A buffer has no gradient
+// and no optimizer state, and is not counted as a parameter.
 typedef struct Param {
     char name[LAYER_NAME_MAX + 16];  // "dense1.weight": the name in weights files
     Shape shape;
     float init_bound;                // initialised uniform in [-bound, bound]
+    int init_is_constant;            // 1: initialised to init_constant instead
+    float init_constant;
+    int buffer;                      // 1: not trainable (no grad, skipped by the optimizer)
     Tensor value;
     Tensor grad;
     Tensor state[2];                 // momentum / Adam moments, owned by the optimizer
@@ -68,7 +76,7 @@ struct LayerKind {
     const char *summary;             // one line for `trainer check` and docs
     const char *const *keys;         // kind-specific keys (NULL-terminated)
     int takes_act;                   // accepts `act=`
-    int input_count;                 // 0 for input, 1 for most layers
+    int input_count;                 // 0 for input, 1 for most layers, LAYER_INPUTS_VARIADIC
     int is_loss;
     int output_is_view;              // output shares the input's memory (no allocation)
     // Read the statement's attributes into l->config (keys are already checked).

@@ -13,10 +13,11 @@ int optimizer_prepare(Graph *g, const Backend *b, Allocator *a, Status *st) {
         Layer *l = g->layers[i];
         for (int k = 0; k < l->param_count; k++) {
             Param *p = &l->params[k];
+            if (p->buffer) continue;  // not trained: no optimizer state
             for (int s = 0; s < slots; s++) {
                 if (p->state[s].data) continue;
                 tensor_set_shape(&p->state[s], DTYPE_F32, 0, &p->shape);
-                TRY(tensor_alloc(&p->state[s], a, st));
+                TRY(graph_alloc_tensor(&p->state[s], a, l, "optimizer state", 0, st));
                 TRY(b->fill(b, tensor_f32(&p->state[s]), 0.0f, tensor_numel(&p->state[s]), st));
             }
         }
@@ -35,6 +36,7 @@ int optimizer_step(Graph *g, const Backend *b, int step, Status *st) {
         Layer *l = g->layers[i];
         for (int k = 0; k < l->param_count; k++) {
             Param *p = &l->params[k];
+            if (p->buffer) continue;  // batchnorm's running statistics are set by forward
             size_t n = tensor_numel(&p->value);
             int rc = o->kind == OPTIMIZER_SGD
                          ? b->sgd_update(b, tensor_f32(&p->value), tensor_f32(&p->grad),

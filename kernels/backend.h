@@ -32,6 +32,32 @@ typedef struct AdamHyper {
     int step;                    // 1-based, for bias correction
 } AdamHyper;
 
+// A 2-D convolution over NCHW activations as PyTorch's nn.Conv2d computes it (a
+// cross-correlation), weights [out_channels, in_channels / groups, kernel_h, kernel_w].
+// Padding is zeros: pad_top/pad_left place the first window, and the bottom/right padding
+// is whatever out_h/out_w imply (so pad=same can put an odd extra row at the bottom).
+typedef struct Conv2dGeometry {
+    int batch;
+    int in_channels, in_h, in_w;
+    int out_channels, out_h, out_w;
+    int kernel_h, kernel_w;
+    int stride_h, stride_w;
+    int pad_top, pad_left;
+    int dilation_h, dilation_w;
+    int groups;
+} Conv2dGeometry;
+
+// A pooling window over NCHW activations, channel by channel. Padding never wins a max
+// and counts as zeros in an average, which divides by kernel_h * kernel_w everywhere
+// (PyTorch's default, count_include_pad=True).
+typedef struct Pool2dGeometry {
+    int batch, channels;
+    int in_h, in_w, out_h, out_w;
+    int kernel_h, kernel_w;
+    int stride_h, stride_w;
+    int pad_top, pad_left;
+} Pool2dGeometry;
+
 typedef struct Backend Backend;
 struct Backend {
     const char *name;   // "cpu", "cuda:0"
@@ -96,6 +122,70 @@ struct Backend {
                         int rows, int classes, float scale, float *dpredictions, int accumulate,
                         Status *st);
 
+    // ---- batch normalisation (PyTorch's BatchNorm1d/2d semantics) ----
+    // x, y, dy and dx are [n, channels, spatial]: spatial = H*W after a convolution, 1 after
+    // dense (each feature is a channel). Statistics are per channel over n * spatial values.
+    // Training: normalise with the batch mean and biased variance, save the mean and
+    // 1/sqrt(var + eps) per channel for backward, and update
+    // running = (1 - momentum) * running + momentum * batch statistic, with the unbiased
+    // variance. With one value per channel (n * spatial == 1) the unbiased variance is
+    // undefined; the running statistics are then left unchanged.
+    int (*batchnorm_forward_training)(const Backend *b, const float *x, float *y,
+                                      const float *gamma, const float *beta, float *running_mean,
+                                      float *running_var, float *save_mean, float *save_invstd,
+                                      int n, int channels, int spatial, float momentum, float eps,
+                                      Status *st);
+    // Evaluation: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta. Unless
+    // NULL, save_mean and save_invstd receive running_mean and 1/sqrt(running_var + eps), so
+    // batchnorm_backward can differentiate through the fixed statistics.
+    int (*batchnorm_forward_inference)(const Backend *b, const float *x, float *y,
+                                       const float *gamma, const float *beta,
+                                       const float *running_mean, const float *running_var,
+                                       float *save_mean, float *save_invstd, int n, int channels,
+                                       int spatial, float eps, Status *st);
+    // dgamma = sum dy * xhat and dbeta = sum dy per channel (added to when
+    // accumulate_params); dx = (accumulate_dx ? dx : 0) + the input gradient, or skipped when
+    // dx is NULL. batch_statistics: 1 when save_mean/save_invstd came from this batch
+    // (training; the gradient also flows through them), 0 when they were fixed
+    // (evaluation: dx = dy * gamma * invstd).
+    int (*batchnorm_backward)(const Backend *b, const float *x, const float *dy,
+                              const float *gamma, const float *save_mean,
+                              const float *save_invstd, float *dx, float *dgamma, float *dbeta,
+                              int n, int channels, int spatial, int batch_statistics,
+                              int accumulate_dx, int accumulate_params, Status *st);
+
+    // ---- convolution and pooling (NCHW) ----
+    // Scratch bytes the conv2d ops want for g->batch samples. The caller allocates it
+    // (through its allocator, so memory limits apply) and passes it to every conv2d op;
+    // given less, but at least one sample's worth, an op works in smaller pieces.
+    int (*conv2d_workspace_size)(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
+                                 Status *st);
+    // y = conv(x, w) + bias; bias may be NULL.
+    int (*conv2d_forward)(const Backend *b, const Conv2dGeometry *g, const float *x,
+                          const float *w, const float *bias, float *y, void *workspace,
+                          size_t workspace_bytes, Status *st);
+    // dx = (accumulate ? dx : 0) + d loss / d x, from dy and the weights.
+    int (*conv2d_backward_data)(const Backend *b, const Conv2dGeometry *g, const float *dy,
+                                const float *w, float *dx, void *workspace,
+                                size_t workspace_bytes, int accumulate, Status *st);
+    // dw = (accumulate ? dw : 0) + d loss / d w over the batch; dbias likewise gets the
+    // sum of dy over N, H, W (dbias may be NULL).
+    int (*conv2d_backward_filter)(const Backend *b, const Conv2dGeometry *g, const float *x,
+                                  const float *dy, float *dw, float *dbias, void *workspace,
+                                  size_t workspace_bytes, int accumulate, Status *st);
+    // y = the max of each window; argmax[i] = the index, within its (sample, channel)
+    // input plane, of the element that won output i, so backward needs no search.
+    int (*maxpool_forward)(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
+                           int32_t *argmax, Status *st);
+    // dx = (accumulate ? dx : 0) + each dy routed to its window's argmax.
+    int (*maxpool_backward)(const Backend *b, const Pool2dGeometry *g, const float *dy,
+                            const int32_t *argmax, float *dx, int accumulate, Status *st);
+    int (*avgpool_forward)(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
+                           Status *st);
+    // dx = (accumulate ? dx : 0) + each dy spread evenly over its window.
+    int (*avgpool_backward)(const Backend *b, const Pool2dGeometry *g, const float *dy,
+                            float *dx, int accumulate, Status *st);
+
     // ---- optimizers (fused: one pass over the parameter) ----
     int (*sgd_update)(const Backend *b, float *param, const float *grad, float *velocity,
                       size_t n, const SgdHyper *h, Status *st);
@@ -106,6 +196,11 @@ struct Backend {
 // The CPU backend; `threads` <= 0 lets OpenBLAS choose.
 const Backend *cpu_backend(void);
 void cpu_backend_set_threads(int threads);
+// The kernel set OpenBLAS chose ("SkylakeX", "Prescott", ...).
+const char *cpu_blas_core_name(void);
+// The OpenBLAS kernel set (for OPENBLAS_CORETYPE) this CPU should use when the library
+// fell back to its generic one; NULL when the library's own choice is fine.
+const char *cpu_blas_better_core(void);
 // Treat denormal floats as zero on this thread (and the threads it starts later).
 void cpu_backend_flush_denormals(void);
 

@@ -19,7 +19,8 @@ const Command check_command = {
 
 static long layer_parameters(const Layer *l) {
     long total = 0;
-    for (int p = 0; p < l->param_count; p++) total += (long)shape_numel(&l->params[p].shape);
+    for (int p = 0; p < l->param_count; p++)
+        if (!l->params[p].buffer) total += (long)shape_numel(&l->params[p].shape);
     return total;
 }
 
@@ -31,8 +32,8 @@ static const char *layer_kind_label(const Layer *l, char *buf, size_t size) {
 
 static void print_table(const Graph *g) {
     char shape[64], count[32], bytes[32], flops[32], kind[64];
-    printf("%-16s %-28s %-6s %-10s %12s %16s %14s\n", "layer", "kind", "line", "output",
-           "parameters", "act bytes/sample", "flops/sample");
+    printf("%-16s %-26s %-5s %-10s %-5s %12s %16s %14s\n", "layer", "kind", "line", "output",
+           "dtype", "parameters", "act bytes/sample", "flops/sample");
     size_t total_bytes = 0;
     double total_flops = 0.0;
     for (int i = 0; i < g->count; i++) {
@@ -41,13 +42,13 @@ static void print_table(const Graph *g) {
         double f = l->kind->flops ? l->kind->flops(l) : 0.0;
         total_bytes += act;
         total_flops += f;
-        printf("%-16s %-28s %-6d %-10s %12s %16s %14s\n", l->name,
+        printf("%-16s %-26s %-5d %-10s %-5s %12s %16s %14s\n", l->name,
                layer_kind_label(l, kind, sizeof kind), l->line,
-               shape_format(&l->out_shape, shape, sizeof shape),
+               shape_format(&l->out_shape, shape, sizeof shape), dtype_name(l->out_dtype),
                format_count(layer_parameters(l), count, sizeof count),
                format_count((long)act, bytes, sizeof bytes), format_count((long)f, flops, sizeof flops));
     }
-    printf("%-16s %-28s %-6s %-10s %12s %16s %14s\n", "total", "", "", "",
+    printf("%-16s %-26s %-5s %-10s %-5s %12s %16s %14s\n", "total", "", "", "", "",
            format_count(graph_parameter_count(g), count, sizeof count),
            format_count((long)total_bytes, bytes, sizeof bytes),
            format_count((long)total_flops, flops, sizeof flops));

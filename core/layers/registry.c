@@ -8,6 +8,8 @@
 
 extern const LayerKind layer_input, layer_flatten, layer_dense, layer_activation, layer_dropout;
 extern const LayerKind layer_loss_softmax_cross_entropy, layer_loss_mse;
+extern const LayerKind layer_conv2d, layer_maxpool, layer_avgpool, layer_global_avgpool;
+extern const LayerKind layer_batchnorm, layer_add, layer_reshape;
 
 // Statement word -> kind. The activations share one kind under five spellings.
 static const struct {
@@ -18,6 +20,13 @@ static const struct {
     {"flatten", &layer_flatten},
     {"dense", &layer_dense},
     {"dropout", &layer_dropout},
+    {"conv2d", &layer_conv2d},
+    {"maxpool", &layer_maxpool},
+    {"avgpool", &layer_avgpool},
+    {"global_avgpool", &layer_global_avgpool},
+    {"batchnorm", &layer_batchnorm},
+    {"add", &layer_add},
+    {"reshape", &layer_reshape},
     {"act", &layer_activation},
     {"relu", &layer_activation},
     {"leaky_relu", &layer_activation},

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #if defined(__SSE__)
 #include <xmmintrin.h>
@@ -67,14 +68,43 @@ static const Backend cpu_backend_table = {
     .softmax_cross_entropy_backward = cpu_softmax_cross_entropy_backward,
     .mse_forward = cpu_mse_forward,
     .mse_backward = cpu_mse_backward,
+    .conv2d_workspace_size = cpu_conv2d_workspace_size,
+    .conv2d_forward = cpu_conv2d_forward,
+    .conv2d_backward_data = cpu_conv2d_backward_data,
+    .conv2d_backward_filter = cpu_conv2d_backward_filter,
+    .maxpool_forward = cpu_maxpool_forward,
+    .maxpool_backward = cpu_maxpool_backward,
+    .avgpool_forward = cpu_avgpool_forward,
+    .avgpool_backward = cpu_avgpool_backward,
     .sgd_update = cpu_sgd_update,
     .adam_update = cpu_adam_update,
+    .batchnorm_forward_training = cpu_batchnorm_forward_training,
+    .batchnorm_forward_inference = cpu_batchnorm_forward_inference,
+    .batchnorm_backward = cpu_batchnorm_backward,
 };
 
 const Backend *cpu_backend(void) { return &cpu_backend_table; }
 
 void cpu_backend_set_threads(int threads) {
     if (threads > 0) openblas_set_num_threads(threads);
+}
+
+const char *cpu_blas_core_name(void) {
+    const char *core = openblas_get_corename();
+    return core ? core : "unknown";
+}
+
+const char *cpu_blas_better_core(void) {
+    // OpenBLAS 0.3.21 does not know newer Xeons (e.g. family 6 model 207) and falls back
+    // to its SSE3 "Prescott" kernels, 3-4x slower than the AVX-512 ones the CPU can run.
+    const char *core = openblas_get_corename();
+    if (!core || strcasecmp(core, "prescott") != 0) return NULL;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+    return NULL;
 }
 
 void cpu_backend_flush_denormals(void) {

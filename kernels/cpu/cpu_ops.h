@@ -42,6 +42,53 @@ int cpu_mse_forward(const Backend *b, const float *predictions, const int32_t *l
 int cpu_mse_backward(const Backend *b, const float *predictions, const int32_t *labels, int rows,
                      int classes, float scale, float *dpredictions, int accumulate, Status *st);
 
+// cpu_batchnorm.c
+int cpu_batchnorm_forward_training(const Backend *b, const float *x, float *y, const float *gamma,
+                                   const float *beta, float *running_mean, float *running_var,
+                                   float *save_mean, float *save_invstd, int n, int channels,
+                                   int spatial, float momentum, float eps, Status *st);
+int cpu_batchnorm_forward_inference(const Backend *b, const float *x, float *y, const float *gamma,
+                                    const float *beta, const float *running_mean,
+                                    const float *running_var, float *save_mean, float *save_invstd,
+                                    int n, int channels, int spatial, float eps, Status *st);
+int cpu_batchnorm_backward(const Backend *b, const float *x, const float *dy, const float *gamma,
+                           const float *save_mean, const float *save_invstd, float *dx,
+                           float *dgamma, float *dbeta, int n, int channels, int spatial,
+                           int batch_statistics, int accumulate_dx, int accumulate_params,
+                           Status *st);
+
+// cpu_conv.c: im2col lowering onto the BLAS GEMM, several samples per GEMM.
+int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
+                              Status *st);
+int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x, const float *w,
+                       const float *bias, float *y, void *workspace, size_t workspace_bytes,
+                       Status *st);
+int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const float *dy,
+                             const float *w, float *dx, void *workspace, size_t workspace_bytes,
+                             int accumulate, Status *st);
+int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const float *x,
+                               const float *dy, float *dw, float *dbias, void *workspace,
+                               size_t workspace_bytes, int accumulate, Status *st);
+
+// cpu_conv_reference.c: direct convolution loops with double accumulation; what the
+// fast path (and later the CUDA backend) is tested against. Same contracts as above.
+void conv2d_reference_forward(const Conv2dGeometry *g, const float *x, const float *w,
+                              const float *bias, float *y);
+void conv2d_reference_backward_data(const Conv2dGeometry *g, const float *dy, const float *w,
+                                    float *dx, int accumulate);
+void conv2d_reference_backward_filter(const Conv2dGeometry *g, const float *x, const float *dy,
+                                      float *dw, float *dbias, int accumulate);
+
+// cpu_pool.c
+int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
+                        int32_t *argmax, Status *st);
+int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy,
+                         const int32_t *argmax, float *dx, int accumulate, Status *st);
+int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
+                        Status *st);
+int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy, float *dx,
+                         int accumulate, Status *st);
+
 // cpu_optimizer.c
 int cpu_sgd_update(const Backend *b, float *param, const float *grad, float *velocity, size_t n,
                    const SgdHyper *h, Status *st);

@@ -1,0 +1,81 @@
+// `add from=a,b[,c,d] [act=...]`: the elementwise sum of 2 to LAYER_MAX_INPUTS outputs of
+// one shape: the join of a residual block (`add from=block_in,bn2 act=relu`).
+//
+// Backward hands the same gradient to every input. An input that also feeds another
+// layer (the block's input feeds both its first conv and this add) receives gradients
+// from both; the graph's gradient plan says which consumer writes first and which adds.
+#include <stdio.h>
+#include <string.h>
+
+#include "core/layer.h"
+
+static const char *const add_keys[] = {NULL};
+
+static int add_configure(Layer *l, const ModelStatement *s, Status *st) { return 0; }
+
+static int add_infer(Layer *l, Status *st) {
+    const Shape *first = &l->inputs[0]->out_shape;
+    int same = 1;
+    for (int k = 1; k < l->input_count; k++) same = same && shape_equal(first, &l->inputs[k]->out_shape);
+    if (!same) {
+        // Name every input with its shape: with three inputs, which one is off is the point.
+        char list[512] = "", shape[64];
+        for (int k = 0; k < l->input_count; k++) {
+            const Layer *in = l->inputs[k];
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s'%s' %s", k ? ", " : "", in->name,
+                     shape_format(&in->out_shape, shape, sizeof shape));
+        }
+        layer_fail(l, st, "add needs inputs of one shape, but got %s", list);
+        status_hint(st, "give the branches equal shapes: the same units=/filters= on both, or a "
+                        "1x1 conv2d (or dense) on the shortcut to match the other branch");
+        return STATUS_BAD_INPUT;
+    }
+    l->out_shape = *first;
+    l->out_dtype = DTYPE_F32;
+    return 0;
+}
+
+static size_t add_count(const Layer *l, const LayerContext *ctx) {
+    return (size_t)ctx->batch * shape_numel(&l->out_shape);
+}
+
+static int add_forward(Layer *l, const LayerContext *ctx, Status *st) {
+    const Backend *b = ctx->backend;
+    size_t n = add_count(l, ctx);
+    float *y = tensor_f32(&l->output);
+    TRY(b->copy_on_device(b, y, l->inputs[0]->output.data, n * sizeof(float), st));
+    for (int k = 1; k < l->input_count; k++)
+        TRY(b->accumulate(b, y, tensor_f32(&l->inputs[k]->output), n, st));
+    return 0;
+}
+
+static int add_backward(Layer *l, const LayerContext *ctx, Status *st) {
+    const Backend *b = ctx->backend;
+    size_t n = add_count(l, ctx);
+    const float *dy = tensor_f32(&l->grad);
+    for (int k = 0; k < l->input_count; k++) {
+        if (!l->input_needs_grad[k]) continue;
+        float *dx = tensor_f32(&l->inputs[k]->grad);
+        if (l->input_grad_accumulate[k]) TRY(b->accumulate(b, dx, dy, n, st));
+        else TRY(b->copy_on_device(b, dx, dy, n * sizeof(float), st));
+    }
+    return 0;
+}
+
+static double add_flops(const Layer *l) {
+    return (double)(l->input_count - 1) * (double)shape_numel(&l->out_shape);
+}
+
+const LayerKind layer_add = {
+    .name = "add",
+    .summary = "elementwise sum of 2 to 4 equal-shaped layers: from=a,b, act=",
+    .keys = add_keys,
+    .takes_act = 1,
+    .input_count = LAYER_INPUTS_VARIADIC,
+    .configure = add_configure,
+    .infer = add_infer,
+    .forward = add_forward,
+    .backward = add_backward,
+    .flops = add_flops,
+};

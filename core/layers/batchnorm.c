@@ -1,0 +1,143 @@
+// `batchnorm momentum=0.1 eps=1e-5 [act=...]`: PyTorch's BatchNorm1d/2d. The first
+// dimension of the sample is the channel: after dense (N) each feature is normalised over
+// the batch, after a convolution (CxHxW) each channel over the batch, H and W.
+//
+// Training normalises with the batch's statistics and moves the running statistics
+// towards them; evaluation (ctx->training == 0) normalises with the running statistics.
+// gamma and beta are trained; the running statistics are buffers: saved in weights files
+// under PyTorch's names (weight, bias, running_mean, running_var) so a checkpoint maps
+// onto nn.BatchNorm2d's state_dict, but never touched by the optimizer.
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/layer.h"
+
+typedef struct BatchnormConfig {
+    float momentum;
+    float eps;
+} BatchnormConfig;
+
+// What backward needs from the last forward: the per-channel mean and 1/sqrt(var + eps)
+// it normalised with, and whether those were this batch's statistics or the running ones.
+typedef struct BatchnormState {
+    Tensor save_mean;
+    Tensor save_invstd;
+    int batch_statistics;
+} BatchnormState;
+
+enum { BN_GAMMA, BN_BETA, BN_RUNNING_MEAN, BN_RUNNING_VAR, BN_PARAM_COUNT };
+
+static const char *const batchnorm_keys[] = {"momentum", "eps", NULL};
+
+static int batchnorm_configure(Layer *l, const ModelStatement *s, Status *st) {
+    BatchnormConfig *config = calloc(1, sizeof *config);
+    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    l->config = config;
+    double momentum, eps;
+    TRY(model_attr_float(l->path, s, "momentum", 0.1, 0.0, 1.0, &momentum, st));
+    TRY(model_attr_float_interval(l->path, s, "eps", 1e-5, 0.0, 1.0, MODEL_EXCLUDE_MIN, &eps, st));
+    config->momentum = (float)momentum;
+    config->eps = (float)eps;
+    return 0;
+}
+
+// Channels are the sample's first dimension; everything after it is "spatial".
+static int batchnorm_channels(const Layer *l) { return l->out_shape.dims[0]; }
+
+static int batchnorm_spatial(const Layer *l) {
+    return (int)(shape_numel(&l->out_shape) / (size_t)l->out_shape.dims[0]);
+}
+
+static int batchnorm_infer(Layer *l, Status *st) {
+    l->out_shape = l->inputs[0]->out_shape;
+    l->out_dtype = DTYPE_F32;
+    Shape per_channel = shape_make1(batchnorm_channels(l));
+    static const char *const names[BN_PARAM_COUNT] = {"weight", "bias", "running_mean",
+                                                      "running_var"};
+    static const float initial[BN_PARAM_COUNT] = {1.0f, 0.0f, 0.0f, 1.0f};
+    for (int p = 0; p < BN_PARAM_COUNT; p++) {
+        l->params[p] = (Param){.shape = per_channel, .init_is_constant = 1,
+                               .init_constant = initial[p], .buffer = p >= BN_RUNNING_MEAN};
+        snprintf(l->params[p].name, sizeof l->params[p].name, "%s", names[p]);
+    }
+    l->param_count = BN_PARAM_COUNT;
+    return 0;
+}
+
+static int batchnorm_allocate(Layer *l, const LayerContext *ctx, int batch, Status *st) {
+    BatchnormState *state = l->state;
+    if (!state) {
+        state = calloc(1, sizeof *state);
+        if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        l->state = state;
+    }
+    Shape per_channel = shape_make1(batchnorm_channels(l));
+    tensor_free(&state->save_mean);
+    tensor_free(&state->save_invstd);
+    tensor_set_shape(&state->save_mean, DTYPE_F32, 0, &per_channel);
+    tensor_set_shape(&state->save_invstd, DTYPE_F32, 0, &per_channel);
+    TRY(tensor_alloc(&state->save_mean, ctx->alloc, st));
+    return tensor_alloc(&state->save_invstd, ctx->alloc, st);
+}
+
+static void batchnorm_release(Layer *l) {
+    BatchnormState *state = l->state;
+    if (state) {
+        tensor_free(&state->save_mean);
+        tensor_free(&state->save_invstd);
+    }
+    free(state);
+    l->state = NULL;
+}
+
+static float *param_f32(const Layer *l, int p) { return tensor_f32(&l->params[p].value); }
+
+static int batchnorm_forward(Layer *l, const LayerContext *ctx, Status *st) {
+    const Backend *b = ctx->backend;
+    const BatchnormConfig *config = l->config;
+    BatchnormState *state = l->state;
+    const float *x = tensor_f32(&l->inputs[0]->output);
+    float *y = tensor_f32(&l->output);
+    int channels = batchnorm_channels(l), spatial = batchnorm_spatial(l);
+    state->batch_statistics = ctx->training != 0;
+    if (ctx->training)
+        return b->batchnorm_forward_training(
+            b, x, y, param_f32(l, BN_GAMMA), param_f32(l, BN_BETA), param_f32(l, BN_RUNNING_MEAN),
+            param_f32(l, BN_RUNNING_VAR), tensor_f32(&state->save_mean),
+            tensor_f32(&state->save_invstd), ctx->batch, channels, spatial, config->momentum,
+            config->eps, st);
+    return b->batchnorm_forward_inference(
+        b, x, y, param_f32(l, BN_GAMMA), param_f32(l, BN_BETA), param_f32(l, BN_RUNNING_MEAN),
+        param_f32(l, BN_RUNNING_VAR), tensor_f32(&state->save_mean),
+        tensor_f32(&state->save_invstd), ctx->batch, channels, spatial, config->eps, st);
+}
+
+static int batchnorm_backward(Layer *l, const LayerContext *ctx, Status *st) {
+    const Backend *b = ctx->backend;
+    const BatchnormState *state = l->state;
+    float *dx = l->input_needs_grad[0] ? tensor_f32(&l->inputs[0]->grad) : NULL;
+    return b->batchnorm_backward(
+        b, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->grad), param_f32(l, BN_GAMMA),
+        tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), dx,
+        tensor_f32(&l->params[BN_GAMMA].grad), tensor_f32(&l->params[BN_BETA].grad), ctx->batch,
+        batchnorm_channels(l), batchnorm_spatial(l), state->batch_statistics,
+        l->input_grad_accumulate[0], ctx->accumulate_param_grads, st);
+}
+
+// Evaluation cost: one multiply-add per value (scale and shift folded per channel).
+static double batchnorm_flops(const Layer *l) { return 2.0 * (double)shape_numel(&l->out_shape); }
+
+const LayerKind layer_batchnorm = {
+    .name = "batchnorm",
+    .summary = "normalise each channel (feature) over the batch: momentum=0.1, eps=1e-5, act=",
+    .keys = batchnorm_keys,
+    .takes_act = 1,
+    .input_count = 1,
+    .configure = batchnorm_configure,
+    .infer = batchnorm_infer,
+    .allocate = batchnorm_allocate,
+    .forward = batchnorm_forward,
+    .backward = batchnorm_backward,
+    .release = batchnorm_release,
+    .flops = batchnorm_flops,
+};

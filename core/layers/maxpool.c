@@ -1,0 +1,64 @@
+// `maxpool [size=2] [stride=size] [pad=0]`: the largest value of each window, per channel.
+// Forward records which input won each window (argmax), so backward routes the gradient
+// there without searching the window again. Padding never wins.
+#include <stdlib.h>
+
+#include "core/layers/pool_common.h"
+
+typedef struct MaxpoolState {
+    Tensor argmax;  // i32 [batch] + out_shape: the winner's index in its input plane
+} MaxpoolState;
+
+static int maxpool_allocate(Layer *l, const LayerContext *ctx, int batch, Status *st) {
+    const Backend *b = ctx->backend;
+    if (!b->maxpool_forward || !b->maxpool_backward)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "the %s backend has no maxpool yet", b->name);
+    MaxpoolState *state = l->state;
+    if (!state) {
+        state = calloc(1, sizeof *state);
+        if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        l->state = state;
+    }
+    tensor_free(&state->argmax);
+    tensor_set_shape(&state->argmax, DTYPE_I32, batch, &l->out_shape);
+    return tensor_alloc(&state->argmax, ctx->alloc, st);
+}
+
+static void maxpool_release(Layer *l) {
+    MaxpoolState *state = l->state;
+    if (state) tensor_free(&state->argmax);
+    free(state);
+    l->state = NULL;
+}
+
+static int maxpool_forward(Layer *l, const LayerContext *ctx, Status *st) {
+    MaxpoolState *state = l->state;
+    Pool2dGeometry g = pool_geometry(l, ctx);
+    return ctx->backend->maxpool_forward(ctx->backend, &g, tensor_f32(&l->inputs[0]->output),
+                                         tensor_f32(&l->output), (int32_t *)state->argmax.data, st);
+}
+
+static int maxpool_backward(Layer *l, const LayerContext *ctx, Status *st) {
+    if (!l->input_needs_grad[0]) return 0;
+    const MaxpoolState *state = l->state;
+    Pool2dGeometry g = pool_geometry(l, ctx);
+    return ctx->backend->maxpool_backward(ctx->backend, &g, tensor_f32(&l->grad),
+                                          (const int32_t *)state->argmax.data,
+                                          tensor_f32(&l->inputs[0]->grad),
+                                          l->input_grad_accumulate[0], st);
+}
+
+const LayerKind layer_maxpool = {
+    .name = "maxpool",
+    .summary = "max over size=K|HxW windows (stride= defaults to size, pad= at most size/2)",
+    .keys = pool_keys,
+    .input_count = 1,
+    .configure = pool_configure,
+    .infer = pool_infer,
+    .allocate = maxpool_allocate,
+    .forward = maxpool_forward,
+    .backward = maxpool_backward,
+    .release = maxpool_release,
+    .variant = pool_variant,
+    .flops = pool_flops,
+};

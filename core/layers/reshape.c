@@ -1,0 +1,80 @@
+// `reshape shape=CxHxW` (or N): the same values under a new per-sample shape. Like
+// flatten, the output is a view of the input (rows are contiguous per sample, so only the
+// shape changes) and backward hands the gradient back unchanged.
+#include <stdlib.h>
+
+#include "core/layer.h"
+
+typedef struct ReshapeConfig {
+    Shape shape;
+    int column;  // of shape='s value, for errors
+} ReshapeConfig;
+
+static const char *const reshape_keys[] = {"shape", NULL};
+
+static int reshape_configure(Layer *l, const ModelStatement *s, Status *st) {
+    ReshapeConfig *config = calloc(1, sizeof *config);
+    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    l->config = config;
+    const ModelAttr *shape = model_attr_find(s, "shape");
+    if (!shape) {
+        layer_fail(l, st, "reshape needs shape=, the new shape of one sample");
+        status_hint(st, "write e.g. `reshape shape=1x28x28` or `reshape shape=784`; the batch is "
+                        "never written");
+        return STATUS_BAD_INPUT;
+    }
+    char why[160];
+    if (shape_parse(shape->value, &config->shape, why, sizeof why)) {
+        status_fail_at(st, STATUS_BAD_INPUT, l->path, l->line, shape->value_column,
+                       "shape=%s is not a shape: %s", shape->value, why);
+        status_hint(st, "write CxHxW for images (1x28x28) or N for vectors (784)");
+        return STATUS_BAD_INPUT;
+    }
+    config->column = shape->value_column;
+    return 0;
+}
+
+static int reshape_infer(Layer *l, Status *st) {
+    const ReshapeConfig *config = l->config;
+    const Layer *in = l->inputs[0];
+    size_t have = shape_numel(&in->out_shape), want = shape_numel(&config->shape);
+    if (have != want) {
+        char from[64], to[64];
+        status_fail_at(st, STATUS_BAD_INPUT, l->path, l->line, config->column,
+                       "reshape to %s needs %zu values per sample, but '%s' gives %s (%zu values)",
+                       shape_format(&config->shape, to, sizeof to), want, in->name,
+                       shape_format(&in->out_shape, from, sizeof from), have);
+        status_hint(st, "the new shape must hold the same %zu values, e.g. shape=%zu", have, have);
+        return STATUS_BAD_INPUT;
+    }
+    l->out_shape = config->shape;
+    l->out_dtype = in->out_dtype;
+    return 0;
+}
+
+static int reshape_forward(Layer *l, const LayerContext *ctx, Status *st) {
+    // The graph allocates no memory for a view's output; point it at the input's.
+    tensor_view(&l->output, &l->inputs[0]->output);
+    return 0;
+}
+
+static int reshape_backward(Layer *l, const LayerContext *ctx, Status *st) {
+    if (!l->input_needs_grad[0]) return 0;
+    size_t n = (size_t)ctx->batch * shape_numel(&l->out_shape);
+    float *dx = tensor_f32(&l->inputs[0]->grad);
+    if (l->input_grad_accumulate[0])
+        return ctx->backend->accumulate(ctx->backend, dx, tensor_f32(&l->grad), n, st);
+    return ctx->backend->copy_on_device(ctx->backend, dx, l->grad.data, n * sizeof(float), st);
+}
+
+const LayerKind layer_reshape = {
+    .name = "reshape",
+    .summary = "same values, new sample shape: shape=CxHxW or N (a view, no copy)",
+    .keys = reshape_keys,
+    .input_count = 1,
+    .output_is_view = 1,
+    .configure = reshape_configure,
+    .infer = reshape_infer,
+    .forward = reshape_forward,
+    .backward = reshape_backward,
+};

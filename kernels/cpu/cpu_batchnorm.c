@@ -1,0 +1,130 @@
+// Batch normalisation on [n, channels, spatial] tensors, the reference for the CUDA (cuDNN)
+// version. One channel's values are n strided runs of `spatial` contiguous floats, so
+// every loop walks a channel run by run and the inner loop stays contiguous.
+//
+// Sums are taken in double: a channel after a convolution holds batch * H * W values
+// (128 * 32 * 32 = 131 072 for a CIFAR block), and a float sum of that many values loses
+// about log2(131 072) = 17 of its 24 bits, enough to move the mean visibly.
+#include <math.h>
+
+#include "kernels/cpu/cpu_ops.h"
+
+static int check_sizes(int n, int channels, int spatial, Status *st) {
+    if (n <= 0 || channels <= 0 || spatial <= 0)
+        return status_fail(st, STATUS_RUNTIME_ERROR,
+                           "batchnorm: bad sizes n=%d channels=%d spatial=%d", n, channels, spatial);
+    return 0;
+}
+
+static const float *channel_run(const float *base, int sample, int c, int channels, int spatial) {
+    return base + ((size_t)sample * (size_t)channels + (size_t)c) * (size_t)spatial;
+}
+
+static float *channel_run_mut(float *base, int sample, int c, int channels, int spatial) {
+    return base + ((size_t)sample * (size_t)channels + (size_t)c) * (size_t)spatial;
+}
+
+// y = (x - mean) * invstd * gamma + beta over one channel.
+static void normalise_channel(const float *x, float *y, int n, int c, int channels, int spatial,
+                              float mean, float invstd, float gamma, float beta) {
+    float scale = invstd * gamma, shift = beta - mean * scale;
+    for (int s = 0; s < n; s++) {
+        const float *xr = channel_run(x, s, c, channels, spatial);
+        float *yr = channel_run_mut(y, s, c, channels, spatial);
+        for (int k = 0; k < spatial; k++) yr[k] = xr[k] * scale + shift;
+    }
+}
+
+int cpu_batchnorm_forward_training(const Backend *b, const float *x, float *y, const float *gamma,
+                                   const float *beta, float *running_mean, float *running_var,
+                                   float *save_mean, float *save_invstd, int n, int channels,
+                                   int spatial, float momentum, float eps, Status *st) {
+    TRY(check_sizes(n, channels, spatial, st));
+    double m = (double)n * (double)spatial;
+    for (int c = 0; c < channels; c++) {
+        double sum = 0.0;
+        for (int s = 0; s < n; s++) {
+            const float *xr = channel_run(x, s, c, channels, spatial);
+            for (int k = 0; k < spatial; k++) sum += xr[k];
+        }
+        double mean = sum / m;
+        // Two passes rather than E[x^2] - E[x]^2, which cancels badly when |mean| >> std.
+        double squares = 0.0;
+        for (int s = 0; s < n; s++) {
+            const float *xr = channel_run(x, s, c, channels, spatial);
+            for (int k = 0; k < spatial; k++) {
+                double d = xr[k] - mean;
+                squares += d * d;
+            }
+        }
+        double var = squares / m;  // biased: what normalises, as in PyTorch
+        double invstd = 1.0 / sqrt(var + (double)eps);
+        save_mean[c] = (float)mean;
+        save_invstd[c] = (float)invstd;
+        normalise_channel(x, y, n, c, channels, spatial, (float)mean, (float)invstd, gamma[c],
+                          beta[c]);
+        if (m > 1.0) {
+            double unbiased = squares / (m - 1.0);
+            running_mean[c] = (float)((1.0 - momentum) * running_mean[c] + momentum * mean);
+            running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased);
+        }
+    }
+    return 0;
+}
+
+int cpu_batchnorm_forward_inference(const Backend *b, const float *x, float *y, const float *gamma,
+                                    const float *beta, const float *running_mean,
+                                    const float *running_var, float *save_mean, float *save_invstd,
+                                    int n, int channels, int spatial, float eps, Status *st) {
+    TRY(check_sizes(n, channels, spatial, st));
+    for (int c = 0; c < channels; c++) {
+        float invstd = (float)(1.0 / sqrt((double)running_var[c] + (double)eps));
+        if (save_mean) save_mean[c] = running_mean[c];
+        if (save_invstd) save_invstd[c] = invstd;
+        normalise_channel(x, y, n, c, channels, spatial, running_mean[c], invstd, gamma[c], beta[c]);
+    }
+    return 0;
+}
+
+// With xhat = (x - mean) * invstd and y = gamma * xhat + beta over m = n * spatial values:
+//   dbeta = sum dy, dgamma = sum dy * xhat.
+//   Fixed statistics: dx = dy * gamma * invstd.
+//   Batch statistics, where mean and invstd depend on every x of the channel:
+//   dx = gamma * invstd / m * (m * dy - dbeta - xhat * dgamma).
+int cpu_batchnorm_backward(const Backend *b, const float *x, const float *dy, const float *gamma,
+                           const float *save_mean, const float *save_invstd, float *dx,
+                           float *dgamma, float *dbeta, int n, int channels, int spatial,
+                           int batch_statistics, int accumulate_dx, int accumulate_params,
+                           Status *st) {
+    TRY(check_sizes(n, channels, spatial, st));
+    double m = (double)n * (double)spatial;
+    for (int c = 0; c < channels; c++) {
+        float mean = save_mean[c], invstd = save_invstd[c];
+        double sum_dy = 0.0, sum_dy_xhat = 0.0;
+        for (int s = 0; s < n; s++) {
+            const float *xr = channel_run(x, s, c, channels, spatial);
+            const float *dyr = channel_run(dy, s, c, channels, spatial);
+            for (int k = 0; k < spatial; k++) {
+                sum_dy += dyr[k];
+                sum_dy_xhat += (double)dyr[k] * ((xr[k] - mean) * invstd);
+            }
+        }
+        dbeta[c] = (float)((accumulate_params ? dbeta[c] : 0.0) + sum_dy);
+        dgamma[c] = (float)((accumulate_params ? dgamma[c] : 0.0) + sum_dy_xhat);
+        if (!dx) continue;
+        float scale = gamma[c] * invstd;
+        float mean_dy = batch_statistics ? (float)(sum_dy / m) : 0.0f;
+        float mean_dy_xhat = batch_statistics ? (float)(sum_dy_xhat / m) : 0.0f;
+        for (int s = 0; s < n; s++) {
+            const float *xr = channel_run(x, s, c, channels, spatial);
+            const float *dyr = channel_run(dy, s, c, channels, spatial);
+            float *dxr = channel_run_mut(dx, s, c, channels, spatial);
+            for (int k = 0; k < spatial; k++) {
+                float xhat = (xr[k] - mean) * invstd;
+                float g = scale * (dyr[k] - mean_dy - xhat * mean_dy_xhat);
+                dxr[k] = accumulate_dx ? dxr[k] + g : g;
+            }
+        }
+    }
+    return 0;
+}

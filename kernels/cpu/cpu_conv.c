@@ -1,0 +1,312 @@
+// Convolution on the CPU by lowering onto the BLAS GEMM (im2col), the way Caffe does.
+//
+// im2col copies every input value that a kernel tap (c, i, j) sees into row (c, i, j) of a
+// matrix `col` with one column per output pixel; the convolution is then one GEMM,
+// y[F, pixels] = w[F, C*kh*kw] * col. The copy costs kh*kw times the input in memory
+// traffic, but it turns the work into the one operation OpenBLAS runs near peak (and
+// threads). A small image's GEMM is too narrow to split over cores, so several samples are
+// lowered side by side: col is [C*kh*kw, S * OH*OW] for a chunk of S samples (see
+// CONV_GEMM_COLUMNS for how S is chosen); LeNet's second conv gives M=64, K=800, N=5*196.
+// The copies around the GEMMs (im2col, col2im, the layout changes) are split over the
+// cores by cpu_parallel_for; single-threaded they were a fifth of a LeNet step.
+//
+// With S samples side by side, the GEMM's output is [F][S][pixels] while y is
+// [S][F][pixels]; a copy puts it in place (and adds the bias on the way). Backward does
+// the same in reverse: dy is gathered into [F][S * pixels], then
+//   data:   dcol[C*kh*kw, S*P] = w^T dy, and col2im adds each column back where it came from;
+//   filter: dw[F, C*kh*kw]     = dy col^T, summed over chunks by the GEMM's beta.
+// Groups are a block-diagonal w: group g's filters see only rows g*K .. (g+1)*K of col.
+#include <string.h>
+
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/cpu_parallel.h"
+
+// How many samples to lower side by side. Enough that each GEMM has ~1024 output columns,
+// which OpenBLAS needs to keep both cores busy (LeNet's second conv, 14x14 pixels, runs
+// 1.2x faster with 5 samples per GEMM than with 1); no more, because every extra sample
+// only adds copy traffic and pushes the GEMM's output out of cache (its first conv, K=25
+// and 28x28 pixels, runs 1.7x slower with 2 samples per GEMM than with 1). The workspace
+// is also capped at CONV_WORKSPACE_MAX_BYTES unless one sample needs more.
+#define CONV_GEMM_COLUMNS 1024
+#define CONV_WORKSPACE_MAX_BYTES ((size_t)16 << 20)
+
+typedef struct ConvSizes {
+    int group_channels, group_filters;
+    size_t pixels;        // OH * OW
+    size_t group_rows;    // rows of col per group: C/groups * kh * kw
+    size_t rows;          // rows of col: C * kh * kw
+    size_t sample_floats; // workspace per sample: col (rows) + the GEMM's output (F), per pixel
+} ConvSizes;
+
+static ConvSizes conv_sizes(const Conv2dGeometry *g) {
+    ConvSizes z;
+    z.group_channels = g->in_channels / g->groups;
+    z.group_filters = g->out_channels / g->groups;
+    z.pixels = (size_t)g->out_h * g->out_w;
+    z.group_rows = (size_t)z.group_channels * g->kernel_h * g->kernel_w;
+    z.rows = z.group_rows * g->groups;
+    z.sample_floats = (z.rows + (size_t)g->out_channels) * z.pixels;
+    return z;
+}
+
+int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
+                              Status *st) {
+    ConvSizes z = conv_sizes(g);
+    size_t per_sample = z.sample_floats * sizeof(float);
+    size_t samples = z.pixels ? CONV_GEMM_COLUMNS / z.pixels : 1;
+    if (per_sample && samples > CONV_WORKSPACE_MAX_BYTES / per_sample)
+        samples = CONV_WORKSPACE_MAX_BYTES / per_sample;
+    if (samples < 1) samples = 1;
+    if (samples > (size_t)g->batch) samples = (size_t)(g->batch > 0 ? g->batch : 1);
+    *bytes = samples * per_sample;
+    return 0;
+}
+
+// How many samples one pass lowers: what the workspace holds, at most the batch.
+static int chunk_samples(const Backend *b, const Conv2dGeometry *g, const ConvSizes *z,
+                         size_t workspace_bytes, const char *op, Status *st) {
+    size_t per_sample = z->sample_floats * sizeof(float);
+    size_t fits = per_sample ? workspace_bytes / per_sample : (size_t)g->batch;
+    if (fits == 0)
+        return -status_fail(st, STATUS_RUNTIME_ERROR,
+                            "%s: workspace of %zu bytes is smaller than one sample's %zu", op,
+                            workspace_bytes, per_sample);
+    return fits < (size_t)g->batch ? (int)fits : g->batch;
+}
+
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// The output columns [*lo, *hi) whose input column ow * stride + offset lies inside
+// [0, width); the others read padding.
+static void valid_range(int offset, int stride, int width, int out_width, int *lo, int *hi) {
+    *lo = offset >= 0 ? 0 : ceil_div(-offset, stride);
+    *hi = width - offset <= 0 ? 0 : ceil_div(width - offset, stride);
+    if (*hi > out_width) *hi = out_width;
+    if (*lo > *hi) *lo = *hi;
+}
+
+// One chunk of samples being lowered or raised, for the range functions below, which
+// cpu_parallel_for splits across the cores.
+typedef struct Chunk {
+    const Conv2dGeometry *g;
+    int n0, samples;
+    const float *x;        // im2col: the input
+    float *col;            // im2col: written; col2im: read
+    float *dx;             // col2im: added to (zeroed first unless accumulate)
+    int accumulate;
+    const float *from;     // gather / scatter source
+    float *to;             //   and destination
+    const float *bias;     // scatter: added on the way (NULL: none)
+} Chunk;
+
+// col[(c, i, j)][s * P + oh * OW + ow] = x[n0 + s][c][ih][iw], zero in the padding; for
+// rows r = (c, i, j) in [begin, end), each of which is independent.
+static void im2col_rows(void *arg, size_t begin, size_t end) {
+    const Chunk *k = arg;
+    const Conv2dGeometry *g = k->g;
+    size_t pixels = (size_t)g->out_h * g->out_w, columns = (size_t)k->samples * pixels;
+    size_t plane = (size_t)g->in_h * g->in_w;
+    for (size_t r = begin; r < end; r++) {
+        int j = (int)(r % (size_t)g->kernel_w), i = (int)(r / (size_t)g->kernel_w % (size_t)g->kernel_h);
+        int c = (int)(r / ((size_t)g->kernel_w * g->kernel_h));
+        float *row = k->col + r * columns;
+        int offset = j * g->dilation_w - g->pad_left, lo, hi;
+        valid_range(offset, g->stride_w, g->in_w, g->out_w, &lo, &hi);
+        for (int s = 0; s < k->samples; s++) {
+            const float *image = k->x + ((size_t)(k->n0 + s) * g->in_channels + c) * plane;
+            for (int oh = 0; oh < g->out_h; oh++) {
+                float *dst = row + (size_t)s * pixels + (size_t)oh * g->out_w;
+                int ih = oh * g->stride_h - g->pad_top + i * g->dilation_h;
+                if (ih < 0 || ih >= g->in_h) {
+                    memset(dst, 0, (size_t)g->out_w * sizeof *dst);
+                    continue;
+                }
+                const float *src = image + (size_t)ih * g->in_w;
+                for (int ow = 0; ow < lo; ow++) dst[ow] = 0.0f;
+                if (g->stride_w == 1) {
+                    memcpy(dst + lo, src + lo + offset, (size_t)(hi - lo) * sizeof *dst);
+                } else {
+                    for (int ow = lo; ow < hi; ow++) dst[ow] = src[ow * g->stride_w + offset];
+                }
+                for (int ow = hi; ow < g->out_w; ow++) dst[ow] = 0.0f;
+            }
+        }
+    }
+}
+
+static void im2col(const Conv2dGeometry *g, const float *x, int n0, int samples, float *col) {
+    Chunk k = {.g = g, .n0 = n0, .samples = samples, .x = x, .col = col};
+    size_t rows = (size_t)g->in_channels * g->kernel_h * g->kernel_w;
+    cpu_parallel_for(rows, (size_t)samples * g->out_h * g->out_w, im2col_rows, &k);
+}
+
+// The adjoint of im2col: every col entry is added to the input element it was copied
+// from. For channels [begin, end): rows of one channel add into the same planes, so the
+// work is split by channel, not by row.
+static void col2im_channels(void *arg, size_t begin, size_t end) {
+    const Chunk *k = arg;
+    const Conv2dGeometry *g = k->g;
+    size_t pixels = (size_t)g->out_h * g->out_w, columns = (size_t)k->samples * pixels;
+    size_t plane = (size_t)g->in_h * g->in_w;
+    for (size_t c = begin; c < end; c++) {
+        if (!k->accumulate)
+            for (int s = 0; s < k->samples; s++)
+                memset(k->dx + ((size_t)(k->n0 + s) * g->in_channels + c) * plane, 0,
+                       plane * sizeof *k->dx);
+        for (int i = 0; i < g->kernel_h; i++)
+            for (int j = 0; j < g->kernel_w; j++) {
+                const float *row = k->col + ((c * g->kernel_h + i) * g->kernel_w + j) * columns;
+                int offset = j * g->dilation_w - g->pad_left, lo, hi;
+                valid_range(offset, g->stride_w, g->in_w, g->out_w, &lo, &hi);
+                for (int s = 0; s < k->samples; s++) {
+                    float *image = k->dx + ((size_t)(k->n0 + s) * g->in_channels + c) * plane;
+                    for (int oh = 0; oh < g->out_h; oh++) {
+                        int ih = oh * g->stride_h - g->pad_top + i * g->dilation_h;
+                        if (ih < 0 || ih >= g->in_h) continue;
+                        const float *src = row + (size_t)s * pixels + (size_t)oh * g->out_w;
+                        float *dst = image + (size_t)ih * g->in_w;
+                        for (int ow = lo; ow < hi; ow++) dst[ow * g->stride_w + offset] += src[ow];
+                    }
+                }
+            }
+    }
+}
+
+static void col2im(const Conv2dGeometry *g, const float *col, int n0, int samples, float *dx,
+                   int accumulate) {
+    Chunk k = {.g = g, .n0 = n0, .samples = samples, .col = (float *)col, .dx = dx,
+               .accumulate = accumulate};
+    cpu_parallel_for((size_t)g->in_channels,
+                     (size_t)samples * g->out_h * g->out_w * g->kernel_h * g->kernel_w,
+                     col2im_channels, &k);
+}
+
+// dy[n0 + s][f][p] -> to[f][s * P + p], for filters [begin, end): the layout the backward
+// GEMMs read.
+static void gather_filters(void *arg, size_t begin, size_t end) {
+    const Chunk *k = arg;
+    size_t pixels = (size_t)k->g->out_h * k->g->out_w, columns = (size_t)k->samples * pixels;
+    for (size_t f = begin; f < end; f++)
+        for (int s = 0; s < k->samples; s++)
+            memcpy(k->to + f * columns + s * pixels,
+                   k->from + ((size_t)(k->n0 + s) * k->g->out_channels + f) * pixels,
+                   pixels * sizeof *k->to);
+}
+
+static void gather_filters_major(const Conv2dGeometry *g, const float *dy, int n0, int samples,
+                                 float *out) {
+    Chunk k = {.g = g, .n0 = n0, .samples = samples, .from = dy, .to = out};
+    cpu_parallel_for((size_t)g->out_channels, (size_t)samples * g->out_h * g->out_w,
+                     gather_filters, &k);
+}
+
+// from[f][s * P + p] + bias[f] -> y[n0 + s][f][p], for filters [begin, end): the GEMM's
+// output put in place. In place (from == to) when the chunk is one sample.
+static void scatter_filters(void *arg, size_t begin, size_t end) {
+    const Chunk *k = arg;
+    size_t pixels = (size_t)k->g->out_h * k->g->out_w, columns = (size_t)k->samples * pixels;
+    for (size_t f = begin; f < end; f++) {
+        float add = k->bias ? k->bias[f] : 0.0f;
+        for (int s = 0; s < k->samples; s++) {
+            const float *src = k->from + f * columns + s * pixels;
+            float *dst = k->to + ((size_t)(k->n0 + s) * k->g->out_channels + f) * pixels;
+            for (size_t p = 0; p < pixels; p++) dst[p] = src[p] + add;
+        }
+    }
+}
+
+int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x, const float *w,
+                       const float *bias, float *y, void *workspace, size_t workspace_bytes,
+                       Status *st) {
+    ConvSizes z = conv_sizes(g);
+    int chunk = chunk_samples(b, g, &z, workspace_bytes, "conv2d_forward", st);
+    if (chunk < 0) return -chunk;
+    float *col = workspace;
+    for (int n0 = 0; n0 < g->batch; n0 += chunk) {
+        int samples = g->batch - n0 < chunk ? g->batch - n0 : chunk;
+        size_t columns = (size_t)samples * z.pixels;
+        float *sample_y = y + (size_t)n0 * g->out_channels * z.pixels;
+        // One sample's GEMM output is already in y's layout: write it there directly.
+        float *out = samples == 1 ? sample_y : col + z.rows * columns;
+        im2col(g, x, n0, samples, col);
+        for (int group = 0; group < g->groups; group++)
+            TRY(cpu_gemm(b, 0, 0, z.group_filters, (int)columns, (int)z.group_rows, 1.0f,
+                         w + (size_t)group * z.group_filters * z.group_rows, (int)z.group_rows,
+                         col + group * z.group_rows * columns, (int)columns, 0.0f,
+                         out + (size_t)group * z.group_filters * columns, (int)columns, st));
+        // [F][S][P] -> [S][F][P], adding the bias (in place when samples == 1).
+        if (samples > 1 || bias) {
+            Chunk k = {.g = g, .n0 = n0, .samples = samples, .from = out, .to = y, .bias = bias};
+            cpu_parallel_for((size_t)g->out_channels, columns, scatter_filters, &k);
+        }
+    }
+    return 0;
+}
+
+int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const float *dy,
+                             const float *w, float *dx, void *workspace, size_t workspace_bytes,
+                             int accumulate, Status *st) {
+    ConvSizes z = conv_sizes(g);
+    int chunk = chunk_samples(b, g, &z, workspace_bytes, "conv2d_backward_data", st);
+    if (chunk < 0) return -chunk;
+    float *dcol = workspace;
+    for (int n0 = 0; n0 < g->batch; n0 += chunk) {
+        int samples = g->batch - n0 < chunk ? g->batch - n0 : chunk;
+        size_t columns = (size_t)samples * z.pixels;
+        const float *dyf = dy + (size_t)n0 * g->out_channels * z.pixels;
+        if (samples > 1) {
+            float *gathered = dcol + z.rows * columns;
+            gather_filters_major(g, dy, n0, samples, gathered);
+            dyf = gathered;
+        }
+        for (int group = 0; group < g->groups; group++)
+            TRY(cpu_gemm(b, 1, 0, (int)z.group_rows, (int)columns, z.group_filters, 1.0f,
+                         w + (size_t)group * z.group_filters * z.group_rows, (int)z.group_rows,
+                         dyf + (size_t)group * z.group_filters * columns, (int)columns, 0.0f,
+                         dcol + group * z.group_rows * columns, (int)columns, st));
+        col2im(g, dcol, n0, samples, dx, accumulate);
+    }
+    return 0;
+}
+
+int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const float *x,
+                               const float *dy, float *dw, float *dbias, void *workspace,
+                               size_t workspace_bytes, int accumulate, Status *st) {
+    ConvSizes z = conv_sizes(g);
+    int chunk = chunk_samples(b, g, &z, workspace_bytes, "conv2d_backward_filter", st);
+    if (chunk < 0) return -chunk;
+    float *col = workspace;
+    if (!accumulate) {
+        memset(dw, 0, (size_t)g->out_channels * z.group_rows * sizeof *dw);
+        if (dbias) memset(dbias, 0, (size_t)g->out_channels * sizeof *dbias);
+    }
+    for (int n0 = 0; n0 < g->batch; n0 += chunk) {
+        int samples = g->batch - n0 < chunk ? g->batch - n0 : chunk;
+        size_t columns = (size_t)samples * z.pixels;
+        const float *dyf = dy + (size_t)n0 * g->out_channels * z.pixels;
+        if (samples > 1) {
+            float *gathered = col + z.rows * columns;
+            gather_filters_major(g, dy, n0, samples, gathered);
+            dyf = gathered;
+        }
+        im2col(g, x, n0, samples, col);
+        for (int group = 0; group < g->groups; group++)
+            TRY(cpu_gemm(b, 0, 1, z.group_filters, (int)z.group_rows, (int)columns, 1.0f,
+                         dyf + (size_t)group * z.group_filters * columns, (int)columns,
+                         col + group * z.group_rows * columns, (int)columns, 1.0f,
+                         dw + (size_t)group * z.group_filters * z.group_rows, (int)z.group_rows,
+                         st));
+        if (!dbias) continue;
+        for (int f = 0; f < g->out_channels; f++) {
+            // Four partial sums: a long single float sum loses digits, and this vectorizes.
+            const float *row = dyf + f * columns;
+            float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            size_t p = 0;
+            for (; p + 4 <= columns; p += 4)
+                for (int k = 0; k < 4; k++) part[k] += row[p + k];
+            for (; p < columns; p++) part[0] += row[p];
+            dbias[f] += (part[0] + part[1]) + (part[2] + part[3]);
+        }
+    }
+    return 0;
+}

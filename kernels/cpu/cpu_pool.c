@@ -1,0 +1,184 @@
+// Max and average pooling, one (sample, channel) plane at a time, the planes split across
+// the cores. Pooling reads each input a few times and does little arithmetic, so plain
+// loops do; they are also the reference for the CUDA kernels.
+#include <string.h>
+
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/cpu_parallel.h"
+
+typedef struct PoolJob {
+    const Pool2dGeometry *g;
+    const float *x, *dy;
+    float *y, *dx;
+    int32_t *argmax;
+    int accumulate;
+} PoolJob;
+
+static size_t planes(const Pool2dGeometry *g) { return (size_t)g->batch * g->channels; }
+
+// Runs fn over every (sample, channel) plane, in parallel where the work is worth it.
+static int for_planes(const PoolJob *job, CpuRangeFn fn) {
+    const Pool2dGeometry *g = job->g;
+    size_t cost = (size_t)g->in_h * g->in_w + (size_t)g->out_h * g->out_w * g->kernel_h * g->kernel_w;
+    cpu_parallel_for(planes(g), cost, fn, (void *)job);
+    return 0;
+}
+
+// The window of output (oh, ow), clipped to the input: rows [*h0, *h1), columns [*w0, *w1).
+static void window(const Pool2dGeometry *g, int oh, int ow, int *h0, int *h1, int *w0, int *w1) {
+    *h0 = oh * g->stride_h - g->pad_top;
+    *w0 = ow * g->stride_w - g->pad_left;
+    *h1 = *h0 + g->kernel_h < g->in_h ? *h0 + g->kernel_h : g->in_h;
+    *w1 = *w0 + g->kernel_w < g->in_w ? *w0 + g->kernel_w : g->in_w;
+    if (*h0 < 0) *h0 = 0;
+    if (*w0 < 0) *w0 = 0;
+}
+
+// The max of the window at (oh, ow), clipped to the input; for windows at the border.
+static void max_window(const Pool2dGeometry *g, const float *image, int oh, int ow, float *best_out,
+                       int32_t *at_out) {
+    int h0, h1, w0, w1;
+    window(g, oh, ow, &h0, &h1, &w0, &w1);
+    // pad <= size/2 (checked at graph build) leaves every window one input.
+    int best_at = h0 * g->in_w + w0;
+    float best = image[best_at];
+    for (int ih = h0; ih < h1; ih++)
+        for (int iw = w0; iw < w1; iw++) {
+            float v = image[ih * g->in_w + iw];
+            // The first maximum wins ties; a NaN wins, as in PyTorch.
+            int take = (v > best) | ((v != v) & (best == best));
+            best = take ? v : best;
+            best_at = take ? ih * g->in_w + iw : best_at;
+        }
+    *best_out = best;
+    *at_out = best_at;
+}
+
+static void maxpool_forward_planes(void *context, size_t begin, size_t end) {
+    const PoolJob *job = context;
+    const Pool2dGeometry *g = job->g;
+    const float *x = job->x;
+    float *y = job->y;
+    int32_t *argmax = job->argmax;
+    size_t in_plane = (size_t)g->in_h * g->in_w, out_plane = (size_t)g->out_h * g->out_w;
+    // Output columns [lo, hi) have windows wholly inside the input's width.
+    int lo = (g->pad_left + g->stride_w - 1) / g->stride_w, hi = lo;
+    while (hi < g->out_w && hi * g->stride_w - g->pad_left + g->kernel_w <= g->in_w) hi++;
+    for (size_t p = begin; p < end; p++) {
+        const float *image = x + p * in_plane;
+        for (int oh = 0; oh < g->out_h; oh++) {
+            float *out = y + p * out_plane + (size_t)oh * g->out_w;
+            int32_t *arg = argmax + p * out_plane + (size_t)oh * g->out_w;
+            int h0, h1, unused0, unused1;
+            window(g, oh, lo, &h0, &h1, &unused0, &unused1);
+            for (int ow = 0; ow < lo; ow++) max_window(g, image, oh, ow, &out[ow], &arg[ow]);
+            for (int ow = hi; ow < g->out_w; ow++) max_window(g, image, oh, ow, &out[ow], &arg[ow]);
+            if (lo >= hi) continue;
+            // Interior windows, a whole output row at a time: the same row-major visiting
+            // order per window as max_window, but with the output column innermost, so the
+            // loop carries no window arithmetic, and without branches: on real data which
+            // value wins is a coin toss, and a branch on it made this 4x slower.
+            int first = h0 * g->in_w - g->pad_left;
+            for (int ow = lo; ow < hi; ow++) {
+                out[ow] = image[first + ow * g->stride_w];
+                arg[ow] = first + ow * g->stride_w;
+            }
+            for (int ih = h0; ih < h1; ih++)
+                for (int j = 0; j < g->kernel_w; j++) {
+                    if (ih == h0 && j == 0) continue;
+                    int offset = ih * g->in_w - g->pad_left + j;
+                    for (int ow = lo; ow < hi; ow++) {
+                        int at = offset + ow * g->stride_w;
+                        float v = image[at], best = out[ow];
+                        // Blend by mask: written as `take ? v : best`, the compiler turned
+                        // the stores into a branch.
+                        int32_t take = -(int32_t)((v > best) | ((v != v) & (best == best)));
+                        int32_t v_bits, best_bits;
+                        memcpy(&v_bits, &v, sizeof v_bits);
+                        memcpy(&best_bits, &best, sizeof best_bits);
+                        int32_t bits = (v_bits & take) | (best_bits & ~take);
+                        memcpy(&out[ow], &bits, sizeof bits);
+                        arg[ow] = (at & take) | (arg[ow] & ~take);
+                    }
+                }
+        }
+    }
+}
+
+int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
+                        int32_t *argmax, Status *st) {
+    PoolJob job = {.g = g, .x = x, .y = y, .argmax = argmax};
+    return for_planes(&job, maxpool_forward_planes);
+}
+
+static void maxpool_backward_planes(void *arg, size_t begin, size_t end) {
+    const PoolJob *job = arg;
+    const Pool2dGeometry *g = job->g;
+    size_t in_plane = (size_t)g->in_h * g->in_w, out_plane = (size_t)g->out_h * g->out_w;
+    for (size_t p = begin; p < end; p++) {
+        float *image = job->dx + p * in_plane;
+        const float *grad = job->dy + p * out_plane;
+        const int32_t *arg_plane = job->argmax + p * out_plane;
+        if (!job->accumulate) memset(image, 0, in_plane * sizeof *image);
+        // Overlapping windows (stride < size) may pick the same input: their dy add up.
+        for (size_t o = 0; o < out_plane; o++) image[arg_plane[o]] += grad[o];
+    }
+}
+
+int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy,
+                         const int32_t *argmax, float *dx, int accumulate, Status *st) {
+    PoolJob job = {.g = g, .dy = dy, .dx = dx, .argmax = (int32_t *)argmax, .accumulate = accumulate};
+    return for_planes(&job, maxpool_backward_planes);
+}
+
+static void avgpool_forward_planes(void *arg, size_t begin, size_t end) {
+    const PoolJob *job = arg;
+    const Pool2dGeometry *g = job->g;
+    size_t in_plane = (size_t)g->in_h * g->in_w, out_plane = (size_t)g->out_h * g->out_w;
+    float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
+    for (size_t p = begin; p < end; p++) {
+        const float *image = job->x + p * in_plane;
+        float *out = job->y + p * out_plane;
+        for (int oh = 0; oh < g->out_h; oh++)
+            for (int ow = 0; ow < g->out_w; ow++) {
+                int h0, h1, w0, w1;
+                window(g, oh, ow, &h0, &h1, &w0, &w1);
+                float sum = 0.0f;
+                for (int ih = h0; ih < h1; ih++)
+                    for (int iw = w0; iw < w1; iw++) sum += image[ih * g->in_w + iw];
+                out[oh * g->out_w + ow] = sum * scale;
+            }
+    }
+}
+
+int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
+                        Status *st) {
+    PoolJob job = {.g = g, .x = x, .y = y};
+    return for_planes(&job, avgpool_forward_planes);
+}
+
+static void avgpool_backward_planes(void *arg, size_t begin, size_t end) {
+    const PoolJob *job = arg;
+    const Pool2dGeometry *g = job->g;
+    size_t in_plane = (size_t)g->in_h * g->in_w, out_plane = (size_t)g->out_h * g->out_w;
+    float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
+    for (size_t p = begin; p < end; p++) {
+        float *image = job->dx + p * in_plane;
+        const float *grad = job->dy + p * out_plane;
+        if (!job->accumulate) memset(image, 0, in_plane * sizeof *image);
+        for (int oh = 0; oh < g->out_h; oh++)
+            for (int ow = 0; ow < g->out_w; ow++) {
+                int h0, h1, w0, w1;
+                window(g, oh, ow, &h0, &h1, &w0, &w1);
+                float share = grad[oh * g->out_w + ow] * scale;
+                for (int ih = h0; ih < h1; ih++)
+                    for (int iw = w0; iw < w1; iw++) image[ih * g->in_w + iw] += share;
+            }
+    }
+}
+
+int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy, float *dx,
+                         int accumulate, Status *st) {
+    PoolJob job = {.g = g, .dy = dy, .dx = dx, .accumulate = accumulate};
+    return for_planes(&job, avgpool_backward_planes);
+}

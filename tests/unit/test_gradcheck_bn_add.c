@@ -1,0 +1,462 @@
+// batchnorm, add and reshape against central finite differences, in the manner of
+// test_gradcheck.c: build a graph from model text, take the analytic gradients from one
+// forward + backward, then nudge every trainable parameter element by +-eps and compare
+// with the change of the MEAN loss over the batch.
+//
+// Input gradients are checked through a dense layer in front of the layer under test:
+// that dense's weight gradient is dW = dx^T x, so a wrong dx shows up there. For
+// batchnorm the op is also checked directly (test at the end), perturbing x itself.
+//
+// Tolerance, as in test_gradcheck.c: |analytic - numeric| <= 1e-3 + 1e-2 * max(|a|, |n|).
+// The step is smaller than test_gradcheck.c's 1e-2: batchnorm divides by the batch's
+// standard deviation, which for a dense layer's outputs over a batch of 6 can be ~0.1, so
+// a nudge of a weight in front of it moves the normalised value ~10x as far, and the
+// central difference's truncation error (~ step^2) grows by ~100x. With 1e-2 the worst
+// element came to 1.4x the tolerance while converging on the analytic value as the step
+// shrank; with 3e-3 it is ~0.1x. Rounding grows to ~1e-7 / 3e-3 = 3e-5, still far below
+// the 1e-3 floor. A missing mean or variance term is off by tens of percent.
+//
+// A dense layer right before batchnorm gets bias=false, as in practice: in training mode
+// batchnorm subtracts the batch mean, so such a bias has a zero gradient (checked apart).
+//
+// Parameters marked `buffer` (running statistics) have no gradient and are skipped.
+#include "check.h"
+#include "core/graph.h"
+#include "core/rng.h"
+#include "kernels/cpu/cpu_ops.h"
+
+#include <stdlib.h>
+
+#define GRAD_EPS 3e-3f
+#define GRAD_ATOL 1e-3
+#define GRAD_RTOL 1e-2
+
+typedef struct Net {
+    ModelFile file;
+    Graph g;
+    Allocator alloc;
+    const Backend *b;
+    int batch;
+    int training;       // the mode every forward and backward of this net runs in
+    float *x;
+    int32_t *labels;
+    Rng rng;
+} Net;
+
+static LayerContext net_context(Net *n) {
+    return (LayerContext){.backend = n->b, .alloc = &n->alloc, .batch = n->batch,
+                          .training = n->training, .seed = 4242,
+                          .labels = (const int32_t *)n->g.labels.data};
+}
+
+static void report_status(const char *what, const Status *st) {
+    char text[2048];
+    status_format(st, text, sizeof text);
+    fprintf(stderr, "%s failed: %s", what, text);
+}
+
+static int net_open(Net *n, const char *text, int batch, uint64_t seed) {
+    memset(n, 0, sizeof *n);
+    Status st;
+    status_clear(&st);
+    n->b = cpu_backend();
+    n->batch = batch;
+    n->training = 1;
+    rng_seed(&n->rng, seed * 6007 + 3);
+    int rc = model_file_parse_text("gradcheck_bn_add.model", text, &n->file, &st);
+    if (!rc) rc = graph_build(&n->file, &n->g, &st);
+    if (rc) {
+        report_status("build", &st);
+        model_file_free(&n->file);
+        test_failures++;
+        return rc;
+    }
+    rc = alloc_init(&n->alloc, n->b, ALLOC_GROW, 0, &st);
+    if (!rc) rc = graph_init_params(&n->g, n->b, &n->alloc, seed, &st);
+    if (!rc) rc = graph_allocate(&n->g, n->b, &n->alloc, batch, &st);
+    if (rc) {
+        report_status("init", &st);
+        test_failures++;
+    }
+    size_t sample = shape_numel(&n->g.input->out_shape);
+    n->x = calloc((size_t)batch * sample, sizeof *n->x);
+    n->labels = calloc((size_t)batch, sizeof *n->labels);
+    return rc;
+}
+
+static void net_close(Net *n) {
+    graph_free(&n->g);
+    alloc_destroy(&n->alloc);
+    model_file_free(&n->file);
+    free(n->x);
+    free(n->labels);
+}
+
+static int net_draw_batch(Net *n) {
+    size_t values = (size_t)n->batch * shape_numel(&n->g.input->out_shape);
+    for (size_t i = 0; i < values; i++) n->x[i] = 2.0f * rng_uniform(&n->rng) - 1.0f;
+    int classes = graph_classes(&n->g);
+    for (int r = 0; r < n->batch; r++) n->labels[r] = (int32_t)rng_below(&n->rng, (uint32_t)classes);
+    Status st;
+    status_clear(&st);
+    if (graph_load_batch(&n->g, n->b, n->x, n->labels, n->batch, &st)) {
+        report_status("load batch", &st);
+        test_failures++;
+        return -1;
+    }
+    return 0;
+}
+
+static double net_loss(Net *n) {
+    Status st;
+    status_clear(&st);
+    LayerContext ctx = net_context(n);
+    double sum = 0.0, correct = 0.0;
+    if (graph_forward(&n->g, &ctx, &st) || graph_read_loss(&n->g, n->b, n->batch, &sum, &correct, &st)) {
+        report_status("forward", &st);
+        test_failures++;
+        return NAN;
+    }
+    return sum / n->batch;
+}
+
+static int net_backward(Net *n) {
+    Status st;
+    status_clear(&st);
+    LayerContext ctx = net_context(n);
+    if (graph_forward(&n->g, &ctx, &st) || graph_backward(&n->g, &ctx, &st)) {
+        report_status("forward/backward", &st);
+        test_failures++;
+        return -1;
+    }
+    return 0;
+}
+
+static Layer *net_layer(const Net *n, const char *name) {
+    for (int i = 0; i < n->g.count; i++)
+        if (strcmp(n->g.layers[i]->name, name) == 0) return n->g.layers[i];
+    fprintf(stderr, "no layer '%s' in the test model\n", name);
+    test_failures++;
+    return NULL;
+}
+
+// Every trainable parameter element against a central difference; returns how many
+// elements were compared.
+static long check_param_grads(Net *n, const char *label) {
+    long compared = 0;
+    for (int i = 0; i < n->g.count; i++) {
+        Layer *l = n->g.layers[i];
+        for (int p = 0; p < l->param_count; p++) {
+            Param *param = &l->params[p];
+            if (param->buffer) {
+                if (param->grad.data) {
+                    fprintf(stderr, "%s: buffer %s has a gradient allocated\n", label, param->name);
+                    test_failures++;
+                }
+                continue;
+            }
+            size_t count = tensor_numel(&param->value);
+            float *value = tensor_f32(&param->value);
+            float *analytic = malloc(count * sizeof *analytic);
+            memcpy(analytic, tensor_f32(&param->grad), count * sizeof *analytic);
+            int mismatches = 0;
+            double largest = 0.0;
+            for (size_t k = 0; k < count; k++) {
+                float saved = value[k];
+                value[k] = saved + GRAD_EPS;
+                double plus = net_loss(n);
+                value[k] = saved - GRAD_EPS;
+                double minus = net_loss(n);
+                value[k] = saved;
+                double step = (double)(saved + GRAD_EPS) - (double)(saved - GRAD_EPS);
+                double numeric = (plus - minus) / step;
+                double a = analytic[k];
+                double tol = GRAD_ATOL + GRAD_RTOL * fmax(fabs(a), fabs(numeric));
+                if (fabs(numeric) > largest) largest = fabs(numeric);
+                compared++;
+                if (!(fabs(a - numeric) <= tol)) {
+                    if (mismatches < 5)
+                        fprintf(stderr,
+                                "%s: %s[%zu]: analytic %.7g vs numeric %.7g (diff %.3g, tol %.3g)\n",
+                                label, param->name, k, a, numeric, fabs(a - numeric), tol);
+                    mismatches++;
+                    test_failures++;
+                }
+            }
+            if (mismatches > 5)
+                fprintf(stderr, "%s: %s: %d of %zu elements differ\n", label, param->name,
+                        mismatches, count);
+            if (!(largest > 1e-3)) {
+                fprintf(stderr, "%s: %s: every gradient is ~0 (largest %.3g); the case tests nothing\n",
+                        label, param->name, largest);
+                test_failures++;
+            }
+            free(analytic);
+        }
+    }
+    return compared;
+}
+
+typedef struct GradCase {
+    const char *label;
+    const char *text;
+    int training;
+    int warmup;   // training forwards on other batches first (moves the running statistics)
+} GradCase;
+
+enum { GRAD_BATCH = 6 };
+
+static void run_grad_case(const GradCase *c, uint64_t seed) {
+    Net n;
+    if (net_open(&n, c->text, GRAD_BATCH, seed)) {
+        fprintf(stderr, "%s: could not set up\n", c->label);
+        net_close(&n);
+        return;
+    }
+    for (int w = 0; w < c->warmup; w++) {
+        if (net_draw_batch(&n)) break;
+        net_loss(&n);  // n.training is still 1 here
+    }
+    n.training = c->training;
+    if (net_draw_batch(&n) || net_backward(&n)) {
+        net_close(&n);
+        return;
+    }
+    if (check_param_grads(&n, c->label) == 0) {
+        fprintf(stderr, "%s: the model has no parameters to check\n", c->label);
+        test_failures++;
+    }
+    net_close(&n);
+}
+
+static const GradCase grad_cases[] = {
+    // batchnorm after dense: each of the 4 features is a channel over the batch. The
+    // first dense's weight gradient carries batchnorm's input gradient, including the
+    // terms through the batch mean and variance.
+    {"batchnorm_features_training",
+     "input shape=5\ndense units=4 bias=false\nbatchnorm\ndense units=3\nloss softmax_cross_entropy\n", 1, 0},
+    {"batchnorm_features_act_tanh",
+     "input shape=5\ndense units=4 bias=false\nbatchnorm momentum=0.3 eps=1e-3 act=tanh\ndense units=3\n"
+     "loss mse\n", 1, 0},
+    // batchnorm straight into the loss: gamma and beta are the last parameters.
+    {"batchnorm_into_loss", "input shape=5\ndense units=3 bias=false\nbatchnorm\nloss softmax_cross_entropy\n",
+     1, 0},
+    // CxHxW: 2 channels over the batch and a 2x3 plane each (reshape makes the image).
+    {"batchnorm_channels_training",
+     "input shape=6\ndense units=12\nreshape shape=2x2x3\nbatchnorm\nflatten\ndense units=3\n"
+     "loss softmax_cross_entropy\n", 1, 0},
+    // CxL (rank 2), as BatchNorm1d on [batch, C, L].
+    {"batchnorm_rank2_training",
+     "input shape=6\ndense units=8\nreshape shape=2x4\nbatchnorm act=sigmoid\nreshape shape=8\n"
+     "dense units=3\nloss mse\n", 1, 0},
+    // Evaluation: the running statistics (moved by 3 training forwards) are constants, so
+    // the input gradient is dy * gamma / sqrt(running_var + eps).
+    {"batchnorm_features_eval",
+     "input shape=5\ndense units=4\nbatchnorm momentum=0.5\ndense units=3\nloss softmax_cross_entropy\n",
+     0, 3},
+    {"batchnorm_channels_eval",
+     "input shape=6\ndense units=12\nreshape shape=2x2x3\nbatchnorm momentum=0.5\nflatten\n"
+     "dense units=3\nloss mse\n", 0, 3},
+    // add of 2 and 3 branches that all read the same hidden layer h (fan-out to 3-4
+    // consumers: the branches and, for 3, the add itself).
+    {"add_two",
+     "input shape=5\ndense units=4 name=h act=tanh\ndense units=4 name=a from=h\n"
+     "dense units=4 name=b from=h act=sigmoid\nadd from=a,b\ndense units=3\n"
+     "loss softmax_cross_entropy\n", 1, 0},
+    {"add_three_act",
+     "input shape=5\ndense units=4 name=h\ndense units=4 name=a from=h act=tanh\n"
+     "dense units=4 name=b from=h\nadd from=a,b,h act=tanh\ndense units=3\nloss mse\n", 1, 0},
+    // The residual shape: h feeds the next dense and the add, so its gradient is the sum
+    // of both consumers' (one writes, the other accumulates).
+    {"residual_fanout",
+     "input shape=6\ndense units=6 name=h\ndense units=6 name=f\nadd from=h,f\n"
+     "dense units=3 name=out\nloss softmax_cross_entropy\n", 1, 0},
+    // A conv-free residual block as in resnet-mini: dense-bn-tanh-dense-bn + identity.
+    {"residual_block_bn",
+     "input shape=6\ndense units=6 name=stem act=tanh\ndense units=6 name=c1 bias=false\n"
+     "batchnorm name=bn1 act=tanh\ndense units=6 name=c2 bias=false\nbatchnorm name=bn2\n"
+     "add from=stem,bn2 act=tanh\ndense units=3\nloss softmax_cross_entropy\n", 1, 0},
+    // One input named twice: its gradient is twice the add's.
+    {"add_same_input_twice",
+     "input shape=5\ndense units=4 name=h\nadd from=h,h\ndense units=3\nloss mse\n", 1, 0},
+    // reshape as a view in the middle; then reshapes on both sides of a fan-out: r feeds
+    // bn and the first add (bn adds to r's gradient), h feeds r and the second add (the
+    // reshape adds to h's gradient).
+    {"reshape_roundtrip",
+     "input shape=6\ndense units=12\nreshape shape=3x2x2\nreshape shape=12\ndense units=3\n"
+     "loss softmax_cross_entropy\n", 1, 0},
+    {"reshape_fanout",
+     "input shape=6\ndense units=6 name=h\nreshape shape=2x3 name=r\nbatchnorm name=bn\n"
+     "add from=r,bn\nreshape shape=6 name=back\nadd from=back,h\ndense units=3\nloss mse\n", 1, 0},
+};
+
+static void layers_match_finite_differences(void) {
+    for (size_t i = 0; i < sizeof grad_cases / sizeof grad_cases[0]; i++)
+        run_grad_case(&grad_cases[i], 300 + i);
+}
+
+// The gradient plan of the residual graph: h has two consumers; in backward order the add
+// (later in the file) writes h's gradient and dense f adds to it.
+static void residual_plan_accumulates_into_shared_input(void) {
+    Net n;
+    if (net_open(&n, "input shape=6\ndense units=6 name=h\ndense units=6 name=f\nadd from=h,f\n"
+                     "dense units=3\nloss mse\n", 2, 1)) {
+        net_close(&n);
+        return;
+    }
+    const Layer *f = net_layer(&n, "f"), *add = net_layer(&n, "add1");
+    if (f && add) {
+        CHECK_INT_EQ(add->input_count, 2);
+        CHECK_INT_EQ(add->input_needs_grad[0], 1);
+        CHECK_INT_EQ(add->input_grad_accumulate[0], 0);  // h: written by the add
+        CHECK_INT_EQ(add->input_grad_accumulate[1], 0);  // f: only consumer
+        CHECK_INT_EQ(f->input_grad_accumulate[0], 1);    // h: f adds to it
+    }
+    net_close(&n);
+}
+
+// In training mode batchnorm's input gradient sums to zero over each channel (the batch
+// mean absorbs any shift), so a bias right before it gets a zero gradient; in evaluation
+// mode it does not.
+static void bias_before_batchnorm_has_zero_gradient_in_training(void) {
+    for (int training = 1; training >= 0; training--) {
+        Net n;
+        if (net_open(&n, "input shape=5\ndense units=4 name=d\nbatchnorm\ndense units=3\n"
+                         "loss softmax_cross_entropy\n", GRAD_BATCH, 77)) {
+            net_close(&n);
+            return;
+        }
+        n.training = training;
+        const Layer *d = net_layer(&n, "d");
+        if (d && !net_draw_batch(&n) && !net_backward(&n)) {
+            const float *g = tensor_f32(&d->params[1].grad);
+            double largest = 0.0;
+            for (int k = 0; k < 4; k++) largest = fmax(largest, fabs(g[k]));
+            if (training) CHECK(largest < 1e-6);
+            else CHECK(largest > 1e-3);
+        }
+        net_close(&n);
+    }
+}
+
+// ---- the batchnorm op itself, perturbing x ---------------------------------------------
+
+// L = sum_i w_i y_i with fixed random w, so dL/dy = w. Checks dx (every element), dgamma and
+// dbeta of cpu_batchnorm_backward against central differences of L computed in double.
+static void batchnorm_op_matches_finite_differences(int n, int channels, int spatial,
+                                                    int training, uint64_t seed) {
+    const Backend *b = cpu_backend();
+    Status st;
+    status_clear(&st);
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t count = (size_t)n * channels * spatial;
+    float *x = malloc(count * sizeof *x), *y = malloc(count * sizeof *y);
+    float *w = malloc(count * sizeof *w), *dx = malloc(count * sizeof *dx);
+    float gamma[8], beta[8], rmean[8], rvar[8], smean[8], sinv[8], dgamma[8], dbeta[8];
+    for (size_t i = 0; i < count; i++) {
+        x[i] = 2.0f * rng_uniform(&rng) - 1.0f;
+        w[i] = 2.0f * rng_uniform(&rng) - 1.0f;
+    }
+    for (int c = 0; c < channels; c++) {
+        gamma[c] = 0.5f + rng_uniform(&rng);
+        beta[c] = rng_uniform(&rng) - 0.5f;
+        rmean[c] = 0.4f * rng_uniform(&rng) - 0.2f;
+        rvar[c] = 0.5f + rng_uniform(&rng);
+    }
+    // The loss as a function of (x, gamma, beta); running statistics are restored after
+    // every training forward so each evaluation sees the same state.
+    float rmean_saved[8], rvar_saved[8];
+    memcpy(rmean_saved, rmean, sizeof rmean);
+    memcpy(rvar_saved, rvar, sizeof rvar);
+#define BN_LOSS(out)                                                                         \
+    do {                                                                                     \
+        if (training)                                                                        \
+            cpu_batchnorm_forward_training(b, x, y, gamma, beta, rmean, rvar, smean, sinv, n, \
+                                           channels, spatial, 0.1f, 1e-5f, &st);             \
+        else                                                                                 \
+            cpu_batchnorm_forward_inference(b, x, y, gamma, beta, rmean, rvar, smean, sinv,  \
+                                            n, channels, spatial, 1e-5f, &st);               \
+        memcpy(rmean, rmean_saved, sizeof rmean);                                            \
+        memcpy(rvar, rvar_saved, sizeof rvar);                                               \
+        double sum_ = 0.0;                                                                   \
+        for (size_t i_ = 0; i_ < count; i_++) sum_ += (double)w[i_] * y[i_];                 \
+        (out) = sum_;                                                                        \
+    } while (0)
+    double base;
+    BN_LOSS(base);
+    (void)base;
+    CHECK_INT_EQ(cpu_batchnorm_backward(b, x, w, gamma, smean, sinv, dx, dgamma, dbeta, n, channels,
+                                        spatial, training, 0, 0, &st), 0);
+    char label[96];
+    snprintf(label, sizeof label, "batchnorm op n=%d c=%d spatial=%d %s", n, channels, spatial,
+             training ? "training" : "eval");
+    int mismatches = 0;
+    const float eps = 1e-2f;
+    struct { const char *name; float *values; const float *grads; size_t count; } groups[] = {
+        {"x", x, dx, count}, {"gamma", gamma, dgamma, (size_t)channels},
+        {"beta", beta, dbeta, (size_t)channels}};
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        double largest = 0.0;
+        for (size_t k = 0; k < groups[g].count; k++) {
+            float saved = groups[g].values[k];
+            double plus, minus;
+            groups[g].values[k] = saved + eps;
+            BN_LOSS(plus);
+            groups[g].values[k] = saved - eps;
+            BN_LOSS(minus);
+            groups[g].values[k] = saved;
+            double numeric = (plus - minus) / ((double)(saved + eps) - (double)(saved - eps));
+            double a = groups[g].grads[k];
+            largest = fmax(largest, fabs(numeric));
+            double tol = GRAD_ATOL + GRAD_RTOL * fmax(fabs(a), fabs(numeric));
+            if (!(fabs(a - numeric) <= tol)) {
+                if (mismatches++ < 5)
+                    fprintf(stderr, "%s: d%s[%zu]: analytic %.7g vs numeric %.7g\n", label,
+                            groups[g].name, k, a, numeric);
+                test_failures++;
+            }
+        }
+        if (!(largest > 1e-3)) {
+            fprintf(stderr, "%s: d%s is ~0 everywhere\n", label, groups[g].name);
+            test_failures++;
+        }
+    }
+#undef BN_LOSS
+    // The same backward with both accumulate flags adds onto what is there.
+    float *dx_acc = malloc(count * sizeof *dx_acc), dgamma_acc[8], dbeta_acc[8];
+    for (size_t i = 0; i < count; i++) dx_acc[i] = 0.25f * (float)(i % 7);
+    for (int c = 0; c < channels; c++) dgamma_acc[c] = dbeta_acc[c] = 1.5f;
+    CHECK_INT_EQ(cpu_batchnorm_backward(b, x, w, gamma, smean, sinv, dx_acc, dgamma_acc, dbeta_acc,
+                                        n, channels, spatial, training, 1, 1, &st), 0);
+    for (size_t i = 0; i < count; i++) CHECK_NEAR(dx_acc[i], 0.25f * (float)(i % 7) + dx[i], 1e-5);
+    for (int c = 0; c < channels; c++) {
+        CHECK_NEAR(dgamma_acc[c], 1.5 + dgamma[c], 1e-5);
+        CHECK_NEAR(dbeta_acc[c], 1.5 + dbeta[c], 1e-5);
+    }
+    // dx may be NULL (batchnorm right after the input): parameters only.
+    CHECK_INT_EQ(cpu_batchnorm_backward(b, x, w, gamma, smean, sinv, NULL, dgamma_acc, dbeta_acc, n,
+                                        channels, spatial, training, 0, 0, &st), 0);
+    for (int c = 0; c < channels; c++) CHECK_NEAR(dgamma_acc[c], dgamma[c], 1e-6);
+    free(dx_acc);
+    free(x);
+    free(y);
+    free(w);
+    free(dx);
+}
+
+static void batchnorm_op_cases(void) {
+    batchnorm_op_matches_finite_differences(5, 3, 1, 1, 11);  // features
+    batchnorm_op_matches_finite_differences(3, 2, 6, 1, 12);  // channels over batch x 2x3
+    batchnorm_op_matches_finite_differences(2, 4, 4, 1, 13);
+    batchnorm_op_matches_finite_differences(5, 3, 1, 0, 14);  // evaluation
+    batchnorm_op_matches_finite_differences(3, 2, 6, 0, 15);
+}
+
+int main(void) {
+    layers_match_finite_differences();
+    residual_plan_accumulates_into_shared_input();
+    bias_before_batchnorm_has_zero_gradient_in_training();
+    batchnorm_op_cases();
+    return test_exit_code("test_gradcheck_bn_add");
+}
