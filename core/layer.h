@@ -106,6 +106,13 @@ extern const char *const loss_kind_names[];
 
 // Shared by kinds: a STATUS_BAD_INPUT error at the layer's statement.
 int layer_fail(const Layer *l, Status *st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+// Reads the required `shape=` of a statement (input, reshape); `missing_hint` says how to
+// write it. *column is the value's column, for later errors about the shape.
+int layer_read_shape(const Layer *l, const ModelStatement *s, const char *missing_hint, Shape *out,
+                     int *column, Status *st);
+// forward/backward of kinds whose output is a view of their input (flatten, reshape).
+int layer_view_forward(Layer *l, const LayerContext *ctx, Status *st);
+int layer_view_backward(Layer *l, const LayerContext *ctx, Status *st);
 // The scalar gradient scale of a mean-over-batch loss.
 static inline float loss_scale(const LayerContext *ctx) { return 1.0f / (float)ctx->batch; }
 

@@ -12,13 +12,13 @@ static int flatten_infer(Layer *l, Status *st) {
     return 0;
 }
 
-static int flatten_forward(Layer *l, const LayerContext *ctx, Status *st) {
+int layer_view_forward(Layer *l, const LayerContext *ctx, Status *st) {
     // The graph allocates no memory for a view's output; point it at the input's.
     tensor_view(&l->output, &l->inputs[0]->output);
     return 0;
 }
 
-static int flatten_backward(Layer *l, const LayerContext *ctx, Status *st) {
+int layer_view_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
     size_t n = (size_t)ctx->batch * shape_numel(&l->out_shape);
     float *dx = tensor_f32(&l->inputs[0]->grad);
@@ -35,6 +35,6 @@ const LayerKind layer_flatten = {
     .output_is_view = 1,
     .configure = flatten_configure,
     .infer = flatten_infer,
-    .forward = flatten_forward,
-    .backward = flatten_backward,
+    .forward = layer_view_forward,
+    .backward = layer_view_backward,
 };

@@ -16,21 +16,10 @@ static int input_configure(Layer *l, const ModelStatement *s, Status *st) {
     InputConfig *config = calloc(1, sizeof *config);
     if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     l->config = config;
-    const ModelAttr *shape = model_attr_find(s, "shape");
-    if (!shape) {
-        status_fail_at(st, STATUS_BAD_INPUT, l->path, l->line, l->column,
-                       "input needs shape=, the shape of one sample");
-        status_hint(st, "write e.g. `input shape=1x28x28` for images (CxHxW) or `input shape=784` "
-                        "for feature vectors; the batch is never written");
-        return STATUS_BAD_INPUT;
-    }
-    char why[160];
-    if (shape_parse(shape->value, &config->shape, why, sizeof why)) {
-        status_fail_at(st, STATUS_BAD_INPUT, l->path, l->line, shape->value_column,
-                       "shape=%s is not a shape: %s", shape->value, why);
-        status_hint(st, "write CxHxW for images (1x28x28) or N for vectors (784)");
-        return STATUS_BAD_INPUT;
-    }
+    int column;
+    TRY(layer_read_shape(l, s, "write e.g. `input shape=1x28x28` for images (CxHxW) or `input "
+                               "shape=784` for feature vectors; the batch is never written",
+                         &config->shape, &column, st));
     config->dtype = DTYPE_F32;
     const ModelAttr *dtype = model_attr_find(s, "dtype");
     if (dtype && dtype_parse(dtype->value, &config->dtype)) {

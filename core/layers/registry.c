@@ -62,3 +62,22 @@ int layer_fail(const Layer *l, Status *st, const char *fmt, ...) {
     va_end(ap);
     return status_fail_at(st, STATUS_BAD_INPUT, l->path, l->line, l->column, "%s", message);
 }
+
+int layer_read_shape(const Layer *l, const ModelStatement *s, const char *missing_hint, Shape *out,
+                     int *column, Status *st) {
+    const ModelAttr *shape = model_attr_find(s, "shape");
+    if (!shape) {
+        layer_fail(l, st, "%s needs shape=, the shape of one sample", s->kind);
+        status_hint(st, "%s", missing_hint);
+        return STATUS_BAD_INPUT;
+    }
+    char why[160];
+    if (shape_parse(shape->value, out, why, sizeof why)) {
+        status_fail_at(st, STATUS_BAD_INPUT, l->path, l->line, shape->value_column,
+                       "shape=%s is not a shape: %s", shape->value, why);
+        status_hint(st, "write CxHxW for images (1x28x28) or N for vectors (784)");
+        return STATUS_BAD_INPUT;
+    }
+    *column = shape->value_column;
+    return 0;
+}

@@ -16,21 +16,9 @@ static int reshape_configure(Layer *l, const ModelStatement *s, Status *st) {
     ReshapeConfig *config = calloc(1, sizeof *config);
     if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     l->config = config;
-    const ModelAttr *shape = model_attr_find(s, "shape");
-    if (!shape) {
-        layer_fail(l, st, "reshape needs shape=, the new shape of one sample");
-        status_hint(st, "write e.g. `reshape shape=1x28x28` or `reshape shape=784`; the batch is "
-                        "never written");
-        return STATUS_BAD_INPUT;
-    }
-    char why[160];
-    if (shape_parse(shape->value, &config->shape, why, sizeof why)) {
-        status_fail_at(st, STATUS_BAD_INPUT, l->path, l->line, shape->value_column,
-                       "shape=%s is not a shape: %s", shape->value, why);
-        status_hint(st, "write CxHxW for images (1x28x28) or N for vectors (784)");
-        return STATUS_BAD_INPUT;
-    }
-    config->column = shape->value_column;
+    TRY(layer_read_shape(l, s, "write e.g. `reshape shape=1x28x28` or `reshape shape=784`; the "
+                               "batch is never written",
+                         &config->shape, &config->column, st));
     return 0;
 }
 
@@ -52,21 +40,6 @@ static int reshape_infer(Layer *l, Status *st) {
     return 0;
 }
 
-static int reshape_forward(Layer *l, const LayerContext *ctx, Status *st) {
-    // The graph allocates no memory for a view's output; point it at the input's.
-    tensor_view(&l->output, &l->inputs[0]->output);
-    return 0;
-}
-
-static int reshape_backward(Layer *l, const LayerContext *ctx, Status *st) {
-    if (!l->input_needs_grad[0]) return 0;
-    size_t n = (size_t)ctx->batch * shape_numel(&l->out_shape);
-    float *dx = tensor_f32(&l->inputs[0]->grad);
-    if (l->input_grad_accumulate[0])
-        return ctx->backend->accumulate(ctx->backend, dx, tensor_f32(&l->grad), n, st);
-    return ctx->backend->copy_on_device(ctx->backend, dx, l->grad.data, n * sizeof(float), st);
-}
-
 const LayerKind layer_reshape = {
     .name = "reshape",
     .summary = "same values, new sample shape: shape=CxHxW or N (a view, no copy)",
@@ -75,6 +48,6 @@ const LayerKind layer_reshape = {
     .output_is_view = 1,
     .configure = reshape_configure,
     .infer = reshape_infer,
-    .forward = reshape_forward,
-    .backward = reshape_backward,
+    .forward = layer_view_forward,
+    .backward = layer_view_backward,
 };

@@ -13,120 +13,13 @@
 // the relative part (1%) catches a wrong factor or sign anywhere, the absolute floor keeps
 // gradients that are ~0 (where a relative error means nothing) from failing on noise.
 // A missing 1/batch, a transposed GEMM or a wrong derivative is off by far more.
-#include "check.h"
-#include "core/graph.h"
-#include "core/rng.h"
+#include "gradcheck_net.h"
 #include "kernels/cpu/cpu_ops.h"
 
-#include <stdlib.h>
-
 #define GRAD_EPS 1e-2f
-#define GRAD_ATOL 1e-3
-#define GRAD_RTOL 1e-2
 
-typedef struct Net {
-    ModelFile file;
-    Graph g;
-    Allocator alloc;
-    const Backend *b;
-    int batch;
-    float *x;           // host copy of the batch's inputs
-    int32_t *labels;    // host copy of the batch's labels
-    Rng rng;
-} Net;
-
-static LayerContext net_context(Net *n) {
-    return (LayerContext){.backend = n->b, .alloc = &n->alloc, .batch = n->batch, .training = 1,
-                          .seed = 12345, .labels = (const int32_t *)n->g.labels.data};
-}
-
-static void report_status(const char *what, const Status *st) {
-    char text[2048];
-    status_format(st, text, sizeof text);
-    fprintf(stderr, "%s failed: %s", what, text);
-}
-
-// Builds `text` with parameters from `seed`, activations for `allocated` rows, and a
-// batch of `batch` rows. Returns 0 on success; any failure is counted and reported.
-static int net_open(Net *n, const char *text, int allocated, int batch, uint64_t seed) {
-    memset(n, 0, sizeof *n);
-    Status st;
-    status_clear(&st);
-    n->b = cpu_backend();
-    n->batch = batch;
-    rng_seed(&n->rng, seed * 7919 + 1);
-    int rc = model_file_parse_text("gradcheck.model", text, &n->file, &st);
-    if (!rc) rc = graph_build(&n->file, &n->g, &st);
-    if (rc) {
-        report_status("build", &st);
-        model_file_free(&n->file);
-        test_failures++;
-        return rc;
-    }
-    rc = alloc_init(&n->alloc, n->b, ALLOC_GROW, 0, &st);
-    if (!rc) rc = graph_init_params(&n->g, n->b, &n->alloc, seed, &st);
-    if (!rc) rc = graph_allocate(&n->g, n->b, &n->alloc, allocated, &st);
-    if (rc) {
-        report_status("init", &st);
-        test_failures++;
-    }
-    size_t sample = shape_numel(&n->g.input->out_shape);
-    n->x = calloc((size_t)batch * sample, sizeof *n->x);
-    n->labels = calloc((size_t)batch, sizeof *n->labels);
-    return rc;
-}
-
-static void net_close(Net *n) {
-    graph_free(&n->g);
-    alloc_destroy(&n->alloc);
-    model_file_free(&n->file);
-    free(n->x);
-    free(n->labels);
-}
-
-// New random inputs in [-1, 1) and labels in [0, classes), copied to the device.
-static int net_draw_batch(Net *n) {
-    size_t values = (size_t)n->batch * shape_numel(&n->g.input->out_shape);
-    for (size_t i = 0; i < values; i++) n->x[i] = 2.0f * rng_uniform(&n->rng) - 1.0f;
-    int classes = graph_classes(&n->g);
-    for (int r = 0; r < n->batch; r++)
-        n->labels[r] = (int32_t)rng_below(&n->rng, (uint32_t)classes);
-    Status st;
-    status_clear(&st);
-    if (graph_load_batch(&n->g, n->b, n->x, n->labels, n->batch, &st)) {
-        report_status("load batch", &st);
-        test_failures++;
-        return -1;
-    }
-    return 0;
-}
-
-// Mean loss over the batch after a forward pass, in double.
-static double net_loss(Net *n) {
-    Status st;
-    status_clear(&st);
-    LayerContext ctx = net_context(n);
-    double sum = 0.0, correct = 0.0;
-    if (graph_forward(&n->g, &ctx, &st) ||
-        graph_read_loss(&n->g, n->b, n->batch, &sum, &correct, &st)) {
-        report_status("forward", &st);
-        test_failures++;
-        return NAN;
-    }
-    return sum / n->batch;
-}
-
-static int net_backward(Net *n) {
-    Status st;
-    status_clear(&st);
-    LayerContext ctx = net_context(n);
-    if (graph_forward(&n->g, &ctx, &st) || graph_backward(&n->g, &ctx, &st)) {
-        report_status("forward/backward", &st);
-        test_failures++;
-        return -1;
-    }
-    return 0;
-}
+static const NetSetup net_setup = {.model_name = "gradcheck.model", .seed_mul = 7919,
+                                   .seed_add = 1, .ctx_seed = 12345};
 
 // Smallest |pre-activation| over the inputs of every activation layer: relu and
 // leaky_relu have a kink at 0, and a finite difference that straddles it is meaningless.
@@ -143,59 +36,6 @@ static double min_preactivation_margin(const Net *n) {
     return margin;
 }
 
-// Compares every element of every parameter's gradient with a central difference.
-// Returns the number of elements compared.
-static long check_param_grads(Net *n, const char *label) {
-    long compared = 0;
-    for (int i = 0; i < n->g.count; i++) {
-        Layer *l = n->g.layers[i];
-        for (int p = 0; p < l->param_count; p++) {
-            Param *param = &l->params[p];
-            size_t count = tensor_numel(&param->value);
-            float *value = tensor_f32(&param->value);
-            // The analytic gradient, taken before any perturbation.
-            float *analytic = malloc(count * sizeof *analytic);
-            memcpy(analytic, tensor_f32(&param->grad), count * sizeof *analytic);
-            int mismatches = 0;
-            double largest = 0.0;
-            for (size_t k = 0; k < count; k++) {
-                float saved = value[k];
-                value[k] = saved + GRAD_EPS;
-                double plus = net_loss(n);
-                value[k] = saved - GRAD_EPS;
-                double minus = net_loss(n);
-                value[k] = saved;
-                // The perturbed value is what f32 actually held, so divide by that step.
-                double step = (double)(saved + GRAD_EPS) - (double)(saved - GRAD_EPS);
-                double numeric = (plus - minus) / step;
-                double a = analytic[k];
-                double tol = GRAD_ATOL + GRAD_RTOL * fmax(fabs(a), fabs(numeric));
-                if (fabs(numeric) > largest) largest = fabs(numeric);
-                compared++;
-                if (!(fabs(a - numeric) <= tol)) {
-                    if (mismatches < 5)
-                        fprintf(stderr, "%s: %s[%zu]: analytic %.7g vs numeric %.7g "
-                                "(diff %.3g, tol %.3g)\n",
-                                label, param->name, k, a, numeric, fabs(a - numeric), tol);
-                    mismatches++;
-                    test_failures++;
-                }
-            }
-            if (mismatches > 5)
-                fprintf(stderr, "%s: %s: %d of %zu elements differ\n", label, param->name,
-                        mismatches, count);
-            // All-zero gradients on both sides would pass vacuously.
-            if (!(largest > 1e-3)) {
-                fprintf(stderr, "%s: %s: every gradient is ~0 (largest %.3g); the case "
-                        "tests nothing\n", label, param->name, largest);
-                test_failures++;
-            }
-            free(analytic);
-        }
-    }
-    return compared;
-}
-
 typedef struct GradCase {
     const char *label;
     const char *text;
@@ -208,11 +48,7 @@ static long elements_compared = 0;
 static void run_grad_case(const GradCase *c, uint64_t seed) {
     Net n;
     int allocated = c->allocated ? c->allocated : 3;
-    if (net_open(&n, c->text, allocated, 3, seed)) {
-        fprintf(stderr, "%s: could not set up\n", c->label);
-        net_close(&n);
-        return;
-    }
+    if (net_open_case(&n, &net_setup, c->label, c->text, allocated, 3, seed)) return;
     int ok = 0;
     for (int attempt = 0; attempt < 200 && !ok; attempt++) {
         if (net_draw_batch(&n)) break;
@@ -231,11 +67,11 @@ static void run_grad_case(const GradCase *c, uint64_t seed) {
         net_close(&n);
         return;
     }
-    if (net_backward(&n)) {
+    if (net_forward_backward(&n)) {
         net_close(&n);
         return;
     }
-    long compared = check_param_grads(&n, c->label);
+    long compared = net_check_param_grads(&n, GRAD_EPS, c->label);
     elements_compared += compared;
     if (compared == 0) {
         fprintf(stderr, "%s: the model has no parameters to check\n", c->label);
@@ -294,8 +130,9 @@ static void all_layers_match_finite_differences(void) {
 // accumulated across steps unless the context asks for it.
 static void backward_overwrites_param_grads(void) {
     Net n;
-    if (net_open(&n, "input shape=5\ndense units=6 act=tanh\ndense units=3\nloss mse\n", 3, 3, 7) ||
-        net_draw_batch(&n) || net_backward(&n)) {
+    if (net_open(&n, &net_setup, "input shape=5\ndense units=6 act=tanh\ndense units=3\nloss mse\n",
+                 3, 3, 7) ||
+        net_draw_batch(&n) || net_forward_backward(&n)) {
         net_close(&n);
         return;
     }
@@ -303,7 +140,7 @@ static void backward_overwrites_param_grads(void) {
     size_t count = tensor_numel(&w->grad);
     float *first = malloc(count * sizeof *first);
     memcpy(first, tensor_f32(&w->grad), count * sizeof *first);
-    net_backward(&n);
+    net_forward_backward(&n);
     for (size_t k = 0; k < count; k++) CHECK_NEAR(tensor_f32(&w->grad)[k], first[k], 0.0);
     // With accumulate_param_grads the second backward adds the same gradient again.
     Status st;

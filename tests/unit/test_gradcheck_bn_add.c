@@ -20,182 +20,13 @@
 // batchnorm subtracts the batch mean, so such a bias has a zero gradient (checked apart).
 //
 // Parameters marked `buffer` (running statistics) have no gradient and are skipped.
-#include "check.h"
-#include "core/graph.h"
-#include "core/rng.h"
+#include "gradcheck_net.h"
 #include "kernels/cpu/cpu_ops.h"
 
-#include <stdlib.h>
-
 #define GRAD_EPS 3e-3f
-#define GRAD_ATOL 1e-3
-#define GRAD_RTOL 1e-2
 
-typedef struct Net {
-    ModelFile file;
-    Graph g;
-    Allocator alloc;
-    const Backend *b;
-    int batch;
-    int training;       // the mode every forward and backward of this net runs in
-    float *x;
-    int32_t *labels;
-    Rng rng;
-} Net;
-
-static LayerContext net_context(Net *n) {
-    return (LayerContext){.backend = n->b, .alloc = &n->alloc, .batch = n->batch,
-                          .training = n->training, .seed = 4242,
-                          .labels = (const int32_t *)n->g.labels.data};
-}
-
-static void report_status(const char *what, const Status *st) {
-    char text[2048];
-    status_format(st, text, sizeof text);
-    fprintf(stderr, "%s failed: %s", what, text);
-}
-
-static int net_open(Net *n, const char *text, int batch, uint64_t seed) {
-    memset(n, 0, sizeof *n);
-    Status st;
-    status_clear(&st);
-    n->b = cpu_backend();
-    n->batch = batch;
-    n->training = 1;
-    rng_seed(&n->rng, seed * 6007 + 3);
-    int rc = model_file_parse_text("gradcheck_bn_add.model", text, &n->file, &st);
-    if (!rc) rc = graph_build(&n->file, &n->g, &st);
-    if (rc) {
-        report_status("build", &st);
-        model_file_free(&n->file);
-        test_failures++;
-        return rc;
-    }
-    rc = alloc_init(&n->alloc, n->b, ALLOC_GROW, 0, &st);
-    if (!rc) rc = graph_init_params(&n->g, n->b, &n->alloc, seed, &st);
-    if (!rc) rc = graph_allocate(&n->g, n->b, &n->alloc, batch, &st);
-    if (rc) {
-        report_status("init", &st);
-        test_failures++;
-    }
-    size_t sample = shape_numel(&n->g.input->out_shape);
-    n->x = calloc((size_t)batch * sample, sizeof *n->x);
-    n->labels = calloc((size_t)batch, sizeof *n->labels);
-    return rc;
-}
-
-static void net_close(Net *n) {
-    graph_free(&n->g);
-    alloc_destroy(&n->alloc);
-    model_file_free(&n->file);
-    free(n->x);
-    free(n->labels);
-}
-
-static int net_draw_batch(Net *n) {
-    size_t values = (size_t)n->batch * shape_numel(&n->g.input->out_shape);
-    for (size_t i = 0; i < values; i++) n->x[i] = 2.0f * rng_uniform(&n->rng) - 1.0f;
-    int classes = graph_classes(&n->g);
-    for (int r = 0; r < n->batch; r++) n->labels[r] = (int32_t)rng_below(&n->rng, (uint32_t)classes);
-    Status st;
-    status_clear(&st);
-    if (graph_load_batch(&n->g, n->b, n->x, n->labels, n->batch, &st)) {
-        report_status("load batch", &st);
-        test_failures++;
-        return -1;
-    }
-    return 0;
-}
-
-static double net_loss(Net *n) {
-    Status st;
-    status_clear(&st);
-    LayerContext ctx = net_context(n);
-    double sum = 0.0, correct = 0.0;
-    if (graph_forward(&n->g, &ctx, &st) || graph_read_loss(&n->g, n->b, n->batch, &sum, &correct, &st)) {
-        report_status("forward", &st);
-        test_failures++;
-        return NAN;
-    }
-    return sum / n->batch;
-}
-
-static int net_backward(Net *n) {
-    Status st;
-    status_clear(&st);
-    LayerContext ctx = net_context(n);
-    if (graph_forward(&n->g, &ctx, &st) || graph_backward(&n->g, &ctx, &st)) {
-        report_status("forward/backward", &st);
-        test_failures++;
-        return -1;
-    }
-    return 0;
-}
-
-static Layer *net_layer(const Net *n, const char *name) {
-    for (int i = 0; i < n->g.count; i++)
-        if (strcmp(n->g.layers[i]->name, name) == 0) return n->g.layers[i];
-    fprintf(stderr, "no layer '%s' in the test model\n", name);
-    test_failures++;
-    return NULL;
-}
-
-// Every trainable parameter element against a central difference; returns how many
-// elements were compared.
-static long check_param_grads(Net *n, const char *label) {
-    long compared = 0;
-    for (int i = 0; i < n->g.count; i++) {
-        Layer *l = n->g.layers[i];
-        for (int p = 0; p < l->param_count; p++) {
-            Param *param = &l->params[p];
-            if (param->buffer) {
-                if (param->grad.data) {
-                    fprintf(stderr, "%s: buffer %s has a gradient allocated\n", label, param->name);
-                    test_failures++;
-                }
-                continue;
-            }
-            size_t count = tensor_numel(&param->value);
-            float *value = tensor_f32(&param->value);
-            float *analytic = malloc(count * sizeof *analytic);
-            memcpy(analytic, tensor_f32(&param->grad), count * sizeof *analytic);
-            int mismatches = 0;
-            double largest = 0.0;
-            for (size_t k = 0; k < count; k++) {
-                float saved = value[k];
-                value[k] = saved + GRAD_EPS;
-                double plus = net_loss(n);
-                value[k] = saved - GRAD_EPS;
-                double minus = net_loss(n);
-                value[k] = saved;
-                double step = (double)(saved + GRAD_EPS) - (double)(saved - GRAD_EPS);
-                double numeric = (plus - minus) / step;
-                double a = analytic[k];
-                double tol = GRAD_ATOL + GRAD_RTOL * fmax(fabs(a), fabs(numeric));
-                if (fabs(numeric) > largest) largest = fabs(numeric);
-                compared++;
-                if (!(fabs(a - numeric) <= tol)) {
-                    if (mismatches < 5)
-                        fprintf(stderr,
-                                "%s: %s[%zu]: analytic %.7g vs numeric %.7g (diff %.3g, tol %.3g)\n",
-                                label, param->name, k, a, numeric, fabs(a - numeric), tol);
-                    mismatches++;
-                    test_failures++;
-                }
-            }
-            if (mismatches > 5)
-                fprintf(stderr, "%s: %s: %d of %zu elements differ\n", label, param->name,
-                        mismatches, count);
-            if (!(largest > 1e-3)) {
-                fprintf(stderr, "%s: %s: every gradient is ~0 (largest %.3g); the case tests nothing\n",
-                        label, param->name, largest);
-                test_failures++;
-            }
-            free(analytic);
-        }
-    }
-    return compared;
-}
+static const NetSetup net_setup = {.model_name = "gradcheck_bn_add.model", .seed_mul = 6007,
+                                   .seed_add = 3, .ctx_seed = 4242};
 
 typedef struct GradCase {
     const char *label;
@@ -208,21 +39,17 @@ enum { GRAD_BATCH = 6 };
 
 static void run_grad_case(const GradCase *c, uint64_t seed) {
     Net n;
-    if (net_open(&n, c->text, GRAD_BATCH, seed)) {
-        fprintf(stderr, "%s: could not set up\n", c->label);
-        net_close(&n);
-        return;
-    }
+    if (net_open_case(&n, &net_setup, c->label, c->text, GRAD_BATCH, GRAD_BATCH, seed)) return;
     for (int w = 0; w < c->warmup; w++) {
         if (net_draw_batch(&n)) break;
         net_loss(&n);  // n.training is still 1 here
     }
     n.training = c->training;
-    if (net_draw_batch(&n) || net_backward(&n)) {
+    if (net_draw_batch(&n) || net_forward_backward(&n)) {
         net_close(&n);
         return;
     }
-    if (check_param_grads(&n, c->label) == 0) {
+    if (net_check_param_grads(&n, GRAD_EPS, c->label) == 0) {
         fprintf(stderr, "%s: the model has no parameters to check\n", c->label);
         test_failures++;
     }
@@ -299,8 +126,9 @@ static void layers_match_finite_differences(void) {
 // (later in the file) writes h's gradient and dense f adds to it.
 static void residual_plan_accumulates_into_shared_input(void) {
     Net n;
-    if (net_open(&n, "input shape=6\ndense units=6 name=h\ndense units=6 name=f\nadd from=h,f\n"
-                     "dense units=3\nloss mse\n", 2, 1)) {
+    if (net_open(&n, &net_setup,
+                 "input shape=6\ndense units=6 name=h\ndense units=6 name=f\nadd from=h,f\n"
+                 "dense units=3\nloss mse\n", 2, 2, 1)) {
         net_close(&n);
         return;
     }
@@ -321,14 +149,15 @@ static void residual_plan_accumulates_into_shared_input(void) {
 static void bias_before_batchnorm_has_zero_gradient_in_training(void) {
     for (int training = 1; training >= 0; training--) {
         Net n;
-        if (net_open(&n, "input shape=5\ndense units=4 name=d\nbatchnorm\ndense units=3\n"
-                         "loss softmax_cross_entropy\n", GRAD_BATCH, 77)) {
+        if (net_open(&n, &net_setup,
+                     "input shape=5\ndense units=4 name=d\nbatchnorm\ndense units=3\n"
+                     "loss softmax_cross_entropy\n", GRAD_BATCH, GRAD_BATCH, 77)) {
             net_close(&n);
             return;
         }
         n.training = training;
         const Layer *d = net_layer(&n, "d");
-        if (d && !net_draw_batch(&n) && !net_backward(&n)) {
+        if (d && !net_draw_batch(&n) && !net_forward_backward(&n)) {
             const float *g = tensor_f32(&d->params[1].grad);
             double largest = 0.0;
             for (int k = 0; k < 4; k++) largest = fmax(largest, fabs(g[k]));

@@ -14,166 +14,21 @@
 // overwritten with distinct values at least 0.05 apart (a shuffled ramp), so a nudge of
 // 1e-2 never changes which value wins; parameters before the pool are not nudged there,
 // since a weight change moves many values at once and could swap a winner.
-#include "check.h"
-#include "core/graph.h"
-#include "core/rng.h"
-#include "kernels/cpu/cpu_ops.h"
-
-#include <stdlib.h>
+#include "gradcheck_net.h"
 
 #define GRAD_EPS 1e-2f
-#define GRAD_ATOL 1e-3
-#define GRAD_RTOL 1e-2
 #define DISTINCT_SPACING 0.05f
 
-typedef struct Net {
-    ModelFile file;
-    Graph g;
-    Allocator alloc;
-    const Backend *b;
-    int batch;
-    float *x;
-    int32_t *labels;
-    Rng rng;
-} Net;
+static const NetSetup net_setup = {.model_name = "gradcheck_conv.model", .seed_mul = 7919,
+                                   .seed_add = 1, .ctx_seed = 12345};
 
-static LayerContext net_context(Net *n) {
-    return (LayerContext){.backend = n->b, .alloc = &n->alloc, .batch = n->batch, .training = 1,
-                          .seed = 12345, .labels = (const int32_t *)n->g.labels.data};
-}
-
-static void report_status(const char *what, const Status *st) {
-    char text[2048];
-    status_format(st, text, sizeof text);
-    fprintf(stderr, "%s failed: %s", what, text);
-}
-
-static int net_open(Net *n, const char *text, int allocated, int batch, uint64_t seed) {
-    memset(n, 0, sizeof *n);
-    Status st;
-    status_clear(&st);
-    n->b = cpu_backend();
-    n->batch = batch;
-    rng_seed(&n->rng, seed * 7919 + 1);
-    int rc = model_file_parse_text("gradcheck_conv.model", text, &n->file, &st);
-    if (!rc) rc = graph_build(&n->file, &n->g, &st);
-    if (rc) {
-        report_status("build", &st);
-        model_file_free(&n->file);
-        test_failures++;
-        return rc;
-    }
-    rc = alloc_init(&n->alloc, n->b, ALLOC_GROW, 0, &st);
-    if (!rc) rc = graph_init_params(&n->g, n->b, &n->alloc, seed, &st);
-    if (!rc) rc = graph_allocate(&n->g, n->b, &n->alloc, allocated, &st);
-    if (rc) {
-        report_status("init", &st);
-        test_failures++;
-    }
-    size_t sample = shape_numel(&n->g.input->out_shape);
-    n->x = calloc((size_t)batch * sample, sizeof *n->x);
-    n->labels = calloc((size_t)batch, sizeof *n->labels);
-    return rc;
-}
-
-static void net_close(Net *n) {
-    graph_free(&n->g);
-    alloc_destroy(&n->alloc);
-    model_file_free(&n->file);
-    free(n->x);
-    free(n->labels);
-}
-
-static int net_draw_batch(Net *n) {
-    size_t values = (size_t)n->batch * shape_numel(&n->g.input->out_shape);
-    for (size_t i = 0; i < values; i++) n->x[i] = 2.0f * rng_uniform(&n->rng) - 1.0f;
-    int classes = graph_classes(&n->g);
-    for (int r = 0; r < n->batch; r++) n->labels[r] = (int32_t)rng_below(&n->rng, (uint32_t)classes);
-    Status st;
-    status_clear(&st);
-    if (graph_load_batch(&n->g, n->b, n->x, n->labels, n->batch, &st)) {
-        report_status("load batch", &st);
-        test_failures++;
-        return -1;
-    }
-    return 0;
-}
-
-// Forward from layer `first` on (1: the whole graph), then the mean loss, in double.
-static double net_loss_from(Net *n, int first) {
-    Status st;
-    status_clear(&st);
-    LayerContext ctx = net_context(n);
-    for (int i = first; i < n->g.count; i++) {
-        Layer *l = n->g.layers[i];
-        if (l->kind->forward(l, &ctx, &st)) {
-            report_status("forward", &st);
-            test_failures++;
-            return NAN;
-        }
-    }
-    double sum = 0.0, correct = 0.0;
-    if (graph_read_loss(&n->g, n->b, n->batch, &sum, &correct, &st)) {
-        report_status("read loss", &st);
-        test_failures++;
-        return NAN;
-    }
-    return sum / n->batch;
-}
-
-static int net_backward(Net *n) {
-    Status st;
-    status_clear(&st);
-    LayerContext ctx = net_context(n);
-    if (graph_backward(&n->g, &ctx, &st)) {
-        report_status("backward", &st);
-        test_failures++;
-        return -1;
-    }
-    return 0;
-}
-
-static int layer_index(const Net *n, const char *name) {
-    for (int i = 0; i < n->g.count; i++)
-        if (strcmp(n->g.layers[i]->name, name) == 0) return i;
-    return -1;
-}
-
-// Compares `analytic` with central differences of the loss in each element of `value`,
-// re-running the graph from layer `first`. Returns the number of mismatches.
-static int check_elements(Net *n, const char *label, const char *what, float *value,
-                          const float *analytic, size_t count, int first) {
-    int mismatches = 0;
-    double largest = 0.0;
-    for (size_t k = 0; k < count; k++) {
-        float saved = value[k];
-        value[k] = saved + GRAD_EPS;
-        double plus = net_loss_from(n, first);
-        value[k] = saved - GRAD_EPS;
-        double minus = net_loss_from(n, first);
-        value[k] = saved;
-        double step = (double)(saved + GRAD_EPS) - (double)(saved - GRAD_EPS);
-        double numeric = (plus - minus) / step;
-        double a = analytic[k];
-        double tol = GRAD_ATOL + GRAD_RTOL * fmax(fabs(a), fabs(numeric));
-        if (fabs(numeric) > largest) largest = fabs(numeric);
-        if (!(fabs(a - numeric) <= tol)) {
-            if (mismatches < 5)
-                fprintf(stderr, "%s: %s[%zu]: analytic %.7g vs numeric %.7g (diff %.3g, tol %.3g)\n",
-                        label, what, k, a, numeric, fabs(a - numeric), tol);
-            mismatches++;
-        }
-    }
-    net_loss_from(n, first);  // leave the activations as the unperturbed values made them
-    if (mismatches > 5)
-        fprintf(stderr, "%s: %s: %d of %zu elements differ\n", label, what, mismatches, count);
-    test_failures += mismatches;
-    if (!(largest > 1e-3)) {
-        fprintf(stderr, "%s: %s: every gradient is ~0 (largest %.3g); the case tests nothing\n",
-                label, what, largest);
-        test_failures++;
-    }
-    return mismatches;
+// net_check_elements re-running only from layer `first`, then once more unperturbed, so
+// that the layers from `first` on hold their unperturbed activations again for the next
+// check that starts later in the graph.
+static void check_elements(Net *n, const char *label, const char *what, float *value,
+                           const float *analytic, size_t count, int first) {
+    net_check_elements(n, GRAD_EPS, label, what, value, analytic, count, first);
+    net_loss_from(n, first);
 }
 
 typedef struct GradCase {
@@ -197,12 +52,8 @@ static void make_distinct(Net *n, float *values, size_t count) {
 static void run_grad_case(const GradCase *c, uint64_t seed) {
     Net n;
     int allocated = c->allocated ? c->allocated : 3;
-    if (net_open(&n, c->text, allocated, 3, seed)) {
-        fprintf(stderr, "%s: could not set up\n", c->label);
-        net_close(&n);
-        return;
-    }
-    int target = layer_index(&n, "t");
+    if (net_open_case(&n, &net_setup, c->label, c->text, allocated, 3, seed)) return;
+    int target = net_layer_index(&n, "t");
     if (target < 1 || net_draw_batch(&n) || isnan(net_loss_from(&n, 1))) {
         fprintf(stderr, "%s: no layer t, or the first forward failed\n", c->label);
         test_failures++;
@@ -309,8 +160,8 @@ static void conv_and_pool_layers_match_finite_differences(void) {
 static void conv2d_backward_accumulates_only_when_asked(void) {
     Net n;
     const char *text = "input shape=2x5x5\nconv2d filters=3 kernel=3 pad=1 act=tanh\n" HEAD;
-    if (net_open(&n, text, 3, 3, 7) || net_draw_batch(&n) || isnan(net_loss_from(&n, 1)) ||
-        net_backward(&n)) {
+    if (net_open(&n, &net_setup, text, 3, 3, 7) || net_draw_batch(&n) ||
+        isnan(net_loss_from(&n, 1)) || net_backward(&n)) {
         net_close(&n);
         return;
     }
