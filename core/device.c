@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_device.h"
 
 enum { MAX_LISTED_DEVICES = 16 };
@@ -29,38 +30,59 @@ static int open_cpu(const DeviceOptions *options, Device *d, Status *st) {
     return alloc_init(&d->alloc, d->backend, options->mode, limit, st);
 }
 
-// Explains why an explicit CUDA request cannot be served, listing what is visible.
-static int cuda_unavailable(const char *spec, int ordinal, Status *st) {
+// The visible devices as "cuda:0 NAME (sm_XY), ...", for messages.
+static int describe_visible(char *text, size_t size, Status *st) {
     CudaDeviceInfo devices[MAX_LISTED_DEVICES];
     int count = 0;
-    Status list_status;
-    status_clear(&list_status);
-    if (cuda_list_devices(devices, MAX_LISTED_DEVICES, &count, &list_status)) {
-        status_fail(st, STATUS_NO_DEVICE, "--device %s: %s", spec, list_status.message);
-        status_hint(st, "%s", list_status.hint);
-        return STATUS_NO_DEVICE;
-    }
+    TRY(cuda_list_devices(devices, MAX_LISTED_DEVICES, &count, st));
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < count && used < size; i++)
+        used += (size_t)snprintf(text + used, size - used, "%scuda:%d %s (sm_%d%d)", i ? ", " : "",
+                                 i, devices[i].name, devices[i].compute_major,
+                                 devices[i].compute_minor);
     if (count == 0) {
-        status_fail(st, STATUS_NO_DEVICE, "--device %s: no CUDA device is visible", spec);
+        status_fail(st, STATUS_NO_DEVICE, "no CUDA device is visible");
         status_hint(st, "check nvidia-smi and CUDA_VISIBLE_DEVICES, or use --device cpu");
         return STATUS_NO_DEVICE;
     }
-    char visible[1024] = "";
-    size_t used = 0;
-    for (int i = 0; i < count && used < sizeof visible; i++)
-        used += (size_t)snprintf(visible + used, sizeof visible - used, "%scuda:%d %s (sm_%d%d)",
-                                 i ? ", " : "", i, devices[i].name, devices[i].compute_major,
-                                 devices[i].compute_minor);
-    if (ordinal >= count) {
-        status_fail(st, STATUS_NO_DEVICE, "--device %s: ordinal %d is out of range; %d device%s "
-                    "visible: %s", spec, ordinal, count, count == 1 ? " is" : "s are", visible);
-        status_hint(st, "use an ordinal below %d (CUDA_VISIBLE_DEVICES renumbers from 0)", count);
+    return 0;
+}
+
+// Opens cuda:ordinal with every op the trainer needs, or says why not.
+static int open_cuda(const DeviceOptions *options, int ordinal, Device *d, Status *st) {
+    char visible[1024];
+    Status probe;
+    status_clear(&probe);
+    if (describe_visible(visible, sizeof visible, &probe)) {
+        status_fail(st, STATUS_NO_DEVICE, "--device %s: %s", options->spec, probe.message);
+        status_hint(st, "%s", probe.hint);
         return STATUS_NO_DEVICE;
     }
-    status_fail(st, STATUS_NO_DEVICE, "--device %s: the CUDA training backend is not in this "
-                "version yet (visible: %s)", spec, visible);
-    status_hint(st, "train with --device cpu for now");
-    return STATUS_NO_DEVICE;
+    CudaBackendOptions cuda = {.ordinal = ordinal, .allow_tf32 = !options->no_tf32};
+    const Backend *backend = NULL;
+    if (cuda_backend_open(&cuda, &backend, st)) {
+        char message[sizeof st->message];
+        snprintf(message, sizeof message, "--device %s: %.600s (visible: %.300s)", options->spec,
+                 st->message, visible);
+        snprintf(st->message, sizeof st->message, "%s", message);
+        return st->code;
+    }
+    char missing[1024];
+    if (backend_missing_ops(backend, missing, sizeof missing)) {
+        cuda_backend_close(backend);
+        status_fail(st, STATUS_NO_DEVICE, "--device %s: the CUDA backend of this build lacks "
+                    "ops: %s", options->spec, missing);
+        status_hint(st, "train with --device cpu until they are implemented");
+        return STATUS_NO_DEVICE;
+    }
+    d->backend = backend;
+    d->owns_backend = 1;
+    snprintf(d->name, sizeof d->name, "%s", backend->name);
+    size_t limit = 0;
+    if (options->memory_limit)
+        TRY(alloc_parse_limit(options->memory_limit, backend->total_memory(backend), &limit, st));
+    return alloc_init(&d->alloc, backend, options->mode, limit, st);
 }
 
 int device_open(const DeviceOptions *options, Device *d, char *notice, size_t notice_size,
@@ -70,23 +92,31 @@ int device_open(const DeviceOptions *options, Device *d, char *notice, size_t no
     const char *spec = options->spec ? options->spec : "auto";
     if (strcmp(spec, "cpu") == 0) return open_cpu(options, d, st);
     if (strcmp(spec, "auto") == 0) {
-        CudaDeviceInfo devices[MAX_LISTED_DEVICES];
-        int count = 0;
+        DeviceOptions cuda_options = *options;
+        cuda_options.spec = "cuda:0";
         Status probe;
         status_clear(&probe);
-        if (cuda_list_devices(devices, MAX_LISTED_DEVICES, &count, &probe) || count == 0)
-            snprintf(notice, notice_size, "using the CPU; no usable GPU: %s",
-                     probe.message[0] ? probe.message : "no device visible");
-        else
-            snprintf(notice, notice_size, "found %s, but the CUDA training backend is not in "
-                     "this version yet; using the CPU", devices[0].name);
+        if (open_cuda(&cuda_options, 0, d, &probe) == 0) return 0;
+        if (probe.code != STATUS_NO_DEVICE) {
+            *st = probe;
+            return st->code;
+        }
+        memset(d, 0, sizeof *d);
+        // The message starts "--device cuda:0: "; the user asked for auto, so drop it.
+        const char *why = strstr(probe.message, ": ") ? strstr(probe.message, ": ") + 2 : probe.message;
+        snprintf(notice, notice_size, "using the CPU; no usable GPU: %s", why);
         return open_cpu(options, d, st);
     }
     int ordinal = cuda_ordinal(spec);
-    if (ordinal >= 0) return cuda_unavailable(spec, ordinal, st);
+    if (ordinal >= 0) return open_cuda(options, ordinal, d, st);
     status_fail(st, STATUS_BAD_INPUT, "unknown device '%s'", spec);
     status_hint(st, "devices: cpu, auto, cuda, cuda:N");
     return STATUS_BAD_INPUT;
 }
 
-void device_close(Device *d) { alloc_destroy(&d->alloc); }
+void device_close(Device *d) {
+    alloc_destroy(&d->alloc);
+    if (d->owns_backend) cuda_backend_close(d->backend);
+    d->backend = NULL;
+    d->owns_backend = 0;
+}

@@ -9,6 +9,7 @@ typedef struct Device {
     const Backend *backend;
     Allocator alloc;
     char name[64];       // "cpu", "cuda:0"
+    int owns_backend;    // a CUDA backend opened for this device, closed with it
 } Device;
 
 typedef struct DeviceOptions {
@@ -16,6 +17,7 @@ typedef struct DeviceOptions {
     const char *memory_limit;  // NULL or "512M", "2G", "0.5"
     AllocMode mode;
     int threads;               // CPU threads for BLAS; <= 0: library default
+    int no_tf32;               // keep fp32 GEMMs and convolutions off TF32 tensor cores
 } DeviceOptions;
 
 // Opens the device `options->spec` names. `notice` receives a one-line message for the

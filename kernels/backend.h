@@ -12,6 +12,10 @@
 
 #include "core/status.h"
 
+#ifdef __cplusplus
+extern "C" {  // the CUDA backend's .cu files fill this table too
+#endif
+
 typedef enum ActivationKind {
     ACTIVATION_RELU,
     ACTIVATION_LEAKY_RELU,
@@ -193,6 +197,9 @@ struct Backend {
                        size_t n, const AdamHyper *h, Status *st);
 };
 
+// How many ops of the table are NULL; their names, comma-separated, into `names`.
+int backend_missing_ops(const Backend *b, char *names, size_t size);
+
 // The CPU backend; `threads` <= 0 lets OpenBLAS choose.
 const Backend *cpu_backend(void);
 void cpu_backend_set_threads(int threads);
@@ -212,5 +219,9 @@ static inline float dropout_uniform(uint64_t seed, uint64_t index) {
     z ^= z >> 31;
     return (float)(z >> 40) * (1.0f / 16777216.0f);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

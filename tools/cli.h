@@ -61,7 +61,8 @@ const char *format_count(long value, char *buf, size_t size);
     {"--device", "DEV", "cpu, auto (default: a GPU if usable, else cpu), cuda, cuda:N"},   \
     {"--memory-limit", "SIZE", "cap device memory: bytes, 512M, 2G, or a fraction like 0.5"}, \
     {"--memory-mode", "MODE", "grow (default: allocate on demand) or reserve (take the limit up front)"}, \
-    {"--threads", "N", "CPU threads for BLAS (default: all cores)"}
+    {"--threads", "N", "CPU threads for BLAS (default: all cores)"},                           \
+    {"--no-tf32", NULL, "on GPUs with TF32 (compute 8.0+), keep fp32 math in full fp32"}
 
 int run_train(const Command *cmd, const ParsedArgs *args);
 int run_eval(const Command *cmd, const ParsedArgs *args);

@@ -36,6 +36,7 @@ int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d,
     long threads = 0;
     TRY(args_int(cmd, args, "--threads", 1, 1024, &threads, NULL, st));
     options.threads = (int)threads;
+    options.no_tf32 = args_get(cmd, args, "--no-tf32") != NULL;
     char notice[512];
     TRY(device_open(&options, d, notice, sizeof notice, st));
     if (notice[0]) print_notice("%s", notice);

@@ -2,6 +2,7 @@
 // answering that this binary cannot use a GPU.
 #include <string.h>
 
+#include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_device.h"
 
 int cuda_list_devices(CudaDeviceInfo *devices, int max, int *count, Status *st) {
@@ -12,3 +13,13 @@ int cuda_list_devices(CudaDeviceInfo *devices, int max, int *count, Status *st) 
 }
 
 void cuda_versions(CudaVersions *out) { memset(out, 0, sizeof *out); }
+
+int cuda_backend_open(const CudaBackendOptions *options, const Backend **out, Status *st) {
+    *out = NULL;
+    status_fail(st, STATUS_NO_DEVICE, "this trainer was built without CUDA support");
+    status_hint(st, "install the CUDA toolkit, cuDNN and NCCL and rebuild "
+                    "(cmake -DTRAINER_CUDA=ON), or use --device cpu");
+    return STATUS_NO_DEVICE;
+}
+
+void cuda_backend_close(const Backend *b) {}

@@ -1,0 +1,165 @@
+// The CUDA backend's table for one device: memory, copies and synchronisation here; the
+// math ops register themselves from their own files (cuda_blas.cu, cuda_conv.cu, ...).
+//
+// Everything runs on one stream per device, so ops are ordered without host syncs; the
+// host waits only where it needs a value (copy_to_host, synchronize).
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_internal.h"
+
+static int cuda_raw_alloc(const Backend *b, size_t bytes, void **ptr, Status *st) {
+    *ptr = NULL;
+    CUDA_CHECK(cudaMalloc(ptr, bytes ? bytes : 1));
+    return 0;
+}
+
+static void cuda_raw_free(const Backend *b, void *ptr) {
+    // cudaFree synchronizes the device, which is what freeing memory a queued kernel may
+    // still use needs; the caching allocator keeps this off the training step.
+    if (ptr) cudaFree(ptr);
+}
+
+static size_t cuda_total_memory(const Backend *b) {
+    size_t free_bytes = 0, total = 0;
+    return cudaMemGetInfo(&free_bytes, &total) == cudaSuccess ? total : 0;
+}
+
+static int cuda_copy_to_device(const Backend *b, void *dst, const void *src, size_t bytes,
+                               Status *st) {
+    // From pageable host memory this returns once the bytes are staged, so the caller may
+    // reuse its buffer right away.
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cuda_context(b)->stream));
+    return 0;
+}
+
+static int cuda_copy_to_host(const Backend *b, void *dst, const void *src, size_t bytes,
+                             Status *st) {
+    cudaStream_t stream = cuda_context(b)->stream;
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return 0;
+}
+
+static int cuda_copy_on_device(const Backend *b, void *dst, const void *src, size_t bytes,
+                               Status *st) {
+    if (bytes == 0 || dst == src) return 0;
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cuda_context(b)->stream));
+    return 0;
+}
+
+__global__ static void fill_kernel(float *x, float value, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        x[i] = value;
+}
+
+static int cuda_fill(const Backend *b, float *x, float value, size_t n, Status *st) {
+    if (n == 0) return 0;
+    cudaStream_t stream = cuda_context(b)->stream;
+    if (value == 0.0f) {
+        CUDA_CHECK(cudaMemsetAsync(x, 0, n * sizeof *x, stream));
+        return 0;
+    }
+    fill_kernel<<<cuda_blocks_for(n), CUDA_THREADS, 0, stream>>>(x, value, n);
+    CUDA_CHECK_LAUNCH("fill_kernel");
+    return 0;
+}
+
+static int cuda_synchronize(const Backend *b, Status *st) {
+    CUDA_CHECK(cudaStreamSynchronize(cuda_context(b)->stream));
+    return 0;
+}
+
+static int open_context(const CudaBackendOptions *options, CudaContext *ctx, Status *st) {
+    int count = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (options->ordinal < 0 || options->ordinal >= count) {
+        status_fail(st, STATUS_NO_DEVICE, "cuda:%d is out of range: %d device%s visible",
+                    options->ordinal, count, count == 1 ? " is" : "s are");
+        status_hint(st, "use an ordinal below %d (CUDA_VISIBLE_DEVICES renumbers from 0)", count);
+        return STATUS_NO_DEVICE;
+    }
+    ctx->ordinal = options->ordinal;
+    snprintf(ctx->name, sizeof ctx->name, "cuda:%d", options->ordinal);
+    CUDA_CHECK(cudaSetDevice(options->ordinal));
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, options->ordinal));
+    ctx->compute_major = prop.major;
+    ctx->compute_minor = prop.minor;
+    ctx->multiprocessors = prop.multiProcessorCount;
+    ctx->max_grid_x = prop.maxGridSize[0];
+    if (prop.major * 10 + prop.minor < 75) {
+        status_fail(st, STATUS_NO_DEVICE, "%s (%s) has compute capability %d.%d; this CUDA "
+                    "toolkit and trainer need 7.5 or newer", ctx->name, prop.name, prop.major,
+                    prop.minor);
+        status_hint(st, "use --device cpu, or a GPU of the Turing generation or later");
+        return STATUS_NO_DEVICE;
+    }
+    // TF32 needs Ampere (8.0); on older cards the request would be ignored anyway.
+    ctx->allow_tf32 = options->allow_tf32 && prop.major >= 8;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
+    CUBLAS_CHECK(cublasCreate(&ctx->cublas));
+    CUBLAS_CHECK(cublasSetStream(ctx->cublas, ctx->stream));
+    CUBLAS_CHECK(cublasSetMathMode(ctx->cublas, ctx->allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                : CUBLAS_DEFAULT_MATH));
+    CUDNN_CHECK(cudnnCreate(&ctx->cudnn));
+    CUDNN_CHECK(cudnnSetStream(ctx->cudnn, ctx->stream));
+    return 0;
+}
+
+static void close_context(CudaContext *ctx) {
+    cuda_conv_cache_free(ctx);
+    if (ctx->cudnn) cudnnDestroy(ctx->cudnn);
+    if (ctx->cublas) cublasDestroy(ctx->cublas);
+    if (ctx->stream) cudaStreamDestroy(ctx->stream);
+}
+
+extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backend **out,
+                                 Status *st) {
+    *out = NULL;
+    Backend *table = (Backend *)calloc(1, sizeof *table);
+    CudaContext *ctx = (CudaContext *)calloc(1, sizeof *ctx);
+    if (!table || !ctx) {
+        free(table);
+        free(ctx);
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    }
+    int rc = open_context(options, ctx, st);
+    if (rc) {
+        close_context(ctx);
+        free(ctx);
+        free(table);
+        return rc == STATUS_RUNTIME_ERROR ? (st->code = STATUS_NO_DEVICE) : rc;
+    }
+    table->name = ctx->name;
+    table->impl = ctx;
+    table->raw_alloc = cuda_raw_alloc;
+    table->raw_free = cuda_raw_free;
+    table->total_memory = cuda_total_memory;
+    table->copy_to_device = cuda_copy_to_device;
+    table->copy_to_host = cuda_copy_to_host;
+    table->copy_on_device = cuda_copy_on_device;
+    table->fill = cuda_fill;
+    table->synchronize = cuda_synchronize;
+    cuda_register_blas_ops(table);
+    cuda_register_elementwise_ops(table);
+    cuda_register_loss_ops(table);
+    cuda_register_optimizer_ops(table);
+    cuda_register_conv_ops(table);
+    cuda_register_pool_ops(table);
+    cuda_register_batchnorm_ops(table);
+    *out = table;
+    return 0;
+}
+
+extern "C" void cuda_backend_close(const Backend *b) {
+    if (!b) return;
+    CudaContext *ctx = cuda_context(b);
+    cudaStreamSynchronize(ctx->stream);
+    close_context(ctx);
+    free(ctx);
+    free((Backend *)b);
+}
