@@ -665,19 +665,26 @@ static int layer_failed(const Layer *l, const char *phase, Status *st) {
     return st->code;
 }
 
-int graph_forward(Graph *g, const LayerContext *ctx, Status *st) {
-    for (int i = 1; i < g->count; i++) {
-        Layer *l = g->layers[i];
-        if (l->kind->forward(l, ctx, st)) return layer_failed(l, "forward", st);
+// Runs one layer's forward or backward inside a profiler range "forward dense1".
+static int run_layer(Layer *l, const LayerContext *ctx, int backward, Status *st) {
+    const Backend *b = ctx->backend;
+    if (b->range_push) {
+        char range[LAYER_NAME_MAX + 16];
+        snprintf(range, sizeof range, "%s %s", backward ? "backward" : "forward", l->name);
+        b->range_push(b, range);
     }
+    int rc = backward ? l->kind->backward(l, ctx, st) : l->kind->forward(l, ctx, st);
+    if (b->range_pop) b->range_pop(b);
+    return rc ? layer_failed(l, backward ? "backward" : "forward", st) : 0;
+}
+
+int graph_forward(Graph *g, const LayerContext *ctx, Status *st) {
+    for (int i = 1; i < g->count; i++) TRY(run_layer(g->layers[i], ctx, 0, st));
     return 0;
 }
 
 int graph_backward(Graph *g, const LayerContext *ctx, Status *st) {
-    for (int i = g->count - 1; i >= 1; i--) {
-        Layer *l = g->layers[i];
-        if (l->kind->backward(l, ctx, st)) return layer_failed(l, "backward", st);
-    }
+    for (int i = g->count - 1; i >= 1; i--) TRY(run_layer(g->layers[i], ctx, 1, st));
     return 0;
 }
 

@@ -25,7 +25,7 @@ int optimizer_prepare(Graph *g, const Backend *b, Allocator *a, Status *st) {
     return 0;
 }
 
-int optimizer_step(Graph *g, const Backend *b, int step, Status *st) {
+static int update_params(Graph *g, const Backend *b, int step, Status *st) {
     const OptimizerConfig *o = &g->optimizer;
     SgdHyper sgd = {.lr = (float)o->lr, .momentum = (float)o->momentum,
                     .weight_decay = (float)o->weight_decay, .nesterov = o->nesterov};
@@ -51,6 +51,13 @@ int optimizer_step(Graph *g, const Backend *b, int step, Status *st) {
         }
     }
     return 0;
+}
+
+int optimizer_step(Graph *g, const Backend *b, int step, Status *st) {
+    if (b->range_push) b->range_push(b, "optimizer");
+    int rc = update_params(g, b, step, st);
+    if (b->range_pop) b->range_pop(b);
+    return rc;
 }
 
 const char *optimizer_describe(const OptimizerConfig *o, char *buf, size_t size) {

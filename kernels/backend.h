@@ -77,6 +77,10 @@ struct Backend {
     int (*copy_on_device)(const Backend *b, void *dst, const void *src, size_t bytes, Status *st);
     int (*fill)(const Backend *b, float *x, float value, size_t n, Status *st);
     int (*synchronize)(const Backend *b, Status *st);
+    // Optional (NULL on the CPU): named ranges for profilers (NVTX on CUDA), so Nsight
+    // Systems shows each layer and phase of a step.
+    void (*range_push)(const Backend *b, const char *name);
+    void (*range_pop)(const Backend *b);
 
     // ---- linear algebra ----
     // C[m x n] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T, row-major.

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nvtx3/nvToolsExt.h>
+
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_internal.h"
 
@@ -72,6 +74,10 @@ static int cuda_synchronize(const Backend *b, Status *st) {
     CUDA_CHECK(cudaStreamSynchronize(cuda_context(b)->stream));
     return 0;
 }
+
+// NVTX is header-only in CUDA 12+; without a profiler attached these calls cost nothing.
+static void cuda_range_push(const Backend *b, const char *name) { nvtxRangePushA(name); }
+static void cuda_range_pop(const Backend *b) { nvtxRangePop(); }
 
 static int open_context(const CudaBackendOptions *options, CudaContext *ctx, Status *st) {
     int count = 0;
@@ -144,6 +150,8 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     table->copy_on_device = cuda_copy_on_device;
     table->fill = cuda_fill;
     table->synchronize = cuda_synchronize;
+    table->range_push = cuda_range_push;
+    table->range_pop = cuda_range_pop;
     cuda_register_blas_ops(table);
     cuda_register_elementwise_ops(table);
     cuda_register_loss_ops(table);
