@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/optimizer.h"
@@ -13,23 +14,102 @@ double monotonic_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-// Host staging buffers for one batch: the dataset is converted u8 -> f32 here and then
-// copied to the device in one transfer.
-typedef struct HostBatch {
-    float *images;
-    int32_t *labels;
-} HostBatch;
+// Where batches come from. When the dataset fits on the device (Fashion-MNIST is 47 MB
+// of bytes) it is copied there once and each batch is gathered on the device from the
+// shuffled indices, so a step moves only the indices across the bus. Otherwise batches
+// are converted on the host and copied in, one transfer per batch.
+typedef struct BatchSource {
+    Batcher batcher;
+    const Dataset *dataset;
+    int on_device;
+    Tensor images, labels, indices;  // device copies (on_device)
+    int32_t *host_indices;
+    float *host_images;              // staging (!on_device)
+    int32_t *host_labels;
+} BatchSource;
 
-static int host_batch_init(HostBatch *hb, const Graph *g, int batch, Status *st) {
-    hb->images = malloc((size_t)batch * shape_numel(&g->input->out_shape) * sizeof(float));
-    hb->labels = malloc((size_t)batch * sizeof(int32_t));
-    if (!hb->images || !hb->labels) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+static size_t sample_size(const Dataset *ds) {
+    return (size_t)ds->channels * ds->height * ds->width;
+}
+
+// Half of what the memory limit leaves is the most the dataset may take, so that the
+// activations still fit; without a limit, the allocator's answer decides.
+static int dataset_fits(const Allocator *a, size_t bytes) {
+    if (!a->limit) return 1;
+    return a->limit > a->stats.reserved && bytes <= (a->limit - a->stats.reserved) / 2;
+}
+
+static int upload_dataset(BatchSource *s, Device *d, int batch, Status *st) {
+    const Dataset *ds = s->dataset;
+    Shape bytes = shape_make1((int)sample_size(ds)), one = {.rank = 0};
+    tensor_set_shape(&s->images, DTYPE_U8, ds->count, &bytes);
+    tensor_set_shape(&s->labels, DTYPE_U8, ds->count, &one);
+    tensor_set_shape(&s->indices, DTYPE_I32, batch, &one);
+    if (!dataset_fits(&d->alloc, s->images.bytes + s->labels.bytes)) return STATUS_OUT_OF_MEMORY;
+    TRY(tensor_alloc(&s->images, &d->alloc, st));
+    TRY(tensor_alloc(&s->labels, &d->alloc, st));
+    TRY(tensor_alloc(&s->indices, &d->alloc, st));
+    const Backend *b = d->backend;
+    TRY(b->copy_to_device(b, s->images.data, ds->images, s->images.bytes, st));
+    return b->copy_to_device(b, s->labels.data, ds->labels, s->labels.bytes, st);
+}
+
+static void source_close(BatchSource *s) {
+    tensor_free(&s->images);
+    tensor_free(&s->labels);
+    tensor_free(&s->indices);
+    free(s->host_indices);
+    free(s->host_images);
+    free(s->host_labels);
+    batcher_free(&s->batcher);
+}
+
+static int source_open(BatchSource *s, Device *d, const Dataset *ds, int batch, int shuffle,
+                       uint64_t seed, Status *st) {
+    memset(s, 0, sizeof *s);
+    s->dataset = ds;
+    TRY(batcher_init(&s->batcher, ds, batch, shuffle, seed, st));
+    s->host_indices = malloc((size_t)batch * sizeof *s->host_indices);
+    if (!s->host_indices) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    Status upload;
+    status_clear(&upload);
+    int rc = upload_dataset(s, d, batch, &upload);
+    if (rc == 0) {
+        s->on_device = 1;
+        return 0;
+    }
+    if (rc != STATUS_OUT_OF_MEMORY) {
+        *st = upload;
+        return rc;
+    }
+    // Does not fit: give back what was taken and stage batches through the host.
+    tensor_free(&s->images);
+    tensor_free(&s->labels);
+    tensor_free(&s->indices);
+    if (d->alloc.stats.out_of_memory > 0 && upload.code == STATUS_OUT_OF_MEMORY)
+        d->alloc.stats.out_of_memory--;  // a planned fallback, not an out-of-memory event
+    s->host_images = malloc((size_t)batch * sample_size(ds) * sizeof *s->host_images);
+    s->host_labels = malloc((size_t)batch * sizeof *s->host_labels);
+    if (!s->host_images || !s->host_labels)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     return 0;
 }
 
-static void host_batch_free(HostBatch *hb) {
-    free(hb->images);
-    free(hb->labels);
+// Loads the next batch into the graph's input and labels; *count = 0 at the epoch's end.
+static int source_next(BatchSource *s, Graph *g, Device *d, int *count, Status *st) {
+    const Backend *b = d->backend;
+    if (!s->on_device) {
+        *count = batcher_next(&s->batcher, s->host_images, s->host_labels);
+        return *count ? graph_load_batch(g, b, s->host_images, s->host_labels, *count, st) : 0;
+    }
+    *count = batcher_next_indices(&s->batcher, s->host_indices);
+    if (*count == 0) return 0;
+    TRY(b->copy_to_device(b, s->indices.data, s->host_indices,
+                          (size_t)*count * sizeof *s->host_indices, st));
+    return b->gather_samples(b, (const uint8_t *)s->images.data, (const uint8_t *)s->labels.data,
+                             (const int32_t *)s->indices.data, *count, sample_size(s->dataset),
+                             1.0f / 255.0f, tensor_f32(&g->input->output),
+                             (int32_t *)g->labels.data, st);
 }
 
 // Each step gets its own dropout seed from (run seed, step), so a run is reproducible
@@ -47,21 +127,20 @@ static int check_finite_loss(const Graph *g, double loss, int epoch, int step, S
     return STATUS_RUNTIME_ERROR;
 }
 
-static int train_epoch(Graph *g, Device *d, Batcher *batcher, HostBatch *hb, int epoch,
-                       long *global_step, const TrainHooks *hooks, EpochReport *report,
-                       Status *st) {
+static int train_epoch(Graph *g, Device *d, BatchSource *source, int epoch, long *global_step,
+                       const TrainHooks *hooks, EpochReport *report, Status *st) {
     const Backend *b = d->backend;
     LayerContext ctx = {.backend = b, .alloc = &d->alloc, .training = 1,
                         .labels = (const int32_t *)g->labels.data};
     double loss_sum = 0.0, correct_sum = 0.0, start = monotonic_seconds();
-    int seen = 0, steps = batcher_steps_per_epoch(batcher);
-    batcher_start_epoch(batcher, epoch);
+    int seen = 0, steps = batcher_steps_per_epoch(&source->batcher);
+    batcher_start_epoch(&source->batcher, epoch);
     for (int step = 1;; step++) {
-        int n = batcher_next(batcher, hb->images, hb->labels);
+        int n;
+        TRY(source_next(source, g, d, &n, st));
         if (n == 0) break;
         ctx.batch = n;
         ctx.seed = step_seed(g->train.seed, ++*global_step);
-        TRY(graph_load_batch(g, b, hb->images, hb->labels, n, st));
         TRY(graph_forward(g, &ctx, st));
         TRY(graph_backward(g, &ctx, st));
         TRY(optimizer_step(g, b, (int)*global_step, st));
@@ -100,14 +179,12 @@ int train_model(Graph *g, Device *d, const Dataset *train, const Dataset *test,
     if (batch > train->count) batch = train->count;
     TRY(graph_allocate(g, d->backend, &d->alloc, batch, st));
     TRY(optimizer_prepare(g, d->backend, &d->alloc, st));
-    Batcher batcher;
-    HostBatch hb = {0};
-    TRY(batcher_init(&batcher, train, batch, 1, (uint64_t)g->train.seed, st));
-    int rc = host_batch_init(&hb, g, batch, st);
+    BatchSource source;
+    int rc = source_open(&source, d, train, batch, 1, (uint64_t)g->train.seed, st);
     long global_step = g->optimizer_steps;
     for (int epoch = 1; !rc && epoch <= g->train.epochs; epoch++) {
         EpochReport report = {.epoch = epoch, .epochs = g->train.epochs};
-        rc = train_epoch(g, d, &batcher, &hb, epoch, &global_step, hooks, &report, st);
+        rc = train_epoch(g, d, &source, epoch, &global_step, hooks, &report, st);
         g->optimizer_steps = global_step;
         if (interrupted) *interrupted = report.interrupted;
         if (!rc && test) {
@@ -116,8 +193,7 @@ int train_model(Graph *g, Device *d, const Dataset *train, const Dataset *test,
         }
         if (!rc && hooks && hooks->on_epoch) rc = hooks->on_epoch(hooks->user, &report, g, d, st);
     }
-    host_batch_free(&hb);
-    batcher_free(&batcher);
+    source_close(&source);
     return rc;
 }
 
@@ -126,29 +202,26 @@ int evaluate_model(Graph *g, Device *d, const Dataset *ds, int batch, EvalResult
     const Backend *b = d->backend;
     if (batch > ds->count) batch = ds->count;
     if (g->allocated_batch < batch) TRY(graph_allocate(g, b, &d->alloc, batch, st));
-    Batcher batcher;
-    HostBatch hb = {0};
-    TRY(batcher_init(&batcher, ds, batch, 0, 0, st));
-    int rc = host_batch_init(&hb, g, batch, st);
+    BatchSource source;
+    int rc = source_open(&source, d, ds, batch, 0, 0, st);
     LayerContext ctx = {.backend = b, .alloc = &d->alloc, .training = 0,
                         .labels = (const int32_t *)g->labels.data};
     double loss_sum = 0.0, correct_sum = 0.0;
     int seen = 0;
-    batcher_start_epoch(&batcher, 0);
+    batcher_start_epoch(&source.batcher, 0);
     while (!rc) {
-        int n = batcher_next(&batcher, hb.images, hb.labels);
-        if (n == 0) break;
+        int n = 0;
+        rc = source_next(&source, g, d, &n, st);
+        if (rc || n == 0) break;
         ctx.batch = n;
         double batch_loss = 0.0, batch_correct = 0.0;
-        rc = graph_load_batch(g, b, hb.images, hb.labels, n, st);
-        if (!rc) rc = graph_forward(g, &ctx, st);
+        rc = graph_forward(g, &ctx, st);
         if (!rc) rc = graph_read_loss(g, b, n, &batch_loss, &batch_correct, st);
         loss_sum += batch_loss;
         correct_sum += batch_correct;
         seen += n;
     }
-    host_batch_free(&hb);
-    batcher_free(&batcher);
+    source_close(&source);
     if (rc) return rc;
     out->samples = seen;
     out->loss = seen ? loss_sum / seen : 0.0;

@@ -70,6 +70,15 @@ int batcher_next(Batcher *b, float *images, int32_t *labels) {
     return n;
 }
 
+int batcher_next_indices(Batcher *b, int32_t *indices) {
+    int n = b->dataset->count - b->position;
+    if (n > b->batch_size) n = b->batch_size;
+    if (n <= 0) return 0;
+    for (int k = 0; k < n; k++) indices[k] = b->order[b->position + k];
+    b->position += n;
+    return n;
+}
+
 int batcher_steps_per_epoch(const Batcher *b) {
     return (b->dataset->count + b->batch_size - 1) / b->batch_size;
 }

@@ -60,6 +60,8 @@ void batcher_start_epoch(Batcher *b, int epoch);
 // channels*height*width floats each) and labels as int32. Returns the number of samples
 // written; 0 at the end of the epoch. The last batch of an epoch may be short.
 int batcher_next(Batcher *b, float *images, int32_t *labels);
+// The same batch as batcher_next, as sample indices only (for gathering on a device).
+int batcher_next_indices(Batcher *b, int32_t *indices);
 int batcher_steps_per_epoch(const Batcher *b);
 void batcher_free(Batcher *b);
 

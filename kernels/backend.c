@@ -10,7 +10,7 @@ static const struct {
     size_t offset;
 } backend_ops[] = {
     OP(raw_alloc), OP(raw_free), OP(total_memory), OP(copy_to_device), OP(copy_to_host),
-    OP(copy_on_device), OP(fill), OP(synchronize), OP(gemm), OP(add_bias_rows), OP(sum_rows),
+    OP(copy_on_device), OP(fill), OP(synchronize), OP(gather_samples), OP(gemm), OP(add_bias_rows), OP(sum_rows),
     OP(accumulate), OP(activation_forward), OP(activation_backward), OP(dropout_forward),
     OP(dropout_backward), OP(softmax_cross_entropy_forward), OP(softmax_cross_entropy_backward),
     OP(mse_forward), OP(mse_backward), OP(batchnorm_forward_training),

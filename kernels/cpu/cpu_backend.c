@@ -56,6 +56,7 @@ static const Backend cpu_backend_table = {
     .copy_on_device = cpu_copy,
     .fill = cpu_fill,
     .synchronize = cpu_synchronize,
+    .gather_samples = cpu_gather_samples,
     .gemm = cpu_gemm,
     .add_bias_rows = cpu_add_bias_rows,
     .sum_rows = cpu_sum_rows,

@@ -6,6 +6,11 @@
 
 #include "kernels/backend.h"
 
+// cpu_data.c
+int cpu_gather_samples(const Backend *b, const uint8_t *images, const uint8_t *labels,
+                       const int32_t *indices, int count, size_t sample_size, float scale,
+                       float *out_images, int32_t *out_labels, Status *st);
+
 // cpu_gemm.c
 int cpu_gemm(const Backend *b, int transpose_a, int transpose_b, int m, int n, int k, float alpha,
              const float *a, int lda, const float *bm, int ldb, float beta, float *c, int ldc,

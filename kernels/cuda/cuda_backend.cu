@@ -70,6 +70,32 @@ static int cuda_fill(const Backend *b, float *x, float value, size_t n, Status *
     return 0;
 }
 
+// One thread per output value: consecutive threads read consecutive bytes of a sample,
+// so the gather is coalesced within each sample.
+__global__ static void gather_samples_kernel(const uint8_t *images, const uint8_t *labels,
+                                             const int32_t *indices, int count, size_t sample_size,
+                                             float scale, float *out_images, int32_t *out_labels) {
+    size_t total = (size_t)count * sample_size;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t k = i / sample_size, p = i % sample_size;
+        size_t source = (size_t)indices[k];
+        out_images[i] = (float)images[source * sample_size + p] * scale;
+        if (p == 0) out_labels[k] = labels[source];
+    }
+}
+
+static int cuda_gather_samples(const Backend *b, const uint8_t *images, const uint8_t *labels,
+                               const int32_t *indices, int count, size_t sample_size, float scale,
+                               float *out_images, int32_t *out_labels, Status *st) {
+    if (count <= 0 || sample_size == 0) return 0;
+    size_t total = (size_t)count * sample_size;
+    gather_samples_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
+        images, labels, indices, count, sample_size, scale, out_images, out_labels);
+    CUDA_CHECK_LAUNCH("gather_samples_kernel");
+    return 0;
+}
+
 static int cuda_synchronize(const Backend *b, Status *st) {
     CUDA_CHECK(cudaStreamSynchronize(cuda_context(b)->stream));
     return 0;
@@ -150,6 +176,7 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     table->copy_on_device = cuda_copy_on_device;
     table->fill = cuda_fill;
     table->synchronize = cuda_synchronize;
+    table->gather_samples = cuda_gather_samples;
     table->range_push = cuda_range_push;
     table->range_pop = cuda_range_pop;
     cuda_register_blas_ops(table);

@@ -1,5 +1,148 @@
-// CUDA blas ops: not written yet. The table entries stay NULL, and device_open reports
-// which ops are missing instead of running a model that needs them.
+// CUDA linear-algebra ops: GEMM through cuBLAS, and the three small kernels around it
+// (bias add, bias gradient, gradient accumulation). The CPU versions in
+// kernels/cpu/cpu_gemm.c are the reference.
+//
+// All of these but the GEMM are memory bound: each element is read once and written at
+// most once, so the kernels are shaped for coalesced access and nothing else.
 #include "kernels/cuda/cuda_internal.h"
 
-void cuda_register_blas_ops(Backend *table) { (void)table; }
+// ---- GEMM -------------------------------------------------------------------------
+//
+// The op is row-major: C[m x n] = alpha * op(A) op(B) + beta * C. cuBLAS is column-major.
+// A row-major matrix with leading dimension ld, read as column-major with the same ld,
+// is its transpose. So:
+//
+//   - C (row-major m x n, ldc) is, to cuBLAS, C^T: column-major n x m with ldc.
+//   - C^T = (op(A) op(B))^T = op(B)^T op(A)^T, so cuBLAS computes C^T with B first and A
+//     second, with its m = our n and its n = our m, and the same k.
+//   - First operand, op(B)^T (n x k). B untransposed is stored row-major k x n, which
+//     cuBLAS sees as B^T (n x k) already: CUBLAS_OP_N, ld = ldb (cuBLAS wants
+//     ldb >= n, which is the row-major rule for a k x n matrix too). B transposed is stored
+//     row-major n x k, which cuBLAS sees as B^T (k x n); we need B, so CUBLAS_OP_T,
+//     ld = ldb (cuBLAS wants ldb >= k, again the row-major rule for n x k).
+//   - Second operand, op(A)^T (k x m), the same way: A untransposed is stored row-major
+//     m x k = column-major A^T (k x m), CUBLAS_OP_N with lda >= k; A transposed is stored
+//     row-major k x m = column-major A^T (m x k) and we need A, CUBLAS_OP_T with lda >= m.
+//
+// So each operand keeps its own transpose flag and leading dimension; only the operand
+// order and m/n swap. beta == 0 makes cuBLAS write C without reading it (it may hold NaN),
+// which is what the CPU's BLAS does too. The handle's math mode (TF32 tensor cores where
+// the context allows them) applies to cublasSgemm, so no GemmEx is needed for fp32.
+static int cuda_gemm(const Backend *b, int transpose_a, int transpose_b, int m, int n, int k,
+                     float alpha, const float *a, int lda, const float *bm, int ldb, float beta,
+                     float *c, int ldc, Status *st) {
+    if (m <= 0 || n <= 0) return 0;  // an empty C: nothing to write
+    CudaContext *ctx = cuda_context(b);
+    CUBLAS_CHECK(cublasSgemm(ctx->cublas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                             transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, bm, ldb,
+                             a, lda, &beta, c, ldc));
+    return 0;
+}
+
+// ---- row-broadcast kernels -------------------------------------------------------
+//
+// Both kernels below walk a rows x cols row-major matrix with 32 threads across columns
+// (one warp reads 32 consecutive floats of a row: one 128-byte transaction) and
+// ROW_THREADS warps down the rows. Each thread owns one column, so the per-column value
+// (bias, or the running sum) lives in a register for the whole walk. Both grid dimensions
+// stride, so any shape launches a valid grid (gridDim.y is capped at 65535).
+static const unsigned COL_THREADS = 32;
+static const unsigned ROW_THREADS = 8;
+
+static inline unsigned capped_blocks(size_t n, unsigned per_block) {
+    size_t blocks = (n + per_block - 1) / per_block;
+    if (blocks == 0) blocks = 1;
+    return (unsigned)(blocks > CUDA_MAX_BLOCKS ? CUDA_MAX_BLOCKS : blocks);
+}
+
+__global__ static void add_bias_rows_kernel(float *y, const float *bias, int rows, int cols) {
+    for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < (size_t)cols;
+         c += (size_t)gridDim.x * blockDim.x) {
+        float bc = bias[c];
+        for (size_t r = blockIdx.y * (size_t)blockDim.y + threadIdx.y; r < (size_t)rows;
+             r += (size_t)gridDim.y * blockDim.y)
+            y[r * cols + c] += bc;
+    }
+}
+
+static int cuda_add_bias_rows(const Backend *b, float *y, const float *bias, int rows, int cols,
+                              Status *st) {
+    if (rows <= 0 || cols <= 0) return 0;
+    dim3 block(COL_THREADS, ROW_THREADS);
+    dim3 grid(capped_blocks((size_t)cols, COL_THREADS), capped_blocks((size_t)rows, ROW_THREADS));
+    add_bias_rows_kernel<<<grid, block, 0, cuda_context(b)->stream>>>(y, bias, rows, cols);
+    CUDA_CHECK_LAUNCH("add_bias_rows_kernel");
+    return 0;
+}
+
+// Column sums (the bias gradient): out[c] = beta * out[c] + sum_r x[r][c].
+//
+// One block per tile of 32 columns, SUM_ROW_THREADS warps each summing every
+// SUM_ROW_THREADS-th row into a register, then a fixed-shape tree over the warps in
+// shared memory. No atomics: every element is added in the same order on every run, so
+// the gradient is bit-for-bit reproducible (the order differs from the CPU's row-by-row
+// sum, so the two agree to rounding, not bitwise). Only thread row 0 touches `out`, after
+// the reduction, and with beta == 0 it never reads it (it may hold NaN).
+//
+// One block per column tile gives little parallelism for a skinny matrix (10 columns,
+// 100k rows); the bias gradients this serves have rows = batch, where that does not matter.
+static const unsigned SUM_ROW_THREADS = 16;
+
+__global__ static void sum_rows_kernel(float *out, const float *x, int rows, int cols,
+                                       float beta) {
+    __shared__ float partial[SUM_ROW_THREADS][COL_THREADS];
+    const unsigned tx = threadIdx.x, ty = threadIdx.y;
+    // The loop bound depends only on blockIdx, so every thread of the block runs the same
+    // number of iterations and reaches the same __syncthreads().
+    for (size_t tile = blockIdx.x; tile * COL_THREADS < (size_t)cols; tile += gridDim.x) {
+        size_t c = tile * COL_THREADS + tx;
+        float sum = 0.0f;
+        if (c < (size_t)cols)
+            for (size_t r = ty; r < (size_t)rows; r += SUM_ROW_THREADS) sum += x[r * cols + c];
+        partial[ty][tx] = sum;
+        __syncthreads();
+        for (unsigned half = SUM_ROW_THREADS / 2; half > 0; half /= 2) {
+            if (ty < half) partial[ty][tx] += partial[ty + half][tx];
+            __syncthreads();
+        }
+        if (ty == 0 && c < (size_t)cols) {
+            float total = partial[0][tx];
+            out[c] = beta == 0.0f ? total : beta * out[c] + total;
+        }
+        __syncthreads();  // partial[0] is read above before the next tile overwrites it
+    }
+}
+
+static int cuda_sum_rows(const Backend *b, float *out, const float *x, int rows, int cols,
+                         float beta, Status *st) {
+    // rows == 0 still has work: out = beta * out (or 0), as on the CPU.
+    if (cols <= 0) return 0;
+    if (rows < 0) rows = 0;
+    dim3 block(COL_THREADS, SUM_ROW_THREADS);
+    sum_rows_kernel<<<capped_blocks((size_t)cols, COL_THREADS), block, 0,
+                      cuda_context(b)->stream>>>(out, x, rows, cols, beta);
+    CUDA_CHECK_LAUNCH("sum_rows_kernel");
+    return 0;
+}
+
+// y += x: one read of each, one write, a plain grid-stride loop. The add is a single
+// rounding, so the result is bitwise the CPU's.
+__global__ static void accumulate_kernel(float *y, const float *x, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        y[i] += x[i];
+}
+
+static int cuda_accumulate(const Backend *b, float *y, const float *x, size_t n, Status *st) {
+    if (n == 0) return 0;
+    accumulate_kernel<<<cuda_blocks_for(n), CUDA_THREADS, 0, cuda_context(b)->stream>>>(y, x, n);
+    CUDA_CHECK_LAUNCH("accumulate_kernel");
+    return 0;
+}
+
+void cuda_register_blas_ops(Backend *table) {
+    table->gemm = cuda_gemm;
+    table->add_bias_rows = cuda_add_bias_rows;
+    table->sum_rows = cuda_sum_rows;
+    table->accumulate = cuda_accumulate;
+}

@@ -1,0 +1,13 @@
+#include "kernels/cpu/cpu_ops.h"
+
+int cpu_gather_samples(const Backend *b, const uint8_t *images, const uint8_t *labels,
+                       const int32_t *indices, int count, size_t sample_size, float scale,
+                       float *out_images, int32_t *out_labels, Status *st) {
+    for (int k = 0; k < count; k++) {
+        const uint8_t *src = images + (size_t)indices[k] * sample_size;
+        float *dst = out_images + (size_t)k * sample_size;
+        for (size_t p = 0; p < sample_size; p++) dst[p] = (float)src[p] * scale;
+        out_labels[k] = labels[indices[k]];
+    }
+    return 0;
+}

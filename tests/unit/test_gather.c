@@ -1,0 +1,46 @@
+// Gathering a batch on the device (batcher_next_indices + the gather_samples op) gives the
+// same images, labels and order as converting it on the host (batcher_next).
+#include <stdlib.h>
+
+#include "check.h"
+#include "data/dataset.h"
+#include "kernels/backend.h"
+
+int main(void) {
+    enum { COUNT = 37, C = 1, H = 3, W = 5, BATCH = 8 };
+    const size_t sample = C * H * W;
+    uint8_t images[COUNT * C * H * W], labels[COUNT];
+    for (size_t i = 0; i < sizeof images; i++) images[i] = (uint8_t)(i * 7 + 3);
+    for (int i = 0; i < COUNT; i++) labels[i] = (uint8_t)(i % 10);
+    Dataset ds = {.count = COUNT, .channels = C, .height = H, .width = W, .images = images,
+                  .labels = labels, .label_max = 9};
+    Batcher host, device;
+    Status st;
+    status_clear(&st);
+    CHECK(batcher_init(&host, &ds, BATCH, 1, 42, &st) == 0);
+    CHECK(batcher_init(&device, &ds, BATCH, 1, 42, &st) == 0);
+    const Backend *b = cpu_backend();
+    float want[BATCH * C * H * W], got[BATCH * C * H * W];
+    int32_t want_labels[BATCH], got_labels[BATCH], indices[BATCH];
+    for (int epoch = 0; epoch < 3; epoch++) {
+        batcher_start_epoch(&host, epoch);
+        batcher_start_epoch(&device, epoch);
+        for (;;) {
+            int n = batcher_next(&host, want, want_labels);
+            int m = batcher_next_indices(&device, indices);
+            CHECK_INT_EQ(n, m);
+            if (n == 0 || n != m) break;
+            CHECK(b->gather_samples(b, images, labels, indices, m, sample, 1.0f / 255.0f, got,
+                                    got_labels, &st) == 0);
+            for (int k = 0; k < n; k++) CHECK_INT_EQ(got_labels[k], want_labels[k]);
+            for (size_t i = 0; i < (size_t)n * sample; i++)
+                if (got[i] != want[i]) {
+                    CHECK_NEAR(got[i], want[i], 0);
+                    break;
+                }
+        }
+    }
+    batcher_free(&host);
+    batcher_free(&device);
+    return test_exit_code("test_gather");
+}
