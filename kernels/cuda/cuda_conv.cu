@@ -1,6 +1,646 @@
-// CUDA conv ops: not written yet. The table entries stay NULL, and device_open reports
-// which ops are missing instead of running a model that needs them.
+// Convolution on the GPU through cuDNN's legacy API, with direct CUDA kernels for the
+// shapes cuDNN cannot describe.
+//
+// cuDNN. Per shape (the whole Conv2dGeometry, batch included) a ConvPlan holds the tensor,
+// filter and convolution descriptors and, for each of forward, backward-data and
+// backward-filter, every algorithm cuDNN's heuristics (cudnnGet*Algorithm_v7) rank as
+// supported, with the exact workspace each needs under the math type it will run with.
+// Plans live in the context's CudaConvAlgoCache, so the heuristics and the descriptor
+// set-up run once per shape, not once per step. conv2d_workspace_size budgets for the
+// best-ranked algorithm of each op that needs at most CONV_WORKSPACE_LIMIT, and returns
+// the largest of the three; an op given that much runs its budgeted algorithm, and given
+// less (a memory-limited caller) runs the best-ranked one that fits. Only if nothing fits
+// does it fall back to the direct kernels, which need no workspace: slower, never wrong,
+// as the op table's "given less, an op works in smaller pieces" asks.
+//
+// TF32. With ctx->allow_tf32 the convolution descriptor gets CUDNN_TENSOR_OP_MATH, which
+// lets cuDNN run FP32 convolutions on tensor cores in TF32 (Ampere and later); without it,
+// CUDNN_FMA_MATH, which restricts cuDNN to plain FP32 FMA kernels. We never ask for
+// CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: that also allows converting FP32 data down to
+// FP16, a larger loss of precision than the TF32 the policy grants.
+//
+// Direct kernels. cuDNN pads symmetrically: it places the first window pad_top rows up and
+// derives out_h = (in_h + 2 * pad_top - span) / stride + 1. Our geometry may pad the
+// bottom/right differently (pad=same with an even kernel span puts the extra row at the
+// bottom), and then cuDNN's output size differs from ours. Whenever cuDNN's derived output
+// size equals ours, every output reads exactly the rows and columns ours does, so cuDNN is
+// used; otherwise (and for tensors past cuDNN's 32-bit element counts, or shapes for which
+// it ranks no algorithm) the plan is marked direct and the ops run the kernels below,
+// which compute the definition (cpu_conv_reference.c) one output, input or weight
+// gradient element per thread or block, deterministically. They are correct for every
+// geometry but make no attempt at speed: an even-kernel pad=same layer trains, slowly.
+//
+// Accumulate flags are cuDNN's beta: 0 overwrites (cuDNN then never reads the output, so
+// it may hold garbage), 1 adds.
+#include <stdlib.h>
+#include <string.h>
+
 #include "kernels/cuda/cuda_internal.h"
 
-void cuda_register_conv_ops(Backend *table) { (void)table; }
-void cuda_conv_cache_free(CudaContext *ctx) { (void)ctx; }
+// The most workspace conv2d_workspace_size asks for on behalf of one algorithm. FFT-based
+// algorithms can want far more than the activations they work on for a large batch; a
+// poor trade for the few percent they may gain, and memory the batch could use instead.
+static const size_t CONV_WORKSPACE_LIMIT = (size_t)256 << 20;
+
+// Plans kept per device; beyond this the oldest is dropped (batch sizes that change every
+// step, e.g. micro-batching, would otherwise grow the cache without end).
+enum { CONV_CACHE_MAX_PLANS = 128 };
+
+// Room for every algorithm of any of the three ops.
+#define CONV_MAX_CANDIDATES 16
+static_assert((int)CUDNN_CONVOLUTION_FWD_ALGO_COUNT <= CONV_MAX_CANDIDATES, "too many algos");
+static_assert((int)CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT <= CONV_MAX_CANDIDATES, "too many algos");
+static_assert((int)CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT <= CONV_MAX_CANDIDATES, "too many algos");
+
+// Threads per block of the direct kernels' reductions (weight and bias gradients).
+#define CONV_REDUCE_THREADS 256
+
+// One algorithm an op may run: cuDNN's enum value for that op, the math type it runs
+// with, and the workspace it needs then.
+typedef struct ConvChoice {
+    int algo;
+    cudnnMathType_t math;
+    size_t bytes;
+} ConvChoice;
+
+// An op's algorithms, best-ranked first; `budgeted` indexes the one the workspace size
+// was computed for.
+typedef struct ConvCandidates {
+    ConvChoice list[CONV_MAX_CANDIDATES];
+    int count;
+    int budgeted;
+} ConvCandidates;
+
+typedef struct ConvPlan {
+    Conv2dGeometry key;
+    int allow_tf32;
+    int direct;  // 1: cuDNN cannot run this shape as we define it; use the direct kernels
+    cudnnTensorDescriptor_t x, y, bias;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv;
+    ConvCandidates forward, backward_data, backward_filter;
+} ConvPlan;
+
+// Plans by shape, oldest first. Not locked: a context belongs to one device, driven by
+// one host thread at a time.
+struct CudaConvAlgoCache {
+    ConvPlan *plans[CONV_CACHE_MAX_PLANS];
+    int count;
+};
+
+// ---- direct kernels ---------------------------------------------------------------
+
+// The sum of v over the block, returned to every thread: shuffles within warps, then warp
+// 0 sums the warps' results; a fixed tree, so the result is the same every run. `shared`
+// holds 32 floats; the trailing barrier lets the caller reuse it at once.
+__device__ static float block_sum(float v, float *shared) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+    if (lane == 0) shared[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < warps ? shared[lane] : 0.0f;
+        for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+        if (lane == 0) shared[0] = v;
+    }
+    __syncthreads();
+    float total = shared[0];
+    __syncthreads();
+    return total;
+}
+
+// One thread per output element y[n][f][oh][ow]: the dot product of f's weights with the
+// window, skipping taps in the padding. Neighbouring threads are neighbouring ow, so their
+// x reads are neighbours (or stride apart) and their weight reads are one broadcast.
+__global__ static void conv2d_direct_forward_kernel(Conv2dGeometry g, const float *x,
+                                                    const float *w, const float *bias, float *y,
+                                                    size_t total) {
+    int group_channels = g.in_channels / g.groups, group_filters = g.out_channels / g.groups;
+    size_t in_plane = (size_t)g.in_h * g.in_w, taps = (size_t)g.kernel_h * g.kernel_w;
+    for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
+         idx += (size_t)gridDim.x * blockDim.x) {
+        int ow = (int)(idx % (size_t)g.out_w);
+        size_t t = idx / (size_t)g.out_w;
+        int oh = (int)(t % (size_t)g.out_h);
+        t /= (size_t)g.out_h;
+        int f = (int)(t % (size_t)g.out_channels), n = (int)(t / (size_t)g.out_channels);
+        int c0 = f / group_filters * group_channels;
+        const float *wf = w + (size_t)f * group_channels * taps;
+        float sum = 0.0f;
+        for (int c = 0; c < group_channels; c++) {
+            const float *plane = x + ((size_t)n * g.in_channels + c0 + c) * in_plane;
+            const float *wc = wf + (size_t)c * taps;
+            for (int i = 0; i < g.kernel_h; i++) {
+                int ih = oh * g.stride_h - g.pad_top + i * g.dilation_h;
+                if (ih < 0 || ih >= g.in_h) continue;
+                for (int j = 0; j < g.kernel_w; j++) {
+                    int iw = ow * g.stride_w - g.pad_left + j * g.dilation_w;
+                    if (iw < 0 || iw >= g.in_w) continue;
+                    sum += wc[i * g.kernel_w + j] * plane[(size_t)ih * g.in_w + iw];
+                }
+            }
+        }
+        y[idx] = bias ? sum + bias[f] : sum;
+    }
+}
+
+// One thread per input element dx[n][c][ih][iw]: gathers dy * w over the filters of c's
+// group and the taps (i, j) whose window row oh = (ih + pad_top - i * dilation_h) /
+// stride_h is whole and in range (columns likewise). A gather, not a scatter, so no
+// atomics and every element is written once.
+__global__ static void conv2d_direct_backward_data_kernel(Conv2dGeometry g, const float *dy,
+                                                          const float *w, float *dx,
+                                                          int accumulate, size_t total) {
+    int group_channels = g.in_channels / g.groups, group_filters = g.out_channels / g.groups;
+    size_t out_plane = (size_t)g.out_h * g.out_w, taps = (size_t)g.kernel_h * g.kernel_w;
+    for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
+         idx += (size_t)gridDim.x * blockDim.x) {
+        int iw = (int)(idx % (size_t)g.in_w);
+        size_t t = idx / (size_t)g.in_w;
+        int ih = (int)(t % (size_t)g.in_h);
+        t /= (size_t)g.in_h;
+        int c = (int)(t % (size_t)g.in_channels), n = (int)(t / (size_t)g.in_channels);
+        int group = c / group_channels, cg = c % group_channels;
+        float sum = 0.0f;
+        for (int f = group * group_filters; f < (group + 1) * group_filters; f++) {
+            const float *wf = w + ((size_t)f * group_channels + cg) * taps;
+            const float *grad = dy + ((size_t)n * g.out_channels + f) * out_plane;
+            for (int i = 0; i < g.kernel_h; i++) {
+                int th = ih + g.pad_top - i * g.dilation_h;
+                if (th < 0 || th % g.stride_h) continue;
+                int oh = th / g.stride_h;
+                if (oh >= g.out_h) continue;
+                for (int j = 0; j < g.kernel_w; j++) {
+                    int tw = iw + g.pad_left - j * g.dilation_w;
+                    if (tw < 0 || tw % g.stride_w) continue;
+                    int ow = tw / g.stride_w;
+                    if (ow >= g.out_w) continue;
+                    sum += grad[(size_t)oh * g.out_w + ow] * wf[i * g.kernel_w + j];
+                }
+            }
+        }
+        dx[idx] = accumulate ? dx[idx] + sum : sum;
+    }
+}
+
+// One block per weight element dw[f][c][i][j] (grid-stride over blocks): its threads
+// split the batch's N * OH * OW products dy * x between them and the block sums them. A
+// thread per weight would leave most of the GPU idle (a 3x3 layer of 32 filters over 16
+// channels has 4 608 weights) and run a loop as long as the batch.
+__global__ static void __launch_bounds__(CONV_REDUCE_THREADS)
+conv2d_direct_backward_filter_kernel(Conv2dGeometry g, const float *x, const float *dy,
+                                     float *dw, int accumulate, size_t weights) {
+    __shared__ float shared[32];
+    int group_channels = g.in_channels / g.groups, group_filters = g.out_channels / g.groups;
+    size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
+    size_t products = (size_t)g.batch * out_plane;
+    for (size_t wi = blockIdx.x; wi < weights; wi += gridDim.x) {
+        int j = (int)(wi % (size_t)g.kernel_w);
+        size_t t = wi / (size_t)g.kernel_w;
+        int i = (int)(t % (size_t)g.kernel_h);
+        t /= (size_t)g.kernel_h;
+        int c = (int)(t % (size_t)group_channels), f = (int)(t / (size_t)group_channels);
+        int c0 = f / group_filters * group_channels;
+        float sum = 0.0f;
+        for (size_t q = threadIdx.x; q < products; q += blockDim.x) {
+            int ow = (int)(q % (size_t)g.out_w);
+            size_t u = q / (size_t)g.out_w;
+            int oh = (int)(u % (size_t)g.out_h), n = (int)(u / (size_t)g.out_h);
+            int ih = oh * g.stride_h - g.pad_top + i * g.dilation_h;
+            int iw = ow * g.stride_w - g.pad_left + j * g.dilation_w;
+            if (ih < 0 || ih >= g.in_h || iw < 0 || iw >= g.in_w) continue;
+            sum += dy[((size_t)n * g.out_channels + f) * out_plane + (size_t)oh * g.out_w + ow] *
+                   x[((size_t)n * g.in_channels + c0 + c) * in_plane + (size_t)ih * g.in_w + iw];
+        }
+        sum = block_sum(sum, shared);
+        if (threadIdx.x == 0) dw[wi] = accumulate ? dw[wi] + sum : sum;
+    }
+}
+
+// One block per filter: dbias[f] = the sum of dy over N, OH and OW.
+__global__ static void __launch_bounds__(CONV_REDUCE_THREADS)
+conv2d_direct_backward_bias_kernel(Conv2dGeometry g, const float *dy, float *dbias,
+                                   int accumulate) {
+    __shared__ float shared[32];
+    size_t out_plane = (size_t)g.out_h * g.out_w, values = (size_t)g.batch * out_plane;
+    for (int f = blockIdx.x; f < g.out_channels; f += gridDim.x) {
+        float sum = 0.0f;
+        for (size_t q = threadIdx.x; q < values; q += blockDim.x) {
+            size_t n = q / out_plane, p = q % out_plane;
+            sum += dy[(n * g.out_channels + f) * out_plane + p];
+        }
+        sum = block_sum(sum, shared);
+        if (threadIdx.x == 0) dbias[f] = accumulate ? dbias[f] + sum : sum;
+    }
+}
+
+static size_t conv_inputs(const Conv2dGeometry *g) {
+    return (size_t)g->batch * g->in_channels * g->in_h * g->in_w;
+}
+static size_t conv_outputs(const Conv2dGeometry *g) {
+    return (size_t)g->batch * g->out_channels * g->out_h * g->out_w;
+}
+static size_t conv_weights(const Conv2dGeometry *g) {
+    return (size_t)g->out_channels * (g->in_channels / g->groups) * g->kernel_h * g->kernel_w;
+}
+static unsigned capped_blocks(size_t n) {
+    if (n == 0) return 1;
+    return (unsigned)(n < CUDA_MAX_BLOCKS ? n : CUDA_MAX_BLOCKS);
+}
+
+static int direct_forward(CudaContext *ctx, const Conv2dGeometry *g, const float *x,
+                          const float *w, const float *bias, float *y, Status *st) {
+    size_t total = conv_outputs(g);
+    conv2d_direct_forward_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, ctx->stream>>>(
+        *g, x, w, bias, y, total);
+    CUDA_CHECK_LAUNCH("conv2d_direct_forward_kernel");
+    return 0;
+}
+
+static int direct_backward_data(CudaContext *ctx, const Conv2dGeometry *g, const float *dy,
+                                const float *w, float *dx, int accumulate, Status *st) {
+    size_t total = conv_inputs(g);
+    conv2d_direct_backward_data_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, ctx->stream>>>(
+        *g, dy, w, dx, accumulate, total);
+    CUDA_CHECK_LAUNCH("conv2d_direct_backward_data_kernel");
+    return 0;
+}
+
+static int direct_backward_filter(CudaContext *ctx, const Conv2dGeometry *g, const float *x,
+                                  const float *dy, float *dw, int accumulate, Status *st) {
+    size_t weights = conv_weights(g);
+    conv2d_direct_backward_filter_kernel<<<capped_blocks(weights), CONV_REDUCE_THREADS, 0,
+                                           ctx->stream>>>(*g, x, dy, dw, accumulate, weights);
+    CUDA_CHECK_LAUNCH("conv2d_direct_backward_filter_kernel");
+    return 0;
+}
+
+static int direct_backward_bias(CudaContext *ctx, const Conv2dGeometry *g, const float *dy,
+                                float *dbias, int accumulate, Status *st) {
+    conv2d_direct_backward_bias_kernel<<<capped_blocks((size_t)g->out_channels),
+                                         CONV_REDUCE_THREADS, 0, ctx->stream>>>(*g, dy, dbias,
+                                                                                accumulate);
+    CUDA_CHECK_LAUNCH("conv2d_direct_backward_bias_kernel");
+    return 0;
+}
+
+// ---- plans: descriptors and algorithms per shape -----------------------------------
+
+static int same_geometry(const Conv2dGeometry *a, const Conv2dGeometry *b) {
+    // Field by field rather than memcmp, so padding bytes (should the struct ever gain
+    // some) cannot make equal shapes miss.
+    return a->batch == b->batch && a->in_channels == b->in_channels && a->in_h == b->in_h &&
+           a->in_w == b->in_w && a->out_channels == b->out_channels && a->out_h == b->out_h &&
+           a->out_w == b->out_w && a->kernel_h == b->kernel_h && a->kernel_w == b->kernel_w &&
+           a->stride_h == b->stride_h && a->stride_w == b->stride_w &&
+           a->pad_top == b->pad_top && a->pad_left == b->pad_left &&
+           a->dilation_h == b->dilation_h && a->dilation_w == b->dilation_w &&
+           a->groups == b->groups;
+}
+
+// The output size cuDNN derives along one axis from symmetric padding `pad`; -1 when the
+// window does not fit.
+static long long cudnn_output_size(int in, int pad, int kernel, int dilation, int stride) {
+    long long span = (long long)dilation * (kernel - 1) + 1, padded = in + 2LL * pad;
+    return padded < span ? -1 : (padded - span) / stride + 1;
+}
+
+// Whether cuDNN computes exactly our convolution: the same output size from symmetric
+// padding (then every output reads the same taps), and tensors whose element counts fit
+// the int strides of cuDNN's 4-D descriptors.
+static int cudnn_can_run(const Conv2dGeometry *g) {
+    if (cudnn_output_size(g->in_h, g->pad_top, g->kernel_h, g->dilation_h, g->stride_h) != g->out_h ||
+        cudnn_output_size(g->in_w, g->pad_left, g->kernel_w, g->dilation_w, g->stride_w) != g->out_w)
+        return 0;
+    const size_t int_max = 2147483647u;
+    return conv_inputs(g) > 0 && conv_weights(g) > 0 && conv_inputs(g) <= int_max &&
+           conv_outputs(g) <= int_max && conv_weights(g) <= int_max;
+}
+
+// The math type an algorithm runs with: FMA only unless TF32 is allowed; with TF32, what
+// the heuristics paired it with, but never the FP16 down-conversion mode.
+static cudnnMathType_t policy_math(const CudaContext *ctx) {
+    return ctx->allow_tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+}
+static cudnnMathType_t candidate_math(const CudaContext *ctx, cudnnMathType_t suggested) {
+    if (!ctx->allow_tf32) return CUDNN_FMA_MATH;
+    return suggested == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? CUDNN_TENSOR_OP_MATH : suggested;
+}
+
+static void candidates_add(ConvCandidates *c, int algo, cudnnMathType_t math, size_t bytes) {
+    if (c->count >= CONV_MAX_CANDIDATES) return;
+    c->list[c->count].algo = algo;
+    c->list[c->count].math = math;
+    c->list[c->count].bytes = bytes;
+    c->count++;
+}
+
+// The best-ranked candidate within CONV_WORKSPACE_LIMIT, else the one needing least.
+static void candidates_budget(ConvCandidates *c) {
+    c->budgeted = 0;
+    for (int i = 0; i < c->count; i++)
+        if (c->list[i].bytes <= CONV_WORKSPACE_LIMIT) {
+            c->budgeted = i;
+            return;
+        }
+    for (int i = 1; i < c->count; i++)
+        if (c->list[i].bytes < c->list[c->budgeted].bytes) c->budgeted = i;
+}
+
+// What an op runs in `workspace_bytes`: the budgeted algorithm if it fits, else the
+// best-ranked one that does; NULL when none does (or there are none).
+static const ConvChoice *candidates_pick(const ConvCandidates *c, size_t workspace_bytes) {
+    if (c->count == 0) return NULL;
+    if (c->list[c->budgeted].bytes <= workspace_bytes) return &c->list[c->budgeted];
+    for (int i = 0; i < c->count; i++)
+        if (c->list[i].bytes <= workspace_bytes) return &c->list[i];
+    return NULL;
+}
+
+// Each of the next three asks the heuristics for every algorithm, ranked, then keeps
+// those cuDNN supports here and asks each one's exact workspace under the math type it
+// will run with (the heuristics' `memory` is for the math type they assumed).
+static int forward_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int returned = 0;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, policy_math(ctx)));
+    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(ctx->cudnn, p->x, p->w, p->conv, p->y,
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                       &returned, perf));
+    for (int i = 0; i < returned; i++) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+        cudnnMathType_t math = candidate_math(ctx, perf[i].mathType);
+        size_t bytes = 0;
+        CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
+        if (cudnnGetConvolutionForwardWorkspaceSize(ctx->cudnn, p->x, p->w, p->conv, p->y,
+                                                    perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS)
+            continue;
+        candidates_add(&p->forward, (int)perf[i].algo, math, bytes);
+    }
+    candidates_budget(&p->forward);
+    return 0;
+}
+
+static int backward_data_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int returned = 0;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, policy_math(ctx)));
+    CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+        ctx->cudnn, p->w, p->y, p->conv, p->x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned,
+        perf));
+    for (int i = 0; i < returned; i++) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+        cudnnMathType_t math = candidate_math(ctx, perf[i].mathType);
+        size_t bytes = 0;
+        CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
+        if (cudnnGetConvolutionBackwardDataWorkspaceSize(ctx->cudnn, p->w, p->y, p->conv, p->x,
+                                                         perf[i].algo, &bytes) !=
+            CUDNN_STATUS_SUCCESS)
+            continue;
+        candidates_add(&p->backward_data, (int)perf[i].algo, math, bytes);
+    }
+    candidates_budget(&p->backward_data);
+    return 0;
+}
+
+static int backward_filter_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int returned = 0;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, policy_math(ctx)));
+    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+        ctx->cudnn, p->x, p->y, p->conv, p->w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+        &returned, perf));
+    for (int i = 0; i < returned; i++) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+        cudnnMathType_t math = candidate_math(ctx, perf[i].mathType);
+        size_t bytes = 0;
+        CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
+        if (cudnnGetConvolutionBackwardFilterWorkspaceSize(ctx->cudnn, p->x, p->y, p->conv, p->w,
+                                                           perf[i].algo, &bytes) !=
+            CUDNN_STATUS_SUCCESS)
+            continue;
+        candidates_add(&p->backward_filter, (int)perf[i].algo, math, bytes);
+    }
+    candidates_budget(&p->backward_filter);
+    return 0;
+}
+
+static void plan_destroy_descriptors(ConvPlan *p) {
+    if (p->x) cudnnDestroyTensorDescriptor(p->x);
+    if (p->y) cudnnDestroyTensorDescriptor(p->y);
+    if (p->bias) cudnnDestroyTensorDescriptor(p->bias);
+    if (p->w) cudnnDestroyFilterDescriptor(p->w);
+    if (p->conv) cudnnDestroyConvolutionDescriptor(p->conv);
+    p->x = p->y = p->bias = NULL;
+    p->w = NULL;
+    p->conv = NULL;
+}
+
+static void plan_free(ConvPlan *p) {
+    if (!p) return;
+    plan_destroy_descriptors(p);
+    free(p);
+}
+
+// Describes the shape to cuDNN and ranks its algorithms. On failure the caller frees the
+// plan, which destroys whatever descriptors were created.
+static int plan_build_cudnn(CudaContext *ctx, ConvPlan *p, Status *st) {
+    const Conv2dGeometry *g = &p->key;
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, g->batch,
+                                           g->in_channels, g->in_h, g->in_w));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, g->batch,
+                                           g->out_channels, g->out_h, g->out_w));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->bias));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
+                                           g->out_channels, 1, 1));
+    CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                           g->out_channels, g->in_channels / g->groups,
+                                           g->kernel_h, g->kernel_w));
+    CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
+    // PyTorch's Conv2d is a cross-correlation; cuDNN's CUDNN_CONVOLUTION would flip w.
+    CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p->conv, g->pad_top, g->pad_left, g->stride_h,
+                                                g->stride_w, g->dilation_h, g->dilation_w,
+                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CUDNN_CHECK(cudnnSetConvolutionGroupCount(p->conv, g->groups));
+    TRY(forward_candidates(ctx, p, st));
+    TRY(backward_data_candidates(ctx, p, st));
+    TRY(backward_filter_candidates(ctx, p, st));
+    return 0;
+}
+
+static int plan_build(CudaContext *ctx, ConvPlan *p, Status *st) {
+    p->direct = !cudnn_can_run(&p->key);
+    if (p->direct) return 0;
+    TRY(plan_build_cudnn(ctx, p, st));
+    // A shape for which the heuristics rank no supported algorithm for some op still
+    // trains, on the direct kernels.
+    if (p->forward.count == 0 || p->backward_data.count == 0 || p->backward_filter.count == 0) {
+        plan_destroy_descriptors(p);
+        p->direct = 1;
+    }
+    return 0;
+}
+
+// The plan for g, from the cache or built now (host work only: no device sync).
+static int plan_for(CudaContext *ctx, const Conv2dGeometry *g, ConvPlan **out, Status *st) {
+    *out = NULL;
+    CudaConvAlgoCache *cache = ctx->conv_cache;
+    if (!cache) {
+        cache = (CudaConvAlgoCache *)calloc(1, sizeof *cache);
+        if (!cache) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        ctx->conv_cache = cache;
+    }
+    for (int i = cache->count - 1; i >= 0; i--) {
+        ConvPlan *p = cache->plans[i];
+        if (p->allow_tf32 == ctx->allow_tf32 && same_geometry(&p->key, g)) {
+            *out = p;
+            return 0;
+        }
+    }
+    ConvPlan *p = (ConvPlan *)calloc(1, sizeof *p);
+    if (!p) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    p->key = *g;
+    p->allow_tf32 = ctx->allow_tf32;
+    int rc = plan_build(ctx, p, st);
+    if (rc) {
+        plan_free(p);
+        return rc;
+    }
+    if (cache->count == CONV_CACHE_MAX_PLANS) {
+        // Plans are only used within one op call, so dropping the oldest is safe.
+        plan_free(cache->plans[0]);
+        memmove(cache->plans, cache->plans + 1, (CONV_CACHE_MAX_PLANS - 1) * sizeof *cache->plans);
+        cache->count--;
+    }
+    cache->plans[cache->count++] = p;
+    *out = p;
+    return 0;
+}
+
+void cuda_conv_cache_free(CudaContext *ctx) {
+    CudaConvAlgoCache *cache = ctx->conv_cache;
+    if (!cache) return;
+    for (int i = 0; i < cache->count; i++) plan_free(cache->plans[i]);
+    free(cache);
+    ctx->conv_cache = NULL;
+}
+
+// ---- the ops ----------------------------------------------------------------------
+
+// The kernels divide by groups, strides and dilations; the graph builder never makes
+// such a geometry, but a bad one should be an error, not a division by zero.
+static int check_geometry(const char *op, const Conv2dGeometry *g, Status *st) {
+    if (g->batch >= 0 && g->in_channels >= 0 && g->in_h >= 0 && g->in_w >= 0 &&
+        g->out_channels >= 0 && g->out_h >= 0 && g->out_w >= 0 && g->kernel_h > 0 &&
+        g->kernel_w > 0 && g->stride_h > 0 && g->stride_w > 0 && g->dilation_h > 0 &&
+        g->dilation_w > 0 && g->pad_top >= 0 && g->pad_left >= 0 && g->groups > 0 &&
+        g->in_channels % g->groups == 0 && g->out_channels % g->groups == 0)
+        return 0;
+    return status_fail(st, STATUS_RUNTIME_ERROR,
+                       "%s: bad geometry: batch %d, %dx%dx%d -> %dx%dx%d, kernel %dx%d, stride "
+                       "%dx%d, pad %d,%d, dilation %dx%d, groups %d",
+                       op, g->batch, g->in_channels, g->in_h, g->in_w, g->out_channels, g->out_h,
+                       g->out_w, g->kernel_h, g->kernel_w, g->stride_h, g->stride_w, g->pad_top,
+                       g->pad_left, g->dilation_h, g->dilation_w, g->groups);
+}
+
+// With no outputs (an empty batch) there is nothing to compute, but a gradient that is
+// not accumulated must still read zero, as the CPU leaves it.
+static int clear_unless(int accumulate, void *p, size_t floats, CudaContext *ctx, Status *st) {
+    if (accumulate || !p || floats == 0) return 0;
+    CUDA_CHECK(cudaMemsetAsync(p, 0, floats * sizeof(float), ctx->stream));
+    return 0;
+}
+
+static int cuda_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
+                                      Status *st) {
+    *bytes = 0;
+    TRY(check_geometry("conv2d_workspace_size", g, st));
+    if (conv_outputs(g) == 0) return 0;
+    ConvPlan *p;
+    TRY(plan_for(cuda_context(b), g, &p, st));
+    if (p->direct) return 0;
+    const ConvCandidates *ops[3] = {&p->forward, &p->backward_data, &p->backward_filter};
+    for (int i = 0; i < 3; i++) {
+        size_t need = ops[i]->list[ops[i]->budgeted].bytes;
+        if (need > *bytes) *bytes = need;
+    }
+    return 0;
+}
+
+static int cuda_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x,
+                               const float *w, const float *bias, float *y, void *workspace,
+                               size_t workspace_bytes, Status *st) {
+    TRY(check_geometry("conv2d_forward", g, st));
+    if (conv_outputs(g) == 0) return 0;
+    CudaContext *ctx = cuda_context(b);
+    ConvPlan *p;
+    TRY(plan_for(ctx, g, &p, st));
+    const ConvChoice *choice = p->direct ? NULL : candidates_pick(&p->forward, workspace_bytes);
+    if (!choice) return direct_forward(ctx, g, x, w, bias, y, st);
+    const float one = 1.0f, zero = 0.0f;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
+    CUDNN_CHECK(cudnnConvolutionForward(ctx->cudnn, &one, p->x, x, p->w, w, p->conv,
+                                        (cudnnConvolutionFwdAlgo_t)choice->algo, workspace,
+                                        choice->bytes, &zero, p->y, y));
+    // y += bias broadcast over N, H and W.
+    if (bias) CUDNN_CHECK(cudnnAddTensor(ctx->cudnn, &one, p->bias, bias, &one, p->y, y));
+    return 0;
+}
+
+static int cuda_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const float *dy,
+                                     const float *w, float *dx, void *workspace,
+                                     size_t workspace_bytes, int accumulate, Status *st) {
+    TRY(check_geometry("conv2d_backward_data", g, st));
+    CudaContext *ctx = cuda_context(b);
+    if (conv_outputs(g) == 0) return clear_unless(accumulate, dx, conv_inputs(g), ctx, st);
+    ConvPlan *p;
+    TRY(plan_for(ctx, g, &p, st));
+    const ConvChoice *choice =
+        p->direct ? NULL : candidates_pick(&p->backward_data, workspace_bytes);
+    if (!choice) return direct_backward_data(ctx, g, dy, w, dx, accumulate, st);
+    const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
+    CUDNN_CHECK(cudnnConvolutionBackwardData(ctx->cudnn, &one, p->w, w, p->y, dy, p->conv,
+                                             (cudnnConvolutionBwdDataAlgo_t)choice->algo,
+                                             workspace, choice->bytes, &beta, p->x, dx));
+    return 0;
+}
+
+static int cuda_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const float *x,
+                                       const float *dy, float *dw, float *dbias, void *workspace,
+                                       size_t workspace_bytes, int accumulate, Status *st) {
+    TRY(check_geometry("conv2d_backward_filter", g, st));
+    CudaContext *ctx = cuda_context(b);
+    if (conv_outputs(g) == 0) {
+        TRY(clear_unless(accumulate, dw, conv_weights(g), ctx, st));
+        return clear_unless(accumulate, dbias, (size_t)g->out_channels, ctx, st);
+    }
+    ConvPlan *p;
+    TRY(plan_for(ctx, g, &p, st));
+    const ConvChoice *choice =
+        p->direct ? NULL : candidates_pick(&p->backward_filter, workspace_bytes);
+    if (!choice) {
+        TRY(direct_backward_filter(ctx, g, x, dy, dw, accumulate, st));
+        if (dbias) TRY(direct_backward_bias(ctx, g, dy, dbias, accumulate, st));
+        return 0;
+    }
+    const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
+    CUDNN_CHECK(cudnnConvolutionBackwardFilter(ctx->cudnn, &one, p->x, x, p->y, dy, p->conv,
+                                               (cudnnConvolutionBwdFilterAlgo_t)choice->algo,
+                                               workspace, choice->bytes, &beta, p->w, dw));
+    if (dbias)
+        CUDNN_CHECK(cudnnConvolutionBackwardBias(ctx->cudnn, &one, p->y, dy, &beta, p->bias, dbias));
+    return 0;
+}
+
+void cuda_register_conv_ops(Backend *table) {
+    table->conv2d_workspace_size = cuda_conv2d_workspace_size;
+    table->conv2d_forward = cuda_conv2d_forward;
+    table->conv2d_backward_data = cuda_conv2d_backward_data;
+    table->conv2d_backward_filter = cuda_conv2d_backward_filter;
+}

@@ -96,40 +96,47 @@ static int launch_activation_backward(cudaStream_t stream, const float *x, const
     return 0;
 }
 
+static int unknown_activation(ActivationKind kind, Status *st) {
+    return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
+}
+
 static int cuda_activation_forward(const Backend *b, ActivationKind kind, float slope,
                                    const float *x, float *y, size_t n, Status *st) {
+    if ((int)kind < 0 || (int)kind >= (int)ACTIVATION_COUNT) return unknown_activation(kind, st);
+    if (n == 0) return 0;
     cudaStream_t s = cuda_context(b)->stream;
     switch (kind) {
-    case ACTIVATION_RELU: return n ? launch_activation_forward<ACTIVATION_RELU>(s, x, y, n, slope, st) : 0;
+    case ACTIVATION_RELU: return launch_activation_forward<ACTIVATION_RELU>(s, x, y, n, slope, st);
     case ACTIVATION_LEAKY_RELU:
-        return n ? launch_activation_forward<ACTIVATION_LEAKY_RELU>(s, x, y, n, slope, st) : 0;
+        return launch_activation_forward<ACTIVATION_LEAKY_RELU>(s, x, y, n, slope, st);
     case ACTIVATION_SIGMOID:
-        return n ? launch_activation_forward<ACTIVATION_SIGMOID>(s, x, y, n, slope, st) : 0;
-    case ACTIVATION_TANH: return n ? launch_activation_forward<ACTIVATION_TANH>(s, x, y, n, slope, st) : 0;
-    case ACTIVATION_GELU: return n ? launch_activation_forward<ACTIVATION_GELU>(s, x, y, n, slope, st) : 0;
-    default: return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
+        return launch_activation_forward<ACTIVATION_SIGMOID>(s, x, y, n, slope, st);
+    case ACTIVATION_TANH: return launch_activation_forward<ACTIVATION_TANH>(s, x, y, n, slope, st);
+    case ACTIVATION_GELU: return launch_activation_forward<ACTIVATION_GELU>(s, x, y, n, slope, st);
+    default: return unknown_activation(kind, st);
     }
 }
 
 static int cuda_activation_backward(const Backend *b, ActivationKind kind, float slope,
                                     const float *x, const float *y, const float *dy, float *dx,
                                     size_t n, int accumulate, Status *st) {
+    if ((int)kind < 0 || (int)kind >= (int)ACTIVATION_COUNT) return unknown_activation(kind, st);
+    if (n == 0) return 0;
     cudaStream_t s = cuda_context(b)->stream;
     int acc = accumulate != 0;
     switch (kind) {
     case ACTIVATION_RELU:
-        return n ? launch_activation_backward<ACTIVATION_RELU>(s, x, y, dy, dx, n, slope, acc, st) : 0;
+        return launch_activation_backward<ACTIVATION_RELU>(s, x, y, dy, dx, n, slope, acc, st);
     case ACTIVATION_LEAKY_RELU:
-        return n ? launch_activation_backward<ACTIVATION_LEAKY_RELU>(s, x, y, dy, dx, n, slope, acc, st)
-                 : 0;
+        return launch_activation_backward<ACTIVATION_LEAKY_RELU>(s, x, y, dy, dx, n, slope, acc,
+                                                                 st);
     case ACTIVATION_SIGMOID:
-        return n ? launch_activation_backward<ACTIVATION_SIGMOID>(s, x, y, dy, dx, n, slope, acc, st)
-                 : 0;
+        return launch_activation_backward<ACTIVATION_SIGMOID>(s, x, y, dy, dx, n, slope, acc, st);
     case ACTIVATION_TANH:
-        return n ? launch_activation_backward<ACTIVATION_TANH>(s, x, y, dy, dx, n, slope, acc, st) : 0;
+        return launch_activation_backward<ACTIVATION_TANH>(s, x, y, dy, dx, n, slope, acc, st);
     case ACTIVATION_GELU:
-        return n ? launch_activation_backward<ACTIVATION_GELU>(s, x, y, dy, dx, n, slope, acc, st) : 0;
-    default: return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
+        return launch_activation_backward<ACTIVATION_GELU>(s, x, y, dy, dx, n, slope, acc, st);
+    default: return unknown_activation(kind, st);
     }
 }
 

@@ -1,5 +1,200 @@
-// CUDA pool ops: not written yet. The table entries stay NULL, and device_open reports
-// which ops are missing instead of running a model that needs them.
+// Max and average pooling on the GPU, written to give the CPU's results bit for bit
+// (kernels/cpu/cpu_pool.c): the same window clipping, the same visiting order, the same
+// float operations in the same order.
+//
+// Forward runs one thread per output: a window is a handful of reads, and neighbouring
+// threads read neighbouring (or stride-apart) inputs, so the loads coalesce.
+//
+// Backward runs one thread per INPUT element, which gathers from the few windows that
+// contain it, rather than one thread per output scattering into its window. With
+// overlapping windows (stride < size) a scatter needs atomicAdd, whose order, and so whose
+// last bit, changes from run to run; the gather writes every dx exactly once, with no
+// atomics, and adds the contributions in the CPU's order (outputs row-major), so it is
+// deterministic and matches the CPU exactly. An input lies in at most
+// ceil(kernel/stride) windows per axis, so the gather costs little more than the scatter.
 #include "kernels/cuda/cuda_internal.h"
 
-void cuda_register_pool_ops(Backend *table) { (void)table; }
+// The window of output (oh, ow) clipped to the input: rows [h0, h1), columns [w0, w1).
+struct PoolWindow {
+    int h0, h1, w0, w1;
+};
+
+__device__ static inline PoolWindow pool_window(const Pool2dGeometry &g, int oh, int ow) {
+    PoolWindow win;
+    win.h0 = oh * g.stride_h - g.pad_top;
+    win.w0 = ow * g.stride_w - g.pad_left;
+    win.h1 = min(win.h0 + g.kernel_h, g.in_h);
+    win.w1 = min(win.w0 + g.kernel_w, g.in_w);
+    win.h0 = max(win.h0, 0);
+    win.w0 = max(win.w0, 0);
+    return win;
+}
+
+// The outputs along one axis whose window contains input position `at`: [*lo, *hi).
+// Window o covers [o * stride - pad, o * stride - pad + kernel), so o runs from
+// ceil((at + pad - kernel + 1) / stride) to floor((at + pad) / stride).
+__device__ static inline void windows_containing(int at, int pad, int kernel, int stride,
+                                                 int out, int *lo, int *hi) {
+    int first = at + pad - kernel + 1;
+    *lo = first <= 0 ? 0 : (first + stride - 1) / stride;
+    *hi = min((at + pad) / stride + 1, out);
+}
+
+// One thread per output. The window is visited row-major starting from its first element,
+// and `take` is the CPU's rule: a larger value wins, ties keep the first, a NaN wins (and
+// then stays, since nothing compares greater than NaN). Padding is never read, so it
+// never wins. pad <= size / 2 (checked at graph build) leaves every window at least one
+// input; an empty one would only arise from a geometry the graph never builds, and gets
+// -inf with argmax -1 (which backward never matches) instead of a read out of bounds.
+__global__ static void maxpool_forward_kernel(Pool2dGeometry g, const float *x, float *y,
+                                              int32_t *argmax, size_t total) {
+    size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t plane = i / out_plane, o = i % out_plane;
+        int oh = (int)(o / (size_t)g.out_w), ow = (int)(o % (size_t)g.out_w);
+        PoolWindow win = pool_window(g, oh, ow);
+        if (win.h0 >= win.h1 || win.w0 >= win.w1) {
+            y[i] = -INFINITY;
+            argmax[i] = -1;
+            continue;
+        }
+        const float *image = x + plane * in_plane;
+        int best_at = win.h0 * g.in_w + win.w0;
+        float best = image[best_at];
+        for (int ih = win.h0; ih < win.h1; ih++)
+            for (int iw = win.w0; iw < win.w1; iw++) {
+                int at = ih * g.in_w + iw;
+                float v = image[at];
+                bool take = (v > best) || (v != v && best == best);
+                best = take ? v : best;
+                best_at = take ? at : best_at;
+            }
+        y[i] = best;
+        argmax[i] = best_at;
+    }
+}
+
+// One thread per input element: the sum of dy over the windows that contain it and chose
+// it, in ascending output order, as the CPU's scatter adds them.
+__global__ static void maxpool_backward_kernel(Pool2dGeometry g, const float *dy,
+                                               const int32_t *argmax, float *dx,
+                                               int accumulate, size_t total) {
+    size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t plane = i / in_plane, at = i % in_plane;
+        int ih = (int)(at / (size_t)g.in_w), iw = (int)(at % (size_t)g.in_w);
+        int oh0, oh1, ow0, ow1;
+        windows_containing(ih, g.pad_top, g.kernel_h, g.stride_h, g.out_h, &oh0, &oh1);
+        windows_containing(iw, g.pad_left, g.kernel_w, g.stride_w, g.out_w, &ow0, &ow1);
+        const float *grad = dy + plane * out_plane;
+        const int32_t *arg = argmax + plane * out_plane;
+        float sum = accumulate ? dx[i] : 0.0f;
+        for (int oh = oh0; oh < oh1; oh++)
+            for (int ow = ow0; ow < ow1; ow++) {
+                size_t o = (size_t)oh * g.out_w + ow;
+                if (arg[o] == (int32_t)at) sum += grad[o];
+            }
+        dx[i] = sum;
+    }
+}
+
+// One thread per output: the float sum of the clipped window, row-major, times
+// 1 / (kernel_h * kernel_w); the padding counts as zeros (count_include_pad).
+__global__ static void avgpool_forward_kernel(Pool2dGeometry g, const float *x, float *y,
+                                              float scale, size_t total) {
+    size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t plane = i / out_plane, o = i % out_plane;
+        int oh = (int)(o / (size_t)g.out_w), ow = (int)(o % (size_t)g.out_w);
+        PoolWindow win = pool_window(g, oh, ow);
+        const float *image = x + plane * in_plane;
+        float sum = 0.0f;
+        for (int ih = win.h0; ih < win.h1; ih++)
+            for (int iw = win.w0; iw < win.w1; iw++) sum += image[ih * g.in_w + iw];
+        y[i] = sum * scale;
+    }
+}
+
+// One thread per input element: each containing window's share dy * scale, added in
+// ascending output order. __fmul_rn keeps the share rounded on its own, as the CPU
+// computes it, instead of letting the compiler fuse it into the addition (an FMA would
+// differ from the CPU in the last bit).
+__global__ static void avgpool_backward_kernel(Pool2dGeometry g, const float *dy, float *dx,
+                                               float scale, int accumulate, size_t total) {
+    size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t plane = i / in_plane, at = i % in_plane;
+        int ih = (int)(at / (size_t)g.in_w), iw = (int)(at % (size_t)g.in_w);
+        int oh0, oh1, ow0, ow1;
+        windows_containing(ih, g.pad_top, g.kernel_h, g.stride_h, g.out_h, &oh0, &oh1);
+        windows_containing(iw, g.pad_left, g.kernel_w, g.stride_w, g.out_w, &ow0, &ow1);
+        const float *grad = dy + plane * out_plane;
+        float sum = accumulate ? dx[i] : 0.0f;
+        for (int oh = oh0; oh < oh1; oh++)
+            for (int ow = ow0; ow < ow1; ow++)
+                sum += __fmul_rn(grad[(size_t)oh * g.out_w + ow], scale);
+        dx[i] = sum;
+    }
+}
+
+static size_t pool_inputs(const Pool2dGeometry *g) {
+    return (size_t)g->batch * g->channels * g->in_h * g->in_w;
+}
+
+static size_t pool_outputs(const Pool2dGeometry *g) {
+    return (size_t)g->batch * g->channels * g->out_h * g->out_w;
+}
+
+static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x,
+                                float *y, int32_t *argmax, Status *st) {
+    size_t total = pool_outputs(g);
+    if (total == 0) return 0;
+    maxpool_forward_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
+        *g, x, y, argmax, total);
+    CUDA_CHECK_LAUNCH("maxpool_forward_kernel");
+    return 0;
+}
+
+static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy,
+                                 const int32_t *argmax, float *dx, int accumulate, Status *st) {
+    size_t total = pool_inputs(g);
+    if (total == 0) return 0;
+    maxpool_backward_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
+        *g, dy, argmax, dx, accumulate, total);
+    CUDA_CHECK_LAUNCH("maxpool_backward_kernel");
+    return 0;
+}
+
+static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x,
+                                float *y, Status *st) {
+    size_t total = pool_outputs(g);
+    if (total == 0) return 0;
+    // The CPU's scale, computed the same way, so the last multiply rounds alike.
+    float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
+    avgpool_forward_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
+        *g, x, y, scale, total);
+    CUDA_CHECK_LAUNCH("avgpool_forward_kernel");
+    return 0;
+}
+
+static int cuda_avgpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy,
+                                 float *dx, int accumulate, Status *st) {
+    size_t total = pool_inputs(g);
+    if (total == 0) return 0;
+    float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
+    avgpool_backward_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
+        *g, dy, dx, scale, accumulate, total);
+    CUDA_CHECK_LAUNCH("avgpool_backward_kernel");
+    return 0;
+}
+
+void cuda_register_pool_ops(Backend *table) {
+    table->maxpool_forward = cuda_maxpool_forward;
+    table->maxpool_backward = cuda_maxpool_backward;
+    table->avgpool_forward = cuda_avgpool_forward;
+    table->avgpool_backward = cuda_avgpool_backward;
+}
