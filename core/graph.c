@@ -530,6 +530,7 @@ void graph_free(Graph *g) {
         free(l);
     }
     tensor_free(&g->labels);
+    tensor_free(&g->loss_sums);
     free(g->layers);
     memset(g, 0, sizeof *g);
 }
@@ -650,6 +651,9 @@ int graph_allocate(Graph *g, const Backend *b, Allocator *a, int batch, Status *
     tensor_free(&g->labels);
     tensor_set_shape(&g->labels, DTYPE_I32, batch, &scalar);
     TRY(tensor_alloc(&g->labels, a, st));
+    tensor_free(&g->loss_sums);
+    tensor_set_shape(&g->loss_sums, DTYPE_F32, 2, &scalar);
+    TRY(tensor_alloc(&g->loss_sums, a, st));
     g->allocated_batch = batch;
     return 0;
 }
@@ -693,6 +697,26 @@ int graph_load_batch(Graph *g, const Backend *b, const float *images, const int3
     size_t values = (size_t)count * shape_numel(&g->input->out_shape);
     TRY(b->copy_to_device(b, g->input->output.data, images, values * sizeof(float), st));
     return b->copy_to_device(b, g->labels.data, labels, (size_t)count * sizeof(int32_t), st);
+}
+
+int graph_reset_loss_sums(Graph *g, const Backend *b, Status *st) {
+    return b->fill(b, tensor_f32(&g->loss_sums), 0.0f, 2, st);
+}
+
+int graph_add_loss_sums(Graph *g, const Backend *b, int count, Status *st) {
+    const LossState *state = g->loss->state;
+    float *sums = tensor_f32(&g->loss_sums);
+    TRY(b->sum_rows(b, sums, tensor_f32(&state->row_loss), count, 1, 1.0f, st));
+    return b->sum_rows(b, sums + 1, tensor_f32(&state->row_correct), count, 1, 1.0f, st);
+}
+
+int graph_read_loss_sums(const Graph *g, const Backend *b, double *loss_sum, double *correct,
+                         Status *st) {
+    float host[2];
+    TRY(b->copy_to_host(b, host, g->loss_sums.data, sizeof host, st));
+    *loss_sum = host[0];
+    *correct = host[1];
+    return 0;
 }
 
 int graph_read_loss(const Graph *g, const Backend *b, int count, double *loss_sum,

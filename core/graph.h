@@ -41,6 +41,7 @@ typedef struct Graph {
     int allocated_batch;   // batch the activations are allocated for; 0 before
     Tensor labels;         // [batch] int32 on the device
     long optimizer_steps;  // updates applied so far: Adam's bias correction continues from it
+    Tensor loss_sums;      // [2] on the device: running sums of loss and correct predictions
 } Graph;
 
 int graph_build(const ModelFile *file, Graph *g, Status *st);
@@ -74,6 +75,12 @@ int graph_backward(Graph *g, const LayerContext *ctx, Status *st);
 // Copy `count` samples (host f32) and labels (host int32) into the input and label tensors.
 int graph_load_batch(Graph *g, const Backend *b, const float *images, const int32_t *labels,
                      int count, Status *st);
+// Running sums on the device, so a step needs no host sync to report its loss: zero them,
+// add the last forward's `count` rows, and read them (a sync) only when the host needs them.
+int graph_reset_loss_sums(Graph *g, const Backend *b, Status *st);
+int graph_add_loss_sums(Graph *g, const Backend *b, int count, Status *st);
+int graph_read_loss_sums(const Graph *g, const Backend *b, double *loss_sum, double *correct,
+                         Status *st);
 // Sum of the loss and of correct predictions over the last forward's `count` rows.
 int graph_read_loss(const Graph *g, const Backend *b, int count, double *loss_sum,
                     double *correct, Status *st);

@@ -127,6 +127,11 @@ static int check_finite_loss(const Graph *g, double loss, int epoch, int step, S
     return STATUS_RUNTIME_ERROR;
 }
 
+// The host reads the running loss (a device sync) this often, and at an epoch's end: often
+// enough for a live progress bar and to stop soon after a divergence, rare enough that a
+// GPU runs ahead of the host between reads.
+enum { LOSS_READ_INTERVAL = 16 };
+
 static int train_epoch(Graph *g, Device *d, BatchSource *source, int epoch, long *global_step,
                        const TrainHooks *hooks, EpochReport *report, Status *st) {
     const Backend *b = d->backend;
@@ -135,6 +140,7 @@ static int train_epoch(Graph *g, Device *d, BatchSource *source, int epoch, long
     double loss_sum = 0.0, correct_sum = 0.0, start = monotonic_seconds();
     int seen = 0, steps = batcher_steps_per_epoch(&source->batcher);
     batcher_start_epoch(&source->batcher, epoch);
+    TRY(graph_reset_loss_sums(g, b, st));
     for (int step = 1;; step++) {
         int n;
         TRY(source_next(source, g, d, &n, st));
@@ -144,12 +150,11 @@ static int train_epoch(Graph *g, Device *d, BatchSource *source, int epoch, long
         TRY(graph_forward(g, &ctx, st));
         TRY(graph_backward(g, &ctx, st));
         TRY(optimizer_step(g, b, (int)*global_step, st));
-        double batch_loss, batch_correct;
-        TRY(graph_read_loss(g, b, n, &batch_loss, &batch_correct, st));
-        TRY(check_finite_loss(g, batch_loss, epoch, step, st));
-        loss_sum += batch_loss;
-        correct_sum += batch_correct;
+        TRY(graph_add_loss_sums(g, b, n, st));
         seen += n;
+        if (step % LOSS_READ_INTERVAL != 0 && step != steps) continue;
+        TRY(graph_read_loss_sums(g, b, &loss_sum, &correct_sum, st));
+        TRY(check_finite_loss(g, loss_sum, epoch, step, st));
         if (hooks && hooks->on_step) {
             double elapsed = monotonic_seconds() - start;
             StepReport r = {.epoch = epoch, .epochs = g->train.epochs, .step = step,
@@ -209,18 +214,17 @@ int evaluate_model(Graph *g, Device *d, const Dataset *ds, int batch, EvalResult
     double loss_sum = 0.0, correct_sum = 0.0;
     int seen = 0;
     batcher_start_epoch(&source.batcher, 0);
+    if (!rc) rc = graph_reset_loss_sums(g, b, st);
     while (!rc) {
         int n = 0;
         rc = source_next(&source, g, d, &n, st);
         if (rc || n == 0) break;
         ctx.batch = n;
-        double batch_loss = 0.0, batch_correct = 0.0;
         rc = graph_forward(g, &ctx, st);
-        if (!rc) rc = graph_read_loss(g, b, n, &batch_loss, &batch_correct, st);
-        loss_sum += batch_loss;
-        correct_sum += batch_correct;
+        if (!rc) rc = graph_add_loss_sums(g, b, n, st);
         seen += n;
     }
+    if (!rc) rc = graph_read_loss_sums(g, b, &loss_sum, &correct_sum, st);
     source_close(&source);
     if (rc) return rc;
     out->samples = seen;
