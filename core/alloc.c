@@ -119,6 +119,7 @@ static int grow_get(Allocator *a, size_t size, void **ptr, Status *st) {
         return fail_out_of_memory(a, size, "the limit would be exceeded", st);
     void *raw = NULL;
     Status raw_status;
+    status_clear(&raw_status);
     if (a->backend->raw_alloc(a->backend, size, &raw, &raw_status)) {
         // The device may be full of our own cached blocks: give them back, try once more.
         alloc_release_cache(a);

@@ -74,6 +74,7 @@ struct Backend {
     size_t (*total_memory)(const Backend *b);
     int (*copy_to_device)(const Backend *b, void *dst, const void *host_src, size_t bytes, Status *st);
     int (*copy_to_host)(const Backend *b, void *host_dst, const void *src, size_t bytes, Status *st);
+    // dst and src must not overlap (partially); dst == src is a no-op.
     int (*copy_on_device)(const Backend *b, void *dst, const void *src, size_t bytes, Status *st);
     int (*fill)(const Backend *b, float *x, float value, size_t n, Status *st);
     int (*synchronize)(const Backend *b, Status *st);
@@ -106,6 +107,8 @@ struct Backend {
     int (*accumulate)(const Backend *b, float *y, const float *x, size_t n, Status *st);
 
     // ---- elementwise ----
+    // gelu is the exact form, x * Phi(x) with the normal CDF via erf (PyTorch's default),
+    // not the tanh approximation.
     int (*activation_forward)(const Backend *b, ActivationKind kind, float slope, const float *x,
                               float *y, size_t n, Status *st);
     // dx = (accumulate ? dx : 0) + dy * f'(x); x and y are the forward input and output.
@@ -191,7 +194,9 @@ struct Backend {
                                   const float *dy, float *dw, float *dbias, void *workspace,
                                   size_t workspace_bytes, int accumulate, Status *st);
     // y = the max of each window; argmax[i] = the index, within its (sample, channel)
-    // input plane, of the element that won output i, so backward needs no search.
+    // input plane, of the element that won output i, so backward needs no search. Windows
+    // are scanned row-major; the first maximum wins a tie and a NaN wins its window (as in
+    // PyTorch); padding never wins.
     int (*maxpool_forward)(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
                            int32_t *argmax, Status *st);
     // dx = (accumulate ? dx : 0) + each dy routed to its window's argmax.

@@ -1,0 +1,1814 @@
+// The CUDA backend against the CPU reference, op by op: every entry of the op table
+// (the list in kernels/backend.c is the checklist, read back through backend_missing_ops)
+// on random inputs of several shapes: odd sizes, batch 1, and larger ones. ggml's
+// test-backend-ops does the same for its backends.
+//
+// How each op is checked
+// - Device outputs start as NaN bytes, copied in with copy_to_device, so an op that skips
+//   an element, or reads an output it should only write (beta = 0, accumulate = 0),
+//   leaves or makes a NaN. Every device buffer also sits between two 256-byte guard
+//   zones that are checked after every op, so a write past either end is caught.
+// - accumulate = 0 and 1 for every op that has the flag; gemm's and sum_rows' beta 0, 1
+//   and other values; gemm with padded leading dimensions (the padding holds NaN).
+// - Error of an element = |gpu - cpu| / magnitude, where the magnitude is what f32
+//   rounding error scales with: for sums (gemm, conv, pooling, reductions) the sum of the
+//   |terms|, computed by running the CPU op on |inputs| as tests/unit/test_gemm.c and
+//   test_conv.c do, so a result near 0 made of large terms of both signs does not fail a
+//   correct op; for elementwise ops the size of the operands. Each op's largest error
+//   is printed at the end.
+// - FP32 pass (the CUDA backend opened with allow_tf32 = 0): every op below 1e-4. The
+//   same f32 math summed in another order differs by ~1e-7..1e-5 of the magnitude;
+//   TF32 differs by ~1e-3 and fails this pass, as it must when TF32 was turned off
+//   (cuDNN's CUDNN_DEFAULT_MATH allows TF32 on sm_80+: fp32 needs CUDNN_FMA_MATH).
+// - TF32 pass (allow_tf32 = 1, trainer's default unless --no-tf32): gemm and conv again,
+//   below 1e-2. TF32 keeps 11 significant bits of each input (relative rounding error up
+//   to 2^-11 ~ 4.9e-4), so each product is off by up to ~1e-3 of |a*b| and a sum by up to
+//   ~1e-3 of the sum of its |terms|: 1e-2 leaves a 10x margin, while a wrong index,
+//   transpose, stride or padding is off by O(1). Before sm_80 there is no TF32 and this
+//   pass runs f32 math.
+// - Bit for bit: dropout masks (both backends hash (seed, index) with dropout_uniform),
+//   maxpool's output and argmax (ties go to the first maximum in row-major window order,
+//   and a NaN wins its window, as on the CPU and in PyTorch), row_correct, copies, fill.
+// - A NULL entry in the CUDA table is a failure that names the op, not a skip.
+//
+// Skipped (exit 77) only when cuda_backend_open answers STATUS_NO_DEVICE: no driver, no
+// GPU, or a build without CUDA.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/rng.h"
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_device.h"
+
+#define FP32_RTOL 1e-4
+#define TF32_RTOL 1e-2
+// More elements than one launch of 65535 blocks x 256 threads covers, so grid-stride
+// loops must go round more than once.
+#define BIG_N ((size_t)65535 * 256 + 4099)
+#define GUARD_BYTES 256     // also keeps every buffer 256-byte aligned, as cudaMalloc's are
+#define POISON_BYTE 0xFF    // as floats every word is a NaN; as int32 it is -1
+#define CANARY_BYTE 0xA5
+
+static const Backend *gpu;  // the backend under test
+static const Backend *cpu;  // the reference
+static double rtol = FP32_RTOL;
+static const char *pass_name = "fp32";
+static int device_broken;   // a device call failed so that nothing more can be tested
+static Rng rng;
+static char shape[320];     // the case being run, for messages
+static unsigned char canary[GUARD_BYTES];
+
+// ---- per-op results --------------------------------------------------------------------
+
+typedef struct OpStat {
+    const char *op;
+    const char *pass;
+    long checks;
+    int failed;
+    double max_err;
+    double tol;
+} OpStat;
+
+enum { MAX_STATS = 128, MAX_OPS = 64, MAX_BLOCKS = 512 };
+static OpStat stats[MAX_STATS];
+static int stat_count;
+static const char *exercised[MAX_OPS];
+static int exercised_count;
+static const char *absent[MAX_OPS];
+static int absent_count;
+
+static OpStat *stat_for(const char *op) {
+    for (int i = 0; i < stat_count; i++)
+        if (strcmp(stats[i].op, op) == 0 && strcmp(stats[i].pass, pass_name) == 0) return &stats[i];
+    static OpStat overflow;
+    if (stat_count == MAX_STATS) return &overflow;
+    stats[stat_count] = (OpStat){.op = op, .pass = pass_name, .tol = rtol};
+    return &stats[stat_count++];
+}
+
+static void record(const char *op, double err, int failed) {
+    OpStat *s = stat_for(op);
+    s->checks++;
+    if (isnan(err)) err = INFINITY;
+    if (err > s->max_err) s->max_err = err;
+    if (failed) {
+        s->failed++;
+        test_failures++;
+    }
+}
+
+static int listed(const char *const *list, int count, const char *op) {
+    for (int i = 0; i < count; i++)
+        if (strcmp(list[i], op) == 0) return 1;
+    return 0;
+}
+
+// Marks `op` as covered by this test; a NULL entry is reported (once) as a failure.
+static int require_op(const char *op, int present) {
+    if (!listed(exercised, exercised_count, op) && exercised_count < MAX_OPS)
+        exercised[exercised_count++] = op;
+    if (present) return 1;
+    if (!listed(absent, absent_count, op) && absent_count < MAX_OPS) {
+        absent[absent_count++] = op;
+        fprintf(stderr, "FAIL %s: the %s op table has no %s (a NULL entry: not implemented)\n",
+                op, gpu->name, op);
+        test_failures++;
+    }
+    return 0;
+}
+#define HAVE(op) require_op(#op, gpu->op != NULL)
+#define REQUIRE(op) \
+    do { if (!HAVE(op)) return; } while (0)
+
+// ---- host buffers, freed at the end of each case ----------------------------------------
+
+static void *host_blocks[MAX_BLOCKS];
+static int host_count;
+
+static void *host_alloc(size_t bytes) {
+    void *p = host_count < MAX_BLOCKS ? malloc(bytes ? bytes : 1) : NULL;
+    if (!p) {
+        fprintf(stderr, "test_cuda_parity: out of host memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    host_blocks[host_count++] = p;
+    return p;
+}
+
+static float *floats(size_t n) { return host_alloc(n * sizeof(float)); }
+
+static float *uniform(size_t n, float lo, float hi) {
+    float *x = floats(n);
+    for (size_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * rng_uniform(&rng);
+    return x;
+}
+
+static float *poisoned(size_t n) {
+    float *x = floats(n);
+    memset(x, POISON_BYTE, n * sizeof *x);
+    return x;
+}
+
+static float *zeros(size_t n) {
+    float *x = floats(n);
+    memset(x, 0, n * sizeof *x);
+    return x;
+}
+
+static float *copy_of(const float *x, size_t n) {
+    float *y = floats(n);
+    memcpy(y, x, n * sizeof *y);
+    return y;
+}
+
+static float *absolute(const float *x, size_t n) {
+    float *y = floats(n);
+    for (size_t i = 0; i < n; i++) y[i] = fabsf(x[i]);
+    return y;
+}
+
+// Gradients as training produces them: mostly O(1), some exactly zero.
+static float *gradients(size_t n) {
+    float *g = uniform(n, -1.0f, 1.0f);
+    for (size_t i = 0; i < n; i += 19) g[i] = 0.0f;
+    return g;
+}
+
+// ---- device buffers, between guard zones, freed at the end of each case -----------------
+
+typedef struct DeviceBlock {
+    unsigned char *base;
+    size_t bytes;
+} DeviceBlock;
+static DeviceBlock dev_blocks[MAX_BLOCKS];
+static int dev_count;
+
+static void report_device_failure(const char *what, const Status *st) {
+    char text[2048];
+    status_format(st, text, sizeof text);
+    fprintf(stderr, "FAIL %s [%s]: %s", what, shape, text);
+    test_failures++;
+    device_broken = 1;
+}
+
+static void *dev_alloc(size_t bytes) {
+    if (device_broken) return NULL;
+    if (dev_count == MAX_BLOCKS) {
+        fprintf(stderr, "test_cuda_parity: more than %d device buffers in one case\n", MAX_BLOCKS);
+        exit(1);
+    }
+    Status st;
+    status_clear(&st);
+    void *base = NULL;
+    if (gpu->raw_alloc(gpu, bytes + 2 * GUARD_BYTES, &base, &st)) {
+        report_device_failure("raw_alloc", &st);
+        return NULL;
+    }
+    unsigned char *b = base;
+    dev_blocks[dev_count++] = (DeviceBlock){b, bytes};
+    if (gpu->copy_to_device(gpu, b, canary, GUARD_BYTES, &st) ||
+        gpu->copy_to_device(gpu, b + GUARD_BYTES + bytes, canary, GUARD_BYTES, &st)) {
+        report_device_failure("copy_to_device", &st);
+        return NULL;
+    }
+    return b + GUARD_BYTES;
+}
+
+static void upload(void *dst, const void *src, size_t bytes) {
+    if (device_broken || !dst || !bytes) return;
+    Status st;
+    status_clear(&st);
+    if (gpu->copy_to_device(gpu, dst, src, bytes, &st)) report_device_failure("copy_to_device", &st);
+}
+
+static void download(void *dst, const void *src, size_t bytes) {
+    if (device_broken || !src || !bytes) return;
+    Status st;
+    status_clear(&st);
+    if (gpu->copy_to_host(gpu, dst, src, bytes, &st)) report_device_failure("copy_to_host", &st);
+}
+
+static void *dev_copy(const void *host, size_t bytes) {
+    void *d = dev_alloc(bytes);
+    upload(d, host, bytes);
+    return d;
+}
+
+static void *dev_poisoned(size_t bytes) {
+    void *host = host_alloc(bytes);
+    memset(host, POISON_BYTE, bytes);
+    return dev_copy(host, bytes);
+}
+
+static float *dev_floats(const float *host, size_t n) { return dev_copy(host, n * sizeof *host); }
+static float *dev_poison_floats(size_t n) { return dev_poisoned(n * sizeof(float)); }
+
+// A buffer from the device into new host memory (poison when the device is broken).
+static float *fetch(const float *d, size_t n) {
+    float *h = poisoned(n);
+    download(h, d, n * sizeof *h);
+    return h;
+}
+
+// After every op: the guard zones around every live buffer must be as they were.
+static void check_guards(const char *op) {
+    unsigned char got[GUARD_BYTES];
+    for (int i = 0; i < dev_count && !device_broken; i++) {
+        for (int side = 0; side < 2; side++) {
+            unsigned char *at = dev_blocks[i].base + (side ? GUARD_BYTES + dev_blocks[i].bytes : 0);
+            Status st;
+            status_clear(&st);
+            if (gpu->copy_to_host(gpu, got, at, GUARD_BYTES, &st)) {
+                report_device_failure("copy_to_host", &st);
+                return;
+            }
+            if (memcmp(got, canary, GUARD_BYTES) == 0) continue;
+            fprintf(stderr, "FAIL %s [%s]: wrote outside its buffers: the guard zone %s a "
+                    "%zu-byte buffer changed\n", op, shape, side ? "after" : "before",
+                    dev_blocks[i].bytes);
+            record(op, INFINITY, 1);
+            upload(at, canary, GUARD_BYTES);
+        }
+    }
+}
+
+static void end_case(void) {
+    for (int i = 0; i < dev_count; i++) gpu->raw_free(gpu, dev_blocks[i].base);
+    dev_count = 0;
+    for (int i = 0; i < host_count; i++) free(host_blocks[i]);
+    host_count = 0;
+}
+
+// ---- calling ops -------------------------------------------------------------------------
+
+// An op's status, then a synchronize, so that an asynchronous fault is pinned to this op,
+// then the guard zones.
+static int gpu_done(const char *op, int rc, const Status *st) {
+    if (rc) {
+        char text[2048];
+        status_format(st, text, sizeof text);
+        fprintf(stderr, "FAIL %s [%s]: returned %d: %s", op, shape, rc, text);
+        record(op, INFINITY, 1);
+    }
+    Status sync;
+    status_clear(&sync);
+    if (gpu->synchronize && gpu->synchronize(gpu, &sync)) {
+        report_device_failure(op, &sync);
+        return 1;
+    }
+    check_guards(op);
+    return rc || device_broken;
+}
+
+static int cpu_done(const char *op, int rc, const Status *st) {
+    if (rc) {
+        char text[2048];
+        status_format(st, text, sizeof text);
+        fprintf(stderr, "FAIL the CPU reference %s [%s]: %s", op, shape, text);
+        test_failures++;
+    }
+    return rc;
+}
+
+// Both need a `Status st` in scope; GPU_CALL calls nothing once the device is broken.
+#define GPU_CALL(op, ...) \
+    (device_broken ? 1 : gpu_done(#op, gpu->op(gpu, __VA_ARGS__, &st), &st))
+#define CPU_CALL(op, ...) cpu_done(#op, cpu->op(cpu, __VA_ARGS__, &st), &st)
+
+// ---- comparing ---------------------------------------------------------------------------
+
+// err_i = |got_i - want_i| / scale_i with scale_i = mag[i], or |want_i| when mag is NULL.
+// A non-finite reference must be matched exactly (NaN by any NaN).
+static void compare(const char *op, const char *what, const float *got, const float *want,
+                    const float *mag, size_t n) {
+    if (device_broken) return;
+    double worst = 0.0;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double g = got[i], w = want[i], err;
+        if (!isfinite(w)) err = ((isnan(w) && isnan(g)) || g == w) ? 0.0 : INFINITY;
+        else if (!isfinite(g)) err = INFINITY;
+        else err = fabs(g - w) / ((mag ? fabs((double)mag[i]) : fabs(w)) + 1e-30);
+        if (err > worst) worst = err;
+        if (!(err <= rtol)) {
+            if (bad < 3)
+                fprintf(stderr, "FAIL %s %s [%s] (%s): element %zu: gpu %.9g vs cpu %.9g "
+                        "(magnitude %.3g, error %.3g > %.0e)\n", op, what, shape, pass_name, i,
+                        g, w, mag ? (double)mag[i] : fabs(w), err, rtol);
+            bad++;
+        }
+    }
+    if (bad)
+        fprintf(stderr, "FAIL %s %s [%s] (%s): %zu of %zu elements differ, largest error %.3g\n",
+                op, what, shape, pass_name, bad, n, worst);
+    record(op, worst, bad != 0);
+}
+
+// Bit for bit, 4-byte words; with nan_equal, any NaN also matches any NaN.
+static void compare_exact(const char *op, const char *what, const void *got, const void *want,
+                          size_t n, int as_int, int nan_equal) {
+    if (device_broken) return;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t g, w;
+        memcpy(&g, (const char *)got + 4 * i, 4);
+        memcpy(&w, (const char *)want + 4 * i, 4);
+        if (g == w) continue;
+        float gf, wf;
+        memcpy(&gf, &g, 4);
+        memcpy(&wf, &w, 4);
+        if (nan_equal && isnan(gf) && isnan(wf)) continue;
+        if (bad < 3) {
+            if (as_int)
+                fprintf(stderr, "FAIL %s %s [%s]: element %zu: gpu %d vs cpu %d (must be equal)\n",
+                        op, what, shape, i, (int32_t)g, (int32_t)w);
+            else
+                fprintf(stderr, "FAIL %s %s [%s]: element %zu: gpu %.9g (0x%08x) vs cpu %.9g "
+                        "(0x%08x) (must be bit for bit equal)\n", op, what, shape, i, gf, g, wf, w);
+        }
+        bad++;
+    }
+    if (bad) fprintf(stderr, "FAIL %s %s [%s]: %zu of %zu elements differ\n", op, what, shape, bad, n);
+    record(op, bad ? INFINITY : 0.0, bad != 0);
+}
+
+// ---- memory, copies, fill ------------------------------------------------------------------
+
+static void test_total_memory(void) {
+    REQUIRE(total_memory);
+    snprintf(shape, sizeof shape, "-");
+    size_t total = gpu->total_memory(gpu);
+    printf("  total_memory: %zu MiB\n", total >> 20);
+    if (total == 0) fprintf(stderr, "FAIL total_memory: reported 0 bytes\n");
+    record("total_memory", 0.0, total == 0);
+}
+
+static void test_raw_alloc(void) {
+    REQUIRE(raw_alloc);
+    REQUIRE(raw_free);
+    static const size_t sizes[] = {0, 1, 3, 4096, ((size_t)1 << 20) + 3};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] && !device_broken; i++) {
+        snprintf(shape, sizeof shape, "%zu bytes", sizes[i]);
+        Status st;
+        status_clear(&st);
+        void *p = NULL;
+        int rc = gpu->raw_alloc(gpu, sizes[i], &p, &st);
+        int bad = rc != 0 || p == NULL || (uintptr_t)p % 16 != 0;
+        if (bad)
+            fprintf(stderr, "FAIL raw_alloc [%s]: rc %d, pointer %p (want 0 and a 16-byte aligned "
+                    "pointer, what vectorized kernels load through): %s\n", shape, rc, p, st.message);
+        record("raw_alloc", 0.0, bad);
+        if (!rc && p) gpu->raw_free(gpu, p);
+    }
+    // More than the device has: a status the allocator can act on, and nothing sticky.
+    size_t total = gpu->total_memory ? gpu->total_memory(gpu) : 0;
+    size_t huge = total ? total * 4 : (size_t)1 << 50;
+    snprintf(shape, sizeof shape, "%zu bytes, 4x the device", huge);
+    Status st;
+    status_clear(&st);
+    void *p = NULL;
+    int rc = gpu->raw_alloc(gpu, huge, &p, &st);
+    int bad = rc != STATUS_OUT_OF_MEMORY || p != NULL || st.message[0] == '\0';
+    if (bad)
+        fprintf(stderr, "FAIL raw_alloc [%s]: rc %d (%s), pointer %p; want STATUS_OUT_OF_MEMORY, "
+                "NULL and a message\n", shape, rc, status_code_name((StatusCode)rc), p);
+    else
+        printf("  raw_alloc of %zu GiB: out of memory, as it should be: %s\n", huge >> 30, st.message);
+    record("raw_alloc", 0.0, bad);
+    if (!rc && p) gpu->raw_free(gpu, p);
+    snprintf(shape, sizeof shape, "1 MiB after an out-of-memory");
+    status_clear(&st);
+    p = NULL;
+    rc = gpu->raw_alloc(gpu, (size_t)1 << 20, &p, &st);
+    if (rc) fprintf(stderr, "FAIL raw_alloc [%s]: %s\n", shape, st.message);
+    record("raw_alloc", 0.0, rc != 0);
+    if (!rc && p) gpu->raw_free(gpu, p);
+}
+
+static void test_synchronize(void) {
+    REQUIRE(synchronize);
+    snprintf(shape, sizeof shape, "idle stream");
+    Status st;
+    status_clear(&st);
+    int rc = gpu->synchronize(gpu, &st);
+    if (rc) fprintf(stderr, "FAIL synchronize [%s]: %s\n", shape, st.message);
+    record("synchronize", 0.0, rc != 0);
+}
+
+// Byte for byte; the first differing byte is printed.
+static void compare_bytes(const char *op, const char *what, const unsigned char *got,
+                          const unsigned char *want, size_t n) {
+    if (device_broken) return;
+    size_t i = 0;
+    while (i < n && got[i] == want[i]) i++;
+    if (i < n)
+        fprintf(stderr, "FAIL %s %s [%s]: byte %zu of %zu is 0x%02x, want 0x%02x\n", op, what,
+                shape, i, n, got[i], want[i]);
+    record(op, i < n ? INFINITY : 0.0, i < n);
+}
+
+// Bytes at odd offsets and odd lengths, host -> device -> device -> host; the bytes around
+// each destination must keep what they held.
+static void copy_case(size_t bytes, size_t offset) {
+    snprintf(shape, sizeof shape, "%zu bytes at offset %zu", bytes, offset);
+    Status st;
+    status_clear(&st);
+    size_t span = bytes + offset + 8;
+    unsigned char *src = host_alloc(bytes), *want = host_alloc(span), *got = host_alloc(span);
+    for (size_t i = 0; i < bytes; i++) src[i] = (unsigned char)rng_below(&rng, 256);
+    memset(want, POISON_BYTE, span);
+    memcpy(want + offset, src, bytes);
+    unsigned char *a = dev_poisoned(span), *b = dev_poisoned(span);
+    if (!GPU_CALL(copy_to_device, a + offset, src, bytes)) {
+        memset(got, 0, span);
+        download(got, a, span);
+        compare_bytes("copy_to_device", "bytes", got, want, span);
+    }
+    if (!GPU_CALL(copy_on_device, b + offset, a + offset, bytes)) {
+        memset(got, 0, span);
+        download(got, b, span);
+        compare_bytes("copy_on_device", "bytes", got, want, span);
+    }
+    // Into the middle of a host buffer: the host bytes around it stay.
+    memset(got, 0x5A, span);
+    memset(want, 0x5A, span);
+    memcpy(want + offset, src, bytes);
+    if (!GPU_CALL(copy_to_host, got + offset, b + offset, bytes))
+        compare_bytes("copy_to_host", "bytes", got, want, span);
+}
+
+// Zero-byte copies and a copy onto itself change nothing.
+static void copy_no_op_case(void) {
+    snprintf(shape, sizeof shape, "0 bytes, and dst == src");
+    Status st;
+    status_clear(&st);
+    enum { BYTES = 64 };
+    unsigned char src[BYTES], got[BYTES], want[BYTES];
+    for (int i = 0; i < BYTES; i++) src[i] = (unsigned char)(i * 7 + 1);
+    unsigned char *a = dev_copy(src, BYTES), *b = dev_poisoned(BYTES);
+    if (device_broken) return;
+    memset(want, POISON_BYTE, BYTES);
+    if (!GPU_CALL(copy_on_device, b, a, 0)) {
+        download(got, b, BYTES);
+        compare_bytes("copy_on_device", "0 bytes", got, want, BYTES);
+    }
+    if (!GPU_CALL(copy_to_device, b, src, 0)) {
+        download(got, b, BYTES);
+        compare_bytes("copy_to_device", "0 bytes", got, want, BYTES);
+    }
+    if (!GPU_CALL(copy_on_device, a, a, BYTES)) {
+        download(got, a, BYTES);
+        compare_bytes("copy_on_device", "onto itself", got, src, BYTES);
+    }
+    memset(got, 0x5A, BYTES);
+    memset(want, 0x5A, BYTES);
+    if (!GPU_CALL(copy_to_host, got, a, 0)) compare_bytes("copy_to_host", "0 bytes", got, want, BYTES);
+}
+
+static void test_copies(void) {
+    REQUIRE(copy_to_device);
+    REQUIRE(copy_to_host);
+    REQUIRE(copy_on_device);
+    static const size_t sizes[] = {1, 3, 4, 1001, ((size_t)1 << 20) + 5};
+    static const size_t offsets[] = {0, 1, 5, 256};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
+            copy_case(sizes[s], offsets[o]);
+            end_case();
+        }
+    copy_no_op_case();
+    end_case();
+}
+
+// fill of n floats starting `offset` floats into a poisoned buffer: the CPU's result,
+// bit for bit, and nothing outside [offset, offset + n).
+static void fill_case(size_t n, size_t offset, float value) {
+    snprintf(shape, sizeof shape, "n=%zu at offset %zu, value %g", n, offset, value);
+    Status st;
+    status_clear(&st);
+    size_t span = n + offset + 7;
+    float *d = dev_poison_floats(span);
+    float *want = poisoned(span);
+    if (GPU_CALL(fill, d + offset, value, n)) return;
+    CPU_CALL(fill, want + offset, value, n);
+    compare_exact("fill", "values", fetch(d, span), want, span, 0, 0);
+}
+
+static void test_fill(void) {
+    REQUIRE(fill);
+    static const size_t sizes[] = {0, 1, 7, 1000, 65537, BIG_N};
+    static const float values[] = {0.0f, -0.0f, 3.25f, -1e30f};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
+            fill_case(sizes[s], s % 2 ? 3 : 0, values[v]);
+            end_case();
+        }
+}
+
+// ---- data ---------------------------------------------------------------------------------
+
+// A batch gathered from a byte dataset on the device: `count` random sample indices
+// (repeats included) into `samples` samples of `sample_size` bytes.
+static void gather_case(int samples, size_t sample_size, int count, float scale) {
+    snprintf(shape, sizeof shape, "%d samples of %zu bytes, batch %d, scale %g", samples,
+             sample_size, count, scale);
+    Status st;
+    status_clear(&st);
+    size_t bytes = (size_t)samples * sample_size, n = (size_t)count * sample_size;
+    uint8_t *images = host_alloc(bytes), *labels = host_alloc((size_t)samples);
+    int32_t *indices = host_alloc((size_t)count * sizeof *indices + 1);
+    for (size_t i = 0; i < bytes; i++) images[i] = (uint8_t)rng_below(&rng, 256);
+    for (int i = 0; i < samples; i++) labels[i] = (uint8_t)rng_below(&rng, 10);
+    for (int k = 0; k < count; k++) indices[k] = (int32_t)rng_below(&rng, (uint32_t)samples);
+    if (count > 1) indices[count - 1] = indices[0];
+    uint8_t *d_images = dev_copy(images, bytes), *d_labels = dev_copy(labels, (size_t)samples);
+    int32_t *d_indices = dev_copy(indices, (size_t)count * sizeof *indices);
+    float *d_out = dev_poison_floats(n + 1);
+    int32_t *d_out_labels = dev_poisoned(((size_t)count + 1) * sizeof(int32_t));
+    if (GPU_CALL(gather_samples, d_images, d_labels, d_indices, count, sample_size, scale, d_out,
+                 d_out_labels))
+        return;
+    float *want = poisoned(n + 1);
+    int32_t *want_labels = host_alloc(((size_t)count + 1) * sizeof *want_labels);
+    int32_t *got_labels = host_alloc(((size_t)count + 1) * sizeof *got_labels);
+    memset(want_labels, POISON_BYTE, ((size_t)count + 1) * sizeof *want_labels);
+    CPU_CALL(gather_samples, images, labels, indices, count, sample_size, scale, want, want_labels);
+    download(got_labels, d_out_labels, ((size_t)count + 1) * sizeof *got_labels);
+    // A byte times the scale: one rounding, relative to itself. The element after the
+    // batch must keep its poison.
+    compare("gather_samples", "images", fetch(d_out, n + 1), want, NULL, n + 1);
+    compare_exact("gather_samples", "labels", got_labels, want_labels, (size_t)count + 1, 1, 0);
+}
+
+static void test_gather_samples(void) {
+    REQUIRE(gather_samples);
+    static const struct { int samples; size_t sample_size; int count; } cases[] = {
+        {1, 1, 1}, {10, 5, 0}, {37, 15, 8}, {1000, 784, 128}, {600, 3072, 1}, {5000, 784, 1024},
+        {300, 1, 257},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gather_case(cases[i].samples, cases[i].sample_size, cases[i].count, 1.0f / 255.0f);
+        end_case();
+    }
+    gather_case(50, 784, 64, 0.5f);
+    end_case();
+}
+
+// Optional ops (NULL on the CPU, so not in backend_missing_ops' list): profiler ranges
+// must at least nest without failing the stream.
+static void test_ranges(void) {
+    if (!gpu->range_push || !gpu->range_pop) {
+        printf("  range_push/range_pop: not provided (optional)\n");
+        return;
+    }
+    snprintf(shape, sizeof shape, "nested ranges");
+    gpu->range_push(gpu, "test_cuda_parity");
+    gpu->range_push(gpu, "inner");
+    gpu->range_pop(gpu);
+    gpu->range_pop(gpu);
+    Status st;
+    status_clear(&st);
+    int rc = gpu->synchronize ? gpu->synchronize(gpu, &st) : 0;
+    if (rc) fprintf(stderr, "FAIL range_push/range_pop [%s]: %s\n", shape, st.message);
+    record("range_push/range_pop", 0.0, rc != 0);
+}
+
+// ---- linear algebra ------------------------------------------------------------------------
+
+// rows x cols values with stride ld: the padding columns get NaN, which a GEMM that uses
+// a wrong leading dimension would read.
+static void poison_padding(float *x, int rows, int cols, int ld) {
+    for (int r = 0; r < rows; r++)
+        if (ld > cols) memset(x + (size_t)r * ld + cols, POISON_BYTE, (size_t)(ld - cols) * sizeof *x);
+}
+
+// The m x n block of a matrix with leading dimension ld, packed; or its padding columns.
+static float *pack(const float *c, int m, int n, int ld, int padding) {
+    int width = padding ? ld - n : n;
+    float *out = floats((size_t)m * (size_t)(width > 0 ? width : 0) + 1);
+    for (int i = 0; i < m; i++)
+        memcpy(out + (size_t)i * width, c + (size_t)i * ld + (padding ? n : 0),
+               (size_t)width * sizeof *out);
+    return out;
+}
+
+static void gemm_case(int ta, int tb, int m, int n, int k, float alpha, float beta, int pad) {
+    snprintf(shape, sizeof shape, "ta=%d tb=%d m=%d n=%d k=%d alpha=%g beta=%g ld+%d", ta, tb, m,
+             n, k, alpha, beta, pad);
+    Status st;
+    status_clear(&st);
+    int a_rows = ta ? k : m, a_cols = ta ? m : k, b_rows = tb ? n : k, b_cols = tb ? k : n;
+    int lda = a_cols + pad, ldb = b_cols + pad, ldc = n + pad;
+    size_t na = (size_t)a_rows * lda, nb = (size_t)b_rows * ldb, nc = (size_t)m * ldc;
+    float *a = uniform(na, -1.0f, 1.0f), *bm = uniform(nb, -1.0f, 1.0f);
+    poison_padding(a, a_rows, a_cols, lda);
+    poison_padding(bm, b_rows, b_cols, ldb);
+    // beta = 0: C is output only and starts as NaN everywhere. Otherwise it holds values,
+    // and its padding columns a sentinel; either way the padding must come back unchanged.
+    float *c0 = beta == 0.0f ? poisoned(nc) : uniform(nc, -1.0f, 1.0f);
+    if (beta != 0.0f)
+        for (size_t i = 0; i < nc; i++)
+            if ((int)(i % (size_t)ldc) >= n) c0[i] = 1234.5f;
+    float *da = dev_floats(a, na), *db = dev_floats(bm, nb), *dc = dev_floats(c0, nc);
+    if (GPU_CALL(gemm, ta, tb, m, n, k, alpha, da, lda, db, ldb, beta, dc, ldc)) return;
+    float *got = fetch(dc, nc), *want = copy_of(c0, nc);
+    CPU_CALL(gemm, ta, tb, m, n, k, alpha, a, lda, bm, ldb, beta, want, ldc);
+    float *cmag = beta == 0.0f ? zeros(nc) : absolute(c0, nc);
+    CPU_CALL(gemm, ta, tb, m, n, k, fabsf(alpha), absolute(a, na), lda, absolute(bm, nb), ldb,
+             fabsf(beta), cmag, ldc);
+    compare("gemm", "C", pack(got, m, n, ldc, 0), pack(want, m, n, ldc, 0), pack(cmag, m, n, ldc, 0),
+            (size_t)m * n);
+    if (pad)
+        compare_exact("gemm", "C padding columns", pack(got, m, n, ldc, 1), pack(c0, m, n, ldc, 1),
+                      (size_t)m * pad, 0, 0);
+}
+
+static void test_gemm(void) {
+    REQUIRE(gemm);
+    // Odd sizes, vectors, batch 1, and the MLP's own products (784 inputs, 256 units).
+    static const int shapes[][3] = {
+        {1, 1, 1}, {7, 13, 5}, {33, 1, 17}, {1, 17, 9}, {5, 3, 1}, {64, 10, 33},
+        {1, 10, 256}, {128, 256, 784}, {256, 784, 128}, {1024, 10, 256}, {129, 257, 1025},
+    };
+    static const struct { float alpha, beta; int pad; } variants[] = {
+        {1.0f, 0.0f, 0}, {1.0f, 1.0f, 0}, {-0.5f, 0.3f, 3}, {2.5f, 0.0f, 2},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int t = 0; t < 4; t++)
+            for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+                gemm_case(t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2],
+                          variants[v].alpha, variants[v].beta, variants[v].pad);
+                end_case();
+            }
+}
+
+static void add_bias_rows_case(int rows, int cols) {
+    snprintf(shape, sizeof shape, "rows=%d cols=%d", rows, cols);
+    Status st;
+    status_clear(&st);
+    size_t n = (size_t)rows * cols;
+    float *y0 = uniform(n, -1.0f, 1.0f), *bias = uniform((size_t)cols, -1.0f, 1.0f);
+    float *dy = dev_floats(y0, n), *dbias = dev_floats(bias, (size_t)cols);
+    if (GPU_CALL(add_bias_rows, dy, dbias, rows, cols)) return;
+    float *want = copy_of(y0, n), *mag = absolute(y0, n);
+    CPU_CALL(add_bias_rows, want, bias, rows, cols);
+    CPU_CALL(add_bias_rows, mag, absolute(bias, (size_t)cols), rows, cols);
+    compare("add_bias_rows", "y", fetch(dy, n), want, mag, n);
+}
+
+static void test_add_bias_rows(void) {
+    REQUIRE(add_bias_rows);
+    static const int shapes[][2] = {{1, 1}, {3, 5}, {1, 1000}, {1000, 1}, {128, 10}, {257, 129},
+                                    {1024, 256}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        add_bias_rows_case(shapes[s][0], shapes[s][1]);
+        end_case();
+    }
+}
+
+static void sum_rows_case(int rows, int cols, float beta) {
+    snprintf(shape, sizeof shape, "rows=%d cols=%d beta=%g", rows, cols, beta);
+    Status st;
+    status_clear(&st);
+    size_t n = (size_t)rows * cols;
+    float *x = uniform(n, -1.0f, 1.0f);
+    float *out0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
+    float *dx = dev_floats(x, n), *dout = dev_floats(out0, (size_t)cols);
+    if (GPU_CALL(sum_rows, dout, dx, rows, cols, beta)) return;
+    float *want = copy_of(out0, (size_t)cols);
+    float *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(out0, (size_t)cols);
+    CPU_CALL(sum_rows, want, x, rows, cols, beta);
+    CPU_CALL(sum_rows, mag, absolute(x, n), rows, cols, fabsf(beta));
+    compare("sum_rows", "out", fetch(dout, (size_t)cols), want, mag, (size_t)cols);
+}
+
+static void test_sum_rows(void) {
+    REQUIRE(sum_rows);
+    static const int shapes[][2] = {{1, 1}, {1, 17}, {4, 6}, {1000, 3}, {4096, 10}, {129, 1000},
+                                    {60000, 1}};
+    static const float betas[] = {0.0f, 1.0f, 0.5f};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t b = 0; b < sizeof betas / sizeof betas[0]; b++) {
+            sum_rows_case(shapes[s][0], shapes[s][1], betas[b]);
+            end_case();
+        }
+}
+
+static void accumulate_case(size_t n) {
+    snprintf(shape, sizeof shape, "n=%zu", n);
+    Status st;
+    status_clear(&st);
+    size_t span = n + 1;  // one more, which must stay as it was
+    float *x = uniform(span, -1.0f, 1.0f), *y0 = uniform(span, -1.0f, 1.0f);
+    float *dx = dev_floats(x, span), *dy = dev_floats(y0, span);
+    if (GPU_CALL(accumulate, dy, dx, n)) return;
+    float *want = copy_of(y0, span), *mag = absolute(y0, span);
+    CPU_CALL(accumulate, want, x, n);
+    CPU_CALL(accumulate, mag, absolute(x, span), n);
+    float *got = fetch(dy, span);
+    compare("accumulate", "y", got, want, mag, span);
+    compare_exact("accumulate", "the element after n", got + n, y0 + n, 1, 0, 0);
+}
+
+static void test_accumulate(void) {
+    REQUIRE(accumulate);
+    static const size_t sizes[] = {0, 1, 7, 1000, ((size_t)1 << 20) + 1, BIG_N};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        accumulate_case(sizes[s]);
+        end_case();
+    }
+}
+
+// ---- elementwise ---------------------------------------------------------------------------
+
+static const char *const activation_names[ACTIVATION_COUNT] = {"relu", "leaky_relu", "sigmoid",
+                                                               "tanh", "gelu"};
+
+// Inputs over the range where every activation bends, with exact zeros (relu's kink).
+static float *activation_inputs(size_t n) {
+    float *x = uniform(n, -6.0f, 6.0f);
+    for (size_t i = 0; i < n; i += 17) x[i] = 0.0f;
+    return x;
+}
+
+static void activation_forward_case(ActivationKind kind, float slope, size_t n) {
+    snprintf(shape, sizeof shape, "%s slope=%g n=%zu", activation_names[kind], slope, n);
+    Status st;
+    status_clear(&st);
+    float *x = activation_inputs(n);
+    float *dx = dev_floats(x, n), *dy = dev_poison_floats(n);
+    if (GPU_CALL(activation_forward, kind, slope, dx, dy, n)) return;
+    float *want = poisoned(n);
+    CPU_CALL(activation_forward, kind, slope, x, want, n);
+    // Sigmoid is well conditioned everywhere: relative to its value. The others relative
+    // to max(|x|, |y|): gelu's 1 + erf(x / sqrt 2) cancels for negative x, so its error
+    // scales with x, not with the small result.
+    float *mag = NULL;
+    if (kind != ACTIVATION_SIGMOID) {
+        mag = floats(n);
+        for (size_t i = 0; i < n; i++) mag[i] = fmaxf(fabsf(x[i]), fabsf(want[i]));
+    }
+    compare("activation_forward", "y", fetch(dy, n), want, mag, n);
+}
+
+static void activation_backward_case(ActivationKind kind, float slope, size_t n, int accumulate) {
+    snprintf(shape, sizeof shape, "%s slope=%g n=%zu accumulate=%d", activation_names[kind], slope,
+             n, accumulate);
+    Status st;
+    status_clear(&st);
+    float *x = activation_inputs(n), *y = floats(n), *dy = uniform(n, -1.0f, 1.0f);
+    if (CPU_CALL(activation_forward, kind, slope, x, y, n)) return;
+    float *dx0 = accumulate ? uniform(n, -1.0f, 1.0f) : poisoned(n);
+    float *d_x = dev_floats(x, n), *d_y = dev_floats(y, n), *d_dy = dev_floats(dy, n);
+    float *d_dx = dev_floats(dx0, n);
+    if (GPU_CALL(activation_backward, kind, slope, d_x, d_y, d_dy, d_dx, n, accumulate)) return;
+    float *want = copy_of(dx0, n);
+    CPU_CALL(activation_backward, kind, slope, x, y, dy, want, n, accumulate);
+    // |f'| <= 1.13 for all five, and f' is computed from O(1) values: the error scales
+    // with |dy| (plus what was there).
+    float *mag = floats(n);
+    for (size_t i = 0; i < n; i++) mag[i] = fabsf(dy[i]) + (accumulate ? fabsf(dx0[i]) : 0.0f);
+    compare("activation_backward", "dx", fetch(d_dx, n), want, mag, n);
+}
+
+static void test_activations(void) {
+    static const size_t sizes[] = {1, 7, 1000, 65537};
+    if (HAVE(activation_forward)) {
+        for (int kind = 0; kind < ACTIVATION_COUNT; kind++)
+            for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+                activation_forward_case((ActivationKind)kind, 0.2f, sizes[s]);
+                end_case();
+            }
+        activation_forward_case(ACTIVATION_LEAKY_RELU, 0.01f, 1001);
+        end_case();
+        activation_forward_case(ACTIVATION_RELU, 0.0f, BIG_N);
+        end_case();
+    }
+    if (HAVE(activation_backward)) {
+        for (int kind = 0; kind < ACTIVATION_COUNT; kind++)
+            for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+                for (int acc = 0; acc <= 1; acc++) {
+                    activation_backward_case((ActivationKind)kind, 0.2f, sizes[s], acc);
+                    end_case();
+                }
+        activation_backward_case(ACTIVATION_LEAKY_RELU, 0.01f, 1001, 1);
+        end_case();
+    }
+}
+
+static void dropout_forward_case(size_t n, float rate, uint64_t seed) {
+    snprintf(shape, sizeof shape, "n=%zu rate=%g seed=%llu", n, rate, (unsigned long long)seed);
+    Status st;
+    status_clear(&st);
+    float *x = uniform(n, -2.0f, 2.0f);
+    float *d_x = dev_floats(x, n), *d_y = dev_poison_floats(n), *d_mask = dev_poison_floats(n);
+    if (GPU_CALL(dropout_forward, d_x, d_y, d_mask, n, rate, seed)) return;
+    float *want_y = poisoned(n), *want_mask = poisoned(n);
+    CPU_CALL(dropout_forward, x, want_y, want_mask, n, rate, seed);
+    compare_exact("dropout_forward", "mask", fetch(d_mask, n), want_mask, n, 0, 0);
+    float *mag = floats(n);
+    for (size_t i = 0; i < n; i++) mag[i] = fabsf(x[i]) / (1.0f - rate);
+    compare("dropout_forward", "y", fetch(d_y, n), want_y, mag, n);
+}
+
+static void dropout_backward_case(size_t n, float rate, uint64_t seed, int accumulate) {
+    snprintf(shape, sizeof shape, "n=%zu rate=%g seed=%llu accumulate=%d", n, rate,
+             (unsigned long long)seed, accumulate);
+    Status st;
+    status_clear(&st);
+    float *x = uniform(n, -2.0f, 2.0f), *y = floats(n), *mask = floats(n);
+    if (CPU_CALL(dropout_forward, x, y, mask, n, rate, seed)) return;
+    float *dy = uniform(n, -1.0f, 1.0f);
+    float *dx0 = accumulate ? uniform(n, -1.0f, 1.0f) : poisoned(n);
+    float *d_dy = dev_floats(dy, n), *d_mask = dev_floats(mask, n), *d_dx = dev_floats(dx0, n);
+    if (GPU_CALL(dropout_backward, d_dy, d_mask, d_dx, n, accumulate)) return;
+    float *want = copy_of(dx0, n);
+    CPU_CALL(dropout_backward, dy, mask, want, n, accumulate);
+    float *mag = floats(n);
+    for (size_t i = 0; i < n; i++)
+        mag[i] = fabsf(dy[i] * mask[i]) + (accumulate ? fabsf(dx0[i]) : 0.0f);
+    compare("dropout_backward", "dx", fetch(d_dx, n), want, mag, n);
+}
+
+static void test_dropout(void) {
+    static const size_t sizes[] = {1, 1001, 65537};
+    static const float rates[] = {0.0f, 0.1f, 0.5f, 0.9f};
+    static const uint64_t seeds[] = {0, 1, 0xDEADBEEFCAFEF00Dull};
+    if (HAVE(dropout_forward)) {
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++)
+                for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
+                    dropout_forward_case(sizes[s], rates[r], seeds[k]);
+                    end_case();
+                }
+        dropout_forward_case(BIG_N, 0.5f, 0x9E3779B97F4A7C15ull);
+        end_case();
+    }
+    if (HAVE(dropout_backward)) {
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (int acc = 0; acc <= 1; acc++) {
+                dropout_backward_case(sizes[s], 0.5f, 7, acc);
+                end_case();
+                dropout_backward_case(sizes[s], 0.1f, 0xDEADBEEFCAFEF00Dull, acc);
+                end_case();
+            }
+    }
+}
+
+// ---- losses --------------------------------------------------------------------------------
+
+// rows x classes scores, offset + U(-5, 5), rerolled until each row has one largest value,
+// so argmax (row_correct) is well defined on any backend.
+static float *scores(int rows, int classes, float offset) {
+    float *z = floats((size_t)rows * classes);
+    for (int r = 0; r < rows; r++) {
+        float *row = z + (size_t)r * classes;
+        for (;;) {
+            int best = 0, tied = 0;
+            for (int c = 0; c < classes; c++) row[c] = offset - 5.0f + 10.0f * rng_uniform(&rng);
+            for (int c = 1; c < classes; c++) {
+                if (row[c] > row[best]) best = c, tied = 0;
+                else if (row[c] == row[best]) tied = 1;
+            }
+            if (!tied) break;
+        }
+    }
+    return z;
+}
+
+static int32_t *labels_for(int rows, int classes) {
+    int32_t *labels = host_alloc((size_t)rows * sizeof *labels);
+    for (int r = 0; r < rows; r++) labels[r] = (int32_t)rng_below(&rng, (uint32_t)classes);
+    return labels;
+}
+
+static const int loss_shapes[][2] = {{1, 1}, {1, 10}, {7, 3}, {128, 10}, {33, 1000}, {5, 4099},
+                                     {1024, 10}};
+enum { LOSS_SHAPES = sizeof loss_shapes / sizeof loss_shapes[0] };
+
+static void softmax_forward_case(int rows, int classes, float offset) {
+    snprintf(shape, sizeof shape, "rows=%d classes=%d logits %+g + U(-5,5)", rows, classes, offset);
+    Status st;
+    status_clear(&st);
+    size_t n = (size_t)rows * classes;
+    float *z = scores(rows, classes, offset);
+    int32_t *labels = labels_for(rows, classes);
+    float *d_z = dev_floats(z, n), *d_probs = dev_poison_floats(n);
+    int32_t *d_labels = dev_copy(labels, (size_t)rows * sizeof *labels);
+    float *d_loss = dev_poison_floats((size_t)rows), *d_correct = dev_poison_floats((size_t)rows);
+    if (GPU_CALL(softmax_cross_entropy_forward, d_z, d_labels, rows, classes, d_probs, d_loss,
+                 d_correct))
+        return;
+    float *probs = poisoned(n), *loss = poisoned((size_t)rows), *correct = poisoned((size_t)rows);
+    CPU_CALL(softmax_cross_entropy_forward, z, labels, rows, classes, probs, loss, correct);
+    // Probabilities relative to themselves (exp and a division, no cancellation). The loss
+    // is log(sum) + (max - z[label]), two terms >= 0, so relative too, except that a float
+    // log(sum) near log(1) is off by ~6e-8 absolute: hence the 0.01.
+    float *loss_mag = floats((size_t)rows);
+    for (int r = 0; r < rows; r++) loss_mag[r] = fabsf(loss[r]) + 0.01f;
+    compare("softmax_cross_entropy_forward", "probs", fetch(d_probs, n), probs, NULL, n);
+    compare("softmax_cross_entropy_forward", "row_loss", fetch(d_loss, (size_t)rows), loss,
+            loss_mag, (size_t)rows);
+    compare_exact("softmax_cross_entropy_forward", "row_correct", fetch(d_correct, (size_t)rows),
+                  correct, (size_t)rows, 0, 0);
+}
+
+static void softmax_backward_case(int rows, int classes, int accumulate) {
+    snprintf(shape, sizeof shape, "rows=%d classes=%d accumulate=%d", rows, classes, accumulate);
+    Status st;
+    status_clear(&st);
+    size_t n = (size_t)rows * classes;
+    float *z = scores(rows, classes, 0.0f), *probs = floats(n);
+    float *loss = floats((size_t)rows), *correct = floats((size_t)rows);
+    int32_t *labels = labels_for(rows, classes);
+    if (CPU_CALL(softmax_cross_entropy_forward, z, labels, rows, classes, probs, loss, correct)) return;
+    float scale = 1.0f / (float)rows;
+    float *d0 = accumulate ? uniform(n, -1.0f, 1.0f) : poisoned(n);
+    float *d_probs = dev_floats(probs, n), *d_d = dev_floats(d0, n);
+    int32_t *d_labels = dev_copy(labels, (size_t)rows * sizeof *labels);
+    if (GPU_CALL(softmax_cross_entropy_backward, d_probs, d_labels, rows, classes, scale, d_d,
+                 accumulate))
+        return;
+    float *want = copy_of(d0, n), *mag = floats(n);
+    CPU_CALL(softmax_cross_entropy_backward, probs, labels, rows, classes, scale, want, accumulate);
+    for (size_t i = 0; i < n; i++)
+        mag[i] = (probs[i] + (labels[i / (size_t)classes] == (int32_t)(i % (size_t)classes))) * scale +
+                 (accumulate ? fabsf(d0[i]) : 0.0f);
+    compare("softmax_cross_entropy_backward", "dlogits", fetch(d_d, n), want, mag, n);
+}
+
+static void mse_forward_case(int rows, int classes) {
+    snprintf(shape, sizeof shape, "rows=%d classes=%d", rows, classes);
+    Status st;
+    status_clear(&st);
+    size_t n = (size_t)rows * classes;
+    float *y = scores(rows, classes, 0.0f);
+    for (size_t i = 0; i < n; i++) y[i] *= 0.3f;  // around the one-hot targets
+    int32_t *labels = labels_for(rows, classes);
+    float *d_y = dev_floats(y, n);
+    int32_t *d_labels = dev_copy(labels, (size_t)rows * sizeof *labels);
+    float *d_loss = dev_poison_floats((size_t)rows), *d_correct = dev_poison_floats((size_t)rows);
+    if (GPU_CALL(mse_forward, d_y, d_labels, rows, classes, d_loss, d_correct)) return;
+    float *loss = poisoned((size_t)rows), *correct = poisoned((size_t)rows);
+    CPU_CALL(mse_forward, y, labels, rows, classes, loss, correct);
+    // A sum of squares: every term >= 0, so relative to the result.
+    compare("mse_forward", "row_loss", fetch(d_loss, (size_t)rows), loss, NULL, (size_t)rows);
+    compare_exact("mse_forward", "row_correct", fetch(d_correct, (size_t)rows), correct,
+                  (size_t)rows, 0, 0);
+}
+
+static void mse_backward_case(int rows, int classes, int accumulate) {
+    snprintf(shape, sizeof shape, "rows=%d classes=%d accumulate=%d", rows, classes, accumulate);
+    Status st;
+    status_clear(&st);
+    size_t n = (size_t)rows * classes;
+    float *y = uniform(n, -1.5f, 1.5f);
+    int32_t *labels = labels_for(rows, classes);
+    float scale = 1.0f / (float)rows;
+    float *d0 = accumulate ? uniform(n, -1.0f, 1.0f) : poisoned(n);
+    float *d_y = dev_floats(y, n), *d_d = dev_floats(d0, n);
+    int32_t *d_labels = dev_copy(labels, (size_t)rows * sizeof *labels);
+    if (GPU_CALL(mse_backward, d_y, d_labels, rows, classes, scale, d_d, accumulate)) return;
+    float *want = copy_of(d0, n), *mag = floats(n);
+    CPU_CALL(mse_backward, y, labels, rows, classes, scale, want, accumulate);
+    for (size_t i = 0; i < n; i++)
+        mag[i] = 2.0f * (fabsf(y[i]) + 1.0f) * scale + (accumulate ? fabsf(d0[i]) : 0.0f);
+    compare("mse_backward", "dpredictions", fetch(d_d, n), want, mag, n);
+}
+
+static void test_losses(void) {
+    if (HAVE(softmax_cross_entropy_forward)) {
+        for (int s = 0; s < LOSS_SHAPES; s++) {
+            softmax_forward_case(loss_shapes[s][0], loss_shapes[s][1], 0.0f);
+            end_case();
+        }
+        // Far from 0, where exp() without subtracting the row's max overflows (+100) or
+        // underflows to a zero sum (-100).
+        softmax_forward_case(64, 10, 100.0f);
+        end_case();
+        softmax_forward_case(64, 10, -100.0f);
+        end_case();
+    }
+    if (HAVE(softmax_cross_entropy_backward))
+        for (int s = 0; s < LOSS_SHAPES; s++)
+            for (int acc = 0; acc <= 1; acc++) {
+                softmax_backward_case(loss_shapes[s][0], loss_shapes[s][1], acc);
+                end_case();
+            }
+    if (HAVE(mse_forward))
+        for (int s = 0; s < LOSS_SHAPES; s++) {
+            mse_forward_case(loss_shapes[s][0], loss_shapes[s][1]);
+            end_case();
+        }
+    if (HAVE(mse_backward))
+        for (int s = 0; s < LOSS_SHAPES; s++)
+            for (int acc = 0; acc <= 1; acc++) {
+                mse_backward_case(loss_shapes[s][0], loss_shapes[s][1], acc);
+                end_case();
+            }
+}
+
+// ---- batch normalisation -------------------------------------------------------------------
+
+typedef struct BnShape {
+    int n, channels, spatial;
+} BnShape;
+
+// n * spatial == 1 (one value per channel: running statistics stay), dense layers
+// (spatial 1), conv layers (spatial H*W), a large batch and a large image.
+static const BnShape bn_shapes[] = {
+    {1, 1, 1}, {1, 3, 1}, {2, 3, 1}, {7, 1, 3}, {4, 5, 49}, {1, 8, 15},
+    {128, 16, 1}, {3, 2, 1000}, {16, 32, 196},
+};
+enum { BN_SHAPES = sizeof bn_shapes / sizeof bn_shapes[0] };
+
+// Activations whose channels differ in mean (up to +-3) and spread (0.5 to 2), so a
+// statistic taken over the wrong values shows.
+static float *bn_input(const BnShape *s) {
+    float *offset = uniform((size_t)s->channels, -3.0f, 3.0f);
+    float *spread = uniform((size_t)s->channels, 0.5f, 2.0f);
+    size_t count = (size_t)s->n * s->channels * s->spatial;
+    float *x = floats(count);
+    for (size_t i = 0; i < count; i++) {
+        size_t c = i / (size_t)s->spatial % (size_t)s->channels;
+        x[i] = offset[c] + spread[c] * (2.0f * rng_uniform(&rng) - 1.0f);
+    }
+    return x;
+}
+
+static size_t bn_channel(const BnShape *s, size_t i) {
+    return i / (size_t)s->spatial % (size_t)s->channels;
+}
+
+// |gamma| (|xhat| + 1) + |beta|: what y = gamma * xhat + beta's error scales with, where
+// xhat itself is off by ~1e-7 (and by ~1e-7 of one standard deviation from the mean).
+static float *bn_output_magnitude(const BnShape *s, const float *x, const float *gamma,
+                                  const float *beta, const float *mean, const float *invstd) {
+    size_t count = (size_t)s->n * s->channels * s->spatial;
+    float *mag = floats(count);
+    for (size_t i = 0; i < count; i++) {
+        size_t c = bn_channel(s, i);
+        mag[i] = fabsf(gamma[c]) * (fabsf((x[i] - mean[c]) * invstd[c]) + 1.0f) + fabsf(beta[c]);
+    }
+    return mag;
+}
+
+static void batchnorm_training_case(const BnShape *s) {
+    snprintf(shape, sizeof shape, "n=%d channels=%d spatial=%d", s->n, s->channels, s->spatial);
+    Status st;
+    status_clear(&st);
+    size_t count = (size_t)s->n * s->channels * s->spatial, c = (size_t)s->channels;
+    const float momentum = 0.1f, eps = 1e-5f;
+    float *x = bn_input(s), *gamma = uniform(c, -1.5f, 1.5f), *beta = uniform(c, -1.0f, 1.0f);
+    float *rm0 = uniform(c, -1.0f, 1.0f), *rv0 = uniform(c, 0.5f, 2.0f);
+    float *d_x = dev_floats(x, count), *d_y = dev_poison_floats(count);
+    float *d_gamma = dev_floats(gamma, c), *d_beta = dev_floats(beta, c);
+    float *d_rm = dev_floats(rm0, c), *d_rv = dev_floats(rv0, c);
+    float *d_mean = dev_poison_floats(c), *d_invstd = dev_poison_floats(c);
+    if (GPU_CALL(batchnorm_forward_training, d_x, d_y, d_gamma, d_beta, d_rm, d_rv, d_mean, d_invstd,
+                 s->n, s->channels, s->spatial, momentum, eps))
+        return;
+    float *y = poisoned(count), *rm = copy_of(rm0, c), *rv = copy_of(rv0, c);
+    float *mean = poisoned(c), *invstd = poisoned(c);
+    if (CPU_CALL(batchnorm_forward_training, x, y, gamma, beta, rm, rv, mean, invstd, s->n,
+                 s->channels, s->spatial, momentum, eps))
+        return;
+    // The mean's error scales with the channel's spread; the running mean's with what it
+    // is made of; the variance and 1/std are sums of squares, relative to themselves.
+    float *mean_mag = floats(c), *rm_mag = floats(c);
+    for (size_t k = 0; k < c; k++) {
+        mean_mag[k] = fabsf(mean[k]) + 1.0f / invstd[k];
+        rm_mag[k] = (1.0f - momentum) * fabsf(rm0[k]) + momentum * mean_mag[k];
+    }
+    compare("batchnorm_forward_training", "y", fetch(d_y, count), y,
+            bn_output_magnitude(s, x, gamma, beta, mean, invstd), count);
+    compare("batchnorm_forward_training", "save_mean", fetch(d_mean, c), mean, mean_mag, c);
+    compare("batchnorm_forward_training", "save_invstd", fetch(d_invstd, c), invstd, NULL, c);
+    compare("batchnorm_forward_training", "running_mean", fetch(d_rm, c), rm, rm_mag, c);
+    compare("batchnorm_forward_training", "running_var", fetch(d_rv, c), rv, NULL, c);
+}
+
+static void batchnorm_inference_case(const BnShape *s, int save) {
+    snprintf(shape, sizeof shape, "n=%d channels=%d spatial=%d save=%s", s->n, s->channels,
+             s->spatial, save ? "yes" : "NULL");
+    Status st;
+    status_clear(&st);
+    size_t count = (size_t)s->n * s->channels * s->spatial, c = (size_t)s->channels;
+    const float eps = 1e-5f;
+    float *x = bn_input(s), *gamma = uniform(c, -1.5f, 1.5f), *beta = uniform(c, -1.0f, 1.0f);
+    float *rm = uniform(c, -3.0f, 3.0f), *rv = uniform(c, 0.25f, 4.0f);
+    float *d_x = dev_floats(x, count), *d_y = dev_poison_floats(count);
+    float *d_gamma = dev_floats(gamma, c), *d_beta = dev_floats(beta, c);
+    float *d_rm = dev_floats(rm, c), *d_rv = dev_floats(rv, c);
+    float *d_mean = save ? dev_poison_floats(c) : NULL, *d_invstd = save ? dev_poison_floats(c) : NULL;
+    if (GPU_CALL(batchnorm_forward_inference, d_x, d_y, d_gamma, d_beta, d_rm, d_rv, d_mean, d_invstd,
+                 s->n, s->channels, s->spatial, eps))
+        return;
+    float *y = poisoned(count), *mean = poisoned(c), *invstd = poisoned(c);
+    if (CPU_CALL(batchnorm_forward_inference, x, y, gamma, beta, rm, rv, mean, invstd, s->n,
+                 s->channels, s->spatial, eps))
+        return;
+    compare("batchnorm_forward_inference", "y", fetch(d_y, count), y,
+            bn_output_magnitude(s, x, gamma, beta, mean, invstd), count);
+    if (save) {
+        compare_exact("batchnorm_forward_inference", "save_mean (= running_mean)", fetch(d_mean, c),
+                      mean, c, 0, 0);
+        compare("batchnorm_forward_inference", "save_invstd", fetch(d_invstd, c), invstd, NULL, c);
+    }
+    compare_exact("batchnorm_forward_inference", "running_mean (read only)", fetch(d_rm, c), rm,
+                  c, 0, 0);
+    compare_exact("batchnorm_forward_inference", "running_var (read only)", fetch(d_rv, c), rv, c, 0, 0);
+}
+
+static void batchnorm_backward_case(const BnShape *s, int batch_statistics, int with_dx,
+                                    int accumulate_dx, int accumulate_params) {
+    snprintf(shape, sizeof shape,
+             "n=%d channels=%d spatial=%d batch_statistics=%d dx=%s accumulate_dx=%d "
+             "accumulate_params=%d", s->n, s->channels, s->spatial, batch_statistics,
+             with_dx ? "yes" : "NULL", accumulate_dx, accumulate_params);
+    Status st;
+    status_clear(&st);
+    size_t count = (size_t)s->n * s->channels * s->spatial, c = (size_t)s->channels;
+    float *x = bn_input(s), *dy = uniform(count, -1.0f, 1.0f);
+    float *gamma = uniform(c, -1.5f, 1.5f), *beta = uniform(c, -1.0f, 1.0f);
+    float *rm = uniform(c, -3.0f, 3.0f), *rv = uniform(c, 0.25f, 4.0f);
+    // The saved statistics come from the CPU's forward, so only backward is compared.
+    float *mean = floats(c), *invstd = floats(c), *scratch = floats(count);
+    int rc = batch_statistics
+                 ? CPU_CALL(batchnorm_forward_training, x, scratch, gamma, beta, rm, rv, mean,
+                            invstd, s->n, s->channels, s->spatial, 0.1f, 1e-5f)
+                 : CPU_CALL(batchnorm_forward_inference, x, scratch, gamma, beta, rm, rv, mean,
+                            invstd, s->n, s->channels, s->spatial, 1e-5f);
+    if (rc) return;
+    float *dx0 = accumulate_dx ? uniform(count, -1.0f, 1.0f) : poisoned(count);
+    float *dg0 = accumulate_params ? uniform(c, -1.0f, 1.0f) : poisoned(c);
+    float *db0 = accumulate_params ? uniform(c, -1.0f, 1.0f) : poisoned(c);
+    float *d_x = dev_floats(x, count), *d_dy = dev_floats(dy, count), *d_gamma = dev_floats(gamma, c);
+    float *d_mean = dev_floats(mean, c), *d_invstd = dev_floats(invstd, c);
+    float *d_dx = with_dx ? dev_floats(dx0, count) : NULL;
+    float *d_dg = dev_floats(dg0, c), *d_db = dev_floats(db0, c);
+    if (GPU_CALL(batchnorm_backward, d_x, d_dy, d_gamma, d_mean, d_invstd, d_dx, d_dg, d_db, s->n,
+                 s->channels, s->spatial, batch_statistics, accumulate_dx, accumulate_params))
+        return;
+    float *dx = copy_of(dx0, count), *dg = copy_of(dg0, c), *db = copy_of(db0, c);
+    if (CPU_CALL(batchnorm_backward, x, dy, gamma, mean, invstd, with_dx ? dx : NULL, dg, db, s->n,
+                 s->channels, s->spatial, batch_statistics, accumulate_dx, accumulate_params))
+        return;
+    // Per channel: sum |dy| and sum |dy * xhat| (what dbeta's and dgamma's errors scale
+    // with); dx's terms are dy, mean(dy) and xhat * mean(dy * xhat), times gamma * invstd.
+    double *abs_dy = host_alloc(c * sizeof(double)), *abs_dy_xhat = host_alloc(c * sizeof(double));
+    memset(abs_dy, 0, c * sizeof(double));
+    memset(abs_dy_xhat, 0, c * sizeof(double));
+    for (size_t i = 0; i < count; i++) {
+        size_t k = bn_channel(s, i);
+        abs_dy[k] += fabs((double)dy[i]);
+        abs_dy_xhat[k] += fabs((double)dy[i] * ((x[i] - mean[k]) * invstd[k]));
+    }
+    float *dg_mag = floats(c), *db_mag = floats(c), *dx_mag = floats(count);
+    for (size_t k = 0; k < c; k++) {
+        db_mag[k] = (float)abs_dy[k] + (accumulate_params ? fabsf(db0[k]) : 0.0f);
+        dg_mag[k] = (float)abs_dy_xhat[k] + (accumulate_params ? fabsf(dg0[k]) : 0.0f);
+    }
+    double m = (double)s->n * s->spatial;
+    for (size_t i = 0; i < count; i++) {
+        size_t k = bn_channel(s, i);
+        double xhat = fabs((double)(x[i] - mean[k]) * invstd[k]);
+        double terms = fabs(dy[i]);
+        if (batch_statistics) terms += abs_dy[k] / m + xhat * abs_dy_xhat[k] / m;
+        dx_mag[i] = (float)(fabs((double)gamma[k] * invstd[k]) * terms) +
+                    (accumulate_dx ? fabsf(dx0[i]) : 0.0f);
+    }
+    compare("batchnorm_backward", "dbeta", fetch(d_db, c), db, db_mag, c);
+    compare("batchnorm_backward", "dgamma", fetch(d_dg, c), dg, dg_mag, c);
+    if (with_dx) compare("batchnorm_backward", "dx", fetch(d_dx, count), dx, dx_mag, count);
+}
+
+static void test_batchnorm(void) {
+    if (HAVE(batchnorm_forward_training))
+        for (int s = 0; s < BN_SHAPES; s++) {
+            batchnorm_training_case(&bn_shapes[s]);
+            end_case();
+        }
+    if (HAVE(batchnorm_forward_inference))
+        for (int s = 0; s < BN_SHAPES; s++)
+            for (int save = 0; save <= 1; save++) {
+                batchnorm_inference_case(&bn_shapes[s], save);
+                end_case();
+            }
+    if (HAVE(batchnorm_backward))
+        for (int s = 0; s < BN_SHAPES; s++)
+            for (int bs = 0; bs <= 1; bs++) {
+                for (int acc = 0; acc < 4; acc++) {
+                    batchnorm_backward_case(&bn_shapes[s], bs, 1, acc & 1, acc >> 1);
+                    end_case();
+                }
+                batchnorm_backward_case(&bn_shapes[s], bs, 0, 0, bs);
+                end_case();
+            }
+}
+
+// ---- convolution ---------------------------------------------------------------------------
+
+typedef struct ConvCase {
+    int n, c, h, w;         // input
+    int f, kh, kw;          // filters and kernel
+    int sh, sw;             // stride
+    int ph, pw;             // padding, top/left (and bottom/right unless same)
+    int dh, dw;             // dilation
+    int groups;
+    int same;               // pad=same: derived padding, the odd extra at the bottom/right
+    int bias;
+} ConvCase;
+
+static const ConvCase conv_cases[] = {
+    // n  c   h   w   f  kh kw sh sw ph pw dh dw g same bias
+    {2, 1, 28, 28, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 1},   // LeNet's first layer, small
+    {3, 8, 14, 14, 16, 5, 5, 1, 1, 0, 0, 1, 1, 1, 1, 1},  // LeNet's second, pad=same
+    {1, 3, 7, 7, 5, 3, 3, 1, 1, 0, 0, 1, 1, 1, 0, 1},     // batch 1
+    {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0},     // the smallest convolution
+    {5, 3, 9, 11, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 1},    // stride 2, odd non-square input
+    {2, 2, 13, 10, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 0, 1},   // stride 3
+    {3, 2, 10, 9, 3, 3, 2, 3, 2, 0, 1, 1, 1, 1, 0, 1},    // stride 3x2, kernel 3x2, pad 0x1
+    {2, 3, 12, 12, 4, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 1},   // dilation 2
+    {2, 2, 11, 9, 3, 3, 3, 1, 1, 0, 0, 2, 2, 1, 1, 1},    // dilation 2, pad=same
+    {2, 2, 9, 13, 3, 3, 3, 2, 1, 1, 2, 2, 3, 1, 0, 0},    // dilation 2x3, stride 2x1
+    {2, 4, 8, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2, 0, 1},     // groups 2
+    {3, 6, 7, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 3, 0, 1},     // groups 3, stride 2
+    {2, 4, 10, 10, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 1},   // depthwise
+    {2, 5, 9, 7, 10, 3, 3, 1, 1, 0, 0, 1, 1, 5, 1, 0},    // depthwise, multiplier 2, same
+    {2, 6, 9, 9, 6, 3, 3, 3, 3, 0, 0, 3, 3, 6, 0, 0},     // depthwise, dilation 3, stride 3
+    {4, 8, 6, 6, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1},     // 1x1
+    {2, 3, 6, 6, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},     // 1x1 with padding: a zero border
+    {2, 2, 8, 6, 3, 4, 4, 1, 1, 0, 0, 1, 1, 1, 1, 1},     // even kernel, pad=same: extra at bottom
+    {2, 2, 7, 9, 3, 2, 4, 1, 1, 0, 0, 1, 1, 1, 1, 1},     // even non-square kernel, pad=same
+    {1, 3, 6, 5, 4, 2, 2, 1, 1, 0, 0, 2, 1, 1, 1, 1},     // even kernel, dilation 2x1, pad=same
+    {2, 3, 9, 12, 4, 1, 5, 1, 2, 0, 2, 1, 1, 1, 0, 1},    // 1x5 kernel
+    {2, 2, 5, 5, 3, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 1},     // kernel == input: 1x1 output
+    {2, 2, 3, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 1, 0, 1},     // kernel > input, padding makes it fit
+    {2, 2, 4, 4, 2, 3, 3, 1, 1, 3, 3, 1, 1, 1, 0, 1},     // padding wider than the kernel reach
+    {3, 3, 17, 19, 7, 3, 5, 2, 3, 1, 2, 1, 1, 1, 0, 1},   // odd everything
+    {7, 1, 5, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},     // batch 7
+    {1, 2, 31, 1, 3, 3, 1, 1, 1, 1, 0, 1, 1, 1, 0, 1},    // a 1-wide column image
+    {2, 4, 6, 6, 4, 2, 2, 2, 2, 0, 0, 1, 1, 2, 0, 1},     // 2x2 stride 2 (patchify), groups 2
+    {16, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1}, // CIFAR-sized
+    {32, 32, 14, 14, 64, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 1}, // LeNet's second layer, batch 32
+};
+enum { CONV_CASES = sizeof conv_cases / sizeof conv_cases[0] };
+
+static Conv2dGeometry conv_geometry(const ConvCase *c) {
+    Conv2dGeometry g = {.batch = c->n, .in_channels = c->c, .in_h = c->h, .in_w = c->w,
+                        .out_channels = c->f, .kernel_h = c->kh, .kernel_w = c->kw,
+                        .stride_h = c->sh, .stride_w = c->sw, .pad_top = c->ph,
+                        .pad_left = c->pw, .dilation_h = c->dh, .dilation_w = c->dw,
+                        .groups = c->groups};
+    int span_h = c->dh * (c->kh - 1) + 1, span_w = c->dw * (c->kw - 1) + 1;
+    if (c->same) {  // as core/layers/conv2d.c: (span - 1) / 2 before, the rest after
+        g.pad_top = (span_h - 1) / 2;
+        g.pad_left = (span_w - 1) / 2;
+        g.out_h = c->h;
+        g.out_w = c->w;
+    } else {
+        g.out_h = (c->h + 2 * c->ph - span_h) / c->sh + 1;
+        g.out_w = (c->w + 2 * c->pw - span_w) / c->sw + 1;
+    }
+    return g;
+}
+
+// The CPU's answers for one case, computed once for every workspace size tried.
+typedef struct ConvReference {
+    float *y, *y_mag;
+    float *dx[2], *dx_mag[2];          // [accumulate]
+    float *dw[2], *dw_mag[2], *db[2], *db_mag[2];
+} ConvReference;
+
+static int conv_reference(const Conv2dGeometry *g, const ConvCase *k, const float *x,
+                          const float *w, const float *bias, const float *dy, const float *dx0,
+                          const float *dw0, const float *db0, ConvReference *r) {
+    Status st;
+    status_clear(&st);
+    size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->f * g->out_h * g->out_w;
+    size_t nw = (size_t)k->f * (k->c / k->groups) * k->kh * k->kw, nb = (size_t)k->f;
+    size_t bytes = 0;
+    if (CPU_CALL(conv2d_workspace_size, g, &bytes)) return 1;
+    void *ws = host_alloc(bytes);
+    const float *ax = absolute(x, nx), *aw = absolute(w, nw), *ady = absolute(dy, ny);
+    const float *ab = absolute(bias, nb);
+    r->y = poisoned(ny);
+    r->y_mag = poisoned(ny);
+    int rc = CPU_CALL(conv2d_forward, g, x, w, k->bias ? bias : NULL, r->y, ws, bytes);
+    rc = rc || CPU_CALL(conv2d_forward, g, ax, aw, k->bias ? ab : NULL, r->y_mag, ws, bytes);
+    for (int acc = 0; acc <= 1 && !rc; acc++) {
+        r->dx[acc] = acc ? copy_of(dx0, nx) : poisoned(nx);
+        r->dx_mag[acc] = acc ? absolute(dx0, nx) : poisoned(nx);
+        r->dw[acc] = acc ? copy_of(dw0, nw) : poisoned(nw);
+        r->dw_mag[acc] = acc ? absolute(dw0, nw) : poisoned(nw);
+        r->db[acc] = acc ? copy_of(db0, nb) : poisoned(nb);
+        r->db_mag[acc] = acc ? absolute(db0, nb) : poisoned(nb);
+        rc = CPU_CALL(conv2d_backward_data, g, dy, w, r->dx[acc], ws, bytes, acc) ||
+             CPU_CALL(conv2d_backward_data, g, ady, aw, r->dx_mag[acc], ws, bytes, acc) ||
+             CPU_CALL(conv2d_backward_filter, g, x, dy, r->dw[acc], k->bias ? r->db[acc] : NULL, ws,
+                      bytes, acc) ||
+             CPU_CALL(conv2d_backward_filter, g, ax, ady, r->dw_mag[acc],
+                      k->bias ? r->db_mag[acc] : NULL, ws, bytes, acc);
+    }
+    return rc;
+}
+
+// One workspace size: `one_sample` sizes it for batch 1, the least an op may be given.
+static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char *base_shape,
+                         int one_sample, const float *x, const float *w, const float *bias,
+                         const float *dy, const float *dx0, const float *dw0, const float *db0,
+                         const ConvReference *r) {
+    Status st;
+    status_clear(&st);
+    snprintf(shape, sizeof shape, "%s, %s workspace", base_shape, one_sample ? "1-sample" : "full");
+    size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->f * g->out_h * g->out_w;
+    size_t nw = (size_t)k->f * (k->c / k->groups) * k->kh * k->kw, nb = (size_t)k->f;
+    Conv2dGeometry sizing = *g;
+    if (one_sample) sizing.batch = 1;
+    size_t bytes = 0;
+    if (GPU_CALL(conv2d_workspace_size, &sizing, &bytes)) return;
+    record("conv2d_workspace_size", 0.0, 0);
+    // Workspace is scratch: an op must not count on it holding zeros.
+    void *ws = dev_poisoned(bytes);
+    float *d_x = dev_floats(x, nx), *d_w = dev_floats(w, nw), *d_bias = dev_floats(bias, nb);
+    float *d_dy = dev_floats(dy, ny);
+    if (HAVE(conv2d_forward)) {
+        float *d_y = dev_poison_floats(ny);
+        if (!GPU_CALL(conv2d_forward, g, d_x, d_w, k->bias ? d_bias : NULL, d_y, ws, bytes))
+            compare("conv2d_forward", "y", fetch(d_y, ny), r->y, r->y_mag, ny);
+    }
+    for (int acc = 0; acc <= 1; acc++) {
+        if (HAVE(conv2d_backward_data)) {
+            float *d_dx = acc ? dev_floats(dx0, nx) : dev_poison_floats(nx);
+            if (!GPU_CALL(conv2d_backward_data, g, d_dy, d_w, d_dx, ws, bytes, acc))
+                compare("conv2d_backward_data", acc ? "dx (accumulate)" : "dx", fetch(d_dx, nx),
+                        r->dx[acc], r->dx_mag[acc], nx);
+        }
+        if (HAVE(conv2d_backward_filter)) {
+            float *d_dw = acc ? dev_floats(dw0, nw) : dev_poison_floats(nw);
+            float *d_db = acc ? dev_floats(db0, nb) : dev_poison_floats(nb);
+            if (!GPU_CALL(conv2d_backward_filter, g, d_x, d_dy, d_dw, k->bias ? d_db : NULL, ws,
+                          bytes, acc)) {
+                compare("conv2d_backward_filter", acc ? "dw (accumulate)" : "dw", fetch(d_dw, nw),
+                        r->dw[acc], r->dw_mag[acc], nw);
+                if (k->bias)
+                    compare("conv2d_backward_filter", acc ? "dbias (accumulate)" : "dbias",
+                            fetch(d_db, nb), r->db[acc], r->db_mag[acc], nb);
+                else  // dbias NULL: nothing to write, and the poisoned buffer stays poisoned
+                    compare_exact("conv2d_backward_filter", "unused dbias buffer", fetch(d_db, nb),
+                                  acc ? db0 : poisoned(nb), nb, 0, 0);
+            }
+        }
+    }
+}
+
+static void conv_case(const ConvCase *k, int workspace_sizes) {
+    Conv2dGeometry g = conv_geometry(k);
+    char base[256];
+    snprintf(base, sizeof base,
+             "n=%d x=%dx%dx%d filters=%d kernel=%dx%d stride=%dx%d pad=%s%dx%d dilation=%dx%d "
+             "groups=%d bias=%d -> %dx%dx%d", k->n, k->c, k->h, k->w, k->f, k->kh, k->kw, k->sh,
+             k->sw, k->same ? "same:" : "", g.pad_top, g.pad_left, k->dh, k->dw, k->groups, k->bias,
+             k->f, g.out_h, g.out_w);
+    snprintf(shape, sizeof shape, "%s", base);
+    size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->f * g.out_h * g.out_w;
+    size_t nw = (size_t)k->f * (k->c / k->groups) * k->kh * k->kw, nb = (size_t)k->f;
+    float *x = uniform(nx, -1.0f, 1.0f), *w = uniform(nw, -1.0f, 1.0f);
+    float *bias = uniform(nb, -1.0f, 1.0f), *dy = uniform(ny, -1.0f, 1.0f);
+    float *dx0 = uniform(nx, -1.0f, 1.0f), *dw0 = uniform(nw, -1.0f, 1.0f);
+    float *db0 = uniform(nb, -1.0f, 1.0f);
+    ConvReference r;
+    if (conv_reference(&g, k, x, w, bias, dy, dx0, dw0, db0, &r)) return;
+    for (int v = 0; v < workspace_sizes && !device_broken; v++)
+        conv_variant(&g, k, base, v, x, w, bias, dy, dx0, dw0, db0, &r);
+}
+
+static void test_conv(int workspace_sizes) {
+    REQUIRE(conv2d_workspace_size);
+    for (int i = 0; i < CONV_CASES; i++) {
+        conv_case(&conv_cases[i], workspace_sizes);
+        end_case();
+    }
+}
+
+// ---- pooling -------------------------------------------------------------------------------
+
+typedef struct PoolCase {
+    int n, c, h, w, kh, kw, sh, sw, ph, pw;
+} PoolCase;
+
+static const PoolCase pool_cases[] = {
+    {1, 1, 4, 4, 2, 2, 2, 2, 0, 0},      // the textbook 2x2
+    {2, 3, 28, 28, 2, 2, 2, 2, 0, 0},    // LeNet
+    {2, 3, 7, 7, 2, 2, 2, 2, 0, 0},      // odd input: the last row and column are dropped
+    {1, 2, 5, 5, 3, 3, 1, 1, 1, 1},      // overlapping windows, padding 1
+    {3, 2, 9, 11, 3, 3, 2, 2, 1, 1},     // overlapping, stride 2, padding
+    {2, 4, 6, 8, 3, 2, 2, 1, 1, 1},      // non-square window and stride
+    {1, 1, 1, 1, 1, 1, 1, 1, 0, 0},      // 1x1
+    {2, 2, 7, 5, 4, 4, 3, 3, 2, 2},      // even window with padding size / 2
+    {4, 8, 13, 13, 3, 3, 3, 3, 1, 0},    // padding on the rows only
+    {1, 1, 2, 2, 3, 3, 1, 1, 1, 1},      // windows mostly padding
+    {32, 32, 14, 14, 2, 2, 2, 2, 0, 0},  // LeNet's second pool, batch 32
+};
+enum { POOL_CASES = sizeof pool_cases / sizeof pool_cases[0] };
+
+enum { POOL_RANDOM, POOL_TIES, POOL_NEGATIVE, POOL_NAN };
+static const char *const pool_input_names[] = {"random", "ties", "all negative", "with NaN"};
+
+static Pool2dGeometry pool_geometry(const PoolCase *k) {
+    return (Pool2dGeometry){.batch = k->n, .channels = k->c, .in_h = k->h, .in_w = k->w,
+                            .out_h = (k->h + 2 * k->ph - k->kh) / k->sh + 1,
+                            .out_w = (k->w + 2 * k->pw - k->kw) / k->sw + 1, .kernel_h = k->kh,
+                            .kernel_w = k->kw, .stride_h = k->sh, .stride_w = k->sw,
+                            .pad_top = k->ph, .pad_left = k->pw};
+}
+
+static void pool_describe(const PoolCase *k, const Pool2dGeometry *g, const char *extra) {
+    snprintf(shape, sizeof shape, "n=%d c=%d in=%dx%d window=%dx%d stride=%dx%d pad=%dx%d -> %dx%d%s",
+             k->n, k->c, k->h, k->w, k->kh, k->kw, k->sh, k->sw, k->ph, k->pw, g->out_h, g->out_w,
+             extra);
+}
+
+static float *pool_input(size_t n, int kind) {
+    float *x = uniform(n, -1.0f, 1.0f);
+    for (size_t i = 0; i < n; i++) {
+        if (kind == POOL_TIES) x[i] = 0.5f * (float)((int)rng_below(&rng, 3) - 1);  // -0.5, 0, 0.5
+        if (kind == POOL_NEGATIVE) x[i] = -1.0f - fabsf(x[i]);  // padding (0) must not win
+        if (kind == POOL_NAN && i % 11 == 3) x[i] = NAN;
+    }
+    return x;
+}
+
+static void maxpool_forward_case(const PoolCase *k, int input) {
+    Pool2dGeometry g = pool_geometry(k);
+    char extra[40];
+    snprintf(extra, sizeof extra, ", %s input", pool_input_names[input]);
+    pool_describe(k, &g, extra);
+    Status st;
+    status_clear(&st);
+    size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->c * g.out_h * g.out_w;
+    float *x = pool_input(nx, input);
+    float *d_x = dev_floats(x, nx), *d_y = dev_poison_floats(ny);
+    int32_t *d_arg = dev_poisoned(ny * sizeof(int32_t));
+    if (GPU_CALL(maxpool_forward, &g, d_x, d_y, d_arg)) return;
+    float *y = poisoned(ny);
+    int32_t *arg = host_alloc(ny * sizeof *arg), *got_arg = host_alloc(ny * sizeof *got_arg);
+    CPU_CALL(maxpool_forward, &g, x, y, arg);
+    download(got_arg, d_arg, ny * sizeof *got_arg);
+    compare_exact("maxpool_forward", "y", fetch(d_y, ny), y, ny, 0, 1);
+    compare_exact("maxpool_forward", "argmax", got_arg, arg, ny, 1, 0);
+}
+
+static void maxpool_backward_case(const PoolCase *k, int input, int accumulate) {
+    Pool2dGeometry g = pool_geometry(k);
+    char extra[64];
+    snprintf(extra, sizeof extra, ", %s input, accumulate=%d", pool_input_names[input], accumulate);
+    pool_describe(k, &g, extra);
+    Status st;
+    status_clear(&st);
+    size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->c * g.out_h * g.out_w;
+    float *x = pool_input(nx, input), *y = floats(ny);
+    int32_t *arg = host_alloc(ny * sizeof *arg);
+    if (CPU_CALL(maxpool_forward, &g, x, y, arg)) return;
+    float *dy = uniform(ny, -1.0f, 1.0f);
+    float *dx0 = accumulate ? uniform(nx, -1.0f, 1.0f) : poisoned(nx);
+    float *d_dy = dev_floats(dy, ny), *d_dx = dev_floats(dx0, nx);
+    int32_t *d_arg = dev_copy(arg, ny * sizeof *arg);
+    if (GPU_CALL(maxpool_backward, &g, d_dy, d_arg, d_dx, accumulate)) return;
+    float *want = copy_of(dx0, nx), *mag = accumulate ? absolute(dx0, nx) : poisoned(nx);
+    CPU_CALL(maxpool_backward, &g, dy, arg, want, accumulate);
+    CPU_CALL(maxpool_backward, &g, absolute(dy, ny), arg, mag, accumulate);
+    compare("maxpool_backward", "dx", fetch(d_dx, nx), want, mag, nx);
+}
+
+static void avgpool_forward_case(const PoolCase *k) {
+    Pool2dGeometry g = pool_geometry(k);
+    pool_describe(k, &g, "");
+    Status st;
+    status_clear(&st);
+    size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->c * g.out_h * g.out_w;
+    float *x = uniform(nx, -1.0f, 1.0f);
+    float *d_x = dev_floats(x, nx), *d_y = dev_poison_floats(ny);
+    if (GPU_CALL(avgpool_forward, &g, d_x, d_y)) return;
+    float *y = poisoned(ny), *mag = poisoned(ny);
+    CPU_CALL(avgpool_forward, &g, x, y);
+    CPU_CALL(avgpool_forward, &g, absolute(x, nx), mag);
+    compare("avgpool_forward", "y", fetch(d_y, ny), y, mag, ny);
+}
+
+static void avgpool_backward_case(const PoolCase *k, int accumulate) {
+    Pool2dGeometry g = pool_geometry(k);
+    pool_describe(k, &g, accumulate ? ", accumulate=1" : ", accumulate=0");
+    Status st;
+    status_clear(&st);
+    size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->c * g.out_h * g.out_w;
+    float *dy = uniform(ny, -1.0f, 1.0f);
+    float *dx0 = accumulate ? uniform(nx, -1.0f, 1.0f) : poisoned(nx);
+    float *d_dy = dev_floats(dy, ny), *d_dx = dev_floats(dx0, nx);
+    if (GPU_CALL(avgpool_backward, &g, d_dy, d_dx, accumulate)) return;
+    float *want = copy_of(dx0, nx), *mag = accumulate ? absolute(dx0, nx) : poisoned(nx);
+    CPU_CALL(avgpool_backward, &g, dy, want, accumulate);
+    CPU_CALL(avgpool_backward, &g, absolute(dy, ny), mag, accumulate);
+    compare("avgpool_backward", "dx", fetch(d_dx, nx), want, mag, nx);
+}
+
+static void test_pools(void) {
+    if (HAVE(maxpool_forward))
+        for (int i = 0; i < POOL_CASES; i++)
+            for (int input = POOL_RANDOM; input <= POOL_NAN; input++) {
+                maxpool_forward_case(&pool_cases[i], input);
+                end_case();
+            }
+    if (HAVE(maxpool_backward))
+        for (int i = 0; i < POOL_CASES; i++)
+            for (int acc = 0; acc <= 1; acc++) {
+                maxpool_backward_case(&pool_cases[i], POOL_RANDOM, acc);
+                end_case();
+                maxpool_backward_case(&pool_cases[i], POOL_TIES, acc);
+                end_case();
+            }
+    if (HAVE(avgpool_forward))
+        for (int i = 0; i < POOL_CASES; i++) {
+            avgpool_forward_case(&pool_cases[i]);
+            end_case();
+        }
+    if (HAVE(avgpool_backward))
+        for (int i = 0; i < POOL_CASES; i++)
+            for (int acc = 0; acc <= 1; acc++) {
+                avgpool_backward_case(&pool_cases[i], acc);
+                end_case();
+            }
+}
+
+// ---- optimizers ----------------------------------------------------------------------------
+
+enum { OPTIMIZER_STEPS = 5 };
+
+static void sgd_case(size_t n, SgdHyper h) {
+    Status st;
+    status_clear(&st);
+    int momentum = h.momentum != 0.0f;
+    float *p = uniform(n, -1.0f, 1.0f);
+    // Mid-training velocity; no buffer at all without momentum (core/optimizer.c keeps
+    // no state then, so the op gets NULL).
+    float *v = momentum ? uniform(n, -0.1f, 0.1f) : NULL;
+    float *d_p = dev_floats(p, n), *d_v = momentum ? dev_floats(v, n) : NULL;
+    for (int step = 1; step <= OPTIMIZER_STEPS && !device_broken; step++) {
+        snprintf(shape, sizeof shape, "n=%zu lr=%g momentum=%g weight_decay=%g nesterov=%d step %d", n,
+                 h.lr, h.momentum, h.weight_decay, h.nesterov, step);
+        float *g = gradients(n);
+        float *d_g = dev_floats(g, n);
+        if (GPU_CALL(sgd_update, d_p, d_g, d_v, n, &h)) return;
+        float *p_before = copy_of(p, n);
+        CPU_CALL(sgd_update, p, g, v, n, &h);
+        // The step is lr times g + weight_decay * p and the velocity.
+        float *p_mag = floats(n), *v_mag = floats(n);
+        for (size_t i = 0; i < n; i++) {
+            float vel = momentum ? fabsf(v[i]) : 0.0f;
+            float grad = fabsf(g[i]) + h.weight_decay * fabsf(p_before[i]);
+            p_mag[i] = fabsf(p_before[i]) + 2.0f * h.lr * (grad + vel);
+            v_mag[i] = vel + grad;
+        }
+        compare("sgd_update", "param", fetch(d_p, n), p, p_mag, n);
+        if (momentum) compare("sgd_update", "velocity", fetch(d_v, n), v, v_mag, n);
+    }
+}
+
+static void adam_case(size_t n, AdamHyper h) {
+    Status st;
+    status_clear(&st);
+    float *p = uniform(n, -1.0f, 1.0f), *m = zeros(n), *v = zeros(n);
+    float *d_p = dev_floats(p, n), *d_m = dev_floats(m, n), *d_v = dev_floats(v, n);
+    for (int step = 1; step <= OPTIMIZER_STEPS && !device_broken; step++) {
+        h.step = step;
+        snprintf(shape, sizeof shape, "n=%zu lr=%g betas=%g,%g eps=%g weight_decay=%g %s step %d", n,
+                 h.lr, h.beta1, h.beta2, h.eps, h.weight_decay,
+                 h.decoupled_weight_decay ? "AdamW" : "Adam", step);
+        float *g = gradients(n);
+        for (size_t i = 7; i < n; i += 23) g[i] = 1e-6f;  // v ~ 1e-12: eps dominates
+        float *d_g = dev_floats(g, n);
+        if (GPU_CALL(adam_update, d_p, d_g, d_m, d_v, n, &h)) return;
+        float *p_before = copy_of(p, n);
+        CPU_CALL(adam_update, p, g, m, v, n, &h);
+        // Adam's step is at most about lr * (1 - beta1) / sqrt(1 - beta2) (~3.2 lr) per
+        // element; the moments are sums of O(|g|) terms; v is a sum of squares, relative.
+        float *p_mag = floats(n), *m_mag = floats(n);
+        for (size_t i = 0; i < n; i++) {
+            p_mag[i] = fabsf(p_before[i]) + 4.0f * h.lr;
+            m_mag[i] = fabsf(m[i]) + fabsf(g[i]) + h.weight_decay * fabsf(p_before[i]);
+        }
+        compare("adam_update", "param", fetch(d_p, n), p, p_mag, n);
+        compare("adam_update", "m", fetch(d_m, n), m, m_mag, n);
+        compare("adam_update", "v", fetch(d_v, n), v, NULL, n);
+    }
+}
+
+static void test_optimizers(void) {
+    static const size_t sizes[] = {1, 1000, 65537, ((size_t)1 << 20) + 3};
+    static const SgdHyper sgd[] = {
+        {.lr = 0.1f},
+        {.lr = 0.05f, .momentum = 0.9f},
+        {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 0.01f, .nesterov = 1},
+        {.lr = 0.1f, .weight_decay = 0.01f},
+    };
+    static const AdamHyper adam[] = {
+        {.lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f},
+        {.lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.01f},
+        {.lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.01f,
+         .decoupled_weight_decay = 1},
+        {.lr = 0.001f, .beta1 = 0.5f, .beta2 = 0.9f, .eps = 1e-3f},
+    };
+    if (HAVE(sgd_update))
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (size_t k = 0; k < sizeof sgd / sizeof sgd[0]; k++) {
+                sgd_case(sizes[s], sgd[k]);
+                end_case();
+            }
+    if (HAVE(adam_update))
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (size_t k = 0; k < sizeof adam / sizeof adam[0]; k++) {
+                adam_case(sizes[s], adam[k]);
+                end_case();
+            }
+}
+
+// ---- driver --------------------------------------------------------------------------------
+
+static void section(const char *name) {
+    if (device_broken) return;
+    printf("%s: %s\n", pass_name, name);
+    fflush(stdout);
+}
+
+static void run_fp32_pass(void) {
+    section("memory, copies, fill, synchronize");
+    test_total_memory();
+    test_raw_alloc();
+    test_synchronize();
+    test_copies();
+    test_fill();
+    test_ranges();
+    section("gather_samples");
+    test_gather_samples();
+    section("gemm, add_bias_rows, sum_rows, accumulate");
+    test_gemm();
+    test_add_bias_rows();
+    test_sum_rows();
+    test_accumulate();
+    section("activations, dropout");
+    test_activations();
+    test_dropout();
+    section("losses");
+    test_losses();
+    section("batchnorm");
+    test_batchnorm();
+    section("conv2d");
+    test_conv(2);
+    section("pooling");
+    test_pools();
+    section("optimizers");
+    test_optimizers();
+}
+
+static void print_summary(void) {
+    printf("\n%-32s %5s %7s %12s %10s  %s\n", "op", "pass", "checks", "max rel err", "tolerance",
+           "result");
+    for (int i = 0; i < stat_count; i++) {
+        const OpStat *s = &stats[i];
+        printf("%-32s %5s %7ld %12.3g %10.0e  %s\n", s->op, s->pass, s->checks, s->max_err, s->tol,
+               s->failed ? "FAIL" : "ok");
+    }
+    for (int i = 0; i < absent_count; i++)
+        printf("%-32s %5s %7s %12s %10s  FAIL (NULL in the table)\n", absent[i], "-", "-", "-", "-");
+}
+
+// Every op that kernels/backend.c lists must have been exercised here: a new op added to
+// the table without a parity case fails this test.
+static void check_coverage(void) {
+    Backend empty;
+    memset(&empty, 0, sizeof empty);
+    char all[2048];
+    backend_missing_ops(&empty, all, sizeof all);
+    for (char *name = strtok(all, ", "); name; name = strtok(NULL, ", ")) {
+        if (listed(exercised, exercised_count, name)) continue;
+        fprintf(stderr, "FAIL: op %s of the table has no case in test_cuda_parity.c\n", name);
+        test_failures++;
+    }
+}
+
+static int open_backend(int allow_tf32, const Backend **out, int *skip) {
+    Status st;
+    status_clear(&st);
+    CudaBackendOptions options = {.ordinal = 0, .allow_tf32 = allow_tf32};
+    int rc = cuda_backend_open(&options, out, &st);
+    if (!rc) return 0;
+    char text[2048];
+    status_format(&st, text, sizeof text);
+    if (st.code == STATUS_NO_DEVICE && skip) {
+        printf("skipped: no usable CUDA backend: %s", text);
+        *skip = 1;
+    } else {
+        fprintf(stderr, "FAIL cuda_backend_open (allow_tf32 = %d): %s", allow_tf32, text);
+        test_failures++;
+    }
+    return rc;
+}
+
+int main(void) {
+    cpu = cpu_backend();
+    memset(canary, CANARY_BYTE, sizeof canary);
+    rng_seed(&rng, 20240611);
+    const Backend *b = NULL;
+    int skip = 0;
+    if (open_backend(0, &b, &skip)) return skip ? 77 : test_exit_code("test_cuda_parity");
+    gpu = b;
+
+    CudaDeviceInfo devices[16];
+    int count = 0, compute = 0;
+    Status st;
+    status_clear(&st);
+    if (cuda_list_devices(devices, 16, &count, &st) == 0 && count > 0) {
+        compute = devices[0].compute_major * 10 + devices[0].compute_minor;
+        printf("%s: %s, sm_%d, %zu MiB\n", gpu->name, devices[0].name, compute,
+               devices[0].total_memory >> 20);
+    }
+    char names[2048];
+    int lacking = backend_missing_ops(gpu, names, sizeof names);
+    if (lacking) fprintf(stderr, "%s lacks %d op(s): %s\n", gpu->name, lacking, names);
+    // Without these nothing can be put on the device or read back.
+    if (!HAVE(raw_alloc) || !HAVE(raw_free) || !HAVE(copy_to_device) || !HAVE(copy_to_host)) {
+        cuda_backend_close(b);
+        return test_exit_code("test_cuda_parity");
+    }
+
+    run_fp32_pass();
+    cuda_backend_close(b);
+
+    if (!device_broken) {
+        pass_name = "tf32";
+        rtol = TF32_RTOL;
+        if (compute && compute < 80)
+            printf("tf32: sm_%d has no TF32; this pass runs f32 math under the TF32 tolerance\n",
+                   compute);
+        if (open_backend(1, &b, NULL) == 0) {
+            gpu = b;
+            section("gemm (TF32 allowed)");
+            test_gemm();
+            section("conv2d (TF32 allowed)");
+            test_conv(1);
+            cuda_backend_close(b);
+        }
+    } else {
+        fprintf(stderr, "the device failed; the cases after that failure did not run\n");
+    }
+
+    print_summary();
+    check_coverage();
+    return test_exit_code("test_cuda_parity");
+}

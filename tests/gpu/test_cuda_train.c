@@ -1,0 +1,329 @@
+// Training end to end on the GPU (device "cuda:0", opened as the CLI opens it: with TF32
+// as by default, and FP32 only as with --no-tf32) against the same training on the CPU:
+// models/mlp.model and models/lenet.model, one epoch on the first 10 000 Fashion-MNIST
+// training images, same seed, so the same initial weights, batch order and dropout
+// masks; evaluated on the 10 000 test images. Then the memory limit on the GPU: a dataset that does not fit is
+// staged through the host and trains as well, and out of memory (the limit's, and the
+// device's own) is STATUS_OUT_OF_MEMORY, never a crash.
+//
+// Tolerances, and why
+// - Test accuracy within 2 points of the CPU's. The two runs differ only by rounding
+//   (summation order, cuDNN's algorithms, TF32), but rounding differences grow over the
+//   79 steps, and after one epoch on a subset the model is still moving fast: there,
+//   runs that differ only in seed spread by about a point (the MLP on the CPU, seeds 1-6:
+//   0.756 to 0.778). After 10 full epochs accuracy
+//   has settled, and the GPU should land within 0.5 points of the CPU; that comparison
+//   takes minutes per model on the CPU, so it is done by hand and in bench/ (see
+//   docs/benchmarks.md), not here.
+// - First step's loss, relative: identical weights and batch, so only the rounding of
+//   one forward pass differs. Within 0.5% with TF32 (inputs rounded to 11 bits: ~1e-3 of
+//   the logits), within 1e-4 in FP32 (summation order alone: ~1e-6). A layer computed
+//   wrongly moves it by far more.
+// - Mean training loss of the epoch within 5%: a loose guard that training followed the
+//   same course (a broken update on the GPU shows here first).
+// - GPU test accuracy above 0.70: one epoch on 10 000 images reaches 0.76 (MLP) and
+//   0.79 (LeNet) on the CPU; chance is 0.1.
+//
+// Skipped (77) when no CUDA backend opens (no driver, no GPU, built without CUDA) or
+// Fashion-MNIST is not installed. TRAINER_FASHION_MNIST_DIR may name a folder holding its
+// four IDX files instead of /usr/share/datasets/fashion-mnist.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/device.h"
+#include "core/graph.h"
+#include "core/train.h"
+#include "kernels/cuda/cuda_backend.h"
+
+#define TRAIN_SAMPLES 10000
+#define ACCURACY_TOLERANCE 0.02
+#define FIRST_LOSS_RTOL_TF32 5e-3
+#define FIRST_LOSS_RTOL_FP32 1e-4
+#define TRAIN_LOSS_RTOL 0.05
+#define MIN_ACCURACY 0.70
+// Holds the MLP's parameters, Adam state and batch-128 activations (~4.7 MiB), but not
+// also the 7.8 MB training set, which core/train.c then stages through the host.
+#define STAGING_LIMIT "16M"
+
+typedef struct RunResult {
+    double first_loss;        // loss of the first batch, before any update
+    double train_loss;        // mean over the epoch
+    double test_accuracy, test_loss;
+    double samples_per_second;
+    size_t peak_reserved, limit;
+} RunResult;
+
+static void report_status(const char *what, const Status *st) {
+    char text[2048];
+    status_format(st, text, sizeof text);
+    fprintf(stderr, "%s failed: %s", what, text);
+}
+
+static int on_step(void *user, const StepReport *r) {
+    RunResult *result = user;
+    if (r->epoch == 1 && r->step == 1) result->first_loss = r->loss;
+    return 0;
+}
+
+static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Status *st) {
+    RunResult *result = user;
+    result->train_loss = r->train_loss;
+    result->samples_per_second = r->samples_per_second;
+    if (r->has_test) {
+        result->test_accuracy = r->test.accuracy;
+        result->test_loss = r->test.loss;
+    }
+    return 0;
+}
+
+static void model_path(const char *model, char *path, size_t size) {
+    snprintf(path, size, "%s/models/%s.model", TRAINER_SOURCE_DIR, model);
+}
+
+// One epoch of `model` on device `spec` (memory_limit may be NULL). Returns the status
+// code of the first failure, with *st describing it.
+static int train_once(const char *model, const char *spec, const char *memory_limit,
+                      int no_tf32, const Dataset *train, const Dataset *test, RunResult *out,
+                      Status *st) {
+    memset(out, 0, sizeof *out);
+    char path[1024];
+    model_path(model, path, sizeof path);
+    ModelFile file;
+    Graph g;
+    memset(&g, 0, sizeof g);
+    int rc = model_file_read(path, &file, st);
+    if (rc) return rc;
+    rc = graph_build(&file, &g, st);
+    if (rc) {
+        model_file_free(&file);
+        return rc;
+    }
+    g.train.epochs = 1;
+    Device d;
+    char notice[512];
+    DeviceOptions options = {.spec = spec, .memory_limit = memory_limit, .mode = ALLOC_GROW,
+                             .no_tf32 = no_tf32};
+    rc = device_open(&options, &d, notice, sizeof notice, st);
+    if (!rc) {
+        if (notice[0]) printf("  notice: %s\n", notice);
+        rc = graph_check_dataset(&g, train, "fashion-mnist train", st);
+        if (!rc) rc = graph_check_dataset(&g, test, "fashion-mnist test", st);
+        if (!rc) rc = graph_init_params(&g, d.backend, &d.alloc, (uint64_t)g.train.seed, st);
+        TrainHooks hooks = {.user = out, .on_step = on_step, .on_epoch = on_epoch};
+        if (!rc) rc = train_model(&g, &d, train, test, &hooks, NULL, st);
+        out->peak_reserved = d.alloc.stats.peak_reserved;
+        out->limit = d.alloc.limit;
+        graph_free(&g);
+        device_close(&d);
+    } else {
+        graph_free(&g);
+    }
+    model_file_free(&file);
+    return rc;
+}
+
+static void print_run(const char *model, const char *where, const RunResult *r) {
+    printf("  %-6s %-22s first loss %.5f  train loss %.4f  test acc %.4f (loss %.4f)  "
+           "%.0f samples/s  peak %.1f MiB\n", model, where, r->first_loss, r->train_loss,
+           r->test_accuracy, r->test_loss, r->samples_per_second,
+           (double)r->peak_reserved / (1 << 20));
+    fflush(stdout);
+}
+
+static double relative(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-12); }
+
+// One GPU run against the CPU's.
+static void compare_runs(const char *model, const char *where, const RunResult *gpu,
+                         const RunResult *cpu, double first_loss_rtol) {
+    if (!(relative(gpu->first_loss, cpu->first_loss) <= first_loss_rtol)) {
+        fprintf(stderr, "%s on %s: first-step loss %.7f vs cpu %.7f (relative difference %.2g > "
+                "%g): the forward pass differs\n", model, where, gpu->first_loss, cpu->first_loss,
+                relative(gpu->first_loss, cpu->first_loss), first_loss_rtol);
+        test_failures++;
+    }
+    if (!(relative(gpu->train_loss, cpu->train_loss) <= TRAIN_LOSS_RTOL)) {
+        fprintf(stderr, "%s on %s: epoch training loss %.4f vs cpu %.4f (relative difference "
+                "%.2g > %g)\n", model, where, gpu->train_loss, cpu->train_loss,
+                relative(gpu->train_loss, cpu->train_loss), TRAIN_LOSS_RTOL);
+        test_failures++;
+    }
+    if (!(fabs(gpu->test_accuracy - cpu->test_accuracy) <= ACCURACY_TOLERANCE)) {
+        fprintf(stderr, "%s on %s: test accuracy %.4f vs cpu %.4f: more than %.0f points apart\n",
+                model, where, gpu->test_accuracy, cpu->test_accuracy, 100 * ACCURACY_TOLERANCE);
+        test_failures++;
+    }
+    if (!(gpu->test_accuracy > MIN_ACCURACY)) {
+        fprintf(stderr, "%s on %s: test accuracy %.4f, want above %.2f after one epoch\n", model,
+                where, gpu->test_accuracy, MIN_ACCURACY);
+        test_failures++;
+    }
+}
+
+// GPU (TF32 allowed, then FP32 only) against CPU, same model, data and seed.
+static void gpu_training_matches_cpu(const char *model, const Dataset *train, const Dataset *test,
+                                     RunResult *gpu_out) {
+    Status st;
+    RunResult cpu, gpu;
+    status_clear(&st);
+    if (train_once(model, "cpu", NULL, 0, train, test, &cpu, &st)) {
+        report_status("training on the CPU", &st);
+        test_failures++;
+        return;
+    }
+    print_run(model, "cpu", &cpu);
+    for (int no_tf32 = 0; no_tf32 <= 1; no_tf32++) {
+        const char *where = no_tf32 ? "cuda:0 --no-tf32" : "cuda:0";
+        status_clear(&st);
+        if (train_once(model, "cuda:0", NULL, no_tf32, train, test, &gpu, &st)) {
+            fprintf(stderr, "%s: ", model);
+            report_status(where, &st);
+            test_failures++;
+            continue;
+        }
+        print_run(model, where, &gpu);
+        compare_runs(model, where, &gpu, &cpu, no_tf32 ? FIRST_LOSS_RTOL_FP32 : FIRST_LOSS_RTOL_TF32);
+        if (!no_tf32) *gpu_out = gpu;
+    }
+}
+
+// Under a memory limit too small to hold the dataset as well, batches are staged through
+// the host: training must work the same, and the limit must hold on the GPU.
+static void staged_dataset_trains_like_resident(const Dataset *train, const Dataset *test,
+                                                const RunResult *resident) {
+    Status st;
+    status_clear(&st);
+    RunResult staged;
+    if (train_once("mlp", "cuda:0", STAGING_LIMIT, 0, train, test, &staged, &st)) {
+        report_status("training mlp on cuda:0 with --memory-limit " STAGING_LIMIT, &st);
+        test_failures++;
+        return;
+    }
+    print_run("mlp", "cuda:0 limit " STAGING_LIMIT, &staged);
+    if (!(staged.peak_reserved <= staged.limit && staged.limit > 0)) {
+        fprintf(stderr, "mlp on cuda:0 with --memory-limit %s: peak reserved %zu bytes, limit "
+                "%zu\n", STAGING_LIMIT, staged.peak_reserved, staged.limit);
+        test_failures++;
+    }
+    if (!(fabs(staged.test_accuracy - resident->test_accuracy) <= ACCURACY_TOLERANCE)) {
+        fprintf(stderr, "mlp on cuda:0: test accuracy %.4f with the dataset staged through the "
+                "host vs %.4f with it on the device\n", staged.test_accuracy,
+                resident->test_accuracy);
+        test_failures++;
+    }
+}
+
+static void expect_out_of_memory(const char *what, int rc, const Status *st) {
+    if (rc != STATUS_OUT_OF_MEMORY) {
+        fprintf(stderr, "%s: got %s (%d), want STATUS_OUT_OF_MEMORY: %s\n", what,
+                status_code_name((StatusCode)rc), rc, st->message);
+        test_failures++;
+        return;
+    }
+    printf("  %s: out of memory, as it should be: %s\n", what, st->message);
+    CHECK_CONTAINS(st->message, "out of memory");
+}
+
+// --memory-limit 1M cannot hold the MLP's parameters and gradients (1.9 MB); 24M holds
+// LeNet's parameters, gradients and Adam state (13.7 MB) but not its batch-128
+// activations (~50 MB). Both are a status, and the device stays usable.
+static void memory_limit_is_out_of_memory_not_a_crash(const Dataset *train, const Dataset *test) {
+    static const struct { const char *model, *limit; } cases[] = {{"mlp", "1M"}, {"lenet", "24M"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Status st;
+        status_clear(&st);
+        RunResult r;
+        char what[128];
+        snprintf(what, sizeof what, "%s on cuda:0 with --memory-limit %s", cases[i].model,
+                 cases[i].limit);
+        int rc = train_once(cases[i].model, "cuda:0", cases[i].limit, 0, train, test, &r, &st);
+        expect_out_of_memory(what, rc, &st);
+        if (r.limit && r.peak_reserved > r.limit) {
+            fprintf(stderr, "%s: peak reserved %zu bytes is over the limit\n", what, r.peak_reserved);
+            test_failures++;
+        }
+    }
+}
+
+// With no limit, a request for four times the GPU's memory reaches cudaMalloc, whose
+// failure must come back as STATUS_OUT_OF_MEMORY; an ordinary allocation then works.
+static void device_out_of_memory_is_a_status(void) {
+    Status st;
+    status_clear(&st);
+    Device d;
+    char notice[512];
+    DeviceOptions options = {.spec = "cuda:0", .mode = ALLOC_GROW};
+    if (device_open(&options, &d, notice, sizeof notice, &st)) {
+        report_status("device_open cuda:0", &st);
+        test_failures++;
+        return;
+    }
+    size_t total = d.backend->total_memory(d.backend);
+    void *p = NULL;
+    int rc = alloc_get(&d.alloc, total ? total * 4 : (size_t)1 << 50, &p, &st);
+    expect_out_of_memory("an allocation of 4x the GPU's memory", rc, &st);
+    CHECK(p == NULL);
+    CHECK(d.alloc.stats.out_of_memory >= 1);
+    status_clear(&st);
+    rc = alloc_get(&d.alloc, (size_t)64 << 20, &p, &st);
+    if (rc) report_status("a 64 MiB allocation after the out-of-memory", &st);
+    CHECK_INT_EQ(rc, 0);
+    if (!rc) {
+        rc = d.backend->fill(d.backend, p, 1.0f, ((size_t)64 << 20) / sizeof(float), &st);
+        if (!rc) rc = d.backend->synchronize(d.backend, &st);
+        if (rc) report_status("using the GPU after the out-of-memory", &st);
+        CHECK_INT_EQ(rc, 0);
+        alloc_put(&d.alloc, p);
+    }
+    device_close(&d);
+}
+
+int main(void) {
+    // A GPU first: the cheap question.
+    Status st;
+    status_clear(&st);
+    const Backend *probe = NULL;
+    CudaBackendOptions cuda = {.ordinal = 0, .allow_tf32 = 1};
+    if (cuda_backend_open(&cuda, &probe, &st)) {
+        char text[2048];
+        status_format(&st, text, sizeof text);
+        if (st.code == STATUS_NO_DEVICE) {
+            printf("skipped: no usable CUDA backend: %s", text);
+            return 77;
+        }
+        fprintf(stderr, "cuda_backend_open: %s", text);
+        return 1;
+    }
+    cuda_backend_close(probe);
+
+    const char *dir = getenv("TRAINER_FASHION_MNIST_DIR");
+    char spec[1024];
+    if (dir && dir[0]) snprintf(spec, sizeof spec, "idx:%s", dir);
+    else snprintf(spec, sizeof spec, "fashion-mnist");
+    Dataset train = {0}, test = {0};
+    status_clear(&st);
+    if (dataset_load(spec, "train", &train, &st) || dataset_load(spec, "test", &test, &st)) {
+        char text[2048];
+        status_format(&st, text, sizeof text);
+        printf("skipped: Fashion-MNIST is not available (%s): %s", spec, text);
+        dataset_free(&train);
+        dataset_free(&test);
+        return 77;
+    }
+    dataset_truncate(&train, TRAIN_SAMPLES);
+    printf("data %s: %d train, %d test samples\n", spec, train.count, test.count);
+
+    RunResult mlp_gpu = {0}, lenet_gpu = {0};
+    gpu_training_matches_cpu("mlp", &train, &test, &mlp_gpu);
+    gpu_training_matches_cpu("lenet", &train, &test, &lenet_gpu);
+    if (mlp_gpu.test_accuracy > 0) staged_dataset_trains_like_resident(&train, &test, &mlp_gpu);
+    memory_limit_is_out_of_memory_not_a_crash(&train, &test);
+    device_out_of_memory_is_a_status();
+
+    dataset_free(&train);
+    dataset_free(&test);
+    return test_exit_code("test_cuda_train");
+}
