@@ -70,6 +70,8 @@ int run_check(const Command *cmd, const ParsedArgs *args);
 int run_predict(const Command *cmd, const ParsedArgs *args);
 extern const Command predict_command;
 extern const Command train_command, eval_command, check_command;
+int run_devices(const Command *cmd, const ParsedArgs *args);
+extern const Command devices_command;
 
 // Progress bar on a terminal (tools/progress.c).
 typedef struct ProgressBar {

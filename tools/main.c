@@ -11,7 +11,7 @@
 #include "tools/cli.h"
 
 static const Command *const commands[] = {&train_command, &eval_command, &check_command,
-                                          &predict_command};
+                                          &predict_command, &devices_command};
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 
 static void print_usage(FILE *out) {
@@ -90,6 +90,6 @@ int main(int argc, char **argv) {
     const char *near = model_suggest(name, names);
     if (near) status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'; did you mean '%s'?", name, near);
     else status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'", name);
-    status_hint(&st, "commands: train, eval, check, predict; see `trainer --help`");
+    status_hint(&st, "commands: train, eval, check, predict, devices; see `trainer --help`");
     return report_failure(&st);
 }

@@ -45,6 +45,11 @@ else
 fi
 expect_match out '^epoch 1/1 ' "--device auto ran an epoch"
 
+run "$TRAINER" devices
+expect_rc 0 "trainer devices lists what is usable"
+expect_match out '^cpu ' "trainer devices lists the CPU"
+expect_match out '^cuda' "trainer devices says what it found for CUDA (a GPU or why none)"
+
 for bad in tpu gpu cuda:x cuda:; do
     run "$TRAINER" train models/mlp.model "${tiny[@]}" --device "$bad"
     expect_error 2 "'$bad'" "--device $bad is a usage error"
