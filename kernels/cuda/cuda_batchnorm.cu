@@ -71,26 +71,6 @@ __device__ static inline float normalise(float x, float scale, float shift) {
     return __fadd_rn(__fmul_rn(x, scale), shift);
 }
 
-// The sum of v over the block, returned to every thread. Warps reduce by shuffles, then
-// warp 0 reduces the warps' sums: a fixed tree for a fixed blockDim, so the result does
-// not change from run to run. `shared` holds BN_MAX_WARPS values; the trailing barrier
-// lets the caller reuse it right away.
-__device__ static double block_sum(double v, double *shared) {
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
-    if (lane == 0) shared[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < warps ? shared[lane] : 0.0;
-        for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
-        if (lane == 0) shared[0] = v;
-    }
-    __syncthreads();
-    double total = shared[0];
-    __syncthreads();
-    return total;
-}
-
 // Training forward, one block per channel (grid-stride over channels): the mean, then the
 // sum of squared deviations from it (two passes, as the CPU: E[x^2] - E[x]^2 cancels badly
 // when |mean| >> std), then y, the saved statistics and the running statistics.
@@ -107,7 +87,7 @@ batchnorm_forward_training_kernel(const float *x, float *y, const float *gamma,
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
              channel_advance(&cur))
             sum += (double)x[channel_at(cur, c, channels)];
-        double mean = block_sum(sum, shared) / m;
+        double mean = cuda_block_sum(sum, shared) / m;
 
         double squares = 0.0;
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
@@ -115,7 +95,7 @@ batchnorm_forward_training_kernel(const float *x, float *y, const float *gamma,
             double d = (double)x[channel_at(cur, c, channels)] - mean;
             squares += d * d;
         }
-        squares = block_sum(squares, shared);
+        squares = cuda_block_sum(squares, shared);
         double var = squares / m;  // biased: what normalises, as in PyTorch
         double invstd = 1.0 / sqrt(var + (double)eps);
 
@@ -172,8 +152,8 @@ __global__ static void batchnorm_forward_inference_kernel(
 // rounded to float first, as the CPU computes it), then, unless dx is NULL,
 //   batch statistics: dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)),
 //   fixed statistics: dx = gamma * invstd * dy.
-// dx may alias dy: the reductions finish (block_sum's barriers) before any dx is written,
-// and each element is then read and written by the same thread.
+// dx may alias dy: the reductions finish (cuda_block_sum's barriers) before any dx is
+// written, and each element is then read and written by the same thread.
 __global__ static void __launch_bounds__(BN_THREADS)
 batchnorm_backward_kernel(const float *x, const float *dy, const float *gamma,
                           const float *save_mean, const float *save_invstd, float *dx,
@@ -192,8 +172,8 @@ batchnorm_backward_kernel(const float *x, const float *dy, const float *gamma,
             sum_dy += (double)d;
             sum_dy_xhat += (double)d * (double)xhat;
         }
-        sum_dy = block_sum(sum_dy, shared);
-        sum_dy_xhat = block_sum(sum_dy_xhat, shared);
+        sum_dy = cuda_block_sum(sum_dy, shared);
+        sum_dy_xhat = cuda_block_sum(sum_dy_xhat, shared);
         if (threadIdx.x == 0) {
             dbeta[c] = (float)((accumulate_params ? (double)dbeta[c] : 0.0) + sum_dy);
             dgamma[c] = (float)((accumulate_params ? (double)dgamma[c] : 0.0) + sum_dy_xhat);

@@ -49,12 +49,6 @@ static int cuda_gemm(const Backend *b, int transpose_a, int transpose_b, int m, 
 static const unsigned COL_THREADS = 32;
 static const unsigned ROW_THREADS = 8;
 
-static inline unsigned capped_blocks(size_t n, unsigned per_block) {
-    size_t blocks = (n + per_block - 1) / per_block;
-    if (blocks == 0) blocks = 1;
-    return (unsigned)(blocks > CUDA_MAX_BLOCKS ? CUDA_MAX_BLOCKS : blocks);
-}
-
 __global__ static void add_bias_rows_kernel(float *y, const float *bias, int rows, int cols) {
     for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < (size_t)cols;
          c += (size_t)gridDim.x * blockDim.x) {
@@ -69,7 +63,8 @@ static int cuda_add_bias_rows(const Backend *b, float *y, const float *bias, int
                               Status *st) {
     if (rows <= 0 || cols <= 0) return 0;
     dim3 block(COL_THREADS, ROW_THREADS);
-    dim3 grid(capped_blocks((size_t)cols, COL_THREADS), capped_blocks((size_t)rows, ROW_THREADS));
+    dim3 grid(cuda_blocks_capped((size_t)cols, COL_THREADS),
+              cuda_blocks_capped((size_t)rows, ROW_THREADS));
     add_bias_rows_kernel<<<grid, block, 0, cuda_context(b)->stream>>>(y, bias, rows, cols);
     CUDA_CHECK_LAUNCH("add_bias_rows_kernel");
     return 0;
@@ -119,7 +114,7 @@ static int cuda_sum_rows(const Backend *b, float *out, const float *x, int rows,
     if (cols <= 0) return 0;
     if (rows < 0) rows = 0;
     dim3 block(COL_THREADS, SUM_ROW_THREADS);
-    sum_rows_kernel<<<capped_blocks((size_t)cols, COL_THREADS), block, 0,
+    sum_rows_kernel<<<cuda_blocks_capped((size_t)cols, COL_THREADS), block, 0,
                       cuda_context(b)->stream>>>(out, x, rows, cols, beta);
     CUDA_CHECK_LAUNCH("sum_rows_kernel");
     return 0;

@@ -90,25 +90,6 @@ struct CudaConvAlgoCache {
 
 // ---- direct kernels ---------------------------------------------------------------
 
-// The sum of v over the block, returned to every thread: shuffles within warps, then warp
-// 0 sums the warps' results; a fixed tree, so the result is the same every run. `shared`
-// holds 32 floats; the trailing barrier lets the caller reuse it at once.
-__device__ static float block_sum(float v, float *shared) {
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
-    if (lane == 0) shared[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < warps ? shared[lane] : 0.0f;
-        for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
-        if (lane == 0) shared[0] = v;
-    }
-    __syncthreads();
-    float total = shared[0];
-    __syncthreads();
-    return total;
-}
-
 // One thread per output element y[n][f][oh][ow]: the dot product of f's weights with the
 // window, skipping taps in the padding. Neighbouring threads are neighbouring ow, so their
 // x reads are neighbours (or stride apart) and their weight reads are one broadcast.
@@ -212,7 +193,7 @@ conv2d_direct_backward_filter_kernel(Conv2dGeometry g, const float *x, const flo
             sum += dy[((size_t)n * g.out_channels + f) * out_plane + (size_t)oh * g.out_w + ow] *
                    x[((size_t)n * g.in_channels + c0 + c) * in_plane + (size_t)ih * g.in_w + iw];
         }
-        sum = block_sum(sum, shared);
+        sum = cuda_block_sum(sum, shared);
         if (threadIdx.x == 0) dw[wi] = accumulate ? dw[wi] + sum : sum;
     }
 }
@@ -229,7 +210,7 @@ conv2d_direct_backward_bias_kernel(Conv2dGeometry g, const float *dy, float *dbi
             size_t n = q / out_plane, p = q % out_plane;
             sum += dy[(n * g.out_channels + f) * out_plane + p];
         }
-        sum = block_sum(sum, shared);
+        sum = cuda_block_sum(sum, shared);
         if (threadIdx.x == 0) dbias[f] = accumulate ? dbias[f] + sum : sum;
     }
 }
@@ -242,10 +223,6 @@ static size_t conv_outputs(const Conv2dGeometry *g) {
 }
 static size_t conv_weights(const Conv2dGeometry *g) {
     return (size_t)g->out_channels * (g->in_channels / g->groups) * g->kernel_h * g->kernel_w;
-}
-static unsigned capped_blocks(size_t n) {
-    if (n == 0) return 1;
-    return (unsigned)(n < CUDA_MAX_BLOCKS ? n : CUDA_MAX_BLOCKS);
 }
 
 static int direct_forward(CudaContext *ctx, const Conv2dGeometry *g, const float *x,
@@ -269,15 +246,15 @@ static int direct_backward_data(CudaContext *ctx, const Conv2dGeometry *g, const
 static int direct_backward_filter(CudaContext *ctx, const Conv2dGeometry *g, const float *x,
                                   const float *dy, float *dw, int accumulate, Status *st) {
     size_t weights = conv_weights(g);
-    conv2d_direct_backward_filter_kernel<<<capped_blocks(weights), CONV_REDUCE_THREADS, 0,
-                                           ctx->stream>>>(*g, x, dy, dw, accumulate, weights);
+    conv2d_direct_backward_filter_kernel<<<cuda_blocks_capped(weights, 1), CONV_REDUCE_THREADS,
+                                           0, ctx->stream>>>(*g, x, dy, dw, accumulate, weights);
     CUDA_CHECK_LAUNCH("conv2d_direct_backward_filter_kernel");
     return 0;
 }
 
 static int direct_backward_bias(CudaContext *ctx, const Conv2dGeometry *g, const float *dy,
                                 float *dbias, int accumulate, Status *st) {
-    conv2d_direct_backward_bias_kernel<<<capped_blocks((size_t)g->out_channels),
+    conv2d_direct_backward_bias_kernel<<<cuda_blocks_capped((size_t)g->out_channels, 1),
                                          CONV_REDUCE_THREADS, 0, ctx->stream>>>(*g, dy, dbias,
                                                                                 accumulate);
     CUDA_CHECK_LAUNCH("conv2d_direct_backward_bias_kernel");
@@ -357,9 +334,27 @@ static const ConvChoice *candidates_pick(const ConvCandidates *c, size_t workspa
     return NULL;
 }
 
-// Each of the next three asks the heuristics for every algorithm, ranked, then keeps
-// those cuDNN supports here and asks each one's exact workspace under the math type it
-// will run with (the heuristics' `memory` is for the math type they assumed).
+// Keeps, of the `returned` algorithms the heuristics ranked in perf (best first), those
+// cuDNN supports here, each with its exact workspace under the math type it will run with
+// (the heuristics' `memory` is for the math type they assumed): workspace(algo, &bytes)
+// asks the op's cudnnGet*WorkspaceSize. Then picks the budgeted one.
+template <typename Perf, typename WorkspaceSize>
+static int add_ranked_candidates(CudaContext *ctx, ConvPlan *p, const Perf *perf, int returned,
+                                 WorkspaceSize workspace, ConvCandidates *out, Status *st) {
+    for (int i = 0; i < returned; i++) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+        cudnnMathType_t math = candidate_math(ctx, perf[i].mathType);
+        size_t bytes = 0;
+        CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
+        if (workspace(perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
+        candidates_add(out, (int)perf[i].algo, math, bytes);
+    }
+    candidates_budget(out);
+    return 0;
+}
+
+// Each of the next three asks the heuristics for every algorithm of its op, ranked, under
+// the policy's math type, and keeps the usable ones (add_ranked_candidates).
 static int forward_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0;
@@ -367,18 +362,11 @@ static int forward_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
     CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(ctx->cudnn, p->x, p->w, p->conv, p->y,
                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                                                        &returned, perf));
-    for (int i = 0; i < returned; i++) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-        cudnnMathType_t math = candidate_math(ctx, perf[i].mathType);
-        size_t bytes = 0;
-        CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
-        if (cudnnGetConvolutionForwardWorkspaceSize(ctx->cudnn, p->x, p->w, p->conv, p->y,
-                                                    perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS)
-            continue;
-        candidates_add(&p->forward, (int)perf[i].algo, math, bytes);
-    }
-    candidates_budget(&p->forward);
-    return 0;
+    auto workspace = [&](cudnnConvolutionFwdAlgo_t algo, size_t *bytes) {
+        return cudnnGetConvolutionForwardWorkspaceSize(ctx->cudnn, p->x, p->w, p->conv, p->y,
+                                                       algo, bytes);
+    };
+    return add_ranked_candidates(ctx, p, perf, returned, workspace, &p->forward, st);
 }
 
 static int backward_data_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
@@ -388,19 +376,11 @@ static int backward_data_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
     CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
         ctx->cudnn, p->w, p->y, p->conv, p->x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned,
         perf));
-    for (int i = 0; i < returned; i++) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-        cudnnMathType_t math = candidate_math(ctx, perf[i].mathType);
-        size_t bytes = 0;
-        CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
-        if (cudnnGetConvolutionBackwardDataWorkspaceSize(ctx->cudnn, p->w, p->y, p->conv, p->x,
-                                                         perf[i].algo, &bytes) !=
-            CUDNN_STATUS_SUCCESS)
-            continue;
-        candidates_add(&p->backward_data, (int)perf[i].algo, math, bytes);
-    }
-    candidates_budget(&p->backward_data);
-    return 0;
+    auto workspace = [&](cudnnConvolutionBwdDataAlgo_t algo, size_t *bytes) {
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(ctx->cudnn, p->w, p->y, p->conv,
+                                                            p->x, algo, bytes);
+    };
+    return add_ranked_candidates(ctx, p, perf, returned, workspace, &p->backward_data, st);
 }
 
 static int backward_filter_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
@@ -410,19 +390,11 @@ static int backward_filter_candidates(CudaContext *ctx, ConvPlan *p, Status *st)
     CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
         ctx->cudnn, p->x, p->y, p->conv, p->w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
         &returned, perf));
-    for (int i = 0; i < returned; i++) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-        cudnnMathType_t math = candidate_math(ctx, perf[i].mathType);
-        size_t bytes = 0;
-        CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
-        if (cudnnGetConvolutionBackwardFilterWorkspaceSize(ctx->cudnn, p->x, p->y, p->conv, p->w,
-                                                           perf[i].algo, &bytes) !=
-            CUDNN_STATUS_SUCCESS)
-            continue;
-        candidates_add(&p->backward_filter, (int)perf[i].algo, math, bytes);
-    }
-    candidates_budget(&p->backward_filter);
-    return 0;
+    auto workspace = [&](cudnnConvolutionBwdFilterAlgo_t algo, size_t *bytes) {
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(ctx->cudnn, p->x, p->y, p->conv,
+                                                              p->w, algo, bytes);
+    };
+    return add_ranked_candidates(ctx, p, perf, returned, workspace, &p->backward_filter, st);
 }
 
 static void plan_destroy_descriptors(ConvPlan *p) {

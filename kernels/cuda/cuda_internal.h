@@ -65,10 +65,34 @@ int cudnn_fail(Status *st, cudnnStatus_t status, const char *call, const char *f
 // kernels use grid-stride loops, so any n launches a valid configuration.
 static const unsigned CUDA_THREADS = 256;
 static const size_t CUDA_MAX_BLOCKS = 65535;
-static inline unsigned cuda_blocks_for(size_t n) {
-    size_t blocks = (n + CUDA_THREADS - 1) / CUDA_THREADS;
+// Blocks to cover n items at per_block items per block: at least 1, at most
+// CUDA_MAX_BLOCKS (the kernels stride over what the grid does not reach).
+static inline unsigned cuda_blocks_capped(size_t n, unsigned per_block) {
+    size_t blocks = (n + per_block - 1) / per_block;
     if (blocks == 0) blocks = 1;
     return (unsigned)(blocks > CUDA_MAX_BLOCKS ? CUDA_MAX_BLOCKS : blocks);
+}
+static inline unsigned cuda_blocks_for(size_t n) { return cuda_blocks_capped(n, CUDA_THREADS); }
+
+// The sum of v over the block, returned to every thread: shuffles within warps, then warp
+// 0 sums the warps' results; a fixed tree for a fixed blockDim, so the result is the same
+// every run. `shared` holds one T per warp (32 at most); the trailing barrier lets the
+// caller reuse it at once. Every thread of the block must call it.
+template <typename T>
+__device__ static inline T cuda_block_sum(T v, T *shared) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+    if (lane == 0) shared[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < warps ? shared[lane] : T(0);
+        for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+        if (lane == 0) shared[0] = v;
+    }
+    __syncthreads();
+    T total = shared[0];
+    __syncthreads();
+    return total;
 }
 
 // The same dropout hash as the CPU's (kernels/backend.h), on the device.

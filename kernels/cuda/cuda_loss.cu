@@ -21,10 +21,24 @@ static const unsigned WARP = 32;
 static const unsigned ROWS_PER_BLOCK = 8;  // warps per block in the forward kernels
 static const unsigned ROW_THREADS = 8;     // warps down the rows in the backward kernels
 
-static inline unsigned capped_blocks(size_t n, unsigned per_block) {
-    size_t blocks = (n + per_block - 1) / per_block;
-    if (blocks == 0) blocks = 1;
-    return (unsigned)(blocks > CUDA_MAX_BLOCKS ? CUDA_MAX_BLOCKS : blocks);
+// The forward kernels' grid: one warp per row, ROWS_PER_BLOCK rows per block.
+static inline unsigned forward_blocks(int rows) {
+    return cuda_blocks_capped((size_t)rows, ROWS_PER_BLOCK);
+}
+// The backward kernels' block and grid: WARP columns by ROW_THREADS rows per block.
+static inline dim3 backward_block() { return dim3(WARP, ROW_THREADS); }
+static inline dim3 backward_grid(int rows, int classes) {
+    return dim3(cuda_blocks_capped((size_t)classes, WARP),
+                cuda_blocks_capped((size_t)rows, ROW_THREADS));
+}
+
+// The forward kernels' row loop, one warp per row: this warp's first row, and the
+// stride to its next (the warps in the grid).
+__device__ static inline size_t warp_first_row() {
+    return blockIdx.x * (size_t)(blockDim.x / WARP) + threadIdx.x / WARP;
+}
+__device__ static inline size_t grid_warps() {
+    return (size_t)gridDim.x * (blockDim.x / WARP);
 }
 
 // ---- warp reductions ---------------------------------------------------------------
@@ -91,10 +105,8 @@ __global__ static void softmax_cross_entropy_forward_kernel(const float *logits,
                                                             float *row_loss,
                                                             float *row_correct) {
     unsigned lane = threadIdx.x % WARP;
-    size_t warps = (size_t)gridDim.x * (blockDim.x / WARP);
     // r is the same in all lanes of a warp, so the whole warp enters the shuffles together.
-    for (size_t r = blockIdx.x * (size_t)(blockDim.x / WARP) + threadIdx.x / WARP;
-         r < (size_t)rows; r += warps) {
+    for (size_t r = warp_first_row(); r < (size_t)rows; r += grid_warps()) {
         const float *z = logits + r * classes;
         float *p = probs + r * classes;
         int best = warp_argmax(z, classes, lane);
@@ -117,8 +129,8 @@ static int cuda_softmax_cross_entropy_forward(const Backend *b, const float *log
                                               float *probs, float *row_loss, float *row_correct,
                                               Status *st) {
     if (rows <= 0 || classes <= 0) return 0;
-    softmax_cross_entropy_forward_kernel<<<capped_blocks((size_t)rows, ROWS_PER_BLOCK),
-                                           ROWS_PER_BLOCK * WARP, 0, cuda_context(b)->stream>>>(
+    softmax_cross_entropy_forward_kernel<<<forward_blocks(rows), ROWS_PER_BLOCK * WARP, 0,
+                                           cuda_context(b)->stream>>>(
         logits, labels, rows, classes, probs, row_loss, row_correct);
     CUDA_CHECK_LAUNCH("softmax_cross_entropy_forward_kernel");
     return 0;
@@ -148,9 +160,8 @@ static int cuda_softmax_cross_entropy_backward(const Backend *b, const float *pr
                                                float scale, float *dlogits, int accumulate,
                                                Status *st) {
     if (rows <= 0 || classes <= 0) return 0;
-    dim3 block(WARP, ROW_THREADS);
-    dim3 grid(capped_blocks((size_t)classes, WARP), capped_blocks((size_t)rows, ROW_THREADS));
-    softmax_cross_entropy_backward_kernel<<<grid, block, 0, cuda_context(b)->stream>>>(
+    softmax_cross_entropy_backward_kernel<<<backward_grid(rows, classes), backward_block(), 0,
+                                            cuda_context(b)->stream>>>(
         probs, labels, rows, classes, scale, dlogits, accumulate != 0);
     CUDA_CHECK_LAUNCH("softmax_cross_entropy_backward_kernel");
     return 0;
@@ -165,9 +176,7 @@ __global__ static void mse_forward_kernel(const float *predictions, const int32_
                                           int rows, int classes, float *row_loss,
                                           float *row_correct) {
     unsigned lane = threadIdx.x % WARP;
-    size_t warps = (size_t)gridDim.x * (blockDim.x / WARP);
-    for (size_t r = blockIdx.x * (size_t)(blockDim.x / WARP) + threadIdx.x / WARP;
-         r < (size_t)rows; r += warps) {
+    for (size_t r = warp_first_row(); r < (size_t)rows; r += grid_warps()) {
         const float *y = predictions + r * classes;
         int label = labels[r];
         int best = warp_argmax(y, classes, lane);
@@ -188,7 +197,7 @@ static int cuda_mse_forward(const Backend *b, const float *predictions, const in
                             int rows, int classes, float *row_loss, float *row_correct,
                             Status *st) {
     if (rows <= 0 || classes <= 0) return 0;
-    mse_forward_kernel<<<capped_blocks((size_t)rows, ROWS_PER_BLOCK), ROWS_PER_BLOCK * WARP, 0,
+    mse_forward_kernel<<<forward_blocks(rows), ROWS_PER_BLOCK * WARP, 0,
                          cuda_context(b)->stream>>>(predictions, labels, rows, classes,
                                                     row_loss, row_correct);
     CUDA_CHECK_LAUNCH("mse_forward_kernel");
@@ -217,9 +226,8 @@ static int cuda_mse_backward(const Backend *b, const float *predictions, const i
                              int rows, int classes, float scale, float *dpredictions,
                              int accumulate, Status *st) {
     if (rows <= 0 || classes <= 0) return 0;
-    dim3 block(WARP, ROW_THREADS);
-    dim3 grid(capped_blocks((size_t)classes, WARP), capped_blocks((size_t)rows, ROW_THREADS));
-    mse_backward_kernel<<<grid, block, 0, cuda_context(b)->stream>>>(
+    mse_backward_kernel<<<backward_grid(rows, classes), backward_block(), 0,
+                          cuda_context(b)->stream>>>(
         predictions, labels, rows, classes, scale, dpredictions, accumulate != 0);
     CUDA_CHECK_LAUNCH("mse_backward_kernel");
     return 0;

@@ -40,6 +40,25 @@ __device__ static inline void windows_containing(int at, int pad, int kernel, in
     *hi = min((at + pad) / stride + 1, out);
 }
 
+// The window of the output at `o` within its plane (row-major), clipped to the input.
+__device__ static inline PoolWindow output_window(const Pool2dGeometry &g, size_t o) {
+    return pool_window(g, (int)(o / (size_t)g.out_w), (int)(o % (size_t)g.out_w));
+}
+
+// The outputs whose window contains the input at `at` within its plane (row-major): rows
+// [h0, h1), columns [w0, w1) of the output plane.
+struct OutputRange {
+    int h0, h1, w0, w1;
+};
+
+__device__ static inline OutputRange outputs_containing(const Pool2dGeometry &g, size_t at) {
+    int ih = (int)(at / (size_t)g.in_w), iw = (int)(at % (size_t)g.in_w);
+    OutputRange r;
+    windows_containing(ih, g.pad_top, g.kernel_h, g.stride_h, g.out_h, &r.h0, &r.h1);
+    windows_containing(iw, g.pad_left, g.kernel_w, g.stride_w, g.out_w, &r.w0, &r.w1);
+    return r;
+}
+
 // One thread per output. The window is visited row-major starting from its first element,
 // and `take` is the CPU's rule: a larger value wins, ties keep the first, a NaN wins (and
 // then stays, since nothing compares greater than NaN). Padding is never read, so it
@@ -51,9 +70,8 @@ __global__ static void maxpool_forward_kernel(Pool2dGeometry g, const float *x, 
     size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
-        size_t plane = i / out_plane, o = i % out_plane;
-        int oh = (int)(o / (size_t)g.out_w), ow = (int)(o % (size_t)g.out_w);
-        PoolWindow win = pool_window(g, oh, ow);
+        size_t plane = i / out_plane;
+        PoolWindow win = output_window(g, i % out_plane);
         if (win.h0 >= win.h1 || win.w0 >= win.w1) {
             y[i] = -INFINITY;
             argmax[i] = -1;
@@ -84,15 +102,12 @@ __global__ static void maxpool_backward_kernel(Pool2dGeometry g, const float *dy
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
         size_t plane = i / in_plane, at = i % in_plane;
-        int ih = (int)(at / (size_t)g.in_w), iw = (int)(at % (size_t)g.in_w);
-        int oh0, oh1, ow0, ow1;
-        windows_containing(ih, g.pad_top, g.kernel_h, g.stride_h, g.out_h, &oh0, &oh1);
-        windows_containing(iw, g.pad_left, g.kernel_w, g.stride_w, g.out_w, &ow0, &ow1);
+        OutputRange out = outputs_containing(g, at);
         const float *grad = dy + plane * out_plane;
         const int32_t *arg = argmax + plane * out_plane;
         float sum = accumulate ? dx[i] : 0.0f;
-        for (int oh = oh0; oh < oh1; oh++)
-            for (int ow = ow0; ow < ow1; ow++) {
+        for (int oh = out.h0; oh < out.h1; oh++)
+            for (int ow = out.w0; ow < out.w1; ow++) {
                 size_t o = (size_t)oh * g.out_w + ow;
                 if (arg[o] == (int32_t)at) sum += grad[o];
             }
@@ -107,9 +122,8 @@ __global__ static void avgpool_forward_kernel(Pool2dGeometry g, const float *x, 
     size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
-        size_t plane = i / out_plane, o = i % out_plane;
-        int oh = (int)(o / (size_t)g.out_w), ow = (int)(o % (size_t)g.out_w);
-        PoolWindow win = pool_window(g, oh, ow);
+        size_t plane = i / out_plane;
+        PoolWindow win = output_window(g, i % out_plane);
         const float *image = x + plane * in_plane;
         float sum = 0.0f;
         for (int ih = win.h0; ih < win.h1; ih++)
@@ -128,14 +142,11 @@ __global__ static void avgpool_backward_kernel(Pool2dGeometry g, const float *dy
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
         size_t plane = i / in_plane, at = i % in_plane;
-        int ih = (int)(at / (size_t)g.in_w), iw = (int)(at % (size_t)g.in_w);
-        int oh0, oh1, ow0, ow1;
-        windows_containing(ih, g.pad_top, g.kernel_h, g.stride_h, g.out_h, &oh0, &oh1);
-        windows_containing(iw, g.pad_left, g.kernel_w, g.stride_w, g.out_w, &ow0, &ow1);
+        OutputRange out = outputs_containing(g, at);
         const float *grad = dy + plane * out_plane;
         float sum = accumulate ? dx[i] : 0.0f;
-        for (int oh = oh0; oh < oh1; oh++)
-            for (int ow = ow0; ow < ow1; ow++)
+        for (int oh = out.h0; oh < out.h1; oh++)
+            for (int ow = out.w0; ow < out.w1; ow++)
                 sum += __fmul_rn(grad[(size_t)oh * g.out_w + ow], scale);
         dx[i] = sum;
     }

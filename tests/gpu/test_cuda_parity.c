@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "conv_cases.h"
 #include "core/rng.h"
 #include "kernels/backend.h"
 #include "kernels/cuda/cuda_backend.h"
@@ -1254,70 +1255,22 @@ static void test_batchnorm(void) {
 
 // ---- convolution ---------------------------------------------------------------------------
 
-typedef struct ConvCase {
-    int n, c, h, w;         // input
-    int f, kh, kw;          // filters and kernel
-    int sh, sw;             // stride
-    int ph, pw;             // padding, top/left (and bottom/right unless same)
-    int dh, dw;             // dilation
-    int groups;
-    int same;               // pad=same: derived padding, the odd extra at the bottom/right
-    int bias;
-} ConvCase;
-
 static const ConvCase conv_cases[] = {
     // n  c   h   w   f  kh kw sh sw ph pw dh dw g same bias
-    {2, 1, 28, 28, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 1},   // LeNet's first layer, small
-    {3, 8, 14, 14, 16, 5, 5, 1, 1, 0, 0, 1, 1, 1, 1, 1},  // LeNet's second, pad=same
-    {1, 3, 7, 7, 5, 3, 3, 1, 1, 0, 0, 1, 1, 1, 0, 1},     // batch 1
-    {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0},     // the smallest convolution
-    {5, 3, 9, 11, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 1},    // stride 2, odd non-square input
-    {2, 2, 13, 10, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 0, 1},   // stride 3
-    {3, 2, 10, 9, 3, 3, 2, 3, 2, 0, 1, 1, 1, 1, 0, 1},    // stride 3x2, kernel 3x2, pad 0x1
-    {2, 3, 12, 12, 4, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 1},   // dilation 2
-    {2, 2, 11, 9, 3, 3, 3, 1, 1, 0, 0, 2, 2, 1, 1, 1},    // dilation 2, pad=same
-    {2, 2, 9, 13, 3, 3, 3, 2, 1, 1, 2, 2, 3, 1, 0, 0},    // dilation 2x3, stride 2x1
-    {2, 4, 8, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2, 0, 1},     // groups 2
-    {3, 6, 7, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 3, 0, 1},     // groups 3, stride 2
-    {2, 4, 10, 10, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 1},   // depthwise
-    {2, 5, 9, 7, 10, 3, 3, 1, 1, 0, 0, 1, 1, 5, 1, 0},    // depthwise, multiplier 2, same
+    CONV_CASES_BASIC,
     {2, 6, 9, 9, 6, 3, 3, 3, 3, 0, 0, 3, 3, 6, 0, 0},     // depthwise, dilation 3, stride 3
     {4, 8, 6, 6, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1},     // 1x1
     {2, 3, 6, 6, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},     // 1x1 with padding: a zero border
-    {2, 2, 8, 6, 3, 4, 4, 1, 1, 0, 0, 1, 1, 1, 1, 1},     // even kernel, pad=same: extra at bottom
-    {2, 2, 7, 9, 3, 2, 4, 1, 1, 0, 0, 1, 1, 1, 1, 1},     // even non-square kernel, pad=same
+    CONV_CASES_EVEN_SAME,
     {1, 3, 6, 5, 4, 2, 2, 1, 1, 0, 0, 2, 1, 1, 1, 1},     // even kernel, dilation 2x1, pad=same
     {2, 3, 9, 12, 4, 1, 5, 1, 2, 0, 2, 1, 1, 1, 0, 1},    // 1x5 kernel
-    {2, 2, 5, 5, 3, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 1},     // kernel == input: 1x1 output
-    {2, 2, 3, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 1, 0, 1},     // kernel > input, padding makes it fit
-    {2, 2, 4, 4, 2, 3, 3, 1, 1, 3, 3, 1, 1, 1, 0, 1},     // padding wider than the kernel reach
-    {3, 3, 17, 19, 7, 3, 5, 2, 3, 1, 2, 1, 1, 1, 0, 1},   // odd everything
-    {7, 1, 5, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},     // batch 7
+    CONV_CASES_EDGES,
     {1, 2, 31, 1, 3, 3, 1, 1, 1, 1, 0, 1, 1, 1, 0, 1},    // a 1-wide column image
     {2, 4, 6, 6, 4, 2, 2, 2, 2, 0, 0, 1, 1, 2, 0, 1},     // 2x2 stride 2 (patchify), groups 2
     {16, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1}, // CIFAR-sized
     {32, 32, 14, 14, 64, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 1}, // LeNet's second layer, batch 32
 };
 enum { CONV_CASES = sizeof conv_cases / sizeof conv_cases[0] };
-
-static Conv2dGeometry conv_geometry(const ConvCase *c) {
-    Conv2dGeometry g = {.batch = c->n, .in_channels = c->c, .in_h = c->h, .in_w = c->w,
-                        .out_channels = c->f, .kernel_h = c->kh, .kernel_w = c->kw,
-                        .stride_h = c->sh, .stride_w = c->sw, .pad_top = c->ph,
-                        .pad_left = c->pw, .dilation_h = c->dh, .dilation_w = c->dw,
-                        .groups = c->groups};
-    int span_h = c->dh * (c->kh - 1) + 1, span_w = c->dw * (c->kw - 1) + 1;
-    if (c->same) {  // as core/layers/conv2d.c: (span - 1) / 2 before, the rest after
-        g.pad_top = (span_h - 1) / 2;
-        g.pad_left = (span_w - 1) / 2;
-        g.out_h = c->h;
-        g.out_w = c->w;
-    } else {
-        g.out_h = (c->h + 2 * c->ph - span_h) / c->sh + 1;
-        g.out_w = (c->w + 2 * c->pw - span_w) / c->sw + 1;
-    }
-    return g;
-}
 
 // The CPU's answers for one case, computed once for every workspace size tried.
 typedef struct ConvReference {
@@ -1409,7 +1362,7 @@ static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char 
 }
 
 static void conv_case(const ConvCase *k, int workspace_sizes) {
-    Conv2dGeometry g = conv_geometry(k);
+    Conv2dGeometry g = conv_case_geometry(k);
     char base[256];
     snprintf(base, sizeof base,
              "n=%d x=%dx%dx%d filters=%d kernel=%dx%d stride=%dx%d pad=%s%dx%d dilation=%dx%d "

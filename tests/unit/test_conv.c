@@ -13,6 +13,7 @@
 // an off-by-one in padding, a wrong stride or a group mix-up is off by O(1). A result near
 // 0 from large terms of both signs does not fail a correct convolution.
 #include "check.h"
+#include "conv_cases.h"
 #include "core/rng.h"
 #include "kernels/cpu/cpu_ops.h"
 
@@ -22,46 +23,17 @@
 
 static Rng rng;
 
-typedef struct ConvCase {
-    int n, c, h, w;         // input
-    int f, kh, kw;          // filters and kernel
-    int sh, sw;             // stride
-    int ph, pw;             // padding, top/left (and bottom/right unless same)
-    int dh, dw;             // dilation
-    int groups;
-    int same;               // pad=same: the padding is derived, odd extra at the bottom/right
-    int bias;
-} ConvCase;
-
 static const ConvCase cases[] = {
     // n  c   h   w   f  kh kw sh sw ph pw dh dw g same bias
-    {2, 1, 28, 28, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 1},   // LeNet's first layer, small
-    {3, 8, 14, 14, 16, 5, 5, 1, 1, 0, 0, 1, 1, 1, 1, 1},  // LeNet's second, pad=same
-    {1, 3, 7, 7, 5, 3, 3, 1, 1, 0, 0, 1, 1, 1, 0, 1},     // batch 1
-    {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0},     // the smallest convolution
-    {5, 3, 9, 11, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 1},    // stride 2, odd non-square input
-    {2, 2, 13, 10, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 0, 1},   // stride 3
-    {3, 2, 10, 9, 3, 3, 2, 3, 2, 0, 1, 1, 1, 1, 0, 1},    // stride 3x2, kernel 3x2, pad 0x1
-    {2, 3, 12, 12, 4, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 1},   // dilation 2
-    {2, 2, 11, 9, 3, 3, 3, 1, 1, 0, 0, 2, 2, 1, 1, 1},    // dilation 2, pad=same
-    {2, 2, 9, 13, 3, 3, 3, 2, 1, 1, 2, 2, 3, 1, 0, 0},    // dilation 2x3, stride 2x1
-    {2, 4, 8, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2, 0, 1},     // groups 2
-    {3, 6, 7, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 3, 0, 1},     // groups 3, stride 2
-    {2, 4, 10, 10, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 1},   // depthwise
-    {2, 5, 9, 7, 10, 3, 3, 1, 1, 0, 0, 1, 1, 5, 1, 0},    // depthwise, multiplier 2, same
+    CONV_CASES_BASIC,
     {2, 3, 8, 8, 6, 3, 3, 2, 2, 1, 1, 2, 2, 3, 0, 1},     // depthwise-ish, stride and dilation
     {4, 8, 6, 6, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1},     // 1x1
     {3, 6, 7, 5, 4, 1, 1, 2, 2, 0, 0, 1, 1, 2, 0, 1},     // 1x1, stride 2, groups 2
     {2, 3, 6, 6, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},     // 1x1 with padding: a zero border
-    {2, 2, 8, 6, 3, 4, 4, 1, 1, 0, 0, 1, 1, 1, 1, 1},     // even kernel, pad=same: extra at bottom
-    {2, 2, 7, 9, 3, 2, 4, 1, 1, 0, 0, 1, 1, 1, 1, 1},     // even non-square kernel, pad=same
+    CONV_CASES_EVEN_SAME,
     {2, 3, 9, 12, 4, 1, 5, 1, 2, 0, 2, 1, 1, 1, 0, 1},    // 1x5 kernel
     {2, 3, 12, 5, 4, 5, 1, 2, 1, 2, 0, 1, 1, 1, 0, 1},    // 5x1 kernel
-    {2, 2, 5, 5, 3, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 1},     // kernel == input: 1x1 output
-    {2, 2, 3, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 1, 0, 1},     // kernel > input, padding makes it fit
-    {2, 2, 4, 4, 2, 3, 3, 1, 1, 3, 3, 1, 1, 1, 0, 1},     // padding wider than the kernel reach
-    {3, 3, 17, 19, 7, 3, 5, 2, 3, 1, 2, 1, 1, 1, 0, 1},   // odd everything
-    {7, 1, 5, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},     // batch 7 (chunks split unevenly)
+    CONV_CASES_EDGES,
     {2, 16, 6, 6, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},   // many channels
     {1, 2, 31, 1, 3, 3, 1, 1, 1, 1, 0, 1, 1, 1, 0, 1},    // a 1-wide column image
     {2, 4, 6, 6, 4, 2, 2, 2, 2, 0, 0, 1, 1, 2, 0, 1},     // 2x2 stride 2 (patchify), groups 2
@@ -72,25 +44,6 @@ static const ConvCase cases[] = {
     {6, 8, 16, 16, 160, 3, 3, 1, 1, 1, 1, 1, 1, 2, 0, 1},
 };
 enum { CASE_COUNT = sizeof cases / sizeof cases[0] };
-
-static Conv2dGeometry geometry_of(const ConvCase *c) {
-    Conv2dGeometry g = {.batch = c->n, .in_channels = c->c, .in_h = c->h, .in_w = c->w,
-                        .out_channels = c->f, .kernel_h = c->kh, .kernel_w = c->kw,
-                        .stride_h = c->sh, .stride_w = c->sw, .pad_top = c->ph,
-                        .pad_left = c->pw, .dilation_h = c->dh, .dilation_w = c->dw,
-                        .groups = c->groups};
-    int span_h = c->dh * (c->kh - 1) + 1, span_w = c->dw * (c->kw - 1) + 1;
-    if (c->same) {
-        g.pad_top = (span_h - 1) / 2;
-        g.pad_left = (span_w - 1) / 2;
-        g.out_h = c->h;
-        g.out_w = c->w;
-    } else {
-        g.out_h = (c->h + 2 * c->ph - span_h) / c->sh + 1;
-        g.out_w = (c->w + 2 * c->pw - span_w) / c->sw + 1;
-    }
-    return g;
-}
 
 static void describe(const ConvCase *c, const Conv2dGeometry *g, char *buf, size_t size) {
     snprintf(buf, size,
@@ -134,7 +87,7 @@ static void check_case(const ConvCase *c, int one_sample_workspace) {
     const Backend *b = cpu_backend();
     Status st;
     status_clear(&st);
-    Conv2dGeometry g = geometry_of(c);
+    Conv2dGeometry g = conv_case_geometry(c);
     char shape[256];
     describe(c, &g, shape, sizeof shape);
     if (one_sample_workspace) snprintf(shape + strlen(shape), sizeof shape - strlen(shape), ", 1-sample workspace");
