@@ -1,29 +1,56 @@
 #include <math.h>
 
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/cpu_parallel.h"
 
-int cpu_activation_forward(const Backend *b, ActivationKind kind, float slope, const float *x,
-                           float *y, size_t n, Status *st) {
-    switch (kind) {
+// Elementwise loops split across the cores (cpu_parallel.h): between two GEMMs the
+// second core would otherwise idle while one core walks the activations.
+typedef struct ElementwiseJob {
+    ActivationKind kind;
+    float slope, rate;
+    uint64_t seed;
+    int accumulate;
+    const float *x, *y, *dy, *mask;
+    float *out, *out_mask;
+} ElementwiseJob;
+
+static void activation_forward_range(void *context, size_t begin, size_t end) {
+    const ElementwiseJob *j = context;
+    const float *x = j->x;
+    float *y = j->out, slope = j->slope;
+    switch (j->kind) {
     case ACTIVATION_RELU:
-        for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        for (size_t i = begin; i < end; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
         break;
     case ACTIVATION_LEAKY_RELU:
-        for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : slope * x[i];
+        for (size_t i = begin; i < end; i++) y[i] = x[i] > 0.0f ? x[i] : slope * x[i];
         break;
     case ACTIVATION_SIGMOID:
-        for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
+        for (size_t i = begin; i < end; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
         break;
     case ACTIVATION_TANH:
-        for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+        for (size_t i = begin; i < end; i++) y[i] = tanhf(x[i]);
         break;
     case ACTIVATION_GELU:
         // The exact (erf) form, which is PyTorch's default, so results compare 1:1.
-        for (size_t i = 0; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678f));
+        for (size_t i = begin; i < end; i++) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678f));
         break;
-    default:
-        return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
+    default: break;
     }
+}
+
+// Rough cost per element, in the units cpu_parallel_for takes (floats touched): the
+// transcendental activations cost about ten times a relu.
+static size_t activation_cost(ActivationKind kind) {
+    return kind == ACTIVATION_RELU || kind == ACTIVATION_LEAKY_RELU ? 2 : 20;
+}
+
+int cpu_activation_forward(const Backend *b, ActivationKind kind, float slope, const float *x,
+                           float *y, size_t n, Status *st) {
+    if (kind < 0 || kind >= ACTIVATION_COUNT)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
+    ElementwiseJob job = {.kind = kind, .slope = slope, .x = x, .out = y};
+    cpu_parallel_for(n, activation_cost(kind), activation_forward_range, &job);
     return 0;
 }
 
@@ -44,35 +71,57 @@ static float activation_derivative(ActivationKind kind, float slope, float x, fl
     }
 }
 
+static void activation_backward_range(void *context, size_t begin, size_t end) {
+    const ElementwiseJob *j = context;
+    const float *x = j->x, *y = j->y, *dy = j->dy;
+    float *dx = j->out;
+    if (j->kind == ACTIVATION_RELU && !j->accumulate) {
+        // The hot case in most models: keep it a branch-free loop the compiler vectorizes.
+        for (size_t i = begin; i < end; i++) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+        return;
+    }
+    for (size_t i = begin; i < end; i++) {
+        float g = dy[i] * activation_derivative(j->kind, j->slope, x[i], y[i]);
+        dx[i] = j->accumulate ? dx[i] + g : g;
+    }
+}
+
 int cpu_activation_backward(const Backend *b, ActivationKind kind, float slope, const float *x,
                             const float *y, const float *dy, float *dx, size_t n, int accumulate,
                             Status *st) {
     if (kind < 0 || kind >= ACTIVATION_COUNT)
         return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
-    if (kind == ACTIVATION_RELU && !accumulate) {
-        // The hot case in most models: keep it a branch-free loop the compiler vectorizes.
-        for (size_t i = 0; i < n; i++) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        float g = dy[i] * activation_derivative(kind, slope, x[i], y[i]);
-        dx[i] = accumulate ? dx[i] + g : g;
-    }
+    ElementwiseJob job = {.kind = kind, .slope = slope, .accumulate = accumulate, .x = x, .y = y,
+                          .dy = dy, .out = dx};
+    cpu_parallel_for(n, activation_cost(kind) + 2, activation_backward_range, &job);
     return 0;
+}
+
+static void dropout_forward_range(void *context, size_t begin, size_t end) {
+    const ElementwiseJob *j = context;
+    float keep_scale = 1.0f / (1.0f - j->rate);
+    for (size_t i = begin; i < end; i++) {
+        j->out_mask[i] = dropout_uniform(j->seed, i) >= j->rate ? keep_scale : 0.0f;
+        j->out[i] = j->x[i] * j->out_mask[i];
+    }
 }
 
 int cpu_dropout_forward(const Backend *b, const float *x, float *y, float *mask, size_t n,
                         float rate, uint64_t seed, Status *st) {
-    float keep_scale = 1.0f / (1.0f - rate);
-    for (size_t i = 0; i < n; i++) {
-        mask[i] = dropout_uniform(seed, i) >= rate ? keep_scale : 0.0f;
-        y[i] = x[i] * mask[i];
-    }
+    ElementwiseJob job = {.rate = rate, .seed = seed, .x = x, .out = y, .out_mask = mask};
+    cpu_parallel_for(n, 8, dropout_forward_range, &job);
     return 0;
+}
+
+static void dropout_backward_range(void *context, size_t begin, size_t end) {
+    const ElementwiseJob *j = context;
+    for (size_t i = begin; i < end; i++)
+        j->out[i] = (j->accumulate ? j->out[i] : 0.0f) + j->dy[i] * j->mask[i];
 }
 
 int cpu_dropout_backward(const Backend *b, const float *dy, const float *mask, float *dx, size_t n,
                          int accumulate, Status *st) {
-    for (size_t i = 0; i < n; i++) dx[i] = (accumulate ? dx[i] : 0.0f) + dy[i] * mask[i];
+    ElementwiseJob job = {.accumulate = accumulate, .dy = dy, .mask = mask, .out = dx};
+    cpu_parallel_for(n, 3, dropout_backward_range, &job);
     return 0;
 }

@@ -1,6 +1,7 @@
 #include <math.h>
 
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/cpu_parallel.h"
 
 // PyTorch's SGD: weight decay is added to the gradient, the velocity buffer starts at the
 // first gradient (v = momentum*v + g, with v zero-initialized this is the same), and
@@ -18,22 +19,36 @@ int cpu_sgd_update(const Backend *b, float *param, const float *grad, float *vel
     return 0;
 }
 
+typedef struct AdamJob {
+    float *param, *m, *v;
+    const float *grad;
+    const AdamHyper *h;
+    float step_size, sqrt_correction2;
+} AdamJob;
+
+static void adam_range(void *context, size_t begin, size_t end) {
+    const AdamJob *j = context;
+    const AdamHyper *h = j->h;
+    float *param = j->param, *m = j->m, *v = j->v;
+    for (size_t i = begin; i < end; i++) {
+        float g = j->grad[i];
+        if (h->decoupled_weight_decay) param[i] -= h->lr * h->weight_decay * param[i];
+        else g += h->weight_decay * param[i];
+        m[i] = h->beta1 * m[i] + (1.0f - h->beta1) * g;
+        v[i] = h->beta2 * v[i] + (1.0f - h->beta2) * g * g;
+        float denom = sqrtf(v[i]) / j->sqrt_correction2 + h->eps;
+        param[i] -= j->step_size * m[i] / denom;
+    }
+}
+
 int cpu_adam_update(const Backend *b, float *param, const float *grad, float *m, float *v,
                     size_t n, const AdamHyper *h, Status *st) {
     // Bias corrections folded into the step size and epsilon, as in the Adam paper's
     // efficient form, so the loop does one sqrt and one divide per element.
     float correction1 = 1.0f - powf(h->beta1, (float)h->step);
     float correction2 = 1.0f - powf(h->beta2, (float)h->step);
-    float step_size = h->lr / correction1;
-    float sqrt_correction2 = sqrtf(correction2);
-    for (size_t i = 0; i < n; i++) {
-        float g = grad[i];
-        if (h->decoupled_weight_decay) param[i] -= h->lr * h->weight_decay * param[i];
-        else g += h->weight_decay * param[i];
-        m[i] = h->beta1 * m[i] + (1.0f - h->beta1) * g;
-        v[i] = h->beta2 * v[i] + (1.0f - h->beta2) * g * g;
-        float denom = sqrtf(v[i]) / sqrt_correction2 + h->eps;
-        param[i] -= step_size * m[i] / denom;
-    }
+    AdamJob job = {.param = param, .m = m, .v = v, .grad = grad, .h = h,
+                   .step_size = h->lr / correction1, .sqrt_correction2 = sqrtf(correction2)};
+    cpu_parallel_for(n, 8, adam_range, &job);
     return 0;
 }
