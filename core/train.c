@@ -86,8 +86,6 @@ static int source_open(BatchSource *s, Device *d, const Dataset *ds, int batch, 
     tensor_free(&s->images);
     tensor_free(&s->labels);
     tensor_free(&s->indices);
-    if (d->alloc.stats.out_of_memory > 0 && upload.code == STATUS_OUT_OF_MEMORY)
-        d->alloc.stats.out_of_memory--;  // a planned fallback, not an out-of-memory event
     s->host_images = malloc((size_t)batch * sample_size(ds) * sizeof *s->host_images);
     s->host_labels = malloc((size_t)batch * sizeof *s->host_labels);
     if (!s->host_images || !s->host_labels)

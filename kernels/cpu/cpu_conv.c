@@ -243,6 +243,15 @@ int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x
     return 0;
 }
 
+// dy of samples [n0, n0 + samples) as [F][S][P], the layout the backward GEMMs read: a
+// single sample already is, several are gathered into `scratch`.
+static const float *chunk_dy_filter_major(const Conv2dGeometry *g, const ConvSizes *z,
+                                          const float *dy, int n0, int samples, float *scratch) {
+    if (samples == 1) return dy + (size_t)n0 * g->out_channels * z->pixels;
+    gather_filters_major(g, dy, n0, samples, scratch);
+    return scratch;
+}
+
 int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const float *dy,
                              const float *w, float *dx, void *workspace, size_t workspace_bytes,
                              int accumulate, Status *st) {
@@ -253,12 +262,7 @@ int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const fl
     for (int n0 = 0; n0 < g->batch; n0 += chunk) {
         int samples = g->batch - n0 < chunk ? g->batch - n0 : chunk;
         size_t columns = (size_t)samples * z.pixels;
-        const float *dyf = dy + (size_t)n0 * g->out_channels * z.pixels;
-        if (samples > 1) {
-            float *gathered = dcol + z.rows * columns;
-            gather_filters_major(g, dy, n0, samples, gathered);
-            dyf = gathered;
-        }
+        const float *dyf = chunk_dy_filter_major(g, &z, dy, n0, samples, dcol + z.rows * columns);
         for (int group = 0; group < g->groups; group++)
             TRY(cpu_gemm(b, 1, 0, (int)z.group_rows, (int)columns, z.group_filters, 1.0f,
                          w + (size_t)group * z.group_filters * z.group_rows, (int)z.group_rows,
@@ -283,12 +287,7 @@ int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const 
     for (int n0 = 0; n0 < g->batch; n0 += chunk) {
         int samples = g->batch - n0 < chunk ? g->batch - n0 : chunk;
         size_t columns = (size_t)samples * z.pixels;
-        const float *dyf = dy + (size_t)n0 * g->out_channels * z.pixels;
-        if (samples > 1) {
-            float *gathered = col + z.rows * columns;
-            gather_filters_major(g, dy, n0, samples, gathered);
-            dyf = gathered;
-        }
+        const float *dyf = chunk_dy_filter_major(g, &z, dy, n0, samples, col + z.rows * columns);
         im2col(g, x, n0, samples, col);
         for (int group = 0; group < g->groups; group++)
             TRY(cpu_gemm(b, 0, 1, z.group_filters, (int)z.group_rows, (int)columns, 1.0f,
