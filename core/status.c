@@ -10,6 +10,7 @@ static void set_message(Status *st, StatusCode code, const char *fmt, va_list ap
     st->code = code;
     vsnprintf(st->message, sizeof st->message, fmt, ap);
     st->hint[0] = '\0';
+    st->error_name[0] = '\0';
 }
 
 int status_fail(Status *st, StatusCode code, const char *fmt, ...) {

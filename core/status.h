@@ -27,6 +27,9 @@ typedef struct Status {
     int column;         // 1-based; 0 when the error has no column
     char message[1024];
     char hint[512];
+    // The error-catalog entry that explains the failure (core/error_catalog.h), e.g.
+    // "cudaErrorMemoryAllocation"; "" when none. tools/ prints its explanation.
+    char error_name[64];
 } Status;
 
 void status_clear(Status *st);

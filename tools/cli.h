@@ -72,6 +72,10 @@ extern const Command predict_command;
 extern const Command train_command, eval_command, check_command;
 int run_devices(const Command *cmd, const ParsedArgs *args);
 extern const Command devices_command;
+int run_explain(const Command *cmd, const ParsedArgs *args);
+int run_doctor(const Command *cmd, const ParsedArgs *args);
+int run_lab(const Command *cmd, const ParsedArgs *args);
+extern const Command explain_command, doctor_command, lab_command;
 
 // Progress bar on a terminal (tools/progress.c).
 typedef struct ProgressBar {

@@ -11,7 +11,8 @@
 #include "tools/cli.h"
 
 static const Command *const commands[] = {&train_command, &eval_command, &check_command,
-                                          &predict_command, &devices_command};
+                                          &predict_command, &devices_command, &doctor_command,
+                                          &explain_command, &lab_command};
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 
 static void print_usage(FILE *out) {
@@ -101,6 +102,7 @@ int main(int argc, char **argv) {
     const char *near = model_suggest(name, names);
     if (near) status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'; did you mean '%s'?", name, near);
     else status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'", name);
-    status_hint(&st, "commands: train, eval, check, predict, devices; see `trainer --help`");
+    status_hint(&st, "commands: train, eval, check, predict, devices, doctor, explain, lab; see "
+                         "`trainer --help`");
     return report_failure(&st);
 }
