@@ -635,27 +635,51 @@ int graph_init_params(Graph *g, const Backend *b, Allocator *a, uint64_t seed, S
     return 0;
 }
 
+// Remembers which layer's allocation ran out of memory, and how much it asked for when
+// that is known (0 for a kind's own state), for the report of a micro-batch split.
+static int note_allocation_failure(Graph *g, const Layer *l, size_t bytes, Status *st) {
+    if (st->code != STATUS_OUT_OF_MEMORY) return st->code;
+    snprintf(g->failed_layer, sizeof g->failed_layer, "%s", l->name);
+    g->failed_bytes = bytes;
+    return st->code;
+}
+
+static int allocate_layer(Graph *g, Layer *l, const LayerContext *ctx, int batch, Status *st) {
+    tensor_free(&l->output);
+    tensor_free(&l->grad);
+    tensor_set_shape(&l->output, DTYPE_F32, batch, &l->out_shape);
+    tensor_set_shape(&l->grad, DTYPE_F32, batch, &l->out_shape);
+    if (!l->kind->output_is_view && graph_alloc_tensor(&l->output, ctx->alloc, l, "output", 1, st))
+        return note_allocation_failure(g, l, l->output.bytes, st);
+    if (l->needs_grad && graph_alloc_tensor(&l->grad, ctx->alloc, l, "output gradient", 1, st))
+        return note_allocation_failure(g, l, l->grad.bytes, st);
+    if (l->kind->allocate && l->kind->allocate(l, ctx, batch, st))
+        return note_allocation_failure(g, l, 0, st);
+    return 0;
+}
+
 int graph_allocate(Graph *g, const Backend *b, Allocator *a, int batch, Status *st) {
     LayerContext ctx = {.backend = b, .alloc = a, .batch = batch};
-    for (int i = 0; i < g->count; i++) {
-        Layer *l = g->layers[i];
-        tensor_free(&l->output);
-        tensor_free(&l->grad);
-        tensor_set_shape(&l->output, DTYPE_F32, batch, &l->out_shape);
-        tensor_set_shape(&l->grad, DTYPE_F32, batch, &l->out_shape);
-        if (!l->kind->output_is_view) TRY(graph_alloc_tensor(&l->output, a, l, "output", 1, st));
-        if (l->needs_grad) TRY(graph_alloc_tensor(&l->grad, a, l, "output gradient", 1, st));
-        if (l->kind->allocate) TRY(l->kind->allocate(l, &ctx, batch, st));
-    }
+    g->allocated_batch = 0;
+    for (int i = 0; i < g->count; i++) TRY(allocate_layer(g, g->layers[i], &ctx, batch, st));
     Shape scalar = {.rank = 0};
     tensor_free(&g->labels);
     tensor_set_shape(&g->labels, DTYPE_I32, batch, &scalar);
     TRY(tensor_alloc(&g->labels, a, st));
-    tensor_free(&g->loss_sums);
-    tensor_set_shape(&g->loss_sums, DTYPE_F32, 2, &scalar);
-    TRY(tensor_alloc(&g->loss_sums, a, st));
+    // The loss sums outlive a reallocation at a smaller batch in the middle of an epoch.
+    if (!g->loss_sums.data) {
+        tensor_set_shape(&g->loss_sums, DTYPE_F32, 4, &scalar);
+        TRY(tensor_alloc(&g->loss_sums, a, st));
+        TRY(b->fill(b, tensor_f32(&g->loss_sums), 0.0f, 4, st));
+    }
     g->allocated_batch = batch;
     return 0;
+}
+
+void graph_release_activations(Graph *g) {
+    for (int i = 0; i < g->count; i++) release_layer_memory(g->layers[i]);
+    tensor_free(&g->labels);
+    g->allocated_batch = 0;
 }
 
 // A failure inside a layer is reported with the layer, its model-file line and the phase,
@@ -700,14 +724,24 @@ int graph_load_batch(Graph *g, const Backend *b, const float *images, const int3
 }
 
 int graph_reset_loss_sums(Graph *g, const Backend *b, Status *st) {
-    return b->fill(b, tensor_f32(&g->loss_sums), 0.0f, 2, st);
+    return b->fill(b, tensor_f32(&g->loss_sums), 0.0f, 4, st);
 }
 
-int graph_add_loss_sums(Graph *g, const Backend *b, int count, Status *st) {
+int graph_add_loss_sums(Graph *g, const Backend *b, int count, int into_step, Status *st) {
     const LossState *state = g->loss->state;
-    float *sums = tensor_f32(&g->loss_sums);
+    float *sums = tensor_f32(&g->loss_sums) + (into_step ? 2 : 0);
     TRY(b->sum_rows(b, sums, tensor_f32(&state->row_loss), count, 1, 1.0f, st));
     return b->sum_rows(b, sums + 1, tensor_f32(&state->row_correct), count, 1, 1.0f, st);
+}
+
+int graph_commit_step_loss_sums(Graph *g, const Backend *b, Status *st) {
+    float *sums = tensor_f32(&g->loss_sums);
+    TRY(b->accumulate(b, sums, sums + 2, 2, st));
+    return b->fill(b, sums + 2, 0.0f, 2, st);
+}
+
+int graph_discard_step_loss_sums(Graph *g, const Backend *b, Status *st) {
+    return b->fill(b, tensor_f32(&g->loss_sums) + 2, 0.0f, 2, st);
 }
 
 int graph_read_loss_sums(const Graph *g, const Backend *b, double *loss_sum, double *correct,

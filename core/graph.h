@@ -41,7 +41,14 @@ typedef struct Graph {
     int allocated_batch;   // batch the activations are allocated for; 0 before
     Tensor labels;         // [batch] int32 on the device
     long optimizer_steps;  // updates applied so far: Adam's bias correction continues from it
-    Tensor loss_sums;      // [2] on the device: running sums of loss and correct predictions
+    // [4] on the device: running sums of loss and correct predictions for the epoch, then
+    // for the step in progress when it runs as several micro-batches (a step redone after
+    // an out-of-memory must not count its first attempt).
+    Tensor loss_sums;
+    // The last allocation that ran out of memory: its layer and size, for the one-line
+    // report when training continues in micro-batches.
+    char failed_layer[LAYER_NAME_MAX];
+    size_t failed_bytes;
 } Graph;
 
 int graph_build(const ModelFile *file, Graph *g, Status *st);
@@ -67,6 +74,9 @@ int graph_alloc_tensor(Tensor *t, Allocator *a, const Layer *l, const char *what
 int graph_init_params(Graph *g, const Backend *b, Allocator *a, uint64_t seed, Status *st);
 // Allocate activations, gradients and per-layer state for up to `batch` samples.
 int graph_allocate(Graph *g, const Backend *b, Allocator *a, int batch, Status *st);
+// Give back what graph_allocate took (activations, gradients, per-layer state); the
+// parameters, their gradients and the optimizer state stay.
+void graph_release_activations(Graph *g);
 
 // Run every layer forward, or every layer backward from the loss.
 int graph_forward(Graph *g, const LayerContext *ctx, Status *st);
@@ -78,7 +88,11 @@ int graph_load_batch(Graph *g, const Backend *b, const float *images, const int3
 // Running sums on the device, so a step needs no host sync to report its loss: zero them,
 // add the last forward's `count` rows, and read them (a sync) only when the host needs them.
 int graph_reset_loss_sums(Graph *g, const Backend *b, Status *st);
-int graph_add_loss_sums(Graph *g, const Backend *b, int count, Status *st);
+// into_step: add to the step's sums instead of the epoch's; graph_commit_step_loss_sums
+// then moves them to the epoch's, and graph_discard_step_loss_sums drops them.
+int graph_add_loss_sums(Graph *g, const Backend *b, int count, int into_step, Status *st);
+int graph_commit_step_loss_sums(Graph *g, const Backend *b, Status *st);
+int graph_discard_step_loss_sums(Graph *g, const Backend *b, Status *st);
 int graph_read_loss_sums(const Graph *g, const Backend *b, double *loss_sum, double *correct,
                          Status *st);
 // Sum of the loss and of correct predictions over the last forward's `count` rows.

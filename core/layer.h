@@ -43,6 +43,10 @@ typedef struct LayerContext {
     uint64_t seed;              // differs every step, for dropout masks
     const int32_t *labels;      // device memory, batch entries; for losses
     int accumulate_param_grads; // 1: add to parameter gradients (micro-batches)
+    // Samples the loss is averaged over: the whole step's batch when this pass sees only a
+    // slice of it (a micro-batch, or one replica's share), so that the slices' gradients
+    // add up to the full batch's. 0: this pass's own `batch`.
+    int loss_batch;
 } LayerContext;
 
 typedef struct Layer Layer;
@@ -114,6 +118,8 @@ int layer_read_shape(const Layer *l, const ModelStatement *s, const char *missin
 int layer_view_forward(Layer *l, const LayerContext *ctx, Status *st);
 int layer_view_backward(Layer *l, const LayerContext *ctx, Status *st);
 // The scalar gradient scale of a mean-over-batch loss.
-static inline float loss_scale(const LayerContext *ctx) { return 1.0f / (float)ctx->batch; }
+static inline float loss_scale(const LayerContext *ctx) {
+    return 1.0f / (float)(ctx->loss_batch > 0 ? ctx->loss_batch : ctx->batch);
+}
 
 #endif

@@ -33,6 +33,9 @@ typedef struct EpochReport {
 
 typedef struct TrainHooks {
     void *user;
+    // Optional: a one-line message the user should see (a batch split into micro-batches
+    // after running out of memory). tools/ prints it; core/ never does.
+    void (*on_notice)(void *user, const char *line);
     // Called after every step; a nonzero return stops training: train_model then
     // returns STATUS_RUNTIME_ERROR and sets *interrupted.
     int (*on_step)(void *user, const StepReport *report);
@@ -43,8 +46,21 @@ typedef struct TrainHooks {
 // Trains for g->train.epochs with g->optimizer, evaluating on `test` (may be NULL) after
 // each epoch. The graph must already have its parameters (graph_init_params).
 // *interrupted (may be NULL) is set when on_step asked to stop.
+//
+// When a step runs out of memory, what it allocated is given back and the same step runs
+// again as micro-batches of half the size, with gradient accumulation, so the batch the
+// optimizer sees, and so what is learned, does not change (on_notice reports it once).
 int train_model(Graph *g, Device *d, const Dataset *train, const Dataset *test,
                 const TrainHooks *hooks, int *interrupted, Status *st);
+
+// Mirrored data parallelism in one process: graphs[r] runs on devices[r], each built from
+// the same model with parameters initialised on its device. Replica 0's parameters are
+// broadcast to the others, each step's batch is split evenly across replicas, gradients
+// are summed over replicas (NCCL between GPUs) before an identical update on every replica,
+// so `count` replicas learn what one device would with the same batch. Evaluation and the
+// hooks see replica 0. count == 1 is train_model.
+int train_replicas(Graph *const *graphs, Device *const *devices, int count, const Dataset *train,
+                   const Dataset *test, const TrainHooks *hooks, int *interrupted, Status *st);
 int evaluate_model(Graph *g, Device *d, const Dataset *ds, int batch, EvalResult *out,
                    Status *st);
 double monotonic_seconds(void);

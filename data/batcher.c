@@ -50,15 +50,12 @@ void batcher_start_epoch(Batcher *b, int epoch) {
     }
 }
 
-int batcher_next(Batcher *b, float *images, int32_t *labels) {
-    const Dataset *ds = b->dataset;
-    int n = ds->count - b->position;
-    if (n > b->batch_size) n = b->batch_size;
-    if (n <= 0) return 0;
+void dataset_gather(const Dataset *ds, const int32_t *indices, int count, float *images,
+                    int32_t *labels) {
     size_t sample = (size_t)ds->channels * ds->height * ds->width;
     const float scale = 1.0f / 255.0f;
-    for (int k = 0; k < n; k++) {
-        int index = b->order[b->position + k];
+    for (int k = 0; k < count; k++) {
+        int index = indices[k];
         if (images) {
             const uint8_t *src = ds->images + (size_t)index * sample;
             float *dst = images + (size_t)k * sample;
@@ -66,6 +63,13 @@ int batcher_next(Batcher *b, float *images, int32_t *labels) {
         }
         if (labels) labels[k] = ds->labels[index];
     }
+}
+
+int batcher_next(Batcher *b, float *images, int32_t *labels) {
+    int n = b->dataset->count - b->position;
+    if (n > b->batch_size) n = b->batch_size;
+    if (n <= 0) return 0;
+    dataset_gather(b->dataset, b->order + b->position, n, images, labels);
     b->position += n;
     return n;
 }

@@ -63,6 +63,9 @@ int batcher_next(Batcher *b, float *images, int32_t *labels);
 // The same batch as batcher_next, as sample indices only (for gathering on a device).
 int batcher_next_indices(Batcher *b, int32_t *indices);
 int batcher_steps_per_epoch(const Batcher *b);
+// Samples `indices[0..count)` as batcher_next writes them (f32 in [0, 1], int32 labels).
+void dataset_gather(const Dataset *ds, const int32_t *indices, int count, float *images,
+                    int32_t *labels);
 void batcher_free(Batcher *b);
 
 #endif

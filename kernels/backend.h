@@ -78,6 +78,10 @@ struct Backend {
     int (*copy_on_device)(const Backend *b, void *dst, const void *src, size_t bytes, Status *st);
     int (*fill)(const Backend *b, float *x, float value, size_t n, Status *st);
     int (*synchronize)(const Backend *b, Status *st);
+    // Optional (NULL on the CPU): make this device the calling thread's current one. One
+    // thread drives every replica of --gpus, and a CUDA launch goes to the current device,
+    // so the training loop calls this before it works on a replica.
+    int (*make_current)(const Backend *b, Status *st);
     // Optional (NULL on the CPU): named ranges for profilers (NVTX on CUDA), so Nsight
     // Systems shows each layer and phase of a step.
     void (*range_push)(const Backend *b, const char *name);

@@ -50,6 +50,9 @@ void print_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g, Status *st);
 // --device, --memory-limit, --memory-mode, --threads.
 int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d, Status *st);
+// The same for device `spec` ("cuda:1"), with the other device options from the arguments.
+int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Device *d,
+                     Status *st);
 // --data (default fashion-mnist) split "train" or "test", truncated by `limit_option`.
 int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const char *split,
                            const char *limit_option, Dataset *ds, Status *st);

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L  // sigaction
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/optimizer.h"
@@ -17,6 +18,9 @@ static const OptionSpec train_options[] = {
     {"--save", "FILE", "write the weights to FILE after every epoch"},
     {"--train-limit", "N", "train on the first N samples only"},
     {"--test-limit", "N", "evaluate on the first N test samples only"},
+    {"--gpus", "LIST", "data-parallel on these GPUs, e.g. 0,1: the batch is split across them"},
+    {"--replicas", "N", "data-parallel with N replicas on the CPU (tests the --gpus path "
+                        "without GPUs)"},
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -50,6 +54,12 @@ static int on_step(void *user, const StepReport *r) {
     progress_update(&session->bar, r->epoch, r->epochs, r->step, r->steps, r->loss,
                     r->samples_per_second, r->epoch_seconds);
     return interrupt_requested;
+}
+
+static void on_notice(void *user, const char *line) {
+    TrainSession *session = user;
+    progress_clear(&session->bar);
+    print_notice("%s", line);
 }
 
 static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Status *st) {
@@ -89,38 +99,163 @@ static void print_memory(const Device *d) {
            s->cache_hits, s->out_of_memory);
 }
 
-static int train_with(const Command *cmd, const ParsedArgs *args, Graph *g, Device *d,
-                      Dataset *train, Dataset *test, Status *st) {
+enum { MAX_REPLICAS = 16 };
+
+// The replicas of one run: their graphs and the devices they run on. With --replicas on
+// the CPU every replica shares the one CPU device.
+typedef struct Replicas {
+    int count;
+    Graph graphs[MAX_REPLICAS];
+    Graph *graph_list[MAX_REPLICAS];
+    Device devices[MAX_REPLICAS];
+    Device *device_list[MAX_REPLICAS];
+    int graphs_built, devices_open;
+} Replicas;
+
+static void replicas_close(Replicas *r) {
+    for (int i = 0; i < r->graphs_built; i++) graph_free(&r->graphs[i]);
+    for (int i = 0; i < r->devices_open; i++) device_close(&r->devices[i]);
+}
+
+// "0,1,3" into ordinals; each must be a whole number, listed once.
+static int parse_gpu_list(const char *text, int *ordinals, int *count, Status *st) {
+    *count = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        long value = strtol(p, &end, 10);
+        if (end == p || value < 0 || value > 1024 || (*end && *end != ',')) {
+            status_fail(st, STATUS_BAD_INPUT, "--gpus %s: expected GPU ordinals separated by "
+                        "commas, like 0,1", text);
+            status_hint(st, "`trainer devices` lists the GPUs this process sees");
+            return STATUS_BAD_INPUT;
+        }
+        for (int i = 0; i < *count; i++)
+            if (ordinals[i] == value) {
+                status_fail(st, STATUS_BAD_INPUT, "--gpus %s lists GPU %ld twice", text, value);
+                status_hint(st, "each GPU holds one replica; list it once");
+                return STATUS_BAD_INPUT;
+            }
+        if (*count == MAX_REPLICAS) {
+            status_fail(st, STATUS_BAD_INPUT, "--gpus %s: at most %d GPUs", text, MAX_REPLICAS);
+            return STATUS_BAD_INPUT;
+        }
+        ordinals[(*count)++] = (int)value;
+        p = *end ? end + 1 : end;
+    }
+    if (*count == 0) {
+        status_fail(st, STATUS_BAD_INPUT, "--gpus needs at least one GPU ordinal");
+        status_hint(st, "e.g. --gpus 0,1");
+        return STATUS_BAD_INPUT;
+    }
+    return 0;
+}
+
+// --gpus opens cuda:N for each N; --replicas N shares the CPU device N times; otherwise
+// one device from --device.
+static int open_replica_devices(const Command *cmd, const ParsedArgs *args, Replicas *r,
+                                Status *st) {
+    const char *gpus = args_get(cmd, args, "--gpus");
+    const char *device = args_get(cmd, args, "--device");
+    long replicas = 1;
+    int replicas_given = 0;
+    TRY(args_int(cmd, args, "--replicas", 1, MAX_REPLICAS, &replicas, &replicas_given, st));
+    if (gpus && replicas_given) {
+        status_fail(st, STATUS_BAD_INPUT, "--gpus and --replicas both choose the replicas");
+        status_hint(st, "--gpus 0,1 for GPUs; --replicas N only on the CPU");
+        return STATUS_BAD_INPUT;
+    }
+    if (gpus) {
+        if (device && strcmp(device, "cuda") != 0 && strcmp(device, "auto") != 0) {
+            status_fail(st, STATUS_BAD_INPUT, "--gpus %s with --device %s: --gpus chooses CUDA "
+                        "devices", gpus, device);
+            status_hint(st, "drop --device, or drop --gpus to train on %s", device);
+            return STATUS_BAD_INPUT;
+        }
+        int ordinals[MAX_REPLICAS];
+        TRY(parse_gpu_list(gpus, ordinals, &r->count, st));
+        for (int i = 0; i < r->count; i++) {
+            char spec[32];
+            snprintf(spec, sizeof spec, "cuda:%d", ordinals[i]);
+            TRY(open_device_spec(cmd, args, spec, &r->devices[i], st));
+            r->devices_open++;
+            r->device_list[i] = &r->devices[i];
+        }
+        return 0;
+    }
+    TRY(open_device_from_args(cmd, args, &r->devices[0], st));
+    r->devices_open = 1;
+    if (replicas_given && strcmp(r->devices[0].name, "cpu") != 0) {
+        status_fail(st, STATUS_BAD_INPUT, "--replicas runs replicas on the CPU, but the device "
+                    "is %s", r->devices[0].name);
+        status_hint(st, "on GPUs, list them with --gpus 0,1; or add --device cpu");
+        return STATUS_BAD_INPUT;
+    }
+    r->count = (int)replicas;
+    for (int i = 0; i < r->count; i++) r->device_list[i] = &r->devices[0];
+    return 0;
+}
+
+// Replica 0 is the graph load_model built; the others are built from the same file, and
+// every replica gets its parameters on its device (train_replicas makes them equal).
+static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r, Status *st) {
+    r->graphs[0] = *first;
+    r->graphs_built = 1;
+    for (int i = 1; i < r->count; i++) {
+        TRY(graph_build(file, &r->graphs[i], st));
+        r->graphs_built++;
+        r->graphs[i].train = first->train;
+        r->graphs[i].optimizer = first->optimizer;
+    }
+    for (int i = 0; i < r->count; i++) r->graph_list[i] = &r->graphs[i];
+    return 0;
+}
+
+static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, Dataset *train,
+                      Dataset *test, Status *st) {
+    Graph *g = r->graph_list[0];
     TRY(graph_check_dataset(g, train, "the training set", st));
     TRY(graph_check_dataset(g, test, "the test set", st));
-    TRY(graph_init_params(g, d->backend, &d->alloc, (uint64_t)g->train.seed, st));
-    char count[32], optimizer[160];
+    for (int i = 0; i < r->count; i++) {
+        Device *d = r->device_list[i];
+        if (d->backend->make_current) TRY(d->backend->make_current(d->backend, st));
+        TRY(graph_init_params(r->graph_list[i], d->backend, &d->alloc, (uint64_t)g->train.seed, st));
+    }
+    char count[32], optimizer[160], devices[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < r->count && used < sizeof devices; i++)
+        used += (size_t)snprintf(devices + used, sizeof devices - used, "%s%s", i ? "," : "",
+                                 r->device_list[i]->name);
     printf("model %s: %s parameters, %d layers\n", g->path,
            format_count(graph_parameter_count(g), count, sizeof count), g->count);
-    printf("data %s: %d train, %d test samples; device %s\n", train->source, train->count,
-           test->count, d->name);
-    printf("optimizer %s; batch %d, %d epoch%s, seed %ld\n",
+    printf("data %s: %d train, %d test samples; device %s", train->source, train->count,
+           test->count, devices);
+    if (r->count > 1) printf(" (%d data-parallel replicas)", r->count);
+    printf("\noptimizer %s; batch %d, %d epoch%s, seed %ld\n",
            optimizer_describe(&g->optimizer, optimizer, sizeof optimizer), g->train.batch,
            g->train.epochs, g->train.epochs == 1 ? "" : "s", g->train.seed);
     fflush(stdout);
 
     TrainSession session = {.save_path = args_get(cmd, args, "--save")};
     progress_init(&session.bar, stderr);
-    TrainHooks hooks = {.user = &session, .on_step = on_step, .on_epoch = on_epoch};
+    TrainHooks hooks = {.user = &session, .on_step = on_step, .on_epoch = on_epoch,
+                        .on_notice = on_notice};
     struct sigaction action = {.sa_handler = on_interrupt};
     sigaction(SIGINT, &action, NULL);
     int interrupted = 0;
-    int rc = train_model(g, d, train, test, &hooks, &interrupted, st);
+    int rc = train_replicas(r->graph_list, r->device_list, r->count, train, test, &hooks,
+                            &interrupted, st);
     progress_clear(&session.bar);
     if (interrupted && session.save_path) {
         Status save_status;
         status_clear(&save_status);
-        if (weights_save(g, d->backend, session.save_path, &save_status) == 0)
+        if (weights_save(g, r->device_list[0]->backend, session.save_path, &save_status) == 0)
             print_notice("saved the weights as they were when interrupted to %s", session.save_path);
         else
             report_failure(&save_status);
     }
-    if (!rc) print_memory(d);
+    if (!rc)
+        for (int i = 0; i < r->devices_open; i++) print_memory(&r->devices[i]);
     return rc;
 }
 
@@ -128,23 +263,23 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     Status st;
     status_clear(&st);
     ModelFile file;
-    Graph g;
-    Device device;
+    Graph first;
+    Replicas replicas;
+    memset(&replicas, 0, sizeof replicas);
     Dataset train = {0}, test = {0};
-    if (load_model(cmd, args, &file, &g, &st)) return report_failure(&st);
-    int rc = apply_overrides(cmd, args, &g, &st);
-    int device_open = 0;
-    if (!rc) rc = open_device_from_args(cmd, args, &device, &st);
-    if (!rc) device_open = 1;
+    if (load_model(cmd, args, &file, &first, &st)) return report_failure(&st);
+    int rc = apply_overrides(cmd, args, &first, &st);
+    if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
+    if (rc) graph_free(&first);
+    if (!rc) rc = build_replica_graphs(&file, &first, &replicas, &st);
     if (!rc) rc = load_dataset_from_args(cmd, args, "train", "--train-limit", &train, &st);
     if (!rc) rc = load_dataset_from_args(cmd, args, "test", "--test-limit", &test, &st);
-    if (!rc) rc = train_with(cmd, args, &g, &device, &train, &test, &st);
+    if (!rc) rc = train_with(cmd, args, &replicas, &train, &test, &st);
     int exit_code = rc ? report_failure(&st) : 0;
     if (interrupt_requested && rc) exit_code = 130;
     dataset_free(&train);
     dataset_free(&test);
-    graph_free(&g);
-    if (device_open) device_close(&device);
+    replicas_close(&replicas);
     model_file_free(&file);
     return exit_code;
 }

@@ -16,7 +16,12 @@ int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Grap
 }
 
 int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d, Status *st) {
-    DeviceOptions options = {.spec = args_get(cmd, args, "--device"),
+    return open_device_spec(cmd, args, args_get(cmd, args, "--device"), d, st);
+}
+
+int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Device *d,
+                     Status *st) {
+    DeviceOptions options = {.spec = spec,
                              .memory_limit = args_get(cmd, args, "--memory-limit"),
                              .mode = ALLOC_GROW};
     if (!options.spec) options.spec = "auto";

@@ -1,0 +1,121 @@
+#include "core/collective.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cuda/cuda_collective.h"
+
+// ---- host-staged: copy every replica's buffer to the host, sum, copy the sum back ----
+// One bus round trip per replica per call; fine for the CPU (a memcpy) and for a GPU
+// build without NCCL, and simple enough to be the reference the NCCL path is held to.
+
+typedef struct HostCollective {
+    Device *const *devices;
+    int count;
+    float *sum, *scratch;   // host staging, grown to the largest n seen
+    size_t capacity;
+} HostCollective;
+
+static int host_reserve(HostCollective *h, size_t n, Status *st) {
+    if (n <= h->capacity) return 0;
+    float *sum = realloc(h->sum, n * sizeof *sum);
+    if (sum) h->sum = sum;
+    float *scratch = realloc(h->scratch, n * sizeof *scratch);
+    if (scratch) h->scratch = scratch;
+    if (!sum || !scratch) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    h->capacity = n;
+    return 0;
+}
+
+static int host_all_reduce_sum(Collective *c, float *const *buffers, size_t n, Status *st) {
+    HostCollective *h = c->impl;
+    if (h->count == 1 || n == 0) return 0;
+    TRY(host_reserve(h, n, st));
+    const Backend *first = h->devices[0]->backend;
+    TRY(first->copy_to_host(first, h->sum, buffers[0], n * sizeof(float), st));
+    for (int r = 1; r < h->count; r++) {
+        const Backend *b = h->devices[r]->backend;
+        TRY(b->copy_to_host(b, h->scratch, buffers[r], n * sizeof(float), st));
+        for (size_t i = 0; i < n; i++) h->sum[i] += h->scratch[i];
+    }
+    for (int r = 0; r < h->count; r++) {
+        const Backend *b = h->devices[r]->backend;
+        TRY(b->copy_to_device(b, buffers[r], h->sum, n * sizeof(float), st));
+    }
+    return 0;
+}
+
+static int host_broadcast(Collective *c, float *const *buffers, size_t n, int root, Status *st) {
+    HostCollective *h = c->impl;
+    if (h->count == 1 || n == 0) return 0;
+    TRY(host_reserve(h, n, st));
+    const Backend *source = h->devices[root]->backend;
+    TRY(source->copy_to_host(source, h->sum, buffers[root], n * sizeof(float), st));
+    for (int r = 0; r < h->count; r++) {
+        if (r == root) continue;
+        const Backend *b = h->devices[r]->backend;
+        TRY(b->copy_to_device(b, buffers[r], h->sum, n * sizeof(float), st));
+    }
+    return 0;
+}
+
+static void host_close(Collective *c) {
+    HostCollective *h = c->impl;
+    if (!h) return;
+    free(h->sum);
+    free(h->scratch);
+    free(h);
+    c->impl = NULL;
+}
+
+int collective_open_host(Device *const *devices, int count, Collective *out, Status *st) {
+    memset(out, 0, sizeof *out);
+    HostCollective *h = calloc(1, sizeof *h);
+    if (!h) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    h->devices = devices;
+    h->count = count;
+    *out = (Collective){.name = "host", .impl = h, .all_reduce_sum = host_all_reduce_sum,
+                        .broadcast = host_broadcast, .close = host_close};
+    return 0;
+}
+
+// ---- NCCL over the CUDA backends ----
+
+static int nccl_all_reduce_sum(Collective *c, float *const *buffers, size_t n, Status *st) {
+    return cuda_collective_all_reduce_sum(c->impl, buffers, n, st);
+}
+
+static int nccl_broadcast(Collective *c, float *const *buffers, size_t n, int root, Status *st) {
+    return cuda_collective_broadcast(c->impl, buffers, n, root, st);
+}
+
+static void nccl_close(Collective *c) {
+    cuda_collective_close(c->impl);
+    c->impl = NULL;
+}
+
+static int all_cuda(Device *const *devices, int count) {
+    for (int r = 0; r < count; r++)
+        if (strncmp(devices[r]->name, "cuda:", 5) != 0) return 0;
+    return 1;
+}
+
+int collective_open(Device *const *devices, int count, Collective *out, Status *st) {
+    if (count > 1 && all_cuda(devices, count)) {
+        const Backend *backends[64];
+        if (count > 64) return status_fail(st, STATUS_BAD_INPUT, "at most 64 replicas, got %d", count);
+        for (int r = 0; r < count; r++) backends[r] = devices[r]->backend;
+        CudaCollective *nccl = NULL;
+        TRY(cuda_collective_open(backends, count, &nccl, st));
+        memset(out, 0, sizeof *out);
+        *out = (Collective){.name = "nccl", .impl = nccl, .all_reduce_sum = nccl_all_reduce_sum,
+                            .broadcast = nccl_broadcast, .close = nccl_close};
+        return 0;
+    }
+    return collective_open_host(devices, count, out, st);
+}
+
+void collective_close(Collective *c) {
+    if (c->close) c->close(c);
+    memset(c, 0, sizeof *c);
+}

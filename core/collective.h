@@ -1,0 +1,34 @@
+// Collectives across data-parallel replicas held by this process: the gradient sum after
+// backward and the parameter broadcast at start (DESIGN.md section 6).
+//
+// Two implementations behind one interface: NCCL when every replica is a CUDA device
+// (kernels/cuda/cuda_collective.cu), and a host-staged one that works on any backend, so
+// the data-parallel logic runs, and is tested, on machines without a GPU.
+#ifndef TRAINER_COLLECTIVE_H
+#define TRAINER_COLLECTIVE_H
+
+#include <stddef.h>
+
+#include "core/device.h"
+
+typedef struct Collective Collective;
+struct Collective {
+    const char *name;  // "nccl", "host"
+    void *impl;
+    // buffers[r] is replica r's copy (device memory of devices[r]); afterwards every copy
+    // holds the sum over replicas, the same on every replica (the host collective adds in
+    // replica order; NCCL in its ring's order), so the replicas' parameters never drift.
+    int (*all_reduce_sum)(Collective *c, float *const *buffers, size_t n, Status *st);
+    // Every copy becomes replica `root`'s.
+    int (*broadcast)(Collective *c, float *const *buffers, size_t n, int root, Status *st);
+    void (*close)(Collective *c);
+};
+
+// NCCL when all `count` devices are CUDA devices and NCCL can be initialised over them,
+// otherwise the host-staged collective. `count` >= 1.
+int collective_open(Device *const *devices, int count, Collective *out, Status *st);
+// The host-staged collective alone (tests compare the two).
+int collective_open_host(Device *const *devices, int count, Collective *out, Status *st);
+void collective_close(Collective *c);
+
+#endif

@@ -1,0 +1,118 @@
+// NCCL all-reduce and broadcast across the GPUs of this process, one communicator per
+// device from ncclCommInitAll. One host thread drives every device, so each collective is
+// a group: the per-device calls are queued between ncclGroupStart and ncclGroupEnd, which
+// returns once all are enqueued on their devices' streams (no host sync).
+#include <stdlib.h>
+
+#include <nccl.h>
+
+#include "kernels/cuda/cuda_collective.h"
+#include "kernels/cuda/cuda_internal.h"
+
+#if __has_include("kernels/cuda/cuda_nccl_check.h")
+#include "kernels/cuda/cuda_nccl_check.h"
+#endif
+
+#ifndef NCCL_CHECK
+#define NCCL_CHECK(call)                                                                    \
+    do {                                                                                    \
+        ncclResult_t nccl_check_result_ = (call);                                           \
+        if (nccl_check_result_ != ncclSuccess) {                                            \
+            status_fail(st, STATUS_RUNTIME_ERROR, "%s failed: NCCL error %d: %s [%s:%d]",   \
+                        #call, (int)nccl_check_result_,                                     \
+                        ncclGetErrorString(nccl_check_result_), __FILE__, __LINE__);        \
+            return STATUS_RUNTIME_ERROR;                                                    \
+        }                                                                                   \
+    } while (0)
+#endif
+
+struct CudaCollective {
+    int count;
+    ncclComm_t *comms;
+    cudaStream_t *streams;
+};
+
+extern "C" void cuda_collective_close(CudaCollective *c) {
+    if (!c) return;
+    for (int r = 0; r < c->count; r++)
+        if (c->comms && c->comms[r]) ncclCommDestroy(c->comms[r]);
+    free(c->comms);
+    free(c->streams);
+    free(c);
+}
+
+static int init_communicators(const Backend *const *backends, CudaCollective *c, Status *st) {
+    int *ordinals = (int *)calloc((size_t)c->count, sizeof *ordinals);
+    if (!ordinals) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    for (int r = 0; r < c->count; r++) {
+        CudaContext *ctx = cuda_context(backends[r]);
+        ordinals[r] = ctx->ordinal;
+        c->streams[r] = ctx->stream;
+        for (int q = 0; q < r; q++) {
+            if (ordinals[q] != ordinals[r]) continue;
+            free(ordinals);
+            status_fail(st, STATUS_BAD_INPUT, "cuda:%d is listed twice; NCCL needs one replica "
+                        "per GPU", ordinals[r]);
+            status_hint(st, "list each GPU once in --gpus");
+            return STATUS_BAD_INPUT;
+        }
+    }
+    ncclResult_t result = ncclCommInitAll(c->comms, c->count, ordinals);
+    free(ordinals);
+    NCCL_CHECK(result);
+    return 0;
+}
+
+extern "C" int cuda_collective_open(const Backend *const *backends, int count,
+                                    CudaCollective **out, Status *st) {
+    *out = NULL;
+    CudaCollective *c = (CudaCollective *)calloc(1, sizeof *c);
+    if (c) {
+        c->count = count;
+        c->comms = (ncclComm_t *)calloc((size_t)count, sizeof *c->comms);
+        c->streams = (cudaStream_t *)calloc((size_t)count, sizeof *c->streams);
+    }
+    if (!c || !c->comms || !c->streams) {
+        cuda_collective_close(c);
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    }
+    int rc = init_communicators(backends, c, st);
+    if (rc) {
+        cuda_collective_close(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+extern "C" int cuda_collective_all_reduce_sum(CudaCollective *c, float *const *buffers, size_t n,
+                                              Status *st) {
+    if (c->count == 1 || n == 0) return 0;
+    NCCL_CHECK(ncclGroupStart());
+    for (int r = 0; r < c->count; r++) {
+        ncclResult_t result = ncclAllReduce(buffers[r], buffers[r], n, ncclFloat, ncclSum,
+                                            c->comms[r], c->streams[r]);
+        if (result != ncclSuccess) {
+            ncclGroupEnd();
+            NCCL_CHECK(result);
+        }
+    }
+    NCCL_CHECK(ncclGroupEnd());
+    return 0;
+}
+
+extern "C" int cuda_collective_broadcast(CudaCollective *c, float *const *buffers, size_t n,
+                                         int root, Status *st) {
+    if (c->count == 1 || n == 0) return 0;
+    NCCL_CHECK(ncclGroupStart());
+    for (int r = 0; r < c->count; r++) {
+        ncclResult_t result = ncclBroadcast(buffers[r], buffers[r], n, ncclFloat, root,
+                                            c->comms[r], c->streams[r]);
+        if (result != ncclSuccess) {
+            ncclGroupEnd();
+            NCCL_CHECK(result);
+        }
+    }
+    NCCL_CHECK(ncclGroupEnd());
+    return 0;
+}

@@ -1,0 +1,31 @@
+// Built without CUDA: there is no NCCL; core/collective.c never asks for it because no
+// device is a CUDA device, but the entry points must exist.
+#include "kernels/cuda/cuda_collective.h"
+
+int cuda_collective_open(const Backend *const *backends, int count, CudaCollective **out,
+                         Status *st) {
+    (void)backends;
+    (void)count;
+    *out = NULL;
+    status_fail(st, STATUS_NO_DEVICE, "this trainer was built without CUDA, so without NCCL");
+    status_hint(st, "rebuild with the CUDA toolkit and NCCL (cmake -DTRAINER_CUDA=ON)");
+    return STATUS_NO_DEVICE;
+}
+
+int cuda_collective_all_reduce_sum(CudaCollective *c, float *const *buffers, size_t n, Status *st) {
+    (void)c;
+    (void)buffers;
+    (void)n;
+    return status_fail(st, STATUS_NO_DEVICE, "this trainer was built without NCCL");
+}
+
+int cuda_collective_broadcast(CudaCollective *c, float *const *buffers, size_t n, int root,
+                              Status *st) {
+    (void)c;
+    (void)buffers;
+    (void)n;
+    (void)root;
+    return status_fail(st, STATUS_NO_DEVICE, "this trainer was built without NCCL");
+}
+
+void cuda_collective_close(CudaCollective *c) { (void)c; }
