@@ -685,10 +685,7 @@ void graph_release_activations(Graph *g) {
 // A failure inside a layer is reported with the layer, its model-file line and the phase,
 // so a runtime error points at the model, not only at an op.
 static int layer_failed(const Layer *l, const char *phase, Status *st) {
-    char message[sizeof st->message];
-    snprintf(message, sizeof message, "%s of layer '%s' (%s): %.900s", phase, l->name,
-             l->kind->name, st->message);
-    snprintf(st->message, sizeof st->message, "%s", message);
+    status_prefix(st, "%s of layer '%s' (%s): ", phase, l->name, l->kind->name);
     status_set_place_if_unset(st, l->path, l->line, l->column);
     return st->code;
 }
@@ -702,6 +699,7 @@ static int run_layer(Layer *l, const LayerContext *ctx, int backward, Status *st
         b->range_push(b, range);
     }
     int rc = backward ? l->kind->backward(l, ctx, st) : l->kind->forward(l, ctx, st);
+    if (!rc && ctx->sync_check) rc = b->synchronize(b, st);
     if (b->range_pop) b->range_pop(b);
     return rc ? layer_failed(l, backward ? "backward" : "forward", st) : 0;
 }

@@ -49,6 +49,7 @@ typedef struct Graph {
     // report when training continues in micro-batches.
     char failed_layer[LAYER_NAME_MAX];
     size_t failed_bytes;
+    int sync_check;        // --sync-check: see LayerContext.sync_check
 } Graph;
 
 int graph_build(const ModelFile *file, Graph *g, Status *st);

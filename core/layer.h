@@ -47,6 +47,10 @@ typedef struct LayerContext {
     // slice of it (a micro-batch, or one replica's share), so that the slices' gradients
     // add up to the full batch's. 0: this pass's own `batch`.
     int loss_batch;
+    // --sync-check: wait for the device after every layer, so that an error a kernel
+    // raises asynchronously is reported at the layer that launched it (what
+    // CUDA_LAUNCH_BLOCKING=1 does for PyTorch, but naming the layer). Slow; for debugging.
+    int sync_check;
 } LayerContext;
 
 typedef struct Layer Layer;

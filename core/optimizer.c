@@ -45,6 +45,7 @@ static int update_params(Graph *g, const Backend *b, int step, Status *st) {
                                           tensor_f32(&p->state[0]), tensor_f32(&p->state[1]), n,
                                           &adam, st);
             if (rc) {
+                status_prefix(st, "update of parameter '%s': ", p->name);
                 status_set_place_if_unset(st, l->path, l->line, l->column);
                 return rc;
             }

@@ -49,6 +49,16 @@ void status_set_place_if_unset(Status *st, const char *file, int line, int colum
     st->column = column;
 }
 
+void status_prefix(Status *st, const char *fmt, ...) {
+    char prefix[256], message[sizeof st->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    snprintf(message, sizeof message, "%.255s%.760s", prefix, st->message);
+    snprintf(st->message, sizeof st->message, "%s", message);
+}
+
 int status_exit_code(const Status *st) {
     switch (st->code) {
     case STATUS_OK: return 0;

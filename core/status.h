@@ -49,6 +49,10 @@ void status_hint(Status *st, const char *fmt, ...) __attribute__((format(printf,
 // that knows the file add it to an error raised by code that did not.
 void status_set_place_if_unset(Status *st, const char *file, int line, int column);
 
+// Put context in front of an already recorded message: "epoch 2, step 31 on cuda:0: " +
+// the message. Code, place, hint and error name stay.
+void status_prefix(Status *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 // The process exit code for a status: 0 ok, 1 runtime, 2 bad input, 3 no device.
 int status_exit_code(const Status *st);
 

@@ -125,6 +125,7 @@ typedef struct TrainRun {
     int micro_batch;            // samples per forward/backward pass on one replica
     const TrainHooks *hooks;
     int reported_split;         // the micro-batch notice is given once
+    const char *failed_device;  // where the last failed step failed, for its message
 } TrainRun;
 
 static int make_current(const Device *d, Status *st) {
@@ -271,10 +272,14 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
     }
     int split = share > run->micro_batch;
     LayerContext ctx = {.backend = b, .alloc = &rep->device->alloc, .training = 1,
-                        .labels = (const int32_t *)g->labels.data, .loss_batch = n};
+                        .labels = (const int32_t *)g->labels.data, .loss_batch = n,
+                        .sync_check = g->sync_check};
     for (int start = 0; start < share; start += run->micro_batch) {
         int count = share - start < run->micro_batch ? share - start : run->micro_batch;
-        TRY(source_load(&rep->source, g, b, run->step_indices + offset + start, count, st));
+        if (source_load(&rep->source, g, b, run->step_indices + offset + start, count, st)) {
+            status_prefix(st, "loading the batch: ");
+            return st->code;
+        }
         ctx.batch = count;
         ctx.seed = pass_seed(g->train.seed, step, offset + start);
         ctx.accumulate_param_grads = start > 0;
@@ -329,6 +334,7 @@ static int run_step(TrainRun *run, int n, long step, Status *st) {
         if (failed < 0) break;
         if (attempt.code != STATUS_OUT_OF_MEMORY) {
             *st = attempt;
+            run->failed_device = run->replicas[failed].device->name;
             return st->code;
         }
         for (int r = 0; r < run->count; r++) {
@@ -336,12 +342,15 @@ static int run_step(TrainRun *run, int n, long step, Status *st) {
             TRY(make_current(rep->device, st));
             TRY(graph_discard_step_loss_sums(rep->graph, rep->device->backend, st));
         }
+        run->failed_device = run->replicas[failed].device->name;
         TRY(halve_micro_batch(run, &run->replicas[failed], &attempt, st));
         TRY(allocate_passes(run, st));
     }
+    run->failed_device = run->replicas[0].device->name;
     TRY(all_reduce_gradients(run, st));
     for (int r = 0; r < run->count; r++) {
         Replica *rep = &run->replicas[r];
+        run->failed_device = rep->device->name;
         TRY(make_current(rep->device, st));
         TRY(optimizer_step(rep->graph, rep->device->backend, (int)step, st));
     }
@@ -405,7 +414,12 @@ static int train_epoch(TrainRun *run, int epoch, long *global_step, EpochReport 
     for (int step = 1;; step++) {
         int n = batcher_next_indices(&run->batcher, run->step_indices);
         if (n == 0) break;
-        TRY(run_step(run, n, ++*global_step, st));
+        if (run_step(run, n, ++*global_step, st)) {
+            // Which step, and on which device when there are several, beside the layer.
+            status_prefix(st, "epoch %d, step %d on %s: ", epoch, step,
+                          run->failed_device ? run->failed_device : "?");
+            return st->code;
+        }
         seen += n;
         if (step % LOSS_READ_INTERVAL != 0 && step != steps) continue;
         TRY(read_loss_sums(run, &loss_sum, &correct_sum, st));
@@ -501,7 +515,7 @@ int evaluate_model(Graph *g, Device *d, const Dataset *ds, int batch, EvalResult
                      : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     if (!indices) memset(&source, 0, sizeof source);
     LayerContext ctx = {.backend = b, .alloc = &d->alloc, .training = 0,
-                        .labels = (const int32_t *)g->labels.data};
+                        .labels = (const int32_t *)g->labels.data, .sync_check = g->sync_check};
     double loss_sum = 0.0, correct_sum = 0.0;
     int seen = 0;
     batcher_start_epoch(&batcher, 0);

@@ -65,7 +65,9 @@ const char *format_count(long value, char *buf, size_t size);
     {"--memory-limit", "SIZE", "cap device memory: bytes, 512M, 2G, or a fraction like 0.5"}, \
     {"--memory-mode", "MODE", "grow (default: allocate on demand) or reserve (take the limit up front)"}, \
     {"--threads", "N", "CPU threads for BLAS (default: all cores)"},                           \
-    {"--no-tf32", NULL, "on GPUs with TF32 (compute 8.0+), keep fp32 math in full fp32"}
+    {"--no-tf32", NULL, "on GPUs with TF32 (compute 8.0+), keep fp32 math in full fp32"},     \
+    {"--sync-check", NULL, "wait for the device after every layer, so an asynchronous CUDA "  \
+                           "error names the layer that caused it (slow; for debugging)"}
 
 int run_train(const Command *cmd, const ParsedArgs *args);
 int run_eval(const Command *cmd, const ParsedArgs *args);

@@ -288,7 +288,8 @@ static int predict_all(PredictRun *run, Status *st) {
     for (int first = 0; !rc && first < count; first += batch) {
         int n = count - first < batch ? count - first : batch;
         LayerContext ctx = {.backend = b, .alloc = &run->device.alloc, .batch = n,
-                            .training = 0, .labels = (const int32_t *)g->labels.data};
+                            .training = 0, .labels = (const int32_t *)g->labels.data,
+                            .sync_check = g->sync_check};
         rc = graph_load_batch(g, b, run->images + (size_t)first * run->sample, labels, n, st);
         if (!rc) rc = graph_forward(g, &ctx, st);
         if (!rc)

@@ -206,6 +206,7 @@ static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r
         r->graphs_built++;
         r->graphs[i].train = first->train;
         r->graphs[i].optimizer = first->optimizer;
+        r->graphs[i].sync_check = first->sync_check;
     }
     for (int i = 0; i < r->count; i++) r->graph_list[i] = &r->graphs[i];
     return 0;

@@ -12,6 +12,7 @@ int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Grap
     TRY(model_file_read(args->positionals[0], file, st));
     int rc = graph_build(file, g, st);
     if (rc) model_file_free(file);
+    else g->sync_check = args_get(cmd, args, "--sync-check") != NULL;
     return rc;
 }
 
