@@ -2,108 +2,11 @@
 // for a model without dropout or batchnorm, training with 2 or 3 replicas, or with the
 // batch split into micro-batches after running out of memory, must end with the same
 // parameters as one device running whole batches (relative error <= 1e-5).
-#include <stdlib.h>
-#include <string.h>
-
-#include "check.h"
 #include "core/collective.h"
-#include "core/train.h"
-#include "models/model_file.h"
+#include "train_harness.h"
 
-enum { SIDE = 6, SAMPLES = 150, MAX_REPLICAS = 3 };
-
-static const char *const model_text =
-    "input shape=1x6x6\n"
-    "conv2d filters=4 kernel=3 pad=same act=relu\n"
-    "maxpool size=2\n"
-    "flatten\n"
-    "dense units=12 act=tanh\n"
-    "dense units=3\n"
-    "loss softmax_cross_entropy\n"
-    "optimizer adam lr=0.01\n"
-    "train batch=40 epochs=2 seed=7\n";
-
-static void report_status(const char *what, const Status *st) {
-    char text[2400];
-    status_format(st, text, sizeof text);
-    fprintf(stderr, "%s: %s", what, text);
-}
-
-static Dataset synthetic_dataset(void) {
-    Dataset ds = {.count = SAMPLES, .channels = 1, .height = SIDE, .width = SIDE, .label_max = 2};
-    snprintf(ds.source, sizeof ds.source, "synthetic");
-    ds.images = malloc((size_t)SAMPLES * SIDE * SIDE);
-    ds.labels = malloc(SAMPLES);
-    Rng rng;
-    rng_seed(&rng, 11);
-    for (int i = 0; i < SAMPLES; i++) {
-        int label = (int)rng_below(&rng, 3);
-        ds.labels[i] = (uint8_t)label;
-        for (int p = 0; p < SIDE * SIDE; p++)
-            ds.images[i * SIDE * SIDE + p] =
-                (uint8_t)((p % 3 == label ? 170 : 70) + (int)rng_below(&rng, 60));
-    }
-    return ds;
-}
-
-typedef struct Run {
-    ModelFile file;
-    Graph graphs[MAX_REPLICAS];
-    int built;
-    Device device;
-    int notices;
-    char last_notice[512];
-} Run;
-
-static void record_notice(void *user, const char *line) {
-    Run *run = user;
-    run->notices++;
-    snprintf(run->last_notice, sizeof run->last_notice, "%s", line);
-}
-
-// Trains `replicas` replicas sharing one CPU device under `memory_limit` bytes (0: none).
 static int train_run(Run *run, int replicas, size_t memory_limit, const Dataset *ds, Status *st) {
-    memset(run, 0, sizeof *run);
-    TRY(model_file_parse_text("replicas.model", model_text, &run->file, st));
-    DeviceOptions options = {.spec = "cpu", .mode = ALLOC_GROW};
-    char notice[256];
-    TRY(device_open(&options, &run->device, notice, sizeof notice, st));
-    run->device.alloc.limit = memory_limit;
-    Graph *graphs[MAX_REPLICAS];
-    Device *devices[MAX_REPLICAS];
-    for (int r = 0; r < replicas; r++) {
-        TRY(graph_build(&run->file, &run->graphs[r], st));
-        run->built++;
-        graphs[r] = &run->graphs[r];
-        devices[r] = &run->device;
-        // Replicas other than 0 start from another seed: the broadcast must fix that.
-        TRY(graph_init_params(graphs[r], run->device.backend, &run->device.alloc,
-                              (uint64_t)(run->graphs[r].train.seed + r), st));
-    }
-    TrainHooks hooks = {.user = run, .on_notice = record_notice};
-    return train_replicas(graphs, devices, replicas, ds, NULL, &hooks, NULL, st);
-}
-
-static void free_run(Run *run) {
-    for (int r = 0; r < run->built; r++) graph_free(&run->graphs[r]);
-    if (run->device.backend) device_close(&run->device);
-    model_file_free(&run->file);
-}
-
-// Largest relative difference between two graphs' parameters (same model).
-static double parameter_difference(const Graph *a, const Graph *b) {
-    double worst = 0.0;
-    for (int i = 0; i < a->count; i++)
-        for (int k = 0; k < a->layers[i]->param_count; k++) {
-            const Tensor *x = &a->layers[i]->params[k].value, *y = &b->layers[i]->params[k].value;
-            const float *u = tensor_f32((Tensor *)x), *v = tensor_f32((Tensor *)y);
-            for (size_t j = 0; j < tensor_numel(x); j++) {
-                double scale = fabs(u[j]) > 1e-3 ? fabs(u[j]) : 1e-3;
-                double d = fabs((double)u[j] - (double)v[j]) / scale;
-                if (d > worst) worst = d;
-            }
-        }
-    return worst;
+    return train_run_on("cpu", run, replicas, memory_limit, ds, st);
 }
 
 static void replicas_learn_what_one_device_learns(const Dataset *ds, const Run *reference) {
