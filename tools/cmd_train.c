@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/batch_auto.h"
 #include "core/optimizer.h"
 #include "core/train.h"
 #include "core/weights.h"
@@ -12,7 +13,8 @@
 static const OptionSpec train_options[] = {
     {"--data", "SPEC", "fashion-mnist (default) or idx:DIR"},
     {"--epochs", "N", "override the model file's train epochs="},
-    {"--batch", "N", "override the model file's train batch="},
+    {"--batch", "N|auto", "override the model file's train batch=; auto: the largest that fits "
+                          "the device (or --memory-limit)"},
     {"--lr", "RATE", "override the optimizer's lr="},
     {"--seed", "N", "override the model file's train seed="},
     {"--save", "FILE", "write the weights to FILE after every epoch"},
@@ -74,13 +76,21 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
     return 0;
 }
 
+// --batch auto is chosen later, once the device and the data are known.
+static int batch_is_auto(const Command *cmd, const ParsedArgs *args) {
+    const char *batch = args_get(cmd, args, "--batch");
+    return batch && strcmp(batch, "auto") == 0;
+}
+
 static int apply_overrides(const Command *cmd, const ParsedArgs *args, Graph *g, Status *st) {
     long value;
     int present;
     TRY(args_int(cmd, args, "--epochs", 1, 1000000, &value, &present, st));
     if (present) g->train.epochs = (int)value;
-    TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &value, &present, st));
-    if (present) g->train.batch = (int)value;
+    if (!batch_is_auto(cmd, args)) {
+        TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &value, &present, st));
+        if (present) g->train.batch = (int)value;
+    }
     TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &value, &present, st));
     if (present) g->train.seed = value;
     double lr;
@@ -212,6 +222,27 @@ static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r
     return 0;
 }
 
+// --batch auto on replica 0's device. Replicas on distinct GPUs each take that batch;
+// replicas sharing the CPU share its memory, so together they take it once.
+static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, Status *st) {
+    BatchChoice choice;
+    Device *d = r->device_list[0];
+    TRY(batch_auto_choose(r->graph_list[0], d, train, test, train->count, &choice, st));
+    int shared = r->count > 1 && r->device_list[1] == d;
+    int batch = shared || r->count == 1 ? choice.batch : choice.batch * r->count;
+    if (batch > train->count) batch = train->count;
+    for (int i = 0; i < r->count; i++) r->graph_list[i]->train.batch = batch;
+    char budget[32], cap[64] = "";
+    if (choice.capped)
+        snprintf(cap, sizeof cap, ", capped at %d", train->count < BATCH_AUTO_MAX ? train->count
+                                                                                 : BATCH_AUTO_MAX);
+    printf("batch auto: %d (the memory plan allows %d in %s on %s, keeping 10%% free%s; %d "
+           "trial step%s)\n", batch,
+           choice.planned, alloc_format_bytes(choice.budget, budget, sizeof budget), d->name, cap,
+           choice.trials, choice.trials == 1 ? "" : "s");
+    return 0;
+}
+
 static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, Dataset *train,
                       Dataset *test, Status *st) {
     Graph *g = r->graph_list[0];
@@ -222,6 +253,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
         if (d->backend->make_current) TRY(d->backend->make_current(d->backend, st));
         TRY(graph_init_params(r->graph_list[i], d->backend, &d->alloc, (uint64_t)g->train.seed, st));
     }
+    if (batch_is_auto(cmd, args)) TRY(choose_batch(r, train, test, st));
     char count[32], optimizer[160], devices[256] = "";
     size_t used = 0;
     for (int i = 0; i < r->count && used < sizeof devices; i++)
