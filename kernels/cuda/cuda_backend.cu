@@ -12,8 +12,12 @@
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_internal.h"
 
+// Allocation and memory queries act on the current device, which with several replicas
+// may be another one, so they say which they mean; a cudaSetDevice to the device already
+// current costs next to nothing.
 static int cuda_raw_alloc(const Backend *b, size_t bytes, void **ptr, Status *st) {
     *ptr = NULL;
+    CUDA_CHECK(cudaSetDevice(cuda_context(b)->ordinal));
     CUDA_CHECK(cudaMalloc(ptr, bytes ? bytes : 1));
     return 0;
 }
@@ -21,11 +25,14 @@ static int cuda_raw_alloc(const Backend *b, size_t bytes, void **ptr, Status *st
 static void cuda_raw_free(const Backend *b, void *ptr) {
     // cudaFree synchronizes the device, which is what freeing memory a queued kernel may
     // still use needs; the caching allocator keeps this off the training step.
-    if (ptr) cudaFree(ptr);
+    if (!ptr) return;
+    cudaSetDevice(cuda_context(b)->ordinal);
+    cudaFree(ptr);
 }
 
 static size_t cuda_total_memory(const Backend *b) {
     size_t free_bytes = 0, total = 0;
+    if (cudaSetDevice(cuda_context(b)->ordinal) != cudaSuccess) return 0;
     return cudaMemGetInfo(&free_bytes, &total) == cudaSuccess ? total : 0;
 }
 
@@ -60,12 +67,14 @@ __global__ static void fill_kernel(float *x, float value, size_t n) {
 
 static int cuda_fill(const Backend *b, float *x, float value, size_t n, Status *st) {
     if (n == 0) return 0;
-    cudaStream_t stream = cuda_context(b)->stream;
+    CudaContext *ctx = cuda_context(b);
     if (value == 0.0f) {
-        CUDA_CHECK(cudaMemsetAsync(x, 0, n * sizeof *x, stream));
+        CUDA_CHECK(cudaMemsetAsync(x, 0, n * sizeof *x, ctx->stream));
         return 0;
     }
-    fill_kernel<<<cuda_blocks_for(n), CUDA_THREADS, 0, stream>>>(x, value, n);
+    unsigned grid = cuda_blocks_for(n);
+    CUDA_CHECK_CONFIG(ctx, "fill_kernel", grid, CUDA_THREADS, 0, n, 64);
+    fill_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(x, value, n);
     CUDA_CHECK_LAUNCH("fill_kernel");
     return 0;
 }
@@ -89,8 +98,11 @@ static int cuda_gather_samples(const Backend *b, const uint8_t *images, const ui
                                const int32_t *indices, int count, size_t sample_size, float scale,
                                float *out_images, int32_t *out_labels, Status *st) {
     if (count <= 0 || sample_size == 0) return 0;
+    CudaContext *ctx = cuda_context(b);
     size_t total = (size_t)count * sample_size;
-    gather_samples_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
+    unsigned grid = cuda_blocks_for(total);
+    CUDA_CHECK_CONFIG(ctx, "gather_samples_kernel", grid, CUDA_THREADS, 0, total, 64);
+    gather_samples_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         images, labels, indices, count, sample_size, scale, out_images, out_labels);
     CUDA_CHECK_LAUNCH("gather_samples_kernel");
     return 0;
@@ -98,6 +110,11 @@ static int cuda_gather_samples(const Backend *b, const uint8_t *images, const ui
 
 static int cuda_synchronize(const Backend *b, Status *st) {
     CUDA_CHECK(cudaStreamSynchronize(cuda_context(b)->stream));
+    return 0;
+}
+
+static int cuda_make_current(const Backend *b, Status *st) {
+    CUDA_CHECK(cudaSetDevice(cuda_context(b)->ordinal));
     return 0;
 }
 
@@ -122,7 +139,14 @@ static int open_context(const CudaBackendOptions *options, CudaContext *ctx, Sta
     ctx->compute_major = prop.major;
     ctx->compute_minor = prop.minor;
     ctx->multiprocessors = prop.multiProcessorCount;
-    ctx->max_grid_x = prop.maxGridSize[0];
+    // The launch limits every kernel launch is checked against (cuda_internal.h).
+    ctx->limits.max_threads_per_block = prop.maxThreadsPerBlock;
+    for (int axis = 0; axis < 3; axis++) {
+        ctx->limits.max_block_dim[axis] = prop.maxThreadsDim[axis];
+        ctx->limits.max_grid_dim[axis] = prop.maxGridSize[axis];
+    }
+    ctx->limits.max_shared_per_block = prop.sharedMemPerBlock;
+    snprintf(ctx->limits.device, sizeof ctx->limits.device, "%s", ctx->name);
     if (prop.major * 10 + prop.minor < 75) {
         status_fail(st, STATUS_NO_DEVICE, "%s (%s) has compute capability %d.%d; this CUDA "
                     "toolkit and trainer need 7.5 or newer", ctx->name, prop.name, prop.major,
@@ -176,6 +200,7 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     table->copy_on_device = cuda_copy_on_device;
     table->fill = cuda_fill;
     table->synchronize = cuda_synchronize;
+    table->make_current = cuda_make_current;
     table->gather_samples = cuda_gather_samples;
     table->range_push = cuda_range_push;
     table->range_pop = cuda_range_pop;
@@ -193,6 +218,7 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
 extern "C" void cuda_backend_close(const Backend *b) {
     if (!b) return;
     CudaContext *ctx = cuda_context(b);
+    cudaSetDevice(ctx->ordinal);
     cudaStreamSynchronize(ctx->stream);
     close_context(ctx);
     free(ctx);

@@ -32,6 +32,9 @@
 // layout lives on. __launch_bounds__ below makes the compiler fit the registers to it.
 #define BN_THREADS 512
 #define BN_MAX_WARPS (BN_THREADS / 32)
+// The static shared memory of the one-block-per-channel kernels: cuda_block_sum's double
+// per warp.
+#define BN_SHARED_BYTES (BN_MAX_WARPS * sizeof(double))
 
 // Walks one channel's values: flat index k = s * spatial + r, where s is the sample and r
 // the offset in its run; advances by `step` flat indices without dividing.
@@ -80,7 +83,7 @@ batchnorm_forward_training_kernel(const float *x, float *y, const float *gamma,
                                   const float *beta, float *running_mean, float *running_var,
                                   float *save_mean, float *save_invstd, int n, int channels,
                                   int spatial, float momentum, float eps) {
-    __shared__ double shared[BN_MAX_WARPS];
+    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
     double m = (double)n * (double)spatial;
     for (int c = blockIdx.x; c < channels; c += gridDim.x) {
         double sum = 0.0;
@@ -159,7 +162,7 @@ batchnorm_backward_kernel(const float *x, const float *dy, const float *gamma,
                           const float *save_mean, const float *save_invstd, float *dx,
                           float *dgamma, float *dbeta, int n, int channels, int spatial,
                           int batch_statistics, int accumulate_dx, int accumulate_params) {
-    __shared__ double shared[BN_MAX_WARPS];
+    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
     double m = (double)n * (double)spatial;
     for (int c = blockIdx.x; c < channels; c += gridDim.x) {
         float mean = save_mean[c], invstd = save_invstd[c];
@@ -213,6 +216,13 @@ static unsigned channel_blocks(int channels) {
     return (unsigned)((size_t)channels < CUDA_MAX_BLOCKS ? (size_t)channels : CUDA_MAX_BLOCKS);
 }
 
+// The tensor's element count, for the launch check. The kernels reach every element by a
+// size_t offset (channel_at); their int parts (sample, offset, channel) stay below n,
+// spatial and channels, with the step's headroom checked by check_sizes.
+static size_t bn_elements(int n, int channels, int spatial) {
+    return (size_t)n * (size_t)channels * (size_t)spatial;
+}
+
 static int cuda_batchnorm_forward_training(const Backend *b, const float *x, float *y,
                                            const float *gamma, const float *beta,
                                            float *running_mean, float *running_var,
@@ -220,8 +230,11 @@ static int cuda_batchnorm_forward_training(const Backend *b, const float *x, flo
                                            int channels, int spatial, float momentum, float eps,
                                            Status *st) {
     TRY(check_sizes("batchnorm_forward_training", n, channels, spatial, st));
-    batchnorm_forward_training_kernel<<<channel_blocks(channels), BN_THREADS, 0,
-                                        cuda_context(b)->stream>>>(
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = channel_blocks(channels);
+    CUDA_CHECK_CONFIG(ctx, "batchnorm_forward_training_kernel", grid, BN_THREADS,
+                      BN_SHARED_BYTES, bn_elements(n, channels, spatial), 64);
+    batchnorm_forward_training_kernel<<<grid, BN_THREADS, 0, ctx->stream>>>(
         x, y, gamma, beta, running_mean, running_var, save_mean, save_invstd, n, channels,
         spatial, momentum, eps);
     CUDA_CHECK_LAUNCH("batchnorm_forward_training_kernel");
@@ -238,7 +251,10 @@ static int cuda_batchnorm_forward_inference(const Backend *b, const float *x, fl
     // row of blocks per channel (capped at gridDim.y's limit: grid-stride too).
     size_t per_channel = (size_t)n * (size_t)spatial;
     dim3 grid(cuda_blocks_for(per_channel), channel_blocks(channels));
-    batchnorm_forward_inference_kernel<<<grid, CUDA_THREADS, 0, cuda_context(b)->stream>>>(
+    CudaContext *ctx = cuda_context(b);
+    CUDA_CHECK_CONFIG(ctx, "batchnorm_forward_inference_kernel", grid, CUDA_THREADS, 0,
+                      bn_elements(n, channels, spatial), 64);
+    batchnorm_forward_inference_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         x, y, gamma, beta, running_mean, running_var, save_mean, save_invstd, n, channels,
         spatial, eps);
     CUDA_CHECK_LAUNCH("batchnorm_forward_inference_kernel");
@@ -252,7 +268,11 @@ static int cuda_batchnorm_backward(const Backend *b, const float *x, const float
                                    int batch_statistics, int accumulate_dx,
                                    int accumulate_params, Status *st) {
     TRY(check_sizes("batchnorm_backward", n, channels, spatial, st));
-    batchnorm_backward_kernel<<<channel_blocks(channels), BN_THREADS, 0, cuda_context(b)->stream>>>(
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = channel_blocks(channels);
+    CUDA_CHECK_CONFIG(ctx, "batchnorm_backward_kernel", grid, BN_THREADS, BN_SHARED_BYTES,
+                      bn_elements(n, channels, spatial), 64);
+    batchnorm_backward_kernel<<<grid, BN_THREADS, 0, ctx->stream>>>(
         x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta, n, channels, spatial,
         batch_statistics, accumulate_dx, accumulate_params);
     CUDA_CHECK_LAUNCH("batchnorm_backward_kernel");

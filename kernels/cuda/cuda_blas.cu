@@ -65,7 +65,9 @@ static int cuda_add_bias_rows(const Backend *b, float *y, const float *bias, int
     dim3 block(COL_THREADS, ROW_THREADS);
     dim3 grid(cuda_blocks_capped((size_t)cols, COL_THREADS),
               cuda_blocks_capped((size_t)rows, ROW_THREADS));
-    add_bias_rows_kernel<<<grid, block, 0, cuda_context(b)->stream>>>(y, bias, rows, cols);
+    CudaContext *ctx = cuda_context(b);
+    CUDA_CHECK_CONFIG(ctx, "add_bias_rows_kernel", grid, block, 0, (size_t)rows * cols, 64);
+    add_bias_rows_kernel<<<grid, block, 0, ctx->stream>>>(y, bias, rows, cols);
     CUDA_CHECK_LAUNCH("add_bias_rows_kernel");
     return 0;
 }
@@ -82,10 +84,11 @@ static int cuda_add_bias_rows(const Backend *b, float *y, const float *bias, int
 // One block per column tile gives little parallelism for a skinny matrix (10 columns,
 // 100k rows); the bias gradients this serves have rows = batch, where that does not matter.
 static const unsigned SUM_ROW_THREADS = 16;
+static const size_t SUM_ROWS_SHARED_BYTES = sizeof(float[SUM_ROW_THREADS][COL_THREADS]);
 
 __global__ static void sum_rows_kernel(float *out, const float *x, int rows, int cols,
                                        float beta) {
-    __shared__ float partial[SUM_ROW_THREADS][COL_THREADS];
+    __shared__ float partial[SUM_ROW_THREADS][COL_THREADS];  // SUM_ROWS_SHARED_BYTES
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
     // The loop bound depends only on blockIdx, so every thread of the block runs the same
     // number of iterations and reaches the same __syncthreads().
@@ -114,8 +117,11 @@ static int cuda_sum_rows(const Backend *b, float *out, const float *x, int rows,
     if (cols <= 0) return 0;
     if (rows < 0) rows = 0;
     dim3 block(COL_THREADS, SUM_ROW_THREADS);
-    sum_rows_kernel<<<cuda_blocks_capped((size_t)cols, COL_THREADS), block, 0,
-                      cuda_context(b)->stream>>>(out, x, rows, cols, beta);
+    unsigned grid = cuda_blocks_capped((size_t)cols, COL_THREADS);
+    CudaContext *ctx = cuda_context(b);
+    CUDA_CHECK_CONFIG(ctx, "sum_rows_kernel", grid, block, SUM_ROWS_SHARED_BYTES,
+                      (size_t)rows * cols, 64);
+    sum_rows_kernel<<<grid, block, 0, ctx->stream>>>(out, x, rows, cols, beta);
     CUDA_CHECK_LAUNCH("sum_rows_kernel");
     return 0;
 }
@@ -130,7 +136,10 @@ __global__ static void accumulate_kernel(float *y, const float *x, size_t n) {
 
 static int cuda_accumulate(const Backend *b, float *y, const float *x, size_t n, Status *st) {
     if (n == 0) return 0;
-    accumulate_kernel<<<cuda_blocks_for(n), CUDA_THREADS, 0, cuda_context(b)->stream>>>(y, x, n);
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = cuda_blocks_for(n);
+    CUDA_CHECK_CONFIG(ctx, "accumulate_kernel", grid, CUDA_THREADS, 0, n, 64);
+    accumulate_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(y, x, n);
     CUDA_CHECK_LAUNCH("accumulate_kernel");
     return 0;
 }

@@ -52,8 +52,10 @@ static_assert((int)CUDNN_CONVOLUTION_FWD_ALGO_COUNT <= CONV_MAX_CANDIDATES, "too
 static_assert((int)CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT <= CONV_MAX_CANDIDATES, "too many algos");
 static_assert((int)CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT <= CONV_MAX_CANDIDATES, "too many algos");
 
-// Threads per block of the direct kernels' reductions (weight and bias gradients).
+// Threads per block of the direct kernels' reductions (weight and bias gradients), and
+// the static shared memory of each: cuda_block_sum's float per warp.
 #define CONV_REDUCE_THREADS 256
+#define CONV_REDUCE_SHARED_BYTES (32 * sizeof(float))
 
 // One algorithm an op may run: cuDNN's enum value for that op, the math type it runs
 // with, and the workspace it needs then.
@@ -171,7 +173,7 @@ __global__ static void conv2d_direct_backward_data_kernel(Conv2dGeometry g, cons
 __global__ static void __launch_bounds__(CONV_REDUCE_THREADS)
 conv2d_direct_backward_filter_kernel(Conv2dGeometry g, const float *x, const float *dy,
                                      float *dw, int accumulate, size_t weights) {
-    __shared__ float shared[32];
+    __shared__ float shared[32];  // CONV_REDUCE_SHARED_BYTES
     int group_channels = g.in_channels / g.groups, group_filters = g.out_channels / g.groups;
     size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
     size_t products = (size_t)g.batch * out_plane;
@@ -202,7 +204,7 @@ conv2d_direct_backward_filter_kernel(Conv2dGeometry g, const float *x, const flo
 __global__ static void __launch_bounds__(CONV_REDUCE_THREADS)
 conv2d_direct_backward_bias_kernel(Conv2dGeometry g, const float *dy, float *dbias,
                                    int accumulate) {
-    __shared__ float shared[32];
+    __shared__ float shared[32];  // CONV_REDUCE_SHARED_BYTES
     size_t out_plane = (size_t)g.out_h * g.out_w, values = (size_t)g.batch * out_plane;
     for (int f = blockIdx.x; f < g.out_channels; f += gridDim.x) {
         float sum = 0.0f;
@@ -224,12 +226,21 @@ static size_t conv_outputs(const Conv2dGeometry *g) {
 static size_t conv_weights(const Conv2dGeometry *g) {
     return (size_t)g->out_channels * (g->in_channels / g->groups) * g->kernel_h * g->kernel_w;
 }
+// The largest tensor a direct kernel indexes (input, output or weights), for its launch check.
+static size_t conv_largest(const Conv2dGeometry *g) {
+    size_t in = conv_inputs(g), out = conv_outputs(g), w = conv_weights(g);
+    size_t larger = in > out ? in : out;
+    return larger > w ? larger : w;
+}
 
 static int direct_forward(CudaContext *ctx, const Conv2dGeometry *g, const float *x,
                           const float *w, const float *bias, float *y, Status *st) {
     size_t total = conv_outputs(g);
-    conv2d_direct_forward_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, ctx->stream>>>(
-        *g, x, w, bias, y, total);
+    unsigned grid = cuda_blocks_for(total);
+    CUDA_CHECK_CONFIG(ctx, "conv2d_direct_forward_kernel", grid, CUDA_THREADS, 0,
+                      conv_largest(g), 64);
+    conv2d_direct_forward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, w, bias, y,
+                                                                          total);
     CUDA_CHECK_LAUNCH("conv2d_direct_forward_kernel");
     return 0;
 }
@@ -237,7 +248,10 @@ static int direct_forward(CudaContext *ctx, const Conv2dGeometry *g, const float
 static int direct_backward_data(CudaContext *ctx, const Conv2dGeometry *g, const float *dy,
                                 const float *w, float *dx, int accumulate, Status *st) {
     size_t total = conv_inputs(g);
-    conv2d_direct_backward_data_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, ctx->stream>>>(
+    unsigned grid = cuda_blocks_for(total);
+    CUDA_CHECK_CONFIG(ctx, "conv2d_direct_backward_data_kernel", grid, CUDA_THREADS, 0,
+                      conv_largest(g), 64);
+    conv2d_direct_backward_data_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         *g, dy, w, dx, accumulate, total);
     CUDA_CHECK_LAUNCH("conv2d_direct_backward_data_kernel");
     return 0;
@@ -246,17 +260,22 @@ static int direct_backward_data(CudaContext *ctx, const Conv2dGeometry *g, const
 static int direct_backward_filter(CudaContext *ctx, const Conv2dGeometry *g, const float *x,
                                   const float *dy, float *dw, int accumulate, Status *st) {
     size_t weights = conv_weights(g);
-    conv2d_direct_backward_filter_kernel<<<cuda_blocks_capped(weights, 1), CONV_REDUCE_THREADS,
-                                           0, ctx->stream>>>(*g, x, dy, dw, accumulate, weights);
+    unsigned grid = cuda_blocks_capped(weights, 1);
+    CUDA_CHECK_CONFIG(ctx, "conv2d_direct_backward_filter_kernel", grid, CONV_REDUCE_THREADS,
+                      CONV_REDUCE_SHARED_BYTES, conv_largest(g), 64);
+    conv2d_direct_backward_filter_kernel<<<grid, CONV_REDUCE_THREADS, 0, ctx->stream>>>(
+        *g, x, dy, dw, accumulate, weights);
     CUDA_CHECK_LAUNCH("conv2d_direct_backward_filter_kernel");
     return 0;
 }
 
 static int direct_backward_bias(CudaContext *ctx, const Conv2dGeometry *g, const float *dy,
                                 float *dbias, int accumulate, Status *st) {
-    conv2d_direct_backward_bias_kernel<<<cuda_blocks_capped((size_t)g->out_channels, 1),
-                                         CONV_REDUCE_THREADS, 0, ctx->stream>>>(*g, dy, dbias,
-                                                                                accumulate);
+    unsigned grid = cuda_blocks_capped((size_t)g->out_channels, 1);
+    CUDA_CHECK_CONFIG(ctx, "conv2d_direct_backward_bias_kernel", grid, CONV_REDUCE_THREADS,
+                      CONV_REDUCE_SHARED_BYTES, conv_outputs(g), 64);
+    conv2d_direct_backward_bias_kernel<<<grid, CONV_REDUCE_THREADS, 0, ctx->stream>>>(
+        *g, dy, dbias, accumulate);
     CUDA_CHECK_LAUNCH("conv2d_direct_backward_bias_kernel");
     return 0;
 }

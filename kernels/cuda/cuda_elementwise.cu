@@ -79,18 +79,22 @@ __global__ static void activation_backward_kernel(const float *x, const float *y
 }
 
 template <ActivationKind K>
-static int launch_activation_forward(cudaStream_t stream, const float *x, float *y, size_t n,
+static int launch_activation_forward(const CudaContext *ctx, const float *x, float *y, size_t n,
                                      float slope, Status *st) {
-    activation_forward_kernel<K><<<cuda_blocks_for(n), CUDA_THREADS, 0, stream>>>(x, y, n, slope);
+    unsigned grid = cuda_blocks_for(n);
+    CUDA_CHECK_CONFIG(ctx, "activation_forward_kernel", grid, CUDA_THREADS, 0, n, 64);
+    activation_forward_kernel<K><<<grid, CUDA_THREADS, 0, ctx->stream>>>(x, y, n, slope);
     CUDA_CHECK_LAUNCH("activation_forward_kernel");
     return 0;
 }
 
 template <ActivationKind K>
-static int launch_activation_backward(cudaStream_t stream, const float *x, const float *y,
+static int launch_activation_backward(const CudaContext *ctx, const float *x, const float *y,
                                       const float *dy, float *dx, size_t n, float slope,
                                       int accumulate, Status *st) {
-    activation_backward_kernel<K><<<cuda_blocks_for(n), CUDA_THREADS, 0, stream>>>(
+    unsigned grid = cuda_blocks_for(n);
+    CUDA_CHECK_CONFIG(ctx, "activation_backward_kernel", grid, CUDA_THREADS, 0, n, 64);
+    activation_backward_kernel<K><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         x, y, dy, dx, n, slope, accumulate);
     CUDA_CHECK_LAUNCH("activation_backward_kernel");
     return 0;
@@ -104,15 +108,18 @@ static int cuda_activation_forward(const Backend *b, ActivationKind kind, float 
                                    const float *x, float *y, size_t n, Status *st) {
     if ((int)kind < 0 || (int)kind >= (int)ACTIVATION_COUNT) return unknown_activation(kind, st);
     if (n == 0) return 0;
-    cudaStream_t s = cuda_context(b)->stream;
+    const CudaContext *ctx = cuda_context(b);
     switch (kind) {
-    case ACTIVATION_RELU: return launch_activation_forward<ACTIVATION_RELU>(s, x, y, n, slope, st);
+    case ACTIVATION_RELU:
+        return launch_activation_forward<ACTIVATION_RELU>(ctx, x, y, n, slope, st);
     case ACTIVATION_LEAKY_RELU:
-        return launch_activation_forward<ACTIVATION_LEAKY_RELU>(s, x, y, n, slope, st);
+        return launch_activation_forward<ACTIVATION_LEAKY_RELU>(ctx, x, y, n, slope, st);
     case ACTIVATION_SIGMOID:
-        return launch_activation_forward<ACTIVATION_SIGMOID>(s, x, y, n, slope, st);
-    case ACTIVATION_TANH: return launch_activation_forward<ACTIVATION_TANH>(s, x, y, n, slope, st);
-    case ACTIVATION_GELU: return launch_activation_forward<ACTIVATION_GELU>(s, x, y, n, slope, st);
+        return launch_activation_forward<ACTIVATION_SIGMOID>(ctx, x, y, n, slope, st);
+    case ACTIVATION_TANH:
+        return launch_activation_forward<ACTIVATION_TANH>(ctx, x, y, n, slope, st);
+    case ACTIVATION_GELU:
+        return launch_activation_forward<ACTIVATION_GELU>(ctx, x, y, n, slope, st);
     default: return unknown_activation(kind, st);
     }
 }
@@ -122,20 +129,20 @@ static int cuda_activation_backward(const Backend *b, ActivationKind kind, float
                                     size_t n, int accumulate, Status *st) {
     if ((int)kind < 0 || (int)kind >= (int)ACTIVATION_COUNT) return unknown_activation(kind, st);
     if (n == 0) return 0;
-    cudaStream_t s = cuda_context(b)->stream;
+    const CudaContext *ctx = cuda_context(b);
     int acc = accumulate != 0;
     switch (kind) {
     case ACTIVATION_RELU:
-        return launch_activation_backward<ACTIVATION_RELU>(s, x, y, dy, dx, n, slope, acc, st);
+        return launch_activation_backward<ACTIVATION_RELU>(ctx, x, y, dy, dx, n, slope, acc, st);
     case ACTIVATION_LEAKY_RELU:
-        return launch_activation_backward<ACTIVATION_LEAKY_RELU>(s, x, y, dy, dx, n, slope, acc,
+        return launch_activation_backward<ACTIVATION_LEAKY_RELU>(ctx, x, y, dy, dx, n, slope, acc,
                                                                  st);
     case ACTIVATION_SIGMOID:
-        return launch_activation_backward<ACTIVATION_SIGMOID>(s, x, y, dy, dx, n, slope, acc, st);
+        return launch_activation_backward<ACTIVATION_SIGMOID>(ctx, x, y, dy, dx, n, slope, acc, st);
     case ACTIVATION_TANH:
-        return launch_activation_backward<ACTIVATION_TANH>(s, x, y, dy, dx, n, slope, acc, st);
+        return launch_activation_backward<ACTIVATION_TANH>(ctx, x, y, dy, dx, n, slope, acc, st);
     case ACTIVATION_GELU:
-        return launch_activation_backward<ACTIVATION_GELU>(s, x, y, dy, dx, n, slope, acc, st);
+        return launch_activation_backward<ACTIVATION_GELU>(ctx, x, y, dy, dx, n, slope, acc, st);
     default: return unknown_activation(kind, st);
     }
 }
@@ -161,7 +168,10 @@ static int cuda_dropout_forward(const Backend *b, const float *x, float *y, floa
                                 size_t n, float rate, uint64_t seed, Status *st) {
     if (n == 0) return 0;
     float keep_scale = 1.0f / (1.0f - rate);
-    dropout_forward_kernel<<<cuda_blocks_for(n), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = cuda_blocks_for(n);
+    CUDA_CHECK_CONFIG(ctx, "dropout_forward_kernel", grid, CUDA_THREADS, 0, n, 64);
+    dropout_forward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         x, y, mask, n, rate, keep_scale, seed);
     CUDA_CHECK_LAUNCH("dropout_forward_kernel");
     return 0;
@@ -181,7 +191,10 @@ __global__ static void dropout_backward_kernel(const float *dy, const float *mas
 static int cuda_dropout_backward(const Backend *b, const float *dy, const float *mask, float *dx,
                                  size_t n, int accumulate, Status *st) {
     if (n == 0) return 0;
-    dropout_backward_kernel<<<cuda_blocks_for(n), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = cuda_blocks_for(n);
+    CUDA_CHECK_CONFIG(ctx, "dropout_backward_kernel", grid, CUDA_THREADS, 0, n, 64);
+    dropout_backward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         dy, mask, dx, n, accumulate != 0);
     CUDA_CHECK_LAUNCH("dropout_backward_kernel");
     return 0;

@@ -9,6 +9,7 @@
 #include <cudnn.h>
 
 #include "kernels/backend.h"
+#include "kernels/launch_check.h"
 
 typedef struct CudaConvAlgoCache CudaConvAlgoCache;
 
@@ -20,7 +21,7 @@ typedef struct CudaContext {
     int allow_tf32;
     int compute_major, compute_minor;
     int multiprocessors;
-    int max_grid_x;
+    LaunchLimits limits;          // the device's, checked before every kernel launch
     CudaConvAlgoCache *conv_cache;  // cuda_conv.cu: chosen algorithms per shape
     char name[32];                  // "cuda:0"
 } CudaContext;
@@ -40,8 +41,35 @@ int cudnn_fail(Status *st, cudnnStatus_t status, const char *call, const char *f
         if (cuda_check_err_ != cudaSuccess)                                           \
             return cuda_fail(st, cuda_check_err_, #call, __FILE__, __LINE__);         \
     } while (0)
-// After a kernel launch: a bad launch configuration is reported here, at the launch;
-// errors inside the kernel surface at the next synchronizing call.
+// Before every <<<...>>> launch of our kernels: checks the grid, block and shared memory
+// (static + dynamic bytes per block) against the device's limits, and the element count
+// against the kernel's index type (index_bits 32 when it indexes `elements` with int, 64
+// with size_t), and returns the Status from the calling function when the launch does
+// not fit, naming the kernel, the configuration and the limit; so "invalid configuration
+// argument" never comes back from the GPU for our kernels. A dozen host compares against
+// limits read once at open: no device query per launch. tests/unit/test_launch_check.c
+// fails for any launch in kernels/cuda/*.cu without one just above it.
+#define CUDA_CHECK_CONFIG(ctx, kernel_name, grid, block, shared_bytes, elements, index_bits) \
+    TRY(cuda_check_config((ctx), kernel_name, (grid), (block), (shared_bytes), (elements),   \
+                          (index_bits), st))
+static inline int cuda_check_config(const CudaContext *ctx, const char *kernel, dim3 grid,
+                                    dim3 block, size_t shared_bytes, size_t elements,
+                                    int index_bits, Status *st) {
+    LaunchConfig config;
+    config.kernel = kernel;
+    config.grid[0] = grid.x;
+    config.grid[1] = grid.y;
+    config.grid[2] = grid.z;
+    config.block[0] = block.x;
+    config.block[1] = block.y;
+    config.block[2] = block.z;
+    config.shared_bytes = shared_bytes;
+    config.elements = elements;
+    config.index_bits = index_bits;
+    return launch_check(&ctx->limits, &config, st);
+}
+// After a kernel launch: a launch the driver refuses anyway is reported here, at the
+// launch; errors inside the kernel surface at the next synchronizing call.
 #define CUDA_CHECK_LAUNCH(kernel_name)                                                \
     do {                                                                              \
         cudaError_t cuda_check_err_ = cudaGetLastError();                             \
@@ -63,6 +91,13 @@ int cudnn_fail(Status *st, cudnnStatus_t status, const char *call, const char *f
 
 // Threads per block for elementwise kernels, and the grid for n elements: capped, since
 // kernels use grid-stride loops, so any n launches a valid configuration.
+//
+// The cap, 65 535, is the smallest grid limit of any axis (y and z; x allows 2^31 - 1) on
+// every GPU CUDA 13 supports, so a capped count is valid along x, y or z alike, and
+// launch_check still compares it with the device's own limits. A larger grid along x
+// would buy nothing: 65 535 blocks of 256 threads are some 60 times what an H100 holds
+// resident, and it keeps gridDim.x * blockDim.x well inside an int, which
+// cuda_batchnorm.cu's cursors rely on.
 static const unsigned CUDA_THREADS = 256;
 static const size_t CUDA_MAX_BLOCKS = 65535;
 // Blocks to cover n items at per_block items per block: at least 1, at most

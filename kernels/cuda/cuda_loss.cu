@@ -21,7 +21,8 @@ static const unsigned WARP = 32;
 static const unsigned ROWS_PER_BLOCK = 8;  // warps per block in the forward kernels
 static const unsigned ROW_THREADS = 8;     // warps down the rows in the backward kernels
 
-// The forward kernels' grid: one warp per row, ROWS_PER_BLOCK rows per block.
+// The forward kernels' block and grid: one warp per row, ROWS_PER_BLOCK rows per block.
+static const unsigned FORWARD_THREADS = ROWS_PER_BLOCK * WARP;
 static inline unsigned forward_blocks(int rows) {
     return cuda_blocks_capped((size_t)rows, ROWS_PER_BLOCK);
 }
@@ -129,8 +130,11 @@ static int cuda_softmax_cross_entropy_forward(const Backend *b, const float *log
                                               float *probs, float *row_loss, float *row_correct,
                                               Status *st) {
     if (rows <= 0 || classes <= 0) return 0;
-    softmax_cross_entropy_forward_kernel<<<forward_blocks(rows), ROWS_PER_BLOCK * WARP, 0,
-                                           cuda_context(b)->stream>>>(
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = forward_blocks(rows);
+    CUDA_CHECK_CONFIG(ctx, "softmax_cross_entropy_forward_kernel", grid, FORWARD_THREADS, 0,
+                      (size_t)rows * classes, 64);
+    softmax_cross_entropy_forward_kernel<<<grid, FORWARD_THREADS, 0, ctx->stream>>>(
         logits, labels, rows, classes, probs, row_loss, row_correct);
     CUDA_CHECK_LAUNCH("softmax_cross_entropy_forward_kernel");
     return 0;
@@ -160,8 +164,11 @@ static int cuda_softmax_cross_entropy_backward(const Backend *b, const float *pr
                                                float scale, float *dlogits, int accumulate,
                                                Status *st) {
     if (rows <= 0 || classes <= 0) return 0;
-    softmax_cross_entropy_backward_kernel<<<backward_grid(rows, classes), backward_block(), 0,
-                                            cuda_context(b)->stream>>>(
+    CudaContext *ctx = cuda_context(b);
+    dim3 grid = backward_grid(rows, classes), block = backward_block();
+    CUDA_CHECK_CONFIG(ctx, "softmax_cross_entropy_backward_kernel", grid, block, 0,
+                      (size_t)rows * classes, 64);
+    softmax_cross_entropy_backward_kernel<<<grid, block, 0, ctx->stream>>>(
         probs, labels, rows, classes, scale, dlogits, accumulate != 0);
     CUDA_CHECK_LAUNCH("softmax_cross_entropy_backward_kernel");
     return 0;
@@ -197,9 +204,12 @@ static int cuda_mse_forward(const Backend *b, const float *predictions, const in
                             int rows, int classes, float *row_loss, float *row_correct,
                             Status *st) {
     if (rows <= 0 || classes <= 0) return 0;
-    mse_forward_kernel<<<forward_blocks(rows), ROWS_PER_BLOCK * WARP, 0,
-                         cuda_context(b)->stream>>>(predictions, labels, rows, classes,
-                                                    row_loss, row_correct);
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = forward_blocks(rows);
+    CUDA_CHECK_CONFIG(ctx, "mse_forward_kernel", grid, FORWARD_THREADS, 0,
+                      (size_t)rows * classes, 64);
+    mse_forward_kernel<<<grid, FORWARD_THREADS, 0, ctx->stream>>>(predictions, labels, rows,
+                                                                  classes, row_loss, row_correct);
     CUDA_CHECK_LAUNCH("mse_forward_kernel");
     return 0;
 }
@@ -226,8 +236,10 @@ static int cuda_mse_backward(const Backend *b, const float *predictions, const i
                              int rows, int classes, float scale, float *dpredictions,
                              int accumulate, Status *st) {
     if (rows <= 0 || classes <= 0) return 0;
-    mse_backward_kernel<<<backward_grid(rows, classes), backward_block(), 0,
-                          cuda_context(b)->stream>>>(
+    CudaContext *ctx = cuda_context(b);
+    dim3 grid = backward_grid(rows, classes), block = backward_block();
+    CUDA_CHECK_CONFIG(ctx, "mse_backward_kernel", grid, block, 0, (size_t)rows * classes, 64);
+    mse_backward_kernel<<<grid, block, 0, ctx->stream>>>(
         predictions, labels, rows, classes, scale, dpredictions, accumulate != 0);
     CUDA_CHECK_LAUNCH("mse_backward_kernel");
     return 0;

@@ -38,7 +38,10 @@ __global__ static void sgd_update_kernel(float *param, const float *grad, float 
 static int cuda_sgd_update(const Backend *b, float *param, const float *grad, float *velocity,
                            size_t n, const SgdHyper *h, Status *st) {
     if (n == 0) return 0;
-    sgd_update_kernel<<<cuda_blocks_for(n), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = cuda_blocks_for(n);
+    CUDA_CHECK_CONFIG(ctx, "sgd_update_kernel", grid, CUDA_THREADS, 0, n, 64);
+    sgd_update_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         param, grad, velocity, n, h->lr, h->momentum, h->weight_decay, h->momentum != 0.0f,
         h->nesterov != 0);
     CUDA_CHECK_LAUNCH("sgd_update_kernel");
@@ -98,7 +101,10 @@ static int cuda_adam_update(const Backend *b, float *param, const float *grad, f
     f.step_size = h->lr / correction1;
     f.sqrt_correction2 = sqrtf(correction2);
     f.decoupled = h->decoupled_weight_decay != 0;
-    adam_update_kernel<<<cuda_blocks_for(n), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = cuda_blocks_for(n);
+    CUDA_CHECK_CONFIG(ctx, "adam_update_kernel", grid, CUDA_THREADS, 0, n, 64);
+    adam_update_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         param, grad, m, v, n, f);
     CUDA_CHECK_LAUNCH("adam_update_kernel");
     return 0;

@@ -127,7 +127,7 @@ __global__ static void avgpool_forward_kernel(Pool2dGeometry g, const float *x, 
         const float *image = x + plane * in_plane;
         float sum = 0.0f;
         for (int ih = win.h0; ih < win.h1; ih++)
-            for (int iw = win.w0; iw < win.w1; iw++) sum += image[ih * g.in_w + iw];
+            for (int iw = win.w0; iw < win.w1; iw++) sum += image[(size_t)ih * g.in_w + iw];
         y[i] = sum * scale;
     }
 }
@@ -160,12 +160,18 @@ static size_t pool_outputs(const Pool2dGeometry *g) {
     return (size_t)g->batch * g->channels * g->out_h * g->out_w;
 }
 
+// What the max-pooling kernels index with int: a position within one input plane, which
+// is what argmax stores (int32). The tensors themselves they index with size_t.
+static size_t pool_plane(const Pool2dGeometry *g) { return (size_t)g->in_h * g->in_w; }
+
 static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x,
                                 float *y, int32_t *argmax, Status *st) {
     size_t total = pool_outputs(g);
     if (total == 0) return 0;
-    maxpool_forward_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
-        *g, x, y, argmax, total);
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = cuda_blocks_for(total);
+    CUDA_CHECK_CONFIG(ctx, "maxpool_forward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);
+    maxpool_forward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, argmax, total);
     CUDA_CHECK_LAUNCH("maxpool_forward_kernel");
     return 0;
 }
@@ -174,8 +180,11 @@ static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g, cons
                                  const int32_t *argmax, float *dx, int accumulate, Status *st) {
     size_t total = pool_inputs(g);
     if (total == 0) return 0;
-    maxpool_backward_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
-        *g, dy, argmax, dx, accumulate, total);
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = cuda_blocks_for(total);
+    CUDA_CHECK_CONFIG(ctx, "maxpool_backward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);
+    maxpool_backward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, argmax, dx,
+                                                                    accumulate, total);
     CUDA_CHECK_LAUNCH("maxpool_backward_kernel");
     return 0;
 }
@@ -186,8 +195,10 @@ static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g, const
     if (total == 0) return 0;
     // The CPU's scale, computed the same way, so the last multiply rounds alike.
     float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
-    avgpool_forward_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
-        *g, x, y, scale, total);
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = cuda_blocks_for(total);
+    CUDA_CHECK_CONFIG(ctx, "avgpool_forward_kernel", grid, CUDA_THREADS, 0, total, 64);
+    avgpool_forward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, scale, total);
     CUDA_CHECK_LAUNCH("avgpool_forward_kernel");
     return 0;
 }
@@ -197,8 +208,11 @@ static int cuda_avgpool_backward(const Backend *b, const Pool2dGeometry *g, cons
     size_t total = pool_inputs(g);
     if (total == 0) return 0;
     float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
-    avgpool_backward_kernel<<<cuda_blocks_for(total), CUDA_THREADS, 0, cuda_context(b)->stream>>>(
-        *g, dy, dx, scale, accumulate, total);
+    CudaContext *ctx = cuda_context(b);
+    unsigned grid = cuda_blocks_for(total);
+    CUDA_CHECK_CONFIG(ctx, "avgpool_backward_kernel", grid, CUDA_THREADS, 0, total, 64);
+    avgpool_backward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, dx, scale,
+                                                                    accumulate, total);
     CUDA_CHECK_LAUNCH("avgpool_backward_kernel");
     return 0;
 }
