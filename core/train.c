@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,9 @@ typedef struct BatchSource {
     const Dataset *dataset;
     int on_device;
     int capacity;                    // samples one load may carry
+    int classes;                     // labels must lie in [0, classes)
     Tensor images, labels, indices;  // device copies (on_device)
+    Tensor first_bad_sample;         // [1] int32 on the device: see Backend.gather_samples
     float *host_images;              // staging (!on_device)
     int32_t *host_labels;
 } BatchSource;
@@ -49,11 +52,15 @@ static int upload_dataset(BatchSource *s, Device *d, Status *st) {
     tensor_set_shape(&s->images, DTYPE_U8, ds->count, &bytes);
     tensor_set_shape(&s->labels, DTYPE_U8, ds->count, &one);
     tensor_set_shape(&s->indices, DTYPE_I32, s->capacity, &one);
+    tensor_set_shape(&s->first_bad_sample, DTYPE_I32, 1, &one);
     if (!dataset_fits(&d->alloc, s->images.bytes + s->labels.bytes)) return STATUS_OUT_OF_MEMORY;
     TRY(tensor_alloc(&s->images, &d->alloc, st));
     TRY(tensor_alloc(&s->labels, &d->alloc, st));
     TRY(tensor_alloc(&s->indices, &d->alloc, st));
+    TRY(tensor_alloc(&s->first_bad_sample, &d->alloc, st));
     const Backend *b = d->backend;
+    const int32_t none = INT32_MAX;
+    TRY(b->copy_to_device(b, s->first_bad_sample.data, &none, sizeof none, st));
     TRY(b->copy_to_device(b, s->images.data, ds->images, s->images.bytes, st));
     return b->copy_to_device(b, s->labels.data, ds->labels, s->labels.bytes, st);
 }
@@ -62,15 +69,18 @@ static void source_close(BatchSource *s) {
     tensor_free(&s->images);
     tensor_free(&s->labels);
     tensor_free(&s->indices);
+    tensor_free(&s->first_bad_sample);
     free(s->host_images);
     free(s->host_labels);
     memset(s, 0, sizeof *s);
 }
 
-static int source_open(BatchSource *s, Device *d, const Dataset *ds, int capacity, Status *st) {
+static int source_open(BatchSource *s, Device *d, const Dataset *ds, int capacity, int classes,
+                       Status *st) {
     memset(s, 0, sizeof *s);
     s->dataset = ds;
     s->capacity = capacity;
+    s->classes = classes;
     Status upload;
     status_clear(&upload);
     int rc = upload_dataset(s, d, &upload);
@@ -86,6 +96,7 @@ static int source_open(BatchSource *s, Device *d, const Dataset *ds, int capacit
     tensor_free(&s->images);
     tensor_free(&s->labels);
     tensor_free(&s->indices);
+    tensor_free(&s->first_bad_sample);
     s->host_images = malloc((size_t)capacity * sample_size(ds) * sizeof *s->host_images);
     s->host_labels = malloc((size_t)capacity * sizeof *s->host_labels);
     if (!s->host_images || !s->host_labels)
@@ -93,18 +104,40 @@ static int source_open(BatchSource *s, Device *d, const Dataset *ds, int capacit
     return 0;
 }
 
+// A label outside the model's classes, as a status with the values: where PyTorch stops
+// with "device-side assert triggered", this names the sample, its label and the classes.
+static int bad_label(const BatchSource *s, int sample, Status *st) {
+    int label = s->dataset->labels[sample];
+    status_fail(st, STATUS_BAD_INPUT, "sample %d of %s has label %d, but the model has %d "
+                "classes (labels 0 to %d)", sample, s->dataset->source, label, s->classes,
+                s->classes - 1);
+    status_hint(st, "fix the labels, or give the last layer units=%d to have %d classes",
+                label + 1, label + 1);
+    return STATUS_BAD_INPUT;
+}
+
 // Loads samples indices[0..count) into the graph's input and labels.
 static int source_load(BatchSource *s, Graph *g, const Backend *b, const int32_t *indices,
                        int count, Status *st) {
     if (!s->on_device) {
         dataset_gather(s->dataset, indices, count, s->host_images, s->host_labels);
+        for (int k = 0; k < count; k++)
+            if (s->host_labels[k] >= s->classes) return bad_label(s, indices[k], st);
         return graph_load_batch(g, b, s->host_images, s->host_labels, count, st);
     }
     TRY(b->copy_to_device(b, s->indices.data, indices, (size_t)count * sizeof *indices, st));
     return b->gather_samples(b, (const uint8_t *)s->images.data, (const uint8_t *)s->labels.data,
                              (const int32_t *)s->indices.data, count, sample_size(s->dataset),
-                             1.0f / 255.0f, tensor_f32(&g->input->output),
-                             (int32_t *)g->labels.data, st);
+                             1.0f / 255.0f, s->classes, tensor_f32(&g->input->output),
+                             (int32_t *)g->labels.data, (int32_t *)s->first_bad_sample.data, st);
+}
+
+// The device-side label check's verdict, read when the host syncs anyway (with the loss).
+static int source_check_labels(const BatchSource *s, const Backend *b, Status *st) {
+    if (!s->on_device) return 0;
+    int32_t first_bad;
+    TRY(b->copy_to_host(b, &first_bad, s->first_bad_sample.data, sizeof first_bad, st));
+    return first_bad == INT32_MAX ? 0 : bad_label(s, first_bad, st);
 }
 
 // ---- a training run: replicas, their data, and how a step is cut up ----
@@ -364,6 +397,7 @@ static int read_loss_sums(TrainRun *run, double *loss_sum, double *correct_sum, 
         double loss, correct;
         TRY(make_current(rep->device, st));
         TRY(graph_read_loss_sums(rep->graph, rep->device->backend, &loss, &correct, st));
+        TRY(source_check_labels(&rep->source, rep->device->backend, st));
         *loss_sum += loss;
         *correct_sum += correct;
     }
@@ -463,7 +497,14 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
         rep->device = devices[r];
         TRY(make_current(rep->device, st));
         TRY(optimizer_prepare(rep->graph, rep->device->backend, &rep->device->alloc, st));
-        TRY(source_open(&rep->source, rep->device, train, run->micro_batch, st));
+        TRY(source_open(&rep->source, rep->device, train, run->micro_batch,
+                        graph_classes(rep->graph), st));
+        if (!rep->source.on_device && r == 0) {
+            char bytes[32];
+            notice(run, "the training set (%s) does not fit on %s beside the model; batches are "
+                   "staged through the host", alloc_format_bytes((size_t)train->count *
+                   (sample_size(train) + 1), bytes, sizeof bytes), rep->device->name);
+        }
     }
     if (count > 1) {
         TRY(collective_open(devices, count, &run->collective, st));
@@ -511,7 +552,7 @@ int evaluate_model(Graph *g, Device *d, const Dataset *ds, int batch, EvalResult
     TRY(batcher_init(&batcher, ds, batch, 0, 0, st));
     BatchSource source;
     int32_t *indices = malloc((size_t)batch * sizeof *indices);
-    int rc = indices ? source_open(&source, d, ds, batch, st)
+    int rc = indices ? source_open(&source, d, ds, batch, graph_classes(g), st)
                      : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     if (!indices) memset(&source, 0, sizeof source);
     LayerContext ctx = {.backend = b, .alloc = &d->alloc, .training = 0,
@@ -530,6 +571,7 @@ int evaluate_model(Graph *g, Device *d, const Dataset *ds, int batch, EvalResult
         seen += n;
     }
     if (!rc) rc = graph_read_loss_sums(g, b, &loss_sum, &correct_sum, st);
+    if (!rc) rc = source_check_labels(&source, b, st);
     source_close(&source);
     batcher_free(&batcher);
     free(indices);

@@ -92,9 +92,14 @@ struct Backend {
     // * scale (sample_size values each) and out_labels[k] = labels[indices[k]]. Keeping the
     // bytes on the device and gathering there moves 4 bytes per batch sample index across
     // the bus instead of 4 bytes per pixel.
+    // Labels are checked on the way, so that a bad one never reaches a loss kernel (where
+    // PyTorch would stop with "device-side assert triggered"): a label >= classes is written
+    // as 0 and *first_bad_sample (device memory) becomes the smallest dataset index with
+    // such a label, for the host to read at its next sync; untouched when all are valid.
     int (*gather_samples)(const Backend *b, const uint8_t *images, const uint8_t *labels,
                           const int32_t *indices, int count, size_t sample_size, float scale,
-                          float *out_images, int32_t *out_labels, Status *st);
+                          int classes, float *out_images, int32_t *out_labels,
+                          int32_t *first_bad_sample, Status *st);
 
     // ---- linear algebra ----
     // C[m x n] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T, row-major.

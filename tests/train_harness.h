@@ -25,13 +25,13 @@ static const char *const model_text =
     "optimizer adam lr=0.01\n"
     "train batch=40 epochs=2 seed=7\n";
 
-static void report_status(const char *what, const Status *st) {
+static inline void report_status(const char *what, const Status *st) {
     char text[2400];
     status_format(st, text, sizeof text);
     fprintf(stderr, "%s: %s", what, text);
 }
 
-static Dataset synthetic_dataset(void) {
+static inline Dataset synthetic_dataset(void) {
     Dataset ds = {.count = SAMPLES, .channels = 1, .height = SIDE, .width = SIDE, .label_max = 2};
     snprintf(ds.source, sizeof ds.source, "synthetic");
     ds.images = malloc((size_t)SAMPLES * SIDE * SIDE);
@@ -55,16 +55,19 @@ typedef struct Run {
     Device device;
     int notices;
     char last_notice[512];
+    char notices_text[2048];  // every notice, one per line
 } Run;
 
-static void record_notice(void *user, const char *line) {
+static inline void record_notice(void *user, const char *line) {
     Run *run = user;
     run->notices++;
     snprintf(run->last_notice, sizeof run->last_notice, "%s", line);
+    size_t used = strlen(run->notices_text);
+    snprintf(run->notices_text + used, sizeof run->notices_text - used, "%s\n", line);
 }
 
 // Trains `replicas` replicas sharing one device under `memory_limit` bytes (0: none).
-static int train_run_on(const char *device, Run *run, int replicas, size_t memory_limit,
+static inline int train_run_on(const char *device, Run *run, int replicas, size_t memory_limit,
                         const Dataset *ds, Status *st) {
     memset(run, 0, sizeof *run);
     TRY(model_file_parse_text("replicas.model", model_text, &run->file, st));
@@ -88,14 +91,14 @@ static int train_run_on(const char *device, Run *run, int replicas, size_t memor
     return train_replicas(graphs, devices, replicas, ds, NULL, &hooks, NULL, st);
 }
 
-static void free_run(Run *run) {
+static inline void free_run(Run *run) {
     for (int r = 0; r < run->built; r++) graph_free(&run->graphs[r]);
     if (run->device.backend) device_close(&run->device);
     model_file_free(&run->file);
 }
 
 // Largest relative difference between two graphs' parameters (same model).
-static double parameter_difference(const Graph *a, const Graph *b) {
+static inline double parameter_difference(const Graph *a, const Graph *b) {
     double worst = 0.0;
     for (int i = 0; i < a->count; i++)
         for (int k = 0; k < a->layers[i]->param_count; k++) {

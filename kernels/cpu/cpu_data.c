@@ -2,12 +2,18 @@
 
 int cpu_gather_samples(const Backend *b, const uint8_t *images, const uint8_t *labels,
                        const int32_t *indices, int count, size_t sample_size, float scale,
-                       float *out_images, int32_t *out_labels, Status *st) {
+                       int classes, float *out_images, int32_t *out_labels,
+                       int32_t *first_bad_sample, Status *st) {
     for (int k = 0; k < count; k++) {
         const uint8_t *src = images + (size_t)indices[k] * sample_size;
         float *dst = out_images + (size_t)k * sample_size;
         for (size_t p = 0; p < sample_size; p++) dst[p] = (float)src[p] * scale;
-        out_labels[k] = labels[indices[k]];
+        int label = labels[indices[k]];
+        if (label >= classes) {
+            if (indices[k] < *first_bad_sample) *first_bad_sample = indices[k];
+            label = 0;
+        }
+        out_labels[k] = label;
     }
     return 0;
 }

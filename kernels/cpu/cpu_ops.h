@@ -9,7 +9,8 @@
 // cpu_data.c
 int cpu_gather_samples(const Backend *b, const uint8_t *images, const uint8_t *labels,
                        const int32_t *indices, int count, size_t sample_size, float scale,
-                       float *out_images, int32_t *out_labels, Status *st);
+                       int classes, float *out_images, int32_t *out_labels,
+                       int32_t *first_bad_sample, Status *st);
 
 // cpu_gemm.c
 int cpu_gemm(const Backend *b, int transpose_a, int transpose_b, int m, int n, int k, float alpha,

@@ -83,27 +83,36 @@ static int cuda_fill(const Backend *b, float *x, float value, size_t n, Status *
 // so the gather is coalesced within each sample.
 __global__ static void gather_samples_kernel(const uint8_t *images, const uint8_t *labels,
                                              const int32_t *indices, int count, size_t sample_size,
-                                             float scale, float *out_images, int32_t *out_labels) {
+                                             float scale, int classes, float *out_images,
+                                             int32_t *out_labels, int32_t *first_bad_sample) {
     size_t total = (size_t)count * sample_size;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
         size_t k = i / sample_size, p = i % sample_size;
         size_t source = (size_t)indices[k];
         out_images[i] = (float)images[source * sample_size + p] * scale;
-        if (p == 0) out_labels[k] = labels[source];
+        if (p != 0) continue;
+        int label = labels[source];
+        if (label >= classes) {
+            atomicMin(first_bad_sample, (int32_t)source);
+            label = 0;
+        }
+        out_labels[k] = label;
     }
 }
 
 static int cuda_gather_samples(const Backend *b, const uint8_t *images, const uint8_t *labels,
                                const int32_t *indices, int count, size_t sample_size, float scale,
-                               float *out_images, int32_t *out_labels, Status *st) {
+                               int classes, float *out_images, int32_t *out_labels,
+                               int32_t *first_bad_sample, Status *st) {
     if (count <= 0 || sample_size == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     size_t total = (size_t)count * sample_size;
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "gather_samples_kernel", grid, CUDA_THREADS, 0, total, 64);
     gather_samples_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-        images, labels, indices, count, sample_size, scale, out_images, out_labels);
+        images, labels, indices, count, sample_size, scale, classes, out_images, out_labels,
+        first_bad_sample);
     CUDA_CHECK_LAUNCH("gather_samples_kernel");
     return 0;
 }

@@ -554,7 +554,9 @@ static void test_fill(void) {
 // ---- data ---------------------------------------------------------------------------------
 
 // A batch gathered from a byte dataset on the device: `count` random sample indices
-// (repeats included) into `samples` samples of `sample_size` bytes.
+// (repeats included) into `samples` samples of `sample_size` bytes. Labels run 0-9 against
+// 8 classes, so the bad-label check (labels 8 and 9 become 0, the smallest such sample
+// index is reported) is compared too.
 static void gather_case(int samples, size_t sample_size, int count, float scale) {
     snprintf(shape, sizeof shape, "%d samples of %zu bytes, batch %d, scale %g", samples,
              sample_size, count, scale);
@@ -571,15 +573,21 @@ static void gather_case(int samples, size_t sample_size, int count, float scale)
     int32_t *d_indices = dev_copy(indices, (size_t)count * sizeof *indices);
     float *d_out = dev_poison_floats(n + 1);
     int32_t *d_out_labels = dev_poisoned(((size_t)count + 1) * sizeof(int32_t));
-    if (GPU_CALL(gather_samples, d_images, d_labels, d_indices, count, sample_size, scale, d_out,
-                 d_out_labels))
+    const int classes = 8;
+    int32_t want_bad = INT32_MAX, got_bad = 0;
+    int32_t *d_bad = dev_copy(&want_bad, sizeof want_bad);
+    if (GPU_CALL(gather_samples, d_images, d_labels, d_indices, count, sample_size, scale, classes,
+                 d_out, d_out_labels, d_bad))
         return;
     float *want = poisoned(n + 1);
     int32_t *want_labels = host_alloc(((size_t)count + 1) * sizeof *want_labels);
     int32_t *got_labels = host_alloc(((size_t)count + 1) * sizeof *got_labels);
     memset(want_labels, POISON_BYTE, ((size_t)count + 1) * sizeof *want_labels);
-    CPU_CALL(gather_samples, images, labels, indices, count, sample_size, scale, want, want_labels);
+    CPU_CALL(gather_samples, images, labels, indices, count, sample_size, scale, classes, want,
+             want_labels, &want_bad);
     download(got_labels, d_out_labels, ((size_t)count + 1) * sizeof *got_labels);
+    download(&got_bad, d_bad, sizeof got_bad);
+    compare_exact("gather_samples", "first bad-label sample", &got_bad, &want_bad, 1, 1, 0);
     // A byte times the scale: one rounding, relative to itself. The element after the
     // batch must keep its poison.
     compare("gather_samples", "images", fetch(d_out, n + 1), want, NULL, n + 1);

@@ -1,5 +1,6 @@
 // Gathering a batch on the device (batcher_next_indices + the gather_samples op) gives the
 // same images, labels and order as converting it on the host (batcher_next).
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -30,8 +31,10 @@ int main(void) {
             int m = batcher_next_indices(&device, indices);
             CHECK_INT_EQ(n, m);
             if (n == 0 || n != m) break;
-            CHECK(b->gather_samples(b, images, labels, indices, m, sample, 1.0f / 255.0f, got,
-                                    got_labels, &st) == 0);
+            int32_t bad = INT32_MAX;
+            CHECK(b->gather_samples(b, images, labels, indices, m, sample, 1.0f / 255.0f, 10, got,
+                                    got_labels, &bad, &st) == 0);
+            CHECK_INT_EQ(bad, INT32_MAX);
             for (int k = 0; k < n; k++) CHECK_INT_EQ(got_labels[k], want_labels[k]);
             for (size_t i = 0; i < (size_t)n * sample; i++)
                 if (got[i] != want[i]) {
@@ -42,5 +45,16 @@ int main(void) {
     }
     batcher_free(&host);
     batcher_free(&device);
+
+    // Against 7 classes, labels 7-9 are out of range: written as 0, and the smallest
+    // dataset index holding one is reported (samples 7, 8, 9, 17, ... have them).
+    int32_t some[4] = {21, 17, 3, 9}, bad = INT32_MAX;
+    CHECK(b->gather_samples(b, images, labels, some, 4, sample, 1.0f, 7, got, got_labels, &bad,
+                            &st) == 0);
+    CHECK_INT_EQ(bad, 9);
+    CHECK_INT_EQ(got_labels[0], 1);
+    CHECK_INT_EQ(got_labels[1], 0);
+    CHECK_INT_EQ(got_labels[2], 3);
+    CHECK_INT_EQ(got_labels[3], 0);
     return test_exit_code("test_gather");
 }
