@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error_catalog.h"
 #include "tools/cli.h"
 
 static int find_option(const Command *cmd, const char *name, size_t length) {
@@ -132,11 +133,37 @@ void command_print_help(const Command *cmd, FILE *out) {
     fprintf(out, "  %-26s %s\n", "-h, --help", "show this help");
 }
 
+// The catalog's explanation of the library error behind a failure, a few indented lines
+// under the standard two; the whole text is one `trainer explain NAME` away.
+static void print_error_explanation(const ErrorEntry *entry, const Status *st) {
+    enum { CAUSES_SHOWN = 3 };
+    fprintf(stderr, "  meaning: %s\n", entry->meaning);
+    fputs("  likely causes:", stderr);
+    for (int i = 0; i < CAUSES_SHOWN && entry->causes[i]; i++)
+        fprintf(stderr, " (%d) %s", i + 1, entry->causes[i]);
+    fputc('\n', stderr);
+    ErrorFacts facts;
+    error_catalog_machine_facts(entry, &facts);
+    for (int i = 0; i < facts.count; i++)
+        fprintf(stderr, "%s%s", i ? "; " : "  on this machine: ", facts.lines[i]);
+    if (facts.count) fputc('\n', stderr);
+    fprintf(stderr, "  confirm: %s\n", entry->confirm);
+    // The hint usually is the catalog's fix already (kernels/cuda/cuda_errors.cu).
+    if (strncmp(st->hint, entry->fix, sizeof st->hint - 1) != 0)
+        fprintf(stderr, "  fix: %s\n", entry->fix);
+    if (entry->poisons_context)
+        fputs("  the CUDA context is now unusable: the process must restart (with --save, the "
+              "weights of the last completed epoch are in that file)\n", stderr);
+    fprintf(stderr, "  more: trainer explain %s\n", entry->name);
+}
+
 int report_failure(const Status *st) {
     char text[2400];
     status_format(st, text, sizeof text);
     fflush(stdout);
     fputs(text, stderr);
+    const ErrorEntry *entry = st->error_name[0] ? error_catalog_lookup_name(st->error_name) : NULL;
+    if (entry) print_error_explanation(entry, st);
     return status_exit_code(st);
 }
 

@@ -1,23 +1,275 @@
-// `trainer explain`: placeholder until implemented (issue 5).
+// `trainer explain ERROR`: what a CUDA, cuBLAS, cuDNN or NCCL error, or a PyTorch or
+// TensorFlow message, means, what usually causes it, how to confirm and fix it, how the
+// two frameworks word it, and the facts of this machine that bear on it. ERROR is a name
+// (cudaErrorInvalidDevice, CUDA_ERROR_INVALID_DEVICE), a code (cuda:101, cudnn:9 in
+// cuDNN 8 numbering, 101) or a pasted message; the text comes from core/error_catalog.c.
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error_catalog.h"
 #include "tools/cli.h"
 
 static const OptionSpec explain_options[] = {
+    {"--list", NULL, "list every entry of the catalog, grouped by family"},
+    {"--json", NULL, "print the entry (or, with --list, every entry) as JSON"},
     {NULL, NULL, NULL},
 };
 
 const Command explain_command = {
     .name = "explain",
-    .usage = "ERROR",
+    .usage = "ERROR | --list   (ERROR: a name, a code like cuda:2, or a pasted message)",
     .summary = "explain a CUDA, cuBLAS, cuDNN or NCCL error, or a framework's message",
     .options = explain_options,
     .run = run_explain,
 };
 
-int run_explain(const Command *cmd, const ParsedArgs *args) {
-    (void)cmd;
-    (void)args;
+enum { TEXT_WIDTH = 90, MATCHES_MAX = 8 };
+
+// ---- plain text -------------------------------------------------------------------------
+
+// Prints `text` wrapped at TEXT_WIDTH, the first line after `first` and the others after
+// as many spaces, so numbered causes hang under their number.
+static void print_wrapped(const char *first, const char *text) {
+    size_t indent = strlen(first), column = indent;
+    fputs(first, stdout);
+    while (*text) {
+        while (*text == ' ') text++;
+        size_t word = strcspn(text, " ");
+        if (word == 0) break;
+        if (column > indent && column + 1 + word > TEXT_WIDTH) {
+            printf("\n%*s", (int)indent, "");
+            column = indent;
+        } else if (column > indent) {
+            putchar(' ');
+            column++;
+        }
+        fwrite(text, 1, word, stdout);
+        column += word;
+        text += word;
+    }
+    putchar('\n');
+}
+
+static void print_section(const char *title, const char *text) {
+    printf("\n%s\n", title);
+    print_wrapped("  ", text);
+}
+
+static void print_header(const ErrorEntry *e) {
+    char code[64];
+    error_entry_code(e, code, sizeof code);
+    printf("%s  (%s, %s; code %s)\n", e->name, error_family_title(e->family),
+           error_family_type(e->family), code);
+    if (e->family == ERROR_FAMILY_FRAMEWORK)
+        printf("  recognised by: \"%s\"\n", e->short_string);
+    else if (strcmp(e->short_string, e->name) != 0)
+        printf("  library string: \"%s\"\n", e->short_string);
+    if (e->old_name || e->old_number)
+        printf("  cuDNN 8 and older: %s (%d)\n", e->old_name ? e->old_name : e->name,
+               e->old_number);
+    const ErrorEntry *related = e->related ? error_catalog_lookup_name(e->related) : NULL;
+    if (related) {
+        error_entry_code(related, code, sizeof code);
+        printf("  %s %s (%s)\n",
+               e->family == ERROR_FAMILY_FRAMEWORK ? "the library error behind it:"
+                                                   : "the same error as:",
+               related->name, code);
+    }
+}
+
+static void print_facts(const ErrorEntry *e) {
+    ErrorFacts facts;
+    error_catalog_machine_facts(e, &facts);
+    printf("\nOn this machine\n");
+    if (facts.count == 0) print_wrapped("  ", "(nothing about this machine bears on this error)");
+    for (int i = 0; i < facts.count; i++) print_wrapped("  - ", facts.lines[i]);
+}
+
+static void print_entry(const ErrorEntry *e) {
+    print_header(e);
+    print_section("What it means", e->meaning);
+    printf("\nUsual causes, most common first\n");
+    for (int i = 0; i < ERROR_CAUSES_MAX && e->causes[i]; i++) {
+        char number[16];
+        snprintf(number, sizeof number, "  %d. ", i + 1);
+        print_wrapped(number, e->causes[i]);
+    }
+    print_section("How to confirm", e->confirm);
+    print_section("How to fix", e->fix);
+    if (e->poisons_context)
+        print_section("After this error",
+                      "The CUDA context is unusable: every later CUDA call in the process "
+                      "fails with the same error, so the process must restart. With --save, "
+                      "the weights of the last completed epoch are in that file.");
+    print_section("How PyTorch words it", e->pytorch);
+    print_section("How TensorFlow words it", e->tensorflow);
+    char outcome[160];
+    snprintf(outcome, sizeof outcome, "exit %d (%s)",
+             status_exit_code(&(Status){.code = e->status}), status_code_name(e->status));
+    print_section("What trainer does when it hits it", outcome);
+    print_facts(e);
+}
+
+static void print_list(void) {
+    for (int f = 0; f < ERROR_FAMILY_COUNT; f++) {
+        printf("%s%s (%s)\n", f ? "\n" : "", error_family_title((ErrorFamily)f),
+               error_family_type((ErrorFamily)f));
+        for (int i = 0; i < error_catalog_count(); i++) {
+            const ErrorEntry *e = error_catalog_at(i);
+            if (e->family != (ErrorFamily)f) continue;
+            char code[64];
+            error_entry_code(e, code, sizeof code);
+            if (strcmp(e->short_string, e->name) == 0) printf("  %-14s %s\n", code, e->name);
+            else printf("  %-14s %-40s %s\n", code, e->name, e->short_string);
+        }
+    }
+}
+
+// ---- JSON -------------------------------------------------------------------------------
+
+static void print_json_string(const char *text) {
+    putchar('"');
+    for (const unsigned char *c = (const unsigned char *)(text ? text : ""); *c; c++) {
+        if (*c == '"' || *c == '\\') printf("\\%c", *c);
+        else if (*c == '\n') fputs("\\n", stdout);
+        else if (*c < 0x20) printf("\\u%04x", *c);
+        else putchar(*c);
+    }
+    putchar('"');
+}
+
+static void print_json_field(const char *key, const char *value, int last) {
+    printf("  \"%s\": ", key);
+    if (value) print_json_string(value);
+    else fputs("null", stdout);
+    fputs(last ? "\n" : ",\n", stdout);
+}
+
+static void print_json_entry(const ErrorEntry *e, int with_facts) {
+    char code[64];
+    error_entry_code(e, code, sizeof code);
+    printf("{\n");
+    print_json_field("family", error_family_prefix(e->family), 0);
+    print_json_field("type", error_family_type(e->family), 0);
+    print_json_field("name", e->name, 0);
+    printf("  \"number\": %d,\n", e->number);
+    print_json_field("code", code, 0);
+    print_json_field("string", e->short_string, 0);
+    print_json_field("meaning", e->meaning, 0);
+    printf("  \"causes\": [");
+    for (int i = 0; i < ERROR_CAUSES_MAX && e->causes[i]; i++) {
+        fputs(i ? ", " : "", stdout);
+        print_json_string(e->causes[i]);
+    }
+    printf("],\n");
+    print_json_field("confirm", e->confirm, 0);
+    print_json_field("fix", e->fix, 0);
+    print_json_field("pytorch", e->pytorch, 0);
+    print_json_field("tensorflow", e->tensorflow, 0);
+    printf("  \"poisons_context\": %s,\n", e->poisons_context ? "true" : "false");
+    printf("  \"exit_code\": %d,\n", status_exit_code(&(Status){.code = e->status}));
+    print_json_field("related", e->related, !with_facts);
+    if (with_facts) {
+        ErrorFacts facts;
+        error_catalog_machine_facts(e, &facts);
+        printf("  \"machine\": [");
+        for (int i = 0; i < facts.count; i++) {
+            fputs(i ? ", " : "", stdout);
+            print_json_string(facts.lines[i]);
+        }
+        printf("]\n");
+    }
+    printf("}");
+}
+
+static void print_json_list(void) {
+    printf("[");
+    for (int i = 0; i < error_catalog_count(); i++) {
+        fputs(i ? ",\n" : "\n", stdout);
+        print_json_entry(error_catalog_at(i), 0);
+    }
+    printf("\n]\n");
+}
+
+// ---- failures ---------------------------------------------------------------------------
+
+static int usage_failure(const char *message) {
     Status st;
     status_clear(&st);
-    status_fail(&st, STATUS_RUNTIME_ERROR, "trainer explain is not implemented yet");
+    status_fail(&st, STATUS_BAD_INPUT, "%s", message);
+    status_hint(&st, "e.g. `trainer explain cudaErrorMemoryAllocation`, `trainer explain "
+                     "cuda:2`, `trainer explain \"CUDA error: out of memory\"`; `trainer "
+                     "explain --list` lists every entry");
     return report_failure(&st);
+}
+
+static int unknown_failure(const char *text) {
+    Status st;
+    status_clear(&st);
+    const char *near = error_catalog_suggest(text);
+    if (near)
+        status_fail(&st, STATUS_BAD_INPUT, "no catalog entry for '%s'; did you mean '%s'?",
+                    text, near);
+    else
+        status_fail(&st, STATUS_BAD_INPUT, "no catalog entry matches '%.200s%s'", text,
+                    strlen(text) > 200 ? "..." : "");
+    status_hint(&st, "give an error's name (cudaErrorX, CUDA_ERROR_X, CUBLAS_STATUS_X, "
+                     "CUDNN_STATUS_X, ncclX), a code with its family (cuda:2, driver:101, "
+                     "cudnn:3000) or the line of the message that names the error; `trainer "
+                     "explain --list` lists every entry");
+    return report_failure(&st);
+}
+
+static int ambiguous_failure(const char *text, const ErrorEntry **found, int count) {
+    Status st;
+    status_clear(&st);
+    char list[600] = "";
+    size_t used = 0;
+    for (int i = 0; i < count && i < MATCHES_MAX && used < sizeof list; i++) {
+        char code[64];
+        error_entry_code(found[i], code, sizeof code);
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s %s", i ? ", " : "",
+                                 code, found[i]->name);
+    }
+    status_fail(&st, STATUS_BAD_INPUT, "'%s' is a code in %d families: %s", text, count, list);
+    char code[64];
+    error_entry_code(found[0], code, sizeof code);
+    status_hint(&st, "name the family, e.g. `trainer explain %s`", code);
+    return report_failure(&st);
+}
+
+// ---- the command ---------------------------------------------------------------------------
+
+// The positional words joined by spaces, so an unquoted pasted message works too.
+static void join_positionals(const ParsedArgs *args, char *text, size_t size) {
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < args->positional_count && used < size; i++)
+        used += (size_t)snprintf(text + used, size - used, "%s%s", i ? " " : "",
+                                 args->positionals[i]);
+}
+
+int run_explain(const Command *cmd, const ParsedArgs *args) {
+    int json = args_get(cmd, args, "--json") != NULL;
+    if (args_get(cmd, args, "--list")) {
+        if (args->positional_count) return usage_failure("explain --list takes no ERROR");
+        if (json) print_json_list();
+        else print_list();
+        return 0;
+    }
+    if (args->positional_count == 0)
+        return usage_failure("explain needs an ERROR: a name, a code like cuda:2, or a message");
+    char text[4096];
+    join_positionals(args, text, sizeof text);
+    const ErrorEntry *found[MATCHES_MAX];
+    int count = error_catalog_search(text, found, MATCHES_MAX);
+    if (count == 0) return unknown_failure(text);
+    if (count > 1) return ambiguous_failure(text, found, count);
+    if (json) {
+        print_json_entry(found[0], 1);
+        putchar('\n');
+    } else {
+        print_entry(found[0]);
+    }
+    return 0;
 }

@@ -1,85 +1,68 @@
-// Every failed CUDA, cuBLAS and cuDNN call becomes a Status that names the call, the
-// error's name and number, where it happened, and what usually causes it, so a user sees
-// "cudaMalloc: cudaErrorMemoryAllocation (2)" with a way out instead of a bare abort.
+// Every failed CUDA, cuBLAS, cuDNN and NCCL call becomes a Status that names the call,
+// the error's name and number, the library's own string and where it happened:
+// "cudaMalloc(&p, bytes) failed: cudaErrorMemoryAllocation (2): out of memory [x.cu:40]".
+// The StatusCode, the hint and Status.error_name come from the error catalog
+// (core/error_catalog.c), so the CLI can explain the error with the same text
+// `trainer explain` prints, and an out-of-memory from any library is recoverable.
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "core/error_catalog.h"
 #include "kernels/cuda/cuda_internal.h"
+#include "kernels/cuda/cuda_nccl_check.h"
 
 static const char *base_name(const char *path) {
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
 }
 
-static StatusCode code_for(cudaError_t err) {
-    switch (err) {
-    case cudaErrorMemoryAllocation: return STATUS_OUT_OF_MEMORY;
-    case cudaErrorInvalidDevice:
-    case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver:
-    case cudaErrorNoKernelImageForDevice:
-    case cudaErrorDevicesUnavailable: return STATUS_NO_DEVICE;
-    default: return STATUS_RUNTIME_ERROR;
-    }
-}
+// A code the catalog lacks (a newer library than the catalog): asynchronous errors are
+// the usual reason an unexpected code shows up at an unrelated call.
+static const char *const UNCATALOGUED_HINT =
+    "run with CUDA_LAUNCH_BLOCKING=1 (or --sync-check) to pin an asynchronous error to the "
+    "call that caused it; `trainer explain NAME` may know it";
 
-static const char *hint_for(cudaError_t err) {
-    switch (err) {
-    case cudaErrorMemoryAllocation:
-        return "the GPU is full: lower --batch, set --memory-limit, or free the GPU of other "
-               "processes (nvidia-smi lists them)";
-    case cudaErrorInvalidDevice:
-        return "the device ordinal is not visible to this process; CUDA_VISIBLE_DEVICES "
-               "renumbers devices from 0";
-    case cudaErrorNoDevice: return "no GPU is visible: check nvidia-smi and CUDA_VISIBLE_DEVICES";
-    case cudaErrorInsufficientDriver:
-        return "the NVIDIA driver is older than this CUDA runtime: update the driver, or "
-               "build with an older toolkit";
-    case cudaErrorNoKernelImageForDevice:
-        return "this binary has no code for this GPU's architecture: rebuild with "
-               "-DCMAKE_CUDA_ARCHITECTURES set to the GPU's compute capability (e.g. 86)";
-    case cudaErrorInvalidConfiguration:
-        return "a kernel was launched with more threads or blocks than the GPU allows; this "
-               "is a bug in trainer: please report it with the model file";
-    case cudaErrorAssert:
-        return "a device-side assert fired (often a label outside [0, classes)); run with "
-               "CUDA_LAUNCH_BLOCKING=1 to pin it to the kernel";
-    case cudaErrorIllegalAddress:
-        return "a kernel read or wrote outside its memory; run under compute-sanitizer to "
-               "find it, and report it";
-    default: return "run with CUDA_LAUNCH_BLOCKING=1 to pin asynchronous errors to the kernel "
-                    "that caused them";
+// Records the failure with the catalog's StatusCode and hint for (family, number).
+static int fail_with_entry(Status *st, ErrorFamily family, int number, const char *name,
+                           const char *string, const char *call, const char *file, int line) {
+    const ErrorEntry *entry = error_catalog_lookup_code(family, number);
+    status_fail(st, entry ? entry->status : STATUS_RUNTIME_ERROR,
+                "%s failed: %s (%d): %s [%s:%d]", call, name, number, string, base_name(file),
+                line);
+    if (entry) {
+        status_hint(st, "%s", entry->fix);
+        snprintf(st->error_name, sizeof st->error_name, "%s", entry->name);
+    } else {
+        status_hint(st, "%s", UNCATALOGUED_HINT);
     }
+    return st->code;
 }
 
 int cuda_fail(Status *st, cudaError_t err, const char *call, const char *file, int line) {
-    status_fail(st, code_for(err), "%s failed: %s (%d): %s [%s:%d]", call, cudaGetErrorName(err),
-                (int)err, cudaGetErrorString(err), base_name(file), line);
-    status_hint(st, "%s", hint_for(err));
-    return st->code;
+    return fail_with_entry(st, ERROR_FAMILY_CUDA_RUNTIME, (int)err, cudaGetErrorName(err),
+                           cudaGetErrorString(err), call, file, line);
 }
 
 int cublas_fail(Status *st, cublasStatus_t status, const char *call, const char *file, int line) {
-    status_fail(st, status == CUBLAS_STATUS_ALLOC_FAILED ? STATUS_OUT_OF_MEMORY
-                                                         : STATUS_RUNTIME_ERROR,
-                "%s failed: %s (%d): %s [%s:%d]", call, cublasGetStatusName(status), (int)status,
-                cublasGetStatusString(status), base_name(file), line);
-    status_hint(st, "%s", status == CUBLAS_STATUS_ALLOC_FAILED
-                              ? "the GPU is full: lower --batch or set --memory-limit"
-                              : "run with CUDA_LAUNCH_BLOCKING=1; an earlier asynchronous error "
-                                "is often reported by the next cuBLAS call");
-    return st->code;
+    return fail_with_entry(st, ERROR_FAMILY_CUBLAS, (int)status, cublasGetStatusName(status),
+                           cublasGetStatusString(status), call, file, line);
 }
 
+// cudnnGetErrorString only repeats the status's name; the last error string says which
+// parameter or engine refused, which is what a person needs.
 int cudnn_fail(Status *st, cudnnStatus_t status, const char *call, const char *file, int line) {
-    status_fail(st, status == CUDNN_STATUS_ALLOC_FAILED ? STATUS_OUT_OF_MEMORY
-                                                        : STATUS_RUNTIME_ERROR,
-                "%s failed: %s (%d) [%s:%d]", call, cudnnGetErrorString(status), (int)status,
-                base_name(file), line);
-    status_hint(st, "%s", status == CUDNN_STATUS_ALLOC_FAILED
-                              ? "the GPU is full: lower --batch or set --memory-limit"
-                              : "check that cuDNN's version matches the one trainer was built "
-                                "with (`trainer --version`)");
-    return st->code;
+    char detail[512] = "";
+    cudnnGetLastErrorString(detail, sizeof detail);
+    if (!detail[0])
+        snprintf(detail, sizeof detail,
+                 "no detail from cuDNN (CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr prints "
+                 "its reasons)");
+    return fail_with_entry(st, ERROR_FAMILY_CUDNN, (int)status, cudnnGetErrorString(status),
+                           detail, call, file, line);
+}
+
+int nccl_fail(Status *st, ncclResult_t r, const char *call, const char *file, int line) {
+    const ErrorEntry *entry = error_catalog_lookup_code(ERROR_FAMILY_NCCL, (int)r);
+    return fail_with_entry(st, ERROR_FAMILY_NCCL, (int)r, entry ? entry->name : "ncclResult",
+                           ncclGetErrorString(r), call, file, line);
 }
