@@ -57,6 +57,7 @@ static int open_cuda(const DeviceOptions *options, int ordinal, Device *d, Statu
     if (describe_visible(visible, sizeof visible, &probe)) {
         status_fail(st, STATUS_NO_DEVICE, "--device %s: %s", options->spec, probe.message);
         status_hint(st, "%s", probe.hint);
+        memcpy(st->error_name, probe.error_name, sizeof st->error_name);
         return STATUS_NO_DEVICE;
     }
     CudaBackendOptions cuda = {.ordinal = ordinal, .allow_tf32 = !options->no_tf32};

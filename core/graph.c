@@ -407,13 +407,15 @@ static int infer_shapes(Builder *b) {
         Layer *l = g->layers[i];
         for (int k = 0; k < l->input_count; k++) {
             const Layer *in = l->inputs[k];
-            if (in->out_dtype != DTYPE_F32)
-                return fail_at(b, l->line, l->column,
-                               "set dtype=f32 on the input: the data loader converts bytes to "
-                               "floats, and the CPU backend computes in f32",
-                               "dtype mismatch: %s computes in f32, but its input '%s' (line %d) "
-                               "is %s",
-                               l->kind->name, in->name, in->line, dtype_name(in->out_dtype));
+            if (in->out_dtype != DTYPE_F32) {
+                fail_at(b, l->line, l->column,
+                        "set dtype=f32 on the input: the data loader converts bytes to floats, "
+                        "and the CPU backend computes in f32",
+                        "dtype mismatch: %s computes in f32, but its input '%s' (line %d) is %s",
+                        l->kind->name, in->name, in->line, dtype_name(in->out_dtype));
+                snprintf(b->st->error_name, sizeof b->st->error_name, "dtype-mismatch");
+                return STATUS_BAD_INPUT;
+            }
         }
         TRY(l->kind->infer(l, b->st));
         for (int p = 0; p < l->param_count; p++) {
@@ -579,6 +581,8 @@ int graph_check_dataset(const Graph *g, const Dataset *ds, const char *what, Sta
                        "%s has labels up to %d, but the model's last layer '%s' gives %d class "
                        "scores", what, ds->label_max, scores->name, classes);
         status_hint(st, "set units=%d on the last dense layer", ds->label_max + 1);
+        // What PyTorch would have stopped with, later and without the values.
+        snprintf(st->error_name, sizeof st->error_name, "device-side-assert");
         return STATUS_BAD_INPUT;
     }
     return 0;

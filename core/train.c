@@ -113,6 +113,7 @@ static int bad_label(const BatchSource *s, int sample, Status *st) {
                 s->classes - 1);
     status_hint(st, "fix the labels, or give the last layer units=%d to have %d classes",
                 label + 1, label + 1);
+    snprintf(st->error_name, sizeof st->error_name, "device-side-assert");
     return STATUS_BAD_INPUT;
 }
 

@@ -138,6 +138,7 @@ static int open_context(const CudaBackendOptions *options, CudaContext *ctx, Sta
         status_fail(st, STATUS_NO_DEVICE, "cuda:%d is out of range: %d device%s visible",
                     options->ordinal, count, count == 1 ? " is" : "s are");
         status_hint(st, "use an ordinal below %d (CUDA_VISIBLE_DEVICES renumbers from 0)", count);
+        snprintf(st->error_name, sizeof st->error_name, "cudaErrorInvalidDevice");
         return STATUS_NO_DEVICE;
     }
     ctx->ordinal = options->ordinal;

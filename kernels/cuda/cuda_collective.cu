@@ -9,22 +9,7 @@
 #include "kernels/cuda/cuda_collective.h"
 #include "kernels/cuda/cuda_internal.h"
 
-#if __has_include("kernels/cuda/cuda_nccl_check.h")
 #include "kernels/cuda/cuda_nccl_check.h"
-#endif
-
-#ifndef NCCL_CHECK
-#define NCCL_CHECK(call)                                                                    \
-    do {                                                                                    \
-        ncclResult_t nccl_check_result_ = (call);                                           \
-        if (nccl_check_result_ != ncclSuccess) {                                            \
-            status_fail(st, STATUS_RUNTIME_ERROR, "%s failed: NCCL error %d: %s [%s:%d]",   \
-                        #call, (int)nccl_check_result_,                                     \
-                        ncclGetErrorString(nccl_check_result_), __FILE__, __LINE__);        \
-            return STATUS_RUNTIME_ERROR;                                                    \
-        }                                                                                   \
-    } while (0)
-#endif
 
 struct CudaCollective {
     int count;

@@ -19,6 +19,8 @@ extern "C" int cuda_list_devices(CudaDeviceInfo *devices, int max, int *count, S
                     "no NVIDIA driver is loaded: cudaDriverGetVersion reports version 0");
         status_hint(st, "on a machine with an NVIDIA GPU install the driver; check with "
                         "nvidia-smi. Use --device cpu to train on the CPU");
+        // What the runtime itself answers without a driver (see docs/cuda-errors.md).
+        snprintf(st->error_name, sizeof st->error_name, "cudaErrorInsufficientDriver");
         return STATUS_NO_DEVICE;
     }
     int n = 0;
@@ -33,6 +35,7 @@ extern "C" int cuda_list_devices(CudaDeviceInfo *devices, int max, int *count, S
         else
             status_hint(st, "check that nvidia-smi lists a GPU and that the driver (%d.%d) "
                             "supports this CUDA runtime", driver / 1000, (driver % 1000) / 10);
+        snprintf(st->error_name, sizeof st->error_name, "%s", cudaGetErrorName(err));
         return STATUS_NO_DEVICE;
     }
     for (int i = 0; i < n && i < max; i++) {
