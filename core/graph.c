@@ -577,9 +577,13 @@ int graph_check_dataset(const Graph *g, const Dataset *ds, const char *what, Sta
     int classes = graph_classes(g);
     if (ds->label_max >= classes) {
         const Layer *scores = g->loss->inputs[0];
+        int first = 0;
+        while (first < ds->count && ds->labels[first] < classes) first++;
         status_fail_at(st, STATUS_BAD_INPUT, g->path, scores->line, scores->column,
-                       "%s has labels up to %d, but the model's last layer '%s' gives %d class "
-                       "scores", what, ds->label_max, scores->name, classes);
+                       "%s has labels up to %d (the first out of range: sample %d, label %d), "
+                       "but the model's last layer '%s' gives %d class scores", what,
+                       ds->label_max, first, first < ds->count ? ds->labels[first] : -1,
+                       scores->name, classes);
         status_hint(st, "set units=%d on the last dense layer", ds->label_max + 1);
         // What PyTorch would have stopped with, later and without the values.
         snprintf(st->error_name, sizeof st->error_name, "device-side-assert");

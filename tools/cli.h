@@ -81,6 +81,9 @@ int run_explain(const Command *cmd, const ParsedArgs *args);
 int run_doctor(const Command *cmd, const ParsedArgs *args);
 int run_lab(const Command *cmd, const ParsedArgs *args);
 extern const Command explain_command, doctor_command, lab_command;
+// The version lines of `trainer doctor`, shared with `trainer lab version-report`.
+struct DoctorReport;
+void doctor_print_versions(const struct DoctorReport *r, FILE *out);
 
 // Progress bar on a terminal (tools/progress.c).
 typedef struct ProgressBar {

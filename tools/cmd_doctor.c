@@ -480,7 +480,6 @@ static void diagnose(Diagnosis *d) {
 // ---- text output ----------------------------------------------------------------------
 
 // The library table, shared with `trainer lab version-report`.
-void doctor_print_versions(const DoctorReport *r, FILE *out);
 void doctor_print_versions(const DoctorReport *r, FILE *out) {
     char driver[32];
     fprintf(out, "driver\n");

@@ -23,7 +23,6 @@
 #include "tools/cli.h"
 
 // tools/cmd_doctor.c: the driver and library table `trainer doctor` prints.
-void doctor_print_versions(const DoctorReport *r, FILE *out);
 
 static const OptionSpec lab_options[] = {
     {NULL, NULL, NULL},
