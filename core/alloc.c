@@ -1,8 +1,11 @@
+#define _POSIX_C_SOURCE 200809L  // pthread_once
 #include "core/alloc.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,19 +83,141 @@ static void note_in_use(Allocator *a, size_t size) {
     if (a->stats.reserved > a->stats.peak_reserved) a->stats.peak_reserved = a->stats.reserved;
 }
 
+size_t alloc_largest_cached_block(const Allocator *a) {
+    size_t largest = 0;
+    for (const AllocBlock *b = a->blocks; b; b = b->next)
+        if (!b->in_use && b->size > largest) largest = b->size;
+    return largest;
+}
+
+AllocMark alloc_mark(const Allocator *a) {
+    return (AllocMark){.in_use = a->stats.in_use, .reserved = a->stats.reserved,
+                       .allocations = a->stats.allocations,
+                       .out_of_memory = a->stats.out_of_memory};
+}
+
+size_t alloc_held_since(const Allocator *a, AllocMark mark) {
+    return a->stats.in_use > mark.in_use ? a->stats.in_use - mark.in_use : 0;
+}
+
+// Everything a person needs to judge an out-of-memory: the request; what this process
+// holds, split into in use and cached; the largest block it could have had without the
+// device; the limit and what it leaves; the device's size. `why` says which of these bit.
 static int fail_out_of_memory(Allocator *a, size_t request, const char *why, Status *st) {
-    char req[32], used[32], held[32], lim[32];
+    char req[32], used[32], cached[32], held[32], largest[32], lim[96], free_text[32],
+        total[32], device[48] = "";
     a->stats.out_of_memory++;
     alloc_format_bytes(request, req, sizeof req);
     alloc_format_bytes(a->stats.in_use, used, sizeof used);
+    alloc_format_bytes(a->stats.reserved - a->stats.in_use, cached, sizeof cached);
     alloc_format_bytes(a->stats.reserved, held, sizeof held);
-    if (a->limit) alloc_format_bytes(a->limit, lim, sizeof lim);
-    else snprintf(lim, sizeof lim, "none");
+    alloc_format_bytes(alloc_largest_cached_block(a), largest, sizeof largest);
+    if (a->limit) {
+        size_t room = a->limit > a->stats.reserved ? a->limit - a->stats.reserved : 0;
+        char limit_bytes[32];
+        snprintf(lim, sizeof lim, "%s (%s free under it)",
+                 alloc_format_bytes(a->limit, limit_bytes, sizeof limit_bytes),
+                 alloc_format_bytes(room, free_text, sizeof free_text));
+    } else {
+        snprintf(lim, sizeof lim, "none");
+    }
+    size_t device_total = a->backend->total_memory ? a->backend->total_memory(a->backend) : 0;
+    if (device_total)
+        snprintf(device, sizeof device, ", device total %s",
+                 alloc_format_bytes(device_total, total, sizeof total));
     status_fail(st, STATUS_OUT_OF_MEMORY,
-                "out of memory on %s: requested %s with %s in use, %s reserved, limit %s (%s)",
-                a->backend->name, req, used, held, lim, why);
+                "out of memory on %s: requested %s with %s in use, %s cached, %s reserved by "
+                "this process, largest free block %s, limit %s%s (%.300s)",
+                a->backend->name, req, used, cached, held, largest, lim, device, why);
     status_hint(st, "lower --batch, or raise --memory-limit if the device has room");
+    // The explanation a user of PyTorch knows this as: the CUDA error on a GPU, the
+    // framework's message under a limit (the CPU's limit stands in for a full GPU).
+    if (!strstr(why, "TRAINER_FAIL_ALLOC"))
+        snprintf(st->error_name, sizeof st->error_name, "%s",
+                 strncmp(a->backend->name, "cuda", 4) == 0 ? "cudaErrorMemoryAllocation"
+                                                             : "cuda-out-of-memory");
     return STATUS_OUT_OF_MEMORY;
+}
+
+// ---- fault injection ---------------------------------------------------------------------
+
+enum { FAIL_RANGES_MAX = 32 };
+
+typedef struct FailRange {
+    long first, last;
+} FailRange;
+
+static atomic_long alloc_calls;
+static pthread_once_t fail_once = PTHREAD_ONCE_INIT;
+static FailRange fail_ranges[FAIL_RANGES_MAX];
+static int fail_range_count;
+static int fail_spec_bad;          // TRAINER_FAIL_ALLOC could not be read
+static char fail_spec[64];         // its text, for messages
+
+// "N", "N,M", "N-M", "3,10-12": 1 when the whole text is such a list.
+static int parse_fail_spec(const char *text) {
+    const char *p = text;
+    fail_range_count = 0;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long first = strtol(p, &end, 10), last;
+        if (end == p || errno || first < 1) return 0;
+        p = end;
+        last = first;
+        if (*p == '-') {
+            p++;
+            last = strtol(p, &end, 10);
+            if (end == p || errno || last < first) return 0;
+            p = end;
+        }
+        if (fail_range_count == FAIL_RANGES_MAX) return 0;
+        fail_ranges[fail_range_count++] = (FailRange){first, last};
+        if (*p == ',') p++;
+        else if (*p) return 0;
+    }
+    return fail_range_count > 0;
+}
+
+static void read_fail_env(void) {
+    const char *text = getenv("TRAINER_FAIL_ALLOC");
+    if (!text || !*text) return;
+    snprintf(fail_spec, sizeof fail_spec, "%s", text);
+    if (!parse_fail_spec(text)) {
+        fail_range_count = 0;
+        fail_spec_bad = 1;
+    }
+}
+
+void alloc_fail_at(long n) {
+    pthread_once(&fail_once, read_fail_env);
+    fail_spec_bad = 0;
+    fail_range_count = 0;
+    if (n <= 0) return;
+    fail_ranges[fail_range_count++] = (FailRange){n, n};
+    snprintf(fail_spec, sizeof fail_spec, "%ld", n);
+}
+
+long alloc_call_count(void) { return atomic_load(&alloc_calls); }
+
+// Numbers this call; nonzero (with the status set) when it is one chosen to fail.
+static int injected_failure(Allocator *a, size_t request, Status *st) {
+    pthread_once(&fail_once, read_fail_env);
+    long call = atomic_fetch_add(&alloc_calls, 1) + 1;
+    if (fail_spec_bad) {
+        status_fail(st, STATUS_BAD_INPUT, "TRAINER_FAIL_ALLOC='%s' is not a list of allocation "
+                    "numbers", fail_spec);
+        status_hint(st, "write N, N,M or N-M (1-based alloc_get calls), or unset it");
+        return STATUS_BAD_INPUT;
+    }
+    for (int i = 0; i < fail_range_count; i++) {
+        if (call < fail_ranges[i].first || call > fail_ranges[i].last) continue;
+        char why[160];
+        snprintf(why, sizeof why, "injected: TRAINER_FAIL_ALLOC=%s fails allocation %ld",
+                 fail_spec, call);
+        return fail_out_of_memory(a, request, why, st);
+    }
+    return 0;
 }
 
 // Best fit among cached blocks; a block more than twice the request is left for a bigger
@@ -160,6 +285,7 @@ static int reserve_get(Allocator *a, size_t size, void **ptr, Status *st) {
 
 int alloc_get(Allocator *a, size_t bytes, void **ptr, Status *st) {
     *ptr = NULL;
+    TRY(injected_failure(a, bytes, st));
     size_t size = round_up(bytes ? bytes : 1);
     if (size < bytes) return fail_out_of_memory(a, bytes, "size overflows", st);
     return a->mode == ALLOC_RESERVE ? reserve_get(a, size, ptr, st) : grow_get(a, size, ptr, st);

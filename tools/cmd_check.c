@@ -1,18 +1,26 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/memory_plan.h"
 #include "core/optimizer.h"
 #include "tools/cli.h"
 
 static const OptionSpec check_options[] = {
-    {"--batch", "N", "batch size for the memory estimate (default: the model's train batch=)"},
+    {"--batch", "N", "batch size for the memory plan (default: the model's train batch=)"},
+    {"--device", "DEV", "plan for this device: cpu (default; needs no GPU), cuda, cuda:N"},
+    {"--memory-limit", "SIZE", "find the largest batch for this limit (bytes, 512M, 2G, or a "
+                               "fraction like 0.5) instead of the device's memory"},
+    {"--data", "SPEC", "include the dataset copies training keeps on the device: "
+                       "fashion-mnist or idx:DIR"},
+    {"--train-limit", "N", "with --data: the first N training samples only"},
+    {"--test-limit", "N", "with --data: the first N test samples only"},
     {NULL, NULL, NULL},
 };
 
 const Command check_command = {
     .name = "check",
-    .usage = "MODEL [--batch N]",
-    .summary = "validate a model file and print its layers, shapes, parameters and memory",
+    .usage = "MODEL [--batch N] [--device DEV] [--memory-limit SIZE] [--data SPEC]",
+    .summary = "validate a model file and print its layers, shapes, parameters and memory plan",
     .options = check_options,
     .run = run_check,
 };
@@ -54,21 +62,163 @@ static void print_table(const Graph *g) {
            format_count((long)total_flops, flops, sizeof flops));
 }
 
-// What training at `batch` holds on the device: parameters with gradients and optimizer
-// state, and activations with their gradients. Enough to tell whether a batch will fit.
-static void print_memory_estimate(const Graph *g, int batch) {
-    size_t params = (size_t)graph_parameter_count(g) * sizeof(float);
-    int state_slots = g->optimizer.kind == OPTIMIZER_SGD ? (g->optimizer.momentum != 0.0) : 2;
-    size_t activations = 0;
-    for (int i = 0; i < g->count; i++) activations += layer_activation_bytes(g->layers[i], 1);
-    size_t total = params * (size_t)(2 + state_slots) + activations * (size_t)batch;
-    char p[32], gr[32], s[32], a[32], t[32];
+// ---- the memory plan -----------------------------------------------------------------------
+
+// "  parameters              1.6 MiB  note"
+static void print_category(const char *name, size_t bytes, const char *note) {
+    char text[32];
+    printf("  %-22s %12s%s%s\n", name, alloc_format_bytes(bytes, text, sizeof text),
+           note[0] ? "  " : "", note);
+}
+
+static void print_plan(const Graph *g, const MemoryPlan *plan, int have_data) {
+    char a[32], b[32], c[32], d[32], e[32];
+    size_t per_batch = plan->activations + plan->activation_gradients + plan->layer_state +
+                       plan->workspace + plan->labels;
+    // The one-line summary (what `trainer check` has always printed), then the detail.
     printf("memory at batch %d: %s parameters + %s gradients + %s optimizer state + %s "
-           "activations = %s\n",
-           batch, alloc_format_bytes(params, p, sizeof p), alloc_format_bytes(params, gr, sizeof gr),
-           alloc_format_bytes(params * (size_t)state_slots, s, sizeof s),
-           alloc_format_bytes(activations * (size_t)batch, a, sizeof a),
-           alloc_format_bytes(total, t, sizeof t));
+           "activations and workspace",
+           plan->batch, alloc_format_bytes(plan->parameters, a, sizeof a),
+           alloc_format_bytes(plan->gradients, b, sizeof b),
+           alloc_format_bytes(plan->optimizer_state, c, sizeof c),
+           alloc_format_bytes(per_batch, d, sizeof d));
+    if (plan->dataset) printf(" + %s dataset", alloc_format_bytes(plan->dataset, e, sizeof e));
+    printf(" = %s\n", alloc_format_bytes(plan->total, a, sizeof a));
+
+    printf("\nmemory plan for %s at batch %d on %s (every tensor rounded up to %d-byte blocks, "
+           "as the allocator does):\n",
+           plan->training ? "training" : "evaluation", plan->batch, plan->device, ALLOC_GRANULE);
+    char note[160];
+    print_category("parameters", plan->parameters, "values and buffers");
+    print_category("parameter gradients", plan->gradients, "");
+    snprintf(note, sizeof note, "%s: %d tensor%s per parameter",
+             optimizer_names[g->optimizer.kind], plan->optimizer_slots,
+             plan->optimizer_slots == 1 ? "" : "s");
+    print_category("optimizer state", plan->optimizer_state, note);
+    print_category("activations", plan->activations, "every layer's output, kept for backward");
+    print_category("activation gradients", plan->activation_gradients, "");
+    print_category("layer state", plan->layer_state,
+                   "dropout masks, maxpool argmax, loss rows, batchnorm statistics");
+    print_category("workspace", plan->workspace, "conv2d lowering (im2col / cuDNN)");
+    print_category("labels and loss sums", plan->labels, "");
+    if (!have_data) {
+        snprintf(note, sizeof note, "not planned: --data adds the copies training keeps on the "
+                 "device");
+    } else {
+        snprintf(note, sizeof note, "training set %s, test set %s",
+                 plan->train_set_on_device ? "on the device" : "staged through the host",
+                 plan->test_set_on_device ? "on the device" : "staged through the host");
+    }
+    print_category("dataset", plan->dataset, note);
+    print_category("total", plan->total, "the allocator's peak in use");
+    if (plan->unplanned[0])
+        printf("  (not planned, so missing from the total: what %s allocate%s)\n",
+               plan->unplanned, strchr(plan->unplanned, ',') ? "" : "s");
+
+    printf("\n%-16s %-22s %12s %12s %12s %12s %12s\n", "layer", "kind", "parameters",
+           "activations", "state", "workspace", "total");
+    for (int i = 0; i < plan->layer_count; i++) {
+        const MemoryPlanLayer *l = &plan->layers[i];
+        printf("%-16s %-22s %12s %12s %12s %12s %12s\n", l->name, l->kind,
+               alloc_format_bytes(l->parameters + l->gradients + l->optimizer_state, a, sizeof a),
+               alloc_format_bytes(l->activations + l->activation_gradients, b, sizeof b),
+               alloc_format_bytes(l->layer_state, c, sizeof c),
+               alloc_format_bytes(l->workspace, d, sizeof d),
+               alloc_format_bytes(l->bytes, e, sizeof e));
+    }
+    printf("(parameters: with their gradients and optimizer state; activations: with their "
+           "gradients)\n");
+}
+
+// The largest batch for --memory-limit, or for the device's total memory less a margin.
+static int print_largest_batch(const Graph *g, const Device *device, const MemoryPlanOptions *base,
+                               Status *st) {
+    const Backend *b = device->backend;
+    size_t budget;
+    char budget_text[32], total_text[32], why[256];
+    MemoryPlanOptions options = *base;
+    if (device->alloc.limit) {
+        budget = device->alloc.limit;
+        snprintf(why, sizeof why, "--memory-limit");
+    } else {
+        size_t total = b->total_memory ? b->total_memory(b) : 0;
+        if (total == 0) {
+            printf("largest batch: unknown (%s does not report its memory; give "
+                   "--memory-limit)\n", device->name);
+            return 0;
+        }
+        budget = (size_t)((double)total * (1.0 - MEMORY_PLAN_DEVICE_MARGIN));
+        // The op table has no free-memory query, so this is the whole device: what other
+        // processes hold is not subtracted.
+        snprintf(why, sizeof why, "%s total %s less %.0f%% for what the allocator does not see%s",
+                 device->name, alloc_format_bytes(total, total_text, sizeof total_text),
+                 100.0 * MEMORY_PLAN_DEVICE_MARGIN,
+                 strcmp(b->name, "cpu") == 0
+                     ? ""
+                     : " (CUDA context, cuBLAS/cuDNN); memory other processes use is not "
+                       "known to the plan");
+    }
+    options.limit = device->alloc.limit;
+    int batch = 0;
+    TRY(memory_plan_largest_batch_with(g, b, &options, budget, &batch, st));
+    alloc_format_bytes(budget, budget_text, sizeof budget_text);
+    if (batch == 0) {
+        MemoryPlan plan;
+        options.batch = 1;
+        TRY(memory_plan(g, b, &options, &plan, st));
+        char need[32];
+        printf("largest batch in %s (%s): none; batch 1 needs %s\n", budget_text, why,
+               alloc_format_bytes(plan.total, need, sizeof need));
+        memory_plan_free(&plan);
+        return 0;
+    }
+    MemoryPlan fit;
+    options.batch = batch;
+    TRY(memory_plan(g, b, &options, &fit, st));
+    char fit_text[32];
+    printf("largest batch in %s (%s): %d (plan %s)%s\n", budget_text, why, fit.batch,
+           alloc_format_bytes(fit.total, fit_text, sizeof fit_text),
+           batch == MEMORY_PLAN_MAX_BATCH ? ", the most the planner tries" : "");
+    memory_plan_free(&fit);
+    return 0;
+}
+
+static int load_data(const Command *cmd, const ParsedArgs *args, Dataset *train, Dataset *test,
+                     MemoryPlanOptions *options, Status *st) {
+    TRY(load_dataset_from_args(cmd, args, "train", "--train-limit", train, st));
+    TRY(load_dataset_from_args(cmd, args, "test", "--test-limit", test, st));
+    options->train_samples = train->count;
+    options->test_samples = test->count;
+    options->sample_bytes = (size_t)train->channels * train->height * train->width;
+    return 0;
+}
+
+// The device (for its workspace sizes and memory) and, with --data, the datasets are
+// opened before anything is printed, so that a bad --device or --data prints only its error.
+static int check_with(const Command *cmd, const ParsedArgs *args, const Graph *g, int batch,
+                      Device *device, Status *st) {
+    MemoryPlanOptions options = {.batch = batch, .training = 1, .limit = device->alloc.limit};
+    Dataset train = {0}, test = {0};
+    int have_data = args_get(cmd, args, "--data") != NULL;
+    int rc = have_data ? load_data(cmd, args, &train, &test, &options, st) : 0;
+    if (!rc && have_data) rc = graph_check_dataset(g, &train, "the training set", st);
+    MemoryPlan plan;
+    if (!rc) rc = memory_plan(g, device->backend, &options, &plan, st);
+    if (!rc) {
+        char optimizer[160], count[32];
+        printf("model %s: valid, %s parameters, %d classes\n\n", g->path,
+               format_count(graph_parameter_count(g), count, sizeof count), graph_classes(g));
+        print_table(g);
+        printf("\noptimizer %s\n", optimizer_describe(&g->optimizer, optimizer, sizeof optimizer));
+        printf("train batch=%d epochs=%d seed=%ld\n", g->train.batch, g->train.epochs,
+               g->train.seed);
+        print_plan(g, &plan, have_data);
+        memory_plan_free(&plan);
+        rc = print_largest_batch(g, device, &options, st);
+    }
+    dataset_free(&train);
+    dataset_free(&test);
+    return rc;
 }
 
 int run_check(const Command *cmd, const ParsedArgs *args) {
@@ -78,17 +228,23 @@ int run_check(const Command *cmd, const ParsedArgs *args) {
     Graph g;
     if (load_model(cmd, args, &file, &g, &st)) return report_failure(&st);
     long batch = g.train.batch;
-    int rc = args_int(cmd, args, "--batch", 1, 1 << 20, &batch, NULL, &st);
+    int rc = args_int(cmd, args, "--batch", 1, MEMORY_PLAN_MAX_BATCH, &batch, NULL, &st);
+    // Checking needs no GPU: the plan is for the CPU unless --device names another.
+    DeviceOptions device_options = {.spec = args_get(cmd, args, "--device"),
+                                    .memory_limit = args_get(cmd, args, "--memory-limit"),
+                                    .mode = ALLOC_GROW};
+    if (!device_options.spec) device_options.spec = "cpu";
+    Device device;
+    char notice[512];
+    int opened = 0;
+    if (!rc) rc = device_open(&device_options, &device, notice, sizeof notice, &st);
     if (!rc) {
-        char optimizer[160], count[32];
-        printf("model %s: valid, %s parameters, %d classes\n\n", g.path,
-               format_count(graph_parameter_count(&g), count, sizeof count), graph_classes(&g));
-        print_table(&g);
-        printf("\noptimizer %s\n", optimizer_describe(&g.optimizer, optimizer, sizeof optimizer));
-        printf("train batch=%d epochs=%d seed=%ld\n", g.train.batch, g.train.epochs, g.train.seed);
-        print_memory_estimate(&g, (int)batch);
+        opened = 1;
+        if (notice[0]) print_notice("%s", notice);
+        rc = check_with(cmd, args, &g, (int)batch, &device, &st);
     }
     int exit_code = rc ? report_failure(&st) : 0;
+    if (opened) device_close(&device);
     graph_free(&g);
     model_file_free(&file);
     return exit_code;

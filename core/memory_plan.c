@@ -1,0 +1,290 @@
+#include "core/memory_plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/layers/loss_common.h"
+
+// A tensor as the allocator charges it: alloc_get rounds every request (0 bytes too) up
+// to whole granules.
+static size_t charged(size_t bytes) {
+    if (bytes == 0) bytes = 1;
+    return (bytes + ALLOC_GRANULE - 1) / ALLOC_GRANULE * ALLOC_GRANULE;
+}
+
+static size_t batch_tensor(int batch, const Shape *sample, size_t element_size) {
+    return charged((size_t)batch * shape_numel(sample) * element_size);
+}
+
+static int optimizer_slots(const OptimizerConfig *o) {
+    if (o->kind == OPTIMIZER_SGD) return o->momentum != 0.0 ? 1 : 0;
+    return 2;  // adam, adamw: first and second moments
+}
+
+// ---- conv2d's geometry ------------------------------------------------------------------
+//
+// The backend sizes the workspace from the layer's full geometry, which conv2d keeps in
+// its private config. Kernel, channels, groups and the output size are public (the weight
+// shape, the shapes); stride, padding and dilation are read back from the variant text
+// `trainer check` shows ("conv2d 3x3/2 p1 d2 g4"), and the result is checked against the
+// output size the layer inferred.
+
+static const char *read_pair(const char *p, int pair[2]) {
+    char *end;
+    long first = strtol(p, &end, 10);
+    if (end == p) return NULL;
+    pair[0] = pair[1] = (int)first;
+    if (*end == 'x') {
+        const char *second = end + 1;
+        pair[1] = (int)strtol(second, &end, 10);
+        if (end == second) return NULL;
+    }
+    return end;
+}
+
+static int window_out(int in, int pad_total, int kernel, int dilation, int stride) {
+    int span = dilation * (kernel - 1) + 1;
+    return stride > 0 ? (in + pad_total - span) / stride + 1 : 0;
+}
+
+// 1 when the geometry was recovered and reproduces the layer's output shape.
+static int conv2d_geometry(const Layer *l, int batch, Conv2dGeometry *g) {
+    const Shape *in = &l->inputs[0]->out_shape, *out = &l->out_shape;
+    const Shape *w = &l->params[0].shape;
+    *g = (Conv2dGeometry){.batch = batch, .in_channels = in->dims[0], .in_h = in->dims[1],
+                          .in_w = in->dims[2], .out_channels = out->dims[0], .out_h = out->dims[1],
+                          .out_w = out->dims[2], .kernel_h = w->dims[2], .kernel_w = w->dims[3],
+                          .stride_h = 1, .stride_w = 1, .dilation_h = 1, .dilation_w = 1,
+                          .groups = w->dims[1] ? in->dims[0] / w->dims[1] : 1};
+    int stride[2] = {1, 1}, pad[2] = {0, 0}, dilation[2] = {1, 1}, same = 0, parsed = 1;
+    const char *v = l->kind->variant ? l->kind->variant(l) : NULL;
+    const char *p = v ? strchr(v, ' ') : NULL;  // past "conv2d"
+    if (p) {
+        int kernel[2];
+        p = read_pair(p + 1, kernel);
+        if (p && *p == '/') p = read_pair(p + 1, stride);
+        while (p && *p == ' ') {
+            p++;
+            if (strncmp(p, "same", 4) == 0) {
+                same = 1;
+                p += 4;
+            } else if (*p == 'p') {
+                p = read_pair(p + 1, pad);
+            } else if (*p == 'd') {
+                p = read_pair(p + 1, dilation);
+            } else if (*p == 'g') {
+                p = read_pair(p + 1, (int[2]){0, 0});  // groups: known from the weight
+            } else {
+                p = NULL;
+            }
+        }
+        parsed = p && *p == '\0';
+    }
+    g->stride_h = stride[0];
+    g->stride_w = stride[1];
+    g->dilation_h = dilation[0];
+    g->dilation_w = dilation[1];
+    int pad_total[2];
+    for (int d = 0; d < 2; d++) {
+        int kernel = d ? g->kernel_w : g->kernel_h;
+        int span = dilation[d] * (kernel - 1) + 1;
+        // pad=same puts the odd extra row and column at the bottom and right (conv2d.c).
+        int before = same ? (span - 1) / 2 : pad[d];
+        pad_total[d] = same ? span - 1 : 2 * pad[d];
+        if (d) g->pad_left = before;
+        else g->pad_top = before;
+    }
+    return parsed &&
+           window_out(g->in_h, pad_total[0], g->kernel_h, g->dilation_h, g->stride_h) == g->out_h &&
+           window_out(g->in_w, pad_total[1], g->kernel_w, g->dilation_w, g->stride_w) == g->out_w;
+}
+
+// ---- per layer ------------------------------------------------------------------------------
+
+static void note_unplanned(MemoryPlan *plan, const char *what) {
+    if (strstr(plan->unplanned, what)) return;
+    size_t used = strlen(plan->unplanned);
+    snprintf(plan->unplanned + used, sizeof plan->unplanned - used, "%s%s", used ? ", " : "",
+             what);
+}
+
+// What the kind's `allocate` takes for `batch` samples (core/layers/*.c).
+static int plan_kind_allocate(const Layer *l, const Backend *b, int batch, MemoryPlan *plan,
+                              MemoryPlanLayer *row, Status *st) {
+    const LayerKind *kind = l->kind;
+    if (!kind->allocate) return 0;
+    if (kind->allocate == loss_allocate_rows) {
+        Shape scalar = {.rank = 0};  // row_loss and row_correct, f32 [batch]
+        row->layer_state += 2 * batch_tensor(batch, &scalar, sizeof(float));
+    } else if (strcmp(kind->name, "dropout") == 0) {
+        row->layer_state += batch_tensor(batch, &l->out_shape, sizeof(float));  // the mask
+    } else if (strcmp(kind->name, "maxpool") == 0) {
+        row->layer_state += batch_tensor(batch, &l->out_shape, sizeof(int32_t));  // argmax
+    } else if (strcmp(kind->name, "batchnorm") == 0) {
+        Shape channels = shape_make1(l->out_shape.dims[0]);  // save_mean, save_invstd
+        row->layer_state += 2 * batch_tensor(1, &channels, sizeof(float));
+    } else if (strcmp(kind->name, "avgpool") == 0 || strcmp(kind->name, "global_avgpool") == 0) {
+        // checks the backend's ops, allocates nothing
+    } else if (strcmp(kind->name, "conv2d") == 0) {
+        if (!b->conv2d_workspace_size)
+            return status_fail(st, STATUS_RUNTIME_ERROR, "the %s backend has no conv2d yet",
+                               b->name);
+        Conv2dGeometry g;
+        if (!conv2d_geometry(l, batch, &g)) note_unplanned(plan, "conv2d geometry");
+        size_t bytes = 0;
+        TRY(b->conv2d_workspace_size(b, &g, &bytes, st));
+        if (bytes) row->workspace += charged(bytes);  // conv2d asks only when it needs some
+    } else {
+        note_unplanned(plan, kind->name);
+    }
+    return 0;
+}
+
+static int plan_layer(const Layer *l, const Backend *b, const MemoryPlanOptions *o, int batch,
+                      int slots, MemoryPlan *plan, MemoryPlanLayer *row, Status *st) {
+    snprintf(row->name, sizeof row->name, "%s", l->name);
+    row->kind = l->kind->name;
+    for (int k = 0; k < l->param_count; k++) {
+        const Param *p = &l->params[k];
+        size_t bytes = batch_tensor(1, &p->shape, sizeof(float));
+        row->parameters += bytes;
+        if (p->buffer) continue;  // running statistics: no gradient, no optimizer state
+        row->gradients += bytes;   // graph_init_params allocates them for eval too
+        if (o->training) row->optimizer_state += (size_t)slots * bytes;
+    }
+    // graph_allocate: every output in f32 unless it is a view; a gradient wherever a later
+    // layer sends one back (also when only evaluating: the graph allocates it regardless).
+    if (!l->kind->output_is_view) row->activations = batch_tensor(batch, &l->out_shape, sizeof(float));
+    if (l->needs_grad) row->activation_gradients = batch_tensor(batch, &l->out_shape, sizeof(float));
+    TRY(plan_kind_allocate(l, b, batch, plan, row, st));
+    row->bytes = row->parameters + row->gradients + row->optimizer_state + row->activations +
+                 row->activation_gradients + row->layer_state + row->workspace;
+    return 0;
+}
+
+// ---- the datasets ---------------------------------------------------------------------------
+
+// dataset_fits in core/train.c: with a limit, the copy may take half of what is left.
+static int dataset_fits(const MemoryPlanOptions *o, size_t reserved, size_t bytes) {
+    if (o->mode == ALLOC_RESERVE) return 0;  // the arena is the whole limit: nothing is left
+    if (!o->limit) return 1;
+    return o->limit > reserved && bytes <= (o->limit - reserved) / 2;
+}
+
+// upload_dataset: images [count] x sample bytes, labels [count] bytes, indices [batch] i32,
+// and the [1] i32 where gather_samples reports the first sample with a bad label. Returns
+// the bytes charged, 0 when the set stays on the host.
+static size_t plan_dataset(const MemoryPlanOptions *o, long count, int batch, size_t reserved) {
+    if (count <= 0 || o->sample_bytes == 0) return 0;
+    size_t images = (size_t)count * o->sample_bytes, labels = (size_t)count;
+    if (!dataset_fits(o, reserved, images + labels)) return 0;
+    int indices = batch < count ? batch : (int)count;
+    return charged(images) + charged(labels) + charged((size_t)indices * sizeof(int32_t)) +
+           charged(sizeof(int32_t));
+}
+
+// ---- the plan -------------------------------------------------------------------------------
+
+int memory_plan(const Graph *g, const Backend *b, const MemoryPlanOptions *options,
+                MemoryPlan *plan, Status *st) {
+    memset(plan, 0, sizeof *plan);
+    MemoryPlanOptions o = *options;
+    if (o.batch < 1) o.batch = 1;
+    // The loops clamp the batch to the data: train_model to the training set,
+    // evaluate_model (trainer eval) to the test set.
+    long samples = o.training ? o.train_samples : o.test_samples;
+    if (samples > 0 && o.batch > samples) o.batch = (int)samples;
+    plan->batch = o.batch;
+    plan->training = o.training != 0;
+    plan->device = b->name;
+    plan->optimizer_slots = o.training ? optimizer_slots(&g->optimizer) : 0;
+    plan->layers = calloc((size_t)(g->count > 0 ? g->count : 1), sizeof *plan->layers);
+    if (!plan->layers) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    plan->layer_count = g->count;
+    for (int i = 0; i < g->count; i++) {
+        MemoryPlanLayer *row = &plan->layers[i];
+        int rc = plan_layer(g->layers[i], b, &o, o.batch, optimizer_slots(&g->optimizer), plan,
+                            row, st);
+        if (rc) {
+            memory_plan_free(plan);
+            return rc;
+        }
+        plan->parameters += row->parameters;
+        plan->gradients += row->gradients;
+        plan->optimizer_state += row->optimizer_state;
+        plan->activations += row->activations;
+        plan->activation_gradients += row->activation_gradients;
+        plan->layer_state += row->layer_state;
+        plan->workspace += row->workspace;
+    }
+    Shape scalar = {.rank = 0};
+    plan->labels = batch_tensor(o.batch, &scalar, sizeof(int32_t)) +  // labels [batch] i32
+                   batch_tensor(4, &scalar, sizeof(float));           // loss sums [4] f32
+    // The training loop uploads the training set after the parameters and optimizer state
+    // and before the activations (so that when memory is short, the batch shrinks, not the
+    // data); each evaluation then uploads the test set beside everything else and frees it
+    // afterwards, so the peak holds both. dataset_fits decides from what is reserved then.
+    size_t before_data = plan->parameters + plan->gradients + plan->optimizer_state;
+    size_t graph_total = before_data + plan->activations + plan->activation_gradients +
+                         plan->layer_state + plan->workspace + plan->labels;
+    size_t train_set = o.training ? plan_dataset(&o, o.train_samples, o.batch, before_data) : 0;
+    size_t test_set = plan_dataset(&o, o.test_samples, o.batch, graph_total + train_set);
+    plan->train_set_on_device = train_set > 0;
+    plan->test_set_on_device = test_set > 0;
+    plan->dataset = train_set + test_set;
+    plan->total = graph_total + plan->dataset;
+    return 0;
+}
+
+void memory_plan_free(MemoryPlan *plan) {
+    free(plan->layers);
+    plan->layers = NULL;
+    plan->layer_count = 0;
+}
+
+static int plan_total(const Graph *g, const Backend *b, const MemoryPlanOptions *options,
+                      int batch, size_t *total, Status *st) {
+    MemoryPlanOptions o = *options;
+    o.batch = batch;
+    MemoryPlan plan;
+    TRY(memory_plan(g, b, &o, &plan, st));
+    *total = plan.total;
+    memory_plan_free(&plan);
+    return 0;
+}
+
+int memory_plan_largest_batch_with(const Graph *g, const Backend *b,
+                                   const MemoryPlanOptions *options, size_t budget_bytes,
+                                   int *batch, Status *st) {
+    *batch = 0;
+    size_t total;
+    TRY(plan_total(g, b, options, 1, &total, st));
+    if (total > budget_bytes) return 0;
+    // Double while it fits, then bisect between the last fit and the first miss.
+    int fits = 1, misses = 0;
+    while (!misses) {
+        int next = fits >= MEMORY_PLAN_MAX_BATCH / 2 ? MEMORY_PLAN_MAX_BATCH : 2 * fits;
+        TRY(plan_total(g, b, options, next, &total, st));
+        if (total > budget_bytes) {
+            misses = next;
+        } else {
+            fits = next;
+            if (next == MEMORY_PLAN_MAX_BATCH) misses = next + 1;
+        }
+    }
+    while (misses - fits > 1) {
+        int mid = fits + (misses - fits) / 2;
+        TRY(plan_total(g, b, options, mid, &total, st));
+        if (total > budget_bytes) misses = mid;
+        else fits = mid;
+    }
+    *batch = fits;
+    return 0;
+}
+
+int memory_plan_largest_batch(const Graph *g, const Backend *b, size_t budget_bytes,
+                              int training, int *batch, Status *st) {
+    MemoryPlanOptions options = {.training = training};
+    return memory_plan_largest_batch_with(g, b, &options, budget_bytes, batch, st);
+}
