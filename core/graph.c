@@ -605,7 +605,9 @@ int graph_alloc_tensor(Tensor *t, Allocator *a, const Layer *l, const char *what
              l->name);
     snprintf(st->message, sizeof st->message, "%s", message);
     status_set_place_if_unset(st, l->path, l->line, l->column);
-    if (per_batch)
+    if (strstr(st->message, "TRAINER_FAIL_ALLOC"))
+        status_hint(st, "this failure was injected for testing: unset TRAINER_FAIL_ALLOC");
+    else if (per_batch)
         status_hint(st, "lower --batch (activations grow with it), or raise --memory-limit");
     else
         status_hint(st, "the model's parameters alone do not fit: raise --memory-limit, or use "
