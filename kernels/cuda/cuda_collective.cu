@@ -70,13 +70,18 @@ extern "C" int cuda_collective_open(const Backend *const *backends, int count,
     return 0;
 }
 
-extern "C" int cuda_collective_all_reduce_sum(CudaCollective *c, float *const *buffers, size_t n,
-                                              Status *st) {
+// One collective call per device inside a group, as one thread driving several devices
+// must: all-reduce (sum) when root < 0, else a broadcast from replica `root`.
+static int grouped_collective(CudaCollective *c, float *const *buffers, size_t n, int root,
+                              Status *st) {
     if (c->count == 1 || n == 0) return 0;
     NCCL_CHECK(ncclGroupStart());
     for (int r = 0; r < c->count; r++) {
-        ncclResult_t result = ncclAllReduce(buffers[r], buffers[r], n, ncclFloat, ncclSum,
-                                            c->comms[r], c->streams[r]);
+        ncclResult_t result =
+            root < 0 ? ncclAllReduce(buffers[r], buffers[r], n, ncclFloat, ncclSum, c->comms[r],
+                                     c->streams[r])
+                     : ncclBroadcast(buffers[r], buffers[r], n, ncclFloat, root, c->comms[r],
+                                     c->streams[r]);
         if (result != ncclSuccess) {
             ncclGroupEnd();
             NCCL_CHECK(result);
@@ -86,18 +91,12 @@ extern "C" int cuda_collective_all_reduce_sum(CudaCollective *c, float *const *b
     return 0;
 }
 
+extern "C" int cuda_collective_all_reduce_sum(CudaCollective *c, float *const *buffers, size_t n,
+                                              Status *st) {
+    return grouped_collective(c, buffers, n, -1, st);
+}
+
 extern "C" int cuda_collective_broadcast(CudaCollective *c, float *const *buffers, size_t n,
                                          int root, Status *st) {
-    if (c->count == 1 || n == 0) return 0;
-    NCCL_CHECK(ncclGroupStart());
-    for (int r = 0; r < c->count; r++) {
-        ncclResult_t result = ncclBroadcast(buffers[r], buffers[r], n, ncclFloat, root,
-                                            c->comms[r], c->streams[r]);
-        if (result != ncclSuccess) {
-            ncclGroupEnd();
-            NCCL_CHECK(result);
-        }
-    }
-    NCCL_CHECK(ncclGroupEnd());
-    return 0;
+    return grouped_collective(c, buffers, n, root, st);
 }

@@ -83,23 +83,6 @@ static void loaded_library(const char *prefix, char *path, size_t size) {
     dl_iterate_phdr(find_library_callback, &find);
 }
 
-// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 ..." (or "Open
-// Kernel Module for x86_64"): the first word made of digits and dots is the version.
-static void kernel_module_version(char *out, size_t size) {
-    out[0] = '\0';
-    FILE *f = fopen("/proc/driver/nvidia/version", "r");
-    if (!f) return;
-    char line[512];
-    if (fgets(line, sizeof line, f)) {
-        for (char *word = strtok(line, " \t\n"); word; word = strtok(NULL, " \t\n")) {
-            if (strspn(word, "0123456789.") == strlen(word) && strchr(word, '.')) {
-                snprintf(out, size, "%s", word);
-                break;
-            }
-        }
-    }
-    fclose(f);
-}
 
 static void collect_libraries(DoctorReport *r) {
     DoctorLibraryInfo *lib = r->libraries;
@@ -193,7 +176,7 @@ extern "C" int cuda_doctor_collect(DoctorReport *r, Status *st) {
     const char *ld_path = getenv("LD_LIBRARY_PATH");
     r->ld_library_path_set = ld_path != NULL;
     if (ld_path) snprintf(r->ld_library_path, sizeof r->ld_library_path, "%s", ld_path);
-    kernel_module_version(r->kernel_module, sizeof r->kernel_module);
+    nvidia_kernel_module_version(r->kernel_module, sizeof r->kernel_module);
     collect_libraries(r);
 
     int driver = 0;

@@ -10,23 +10,6 @@
 static const char *const library_names[DOCTOR_LIBRARY_COUNT][2] = {
     {"CUDA runtime", "cudart"}, {"cuBLAS", "cublas"}, {"cuDNN", "cudnn"}, {"NCCL", "nccl"}};
 
-// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  ...": the first word made of
-// digits and dots (the same parser as cuda_doctor.cu).
-static void kernel_module_version(char *out, size_t size) {
-    out[0] = '\0';
-    FILE *f = fopen("/proc/driver/nvidia/version", "r");
-    if (!f) return;
-    char line[512];
-    if (fgets(line, sizeof line, f)) {
-        for (char *word = strtok(line, " \t\n"); word; word = strtok(NULL, " \t\n")) {
-            if (strspn(word, "0123456789.") == strlen(word) && strchr(word, '.')) {
-                snprintf(out, size, "%s", word);
-                break;
-            }
-        }
-    }
-    fclose(f);
-}
 
 int cuda_doctor_collect(DoctorReport *r, Status *st) {
     memset(r, 0, sizeof *r);
@@ -40,7 +23,7 @@ int cuda_doctor_collect(DoctorReport *r, Status *st) {
     const char *ld_path = getenv("LD_LIBRARY_PATH");
     r->ld_library_path_set = ld_path != NULL;
     if (ld_path) snprintf(r->ld_library_path, sizeof r->ld_library_path, "%s", ld_path);
-    kernel_module_version(r->kernel_module, sizeof r->kernel_module);
+    nvidia_kernel_module_version(r->kernel_module, sizeof r->kernel_module);
     snprintf(r->device_count_error, sizeof r->device_count_error,
              "this trainer was built without CUDA support");
     return 0;

@@ -4,49 +4,22 @@
 # needs no installed dataset.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
-# A big-endian u32 as printf escapes.
-be32() {
-    printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 >> 24 & 255)) $(($1 >> 16 & 255)) \
-        $(($1 >> 8 & 255)) $(($1 & 255))
-}
-# write_images FILE COUNT: COUNT 28x28 images (all pixels 0x40).
-write_images() {
-    {
-        printf '%b' "\\x00\\x00\\x08\\x03$(be32 "$2")$(be32 28)$(be32 28)"
-        head -c $(($2 * 784)) /dev/zero | tr '\0' '\100'
-    } >"$1"
-}
-# write_labels FILE COUNT: labels 0,1,...,9,0,1,... so that every class up to 9 appears.
-write_labels() {
-    local i body=""
-    for ((i = 0; i < $2; i++)); do body+="\\x0$((i % 10))"; done
-    printf '%b' "\\x00\\x00\\x08\\x01$(be32 "$2")$body" >"$1"
-}
-# make_dataset DIR: a complete, valid idx:DIR folder of 100 train and 50 test samples.
-make_dataset() {
-    mkdir -p "$1"
-    write_images "$1/train-images-idx3-ubyte" 100
-    write_labels "$1/train-labels-idx1-ubyte" 100
-    write_images "$1/t10k-images-idx3-ubyte" 50
-    write_labels "$1/t10k-labels-idx1-ubyte" 50
-}
-
 train=("$TRAINER" train models/mlp.model --epochs 1 --batch 25 --device cpu)
 
 # The valid folder trains, so every failure below is down to the one thing broken.
-make_dataset "$work/good"
+make_dataset "$work/good" 100 50
 run "${train[@]}" --data "idx:$work/good"
 expect_rc 0 "a valid tiny idx:DIR dataset trains"
 expect_in out "100 train, 50 test samples" "it reads all 100 + 50 samples"
 
 # Also gzip-compressed, as the IDX distribution ships.
-make_dataset "$work/gz"
+make_dataset "$work/gz" 100 50
 gzip "$work/gz"/*
 run "${train[@]}" --data "idx:$work/gz"
 expect_rc 0 "the same dataset as .gz files trains"
 
 # Truncated images file: the header promises 100 images, the file holds fewer.
-make_dataset "$work/truncated"
+make_dataset "$work/truncated" 100 50
 file="$work/truncated/train-images-idx3-ubyte"
 head -c 40000 "$file" >"$file.cut" && mv "$file.cut" "$file"
 run "${train[@]}" --data "idx:$work/truncated"
@@ -54,7 +27,7 @@ expect_error 2 "$file: truncated" "a truncated images file is named and called t
 expect_in err "100 images of 28x28" "that error quotes the header's claim"
 
 # Truncated gzip stream (a download cut short).
-make_dataset "$work/truncated_gz"
+make_dataset "$work/truncated_gz" 100 50
 gzip "$work/truncated_gz"/*
 file="$work/truncated_gz/train-images-idx3-ubyte.gz"
 head -c $(($(wc -c <"$file") / 2)) "$file" >"$file.cut" && mv "$file.cut" "$file"
@@ -63,7 +36,7 @@ expect_error 2 "$file: " "a truncated .gz images file is named"
 expect_in err "truncated" "that error calls it truncated"
 
 # Wrong magic: a labels file where the images file should be.
-make_dataset "$work/magic"
+make_dataset "$work/magic" 100 50
 cp "$work/magic/train-labels-idx1-ubyte" "$work/magic/train-images-idx3-ubyte"
 run "${train[@]}" --data "idx:$work/magic"
 expect_error 2 "$work/magic/train-images-idx3-ubyte: not an IDX image file: magic 0x00000801" \
@@ -71,21 +44,21 @@ expect_error 2 "$work/magic/train-images-idx3-ubyte: not an IDX image file: magi
 expect_in err "label file" "the hint says it looks like a label file"
 
 # Garbage magic.
-make_dataset "$work/garbage"
+make_dataset "$work/garbage" 100 50
 printf 'GIF89a garbage' >"$work/garbage/t10k-images-idx3-ubyte"
 run "${train[@]}" --data "idx:$work/garbage"
 expect_error 2 "$work/garbage/t10k-images-idx3-ubyte: not an IDX image file" \
     "a file that is not IDX at all is refused"
 
 # Image and label counts that disagree.
-make_dataset "$work/counts"
+make_dataset "$work/counts" 100 50
 write_labels "$work/counts/train-labels-idx1-ubyte" 99
 run "${train[@]}" --data "idx:$work/counts"
 expect_error 2 "100 images but" "images and labels of different counts are refused"
 expect_in err "$work/counts/train-labels-idx1-ubyte" "that error names the labels file"
 
 # Missing file.
-make_dataset "$work/missing"
+make_dataset "$work/missing" 100 50
 rm "$work/missing/t10k-labels-idx1-ubyte"
 run "${train[@]}" --data "idx:$work/missing"
 expect_error 2 "$work/missing/t10k-labels-idx1-ubyte" "a missing labels file is named"

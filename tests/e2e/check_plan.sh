@@ -52,26 +52,7 @@ fi
 
 # ---- the allocator holds the plan to its word ---------------------------------------------
 
-be32() {
-    printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 >> 24 & 255)) $(($1 >> 16 & 255)) \
-        $(($1 >> 8 & 255)) $(($1 & 255))
-}
-write_images() {
-    {
-        printf '%b' "\\x00\\x00\\x08\\x03$(be32 "$2")$(be32 28)$(be32 28)"
-        head -c $(($2 * 784)) /dev/urandom
-    } >"$1"
-}
-write_labels() {
-    local i body=""
-    for ((i = 0; i < $2; i++)); do body+="\\x0$((i % 10))"; done
-    printf '%b' "\\x00\\x00\\x08\\x01$(be32 "$2")$body" >"$1"
-}
-mkdir -p "$work/data"
-write_images "$work/data/train-images-idx3-ubyte" 200
-write_labels "$work/data/train-labels-idx1-ubyte" 200
-write_images "$work/data/t10k-images-idx3-ubyte" 40
-write_labels "$work/data/t10k-labels-idx1-ubyte" 40
+make_dataset "$work/data" 200 40
 data=(--data "idx:$work/data" --memory-limit 24M --device cpu)
 
 run "$TRAINER" check models/cnn-bn.model "${data[@]}"

@@ -38,6 +38,34 @@ require_fashion_mnist() {
     done
 }
 
+# ---- tiny IDX datasets made on the spot (no installed dataset needed) ----
+# A big-endian u32 as printf escapes.
+be32() {
+    printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 >> 24 & 255)) $(($1 >> 16 & 255)) \
+        $(($1 >> 8 & 255)) $(($1 & 255))
+}
+# write_images FILE COUNT: COUNT 28x28 images (all pixels 0x40).
+write_images() {
+    {
+        printf '%b' "\\x00\\x00\\x08\\x03$(be32 "$2")$(be32 28)$(be32 28)"
+        head -c $(($2 * 784)) /dev/zero | tr '\0' '\100'
+    } >"$1"
+}
+# write_labels FILE COUNT: labels 0,1,...,9,0,1,... so that every class up to 9 appears.
+write_labels() {
+    local i body=""
+    for ((i = 0; i < $2; i++)); do body+="\\x0$((i % 10))"; done
+    printf '%b' "\\x00\\x00\\x08\\x01$(be32 "$2")$body" >"$1"
+}
+# make_dataset DIR TRAIN TEST: a complete, valid idx:DIR folder of TRAIN + TEST samples.
+make_dataset() {
+    mkdir -p "$1"
+    write_images "$1/train-images-idx3-ubyte" "$2"
+    write_labels "$1/train-labels-idx1-ubyte" "$2"
+    write_images "$1/t10k-images-idx3-ubyte" "$3"
+    write_labels "$1/t10k-labels-idx1-ubyte" "$3"
+}
+
 # run CMD...: runs it with stdin closed, leaving its exit code in $rc, stdout in $out,
 # stderr in $err, and the command line in $ran (for failure reports).
 run() {

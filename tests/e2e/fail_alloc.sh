@@ -10,26 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 # The run of the issue (mlp, 512 training and 128 test samples, one epoch) on a tiny IDX
 # dataset of that size made here: the same allocations as on Fashion-MNIST, without
 # decompressing 60 000 images for each of the runs below.
-be32() {
-    printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 >> 24 & 255)) $(($1 >> 16 & 255)) \
-        $(($1 >> 8 & 255)) $(($1 & 255))
-}
-write_images() {
-    {
-        printf '%b' "\\x00\\x00\\x08\\x03$(be32 "$2")$(be32 28)$(be32 28)"
-        head -c $(($2 * 784)) /dev/urandom
-    } >"$1"
-}
-write_labels() {
-    local i body=""
-    for ((i = 0; i < $2; i++)); do body+="\\x0$((i % 10))"; done
-    printf '%b' "\\x00\\x00\\x08\\x01$(be32 "$2")$body" >"$1"
-}
-mkdir -p "$work/data"
-write_images "$work/data/train-images-idx3-ubyte" 512
-write_labels "$work/data/train-labels-idx1-ubyte" 512
-write_images "$work/data/t10k-images-idx3-ubyte" 128
-write_labels "$work/data/t10k-labels-idx1-ubyte" 128
+make_dataset "$work/data" 512 128
 
 small=(train models/mlp.model --data "idx:$work/data" --device cpu --epochs 1)
 # Sanitizer reports get an exit code of their own, so they cannot pass for exit 1.
