@@ -46,6 +46,11 @@ static AllocBlock *new_block(void *ptr, size_t size, int in_use, AllocBlock *nex
     return block;
 }
 
+size_t alloc_charged_bytes(size_t bytes) {
+    if (bytes == 0) bytes = 1;
+    return (bytes + ALLOC_GRANULE - 1) / ALLOC_GRANULE * ALLOC_GRANULE;
+}
+
 int alloc_init(Allocator *a, const Backend *backend, AllocMode mode, size_t limit, Status *st) {
     memset(a, 0, sizeof *a);
     a->backend = backend;

@@ -42,6 +42,10 @@ typedef struct Allocator {
 // Alignment and granularity of every block; also what sizes are rounded up to.
 enum { ALLOC_GRANULE = 256 };
 
+// What a request of `bytes` costs the allocator: rounded up to whole granules (0 bytes
+// costs one). The memory plan counts with it.
+size_t alloc_charged_bytes(size_t bytes);
+
 int alloc_init(Allocator *a, const Backend *backend, AllocMode mode, size_t limit, Status *st);
 // On failure *ptr is NULL and the status is STATUS_OUT_OF_MEMORY whose message gives the
 // bytes requested, what this process holds (in use and cached, so reserved), the largest

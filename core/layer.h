@@ -93,6 +93,12 @@ struct LayerKind {
     int (*infer)(Layer *l, Status *st);
     // Optional: allocate per-batch state beyond output/grad (e.g. a dropout mask).
     int (*allocate)(Layer *l, const LayerContext *ctx, int batch, Status *st);
+    // Required with `allocate`: what it takes for `batch` samples, as the allocator charges
+    // it (alloc_charged_bytes), split into per-layer state (masks, argmax, loss rows,
+    // statistics) and scratch workspace. The memory plan sums these, so each kind states
+    // its own needs beside the code that allocates them.
+    int (*planned_bytes)(const Layer *l, const Backend *b, int batch, size_t *state,
+                         size_t *workspace, Status *st);
     int (*forward)(Layer *l, const LayerContext *ctx, Status *st);
     // Writes parameter gradients and, where input_needs_grad, the inputs' gradients.
     int (*backward)(Layer *l, const LayerContext *ctx, Status *st);
@@ -118,6 +124,12 @@ int layer_fail(const Layer *l, Status *st, const char *fmt, ...) __attribute__((
 // write it. *column is the value's column, for later errors about the shape.
 int layer_read_shape(const Layer *l, const ModelStatement *s, const char *missing_hint, Shape *out,
                      int *column, Status *st);
+// What a tensor of `batch` samples of `sample` with `element_size` bytes per value costs.
+size_t layer_batch_tensor_bytes(int batch, const Shape *sample, size_t element_size);
+// planned_bytes of kinds whose allocate only checks the backend (avgpool).
+int layer_plans_nothing(const Layer *l, const Backend *b, int batch, size_t *state,
+                        size_t *workspace, Status *st);
+
 // forward/backward of kinds whose output is a view of their input (flatten, reshape).
 int layer_view_forward(Layer *l, const LayerContext *ctx, Status *st);
 int layer_view_backward(Layer *l, const LayerContext *ctx, Status *st);

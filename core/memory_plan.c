@@ -4,100 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/layers/loss_common.h"
-
-// A tensor as the allocator charges it: alloc_get rounds every request (0 bytes too) up
-// to whole granules.
-static size_t charged(size_t bytes) {
-    if (bytes == 0) bytes = 1;
-    return (bytes + ALLOC_GRANULE - 1) / ALLOC_GRANULE * ALLOC_GRANULE;
-}
+static size_t charged(size_t bytes) { return alloc_charged_bytes(bytes); }
 
 static size_t batch_tensor(int batch, const Shape *sample, size_t element_size) {
-    return charged((size_t)batch * shape_numel(sample) * element_size);
+    return layer_batch_tensor_bytes(batch, sample, element_size);
 }
 
 static int optimizer_slots(const OptimizerConfig *o) {
     if (o->kind == OPTIMIZER_SGD) return o->momentum != 0.0 ? 1 : 0;
     return 2;  // adam, adamw: first and second moments
-}
-
-// ---- conv2d's geometry ------------------------------------------------------------------
-//
-// The backend sizes the workspace from the layer's full geometry, which conv2d keeps in
-// its private config. Kernel, channels, groups and the output size are public (the weight
-// shape, the shapes); stride, padding and dilation are read back from the variant text
-// `trainer check` shows ("conv2d 3x3/2 p1 d2 g4"), and the result is checked against the
-// output size the layer inferred.
-
-static const char *read_pair(const char *p, int pair[2]) {
-    char *end;
-    long first = strtol(p, &end, 10);
-    if (end == p) return NULL;
-    pair[0] = pair[1] = (int)first;
-    if (*end == 'x') {
-        const char *second = end + 1;
-        pair[1] = (int)strtol(second, &end, 10);
-        if (end == second) return NULL;
-    }
-    return end;
-}
-
-static int window_out(int in, int pad_total, int kernel, int dilation, int stride) {
-    int span = dilation * (kernel - 1) + 1;
-    return stride > 0 ? (in + pad_total - span) / stride + 1 : 0;
-}
-
-// 1 when the geometry was recovered and reproduces the layer's output shape.
-static int conv2d_geometry(const Layer *l, int batch, Conv2dGeometry *g) {
-    const Shape *in = &l->inputs[0]->out_shape, *out = &l->out_shape;
-    const Shape *w = &l->params[0].shape;
-    *g = (Conv2dGeometry){.batch = batch, .in_channels = in->dims[0], .in_h = in->dims[1],
-                          .in_w = in->dims[2], .out_channels = out->dims[0], .out_h = out->dims[1],
-                          .out_w = out->dims[2], .kernel_h = w->dims[2], .kernel_w = w->dims[3],
-                          .stride_h = 1, .stride_w = 1, .dilation_h = 1, .dilation_w = 1,
-                          .groups = w->dims[1] ? in->dims[0] / w->dims[1] : 1};
-    int stride[2] = {1, 1}, pad[2] = {0, 0}, dilation[2] = {1, 1}, same = 0, parsed = 1;
-    const char *v = l->kind->variant ? l->kind->variant(l) : NULL;
-    const char *p = v ? strchr(v, ' ') : NULL;  // past "conv2d"
-    if (p) {
-        int kernel[2];
-        p = read_pair(p + 1, kernel);
-        if (p && *p == '/') p = read_pair(p + 1, stride);
-        while (p && *p == ' ') {
-            p++;
-            if (strncmp(p, "same", 4) == 0) {
-                same = 1;
-                p += 4;
-            } else if (*p == 'p') {
-                p = read_pair(p + 1, pad);
-            } else if (*p == 'd') {
-                p = read_pair(p + 1, dilation);
-            } else if (*p == 'g') {
-                p = read_pair(p + 1, (int[2]){0, 0});  // groups: known from the weight
-            } else {
-                p = NULL;
-            }
-        }
-        parsed = p && *p == '\0';
-    }
-    g->stride_h = stride[0];
-    g->stride_w = stride[1];
-    g->dilation_h = dilation[0];
-    g->dilation_w = dilation[1];
-    int pad_total[2];
-    for (int d = 0; d < 2; d++) {
-        int kernel = d ? g->kernel_w : g->kernel_h;
-        int span = dilation[d] * (kernel - 1) + 1;
-        // pad=same puts the odd extra row and column at the bottom and right (conv2d.c).
-        int before = same ? (span - 1) / 2 : pad[d];
-        pad_total[d] = same ? span - 1 : 2 * pad[d];
-        if (d) g->pad_left = before;
-        else g->pad_top = before;
-    }
-    return parsed &&
-           window_out(g->in_h, pad_total[0], g->kernel_h, g->dilation_h, g->stride_h) == g->out_h &&
-           window_out(g->in_w, pad_total[1], g->kernel_w, g->dilation_w, g->stride_w) == g->out_w;
 }
 
 // ---- per layer ------------------------------------------------------------------------------
@@ -109,35 +24,19 @@ static void note_unplanned(MemoryPlan *plan, const char *what) {
              what);
 }
 
-// What the kind's `allocate` takes for `batch` samples (core/layers/*.c).
+// What the kind's `allocate` takes for `batch` samples, as the kind itself states it.
 static int plan_kind_allocate(const Layer *l, const Backend *b, int batch, MemoryPlan *plan,
                               MemoryPlanLayer *row, Status *st) {
     const LayerKind *kind = l->kind;
     if (!kind->allocate) return 0;
-    if (kind->allocate == loss_allocate_rows) {
-        Shape scalar = {.rank = 0};  // row_loss and row_correct, f32 [batch]
-        row->layer_state += 2 * batch_tensor(batch, &scalar, sizeof(float));
-    } else if (strcmp(kind->name, "dropout") == 0) {
-        row->layer_state += batch_tensor(batch, &l->out_shape, sizeof(float));  // the mask
-    } else if (strcmp(kind->name, "maxpool") == 0) {
-        row->layer_state += batch_tensor(batch, &l->out_shape, sizeof(int32_t));  // argmax
-    } else if (strcmp(kind->name, "batchnorm") == 0) {
-        Shape channels = shape_make1(l->out_shape.dims[0]);  // save_mean, save_invstd
-        row->layer_state += 2 * batch_tensor(1, &channels, sizeof(float));
-    } else if (strcmp(kind->name, "avgpool") == 0 || strcmp(kind->name, "global_avgpool") == 0) {
-        // checks the backend's ops, allocates nothing
-    } else if (strcmp(kind->name, "conv2d") == 0) {
-        if (!b->conv2d_workspace_size)
-            return status_fail(st, STATUS_RUNTIME_ERROR, "the %s backend has no conv2d yet",
-                               b->name);
-        Conv2dGeometry g;
-        if (!conv2d_geometry(l, batch, &g)) note_unplanned(plan, "conv2d geometry");
-        size_t bytes = 0;
-        TRY(b->conv2d_workspace_size(b, &g, &bytes, st));
-        if (bytes) row->workspace += charged(bytes);  // conv2d asks only when it needs some
-    } else {
+    if (!kind->planned_bytes) {
         note_unplanned(plan, kind->name);
+        return 0;
     }
+    size_t state = 0, workspace = 0;
+    TRY(kind->planned_bytes(l, b, batch, &state, &workspace, st));
+    row->layer_state += state;
+    row->workspace += workspace;
     return 0;
 }
 

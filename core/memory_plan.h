@@ -9,7 +9,7 @@
 // and the dataset copies the training loop uploads when they fit (core/train.c). Each
 // tensor is rounded as the allocator rounds it (ALLOC_GRANULE), so on a fresh allocator
 // `total` is the stats.peak_in_use that allocating and running a step reaches: exact, not
-// an estimate, as long as this file mirrors the kinds' allocate functions.
+// an estimate: each layer kind states what its `allocate` takes (LayerKind.planned_bytes).
 //
 // What the allocator never sees is not in `total`: the CUDA context and the handles and
 // internal workspaces of cuBLAS and cuDNN (hundreds of MiB on a GPU, none on the CPU).

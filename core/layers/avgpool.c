@@ -32,6 +32,7 @@ const LayerKind layer_avgpool = {
     .configure = pool_configure,
     .infer = pool_infer,
     .allocate = avgpool_allocate,
+    .planned_bytes = layer_plans_nothing,
     .forward = avgpool_forward,
     .backward = avgpool_backward,
     .variant = pool_variant,

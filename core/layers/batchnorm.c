@@ -80,6 +80,14 @@ static int batchnorm_allocate(Layer *l, const LayerContext *ctx, int batch, Stat
     return tensor_alloc(&state->save_invstd, ctx->alloc, st);
 }
 
+static int batchnorm_planned_bytes(const Layer *l, const Backend *b, int batch, size_t *state,
+                                   size_t *workspace, Status *st) {
+    Shape per_channel = shape_make1(batchnorm_channels(l));  // save_mean, save_invstd
+    *state = 2 * layer_batch_tensor_bytes(1, &per_channel, sizeof(float));
+    *workspace = 0;
+    return 0;
+}
+
 static void batchnorm_release(Layer *l) {
     BatchnormState *state = l->state;
     if (state) {
@@ -136,6 +144,7 @@ const LayerKind layer_batchnorm = {
     .configure = batchnorm_configure,
     .infer = batchnorm_infer,
     .allocate = batchnorm_allocate,
+    .planned_bytes = batchnorm_planned_bytes,
     .forward = batchnorm_forward,
     .backward = batchnorm_backward,
     .release = batchnorm_release,

@@ -184,6 +184,20 @@ static int conv2d_allocate(Layer *l, const LayerContext *ctx, int batch, Status 
     return 0;
 }
 
+static int conv2d_planned_bytes(const Layer *l, const Backend *b, int batch, size_t *state,
+                                size_t *workspace, Status *st) {
+    const Conv2dConfig *config = l->config;
+    if (!b->conv2d_workspace_size)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "the %s backend has no conv2d yet", b->name);
+    Conv2dGeometry g = config->geometry;
+    g.batch = batch;
+    size_t bytes = 0;
+    TRY(b->conv2d_workspace_size(b, &g, &bytes, st));
+    *state = 0;
+    *workspace = bytes ? alloc_charged_bytes(bytes) : 0;  // asked for only when needed
+    return 0;
+}
+
 static void conv2d_release(Layer *l) {
     Conv2dState *state = l->state;
     if (state && state->workspace) alloc_put(state->alloc, state->workspace);
@@ -241,6 +255,7 @@ const LayerKind layer_conv2d = {
     .configure = conv2d_configure,
     .infer = conv2d_infer,
     .allocate = conv2d_allocate,
+    .planned_bytes = conv2d_planned_bytes,
     .forward = conv2d_forward,
     .backward = conv2d_backward,
     .release = conv2d_release,

@@ -43,6 +43,13 @@ static int dropout_allocate(Layer *l, const LayerContext *ctx, int batch, Status
     return tensor_alloc(&state->mask, ctx->alloc, st);
 }
 
+static int dropout_planned_bytes(const Layer *l, const Backend *b, int batch, size_t *state,
+                                 size_t *workspace, Status *st) {
+    *state = layer_batch_tensor_bytes(batch, &l->out_shape, sizeof(float));  // the mask
+    *workspace = 0;
+    return 0;
+}
+
 static void dropout_release(Layer *l) {
     DropoutState *state = l->state;
     if (state) tensor_free(&state->mask);
@@ -84,6 +91,7 @@ const LayerKind layer_dropout = {
     .configure = dropout_configure,
     .infer = dropout_infer,
     .allocate = dropout_allocate,
+    .planned_bytes = dropout_planned_bytes,
     .forward = dropout_forward,
     .backward = dropout_backward,
     .release = dropout_release,

@@ -69,6 +69,7 @@ const LayerKind layer_global_avgpool = {
     .configure = global_avgpool_configure,
     .infer = global_avgpool_infer,
     .allocate = global_avgpool_allocate,
+    .planned_bytes = layer_plans_nothing,
     .forward = global_avgpool_forward,
     .backward = global_avgpool_backward,
     .flops = global_avgpool_flops,

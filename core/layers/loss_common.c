@@ -38,6 +38,14 @@ int loss_allocate_rows(Layer *l, const LayerContext *ctx, int batch, Status *st)
     return tensor_alloc(&state->row_correct, ctx->alloc, st);
 }
 
+int loss_planned_rows(const Layer *l, const Backend *b, int batch, size_t *state,
+                      size_t *workspace, Status *st) {
+    Shape scalar = {.rank = 0};  // row_loss and row_correct
+    *state = 2 * layer_batch_tensor_bytes(batch, &scalar, sizeof(float));
+    *workspace = 0;
+    return 0;
+}
+
 void loss_release_rows(Layer *l) {
     LossState *state = l->state;
     if (state) {

@@ -12,6 +12,8 @@ typedef struct LossState {
 
 int loss_infer_scores(Layer *l, int min_classes, Status *st);
 int loss_allocate_rows(Layer *l, const LayerContext *ctx, int batch, Status *st);
+int loss_planned_rows(const Layer *l, const Backend *b, int batch, size_t *state,
+                      size_t *workspace, Status *st);
 void loss_release_rows(Layer *l);
 static inline int loss_classes(const Layer *l) { return l->out_shape.dims[0]; }
 

@@ -32,6 +32,7 @@ const LayerKind layer_loss_mse = {
     .configure = mse_configure,
     .infer = mse_infer,
     .allocate = loss_allocate_rows,
+    .planned_bytes = loss_planned_rows,
     .forward = mse_forward,
     .backward = mse_backward,
     .release = loss_release_rows,

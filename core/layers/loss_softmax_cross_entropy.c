@@ -32,6 +32,7 @@ const LayerKind layer_loss_softmax_cross_entropy = {
     .configure = xent_configure,
     .infer = xent_infer,
     .allocate = loss_allocate_rows,
+    .planned_bytes = loss_planned_rows,
     .forward = xent_forward,
     .backward = xent_backward,
     .release = loss_release_rows,

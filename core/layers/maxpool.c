@@ -24,6 +24,13 @@ static int maxpool_allocate(Layer *l, const LayerContext *ctx, int batch, Status
     return tensor_alloc(&state->argmax, ctx->alloc, st);
 }
 
+static int maxpool_planned_bytes(const Layer *l, const Backend *b, int batch, size_t *state,
+                                 size_t *workspace, Status *st) {
+    *state = layer_batch_tensor_bytes(batch, &l->out_shape, sizeof(int32_t));  // argmax
+    *workspace = 0;
+    return 0;
+}
+
 static void maxpool_release(Layer *l) {
     MaxpoolState *state = l->state;
     if (state) tensor_free(&state->argmax);
@@ -56,6 +63,7 @@ const LayerKind layer_maxpool = {
     .configure = pool_configure,
     .infer = pool_infer,
     .allocate = maxpool_allocate,
+    .planned_bytes = maxpool_planned_bytes,
     .forward = maxpool_forward,
     .backward = maxpool_backward,
     .release = maxpool_release,

@@ -81,3 +81,14 @@ int layer_read_shape(const Layer *l, const ModelStatement *s, const char *missin
     *column = shape->value_column;
     return 0;
 }
+
+size_t layer_batch_tensor_bytes(int batch, const Shape *sample, size_t element_size) {
+    return alloc_charged_bytes((size_t)batch * shape_numel(sample) * element_size);
+}
+
+int layer_plans_nothing(const Layer *l, const Backend *b, int batch, size_t *state,
+                        size_t *workspace, Status *st) {
+    (void)l, (void)b, (void)batch, (void)st;
+    *state = *workspace = 0;
+    return 0;
+}

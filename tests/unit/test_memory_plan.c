@@ -90,7 +90,7 @@ static void plan_matches_a_training_step(const char *model, int batch) {
 }
 
 // Every kind and every conv2d option at once, with sgd's one momentum tensor and mse: the
-// conv2d geometry (stride, padding, dilation, groups) is recovered for the workspace.
+// workspace of each conv2d geometry (stride, padding, dilation, groups) is planned.
 static const char *const every_kind =
     "input shape=4x20x18\n"
     "conv2d filters=8 kernel=3x5 stride=2 pad=1x2 dilation=2 groups=2 act=gelu name=c1\n"
@@ -302,7 +302,27 @@ static void largest_batch_is_zero_when_parameters_do_not_fit(void) {
     graph_free(&g);
 }
 
+// A kind that allocates must say how much (LayerKind.planned_bytes), or the plan would
+// silently count nothing for it.
+static void every_allocating_kind_plans_its_bytes(void) {
+    for (int i = 0; layer_kind_word(i); i++) {
+        const LayerKind *kind = layer_kind_find(layer_kind_word(i));
+        if (kind && kind->allocate && !kind->planned_bytes) {
+            fprintf(stderr, "layer kind '%s' allocates but has no planned_bytes\n", kind->name);
+            test_failures++;
+        }
+    }
+    for (int i = 0; loss_kind_names[i]; i++) {
+        const LayerKind *kind = loss_kind_find(loss_kind_names[i]);
+        if (kind && kind->allocate && !kind->planned_bytes) {
+            fprintf(stderr, "loss '%s' allocates but has no planned_bytes\n", kind->name);
+            test_failures++;
+        }
+    }
+}
+
 int main(void) {
+    every_allocating_kind_plans_its_bytes();
     const char *models[] = {"mlp.model", "lenet.model", "cnn-bn.model"};
     const int batches[] = {1, 32, 128};
     for (int m = 0; m < 3; m++)
