@@ -600,9 +600,17 @@ int graph_alloc_tensor(Tensor *t, Allocator *a, const Layer *l, const char *what
                        Status *st) {
     if (!tensor_alloc(t, a, st)) return 0;
     if (st->code != STATUS_OUT_OF_MEMORY) return st->code;
+    // The tensor's shape, batch first for per-batch tensors: "[128x64x14x14] f32, batch 128".
+    char shape[128];
+    size_t used = 0;
+    shape[0] = '\0';
+    for (int d = 0; d < t->rank && used < sizeof shape; d++)
+        used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%d", d ? "x" : "[", t->dims[d]);
+    char batch[32] = "";
+    if (per_batch && t->rank > 0) snprintf(batch, sizeof batch, ", batch %d", t->dims[0]);
     char message[sizeof st->message];
-    snprintf(message, sizeof message, "%.900s, for the %s of layer '%s'", st->message, what,
-             l->name);
+    snprintf(message, sizeof message, "%.800s, for the %s of layer '%s' (%s] %s%s)", st->message,
+             what, l->name, shape, dtype_name(t->dtype), batch);
     snprintf(st->message, sizeof st->message, "%s", message);
     status_set_place_if_unset(st, l->path, l->line, l->column);
     if (strstr(st->message, "TRAINER_FAIL_ALLOC"))

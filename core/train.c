@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/collective.h"
+#include "core/memory_plan.h"
 #include "core/optimizer.h"
 
 double monotonic_seconds(void) {
@@ -215,6 +216,40 @@ static size_t reserved_bytes(const TrainRun *run) {
     return total;
 }
 
+// Out of memory with one sample per pass: the error shows the plan for that one sample,
+// so the user sees what does not fit (the fixed part: parameters, gradients, optimizer
+// state) beside the budget.
+static int cannot_split(const Replica *failed, const Status *cause, Status *st) {
+    *st = *cause;
+    const Allocator *a = &failed->device->alloc;
+    MemoryPlanOptions options = {.batch = 1, .training = 1, .limit = a->limit, .mode = a->mode};
+    MemoryPlan plan;
+    Status plan_status;
+    status_clear(&plan_status);
+    char text[400] = "";
+    if (memory_plan(failed->graph, a->backend, &options, &plan, &plan_status) == 0) {
+        char total[32], fixed[32], state[32], per_sample[32], budget[32] = "none";
+        if (a->limit) alloc_format_bytes(a->limit, budget, sizeof budget);
+        snprintf(text, sizeof text, " (the plan for one sample: %s in all; parameters and their "
+                 "gradients %s, optimizer state %s, activations and their gradients %s; limit %s)",
+                 alloc_format_bytes(plan.total, total, sizeof total),
+                 alloc_format_bytes(plan.parameters + plan.gradients, fixed, sizeof fixed),
+                 alloc_format_bytes(plan.optimizer_state, state, sizeof state),
+                 alloc_format_bytes(plan.activations + plan.activation_gradients, per_sample,
+                                    sizeof per_sample),
+                 budget);
+        memory_plan_free(&plan);
+    }
+    char message[sizeof st->message];
+    snprintf(message, sizeof message, "%.600s; even one sample per pass does not fit%s",
+             cause->message, text);
+    snprintf(st->message, sizeof st->message, "%s", message);
+    status_hint(st, "the parameters and optimizer state leave no room for one sample's "
+                    "activations: raise --memory-limit; `trainer check MODEL --batch 1` shows "
+                    "the plan layer by layer");
+    return STATUS_OUT_OF_MEMORY;
+}
+
 // After running out of memory at run->micro_batch on `failed`: everything per-batch is
 // given back, and the pass size halves. Logged once, in one line, as the issue asks.
 static int halve_micro_batch(TrainRun *run, const Replica *failed, const Status *cause,
@@ -222,17 +257,7 @@ static int halve_micro_batch(TrainRun *run, const Replica *failed, const Status 
     size_t before = reserved_bytes(run), failed_reserved = failed->device->alloc.stats.reserved;
     release_activations(run);
     int old_size = run->micro_batch;
-    if (old_size <= 1) {
-        *st = *cause;
-        char message[sizeof st->message];
-        snprintf(message, sizeof message, "%.700s; even one sample per pass does not fit",
-                 cause->message);
-        snprintf(st->message, sizeof st->message, "%s", message);
-        status_hint(st, "the parameters and optimizer state leave no room for one sample's "
-                        "activations: raise --memory-limit, or check the plan with `trainer "
-                        "check MODEL --batch 1`");
-        return STATUS_OUT_OF_MEMORY;
-    }
+    if (old_size <= 1) return cannot_split(failed, cause, st);
     run->micro_batch = (old_size + 1) / 2;
     int share = largest_share(run->batch, run->count);
     int passes = (share + run->micro_batch - 1) / run->micro_batch;
