@@ -271,10 +271,10 @@ static int halve_micro_batch(TrainRun *run, const Replica *failed, const Status 
             used += snprintf(where + used, sizeof where - (size_t)used, ", %s requested",
                              alloc_format_bytes(failed->graph->failed_bytes, bytes, sizeof bytes));
         size_t capacity = a->limit ? a->limit : a->backend->total_memory(a->backend);
+        size_t free_bytes = capacity > failed_reserved ? capacity - failed_reserved : 0;
         if (capacity && used < (int)sizeof where)
             snprintf(where + used, sizeof where - (size_t)used, ", %s free",
-                     alloc_format_bytes(capacity > failed_reserved ? capacity - failed_reserved : 0, bytes,
-                                        sizeof bytes));
+                     alloc_format_bytes(free_bytes, bytes, sizeof bytes));
         char before_text[32], after_text[32];
         notice(run, "out of memory at batch %d on %s (%s): continuing as %d micro-batches of %d%s "
                "(reserved %s before releasing the step, %s after)",
