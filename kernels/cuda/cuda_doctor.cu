@@ -83,11 +83,9 @@ static void loaded_library(const char *prefix, char *path, size_t size) {
     dl_iterate_phdr(find_library_callback, &find);
 }
 
-
+// Names and keys are set by doctor_collect_environment; here, the versions and paths.
 static void collect_libraries(DoctorReport *r) {
     DoctorLibraryInfo *lib = r->libraries;
-    lib[DOCTOR_CUDART].name = "CUDA runtime";
-    lib[DOCTOR_CUDART].key = "cudart";
     lib[DOCTOR_CUDART].built = decode_cuda_version(CUDART_VERSION);
     int runtime = 0;
     if (cudaRuntimeGetVersion(&runtime) == cudaSuccess)
@@ -95,8 +93,6 @@ static void collect_libraries(DoctorReport *r) {
     library_path((const void *)&cudaRuntimeGetVersion, lib[DOCTOR_CUDART].path,
                  sizeof lib[DOCTOR_CUDART].path);
 
-    lib[DOCTOR_CUBLAS].name = "cuBLAS";
-    lib[DOCTOR_CUBLAS].key = "cublas";
     lib[DOCTOR_CUBLAS].built = {CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH};
     int major = 0, minor = 0, patch = 0;
     if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
@@ -106,15 +102,11 @@ static void collect_libraries(DoctorReport *r) {
     library_path((const void *)&cublasGetProperty, lib[DOCTOR_CUBLAS].path,
                  sizeof lib[DOCTOR_CUBLAS].path);
 
-    lib[DOCTOR_CUDNN].name = "cuDNN";
-    lib[DOCTOR_CUDNN].key = "cudnn";
     lib[DOCTOR_CUDNN].built = {CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL};
     lib[DOCTOR_CUDNN].loaded = decode_version((long)cudnnGetVersion());
     library_path((const void *)&cudnnGetVersion, lib[DOCTOR_CUDNN].path,
                  sizeof lib[DOCTOR_CUDNN].path);
 
-    lib[DOCTOR_NCCL].name = "NCCL";
-    lib[DOCTOR_NCCL].key = "nccl";
     lib[DOCTOR_NCCL].built = {NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH};
     int nccl = 0;
     if (ncclGetVersion(&nccl) == ncclSuccess) lib[DOCTOR_NCCL].loaded = decode_version(nccl);
@@ -167,16 +159,9 @@ static void collect_device(int ordinal, DoctorDevice *d) {
 }
 
 extern "C" int cuda_doctor_collect(DoctorReport *r, Status *st) {
-    memset(r, 0, sizeof *r);
+    doctor_collect_environment(r);
     r->built_with_cuda = 1;
     snprintf(r->architectures, sizeof r->architectures, "%s", TRAINER_CUDA_ARCHITECTURES);
-    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-    r->cuda_visible_devices_set = visible != NULL;
-    if (visible) snprintf(r->cuda_visible_devices, sizeof r->cuda_visible_devices, "%s", visible);
-    const char *ld_path = getenv("LD_LIBRARY_PATH");
-    r->ld_library_path_set = ld_path != NULL;
-    if (ld_path) snprintf(r->ld_library_path, sizeof r->ld_library_path, "%s", ld_path);
-    nvidia_kernel_module_version(r->kernel_module, sizeof r->kernel_module);
     collect_libraries(r);
 
     int driver = 0;

@@ -92,9 +92,10 @@ static inline const char *doctor_version_format(const DoctorVersion *v, int with
     return buf;
 }
 
-// The NVIDIA kernel module's version from /proc/driver/nvidia/version ("580.65.06"), or
-// "" when no driver is loaded (kernels/nvidia_driver.c: no CUDA needed to read it).
-void nvidia_kernel_module_version(char *out, size_t size);
+// What both builds report alike, needing no CUDA library (kernels/nvidia_driver.c): clears
+// *r, names the libraries, and records CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH and the
+// NVIDIA kernel module's version from /proc/driver/nvidia/version ("" without a driver).
+void doctor_collect_environment(DoctorReport *r);
 
 #ifdef __cplusplus
 }

@@ -66,6 +66,12 @@ make_dataset() {
     write_labels "$1/t10k-labels-idx1-ubyte" "$3"
 }
 
+# last_epoch_result: the last run's final epoch line without its timing ("epoch 2/2  train
+# loss ... test ... acc 0.7985"), to compare what two runs learned.
+last_epoch_result() {
+    grep '^epoch ' <<<"$out" | tail -n 1 | sed 's/  [0-9]* samples.*//'
+}
+
 # run CMD...: runs it with stdin closed, leaving its exit code in $rc, stdout in $out,
 # stderr in $err, and the command line in $ran (for failure reports).
 run() {

@@ -10,12 +10,12 @@ tiny=(train models/mlp.model --train-limit 2000 --test-limit 500 --epochs 2 --se
 
 run "$TRAINER" "${tiny[@]}" --device cpu
 expect_rc 0 "one CPU device trains"
-single=$(grep '^epoch 2/2' <<<"$out" | sed 's/  [0-9]* samples.*//')
+single=$(last_epoch_result)
 
 run "$TRAINER" "${tiny[@]}" --device cpu --replicas 3
 expect_rc 0 "three CPU replicas train"
 expect_in out "device cpu,cpu,cpu (3 data-parallel replicas)" "the replicas are announced"
-triple=$(grep '^epoch 2/2' <<<"$out" | sed 's/  [0-9]* samples.*//')
+triple=$(last_epoch_result)
 if [ -n "$single" ] && [ "$single" = "$triple" ]; then
     pass "three replicas end where one device does ($triple)"
 else

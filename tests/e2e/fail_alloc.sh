@@ -27,7 +27,7 @@ if [ -z "$count" ] || [ "$count" -lt 10 ]; then
     finish
 fi
 pass "a clean run makes $count allocations"
-clean_epoch=$(grep '^epoch 1/1' <<<"$out" | sed 's/  [0-9]* samples.*//')
+clean_epoch=$(last_epoch_result)
 
 # Each run takes well under a second; the cap keeps a model that grows from making this
 # test slow.
@@ -44,7 +44,7 @@ for n in $(seq 1 "$count"); do
         grep -qE '^memory on cpu: .* 1 out-of-memory' <<<"$out" ||
             problem="exit 0 but the memory line does not count the out-of-memory"
         # ... and learned what the clean run learned (losses and accuracies to 4 places).
-        epoch=$(grep '^epoch 1/1' <<<"$out" | sed 's/  [0-9]* samples.*//')
+        epoch=$(last_epoch_result)
         [ "$epoch" = "$clean_epoch" ] ||
             problem="recovered, but ended at '$epoch' instead of '$clean_epoch'"
         recovered=$((recovered + 1))

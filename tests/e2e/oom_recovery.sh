@@ -11,7 +11,7 @@ tiny=(train models/mlp.model --device cpu --train-limit 4096 --test-limit 1000 -
 
 run "$TRAINER" "${tiny[@]}"
 expect_rc 0 "batch 1024 trains without a limit"
-unlimited=$(grep '^epoch 2/2' <<<"$out" | sed 's/  [0-9]* samples.*//')
+unlimited=$(last_epoch_result)
 
 # mlp at batch 1024 peaks near 6 MiB; 4 MiB holds the parameters, gradients, Adam state
 # and half a batch of activations.
@@ -22,7 +22,7 @@ expect_match err "^trainer: notice: out of memory at batch 1024 on cpu \(layer [
 expect_in err "reserved" "the log line shows the memory reserved before and after"
 splits=$(grep -c "out of memory at batch" <<<"$err")
 if [ "$splits" -eq 1 ]; then pass "the split is logged once"; else fail "the split is logged once" "$splits lines"; fi
-limited=$(grep '^epoch 2/2' <<<"$out" | sed 's/  [0-9]* samples.*//')
+limited=$(last_epoch_result)
 if [ -n "$unlimited" ] && [ "$unlimited" = "$limited" ]; then
     pass "micro-batches learn what whole batches learn ($limited)"
 else

@@ -9,10 +9,10 @@ make_dataset "$work/data" 300 100
 small=(train models/lenet.model --data "idx:$work/data" --device cpu --epochs 1 --batch 50)
 run "$TRAINER" "${small[@]}"
 expect_rc 0 "lenet trains without --sync-check"
-plain=$(grep '^epoch 1/1' <<<"$out" | sed 's/  [0-9]* samples.*//')
+plain=$(last_epoch_result)
 run "$TRAINER" "${small[@]}" --sync-check
 expect_rc 0 "lenet trains with --sync-check"
-checked=$(grep '^epoch 1/1' <<<"$out" | sed 's/  [0-9]* samples.*//')
+checked=$(last_epoch_result)
 if [ -n "$plain" ] && [ "$plain" = "$checked" ]; then
     pass "--sync-check changes nothing that is computed ($checked)"
 else
