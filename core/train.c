@@ -506,8 +506,12 @@ static void close_run(TrainRun *run) {
 static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices, int count,
                     const Dataset *train, const TrainHooks *hooks, Status *st) {
     memset(run, 0, sizeof *run);
-    if (count < 1 || count > 64)
-        return status_fail(st, STATUS_BAD_INPUT, "1 to 64 replicas, got %d", count);
+    if (count < 1 || count > 64) {
+        status_fail(st, STATUS_BAD_INPUT, "data parallelism takes 1 to 64 replicas, got %d",
+                    count);
+        status_hint(st, "list at most 64 GPUs in --gpus");
+        return STATUS_BAD_INPUT;
+    }
     run->hooks = hooks;
     run->count = count;
     run->batch = graphs[0]->train.batch < train->count ? graphs[0]->train.batch : train->count;
