@@ -41,6 +41,10 @@ typedef struct LayerContext {
     int batch;                  // samples in this step (<= the allocated batch)
     int training;               // 0: evaluation behaviour (dropout off)
     uint64_t seed;              // differs every step, for dropout masks
+    // Where this pass's first sample sits in the step's batch (a micro-batch's or a
+    // replica's start), so that dropout draws the mask the whole batch would have drawn
+    // for these samples: splitting a step then leaves its result unchanged.
+    int sample_offset;
     const int32_t *labels;      // device memory, batch entries; for losses
     int accumulate_param_grads; // 1: add to parameter gradients (micro-batches)
     // Samples the loss is averaged over: the whole step's batch when this pass sees only a

@@ -177,12 +177,11 @@ static void replica_share(int n, int count, int r, int *offset, int *share) {
 
 static int largest_share(int batch, int count) { return (batch + count - 1) / count; }
 
-// Each step gets its own dropout seed from (run seed, step), and each slice of the step
-// its own from where it starts, so a run is reproducible and no two passes share a mask;
-// a step run whole (offset 0) keeps the step's seed.
-static uint64_t pass_seed(long seed, long step, int offset) {
-    return (uint64_t)seed * 0x9E3779B97F4A7C15ull + (uint64_t)step * 0xD1B54A32D192ED03ull +
-           (uint64_t)offset * 0x8CB92BA72F3D8DD7ull;
+// Each step gets its own dropout seed from (run seed, step), so a run is reproducible and
+// no two steps share a mask; a pass over a slice of the step passes where the slice
+// starts (LayerContext.sample_offset), not a seed of its own.
+static uint64_t step_seed(long seed, long step) {
+    return (uint64_t)seed * 0x9E3779B97F4A7C15ull + (uint64_t)step * 0xD1B54A32D192ED03ull;
 }
 
 static void notice(const TrainRun *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -340,7 +339,8 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
             return st->code;
         }
         ctx.batch = count;
-        ctx.seed = pass_seed(g->train.seed, step, offset + start);
+        ctx.seed = step_seed(g->train.seed, step);
+        ctx.sample_offset = offset + start;
         ctx.accumulate_param_grads = start > 0;
         TRY(graph_forward(g, &ctx, st));
         TRY(graph_backward(g, &ctx, st));

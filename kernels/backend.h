@@ -238,9 +238,11 @@ const char *cpu_blas_better_core(void);
 // Treat denormal floats as zero on this thread (and the threads it starts later).
 void cpu_backend_flush_denormals(void);
 
-// The hash both backends use for dropout: uniform in [0, 1) from (seed, index).
+// The hash both backends use for dropout: uniform in [0, 1) from (seed, index). Index i
+// and seed s draw what index i + k draws with seed s - k * DROPOUT_HASH_STEP (mod 2^64).
+#define DROPOUT_HASH_STEP 0x9E3779B97F4A7C15ull
 static inline float dropout_uniform(uint64_t seed, uint64_t index) {
-    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
+    uint64_t z = seed + DROPOUT_HASH_STEP * (index + 1);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;

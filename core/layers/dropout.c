@@ -61,6 +61,15 @@ static size_t dropout_count(const Layer *l, const LayerContext *ctx) {
     return (size_t)ctx->batch * shape_numel(&l->out_shape);
 }
 
+// The mask hash draws element i from seed + DROPOUT_HASH_STEP * (i + 1)
+// (dropout_uniform in kernels/backend.h), so shifting the seed by DROPOUT_HASH_STEP per
+// element places this pass's elements where they sit in the whole step's batch: a step
+// split into micro-batches or replicas draws exactly the masks it draws whole.
+static uint64_t pass_mask_seed(const Layer *l, const LayerContext *ctx) {
+    uint64_t first_element = (uint64_t)ctx->sample_offset * shape_numel(&l->out_shape);
+    return ctx->seed + DROPOUT_HASH_STEP * first_element;
+}
+
 static int dropout_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const DropoutConfig *config = l->config;
     DropoutState *state = l->state;
@@ -72,7 +81,8 @@ static int dropout_forward(Layer *l, const LayerContext *ctx, Status *st) {
         return ctx->backend->copy_on_device(ctx->backend, l->output.data, x, n * sizeof(float), st);
     }
     return ctx->backend->dropout_forward(ctx->backend, x, tensor_f32(&l->output),
-                                         tensor_f32(&state->mask), n, config->rate, ctx->seed, st);
+                                         tensor_f32(&state->mask), n, config->rate,
+                                         pass_mask_seed(l, ctx), st);
 }
 
 static int dropout_backward(Layer *l, const LayerContext *ctx, Status *st) {

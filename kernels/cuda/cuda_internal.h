@@ -132,7 +132,7 @@ __device__ static inline T cuda_block_sum(T v, T *shared) {
 
 // The same dropout hash as the CPU's (kernels/backend.h), on the device.
 __device__ static inline float cuda_dropout_uniform(uint64_t seed, uint64_t index) {
-    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
+    uint64_t z = seed + DROPOUT_HASH_STEP * (index + 1);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
