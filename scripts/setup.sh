@@ -4,7 +4,7 @@
 #   scripts/setup.sh --bench  also PyTorch (python3-torch), for bench/ comparisons
 set -euo pipefail
 
-packages=(cmake ninja-build gcc g++ pkg-config libopenblas-dev zlib1g-dev libpng-dev
+packages=(cmake ninja-build gcc g++ clang pkg-config libopenblas-dev zlib1g-dev libpng-dev
           dataset-fashion-mnist python3)
 if [ "${1:-}" = "--bench" ]; then packages+=(python3-torch python3-numpy); fi
 

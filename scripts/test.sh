@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command for the whole test suite: install what is missing, build, run every
-# ctest label (unit, e2e, fuzz; gpu tests skip themselves without a GPU), then build the
-# CPU path with AddressSanitizer + UndefinedBehaviorSanitizer and run it again.
+# ctest label (unit, e2e, fuzz; gpu tests skip themselves without a GPU), build every
+# source again with clang and run its static analyzer, then build the CPU path with
+# AddressSanitizer + UndefinedBehaviorSanitizer and run it again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,6 +11,9 @@ jobs=$(nproc)
 echo "== release build (CUDA compiled and linked when the toolkit is present)"
 bash scripts/build.sh build
 (cd build && ctest --output-on-failure -j"$jobs")
+
+echo "== second compiler (clang, warnings as errors) and clang's static analyzer"
+bash scripts/clang-check.sh build-clang
 
 echo "== sanitizer build (ASan + UBSan, CPU path)"
 bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRAINER_CUDA=OFF \

@@ -35,9 +35,10 @@ static int init_communicators(const Backend *const *backends, CudaCollective *c,
         c->streams[r] = ctx->stream;
         for (int q = 0; q < r; q++) {
             if (ordinals[q] != ordinals[r]) continue;
+            int repeated = ordinals[r];  // read before the free: GCC 13 caught the reverse
             free(ordinals);
             status_fail(st, STATUS_BAD_INPUT, "cuda:%d is listed twice; NCCL needs one replica "
-                        "per GPU", ordinals[r]);
+                        "per GPU", repeated);
             status_hint(st, "list each GPU once in --gpus");
             return STATUS_BAD_INPUT;
         }
