@@ -15,11 +15,17 @@
 // Allocation and memory queries act on the current device, which with several replicas
 // may be another one, so they say which they mean; a cudaSetDevice to the device already
 // current costs next to nothing.
-static int cuda_raw_alloc(const Backend *b, size_t bytes, void **ptr, Status *st) {
+extern "C" int cuda_device_alloc(int ordinal, size_t bytes, void **ptr, Status *st) {
     *ptr = NULL;
-    CUDA_CHECK(cudaSetDevice(cuda_context(b)->ordinal));
-    CUDA_CHECK(cudaMalloc(ptr, bytes ? bytes : 1));
+    const CudaRuntimeCalls *runtime = cuda_runtime_calls();
+    CUDA_CHECK((cudaError_t)runtime->set_device(ordinal));
+    // cuda_fail clears the failure from the runtime, so out of memory is recoverable.
+    CUDA_CHECK((cudaError_t)runtime->malloc(ptr, bytes ? bytes : 1));
     return 0;
+}
+
+static int cuda_raw_alloc(const Backend *b, size_t bytes, void **ptr, Status *st) {
+    return cuda_device_alloc(cuda_context(b)->ordinal, bytes, ptr, st);
 }
 
 static void cuda_raw_free(const Backend *b, void *ptr) {

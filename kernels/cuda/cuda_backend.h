@@ -19,6 +19,24 @@ typedef struct CudaBackendOptions {
 int cuda_backend_open(const CudaBackendOptions *options, const Backend **out, Status *st);
 void cuda_backend_close(const Backend *b);
 
+// The runtime calls behind a raw allocation and the launch checks, as cudaError_t
+// numbers. A failed cudaMalloc also leaves its error as the runtime's "last error", which
+// the next launch check would blame on a kernel that ran fine; the backend clears it where
+// it reports the failure. tests/unit/test_cuda_alloc_error.c swaps in fakes to fail an
+// allocation as a full card does, which a machine without a GPU cannot (there every call
+// fails with "no driver", an error that never clears). NULL restores the runtime's own.
+typedef struct CudaRuntimeCalls {
+    int (*set_device)(int ordinal);
+    int (*malloc)(void **ptr, size_t bytes);
+    int (*get_last_error)(void);  // returns and clears the last error (cudaGetLastError)
+} CudaRuntimeCalls;
+void cuda_runtime_calls_replace(const CudaRuntimeCalls *calls);
+// What the backend's raw_alloc does, on device `ordinal`.
+int cuda_device_alloc(int ordinal, size_t bytes, void **ptr, Status *st);
+// What follows every kernel launch: the runtime's last error, reported as the launch of
+// `kernel` failing.
+int cuda_check_launch(const char *kernel, const char *file, int line, Status *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -38,9 +38,36 @@ static int fail_with_entry(Status *st, ErrorFamily family, int number, const cha
     return st->code;
 }
 
+// ---- the runtime calls, replaceable by a test ----
+
+static int runtime_set_device(int ordinal) { return (int)cudaSetDevice(ordinal); }
+static int runtime_malloc(void **ptr, size_t bytes) { return (int)cudaMalloc(ptr, bytes); }
+static int runtime_get_last_error(void) { return (int)cudaGetLastError(); }
+static const CudaRuntimeCalls runtime_calls = {runtime_set_device, runtime_malloc,
+                                               runtime_get_last_error};
+static CudaRuntimeCalls current_calls = runtime_calls;
+
+extern "C" void cuda_runtime_calls_replace(const CudaRuntimeCalls *calls) {
+    current_calls = calls ? *calls : runtime_calls;
+}
+
+const CudaRuntimeCalls *cuda_runtime_calls(void) { return &current_calls; }
+
 int cuda_fail(Status *st, cudaError_t err, const char *call, const char *file, int line) {
+    // Errors that poison the context (an illegal address, ...) stay whatever we do; the
+    // others would otherwise wait in the runtime for the next launch check (PyTorch's
+    // caching allocator clears an out-of-memory the same way).
+    current_calls.get_last_error();
     return fail_with_entry(st, ERROR_FAMILY_CUDA_RUNTIME, (int)err, cudaGetErrorName(err),
                            cudaGetErrorString(err), call, file, line);
+}
+
+extern "C" int cuda_check_launch(const char *kernel, const char *file, int line, Status *st) {
+    cudaError_t err = (cudaError_t)current_calls.get_last_error();
+    if (err == cudaSuccess) return 0;
+    char call[160];
+    snprintf(call, sizeof call, "launch of %s", kernel);
+    return cuda_fail(st, err, call, file, line);
 }
 
 int cublas_fail(Status *st, cublasStatus_t status, const char *call, const char *file, int line) {

@@ -9,6 +9,7 @@
 #include <cudnn.h>
 
 #include "kernels/backend.h"
+#include "kernels/cuda/cuda_backend.h"
 #include "kernels/launch_check.h"
 
 typedef struct CudaConvAlgoCache CudaConvAlgoCache;
@@ -30,7 +31,12 @@ static inline CudaContext *cuda_context(const Backend *b) { return (CudaContext 
 
 // Fill *st with the failed call, the error's name and number, where it happened, and a
 // hint drawn from the error (cuda_errors.cu). Each returns the StatusCode it stored.
+// cuda_fail also clears the runtime's last error: the Status now carries it, and left
+// behind, the next launch check would report it again as that kernel's failure.
 int cuda_fail(Status *st, cudaError_t err, const char *call, const char *file, int line);
+// The runtime calls as the backend makes them: CUDA's own, or a test's fakes
+// (CudaRuntimeCalls in cuda_backend.h).
+const CudaRuntimeCalls *cuda_runtime_calls(void);
 int cublas_fail(Status *st, cublasStatus_t status, const char *call, const char *file, int line);
 int cudnn_fail(Status *st, cudnnStatus_t status, const char *call, const char *file, int line);
 
@@ -70,12 +76,8 @@ static inline int cuda_check_config(const CudaContext *ctx, const char *kernel, 
 }
 // After a kernel launch: a launch the driver refuses anyway is reported here, at the
 // launch; errors inside the kernel surface at the next synchronizing call.
-#define CUDA_CHECK_LAUNCH(kernel_name)                                                \
-    do {                                                                              \
-        cudaError_t cuda_check_err_ = cudaGetLastError();                             \
-        if (cuda_check_err_ != cudaSuccess)                                           \
-            return cuda_fail(st, cuda_check_err_, "launch of " kernel_name, __FILE__, __LINE__); \
-    } while (0)
+#define CUDA_CHECK_LAUNCH(kernel_name) \
+    TRY(cuda_check_launch(kernel_name, __FILE__, __LINE__, st))
 #define CUBLAS_CHECK(call)                                                            \
     do {                                                                              \
         cublasStatus_t cublas_check_status_ = (call);                                 \
