@@ -1,6 +1,7 @@
 // Shared by tests that train one small model several ways and compare the parameters:
 // a synthetic 3-class dataset, a conv + dense model without dropout or batchnorm (so
-// splitting a batch changes only summation order), runs of N replicas on one device
+// splitting a batch changes only summation order; tests/unit/test_dropout_split.c shows
+// dropout draws the same masks split or whole), runs of N replicas on one device
 // under a memory limit, and the largest relative parameter difference between runs.
 #ifndef TRAINER_TESTS_TRAIN_HARNESS_H
 #define TRAINER_TESTS_TRAIN_HARNESS_H
@@ -97,18 +98,39 @@ static inline void free_run(Run *run) {
     model_file_free(&run->file);
 }
 
-// Largest relative difference between two graphs' parameters (same model).
-static inline double parameter_difference(const Graph *a, const Graph *b) {
+// A copy in host memory of parameter k of layer i of replica r (device memory may not be
+// host-addressable: reading a GPU's parameters through the pointer is a segfault).
+static inline float *parameter_on_host(const Run *run, int r, int i, int k) {
+    const Tensor *t = &run->graphs[r].layers[i]->params[k].value;
+    float *host = malloc(t->bytes ? t->bytes : 1);
+    Status st;
+    status_clear(&st);
+    const Backend *b = run->device.backend;
+    if (host && b->copy_to_host(b, host, t->data, t->bytes, &st)) {
+        report_status("copying a parameter to the host", &st);
+        free(host);
+        return NULL;
+    }
+    return host;
+}
+
+// Largest relative difference between the parameters of replica ra of run a and replica
+// rb of run b (same model); infinity when they cannot be read.
+static inline double parameter_difference(const Run *a, int ra, const Run *b, int rb) {
     double worst = 0.0;
-    for (int i = 0; i < a->count; i++)
-        for (int k = 0; k < a->layers[i]->param_count; k++) {
-            const Tensor *x = &a->layers[i]->params[k].value, *y = &b->layers[i]->params[k].value;
-            const float *u = tensor_f32((Tensor *)x), *v = tensor_f32((Tensor *)y);
-            for (size_t j = 0; j < tensor_numel(x); j++) {
+    const Graph *g = &a->graphs[ra];
+    for (int i = 0; i < g->count; i++)
+        for (int k = 0; k < g->layers[i]->param_count; k++) {
+            float *u = parameter_on_host(a, ra, i, k), *v = parameter_on_host(b, rb, i, k);
+            size_t n = tensor_numel(&g->layers[i]->params[k].value);
+            for (size_t j = 0; u && v && j < n; j++) {
                 double scale = fabs(u[j]) > 1e-3 ? fabs(u[j]) : 1e-3;
                 double d = fabs((double)u[j] - (double)v[j]) / scale;
                 if (d > worst) worst = d;
             }
+            if (!u || !v) worst = INFINITY;
+            free(u);
+            free(v);
         }
     return worst;
 }

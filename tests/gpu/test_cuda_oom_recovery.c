@@ -40,7 +40,7 @@ int main(void) {
             CHECK_INT_EQ(run.notices, 1);
             CHECK_CONTAINS(run.last_notice, "on cuda:0");
             CHECK_CONTAINS(run.last_notice, "micro-batches of 20");
-            double d = parameter_difference(&reference.graphs[0], &run.graphs[0]);
+            double d = parameter_difference(&reference, 0, &run, 0);
             printf("largest relative parameter difference: %.3g\n", d);
             if (!(d <= 1e-5)) {
                 fprintf(stderr, "micro-batched GPU run differs from the unlimited one by %.3g\n", d);

@@ -19,7 +19,7 @@ static void replicas_learn_what_one_device_learns(const Dataset *ds, const Run *
         CHECK_INT_EQ(rc, 0);
         if (!rc) {
             for (int r = 0; r < replicas; r++) {
-                double d = parameter_difference(&reference->graphs[0], &run.graphs[r]);
+                double d = parameter_difference(reference, 0, &run, r);
                 if (!(d <= 1e-5)) {
                     fprintf(stderr, "%d replicas: replica %d differs from one device by %.3g\n",
                             replicas, r, d);
@@ -53,7 +53,7 @@ static void out_of_memory_splits_the_batch(const Dataset *ds, const Run *referen
             CHECK_CONTAINS(run.last_notice, "out of memory at batch 40 on cpu");
             CHECK_CONTAINS(run.last_notice, "micro-batches of 20");
             CHECK_CONTAINS(run.last_notice, "reserved");
-            double d = parameter_difference(&reference->graphs[0], &run.graphs[0]);
+            double d = parameter_difference(reference, 0, &run, 0);
             if (!(d <= 1e-5)) {
                 fprintf(stderr, "micro-batched run (limit %zu) differs by %.3g\n", limit, d);
                 test_failures++;
@@ -80,7 +80,7 @@ static void a_step_smaller_than_the_replica_count_works(void) {
     else memset(&triple, 0, sizeof triple);
     if (rc) report_status("short last step", &st);
     CHECK_INT_EQ(rc, 0);
-    if (!rc) CHECK(parameter_difference(&single.graphs[0], &triple.graphs[2]) <= 1e-5);
+    if (!rc) CHECK(parameter_difference(&single, 0, &triple, 2) <= 1e-5);
     free_run(&single);
     free_run(&triple);
     ds.count = SAMPLES;
