@@ -23,3 +23,10 @@ int cuda_backend_open(const CudaBackendOptions *options, const Backend **out, St
 }
 
 void cuda_backend_close(const Backend *b) {}
+
+int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g, size_t workspace_bytes,
+                         char *out, size_t size, Status *st) {
+    if (size) out[0] = '\0';
+    status_fail(st, STATUS_NO_DEVICE, "this trainer was built without CUDA support");
+    return STATUS_NO_DEVICE;
+}

@@ -19,6 +19,12 @@ typedef struct CudaBackendOptions {
 int cuda_backend_open(const CudaBackendOptions *options, const Backend **out, Status *st);
 void cuda_backend_close(const Backend *b);
 
+// Which cuDNN algorithm (or direct kernel) each convolution op runs for geometry `g` when
+// given `workspace_bytes`, with its math type and workspace, as one line for logs and
+// test failures: "forward IMPLICIT_PRECOMP_GEMM (FMA, 0 bytes), backward-data ...".
+int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g, size_t workspace_bytes,
+                         char *out, size_t size, Status *st);
+
 // The runtime calls behind a raw allocation and the launch checks, as cudaError_t
 // numbers. A failed cudaMalloc also leaves its error as the runtime's "last error", which
 // the next launch check would blame on a kernel that ran fine; the backend clears it where

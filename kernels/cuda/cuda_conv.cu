@@ -323,6 +323,33 @@ static cudnnMathType_t candidate_math(const CudaContext *ctx, cudnnMathType_t su
     return suggested == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? CUDNN_TENSOR_OP_MATH : suggested;
 }
 
+// FP32 (TF32 off) promises the CPU's precision: an error within what summing the same
+// products in another order gives, under ~1e-5 of the sum of |terms| for our reductions,
+// which test_cuda_parity holds to 1e-4. FFT and Winograd algorithms compute through
+// transforms whose rounding grows with the transformed values, not with that bound: on
+// the H100 an FP32 backward-filter (n=32, 32x14x14, 64 5x5 filters, 6,272 terms per
+// weight) was off by up to 2.7e-4 of its sum of |terms| while TF32's implicit GEMM, with
+// inputs rounded to 11 bits, stayed within 8.4e-6. So in FP32 they are not candidates
+// (implicit GEMM and the direct-sum algorithms remain for every shape); with TF32, whose
+// own rounding is larger, they stay.
+static bool is_transform(cudnnConvolutionFwdAlgo_t a) {
+    return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+           a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+           a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+static bool is_transform(cudnnConvolutionBwdDataAlgo_t a) {
+    return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+           a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+           a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+           a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+static bool is_transform(cudnnConvolutionBwdFilterAlgo_t a) {
+    return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+           a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+           a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD ||
+           a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
 static void candidates_add(ConvCandidates *c, int algo, cudnnMathType_t math, size_t bytes) {
     if (c->count >= CONV_MAX_CANDIDATES) return;
     c->list[c->count].algo = algo;
@@ -354,7 +381,7 @@ static const ConvChoice *candidates_pick(const ConvCandidates *c, size_t workspa
 }
 
 // Keeps, of the `returned` algorithms the heuristics ranked in perf (best first), those
-// cuDNN supports here, each with its exact workspace under the math type it will run with
+// cuDNN supports here (in FP32, none that computes through a transform), each with its exact workspace under the math type it will run with
 // (the heuristics' `memory` is for the math type they assumed): workspace(algo, &bytes)
 // asks the op's cudnnGet*WorkspaceSize. Then picks the budgeted one.
 template <typename Perf, typename WorkspaceSize>
@@ -362,6 +389,7 @@ static int add_ranked_candidates(CudaContext *ctx, ConvPlan *p, const Perf *perf
                                  WorkspaceSize workspace, ConvCandidates *out, Status *st) {
     for (int i = 0; i < returned; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+        if (!ctx->allow_tf32 && is_transform(perf[i].algo)) continue;
         cudnnMathType_t math = candidate_math(ctx, perf[i].mathType);
         size_t bytes = 0;
         CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
@@ -626,6 +654,56 @@ static int cuda_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g
                                                workspace, choice->bytes, &beta, p->w, dw));
     if (dbias)
         CUDNN_CHECK(cudnnConvolutionBackwardBias(ctx->cudnn, &one, p->y, dy, &beta, p->bias, dbias));
+    return 0;
+}
+
+// ---- which algorithms run: for logs and test failures ------------------------------
+
+static const char *forward_algorithm_name(int a) {
+    static const char *const names[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM",
+                                        "DIRECT", "FFT", "FFT_TILING", "WINOGRAD",
+                                        "WINOGRAD_NONFUSED"};
+    return a >= 0 && a < (int)(sizeof names / sizeof names[0]) ? names[a] : "?";
+}
+static const char *backward_data_algorithm_name(int a) {
+    static const char *const names[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD",
+                                        "WINOGRAD_NONFUSED"};
+    return a >= 0 && a < (int)(sizeof names / sizeof names[0]) ? names[a] : "?";
+}
+static const char *backward_filter_algorithm_name(int a) {
+    static const char *const names[] = {"ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD",
+                                        "WINOGRAD_NONFUSED", "FFT_TILING"};
+    return a >= 0 && a < (int)(sizeof names / sizeof names[0]) ? names[a] : "?";
+}
+
+static int describe_choice(char *out, size_t size, const char *op, const ConvChoice *choice,
+                           const char *(*name)(int)) {
+    if (!choice) return snprintf(out, size, "%s direct kernel", op);
+    return snprintf(out, size, "%s %s (%s, %zu bytes)", op, name(choice->algo),
+                    choice->math == CUDNN_FMA_MATH ? "FMA" : "tensor op", choice->bytes);
+}
+
+extern "C" int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g,
+                                    size_t workspace_bytes, char *out, size_t size, Status *st) {
+    out[0] = '\0';
+    TRY(check_geometry("conv2d_describe", g, st));
+    if (conv_outputs(g) == 0) {
+        snprintf(out, size, "nothing to compute");
+        return 0;
+    }
+    ConvPlan *p;
+    TRY(plan_for(cuda_context(b), g, &p, st));
+    const ConvCandidates *ops[3] = {&p->forward, &p->backward_data, &p->backward_filter};
+    const char *labels[3] = {"forward", "backward-data", "backward-filter"};
+    const char *(*names[3])(int) = {forward_algorithm_name, backward_data_algorithm_name,
+                                    backward_filter_algorithm_name};
+    size_t used = 0;
+    for (int i = 0; i < 3 && used < size; i++) {
+        const ConvChoice *choice = p->direct ? NULL : candidates_pick(ops[i], workspace_bytes);
+        int n = describe_choice(out + used, size - used, labels[i], choice, names[i]);
+        used += n > 0 ? (size_t)n : 0;
+        if (i < 2 && used + 2 < size) used += (size_t)snprintf(out + used, size - used, ", ");
+    }
     return 0;
 }
 
