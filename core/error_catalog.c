@@ -71,7 +71,10 @@
     CAUSES("A size computed as zero or negative (an empty batch, an overflowed product).",  \
            "A pointer from another device, already freed, or never allocated.",             \
            "A copy whose size is larger than either buffer.",                               \
-           "Mixing up host and device pointers in cudaMemcpy."),                            \
+           "Mixing up host and device pointers in cudaMemcpy.",                             \
+           "At a kernel launch, from CUDA 13 on: a block past the device's limits (over "  \
+           "1024 threads, blockDim.z over 64), which CUDA 12 and earlier reported as "      \
+           "\"invalid configuration argument\" (cudaErrorInvalidConfiguration)."),           \
     .confirm = "Print the arguments of the failing call; run under compute-sanitizer "      \
                "--tool memcheck, which names the bad argument.",                            \
     .fix = "Correct the argument at the call that failed; in trainer this is a bug, report " \
@@ -651,8 +654,9 @@
 
 static const ErrorEntry catalog[] = {
     // ---- CUDA runtime: cudaError_t (driver_types.h) ----
+    // PyTorch's words for it: the bare library string is too common to search for.
     {RUNTIME(1, "cudaErrorInvalidValue", "invalid argument"), BODY_INVALID_VALUE,
-     .related = "CUDA_ERROR_INVALID_VALUE"},
+     PHRASES("CUDA error: invalid argument"), .related = "CUDA_ERROR_INVALID_VALUE"},
     {RUNTIME(2, "cudaErrorMemoryAllocation", "out of memory"), BODY_OUT_OF_MEMORY,
      .related = "CUDA_ERROR_OUT_OF_MEMORY"},
     {RUNTIME(3, "cudaErrorInitializationError", "initialization error"), BODY_INITIALIZATION,
@@ -662,7 +666,10 @@ static const ErrorEntry catalog[] = {
     {RUNTIME(9, "cudaErrorInvalidConfiguration", "invalid configuration argument"),
      .meaning = "A kernel launch asked for a configuration this GPU can never run: too many "
                 "threads per block, a grid dimension past its limit, or more shared memory "
-                "per block than allowed. The kernel did not run; the context is fine.",
+                "per block than allowed. The kernel did not run; the context is fine. From "
+                "CUDA 13 on, a block past the limits is reported as cudaErrorInvalidValue "
+                "(1, \"invalid argument\") instead; trainer explains that one at a launch "
+                "as this.",
      CAUSES("A grid dimension past its limit: gridDim.y and gridDim.z stop at 65535, so a "
             "batch or channel count mapped onto them overflows.",
             "More than 1024 threads per block, or blockDim.z above 64.",

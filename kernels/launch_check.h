@@ -44,6 +44,17 @@ typedef struct LaunchConfig {
 // The limits of a compute 7.5-12.x GPU, for tests and for `trainer lab` without a GPU.
 void launch_limits_typical(LaunchLimits *limits);
 
+// Whether a launch's error number (a cudaError_t) says the configuration can never run.
+// CUDA 12 and earlier answer cudaErrorInvalidConfiguration (9, "invalid configuration
+// argument", PyTorch's words too); CUDA 13 answers a block past the device's limits with
+// cudaErrorInvalidValue (1, "invalid argument"), seen on an H100 with a 2048-thread block.
+#define LAUNCH_ERROR_INVALID_VALUE 1
+#define LAUNCH_ERROR_INVALID_CONFIGURATION 9
+static inline int launch_error_is_bad_configuration(int cuda_error) {
+    return cuda_error == LAUNCH_ERROR_INVALID_CONFIGURATION ||
+           cuda_error == LAUNCH_ERROR_INVALID_VALUE;
+}
+
 // ---- implementation details of launch_check, not for callers ----------------------
 
 // The error_name of grid, block and shared-memory violations: what CUDA would have

@@ -238,15 +238,21 @@ static int lab_bad_launch(void) {
     int shown = 1;
     if (cuda_lab_bad_launch(&config, &limits, &raw, &st) == 0) {
         print_raw(raw.raw);
-        if (!raw.triggered) {
-            printf("lab: a launch of 2048 threads per block succeeded; expected "
-                   "cudaErrorInvalidConfiguration\n");
+        if (!raw.triggered || !launch_error_is_bad_configuration(raw.api_error)) {
+            printf("lab: a launch of 2048 threads per block %s; expected "
+                   "cudaErrorInvalidConfiguration (9), or cudaErrorInvalidValue (1) from CUDA "
+                   "13 on\n", raw.triggered ? "failed with another error" : "succeeded");
             shown = 0;
+        } else if (raw.api_error == LAUNCH_ERROR_INVALID_VALUE) {
+            printf("  (CUDA 13 and later say \"invalid argument\" for a block past the "
+                   "device's limits; CUDA 12 and earlier, and PyTorch's message, say "
+                   "\"invalid configuration argument\")\n");
         }
     } else {
         print_cannot_run("the raw launch of 2048 threads per block", st.message);
         printf("  (on a GPU it fails with cudaErrorInvalidConfiguration (9): invalid "
-               "configuration argument; the check below uses the limits every GPU since 7.5 "
+               "configuration argument, or from CUDA 13 on with cudaErrorInvalidValue (1): "
+               "invalid argument; the check below uses the limits every GPU since 7.5 "
                "shares)\n");
         launch_limits_typical(&limits);
     }

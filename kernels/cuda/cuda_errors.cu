@@ -67,7 +67,17 @@ extern "C" int cuda_check_launch(const char *kernel, const char *file, int line,
     if (err == cudaSuccess) return 0;
     char call[160];
     snprintf(call, sizeof call, "launch of %s", kernel);
-    return cuda_fail(st, err, call, file, line);
+    int code = cuda_fail(st, err, call, file, line);
+    // At a launch, CUDA 13's "invalid argument" means what "invalid configuration
+    // argument" meant before: explain it as that.
+    const ErrorEntry *entry = error_catalog_lookup_code(ERROR_FAMILY_CUDA_RUNTIME,
+                                                        (int)cudaErrorInvalidConfiguration);
+    if (err != cudaErrorInvalidConfiguration && launch_error_is_bad_configuration((int)err) &&
+        entry) {
+        status_hint(st, "%s", entry->fix);
+        snprintf(st->error_name, sizeof st->error_name, "%s", entry->name);
+    }
+    return code;
 }
 
 int cublas_fail(Status *st, cublasStatus_t status, const char *call, const char *file, int line) {

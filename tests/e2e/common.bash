@@ -128,6 +128,17 @@ expect_match() {
     if grep -qE -- "$2" <<<"$text"; then pass "$3"; else fail "$3" "$1 does not match: $2"; fi
 }
 
+# expect_no_match STREAM REGEX WHAT: STREAM of the last run has no line matching REGEX.
+expect_no_match() {
+    local text
+    case "$1" in
+    out) text=$out ;;
+    err) text=$err ;;
+    *) text="$out"$'\n'"$err" ;;
+    esac
+    if grep -qE -- "$2" <<<"$text"; then fail "$3" "$1 matches: $2"; else pass "$3"; fi
+}
+
 # expect_error WANT_RC TEXT WHAT: the last run failed with WANT_RC and printed, on
 # stderr, an error in the project's format that contains TEXT, followed by a hint.
 expect_error() {

@@ -63,6 +63,17 @@ expect_rc 0 "an unquoted message is explained"
 expect_match out '^device-side-assert ' "it finds the device-side assert entry"
 expect_in out "process must restart" "it says the context is lost"
 
+# A 2048-thread block: CUDA 12 and PyTorch say "invalid configuration argument", CUDA 13
+# says "invalid argument" (seen on an H100); both are explained as a launch problem.
+run "$TRAINER" explain "RuntimeError: CUDA error: invalid configuration argument"
+expect_match out '^invalid-configuration-argument ' "PyTorch's invalid configuration argument is explained"
+run "$TRAINER" explain "RuntimeError: CUDA error: invalid argument"
+expect_match out '^cudaErrorInvalidValue ' "CUDA 13's 'invalid argument' finds cudaErrorInvalidValue"
+expect_in out "At a kernel launch, from CUDA 13 on: a block past the device's limits" \
+    "which names the oversized block among its causes"
+run "$TRAINER" explain cudaErrorInvalidConfiguration
+expect_in out "reported as cudaErrorInvalidValue" "and invalid configuration points at CUDA 13's code"
+
 run "$TRAINER" explain "failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"
 expect_match out '^CUDA_ERROR_NO_DEVICE ' "a TensorFlow driver error finds the driver entry"
 

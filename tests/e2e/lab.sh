@@ -66,8 +66,8 @@ if [ "$gpu" -eq 0 ]; then
     expect_match out '^cannot run the raw launch of 2048 threads per block here: ' \
         "without a GPU the raw launch is skipped, and says why"
 else
-    expect_match out '-> cudaErrorInvalidConfiguration \(9\): invalid configuration argument$' \
-        "the raw launch error is shown"
+    expect_match out '-> (cudaErrorInvalidConfiguration \(9\): invalid configuration argument|cudaErrorInvalidValue \(1\): invalid argument)$' \
+        "the raw launch error is shown (CUDA 13 says invalid argument)"
 fi
 diagnosis 1 "launch of lab_empty_kernel" "bad-launch"
 expect_match out 'block.x is 2048, above the device.s limit of 1024' \

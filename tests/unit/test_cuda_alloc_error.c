@@ -68,6 +68,9 @@ static void a_real_launch_failure_is_still_reported(void) {
     int rc = cuda_check_launch("fill_kernel", __FILE__, __LINE__, &st);
     CHECK(rc != 0);
     CHECK_CONTAINS(st.message, "launch of fill_kernel failed: cudaErrorInvalidValue (1)");
+    // At a launch it means a configuration the device cannot run, and is explained so.
+    CHECK_CONTAINS(st.error_name, "cudaErrorInvalidConfiguration");
+    CHECK_CONTAINS(st.hint, "threads per block");
     CHECK_INT_EQ(last_error, CUDA_SUCCESS_CODE);
     cuda_runtime_calls_replace(NULL);
 }

@@ -344,7 +344,19 @@ static void the_scan_finds_an_unchecked_launch(void) {
     CHECK(strcmp(name, "activation_forward_kernel") == 0);
 }
 
+// What `trainer lab bad-launch` accepts from the runtime for a 2048-thread block: CUDA 12's
+// cudaErrorInvalidConfiguration (9) and CUDA 13's cudaErrorInvalidValue (1, seen on an
+// H100), nothing else.
+static void both_cuda_answers_to_a_bad_block_are_accepted(void) {
+    CHECK(launch_error_is_bad_configuration(9));
+    CHECK(launch_error_is_bad_configuration(1));
+    CHECK(!launch_error_is_bad_configuration(0));
+    CHECK(!launch_error_is_bad_configuration(2));    // out of memory
+    CHECK(!launch_error_is_bad_configuration(209));  // no kernel image
+}
+
 int main(void) {
+    both_cuda_answers_to_a_bad_block_are_accepted();
     typical_limits_are_those_of_current_gpus();
     launches_within_the_limits_pass();
     each_grid_and_block_limit_is_refused();
