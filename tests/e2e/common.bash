@@ -105,38 +105,31 @@ expect_rc() {
     if [ "$rc" -eq "$1" ]; then pass "$2 (exit $rc)"; else fail "$2" "exit code $rc, expected $1"; fi
 }
 
+# stream_text STREAM: the last run's stdout (out), stderr (err) or both (all).
+stream_text() {
+    case "$1" in
+    out) printf '%s' "$out" ;;
+    err) printf '%s' "$err" ;;
+    *) printf '%s\n%s' "$out" "$err" ;;
+    esac
+}
+
 # expect_in STREAM TEXT WHAT: STREAM (out, err or all) of the last run contains TEXT
 # (a fixed string, not a pattern).
 expect_in() {
-    local text
-    case "$1" in
-    out) text=$out ;;
-    err) text=$err ;;
-    *) text="$out"$'\n'"$err" ;;
-    esac
-    if grep -qF -- "$2" <<<"$text"; then pass "$3"; else fail "$3" "$1 lacks: $2"; fi
+    if grep -qF -- "$2" <<<"$(stream_text "$1")"; then pass "$3"; else fail "$3" "$1 lacks: $2"; fi
 }
 
 # expect_match STREAM REGEX WHAT: as expect_in, with an extended regular expression.
 expect_match() {
-    local text
-    case "$1" in
-    out) text=$out ;;
-    err) text=$err ;;
-    *) text="$out"$'\n'"$err" ;;
-    esac
-    if grep -qE -- "$2" <<<"$text"; then pass "$3"; else fail "$3" "$1 does not match: $2"; fi
+    if grep -qE -- "$2" <<<"$(stream_text "$1")"; then pass "$3"
+    else fail "$3" "$1 does not match: $2"; fi
 }
 
 # expect_no_match STREAM REGEX WHAT: STREAM of the last run has no line matching REGEX.
 expect_no_match() {
-    local text
-    case "$1" in
-    out) text=$out ;;
-    err) text=$err ;;
-    *) text="$out"$'\n'"$err" ;;
-    esac
-    if grep -qE -- "$2" <<<"$text"; then fail "$3" "$1 matches: $2"; else pass "$3"; fi
+    if grep -qE -- "$2" <<<"$(stream_text "$1")"; then fail "$3" "$1 matches: $2"
+    else pass "$3"; fi
 }
 
 # expect_error WANT_RC TEXT WHAT: the last run failed with WANT_RC and printed, on
