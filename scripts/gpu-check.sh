@@ -1,0 +1,505 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh: everything a GPU machine should run, in one call, with a summary.
+# GPU time is rare, so one run builds for the card it finds and runs the `gpu` tests,
+# `trainer doctor`, `trainer lab all`, every bundled model for 5 epochs, the comparison
+# with PyTorch, and compute-sanitizer's memcheck and racecheck over the gpu test binaries,
+# each step under a timeout, all within a time budget (9 minutes by default, to fit a lent
+# machine's 10-minute command). See `bash scripts/gpu-check.sh -h`.
+#
+# Exit: 0 every step passed (steps skipped on request do not count), 1 a step failed or
+# timed out, 2 bad usage, 3 no usable GPU (nothing is built then).
+set -uo pipefail # no -e: a failing step is a FAIL row and the next step runs
+cd "$(dirname "$0")/.." || exit 1
+
+usage() {
+  cat <<'EOF'
+usage: bash scripts/gpu-check.sh [options]
+
+Builds trainer for the GPU it finds (Release, Ninja, CUDA architectures from nvidia-smi's
+compute capability) and runs, each step under a timeout:
+  build, trainer doctor, ctest -L gpu, trainer lab all,
+  every models/*.model for 5 epochs on cuda:0 (test accuracy, samples/s),
+  bench/compare_gpu.sh -e 3 -m "mlp lenet cnn-bn" 128 1024 (trainer vs PyTorch eager),
+  compute-sanitizer memcheck (leak check on) over the gpu test binaries but
+  test_sync_check and test_cuda_full_card, and racecheck over test_cuda_parity,
+then prints one row per step: PASS/FAIL/SKIP, time, samples/s and test accuracy.
+
+options:
+  --quick           skip the PyTorch comparison and the sanitizers
+  --no-bench        skip the PyTorch comparison
+  --no-sanitize     skip compute-sanitizer
+  --build-dir DIR   build folder (default build-gpu)
+  --logs DIR        folder for the logs and summary.txt (default gpu-check-logs)
+  --budget SECONDS  stop starting steps after this long (default 540); a step's timeout
+                    never runs past it
+  -h, --help        this text
+
+Dependencies: when .deps/debs exists (`bash scripts/device-deps.sh download` on a machine
+with apt-get), `source scripts/device-deps.sh env` unpacks OpenBLAS, libpng and
+Fashion-MNIST from it and takes cuDNN/NCCL from PyTorch's pip packages.
+When $OUT is set (a lent machine), $OUT/summary.txt and $OUT/gpu-check.tar.gz (every log)
+are written too, after every step.
+
+Exit status: 0 every step passed, 1 a step failed or timed out, 2 bad usage,
+3 no usable GPU (nvidia-smi missing, failing or listing none; nothing is built).
+EOF
+}
+
+build_dir=build-gpu
+log_dir=gpu-check-logs
+budget=540
+run_bench=1
+run_sanitize=1
+while [ $# -gt 0 ]; do
+  case $1 in
+  -h | --help) usage; exit 0 ;;
+  --quick) run_bench=0 run_sanitize=0 ;;
+  --no-bench) run_bench=0 ;;
+  --no-sanitize) run_sanitize=0 ;;
+  --build-dir | --logs | --budget)
+    if [ $# -lt 2 ]; then echo "gpu-check.sh: $1 needs a value" >&2; exit 2; fi
+    case $1 in
+    --build-dir) build_dir=$2 ;;
+    --logs) log_dir=$2 ;;
+    --budget) budget=$2 ;;
+    esac
+    shift
+    ;;
+  *) echo "gpu-check.sh: unknown option '$1' (-h lists them)" >&2; exit 2 ;;
+  esac
+  shift
+done
+case $budget in '' | *[!0-9]*) echo "gpu-check.sh: --budget takes whole seconds" >&2; exit 2 ;; esac
+
+trainer=$build_dir/trainer
+deadline=$((SECONDS + budget))
+reserve=5 # seconds kept back at the end for the summary and the tarball
+built=0
+log_seq=0
+active_pids=" " # the running steps' timeout processes, " pid pid "
+
+# ---- results: one row per step ----------------------------------------------------------
+rows_step=() rows_result=() rows_time=() rows_rate=() rows_acc=() rows_detail=()
+
+# record STEP RESULT SECONDS RATE ACC DETAIL (RESULT: PASS, FAIL or SKIP; "" for none).
+record() {
+  rows_step+=("$1") rows_result+=("$2") rows_time+=("$3") rows_rate+=("$4")
+  rows_acc+=("$5") rows_detail+=("$6")
+  printf '%-4s %s%s\n' "$2" "$1" "${6:+: $6}"
+  publish
+}
+
+summary() {
+  local i failed=0 ran=0
+  echo "gpu-check $(date -u '+%Y-%m-%d %H:%M UTC'), working tree of commit $commit"
+  echo "gpu:      $gpu_text"
+  [ -n "${versions:-}" ] && echo "versions: $versions"
+  echo
+  printf '%-32s %-6s %6s %12s %8s  %s\n' step result time samples/s "test acc" detail
+  for i in "${!rows_step[@]}"; do
+    printf '%-32s %-6s %6s %12s %8s  %s\n' "${rows_step[$i]}" "${rows_result[$i]}" \
+      "${rows_time[$i]:+${rows_time[$i]}s}" "${rows_rate[$i]}" "${rows_acc[$i]}" \
+      "${rows_detail[$i]}"
+    [ "${rows_result[$i]}" = SKIP ] || ran=$((ran + 1))
+    [ "${rows_result[$i]}" = FAIL ] && failed=$((failed + 1))
+  done
+  echo
+  echo "$failed of $ran steps failed, ${SECONDS}s in all; logs in $log_dir/"
+}
+
+# publish: summary.txt in the log folder, and (on a lent machine) summary.txt and a tarball
+# of every log in $OUT. Done after every step, so a run cut short still returns its logs;
+# $OUT gets two files because the device tool returns at most 8.
+publish() {
+  summary >"$log_dir/summary.txt"
+  if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+    cp "$log_dir/summary.txt" "$OUT/summary.txt"
+    tar -czf "$OUT/gpu-check.tar.gz" -C "$(dirname "$log_dir")" "$(basename "$log_dir")" 2>/dev/null
+  fi
+}
+
+# ---- running a step ------------------------------------------------------------------------
+# time_left WANT: the timeout a step may have: WANT, or less where the budget ends sooner.
+time_left() {
+  local left=$((deadline - SECONDS - reserve))
+  left=$((left < $1 ? left : $1))
+  echo $((left < 1 ? 1 : left)) # never 0: `timeout 0` would mean no timeout at all
+}
+
+# start_logged LOG SECONDS CMD...: starts CMD in the background under `timeout`, output
+# appended to LOG; sets job_pid and job_limit. (In the background and waited for, so that
+# Ctrl-C reaches the trap below: timeout puts CMD in a process group of its own.)
+start_logged() {
+  local log=$1 want=$2
+  shift 2
+  job_limit=$(time_left "$want")
+  echo "\$ $* (timeout ${job_limit}s)" >>"$log"
+  timeout -k 10 "$job_limit" "$@" >>"$log" 2>&1 </dev/null &
+  job_pid=$!
+  active_pids+="$job_pid "
+}
+
+# finish_logged PID LIMIT START: waits for the job; sets step_rc, step_secs, and
+# step_timed_out (1 when timeout stopped it: 124, or 137 when it needed KILL).
+finish_logged() {
+  wait "$1"
+  step_rc=$?
+  step_secs=$((SECONDS - $3))
+  active_pids=${active_pids/ $1 / }
+  step_timed_out=0
+  if [ "$step_rc" -eq 124 ] || { [ "$step_rc" -eq 137 ] && [ "$step_secs" -ge "$2" ]; }; then
+    step_timed_out=1
+  fi
+}
+
+# run_logged LOG SECONDS CMD...: start_logged, then finish_logged.
+run_logged() {
+  local start=$SECONDS
+  start_logged "$@"
+  finish_logged "$job_pid" "$job_limit" "$start"
+}
+
+# can_start STEP: 0 when there is time left to start STEP; else records it as not run.
+can_start() {
+  if [ "$(time_left 999999)" -lt 10 ]; then
+    record "$1" FAIL "" "" "" "not run: the ${budget}s budget is spent"
+    return 1
+  fi
+}
+
+# needs_build STEP: 0 when the build succeeded; else records STEP as not run.
+needs_build() {
+  [ "$built" = 1 ] && return 0
+  record "$1" FAIL "" "" "" "not run: no build"
+  return 1
+}
+
+# why_failed LOG: the timeout, or the first line of LOG that looks like the reason.
+why_failed() {
+  if [ "$step_timed_out" = 1 ]; then
+    echo "timed out after ${step_secs}s"
+    return
+  fi
+  local line how=""
+  case $step_rc in
+  77) how=" (the test skipped itself)" ;;
+  134) how=" (SIGABRT)" ;;
+  137) how=" (SIGKILL)" ;;
+  139) how=" (SIGSEGV)" ;;
+  esac
+  # The first line that names the problem; "$ ..." lines are the commands the log echoes,
+  # and the sanitizers' "SUMMARY: 0 errors" lines name none.
+  line=$(grep -v -e '^\$ ' -e 'SUMMARY: ' "$1" |
+    grep -m1 -E 'error|FAILED|FAIL |Segmentation|Aborted|not found|cannot' | cut -c1-110)
+  echo "exit $step_rc$how${line:+: $line}"
+}
+
+# new_log NAME: sets the caller's (local) `log` to a new, empty, numbered file in the log
+# folder: 03-build.log, 04-doctor.log, ...
+new_log() {
+  log_seq=$((log_seq + 1))
+  log=$log_dir/$(printf '%02d' "$log_seq")-$1.log
+  : >"$log"
+}
+
+# shellcheck disable=SC2317 # invoked by the trap in main
+on_signal() {
+  local p
+  for p in $active_pids; do kill -TERM "$p" 2>/dev/null; done
+  record interrupted FAIL "" "" "" "stopped by a signal"
+  exit 130
+}
+
+# ---- steps ----------------------------------------------------------------------------------
+# The GPU first, before anything is built or written: no usable GPU is exit 3.
+no_gpu() {
+  echo "gpu-check.sh: no usable GPU, nothing built or run: $1" >&2
+  exit 3
+}
+
+step_gpu() {
+  command -v nvidia-smi >/dev/null 2>&1 || no_gpu "nvidia-smi is not installed"
+  local out
+  out=$(timeout 60 nvidia-smi --query-gpu=index,name,driver_version,memory.total \
+    --format=csv,noheader 2>&1) || no_gpu "nvidia-smi failed: $(head -n 1 <<<"$out")"
+  [ -n "$out" ] || no_gpu "nvidia-smi lists no GPU"
+  gpu_text=$(head -n 1 <<<"$out" | sed 's/^0, //')
+  [ "$(wc -l <<<"$out")" -gt 1 ] && gpu_text+=" (and $(($(wc -l <<<"$out") - 1)) more)"
+  # 9.0 -> 90; several cards of different kinds -> "80;90". Drivers too old to know
+  # compute_cap leave it to nvcc's -arch=native.
+  local caps
+  caps=$(timeout 60 nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
+    tr -d ' .' | grep -E '^[0-9]+$' | sort -un | paste -sd ';')
+  arch=${caps:-native}
+  gpu_text+=", CUDA architectures $arch"
+}
+
+step_deps() {
+  local log
+  if [ ! -d .deps/debs ] && [ ! -d .deps/root ]; then
+    record deps SKIP "" "" "" "no .deps/debs: using the packages installed here"
+    return
+  fi
+  new_log deps
+  local start=$SECONDS
+  # Sourced, to export the paths into this shell; it sets no shell options.
+  # shellcheck source=scripts/device-deps.sh
+  if source scripts/device-deps.sh env >"$log" 2>&1; then
+    record deps PASS $((SECONDS - start)) "" "" \
+      ".deps unpacked; cuDNN/NCCL: ${CUDNN_ROOT:-from the CUDA toolkit}"
+  else
+    record deps FAIL $((SECONDS - start)) "" "" "$(head -n 1 "$log")"
+  fi
+}
+
+step_build() {
+  local log start=$SECONDS
+  can_start build || return
+  new_log build
+  # nvcc is often in /usr/local/cuda/bin without that being on PATH.
+  if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH=/usr/local/cuda/bin:$PATH
+  fi
+  {
+    echo "nvcc: $(nvcc --version 2>&1 | tail -n 2 | head -n 1)"
+    echo "cc:   $(cc --version 2>&1 | head -n 1)"
+    echo "cmake: $(cmake --version 2>&1 | head -n 1)"
+  } >>"$log"
+  # TRAINER_CUDA=ON: a build that silently leaves out the CUDA backend is a failure here.
+  run_logged "$log" 300 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DTRAINER_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$arch"
+  [ "$step_rc" -eq 0 ] && run_logged "$log" 300 cmake --build "$build_dir"
+  if [ "$step_rc" -ne 0 ]; then
+    step_secs=$((SECONDS - start))
+    record build FAIL "$step_secs" "" "" "$(why_failed "$log")"
+    return
+  fi
+  versions=$("$trainer" --version 2>&1 | grep '^CUDA runtime')
+  if [ -z "$versions" ]; then
+    record build FAIL $((SECONDS - start)) "" "" "$trainer has no CUDA backend"
+    return
+  fi
+  built=1
+  record build PASS $((SECONDS - start)) "" "" "$build_dir, CUDA architectures $arch"
+}
+
+step_doctor() {
+  local log
+  needs_build doctor && can_start doctor || return
+  new_log doctor
+  run_logged "$log" 60 "$trainer" doctor
+  local verdict
+  verdict=$(grep -m1 '^verdict:' "$log" | cut -c1-100)
+  if [ "$step_rc" -eq 0 ]; then record doctor PASS "$step_secs" "" "" "$verdict"
+  else record doctor FAIL "$step_secs" "" "" "$(why_failed "$log")${verdict:+; $verdict}"; fi
+}
+
+step_ctest() {
+  local log
+  needs_build "ctest -L gpu" && can_start "ctest -L gpu" || return
+  new_log ctest-gpu
+  run_logged "$log" 240 ctest --test-dir "$build_dir" -L gpu --output-on-failure
+  # "1/6 Test #23: test_cuda_devices ....   Passed    0.27 sec"; a skip (exit 77) is
+  # "***Skipped" and counts as a failure here: on a GPU machine every gpu test must run.
+  local counts
+  counts=$(awk '/ Test +#[0-9]+: / {
+                  n++
+                  if ($0 ~ /  Passed /) p++
+                  else if ($0 ~ /Skipped|Not Run/) s = s " " $4
+                  else f = f " " $4 }
+                END { printf "%d %d|%s|%s", n, p, f, s }' "$log")
+  local total=${counts%% *} rest=${counts#* }
+  local passed=${rest%%|*} failed skipped
+  failed=$(cut -d'|' -f2 <<<"$rest")
+  skipped=$(cut -d'|' -f3 <<<"$rest")
+  local detail="$passed of $total passed${failed:+; failed:$failed}${skipped:+; skipped:$skipped}"
+  if [ "$step_rc" -eq 0 ] && [ -z "$skipped" ] && [ "$total" -gt 0 ]; then
+    record "ctest -L gpu" PASS "$step_secs" "" "" "$detail"
+  elif [ "$step_timed_out" = 1 ]; then
+    record "ctest -L gpu" FAIL "$step_secs" "" "" "timed out after ${step_secs}s; $detail"
+  else
+    record "ctest -L gpu" FAIL "$step_secs" "" "" "$detail"
+  fi
+}
+
+step_labs() {
+  local log
+  needs_build "lab all" && can_start "lab all" || return
+  new_log lab-all
+  run_logged "$log" 90 "$trainer" lab all
+  local shown
+  shown=$(grep -c '^== lab ' "$log")
+  if [ "$step_rc" -eq 0 ]; then record "lab all" PASS "$step_secs" "" "" "$shown scenarios shown"
+  else record "lab all" FAIL "$step_secs" "" "" "$(why_failed "$log"); $shown shown"; fi
+}
+
+# epoch_figures LOG: "EPOCHS BEST_SAMPLES_PER_S LAST_TEST_ACC" from trainer's lines
+# "epoch 5/5  train loss 0.2966 acc 0.8910  test loss 0.3512 acc 0.8719  889182 samples/s  0.1 s".
+epoch_figures() {
+  awk '/^epoch [0-9]+\/[0-9]+ / {
+         n++
+         for (i = 1; i <= NF; i++) { if ($i == "samples/s") v = $(i - 1) + 0
+                                     if ($i == "test") acc = $(i + 4) }
+         if (v > best) best = v }
+       END { printf "%d %d %s\n", n, best, (acc == "" ? "-" : acc) }' "$1"
+}
+
+# Five epochs reach 0.87 (mlp) to 0.91 (lenet) test accuracy on Fashion-MNIST, on the CPU
+# and on the H100 alike; below 0.80 something computes wrongly (chance is 0.10).
+min_accuracy=0.80
+
+step_train() {
+  local model=$1 name="train $1" log
+  needs_build "$name" && can_start "$name" || return
+  new_log "train-$model"
+  run_logged "$log" 120 "$trainer" train "models/$model.model" --device cuda:0 --epochs 5
+  local epochs rate acc
+  read -r epochs rate acc <<<"$(epoch_figures "$log")"
+  [ "$rate" = 0 ] && rate=""
+  [ "$acc" = - ] && acc=""
+  if [ "$step_rc" -ne 0 ]; then
+    record "$name" FAIL "$step_secs" "$rate" "$acc" "$(why_failed "$log")"
+  elif [ "$epochs" -ne 5 ] || [ -z "$acc" ]; then
+    record "$name" FAIL "$step_secs" "$rate" "$acc" "$epochs epoch lines instead of 5"
+  elif awk -v a="$acc" -v m="$min_accuracy" 'BEGIN { exit !(a < m) }'; then
+    record "$name" FAIL "$step_secs" "$rate" "$acc" "test accuracy below $min_accuracy"
+  else
+    record "$name" PASS "$step_secs" "$rate" "$acc" "5 epochs on cuda:0, best epoch's samples/s"
+  fi
+}
+
+step_bench() {
+  local log
+  if [ "$run_bench" = 0 ]; then record bench SKIP "" "" "" "--no-bench/--quick"; return; fi
+  needs_build bench && can_start bench || return
+  new_log bench-vs-pytorch
+  run_logged "$log" 300 env "BUILD=$build_dir" bash bench/compare_gpu.sh -e 3 \
+    -m "mlp lenet cnn-bn" 128 1024
+  # One row per model and batch of compare_gpu.sh's table:
+  # "model batch trainer_samples/s pytorch_samples/s ratio trainer_acc pytorch_acc".
+  local model batch ours theirs ratio our_acc their_acc rows=0
+  while read -r model batch ours theirs ratio our_acc their_acc; do
+    record "bench $model/$batch" PASS "" "$ours" "$our_acc" \
+      "PyTorch eager $theirs samples/s, acc $their_acc; ratio $ratio"
+    rows=$((rows + 1))
+  done < <(grep -E '^[a-z][a-z0-9-]* +[0-9]+ +[0-9]+ ' "$log")
+  if [ "$step_rc" -ne 0 ]; then
+    record bench FAIL "$step_secs" "" "" "$(why_failed "$log") ($rows rows done)"
+  else
+    record bench PASS "$step_secs" "" "" "$rows rows: trainer vs PyTorch eager, TF32 allowed"
+  fi
+}
+
+find_sanitizer() {
+  local c
+  for c in "$(command -v compute-sanitizer 2>/dev/null)" /usr/local/cuda/bin/compute-sanitizer \
+    /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+    [ -n "$c" ] && [ -x "$c" ] && { echo "$c"; return 0; }
+  done
+  return 1
+}
+
+# sanitize_row TOOL TEST LOG: one row from a finished compute-sanitizer run. Its summary
+# lines: "========= ERROR SUMMARY: 0 errors", "========= LEAK SUMMARY: 0 bytes leaked in 0
+# allocations" (memcheck), "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0
+# warnings)" (racecheck). A missing one (the run was cut short) reads as "?".
+sanitize_row() {
+  local tool=$1 test=$2 log=$3 found clean=1 n
+  if [ "$tool" = memcheck ]; then
+    n=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log" | tail -n 1)
+    found="${n:-?} errors"
+    [ "${n:-?}" = 0 ] || clean=0
+    n=$(sed -n 's/.*LEAK SUMMARY: \([0-9]*\) bytes leaked.*/\1/p' "$log" | tail -n 1)
+    found+=", ${n:-?} bytes leaked"
+    [ "${n:-?}" = 0 ] || clean=0
+  else
+    n=$(sed -n 's/.*RACECHECK SUMMARY: \([0-9]*\) hazard.*/\1/p' "$log" | tail -n 1)
+    found="${n:-?} hazards"
+    [ "${n:-?}" = 0 ] || clean=0
+  fi
+  if [ "$clean" = 0 ]; then
+    [ "$step_timed_out" = 1 ] && found+="; timed out after ${step_secs}s"
+    record "$tool $test" FAIL "$step_secs" "" "" "$found"
+  elif [ "$step_rc" -ne 0 ]; then
+    # Clean, but the test failed: a test that stopped early checked less.
+    record "$tool $test" FAIL "$step_secs" "" "" "$found, but $(why_failed "$log")"
+  else
+    record "$tool $test" PASS "$step_secs" "" "" "$found; the test passed"
+  fi
+}
+
+# memcheck (leak check on) over the gpu test binaries (those of `ctest -L gpu`) and
+# racecheck over the parity test (it runs every kernel of the op table), all at once: the
+# runs are independent, the sanitizers are slow, and one after the other they would not
+# fit the budget. Left out: test_sync_check plants an out-of-bounds write on purpose, and
+# test_cuda_full_card takes all but 384 MiB of the card, which would starve the runs
+# beside it (ctest runs both, alone).
+step_sanitize() {
+  if [ "$run_sanitize" = 0 ]; then
+    record sanitizers SKIP "" "" "" "--no-sanitize/--quick"
+    return
+  fi
+  needs_build sanitizers && can_start sanitizers || return
+  local sanitizer
+  if ! sanitizer=$(find_sanitizer); then
+    record sanitizers FAIL "" "" "" "compute-sanitizer not found (PATH, /usr/local/cuda)"
+    return
+  fi
+  local test runs=()
+  for test in $(ctest --test-dir "$build_dir" -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //p'); do
+    case $test in test_sync_check | test_cuda_full_card) continue ;; esac
+    [ -x "$build_dir/tests/$test" ] && runs+=("memcheck:$test")
+  done
+  runs+=(racecheck:test_cuda_parity)
+  # --report-api-errors no: the tests fail a cudaMalloc of 4x the card on purpose, which
+  # the default would count as an error; whether the test handled it is the test's verdict.
+  local common=(--print-limit 100 --report-api-errors no)
+  local jobs=() job tool log extra start=$SECONDS start_epoch
+  start_epoch=$(date +%s)
+  for job in "${runs[@]}"; do
+    tool=${job%%:*} test=${job#*:}
+    new_log "$tool-$test"
+    extra=()
+    [ "$tool" = memcheck ] && extra=(--leak-check full)
+    # Five runs or so on 16 cores: each one's OpenBLAS (the CPU reference) gets 3 threads.
+    start_logged "$log" 420 env OPENBLAS_NUM_THREADS=3 "$sanitizer" --tool "$tool" \
+      "${extra[@]}" "${common[@]}" "$build_dir/tests/$test"
+    jobs+=("$job_pid:$job_limit:$tool:$test:$log")
+  done
+  local pid limit
+  for job in "${jobs[@]}"; do
+    IFS=: read -r pid limit tool test log <<<"$job"
+    finish_logged "$pid" "$limit" "$start"
+    # They ran side by side: a run's time is from the start to its log's last write.
+    step_secs=$(($(stat -c %Y "$log") - start_epoch))
+    sanitize_row "$tool" "$test" "$log"
+  done
+}
+
+# ---- main ------------------------------------------------------------------------------------
+step_gpu
+mkdir -p "$log_dir" || exit 1
+rm -f "$log_dir"/[0-9][0-9]-*.log "$log_dir/summary.txt"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+versions=""
+trap on_signal INT TERM
+echo "gpu-check: $gpu_text; budget ${budget}s; logs in $log_dir/"
+record gpu PASS 0 "" "" "$gpu_text"
+
+step_deps
+step_build
+step_doctor
+step_ctest
+step_labs
+for model_file in models/*.model; do
+  step_train "$(basename "$model_file" .model)"
+done
+step_bench
+step_sanitize
+
+echo
+summary
+for result in "${rows_result[@]}"; do
+  [ "$result" = FAIL ] && exit 1
+done
+exit 0
