@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/batch_source.h"
 #include "core/collective.h"
 #include "core/memory_plan.h"
 #include "core/optimizer.h"
@@ -17,129 +18,6 @@ double monotonic_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-// ---- where a replica's samples come from ----
-
-// When the dataset fits on the device (Fashion-MNIST is 47 MB of bytes) it is copied there
-// once and each batch is gathered on the device from the shuffled indices, so a step moves
-// only the indices across the bus. Otherwise samples are converted on the host and copied
-// in, one transfer per batch.
-typedef struct BatchSource {
-    const Dataset *dataset;
-    int on_device;
-    int capacity;                    // samples one load may carry
-    int classes;                     // labels must lie in [0, classes)
-    Tensor images, labels, indices;  // device copies (on_device)
-    Tensor first_bad_sample;         // [1] int32 on the device: see Backend.gather_samples
-    float *host_images;              // staging (!on_device)
-    int32_t *host_labels;
-} BatchSource;
-
-static size_t sample_size(const Dataset *ds) {
-    return (size_t)ds->channels * ds->height * ds->width;
-}
-
-// Half of what the memory limit leaves is the most the dataset may take, so that the
-// activations still fit; without a limit, the allocator's answer decides.
-static int dataset_fits(const Allocator *a, size_t bytes) {
-    if (!a->limit) return 1;
-    return a->limit > a->stats.reserved && bytes <= (a->limit - a->stats.reserved) / 2;
-}
-
-static int upload_dataset(BatchSource *s, Device *d, Status *st) {
-    const Dataset *ds = s->dataset;
-    Shape bytes = shape_make1((int)sample_size(ds)), one = {.rank = 0};
-    tensor_set_shape(&s->images, DTYPE_U8, ds->count, &bytes);
-    tensor_set_shape(&s->labels, DTYPE_U8, ds->count, &one);
-    tensor_set_shape(&s->indices, DTYPE_I32, s->capacity, &one);
-    tensor_set_shape(&s->first_bad_sample, DTYPE_I32, 1, &one);
-    if (!dataset_fits(&d->alloc, s->images.bytes + s->labels.bytes)) return STATUS_OUT_OF_MEMORY;
-    TRY(tensor_alloc(&s->images, &d->alloc, st));
-    TRY(tensor_alloc(&s->labels, &d->alloc, st));
-    TRY(tensor_alloc(&s->indices, &d->alloc, st));
-    TRY(tensor_alloc(&s->first_bad_sample, &d->alloc, st));
-    const Backend *b = d->backend;
-    const int32_t none = INT32_MAX;
-    TRY(b->copy_to_device(b, s->first_bad_sample.data, &none, sizeof none, st));
-    TRY(b->copy_to_device(b, s->images.data, ds->images, s->images.bytes, st));
-    return b->copy_to_device(b, s->labels.data, ds->labels, s->labels.bytes, st);
-}
-
-static void source_close(BatchSource *s) {
-    tensor_free(&s->images);
-    tensor_free(&s->labels);
-    tensor_free(&s->indices);
-    tensor_free(&s->first_bad_sample);
-    free(s->host_images);
-    free(s->host_labels);
-    memset(s, 0, sizeof *s);
-}
-
-static int source_open(BatchSource *s, Device *d, const Dataset *ds, int capacity, int classes,
-                       Status *st) {
-    memset(s, 0, sizeof *s);
-    s->dataset = ds;
-    s->capacity = capacity;
-    s->classes = classes;
-    Status upload;
-    status_clear(&upload);
-    int rc = upload_dataset(s, d, &upload);
-    if (rc == 0) {
-        s->on_device = 1;
-        return 0;
-    }
-    if (rc != STATUS_OUT_OF_MEMORY) {
-        *st = upload;
-        return rc;
-    }
-    // Does not fit: give back what was taken and stage batches through the host.
-    tensor_free(&s->images);
-    tensor_free(&s->labels);
-    tensor_free(&s->indices);
-    tensor_free(&s->first_bad_sample);
-    s->host_images = malloc((size_t)capacity * sample_size(ds) * sizeof *s->host_images);
-    s->host_labels = malloc((size_t)capacity * sizeof *s->host_labels);
-    if (!s->host_images || !s->host_labels)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-    return 0;
-}
-
-// A label outside the model's classes, as a status with the values: where PyTorch stops
-// with "device-side assert triggered", this names the sample, its label and the classes.
-static int bad_label(const BatchSource *s, int sample, Status *st) {
-    int label = s->dataset->labels[sample];
-    status_fail(st, STATUS_BAD_INPUT, "sample %d of %s has label %d, but the model has %d "
-                "classes (labels 0 to %d)", sample, s->dataset->source, label, s->classes,
-                s->classes - 1);
-    status_hint(st, "fix the labels, or give the last layer units=%d to have %d classes",
-                label + 1, label + 1);
-    snprintf(st->error_name, sizeof st->error_name, "device-side-assert");
-    return STATUS_BAD_INPUT;
-}
-
-// Loads samples indices[0..count) into the graph's input and labels.
-static int source_load(BatchSource *s, Graph *g, const Backend *b, const int32_t *indices,
-                       int count, Status *st) {
-    if (!s->on_device) {
-        dataset_gather(s->dataset, indices, count, s->host_images, s->host_labels);
-        for (int k = 0; k < count; k++)
-            if (s->host_labels[k] >= s->classes) return bad_label(s, indices[k], st);
-        return graph_load_batch(g, b, s->host_images, s->host_labels, count, st);
-    }
-    TRY(b->copy_to_device(b, s->indices.data, indices, (size_t)count * sizeof *indices, st));
-    return b->gather_samples(b, (const uint8_t *)s->images.data, (const uint8_t *)s->labels.data,
-                             (const int32_t *)s->indices.data, count, sample_size(s->dataset),
-                             1.0f / 255.0f, s->classes, tensor_f32(&g->input->output),
-                             (int32_t *)g->labels.data, (int32_t *)s->first_bad_sample.data, st);
-}
-
-// The device-side label check's verdict, read when the host syncs anyway (with the loss).
-static int source_check_labels(const BatchSource *s, const Backend *b, Status *st) {
-    if (!s->on_device) return 0;
-    int32_t first_bad;
-    TRY(b->copy_to_host(b, &first_bad, s->first_bad_sample.data, sizeof first_bad, st));
-    return first_bad == INT32_MAX ? 0 : bad_label(s, first_bad, st);
 }
 
 // ---- a training run: replicas, their data, and how a step is cut up ----
@@ -160,19 +38,14 @@ typedef struct TrainRun {
     int micro_batch;            // samples per forward/backward pass on one replica
     const TrainHooks *hooks;
     int reported_split;         // the micro-batch notice is given once
+    char split_cause[400];      // the first split, for that notice: "out of memory at ..."
+    char split_memory[96];      //   and "(reserved ... before releasing the step, ... after)"
     const char *failed_device;  // where the last failed step failed, for its message
 } TrainRun;
 
 static int make_current(const Device *d, Status *st) {
     const Backend *b = d->backend;
     return b->make_current ? b->make_current(b, st) : 0;
-}
-
-// Replica r's share of n samples: the first n % count replicas take one more.
-static void replica_share(int n, int count, int r, int *offset, int *share) {
-    int base = n / count, extra = n % count;
-    *share = base + (r < extra ? 1 : 0);
-    *offset = r * base + (r < extra ? r : extra);
 }
 
 static int largest_share(int batch, int count) { return (batch + count - 1) / count; }
@@ -249,46 +122,111 @@ static int cannot_split(const Replica *failed, const Status *cause, Status *st) 
     return STATUS_OUT_OF_MEMORY;
 }
 
-// After running out of memory at run->micro_batch on `failed`: everything per-batch is
-// given back, and the pass size halves. Logged once, in one line, as the issue asks.
-static int halve_micro_batch(TrainRun *run, const Replica *failed, const Status *cause,
-                             Status *st) {
-    size_t before = reserved_bytes(run), failed_reserved = failed->device->alloc.stats.reserved;
-    release_activations(run);
-    int old_size = run->micro_batch;
-    if (old_size <= 1) return cannot_split(failed, cause, st);
-    run->micro_batch = (old_size + 1) / 2;
-    int share = largest_share(run->batch, run->count);
-    int passes = (share + run->micro_batch - 1) / run->micro_batch;
-    if (!run->reported_split) {
-        // "layer conv2, 1.5 GiB requested, 0.3 GiB free"
-        const Allocator *a = &failed->device->alloc;
-        char where[256], bytes[32];
-        int used = snprintf(where, sizeof where, "layer %s",
-                            failed->graph->failed_layer[0] ? failed->graph->failed_layer : "?");
-        if (failed->graph->failed_bytes && used < (int)sizeof where)
-            used += snprintf(where + used, sizeof where - (size_t)used, ", %s requested",
-                             alloc_format_bytes(failed->graph->failed_bytes, bytes, sizeof bytes));
-        size_t capacity = a->limit ? a->limit : a->backend->total_memory(a->backend);
-        size_t free_bytes = capacity > failed_reserved ? capacity - failed_reserved : 0;
-        if (capacity && used < (int)sizeof where)
-            snprintf(where + used, sizeof where - (size_t)used, ", %s free",
-                     alloc_format_bytes(free_bytes, bytes, sizeof bytes));
-        char before_text[32], after_text[32];
-        notice(run, "out of memory at batch %d on %s (%s): continuing as %d micro-batches of %d%s "
-               "(reserved %s before releasing the step, %s after)",
-               old_size, failed->device->name, where, passes, run->micro_batch,
-               graph_has_kind(failed->graph, "batchnorm")
-                   ? "; batchnorm layers now normalise over each micro-batch" : "",
-               alloc_format_bytes(before, before_text, sizeof before_text),
-               alloc_format_bytes(reserved_bytes(run), after_text, sizeof after_text));
-    }
-    run->reported_split = 1;
+// What a pass of `g` holds whatever its size: parameters, their gradients, optimizer state.
+static int fixed_bytes(const Graph *g, const Backend *b, size_t *bytes, Status *st) {
+    MemoryPlanOptions options = {.batch = 1, .training = 1};
+    MemoryPlan plan;
+    TRY(memory_plan(g, b, &options, &plan, st));
+    *bytes = plan.parameters + plan.gradients + plan.optimizer_state;
+    memory_plan_free(&plan);
     return 0;
 }
 
-// Activations for one pass of run->micro_batch samples on every replica, halving the pass
-// until it fits.
+// The largest pass the memory plan fits on `failed`'s device once every per-batch tensor
+// is given back: its graph's fixed part plus its share of what the limit leaves beside
+// what stays held (all replicas' fixed parts, dataset copies). 0 without a limit: how
+// much of a device is free is not the allocator's to know.
+static int planned_micro_batch(const TrainRun *run, const Replica *failed, int *fits,
+                               Status *st) {
+    *fits = 0;
+    const Allocator *a = &failed->device->alloc;
+    if (!a->limit || a->limit <= a->stats.in_use) return 0;
+    size_t sharers = 0, fixed;
+    for (int r = 0; r < run->count; r++) sharers += run->replicas[r].device == failed->device;
+    TRY(fixed_bytes(failed->graph, a->backend, &fixed, st));
+    size_t budget = fixed + (a->limit - a->stats.in_use) / sharers;
+    return memory_plan_largest_batch(failed->graph, a->backend, budget, 1, fits, st);
+}
+
+// The pass size after running out of memory at run->micro_batch. Under a limit, the
+// largest the plan fits: the plan counts exactly what the allocator holds to the limit,
+// so one failure finds it, where halving fails once per halving (each releasing the
+// allocator's cache: on a GPU a cudaFree, which waits for the device) and lands on a
+// power-of-two fraction that can be far below what fits (LeNet at batch 1024 under
+// --memory-limit 64M beside 8192 training samples: five failures to reach 32, where 45
+// fit). Half when the plan cannot tell (no limit, or it says the size that just
+// failed fits: memory it does not see). Then evened out over the passes a share takes,
+// so the last pass is not a sliver.
+static int next_micro_batch(const TrainRun *run, const Replica *failed) {
+    int old_size = run->micro_batch, next = (old_size + 1) / 2, planned = 0;
+    Status ignored;
+    status_clear(&ignored);
+    if (planned_micro_batch(run, failed, &planned, &ignored) == 0 && planned < old_size &&
+        failed->device->alloc.limit)
+        next = planned >= 1 ? planned : 1;  // 0: not even one sample fits; one try says so
+    int share = largest_share(run->batch, run->count);
+    int passes = (share + next - 1) / next;
+    return (share + passes - 1) / passes;
+}
+
+// The first split's cause and the memory before and after releasing the step, kept for
+// the notice, which waits until the pass size has settled (a split may take more than one
+// step down) so that it states the size training continues with.
+static void describe_split(TrainRun *run, const Replica *failed, int old_size, size_t before,
+                           size_t failed_reserved) {
+    // "layer conv2, 1.5 GiB requested, 0.3 GiB free"
+    const Allocator *a = &failed->device->alloc;
+    char where[256], bytes[32];
+    int used = snprintf(where, sizeof where, "layer %s",
+                        failed->graph->failed_layer[0] ? failed->graph->failed_layer : "?");
+    if (failed->graph->failed_bytes && used < (int)sizeof where)
+        used += snprintf(where + used, sizeof where - (size_t)used, ", %s requested",
+                         alloc_format_bytes(failed->graph->failed_bytes, bytes, sizeof bytes));
+    size_t capacity = a->limit ? a->limit : a->backend->total_memory(a->backend);
+    size_t free_bytes = capacity > failed_reserved ? capacity - failed_reserved : 0;
+    if (capacity && used < (int)sizeof where)
+        snprintf(where + used, sizeof where - (size_t)used, ", %s free",
+                 alloc_format_bytes(free_bytes, bytes, sizeof bytes));
+    char before_text[32], after_text[32];
+    snprintf(run->split_cause, sizeof run->split_cause, "out of memory at batch %d on %s (%s)",
+             old_size, failed->device->name, where);
+    snprintf(run->split_memory, sizeof run->split_memory,
+             "(reserved %s before releasing the step, %s after)",
+             alloc_format_bytes(before, before_text, sizeof before_text),
+             alloc_format_bytes(reserved_bytes(run), after_text, sizeof after_text));
+}
+
+// Logged once, in one line, as the issue asks.
+static void report_split(TrainRun *run) {
+    if (run->reported_split || !run->split_cause[0]) return;
+    int share = largest_share(run->batch, run->count);
+    int passes = (share + run->micro_batch - 1) / run->micro_batch;
+    notice(run, "%s: continuing as %d micro-batches of %d%s %s", run->split_cause, passes,
+           run->micro_batch,
+           graph_has_kind(run->replicas[0].graph, "batchnorm")
+               ? "; batchnorm layers now normalise over each micro-batch" : "",
+           run->split_memory);
+    run->reported_split = 1;
+}
+
+// After running out of memory at run->micro_batch on `failed`: everything per-batch is
+// given back, and the pass size shrinks (next_micro_batch).
+static int shrink_micro_batch(TrainRun *run, const Replica *failed, const Status *cause,
+                              Status *st) {
+    size_t before = reserved_bytes(run), failed_reserved = failed->device->alloc.stats.reserved;
+    release_activations(run);
+    int old_size = run->micro_batch;
+    if (old_size <= 1) {
+        report_split(run);  // a split that was tried is told before why it is given up
+        return cannot_split(failed, cause, st);
+    }
+    if (!run->split_cause[0]) describe_split(run, failed, old_size, before, failed_reserved);
+    run->micro_batch = next_micro_batch(run, failed);
+    return 0;
+}
+
+// Activations for one pass of run->micro_batch samples on every replica, shrinking the
+// pass until it fits.
 static int allocate_passes(TrainRun *run, Status *st) {
     for (;;) {
         int failed = -1;
@@ -301,12 +239,15 @@ static int allocate_passes(TrainRun *run, Status *st) {
                                run->micro_batch, &attempt))
                 failed = r;
         }
-        if (failed < 0) return 0;
+        if (failed < 0) {
+            report_split(run);
+            return 0;
+        }
         if (attempt.code != STATUS_OUT_OF_MEMORY) {
             *st = attempt;
             return st->code;
         }
-        TRY(halve_micro_batch(run, &run->replicas[failed], &attempt, st));
+        TRY(shrink_micro_batch(run, &run->replicas[failed], &attempt, st));
     }
 }
 
@@ -380,9 +321,19 @@ static int broadcast_parameters(TrainRun *run, Status *st) {
     return 0;
 }
 
+// Tells each replica's source which loads are coming, as replica_passes will cut them:
+// the epoch's order from the step that starts at order[step_start] on.
+static int expect_loads(TrainRun *run, int step_start, Status *st) {
+    for (int r = 0; r < run->count; r++)
+        TRY(source_expect(&run->replicas[r].source, run->batcher.order, run->batch,
+                          run->count, r, run->micro_batch, step_start, st));
+    return 0;
+}
+
 // A step that ran out of memory part-way: its partial loss sums are dropped, what it
-// allocated is given back, and it runs again in passes half the size. Nothing else has
-// changed yet (the optimizer runs only after every pass), so the redo is the same step.
+// allocated is given back, and it runs again in smaller passes (next_micro_batch).
+// Nothing else has changed yet (the optimizer runs only after every pass), so the redo is
+// the same step.
 static int run_step(TrainRun *run, int n, long step, Status *st) {
     for (;;) {
         int failed = -1;
@@ -402,8 +353,9 @@ static int run_step(TrainRun *run, int n, long step, Status *st) {
             TRY(graph_discard_step_loss_sums(rep->graph, rep->device->backend, st));
         }
         run->failed_device = run->replicas[failed].device->name;
-        TRY(halve_micro_batch(run, &run->replicas[failed], &attempt, st));
+        TRY(shrink_micro_batch(run, &run->replicas[failed], &attempt, st));
         TRY(allocate_passes(run, st));
+        TRY(expect_loads(run, run->batcher.position - n, st));
     }
     run->failed_device = run->replicas[0].device->name;
     TRY(all_reduce_gradients(run, st));
@@ -467,6 +419,7 @@ static int train_epoch(TrainRun *run, int epoch, long *global_step, EpochReport 
     double loss_sum = 0.0, correct_sum = 0.0, start = monotonic_seconds();
     int seen = 0, steps = batcher_steps_per_epoch(&run->batcher);
     batcher_start_epoch(&run->batcher, epoch);
+    TRY(expect_loads(run, 0, st));
     for (int r = 0; r < run->count; r++) {
         TRY(make_current(run->replicas[r].device, st));
         TRY(graph_reset_loss_sums(run->replicas[r].graph, run->replicas[r].device->backend, st));
@@ -533,7 +486,7 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
             char bytes[32];
             notice(run, "the training set (%s) does not fit on %s beside the model; batches are "
                    "staged through the host", alloc_format_bytes((size_t)train->count *
-                   (sample_size(train) + 1), bytes, sizeof bytes), rep->device->name);
+                   (dataset_sample_size(train) + 1), bytes, sizeof bytes), rep->device->name);
         }
     }
     if (count > 1) {
@@ -590,6 +543,7 @@ int evaluate_model(Graph *g, Device *d, const Dataset *ds, int batch, EvalResult
     double loss_sum = 0.0, correct_sum = 0.0;
     int seen = 0;
     batcher_start_epoch(&batcher, 0);
+    if (!rc) rc = source_expect(&source, NULL, batch, 1, 0, batch, 0, st);
     if (!rc) rc = graph_reset_loss_sums(g, b, st);
     while (!rc) {
         int n = batcher_next_indices(&batcher, indices);

@@ -48,8 +48,10 @@ typedef struct TrainHooks {
 // *interrupted (may be NULL) is set when on_step asked to stop.
 //
 // When a step runs out of memory, what it allocated is given back and the same step runs
-// again as micro-batches of half the size, with gradient accumulation, so the batch the
-// optimizer sees, and so what is learned, does not change (on_notice reports it once).
+// again as smaller micro-batches (under a memory limit the largest the memory plan fits,
+// otherwise half the size), with gradient accumulation, so the batch the optimizer sees,
+// and so what is learned, does not change (on_notice reports it once, with the size
+// training continues at).
 int train_model(Graph *g, Device *d, const Dataset *train, const Dataset *test,
                 const TrainHooks *hooks, int *interrupted, Status *st);
 

@@ -5,6 +5,7 @@
 #ifndef TRAINER_DATASET_H
 #define TRAINER_DATASET_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/rng.h"
@@ -40,6 +41,10 @@ int dataset_load(const char *spec, const char *split, Dataset *out, Status *st);
 // Keep only the first `count` samples (no-op when count <= 0 or >= ds->count).
 void dataset_truncate(Dataset *ds, int count);
 void dataset_free(Dataset *ds);
+// Values (bytes) in one sample: channels * height * width.
+static inline size_t dataset_sample_size(const Dataset *ds) {
+    return (size_t)ds->channels * ds->height * ds->width;
+}
 
 // ---- batching ----
 // Visits every sample once per epoch in an order shuffled from (seed, epoch), so a

@@ -87,6 +87,22 @@ struct Backend {
     void (*range_push)(const Backend *b, const char *name);
     void (*range_pop)(const Backend *b);
 
+    // ---- pinned host buffers (staging batches through the host) ----
+    // Host memory that copy_to_device reads asynchronously: page-locked on CUDA (a copy
+    // from pageable memory makes the host wait while the driver stages the bytes through
+    // a pinned buffer of its own, so the host cannot prepare the next batch meanwhile);
+    // plain memory on the CPU, whose copies are done when they return. Because the copy
+    // may still be reading when copy_to_device returns, each buffer carries a fence:
+    // pinned_fence after queuing the copies that read it, and pinned_wait (from any
+    // thread: a prefetch thread refills the buffer) before writing to it again; a buffer
+    // never fenced is ready. Both backends fill these four; they are not in
+    // kernels/backend.c's checklist (test_cuda_parity.c walks that list) but are checked
+    // CPU against CUDA by tests/gpu/test_cuda_pinned_staging.c.
+    int (*pinned_alloc)(const Backend *b, size_t bytes, void **ptr, Status *st);
+    void (*pinned_free)(const Backend *b, void *ptr);
+    int (*pinned_fence)(const Backend *b, void *ptr, Status *st);
+    int (*pinned_wait)(const Backend *b, void *ptr, Status *st);
+
     // ---- data ----
     // A batch from a dataset held on the device as bytes: out_images[k] = images[indices[k]]
     // * scale (sample_size values each) and out_labels[k] = labels[indices[k]]. Keeping the

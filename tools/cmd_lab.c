@@ -119,8 +119,8 @@ static int lab_invalid_device(void) {
 
 // A convolution whose output (64 channels of 28x28: 196 KiB a sample, twice with its
 // gradient) cannot fit a 256 KiB limit even for one sample, while the parameters (5 KiB)
-// and the data do: the first step runs out of memory, halves its batch down to one
-// sample, and only then gives up.
+// and the data do: the first step runs out of memory, tries a pass of one sample (what
+// the memory plan falls back to when nothing fits), and only then gives up.
 static const char oom_model[] = "input shape=1x28x28 dtype=f32\n"
                                 "conv2d filters=64 kernel=3 pad=same act=relu\n"
                                 "global_avgpool\n"

@@ -46,6 +46,23 @@ static int cpu_fill(const Backend *b, float *x, float value, size_t n, Status *s
 
 static int cpu_synchronize(const Backend *b, Status *st) { return 0; }
 
+// The CPU's "device" is host memory and its copies are memmove, finished on return: a
+// pinned buffer is ordinary memory and its fence is always passed.
+static int cpu_pinned_alloc(const Backend *b, size_t bytes, void **ptr, Status *st) {
+    size_t rounded = (bytes + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
+    *ptr = aligned_alloc(CPU_ALIGNMENT, rounded ? rounded : CPU_ALIGNMENT);
+    if (!*ptr)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "cpu: no host memory for a %zu-byte staging "
+                           "buffer: %s", bytes, strerror(errno));
+    return 0;
+}
+
+static void cpu_pinned_free(const Backend *b, void *ptr) { free(ptr); }
+
+static int cpu_pinned_fence(const Backend *b, void *ptr, Status *st) { return 0; }
+
+static int cpu_pinned_wait(const Backend *b, void *ptr, Status *st) { return 0; }
+
 static const Backend cpu_backend_table = {
     .name = "cpu",
     .raw_alloc = cpu_raw_alloc,
@@ -56,6 +73,10 @@ static const Backend cpu_backend_table = {
     .copy_on_device = cpu_copy,
     .fill = cpu_fill,
     .synchronize = cpu_synchronize,
+    .pinned_alloc = cpu_pinned_alloc,
+    .pinned_free = cpu_pinned_free,
+    .pinned_fence = cpu_pinned_fence,
+    .pinned_wait = cpu_pinned_wait,
     .gather_samples = cpu_gather_samples,
     .gemm = cpu_gemm,
     .add_bias_rows = cpu_add_bias_rows,

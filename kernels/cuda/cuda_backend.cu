@@ -133,6 +133,68 @@ static int cuda_make_current(const Backend *b, Status *st) {
     return 0;
 }
 
+// ---- pinned host buffers ----
+// Each buffer is one page-locked block whose first PINNED_HEADER_BYTES hold its fence, an
+// event, so the pointer handed out finds its event without a lookup table and the payload
+// keeps cudaMallocHost's alignment. Pinned memory is what lets cudaMemcpyAsync return
+// before the copy is done: from pageable memory the host waits while the driver stages it.
+typedef struct PinnedHeader {
+    cudaEvent_t copied;  // recorded after the copies that read the buffer were queued
+} PinnedHeader;
+enum { PINNED_HEADER_BYTES = 256 };
+
+static PinnedHeader *pinned_header(void *ptr) {
+    return (PinnedHeader *)((char *)ptr - PINNED_HEADER_BYTES);
+}
+
+static int cuda_pinned_alloc(const Backend *b, size_t bytes, void **ptr, Status *st) {
+    *ptr = NULL;
+    CUDA_CHECK(cudaSetDevice(cuda_context(b)->ordinal));
+    void *block = NULL;
+    cudaError_t err = cudaMallocHost(&block, PINNED_HEADER_BYTES + bytes);
+    if (err != cudaSuccess) {
+        // A failed allocation is also left for cudaGetLastError, where the next launch
+        // check would take it for a failed launch.
+        (void)cudaGetLastError();
+        return cuda_fail(st, err, "cudaMallocHost(&block, PINNED_HEADER_BYTES + bytes)",
+                         __FILE__, __LINE__);
+    }
+    PinnedHeader *header = (PinnedHeader *)block;
+    // Timing off: the event is only waited on, and a timing event costs more to record.
+    err = cudaEventCreateWithFlags(&header->copied, cudaEventDisableTiming);
+    if (err != cudaSuccess) {
+        cudaFreeHost(block);
+        return cuda_fail(st, err, "cudaEventCreateWithFlags(&header->copied, "
+                         "cudaEventDisableTiming)", __FILE__, __LINE__);
+    }
+    *ptr = (char *)block + PINNED_HEADER_BYTES;
+    return 0;
+}
+
+static void cuda_pinned_free(const Backend *b, void *ptr) {
+    if (!ptr) return;
+    PinnedHeader *header = pinned_header(ptr);
+    cudaSetDevice(cuda_context(b)->ordinal);
+    // No copy may still be reading the block when it goes back.
+    cudaEventSynchronize(header->copied);
+    cudaEventDestroy(header->copied);
+    cudaFreeHost(header);
+}
+
+static int cuda_pinned_fence(const Backend *b, void *ptr, Status *st) {
+    CUDA_CHECK(cudaEventRecord(pinned_header(ptr)->copied, cuda_context(b)->stream));
+    return 0;
+}
+
+// Blocks only until the work queued before the event's last record is done. Called from
+// the prefetch thread too, whose current device is 0 until it says otherwise: naming the
+// event's device keeps the wait in its context with several GPUs.
+static int cuda_pinned_wait(const Backend *b, void *ptr, Status *st) {
+    CUDA_CHECK(cudaSetDevice(cuda_context(b)->ordinal));
+    CUDA_CHECK(cudaEventSynchronize(pinned_header(ptr)->copied));
+    return 0;
+}
+
 // NVTX is header-only in CUDA 12+; without a profiler attached these calls cost nothing.
 static void cuda_range_push(const Backend *b, const char *name) { nvtxRangePushA(name); }
 static void cuda_range_pop(const Backend *b) { nvtxRangePop(); }
@@ -217,6 +279,10 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     table->fill = cuda_fill;
     table->synchronize = cuda_synchronize;
     table->make_current = cuda_make_current;
+    table->pinned_alloc = cuda_pinned_alloc;
+    table->pinned_free = cuda_pinned_free;
+    table->pinned_fence = cuda_pinned_fence;
+    table->pinned_wait = cuda_pinned_wait;
     table->gather_samples = cuda_gather_samples;
     table->range_push = cuda_range_push;
     table->range_pop = cuda_range_pop;
