@@ -151,17 +151,11 @@ static int cuda_pinned_alloc(const Backend *b, size_t bytes, void **ptr, Status 
     *ptr = NULL;
     CUDA_CHECK(cudaSetDevice(cuda_context(b)->ordinal));
     void *block = NULL;
-    cudaError_t err = cudaMallocHost(&block, PINNED_HEADER_BYTES + bytes);
-    if (err != cudaSuccess) {
-        // A failed allocation is also left for cudaGetLastError, where the next launch
-        // check would take it for a failed launch.
-        (void)cudaGetLastError();
-        return cuda_fail(st, err, "cudaMallocHost(&block, PINNED_HEADER_BYTES + bytes)",
-                         __FILE__, __LINE__);
-    }
+    // A failure is cleared from the runtime by cuda_fail, like a failed cudaMalloc.
+    CUDA_CHECK(cudaMallocHost(&block, PINNED_HEADER_BYTES + bytes));
     PinnedHeader *header = (PinnedHeader *)block;
     // Timing off: the event is only waited on, and a timing event costs more to record.
-    err = cudaEventCreateWithFlags(&header->copied, cudaEventDisableTiming);
+    cudaError_t err = cudaEventCreateWithFlags(&header->copied, cudaEventDisableTiming);
     if (err != cudaSuccess) {
         cudaFreeHost(block);
         return cuda_fail(st, err, "cudaEventCreateWithFlags(&header->copied, "
