@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "kernels/backend.h"
 
 typedef enum AllocMode {

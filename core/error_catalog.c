@@ -14,6 +14,7 @@
 
 #include "kernels/cuda/cuda_device.h"
 #include "models/model_file.h"
+#include "base/suggest.h"
 
 // ---- how entries are written ----------------------------------------------------------
 
@@ -2382,7 +2383,7 @@ const char *error_catalog_suggest(const char *text) {
     const char *names[CATALOG_SIZE + 1];
     for (int i = 0; i < CATALOG_SIZE; i++) names[i] = catalog[i].name;
     names[CATALOG_SIZE] = NULL;
-    return model_suggest(word, names);
+    return suggest(word, names);
 }
 
 // ---- facts from this machine ----------------------------------------------------------------

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "core/status.h"
+#include "base/status.h"
 
 #ifdef __cplusplus
 extern "C" {  // cuda_errors.cu looks entries up too

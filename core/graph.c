@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/layers/loss_common.h"
+#include "base/suggest.h"
 
 const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
 extern const char *const activation_names[];
@@ -194,7 +195,7 @@ static int wire_inputs(Builder *b, Layer *l, const ModelStatement *s) {
             if (!known) return status_fail(b->st, STATUS_RUNTIME_ERROR, "out of host memory");
             for (int i = 0; i < g->count; i++) known[i] = g->layers[i]->name;
             char suffix[96];
-            suggestion_suffix(suffix, sizeof suffix, model_suggest(name, known));
+            suggestion_suffix(suffix, sizeof suffix, suggest(name, known));
             free(known);
             return fail_at(b, s->line, column,
                            "from= takes the name= of an earlier layer (or its default name, "
@@ -229,7 +230,7 @@ static int check_statement_keys(Builder *b, const ModelStatement *s, const Layer
 // A statement with a bare word that its kind does not take (`dense relu units=10`).
 static int reject_choice(Builder *b, const ModelStatement *s) {
     char hint[200];
-    const char *act = model_suggest(s->choice, activation_names);
+    const char *act = suggest(s->choice, activation_names);
     if (act && strcmp(act, s->choice) == 0)
         snprintf(hint, sizeof hint, "to add an activation, write act=%s", s->choice);
     else
@@ -302,7 +303,7 @@ static int build_loss(Builder *b, const ModelStatement *s) {
     const LayerKind *kind = loss_kind_find(s->choice);
     if (!kind) {
         char suffix[96];
-        suggestion_suffix(suffix, sizeof suffix, model_suggest(s->choice, loss_kind_names));
+        suggestion_suffix(suffix, sizeof suffix, suggest(s->choice, loss_kind_names));
         return fail_at(b, s->line, s->choice_column, "losses: softmax_cross_entropy, mse",
                        "unknown loss '%s'%s", s->choice, suffix);
     }
@@ -329,7 +330,7 @@ static int build_optimizer(Builder *b, const ModelStatement *s) {
         if (strcmp(s->choice, optimizer_names[i]) == 0) kind = i;
     if (kind < 0) {
         char suffix[96];
-        suggestion_suffix(suffix, sizeof suffix, model_suggest(s->choice, optimizer_names));
+        suggestion_suffix(suffix, sizeof suffix, suggest(s->choice, optimizer_names));
         return fail_at(b, s->line, s->choice_column, "optimizers: sgd, adam, adamw",
                        "unknown optimizer '%s'%s", s->choice, suffix);
     }
@@ -388,7 +389,7 @@ static int build_statement(Builder *b, const ModelStatement *s) {
         const char *words[MAX_STATEMENT_WORDS];
         int count = statement_words(words);
         char suffix[96], hint[512] = "kinds:";
-        suggestion_suffix(suffix, sizeof suffix, model_suggest(s->kind, words));
+        suggestion_suffix(suffix, sizeof suffix, suggest(s->kind, words));
         for (int i = 0; i < count; i++)
             snprintf(hint + strlen(hint), sizeof hint - strlen(hint), " %s", words[i]);
         snprintf(hint + strlen(hint), sizeof hint - strlen(hint), " (docs/model-format.md)");

@@ -7,7 +7,7 @@
 #define TRAINER_GRAPH_H
 
 #include "core/layer.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "data/dataset.h"
 #include "models/model_file.h"
 

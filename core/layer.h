@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "core/alloc.h"
-#include "core/status.h"
+#include "base/status.h"
 #include "core/tensor.h"
 #include "kernels/backend.h"
 #include "models/model_file.h"

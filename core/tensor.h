@@ -6,8 +6,8 @@
 #include <stddef.h>
 
 #include "core/alloc.h"
-#include "core/dtype.h"
-#include "core/shape.h"
+#include "base/dtype.h"
+#include "base/shape.h"
 
 #define TENSOR_MAX_RANK (SHAPE_MAX_RANK + 1)
 

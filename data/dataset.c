@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "data/dataset.h"
+#include "base/suggest.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -20,39 +21,6 @@
 #define IDX_FOLDER_HINT                                                                  \
     "an idx:DIR folder must hold train-images-idx3-ubyte, train-labels-idx1-ubyte, "    \
     "t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte, each optionally ending in .gz"
-
-// Case-insensitive edit distance (insert, delete, substitute, or swap two neighbours:
-// the optimal-string-alignment variant of Levenshtein, since swapped letters are the
-// commonest typo), for "did you mean". Anything longer than the table is simply too far
-// from every candidate to suggest.
-static int edit_distance(const char *a, const char *b) {
-    enum { MAX_LEN = 47 };
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > MAX_LEN || lb > MAX_LEN) return MAX_LEN + 1;
-    int d[MAX_LEN + 1][MAX_LEN + 1];
-    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        for (size_t j = 1; j <= lb; j++) {
-            int ai = tolower((unsigned char)a[i - 1]), bj = tolower((unsigned char)b[j - 1]);
-            int best = d[i - 1][j - 1] + (ai != bj);
-            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && ai == tolower((unsigned char)b[j - 2]) &&
-                tolower((unsigned char)a[i - 2]) == bj && d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    }
-    return d[la][lb];
-}
-
-// Close enough to be a typo: a third of the candidate's length, at least one edit.
-static int is_near_miss(const char *typed, const char *candidate) {
-    int limit = (int)strlen(candidate) / 3;
-    if (limit < 1) limit = 1;
-    return edit_distance(typed, candidate) <= limit;
-}
 
 static int is_directory(const char *path, int *err) {
     struct stat sb;
@@ -74,9 +42,9 @@ static int fail_unknown_spec(const char *spec, Status *st) {
     status_fail(st, STATUS_BAD_INPUT,
                 "unknown dataset '%s'; expected 'fashion-mnist' or 'idx:DIR'", spec);
     int err = 0;
-    if (is_near_miss(spec, "fashion-mnist")) {
+    if (suggest_is_near_miss(spec, "fashion-mnist")) {
         status_hint(st, "did you mean 'fashion-mnist'?");
-    } else if (is_near_miss(spec, "mnist")) {
+    } else if (suggest_is_near_miss(spec, "mnist")) {
         status_hint(st, "plain MNIST is not bundled; put its four IDX files in a folder "
                         "and pass --data idx:DIR");
     } else if (starts_with_ignoring_case(spec, "idx")) {
@@ -159,8 +127,8 @@ static int split_prefix(const char *split, const char **prefix, Status *st) {
         const char *typed = split ? split : "(none)";
         status_fail(st, STATUS_BAD_INPUT, "unknown split '%s'; expected 'train' or 'test'",
                     typed);
-        if (split && is_near_miss(split, "train")) status_hint(st, "did you mean 'train'?");
-        else if (split && is_near_miss(split, "test")) status_hint(st, "did you mean 'test'?");
+        if (split && suggest_is_near_miss(split, "train")) status_hint(st, "did you mean 'train'?");
+        else if (split && suggest_is_near_miss(split, "test")) status_hint(st, "did you mean 'test'?");
         return STATUS_BAD_INPUT;
     }
     return 0;

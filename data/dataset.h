@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/rng.h"
-#include "core/status.h"
+#include "base/rng.h"
+#include "base/status.h"
 
 typedef struct Dataset {
     char source[512];   // where it was read from, for messages

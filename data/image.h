@@ -12,7 +12,7 @@
 #ifndef TRAINER_IMAGE_H
 #define TRAINER_IMAGE_H
 
-#include "core/status.h"
+#include "base/status.h"
 
 // Decodes PATH into `out`: channels * height * width floats in [0, 1], CHW layout
 // (all of channel 0, then channel 1, ...). `channels` must be 1 or 3. The image must be

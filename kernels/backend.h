@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/status.h"
+#include "base/status.h"
 
 #ifdef __cplusplus
 extern "C" {  // the CUDA backend's .cu files fill this table too

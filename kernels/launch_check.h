@@ -10,7 +10,7 @@
 // calls it before every launch, and libtrainer_cuda follows libtrainer_core on the link
 // line, so a definition inside libtrainer_core would be left out of any program that does
 // not call it from elsewhere. Inline, the valid case is a dozen compares at the call site;
-// only status_fail/status_hint (core/status.c, which every program links) are called, and
+// only status_fail/status_hint (base/status.c, which every program links) are called, and
 // only when the launch does not fit. (Should CMakeLists.txt ever link trainer_cuda to
 // trainer_core, the body could move to launch_check.c.)
 #ifndef TRAINER_LAUNCH_CHECK_H
@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "core/status.h"
+#include "base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

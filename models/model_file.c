@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "models/model_file.h"
+#include "base/suggest.h"
 
 #include <errno.h>
 #include <float.h>
@@ -481,7 +482,7 @@ int model_check_keys(const char *path, const ModelStatement *s, const char *cons
             snprintf(hint, sizeof hint, "%s accepts: %s", statement, keys);
         else
             snprintf(hint, sizeof hint, "%s takes no key=value pairs", statement);
-        const char *suggestion = model_suggest(a->key, allowed);
+        const char *suggestion = suggest(a->key, allowed);
         if (suggestion)
             status_fail_at(st, STATUS_BAD_INPUT, path, s->line, a->key_column,
                            "unknown key '%s' for %s; did you mean '%s'?", a->key, statement,
@@ -694,67 +695,9 @@ int model_attr_choice(const char *path, const ModelStatement *s, const char *key
     char listed[400], hint[sizeof st->hint];
     join_words(listed, sizeof listed, choices);
     snprintf(hint, sizeof hint, "%s takes one of: %s", a->key, listed);
-    const char *suggestion = model_suggest(a->value, choices);
+    const char *suggestion = suggest(a->value, choices);
     if (suggestion)
         return attr_fail(path, s, a, st, hint, "%s=%s is not a valid choice; did you mean '%s'?",
                          a->key, a->value, suggestion);
     return attr_fail(path, s, a, st, hint, "%s=%s is not a valid choice", a->key, a->value);
-}
-
-// ---------------------------------------------------------------------------------
-// suggestions
-
-#define SUGGEST_LENGTH_MAX 256 // longer words are never typos of a short name
-
-static int same_letter(char a, char b) {
-    return lower_ascii((unsigned char)a) == lower_ascii((unsigned char)b);
-}
-
-// Levenshtein distance, ignoring case so that 'Filters' finds 'filters', and counting a
-// swap of two neighbours as one edit (optimal string alignment), because 'rleu' for
-// 'relu' is the most common typo of all and plain Levenshtein calls it two.
-static size_t edit_distance(const char *a, size_t a_length, const char *b, size_t b_length) {
-    size_t rows[3][SUGGEST_LENGTH_MAX + 1];
-    size_t *before = rows[0], *previous = rows[1], *current = rows[2];
-    for (size_t j = 0; j <= b_length; j++) previous[j] = j;
-    for (size_t i = 1; i <= a_length; i++) {
-        current[0] = i;
-        for (size_t j = 1; j <= b_length; j++) {
-            size_t best = previous[j - 1] + !same_letter(a[i - 1], b[j - 1]);
-            if (previous[j] + 1 < best) best = previous[j] + 1;       // delete
-            if (current[j - 1] + 1 < best) best = current[j - 1] + 1; // insert
-            if (i > 1 && j > 1 && same_letter(a[i - 1], b[j - 2]) &&
-                same_letter(a[i - 2], b[j - 1]) && before[j - 2] + 1 < best)
-                best = before[j - 2] + 1; // swap
-            current[j] = best;
-        }
-        size_t *oldest = before;
-        before = previous;
-        previous = current;
-        current = oldest;
-    }
-    return previous[b_length];
-}
-
-// A third of the word's length may be wrong (at least one edit): 'unit' -> 'units',
-// 'filter' -> 'filters', but 'xyz' is nobody's typo of 'kernel'.
-const char *model_suggest(const char *word, const char *const *candidates) {
-    if (!word || !candidates) return NULL;
-    size_t word_length = strlen(word);
-    if (word_length == 0 || word_length > SUGGEST_LENGTH_MAX) return NULL;
-    size_t allowed = word_length / 3 > 1 ? word_length / 3 : 1;
-    const char *best = NULL;
-    size_t best_distance = allowed + 1;
-    for (int i = 0; candidates[i]; i++) {
-        size_t length = strlen(candidates[i]);
-        if (length > SUGGEST_LENGTH_MAX) continue;
-        size_t length_gap = length > word_length ? length - word_length : word_length - length;
-        if (length_gap >= best_distance) continue; // the distance is at least the gap
-        size_t distance = edit_distance(word, word_length, candidates[i], length);
-        if (distance < best_distance) {
-            best = candidates[i];
-            best_distance = distance;
-        }
-    }
-    return best;
 }

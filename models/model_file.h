@@ -8,7 +8,7 @@
 #ifndef TRAINER_MODEL_FILE_H
 #define TRAINER_MODEL_FILE_H
 
-#include "core/status.h"
+#include "base/status.h"
 
 #define MODEL_WORD_MAX 64     // longest kind, choice or key
 #define MODEL_VALUE_MAX 256   // longest value
@@ -82,9 +82,5 @@ int model_attr_bool(const char *path, const ModelStatement *s, const char *key, 
 // *out = fallback_index.
 int model_attr_choice(const char *path, const ModelStatement *s, const char *key,
                       const char *const *choices, int fallback_index, int *out, Status *st);
-
-// The closest of `candidates` (NULL-terminated) to `word` by edit distance, or NULL when
-// none is close enough to be a plausible typo.
-const char *model_suggest(const char *word, const char *const *candidates);
 
 #endif

@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "core/graph.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "kernels/backend.h"
 
 #include <math.h>

@@ -6,6 +6,7 @@
 
 #include "core/error_catalog.h"
 #include "tools/cli.h"
+#include "base/suggest.h"
 
 static int find_option(const Command *cmd, const char *name, size_t length) {
     for (int i = 0; cmd->options[i].name; i++)
@@ -23,7 +24,7 @@ static int unknown_option(const Command *cmd, const char *arg, Status *st) {
     snprintf(word, sizeof word, "%s", arg);
     char *eq = strchr(word, '=');
     if (eq) *eq = '\0';
-    const char *near = model_suggest(word, names);
+    const char *near = suggest(word, names);
     if (near) status_fail(st, STATUS_BAD_INPUT, "unknown option '%s' for %s; did you mean '%s'?",
                           word, cmd->name, near);
     else status_fail(st, STATUS_BAD_INPUT, "unknown option '%s' for %s", word, cmd->name);

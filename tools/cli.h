@@ -7,7 +7,7 @@
 
 #include "core/device.h"
 #include "core/graph.h"
-#include "core/status.h"
+#include "base/status.h"
 #include "data/dataset.h"
 
 #define CLI_MAX_OPTIONS 32

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_doctor.h"
 #include "tools/cli.h"

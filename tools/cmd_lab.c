@@ -21,6 +21,7 @@
 #include "kernels/cuda/cuda_lab.h"
 #include "kernels/launch_check.h"
 #include "tools/cli.h"
+#include "base/suggest.h"
 
 // tools/cmd_doctor.c: the driver and library table `trainer doctor` prints.
 
@@ -637,7 +638,7 @@ int run_lab(const Command *cmd, const ParsedArgs *args) {
     }
     names[SCENARIO_COUNT] = "all";
     names[SCENARIO_COUNT + 1] = NULL;
-    const char *near = model_suggest(name, names);
+    const char *near = suggest(name, names);
     if (near) status_fail(&st, STATUS_BAD_INPUT, "unknown lab scenario '%s'; did you mean '%s'?",
                           name, near);
     else status_fail(&st, STATUS_BAD_INPUT, "unknown lab scenario '%s'", name);

@@ -9,6 +9,7 @@
 #include "kernels/backend.h"
 #include "kernels/cuda/cuda_device.h"
 #include "tools/cli.h"
+#include "base/suggest.h"
 
 static const Command *const commands[] = {&train_command, &eval_command, &check_command,
                                           &predict_command, &devices_command, &doctor_command,
@@ -99,7 +100,7 @@ int main(int argc, char **argv) {
     names[COMMAND_COUNT] = NULL;
     Status st;
     status_clear(&st);
-    const char *near = model_suggest(name, names);
+    const char *near = suggest(name, names);
     if (near) status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'; did you mean '%s'?", name, near);
     else status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'", name);
     status_hint(&st, "commands: train, eval, check, predict, devices, doctor, explain, lab; see "

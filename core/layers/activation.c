@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/layer.h"
+#include "base/suggest.h"
 
 typedef struct ActivationConfig {
     ActivationKind activation;
@@ -32,7 +33,7 @@ static int activation_configure(Layer *l, const ModelStatement *s, Status *st) {
     for (int i = 0; activation_names[i]; i++)
         if (strcmp(name, activation_names[i]) == 0) found = i;
     if (found < 0) {
-        const char *near = model_suggest(name, activation_names);
+        const char *near = suggest(name, activation_names);
         status_fail_at(st, STATUS_BAD_INPUT, l->path, s->line, column,
                        "unknown activation '%s'%s%s%s", name, near ? "; did you mean '" : "",
                        near ? near : "", near ? "'?" : "");

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/layer.h"
+#include "base/suggest.h"
 
 typedef struct InputConfig {
     Shape shape;
@@ -23,7 +24,7 @@ static int input_configure(Layer *l, const ModelStatement *s, Status *st) {
     config->dtype = DTYPE_F32;
     const ModelAttr *dtype = model_attr_find(s, "dtype");
     if (dtype && dtype_parse(dtype->value, &config->dtype)) {
-        const char *near = model_suggest(dtype->value, dtype_names);
+        const char *near = suggest(dtype->value, dtype_names);
         status_fail_at(st, STATUS_BAD_INPUT, l->path, l->line, dtype->value_column,
                        "unknown dtype '%s'%s%s%s", dtype->value, near ? "; did you mean '" : "",
                        near ? near : "", near ? "'?" : "");

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "kernels/launch_check.h"
 
 #ifdef __cplusplus

@@ -7,7 +7,7 @@
 
 #include <nccl.h>
 
-#include "core/status.h"
+#include "base/status.h"
 
 // Fill *st from a failed NCCL call (cuda_errors.cu); returns the StatusCode it stored.
 int nccl_fail(Status *st, ncclResult_t r, const char *call, const char *file, int line);

@@ -11,7 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "data/dataset.h"
 
 #include <stdint.h>

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "base/suggest.h"
 
 #define ITERATIONS 20000
 #define TEXT_MAX 8192
@@ -172,10 +173,10 @@ static void exercise_readers(const ModelStatement *s) {
         check_error(model_attr_float("f.model", s, key, 0, -DBL_MAX, DBL_MAX, &real, &st), &st, 1);
         check_error(model_attr_bool("f.model", s, key, 0, &flag, &st), &st, 1);
         check_error(model_attr_choice("f.model", s, key, acts, 0, &index, &st), &st, 1);
-        model_suggest(key, allowed);
-        if (i < s->attr_count) model_suggest(s->attrs[i].value, acts);
+        suggest(key, allowed);
+        if (i < s->attr_count) suggest(s->attrs[i].value, acts);
     }
-    model_suggest(s->kind, allowed);
+    suggest(s->kind, allowed);
 }
 
 static void check_parse(int rc, const Status *st, const ModelFile *file) {

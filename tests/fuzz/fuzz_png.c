@@ -13,7 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "data/image.h"
 
 #include <png.h>

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "core/train.h"
 #include "kernels/cuda/cuda_backend.h"
 

@@ -46,7 +46,7 @@
 
 #include "check.h"
 #include "conv_cases.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "kernels/backend.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_device.h"

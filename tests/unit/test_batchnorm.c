@@ -6,7 +6,7 @@
 #include "check.h"
 #include "core/graph.h"
 #include "core/optimizer.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "core/weights.h"
 #include "kernels/cpu/cpu_ops.h"
 

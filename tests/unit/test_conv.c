@@ -14,7 +14,7 @@
 // 0 from large terms of both signs does not fail a correct convolution.
 #include "check.h"
 #include "conv_cases.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "kernels/cpu/cpu_ops.h"
 
 #include <stdlib.h>

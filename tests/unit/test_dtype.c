@@ -4,8 +4,8 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "core/dtype.h"
-#include "core/shape.h"
+#include "base/dtype.h"
+#include "base/shape.h"
 
 static void dtype_names_and_sizes(void) {
     DType d;

@@ -9,7 +9,7 @@
 // O(1). Scaling by the sum of |terms| rather than |result| keeps cancellation (a result
 // near 0 from large terms) from failing a correct GEMM.
 #include "check.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "kernels/cpu/cpu_ops.h"
 
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #include "check.h"
 #include "core/memory_plan.h"
 #include "core/optimizer.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "core/train.h"
 
 #include <stdlib.h>

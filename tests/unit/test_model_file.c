@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "base/suggest.h"
 
 static const char *const lenet_text =
     "# models/lenet.model \xe2\x80\x94 Fashion-MNIST / MNIST LeNet-style CNN\n"
@@ -667,9 +668,9 @@ static void choice_reader(void) {
 
 static void check_suggestion(const char *word, const char *const *candidates,
                              const char *expected) {
-    const char *got = model_suggest(word, candidates);
+    const char *got = suggest(word, candidates);
     if (expected == NULL ? got == NULL : (got && strcmp(got, expected) == 0)) return;
-    fprintf(stderr, "  model_suggest(\"%s\") gave %s, expected %s\n", word, got ? got : "NULL",
+    fprintf(stderr, "  suggest(\"%s\") gave %s, expected %s\n", word, got ? got : "NULL",
             expected ? expected : "NULL");
     CHECK(!"suggestion");
 }
@@ -684,17 +685,17 @@ static void suggestions_catch_typos_not_unrelated_words(void) {
     check_suggestion("Kernal", keys, "kernel");
     check_suggestion("FILTERS", keys, "filters");
     check_suggestion("conv", kinds, NULL); // two edits from conv2d: too far for 4 letters
-    CHECK(model_suggest("xyz", keys) == NULL);
-    CHECK(model_suggest("colour", keys) == NULL);
-    CHECK(model_suggest("banana", kinds) == NULL);
-    CHECK(model_suggest("", keys) == NULL);
-    CHECK(model_suggest("units", NULL) == NULL);
-    CHECK(model_suggest(NULL, keys) == NULL);
+    CHECK(suggest("xyz", keys) == NULL);
+    CHECK(suggest("colour", keys) == NULL);
+    CHECK(suggest("banana", kinds) == NULL);
+    CHECK(suggest("", keys) == NULL);
+    CHECK(suggest("units", NULL) == NULL);
+    CHECK(suggest(NULL, keys) == NULL);
     static const char *const none[] = {NULL};
-    CHECK(model_suggest("units", none) == NULL);
+    CHECK(suggest("units", none) == NULL);
     // One edit is always allowed, even for a short word; two are not.
-    CHECK(model_suggest("pd", keys) != NULL);
-    CHECK(model_suggest("p", keys) == NULL);
+    CHECK(suggest("pd", keys) != NULL);
+    CHECK(suggest("p", keys) == NULL);
     // The closest wins over an earlier, farther one.
     static const char *const close[] = {"strides", "stride", NULL};
     check_suggestion("stride", close, "stride");

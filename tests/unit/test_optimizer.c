@@ -10,7 +10,7 @@
 // 1e-6, while any departure from the rule (a missing bias correction, weight decay in the
 // wrong place, Nesterov's extra term) moves the result by at least lr * |g| ~ 1e-3.
 #include "check.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "kernels/cpu/cpu_ops.h"
 
 #include <stdlib.h>

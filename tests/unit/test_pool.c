@@ -3,7 +3,7 @@
 // errors for maxpool, avgpool and global_avgpool.
 #include "check.h"
 #include "core/graph.h"
-#include "core/rng.h"
+#include "base/rng.h"
 #include "kernels/cpu/cpu_ops.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "core/shape.h"
+#include "base/shape.h"
 
 #include <errno.h>
 #include <stdio.h>
