@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error_catalog.h"
+#include "base/error_catalog.h"
+#include "diagnostics/machine_facts.h"
 #include "tools/cli.h"
 #include "base/suggest.h"
 

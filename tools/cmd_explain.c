@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/error_catalog.h"
+#include "base/error_catalog.h"
+#include "diagnostics/machine_facts.h"
 #include "tools/cli.h"
 
 static const OptionSpec explain_options[] = {

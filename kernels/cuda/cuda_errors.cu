@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/error_catalog.h"
+#include "base/error_catalog.h"
 #include "kernels/cuda/cuda_internal.h"
 #include "kernels/cuda/cuda_nccl_check.h"
 

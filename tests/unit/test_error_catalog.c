@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "core/error_catalog.h"
+#include "base/error_catalog.h"
+#include "diagnostics/machine_facts.h"
 
 #if defined(TRAINER_HAVE_CUDA) && __has_include(<cuda_runtime_api.h>) && \
     __has_include(<cublas_api.h>) && __has_include(<nccl.h>)

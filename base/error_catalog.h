@@ -28,7 +28,7 @@ typedef enum ErrorFamily {
     ERROR_FAMILY_COUNT
 } ErrorFamily;
 
-// Which facts of this machine bear on an entry (error_catalog_machine_facts).
+// Which facts of this machine bear on an entry (diagnostics/machine_facts.h).
 enum {
     ERROR_FACT_DRIVER = 1,     // driver and CUDA runtime versions, a build without CUDA
     ERROR_FACT_DEVICES = 2,    // CUDA_VISIBLE_DEVICES, the visible GPUs, compute capability
@@ -87,17 +87,6 @@ const char *error_family_type(ErrorFamily family);
 const char *error_family_prefix(ErrorFamily family);
 // "cuda:2", "cudnn:3000", "framework:4": a code `trainer explain` accepts.
 void error_entry_code(const ErrorEntry *entry, char *buf, size_t size);
-
-// Facts about this machine that bear on an entry: CUDA_VISIBLE_DEVICES, the visible GPUs
-// and their compute capabilities, the driver, runtime and library versions, and what they
-// imply (e.g. "the driver supports CUDA 12.4, older than the runtime 13.0"). All of them
-// when entry is NULL. Never touches the GPU for an entry that poisons the context.
-#define ERROR_FACTS_MAX 6
-typedef struct ErrorFacts {
-    char lines[ERROR_FACTS_MAX][320];
-    int count;
-} ErrorFacts;
-void error_catalog_machine_facts(const ErrorEntry *entry, ErrorFacts *facts);
 
 #ifdef __cplusplus
 }

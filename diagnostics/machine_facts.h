@@ -1,0 +1,19 @@
+// Facts about this machine for the error catalog's explanations: the catalog's table
+// (base/error_catalog.h) says which facts bear on an error; this asks the machine.
+#ifndef TRAINER_MACHINE_FACTS_H
+#define TRAINER_MACHINE_FACTS_H
+
+#include "base/error_catalog.h"
+
+// Facts about this machine that bear on an entry: CUDA_VISIBLE_DEVICES, the visible GPUs
+// and their compute capabilities, the driver, runtime and library versions, and what they
+// imply (e.g. "the driver supports CUDA 12.4, older than the runtime 13.0"). All of them
+// when entry is NULL. Never touches the GPU for an entry that poisons the context.
+#define ERROR_FACTS_MAX 6
+typedef struct ErrorFacts {
+    char lines[ERROR_FACTS_MAX][320];
+    int count;
+} ErrorFacts;
+void error_catalog_machine_facts(const ErrorEntry *entry, ErrorFacts *facts);
+
+#endif
