@@ -63,7 +63,7 @@ int cpu_batchnorm_backward(const Backend *b, const float *x, const float *dy, co
                            int batch_statistics, int accumulate_dx, int accumulate_params,
                            Status *st);
 
-// cpu_conv.c: im2col lowering onto the BLAS GEMM, several samples per GEMM.
+// cpu_conv2d.c: im2col lowering onto the BLAS GEMM, several samples per GEMM.
 int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
                               Status *st);
 int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x, const float *w,
@@ -76,7 +76,7 @@ int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const 
                                const float *dy, float *dw, float *dbias, void *workspace,
                                size_t workspace_bytes, int accumulate, Status *st);
 
-// cpu_conv_reference.c: direct convolution loops with double accumulation; what the
+// cpu_conv2d_reference.c: direct convolution loops with double accumulation; what the
 // fast path (and later the CUDA backend) is tested against. Same contracts as above.
 void conv2d_reference_forward(const Conv2dGeometry *g, const float *x, const float *w,
                               const float *bias, float *y);

@@ -1,5 +1,5 @@
 // The CUDA backend's table for one device: memory, copies and synchronisation here; the
-// math ops register themselves from their own files (cuda_blas.cu, cuda_conv.cu, ...).
+// math ops register themselves from their own files (cuda_gemm.cu, cuda_conv2d.cu, ...).
 //
 // Everything runs on one stream per device, so ops are ordered without host syncs; the
 // host waits only where it needs a value (copy_to_host, synchronize).
@@ -280,7 +280,7 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     table->gather_samples = cuda_gather_samples;
     table->range_push = cuda_range_push;
     table->range_pop = cuda_range_pop;
-    cuda_register_blas_ops(table);
+    cuda_register_gemm_ops(table);
     cuda_register_elementwise_ops(table);
     cuda_register_loss_ops(table);
     cuda_register_optimizer_ops(table);

@@ -23,7 +23,7 @@ typedef struct CudaContext {
     int compute_major, compute_minor;
     int multiprocessors;
     LaunchLimits limits;          // the device's, checked before every kernel launch
-    CudaConvAlgoCache *conv_cache;  // cuda_conv.cu: chosen algorithms per shape
+    CudaConvAlgoCache *conv_cache;  // cuda_conv2d.cu: chosen algorithms per shape
     char name[32];                  // "cuda:0"
 } CudaContext;
 
@@ -142,13 +142,13 @@ __device__ static inline float cuda_dropout_uniform(uint64_t seed, uint64_t inde
 }
 
 // ---- ops, one group per file; each file registers its entries in the table ----
-void cuda_register_blas_ops(Backend *table);        // cuda_blas.cu
+void cuda_register_gemm_ops(Backend *table);        // cuda_gemm.cu
 void cuda_register_elementwise_ops(Backend *table); // cuda_elementwise.cu
 void cuda_register_loss_ops(Backend *table);        // cuda_loss.cu
 void cuda_register_optimizer_ops(Backend *table);   // cuda_optimizer.cu
-void cuda_register_conv_ops(Backend *table);        // cuda_conv.cu
+void cuda_register_conv_ops(Backend *table);        // cuda_conv2d.cu
 void cuda_register_pool_ops(Backend *table);        // cuda_pool.cu
 void cuda_register_batchnorm_ops(Backend *table);   // cuda_batchnorm.cu
-void cuda_conv_cache_free(CudaContext *ctx);        // cuda_conv.cu
+void cuda_conv_cache_free(CudaContext *ctx);        // cuda_conv2d.cu
 
 #endif

@@ -21,7 +21,7 @@
 //   TF32 differs by ~1e-3 and fails this pass, as it must when TF32 was turned off
 //   (cuDNN's CUDNN_DEFAULT_MATH allows TF32 on sm_80+: fp32 needs CUDNN_FMA_MATH). So
 //   do FFT and Winograd algorithms (2.7e-4 on an H100's backward-filter), which the
-//   backend therefore never runs in FP32 (kernels/cuda/cuda_conv.cu argues it). The
+//   backend therefore never runs in FP32 (kernels/cuda/cuda_conv2d.cu argues it). The
 //   tolerance stays: a direct sum over K terms is off by ~sqrt(K) * 6e-8 of the sum of
 //   |terms| in practice, under 5e-6 for the largest K here (6,272). Each convolution
 //   case prints the algorithms cuDNN ran, and a failure names them.

@@ -1,5 +1,5 @@
 // The CPU backend's fast convolution (im2col + BLAS, through the op table) against the
-// direct loops of cpu_conv_reference.c, on 33 shapes: odd sizes, batch 1, strides 2 and 3,
+// direct loops of cpu_conv2d_reference.c, on 33 shapes: odd sizes, batch 1, strides 2 and 3,
 // padding (symmetric, and pad=same's uneven split), dilation 2, groups 2 and depthwise,
 // 1x1 kernels and non-square everything. Each shape runs twice: with the workspace the
 // backend asks for (many samples per GEMM) and with one sample's worth (one per GEMM),

@@ -26,7 +26,7 @@
 // size equals ours, every output reads exactly the rows and columns ours does, so cuDNN is
 // used; otherwise (and for tensors past cuDNN's 32-bit element counts, or shapes for which
 // it ranks no algorithm) the plan is marked direct and the ops run the kernels below,
-// which compute the definition (cpu_conv_reference.c) one output, input or weight
+// which compute the definition (cpu_conv2d_reference.c) one output, input or weight
 // gradient element per thread or block, deterministically. They are correct for every
 // geometry but make no attempt at speed: an even-kernel pad=same layer trains, slowly.
 //

@@ -2,7 +2,7 @@
 //
 // Slow on purpose. Every output (or gradient) element is gathered from the elements that
 // touch it, so each function reads like the formula it computes and shares no index
-// arithmetic with the im2col path in cpu_conv.c, which the tests compare against it.
+// arithmetic with the im2col path in cpu_conv2d.c, which the tests compare against it.
 //
 //   y[n][f][oh][ow] = bias[f] + sum_{c, i, j} w[f][c][i][j] * x[n][c0 + c][ih][iw],
 //   ih = oh * stride_h - pad_top + i * dilation_h,  iw likewise,

@@ -144,7 +144,7 @@ static int cuda_accumulate(const Backend *b, float *y, const float *x, size_t n,
     return 0;
 }
 
-void cuda_register_blas_ops(Backend *table) {
+void cuda_register_gemm_ops(Backend *table) {
     table->gemm = cuda_gemm;
     table->add_bias_rows = cuda_add_bias_rows;
     table->sum_rows = cuda_sum_rows;
