@@ -139,8 +139,8 @@ static int fail_out_of_memory(Allocator *a, size_t request, const char *why, Sta
     // framework's message under a limit (the CPU's limit stands in for a full GPU).
     if (!strstr(why, "TRAINER_FAIL_ALLOC"))
         snprintf(st->error_name, sizeof st->error_name, "%s",
-                 strncmp(a->backend->name, "cuda", 4) == 0 ? "cudaErrorMemoryAllocation"
-                                                             : "cuda-out-of-memory");
+                 a->backend->kind == BACKEND_CUDA ? "cudaErrorMemoryAllocation"
+                                                   : "cuda-out-of-memory");
     return STATUS_OUT_OF_MEMORY;
 }
 

@@ -96,7 +96,7 @@ static void nccl_close(Collective *c) {
 
 static int all_cuda(Device *const *devices, int count) {
     for (int r = 0; r < count; r++)
-        if (strncmp(devices[r]->name, "cuda:", 5) != 0) return 0;
+        if (devices[r]->backend->kind != BACKEND_CUDA) return 0;
     return 1;
 }
 

@@ -62,9 +62,14 @@ typedef struct Pool2dGeometry {
     int pad_top, pad_left;
 } Pool2dGeometry;
 
+// Which implementation fills a table, for the few places that must treat a GPU differently
+// (NCCL collectives, the CUDA error name an OOM carries); the name is for people.
+typedef enum BackendKind { BACKEND_CPU, BACKEND_CUDA } BackendKind;
+
 typedef struct Backend Backend;
 struct Backend {
     const char *name;   // "cpu", "cuda:0"
+    BackendKind kind;
     void *impl;         // backend-private state
 
     // ---- memory ----
@@ -95,9 +100,7 @@ struct Backend {
     // may still be reading when copy_to_device returns, each buffer carries a fence:
     // pinned_fence after queuing the copies that read it, and pinned_wait (from any
     // thread: a prefetch thread refills the buffer) before writing to it again; a buffer
-    // never fenced is ready. Both backends fill these four; they are not in
-    // kernels/backend.c's checklist (test_cuda_parity.c walks that list) but are checked
-    // CPU against CUDA by tests/gpu/test_cuda_pinned_staging.c.
+    // never fenced is ready. Both backends fill these four (see BACKEND_OTHER_OPS below).
     int (*pinned_alloc)(const Backend *b, size_t bytes, void **ptr, Status *st);
     void (*pinned_free)(const Backend *b, void *ptr);
     int (*pinned_fence)(const Backend *b, void *ptr, Status *st);
@@ -240,7 +243,29 @@ struct Backend {
                        size_t n, const AdamHyper *h, Status *st);
 };
 
-// How many ops of the table are NULL; their names, comma-separated, into `names`.
+// The ops every backend must fill, listed once: kernels/backend.c's completeness check and
+// tests/gpu/test_cuda_parity.c's coverage check both expand this list, so an op added here
+// is required of every backend and fails the parity test until it has a case there.
+#define BACKEND_OPS(X)                                                                         \
+    X(raw_alloc) X(raw_free) X(total_memory) X(copy_to_device) X(copy_to_host)                 \
+    X(copy_on_device) X(fill) X(synchronize) X(gather_samples) X(gemm) X(add_bias_rows)        \
+    X(sum_rows) X(accumulate) X(activation_forward) X(activation_backward) X(dropout_forward)  \
+    X(dropout_backward) X(softmax_cross_entropy_forward) X(softmax_cross_entropy_backward)     \
+    X(mse_forward) X(mse_backward) X(batchnorm_forward_training)                               \
+    X(batchnorm_forward_inference) X(batchnorm_backward) X(conv2d_workspace_size)              \
+    X(conv2d_forward) X(conv2d_backward_data) X(conv2d_backward_filter) X(maxpool_forward)     \
+    X(maxpool_backward) X(avgpool_forward) X(avgpool_backward) X(sgd_update) X(adam_update)
+
+// The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
+// meaningful: make_current and range_push/pop are NULL on the CPU by design, and the
+// pinned_* ops (filled by both backends) are checked CPU against CUDA by
+// tests/gpu/test_cuda_pinned_staging.c rather than the parity test. kernels/backend.c
+// asserts that the two lists together name every slot of the table.
+#define BACKEND_OTHER_OPS(X)                                                                   \
+    X(make_current) X(range_push) X(range_pop) X(pinned_alloc) X(pinned_free) X(pinned_fence) \
+    X(pinned_wait)
+
+// How many ops of BACKEND_OPS are NULL; their names, comma-separated, into `names`.
 int backend_missing_ops(const Backend *b, char *names, size_t size);
 
 // The CPU backend; `threads` <= 0 lets OpenBLAS choose.

@@ -153,7 +153,7 @@ static int print_largest_batch(const Graph *g, const Device *device, const Memor
         snprintf(why, sizeof why, "%s total %s less %.0f%% for what the allocator does not see%s",
                  device->name, alloc_format_bytes(total, total_text, sizeof total_text),
                  100.0 * MEMORY_PLAN_DEVICE_MARGIN,
-                 strcmp(b->name, "cpu") == 0
+                 b->kind == BACKEND_CPU
                      ? ""
                      : " (CUDA context, cuBLAS/cuDNN); memory other processes use is not "
                        "known to the plan");

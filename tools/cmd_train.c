@@ -195,7 +195,7 @@ static int open_replica_devices(const Command *cmd, const ParsedArgs *args, Repl
     }
     TRY(open_device_from_args(cmd, args, &r->devices[0], st));
     r->devices_open = 1;
-    if (replicas_given && strcmp(r->devices[0].name, "cpu") != 0) {
+    if (replicas_given && r->devices[0].backend->kind != BACKEND_CPU) {
         status_fail(st, STATUS_BAD_INPUT, "--replicas runs replicas on the CPU, but the device "
                     "is %s", r->devices[0].name);
         status_hint(st, "on GPUs, list them with --gpus 0,1; or add --device cpu");

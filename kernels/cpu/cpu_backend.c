@@ -65,6 +65,7 @@ static int cpu_pinned_wait(const Backend *b, void *ptr, Status *st) { return 0; 
 
 static const Backend cpu_backend_table = {
     .name = "cpu",
+    .kind = BACKEND_CPU,
     .raw_alloc = cpu_raw_alloc,
     .raw_free = cpu_raw_free,
     .total_memory = cpu_total_memory,

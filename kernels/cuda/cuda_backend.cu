@@ -263,6 +263,7 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
         return rc == STATUS_RUNTIME_ERROR ? (st->code = STATUS_NO_DEVICE) : rc;
     }
     table->name = ctx->name;
+    table->kind = BACKEND_CUDA;
     table->impl = ctx;
     table->raw_alloc = cuda_raw_alloc;
     table->raw_free = cuda_raw_free;
