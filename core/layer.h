@@ -91,6 +91,9 @@ struct LayerKind {
     int input_count;                 // 0 for input, 1 for most layers, LAYER_INPUTS_VARIADIC
     int is_loss;
     int output_is_view;              // output shares the input's memory (no allocation)
+    // Forward statistics span the whole pass (batchnorm): splitting a step into
+    // micro-batches changes what it computes, so the split is announced.
+    int normalises_over_batch;
     // Read the statement's attributes into l->config (keys are already checked).
     int (*configure)(Layer *l, const ModelStatement *s, Status *st);
     // From the inputs' shapes, set out_shape, out_dtype and the params' shapes.

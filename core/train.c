@@ -68,9 +68,9 @@ static void notice(const TrainRun *run, const char *fmt, ...) {
     run->hooks->on_notice(run->hooks->user, line);
 }
 
-static int graph_has_kind(const Graph *g, const char *kind) {
+static int graph_normalises_over_batch(const Graph *g) {
     for (int i = 0; i < g->count; i++)
-        if (strcmp(g->layers[i]->kind->name, kind) == 0) return 1;
+        if (g->layers[i]->kind->normalises_over_batch) return 1;
     return 0;
 }
 
@@ -203,7 +203,7 @@ static void report_split(TrainRun *run) {
     int passes = (share + run->micro_batch - 1) / run->micro_batch;
     notice(run, "%s: continuing as %d micro-batches of %d%s %s", run->split_cause, passes,
            run->micro_batch,
-           graph_has_kind(run->replicas[0].graph, "batchnorm")
+           graph_normalises_over_batch(run->replicas[0].graph)
                ? "; batchnorm layers now normalise over each micro-batch" : "",
            run->split_memory);
     run->reported_split = 1;

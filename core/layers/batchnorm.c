@@ -141,6 +141,7 @@ const LayerKind layer_batchnorm = {
     .keys = batchnorm_keys,
     .takes_act = 1,
     .input_count = 1,
+    .normalises_over_batch = 1,
     .configure = batchnorm_configure,
     .infer = batchnorm_infer,
     .allocate = batchnorm_allocate,
