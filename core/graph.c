@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/layers/loss_common.h"
 #include "base/suggest.h"
 
 const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
@@ -540,7 +539,8 @@ void graph_free(Graph *g) {
 
 // ---- facts about a built graph ----------------------------------------------------------
 
-int graph_classes(const Graph *g) { return loss_classes(g->loss); }
+// Every loss outputs one score per class (loss_infer_scores).
+int graph_classes(const Graph *g) { return g->loss->out_shape.dims[0]; }
 
 // Trainable parameters only, as PyTorch's sum(p.numel() for p in model.parameters()):
 // buffers such as batchnorm's running statistics are not counted.
@@ -745,7 +745,7 @@ int graph_reset_loss_sums(Graph *g, const Backend *b, Status *st) {
 }
 
 int graph_add_loss_sums(Graph *g, const Backend *b, int count, int into_step, Status *st) {
-    const LossState *state = g->loss->state;
+    const LossRows *state = g->loss->kind->loss_rows(g->loss);
     float *sums = tensor_f32(&g->loss_sums) + (into_step ? 2 : 0);
     TRY(b->sum_rows(b, sums, tensor_f32(&state->row_loss), count, 1, 1.0f, st));
     return b->sum_rows(b, sums + 1, tensor_f32(&state->row_correct), count, 1, 1.0f, st);
@@ -772,7 +772,7 @@ int graph_read_loss_sums(const Graph *g, const Backend *b, double *loss_sum, dou
 
 int graph_read_loss(const Graph *g, const Backend *b, int count, double *loss_sum,
                     double *correct, Status *st) {
-    const LossState *state = g->loss->state;
+    const LossRows *state = g->loss->kind->loss_rows(g->loss);
     float stack_loss[1024], stack_correct[1024];
     float *host_loss = count <= 1024 ? stack_loss : malloc((size_t)count * sizeof(float));
     float *host_correct = count <= 1024 ? stack_correct : malloc((size_t)count * sizeof(float));

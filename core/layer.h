@@ -60,6 +60,13 @@ typedef struct LayerContext {
 typedef struct Layer Layer;
 typedef struct LayerKind LayerKind;
 
+// What a loss layer's last forward left on the device, one value per sample, so that the
+// graph can sum and read them without knowing how the kind keeps its state.
+typedef struct LossRows {
+    Tensor row_loss;     // [batch] loss of each sample
+    Tensor row_correct;  // [batch] 1 where argmax == label
+} LossRows;
+
 struct Layer {
     const LayerKind *kind;
     char name[LAYER_NAME_MAX];
@@ -115,6 +122,8 @@ struct LayerKind {
     const char *(*variant)(const Layer *l);
     // Optional: floating-point operations per sample in forward, for `trainer check`.
     double (*flops)(const Layer *l);
+    // Required of losses: the per-sample rows the last forward wrote.
+    const LossRows *(*loss_rows)(const Layer *l);
 };
 
 // Registry (core/layers/registry.c).

@@ -23,7 +23,7 @@ int loss_infer_scores(Layer *l, int min_classes, Status *st) {
 }
 
 int loss_allocate_rows(Layer *l, const LayerContext *ctx, int batch, Status *st) {
-    LossState *state = l->state;
+    LossRows *state = l->state;
     if (!state) {
         state = calloc(1, sizeof *state);
         if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
@@ -47,7 +47,7 @@ int loss_planned_rows(const Layer *l, const Backend *b, int batch, size_t *state
 }
 
 void loss_release_rows(Layer *l) {
-    LossState *state = l->state;
+    LossRows *state = l->state;
     if (state) {
         tensor_free(&state->row_loss);
         tensor_free(&state->row_correct);
@@ -55,3 +55,5 @@ void loss_release_rows(Layer *l) {
     free(state);
     l->state = NULL;
 }
+
+const LossRows *loss_state_rows(const Layer *l) { return l->state; }

@@ -9,7 +9,7 @@ static int mse_configure(Layer *l, const ModelStatement *s, Status *st) { return
 static int mse_infer(Layer *l, Status *st) { return loss_infer_scores(l, 1, st); }
 
 static int mse_forward(Layer *l, const LayerContext *ctx, Status *st) {
-    LossState *state = l->state;
+    LossRows *state = l->state;
     return ctx->backend->mse_forward(ctx->backend, tensor_f32(&l->inputs[0]->output), ctx->labels,
                                      ctx->batch, loss_classes(l), tensor_f32(&state->row_loss),
                                      tensor_f32(&state->row_correct), st);
@@ -36,4 +36,5 @@ const LayerKind layer_loss_mse = {
     .forward = mse_forward,
     .backward = mse_backward,
     .release = loss_release_rows,
+    .loss_rows = loss_state_rows,
 };

@@ -10,7 +10,7 @@ static int xent_configure(Layer *l, const ModelStatement *s, Status *st) { retur
 static int xent_infer(Layer *l, Status *st) { return loss_infer_scores(l, 2, st); }
 
 static int xent_forward(Layer *l, const LayerContext *ctx, Status *st) {
-    LossState *state = l->state;
+    LossRows *state = l->state;
     return ctx->backend->softmax_cross_entropy_forward(
         ctx->backend, tensor_f32(&l->inputs[0]->output), ctx->labels, ctx->batch, loss_classes(l),
         tensor_f32(&l->output), tensor_f32(&state->row_loss), tensor_f32(&state->row_correct), st);
@@ -36,4 +36,5 @@ const LayerKind layer_loss_softmax_cross_entropy = {
     .forward = xent_forward,
     .backward = xent_backward,
     .release = loss_release_rows,
+    .loss_rows = loss_state_rows,
 };
