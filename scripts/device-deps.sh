@@ -13,7 +13,8 @@
 # (`set -euo pipefail`).
 
 _device_deps_packages=(libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev
-                       libgfortran5 libpng-dev libpng16-16 zlib1g-dev dataset-fashion-mnist)
+                       libgfortran5 libpng-dev libpng16-16 zlib1g-dev libcjson-dev libcjson1
+                       dataset-fashion-mnist)
 
 _device_deps_download() {
   local debs=$1/debs

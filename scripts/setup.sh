@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build gcc g++ clang pkg-config libopenblas-dev zlib1g-dev libpng-dev
-          dataset-fashion-mnist python3)
+          libcjson-dev dataset-fashion-mnist python3)
 if [ "${1:-}" = "--bench" ]; then packages+=(python3-torch python3-numpy); fi
 
 missing=()

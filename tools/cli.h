@@ -85,6 +85,14 @@ extern const Command explain_command, doctor_command, lab_command;
 struct DoctorReport;
 void doctor_print_versions(const struct DoctorReport *r, FILE *out);
 
+// JSON output (tools/json.c). A string from json_text is valid UTF-8 whatever the bytes
+// given (invalid ones become U+FFFD); NULL text is JSON null.
+struct cJSON;
+struct cJSON *json_text(const char *text);
+void json_add_text(struct cJSON *object, const char *key, const char *text);
+// The item and a newline; `lines`: the outermost object's or array's items one per line.
+void json_print(FILE *out, const struct cJSON *item, int lines);
+
 // Progress bar on a terminal (tools/progress.c).
 typedef struct ProgressBar {
     FILE *out;

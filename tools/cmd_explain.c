@@ -2,9 +2,11 @@
 // TensorFlow message, means, what usually causes it, how to confirm and fix it, how the
 // two frameworks word it, and the facts of this machine that bear on it. ERROR is a name
 // (cudaErrorInvalidDevice, CUDA_ERROR_INVALID_DEVICE), a code (cuda:101, cudnn:9 in
-// cuDNN 8 numbering, 101) or a pasted message; the text comes from core/error_catalog.c.
+// cuDNN 8 numbering, 101) or a pasted message; the text comes from base/error_catalog.c.
 #include <stdio.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "base/error_catalog.h"
 #include "diagnostics/machine_facts.h"
@@ -128,68 +130,59 @@ static void print_list(void) {
 
 // ---- JSON -------------------------------------------------------------------------------
 
-static void print_json_string(const char *text) {
-    putchar('"');
-    for (const unsigned char *c = (const unsigned char *)(text ? text : ""); *c; c++) {
-        if (*c == '"' || *c == '\\') printf("\\%c", *c);
-        else if (*c == '\n') fputs("\\n", stdout);
-        else if (*c < 0x20) printf("\\u%04x", *c);
-        else putchar(*c);
-    }
-    putchar('"');
+static cJSON *json_strings(const char *const *texts, int count) {
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; i < count; i++) cJSON_AddItemToArray(list, json_text(texts[i]));
+    return list;
 }
 
-static void print_json_field(const char *key, const char *value, int last) {
-    printf("  \"%s\": ", key);
-    if (value) print_json_string(value);
-    else fputs("null", stdout);
-    fputs(last ? "\n" : ",\n", stdout);
+// The machine's facts: these are where bytes from the environment (CUDA_VISIBLE_DEVICES)
+// enter, which json_text makes valid UTF-8.
+static cJSON *json_machine_facts(const ErrorEntry *e) {
+    ErrorFacts facts;
+    error_catalog_machine_facts(e, &facts);
+    const char *lines[ERROR_FACTS_MAX];
+    for (int i = 0; i < facts.count; i++) lines[i] = facts.lines[i];
+    return json_strings(lines, facts.count);
 }
 
-static void print_json_entry(const ErrorEntry *e, int with_facts) {
+static cJSON *json_entry(const ErrorEntry *e, int with_facts) {
     char code[64];
     error_entry_code(e, code, sizeof code);
-    printf("{\n");
-    print_json_field("family", error_family_prefix(e->family), 0);
-    print_json_field("type", error_family_type(e->family), 0);
-    print_json_field("name", e->name, 0);
-    printf("  \"number\": %d,\n", e->number);
-    print_json_field("code", code, 0);
-    print_json_field("string", e->short_string, 0);
-    print_json_field("meaning", e->meaning, 0);
-    printf("  \"causes\": [");
-    for (int i = 0; i < ERROR_CAUSES_MAX && e->causes[i]; i++) {
-        fputs(i ? ", " : "", stdout);
-        print_json_string(e->causes[i]);
-    }
-    printf("],\n");
-    print_json_field("confirm", e->confirm, 0);
-    print_json_field("fix", e->fix, 0);
-    print_json_field("pytorch", e->pytorch, 0);
-    print_json_field("tensorflow", e->tensorflow, 0);
-    printf("  \"poisons_context\": %s,\n", e->poisons_context ? "true" : "false");
-    printf("  \"exit_code\": %d,\n", status_exit_code(&(Status){.code = e->status}));
-    print_json_field("related", e->related, !with_facts);
-    if (with_facts) {
-        ErrorFacts facts;
-        error_catalog_machine_facts(e, &facts);
-        printf("  \"machine\": [");
-        for (int i = 0; i < facts.count; i++) {
-            fputs(i ? ", " : "", stdout);
-            print_json_string(facts.lines[i]);
-        }
-        printf("]\n");
-    }
-    printf("}");
+    int causes = 0;
+    while (causes < ERROR_CAUSES_MAX && e->causes[causes]) causes++;
+    cJSON *entry = cJSON_CreateObject();
+    json_add_text(entry, "family", error_family_prefix(e->family));
+    json_add_text(entry, "type", error_family_type(e->family));
+    json_add_text(entry, "name", e->name);
+    cJSON_AddNumberToObject(entry, "number", e->number);
+    json_add_text(entry, "code", code);
+    json_add_text(entry, "string", e->short_string);
+    json_add_text(entry, "meaning", e->meaning);
+    cJSON_AddItemToObject(entry, "causes", json_strings(e->causes, causes));
+    json_add_text(entry, "confirm", e->confirm);
+    json_add_text(entry, "fix", e->fix);
+    json_add_text(entry, "pytorch", e->pytorch);
+    json_add_text(entry, "tensorflow", e->tensorflow);
+    cJSON_AddBoolToObject(entry, "poisons_context", e->poisons_context);
+    cJSON_AddNumberToObject(entry, "exit_code", status_exit_code(&(Status){.code = e->status}));
+    json_add_text(entry, "related", e->related);
+    if (with_facts) cJSON_AddItemToObject(entry, "machine", json_machine_facts(e));
+    return entry;
+}
+
+static void print_json_entry(const ErrorEntry *e) {
+    cJSON *entry = json_entry(e, 1);
+    json_print(stdout, entry, 1);
+    cJSON_Delete(entry);
 }
 
 static void print_json_list(void) {
-    printf("[");
-    for (int i = 0; i < error_catalog_count(); i++) {
-        fputs(i ? ",\n" : "\n", stdout);
-        print_json_entry(error_catalog_at(i), 0);
-    }
-    printf("\n]\n");
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; i < error_catalog_count(); i++)
+        cJSON_AddItemToArray(list, json_entry(error_catalog_at(i), 0));
+    json_print(stdout, list, 1);
+    cJSON_Delete(list);
 }
 
 // ---- failures ---------------------------------------------------------------------------
@@ -266,11 +259,7 @@ int run_explain(const Command *cmd, const ParsedArgs *args) {
     int count = error_catalog_search(text, found, MATCHES_MAX);
     if (count == 0) return unknown_failure(text);
     if (count > 1) return ambiguous_failure(text, found, count);
-    if (json) {
-        print_json_entry(found[0], 1);
-        putchar('\n');
-    } else {
-        print_entry(found[0]);
-    }
+    if (json) print_json_entry(found[0]);
+    else print_entry(found[0]);
     return 0;
 }
