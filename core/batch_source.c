@@ -119,9 +119,10 @@ int source_load(BatchSource *s, Graph *g, const Backend *b, const int32_t *indic
                 Status *st) {
     if (!s->on_device) return load_staged(s, g, b, indices, count, st);
     TRY(b->copy_to_device(b, s->indices.data, indices, (size_t)count * sizeof *indices, st));
-    return b->gather_samples(b, (const uint8_t *)s->images.data, (const uint8_t *)s->labels.data,
-                             (const int32_t *)s->indices.data, count,
-                             dataset_sample_size(s->dataset), 1.0f / 255.0f, s->classes,
+    GatherArgs gather = {.count = count, .sample_size = dataset_sample_size(s->dataset),
+                         .scale = 1.0f / 255.0f, .classes = s->classes};
+    return b->gather_samples(b, &gather, (const uint8_t *)s->images.data,
+                             (const uint8_t *)s->labels.data, (const int32_t *)s->indices.data,
                              tensor_f32(&g->input->output), (int32_t *)g->labels.data,
                              (int32_t *)s->first_bad_sample.data, st);
 }

@@ -66,6 +66,33 @@ typedef struct Pool2dGeometry {
 // (NCCL collectives, the CUDA error name an OOM carries); the name is for people.
 typedef enum BackendKind { BACKEND_CPU, BACKEND_CUDA } BackendKind;
 
+// C[m x n] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T, row-major; lda, ldb and
+// ldc are the row strides of A, B and C as stored (before op).
+typedef struct GemmArgs {
+    int transpose_a, transpose_b;
+    int m, n, k;
+    int lda, ldb, ldc;
+    float alpha, beta;
+} GemmArgs;
+
+// One batch normalisation over [n, channels, spatial] values. Each op reads the fields its
+// comment in the table names: momentum only batchnorm_forward_training, eps the two
+// forward ops, the flags only batchnorm_backward.
+typedef struct BatchnormArgs {
+    int n, channels, spatial;
+    float momentum, eps;
+    int batch_statistics, accumulate_dx, accumulate_params;
+} BatchnormArgs;
+
+// What gather_samples copies: count samples of sample_size bytes, scaled to floats, with
+// labels that must lie below classes.
+typedef struct GatherArgs {
+    int count;
+    size_t sample_size;
+    float scale;
+    int classes;
+} GatherArgs;
+
 typedef struct Backend Backend;
 struct Backend {
     const char *name;   // "cpu", "cuda:0"
@@ -108,23 +135,21 @@ struct Backend {
 
     // ---- data ----
     // A batch from a dataset held on the device as bytes: out_images[k] = images[indices[k]]
-    // * scale (sample_size values each) and out_labels[k] = labels[indices[k]]. Keeping the
-    // bytes on the device and gathering there moves 4 bytes per batch sample index across
-    // the bus instead of 4 bytes per pixel.
+    // * g->scale (g->sample_size values each) and out_labels[k] = labels[indices[k]] for
+    // k < g->count. Keeping the bytes on the device and gathering there moves 4 bytes per
+    // batch sample index across the bus instead of 4 bytes per pixel.
     // Labels are checked on the way, so that a bad one never reaches a loss kernel (where
     // PyTorch would stop with "device-side assert triggered"): a label >= classes is written
     // as 0 and *first_bad_sample (device memory) becomes the smallest dataset index with
     // such a label, for the host to read at its next sync; untouched when all are valid.
-    int (*gather_samples)(const Backend *b, const uint8_t *images, const uint8_t *labels,
-                          const int32_t *indices, int count, size_t sample_size, float scale,
-                          int classes, float *out_images, int32_t *out_labels,
-                          int32_t *first_bad_sample, Status *st);
+    int (*gather_samples)(const Backend *b, const GatherArgs *g, const uint8_t *images,
+                          const uint8_t *labels, const int32_t *indices, float *out_images,
+                          int32_t *out_labels, int32_t *first_bad_sample, Status *st);
 
     // ---- linear algebra ----
-    // C[m x n] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T, row-major.
-    int (*gemm)(const Backend *b, int transpose_a, int transpose_b, int m, int n, int k,
-                float alpha, const float *a, int lda, const float *bm, int ldb, float beta,
-                float *c, int ldc, Status *st);
+    // C = alpha * op(A) op(B) + beta * C as GemmArgs describes.
+    int (*gemm)(const Backend *b, const GemmArgs *g, const float *a, const float *bm, float *c,
+                Status *st);
     // y[r][c] += bias[c] for every row.
     int (*add_bias_rows)(const Backend *b, float *y, const float *bias, int rows, int cols,
                          Status *st);
@@ -178,29 +203,26 @@ struct Backend {
     // running = (1 - momentum) * running + momentum * batch statistic, with the unbiased
     // variance. With one value per channel (n * spatial == 1) the unbiased variance is
     // undefined; the running statistics are then left unchanged.
-    int (*batchnorm_forward_training)(const Backend *b, const float *x, float *y,
-                                      const float *gamma, const float *beta, float *running_mean,
-                                      float *running_var, float *save_mean, float *save_invstd,
-                                      int n, int channels, int spatial, float momentum, float eps,
-                                      Status *st);
+    int (*batchnorm_forward_training)(const Backend *b, const BatchnormArgs *a, const float *x,
+                                      float *y, const float *gamma, const float *beta,
+                                      float *running_mean, float *running_var, float *save_mean,
+                                      float *save_invstd, Status *st);
     // Evaluation: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta. Unless
     // NULL, save_mean and save_invstd receive running_mean and 1/sqrt(running_var + eps), so
     // batchnorm_backward can differentiate through the fixed statistics.
-    int (*batchnorm_forward_inference)(const Backend *b, const float *x, float *y,
-                                       const float *gamma, const float *beta,
+    int (*batchnorm_forward_inference)(const Backend *b, const BatchnormArgs *a, const float *x,
+                                       float *y, const float *gamma, const float *beta,
                                        const float *running_mean, const float *running_var,
-                                       float *save_mean, float *save_invstd, int n, int channels,
-                                       int spatial, float eps, Status *st);
+                                       float *save_mean, float *save_invstd, Status *st);
     // dgamma = sum dy * xhat and dbeta = sum dy per channel (added to when
     // accumulate_params); dx = (accumulate_dx ? dx : 0) + the input gradient, or skipped when
     // dx is NULL. batch_statistics: 1 when save_mean/save_invstd came from this batch
     // (training; the gradient also flows through them), 0 when they were fixed
     // (evaluation: dx = dy * gamma * invstd).
-    int (*batchnorm_backward)(const Backend *b, const float *x, const float *dy,
-                              const float *gamma, const float *save_mean,
+    int (*batchnorm_backward)(const Backend *b, const BatchnormArgs *a, const float *x,
+                              const float *dy, const float *gamma, const float *save_mean,
                               const float *save_invstd, float *dx, float *dgamma, float *dbeta,
-                              int n, int channels, int spatial, int batch_statistics,
-                              int accumulate_dx, int accumulate_params, Status *st);
+                              Status *st);
 
     // ---- convolution and pooling (NCHW) ----
     // Scratch bytes the conv2d ops want for g->batch samples. The caller allocates it

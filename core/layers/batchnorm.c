@@ -106,30 +106,34 @@ static int batchnorm_forward(Layer *l, const LayerContext *ctx, Status *st) {
     BatchnormState *state = l->state;
     const float *x = tensor_f32(&l->inputs[0]->output);
     float *y = tensor_f32(&l->output);
-    int channels = batchnorm_channels(l), spatial = batchnorm_spatial(l);
     state->batch_statistics = ctx->training != 0;
+    BatchnormArgs args = {.n = ctx->batch, .channels = batchnorm_channels(l),
+                          .spatial = batchnorm_spatial(l), .momentum = config->momentum,
+                          .eps = config->eps};
     if (ctx->training)
         return b->batchnorm_forward_training(
-            b, x, y, param_f32(l, BN_GAMMA), param_f32(l, BN_BETA), param_f32(l, BN_RUNNING_MEAN),
-            param_f32(l, BN_RUNNING_VAR), tensor_f32(&state->save_mean),
-            tensor_f32(&state->save_invstd), ctx->batch, channels, spatial, config->momentum,
-            config->eps, st);
+            b, &args, x, y, param_f32(l, BN_GAMMA), param_f32(l, BN_BETA),
+            param_f32(l, BN_RUNNING_MEAN), param_f32(l, BN_RUNNING_VAR),
+            tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), st);
     return b->batchnorm_forward_inference(
-        b, x, y, param_f32(l, BN_GAMMA), param_f32(l, BN_BETA), param_f32(l, BN_RUNNING_MEAN),
-        param_f32(l, BN_RUNNING_VAR), tensor_f32(&state->save_mean),
-        tensor_f32(&state->save_invstd), ctx->batch, channels, spatial, config->eps, st);
+        b, &args, x, y, param_f32(l, BN_GAMMA), param_f32(l, BN_BETA),
+        param_f32(l, BN_RUNNING_MEAN), param_f32(l, BN_RUNNING_VAR),
+        tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), st);
 }
 
 static int batchnorm_backward(Layer *l, const LayerContext *ctx, Status *st) {
     const Backend *b = ctx->backend;
     const BatchnormState *state = l->state;
     float *dx = l->input_needs_grad[0] ? tensor_f32(&l->inputs[0]->grad) : NULL;
+    BatchnormArgs args = {.n = ctx->batch, .channels = batchnorm_channels(l),
+                          .spatial = batchnorm_spatial(l),
+                          .batch_statistics = state->batch_statistics,
+                          .accumulate_dx = l->input_grad_accumulate[0],
+                          .accumulate_params = ctx->accumulate_param_grads};
     return b->batchnorm_backward(
-        b, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->grad), param_f32(l, BN_GAMMA),
-        tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), dx,
-        tensor_f32(&l->params[BN_GAMMA].grad), tensor_f32(&l->params[BN_BETA].grad), ctx->batch,
-        batchnorm_channels(l), batchnorm_spatial(l), state->batch_statistics,
-        l->input_grad_accumulate[0], ctx->accumulate_param_grads, st);
+        b, &args, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->grad),
+        param_f32(l, BN_GAMMA), tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd),
+        dx, tensor_f32(&l->params[BN_GAMMA].grad), tensor_f32(&l->params[BN_BETA].grad), st);
 }
 
 // Evaluation cost: one multiply-add per value (scale and shift folded per channel).

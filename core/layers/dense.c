@@ -58,8 +58,10 @@ static int dense_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const DenseConfig *config = l->config;
     int inputs = l->inputs[0]->out_shape.dims[0];
     float *y = tensor_f32(&l->output);
-    TRY(b->gemm(b, 0, 1, ctx->batch, config->units, inputs, 1.0f, tensor_f32(&l->inputs[0]->output),
-                inputs, tensor_f32(&l->params[0].value), inputs, 0.0f, y, config->units, st));
+    GemmArgs xwt = {.transpose_b = 1, .m = ctx->batch, .n = config->units, .k = inputs,
+                    .lda = inputs, .ldb = inputs, .ldc = config->units, .alpha = 1.0f, .beta = 0.0f};
+    TRY(b->gemm(b, &xwt, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].value), y,
+                st));
     if (config->bias)
         TRY(b->add_bias_rows(b, y, tensor_f32(&l->params[1].value), ctx->batch, config->units, st));
     return 0;
@@ -72,18 +74,21 @@ static int dense_backward(Layer *l, const LayerContext *ctx, Status *st) {
     const float *dy = tensor_f32(&l->grad);
     float param_beta = ctx->accumulate_param_grads ? 1.0f : 0.0f;
     // dW[units, inputs] = dy^T x
-    TRY(b->gemm(b, 1, 0, config->units, inputs, ctx->batch, 1.0f, dy, config->units,
-                tensor_f32(&l->inputs[0]->output), inputs, param_beta,
-                tensor_f32(&l->params[0].grad), inputs, st));
+    GemmArgs dyt_x = {.transpose_a = 1, .m = config->units, .n = inputs, .k = ctx->batch,
+                      .lda = config->units, .ldb = inputs, .ldc = inputs, .alpha = 1.0f,
+                      .beta = param_beta};
+    TRY(b->gemm(b, &dyt_x, dy, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].grad),
+                st));
     if (config->bias)
         TRY(b->sum_rows(b, tensor_f32(&l->params[1].grad), dy, ctx->batch, config->units,
                         param_beta, st));
     if (!l->input_needs_grad[0]) return 0;
     // dx[batch, inputs] = dy W
-    return b->gemm(b, 0, 0, ctx->batch, inputs, config->units, 1.0f, dy, config->units,
-                   tensor_f32(&l->params[0].value), inputs,
-                   l->input_grad_accumulate[0] ? 1.0f : 0.0f, tensor_f32(&l->inputs[0]->grad),
-                   inputs, st);
+    GemmArgs dy_w = {.m = ctx->batch, .n = inputs, .k = config->units, .lda = config->units,
+                     .ldb = inputs, .ldc = inputs, .alpha = 1.0f,
+                     .beta = l->input_grad_accumulate[0] ? 1.0f : 0.0f};
+    return b->gemm(b, &dy_w, dy, tensor_f32(&l->params[0].value), tensor_f32(&l->inputs[0]->grad),
+                   st);
 }
 
 static double dense_flops(const Layer *l) {

@@ -35,10 +35,12 @@ static void normalise_channel(const float *x, float *y, int n, int c, int channe
     }
 }
 
-int cpu_batchnorm_forward_training(const Backend *b, const float *x, float *y, const float *gamma,
-                                   const float *beta, float *running_mean, float *running_var,
-                                   float *save_mean, float *save_invstd, int n, int channels,
-                                   int spatial, float momentum, float eps, Status *st) {
+int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a, const float *x,
+                                   float *y, const float *gamma, const float *beta,
+                                   float *running_mean, float *running_var, float *save_mean,
+                                   float *save_invstd, Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
+    float momentum = a->momentum, eps = a->eps;
     TRY(check_sizes(n, channels, spatial, st));
     double m = (double)n * (double)spatial;
     for (int c = 0; c < channels; c++) {
@@ -72,10 +74,12 @@ int cpu_batchnorm_forward_training(const Backend *b, const float *x, float *y, c
     return 0;
 }
 
-int cpu_batchnorm_forward_inference(const Backend *b, const float *x, float *y, const float *gamma,
-                                    const float *beta, const float *running_mean,
-                                    const float *running_var, float *save_mean, float *save_invstd,
-                                    int n, int channels, int spatial, float eps, Status *st) {
+int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a, const float *x,
+                                    float *y, const float *gamma, const float *beta,
+                                    const float *running_mean, const float *running_var,
+                                    float *save_mean, float *save_invstd, Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
+    float eps = a->eps;
     TRY(check_sizes(n, channels, spatial, st));
     for (int c = 0; c < channels; c++) {
         float invstd = (float)(1.0 / sqrt((double)running_var[c] + (double)eps));
@@ -91,11 +95,13 @@ int cpu_batchnorm_forward_inference(const Backend *b, const float *x, float *y, 
 //   Fixed statistics: dx = dy * gamma * invstd.
 //   Batch statistics, where mean and invstd depend on every x of the channel:
 //   dx = gamma * invstd / m * (m * dy - dbeta - xhat * dgamma).
-int cpu_batchnorm_backward(const Backend *b, const float *x, const float *dy, const float *gamma,
-                           const float *save_mean, const float *save_invstd, float *dx,
-                           float *dgamma, float *dbeta, int n, int channels, int spatial,
-                           int batch_statistics, int accumulate_dx, int accumulate_params,
+int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const float *x,
+                           const float *dy, const float *gamma, const float *save_mean,
+                           const float *save_invstd, float *dx, float *dgamma, float *dbeta,
                            Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
+    int batch_statistics = a->batch_statistics, accumulate_dx = a->accumulate_dx;
+    int accumulate_params = a->accumulate_params;
     TRY(check_sizes(n, channels, spatial, st));
     double m = (double)n * (double)spatial;
     for (int c = 0; c < channels; c++) {

@@ -234,11 +234,13 @@ int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x
         // One sample's GEMM output is already in y's layout: write it there directly.
         float *out = samples == 1 ? sample_y : col + z.rows * columns;
         im2col(g, x, n0, samples, col);
+        GemmArgs product = {.m = z.group_filters, .n = (int)columns, .k = (int)z.group_rows,
+                            .lda = (int)z.group_rows, .ldb = (int)columns, .ldc = (int)columns,
+                            .alpha = 1.0f, .beta = 0.0f};
         for (int group = 0; group < g->groups; group++)
-            TRY(cpu_gemm(b, 0, 0, z.group_filters, (int)columns, (int)z.group_rows, 1.0f,
-                         w + (size_t)group * z.group_filters * z.group_rows, (int)z.group_rows,
-                         col + group * z.group_rows * columns, (int)columns, 0.0f,
-                         out + (size_t)group * z.group_filters * columns, (int)columns, st));
+            TRY(cpu_gemm(b, &product, w + (size_t)group * z.group_filters * z.group_rows,
+                         col + group * z.group_rows * columns,
+                         out + (size_t)group * z.group_filters * columns, st));
         // [F][S][P] -> [S][F][P], adding the bias (in place when samples == 1).
         if (samples > 1 || bias) {
             Chunk k = {.g = g, .n0 = n0, .samples = samples, .from = out, .to = y, .bias = bias};
@@ -268,11 +270,13 @@ int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const fl
         int samples = g->batch - n0 < chunk ? g->batch - n0 : chunk;
         size_t columns = (size_t)samples * z.pixels;
         const float *dyf = chunk_dy_filter_major(g, &z, dy, n0, samples, dcol + z.rows * columns);
+        GemmArgs product = {.transpose_a = 1, .m = (int)z.group_rows, .n = (int)columns,
+                            .k = z.group_filters, .lda = (int)z.group_rows, .ldb = (int)columns,
+                            .ldc = (int)columns, .alpha = 1.0f, .beta = 0.0f};
         for (int group = 0; group < g->groups; group++)
-            TRY(cpu_gemm(b, 1, 0, (int)z.group_rows, (int)columns, z.group_filters, 1.0f,
-                         w + (size_t)group * z.group_filters * z.group_rows, (int)z.group_rows,
-                         dyf + (size_t)group * z.group_filters * columns, (int)columns, 0.0f,
-                         dcol + group * z.group_rows * columns, (int)columns, st));
+            TRY(cpu_gemm(b, &product, w + (size_t)group * z.group_filters * z.group_rows,
+                         dyf + (size_t)group * z.group_filters * columns,
+                         dcol + group * z.group_rows * columns, st));
         col2im(g, dcol, n0, samples, dx, accumulate);
     }
     return 0;
@@ -294,12 +298,13 @@ int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const 
         size_t columns = (size_t)samples * z.pixels;
         const float *dyf = chunk_dy_filter_major(g, &z, dy, n0, samples, col + z.rows * columns);
         im2col(g, x, n0, samples, col);
+        GemmArgs product = {.transpose_b = 1, .m = z.group_filters, .n = (int)z.group_rows,
+                            .k = (int)columns, .lda = (int)columns, .ldb = (int)columns,
+                            .ldc = (int)z.group_rows, .alpha = 1.0f, .beta = 1.0f};
         for (int group = 0; group < g->groups; group++)
-            TRY(cpu_gemm(b, 0, 1, z.group_filters, (int)z.group_rows, (int)columns, 1.0f,
-                         dyf + (size_t)group * z.group_filters * columns, (int)columns,
-                         col + group * z.group_rows * columns, (int)columns, 1.0f,
-                         dw + (size_t)group * z.group_filters * z.group_rows, (int)z.group_rows,
-                         st));
+            TRY(cpu_gemm(b, &product, dyf + (size_t)group * z.group_filters * columns,
+                         col + group * z.group_rows * columns,
+                         dw + (size_t)group * z.group_filters * z.group_rows, st));
         if (!dbias) continue;
         for (int f = 0; f < g->out_channels; f++) {
             // Four partial sums: a long single float sum loses digits, and this vectorizes.

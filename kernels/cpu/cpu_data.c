@@ -1,9 +1,11 @@
 #include "kernels/cpu/cpu_ops.h"
 
-int cpu_gather_samples(const Backend *b, const uint8_t *images, const uint8_t *labels,
-                       const int32_t *indices, int count, size_t sample_size, float scale,
-                       int classes, float *out_images, int32_t *out_labels,
-                       int32_t *first_bad_sample, Status *st) {
+int cpu_gather_samples(const Backend *b, const GatherArgs *g, const uint8_t *images,
+                       const uint8_t *labels, const int32_t *indices, float *out_images,
+                       int32_t *out_labels, int32_t *first_bad_sample, Status *st) {
+    int count = g->count, classes = g->classes;
+    size_t sample_size = g->sample_size;
+    float scale = g->scale;
     for (int k = 0; k < count; k++) {
         const uint8_t *src = images + (size_t)indices[k] * sample_size;
         float *dst = out_images + (size_t)k * sample_size;

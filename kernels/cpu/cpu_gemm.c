@@ -2,12 +2,11 @@
 
 #include "kernels/cpu/cpu_ops.h"
 
-int cpu_gemm(const Backend *b, int transpose_a, int transpose_b, int m, int n, int k, float alpha,
-             const float *a, int lda, const float *bm, int ldb, float beta, float *c, int ldc,
+int cpu_gemm(const Backend *b, const GemmArgs *g, const float *a, const float *bm, float *c,
              Status *st) {
-    cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
-                transpose_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, bm, ldb, beta, c,
-                ldc);
+    cblas_sgemm(CblasRowMajor, g->transpose_a ? CblasTrans : CblasNoTrans,
+                g->transpose_b ? CblasTrans : CblasNoTrans, g->m, g->n, g->k, g->alpha, a, g->lda,
+                bm, g->ldb, g->beta, c, g->ldc);
     return 0;
 }
 

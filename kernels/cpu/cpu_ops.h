@@ -7,14 +7,12 @@
 #include "kernels/backend.h"
 
 // cpu_data.c
-int cpu_gather_samples(const Backend *b, const uint8_t *images, const uint8_t *labels,
-                       const int32_t *indices, int count, size_t sample_size, float scale,
-                       int classes, float *out_images, int32_t *out_labels,
-                       int32_t *first_bad_sample, Status *st);
+int cpu_gather_samples(const Backend *b, const GatherArgs *g, const uint8_t *images,
+                       const uint8_t *labels, const int32_t *indices, float *out_images,
+                       int32_t *out_labels, int32_t *first_bad_sample, Status *st);
 
 // cpu_gemm.c
-int cpu_gemm(const Backend *b, int transpose_a, int transpose_b, int m, int n, int k, float alpha,
-             const float *a, int lda, const float *bm, int ldb, float beta, float *c, int ldc,
+int cpu_gemm(const Backend *b, const GemmArgs *g, const float *a, const float *bm, float *c,
              Status *st);
 // Triple loop, double accumulation: what the BLAS path is tested against.
 void gemm_reference(int transpose_a, int transpose_b, int m, int n, int k, float alpha,
@@ -49,18 +47,17 @@ int cpu_mse_backward(const Backend *b, const float *predictions, const int32_t *
                      int classes, float scale, float *dpredictions, int accumulate, Status *st);
 
 // cpu_batchnorm.c
-int cpu_batchnorm_forward_training(const Backend *b, const float *x, float *y, const float *gamma,
-                                   const float *beta, float *running_mean, float *running_var,
-                                   float *save_mean, float *save_invstd, int n, int channels,
-                                   int spatial, float momentum, float eps, Status *st);
-int cpu_batchnorm_forward_inference(const Backend *b, const float *x, float *y, const float *gamma,
-                                    const float *beta, const float *running_mean,
-                                    const float *running_var, float *save_mean, float *save_invstd,
-                                    int n, int channels, int spatial, float eps, Status *st);
-int cpu_batchnorm_backward(const Backend *b, const float *x, const float *dy, const float *gamma,
-                           const float *save_mean, const float *save_invstd, float *dx,
-                           float *dgamma, float *dbeta, int n, int channels, int spatial,
-                           int batch_statistics, int accumulate_dx, int accumulate_params,
+int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a, const float *x,
+                                   float *y, const float *gamma, const float *beta,
+                                   float *running_mean, float *running_var, float *save_mean,
+                                   float *save_invstd, Status *st);
+int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a, const float *x,
+                                    float *y, const float *gamma, const float *beta,
+                                    const float *running_mean, const float *running_var,
+                                    float *save_mean, float *save_invstd, Status *st);
+int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const float *x,
+                           const float *dy, const float *gamma, const float *save_mean,
+                           const float *save_invstd, float *dx, float *dgamma, float *dbeta,
                            Status *st);
 
 // cpu_conv2d.c: im2col lowering onto the BLAS GEMM, several samples per GEMM.

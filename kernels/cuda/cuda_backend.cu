@@ -107,10 +107,12 @@ __global__ static void gather_samples_kernel(const uint8_t *images, const uint8_
     }
 }
 
-static int cuda_gather_samples(const Backend *b, const uint8_t *images, const uint8_t *labels,
-                               const int32_t *indices, int count, size_t sample_size, float scale,
-                               int classes, float *out_images, int32_t *out_labels,
-                               int32_t *first_bad_sample, Status *st) {
+static int cuda_gather_samples(const Backend *b, const GatherArgs *g, const uint8_t *images,
+                               const uint8_t *labels, const int32_t *indices, float *out_images,
+                               int32_t *out_labels, int32_t *first_bad_sample, Status *st) {
+    int count = g->count, classes = g->classes;
+    size_t sample_size = g->sample_size;
+    float scale = g->scale;
     if (count <= 0 || sample_size == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     size_t total = (size_t)count * sample_size;

@@ -223,12 +223,12 @@ static size_t bn_elements(int n, int channels, int spatial) {
     return (size_t)n * (size_t)channels * (size_t)spatial;
 }
 
-static int cuda_batchnorm_forward_training(const Backend *b, const float *x, float *y,
-                                           const float *gamma, const float *beta,
-                                           float *running_mean, float *running_var,
-                                           float *save_mean, float *save_invstd, int n,
-                                           int channels, int spatial, float momentum, float eps,
-                                           Status *st) {
+static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
+                                           const float *x, float *y, const float *gamma,
+                                           const float *beta, float *running_mean,
+                                           float *running_var, float *save_mean,
+                                           float *save_invstd, Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_forward_training", n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
     unsigned grid = channel_blocks(channels);
@@ -236,16 +236,17 @@ static int cuda_batchnorm_forward_training(const Backend *b, const float *x, flo
                       BN_SHARED_BYTES, bn_elements(n, channels, spatial), 64);
     batchnorm_forward_training_kernel<<<grid, BN_THREADS, 0, ctx->stream>>>(
         x, y, gamma, beta, running_mean, running_var, save_mean, save_invstd, n, channels,
-        spatial, momentum, eps);
+        spatial, a->momentum, a->eps);
     CUDA_CHECK_LAUNCH("batchnorm_forward_training_kernel");
     return 0;
 }
 
-static int cuda_batchnorm_forward_inference(const Backend *b, const float *x, float *y,
-                                            const float *gamma, const float *beta,
-                                            const float *running_mean, const float *running_var,
-                                            float *save_mean, float *save_invstd, int n,
-                                            int channels, int spatial, float eps, Status *st) {
+static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
+                                            const float *x, float *y, const float *gamma,
+                                            const float *beta, const float *running_mean,
+                                            const float *running_var, float *save_mean,
+                                            float *save_invstd, Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_forward_inference", n, channels, spatial, st));
     // Enough blocks along x to cover one channel's values (capped: grid-stride), and one
     // row of blocks per channel (capped at gridDim.y's limit: grid-stride too).
@@ -256,17 +257,16 @@ static int cuda_batchnorm_forward_inference(const Backend *b, const float *x, fl
                       bn_elements(n, channels, spatial), 64);
     batchnorm_forward_inference_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         x, y, gamma, beta, running_mean, running_var, save_mean, save_invstd, n, channels,
-        spatial, eps);
+        spatial, a->eps);
     CUDA_CHECK_LAUNCH("batchnorm_forward_inference_kernel");
     return 0;
 }
 
-static int cuda_batchnorm_backward(const Backend *b, const float *x, const float *dy,
-                                   const float *gamma, const float *save_mean,
+static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const float *x,
+                                   const float *dy, const float *gamma, const float *save_mean,
                                    const float *save_invstd, float *dx, float *dgamma,
-                                   float *dbeta, int n, int channels, int spatial,
-                                   int batch_statistics, int accumulate_dx,
-                                   int accumulate_params, Status *st) {
+                                   float *dbeta, Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_backward", n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
     unsigned grid = channel_blocks(channels);
@@ -274,7 +274,7 @@ static int cuda_batchnorm_backward(const Backend *b, const float *x, const float
                       bn_elements(n, channels, spatial), 64);
     batchnorm_backward_kernel<<<grid, BN_THREADS, 0, ctx->stream>>>(
         x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta, n, channels, spatial,
-        batch_statistics, accumulate_dx, accumulate_params);
+        a->batch_statistics, a->accumulate_dx, a->accumulate_params);
     CUDA_CHECK_LAUNCH("batchnorm_backward_kernel");
     return 0;
 }

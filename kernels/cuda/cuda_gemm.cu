@@ -28,14 +28,13 @@
 // order and m/n swap. beta == 0 makes cuBLAS write C without reading it (it may hold NaN),
 // which is what the CPU's BLAS does too. The handle's math mode (TF32 tensor cores where
 // the context allows them) applies to cublasSgemm, so no GemmEx is needed for fp32.
-static int cuda_gemm(const Backend *b, int transpose_a, int transpose_b, int m, int n, int k,
-                     float alpha, const float *a, int lda, const float *bm, int ldb, float beta,
-                     float *c, int ldc, Status *st) {
-    if (m <= 0 || n <= 0) return 0;  // an empty C: nothing to write
+static int cuda_gemm(const Backend *b, const GemmArgs *g, const float *a, const float *bm,
+                     float *c, Status *st) {
+    if (g->m <= 0 || g->n <= 0) return 0;  // an empty C: nothing to write
     CudaContext *ctx = cuda_context(b);
-    CUBLAS_CHECK(cublasSgemm(ctx->cublas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                             transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, bm, ldb,
-                             a, lda, &beta, c, ldc));
+    CUBLAS_CHECK(cublasSgemm(ctx->cublas, g->transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                             g->transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, g->n, g->m, g->k,
+                             &g->alpha, bm, g->ldb, a, g->lda, &g->beta, c, g->ldc));
     return 0;
 }
 

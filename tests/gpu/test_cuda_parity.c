@@ -581,15 +581,15 @@ static void gather_case(int samples, size_t sample_size, int count, float scale)
     const int classes = 8;
     int32_t want_bad = INT32_MAX, got_bad = 0;
     int32_t *d_bad = dev_copy(&want_bad, sizeof want_bad);
-    if (GPU_CALL(gather_samples, d_images, d_labels, d_indices, count, sample_size, scale, classes,
-                 d_out, d_out_labels, d_bad))
+    GatherArgs gather = {.count = count, .sample_size = sample_size, .scale = scale,
+                         .classes = classes};
+    if (GPU_CALL(gather_samples, &gather, d_images, d_labels, d_indices, d_out, d_out_labels, d_bad))
         return;
     float *want = poisoned(n + 1);
     int32_t *want_labels = host_alloc(((size_t)count + 1) * sizeof *want_labels);
     int32_t *got_labels = host_alloc(((size_t)count + 1) * sizeof *got_labels);
     memset(want_labels, POISON_BYTE, ((size_t)count + 1) * sizeof *want_labels);
-    CPU_CALL(gather_samples, images, labels, indices, count, sample_size, scale, classes, want,
-             want_labels, &want_bad);
+    CPU_CALL(gather_samples, &gather, images, labels, indices, want, want_labels, &want_bad);
     download(got_labels, d_out_labels, ((size_t)count + 1) * sizeof *got_labels);
     download(&got_bad, d_bad, sizeof got_bad);
     compare_exact("gather_samples", "first bad-label sample", &got_bad, &want_bad, 1, 1, 0);
@@ -669,12 +669,16 @@ static void gemm_case(int ta, int tb, int m, int n, int k, float alpha, float be
         for (size_t i = 0; i < nc; i++)
             if ((int)(i % (size_t)ldc) >= n) c0[i] = 1234.5f;
     float *da = dev_floats(a, na), *db = dev_floats(bm, nb), *dc = dev_floats(c0, nc);
-    if (GPU_CALL(gemm, ta, tb, m, n, k, alpha, da, lda, db, ldb, beta, dc, ldc)) return;
+    GemmArgs args = {.transpose_a = ta, .transpose_b = tb, .m = m, .n = n, .k = k, .lda = lda,
+                     .ldb = ldb, .ldc = ldc, .alpha = alpha, .beta = beta};
+    if (GPU_CALL(gemm, &args, da, db, dc)) return;
     float *got = fetch(dc, nc), *want = copy_of(c0, nc);
-    CPU_CALL(gemm, ta, tb, m, n, k, alpha, a, lda, bm, ldb, beta, want, ldc);
+    CPU_CALL(gemm, &args, a, bm, want);
     float *cmag = beta == 0.0f ? zeros(nc) : absolute(c0, nc);
-    CPU_CALL(gemm, ta, tb, m, n, k, fabsf(alpha), absolute(a, na), lda, absolute(bm, nb), ldb,
-             fabsf(beta), cmag, ldc);
+    GemmArgs magnitude = args;
+    magnitude.alpha = fabsf(alpha);
+    magnitude.beta = fabsf(beta);
+    CPU_CALL(gemm, &magnitude, absolute(a, na), absolute(bm, nb), cmag);
     compare("gemm", "C", pack(got, m, n, ldc, 0), pack(want, m, n, ldc, 0), pack(cmag, m, n, ldc, 0),
             (size_t)m * n);
     if (pad)
@@ -1124,13 +1128,14 @@ static void batchnorm_training_case(const BnShape *s) {
     float *d_gamma = dev_floats(gamma, c), *d_beta = dev_floats(beta, c);
     float *d_rm = dev_floats(rm0, c), *d_rv = dev_floats(rv0, c);
     float *d_mean = dev_poison_floats(c), *d_invstd = dev_poison_floats(c);
-    if (GPU_CALL(batchnorm_forward_training, d_x, d_y, d_gamma, d_beta, d_rm, d_rv, d_mean, d_invstd,
-                 s->n, s->channels, s->spatial, momentum, eps))
+    BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial,
+                          .momentum = momentum, .eps = eps};
+    if (GPU_CALL(batchnorm_forward_training, &args, d_x, d_y, d_gamma, d_beta, d_rm, d_rv, d_mean,
+                 d_invstd))
         return;
     float *y = poisoned(count), *rm = copy_of(rm0, c), *rv = copy_of(rv0, c);
     float *mean = poisoned(c), *invstd = poisoned(c);
-    if (CPU_CALL(batchnorm_forward_training, x, y, gamma, beta, rm, rv, mean, invstd, s->n,
-                 s->channels, s->spatial, momentum, eps))
+    if (CPU_CALL(batchnorm_forward_training, &args, x, y, gamma, beta, rm, rv, mean, invstd))
         return;
     // The mean's error scales with the channel's spread; the running mean's with what it
     // is made of; the variance and 1/std are sums of squares, relative to themselves.
@@ -1160,12 +1165,12 @@ static void batchnorm_inference_case(const BnShape *s, int save) {
     float *d_gamma = dev_floats(gamma, c), *d_beta = dev_floats(beta, c);
     float *d_rm = dev_floats(rm, c), *d_rv = dev_floats(rv, c);
     float *d_mean = save ? dev_poison_floats(c) : NULL, *d_invstd = save ? dev_poison_floats(c) : NULL;
-    if (GPU_CALL(batchnorm_forward_inference, d_x, d_y, d_gamma, d_beta, d_rm, d_rv, d_mean, d_invstd,
-                 s->n, s->channels, s->spatial, eps))
+    BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial, .eps = eps};
+    if (GPU_CALL(batchnorm_forward_inference, &args, d_x, d_y, d_gamma, d_beta, d_rm, d_rv, d_mean,
+                 d_invstd))
         return;
     float *y = poisoned(count), *mean = poisoned(c), *invstd = poisoned(c);
-    if (CPU_CALL(batchnorm_forward_inference, x, y, gamma, beta, rm, rv, mean, invstd, s->n,
-                 s->channels, s->spatial, eps))
+    if (CPU_CALL(batchnorm_forward_inference, &args, x, y, gamma, beta, rm, rv, mean, invstd))
         return;
     compare("batchnorm_forward_inference", "y", fetch(d_y, count), y,
             bn_output_magnitude(s, x, gamma, beta, mean, invstd), count);
@@ -1193,11 +1198,14 @@ static void batchnorm_backward_case(const BnShape *s, int batch_statistics, int 
     float *rm = uniform(c, -3.0f, 3.0f), *rv = uniform(c, 0.25f, 4.0f);
     // The saved statistics come from the CPU's forward, so only backward is compared.
     float *mean = floats(c), *invstd = floats(c), *scratch = floats(count);
+    BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial,
+                          .momentum = 0.1f, .eps = 1e-5f, .batch_statistics = batch_statistics,
+                          .accumulate_dx = accumulate_dx, .accumulate_params = accumulate_params};
     int rc = batch_statistics
-                 ? CPU_CALL(batchnorm_forward_training, x, scratch, gamma, beta, rm, rv, mean,
-                            invstd, s->n, s->channels, s->spatial, 0.1f, 1e-5f)
-                 : CPU_CALL(batchnorm_forward_inference, x, scratch, gamma, beta, rm, rv, mean,
-                            invstd, s->n, s->channels, s->spatial, 1e-5f);
+                 ? CPU_CALL(batchnorm_forward_training, &args, x, scratch, gamma, beta, rm, rv,
+                            mean, invstd)
+                 : CPU_CALL(batchnorm_forward_inference, &args, x, scratch, gamma, beta, rm, rv,
+                            mean, invstd);
     if (rc) return;
     float *dx0 = accumulate_dx ? uniform(count, -1.0f, 1.0f) : poisoned(count);
     float *dg0 = accumulate_params ? uniform(c, -1.0f, 1.0f) : poisoned(c);
@@ -1206,12 +1214,10 @@ static void batchnorm_backward_case(const BnShape *s, int batch_statistics, int 
     float *d_mean = dev_floats(mean, c), *d_invstd = dev_floats(invstd, c);
     float *d_dx = with_dx ? dev_floats(dx0, count) : NULL;
     float *d_dg = dev_floats(dg0, c), *d_db = dev_floats(db0, c);
-    if (GPU_CALL(batchnorm_backward, d_x, d_dy, d_gamma, d_mean, d_invstd, d_dx, d_dg, d_db, s->n,
-                 s->channels, s->spatial, batch_statistics, accumulate_dx, accumulate_params))
+    if (GPU_CALL(batchnorm_backward, &args, d_x, d_dy, d_gamma, d_mean, d_invstd, d_dx, d_dg, d_db))
         return;
     float *dx = copy_of(dx0, count), *dg = copy_of(dg0, c), *db = copy_of(db0, c);
-    if (CPU_CALL(batchnorm_backward, x, dy, gamma, mean, invstd, with_dx ? dx : NULL, dg, db, s->n,
-                 s->channels, s->spatial, batch_statistics, accumulate_dx, accumulate_params))
+    if (CPU_CALL(batchnorm_backward, &args, x, dy, gamma, mean, invstd, with_dx ? dx : NULL, dg, db))
         return;
     // Per channel: sum |dy| and sum |dy * xhat| (what dbeta's and dgamma's errors scale
     // with); dx's terms are dy, mean(dy) and xhat * mean(dy * xhat), times gamma * invstd.

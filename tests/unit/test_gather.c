@@ -32,8 +32,10 @@ int main(void) {
             CHECK_INT_EQ(n, m);
             if (n == 0 || n != m) break;
             int32_t bad = INT32_MAX;
-            CHECK(b->gather_samples(b, images, labels, indices, m, sample, 1.0f / 255.0f, 10, got,
-                                    got_labels, &bad, &st) == 0);
+            GatherArgs gather = {.count = m, .sample_size = sample, .scale = 1.0f / 255.0f,
+                                 .classes = 10};
+            CHECK(b->gather_samples(b, &gather, images, labels, indices, got, got_labels, &bad,
+                                    &st) == 0);
             CHECK_INT_EQ(bad, INT32_MAX);
             for (int k = 0; k < n; k++) CHECK_INT_EQ(got_labels[k], want_labels[k]);
             for (size_t i = 0; i < (size_t)n * sample; i++)
@@ -49,7 +51,8 @@ int main(void) {
     // Against 7 classes, labels 7-9 are out of range: written as 0, and the smallest
     // dataset index holding one is reported (samples 7, 8, 9, 17, ... have them).
     int32_t some[4] = {21, 17, 3, 9}, bad = INT32_MAX;
-    CHECK(b->gather_samples(b, images, labels, some, 4, sample, 1.0f, 7, got, got_labels, &bad,
+    GatherArgs seven_classes = {.count = 4, .sample_size = sample, .scale = 1.0f, .classes = 7};
+    CHECK(b->gather_samples(b, &seven_classes, images, labels, some, got, got_labels, &bad,
                             &st) == 0);
     CHECK_INT_EQ(bad, 9);
     CHECK_INT_EQ(got_labels[0], 1);

@@ -52,8 +52,9 @@ static int check_gemm_case(const GemmCase *c) {
     memcpy(c_ref, c_start, (size_t)c->m * ldc * sizeof *c_ref);
 
     int failures_before = test_failures;
-    CHECK_INT_EQ(b->gemm(b, c->ta, c->tb, c->m, c->n, c->k, c->alpha, a, lda, bm, ldb, c->beta,
-                         c_blas, ldc, &st), 0);
+    GemmArgs args = {.transpose_a = c->ta, .transpose_b = c->tb, .m = c->m, .n = c->n, .k = c->k,
+                     .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = c->alpha, .beta = c->beta};
+    CHECK_INT_EQ(b->gemm(b, &args, a, bm, c_blas, &st), 0);
     gemm_reference(c->ta, c->tb, c->m, c->n, c->k, c->alpha, a, lda, bm, ldb, c->beta, c_ref, ldc);
     int printed = 0;
     for (int i = 0; i < c->m; i++) {

@@ -198,14 +198,16 @@ static void batchnorm_op_matches_finite_differences(int n, int channels, int spa
     float rmean_saved[8], rvar_saved[8];
     memcpy(rmean_saved, rmean, sizeof rmean);
     memcpy(rvar_saved, rvar, sizeof rvar);
+    BatchnormArgs forward = {.n = n, .channels = channels, .spatial = spatial, .momentum = 0.1f,
+                             .eps = 1e-5f};
 #define BN_LOSS(out)                                                                         \
     do {                                                                                     \
         if (training)                                                                        \
-            cpu_batchnorm_forward_training(b, x, y, gamma, beta, rmean, rvar, smean, sinv, n, \
-                                           channels, spatial, 0.1f, 1e-5f, &st);             \
+            cpu_batchnorm_forward_training(b, &forward, x, y, gamma, beta, rmean, rvar,      \
+                                           smean, sinv, &st);                                \
         else                                                                                 \
-            cpu_batchnorm_forward_inference(b, x, y, gamma, beta, rmean, rvar, smean, sinv,  \
-                                            n, channels, spatial, 1e-5f, &st);               \
+            cpu_batchnorm_forward_inference(b, &forward, x, y, gamma, beta, rmean, rvar,     \
+                                            smean, sinv, &st);                               \
         memcpy(rmean, rmean_saved, sizeof rmean);                                            \
         memcpy(rvar, rvar_saved, sizeof rvar);                                               \
         double sum_ = 0.0;                                                                   \
@@ -215,8 +217,10 @@ static void batchnorm_op_matches_finite_differences(int n, int channels, int spa
     double base;
     BN_LOSS(base);
     (void)base;
-    CHECK_INT_EQ(cpu_batchnorm_backward(b, x, w, gamma, smean, sinv, dx, dgamma, dbeta, n, channels,
-                                        spatial, training, 0, 0, &st), 0);
+    BatchnormArgs backward = {.n = n, .channels = channels, .spatial = spatial,
+                              .batch_statistics = training};
+    CHECK_INT_EQ(cpu_batchnorm_backward(b, &backward, x, w, gamma, smean, sinv, dx, dgamma, dbeta,
+                                        &st), 0);
     char label[96];
     snprintf(label, sizeof label, "batchnorm op n=%d c=%d spatial=%d %s", n, channels, spatial,
              training ? "training" : "eval");
@@ -256,16 +260,18 @@ static void batchnorm_op_matches_finite_differences(int n, int channels, int spa
     float *dx_acc = malloc(count * sizeof *dx_acc), dgamma_acc[8], dbeta_acc[8];
     for (size_t i = 0; i < count; i++) dx_acc[i] = 0.25f * (float)(i % 7);
     for (int c = 0; c < channels; c++) dgamma_acc[c] = dbeta_acc[c] = 1.5f;
-    CHECK_INT_EQ(cpu_batchnorm_backward(b, x, w, gamma, smean, sinv, dx_acc, dgamma_acc, dbeta_acc,
-                                        n, channels, spatial, training, 1, 1, &st), 0);
+    BatchnormArgs accumulating = backward;
+    accumulating.accumulate_dx = accumulating.accumulate_params = 1;
+    CHECK_INT_EQ(cpu_batchnorm_backward(b, &accumulating, x, w, gamma, smean, sinv, dx_acc,
+                                        dgamma_acc, dbeta_acc, &st), 0);
     for (size_t i = 0; i < count; i++) CHECK_NEAR(dx_acc[i], 0.25f * (float)(i % 7) + dx[i], 1e-5);
     for (int c = 0; c < channels; c++) {
         CHECK_NEAR(dgamma_acc[c], 1.5 + dgamma[c], 1e-5);
         CHECK_NEAR(dbeta_acc[c], 1.5 + dbeta[c], 1e-5);
     }
     // dx may be NULL (batchnorm right after the input): parameters only.
-    CHECK_INT_EQ(cpu_batchnorm_backward(b, x, w, gamma, smean, sinv, NULL, dgamma_acc, dbeta_acc, n,
-                                        channels, spatial, training, 0, 0, &st), 0);
+    CHECK_INT_EQ(cpu_batchnorm_backward(b, &backward, x, w, gamma, smean, sinv, NULL, dgamma_acc,
+                                        dbeta_acc, &st), 0);
     for (int c = 0; c < channels; c++) CHECK_NEAR(dgamma_acc[c], dgamma[c], 1e-6);
     free(dx_acc);
     free(x);
