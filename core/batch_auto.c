@@ -108,15 +108,15 @@ static size_t budget_of(const Device *d) {
     return (size_t)((double)total * (1.0 - MEMORY_PLAN_DEVICE_MARGIN));
 }
 
-int batch_auto_choose(Graph *g, Device *d, const Dataset *train, const Dataset *test,
-                      int max_batch, BatchChoice *choice, Status *st) {
+int batch_auto_choose(Graph *g, const RunConfig *config, Device *d, const Dataset *train,
+                      const Dataset *test, int max_batch, BatchChoice *choice, Status *st) {
     memset(choice, 0, sizeof *choice);
     const Backend *b = d->backend;
-    TRY(optimizer_prepare(g, b, &d->alloc, st));
+    TRY(optimizer_prepare(g, &config->optimizer, b, &d->alloc, st));
     // Plan against the trial's share, so the plan's answer is usually the one that passes.
     choice->budget = (size_t)((double)budget_of(d) * BATCH_AUTO_TRIAL_SHARE);
     MemoryPlanOptions options = {
-        .training = 1, .train_samples = train->count, .test_samples = test ? test->count : 0,
+        .optimizer = &config->optimizer, .train_samples = train->count, .test_samples = test ? test->count : 0,
         .sample_bytes = (size_t)train->channels * train->height * train->width,
         .limit = d->alloc.limit, .mode = d->alloc.mode};
     TRY(memory_plan_largest_batch_with(g, b, &options, choice->budget, &choice->planned, st));

@@ -30,7 +30,7 @@ typedef struct BatchChoice {
 // Chooses the batch for `g` (parameters initialised) on `d`, at most `max_batch` (the
 // training set's size). Leaves g without activations and its batchnorm running statistics
 // as they were. STATUS_OUT_OF_MEMORY when not even one sample fits.
-int batch_auto_choose(Graph *g, Device *d, const Dataset *train, const Dataset *test,
-                      int max_batch, BatchChoice *choice, Status *st);
+int batch_auto_choose(Graph *g, const RunConfig *config, Device *d, const Dataset *train,
+                      const Dataset *test, int max_batch, BatchChoice *choice, Status *st);
 
 #endif

@@ -28,6 +28,7 @@ static int statement_words(const char **words) {
 typedef struct Builder {
     const ModelFile *file;
     Graph *g;
+    RunConfig *config;
     Status *st;
     int capacity;
     int loss_line;
@@ -317,7 +318,7 @@ static int build_loss(Builder *b, const ModelStatement *s) {
 
 static int build_optimizer(Builder *b, const ModelStatement *s) {
     const char *path = b->file->path;
-    OptimizerConfig *o = &b->g->optimizer;
+    OptimizerConfig *o = &b->config->optimizer;
     if (b->optimizer_line)
         return fail_at(b, s->line, s->kind_column, "keep one optimizer statement",
                        "second optimizer statement (the first is on line %d)", b->optimizer_line);
@@ -361,7 +362,7 @@ static int build_optimizer(Builder *b, const ModelStatement *s) {
 
 static int build_train(Builder *b, const ModelStatement *s) {
     const char *path = b->file->path;
-    TrainConfig *t = &b->g->train;
+    TrainConfig *t = &b->config->train;
     if (b->train_line)
         return fail_at(b, s->line, s->kind_column, "keep one train statement",
                        "second train statement (the first is on line %d)", b->train_line);
@@ -476,13 +477,16 @@ static int plan_gradients(Graph *g, Status *st) {
     return 0;
 }
 
-int graph_build(const ModelFile *file, Graph *g, Status *st) {
+int graph_build(const ModelFile *file, Graph *g, RunConfig *config, Status *st) {
     memset(g, 0, sizeof *g);
     snprintf(g->path, sizeof g->path, "%s", file->path);
-    g->optimizer = (OptimizerConfig){.kind = OPTIMIZER_ADAM, .lr = 0.001, .beta1 = 0.9,
-                                     .beta2 = 0.999, .eps = 1e-8};
-    g->train = (TrainConfig){.batch = 32, .epochs = 1, .seed = 1};
-    Builder b = {.file = file, .g = g, .st = st};
+    RunConfig unused;
+    if (!config) config = &unused;
+    *config = (RunConfig){
+        .optimizer = {.kind = OPTIMIZER_ADAM, .lr = 0.001, .beta1 = 0.9, .beta2 = 0.999,
+                      .eps = 1e-8},
+        .train = {.batch = 32, .epochs = 1, .seed = 1}};
+    Builder b = {.file = file, .g = g, .config = config, .st = st};
     for (int i = 0; i < file->count; i++) {
         int rc = build_statement(&b, &file->statements[i]);
         if (rc) {

@@ -7,28 +7,10 @@
 #define TRAINER_GRAPH_H
 
 #include "core/layer.h"
+#include "core/run_config.h"
 #include "base/rng.h"
 #include "data/dataset.h"
 #include "models/model_file.h"
-
-typedef enum OptimizerKind { OPTIMIZER_SGD, OPTIMIZER_ADAM, OPTIMIZER_ADAMW } OptimizerKind;
-
-typedef struct OptimizerConfig {
-    OptimizerKind kind;
-    double lr;
-    double momentum;       // sgd
-    int nesterov;          // sgd
-    double weight_decay;
-    double beta1, beta2, eps;  // adam, adamw
-    int line;              // statement line, 0 when defaulted
-} OptimizerConfig;
-
-typedef struct TrainConfig {
-    int batch;
-    int epochs;
-    long seed;
-    int line;              // statement line, 0 when defaulted
-} TrainConfig;
 
 typedef struct Graph {
     char path[512];
@@ -36,8 +18,6 @@ typedef struct Graph {
     int count;
     Layer *input;
     Layer *loss;
-    OptimizerConfig optimizer;
-    TrainConfig train;
     int allocated_batch;   // batch the activations are allocated for; 0 before
     Tensor labels;         // [batch] int32 on the device
     long optimizer_steps;  // updates applied so far: Adam's bias correction continues from it
@@ -49,13 +29,12 @@ typedef struct Graph {
     // report when training continues in micro-batches.
     char failed_layer[LAYER_NAME_MAX];
     size_t failed_bytes;
-    int sync_check;        // --sync-check: see LayerContext.sync_check
 } Graph;
 
-int graph_build(const ModelFile *file, Graph *g, Status *st);
+// Builds the graph and reads the `optimizer` and `train` statements into *config (NULL
+// when only the graph is wanted: the statements are checked all the same).
+int graph_build(const ModelFile *file, Graph *g, RunConfig *config, Status *st);
 void graph_free(Graph *g);
-
-extern const char *const optimizer_names[];
 
 // Sample shape and label range of a dataset against the model. `what` names the data
 // in messages ("fashion-mnist train").

@@ -50,7 +50,7 @@ static int plan_layer(const Layer *l, const Backend *b, const MemoryPlanOptions 
         row->parameters += bytes;
         if (p->buffer) continue;  // running statistics: no gradient, no optimizer state
         row->gradients += bytes;   // graph_init_params allocates them for eval too
-        if (o->training) row->optimizer_state += (size_t)slots * bytes;
+        if (o->optimizer) row->optimizer_state += (size_t)slots * bytes;
     }
     // graph_allocate: every output in f32 unless it is a view; a gradient wherever a later
     // layer sends one back (also when only evaluating: the graph allocates it regardless).
@@ -92,19 +92,18 @@ int memory_plan(const Graph *g, const Backend *b, const MemoryPlanOptions *optio
     if (o.batch < 1) o.batch = 1;
     // The loops clamp the batch to the data: train_model to the training set,
     // evaluate_model (trainer eval) to the test set.
-    long samples = o.training ? o.train_samples : o.test_samples;
+    long samples = o.optimizer ? o.train_samples : o.test_samples;
     if (samples > 0 && o.batch > samples) o.batch = (int)samples;
     plan->batch = o.batch;
-    plan->training = o.training != 0;
+    plan->training = o.optimizer != NULL;
     plan->device = b->name;
-    plan->optimizer_slots = o.training ? optimizer_slots(&g->optimizer) : 0;
+    plan->optimizer_slots = o.optimizer ? optimizer_slots(o.optimizer) : 0;
     plan->layers = calloc((size_t)(g->count > 0 ? g->count : 1), sizeof *plan->layers);
     if (!plan->layers) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     plan->layer_count = g->count;
     for (int i = 0; i < g->count; i++) {
         MemoryPlanLayer *row = &plan->layers[i];
-        int rc = plan_layer(g->layers[i], b, &o, o.batch, optimizer_slots(&g->optimizer), plan,
-                            row, st);
+        int rc = plan_layer(g->layers[i], b, &o, o.batch, plan->optimizer_slots, plan, row, st);
         if (rc) {
             memory_plan_free(plan);
             return rc;
@@ -127,7 +126,7 @@ int memory_plan(const Graph *g, const Backend *b, const MemoryPlanOptions *optio
     size_t before_data = plan->parameters + plan->gradients + plan->optimizer_state;
     size_t graph_total = before_data + plan->activations + plan->activation_gradients +
                          plan->layer_state + plan->workspace + plan->labels;
-    size_t train_set = o.training ? plan_dataset(&o, o.train_samples, o.batch, before_data) : 0;
+    size_t train_set = o.optimizer ? plan_dataset(&o, o.train_samples, o.batch, before_data) : 0;
     size_t test_set = plan_dataset(&o, o.test_samples, o.batch, graph_total + train_set);
     plan->train_set_on_device = train_set > 0;
     plan->test_set_on_device = test_set > 0;
@@ -183,7 +182,7 @@ int memory_plan_largest_batch_with(const Graph *g, const Backend *b,
 }
 
 int memory_plan_largest_batch(const Graph *g, const Backend *b, size_t budget_bytes,
-                              int training, int *batch, Status *st) {
-    MemoryPlanOptions options = {.training = training};
+                              const OptimizerConfig *optimizer, int *batch, Status *st) {
+    MemoryPlanOptions options = {.optimizer = optimizer};
     return memory_plan_largest_batch_with(g, b, &options, budget_bytes, batch, st);
 }

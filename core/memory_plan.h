@@ -33,8 +33,9 @@
 
 typedef struct MemoryPlanOptions {
     int batch;
-    int training;         // 1: `trainer train` (optimizer state, the training set);
-                          // 0: `trainer eval`/`predict` (no optimizer state)
+    // `trainer train`: the optimizer whose state is planned (with the training set);
+    // NULL: `trainer eval`/`predict` (no optimizer state).
+    const OptimizerConfig *optimizer;
     // Datasets the loop copies to the device when they fit (see dataset_fits in
     // core/batch_source.c): sample counts (0: none) and bytes per sample (C*H*W, u8).
     long train_samples;   // training only
@@ -94,8 +95,8 @@ int memory_plan(const Graph *g, const Backend *b, const MemoryPlanOptions *optio
                 MemoryPlan *plan, Status *st);
 void memory_plan_free(MemoryPlan *plan);
 
-// The largest batch (up to MEMORY_PLAN_MAX_BATCH) whose plan for training (training = 1)
-// or evaluation fits in `budget_bytes`: plan(batch).total <= budget_bytes <
+// The largest batch (up to MEMORY_PLAN_MAX_BATCH) whose plan for training with `optimizer`
+// or evaluation (NULL) fits in `budget_bytes`: plan(batch).total <= budget_bytes <
 // plan(batch + 1).total; 0 when not even batch 1 fits. The plan is of the graph alone
 // (parameters, optimizer state, activations, workspaces, labels), as a loop whose datasets
 // stay on the host needs. No margin is applied: pass what the allocator may hold, i.e. the
@@ -103,7 +104,7 @@ void memory_plan_free(MemoryPlan *plan);
 // Memory grows with the batch (activations linearly, workspaces stepwise), so the answer
 // is found by doubling, then bisection.
 int memory_plan_largest_batch(const Graph *g, const Backend *b, size_t budget_bytes,
-                              int training, int *batch, Status *st);
+                              const OptimizerConfig *optimizer, int *batch, Status *st);
 // The same with the datasets and limit of `options` (its batch is ignored). With
 // options->limit equal to the budget, a dataset is counted only where the loop would
 // upload it, so the answer is the largest batch the loop runs without splitting it.

@@ -7,8 +7,9 @@ static int state_slots(const OptimizerConfig *o) {
     return 2;
 }
 
-int optimizer_prepare(Graph *g, const Backend *b, Allocator *a, Status *st) {
-    int slots = state_slots(&g->optimizer);
+int optimizer_prepare(Graph *g, const OptimizerConfig *o, const Backend *b, Allocator *a,
+                      Status *st) {
+    int slots = state_slots(o);
     for (int i = 0; i < g->count; i++) {
         Layer *l = g->layers[i];
         for (int k = 0; k < l->param_count; k++) {
@@ -25,8 +26,8 @@ int optimizer_prepare(Graph *g, const Backend *b, Allocator *a, Status *st) {
     return 0;
 }
 
-static int update_params(Graph *g, const Backend *b, int step, Status *st) {
-    const OptimizerConfig *o = &g->optimizer;
+static int update_params(Graph *g, const OptimizerConfig *o, const Backend *b, int step,
+                         Status *st) {
     SgdHyper sgd = {.lr = (float)o->lr, .momentum = (float)o->momentum,
                     .weight_decay = (float)o->weight_decay, .nesterov = o->nesterov};
     AdamHyper adam = {.lr = (float)o->lr, .beta1 = (float)o->beta1, .beta2 = (float)o->beta2,
@@ -54,9 +55,9 @@ static int update_params(Graph *g, const Backend *b, int step, Status *st) {
     return 0;
 }
 
-int optimizer_step(Graph *g, const Backend *b, int step, Status *st) {
+int optimizer_step(Graph *g, const OptimizerConfig *o, const Backend *b, int step, Status *st) {
     if (b->range_push) b->range_push(b, "optimizer");
-    int rc = update_params(g, b, step, st);
+    int rc = update_params(g, o, b, step, st);
     if (b->range_pop) b->range_pop(b);
     return rc;
 }

@@ -5,9 +5,10 @@
 #include "core/graph.h"
 
 // Allocate and zero the per-parameter state the optimizer needs (velocity, moments).
-int optimizer_prepare(Graph *g, const Backend *b, Allocator *a, Status *st);
+int optimizer_prepare(Graph *g, const OptimizerConfig *o, const Backend *b, Allocator *a,
+                      Status *st);
 // One update of every parameter from its gradient; `step` counts from 1.
-int optimizer_step(Graph *g, const Backend *b, int step, Status *st);
+int optimizer_step(Graph *g, const OptimizerConfig *o, const Backend *b, int step, Status *st);
 const char *optimizer_describe(const OptimizerConfig *o, char *buf, size_t size);
 
 #endif

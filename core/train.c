@@ -31,6 +31,7 @@ typedef struct Replica {
 typedef struct TrainRun {
     Replica *replicas;
     int count;
+    const RunConfig *config;    // shared by every replica
     Collective collective;      // count > 1
     Batcher batcher;            // one order for the whole run; each step is split
     int32_t *step_indices;      // the step's samples
@@ -91,10 +92,12 @@ static size_t reserved_bytes(const TrainRun *run) {
 // Out of memory with one sample per pass: the error shows the plan for that one sample,
 // so the user sees what does not fit (the fixed part: parameters, gradients, optimizer
 // state) beside the budget.
-static int cannot_split(const Replica *failed, const Status *cause, Status *st) {
+static int cannot_split(const TrainRun *run, const Replica *failed, const Status *cause,
+                        Status *st) {
     *st = *cause;
     const Allocator *a = &failed->device->alloc;
-    MemoryPlanOptions options = {.batch = 1, .training = 1, .limit = a->limit, .mode = a->mode};
+    MemoryPlanOptions options = {.batch = 1, .optimizer = &run->config->optimizer,
+                                 .limit = a->limit, .mode = a->mode};
     MemoryPlan plan;
     Status plan_status;
     status_clear(&plan_status);
@@ -123,8 +126,9 @@ static int cannot_split(const Replica *failed, const Status *cause, Status *st) 
 }
 
 // What a pass of `g` holds whatever its size: parameters, their gradients, optimizer state.
-static int fixed_bytes(const Graph *g, const Backend *b, size_t *bytes, Status *st) {
-    MemoryPlanOptions options = {.batch = 1, .training = 1};
+static int fixed_bytes(const Graph *g, const OptimizerConfig *o, const Backend *b,
+                       size_t *bytes, Status *st) {
+    MemoryPlanOptions options = {.batch = 1, .optimizer = o};
     MemoryPlan plan;
     TRY(memory_plan(g, b, &options, &plan, st));
     *bytes = plan.parameters + plan.gradients + plan.optimizer_state;
@@ -143,9 +147,10 @@ static int planned_micro_batch(const TrainRun *run, const Replica *failed, int *
     if (!a->limit || a->limit <= a->stats.in_use) return 0;
     size_t sharers = 0, fixed;
     for (int r = 0; r < run->count; r++) sharers += run->replicas[r].device == failed->device;
-    TRY(fixed_bytes(failed->graph, a->backend, &fixed, st));
+    TRY(fixed_bytes(failed->graph, &run->config->optimizer, a->backend, &fixed, st));
     size_t budget = fixed + (a->limit - a->stats.in_use) / sharers;
-    return memory_plan_largest_batch(failed->graph, a->backend, budget, 1, fits, st);
+    return memory_plan_largest_batch(failed->graph, a->backend, budget, &run->config->optimizer,
+                                     fits, st);
 }
 
 // The pass size after running out of memory at run->micro_batch. Under a limit, the
@@ -218,7 +223,7 @@ static int shrink_micro_batch(TrainRun *run, const Replica *failed, const Status
     int old_size = run->micro_batch;
     if (old_size <= 1) {
         report_split(run);  // a split that was tried is told before why it is given up
-        return cannot_split(failed, cause, st);
+        return cannot_split(run, failed, cause, st);
     }
     if (!run->split_cause[0]) describe_split(run, failed, old_size, before, failed_reserved);
     run->micro_batch = next_micro_batch(run, failed);
@@ -272,7 +277,7 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
     int split = share > run->micro_batch;
     LayerContext ctx = {.backend = b, .alloc = &rep->device->alloc, .training = 1,
                         .labels = (const int32_t *)g->labels.data, .loss_batch = n,
-                        .sync_check = g->sync_check};
+                        .sync_check = run->config->sync_check};
     for (int start = 0; start < share; start += run->micro_batch) {
         int count = share - start < run->micro_batch ? share - start : run->micro_batch;
         if (source_load(&rep->source, g, b, run->step_indices + offset + start, count, st)) {
@@ -280,7 +285,7 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
             return st->code;
         }
         ctx.batch = count;
-        ctx.seed = step_seed(g->train.seed, step);
+        ctx.seed = step_seed(run->config->train.seed, step);
         ctx.sample_offset = offset + start;
         ctx.accumulate_param_grads = start > 0;
         TRY(graph_forward(g, &ctx, st));
@@ -363,7 +368,8 @@ static int run_step(TrainRun *run, int n, long step, Status *st) {
         Replica *rep = &run->replicas[r];
         run->failed_device = rep->device->name;
         TRY(make_current(rep->device, st));
-        TRY(optimizer_step(rep->graph, rep->device->backend, (int)step, st));
+        TRY(optimizer_step(rep->graph, &run->config->optimizer, rep->device->backend, (int)step,
+                           st));
     }
     return 0;
 }
@@ -382,12 +388,12 @@ static int read_loss_sums(TrainRun *run, double *loss_sum, double *correct_sum, 
     return 0;
 }
 
-static int check_finite_loss(const Graph *g, double loss, int epoch, int step, Status *st) {
+static int check_finite_loss(const OptimizerConfig *o, double loss, int epoch, int step,
+                             Status *st) {
     if (isfinite(loss)) return 0;
     status_fail(st, STATUS_RUNTIME_ERROR, "training diverged: the loss became %s at epoch %d, "
                 "step %d", isnan(loss) ? "NaN" : "infinite", epoch, step);
-    status_hint(st, "lower the learning rate (now lr=%g, try --lr %g)", g->optimizer.lr,
-                g->optimizer.lr / 10.0);
+    status_hint(st, "lower the learning rate (now lr=%g, try --lr %g)", o->lr, o->lr / 10.0);
     return STATUS_RUNTIME_ERROR;
 }
 
@@ -401,7 +407,7 @@ static int report_step(TrainRun *run, int epoch, int step, int steps, int seen, 
     const TrainHooks *hooks = run->hooks;
     if (!hooks || !hooks->on_step) return 0;
     double elapsed = monotonic_seconds() - start;
-    StepReport r = {.epoch = epoch, .epochs = run->replicas[0].graph->train.epochs, .step = step,
+    StepReport r = {.epoch = epoch, .epochs = run->config->train.epochs, .step = step,
                     .steps = steps, .loss = loss_sum / seen,
                     .samples_per_second = elapsed > 0 ? seen / elapsed : 0.0,
                     .epoch_seconds = elapsed};
@@ -415,7 +421,6 @@ static int report_step(TrainRun *run, int epoch, int step, int steps, int seen, 
 
 static int train_epoch(TrainRun *run, int epoch, long *global_step, EpochReport *report,
                        Status *st) {
-    Graph *first = run->replicas[0].graph;
     double loss_sum = 0.0, correct_sum = 0.0, start = monotonic_seconds();
     int seen = 0, steps = batcher_steps_per_epoch(&run->batcher);
     batcher_start_epoch(&run->batcher, epoch);
@@ -436,7 +441,7 @@ static int train_epoch(TrainRun *run, int epoch, long *global_step, EpochReport 
         seen += n;
         if (step % LOSS_READ_INTERVAL != 0 && step != steps) continue;
         TRY(read_loss_sums(run, &loss_sum, &correct_sum, st));
-        TRY(check_finite_loss(first, loss_sum, epoch, step, st));
+        TRY(check_finite_loss(&run->config->optimizer, loss_sum, epoch, step, st));
         TRY(report_step(run, epoch, step, steps, seen, start, loss_sum, report, st));
     }
     report->seconds = monotonic_seconds() - start;
@@ -457,7 +462,8 @@ static void close_run(TrainRun *run) {
 // Optimizer state and the dataset come before the activations, so that when memory is
 // short it is the per-batch part that shrinks.
 static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices, int count,
-                    const Dataset *train, const TrainHooks *hooks, Status *st) {
+                    const RunConfig *config, const Dataset *train, const TrainHooks *hooks,
+                    Status *st) {
     memset(run, 0, sizeof *run);
     if (count < 1 || count > 64) {
         status_fail(st, STATUS_BAD_INPUT, "data parallelism takes 1 to 64 replicas, got %d",
@@ -467,19 +473,21 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     }
     run->hooks = hooks;
     run->count = count;
-    run->batch = graphs[0]->train.batch < train->count ? graphs[0]->train.batch : train->count;
+    run->config = config;
+    run->batch = config->train.batch < train->count ? config->train.batch : train->count;
     run->micro_batch = largest_share(run->batch, count);
     run->replicas = calloc((size_t)count, sizeof *run->replicas);
     run->step_indices = malloc((size_t)run->batch * sizeof *run->step_indices);
     if (!run->replicas || !run->step_indices)
         return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-    TRY(batcher_init(&run->batcher, train, run->batch, 1, (uint64_t)graphs[0]->train.seed, st));
+    TRY(batcher_init(&run->batcher, train, run->batch, 1, (uint64_t)config->train.seed, st));
     for (int r = 0; r < count; r++) {
         Replica *rep = &run->replicas[r];
         rep->graph = graphs[r];
         rep->device = devices[r];
         TRY(make_current(rep->device, st));
-        TRY(optimizer_prepare(rep->graph, rep->device->backend, &rep->device->alloc, st));
+        TRY(optimizer_prepare(rep->graph, &config->optimizer, rep->device->backend,
+                              &rep->device->alloc, st));
         TRY(source_open(&rep->source, rep->device, train, run->micro_batch,
                         graph_classes(rep->graph), st));
         if (!rep->source.on_device && r == 0) {
@@ -496,21 +504,22 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     return allocate_passes(run, st);
 }
 
-int train_replicas(Graph *const *graphs, Device *const *devices, int count, const Dataset *train,
-                   const Dataset *test, const TrainHooks *hooks, int *interrupted, Status *st) {
+int train_replicas(Graph *const *graphs, Device *const *devices, int count,
+                   const RunConfig *config, const Dataset *train, const Dataset *test,
+                   const TrainHooks *hooks, int *interrupted, Status *st) {
     TrainRun run;
-    int rc = open_run(&run, graphs, devices, count, train, hooks, st);
+    int rc = open_run(&run, graphs, devices, count, config, train, hooks, st);
     Graph *first = graphs[0];
     long global_step = first->optimizer_steps;
-    for (int epoch = 1; !rc && epoch <= first->train.epochs; epoch++) {
-        EpochReport report = {.epoch = epoch, .epochs = first->train.epochs};
+    for (int epoch = 1; !rc && epoch <= config->train.epochs; epoch++) {
+        EpochReport report = {.epoch = epoch, .epochs = config->train.epochs};
         rc = train_epoch(&run, epoch, &global_step, &report, st);
         for (int r = 0; r < count; r++) graphs[r]->optimizer_steps = global_step;
         if (interrupted) *interrupted = report.interrupted;
         if (!rc && test) {
             report.has_test = 1;
             if (!(rc = make_current(devices[0], st)))
-                rc = evaluate_model(first, devices[0], test, run.batch, &report.test, st);
+                rc = evaluate_model(first, config, devices[0], test, run.batch, &report.test, st);
         }
         if (!rc && hooks && hooks->on_epoch) rc = hooks->on_epoch(hooks->user, &report, first,
                                                                   devices[0], st);
@@ -519,13 +528,13 @@ int train_replicas(Graph *const *graphs, Device *const *devices, int count, cons
     return rc;
 }
 
-int train_model(Graph *g, Device *d, const Dataset *train, const Dataset *test,
-                const TrainHooks *hooks, int *interrupted, Status *st) {
-    return train_replicas(&g, &d, 1, train, test, hooks, interrupted, st);
+int train_model(Graph *g, const RunConfig *config, Device *d, const Dataset *train,
+                const Dataset *test, const TrainHooks *hooks, int *interrupted, Status *st) {
+    return train_replicas(&g, &d, 1, config, train, test, hooks, interrupted, st);
 }
 
-int evaluate_model(Graph *g, Device *d, const Dataset *ds, int batch, EvalResult *out,
-                   Status *st) {
+int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *ds, int batch,
+                   EvalResult *out, Status *st) {
     const Backend *b = d->backend;
     if (batch > ds->count) batch = ds->count;
     // After training split its batch to fit, evaluation takes the same smaller passes.
@@ -539,7 +548,8 @@ int evaluate_model(Graph *g, Device *d, const Dataset *ds, int batch, EvalResult
                      : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     if (!indices) memset(&source, 0, sizeof source);
     LayerContext ctx = {.backend = b, .alloc = &d->alloc, .training = 0,
-                        .labels = (const int32_t *)g->labels.data, .sync_check = g->sync_check};
+                        .labels = (const int32_t *)g->labels.data,
+                        .sync_check = config->sync_check};
     double loss_sum = 0.0, correct_sum = 0.0;
     int seen = 0;
     batcher_start_epoch(&batcher, 0);

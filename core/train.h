@@ -43,8 +43,8 @@ typedef struct TrainHooks {
     int (*on_epoch)(void *user, const EpochReport *report, Graph *g, Device *d, Status *st);
 } TrainHooks;
 
-// Trains for g->train.epochs with g->optimizer, evaluating on `test` (may be NULL) after
-// each epoch. The graph must already have its parameters (graph_init_params).
+// Trains for config->train.epochs with config->optimizer, evaluating on `test` (may be
+// NULL) after each epoch. The graph must already have its parameters (graph_init_params).
 // *interrupted (may be NULL) is set when on_step asked to stop.
 //
 // When a step runs out of memory, what it allocated is given back and the same step runs
@@ -52,8 +52,8 @@ typedef struct TrainHooks {
 // otherwise half the size), with gradient accumulation, so the batch the optimizer sees,
 // and so what is learned, does not change (on_notice reports it once, with the size
 // training continues at).
-int train_model(Graph *g, Device *d, const Dataset *train, const Dataset *test,
-                const TrainHooks *hooks, int *interrupted, Status *st);
+int train_model(Graph *g, const RunConfig *config, Device *d, const Dataset *train,
+                const Dataset *test, const TrainHooks *hooks, int *interrupted, Status *st);
 
 // Mirrored data parallelism in one process: graphs[r] runs on devices[r], each built from
 // the same model with parameters initialised on its device. Replica 0's parameters are
@@ -61,10 +61,12 @@ int train_model(Graph *g, Device *d, const Dataset *train, const Dataset *test,
 // are summed over replicas (NCCL between GPUs) before an identical update on every replica,
 // so `count` replicas learn what one device would with the same batch. Evaluation and the
 // hooks see replica 0. count == 1 is train_model.
-int train_replicas(Graph *const *graphs, Device *const *devices, int count, const Dataset *train,
-                   const Dataset *test, const TrainHooks *hooks, int *interrupted, Status *st);
-int evaluate_model(Graph *g, Device *d, const Dataset *ds, int batch, EvalResult *out,
-                   Status *st);
+int train_replicas(Graph *const *graphs, Device *const *devices, int count,
+                   const RunConfig *config, const Dataset *train, const Dataset *test,
+                   const TrainHooks *hooks, int *interrupted, Status *st);
+// `batch` rather than config's: training evaluates at the batch it clamped to its data.
+int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *ds, int batch,
+                   EvalResult *out, Status *st);
 double monotonic_seconds(void);
 
 #endif

@@ -69,7 +69,7 @@ static inline int net_open(Net *n, const NetSetup *setup, const char *text, int 
     n->ctx_seed = setup->ctx_seed;
     rng_seed(&n->rng, seed * setup->seed_mul + setup->seed_add);
     int rc = model_file_parse_text(setup->model_name, text, &n->file, &st);
-    if (!rc) rc = graph_build(&n->file, &n->g, &st);
+    if (!rc) rc = graph_build(&n->file, &n->g, NULL, &st);
     if (rc) {
         report_status("build", &st);
         model_file_free(&n->file);

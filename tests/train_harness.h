@@ -52,6 +52,7 @@ static inline Dataset synthetic_dataset(void) {
 typedef struct Run {
     ModelFile file;
     Graph graphs[MAX_REPLICAS];
+    RunConfig config;         // the model file's, shared by the replicas
     int built;
     Device device;
     int notices;
@@ -80,16 +81,17 @@ static inline int train_run_on(const char *device, Run *run, int replicas, size_
     Graph *graphs[MAX_REPLICAS];
     Device *devices[MAX_REPLICAS];
     for (int r = 0; r < replicas; r++) {
-        TRY(graph_build(&run->file, &run->graphs[r], st));
+        TRY(graph_build(&run->file, &run->graphs[r], &run->config, st));
         run->built++;
         graphs[r] = &run->graphs[r];
         devices[r] = &run->device;
         // Replicas other than 0 start from another seed: the broadcast must fix that.
         TRY(graph_init_params(graphs[r], run->device.backend, &run->device.alloc,
-                              (uint64_t)(run->graphs[r].train.seed + r), st));
+                              (uint64_t)(run->config.train.seed + r), st));
     }
     TrainHooks hooks = {.user = run, .on_notice = record_notice};
-    return train_replicas(graphs, devices, replicas, ds, NULL, &hooks, NULL, st);
+    return train_replicas(graphs, devices, replicas, &run->config, ds, NULL, &hooks, NULL,
+                          st);
 }
 
 static inline void free_run(Run *run) {

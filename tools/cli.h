@@ -47,7 +47,8 @@ int report_failure(const Status *st);
 void print_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // Read and build the model named by the first positional argument.
-int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g, Status *st);
+int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
+               RunConfig *config, Status *st);
 // --device, --memory-limit, --memory-mode, --threads.
 int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d, Status *st);
 // The same for device `spec` ("cuda:1"), with the other device options from the arguments.

@@ -71,7 +71,7 @@ static void print_category(const char *name, size_t bytes, const char *note) {
            note[0] ? "  " : "", note);
 }
 
-static void print_plan(const Graph *g, const MemoryPlan *plan, int have_data) {
+static void print_plan(const RunConfig *config, const MemoryPlan *plan, int have_data) {
     char a[32], b[32], c[32], d[32], e[32];
     size_t per_batch = plan->activations + plan->activation_gradients + plan->layer_state +
                        plan->workspace + plan->labels;
@@ -92,7 +92,7 @@ static void print_plan(const Graph *g, const MemoryPlan *plan, int have_data) {
     print_category("parameters", plan->parameters, "values and buffers");
     print_category("parameter gradients", plan->gradients, "");
     snprintf(note, sizeof note, "%s: %d tensor%s per parameter",
-             optimizer_names[g->optimizer.kind], plan->optimizer_slots,
+             optimizer_names[config->optimizer.kind], plan->optimizer_slots,
              plan->optimizer_slots == 1 ? "" : "s");
     print_category("optimizer state", plan->optimizer_state, note);
     print_category("activations", plan->activations, "every layer's output, kept for backward");
@@ -195,9 +195,10 @@ static int load_data(const Command *cmd, const ParsedArgs *args, Dataset *train,
 
 // The device (for its workspace sizes and memory) and, with --data, the datasets are
 // opened before anything is printed, so that a bad --device or --data prints only its error.
-static int check_with(const Command *cmd, const ParsedArgs *args, const Graph *g, int batch,
-                      Device *device, Status *st) {
-    MemoryPlanOptions options = {.batch = batch, .training = 1, .limit = device->alloc.limit};
+static int check_with(const Command *cmd, const ParsedArgs *args, const Graph *g,
+                      const RunConfig *config, int batch, Device *device, Status *st) {
+    MemoryPlanOptions options = {.batch = batch, .optimizer = &config->optimizer,
+                                 .limit = device->alloc.limit};
     Dataset train = {0}, test = {0};
     int have_data = args_get(cmd, args, "--data") != NULL;
     int rc = have_data ? load_data(cmd, args, &train, &test, &options, st) : 0;
@@ -209,10 +210,10 @@ static int check_with(const Command *cmd, const ParsedArgs *args, const Graph *g
         printf("model %s: valid, %s parameters, %d classes\n\n", g->path,
                format_count(graph_parameter_count(g), count, sizeof count), graph_classes(g));
         print_table(g);
-        printf("\noptimizer %s\n", optimizer_describe(&g->optimizer, optimizer, sizeof optimizer));
-        printf("train batch=%d epochs=%d seed=%ld\n", g->train.batch, g->train.epochs,
-               g->train.seed);
-        print_plan(g, &plan, have_data);
+        printf("\noptimizer %s\n", optimizer_describe(&config->optimizer, optimizer, sizeof optimizer));
+        printf("train batch=%d epochs=%d seed=%ld\n", config->train.batch, config->train.epochs,
+               config->train.seed);
+        print_plan(config, &plan, have_data);
         memory_plan_free(&plan);
         rc = print_largest_batch(g, device, &options, st);
     }
@@ -226,8 +227,9 @@ int run_check(const Command *cmd, const ParsedArgs *args) {
     status_clear(&st);
     ModelFile file;
     Graph g;
-    if (load_model(cmd, args, &file, &g, &st)) return report_failure(&st);
-    long batch = g.train.batch;
+    RunConfig config;
+    if (load_model(cmd, args, &file, &g, &config, &st)) return report_failure(&st);
+    long batch = config.train.batch;
     int rc = args_int(cmd, args, "--batch", 1, MEMORY_PLAN_MAX_BATCH, &batch, NULL, &st);
     // Checking needs no GPU: the plan is for the CPU unless --device names another.
     DeviceOptions device_options = {.spec = args_get(cmd, args, "--device"),
@@ -241,7 +243,7 @@ int run_check(const Command *cmd, const ParsedArgs *args) {
     if (!rc) {
         opened = 1;
         if (notice[0]) print_notice("%s", notice);
-        rc = check_with(cmd, args, &g, (int)batch, &device, &st);
+        rc = check_with(cmd, args, &g, &config, (int)batch, &device, &st);
     }
     int exit_code = rc ? report_failure(&st) : 0;
     if (opened) device_close(&device);

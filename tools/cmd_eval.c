@@ -21,16 +21,16 @@ const Command eval_command = {
     .run = run_eval,
 };
 
-static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g, Device *d,
-                     Dataset *test, Status *st) {
+static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
+                     const RunConfig *config, Device *d, Dataset *test, Status *st) {
     const char *weights = args_get(cmd, args, "--weights");
-    long batch = g->train.batch;
+    long batch = config->train.batch;
     TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &batch, NULL, st));
     TRY(graph_check_dataset(g, test, "the test set", st));
     TRY(graph_init_params(g, d->backend, &d->alloc, 0, st));
     TRY(weights_load(g, d->backend, weights, st));
     EvalResult result;
-    TRY(evaluate_model(g, d, test, (int)batch, &result, st));
+    TRY(evaluate_model(g, config, d, test, (int)batch, &result, st));
     printf("test loss %.4f  accuracy %.4f  (%d samples of %s)\n", result.loss, result.accuracy,
            result.samples, test->source);
     return 0;
@@ -41,9 +41,10 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     status_clear(&st);
     ModelFile file;
     Graph g;
+    RunConfig config;
     Device device;
     Dataset test = {0};
-    if (load_model(cmd, args, &file, &g, &st)) return report_failure(&st);
+    if (load_model(cmd, args, &file, &g, &config, &st)) return report_failure(&st);
     int device_open = 0, rc = 0;
     if (!args_get(cmd, args, "--weights")) {
         // Checked before the device and the data, so the mistake costs no waiting.
@@ -53,7 +54,7 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = open_device_from_args(cmd, args, &device, &st);
     if (!rc) device_open = 1;
     if (!rc) rc = load_dataset_from_args(cmd, args, "test", "--test-limit", &test, &st);
-    if (!rc) rc = eval_with(cmd, args, &g, &device, &test, &st);
+    if (!rc) rc = eval_with(cmd, args, &g, &config, &device, &test, &st);
     int exit_code = rc ? report_failure(&st) : 0;
     dataset_free(&test);
     graph_free(&g);

@@ -166,7 +166,8 @@ static int train_until_out_of_memory(Status *st) {
     ModelFile file;
     TRY(model_file_parse_text("lab-oom.model", oom_model, &file, st));
     Graph g;
-    int rc = graph_build(&file, &g, st);
+    RunConfig config;
+    int rc = graph_build(&file, &g, &config, st);
     if (rc) {
         model_file_free(&file);
         return rc;
@@ -185,7 +186,7 @@ static int train_until_out_of_memory(Status *st) {
     if (!rc) rc = graph_init_params(&g, device.backend, &device.alloc, 1, st);
     if (!rc) {
         TrainHooks hooks = {.on_notice = print_train_notice};
-        rc = train_model(&g, &device, &ds, NULL, &hooks, NULL, st);
+        rc = train_model(&g, &config, &device, &ds, NULL, &hooks, NULL, st);
     }
     dataset_free(&ds);
     graph_free(&g);
@@ -294,7 +295,7 @@ static int lab_bad_label(void) {
         print_diagnosis(&st);
         return LAB_WENT_WRONG;
     }
-    int rc = graph_build(&file, &g, &st);
+    int rc = graph_build(&file, &g, NULL, &st);
     if (rc) {
         model_file_free(&file);
         print_diagnosis(&st);
@@ -340,7 +341,7 @@ static int lab_dtype_mismatch(void) {
         return LAB_WENT_WRONG;
     }
     Graph g;
-    int rc = graph_build(&file, &g, &st);
+    int rc = graph_build(&file, &g, NULL, &st);
     if (rc == 0) graph_free(&g);
     model_file_free(&file);
     if (rc == 0) {

@@ -252,6 +252,7 @@ static void print_prediction(const char *image, const double *probs, const int *
 typedef struct PredictRun {
     const ParsedArgs *args;  // positionals[1..] are the images
     Graph *g;
+    RunConfig config;        // the model file's train batch= caps the predict batch
     Device device;
     int device_open;
     const char *weights;
@@ -269,7 +270,7 @@ static int predict_all(PredictRun *run, Status *st) {
     const Backend *b = run->device.backend;
     int count = run->args->positional_count - 1;
     int classes = graph_classes(g);
-    int batch = count < g->train.batch ? count : g->train.batch;
+    int batch = count < run->config.train.batch ? count : run->config.train.batch;
     if (batch < 1) batch = 1;
     TRY(graph_allocate(g, b, &run->device.alloc, batch, st));
     int name_width = 0;
@@ -289,7 +290,7 @@ static int predict_all(PredictRun *run, Status *st) {
         int n = count - first < batch ? count - first : batch;
         LayerContext ctx = {.backend = b, .alloc = &run->device.alloc, .batch = n,
                             .training = 0, .labels = (const int32_t *)g->labels.data,
-                            .sync_check = g->sync_check};
+                            .sync_check = run->config.sync_check};
         rc = graph_load_batch(g, b, run->images + (size_t)first * run->sample, labels, n, st);
         if (!rc) rc = graph_forward(g, &ctx, st);
         if (!rc)
@@ -357,12 +358,12 @@ int run_predict(const Command *cmd, const ParsedArgs *args) {
     }
     ModelFile file;
     Graph g;
+    PredictRun run = {.args = args, .g = &g};
     if (model_file_read(args->positionals[0], &file, &st)) return report_failure(&st);
-    if (graph_build(&file, &g, &st)) {
+    if (graph_build(&file, &g, &run.config, &st)) {
         model_file_free(&file);
         return report_failure(&st);
     }
-    PredictRun run = {.args = args, .g = &g};
     int exit_code = prepare(cmd, &run, &st) ? report_failure(&st) : 0;
     // Bad images are reported one by one as they are read; then the model does not run.
     if (!exit_code) exit_code = read_images(args, &run.input, run.sample, run.images);

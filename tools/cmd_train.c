@@ -82,20 +82,21 @@ static int batch_is_auto(const Command *cmd, const ParsedArgs *args) {
     return batch && strcmp(batch, "auto") == 0;
 }
 
-static int apply_overrides(const Command *cmd, const ParsedArgs *args, Graph *g, Status *st) {
+static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig *config,
+                           Status *st) {
     long value;
     int present;
     TRY(args_int(cmd, args, "--epochs", 1, 1000000, &value, &present, st));
-    if (present) g->train.epochs = (int)value;
+    if (present) config->train.epochs = (int)value;
     if (!batch_is_auto(cmd, args)) {
         TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &value, &present, st));
-        if (present) g->train.batch = (int)value;
+        if (present) config->train.batch = (int)value;
     }
     TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &value, &present, st));
-    if (present) g->train.seed = value;
+    if (present) config->train.seed = value;
     double lr;
     TRY(args_float(cmd, args, "--lr", 1e-12, 100.0, &lr, &present, st));
-    if (present) g->optimizer.lr = lr;
+    if (present) config->optimizer.lr = lr;
     return 0;
 }
 
@@ -120,6 +121,7 @@ typedef struct Replicas {
     Device devices[MAX_REPLICAS];
     Device *device_list[MAX_REPLICAS];
     int graphs_built, devices_open;
+    RunConfig config;       // the model file's, with the command line's overrides; shared
 } Replicas;
 
 static void replicas_close(Replicas *r) {
@@ -212,11 +214,8 @@ static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r
     r->graphs[0] = *first;
     r->graphs_built = 1;
     for (int i = 1; i < r->count; i++) {
-        TRY(graph_build(file, &r->graphs[i], st));
+        TRY(graph_build(file, &r->graphs[i], NULL, st));
         r->graphs_built++;
-        r->graphs[i].train = first->train;
-        r->graphs[i].optimizer = first->optimizer;
-        r->graphs[i].sync_check = first->sync_check;
     }
     for (int i = 0; i < r->count; i++) r->graph_list[i] = &r->graphs[i];
     return 0;
@@ -227,11 +226,11 @@ static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r
 static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, Status *st) {
     BatchChoice choice;
     Device *d = r->device_list[0];
-    TRY(batch_auto_choose(r->graph_list[0], d, train, test, train->count, &choice, st));
+    TRY(batch_auto_choose(r->graph_list[0], &r->config, d, train, test, train->count, &choice, st));
     int shared = r->count > 1 && r->device_list[1] == d;
     int batch = shared || r->count == 1 ? choice.batch : choice.batch * r->count;
     if (batch > train->count) batch = train->count;
-    for (int i = 0; i < r->count; i++) r->graph_list[i]->train.batch = batch;
+    r->config.train.batch = batch;
     char budget[32], cap[64] = "";
     if (choice.capped)
         snprintf(cap, sizeof cap, ", capped at %d", train->count < BATCH_AUTO_MAX ? train->count
@@ -251,7 +250,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
     for (int i = 0; i < r->count; i++) {
         Device *d = r->device_list[i];
         if (d->backend->make_current) TRY(d->backend->make_current(d->backend, st));
-        TRY(graph_init_params(r->graph_list[i], d->backend, &d->alloc, (uint64_t)g->train.seed, st));
+        TRY(graph_init_params(r->graph_list[i], d->backend, &d->alloc,
+                              (uint64_t)r->config.train.seed, st));
     }
     if (batch_is_auto(cmd, args)) TRY(choose_batch(r, train, test, st));
     char count[32], optimizer[160], devices[256] = "";
@@ -265,8 +265,9 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
            test->count, devices);
     if (r->count > 1) printf(" (%d data-parallel replicas)", r->count);
     printf("\noptimizer %s; batch %d, %d epoch%s, seed %ld\n",
-           optimizer_describe(&g->optimizer, optimizer, sizeof optimizer), g->train.batch,
-           g->train.epochs, g->train.epochs == 1 ? "" : "s", g->train.seed);
+           optimizer_describe(&r->config.optimizer, optimizer, sizeof optimizer),
+           r->config.train.batch, r->config.train.epochs, r->config.train.epochs == 1 ? "" : "s",
+           r->config.train.seed);
     fflush(stdout);
 
     TrainSession session = {.save_path = args_get(cmd, args, "--save")};
@@ -276,8 +277,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
     struct sigaction action = {.sa_handler = on_interrupt};
     sigaction(SIGINT, &action, NULL);
     int interrupted = 0;
-    int rc = train_replicas(r->graph_list, r->device_list, r->count, train, test, &hooks,
-                            &interrupted, st);
+    int rc = train_replicas(r->graph_list, r->device_list, r->count, &r->config, train, test,
+                            &hooks, &interrupted, st);
     progress_clear(&session.bar);
     if (interrupted && session.save_path) {
         Status save_status;
@@ -300,8 +301,8 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     Replicas replicas;
     memset(&replicas, 0, sizeof replicas);
     Dataset train = {0}, test = {0};
-    if (load_model(cmd, args, &file, &first, &st)) return report_failure(&st);
-    int rc = apply_overrides(cmd, args, &first, &st);
+    if (load_model(cmd, args, &file, &first, &replicas.config, &st)) return report_failure(&st);
+    int rc = apply_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
     if (rc) graph_free(&first);
     if (!rc) rc = build_replica_graphs(&file, &first, &replicas, &st);

@@ -2,7 +2,8 @@
 
 #include "tools/cli.h"
 
-int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g, Status *st) {
+int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
+               RunConfig *config, Status *st) {
     if (args->positional_count != 1) {
         status_fail(st, STATUS_BAD_INPUT, "trainer %s takes one model file, got %d arguments",
                     cmd->name, args->positional_count);
@@ -10,9 +11,9 @@ int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Grap
         return STATUS_BAD_INPUT;
     }
     TRY(model_file_read(args->positionals[0], file, st));
-    int rc = graph_build(file, g, st);
+    int rc = graph_build(file, g, config, st);
     if (rc) model_file_free(file);
-    else g->sync_check = args_get(cmd, args, "--sync-check") != NULL;
+    else config->sync_check = args_get(cmd, args, "--sync-check") != NULL;
     return rc;
 }
 

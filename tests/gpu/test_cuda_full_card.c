@@ -71,20 +71,21 @@ static int train_lenet(const Dataset *ds, Result *out, Status *st) {
     ModelFile file;
     TRY(model_file_read(TRAINER_SOURCE_DIR "/models/lenet.model", &file, st));
     Graph g;
+    RunConfig config;
     memset(&g, 0, sizeof g);
-    int rc = graph_build(&file, &g, st);
+    int rc = graph_build(&file, &g, &config, st);
     Device d;
     memset(&d, 0, sizeof d);
     char notice[256];
     DeviceOptions options = {.spec = "cuda:0", .mode = ALLOC_GROW, .no_tf32 = 1};
     if (!rc) {
-        g.train.batch = BATCH;
-        g.train.epochs = 1;
+        config.train.batch = BATCH;
+        config.train.epochs = 1;
         rc = device_open(&options, &d, notice, sizeof notice, st);
     }
-    if (!rc) rc = graph_init_params(&g, d.backend, &d.alloc, (uint64_t)g.train.seed, st);
+    if (!rc) rc = graph_init_params(&g, d.backend, &d.alloc, (uint64_t)config.train.seed, st);
     TrainHooks hooks = {.user = out, .on_notice = on_notice, .on_epoch = on_epoch};
-    if (!rc) rc = train_model(&g, &d, ds, ds, &hooks, NULL, st);
+    if (!rc) rc = train_model(&g, &config, &d, ds, ds, &hooks, NULL, st);
     graph_free(&g);
     if (d.backend) device_close(&d);
     model_file_free(&file);

@@ -103,15 +103,16 @@ static int train_once(const char *model, const char *spec, const char *memory_li
     model_path(model, path, sizeof path);
     ModelFile file;
     Graph g;
+    RunConfig config;
     memset(&g, 0, sizeof g);
     int rc = model_file_read(path, &file, st);
     if (rc) return rc;
-    rc = graph_build(&file, &g, st);
+    rc = graph_build(&file, &g, &config, st);
     if (rc) {
         model_file_free(&file);
         return rc;
     }
-    g.train.epochs = 1;
+    config.train.epochs = 1;
     Device d;
     char notice[512];
     DeviceOptions options = {.spec = spec, .memory_limit = memory_limit, .mode = ALLOC_GROW,
@@ -121,10 +122,10 @@ static int train_once(const char *model, const char *spec, const char *memory_li
         if (notice[0]) printf("  notice: %s\n", notice);
         rc = graph_check_dataset(&g, train, "fashion-mnist train", st);
         if (!rc) rc = graph_check_dataset(&g, test, "fashion-mnist test", st);
-        if (!rc) rc = graph_init_params(&g, d.backend, &d.alloc, (uint64_t)g.train.seed, st);
+        if (!rc) rc = graph_init_params(&g, d.backend, &d.alloc, (uint64_t)config.train.seed, st);
         TrainHooks hooks = {.user = out, .on_step = on_step, .on_epoch = on_epoch,
                             .on_notice = on_notice};
-        if (!rc) rc = train_model(&g, &d, train, test, &hooks, NULL, st);
+        if (!rc) rc = train_model(&g, &config, &d, train, test, &hooks, NULL, st);
         out->peak_reserved = d.alloc.stats.peak_reserved;
         out->limit = d.alloc.limit;
         graph_free(&g);

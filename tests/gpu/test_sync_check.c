@@ -43,7 +43,7 @@ int main(void) {
                                    "dense units=4\n"
                                    "loss softmax_cross_entropy\n",
                                    &file, &st);
-    if (!rc) rc = graph_build(&file, &g, &st);
+    if (!rc) rc = graph_build(&file, &g, NULL, &st);
     if (!rc) rc = graph_init_params(&g, d.backend, &d.alloc, 1, &st);
     if (!rc) rc = graph_allocate(&g, d.backend, &d.alloc, 4, &st);
     CHECK_INT_EQ(rc, 0);

@@ -64,17 +64,18 @@ static inline int train_stopping_at(const char *device, Run *run, int replicas,
     Graph *graphs[MAX_REPLICAS];
     Device *devices[MAX_REPLICAS];
     for (int r = 0; r < replicas; r++) {
-        TRY(graph_build(&run->file, &run->graphs[r], st));
+        TRY(graph_build(&run->file, &run->graphs[r], &run->config, st));
         run->built++;
         graphs[r] = &run->graphs[r];
         devices[r] = &run->device;
         TRY(graph_init_params(graphs[r], run->device.backend, &run->device.alloc,
-                              (uint64_t)(run->graphs[r].train.seed + r), st));
+                              (uint64_t)(run->config.train.seed + r), st));
     }
     StopAt stop = {.run = run, .step = stop_step};
     TrainHooks hooks = {.user = &stop, .on_notice = record_staged_notice,
                         .on_step = stop_at_step};
-    return train_replicas(graphs, devices, replicas, ds, NULL, &hooks, NULL, st);
+    return train_replicas(graphs, devices, replicas, &run->config, ds, NULL, &hooks, NULL,
+                          st);
 }
 
 // 1 when every parameter of replica ra of run a equals replica rb's of run b bit for bit.

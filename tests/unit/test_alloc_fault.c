@@ -153,12 +153,12 @@ static const char *const tiny_cnn =
     "optimizer sgd lr=0.1 momentum=0.9\n";
 
 // Set-up and one step, as train.c runs them; 0 or the first failure's code.
-static int set_up_and_step(Graph *g, Allocator *a, Status *st) {
+static int set_up_and_step(Graph *g, const RunConfig *config, Allocator *a, Status *st) {
     const Backend *b = cpu_backend();
     enum { BATCH = 4 };
     TRY(graph_init_params(g, b, a, 1, st));
     TRY(graph_allocate(g, b, a, BATCH, st));
-    TRY(optimizer_prepare(g, b, a, st));
+    TRY(optimizer_prepare(g, &config->optimizer, b, a, st));
     float images[BATCH * 64];
     int32_t labels[BATCH] = {0, 1, 2, 1};
     for (int i = 0; i < BATCH * 64; i++) images[i] = (float)(i % 17) / 17.0f;
@@ -167,7 +167,7 @@ static int set_up_and_step(Graph *g, Allocator *a, Status *st) {
                         .labels = (const int32_t *)g->labels.data};
     TRY(graph_forward(g, &ctx, st));
     TRY(graph_backward(g, &ctx, st));
-    return optimizer_step(g, b, 1, st);
+    return optimizer_step(g, &config->optimizer, b, 1, st);
 }
 
 static void every_allocation_point_fails_cleanly(void) {
@@ -177,11 +177,12 @@ static void every_allocation_point_fails_cleanly(void) {
     CHECK_INT_EQ(model_file_parse_text("tiny.model", tiny_cnn, &file, &st), 0);
     // Count the allocations of a clean run.
     Graph g;
-    CHECK_INT_EQ(graph_build(&file, &g, &st), 0);
+    RunConfig config;
+    CHECK_INT_EQ(graph_build(&file, &g, &config, &st), 0);
     Allocator a;
     CHECK_INT_EQ(alloc_init(&a, cpu_backend(), ALLOC_GROW, 0, &st), 0);
     long start = alloc_call_count();
-    CHECK_INT_EQ(set_up_and_step(&g, &a, &st), 0);
+    CHECK_INT_EQ(set_up_and_step(&g, &config, &a, &st), 0);
     long calls = alloc_call_count() - start;
     graph_free(&g);
     alloc_destroy(&a);
@@ -189,12 +190,12 @@ static void every_allocation_point_fails_cleanly(void) {
     fprintf(stderr, "tiny cnn: %ld allocations to set up and take a step\n", calls);
 
     for (long n = 1; n <= calls; n++) {
-        CHECK_INT_EQ(graph_build(&file, &g, &st), 0);
+        CHECK_INT_EQ(graph_build(&file, &g, &config, &st), 0);
         CHECK_INT_EQ(alloc_init(&a, cpu_backend(), ALLOC_GROW, 0, &st), 0);
         AllocMark mark = alloc_mark(&a);
         alloc_fail_at(alloc_call_count() + n);
         status_clear(&st);
-        int rc = set_up_and_step(&g, &a, &st);
+        int rc = set_up_and_step(&g, &config, &a, &st);
         alloc_fail_at(0);
         if (rc != STATUS_OUT_OF_MEMORY || !strstr(st.message, "injected")) {
             fprintf(stderr, "allocation %ld of %ld: rc %d, %s\n", n, calls, rc, st.message);

@@ -16,6 +16,7 @@
 typedef struct Net {
     ModelFile file;
     Graph g;
+    RunConfig config;
     Allocator alloc;
     const Backend *b;
 } Net;
@@ -33,7 +34,7 @@ static int net_open(Net *n, const char *text, int batch, uint64_t seed) {
     status_clear(&st);
     n->b = cpu_backend();
     int rc = model_file_parse_text("batchnorm.model", text, &n->file, &st);
-    if (!rc) rc = graph_build(&n->file, &n->g, &st);
+    if (!rc) rc = graph_build(&n->file, &n->g, &n->config, &st);
     if (rc) {
         report_status("build", &st);
         model_file_free(&n->file);
@@ -228,7 +229,7 @@ static long built_parameter_count(const char *text) {
         report_status("parse", &st);
         return -1;
     }
-    if (!graph_build(&f, &g, &st)) {
+    if (!graph_build(&f, &g, NULL, &st)) {
         count = graph_parameter_count(&g);
         graph_free(&g);
     } else {
@@ -261,7 +262,7 @@ static void optimizer_skips_buffers(void) {
     Status st;
     status_clear(&st);
     Layer *bn = find(&n, "bn");
-    CHECK_INT_EQ(optimizer_prepare(&n.g, n.b, &n.alloc, &st), 0);
+    CHECK_INT_EQ(optimizer_prepare(&n.g, &n.config.optimizer, n.b, &n.alloc, &st), 0);
     if (bn) {
         CHECK(bn->params[GAMMA].grad.data != NULL && bn->params[GAMMA].state[1].data != NULL);
         for (int p = RUNNING_MEAN; p <= RUNNING_VAR; p++) {
@@ -279,7 +280,7 @@ static void optimizer_skips_buffers(void) {
         float mean[3], var[3];
         memcpy(mean, param(bn, RUNNING_MEAN), sizeof mean);
         memcpy(var, param(bn, RUNNING_VAR), sizeof var);
-        CHECK_INT_EQ(optimizer_step(&n.g, n.b, 1, &st), 0);
+        CHECK_INT_EQ(optimizer_step(&n.g, &n.config.optimizer, n.b, 1, &st), 0);
         for (int c = 0; c < 3; c++) {
             CHECK_NEAR(param(bn, RUNNING_MEAN)[c], mean[c], 0.0);
             CHECK_NEAR(param(bn, RUNNING_VAR)[c], var[c], 0.0);
@@ -318,8 +319,8 @@ static void weights_round_trip_carries_running_statistics(void) {
         CHECK_INT_EQ(graph_load_batch(&a.g, a.b, x, labels, 4, &st), 0);
         CHECK_INT_EQ(graph_forward(&a.g, &ctx, &st), 0);
         CHECK_INT_EQ(graph_backward(&a.g, &ctx, &st), 0);
-        if (step == 1) CHECK_INT_EQ(optimizer_prepare(&a.g, a.b, &a.alloc, &st), 0);
-        CHECK_INT_EQ(optimizer_step(&a.g, a.b, step, &st), 0);
+        if (step == 1) CHECK_INT_EQ(optimizer_prepare(&a.g, &a.config.optimizer, a.b, &a.alloc, &st), 0);
+        CHECK_INT_EQ(optimizer_step(&a.g, &a.config.optimizer, a.b, step, &st), 0);
     }
     char path[256];
     snprintf(path, sizeof path, "/tmp/test_batchnorm_%ld.weights", (long)getpid());

@@ -28,7 +28,7 @@ static int net_open(Net *n, Status *st) {
     memset(n, 0, sizeof *n);
     n->b = cpu_backend();
     TRY(model_file_parse_text("dropout.model", model_text, &n->file, st));
-    TRY(graph_build(&n->file, &n->g, st));
+    TRY(graph_build(&n->file, &n->g, NULL, st));
     TRY(alloc_init(&n->alloc, n->b, ALLOC_GROW, 0, st));
     TRY(graph_init_params(&n->g, n->b, &n->alloc, 3, st));
     TRY(graph_allocate(&n->g, n->b, &n->alloc, BATCH, st));

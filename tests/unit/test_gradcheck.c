@@ -272,7 +272,7 @@ static void softmax_cross_entropy_matches_hand_computation(void) {
     Allocator a;
     CHECK_INT_EQ(model_file_parse_text("hand.model", "input shape=3\nloss softmax_cross_entropy\n",
                                        &f, &st), 0);
-    CHECK_INT_EQ(graph_build(&f, &g, &st), 0);
+    CHECK_INT_EQ(graph_build(&f, &g, NULL, &st), 0);
     CHECK_INT_EQ(alloc_init(&a, b, ALLOC_GROW, 0, &st), 0);
     CHECK_INT_EQ(graph_allocate(&g, b, &a, 2, &st), 0);
     CHECK_INT_EQ(graph_load_batch(&g, b, logits, labels, 2, &st), 0);
@@ -312,7 +312,7 @@ static void mse_matches_hand_computation(void) {
     Graph g;
     Allocator a;
     CHECK_INT_EQ(model_file_parse_text("hand.model", "input shape=3\nloss mse\n", &f, &st), 0);
-    CHECK_INT_EQ(graph_build(&f, &g, &st), 0);
+    CHECK_INT_EQ(graph_build(&f, &g, NULL, &st), 0);
     CHECK_INT_EQ(alloc_init(&a, b, ALLOC_GROW, 0, &st), 0);
     CHECK_INT_EQ(graph_allocate(&g, b, &a, 2, &st), 0);
     CHECK_INT_EQ(graph_load_batch(&g, b, y, labels, 2, &st), 0);

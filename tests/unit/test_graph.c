@@ -15,12 +15,12 @@ static void report_status(const char *what, const Status *st) {
 }
 
 // Builds a graph from text; on failure reports and returns nonzero (graph left empty).
-static int build_text(const char *text, ModelFile *f, Graph *g) {
+static int build_text(const char *text, ModelFile *f, Graph *g, RunConfig *config) {
     Status st;
     status_clear(&st);
     memset(g, 0, sizeof *g);
     int rc = model_file_parse_text("test.model", text, f, &st);
-    if (!rc) rc = graph_build(f, g, &st);
+    if (!rc) rc = graph_build(f, g, config, &st);
     if (rc) {
         report_status("build", &st);
         test_failures++;
@@ -41,8 +41,9 @@ static void bundled_mlp_has_expected_layers_and_parameters(void) {
     status_clear(&st);
     ModelFile f;
     Graph g;
+    RunConfig config;
     const char *path = TRAINER_SOURCE_DIR "/models/mlp.model";
-    if (model_file_read(path, &f, &st) || graph_build(&f, &g, &st)) {
+    if (model_file_read(path, &f, &st) || graph_build(&f, &g, &config, &st)) {
         report_status(path, &st);
         test_failures++;
         model_file_free(&f);
@@ -75,11 +76,11 @@ static void bundled_mlp_has_expected_layers_and_parameters(void) {
     CHECK(strcmp(g.layers[1]->params[1].name, "dense1.bias") == 0);
     CHECK_INT_EQ(g.layers[1]->params[0].shape.dims[0], 256);
     CHECK_INT_EQ(g.layers[1]->params[0].shape.dims[1], 784);
-    CHECK_INT_EQ(g.optimizer.kind, OPTIMIZER_ADAM);
-    CHECK_NEAR(g.optimizer.lr, 0.001, 1e-12);
-    CHECK_INT_EQ(g.train.batch, 128);
-    CHECK_INT_EQ(g.train.epochs, 10);
-    CHECK_INT_EQ(g.train.seed, 1);
+    CHECK_INT_EQ(config.optimizer.kind, OPTIMIZER_ADAM);
+    CHECK_NEAR(config.optimizer.lr, 0.001, 1e-12);
+    CHECK_INT_EQ(config.train.batch, 128);
+    CHECK_INT_EQ(config.train.epochs, 10);
+    CHECK_INT_EQ(config.train.seed, 1);
     graph_free(&g);
     model_file_free(&f);
 }
@@ -99,7 +100,7 @@ static void names_and_from_wire_layers(void) {
                    "dense units=3 from=dense1 name=head\n"
                    "dense units=2 from=head\n"
                    "loss mse\n",
-                   &f, &g)) {
+                   &f, &g, NULL)) {
         model_file_free(&f);
         return;
     }
@@ -135,7 +136,7 @@ static void act_key_inserts_activation_layer(void) {
                    "dense units=5 from=h act=sigmoid\n"
                    "dense units=3\n"
                    "loss softmax_cross_entropy\n",
-                   &f, &g)) {
+                   &f, &g, NULL)) {
         model_file_free(&f);
         return;
     }
@@ -159,7 +160,7 @@ static void act_key_inserts_activation_layer(void) {
     model_file_free(&f);
 
     // act=none / act=linear add nothing.
-    if (!build_text("input shape=4\ndense units=3 act=none\nloss mse\n", &f, &g)) {
+    if (!build_text("input shape=4\ndense units=3 act=none\nloss mse\n", &f, &g, NULL)) {
         CHECK_INT_EQ(g.count, 3);
         graph_free(&g);
     }
@@ -171,7 +172,7 @@ static void plan_gradients_skips_the_input(void) {
     Graph g;
     if (build_text("input shape=1x4x4\nflatten\ndense units=5 act=tanh\ndropout rate=0.2\n"
                    "dense units=3\nloss softmax_cross_entropy\n",
-                   &f, &g)) {
+                   &f, &g, NULL)) {
         model_file_free(&f);
         return;
     }
@@ -215,7 +216,8 @@ static void check_dataset_matches_shapes_and_labels(void) {
     ModelFile f;
     Graph g;
     // A 784-vector model takes 1x28x28 images flattened.
-    if (!build_text("input shape=784\ndense units=10\nloss softmax_cross_entropy\n", &f, &g)) {
+    if (!build_text("input shape=784\ndense units=10\nloss softmax_cross_entropy\n", &f, &g,
+                    NULL)) {
         Dataset mnist = shape_only_dataset(1, 28, 28, 9);
         status_clear(&st);
         CHECK_INT_EQ(graph_check_dataset(&g, &mnist, "mnist train", &st), 0);
@@ -227,7 +229,7 @@ static void check_dataset_matches_shapes_and_labels(void) {
 
     if (build_text("input shape=1x28x28\nflatten\ndense units=10 name=scores\n"
                    "loss softmax_cross_entropy\n",
-                   &f, &g)) {
+                   &f, &g, NULL)) {
         model_file_free(&f);
         return;
     }
@@ -312,10 +314,11 @@ static void training_learns_a_separable_problem(void) {
     status_clear(&st);
     ModelFile f;
     Graph g;
+    RunConfig config;
     if (build_text("input shape=1x4x4\nflatten\ndense units=8 act=relu\ndense units=2\n"
                    "loss softmax_cross_entropy\noptimizer adam lr=0.01\n"
                    "train batch=20 epochs=8 seed=3\n",
-                   &f, &g)) {
+                   &f, &g, &config)) {
         model_file_free(&f);
         return;
     }
@@ -333,16 +336,16 @@ static void training_learns_a_separable_problem(void) {
     }
     CHECK(strcmp(d.name, "cpu") == 0);
     CHECK_INT_EQ(graph_check_dataset(&g, &ds, "synthetic train", &st), 0);
-    CHECK_INT_EQ(graph_init_params(&g, d.backend, &d.alloc, (uint64_t)g.train.seed, &st), 0);
+    CHECK_INT_EQ(graph_init_params(&g, d.backend, &d.alloc, (uint64_t)config.train.seed, &st), 0);
 
     // Without hooks first (they may be NULL), then with one that records each epoch.
     int interrupted = -1;
-    int rc = train_model(&g, &d, &ds, NULL, NULL, &interrupted, &st);
+    int rc = train_model(&g, &config, &d, &ds, NULL, NULL, &interrupted, &st);
     if (rc) report_status("train_model", &st);
     CHECK_INT_EQ(rc, 0);
     CHECK_INT_EQ(interrupted, 0);
     EvalResult eval = {0};
-    rc = evaluate_model(&g, &d, &ds, 50, &eval, &st);
+    rc = evaluate_model(&g, &config, &d, &ds, 50, &eval, &st);
     CHECK_INT_EQ(rc, 0);
     CHECK_INT_EQ(eval.samples, SAMPLES);
     if (!(eval.accuracy > 0.9)) {
@@ -353,8 +356,8 @@ static void training_learns_a_separable_problem(void) {
 
     EpochLog log = {0};
     TrainHooks hooks = {.user = &log, .on_epoch = record_epoch};
-    g.train.epochs = 2;
-    rc = train_model(&g, &d, &ds, &ds, &hooks, NULL, &st);
+    config.train.epochs = 2;
+    rc = train_model(&g, &config, &d, &ds, &ds, &hooks, NULL, &st);
     if (rc) report_status("train_model with hooks", &st);
     CHECK_INT_EQ(rc, 0);
     CHECK_INT_EQ(log.epochs_seen, 2);

@@ -13,13 +13,13 @@
 
 #include <stdlib.h>
 
-static int load_graph(const char *model, Graph *g) {
+static int load_graph(const char *model, Graph *g, RunConfig *config) {
     char path[1024];
     snprintf(path, sizeof path, "%s/models/%s", TRAINER_SOURCE_DIR, model);
     ModelFile file;
     Status st;
     status_clear(&st);
-    if (model_file_read(path, &file, &st) || graph_build(&file, g, &st)) {
+    if (model_file_read(path, &file, &st) || graph_build(&file, g, config, &st)) {
         fprintf(stderr, "%s: %s\n", path, st.message);
         test_failures++;
         return 1;
@@ -62,10 +62,11 @@ static int load_random_batch(Graph *g, const Backend *b, int batch, Rng *rng, St
 
 // What train_model does for one step, then an evaluation forward, as core/train.c fills
 // the LayerContext.
-static int allocate_and_step(Graph *g, const Backend *b, Allocator *a, int batch, Status *st) {
+static int allocate_and_step(Graph *g, const OptimizerConfig *o, const Backend *b, Allocator *a,
+                             int batch, Status *st) {
     TRY(graph_init_params(g, b, a, 1, st));
     TRY(graph_allocate(g, b, a, batch, st));
-    TRY(optimizer_prepare(g, b, a, st));
+    TRY(optimizer_prepare(g, o, b, a, st));
     Rng rng;
     rng_seed(&rng, 7);
     TRY(load_random_batch(g, b, batch, &rng, st));
@@ -74,19 +75,21 @@ static int allocate_and_step(Graph *g, const Backend *b, Allocator *a, int batch
     TRY(graph_reset_loss_sums(g, b, st));
     TRY(graph_forward(g, &ctx, st));
     TRY(graph_backward(g, &ctx, st));
-    TRY(optimizer_step(g, b, 1, st));
+    TRY(optimizer_step(g, o, b, 1, st));
     TRY(graph_add_loss_sums(g, b, batch, 0, st));
     ctx.training = 0;
     TRY(graph_forward(g, &ctx, st));
     return graph_add_loss_sums(g, b, batch, 0, st);
 }
 
-static void plan_matches_step_of(const char *model, Graph *built, int batch);
+static void plan_matches_step_of(const char *model, Graph *built, const RunConfig *config,
+                                 int batch);
 
 static void plan_matches_a_training_step(const char *model, int batch) {
     Graph g;
-    if (load_graph(model, &g)) return;
-    plan_matches_step_of(model, &g, batch);
+    RunConfig config;
+    if (load_graph(model, &g, &config)) return;
+    plan_matches_step_of(model, &g, &config, batch);
 }
 
 // Every kind and every conv2d option at once, with sgd's one momentum tensor and mse: the
@@ -112,24 +115,26 @@ static const char *const every_kind =
 static void plan_matches_every_kind(int batch) {
     ModelFile file;
     Graph g;
+    RunConfig config;
     Status st;
     status_clear(&st);
     if (model_file_parse_text("every.model", every_kind, &file, &st) ||
-        graph_build(&file, &g, &st)) {
+        graph_build(&file, &g, &config, &st)) {
         fprintf(stderr, "every.model: %s\n", st.message);
         test_failures++;
         return;
     }
     model_file_free(&file);
-    plan_matches_step_of("every kind", &g, batch);
+    plan_matches_step_of("every kind", &g, &config, batch);
 }
 
-static void plan_matches_step_of(const char *model, Graph *built, int batch) {
+static void plan_matches_step_of(const char *model, Graph *built, const RunConfig *config,
+                                 int batch) {
     Graph g = *built;
     const Backend *b = cpu_backend();
     Status st;
     status_clear(&st);
-    MemoryPlanOptions options = {.batch = batch, .training = 1};
+    MemoryPlanOptions options = {.batch = batch, .optimizer = &config->optimizer};
     MemoryPlan plan;
     CHECK_INT_EQ(memory_plan(&g, b, &options, &plan, &st), 0);
     CHECK(plan.unplanned[0] == '\0');
@@ -145,7 +150,7 @@ static void plan_matches_step_of(const char *model, Graph *built, int batch) {
 
     Allocator a;
     CHECK_INT_EQ(alloc_init(&a, b, ALLOC_GROW, 0, &st), 0);
-    int rc = allocate_and_step(&g, b, &a, batch, &st);
+    int rc = allocate_and_step(&g, &config->optimizer, b, &a, batch, &st);
     if (rc) fprintf(stderr, "%s batch %d: %s\n", model, batch, st.message);
     CHECK_INT_EQ(rc, 0);
     char what[96];
@@ -180,9 +185,10 @@ static void plan_matches_the_training_loop(const char *model, int batch, int tra
                                            int test_count, size_t limit, int want_train_set,
                                            int want_test_set) {
     Graph g;
-    if (load_graph(model, &g)) return;
-    g.train.batch = batch;
-    g.train.epochs = 1;
+    RunConfig config;
+    if (load_graph(model, &g, &config)) return;
+    config.train.batch = batch;
+    config.train.epochs = 1;
     Dataset train, test;
     make_dataset(&train, train_count, 1);
     make_dataset(&test, test_count, 2);
@@ -191,7 +197,8 @@ static void plan_matches_the_training_loop(const char *model, int batch, int tra
     Device d = {.backend = cpu_backend()};
     snprintf(d.name, sizeof d.name, "cpu");
     CHECK_INT_EQ(alloc_init(&d.alloc, d.backend, ALLOC_GROW, limit, &st), 0);
-    MemoryPlanOptions options = {.batch = batch, .training = 1, .train_samples = train_count,
+    MemoryPlanOptions options = {.batch = batch, .optimizer = &config.optimizer,
+                                 .train_samples = train_count,
                                  .test_samples = test_count, .sample_bytes = 784,
                                  .limit = limit};
     MemoryPlan plan;
@@ -199,7 +206,7 @@ static void plan_matches_the_training_loop(const char *model, int batch, int tra
     CHECK_INT_EQ(plan.train_set_on_device, want_train_set);
     CHECK_INT_EQ(plan.test_set_on_device, want_test_set);
     int rc = graph_init_params(&g, d.backend, &d.alloc, 1, &st);
-    if (!rc) rc = train_model(&g, &d, &train, &test, NULL, NULL, &st);
+    if (!rc) rc = train_model(&g, &config, &d, &train, &test, NULL, NULL, &st);
     if (rc) fprintf(stderr, "train_model: %s\n", st.message);
     CHECK_INT_EQ(rc, 0);
     char what[96];
@@ -216,14 +223,15 @@ static void plan_matches_the_training_loop(const char *model, int batch, int tra
 // `trainer eval`: parameters (with gradients), activations, the test set; no optimizer.
 static void plan_matches_evaluation(const char *model, int batch, int test_count) {
     Graph g;
-    if (load_graph(model, &g)) return;
+    RunConfig config;
+    if (load_graph(model, &g, &config)) return;
     Dataset test;
     make_dataset(&test, test_count, 3);
     Status st;
     status_clear(&st);
     Device d = {.backend = cpu_backend()};
     CHECK_INT_EQ(alloc_init(&d.alloc, d.backend, ALLOC_GROW, 0, &st), 0);
-    MemoryPlanOptions options = {.batch = batch, .training = 0, .test_samples = test_count,
+    MemoryPlanOptions options = {.batch = batch, .optimizer = NULL, .test_samples = test_count,
                                  .sample_bytes = 784};
     MemoryPlan plan;
     CHECK_INT_EQ(memory_plan(&g, d.backend, &options, &plan, &st), 0);
@@ -231,7 +239,7 @@ static void plan_matches_evaluation(const char *model, int batch, int test_count
     CHECK_INT_EQ(plan.batch, batch < test_count ? batch : test_count);
     EvalResult result;
     int rc = graph_init_params(&g, d.backend, &d.alloc, 1, &st);
-    if (!rc) rc = evaluate_model(&g, &d, &test, batch, &result, &st);
+    if (!rc) rc = evaluate_model(&g, &config, &d, &test, batch, &result, &st);
     CHECK_INT_EQ(rc, 0);
     char what[96];
     snprintf(what, sizeof what, "%s eval batch %d of %d", model, batch, test_count);
@@ -242,8 +250,8 @@ static void plan_matches_evaluation(const char *model, int batch, int test_count
     alloc_destroy(&d.alloc);
 }
 
-static size_t planned_total(const Graph *g, int batch) {
-    MemoryPlanOptions options = {.batch = batch, .training = 1};
+static size_t planned_total(const Graph *g, const RunConfig *config, int batch) {
+    MemoryPlanOptions options = {.batch = batch, .optimizer = &config->optimizer};
     MemoryPlan plan;
     Status st;
     status_clear(&st);
@@ -256,7 +264,8 @@ static size_t planned_total(const Graph *g, int batch) {
 // Allocating a training graph at `batch` under a limit of `budget`: 0 or out of memory.
 static int allocate_under(const char *model, int batch, size_t budget) {
     Graph g;
-    if (load_graph(model, &g)) return -1;
+    RunConfig config;
+    if (load_graph(model, &g, &config)) return -1;
     Allocator a;
     Status st;
     status_clear(&st);
@@ -264,7 +273,7 @@ static int allocate_under(const char *model, int batch, size_t budget) {
     int rc = alloc_init(&a, b, ALLOC_GROW, budget, &st);
     if (!rc) rc = graph_init_params(&g, b, &a, 1, &st);
     if (!rc) rc = graph_allocate(&g, b, &a, batch, &st);
-    if (!rc) rc = optimizer_prepare(&g, b, &a, &st);
+    if (!rc) rc = optimizer_prepare(&g, &config.optimizer, b, &a, &st);
     graph_free(&g);
     alloc_destroy(&a);
     return rc;
@@ -272,16 +281,18 @@ static int allocate_under(const char *model, int batch, size_t budget) {
 
 static void largest_batch_fits_and_one_more_does_not(const char *model, size_t budget) {
     Graph g;
-    if (load_graph(model, &g)) return;
+    RunConfig config;
+    if (load_graph(model, &g, &config)) return;
     Status st;
     status_clear(&st);
     int batch = -1;
-    CHECK_INT_EQ(memory_plan_largest_batch(&g, cpu_backend(), budget, 1, &batch, &st), 0);
+    CHECK_INT_EQ(memory_plan_largest_batch(&g, cpu_backend(), budget, &config.optimizer, &batch,
+                                           &st), 0);
     fprintf(stderr, "%s: largest batch in %zu bytes: %d (plan %zu, at +1 %zu)\n", model, budget,
-            batch, planned_total(&g, batch), planned_total(&g, batch + 1));
+            batch, planned_total(&g, &config, batch), planned_total(&g, &config, batch + 1));
     CHECK(batch >= 1);
-    CHECK(planned_total(&g, batch) <= budget);
-    CHECK(planned_total(&g, batch + 1) > budget);
+    CHECK(planned_total(&g, &config, batch) <= budget);
+    CHECK(planned_total(&g, &config, batch + 1) > budget);
     graph_free(&g);
     // And the allocator agrees: the batch allocates under that limit, one more does not.
     CHECK_INT_EQ(allocate_under(model, batch, budget), 0);
@@ -290,14 +301,17 @@ static void largest_batch_fits_and_one_more_does_not(const char *model, size_t b
 
 static void largest_batch_is_zero_when_parameters_do_not_fit(void) {
     Graph g;
-    if (load_graph("mlp.model", &g)) return;
+    RunConfig config;
+    if (load_graph("mlp.model", &g, &config)) return;
     Status st;
     status_clear(&st);
     int batch = -1;
-    CHECK_INT_EQ(memory_plan_largest_batch(&g, cpu_backend(), 1 << 20, 1, &batch, &st), 0);
+    CHECK_INT_EQ(memory_plan_largest_batch(&g, cpu_backend(), 1 << 20, &config.optimizer,
+                                           &batch, &st), 0);
     CHECK_INT_EQ(batch, 0);
     // Unbounded: the cap.
-    CHECK_INT_EQ(memory_plan_largest_batch(&g, cpu_backend(), (size_t)1 << 50, 1, &batch, &st), 0);
+    CHECK_INT_EQ(memory_plan_largest_batch(&g, cpu_backend(), (size_t)1 << 50,
+                                           &config.optimizer, &batch, &st), 0);
     CHECK_INT_EQ(batch, MEMORY_PLAN_MAX_BATCH);
     graph_free(&g);
 }
@@ -339,8 +353,9 @@ int main(void) {
     plan_matches_the_training_loop("lenet.model", 50, 120, 70, 0, 1, 1);
     {
         Graph g;
-        if (!load_graph("mlp.model", &g)) {
-            size_t graph = planned_total(&g, 64);
+        RunConfig config;
+        if (!load_graph("mlp.model", &g, &config)) {
+            size_t graph = planned_total(&g, &config, 64);
             graph_free(&g);
             size_t train_bytes = 1000 * 785;
             plan_matches_the_training_loop("mlp.model", 64, 1000, 600,

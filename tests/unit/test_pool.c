@@ -159,7 +159,7 @@ static int build(const char *text, Graph *g, Status *st) {
     ModelFile f;
     status_clear(st);
     int rc = model_file_parse_text("pool.model", text, &f, st);
-    if (!rc) rc = graph_build(&f, g, st);
+    if (!rc) rc = graph_build(&f, g, NULL, st);
     model_file_free(&f);
     return rc;
 }

@@ -209,11 +209,11 @@ static void staged_evaluation_matches_resident(const Dataset *ds) {
     CHECK_INT_EQ(rc, 0);
     EvalResult on_device = {0}, staged = {0};
     Device *d = &run.device;
-    if (!rc) rc = evaluate_model(&run.graphs[0], d, ds, 40, &on_device, &st);
+    if (!rc) rc = evaluate_model(&run.graphs[0], &run.config, d, ds, 40, &on_device, &st);
     // The activations are allocated; a limit just above what is held leaves no room for
     // the copy of the set, so evaluation stages it.
     d->alloc.limit = d->alloc.stats.reserved + 1024;
-    if (!rc) rc = evaluate_model(&run.graphs[0], d, ds, 40, &staged, &st);
+    if (!rc) rc = evaluate_model(&run.graphs[0], &run.config, d, ds, 40, &staged, &st);
     if (rc) report_status("evaluation", &st);
     CHECK_INT_EQ(rc, 0);
     CHECK_INT_EQ(staged.samples, ds->count);
