@@ -265,9 +265,11 @@ struct Backend {
                        size_t n, const AdamHyper *h, Status *st);
 };
 
-// The ops every backend must fill, listed once: kernels/backend.c's completeness check and
-// tests/gpu/test_cuda_parity.c's coverage check both expand this list, so an op added here
-// is required of every backend and fails the parity test until it has a case there.
+// The ops every backend must fill, listed once: kernels/backend.c's completeness check, the
+// CPU backend's table (cpu_<op> for each) and tests/gpu/test_cuda_parity.c's coverage check
+// all expand this list, so an op added here does not compile until its CPU reference exists,
+// is reported missing by a backend without it, and fails the parity test until it has a
+// case there.
 #define BACKEND_OPS(X)                                                                         \
     X(raw_alloc) X(raw_free) X(total_memory) X(copy_to_device) X(copy_to_host)                 \
     X(copy_on_device) X(fill) X(synchronize) X(gather_samples) X(gemm) X(add_bias_rows)        \
