@@ -64,7 +64,7 @@ static int plan_layer(const Layer *l, const Backend *b, const MemoryPlanOptions 
 
 // ---- the datasets ---------------------------------------------------------------------------
 
-// dataset_fits in core/batch_source.c: with a limit, the copy may take half of what is left.
+// dataset_fits in data/batch_source.c: with a limit, the copy may take half of what is left.
 static int dataset_fits(const MemoryPlanOptions *o, size_t reserved, size_t bytes) {
     if (o->mode == ALLOC_RESERVE) return 0;  // the arena is the whole limit: nothing is left
     if (!o->limit) return 1;

@@ -6,7 +6,7 @@
 // (optimizer_prepare), each layer's output and output gradient plus what the layer kind's
 // `allocate` adds (graph_allocate: dropout masks, maxpool argmax, loss rows, batchnorm's
 // saved statistics, conv2d's workspace as the backend sizes it), the labels and loss sums,
-// and the dataset copies the training loop uploads when they fit (core/batch_source.c). Each
+// and the dataset copies the training loop uploads when they fit (data/batch_source.c). Each
 // tensor is rounded as the allocator rounds it (ALLOC_GRANULE), so on a fresh allocator
 // `total` is the stats.peak_in_use that allocating and running a step reaches: exact, not
 // an estimate: each layer kind states what its `allocate` takes (LayerKind.planned_bytes).
@@ -37,7 +37,7 @@ typedef struct MemoryPlanOptions {
     // NULL: `trainer eval`/`predict` (no optimizer state).
     const OptimizerConfig *optimizer;
     // Datasets the loop copies to the device when they fit (see dataset_fits in
-    // core/batch_source.c): sample counts (0: none) and bytes per sample (C*H*W, u8).
+    // data/batch_source.c): sample counts (0: none) and bytes per sample (C*H*W, u8).
     long train_samples;   // training only
     long test_samples;    // evaluated after each epoch (training) or by `trainer eval`
     size_t sample_bytes;

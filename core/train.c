@@ -9,10 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/batch_source.h"
 #include "core/collective.h"
 #include "core/memory_plan.h"
 #include "core/optimizer.h"
+#include "data/batch_source.h"
 
 double monotonic_seconds(void) {
     struct timespec ts;
@@ -81,6 +81,23 @@ static void release_activations(TrainRun *run) {
         // Cached blocks go back too: the next attempt is smaller and may need them whole.
         alloc_release_cache(&run->replicas[r].device->alloc);
     }
+}
+
+// A batch source takes its device copies from the device's caching allocator, so they
+// count against --memory-limit and the memory plan, like every tensor.
+static int allocator_take(void *owner, size_t bytes, void **ptr, Status *st) {
+    return alloc_get(owner, bytes, ptr, st);
+}
+
+static void allocator_give_back(void *owner, void *ptr) { alloc_put(owner, ptr); }
+
+static DeviceMemory device_memory(Device *d) {
+    Allocator *a = &d->alloc;
+    size_t room = !a->limit ? SIZE_MAX
+                  : a->limit > a->stats.reserved ? a->limit - a->stats.reserved
+                                                 : 0;
+    return (DeviceMemory){.owner = a, .room = room, .alloc = allocator_take,
+                          .free = allocator_give_back};
 }
 
 static size_t reserved_bytes(const TrainRun *run) {
@@ -280,7 +297,8 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
                         .sync_check = run->config->sync_check};
     for (int start = 0; start < share; start += run->micro_batch) {
         int count = share - start < run->micro_batch ? share - start : run->micro_batch;
-        if (source_load(&rep->source, g, b, run->step_indices + offset + start, count, st)) {
+        if (source_load(&rep->source, run->step_indices + offset + start, count,
+                        tensor_f32(&g->input->output), (int32_t *)g->labels.data, st)) {
             status_prefix(st, "loading the batch: ");
             return st->code;
         }
@@ -381,7 +399,7 @@ static int read_loss_sums(TrainRun *run, double *loss_sum, double *correct_sum, 
         double loss, correct;
         TRY(make_current(rep->device, st));
         TRY(graph_read_loss_sums(rep->graph, rep->device->backend, &loss, &correct, st));
-        TRY(source_check_labels(&rep->source, rep->device->backend, st));
+        TRY(source_check_labels(&rep->source, st));
         *loss_sum += loss;
         *correct_sum += correct;
     }
@@ -488,7 +506,8 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
         TRY(make_current(rep->device, st));
         TRY(optimizer_prepare(rep->graph, &config->optimizer, rep->device->backend,
                               &rep->device->alloc, st));
-        TRY(source_open(&rep->source, rep->device, train, run->micro_batch,
+        DeviceMemory memory = device_memory(rep->device);
+        TRY(source_open(&rep->source, rep->device->backend, &memory, train, run->micro_batch,
                         graph_classes(rep->graph), st));
         if (!rep->source.on_device && r == 0) {
             char bytes[32];
@@ -544,7 +563,8 @@ int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *
     TRY(batcher_init(&batcher, ds, batch, 0, 0, st));
     BatchSource source;
     int32_t *indices = malloc((size_t)batch * sizeof *indices);
-    int rc = indices ? source_open(&source, d, ds, batch, graph_classes(g), st)
+    DeviceMemory memory = device_memory(d);
+    int rc = indices ? source_open(&source, b, &memory, ds, batch, graph_classes(g), st)
                      : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     if (!indices) memset(&source, 0, sizeof source);
     LayerContext ctx = {.backend = b, .alloc = &d->alloc, .training = 0,
@@ -559,13 +579,14 @@ int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *
         int n = batcher_next_indices(&batcher, indices);
         if (n == 0) break;
         ctx.batch = n;
-        rc = source_load(&source, g, b, indices, n, st);
+        rc = source_load(&source, indices, n, tensor_f32(&g->input->output),
+                         (int32_t *)g->labels.data, st);
         if (!rc) rc = graph_forward(g, &ctx, st);
         if (!rc) rc = graph_add_loss_sums(g, b, n, 0, st);
         seen += n;
     }
     if (!rc) rc = graph_read_loss_sums(g, b, &loss_sum, &correct_sum, st);
-    if (!rc) rc = source_check_labels(&source, b, st);
+    if (!rc) rc = source_check_labels(&source, st);
     source_close(&source);
     batcher_free(&batcher);
     free(indices);

@@ -3,7 +3,10 @@
 # or goes down (DESIGN §2). Exit 1, listing each include that runs back up.
 #
 #   floor 0  base/                              includes nothing of ours but base/
-#   floor 1  models/  data/  kernels/           base/ and their own folder
+#   floor 1  models/  data/  kernels/           base/ and their own folder; data/ also
+#                                               kernels/backend.h's op table (its batch
+#                                               sources move samples to a device), never
+#                                               the reverse
 #   floor 2  core/  diagnostics/                the floors below and their own folder;
 #                                               diagnostics/ also core/ (it trains and
 #                                               checks through it), never the reverse
@@ -26,6 +29,7 @@ may_include() { # FROM_DIR TO_DIR
   local from=$1 to=$2 from_floor to_floor
   [ "$from" = "$to" ] && return 0
   [ "$from" = diagnostics ] && [ "$to" = core ] && return 0
+  [ "$from" = data ] && [ "$to" = kernels ] && return 0
   from_floor=$(floor_of "$from")
   to_floor=$(floor_of "$to")
   [ -n "$to_floor" ] && [ "$to_floor" -lt "$from_floor" ]

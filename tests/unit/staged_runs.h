@@ -23,7 +23,7 @@ static inline Dataset repeated_dataset(int count) {
     return ds;
 }
 
-// What the training loop's copy of `ds` takes on the device (core/batch_source.c's
+// What the training loop's copy of `ds` takes on the device (data/batch_source.c's
 // upload_dataset): images, labels, the index tensor for a load of `batch`, and the int
 // where the label check reports.
 static inline size_t dataset_device_bytes(const Dataset *ds, int batch) {

@@ -1,5 +1,5 @@
 // Batches staged through the host (the training set does not fit on the device beside the
-// model) are prepared ahead by a prefetch thread in pinned buffers (core/batch_prefetch.c).
+// model) are prepared ahead by a prefetch thread in pinned buffers (data/batch_prefetch.c).
 // That must change when the work is done, never what is computed:
 // - the load schedule yields exactly the loads the training loop asks for (steps, the
 //   replicas' shares, micro-batches), from the start or from a step in the middle;
@@ -12,7 +12,7 @@
 // - the thread is joined on every way out: the end, an interruption, a bad label.
 #include <dirent.h>
 
-#include "core/batch_prefetch.h"
+#include "data/batch_prefetch.h"
 #include "staged_runs.h"
 
 // 222 KiB of samples: more than half of what three replicas' activations take.

@@ -1,4 +1,4 @@
-#include "core/batch_source.h"
+#include "data/batch_source.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -7,35 +7,36 @@
 
 // Half of what the memory limit leaves is the most the dataset may take, so that the
 // activations still fit; without a limit, the allocator's answer decides.
-static int dataset_fits(const Allocator *a, size_t bytes) {
-    if (!a->limit) return 1;
-    return a->limit > a->stats.reserved && bytes <= (a->limit - a->stats.reserved) / 2;
+static int dataset_fits(const DeviceMemory *m, size_t bytes) {
+    return m->room == SIZE_MAX || (m->room > 0 && bytes <= m->room / 2);
 }
 
-static int upload_dataset(BatchSource *s, Device *d, Status *st) {
+static int take(BatchSource *s, size_t bytes, void **ptr, Status *st) {
+    return s->memory.alloc(s->memory.owner, bytes, ptr, st);
+}
+
+static int upload_dataset(BatchSource *s, Status *st) {
     const Dataset *ds = s->dataset;
-    Shape bytes = shape_make1((int)dataset_sample_size(ds)), one = {.rank = 0};
-    tensor_set_shape(&s->images, DTYPE_U8, ds->count, &bytes);
-    tensor_set_shape(&s->labels, DTYPE_U8, ds->count, &one);
-    tensor_set_shape(&s->indices, DTYPE_I32, s->capacity, &one);
-    tensor_set_shape(&s->first_bad_sample, DTYPE_I32, 1, &one);
-    if (!dataset_fits(&d->alloc, s->images.bytes + s->labels.bytes)) return STATUS_OUT_OF_MEMORY;
-    TRY(tensor_alloc(&s->images, &d->alloc, st));
-    TRY(tensor_alloc(&s->labels, &d->alloc, st));
-    TRY(tensor_alloc(&s->indices, &d->alloc, st));
-    TRY(tensor_alloc(&s->first_bad_sample, &d->alloc, st));
-    const Backend *b = d->backend;
+    size_t image_bytes = (size_t)ds->count * dataset_sample_size(ds);
+    size_t label_bytes = (size_t)ds->count;
+    if (!dataset_fits(&s->memory, image_bytes + label_bytes)) return STATUS_OUT_OF_MEMORY;
+    TRY(take(s, image_bytes, &s->images, st));
+    TRY(take(s, label_bytes, &s->labels, st));
+    TRY(take(s, (size_t)s->capacity * sizeof(int32_t), &s->indices, st));
+    TRY(take(s, sizeof(int32_t), &s->first_bad_sample, st));
+    const Backend *b = s->backend;
     const int32_t none = INT32_MAX;
-    TRY(b->copy_to_device(b, s->first_bad_sample.data, &none, sizeof none, st));
-    TRY(b->copy_to_device(b, s->images.data, ds->images, s->images.bytes, st));
-    return b->copy_to_device(b, s->labels.data, ds->labels, s->labels.bytes, st);
+    TRY(b->copy_to_device(b, s->first_bad_sample, &none, sizeof none, st));
+    TRY(b->copy_to_device(b, s->images, ds->images, image_bytes, st));
+    return b->copy_to_device(b, s->labels, ds->labels, label_bytes, st);
 }
 
 static void free_device_copies(BatchSource *s) {
-    tensor_free(&s->images);
-    tensor_free(&s->labels);
-    tensor_free(&s->indices);
-    tensor_free(&s->first_bad_sample);
+    void **copies[] = {&s->images, &s->labels, &s->indices, &s->first_bad_sample};
+    for (size_t i = 0; i < sizeof copies / sizeof copies[0]; i++) {
+        if (*copies[i]) s->memory.free(s->memory.owner, *copies[i]);
+        *copies[i] = NULL;
+    }
 }
 
 void source_close(BatchSource *s) {
@@ -52,16 +53,17 @@ static int open_staging(BatchSource *s, Status *st) {
     return prefetch_open(&s->prefetch, s->backend, s->dataset, s->capacity, s->classes, st);
 }
 
-int source_open(BatchSource *s, Device *d, const Dataset *ds, int capacity, int classes,
-                Status *st) {
+int source_open(BatchSource *s, const Backend *b, const DeviceMemory *memory, const Dataset *ds,
+                int capacity, int classes, Status *st) {
     memset(s, 0, sizeof *s);
     s->dataset = ds;
-    s->backend = d->backend;
+    s->backend = b;
+    s->memory = *memory;
     s->capacity = capacity;
     s->classes = classes;
     Status upload;
     status_clear(&upload);
-    int rc = upload_dataset(s, d, &upload);
+    int rc = upload_dataset(s, &upload);
     if (rc == 0) {
         s->on_device = 1;
         return 0;
@@ -102,34 +104,37 @@ static int bad_label(const BatchSource *s, int sample, Status *st) {
 
 // The copies out of the pinned buffer are asynchronous on a GPU; the buffer goes back to
 // the prefetch thread fenced behind them.
-static int load_staged(BatchSource *s, Graph *g, const Backend *b, const int32_t *indices,
-                       int count, Status *st) {
+static int load_staged(BatchSource *s, const int32_t *indices, int count, float *images,
+                       int32_t *labels, Status *st) {
+    const Backend *b = s->backend;
     StagedLoad *load;
     TRY(prefetch_take(&s->prefetch, indices, count, &load, st));
+    size_t values = (size_t)count * dataset_sample_size(s->dataset);
     int rc = load->first_bad >= 0
                  ? bad_label(s, indices[load->first_bad], st)
-                 : graph_load_batch(g, b, load->images, load->labels, count, st);
+                 : b->copy_to_device(b, images, load->images, values * sizeof(float), st);
+    if (!rc) rc = b->copy_to_device(b, labels, load->labels, (size_t)count * sizeof *labels, st);
     Status fence;
     status_clear(&fence);
     int fenced = prefetch_give_back(&s->prefetch, load, rc ? &fence : st);
     return rc ? rc : fenced;
 }
 
-int source_load(BatchSource *s, Graph *g, const Backend *b, const int32_t *indices, int count,
-                Status *st) {
-    if (!s->on_device) return load_staged(s, g, b, indices, count, st);
-    TRY(b->copy_to_device(b, s->indices.data, indices, (size_t)count * sizeof *indices, st));
+int source_load(BatchSource *s, const int32_t *indices, int count, float *images,
+                int32_t *labels, Status *st) {
+    if (!s->on_device) return load_staged(s, indices, count, images, labels, st);
+    const Backend *b = s->backend;
+    TRY(b->copy_to_device(b, s->indices, indices, (size_t)count * sizeof *indices, st));
     GatherArgs gather = {.count = count, .sample_size = dataset_sample_size(s->dataset),
                          .scale = 1.0f / 255.0f, .classes = s->classes};
-    return b->gather_samples(b, &gather, (const uint8_t *)s->images.data,
-                             (const uint8_t *)s->labels.data, (const int32_t *)s->indices.data,
-                             tensor_f32(&g->input->output), (int32_t *)g->labels.data,
-                             (int32_t *)s->first_bad_sample.data, st);
+    return b->gather_samples(b, &gather, s->images, s->labels, s->indices, images, labels,
+                             s->first_bad_sample, st);
 }
 
-int source_check_labels(const BatchSource *s, const Backend *b, Status *st) {
+int source_check_labels(const BatchSource *s, Status *st) {
     if (!s->on_device) return 0;
+    const Backend *b = s->backend;
     int32_t first_bad;
-    TRY(b->copy_to_host(b, &first_bad, s->first_bad_sample.data, sizeof first_bad, st));
+    TRY(b->copy_to_host(b, &first_bad, s->first_bad_sample, sizeof first_bad, st));
     return first_bad == INT32_MAX ? 0 : bad_label(s, first_bad, st);
 }

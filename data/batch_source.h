@@ -3,30 +3,44 @@
 // When the dataset fits on the device (Fashion-MNIST is 47 MB of bytes) it is copied there
 // once and each load is gathered on the device from the shuffled indices, so a load moves
 // only the indices across the bus. Otherwise loads are staged through the host: a prefetch
-// thread (core/batch_prefetch.h) gathers the next loads into pinned buffers while the
+// thread (data/batch_prefetch.h) gathers the next loads into pinned buffers while the
 // device runs the current pass, and each load is one asynchronous copy into the graph's
 // input and labels.
 //
-// Staging allocates nothing on the device: the floats go straight into the input tensor
-// the graph already holds, so the memory plan (core/memory_plan.h), which counts a staged
+// Staging allocates nothing on the device: the floats go straight into the input the
+// graph already holds, so the memory plan (core/memory_plan.h), which counts a staged
 // dataset as 0 bytes, stays exact, and what the limit leaves goes to the batch. The
 // price is 4 bytes per pixel on the bus instead of 1, and the host doing the conversion
 // (on the prefetch thread, beside the step, not in front of it).
 #ifndef TRAINER_BATCH_SOURCE_H
 #define TRAINER_BATCH_SOURCE_H
 
-#include "core/batch_prefetch.h"
-#include "core/device.h"
-#include "core/graph.h"
+#include "data/batch_prefetch.h"
+#include "data/dataset.h"
+#include "kernels/backend.h"
+
+// Device memory for a resident dataset, from whoever keeps the device's budget: core/
+// passes its caching allocator, so the copies count against --memory-limit like any
+// tensor and the memory plan stays exact.
+typedef struct DeviceMemory {
+    void *owner;
+    // Bytes the budget has left, or SIZE_MAX without a limit: a dataset may take half, so
+    // that the activations still fit.
+    size_t room;
+    int (*alloc)(void *owner, size_t bytes, void **ptr, Status *st);
+    void (*free)(void *owner, void *ptr);
+} DeviceMemory;
 
 typedef struct BatchSource {
     const Dataset *dataset;
     const Backend *backend;
+    DeviceMemory memory;
     int on_device;
     int capacity;                    // samples one load may carry
     int classes;                     // labels must lie in [0, classes)
-    Tensor images, labels, indices;  // device copies (on_device)
-    Tensor first_bad_sample;         // [1] int32 on the device: see Backend.gather_samples
+    // Device copies (on_device): u8 images and labels, int32 indices of one load, and the
+    // int32 first_bad_sample that Backend.gather_samples sets. NULL when not held.
+    void *images, *labels, *indices, *first_bad_sample;
     // Staged (!on_device): the order the prefetch thread follows (a copy: the Batcher
     // reshuffles its own at the next epoch) and the thread with its pinned buffers.
     int32_t *order;
@@ -34,10 +48,10 @@ typedef struct BatchSource {
     Prefetcher prefetch;
 } BatchSource;
 
-// Uploads the dataset when it fits (see dataset_fits in batch_source.c), else sets up the
-// staging buffers for loads of up to `capacity` samples.
-int source_open(BatchSource *s, Device *d, const Dataset *ds, int capacity, int classes,
-                Status *st);
+// Uploads the dataset to memory->alloc when it fits (see dataset_fits in batch_source.c),
+// else sets up the staging buffers for loads of up to `capacity` samples.
+int source_open(BatchSource *s, const Backend *b, const DeviceMemory *memory, const Dataset *ds,
+                int capacity, int classes, Status *st);
 // Joins the prefetch thread and frees everything. Safe on a zeroed or failed-open source.
 void source_close(BatchSource *s);
 
@@ -49,12 +63,13 @@ void source_close(BatchSource *s);
 int source_expect(BatchSource *s, const int *order, int batch, int replicas, int replica,
                   int micro_batch, int step_start, Status *st);
 
-// Loads samples indices[0..count) into the graph's input and labels.
-int source_load(BatchSource *s, Graph *g, const Backend *b, const int32_t *indices, int count,
-                Status *st);
+// Loads samples indices[0..count) into `images` (count samples of f32, device memory) and
+// `labels` (count int32, device memory): the graph's input and labels.
+int source_load(BatchSource *s, const int32_t *indices, int count, float *images,
+                int32_t *labels, Status *st);
 
 // The device-side label check's verdict, read when the host syncs anyway (with the loss).
 // Staged loads are checked on the host as they are gathered, and reported by source_load.
-int source_check_labels(const BatchSource *s, const Backend *b, Status *st);
+int source_check_labels(const BatchSource *s, Status *st);
 
 #endif

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L  // pthread_sigmask
-#include "core/batch_prefetch.h"
+#include "data/batch_prefetch.h"
 
 #include <errno.h>
 #include <signal.h>
