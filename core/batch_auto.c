@@ -67,7 +67,7 @@ static int trial_step(Graph *g, Device *d, const Dataset *train, int batch, Stat
     if (!rc) {
         for (int i = 0; i < batch; i++) indices[i] = i % train->count;
         dataset_gather(train, indices, batch, images, labels);
-        rc = graph_allocate(g, b, &d->alloc, batch, st);
+        rc = graph_allocate(g, b, &d->alloc, batch, NULL, st);
     }
     if (!rc) rc = graph_load_batch(g, b, images, labels, batch, st);
     LayerContext ctx = {.backend = b, .alloc = &d->alloc, .batch = batch, .training = 1,

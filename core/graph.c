@@ -658,33 +658,37 @@ int graph_init_params(Graph *g, const Backend *b, Allocator *a, uint64_t seed, S
     return 0;
 }
 
-// Remembers which layer's allocation ran out of memory, and how much it asked for when
-// that is known (0 for a kind's own state), for the report of a micro-batch split.
-static int note_allocation_failure(Graph *g, const Layer *l, size_t bytes, Status *st) {
-    if (st->code != STATUS_OUT_OF_MEMORY) return st->code;
-    snprintf(g->failed_layer, sizeof g->failed_layer, "%s", l->name);
-    g->failed_bytes = bytes;
+// Says which layer's allocation ran out of memory, and how much it asked for when that is
+// known (0 for a kind's own state), for the report of a micro-batch split.
+static int note_allocation_failure(AllocationFailure *failure, const Layer *l, size_t bytes,
+                                   Status *st) {
+    if (st->code != STATUS_OUT_OF_MEMORY || !failure) return st->code;
+    snprintf(failure->layer, sizeof failure->layer, "%s", l->name);
+    failure->bytes = bytes;
     return st->code;
 }
 
-static int allocate_layer(Graph *g, Layer *l, const LayerContext *ctx, int batch, Status *st) {
+static int allocate_layer(Layer *l, const LayerContext *ctx, int batch,
+                          AllocationFailure *failure, Status *st) {
     tensor_free(&l->output);
     tensor_free(&l->grad);
     tensor_set_shape(&l->output, DTYPE_F32, batch, &l->out_shape);
     tensor_set_shape(&l->grad, DTYPE_F32, batch, &l->out_shape);
     if (!l->kind->output_is_view && graph_alloc_tensor(&l->output, ctx->alloc, l, "output", 1, st))
-        return note_allocation_failure(g, l, l->output.bytes, st);
+        return note_allocation_failure(failure, l, l->output.bytes, st);
     if (l->needs_grad && graph_alloc_tensor(&l->grad, ctx->alloc, l, "output gradient", 1, st))
-        return note_allocation_failure(g, l, l->grad.bytes, st);
+        return note_allocation_failure(failure, l, l->grad.bytes, st);
     if (l->kind->allocate && l->kind->allocate(l, ctx, batch, st))
-        return note_allocation_failure(g, l, 0, st);
+        return note_allocation_failure(failure, l, 0, st);
     return 0;
 }
 
-int graph_allocate(Graph *g, const Backend *b, Allocator *a, int batch, Status *st) {
+int graph_allocate(Graph *g, const Backend *b, Allocator *a, int batch,
+                   AllocationFailure *failure, Status *st) {
     LayerContext ctx = {.backend = b, .alloc = a, .batch = batch};
     g->allocated_batch = 0;
-    for (int i = 0; i < g->count; i++) TRY(allocate_layer(g, g->layers[i], &ctx, batch, st));
+    for (int i = 0; i < g->count; i++)
+        TRY(allocate_layer(g->layers[i], &ctx, batch, failure, st));
     Shape scalar = {.rank = 0};
     tensor_free(&g->labels);
     tensor_set_shape(&g->labels, DTYPE_I32, batch, &scalar);

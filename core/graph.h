@@ -25,11 +25,15 @@ typedef struct Graph {
     // for the step in progress when it runs as several micro-batches (a step redone after
     // an out-of-memory must not count its first attempt).
     Tensor loss_sums;
-    // The last allocation that ran out of memory: its layer and size, for the one-line
-    // report when training continues in micro-batches.
-    char failed_layer[LAYER_NAME_MAX];
-    size_t failed_bytes;
 } Graph;
+
+// The allocation that ran out of memory: its layer, and the bytes it asked for (0 when a
+// kind's own state failed), for the one-line report when training continues in
+// micro-batches.
+typedef struct AllocationFailure {
+    char layer[LAYER_NAME_MAX];
+    size_t bytes;
+} AllocationFailure;
 
 // Builds the graph and reads the `optimizer` and `train` statements into *config (NULL
 // when only the graph is wanted: the statements are checked all the same).
@@ -52,8 +56,10 @@ int graph_alloc_tensor(Tensor *t, Allocator *a, const Layer *l, const char *what
 
 // Allocate parameters (with their gradients) and initialise them from the seed.
 int graph_init_params(Graph *g, const Backend *b, Allocator *a, uint64_t seed, Status *st);
-// Allocate activations, gradients and per-layer state for up to `batch` samples.
-int graph_allocate(Graph *g, const Backend *b, Allocator *a, int batch, Status *st);
+// Allocate activations, gradients and per-layer state for up to `batch` samples. When
+// that runs out of memory, *failure (may be NULL) says where.
+int graph_allocate(Graph *g, const Backend *b, Allocator *a, int batch,
+                   AllocationFailure *failure, Status *st);
 // Give back what graph_allocate took (activations, gradients, per-layer state); the
 // parameters, their gradients and the optimizer state stay.
 void graph_release_activations(Graph *g);

@@ -26,6 +26,7 @@ typedef struct Replica {
     Graph *graph;
     Device *device;
     BatchSource source;
+    AllocationFailure allocation_failure;  // its graph's last allocation out of memory
 } Replica;
 
 typedef struct TrainRun {
@@ -199,11 +200,11 @@ static void describe_split(TrainRun *run, const Replica *failed, int old_size, s
     // "layer conv2, 1.5 GiB requested, 0.3 GiB free"
     const Allocator *a = &failed->device->alloc;
     char where[256], bytes[32];
-    int used = snprintf(where, sizeof where, "layer %s",
-                        failed->graph->failed_layer[0] ? failed->graph->failed_layer : "?");
-    if (failed->graph->failed_bytes && used < (int)sizeof where)
+    const AllocationFailure *last = &failed->allocation_failure;
+    int used = snprintf(where, sizeof where, "layer %s", last->layer[0] ? last->layer : "?");
+    if (last->bytes && used < (int)sizeof where)
         used += snprintf(where + used, sizeof where - (size_t)used, ", %s requested",
-                         alloc_format_bytes(failed->graph->failed_bytes, bytes, sizeof bytes));
+                         alloc_format_bytes(last->bytes, bytes, sizeof bytes));
     size_t capacity = a->limit ? a->limit : a->backend->total_memory(a->backend);
     size_t free_bytes = capacity > failed_reserved ? capacity - failed_reserved : 0;
     if (capacity && used < (int)sizeof where)
@@ -258,7 +259,7 @@ static int allocate_passes(TrainRun *run, Status *st) {
             Replica *rep = &run->replicas[r];
             if (make_current(rep->device, st)) return st->code;
             if (graph_allocate(rep->graph, rep->device->backend, &rep->device->alloc,
-                               run->micro_batch, &attempt))
+                               run->micro_batch, &rep->allocation_failure, &attempt))
                 failed = r;
         }
         if (failed < 0) {
@@ -558,7 +559,7 @@ int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *
     if (batch > ds->count) batch = ds->count;
     // After training split its batch to fit, evaluation takes the same smaller passes.
     if (g->allocated_batch > 0 && g->allocated_batch < batch) batch = g->allocated_batch;
-    if (g->allocated_batch < batch) TRY(graph_allocate(g, b, &d->alloc, batch, st));
+    if (g->allocated_batch < batch) TRY(graph_allocate(g, b, &d->alloc, batch, NULL, st));
     Batcher batcher;
     TRY(batcher_init(&batcher, ds, batch, 0, 0, st));
     BatchSource source;

@@ -78,7 +78,7 @@ static inline int net_open(Net *n, const NetSetup *setup, const char *text, int 
     }
     rc = alloc_init(&n->alloc, n->b, ALLOC_GROW, 0, &st);
     if (!rc) rc = graph_init_params(&n->g, n->b, &n->alloc, seed, &st);
-    if (!rc) rc = graph_allocate(&n->g, n->b, &n->alloc, allocated, &st);
+    if (!rc) rc = graph_allocate(&n->g, n->b, &n->alloc, allocated, NULL, &st);
     if (rc) {
         report_status("init", &st);
         test_failures++;

@@ -272,7 +272,7 @@ static int predict_all(PredictRun *run, Status *st) {
     int classes = graph_classes(g);
     int batch = count < run->config.train.batch ? count : run->config.train.batch;
     if (batch < 1) batch = 1;
-    TRY(graph_allocate(g, b, &run->device.alloc, batch, st));
+    TRY(graph_allocate(g, b, &run->device.alloc, batch, NULL, st));
     int name_width = 0;
     for (int c = 0; c < classes; c++) {
         int len = run->names.names ? (int)strlen(run->names.names[c]) : snprintf(NULL, 0, "%d", c);

@@ -45,7 +45,7 @@ int main(void) {
                                    &file, &st);
     if (!rc) rc = graph_build(&file, &g, NULL, &st);
     if (!rc) rc = graph_init_params(&g, d.backend, &d.alloc, 1, &st);
-    if (!rc) rc = graph_allocate(&g, d.backend, &d.alloc, 4, &st);
+    if (!rc) rc = graph_allocate(&g, d.backend, &d.alloc, 4, NULL, &st);
     CHECK_INT_EQ(rc, 0);
     if (rc) return test_exit_code("test_sync_check");
     // Every op as the device has it, except the activation, which plants the fault.

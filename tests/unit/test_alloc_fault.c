@@ -157,7 +157,7 @@ static int set_up_and_step(Graph *g, const RunConfig *config, Allocator *a, Stat
     const Backend *b = cpu_backend();
     enum { BATCH = 4 };
     TRY(graph_init_params(g, b, a, 1, st));
-    TRY(graph_allocate(g, b, a, BATCH, st));
+    TRY(graph_allocate(g, b, a, BATCH, NULL, st));
     TRY(optimizer_prepare(g, &config->optimizer, b, a, st));
     float images[BATCH * 64];
     int32_t labels[BATCH] = {0, 1, 2, 1};

@@ -42,7 +42,7 @@ static int net_open(Net *n, const char *text, int batch, uint64_t seed) {
     }
     rc = alloc_init(&n->alloc, n->b, ALLOC_GROW, 0, &st);
     if (!rc) rc = graph_init_params(&n->g, n->b, &n->alloc, seed, &st);
-    if (!rc) rc = graph_allocate(&n->g, n->b, &n->alloc, batch, &st);
+    if (!rc) rc = graph_allocate(&n->g, n->b, &n->alloc, batch, NULL, &st);
     if (rc) report_status("init", &st);
     return rc;
 }

@@ -31,7 +31,7 @@ static int net_open(Net *n, Status *st) {
     TRY(graph_build(&n->file, &n->g, NULL, st));
     TRY(alloc_init(&n->alloc, n->b, ALLOC_GROW, 0, st));
     TRY(graph_init_params(&n->g, n->b, &n->alloc, 3, st));
-    TRY(graph_allocate(&n->g, n->b, &n->alloc, BATCH, st));
+    TRY(graph_allocate(&n->g, n->b, &n->alloc, BATCH, NULL, st));
     for (int i = 0; i < n->g.count; i++)
         if (!strcmp(n->g.layers[i]->kind->name, "dropout")) n->dropout = n->g.layers[i];
     return n->dropout ? 0 : status_fail(st, STATUS_RUNTIME_ERROR, "no dropout layer");

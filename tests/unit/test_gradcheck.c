@@ -274,7 +274,7 @@ static void softmax_cross_entropy_matches_hand_computation(void) {
                                        &f, &st), 0);
     CHECK_INT_EQ(graph_build(&f, &g, NULL, &st), 0);
     CHECK_INT_EQ(alloc_init(&a, b, ALLOC_GROW, 0, &st), 0);
-    CHECK_INT_EQ(graph_allocate(&g, b, &a, 2, &st), 0);
+    CHECK_INT_EQ(graph_allocate(&g, b, &a, 2, NULL, &st), 0);
     CHECK_INT_EQ(graph_load_batch(&g, b, logits, labels, 2, &st), 0);
     LayerContext ctx = {.backend = b, .alloc = &a, .batch = 2, .training = 1,
                         .labels = (const int32_t *)g.labels.data};
@@ -314,7 +314,7 @@ static void mse_matches_hand_computation(void) {
     CHECK_INT_EQ(model_file_parse_text("hand.model", "input shape=3\nloss mse\n", &f, &st), 0);
     CHECK_INT_EQ(graph_build(&f, &g, NULL, &st), 0);
     CHECK_INT_EQ(alloc_init(&a, b, ALLOC_GROW, 0, &st), 0);
-    CHECK_INT_EQ(graph_allocate(&g, b, &a, 2, &st), 0);
+    CHECK_INT_EQ(graph_allocate(&g, b, &a, 2, NULL, &st), 0);
     CHECK_INT_EQ(graph_load_batch(&g, b, y, labels, 2, &st), 0);
     LayerContext ctx = {.backend = b, .alloc = &a, .batch = 2, .training = 1,
                         .labels = (const int32_t *)g.labels.data};

@@ -65,7 +65,7 @@ static int load_random_batch(Graph *g, const Backend *b, int batch, Rng *rng, St
 static int allocate_and_step(Graph *g, const OptimizerConfig *o, const Backend *b, Allocator *a,
                              int batch, Status *st) {
     TRY(graph_init_params(g, b, a, 1, st));
-    TRY(graph_allocate(g, b, a, batch, st));
+    TRY(graph_allocate(g, b, a, batch, NULL, st));
     TRY(optimizer_prepare(g, o, b, a, st));
     Rng rng;
     rng_seed(&rng, 7);
@@ -272,7 +272,7 @@ static int allocate_under(const char *model, int batch, size_t budget) {
     const Backend *b = cpu_backend();
     int rc = alloc_init(&a, b, ALLOC_GROW, budget, &st);
     if (!rc) rc = graph_init_params(&g, b, &a, 1, &st);
-    if (!rc) rc = graph_allocate(&g, b, &a, batch, &st);
+    if (!rc) rc = graph_allocate(&g, b, &a, batch, NULL, &st);
     if (!rc) rc = optimizer_prepare(&g, &config.optimizer, b, &a, &st);
     graph_free(&g);
     alloc_destroy(&a);
