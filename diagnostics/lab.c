@@ -135,7 +135,9 @@ static size_t read_all(int fd, void *data, size_t size) {
 }
 
 // Runs the faulting kernel in a child process, forked before this process touches CUDA,
-// so this one stays clean to report. Nonzero, with `why`, when no report came back.
+// so this one stays clean to report. Nonzero, with `why`, when no report came back. The
+// child ends in _exit, the one exit in diagnostics/: it must not return into its
+// caller's code, nor flush stdio buffers it shares with the parent a second time.
 static int run_in_child_process(ChildReport *report, char *why, size_t size) {
     int fds[2];
     if (pipe(fds) != 0) {
