@@ -69,6 +69,15 @@ ImageKind doctor_image_from_architectures(const char *list, int major, int minor
 const char *doctor_severity_name(Severity severity);
 const char *doctor_image_kind_name(ImageKind kind);
 
+// The driver and library table, one line of text each (no newline): what `trainer doctor`
+// and `trainer lab version-report` both show, so that it is worded in one place.
+enum { DOCTOR_VERSION_LINES_MAX = 5 + DOCTOR_LIBRARY_COUNT };
+typedef struct DoctorVersionTable {
+    char lines[DOCTOR_VERSION_LINES_MAX][768];
+    int count;
+} DoctorVersionTable;
+void doctor_version_table(const DoctorReport *r, DoctorVersionTable *table);
+
 static inline int doctor_version_known(const DoctorVersion *v) {
     return v->major || v->minor || v->patch;
 }

@@ -1,5 +1,6 @@
 // The machine's side of an explanation: environment, devices and versions, asked at the
-// moment an error is explained.
+// moment an error is explained; and the device list and versions `trainer devices` and
+// `trainer --version` print.
 #include "diagnostics/machine_facts.h"
 
 #include <stdarg.h>
@@ -7,7 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cuda/cuda_device.h"
+// ---- the visible GPUs and the CUDA versions ---------------------------------------------
+
+int machine_list_gpus(CudaDeviceInfo *gpus, int max, int *count, Status *st) {
+    return cuda_list_devices(gpus, max, count, st);
+}
+
+void machine_cuda_versions(CudaVersions *out) { cuda_versions(out); }
 
 // ---- facts from this machine ----------------------------------------------------------------
 
@@ -71,7 +78,7 @@ static void devices_fact(ErrorFacts *facts) {
     int count = 0;
     Status st;
     status_clear(&st);
-    if (cuda_list_devices(devices, FACT_DEVICES_MAX, &count, &st)) {
+    if (machine_list_gpus(devices, FACT_DEVICES_MAX, &count, &st)) {
         add_fact(facts, "visible GPUs: none (%s)", st.message);
         return;
     }
@@ -91,7 +98,7 @@ void error_catalog_machine_facts(const ErrorEntry *entry, ErrorFacts *facts) {
     unsigned wanted = entry ? entry->facts
                             : (ERROR_FACT_DRIVER | ERROR_FACT_DEVICES | ERROR_FACT_LIBRARIES);
     CudaVersions versions;
-    cuda_versions(&versions);
+    machine_cuda_versions(&versions);
     if (wanted & ERROR_FACT_DRIVER) driver_fact(&versions, facts);
     if (wanted & ERROR_FACT_LIBRARIES) library_fact(&versions, facts);
     if (wanted & ERROR_FACT_DEVICES) {

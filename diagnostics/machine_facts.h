@@ -1,9 +1,20 @@
-// Facts about this machine for the error catalog's explanations: the catalog's table
-// (base/error_catalog.h) says which facts bear on an error; this asks the machine.
+// Facts about this machine: the GPUs this process sees and the CUDA versions it loads
+// (what `trainer devices` and `trainer --version` print), and the facts that bear on an
+// error for the error catalog's explanations: the catalog's table (base/error_catalog.h)
+// says which facts bear on an error; this asks the machine.
 #ifndef TRAINER_MACHINE_FACTS_H
 #define TRAINER_MACHINE_FACTS_H
 
 #include "base/error_catalog.h"
+#include "base/status.h"
+#include "kernels/cuda/cuda_device.h"
+
+// The visible GPUs: up to `max` of them, and *count. With no driver, no device, or a
+// build without CUDA: STATUS_NO_DEVICE with the reason and a hint.
+int machine_list_gpus(CudaDeviceInfo *gpus, int max, int *count, Status *st);
+
+// The CUDA runtime, driver and library versions; built_with_cuda 0 in a CPU-only build.
+void machine_cuda_versions(CudaVersions *out);
 
 // Facts about this machine that bear on an entry: CUDA_VISIBLE_DEVICES, the visible GPUs
 // and their compute capabilities, the driver, runtime and library versions, and what they

@@ -82,9 +82,6 @@ int run_explain(const Command *cmd, const ParsedArgs *args);
 int run_doctor(const Command *cmd, const ParsedArgs *args);
 int run_lab(const Command *cmd, const ParsedArgs *args);
 extern const Command explain_command, doctor_command, lab_command;
-// The version lines of `trainer doctor`, shared with `trainer lab version-report`.
-struct DoctorReport;
-void doctor_print_versions(const struct DoctorReport *r, FILE *out);
 
 // JSON output (tools/json.c). A string from json_text is valid UTF-8 whatever the bytes
 // given (invalid ones become U+FFFD); NULL text is JSON null.

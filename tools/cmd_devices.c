@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels/cuda/cuda_device.h"
+#include "diagnostics/machine_facts.h"
 #include "tools/cli.h"
 
 static const OptionSpec devices_options[] = {
@@ -34,7 +34,7 @@ int run_devices(const Command *cmd, const ParsedArgs *args) {
     int count = 0;
     Status st;
     status_clear(&st);
-    if (cuda_list_devices(devices, MAX_DEVICES, &count, &st)) {
+    if (machine_list_gpus(devices, MAX_DEVICES, &count, &st)) {
         printf("cuda      none: %s\n", st.message);
         if (st.hint[0]) printf("          hint: %s\n", st.hint);
         return 0;

@@ -28,42 +28,20 @@ const Command doctor_command = {
 
 // ---- text output ----------------------------------------------------------------------
 
-// The library table, shared with `trainer lab version-report`.
-void doctor_print_versions(const DoctorReport *r, FILE *out) {
-    char driver[32];
-    fprintf(out, "driver\n");
-    fprintf(out, "  NVIDIA kernel module   %s\n", r->kernel_module[0] ? r->kernel_module
-                                                   : "none (no /proc/driver/nvidia/version)");
-    fprintf(out, "  libcuda                %s\n",
-            r->driver_library[0] ? r->driver_library
-            : r->built_with_cuda ? "not loaded"
-                                 : "not loaded (built without CUDA, so never looked for)");
-    fprintf(out, "  newest CUDA supported  %s\n",
-            doctor_version_known(&r->driver_cuda)
-                ? doctor_version_format(&r->driver_cuda, 0, driver, sizeof driver)
-            : r->built_with_cuda ? "none: no driver is loaded (cudaDriverGetVersion reports 0)"
-                                 : "not asked (built without CUDA)");
-    fprintf(out, "libraries       built with  loaded      loaded from\n");
-    for (int i = 0; i < DOCTOR_LIBRARY_COUNT; i++) {
-        const DoctorLibraryInfo *lib = &r->libraries[i];
-        int with_patch = i != DOCTOR_CUDART;
-        char built[32], loaded[32];
-        fprintf(out, "  %-13s %-11s %-11s %s\n", lib->name,
-                r->built_with_cuda ? doctor_version_format(&lib->built, with_patch, built,
-                                                           sizeof built) : "-",
-                r->built_with_cuda ? doctor_version_format(&lib->loaded, with_patch, loaded,
-                                                           sizeof loaded) : "-",
-                lib->path[0] ? lib->path : "-");
-    }
+static void print_version_table(const DoctorReport *r) {
+    DoctorVersionTable table;
+    doctor_version_table(r, &table);
+    for (int i = 0; i < table.count; i++) printf("%s\n", table.lines[i]);
 }
 
 static void print_text(const Diagnosis *d) {
     const DoctorReport *r = &d->report;
     printf("trainer %s doctor\n", TRAINER_VERSION);
-    printf("build\n  CUDA backend           %s\n", r->built_with_cuda ? "built in" : "not built in");
+    printf("build\n  CUDA backend           %s\n",
+           r->built_with_cuda ? "built in" : "not built in");
     if (r->built_with_cuda)
         printf("  architectures          %s\n", r->architectures[0] ? r->architectures : "unknown");
-    doctor_print_versions(r, stdout);
+    print_version_table(r);
     printf("environment\n");
     printf("  CUDA_VISIBLE_DEVICES   %s%s%s\n", r->cuda_visible_devices_set ? "\"" : "",
            r->cuda_visible_devices_set ? r->cuda_visible_devices : "(not set)",

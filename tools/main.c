@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "diagnostics/machine_facts.h"
 #include "kernels/backend.h"
-#include "kernels/cuda/cuda_device.h"
 #include "tools/cli.h"
 #include "base/suggest.h"
 
@@ -28,7 +28,7 @@ static void print_usage(FILE *out) {
 
 static void print_version(void) {
     CudaVersions v;
-    cuda_versions(&v);
+    machine_cuda_versions(&v);
     printf("trainer %s\n", TRAINER_VERSION);
     printf("BLAS: OpenBLAS, kernels %s%s\n", cpu_blas_core_name(),
            getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE)" : "");
@@ -101,8 +101,11 @@ int main(int argc, char **argv) {
     Status st;
     status_clear(&st);
     const char *near = suggest(name, names);
-    if (near) status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'; did you mean '%s'?", name, near);
-    else status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'", name);
+    if (near)
+        status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'; did you mean '%s'?", name,
+                    near);
+    else
+        status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'", name);
     status_hint(&st, "commands: train, eval, check, predict, devices, doctor, explain, lab; see "
                          "`trainer --help`");
     return report_failure(&st);

@@ -1,0 +1,85 @@
+// `trainer lab`'s scenarios as library code: each provokes one failure for real, as far
+// as this machine allows, and returns both halves: what the raw CUDA API said (or why it
+// could not be asked here) and trainer's diagnosis of the same failure as a Status,
+// beside what a framework shows for it. Nothing here prints: tools/cmd_lab.c does.
+#ifndef TRAINER_LAB_H
+#define TRAINER_LAB_H
+
+#include <stddef.h>
+
+#include "base/status.h"
+#include "kernels/cuda/cuda_doctor.h"
+#include "kernels/cuda/cuda_lab.h"
+
+// How one scenario went; `trainer lab NAME` exits with it: 0 the failure was shown and
+// diagnosed, 1 it did not come as expected, 3 it needs a GPU this machine lacks.
+typedef enum LabCode { LAB_SHOWN = 0, LAB_WENT_WRONG = 1, LAB_NEEDS_GPU = 3 } LabCode;
+
+typedef struct LabResult {
+    LabCode code;
+    // Why the scenario could not be carried out at all (illegal-address: the pipe or the
+    // child process it runs in failed); "" otherwise. When set, nothing below holds.
+    char went_wrong[256];
+    // The raw half. raw_ran: the API was asked and raw.raw holds its answer; else
+    // cannot_run says why not. raw_as_expected: it failed the way the scenario provokes.
+    int raw_ran;
+    int raw_as_expected;
+    LabOutcome raw;
+    char cannot_run[1024];  // as long as a Status message
+    // trainer's half. diagnosed: trainer refused (or, for the GPU-only scenarios, the raw
+    // failure came) and diagnosis says how; 0: trainer accepted what it should have
+    // refused. Whether it refused for the planned reason is in `code`.
+    int diagnosed;
+    Status diagnosis;
+    const char *framework;  // what PyTorch shows for the same failure
+    // invalid-device: the ordinal asked for. bad-label: the first sample whose label the
+    // model (of `classes` classes) cannot have, -1 when none.
+    int ordinal;
+    int bad_index, bad_label, classes;
+    // bad-launch: the API answered cudaErrorInvalidValue, CUDA 13's word for it.
+    int raw_invalid_value;
+} LabResult;
+
+// 1 when a usable GPU is visible; else 0 and `why` says what is missing. Initialises
+// CUDA in this process: call it only where no scenario follows in the same process.
+int lab_gpu_available(char *why, size_t size);
+
+// cudaSetDevice one past the last visible device, then `--device cuda:N` for the same N.
+void lab_invalid_device(LabResult *r);
+
+// oom in two steps, so the caller can show the model before training reports its notices:
+// the raw cudaMalloc of more than the card has, then training the model on the CPU under
+// the limit. lab_oom_train takes the result lab_oom_raw filled.
+extern const char lab_oom_model[], lab_oom_limit[];
+void lab_oom_raw(LabResult *r);
+void lab_oom_train(LabResult *r, void (*on_notice)(void *user, const char *line), void *user);
+
+// A launch of 2048 threads per block: on the GPU, and through the host's launch check.
+void lab_bad_launch(LabResult *r);
+
+// The labels the bad-label scenario checks against a 10-class model (one, 12, too large).
+enum { LAB_BAD_LABEL_COUNT = 8 };
+extern const unsigned char lab_bad_labels[LAB_BAD_LABEL_COUNT];
+void lab_bad_label(LabResult *r);
+
+// Building lab_dtype_model: an f16 input feeding a dense layer that computes in f32.
+extern const char lab_dtype_model[];
+void lab_dtype_mismatch(LabResult *r);
+
+// The out-of-bounds kernel poisons its process's CUDA context for good, so it runs in a
+// child process forked here: call it before this process touches CUDA, with stdout and
+// stderr flushed.
+void lab_illegal_address(LabResult *r);
+
+void lab_no_kernel_image(LabResult *r);
+
+// version-report: the versions (doctor's facts) and what they mean for the two checks a
+// framework makes at start-up.
+typedef struct LabVersions {
+    DoctorReport report;
+    int cudnn_new_enough;  // same major, loaded minor not older: TensorFlow would start
+    int driver_too_old;    // the runtime's major is past what the driver supports
+} LabVersions;
+int lab_versions(LabVersions *v, Status *st);
+
+#endif
