@@ -22,7 +22,8 @@ pos, idat, header = 8, b"", None
 while pos < len(data):
     length, kind = struct.unpack(">I4s", data[pos:pos + 8])
     body = data[pos + 8:pos + 8 + length]
-    assert zlib.crc32(kind + body) == struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]
+    stored = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]
+    assert zlib.crc32(kind + body) == stored, f"bad CRC in {kind}"
     if kind == b"IHDR": header = struct.unpack(">IIBBBBB", body)
     if kind == b"IDAT": idat += body
     pos += 12 + length
