@@ -7,12 +7,13 @@
 #include <string.h>
 
 #include "base/suggest.h"
+#include "core/lr_schedule.h"
 
 const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
 extern const char *const activation_names[];
 
 // Statements that configure training rather than add a layer.
-static const char *const setting_words[] = {"loss", "optimizer", "train"};
+static const char *const setting_words[] = {"loss", "optimizer", "train", "schedule"};
 enum { SETTING_WORD_COUNT = sizeof setting_words / sizeof setting_words[0], MAX_STATEMENT_WORDS = 64 };
 
 // Every word that may start a statement (NULL-terminated), for suggestions and hints.
@@ -34,6 +35,7 @@ typedef struct Builder {
     int loss_line;
     int optimizer_line;
     int train_line;
+    int schedule_line;
 } Builder;
 
 // A BAD_INPUT error at a place in the model file, with a hint.
@@ -334,8 +336,10 @@ static int build_optimizer(Builder *b, const ModelStatement *s) {
         return fail_at(b, s->line, s->choice_column, "optimizers: sgd, adam, adamw",
                        "unknown optimizer '%s'%s", s->choice, suffix);
     }
-    static const char *const sgd_keys[] = {"lr", "momentum", "nesterov", "weight_decay", NULL};
-    static const char *const adam_keys[] = {"lr", "beta1", "beta2", "eps", "weight_decay", NULL};
+    static const char *const sgd_keys[] = {"lr", "momentum", "nesterov", "weight_decay",
+                                           "clip_norm", NULL};
+    static const char *const adam_keys[] = {"lr", "beta1", "beta2", "eps", "weight_decay",
+                                            "clip_norm", NULL};
     TRY(model_check_keys(path, s, kind == OPTIMIZER_SGD ? sgd_keys : adam_keys, b->st));
     o->kind = (OptimizerKind)kind;
     o->line = s->line;
@@ -351,6 +355,8 @@ static int build_optimizer(Builder *b, const ModelStatement *s) {
     TRY(model_attr_float_interval(path, s, "beta2", 0.999, 0.0, 1.0, MODEL_EXCLUDE_MAX, &o->beta2,
                                   b->st));
     TRY(model_attr_float(path, s, "eps", 1e-8, 1e-30, 1.0, &o->eps, b->st));
+    TRY(model_attr_float_interval(path, s, "clip_norm", 0.0, 0.0, 1e30, MODEL_EXCLUDE_MIN,
+                                  &o->clip_norm, b->st));
     if (o->nesterov && o->momentum == 0.0) {
         const ModelAttr *a = model_attr_find(s, "nesterov");
         return fail_at(b, s->line, a->key_column, "add e.g. momentum=0.9",
@@ -380,7 +386,17 @@ static int build_train(Builder *b, const ModelStatement *s) {
     return 0;
 }
 
+static int build_schedule(Builder *b, const ModelStatement *s) {
+    if (b->schedule_line)
+        return fail_at(b, s->line, s->kind_column, "keep one schedule statement",
+                       "second schedule statement (the first is on line %d)", b->schedule_line);
+    TRY(schedule_read_statement(b->file->path, s, &b->config->schedule, b->st));
+    b->schedule_line = s->line;
+    return 0;
+}
+
 static int build_statement(Builder *b, const ModelStatement *s) {
+    if (strcmp(s->kind, "schedule") == 0) return build_schedule(b, s);
     if (strcmp(s->kind, "loss") == 0) return build_loss(b, s);
     if (strcmp(s->kind, "optimizer") == 0) return build_optimizer(b, s);
     if (strcmp(s->kind, "train") == 0) return build_train(b, s);

@@ -27,10 +27,10 @@ int optimizer_prepare(Graph *g, const OptimizerConfig *o, const Backend *b, Allo
 }
 
 static int update_params(Graph *g, const OptimizerConfig *o, const Backend *b, int step,
-                         Status *st) {
-    SgdHyper sgd = {.lr = (float)o->lr, .momentum = (float)o->momentum,
+                         double lr, Status *st) {
+    SgdHyper sgd = {.lr = (float)lr, .momentum = (float)o->momentum,
                     .weight_decay = (float)o->weight_decay, .nesterov = o->nesterov};
-    AdamHyper adam = {.lr = (float)o->lr, .beta1 = (float)o->beta1, .beta2 = (float)o->beta2,
+    AdamHyper adam = {.lr = (float)lr, .beta1 = (float)o->beta1, .beta2 = (float)o->beta2,
                       .eps = (float)o->eps, .weight_decay = (float)o->weight_decay,
                       .decoupled_weight_decay = o->kind == OPTIMIZER_ADAMW, .step = step};
     for (int i = 0; i < g->count; i++) {
@@ -55,20 +55,28 @@ static int update_params(Graph *g, const OptimizerConfig *o, const Backend *b, i
     return 0;
 }
 
-int optimizer_step(Graph *g, const OptimizerConfig *o, const Backend *b, int step, Status *st) {
+int optimizer_step_at(Graph *g, const OptimizerConfig *o, const Backend *b, int step, double lr,
+                      Status *st) {
     if (b->range_push) b->range_push(b, "optimizer");
-    int rc = update_params(g, o, b, step, st);
+    int rc = update_params(g, o, b, step, lr, st);
     if (b->range_pop) b->range_pop(b);
     return rc;
 }
 
+int optimizer_step(Graph *g, const OptimizerConfig *o, const Backend *b, int step, Status *st) {
+    return optimizer_step_at(g, o, b, step, o->lr, st);
+}
+
 const char *optimizer_describe(const OptimizerConfig *o, char *buf, size_t size) {
+    int used;
     if (o->kind == OPTIMIZER_SGD)
-        snprintf(buf, size, "sgd lr=%g momentum=%g nesterov=%s weight_decay=%g", o->lr,
+        used = snprintf(buf, size, "sgd lr=%g momentum=%g nesterov=%s weight_decay=%g", o->lr,
                  o->momentum, o->nesterov ? "true" : "false", o->weight_decay);
     else
-        snprintf(buf, size, "%s lr=%g beta1=%g beta2=%g eps=%g weight_decay=%g",
+        used = snprintf(buf, size, "%s lr=%g beta1=%g beta2=%g eps=%g weight_decay=%g",
                  o->kind == OPTIMIZER_ADAM ? "adam" : "adamw", o->lr, o->beta1, o->beta2, o->eps,
                  o->weight_decay);
+    if (o->clip_norm > 0.0 && used >= 0 && (size_t)used < size)
+        snprintf(buf + used, size - (size_t)used, " clip_norm=%g", o->clip_norm);
     return buf;
 }

@@ -9,6 +9,9 @@ int optimizer_prepare(Graph *g, const OptimizerConfig *o, const Backend *b, Allo
                       Status *st);
 // One update of every parameter from its gradient; `step` counts from 1.
 int optimizer_step(Graph *g, const OptimizerConfig *o, const Backend *b, int step, Status *st);
+// The same at learning rate `lr` instead of o->lr: the rate a schedule chose for the step.
+int optimizer_step_at(Graph *g, const OptimizerConfig *o, const Backend *b, int step, double lr,
+                      Status *st);
 const char *optimizer_describe(const OptimizerConfig *o, char *buf, size_t size);
 
 #endif

@@ -13,8 +13,27 @@ typedef struct OptimizerConfig {
     int nesterov;          // sgd
     double weight_decay;
     double beta1, beta2, eps;  // adam, adamw
+    // Gradient clipping by global L2 norm over every trainable parameter's gradient
+    // (core/grad_clip.h); 0: off.
+    double clip_norm;
     int line;              // statement line, 0 when defaulted
 } OptimizerConfig;
+
+// How the learning rate moves over a run (core/lr_schedule.h computes it): constant
+// (the default), step (times gamma every `every` epochs or steps) or cosine (down to
+// min_lr at the last step); each after an optional linear warmup of `warmup` steps.
+typedef enum ScheduleKind { SCHEDULE_CONSTANT, SCHEDULE_STEP, SCHEDULE_COSINE } ScheduleKind;
+typedef enum ScheduleUnit { SCHEDULE_UNIT_EPOCH, SCHEDULE_UNIT_STEP } ScheduleUnit;
+
+typedef struct ScheduleConfig {
+    ScheduleKind kind;
+    long warmup;           // steps of linear warmup from lr/warmup up to lr; 0: none
+    long every;            // step: decay period, in `unit`s
+    ScheduleUnit unit;     // step: what `every` counts
+    double gamma;          // step: factor per period
+    double min_lr;         // cosine: the rate at the last step
+    int line;              // statement line, 0 when defaulted
+} ScheduleConfig;
 
 typedef struct TrainConfig {
     int batch;
@@ -26,9 +45,11 @@ typedef struct TrainConfig {
 typedef struct RunConfig {
     OptimizerConfig optimizer;
     TrainConfig train;
+    ScheduleConfig schedule;
     int sync_check;        // --sync-check: see LayerContext.sync_check
 } RunConfig;
 
 extern const char *const optimizer_names[];
+extern const char *const schedule_names[];
 
 #endif

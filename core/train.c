@@ -10,7 +10,10 @@
 #include <time.h>
 
 #include "core/collective.h"
+#include "core/grad_clip.h"
+#include "core/lr_schedule.h"
 #include "core/memory_plan.h"
+#include "core/nonfinite.h"
 #include "core/optimizer.h"
 #include "data/batch_source.h"
 
@@ -43,6 +46,9 @@ typedef struct TrainRun {
     char split_cause[400];      // the first split, for that notice: "out of memory at ..."
     char split_memory[96];      //   and "(reserved ... before releasing the step, ... after)"
     const char *failed_device;  // where the last failed step failed, for its message
+    ScheduleConfig schedule;    // config's, with `every` in steps
+    long total_steps;           // of the whole run, for the schedule
+    double lr;                  // the rate of the last update
 } TrainRun;
 
 static int make_current(const Device *d, Status *st) {
@@ -354,6 +360,17 @@ static int expect_loads(TrainRun *run, int step_start, Status *st) {
     return 0;
 }
 
+// Clipping (when asked) and the update at the scheduled rate. Every replica holds the same
+// summed gradients, so each computes the same norm and takes the same step.
+static int update_replica(TrainRun *run, Replica *rep, long step, Status *st) {
+    const OptimizerConfig *o = &run->config->optimizer;
+    const Backend *b = rep->device->backend;
+    TRY(make_current(rep->device, st));
+    if (o->clip_norm > 0.0)
+        TRY(clip_gradients(rep->graph, b, &rep->device->alloc, o->clip_norm, NULL, st));
+    return optimizer_step_at(rep->graph, o, b, (int)step, run->lr, st);
+}
+
 // A step that ran out of memory part-way: its partial loss sums are dropped, what it
 // allocated is given back, and it runs again in smaller passes (next_micro_batch).
 // Nothing else has changed yet (the optimizer runs only after every pass), so the redo is
@@ -383,12 +400,10 @@ static int run_step(TrainRun *run, int n, long step, Status *st) {
     }
     run->failed_device = run->replicas[0].device->name;
     TRY(all_reduce_gradients(run, st));
+    run->lr = lr_at(&run->schedule, run->config->optimizer.lr, step - 1, run->total_steps);
     for (int r = 0; r < run->count; r++) {
-        Replica *rep = &run->replicas[r];
-        run->failed_device = rep->device->name;
-        TRY(make_current(rep->device, st));
-        TRY(optimizer_step(rep->graph, &run->config->optimizer, rep->device->backend, (int)step,
-                           st));
+        run->failed_device = run->replicas[r].device->name;
+        TRY(update_replica(run, &run->replicas[r], step, st));
     }
     return 0;
 }
@@ -407,12 +422,45 @@ static int read_loss_sums(TrainRun *run, double *loss_sum, double *correct_sum, 
     return 0;
 }
 
-static int check_finite_loss(const OptimizerConfig *o, double loss, int epoch, int step,
+// Which layer's values went non-finite first (site->layer NULL when the search finds none
+// or cannot run: the loss alone is then reported).
+static void find_nonfinite_site(TrainRun *run, NonfiniteSite *site) {
+    Replica *first = &run->replicas[0];
+    Status search;
+    status_clear(&search);
+    site->layer = NULL;
+    if (make_current(first->device, &search) ||
+        find_first_nonfinite(first->graph, first->device->backend, &first->device->alloc, site,
+                             &search))
+        site->layer = NULL;
+}
+
+// The error is placed at the statement of the first layer that went non-finite.
+static int check_finite_loss(TrainRun *run, double loss, int epoch, int step, long global_step,
                              Status *st) {
     if (isfinite(loss)) return 0;
-    status_fail(st, STATUS_RUNTIME_ERROR, "training diverged: the loss became %s at epoch %d, "
-                "step %d", isnan(loss) ? "NaN" : "infinite", epoch, step);
-    status_hint(st, "lower the learning rate (now lr=%g, try --lr %g)", o->lr, o->lr / 10.0);
+    const OptimizerConfig *o = &run->config->optimizer;
+    NonfiniteSite site;
+    find_nonfinite_site(run, &site);
+    char where[320] = "";
+    if (site.layer)
+        snprintf(where, sizeof where, "; the first non-finite value: %s of layer '%s'", site.what,
+                 site.layer->name);
+    status_fail_at(st, STATUS_RUNTIME_ERROR, site.layer ? site.layer->path : "",
+                   site.layer ? site.layer->line : 0, site.layer ? site.layer->column : 0,
+                   "training diverged: the loss became %s at epoch %d, step %d (step %ld of the "
+                   "run, learning rate %g)%s", isnan(loss) ? "NaN" : "infinite", epoch, step,
+                   global_step, run->lr, where);
+    const TrainHooks *hooks = run->hooks;
+    const char *checkpoint = hooks && hooks->last_checkpoint
+                                 ? hooks->last_checkpoint(hooks->user) : NULL;
+    if (checkpoint)
+        status_hint(st, "lower the learning rate (now lr=%g, try --lr %g) or add --clip-norm 1, "
+                    "and go back to the last good checkpoint, %s", o->lr, o->lr / 10.0,
+                    checkpoint);
+    else
+        status_hint(st, "lower the learning rate (now lr=%g, try --lr %g) or add --clip-norm 1",
+                    o->lr, o->lr / 10.0);
     return STATUS_RUNTIME_ERROR;
 }
 
@@ -421,15 +469,23 @@ static int check_finite_loss(const OptimizerConfig *o, double loss, int epoch, i
 // GPU runs ahead of the host between reads.
 enum { LOSS_READ_INTERVAL = 16 };
 
+static const AllocStats *first_device_stats(const TrainRun *run) {
+    return &run->replicas[0].device->alloc.stats;
+}
+
 static int report_step(TrainRun *run, int epoch, int step, int steps, int seen, double start,
-                       double loss_sum, EpochReport *report, Status *st) {
+                       double loss_sum, double correct_sum, long global_step,
+                       EpochReport *report, Status *st) {
     const TrainHooks *hooks = run->hooks;
     if (!hooks || !hooks->on_step) return 0;
     double elapsed = monotonic_seconds() - start;
     StepReport r = {.epoch = epoch, .epochs = run->config->train.epochs, .step = step,
                     .steps = steps, .loss = loss_sum / seen,
                     .samples_per_second = elapsed > 0 ? seen / elapsed : 0.0,
-                    .epoch_seconds = elapsed};
+                    .epoch_seconds = elapsed, .global_step = global_step,
+                    .accuracy = correct_sum / seen, .lr = run->lr,
+                    .memory_in_use = first_device_stats(run)->in_use,
+                    .memory_peak = first_device_stats(run)->peak_in_use};
     if (!hooks->on_step(hooks->user, &r)) return 0;
     report->interrupted = 1;
     status_fail(st, STATUS_RUNTIME_ERROR, "interrupted at epoch %d, step %d of %d", epoch, step,
@@ -460,13 +516,18 @@ static int train_epoch(TrainRun *run, int epoch, long *global_step, EpochReport 
         seen += n;
         if (step % LOSS_READ_INTERVAL != 0 && step != steps) continue;
         TRY(read_loss_sums(run, &loss_sum, &correct_sum, st));
-        TRY(check_finite_loss(&run->config->optimizer, loss_sum, epoch, step, st));
-        TRY(report_step(run, epoch, step, steps, seen, start, loss_sum, report, st));
+        TRY(check_finite_loss(run, loss_sum, epoch, step, *global_step, st));
+        TRY(report_step(run, epoch, step, steps, seen, start, loss_sum, correct_sum,
+                        *global_step, report, st));
     }
     report->seconds = monotonic_seconds() - start;
     report->train_loss = seen ? loss_sum / seen : 0.0;
     report->train_accuracy = seen ? correct_sum / seen : 0.0;
     report->samples_per_second = report->seconds > 0 ? seen / report->seconds : 0.0;
+    report->global_step = *global_step;
+    report->lr = run->lr;
+    report->memory_in_use = first_device_stats(run)->in_use;
+    report->memory_peak = first_device_stats(run)->peak_in_use;
     return 0;
 }
 
@@ -500,6 +561,10 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     if (!run->replicas || !run->step_indices)
         return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     TRY(batcher_init(&run->batcher, train, run->batch, 1, (uint64_t)config->train.seed, st));
+    long steps_per_epoch = batcher_steps_per_epoch(&run->batcher);
+    run->schedule = schedule_in_steps(&config->schedule, steps_per_epoch);
+    run->total_steps = steps_per_epoch * config->train.epochs;
+    run->lr = config->optimizer.lr;
     for (int r = 0; r < count; r++) {
         Replica *rep = &run->replicas[r];
         rep->graph = graphs[r];

@@ -13,6 +13,10 @@ typedef struct StepReport {
     double loss;                // mean training loss so far this epoch
     double samples_per_second;  // this epoch so far
     double epoch_seconds;       // elapsed in this epoch
+    long global_step;           // optimizer steps taken in the run, over all epochs
+    double accuracy;            // training accuracy so far this epoch
+    double lr;                  // the learning rate of the last step (after the schedule)
+    size_t memory_in_use, memory_peak;  // replica 0's device, bytes
 } StepReport;
 
 typedef struct EvalResult {
@@ -29,6 +33,9 @@ typedef struct EpochReport {
     double seconds;             // training time of the epoch (evaluation excluded)
     double samples_per_second;
     int interrupted;            // on_step asked to stop during this epoch
+    long global_step;           // optimizer steps taken in the run, over all epochs
+    double lr;                  // the learning rate of the epoch's last step
+    size_t memory_in_use, memory_peak;  // replica 0's device, bytes
 } EpochReport;
 
 typedef struct TrainHooks {
@@ -41,6 +48,9 @@ typedef struct TrainHooks {
     int (*on_step)(void *user, const StepReport *report);
     // Called after each epoch (e.g. to save weights); a nonzero return stops training.
     int (*on_epoch)(void *user, const EpochReport *report, Graph *g, Device *d, Status *st);
+    // Optional: the newest checkpoint written so far (NULL when none), named when training
+    // stops on a non-finite loss as the place to go back to.
+    const char *(*last_checkpoint)(void *user);
 } TrainHooks;
 
 // Trains for config->train.epochs with config->optimizer, evaluating on `test` (may be

@@ -258,6 +258,14 @@ struct Backend {
     int (*avgpool_backward)(const Backend *b, const Pool2dGeometry *g, const float *dy,
                             float *dx, int accumulate, Status *st);
 
+    // ---- norms (gradient clipping, finding where values went non-finite) ----
+    // *sum = the sum of x[i]^2 over n values, accumulated in double (a finite float
+    // tensor's sum then stays finite, so a NaN or infinite sum means a NaN or infinite
+    // element); `sum` is device memory, one double, for the caller to read at its sync.
+    int (*sum_squares)(const Backend *b, const float *x, size_t n, double *sum, Status *st);
+    // x[i] *= factor.
+    int (*scale)(const Backend *b, float *x, float factor, size_t n, Status *st);
+
     // ---- optimizers (fused: one pass over the parameter) ----
     int (*sgd_update)(const Backend *b, float *param, const float *grad, float *velocity,
                       size_t n, const SgdHyper *h, Status *st);
@@ -278,7 +286,8 @@ struct Backend {
     X(mse_forward) X(mse_backward) X(batchnorm_forward_training)                               \
     X(batchnorm_forward_inference) X(batchnorm_backward) X(conv2d_workspace_size)              \
     X(conv2d_forward) X(conv2d_backward_data) X(conv2d_backward_filter) X(maxpool_forward)     \
-    X(maxpool_backward) X(avgpool_forward) X(avgpool_backward) X(sgd_update) X(adam_update)
+    X(maxpool_backward) X(avgpool_forward) X(avgpool_backward) X(sum_squares) X(scale)        \
+    X(sgd_update) X(adam_update)
 
 // The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
 // meaningful: make_current and range_push/pop are NULL on the CPU by design, and the

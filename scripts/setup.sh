@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages trainer needs to build, test and train, when missing.
-#   scripts/setup.sh          build + test + train dependencies
+#   scripts/setup.sh          build + test + train dependencies (python3-venv: the e2e test
+#                             that has TensorBoard read our logs installs it from PyPI)
 #   scripts/setup.sh --bench  also PyTorch (python3-torch), for bench/ comparisons
 set -euo pipefail
 
 packages=(cmake ninja-build gcc g++ clang pkg-config libopenblas-dev zlib1g-dev libpng-dev
-          libcjson-dev dataset-fashion-mnist python3)
+          libcjson-dev dataset-fashion-mnist python3 python3-venv)
 if [ "${1:-}" = "--bench" ]; then packages+=(python3-torch python3-numpy); fi
 
 missing=()

@@ -41,8 +41,12 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
             out->help = 1;
             continue;
         }
-        if (arg[0] == '-' && arg[1] != '-' && arg[1] != '\0') return unknown_option(cmd, arg, st);
-        if (strncmp(arg, "--", 2) != 0 || strcmp(arg, "--") == 0 || arg[2] == '\0') {
+        // A short option exists only where a command lists it (`plot -o FILE`).
+        int short_option = arg[0] == '-' && arg[1] != '-' && arg[1] != '\0';
+        if (short_option && find_option(cmd, arg, strlen(arg)) < 0)
+            return unknown_option(cmd, arg, st);
+        if (!short_option &&
+            (strncmp(arg, "--", 2) != 0 || strcmp(arg, "--") == 0 || arg[2] == '\0')) {
             if (out->positional_count == CLI_MAX_POSITIONALS) {
                 status_fail(st, STATUS_BAD_INPUT, "more than %d arguments", CLI_MAX_POSITIONALS);
                 status_hint(st, "see `trainer %s --help`", cmd->name);

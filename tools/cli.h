@@ -76,6 +76,8 @@ int run_check(const Command *cmd, const ParsedArgs *args);
 int run_predict(const Command *cmd, const ParsedArgs *args);
 extern const Command predict_command;
 extern const Command train_command, eval_command, check_command;
+int run_plot(const Command *cmd, const ParsedArgs *args);
+extern const Command plot_command;
 int run_devices(const Command *cmd, const ParsedArgs *args);
 extern const Command devices_command;
 int run_explain(const Command *cmd, const ParsedArgs *args);

@@ -9,6 +9,8 @@
 #include "core/train.h"
 #include "core/weights.h"
 #include "tools/cli.h"
+#include "tools/run_log.h"
+#include "tools/train_schedule_args.h"
 
 static const OptionSpec train_options[] = {
     {"--data", "SPEC", "fashion-mnist (default) or idx:DIR"},
@@ -23,6 +25,9 @@ static const OptionSpec train_options[] = {
     {"--gpus", "LIST", "data-parallel on these GPUs, e.g. 0,1: the batch is split across them"},
     {"--replicas", "N", "data-parallel with N replicas on the CPU (tests the --gpus path "
                         "without GPUs)"},
+    SCHEDULE_OPTION_SPECS,
+    {"--logdir", "DIR", "write DIR/metrics.jsonl and TensorBoard event files (created if "
+                        "missing)"},
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -49,12 +54,19 @@ static void on_interrupt(int signal_number) {
 typedef struct TrainSession {
     ProgressBar bar;
     const char *save_path;
+    RunLog *log;            // --logdir; NULL without
+    int log_failed;         // a step's log line could not be written: log_status says why
+    Status log_status;
 } TrainSession;
 
 static int on_step(void *user, const StepReport *r) {
     TrainSession *session = user;
     progress_update(&session->bar, r->epoch, r->epochs, r->step, r->steps, r->loss,
                     r->samples_per_second, r->epoch_seconds);
+    if (session->log && run_log_step(session->log, r, &session->log_status)) {
+        session->log_failed = 1;
+        return 1;
+    }
     return interrupt_requested;
 }
 
@@ -70,8 +82,9 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
     printf("epoch %d/%d  train loss %.4f acc %.4f", r->epoch, r->epochs, r->train_loss,
            r->train_accuracy);
     if (r->has_test) printf("  test loss %.4f acc %.4f", r->test.loss, r->test.accuracy);
-    printf("  %.0f samples/s  %.1f s\n", r->samples_per_second, r->seconds);
+    printf("  lr %.4g  %.0f samples/s  %.1f s\n", r->lr, r->samples_per_second, r->seconds);
     fflush(stdout);
+    if (session->log) TRY(run_log_epoch(session->log, r, st));
     if (session->save_path) TRY(weights_save(g, d->backend, session->save_path, st));
     return 0;
 }
@@ -97,7 +110,7 @@ static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig
     double lr;
     TRY(args_float(cmd, args, "--lr", 1e-12, 100.0, &lr, &present, st));
     if (present) config->optimizer.lr = lr;
-    return 0;
+    return apply_schedule_overrides(cmd, args, config, st);
 }
 
 static void print_memory(const Device *d) {
@@ -268,9 +281,16 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
            optimizer_describe(&r->config.optimizer, optimizer, sizeof optimizer),
            r->config.train.batch, r->config.train.epochs, r->config.train.epochs == 1 ? "" : "s",
            r->config.train.seed);
+    print_schedule(&r->config.schedule);
     fflush(stdout);
 
     TrainSession session = {.save_path = args_get(cmd, args, "--save")};
+    RunLog log;
+    const char *logdir = args_get(cmd, args, "--logdir");
+    if (logdir) {
+        TRY(run_log_open(&log, logdir, st));
+        session.log = &log;
+    }
     progress_init(&session.bar, stderr);
     TrainHooks hooks = {.user = &session, .on_step = on_step, .on_epoch = on_epoch,
                         .on_notice = on_notice};
@@ -280,6 +300,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
     int rc = train_replicas(r->graph_list, r->device_list, r->count, &r->config, train, test,
                             &hooks, &interrupted, st);
     progress_clear(&session.bar);
+    if (session.log) run_log_close(session.log);
+    if (session.log_failed) *st = session.log_status;
     if (interrupted && session.save_path) {
         Status save_status;
         status_clear(&save_status);

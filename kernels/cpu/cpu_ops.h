@@ -98,4 +98,8 @@ int cpu_sgd_update(const Backend *b, float *param, const float *grad, float *vel
 int cpu_adam_update(const Backend *b, float *param, const float *grad, float *m, float *v,
                     size_t n, const AdamHyper *h, Status *st);
 
+// cpu_norm.c
+int cpu_sum_squares(const Backend *b, const float *x, size_t n, double *sum, Status *st);
+int cpu_scale(const Backend *b, float *x, float factor, size_t n, Status *st);
+
 #endif

@@ -1565,6 +1565,61 @@ static void test_pools(void) {
             }
 }
 
+// ---- norms ---------------------------------------------------------------------------------
+
+// Both sum in double, in different orders: about n * 2^-53 apart relative to the sum, far
+// below 1e-9 for every size here. A NaN or infinity in x must give a non-finite sum on both.
+static const double SUM_SQUARES_RTOL = 1e-9;
+
+static void sum_squares_case(size_t n, float planted) {
+    Status st;
+    status_clear(&st);
+    snprintf(shape, sizeof shape, "n=%zu planted %g", n, planted);
+    float *x = uniform(n, -3.0f, 3.0f);
+    if (planted != 0.0f) x[n / 2] = planted;
+    float *d_x = dev_floats(x, n);
+    double *d_sum = dev_alloc(sizeof(double));
+    if (GPU_CALL(sum_squares, d_x, n, d_sum)) return;
+    double got, want;
+    download(&got, d_sum, sizeof got);
+    CPU_CALL(sum_squares, x, n, &want);
+    double err = isfinite(want) ? fabs(got - want) / (fabs(want) + 1e-300)
+                                : (isfinite(got) ? INFINITY : 0.0);
+    if (!(err <= SUM_SQUARES_RTOL))
+        fprintf(stderr, "FAIL sum_squares [%s]: gpu %.17g vs cpu %.17g\n", shape, got, want);
+    record("sum_squares", err, !(err <= SUM_SQUARES_RTOL));
+}
+
+// x * factor is one rounded product on both: equal bit for bit.
+static void scale_case(size_t n, float factor) {
+    Status st;
+    status_clear(&st);
+    snprintf(shape, sizeof shape, "n=%zu factor %g", n, factor);
+    float *x = uniform(n, -3.0f, 3.0f);
+    float *d_x = dev_floats(x, n);
+    if (GPU_CALL(scale, d_x, factor, n)) return;
+    CPU_CALL(scale, x, factor, n);
+    compare_exact("scale", "x", fetch(d_x, n), x, n, 0, 0);
+}
+
+static void test_norms(void) {
+    static const size_t sizes[] = {1, 1000, 65537, ((size_t)1 << 20) + 3};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        if (HAVE(sum_squares)) {
+            sum_squares_case(sizes[s], 0.0f);
+            end_case();
+            sum_squares_case(sizes[s], NAN);
+            end_case();
+            sum_squares_case(sizes[s], INFINITY);
+            end_case();
+        }
+        if (HAVE(scale)) {
+            scale_case(sizes[s], 0.37f);
+            end_case();
+        }
+    }
+}
+
 // ---- optimizers ----------------------------------------------------------------------------
 
 enum { OPTIMIZER_STEPS = 5 };
@@ -1691,6 +1746,8 @@ static void run_fp32_pass(void) {
     test_conv(2);
     section("pooling");
     test_pools();
+    section("norms");
+    test_norms();
     section("optimizers");
     test_optimizers();
 }

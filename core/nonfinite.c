@@ -1,0 +1,77 @@
+#include "core/nonfinite.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/tensor_norms.h"
+
+// One place a value may have gone non-finite: a layer's tensor and what to call it.
+typedef struct Candidate {
+    const Layer *layer;
+    const Tensor *tensor;
+    const char *param_name;  // NULL: the layer's output or its gradient
+} Candidate;
+
+// A view shares its input's memory, so its producer is named instead.
+static int add_output(const Layer *l, Candidate *list, int count) {
+    if (l->kind->output_is_view || !l->output.data) return count;
+    list[count] = (Candidate){.layer = l, .tensor = &l->output};
+    return count + 1;
+}
+
+static int add_gradients(const Layer *l, Candidate *list, int count) {
+    if (!l->kind->output_is_view && l->grad.data)
+        list[count++] = (Candidate){.layer = l, .tensor = &l->grad};
+    for (int k = 0; k < l->param_count; k++)
+        if (!l->params[k].buffer && l->params[k].grad.data)
+            list[count++] = (Candidate){.layer = l, .tensor = &l->params[k].grad,
+                                        .param_name = l->params[k].name};
+    return count;
+}
+
+static int candidates_in_order(const Graph *g, Candidate *list) {
+    int count = 0;
+    for (int i = 0; i < g->count; i++) count = add_output(g->layers[i], list, count);
+    for (int i = g->count - 1; i >= 0; i--) count = add_gradients(g->layers[i], list, count);
+    return count;
+}
+
+static void describe(const Candidate *c, NonfiniteSite *site) {
+    site->layer = c->layer;
+    if (c->param_name)
+        snprintf(site->what, sizeof site->what, "the gradient of parameter '%s'", c->param_name);
+    else if (c->tensor == &c->layer->output)
+        snprintf(site->what, sizeof site->what, "the output");
+    else
+        snprintf(site->what, sizeof site->what, "the gradient of the output");
+}
+
+static int search(const Graph *g, const Backend *b, Allocator *a, Candidate *list,
+                  const Tensor **tensors, double *sums, NonfiniteSite *site, Status *st) {
+    int count = candidates_in_order(g, list);
+    for (int i = 0; i < count; i++) tensors[i] = list[i].tensor;
+    TRY(tensor_sums_of_squares(b, a, tensors, count, sums, st));
+    for (int i = 0; i < count; i++)
+        if (!isfinite(sums[i])) {
+            describe(&list[i], site);
+            return 0;
+        }
+    return 0;
+}
+
+int find_first_nonfinite(const Graph *g, const Backend *b, Allocator *a, NonfiniteSite *site,
+                         Status *st) {
+    site->layer = NULL;
+    site->what[0] = '\0';
+    size_t capacity = (size_t)g->count * (2 + LAYER_MAX_PARAMS) + 1;
+    Candidate *list = malloc(capacity * sizeof *list);
+    const Tensor **tensors = malloc(capacity * sizeof *tensors);
+    double *sums = malloc(capacity * sizeof *sums);
+    int rc = list && tensors && sums ? search(g, b, a, list, tensors, sums, site, st)
+                                     : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    free(list);
+    free(tensors);
+    free(sums);
+    return rc;
+}

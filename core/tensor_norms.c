@@ -1,0 +1,24 @@
+#include "core/tensor_norms.h"
+
+static int launch_sums(const Backend *b, const Tensor **tensors, int count,
+                       double *device_sums, Status *st) {
+    for (int i = 0; i < count; i++) {
+        const Tensor *t = tensors[i];
+        if (t->data) TRY(b->sum_squares(b, tensor_f32(t), tensor_numel(t), device_sums + i, st));
+    }
+    return 0;
+}
+
+int tensor_sums_of_squares(const Backend *b, Allocator *a, const Tensor **tensors,
+                           int count, double *sums, Status *st) {
+    if (count == 0) return 0;
+    size_t bytes = (size_t)count * sizeof *sums;
+    void *device_sums;
+    TRY(alloc_get(a, bytes, &device_sums, st));
+    int rc = launch_sums(b, tensors, count, device_sums, st);
+    if (!rc) rc = b->copy_to_host(b, sums, device_sums, bytes, st);
+    alloc_put(a, device_sums);
+    for (int i = 0; i < count && !rc; i++)
+        if (!tensors[i]->data) sums[i] = 0.0;  // its slot was never written
+    return rc;
+}

@@ -1,0 +1,15 @@
+// Sums of squares of many tensors with one read back to the host: what gradient clipping
+// and the search for a non-finite value both need.
+#ifndef TRAINER_TENSOR_NORMS_H
+#define TRAINER_TENSOR_NORMS_H
+
+#include "core/tensor.h"
+#include "kernels/backend.h"
+
+// sums[i] = the sum of squares of tensors[i]'s f32 values (0 for an unallocated tensor).
+// The sums wait on the device, in memory from `a`, until one copy brings them all back,
+// so a GPU is synchronised once rather than once per tensor.
+int tensor_sums_of_squares(const Backend *b, Allocator *a, const Tensor **tensors,
+                           int count, double *sums, Status *st);
+
+#endif

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# TensorBoard itself reads the event file `trainer train --logdir` writes: its
+# EventAccumulator finds the scalars train/loss, train/accuracy, lr, test/loss and
+# test/accuracy at the steps metrics.jsonl records, with the same values (as float32).
+# TensorBoard comes from PyPI into a virtual environment kept in the build directory, so
+# later runs reuse it; without python3-venv, pip or the network the test is skipped (77).
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+
+venv="$(dirname "$TRAINER")/python-venv"
+if ! "$venv/bin/python" -c 'import tensorboard' 2>/dev/null; then
+    if ! python3 -m venv "$venv" >"$work/venv.log" 2>&1; then
+        echo "SKIP: cannot create a Python virtual environment (apt-get install python3-venv):"
+        tail -n 3 "$work/venv.log"
+        exit 77
+    fi
+    if ! "$venv/bin/pip" install -q tensorboard >"$work/pip.log" 2>&1; then
+        echo "SKIP: cannot install tensorboard from PyPI (no network?):"
+        tail -n 3 "$work/pip.log"
+        exit 77
+    fi
+fi
+
+make_dataset "$work/data" 640 64
+logdir="$work/logs"
+run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 2 \
+    --batch 16 --schedule cosine --warmup 10 --logdir "$logdir"
+expect_rc 0 "a small run with --logdir trains"
+if ls "$logdir"/events.out.tfevents.* >/dev/null 2>&1; then pass "an event file is written"
+else fail "an event file is written" "$(ls -la "$logdir" 2>&1)"; fi
+
+check=$("$venv/bin/python" - "$logdir" 2>&1 <<'PYTHON'
+import json, math, sys
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+logdir = sys.argv[1]
+rows = [json.loads(line) for line in open(logdir + "/metrics.jsonl")]
+steps = [r for r in rows if r["kind"] == "step"]
+epochs = [r for r in rows if r["kind"] == "epoch"]
+want = {
+    "train/loss": [(r["step"], r["loss"]) for r in steps],
+    "train/accuracy": [(r["step"], r["accuracy"]) for r in steps],
+    "lr": [(r["step"], r["lr"]) for r in steps],
+    "test/loss": [(r["step"], r["test_loss"]) for r in epochs],
+    "test/accuracy": [(r["step"], r["test_accuracy"]) for r in epochs],
+}
+events = EventAccumulator(logdir)
+events.Reload()
+tags = events.Tags()["scalars"]
+problems = []
+for tag, expected in want.items():
+    if tag not in tags:
+        problems.append(f"tag {tag} missing (tags: {tags})")
+        continue
+    got = [(e.step, e.value) for e in events.Scalars(tag)]
+    if [s for s, _ in got] != [s for s, _ in expected]:
+        problems.append(f"{tag}: steps {[s for s, _ in got]}, metrics.jsonl has "
+                        f"{[s for s, _ in expected]}")
+    for (step, value), (_, expected_value) in zip(got, expected):
+        if not math.isclose(value, expected_value, rel_tol=1e-6, abs_tol=1e-12):
+            problems.append(f"{tag} at step {step}: {value} vs {expected_value}")
+if not steps or not epochs:
+    problems.append(f"metrics.jsonl has {len(steps)} step and {len(epochs)} epoch rows")
+print("\n".join(problems) if problems else
+      f"ok: {len(tags)} tags, {len(steps)} step rows, {len(epochs)} epoch rows")
+PYTHON
+)
+if [[ $check == ok:* ]]; then pass "EventAccumulator reads the scalars of metrics.jsonl ($check)"
+else fail "EventAccumulator reads the scalars of metrics.jsonl" "$check"; fi
+
+# The step rows are every 16th step and each epoch's last: 40 steps per epoch here.
+expect_rows=$(grep -c '"kind":"step"' "$logdir/metrics.jsonl")
+if [ "$expect_rows" -eq 6 ]; then pass "metrics.jsonl has the 6 logged steps"
+else fail "metrics.jsonl has the 6 logged steps" "found $expect_rows"; fi
+
+run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 1 \
+    --logdir "$work/data/train-images-idx3-ubyte"
+expect_error 2 "cannot use it as the log directory" "a --logdir that is a file is refused"
+expect_no_match out "^epoch " "... before the first step"
+
+finish

@@ -1,0 +1,110 @@
+#define _POSIX_C_SOURCE 200809L  // getline
+#include "tools/plot_metrics.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+static int curve_add(Curve *curve, double step, double value, Status *st) {
+    if (curve->count == curve->capacity) {
+        int capacity = curve->capacity ? 2 * curve->capacity : 64;
+        double *steps = realloc(curve->step, (size_t)capacity * sizeof *steps);
+        if (steps) curve->step = steps;
+        double *values = steps ? realloc(curve->value, (size_t)capacity * sizeof *values) : NULL;
+        if (!values) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        curve->value = values;
+        curve->capacity = capacity;
+    }
+    curve->step[curve->count] = step;
+    curve->value[curve->count++] = value;
+    return 0;
+}
+
+// A value the row may lack (test figures appear on epoch rows only).
+static int add_if_present(Curve *curve, const cJSON *row, const char *key, double step,
+                          Status *st) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(row, key);
+    return cJSON_IsNumber(item) ? curve_add(curve, step, item->valuedouble, st) : 0;
+}
+
+static int malformed(const char *path, int line, const char *what, Status *st) {
+    status_fail_at(st, STATUS_BAD_INPUT, path, line, 0, "%s", what);
+    status_hint(st, "each line must be one JSON object as `trainer train --logdir` writes it "
+                    "(docs/cli.md)");
+    return STATUS_BAD_INPUT;
+}
+
+// Step rows carry the training curve; epoch rows the test curve (their training figures
+// repeat the epoch's last step row).
+static int add_row(RunCurves *curves, const cJSON *row, const char *path, int line,
+                   Status *st) {
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(row, "kind");
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(row, "step");
+    if (!cJSON_IsObject(row)) return malformed(path, line, "not a JSON object", st);
+    if (!cJSON_IsString(kind) || !cJSON_IsNumber(step))
+        return malformed(path, line, "a row without a \"kind\" string and a numeric \"step\"", st);
+    double at = step->valuedouble;
+    if (strcmp(kind->valuestring, "step") == 0) {
+        TRY(add_if_present(&curves->train_loss, row, "loss", at, st));
+        return add_if_present(&curves->train_accuracy, row, "accuracy", at, st);
+    }
+    if (strcmp(kind->valuestring, "epoch") == 0) {
+        TRY(add_if_present(&curves->test_loss, row, "test_loss", at, st));
+        return add_if_present(&curves->test_accuracy, row, "test_accuracy", at, st);
+    }
+    return 0;  // a kind a later version writes: not ours to draw
+}
+
+static int read_rows(FILE *file, RunCurves *curves, const char *path, int *rows, Status *st) {
+    char *text = NULL;
+    size_t size = 0;
+    int rc = 0;
+    for (int line = 1; !rc && getline(&text, &size, file) >= 0; line++) {
+        if (strspn(text, " \t\r\n") == strlen(text)) continue;
+        cJSON *row = cJSON_Parse(text);
+        rc = row ? add_row(curves, row, path, line, st)
+                 : malformed(path, line, "not valid JSON", st);
+        cJSON_Delete(row);
+        if (!rc) (*rows)++;
+    }
+    free(text);
+    return rc;
+}
+
+int run_curves_read(const char *path, RunCurves *curves, Status *st) {
+    memset(curves, 0, sizeof *curves);
+    FILE *file = fopen(path, "r");
+    if (!file) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot read the metrics log: %s",
+                       strerror(errno));
+        status_hint(st, "`trainer train MODEL --logdir DIR` writes DIR/metrics.jsonl");
+        return STATUS_BAD_INPUT;
+    }
+    int rows = 0;
+    int rc = read_rows(file, curves, path, &rows, st);
+    fclose(file);
+    if (!rc && curves->train_loss.count + curves->test_loss.count == 0) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "no loss to plot: %d row%s, none with "
+                       "a loss", rows, rows == 1 ? "" : "s");
+        status_hint(st, "the run wrote no step or epoch yet; plot it after its first epoch");
+        rc = STATUS_BAD_INPUT;
+    }
+    if (rc) run_curves_free(curves);
+    return rc;
+}
+
+static void curve_free(Curve *curve) {
+    free(curve->step);
+    free(curve->value);
+    memset(curve, 0, sizeof *curve);
+}
+
+void run_curves_free(RunCurves *curves) {
+    curve_free(&curves->train_loss);
+    curve_free(&curves->train_accuracy);
+    curve_free(&curves->test_loss);
+    curve_free(&curves->test_accuracy);
+}

@@ -1,0 +1,22 @@
+// The curves `trainer plot` draws, read from a run's metrics.jsonl (tools/run_log.h):
+// training loss and accuracy at each logged step, test loss and accuracy at each epoch.
+#ifndef TRAINER_PLOT_METRICS_H
+#define TRAINER_PLOT_METRICS_H
+
+#include "base/status.h"
+
+typedef struct Curve {
+    double *step, *value;
+    int count, capacity;
+} Curve;
+
+typedef struct RunCurves {
+    Curve train_loss, train_accuracy, test_loss, test_accuracy;
+} RunCurves;
+
+// `path` is the metrics.jsonl file. A line that is not a JSON object with a "kind" and a
+// numeric "step" is an error at path:line; a file without any rows is an error too.
+int run_curves_read(const char *path, RunCurves *curves, Status *st);
+void run_curves_free(RunCurves *curves);
+
+#endif

@@ -1,0 +1,126 @@
+#define _POSIX_C_SOURCE 200809L  // gethostname, mkdir, clock_gettime
+#include "tools/run_log.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+static double wall_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int unwritable(const char *path, const char *what, Status *st) {
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot %s: %s", what, strerror(errno));
+    status_hint(st, "choose a --logdir you can write to (it is created when missing)");
+    return STATUS_BAD_INPUT;
+}
+
+static int make_directory(const char *dir, Status *st) {
+    struct stat info;
+    if (stat(dir, &info) == 0) {
+        if (S_ISDIR(info.st_mode)) return 0;
+        errno = ENOTDIR;
+        return unwritable(dir, "use it as the log directory", st);
+    }
+    if (mkdir(dir, 0777) != 0) return unwritable(dir, "create the log directory", st);
+    return 0;
+}
+
+int run_log_open(RunLog *log, const char *dir, Status *st) {
+    memset(log, 0, sizeof *log);
+    TRY(make_directory(dir, st));
+    snprintf(log->metrics_path, sizeof log->metrics_path, "%s/metrics.jsonl", dir);
+    log->metrics = fopen(log->metrics_path, "w");
+    if (!log->metrics) return unwritable(log->metrics_path, "create the metrics log", st);
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    return event_file_open(&log->events, dir, wall_seconds(), host, st);
+}
+
+// One object per line: cJSON's unformatted print never breaks a line.
+static int write_line(RunLog *log, cJSON *object, Status *st) {
+    char *text = cJSON_PrintUnformatted(object);
+    int ok = text && fprintf(log->metrics, "%s\n", text) > 0;
+    cJSON_free(text);
+    cJSON_Delete(object);
+    if (ok) return 0;
+    status_fail_at(st, STATUS_RUNTIME_ERROR, log->metrics_path, 0, 0,
+                   "cannot write the metrics log: %s", strerror(errno));
+    status_hint(st, "check the free space of the --logdir directory");
+    return STATUS_RUNTIME_ERROR;
+}
+
+static void add_memory(cJSON *object, size_t in_use, size_t peak) {
+    cJSON_AddNumberToObject(object, "memory_in_use", (double)in_use);
+    cJSON_AddNumberToObject(object, "memory_peak", (double)peak);
+}
+
+static int add_scalars(RunLog *log, long step, const char *const *tags, const double *values,
+                       int count, Status *st) {
+    double now = wall_seconds();
+    for (int i = 0; i < count; i++)
+        TRY(event_file_add_scalar(&log->events, now, step, tags[i], (float)values[i], st));
+    return 0;
+}
+
+int run_log_step(RunLog *log, const StepReport *r, Status *st) {
+    cJSON *line = cJSON_CreateObject();
+    cJSON_AddStringToObject(line, "kind", "step");
+    cJSON_AddNumberToObject(line, "step", (double)r->global_step);
+    cJSON_AddNumberToObject(line, "epoch", r->epoch);
+    cJSON_AddNumberToObject(line, "loss", r->loss);
+    cJSON_AddNumberToObject(line, "accuracy", r->accuracy);
+    cJSON_AddNumberToObject(line, "lr", r->lr);
+    cJSON_AddNumberToObject(line, "samples_per_second", r->samples_per_second);
+    add_memory(line, r->memory_in_use, r->memory_peak);
+    TRY(write_line(log, line, st));
+    static const char *const tags[] = {"train/loss", "train/accuracy", "lr",
+                                       "train/samples_per_second"};
+    double values[] = {r->loss, r->accuracy, r->lr, r->samples_per_second};
+    return add_scalars(log, r->global_step, tags, values, 4, st);
+}
+
+static int flush_both(RunLog *log, Status *st) {
+    if (fflush(log->metrics) != 0) {
+        status_fail_at(st, STATUS_RUNTIME_ERROR, log->metrics_path, 0, 0,
+                       "cannot write the metrics log: %s", strerror(errno));
+        status_hint(st, "check the free space of the --logdir directory");
+        return STATUS_RUNTIME_ERROR;
+    }
+    return event_file_flush(&log->events, st);
+}
+
+int run_log_epoch(RunLog *log, const EpochReport *r, Status *st) {
+    cJSON *line = cJSON_CreateObject();
+    cJSON_AddStringToObject(line, "kind", "epoch");
+    cJSON_AddNumberToObject(line, "step", (double)r->global_step);
+    cJSON_AddNumberToObject(line, "epoch", r->epoch);
+    cJSON_AddNumberToObject(line, "loss", r->train_loss);
+    cJSON_AddNumberToObject(line, "accuracy", r->train_accuracy);
+    if (r->has_test) {
+        cJSON_AddNumberToObject(line, "test_loss", r->test.loss);
+        cJSON_AddNumberToObject(line, "test_accuracy", r->test.accuracy);
+    }
+    cJSON_AddNumberToObject(line, "lr", r->lr);
+    cJSON_AddNumberToObject(line, "samples_per_second", r->samples_per_second);
+    cJSON_AddNumberToObject(line, "seconds", r->seconds);
+    add_memory(line, r->memory_in_use, r->memory_peak);
+    TRY(write_line(log, line, st));
+    static const char *const tags[] = {"epoch/train_loss", "epoch/train_accuracy", "test/loss",
+                                       "test/accuracy"};
+    double values[] = {r->train_loss, r->train_accuracy, r->test.loss, r->test.accuracy};
+    TRY(add_scalars(log, r->global_step, tags, values, r->has_test ? 4 : 2, st));
+    return flush_both(log, st);
+}
+
+void run_log_close(RunLog *log) {
+    if (log->metrics) fclose(log->metrics);
+    log->metrics = NULL;
+    event_file_close(&log->events);
+}

@@ -1,0 +1,27 @@
+// --logdir DIR: the record of a run that outlives its terminal. DIR/metrics.jsonl gets one
+// JSON object per logged step and per epoch (what `trainer plot` draws), and
+// DIR/events.out.tfevents.* the same figures as TensorBoard scalars. Both are flushed at
+// every epoch's end, so a crash loses at most the epoch it happened in.
+#ifndef TRAINER_RUN_LOG_H
+#define TRAINER_RUN_LOG_H
+
+#include <stdio.h>
+
+#include "core/tf_event.h"
+#include "core/train.h"
+
+typedef struct RunLog {
+    FILE *metrics;
+    char metrics_path[1024];
+    EventFile events;
+} RunLog;
+
+// Creates DIR (one level) when missing and opens both files; an unwritable DIR fails here,
+// before training starts.
+int run_log_open(RunLog *log, const char *dir, Status *st);
+int run_log_step(RunLog *log, const StepReport *report, Status *st);
+// Writes the epoch's line and flushes both files.
+int run_log_epoch(RunLog *log, const EpochReport *report, Status *st);
+void run_log_close(RunLog *log);
+
+#endif
