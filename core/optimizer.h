@@ -9,6 +9,10 @@ int optimizer_prepare(Graph *g, const OptimizerConfig *o, const Backend *b, Allo
                       Status *st);
 // One update of every parameter from its gradient; `step` counts from 1.
 int optimizer_step(Graph *g, const OptimizerConfig *o, const Backend *b, int step, Status *st);
+// How many state tensors each trained parameter has (Param.state[0..n)), and their names
+// in checkpoints: "momentum" for sgd with momentum, "adam_m" and "adam_v" for adam(w).
+int optimizer_state_slots(const OptimizerConfig *o);
+const char *optimizer_state_name(const OptimizerConfig *o, int slot);
 const char *optimizer_describe(const OptimizerConfig *o, char *buf, size_t size);
 
 #endif

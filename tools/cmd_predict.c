@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/weights.h"
 #include "data/image.h"
 #include "tools/cli.h"
 
@@ -342,7 +341,7 @@ static int run_model(const Command *cmd, PredictRun *run, Status *st) {
     TRY(open_device_from_args(cmd, run->args, &run->device, st));
     run->device_open = 1;
     TRY(graph_init_params(run->g, run->device.backend, &run->device.alloc, 0, st));
-    TRY(weights_load(run->g, run->device.backend, run->weights, st));
+    TRY(load_weights(run->g, run->device.backend, run->weights, st));
     return predict_all(run, st);
 }
 

@@ -7,8 +7,8 @@
 #include "core/batch_auto.h"
 #include "core/optimizer.h"
 #include "core/train.h"
-#include "core/weights.h"
 #include "tools/cli.h"
+#include "tools/train_checkpoints.h"
 
 static const OptionSpec train_options[] = {
     {"--data", "SPEC", "fashion-mnist (default) or idx:DIR"},
@@ -17,12 +17,12 @@ static const OptionSpec train_options[] = {
                           "the device (or --memory-limit)"},
     {"--lr", "RATE", "override the optimizer's lr="},
     {"--seed", "N", "override the model file's train seed="},
-    {"--save", "FILE", "write the weights to FILE after every epoch"},
     {"--train-limit", "N", "train on the first N samples only"},
     {"--test-limit", "N", "evaluate on the first N test samples only"},
     {"--gpus", "LIST", "data-parallel on these GPUs, e.g. 0,1: the batch is split across them"},
     {"--replicas", "N", "data-parallel with N replicas on the CPU (tests the --gpus path "
                         "without GPUs)"},
+    CHECKPOINT_OPTION_SPECS,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -35,20 +35,20 @@ const Command train_command = {
     .run = run_train,
 };
 
-// Ctrl-C asks the loop to stop after the current step; with --save the weights as they
-// are at that step are written, so no training is lost. A second Ctrl-C kills the
-// process as usual.
+// Ctrl-C (SIGINT) or SIGTERM asks the loop to stop after the current step; a checkpoint
+// (or with --save the weights) as they are at that step is written, so no training is
+// lost, and the exit code is 128 + the signal. A second signal kills the process as usual.
 static volatile sig_atomic_t interrupt_requested = 0;
 
 static void on_interrupt(int signal_number) {
-    interrupt_requested = 1;
+    interrupt_requested = signal_number;
     struct sigaction default_action = {.sa_handler = SIG_DFL};
     sigaction(signal_number, &default_action, NULL);
 }
 
 typedef struct TrainSession {
     ProgressBar bar;
-    const char *save_path;
+    CheckpointSession checkpoints;
 } TrainSession;
 
 static int on_step(void *user, const StepReport *r) {
@@ -56,6 +56,13 @@ static int on_step(void *user, const StepReport *r) {
     progress_update(&session->bar, r->epoch, r->epochs, r->step, r->steps, r->loss,
                     r->samples_per_second, r->epoch_seconds);
     return interrupt_requested;
+}
+
+static int after_step(void *user, const StepPlace *place, Graph *g, Device *d, int *stop,
+                      Status *st) {
+    TrainSession *session = user;
+    *stop = interrupt_requested != 0;
+    return checkpoints_after_step(&session->checkpoints, place, g, d, st);
 }
 
 static void on_notice(void *user, const char *line) {
@@ -72,8 +79,7 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
     if (r->has_test) printf("  test loss %.4f acc %.4f", r->test.loss, r->test.accuracy);
     printf("  %.0f samples/s  %.1f s\n", r->samples_per_second, r->seconds);
     fflush(stdout);
-    if (session->save_path) TRY(weights_save(g, d->backend, session->save_path, st));
-    return 0;
+    return checkpoints_after_epoch(&session->checkpoints, r, g, d, st);
 }
 
 // --batch auto is chosen later, once the device and the data are known.
@@ -254,6 +260,10 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
                               (uint64_t)r->config.train.seed, st));
     }
     if (batch_is_auto(cmd, args)) TRY(choose_batch(r, train, test, st));
+    TrainSession session;
+    memset(&session, 0, sizeof session);
+    TRY(checkpoints_open(cmd, args, &session.checkpoints, r->graph_list, r->device_list,
+                         r->count, &r->config, st));
     char count[32], optimizer[160], devices[256] = "";
     size_t used = 0;
     for (int i = 0; i < r->count && used < sizeof devices; i++)
@@ -270,24 +280,17 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
            r->config.train.seed);
     fflush(stdout);
 
-    TrainSession session = {.save_path = args_get(cmd, args, "--save")};
     progress_init(&session.bar, stderr);
     TrainHooks hooks = {.user = &session, .on_step = on_step, .on_epoch = on_epoch,
-                        .on_notice = on_notice};
+                        .on_notice = on_notice, .after_step = after_step};
     struct sigaction action = {.sa_handler = on_interrupt};
     sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
     int interrupted = 0;
     int rc = train_replicas(r->graph_list, r->device_list, r->count, &r->config, train, test,
                             &hooks, &interrupted, st);
     progress_clear(&session.bar);
-    if (interrupted && session.save_path) {
-        Status save_status;
-        status_clear(&save_status);
-        if (weights_save(g, r->device_list[0]->backend, session.save_path, &save_status) == 0)
-            print_notice("saved the weights as they were when interrupted to %s", session.save_path);
-        else
-            report_failure(&save_status);
-    }
+    if (interrupted) checkpoints_interrupted(&session.checkpoints, g, r->device_list[0]);
     if (!rc)
         for (int i = 0; i < r->devices_open; i++) print_memory(&r->devices[i]);
     return rc;
@@ -310,7 +313,7 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = load_dataset_from_args(cmd, args, "test", "--test-limit", &test, &st);
     if (!rc) rc = train_with(cmd, args, &replicas, &train, &test, &st);
     int exit_code = rc ? report_failure(&st) : 0;
-    if (interrupt_requested && rc) exit_code = 130;
+    if (interrupt_requested && rc) exit_code = 128 + interrupt_requested;
     dataset_free(&train);
     dataset_free(&test);
     replicas_close(&replicas);
