@@ -406,7 +406,8 @@ static int stop_training(int epoch, int step, int steps, EpochReport *report, St
     report->interrupted = 1;
     status_fail(st, STATUS_RUNTIME_ERROR, "interrupted at epoch %d, step %d of %d", epoch, step,
                 steps);
-    status_hint(st, "with --save FILE the weights so far are kept; `trainer eval` reads them");
+    status_hint(st, "with --checkpoint DIR a checkpoint of this step is kept and --resume DIR "
+                    "continues from it");
     return STATUS_RUNTIME_ERROR;
 }
 

@@ -19,7 +19,8 @@ expect_rc 0 "2 epochs with --checkpoint"
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 --resume "$work/ck" \
     --save "$work/resumed.safetensors"
 expect_rc 0 "resume for 2 more"
-expect_in err "resuming from $work/ck/step-0000000026.safetensors" "resume takes the newest checkpoint"
+expect_in err "resuming from $work/ck/step-0000000026.safetensors" \
+    "resume takes the newest checkpoint"
 if cmp -s "$work/straight.safetensors" "$work/resumed.safetensors"; then
     pass "2 epochs + resume for 2 = 4 epochs, byte for byte"
 else fail "2 epochs + resume for 2 = 4 epochs, byte for byte"; fi
@@ -43,12 +44,14 @@ write_tiny_model "$work/wide.model" 48
 run "$TRAINER" train "$work/wide.model" "${data[@]}" --epochs 3 --resume "$work/ck"
 expect_error 2 "dense1.weight (32x784 in the file, 48x784 in the model)" \
     "another model's checkpoint is refused naming the tensor and both shapes"
-run "$TRAINER" train "$work/wide.model" "${data[@]}" --epochs 1 --init-from "$work/ck/best.safetensors"
+run "$TRAINER" train "$work/wide.model" "${data[@]}" --epochs 1 \
+    --init-from "$work/ck/best.safetensors"
 expect_rc 0 "--init-from another model's checkpoint"
 expect_in err "initialised 1 parameter tensor from" "--init-from counts what matched"
 expect_in err "kept fresh (new or reshaped): dense1.weight, dense1.bias, dense2.weight" \
     "--init-from lists the tensors it left fresh"
-run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 3 --resume "$work/straight.safetensors"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 3 \
+    --resume "$work/straight.safetensors"
 expect_error 2 "'epoch' is (absent)" "a weights-only file (--save) does not resume"
 
 # ---- the folder ----
@@ -128,7 +131,8 @@ for signal in INT:130 TERM:143; do
     expect_in err "to resume: trainer train $work/tiny.model --resume $work/sig" \
         "SIG${signal%:*} prints the command that resumes"
     epoch=$(sed -n 's/.*saved a checkpoint at epoch \([0-9]*\),.*/\1/p' <<<"$err")
-    run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs $((epoch + 1)) --resume "$work/sig"
+    run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs $((epoch + 1)) \
+        --resume "$work/sig"
     expect_rc 0 "the checkpoint SIG${signal%:*} left resumes"
     expect_match out "^epoch $((epoch + 1))/$((epoch + 1)) " "... and trains on to the next epoch"
 done

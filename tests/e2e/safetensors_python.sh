@@ -13,11 +13,13 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import safetensors.nu
 then
     rm -rf "$venv"
     if ! python3 -m venv "$venv" >"$work/venv.log" 2>&1; then
-        echo "SKIP: python3 -m venv failed (apt-get install python3-venv): $(tail -n 1 "$work/venv.log")"
+        echo "SKIP: python3 -m venv failed (apt-get install python3-venv):" \
+            "$(tail -n 1 "$work/venv.log")"
         exit 77
     fi
     if ! "$venv/bin/pip" install -q safetensors numpy >"$work/pip.log" 2>&1; then
-        echo "SKIP: pip install safetensors numpy failed (no network?): $(tail -n 1 "$work/pip.log")"
+        echo "SKIP: pip install safetensors numpy failed (no network?):" \
+            "$(tail -n 1 "$work/pip.log")"
         rm -rf "$venv"
         exit 77
     fi
