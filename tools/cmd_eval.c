@@ -4,7 +4,8 @@
 #include "tools/cli.h"
 
 static const OptionSpec eval_options[] = {
-    {"--weights", "FILE", "weights written by `trainer train --save` (required)"},
+    {"--weights", "FILE", "safetensors weights: from `trainer train --save`, or a checkpoint "
+                          "(required)"},
     {"--data", "SPEC", "fashion-mnist (default) or idx:DIR"},
     {"--batch", "N", "evaluation batch size (default: the model's train batch=)"},
     {"--test-limit", "N", "evaluate on the first N test samples only"},

@@ -20,7 +20,8 @@
 #include "tools/cli.h"
 
 static const OptionSpec predict_options[] = {
-    {"--weights", "FILE", "weights written by `trainer train --save` (required)"},
+    {"--weights", "FILE", "safetensors weights: from `trainer train --save`, or a checkpoint "
+                          "(required)"},
     {"--top", "K", "print the K most likely classes of each image (default 3)"},
     {"--classes", "NAMES", "fashion-mnist (default for 10 classes) or FILE, one name per line"},
     DEVICE_OPTION_SPECS,
