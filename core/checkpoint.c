@@ -14,7 +14,6 @@
 #include "base/atomic_file.h"
 #include "base/escape.h"
 #include "core/optimizer.h"
-#include "data/safetensors.h"
 
 #ifndef TRAINER_VERSION
 #define TRAINER_VERSION "unknown"
@@ -313,23 +312,31 @@ static int read_place(const Safetensors *file, const char *path, CheckpointPlace
     return 0;
 }
 
-int checkpoint_load_resume(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
-                           const char *path, CheckpointLoaded *out, Status *st) {
+int checkpoint_load_resume_parsed(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
+                                  const Safetensors *file, const char *path,
+                                  CheckpointLoaded *out, Status *st) {
     memset(out, 0, sizeof *out);
-    Safetensors file;
-    TRY(safetensors_read_file(path, &file, st));
     // The place first: a weights-only file (from --save) is told apart from another model.
-    int rc = read_place(&file, path, &out->place, st);
-    if (!rc) rc = load_exact(g, optimizer, b, path, &file, out, st);
-    out->has_place = !rc;
-    safetensors_free(&file);
-    if (rc || !out->nonfinite_count) return rc;
+    TRY(read_place(file, path, &out->place, st));
+    TRY(load_exact(g, optimizer, b, path, file, out, st));
+    out->has_place = 1;
+    if (!out->nonfinite_count) return 0;
     status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the checkpoint holds NaN or infinite "
                    "values in %d tensor%s: %s", out->nonfinite_count,
                    out->nonfinite_count == 1 ? "" : "s", out->nonfinite);
     status_hint(st, "training had diverged when it was written; resume from an earlier "
                     "checkpoint in the folder, or start again with a lower --lr");
     return STATUS_BAD_INPUT;
+}
+
+int checkpoint_load_resume(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
+                           const char *path, CheckpointLoaded *out, Status *st) {
+    memset(out, 0, sizeof *out);
+    Safetensors file;
+    TRY(safetensors_read_file(path, &file, st));
+    int rc = checkpoint_load_resume_parsed(g, optimizer, b, &file, path, out, st);
+    safetensors_free(&file);
+    return rc;
 }
 
 double checkpoint_best_accuracy(const char *folder) {

@@ -6,6 +6,7 @@
 
 #include "core/graph.h"
 #include "core/run_config.h"
+#include "data/safetensors.h"
 
 // Where a run stood when a checkpoint was written: enough to go on as if it never stopped.
 // The data order of an epoch depends only on (seed, epoch) and dropout's masks only on
@@ -40,6 +41,11 @@ int checkpoint_load_weights(Graph *g, const Backend *b, const char *path, Checkp
 // must match exactly, the place must be there, and nothing may be NaN or infinite.
 int checkpoint_load_resume(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
                            const char *path, CheckpointLoaded *out, Status *st);
+// The same from a file already read and checked by safetensors_parse (`path` names it in
+// errors): what the checkpoint fuzz target drives with arbitrary bytes.
+int checkpoint_load_resume_parsed(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
+                                  const Safetensors *file, const char *path,
+                                  CheckpointLoaded *out, Status *st);
 // Fine-tuning: parameters that match by name and shape are loaded; `skipped` lists the
 // model's others (new or reshaped layers), escaped. Optimizer state is never loaded.
 int checkpoint_init_from(Graph *g, const Backend *b, const char *path, int *loaded,
