@@ -441,9 +441,8 @@ static int train_epoch(TrainRun *run, int epoch, int done, long *global_step,
     double loss_sum = 0.0, correct_sum = 0.0, start = monotonic_seconds();
     int seen = 0, steps = batcher_steps_per_epoch(&run->batcher);
     batcher_start_epoch(&run->batcher, epoch);
-    if (done > steps) done = steps;
-    run->batcher.position = (int)((long)done * run->batch < run->batcher.dataset->count
-                                      ? (long)done * run->batch : run->batcher.dataset->count);
+    long skipped = (long)done * run->batch, count = run->batcher.dataset->count;
+    run->batcher.position = (int)(skipped < count ? skipped : count);
     TRY(expect_loads(run, run->batcher.position, st));
     for (int r = 0; r < run->count; r++) {
         TRY(make_current(run->replicas[r].device, st));
