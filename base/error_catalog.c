@@ -55,8 +55,9 @@
 
 // Advice shared by every error that kills the context.
 #define RESTART_FIX                                                                        \
-    "Restart the process (the CUDA context cannot recover); with --save, training resumes " \
-    "from the weights of the last completed epoch. Then find the kernel: "
+    "Restart the process (the CUDA context cannot recover); with --checkpoint DIR, "      \
+    "`trainer train MODEL --resume DIR` continues from the last checkpoint. Then find the " \
+    "kernel: "
 #define PIN_THE_KERNEL                                                                     \
     "Run again with CUDA_LAUNCH_BLOCKING=1 (or trainer's --sync-check) so the error is "   \
     "reported by the kernel that caused it, and under `compute-sanitizer` to see the "     \

@@ -2,14 +2,19 @@
 
 #include <stdio.h>
 
-static int state_slots(const OptimizerConfig *o) {
+int optimizer_state_slots(const OptimizerConfig *o) {
     if (o->kind == OPTIMIZER_SGD) return o->momentum != 0.0 ? 1 : 0;
     return 2;
 }
 
+const char *optimizer_state_name(const OptimizerConfig *o, int slot) {
+    if (o->kind == OPTIMIZER_SGD) return "momentum";
+    return slot == 0 ? "adam_m" : "adam_v";
+}
+
 int optimizer_prepare(Graph *g, const OptimizerConfig *o, const Backend *b, Allocator *a,
                       Status *st) {
-    int slots = state_slots(o);
+    int slots = optimizer_state_slots(o);
     for (int i = 0; i < g->count; i++) {
         Layer *l = g->layers[i];
         for (int k = 0; k < l->param_count; k++) {

@@ -12,6 +12,10 @@ int optimizer_step(Graph *g, const OptimizerConfig *o, const Backend *b, int ste
 // The same at learning rate `lr` instead of o->lr: the rate a schedule chose for the step.
 int optimizer_step_at(Graph *g, const OptimizerConfig *o, const Backend *b, int step, double lr,
                       Status *st);
+// How many state tensors each trained parameter has (Param.state[0..n)), and their names
+// in checkpoints: "momentum" for sgd with momentum, "adam_m" and "adam_v" for adam(w).
+int optimizer_state_slots(const OptimizerConfig *o);
+const char *optimizer_state_name(const OptimizerConfig *o, int slot);
 const char *optimizer_describe(const OptimizerConfig *o, char *buf, size_t size);
 
 #endif

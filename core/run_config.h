@@ -42,10 +42,17 @@ typedef struct TrainConfig {
     int line;              // statement line, 0 when defaulted
 } TrainConfig;
 
+// Where training starts: nothing done for a fresh run, a checkpoint's place when resumed.
+typedef struct TrainStart {
+    int epochs_done;       // epochs already trained; training goes on to train.epochs
+    int step_in_epoch;     // steps already taken in the epoch after them
+} TrainStart;
+
 typedef struct RunConfig {
     OptimizerConfig optimizer;
     TrainConfig train;
     ScheduleConfig schedule;
+    TrainStart start;
     int sync_check;        // --sync-check: see LayerContext.sync_check
 } RunConfig;
 

@@ -473,6 +473,25 @@ static const AllocStats *first_device_stats(const TrainRun *run) {
     return &run->replicas[0].device->alloc.stats;
 }
 
+static int stop_training(int epoch, int step, int steps, EpochReport *report, Status *st) {
+    report->interrupted = 1;
+    status_fail(st, STATUS_RUNTIME_ERROR, "interrupted at epoch %d, step %d of %d", epoch, step,
+                steps);
+    status_hint(st, "with --checkpoint DIR a checkpoint of this step is kept and --resume DIR "
+                    "continues from it");
+    return STATUS_RUNTIME_ERROR;
+}
+
+static int after_step(TrainRun *run, const StepPlace *place, EpochReport *report, Status *st) {
+    const TrainHooks *hooks = run->hooks;
+    if (!hooks || !hooks->after_step) return 0;
+    int stop = 0;
+    Replica *first = &run->replicas[0];
+    TRY(make_current(first->device, st));
+    TRY(hooks->after_step(hooks->user, place, first->graph, first->device, &stop, st));
+    return stop ? stop_training(place->epoch, place->step, place->steps, report, st) : 0;
+}
+
 static int report_step(TrainRun *run, int epoch, int step, int steps, int seen, double start,
                        double loss_sum, double correct_sum, long global_step,
                        EpochReport *report, Status *st) {
@@ -487,24 +506,24 @@ static int report_step(TrainRun *run, int epoch, int step, int steps, int seen, 
                     .memory_in_use = first_device_stats(run)->in_use,
                     .memory_peak = first_device_stats(run)->peak_in_use};
     if (!hooks->on_step(hooks->user, &r)) return 0;
-    report->interrupted = 1;
-    status_fail(st, STATUS_RUNTIME_ERROR, "interrupted at epoch %d, step %d of %d", epoch, step,
-                steps);
-    status_hint(st, "with --save FILE the weights so far are kept; `trainer eval` reads them");
-    return STATUS_RUNTIME_ERROR;
+    return stop_training(epoch, step, steps, report, st);
 }
 
-static int train_epoch(TrainRun *run, int epoch, long *global_step, EpochReport *report,
-                       Status *st) {
+// `done`: steps of this epoch a resumed run already took; the epoch's order is the same,
+// so they are skipped by position.
+static int train_epoch(TrainRun *run, int epoch, int done, long *global_step,
+                       EpochReport *report, Status *st) {
     double loss_sum = 0.0, correct_sum = 0.0, start = monotonic_seconds();
     int seen = 0, steps = batcher_steps_per_epoch(&run->batcher);
     batcher_start_epoch(&run->batcher, epoch);
-    TRY(expect_loads(run, 0, st));
+    long skipped = (long)done * run->batch, count = run->batcher.dataset->count;
+    run->batcher.position = (int)(skipped < count ? skipped : count);
+    TRY(expect_loads(run, run->batcher.position, st));
     for (int r = 0; r < run->count; r++) {
         TRY(make_current(run->replicas[r].device, st));
         TRY(graph_reset_loss_sums(run->replicas[r].graph, run->replicas[r].device->backend, st));
     }
-    for (int step = 1;; step++) {
+    for (int step = done + 1;; step++) {
         int n = batcher_next_indices(&run->batcher, run->step_indices);
         if (n == 0) break;
         if (run_step(run, n, ++*global_step, st)) {
@@ -513,6 +532,9 @@ static int train_epoch(TrainRun *run, int epoch, long *global_step, EpochReport 
                           run->failed_device ? run->failed_device : "?");
             return st->code;
         }
+        StepPlace place = {.epoch = epoch, .step = step, .steps = steps,
+                           .optimizer_steps = *global_step};
+        TRY(after_step(run, &place, report, st));
         seen += n;
         if (step % LOSS_READ_INTERVAL != 0 && step != steps) continue;
         TRY(read_loss_sums(run, &loss_sum, &correct_sum, st));
@@ -596,9 +618,11 @@ int train_replicas(Graph *const *graphs, Device *const *devices, int count,
     int rc = open_run(&run, graphs, devices, count, config, train, hooks, st);
     Graph *first = graphs[0];
     long global_step = first->optimizer_steps;
-    for (int epoch = 1; !rc && epoch <= config->train.epochs; epoch++) {
+    int first_epoch = config->start.epochs_done + 1;
+    for (int epoch = first_epoch; !rc && epoch <= config->train.epochs; epoch++) {
         EpochReport report = {.epoch = epoch, .epochs = config->train.epochs};
-        rc = train_epoch(&run, epoch, &global_step, &report, st);
+        int done = epoch == first_epoch ? config->start.step_in_epoch : 0;
+        rc = train_epoch(&run, epoch, done, &global_step, &report, st);
         for (int r = 0; r < count; r++) graphs[r]->optimizer_steps = global_step;
         if (interrupted) *interrupted = report.interrupted;
         if (!rc && test) {

@@ -38,6 +38,12 @@ typedef struct EpochReport {
     size_t memory_in_use, memory_peak;  // replica 0's device, bytes
 } EpochReport;
 
+// Where training stands after a step (for checkpoints).
+typedef struct StepPlace {
+    int epoch, step, steps;     // 1-based, the step within its epoch
+    long optimizer_steps;       // over the whole run
+} StepPlace;
+
 typedef struct TrainHooks {
     void *user;
     // Optional: a one-line message the user should see (a batch split into micro-batches
@@ -46,6 +52,10 @@ typedef struct TrainHooks {
     // Called after every step; a nonzero return stops training: train_model then
     // returns STATUS_RUNTIME_ERROR and sets *interrupted.
     int (*on_step)(void *user, const StepReport *report);
+    // Optional: called after every step (e.g. to write a checkpoint). Setting *stop ends
+    // training as on_step's nonzero return does; a nonzero return is a failure in *st.
+    int (*after_step)(void *user, const StepPlace *place, Graph *g, Device *d, int *stop,
+                      Status *st);
     // Called after each epoch (e.g. to save weights); a nonzero return stops training.
     int (*on_epoch)(void *user, const EpochReport *report, Graph *g, Device *d, Status *st);
     // Optional: the newest checkpoint written so far (NULL when none), named when training

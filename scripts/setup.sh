@@ -5,8 +5,11 @@
 #   scripts/setup.sh --bench  also PyTorch (python3-torch), for bench/ comparisons
 set -euo pipefail
 
-packages=(cmake ninja-build gcc g++ clang pkg-config libopenblas-dev zlib1g-dev libpng-dev
-          libcjson-dev dataset-fashion-mnist python3 python3-venv)
+# libclang-rt-dev: libFuzzer and the sanitizers' runtimes for clang (scripts/fuzz.sh);
+# python3-venv: the e2e tests that read our checkpoints and logs with PyPI's safetensors
+# and tensorboard.
+packages=(cmake ninja-build gcc g++ clang libclang-rt-dev pkg-config libopenblas-dev zlib1g-dev
+          libpng-dev libcjson-dev dataset-fashion-mnist python3 python3-venv)
 if [ "${1:-}" = "--bench" ]; then packages+=(python3-torch python3-numpy); fi
 
 missing=()

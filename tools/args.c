@@ -158,8 +158,8 @@ static void print_error_explanation(const ErrorEntry *entry, const Status *st) {
     if (strncmp(st->hint, entry->fix, sizeof st->hint - 1) != 0)
         fprintf(stderr, "  fix: %s\n", entry->fix);
     if (entry->poisons_context)
-        fputs("  the CUDA context is now unusable: the process must restart (with --save, the "
-              "weights of the last completed epoch are in that file)\n", stderr);
+        fputs("  the CUDA context is now unusable: the process must restart (with --checkpoint "
+              "DIR, --resume DIR continues from the last checkpoint)\n", stderr);
     fprintf(stderr, "  more: trainer explain %s\n", entry->name);
 }
 

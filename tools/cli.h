@@ -57,6 +57,9 @@ int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spe
 // --data (default fashion-mnist) split "train" or "test", truncated by `limit_option`.
 int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const char *split,
                            const char *limit_option, Dataset *ds, Status *st);
+// Parameters from a safetensors file (`train --save` or a checkpoint) for eval and predict;
+// tensors holding NaN or infinity load with a warning naming them.
+int load_weights(Graph *g, const Backend *b, const char *path, Status *st);
 // "235,146"
 const char *format_count(long value, char *buf, size_t size);
 

@@ -1,11 +1,11 @@
 #include <stdio.h>
 
 #include "core/train.h"
-#include "core/weights.h"
 #include "tools/cli.h"
 
 static const OptionSpec eval_options[] = {
-    {"--weights", "FILE", "weights written by `trainer train --save` (required)"},
+    {"--weights", "FILE", "safetensors weights: from `trainer train --save`, or a checkpoint "
+                          "(required)"},
     {"--data", "SPEC", "fashion-mnist (default) or idx:DIR"},
     {"--batch", "N", "evaluation batch size (default: the model's train batch=)"},
     {"--test-limit", "N", "evaluate on the first N test samples only"},
@@ -28,7 +28,7 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
     TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &batch, NULL, st));
     TRY(graph_check_dataset(g, test, "the test set", st));
     TRY(graph_init_params(g, d->backend, &d->alloc, 0, st));
-    TRY(weights_load(g, d->backend, weights, st));
+    TRY(load_weights(g, d->backend, weights, st));
     EvalResult result;
     TRY(evaluate_model(g, config, d, test, (int)batch, &result, st));
     printf("test loss %.4f  accuracy %.4f  (%d samples of %s)\n", result.loss, result.accuracy,

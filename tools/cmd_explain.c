@@ -102,8 +102,9 @@ static void print_entry(const ErrorEntry *e) {
     if (e->poisons_context)
         print_section("After this error",
                       "The CUDA context is unusable: every later CUDA call in the process "
-                      "fails with the same error, so the process must restart. With --save, "
-                      "the weights of the last completed epoch are in that file.");
+                      "fails with the same error, so the process must restart. With --checkpoint "
+                      "DIR, `trainer train MODEL --resume DIR` continues from the last "
+                      "checkpoint.");
     print_section("How PyTorch words it", e->pytorch);
     print_section("How TensorFlow words it", e->tensorflow);
     char outcome[160];

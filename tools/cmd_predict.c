@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/weights.h"
 #include "data/image.h"
 #include "tools/cli.h"
 
 static const OptionSpec predict_options[] = {
-    {"--weights", "FILE", "weights written by `trainer train --save` (required)"},
+    {"--weights", "FILE", "safetensors weights: from `trainer train --save`, or a checkpoint "
+                          "(required)"},
     {"--top", "K", "print the K most likely classes of each image (default 3)"},
     {"--classes", "NAMES", "fashion-mnist (default for 10 classes) or FILE, one name per line"},
     DEVICE_OPTION_SPECS,
@@ -342,7 +342,7 @@ static int run_model(const Command *cmd, PredictRun *run, Status *st) {
     TRY(open_device_from_args(cmd, run->args, &run->device, st));
     run->device_open = 1;
     TRY(graph_init_params(run->g, run->device.backend, &run->device.alloc, 0, st));
-    TRY(weights_load(run->g, run->device.backend, run->weights, st));
+    TRY(load_weights(run->g, run->device.backend, run->weights, st));
     return predict_all(run, st);
 }
 

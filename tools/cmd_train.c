@@ -7,10 +7,10 @@
 #include "core/batch_auto.h"
 #include "core/optimizer.h"
 #include "core/train.h"
-#include "core/weights.h"
 #include "tools/cli.h"
 #include "tools/run_log.h"
 #include "tools/train_schedule_args.h"
+#include "tools/train_checkpoints.h"
 
 static const OptionSpec train_options[] = {
     {"--data", "SPEC", "fashion-mnist (default) or idx:DIR"},
@@ -19,7 +19,6 @@ static const OptionSpec train_options[] = {
                           "the device (or --memory-limit)"},
     {"--lr", "RATE", "override the optimizer's lr="},
     {"--seed", "N", "override the model file's train seed="},
-    {"--save", "FILE", "write the weights to FILE after every epoch"},
     {"--train-limit", "N", "train on the first N samples only"},
     {"--test-limit", "N", "evaluate on the first N test samples only"},
     {"--gpus", "LIST", "data-parallel on these GPUs, e.g. 0,1: the batch is split across them"},
@@ -28,6 +27,7 @@ static const OptionSpec train_options[] = {
     SCHEDULE_OPTION_SPECS,
     {"--logdir", "DIR", "write DIR/metrics.jsonl and TensorBoard event files (created if "
                         "missing)"},
+    CHECKPOINT_OPTION_SPECS,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -40,23 +40,23 @@ const Command train_command = {
     .run = run_train,
 };
 
-// Ctrl-C asks the loop to stop after the current step; with --save the weights as they
-// are at that step are written, so no training is lost. A second Ctrl-C kills the
-// process as usual.
+// Ctrl-C (SIGINT) or SIGTERM asks the loop to stop after the current step; a checkpoint
+// (or with --save the weights) as they are at that step is written, so no training is
+// lost, and the exit code is 128 + the signal. A second signal kills the process as usual.
 static volatile sig_atomic_t interrupt_requested = 0;
 
 static void on_interrupt(int signal_number) {
-    interrupt_requested = 1;
+    interrupt_requested = signal_number;
     struct sigaction default_action = {.sa_handler = SIG_DFL};
     sigaction(signal_number, &default_action, NULL);
 }
 
 typedef struct TrainSession {
     ProgressBar bar;
-    const char *save_path;
     RunLog *log;            // --logdir; NULL without
     int log_failed;         // a step's log line could not be written: log_status says why
     Status log_status;
+    CheckpointSession checkpoints;
 } TrainSession;
 
 static int on_step(void *user, const StepReport *r) {
@@ -68,6 +68,19 @@ static int on_step(void *user, const StepReport *r) {
         return 1;
     }
     return interrupt_requested;
+}
+
+static int after_step(void *user, const StepPlace *place, Graph *g, Device *d, int *stop,
+                      Status *st) {
+    TrainSession *session = user;
+    *stop = interrupt_requested != 0;
+    return checkpoints_after_step(&session->checkpoints, place, g, d, st);
+}
+
+// Named in the error when the loss goes non-finite: where a run can go back to.
+static const char *last_checkpoint(void *user) {
+    const TrainSession *session = user;
+    return session->checkpoints.last_written[0] ? session->checkpoints.last_written : NULL;
 }
 
 static void on_notice(void *user, const char *line) {
@@ -85,8 +98,7 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
     printf("  lr %.4g  %.0f samples/s  %.1f s\n", r->lr, r->samples_per_second, r->seconds);
     fflush(stdout);
     if (session->log) TRY(run_log_epoch(session->log, r, st));
-    if (session->save_path) TRY(weights_save(g, d->backend, session->save_path, st));
-    return 0;
+    return checkpoints_after_epoch(&session->checkpoints, r, g, d, st);
 }
 
 // --batch auto is chosen later, once the device and the data are known.
@@ -267,6 +279,10 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
                               (uint64_t)r->config.train.seed, st));
     }
     if (batch_is_auto(cmd, args)) TRY(choose_batch(r, train, test, st));
+    TrainSession session;
+    memset(&session, 0, sizeof session);
+    TRY(checkpoints_open(cmd, args, &session.checkpoints, r->graph_list, r->device_list,
+                         r->count, &r->config, st));
     char count[32], optimizer[160], devices[256] = "";
     size_t used = 0;
     for (int i = 0; i < r->count && used < sizeof devices; i++)
@@ -284,7 +300,6 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
     print_schedule(&r->config.schedule);
     fflush(stdout);
 
-    TrainSession session = {.save_path = args_get(cmd, args, "--save")};
     RunLog log;
     const char *logdir = args_get(cmd, args, "--logdir");
     if (logdir) {
@@ -293,23 +308,18 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
     }
     progress_init(&session.bar, stderr);
     TrainHooks hooks = {.user = &session, .on_step = on_step, .on_epoch = on_epoch,
-                        .on_notice = on_notice};
+                        .on_notice = on_notice, .after_step = after_step,
+                        .last_checkpoint = last_checkpoint};
     struct sigaction action = {.sa_handler = on_interrupt};
     sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
     int interrupted = 0;
     int rc = train_replicas(r->graph_list, r->device_list, r->count, &r->config, train, test,
                             &hooks, &interrupted, st);
     progress_clear(&session.bar);
     if (session.log) run_log_close(session.log);
     if (session.log_failed) *st = session.log_status;
-    if (interrupted && session.save_path) {
-        Status save_status;
-        status_clear(&save_status);
-        if (weights_save(g, r->device_list[0]->backend, session.save_path, &save_status) == 0)
-            print_notice("saved the weights as they were when interrupted to %s", session.save_path);
-        else
-            report_failure(&save_status);
-    }
+    if (interrupted) checkpoints_interrupted(&session.checkpoints, g, r->device_list[0]);
     if (!rc)
         for (int i = 0; i < r->devices_open; i++) print_memory(&r->devices[i]);
     return rc;
@@ -332,7 +342,7 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = load_dataset_from_args(cmd, args, "test", "--test-limit", &test, &st);
     if (!rc) rc = train_with(cmd, args, &replicas, &train, &test, &st);
     int exit_code = rc ? report_failure(&st) : 0;
-    if (interrupt_requested && rc) exit_code = 130;
+    if (interrupt_requested && rc) exit_code = 128 + interrupt_requested;
     dataset_free(&train);
     dataset_free(&test);
     replicas_close(&replicas);

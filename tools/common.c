@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "core/checkpoint.h"
 #include "tools/cli.h"
 
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
@@ -61,5 +62,15 @@ int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const cha
         return rc;
     }
     dataset_truncate(ds, (int)limit);
+    return 0;
+}
+
+int load_weights(Graph *g, const Backend *b, const char *path, Status *st) {
+    CheckpointLoaded loaded;
+    TRY(checkpoint_load_weights(g, b, path, &loaded, st));
+    if (loaded.nonfinite_count)
+        fprintf(stderr, "trainer: warning: %s: %d tensor%s hold NaN or infinite values: %s\n",
+                path, loaded.nonfinite_count, loaded.nonfinite_count == 1 ? "" : "s",
+                loaded.nonfinite);
     return 0;
 }

@@ -151,3 +151,34 @@ finish() {
     echo "all checks passed"
     exit 0
 }
+
+# ---- checkpoint tests: a tiny model with dropout, and random images ----
+# make_random_dataset DIR TRAIN TEST: like make_dataset, with random pixels, so that
+# training moves the weights and the data order matters (runs compared share one dataset).
+make_random_dataset() {
+    mkdir -p "$1"
+    local split count
+    for split in train t10k; do
+        count=$2
+        [ "$split" = t10k ] && count=$3
+        {
+            printf '%b' "\\x00\\x00\\x08\\x03$(be32 "$count")$(be32 28)$(be32 28)"
+            head -c $((count * 784)) /dev/urandom
+        } >"$1/$split-images-idx3-ubyte"
+        write_labels "$1/$split-labels-idx1-ubyte" "$count"
+    done
+}
+
+# write_tiny_model FILE [UNITS]: a 784-UNITS-10 MLP with dropout (so resuming must restore
+# the dropout masks' seeds too), Adam, batch 16.
+write_tiny_model() {
+    cat >"$1" <<MODEL
+input     shape=784 dtype=f32
+dense     units=${2:-32} act=relu
+dropout   rate=0.5
+dense     units=10
+loss      softmax_cross_entropy
+optimizer adam lr=0.001
+train     batch=16 epochs=4 seed=3
+MODEL
+}

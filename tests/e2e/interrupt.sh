@@ -5,7 +5,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_fashion_mnist
 
-weights="$work/interrupted.weights"
+weights="$work/interrupted.safetensors"
 # The full training set and far more epochs than the test waits for, so that the signal
 # always lands mid-training.
 "$TRAINER" train models/mlp.model --data fashion-mnist --epochs 1000 --device cpu \

@@ -55,7 +55,7 @@ names=("T-shirt/top" "Trouser" "Pullover" "Dress" "Coat" "Sandal" "Shirt" "Sneak
 true_name=${names[$label]}
 printf 'not a PNG\n' >"$work/text.png"
 
-weights="$work/mlp.weights"
+weights="$work/mlp.safetensors"
 run "$TRAINER" train models/mlp.model --epochs 1 --train-limit 5000 --test-limit 500 \
     --device cpu --save "$weights"
 expect_rc 0 "a 1-epoch mlp trains and saves its weights"

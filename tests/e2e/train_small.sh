@@ -6,7 +6,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_fashion_mnist
 
-weights="$work/mlp.weights"
+weights="$work/mlp.safetensors"
 train=("$TRAINER" train models/mlp.model --data fashion-mnist --train-limit 6000
     --test-limit 1000 --epochs 2 --device cpu)
 
@@ -61,27 +61,27 @@ else fail "the same seed gives identical epoch lines" "first run: $(tr '\n' '|' 
 # Weights of another model (dense 128 -> 64 in the middle) are refused by name.
 sed 's/units=128/units=64/' models/mlp.model >"$work/narrow.model"
 run "$TRAINER" train "$work/narrow.model" --data fashion-mnist --train-limit 500 \
-    --test-limit 100 --epochs 1 --device cpu --save "$work/narrow.weights"
+    --test-limit 100 --epochs 1 --device cpu --save "$work/narrow.safetensors"
 expect_rc 0 "training a narrower model for the mismatch test succeeds"
-run "$TRAINER" eval models/mlp.model --weights "$work/narrow.weights" --data fashion-mnist \
+run "$TRAINER" eval models/mlp.model --weights "$work/narrow.safetensors" --data fashion-mnist \
     --test-limit 100 --device cpu
 expect_error 2 "dense2.weight" "eval with another model's weights names the parameter"
-expect_in err "$work/narrow.weights" "that error names the weights file"
+expect_in err "$work/narrow.safetensors" "that error names the weights file"
 
 # A weights file cut in half.
-head -c $(($(wc -c <"$weights") / 2)) "$weights" >"$work/truncated.weights"
-run "$TRAINER" eval models/mlp.model --weights "$work/truncated.weights" --data fashion-mnist \
+head -c $(($(wc -c <"$weights") / 2)) "$weights" >"$work/truncated.safetensors"
+run "$TRAINER" eval models/mlp.model --weights "$work/truncated.safetensors" --data fashion-mnist \
     --test-limit 100 --device cpu
 expect_error 2 "truncated" "eval of a truncated weights file is refused"
 
 # Not a weights file at all.
 run "$TRAINER" eval models/mlp.model --weights models/mlp.model --data fashion-mnist \
     --test-limit 100 --device cpu
-expect_error 2 "not a usable weights file" "eval of a file that is not weights is refused"
+expect_error 2 "not a valid safetensors file" "eval of a file that is not weights is refused"
 
-run "$TRAINER" eval models/mlp.model --weights "$work/absent.weights" --data fashion-mnist \
+run "$TRAINER" eval models/mlp.model --weights "$work/absent.safetensors" --data fashion-mnist \
     --test-limit 100 --device cpu
-expect_error 2 "$work/absent.weights" "eval of a missing weights file names it"
+expect_error 2 "$work/absent.safetensors" "eval of a missing weights file names it"
 
 run "$TRAINER" eval models/mlp.model --data fashion-mnist --test-limit 100 --device cpu
 expect_error 2 "--weights" "eval without --weights is refused"

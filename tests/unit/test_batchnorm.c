@@ -7,7 +7,7 @@
 #include "core/graph.h"
 #include "core/optimizer.h"
 #include "base/rng.h"
-#include "core/weights.h"
+#include "core/checkpoint.h"
 #include "kernels/cpu/cpu_ops.h"
 
 #include <stdlib.h>
@@ -323,9 +323,11 @@ static void weights_round_trip_carries_running_statistics(void) {
         CHECK_INT_EQ(optimizer_step(&a.g, &a.config.optimizer, a.b, step, &st), 0);
     }
     char path[256];
-    snprintf(path, sizeof path, "/tmp/test_batchnorm_%ld.weights", (long)getpid());
-    if (weights_save(&a.g, a.b, path, &st)) report_status("weights_save", &st);
-    else if (weights_load(&b.g, b.b, path, &st)) report_status("weights_load", &st);
+    CheckpointLoaded loaded;
+    snprintf(path, sizeof path, "/tmp/test_batchnorm_%ld.safetensors", (long)getpid());
+    if (checkpoint_save(&a.g, NULL, a.b, NULL, path, &st)) report_status("checkpoint_save", &st);
+    else if (checkpoint_load_weights(&b.g, b.b, path, &loaded, &st))
+        report_status("checkpoint_load_weights", &st);
     remove(path);
     Layer *bn_a = find(&a, "bn"), *bn_b = find(&b, "bn");
     if (bn_a && bn_b) {

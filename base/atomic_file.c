@@ -1,0 +1,93 @@
+#define _POSIX_C_SOURCE 200809L  // fileno, fsync, dirent
+#include "base/atomic_file.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+int atomic_file_open(AtomicFile *f, const char *path, Status *st) {
+    memset(f, 0, sizeof f[0]);
+    if (strlen(path) >= sizeof f->path) {
+        status_fail(st, STATUS_BAD_INPUT, "path too long (%zu bytes): %.80s...", strlen(path),
+                    path);
+        return STATUS_BAD_INPUT;
+    }
+    snprintf(f->path, sizeof f->path, "%s", path);
+    snprintf(f->temporary, sizeof f->temporary, "%s.tmp", path);
+    f->file = fopen(f->temporary, "wb");
+    if (f->file) return 0;
+    status_fail_at(st, STATUS_RUNTIME_ERROR, path, 0, 0, "cannot write %s: %s", f->temporary,
+                   strerror(errno));
+    status_hint(st, "check that the folder exists and is writable");
+    return STATUS_RUNTIME_ERROR;
+}
+
+void atomic_file_abandon(AtomicFile *f) {
+    if (f->file) fclose(f->file);
+    f->file = NULL;
+    remove(f->temporary);
+}
+
+// The folder holding `path` ("." for a bare name), opened to fsync its entries.
+static int fsync_folder_of(const char *path) {
+    char folder[1024];
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (!slash) snprintf(folder, sizeof folder, ".");
+    else if (slash == folder) folder[1] = '\0';
+    else *slash = '\0';
+    int fd = open(folder, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+static int write_failed(AtomicFile *f, const char *what, Status *st) {
+    int saved_errno = errno;
+    atomic_file_abandon(f);
+    status_fail_at(st, STATUS_RUNTIME_ERROR, f->path, 0, 0, "%s failed: %s", what,
+                   strerror(saved_errno));
+    status_hint(st, "check free disk space and permissions on the folder");
+    return STATUS_RUNTIME_ERROR;
+}
+
+int atomic_file_commit(AtomicFile *f, Status *st) {
+    if (fflush(f->file) != 0) return write_failed(f, "writing", st);
+    // Without the fsync a power cut after the rename can leave the new name on an empty file.
+    if (fsync(fileno(f->file)) != 0) return write_failed(f, "fsync", st);
+    int closed = fclose(f->file);
+    f->file = NULL;
+    if (closed != 0) return write_failed(f, "closing", st);
+    if (rename(f->temporary, f->path) != 0) return write_failed(f, "renaming into place", st);
+    // The rename is only durable once the folder's entry is on disk too.
+    if (fsync_folder_of(f->path) != 0) {
+        status_fail_at(st, STATUS_RUNTIME_ERROR, f->path, 0, 0, "fsync of its folder failed: %s",
+                       strerror(errno));
+        status_hint(st, "the file was written; check the file system");
+        return STATUS_RUNTIME_ERROR;
+    }
+    return 0;
+}
+
+static int ends_with(const char *text, const char *suffix) {
+    size_t n = strlen(text), m = strlen(suffix);
+    return n >= m && strcmp(text + n - m, suffix) == 0;
+}
+
+int atomic_file_sweep(const char *folder) {
+    DIR *dir = opendir(folder);
+    if (!dir) return 0;
+    int removed = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        if (!ends_with(entry->d_name, ".tmp")) continue;
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", folder, entry->d_name);
+        removed += remove(path) == 0;
+    }
+    closedir(dir);
+    return removed;
+}

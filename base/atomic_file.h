@@ -1,0 +1,26 @@
+// A file replaced all at once: written under a temporary name in the same folder, flushed
+// to the disk, renamed over the target, and the folder's entry flushed too. A crash at any
+// moment leaves either the old file or the new one, never a torn mix; what a killed
+// writer leaves behind is a `*.tmp` file, which the next run removes (atomic_file_sweep).
+#ifndef TRAINER_ATOMIC_FILE_H
+#define TRAINER_ATOMIC_FILE_H
+
+#include <stdio.h>
+
+#include "base/status.h"
+
+typedef struct AtomicFile {
+    FILE *file;            // write here between open and commit
+    char path[1024];       // the target
+    char temporary[1040];  // PATH.tmp
+} AtomicFile;
+
+int atomic_file_open(AtomicFile *f, const char *path, Status *st);
+// Flushes, fsyncs, renames over the target and fsyncs its folder.
+int atomic_file_commit(AtomicFile *f, Status *st);
+// Closes and removes the temporary file (after a failed write).
+void atomic_file_abandon(AtomicFile *f);
+// Removes every `*.tmp` in `folder` (left by a writer that was killed); returns how many.
+int atomic_file_sweep(const char *folder);
+
+#endif

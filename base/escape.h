@@ -1,0 +1,14 @@
+// Names and strings read from files (a tensor name in a checkpoint, a metadata value) are
+// bytes someone else chose: printed raw, an escape sequence in them would drive the
+// user's terminal. Everything such text passes through on its way to a message goes here.
+#ifndef TRAINER_ESCAPE_H
+#define TRAINER_ESCAPE_H
+
+#include <stddef.h>
+
+// Copies `length` bytes of `text` into `out` (NUL-terminated, truncated to `size` with
+// "..." at the end): printable ASCII as is, backslash as \\, everything else (control
+// bytes, ESC, bytes >= 0x7f) as \xNN. Returns out.
+const char *text_escape(const char *text, size_t length, char *out, size_t size);
+
+#endif

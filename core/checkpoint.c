@@ -1,0 +1,477 @@
+#define _POSIX_C_SOURCE 200809L  // mkdir, dirent
+#include "core/checkpoint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/atomic_file.h"
+#include "base/escape.h"
+#include "core/optimizer.h"
+
+#ifndef TRAINER_VERSION
+#define TRAINER_VERSION "unknown"
+#endif
+
+// Optimizer state goes under its own prefix so that a weights reader can skip it whole.
+#define OPTIMIZER_PREFIX "optimizer."
+
+// One tensor of the graph as it is named in a file.
+typedef struct Slot {
+    char name[LAYER_NAME_MAX + 64];
+    Tensor *tensor;
+    const Shape *shape;
+} Slot;
+
+typedef struct SlotList {
+    Slot *slots;
+    int count;
+} SlotList;
+
+static int slot_count(const Graph *g, const OptimizerConfig *o) {
+    int count = 0;
+    for (int i = 0; i < g->count; i++)
+        for (int k = 0; k < g->layers[i]->param_count; k++)
+            count += 1 + (o && !g->layers[i]->params[k].buffer ? optimizer_state_slots(o) : 0);
+    return count;
+}
+
+static Slot *next_slot(SlotList *list, Tensor *tensor, const Shape *shape) {
+    Slot *s = &list->slots[list->count++];
+    s->tensor = tensor;
+    s->shape = shape;
+    return s;
+}
+
+// The parameters in graph order, then (with `o`) each trained one's optimizer state.
+static int list_slots(const Graph *g, const OptimizerConfig *o, SlotList *list, Status *st) {
+    list->count = 0;
+    list->slots = calloc((size_t)slot_count(g, o) + 1, sizeof *list->slots);
+    if (!list->slots) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    for (int i = 0; i < g->count; i++)
+        for (int k = 0; k < g->layers[i]->param_count; k++) {
+            Param *p = &g->layers[i]->params[k];
+            Slot *s = next_slot(list, &p->value, &p->shape);
+            snprintf(s->name, sizeof s->name, "%s", p->name);
+        }
+    for (int i = 0; o && i < g->count; i++)
+        for (int k = 0; k < g->layers[i]->param_count; k++) {
+            Param *p = &g->layers[i]->params[k];
+            for (int slot = 0; !p->buffer && slot < optimizer_state_slots(o); slot++) {
+                Slot *s = next_slot(list, &p->state[slot], &p->shape);
+                snprintf(s->name, sizeof s->name, OPTIMIZER_PREFIX "%s.%s", p->name,
+                         optimizer_state_name(o, slot));
+            }
+        }
+    return 0;
+}
+
+// ---- metadata ----
+
+// FNV-1a, 64 bits: tells two model files apart; not meant to resist a forger.
+static uint64_t text_hash(const char *text) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    return h;
+}
+
+enum { MODEL_TEXT_MAX = 1 << 20 };
+
+// The model file's text, so a checkpoint says what it was trained from; NULL if unreadable.
+static char *read_model_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *text = malloc(MODEL_TEXT_MAX + 1);
+    size_t n = text ? fread(text, 1, MODEL_TEXT_MAX, f) : 0;
+    fclose(f);
+    if (text) text[n] = '\0';
+    return text;
+}
+
+enum { METADATA_MAX = 16 };
+
+typedef struct Metadata {
+    SafetensorsEntry entries[METADATA_MAX];
+    char values[METADATA_MAX][128];
+    int count;
+} Metadata;
+
+static void add_entry(Metadata *m, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void add_entry(Metadata *m, const char *key, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->values[m->count], sizeof m->values[m->count], fmt, ap);
+    va_end(ap);
+    m->entries[m->count].key = (char *)key;
+    m->entries[m->count].value = m->values[m->count];
+    m->count++;
+}
+
+static void describe_place(Metadata *m, const CheckpointPlace *place) {
+    add_entry(m, "epoch", "%d", place->epochs_done);
+    add_entry(m, "step_in_epoch", "%d", place->step_in_epoch);
+    add_entry(m, "optimizer_steps", "%ld", place->optimizer_steps);
+    add_entry(m, "seed", "%ld", place->seed);
+    add_entry(m, "batch", "%d", place->batch);
+    if (place->test_accuracy >= 0) add_entry(m, "test_accuracy", "%.17g", place->test_accuracy);
+}
+
+// ---- saving ----
+
+static int copy_slot_values(const Slot *s, const Backend *b, float **values, Status *st) {
+    size_t n = shape_numel(s->shape);
+    *values = malloc(n * sizeof **values + 1);
+    if (!*values) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    return n ? b->copy_to_host(b, *values, s->tensor->data, n * sizeof **values, st) : 0;
+}
+
+static int write_file(const SafetensorsOutput *outputs, int count, const Metadata *m,
+                      const char *model_text, const char *path, Status *st) {
+    SafetensorsEntry entries[METADATA_MAX + 2];
+    memcpy(entries, m->entries, (size_t)m->count * sizeof entries[0]);
+    int total = m->count;
+    if (model_text) entries[total++] = (SafetensorsEntry){"model_text", (char *)model_text};
+    AtomicFile file;
+    TRY(atomic_file_open(&file, path, st));
+    if (safetensors_write(file.file, outputs, count, entries, total, path, st)) {
+        atomic_file_abandon(&file);
+        return st->code;
+    }
+    return atomic_file_commit(&file, st);
+}
+
+int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Backend *b,
+                    const CheckpointPlace *place, const char *path, Status *st) {
+    SlotList list;
+    TRY(list_slots(g, optimizer, &list, st));
+    SafetensorsOutput *outputs = calloc((size_t)list.count + 1, sizeof *outputs);
+    int rc = outputs ? 0 : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    for (int i = 0; !rc && i < list.count; i++) {
+        outputs[i] = (SafetensorsOutput){.name = list.slots[i].name, .shape = *list.slots[i].shape};
+        rc = copy_slot_values(&list.slots[i], b, (float **)&outputs[i].values, st);
+    }
+    Metadata m = {.count = 0};
+    char *model_text = read_model_text(g->path);
+    add_entry(&m, "format", "trainer checkpoint 1");
+    add_entry(&m, "trainer_version", "%s", TRAINER_VERSION);
+    add_entry(&m, "precision", "fp32");
+    add_entry(&m, "model_file", "%.120s", g->path);
+    if (model_text) add_entry(&m, "model_hash", "fnv1a64:%016llx",
+                              (unsigned long long)text_hash(model_text));
+    if (optimizer) add_entry(&m, "optimizer", "%s", optimizer_names[optimizer->kind]);
+    if (place) describe_place(&m, place);
+    if (!rc) rc = write_file(outputs, list.count, &m, model_text, path, st);
+    for (int i = 0; outputs && i < list.count; i++) free((void *)outputs[i].values);
+    free(outputs);
+    free(model_text);
+    free(list.slots);
+    return rc;
+}
+
+// ---- comparing a file with the graph ----
+
+// "name, name, ..." of up to a few escaped names, into a growing message.
+static void append_name(char *text, size_t size, const char *name) {
+    size_t used = strlen(text);
+    if (used + 8 >= size) return;
+    char escaped[160];
+    text_escape(name, strlen(name), escaped, sizeof escaped);
+    snprintf(text + used, size - used, "%s%s", used ? ", " : "", escaped);
+}
+
+static int is_optimizer_name(const char *name) {
+    return strncmp(name, OPTIMIZER_PREFIX, strlen(OPTIMIZER_PREFIX)) == 0;
+}
+
+static int listed(const SlotList *list, const char *name) {
+    for (int i = 0; i < list->count; i++)
+        if (strcmp(list->slots[i].name, name) == 0) return 1;
+    return 0;
+}
+
+// Every difference between the graph's slots and the file's tensors, in one message.
+static int check_same_tensors(const SlotList *list, const Safetensors *file, int skip_optimizer,
+                              const char *path, Status *st) {
+    char missing[400] = "", unexpected[400] = "", reshaped[400] = "";
+    for (int i = 0; i < list->count; i++) {
+        const SafetensorsTensor *t = safetensors_find(file, list->slots[i].name);
+        if (!t) append_name(missing, sizeof missing, list->slots[i].name);
+        else if (!shape_equal(&t->shape, list->slots[i].shape)) {
+            char in_file[64], in_model[64], entry[300];
+            snprintf(entry, sizeof entry, "%s (%s in the file, %s in the model)",
+                     list->slots[i].name, shape_format(&t->shape, in_file, sizeof in_file),
+                     shape_format(list->slots[i].shape, in_model, sizeof in_model));
+            append_name(reshaped, sizeof reshaped, entry);
+        }
+    }
+    for (int i = 0; i < file->count; i++)
+        if (!(skip_optimizer && is_optimizer_name(file->tensors[i].name)) &&
+            !listed(list, file->tensors[i].name))
+            append_name(unexpected, sizeof unexpected, file->tensors[i].name);
+    if (!missing[0] && !unexpected[0] && !reshaped[0]) return 0;
+    char what[1300] = "";
+    const char *labels[3] = {"missing ", "unexpected ", "other shape "};
+    const char *lists[3] = {missing, unexpected, reshaped};
+    for (int i = 0; i < 3; i++)
+        if (lists[i][0])
+            snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s%s",
+                     what[0] ? "; " : "", labels[i], lists[i]);
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the file does not match the model: %s",
+                   what);
+    status_hint(st, "it was written for a different model file; to start from the layers "
+                    "that match, use `trainer train MODEL --init-from FILE`");
+    return STATUS_BAD_INPUT;
+}
+
+static int all_finite(const float *values, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(values[i])) return 0;
+    return 1;
+}
+
+static int load_slot(const Slot *s, const SafetensorsTensor *t, const Backend *b,
+                     CheckpointLoaded *out, Status *st) {
+    size_t n = shape_numel(s->shape);
+    float *values = malloc(n * sizeof *values + 1);
+    if (!values) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    safetensors_copy_f32(t, values);
+    if (out && !all_finite(values, n)) {
+        out->nonfinite_count++;
+        append_name(out->nonfinite, sizeof out->nonfinite, s->name);
+    }
+    int rc = n ? b->copy_to_device(b, s->tensor->data, values, n * sizeof *values, st) : 0;
+    free(values);
+    return rc;
+}
+
+static int load_matching(const SlotList *list, const Safetensors *file, const Backend *b,
+                         CheckpointLoaded *out, Status *st) {
+    for (int i = 0; i < list->count; i++)
+        TRY(load_slot(&list->slots[i], safetensors_find(file, list->slots[i].name), b, out, st));
+    return 0;
+}
+
+static int load_exact(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
+                      const char *path, const Safetensors *file, CheckpointLoaded *out,
+                      Status *st) {
+    SlotList list;
+    TRY(list_slots(g, optimizer, &list, st));
+    int rc = check_same_tensors(&list, file, optimizer == NULL, path, st);
+    if (!rc) rc = load_matching(&list, file, b, out, st);
+    free(list.slots);
+    return rc;
+}
+
+int checkpoint_load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *out,
+                            Status *st) {
+    memset(out, 0, sizeof *out);
+    Safetensors file;
+    TRY(safetensors_read_file(path, &file, st));
+    int rc = load_exact(g, NULL, b, path, &file, out, st);
+    safetensors_free(&file);
+    return rc;
+}
+
+// A whole number in metadata `key`, within [min, max].
+static int metadata_number(const Safetensors *file, const char *key, long min, long max,
+                           long *value, const char *path, Status *st) {
+    const char *text = safetensors_metadata(file, key);
+    char *end = NULL;
+    errno = 0;
+    *value = text ? strtol(text, &end, 10) : 0;
+    if (text && end != text && !*end && !errno && *value >= min && *value <= max) return 0;
+    char escaped[64] = "(absent)";
+    if (text) text_escape(text, strlen(text), escaped, sizeof escaped);
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "checkpoint metadata '%s' is %s; expected a "
+                   "whole number from %ld to %ld", key, escaped, min, max);
+    status_hint(st, "resume from a checkpoint written by `trainer train --checkpoint DIR`; a "
+                    "file from --save holds weights only (use --init-from)");
+    return STATUS_BAD_INPUT;
+}
+
+static int read_place(const Safetensors *file, const char *path, CheckpointPlace *place,
+                      Status *st) {
+    long epochs, step, steps, seed, batch;
+    TRY(metadata_number(file, "epoch", 0, 1000000, &epochs, path, st));
+    TRY(metadata_number(file, "step_in_epoch", 0, 1L << 30, &step, path, st));
+    TRY(metadata_number(file, "optimizer_steps", 0, 0x7fffffffL, &steps, path, st));
+    TRY(metadata_number(file, "seed", 0, 0x7fffffffL, &seed, path, st));
+    TRY(metadata_number(file, "batch", 1, 1L << 20, &batch, path, st));
+    const char *accuracy = safetensors_metadata(file, "test_accuracy");
+    *place = (CheckpointPlace){.epochs_done = (int)epochs, .step_in_epoch = (int)step,
+                               .optimizer_steps = steps, .seed = seed, .batch = (int)batch,
+                               .test_accuracy = accuracy ? strtod(accuracy, NULL) : -1.0};
+    return 0;
+}
+
+int checkpoint_load_resume_parsed(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
+                                  const Safetensors *file, const char *path,
+                                  CheckpointLoaded *out, Status *st) {
+    memset(out, 0, sizeof *out);
+    // The place first: a weights-only file (from --save) is told apart from another model.
+    TRY(read_place(file, path, &out->place, st));
+    TRY(load_exact(g, optimizer, b, path, file, out, st));
+    out->has_place = 1;
+    if (!out->nonfinite_count) return 0;
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the checkpoint holds NaN or infinite "
+                   "values in %d tensor%s: %s", out->nonfinite_count,
+                   out->nonfinite_count == 1 ? "" : "s", out->nonfinite);
+    status_hint(st, "training had diverged when it was written; resume from an earlier "
+                    "checkpoint in the folder, or start again with a lower --lr");
+    return STATUS_BAD_INPUT;
+}
+
+int checkpoint_load_resume(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
+                           const char *path, CheckpointLoaded *out, Status *st) {
+    memset(out, 0, sizeof *out);
+    Safetensors file;
+    TRY(safetensors_read_file(path, &file, st));
+    int rc = checkpoint_load_resume_parsed(g, optimizer, b, &file, path, out, st);
+    safetensors_free(&file);
+    return rc;
+}
+
+double checkpoint_best_accuracy(const char *folder) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/best.safetensors", folder);
+    Safetensors file;
+    Status ignored;
+    if (safetensors_read_file(path, &file, &ignored)) return -1.0;
+    const char *accuracy = safetensors_metadata(&file, "test_accuracy");
+    double value = accuracy ? strtod(accuracy, NULL) : -1.0;
+    safetensors_free(&file);
+    return value;
+}
+
+int checkpoint_init_from(Graph *g, const Backend *b, const char *path, int *loaded,
+                         char *skipped, size_t skipped_size, Status *st) {
+    Safetensors file;
+    SlotList list;
+    *loaded = 0;
+    skipped[0] = '\0';
+    TRY(safetensors_read_file(path, &file, st));
+    int rc = list_slots(g, NULL, &list, st);
+    for (int i = 0; !rc && i < list.count; i++) {
+        const SafetensorsTensor *t = safetensors_find(&file, list.slots[i].name);
+        if (!t || !shape_equal(&t->shape, list.slots[i].shape)) {
+            append_name(skipped, skipped_size, list.slots[i].name);
+            continue;
+        }
+        rc = load_slot(&list.slots[i], t, b, NULL, st);
+        *loaded += !rc;
+    }
+    free(list.slots);
+    safetensors_free(&file);
+    return rc;
+}
+
+// ---- the folder ----
+
+#define STEP_PREFIX "step-"
+#define STEP_SUFFIX ".safetensors"
+
+void checkpoint_step_path(const char *folder, long optimizer_steps, char *path, size_t size) {
+    // Zero-padded, so that names sort in step order for people listing the folder too.
+    snprintf(path, size, "%s/" STEP_PREFIX "%010ld" STEP_SUFFIX, folder, optimizer_steps);
+}
+
+static int folder_failed(const char *folder, const char *what, Status *st) {
+    status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "cannot use the checkpoint folder: %s: %s",
+                   what, strerror(errno));
+    status_hint(st, "pass --checkpoint a folder you can write to");
+    return STATUS_BAD_INPUT;
+}
+
+int checkpoint_folder_prepare(const char *folder, int *swept, Status *st) {
+    if (mkdir(folder, 0777) != 0 && errno != EEXIST) return folder_failed(folder, "mkdir", st);
+    *swept = atomic_file_sweep(folder);
+    char probe[1100];
+    snprintf(probe, sizeof probe, "%s/.write-probe.tmp", folder);
+    FILE *f = fopen(probe, "wb");
+    if (!f) return folder_failed(folder, "writing a probe file", st);
+    fclose(f);
+    remove(probe);
+    return 0;
+}
+
+// The step count in a step file's name; -1 for any other name.
+static long step_of_name(const char *name) {
+    size_t n = strlen(name), prefix = strlen(STEP_PREFIX), suffix = strlen(STEP_SUFFIX);
+    if (n <= prefix + suffix || strncmp(name, STEP_PREFIX, prefix) != 0 ||
+        strcmp(name + n - suffix, STEP_SUFFIX) != 0)
+        return -1;
+    long steps = 0;
+    for (size_t i = prefix; i < n - suffix; i++) {
+        if (name[i] < '0' || name[i] > '9' || steps > 100000000000L) return -1;
+        steps = steps * 10 + (name[i] - '0');
+    }
+    return steps;
+}
+
+// The step counts of the folder's step files, newest first.
+static int list_steps(const char *folder, long **steps, int *count) {
+    *steps = NULL;
+    *count = 0;
+    DIR *dir = opendir(folder);
+    if (!dir) return -1;
+    int capacity = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        long s = step_of_name(entry->d_name);
+        if (s < 0) continue;
+        if (*count == capacity) {
+            capacity = capacity ? 2 * capacity : 16;
+            long *grown = realloc(*steps, (size_t)capacity * sizeof *grown);
+            if (!grown) break;
+            *steps = grown;
+        }
+        (*steps)[(*count)++] = s;
+    }
+    closedir(dir);
+    for (int i = 1; i < *count; i++)  // insertion sort, descending: a handful of files
+        for (int j = i; j > 0 && (*steps)[j - 1] < (*steps)[j]; j--) {
+            long t = (*steps)[j];
+            (*steps)[j] = (*steps)[j - 1];
+            (*steps)[j - 1] = t;
+        }
+    return 0;
+}
+
+int checkpoint_latest(const char *folder, char *path, size_t size, Status *st) {
+    long *steps;
+    int count;
+    if (list_steps(folder, &steps, &count) != 0) {
+        status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "cannot open the checkpoint folder: "
+                       "%s", strerror(errno));
+        status_hint(st, "pass --resume the folder given to --checkpoint, or one checkpoint file");
+        return STATUS_BAD_INPUT;
+    }
+    if (count > 0) checkpoint_step_path(folder, steps[0], path, size);
+    free(steps);
+    if (count > 0) return 0;
+    status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "no checkpoint (step-*.safetensors) in "
+                   "the folder");
+    status_hint(st, "train with --checkpoint %s first", folder);
+    return STATUS_BAD_INPUT;
+}
+
+int checkpoint_prune(const char *folder, int keep, Status *st) {
+    long *steps;
+    int count;
+    if (list_steps(folder, &steps, &count) != 0) return 0;
+    for (int i = keep; i < count; i++) {
+        char path[1100];
+        checkpoint_step_path(folder, steps[i], path, sizeof path);
+        remove(path);
+    }
+    free(steps);
+    return 0;
+}

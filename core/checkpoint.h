@@ -1,0 +1,67 @@
+// Checkpoints and weights files: a graph's parameters (and, for a checkpoint, the optimizer
+// state and where training stood) in one safetensors file (data/safetensors.h), written
+// atomically (base/atomic_file.h). docs/checkpoints.md describes the names and metadata.
+#ifndef TRAINER_CHECKPOINT_H
+#define TRAINER_CHECKPOINT_H
+
+#include "core/graph.h"
+#include "core/run_config.h"
+#include "data/safetensors.h"
+
+// Where a run stood when a checkpoint was written: enough to go on as if it never stopped.
+// The data order of an epoch depends only on (seed, epoch) and dropout's masks only on
+// (seed, optimizer step), so these numbers are the whole RNG and data-order state.
+typedef struct CheckpointPlace {
+    int epochs_done;        // completed epochs
+    int step_in_epoch;      // steps done in the epoch after them (0 at an epoch boundary)
+    long optimizer_steps;   // updates applied so far (Adam's bias correction, dropout seeds)
+    long seed;              // the run's seed
+    int batch;              // samples per step: positions in an epoch count in these
+    double test_accuracy;   // after the last completed epoch; < 0 when not measured
+} CheckpointPlace;
+
+// Parameters, then optimizer state when `optimizer` is not NULL, then metadata (the
+// model file's text and hash, `place` when not NULL, trainer's version). Atomic.
+int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Backend *b,
+                    const CheckpointPlace *place, const char *path, Status *st);
+
+// What loading found beside the values.
+typedef struct CheckpointLoaded {
+    int has_place;
+    CheckpointPlace place;
+    int nonfinite_count;    // tensors holding NaN or infinity
+    char nonfinite[512];    // their names, escaped, comma-separated (maybe cut short)
+} CheckpointLoaded;
+
+// Weights for eval and predict: every parameter by name and shape, nothing missing or
+// extra (optimizer state in the file is ignored). Non-finite values load but are reported.
+int checkpoint_load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *out,
+                            Status *st);
+// Resuming: parameters and the optimizer's state (already allocated by optimizer_prepare)
+// must match exactly, the place must be there, and nothing may be NaN or infinite.
+int checkpoint_load_resume(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
+                           const char *path, CheckpointLoaded *out, Status *st);
+// The same from a file already read and checked by safetensors_parse (`path` names it in
+// errors): what the checkpoint fuzz target drives with arbitrary bytes.
+int checkpoint_load_resume_parsed(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
+                                  const Safetensors *file, const char *path,
+                                  CheckpointLoaded *out, Status *st);
+// Fine-tuning: parameters that match by name and shape are loaded; `skipped` lists the
+// model's others (new or reshaped layers), escaped. Optimizer state is never loaded.
+int checkpoint_init_from(Graph *g, const Backend *b, const char *path, int *loaded,
+                         char *skipped, size_t skipped_size, Status *st);
+
+// ---- a checkpoint folder: step-NNNNNNNNNN.safetensors files and best.safetensors ----
+
+// Creates the folder if needed, removes the *.tmp files a killed run left (*swept says how
+// many), and proves it writable with a probe file, so a bad folder fails before step 1.
+int checkpoint_folder_prepare(const char *folder, int *swept, Status *st);
+void checkpoint_step_path(const char *folder, long optimizer_steps, char *path, size_t size);
+// The step file with the most steps; STATUS_BAD_INPUT when there is none.
+int checkpoint_latest(const char *folder, char *path, size_t size, Status *st);
+// The test accuracy recorded in the folder's best.safetensors; -1 when there is none.
+double checkpoint_best_accuracy(const char *folder);
+// Removes all but the `keep` newest step files (best.safetensors is never removed).
+int checkpoint_prune(const char *folder, int keep, Status *st);
+
+#endif

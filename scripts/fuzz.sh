@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# scripts/fuzz.sh [TARGET|all] [SECONDS]: coverage-guided fuzzing with libFuzzer.
+# Builds tests/libfuzzer/fuzz_*.c with clang, ASan and UBSan into build-fuzz/ and runs each
+# target (or the one named) for SECONDS (default 60) over its seed corpus and regressions.
+# New interesting inputs collect in build-fuzz/corpus/TARGET (the seeds in the repository
+# stay as they are); a crash leaves build-fuzz/artifacts/TARGET/crash-* and fails the run:
+# fix it, then copy the input into tests/libfuzzer/regressions/TARGET/ so it stays fixed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${1:-all}
+seconds=${2:-60}
+build=build-fuzz
+
+if ! command -v clang >/dev/null; then
+  echo "fuzz.sh: clang is not installed (scripts/setup.sh installs it)" >&2
+  exit 1
+fi
+CC=clang cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRAINER_CUDA=OFF \
+  -DTRAINER_LIBFUZZER=ON -DBUILD_TESTING=OFF >"$build.configure.log" 2>&1 ||
+  { cat "$build.configure.log"; exit 1; }
+
+if [ "$target" = all ]; then
+  targets=$(ls tests/libfuzzer/fuzz_*.c | sed 's|.*/fuzz_||; s|\.c$||')
+else
+  targets=$target
+fi
+cmake --build "$build" --target $(printf 'libfuzzer_%s ' $targets) -- -j"$(nproc)"
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+for t in $targets; do
+  seeds=tests/libfuzzer/corpus/$t
+  regressions=tests/libfuzzer/regressions/$t
+  corpus=$build/corpus/$t
+  artifacts=$build/artifacts/$t/
+  mkdir -p "$corpus" "$artifacts" "$regressions"
+  options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+           -artifact_prefix="$artifacts")
+  [ -f "tests/libfuzzer/$t.dict" ] && options+=(-dict="tests/libfuzzer/$t.dict")
+  echo "== libFuzzer: $t for $seconds s (corpus $corpus, seeds $seeds, regressions $regressions)"
+  # The first folder receives what libFuzzer finds; the others are only read.
+  rc=0
+  "$build/tests/libfuzzer/libfuzzer_$t" "${options[@]}" "$corpus" "$seeds" "$regressions" \
+    >"$build/$t.log" 2>&1 || rc=$?
+  summary='^(#[0-9]+[[:space:]]+(INITED|DONE)|stat::(number_of_exec|average_exec|peak_rss)'
+  grep -E "$summary|==[0-9]+==ERROR|SUMMARY)" "$build/$t.log" || true
+  if [ "$rc" -ne 0 ]; then
+    tail -n 60 "$build/$t.log"
+    echo "fuzz.sh: $t failed (exit $rc); a crashing input is in $artifacts (copy it to" \
+      "$regressions/ once fixed)" >&2
+    exit 1
+  fi
+done

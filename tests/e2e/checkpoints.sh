@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Checkpoints (docs/checkpoints.md): resuming is bit-exact on the CPU (2 + 2 epochs give
+# the 4-epoch weights byte for byte, from an epoch boundary and from mid-epoch), another
+# model's checkpoint is refused naming the tensors, --init-from loads what matches, an
+# unwritable folder fails before training, stray *.tmp files are swept, SIGINT and SIGTERM
+# leave a checkpoint that resumes (exit 130 / 143), the old TRNWEIGH format is refused by
+# name, names from files are printed escaped, NaN weights warn (eval) or refuse (resume).
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+
+make_random_dataset "$work/data" 200 50
+write_tiny_model "$work/tiny.model"
+data=(--data "idx:$work/data" --device cpu)
+
+# ---- bit-exact resume ----
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 --save "$work/straight.safetensors"
+expect_rc 0 "4 epochs straight"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 --checkpoint "$work/ck"
+expect_rc 0 "2 epochs with --checkpoint"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 --resume "$work/ck" \
+    --save "$work/resumed.safetensors"
+expect_rc 0 "resume for 2 more"
+expect_in err "resuming from $work/ck/step-0000000026.safetensors" \
+    "resume takes the newest checkpoint"
+if cmp -s "$work/straight.safetensors" "$work/resumed.safetensors"; then
+    pass "2 epochs + resume for 2 = 4 epochs, byte for byte"
+else fail "2 epochs + resume for 2 = 4 epochs, byte for byte"; fi
+
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 --checkpoint "$work/steps" \
+    --checkpoint-every 5 --keep-last 2
+expect_rc 0 "--checkpoint-every 5 --keep-last 2"
+listing=$(ls "$work/steps" | tr '\n' ' ')
+if [ "$listing" = "best.safetensors step-0000000020.safetensors step-0000000025.safetensors " ]
+then pass "the 2 newest step checkpoints and best.safetensors are kept"
+else fail "the 2 newest step checkpoints and best.safetensors are kept" "folder: $listing"; fi
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 \
+    --resume "$work/steps/step-0000000020.safetensors" --save "$work/mid.safetensors"
+expect_in err "1 epoch and 7 steps done" "a step checkpoint resumes mid-epoch"
+if cmp -s "$work/straight.safetensors" "$work/mid.safetensors"; then
+    pass "resuming from mid-epoch gives the 4-epoch weights byte for byte"
+else fail "resuming from mid-epoch gives the 4-epoch weights byte for byte"; fi
+
+# ---- another model ----
+write_tiny_model "$work/wide.model" 48
+run "$TRAINER" train "$work/wide.model" "${data[@]}" --epochs 3 --resume "$work/ck"
+expect_error 2 "dense1.weight (32x784 in the file, 48x784 in the model)" \
+    "another model's checkpoint is refused naming the tensor and both shapes"
+run "$TRAINER" train "$work/wide.model" "${data[@]}" --epochs 1 \
+    --init-from "$work/ck/best.safetensors"
+expect_rc 0 "--init-from another model's checkpoint"
+expect_in err "initialised 1 parameter tensor from" "--init-from counts what matched"
+expect_in err "kept fresh (new or reshaped): dense1.weight, dense1.bias, dense2.weight" \
+    "--init-from lists the tensors it left fresh"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 3 \
+    --resume "$work/straight.safetensors"
+expect_error 2 "'epoch' is (absent)" "a weights-only file (--save) does not resume"
+
+# ---- the folder ----
+echo "a file, not a folder" >"$work/plain"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/plain/ck"
+expect_error 2 "cannot use the checkpoint folder" "a folder that cannot be made fails"
+expect_no_match out '^epoch ' "... before the first step"
+mkdir -p "$work/locked" && chmod 500 "$work/locked"
+if [ -w "$work/locked" ]; then pass "(running as root: unwritable-folder check skipped)"
+else
+    run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/locked/ck"
+    expect_error 2 "cannot use the checkpoint folder" "an unwritable folder fails"
+    expect_no_match out '^epoch ' "... before the first step"
+fi
+echo garbage >"$work/ck/step-0000000999.safetensors.tmp"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 3 --resume "$work/ck" \
+    --checkpoint "$work/ck"
+expect_rc 0 "a stray .tmp does not trip a resume"
+expect_in err "removed 1 unfinished checkpoint file" "the stray .tmp is removed and reported"
+[ ! -e "$work/ck/step-0000000999.safetensors.tmp" ] && pass ".tmp is gone" || fail ".tmp is gone"
+
+# ---- files that are not ours ----
+printf 'TRNWEIGH\001\000\000\000' >"$work/old.weights"
+run "$TRAINER" eval "$work/tiny.model" "${data[@]}" --weights "$work/old.weights"
+expect_error 2 "old TRNWEIGH format" "the old weights format is refused by name"
+python3 - "$work/evil.safetensors" <<'PY'
+import json, struct, sys
+header = json.dumps({"dense1.weight\u001b[31mRED": {"dtype": "F32", "shape": [1],
+                                                    "data_offsets": [0, 4]}}).encode()
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(header)) + header + b"\0\0\0\0")
+PY
+run "$TRAINER" eval "$work/tiny.model" "${data[@]}" --weights "$work/evil.safetensors"
+expect_error 2 'unexpected dense1.weight\x1b[31mRED' "a name from the file is printed escaped"
+if grep -q $'\e' <<<"$err"; then fail "no raw escape byte reaches the terminal"
+else pass "no raw escape byte reaches the terminal"; fi
+
+# ---- NaN in the weights: eval warns, resume refuses ----
+python3 - "$work/ck/best.safetensors" "$work/nan.safetensors" <<'PY'
+import json, struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack("<Q", data[:8])[0]
+begin = json.loads(data[8:8 + n])["dense2.bias"]["data_offsets"][0]
+data[8 + n + begin:8 + n + begin + 4] = struct.pack("<f", float("nan"))
+open(sys.argv[2], "wb").write(data)
+PY
+run "$TRAINER" eval "$work/tiny.model" "${data[@]}" --weights "$work/nan.safetensors"
+expect_rc 0 "eval of weights holding NaN still runs"
+expect_in err "warning: $work/nan.safetensors: 1 tensor hold NaN or infinite values: dense2.bias" \
+    "eval warns naming the tensor"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 9 --resume "$work/nan.safetensors"
+expect_error 2 "NaN or infinite values in 1 tensor: dense2.bias" "resume refuses NaN weights"
+
+# ---- signals ----
+# interrupt_run SIGNAL: trains (long) with --checkpoint, sends SIGNAL once it has
+# checkpoints, leaves its exit code in $rc and its output in $out / $err.
+interrupt_run() {
+    rm -rf "$work/sig"
+    "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 100000 --checkpoint "$work/sig" \
+        </dev/null >"$work/sig.out" 2>"$work/sig.err" &
+    local pid=$! i
+    ran="trainer train tiny.model --epochs 100000 --checkpoint sig (then SIG$1)"
+    for ((i = 0; i < 300; i++)); do
+        ls "$work/sig" 2>/dev/null | grep -q '^step-' && break
+        sleep 0.05
+    done
+    sleep 0.3
+    kill -"$1" "$pid"
+    wait "$pid"
+    rc=$?
+    out=$(cat "$work/sig.out")
+    err=$(cat "$work/sig.err")
+}
+for signal in INT:130 TERM:143; do
+    interrupt_run "${signal%:*}"
+    expect_rc "${signal#*:}" "SIG${signal%:*} exits ${signal#*:}"
+    expect_in err "saved a checkpoint at epoch" "SIG${signal%:*} writes a checkpoint"
+    expect_in err "to resume: trainer train $work/tiny.model --resume $work/sig" \
+        "SIG${signal%:*} prints the command that resumes"
+    epoch=$(sed -n 's/.*saved a checkpoint at epoch \([0-9]*\),.*/\1/p' <<<"$err")
+    run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs $((epoch + 1)) \
+        --resume "$work/sig"
+    expect_rc 0 "the checkpoint SIG${signal%:*} left resumes"
+    expect_match out "^epoch $((epoch + 1))/$((epoch + 1)) " "... and trains on to the next epoch"
+done
+
+finish

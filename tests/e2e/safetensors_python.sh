@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Python reads what trainer writes, and trainer reads what Python writes, with the real
+# library: safetensors.numpy from PyPI, installed into a virtual environment beside the
+# build (made once, reused). A checkpoint loads with load_file with the expected names and
+# shapes, its metadata reads back, and numpy computing the test loss from the loaded
+# values agrees with `trainer eval` on the same file; a file written by save_file with
+# values numpy chose evaluates in trainer to the loss numpy computes. Skipped (exit 77,
+# with the reason) when python3 -m venv or PyPI is unavailable.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+
+venv="$(dirname "$TRAINER")/python-venv"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import safetensors.numpy' 2>/dev/null
+then
+    rm -rf "$venv"
+    if ! python3 -m venv "$venv" >"$work/venv.log" 2>&1; then
+        echo "SKIP: python3 -m venv failed (apt-get install python3-venv):" \
+            "$(tail -n 1 "$work/venv.log")"
+        exit 77
+    fi
+    if ! "$venv/bin/pip" install -q safetensors numpy >"$work/pip.log" 2>&1; then
+        echo "SKIP: pip install safetensors numpy failed (no network?):" \
+            "$(tail -n 1 "$work/pip.log")"
+        rm -rf "$venv"
+        exit 77
+    fi
+fi
+python="$venv/bin/python"
+
+make_random_dataset "$work/data" 200 50
+write_tiny_model "$work/tiny.model"
+data=(--data "idx:$work/data" --device cpu)
+
+# numpy's test loss for a weights file: the tiny model evaluated on the test split.
+numpy_loss() {
+    "$python" - "$1" "$work/data" <<'PY'
+import sys, numpy as np
+from safetensors.numpy import load_file
+w = load_file(sys.argv[1])
+raw = open(sys.argv[2] + "/t10k-images-idx3-ubyte", "rb").read()
+x = np.frombuffer(raw[16:], np.uint8).reshape(-1, 784).astype(np.float64) / 255.0
+y = np.frombuffer(open(sys.argv[2] + "/t10k-labels-idx1-ubyte", "rb").read()[8:], np.uint8)
+h = np.maximum(x @ w["dense1.weight"].T.astype(np.float64) + w["dense1.bias"], 0.0)
+z = h @ w["dense2.weight"].T.astype(np.float64) + w["dense2.bias"]
+z -= z.max(axis=1, keepdims=True)
+logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+print("%.4f" % -logp[np.arange(len(y)), y].mean())
+PY
+}
+trainer_loss() { sed -n 's/^test loss \([0-9.]*\) .*/\1/p' <<<"$out"; }
+# same_loss A B: both printed to 4 decimals, float32 against float64: one unit of rounding.
+same_loss() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { d = a - b;
+    exit !(d <= 0.00011 && d >= -0.00011) }'; }
+
+# ---- trainer writes, Python reads ----
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 --checkpoint "$work/ck"
+expect_rc 0 "training writes a checkpoint"
+checkpoint="$work/ck/step-0000000026.safetensors"
+cat >"$work/read.py" <<'PY'
+import sys
+from safetensors import safe_open
+from safetensors.numpy import load_file
+t = load_file(sys.argv[1])
+shapes = {"dense1.weight": (32, 784), "dense1.bias": (32,), "dense2.weight": (10, 32),
+          "dense2.bias": (10,)}
+for name, shape in list(shapes.items()):
+    for moment in ("adam_m", "adam_v"):
+        shapes["optimizer.%s.%s" % (name, moment)] = shape
+assert set(t) == set(shapes), sorted(t)
+for name, shape in shapes.items():
+    assert t[name].shape == shape and str(t[name].dtype) == "float32", (name, t[name].shape)
+assert (t["optimizer.dense1.weight.adam_v"] >= 0).all()
+meta = safe_open(sys.argv[1], "np").metadata()
+assert meta["epoch"] == "2" and meta["step_in_epoch"] == "0", meta
+assert meta["optimizer_steps"] == "26" and meta["precision"] == "fp32", meta
+assert meta["model_text"].startswith("input"), meta["model_text"][:40]
+print("ok", len(t), "tensors")
+PY
+run "$python" "$work/read.py" "$checkpoint"
+expect_rc 0 "safetensors.numpy.load_file reads the checkpoint: names, shapes, dtype, metadata"
+expect_in out "ok 12 tensors" "... all 12 tensors"
+run "$TRAINER" eval "$work/tiny.model" "${data[@]}" --weights "$checkpoint"
+expect_rc 0 "trainer eval reads its checkpoint"
+ours=$(trainer_loss)
+theirs=$(numpy_loss "$checkpoint")
+if same_loss "$ours" "$theirs"; then
+    pass "numpy's loss from the loaded values equals trainer's ($ours)"
+else fail "numpy's loss from the loaded values equals trainer's" "trainer $ours, numpy $theirs"; fi
+
+# ---- Python writes, trainer reads ----
+cat >"$work/write.py" <<'PY'
+import sys, numpy as np
+from safetensors.numpy import save_file
+rng = np.random.default_rng(7)
+shapes = {"dense1.weight": (32, 784), "dense1.bias": (32,), "dense2.weight": (10, 32),
+          "dense2.bias": (10,)}
+save_file({n: (rng.standard_normal(s) * 0.1).astype(np.float32) for n, s in shapes.items()},
+          sys.argv[1], metadata={"written_by": "numpy"})
+PY
+run "$python" "$work/write.py" "$work/numpy.safetensors"
+expect_rc 0 "save_file writes weights for the tiny model"
+run "$TRAINER" eval "$work/tiny.model" "${data[@]}" --weights "$work/numpy.safetensors"
+expect_rc 0 "trainer eval reads a file written by save_file"
+ours=$(trainer_loss)
+theirs=$(numpy_loss "$work/numpy.safetensors")
+if same_loss "$ours" "$theirs"; then
+    pass "trainer's loss on save_file's values equals numpy's ($ours)"
+else fail "trainer's loss on save_file's values equals numpy's" "trainer $ours, numpy $theirs"; fi
+
+finish

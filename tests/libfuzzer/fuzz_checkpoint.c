@@ -1,0 +1,66 @@
+// libFuzzer target for resuming from a checkpoint: arbitrary bytes through the safetensors
+// reader and, when it accepts them, through checkpoint_load_resume_parsed into a small
+// model with Adam state on the CPU: metadata read as numbers, tensors compared by name and
+// shape with the model's, values copied in, NaN and infinity found. Whatever the bytes: no
+// crash, no undefined behaviour, and a refusal is bad input said in words, with no raw
+// escape byte from the file in it.
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/checkpoint.h"
+#include "core/device.h"
+#include "core/optimizer.h"
+#include "models/model_file.h"
+
+// The model the seeds in corpus/checkpoint/ were written for.
+static const char model_text[] = "input shape=4\n"
+                                 "dense units=3 act=relu\n"
+                                 "dense units=2\n"
+                                 "loss softmax_cross_entropy\n"
+                                 "optimizer adam lr=0.01\n"
+                                 "train batch=2 epochs=1 seed=1\n";
+
+typedef struct Target {
+    ModelFile file;
+    Graph graph;
+    RunConfig config;
+    Device device;
+} Target;
+
+// Built once: the graph outlives every input, as a resumed run's would.
+static Target *target_once(void) {
+    static Target target;
+    static int ready = 0;
+    if (ready) return &target;
+    Status st;
+    status_clear(&st);
+    DeviceOptions options = {.spec = "cpu", .threads = 1};
+    char notice[256];
+    if (model_file_parse_text("fuzz.model", model_text, &target.file, &st) ||
+        graph_build(&target.file, &target.graph, &target.config, &st) ||
+        device_open(&options, &target.device, notice, sizeof notice, &st) ||
+        graph_init_params(&target.graph, target.device.backend, &target.device.alloc, 1, &st) ||
+        optimizer_prepare(&target.graph, &target.config.optimizer, target.device.backend,
+                          &target.device.alloc, &st))
+        abort();  // the harness itself is broken: the model above must build
+    ready = 1;
+    return &target;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    Target *t = target_once();
+    Safetensors file;
+    Status st;
+    status_clear(&st);
+    if (safetensors_parse(data, size, "fuzz.safetensors", &file, &st)) return 0;
+    CheckpointLoaded loaded;
+    int rc = checkpoint_load_resume_parsed(&t->graph, &t->config.optimizer,
+                                           t->device.backend, &file, "fuzz.safetensors",
+                                           &loaded, &st);
+    safetensors_free(&file);
+    if (rc && (rc != STATUS_BAD_INPUT || !st.message[0] || strchr(st.message, 0x1b))) abort();
+    return 0;
+}

@@ -1,0 +1,189 @@
+#include "tools/train_checkpoints.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/optimizer.h"
+
+static int read_every(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
+                      Status *st) {
+    const char *every = args_get(cmd, args, "--checkpoint-every");
+    if (every && !s->folder) {
+        status_fail(st, STATUS_BAD_INPUT, "--checkpoint-every needs --checkpoint DIR");
+        status_hint(st, "add --checkpoint DIR to say where the checkpoints go");
+        return STATUS_BAD_INPUT;
+    }
+    if (!every || strcmp(every, "epoch") == 0) return 0;
+    long steps;
+    TRY(args_int(cmd, args, "--checkpoint-every", 1, 1L << 30, &steps, NULL, st));
+    s->every_steps = (int)steps;
+    return 0;
+}
+
+static int read_options(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
+                        Status *st) {
+    s->data = args_get(cmd, args, "--data");
+    s->folder = args_get(cmd, args, "--checkpoint");
+    s->save_path = args_get(cmd, args, "--save");
+    s->best_accuracy = -1.0;
+    TRY(read_every(cmd, args, s, st));
+    long keep = 3;
+    TRY(args_int(cmd, args, "--keep-last", 1, 1000000, &keep, NULL, st));
+    s->keep_last = (int)keep;
+    if (args_get(cmd, args, "--resume") && args_get(cmd, args, "--init-from")) {
+        status_fail(st, STATUS_BAD_INPUT, "--resume and --init-from both choose the start");
+        status_hint(st, "--resume continues a run with its optimizer; --init-from starts a new "
+                        "one from matching parameters");
+        return STATUS_BAD_INPUT;
+    }
+    return 0;
+}
+
+// A folder holds step files; a file is one checkpoint.
+static int resume_path(const char *given, char *path, size_t size, Status *st) {
+    FILE *f = fopen(given, "rb");
+    int is_file = f && fgetc(f) != EOF;  // a folder opens on Linux but reads nothing
+    if (f) fclose(f);
+    if (is_file) {
+        snprintf(path, size, "%s", given);
+        return 0;
+    }
+    return checkpoint_latest(given, path, size, st);
+}
+
+static int resume(const char *given, Graph *const *graphs, Device *const *devices, int count,
+                  RunConfig *config, Status *st) {
+    char path[1100];
+    TRY(resume_path(given, path, sizeof path, st));
+    CheckpointLoaded loaded;
+    memset(&loaded, 0, sizeof loaded);
+    for (int i = 0; i < count; i++) {
+        const Backend *b = devices[i]->backend;
+        if (b->make_current) TRY(b->make_current(b, st));
+        TRY(optimizer_prepare(graphs[i], &config->optimizer, b, &devices[i]->alloc, st));
+        TRY(checkpoint_load_resume(graphs[i], &config->optimizer, b, path, &loaded, st));
+        graphs[i]->optimizer_steps = loaded.place.optimizer_steps;
+    }
+    const CheckpointPlace *p = &loaded.place;
+    if (p->seed != config->train.seed || p->batch != config->train.batch)
+        print_notice("resuming with the checkpoint's seed %ld and batch %d (the data order and "
+                     "dropout masks depend on them)", p->seed, p->batch);
+    config->train.seed = p->seed;
+    config->train.batch = p->batch;
+    config->start = (TrainStart){.epochs_done = p->epochs_done,
+                                 .step_in_epoch = p->step_in_epoch};
+    print_notice("resuming from %s: %d epoch%s and %d step%s done, %ld optimizer steps", path,
+                 p->epochs_done, p->epochs_done == 1 ? "" : "s", p->step_in_epoch,
+                 p->step_in_epoch == 1 ? "" : "s", p->optimizer_steps);
+    if (p->epochs_done >= config->train.epochs)
+        print_notice("the checkpoint already has %d epochs; nothing to train (raise --epochs)",
+                     p->epochs_done);
+    return 0;
+}
+
+static int init_from(const char *path, Graph *const *graphs, Device *const *devices, int count,
+                     Status *st) {
+    char skipped[600] = "";
+    int loaded = 0;
+    for (int i = 0; i < count; i++) {
+        const Backend *b = devices[i]->backend;
+        if (b->make_current) TRY(b->make_current(b, st));
+        TRY(checkpoint_init_from(graphs[i], b, path, &loaded, skipped, sizeof skipped, st));
+    }
+    print_notice("initialised %d parameter tensor%s from %s; %s%s", loaded,
+                 loaded == 1 ? "" : "s", path, skipped[0] ? "kept fresh (new or reshaped): " :
+                 "every parameter matched", skipped);
+    return 0;
+}
+
+int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
+                     Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
+                     Status *st) {
+    TRY(read_options(cmd, args, s, st));
+    s->model_path = graphs[0]->path;
+    s->optimizer = &config->optimizer;
+    if (s->folder) {
+        int swept = 0;
+        TRY(checkpoint_folder_prepare(s->folder, &swept, st));
+        if (swept)
+            print_notice("removed %d unfinished checkpoint file%s (*.tmp) from %s", swept,
+                         swept == 1 ? "" : "s", s->folder);
+        s->best_accuracy = checkpoint_best_accuracy(s->folder);
+    }
+    const char *resume_from = args_get(cmd, args, "--resume");
+    const char *init = args_get(cmd, args, "--init-from");
+    if (resume_from) TRY(resume(resume_from, graphs, devices, count, config, st));
+    if (init) TRY(init_from(init, graphs, devices, count, st));
+    s->seed = config->train.seed;
+    s->batch = config->train.batch;
+    return 0;
+}
+
+// A step's place as a checkpoint records it: an epoch's last step completes the epoch.
+static CheckpointPlace place_of(const CheckpointSession *s, const StepPlace *p) {
+    int complete = p->step >= p->steps;
+    return (CheckpointPlace){.epochs_done = complete ? p->epoch : p->epoch - 1,
+                             .step_in_epoch = complete ? 0 : p->step,
+                             .optimizer_steps = p->optimizer_steps, .seed = s->seed,
+                             .batch = s->batch, .test_accuracy = -1.0};
+}
+
+static int write_step_checkpoint(CheckpointSession *s, const CheckpointPlace *place, Graph *g,
+                                 Device *d, Status *st) {
+    char path[1100];
+    checkpoint_step_path(s->folder, place->optimizer_steps, path, sizeof path);
+    TRY(checkpoint_save(g, s->optimizer, d->backend, place, path, st));
+    snprintf(s->last_written, sizeof s->last_written, "%s", path);
+    return checkpoint_prune(s->folder, s->keep_last, st);
+}
+
+int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *g, Device *d,
+                           Status *st) {
+    s->last = *place;
+    s->has_last = 1;
+    if (!s->folder || !s->every_steps || place->optimizer_steps % s->every_steps != 0) return 0;
+    CheckpointPlace at = place_of(s, place);
+    return write_step_checkpoint(s, &at, g, d, st);
+}
+
+int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g, Device *d,
+                            Status *st) {
+    if (s->save_path) TRY(checkpoint_save(g, NULL, d->backend, NULL, s->save_path, st));
+    if (!s->folder) return 0;
+    CheckpointPlace at = {.epochs_done = r->epoch, .optimizer_steps = g->optimizer_steps,
+                          .seed = s->seed, .batch = s->batch,
+                          .test_accuracy = r->has_test ? r->test.accuracy : -1.0};
+    if (!s->every_steps) TRY(write_step_checkpoint(s, &at, g, d, st));
+    if (!r->has_test || r->test.accuracy <= s->best_accuracy) return 0;
+    char best[1100];
+    snprintf(best, sizeof best, "%s/best.safetensors", s->folder);
+    TRY(checkpoint_save(g, s->optimizer, d->backend, &at, best, st));
+    s->best_accuracy = r->test.accuracy;
+    return 0;
+}
+
+static void print_resume_command(const CheckpointSession *s, const char *from) {
+    fprintf(stderr, "trainer: to resume: trainer train %s --resume %s%s%s\n", s->model_path,
+            from, s->data ? " --data " : "", s->data ? s->data : "");
+}
+
+void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d) {
+    Status st;
+    status_clear(&st);
+    if (s->folder && s->has_last) {
+        CheckpointPlace at = place_of(s, &s->last);
+        if (write_step_checkpoint(s, &at, g, d, &st)) {
+            report_failure(&st);
+            return;
+        }
+        print_notice("saved a checkpoint at epoch %d, step %d of %d to %s", s->last.epoch,
+                     s->last.step, s->last.steps, s->folder);
+        print_resume_command(s, s->folder);
+    } else if (s->save_path) {
+        if (checkpoint_save(g, NULL, d->backend, NULL, s->save_path, &st)) {
+            report_failure(&st);
+            return;
+        }
+        print_notice("saved the weights as they were when interrupted to %s", s->save_path);
+    }
+}

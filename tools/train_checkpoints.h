@@ -1,0 +1,51 @@
+// `trainer train`'s checkpoints: --checkpoint DIR, --checkpoint-every, --keep-last, --resume,
+// --init-from and --save, and what a signal leaves behind. Kept apart from cmd_train.c so
+// the loop's options and these grow without touching each other.
+#ifndef TRAINER_TRAIN_CHECKPOINTS_H
+#define TRAINER_TRAIN_CHECKPOINTS_H
+
+#include "core/checkpoint.h"
+#include "core/train.h"
+#include "tools/cli.h"
+
+#define CHECKPOINT_OPTION_SPECS                                                               \
+    {"--save", "FILE", "write the weights (safetensors) to FILE after every epoch"},          \
+    {"--checkpoint", "DIR", "write resumable checkpoints (safetensors) into DIR"},            \
+    {"--checkpoint-every", "N|epoch", "a checkpoint every N steps, or after every epoch "    \
+                                      "(default)"},                                            \
+    {"--keep-last", "K", "keep the K newest step checkpoints (default 3), and best.safetensors"}, \
+    {"--resume", "DIR|FILE", "continue a run from its newest checkpoint in DIR, or from FILE"}, \
+    {"--init-from", "FILE", "start from the parameters in FILE that match by name and shape "  \
+                            "(fine-tuning; fresh optimizer)"}
+
+typedef struct CheckpointSession {
+    const char *model_path;
+    const char *data;          // --data as given, for the resume command
+    const char *folder;        // --checkpoint; NULL when none
+    const char *save_path;     // --save; NULL when none
+    int every_steps;           // 0: after every epoch
+    int keep_last;
+    const OptimizerConfig *optimizer;
+    long seed;
+    int batch;
+    double best_accuracy;      // of best.safetensors; -1 before the first
+    int has_last;              // a step has finished: `last` is where training stands
+    StepPlace last;
+    char last_written[1100];   // the newest step checkpoint this run wrote; "" before
+} CheckpointSession;
+
+// Reads the options; before anything trains, readies the folder (an unwritable one fails
+// here) and applies --resume (parameters and optimizer state into every replica, the
+// place into config->start, the checkpoint's seed and batch) or --init-from.
+int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
+                     Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
+                     Status *st);
+int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *g, Device *d,
+                           Status *st);
+int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g, Device *d,
+                            Status *st);
+// After a signal stopped training: a checkpoint where it stopped (or --save's weights),
+// and the command that resumes, on stderr.
+void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d);
+
+#endif
