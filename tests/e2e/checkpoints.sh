@@ -39,6 +39,19 @@ if cmp -s "$work/straight.safetensors" "$work/mid.safetensors"; then
     pass "resuming from mid-epoch gives the 4-epoch weights byte for byte"
 else fail "resuming from mid-epoch gives the 4-epoch weights byte for byte"; fi
 
+# A schedule's length is the run's --epochs, so a scheduled run resumes exactly from a
+# checkpoint it wrote before its end (with clipping too: its norm is recomputed per step).
+scheduled=(--schedule cosine --warmup 5 --clip-norm 0.5 --epochs 4)
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" "${scheduled[@]}" \
+    --checkpoint "$work/sched" --keep-last 4 --save "$work/sched-straight.safetensors"
+expect_rc 0 "4 epochs with a cosine schedule and clipping"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" "${scheduled[@]}" \
+    --resume "$work/sched/step-0000000013.safetensors" --save "$work/sched-resumed.safetensors"
+expect_rc 0 "resume the scheduled run from its epoch-1 checkpoint"
+if cmp -s "$work/sched-straight.safetensors" "$work/sched-resumed.safetensors"; then
+    pass "a scheduled, clipped run resumes byte for byte"
+else fail "a scheduled, clipped run resumes byte for byte"; fi
+
 # ---- another model ----
 write_tiny_model "$work/wide.model" 48
 run "$TRAINER" train "$work/wide.model" "${data[@]}" --epochs 3 --resume "$work/ck"
