@@ -280,10 +280,10 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
                                  r->device_list[i]->name);
     printf("model %s: %s parameters, %d layers\n", g->path,
            format_count(graph_parameter_count(g), count, sizeof count), g->count);
-    printf("data %s: %d train, ", train->source, train->count);
-    if (data->has_val) printf("%d val (--val-split), ", data->val.count);
-    if (data->has_test) printf("%d test ", data->test.count);
-    printf("samples; device %s", devices);
+    printf("data %s: %d train", train->source, train->count);
+    if (data->has_val) printf(", %d val", data->val.count);
+    if (data->has_test) printf(", %d test", data->test.count);
+    printf(" samples; device %s", devices);
     if (r->count > 1) printf(" (%d data-parallel replicas)", r->count);
     printf("\noptimizer %s; batch %d, %d epoch%s, seed %ld\n",
            optimizer_describe(&r->config.optimizer, optimizer, sizeof optimizer),

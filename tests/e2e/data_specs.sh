@@ -77,7 +77,7 @@ expect_in out "100 train, 50 test samples" "and says what it validated"
 # ---- --val-split ----
 run "${train[@]}" --data "idx:$work/renamed" --val-split 0.2
 expect_rc 0 "--val-split 0.2 trains"
-expect_in out "80 train, 20 val (--val-split), 50 test samples" "the data line shows the split"
+expect_in out "80 train, 20 val, 50 test samples" "the data line shows the split"
 expect_match out "^epoch 1/1 .* val loss [0-9.]+ acc" "each epoch is evaluated on val"
 expect_match out "^test loss [0-9.]+ acc [0-9.]+  \\(50 samples\\)" "and test once at the end"
 run "${train[@]}" --data "idx:$work/renamed" --val-split 1.5
@@ -135,7 +135,7 @@ MODEL
 } >"$work/good.csv"
 run "$TRAINER" train "$csv_model" --data "csv:$work/good.csv" --val-split 0.25 --device cpu
 expect_rc 0 "a CSV with a label column trains (with --val-split: CSV has no test split)"
-expect_in out "30 train, 10 val (--val-split)" "it holds out a quarter"
+expect_in out "30 train, 10 val samples" "it holds out a quarter"
 run "$TRAINER" train "$csv_model" --data "csv:$work/good.csv" --device cpu
 expect_error 2 "has no test split" "CSV without --val-split asks for one"
 
