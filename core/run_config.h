@@ -23,9 +23,17 @@ typedef struct TrainConfig {
     int line;              // statement line, 0 when defaulted
 } TrainConfig;
 
+// The model file's `data spec=SPEC val_split=F`: what --data and --val-split default to.
+typedef struct DataConfig {
+    char spec[256];        // "" when the model names no dataset
+    double val_split;      // 0: none
+    int line;              // statement line, 0 when defaulted
+} DataConfig;
+
 typedef struct RunConfig {
     OptimizerConfig optimizer;
     TrainConfig train;
+    DataConfig data;
     int sync_check;        // --sync-check: see LayerContext.sync_check
 } RunConfig;
 

@@ -54,13 +54,16 @@ int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d,
 // The same for device `spec` ("cuda:1"), with the other device options from the arguments.
 int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Device *d,
                      Status *st);
-// --data (default fashion-mnist) split "train" or "test", truncated by `limit_option`; read
+// data_spec_from_args's split "train" or "test", truncated by `limit_option`; read
 // as `options` say (NULL: the defaults), *skipped (may be NULL) counting what was left out.
-int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const char *split,
-                           const char *limit_option, const DatasetOptions *options,
-                           Dataset *ds, int *skipped, Status *st);
+int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
+                           const char *split, const char *limit_option,
+                           const DatasetOptions *options, Dataset *ds, int *skipped, Status *st);
+// The dataset a run reads: --data, else the model file's `data spec=`, else fashion-mnist.
+const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,
+                                const RunConfig *config);
 // The datasets a run reads: `train` (--data, --train-limit); `val`, a seeded random
-// --val-split of it, when given; `test` (--test-limit) when the spec has a test split.
+// --val-split (or the model's data val_split=) of it, when given; `test` (--test-limit) when the spec has a test split.
 // PNG images are read at the graph's input shape; --on-bad-sample skip counts what it
 // leaves out in `skipped`. A spec with no test split needs --val-split.
 typedef struct RunData {
@@ -68,8 +71,8 @@ typedef struct RunData {
     int has_val, has_test;
     int skipped;
 } RunData;
-int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g, uint64_t seed,
-                  RunData *data, Status *st);
+int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
+                  const RunConfig *config, RunData *data, Status *st);
 // Every split against the model (shape, labels), so `check --data` refuses what `train` would.
 int check_run_data(const Graph *g, const RunData *data, Status *st);
 // "classes: a=0 b=1 ..." for datasets with named classes, and the skipped count.

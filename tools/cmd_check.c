@@ -188,7 +188,7 @@ static int print_largest_batch(const Graph *g, const Device *device, const Memor
 static int load_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
                      const RunConfig *config, RunData *data, MemoryPlanOptions *options,
                      Status *st) {
-    TRY(load_run_data(cmd, args, g, (uint64_t)config->train.seed, data, st));
+    TRY(load_run_data(cmd, args, g, config, data, st));
     TRY(check_run_data(g, data, st));
     options->train_samples = data->train.count;
     options->test_samples = data->has_val ? data->val.count : data->test.count;
@@ -213,7 +213,7 @@ static int check_with(const Command *cmd, const ParsedArgs *args, const Graph *g
     MemoryPlanOptions options = {.batch = batch, .optimizer = &config->optimizer,
                                  .limit = device->alloc.limit};
     RunData data = {0};
-    int have_data = args_get(cmd, args, "--data") != NULL;
+    int have_data = args_get(cmd, args, "--data") != NULL || config->data.spec[0];
     int rc = have_data ? load_data(cmd, args, g, config, &data, &options, st) : 0;
     MemoryPlan plan;
     if (!rc) rc = memory_plan(g, device->backend, &options, &plan, st);

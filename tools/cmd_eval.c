@@ -58,8 +58,8 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     DatasetOptions options;
     if (!rc) rc = dataset_options_from_args(cmd, args, &g, &options, &st);
     int skipped = 0;
-    if (!rc) rc = load_dataset_from_args(cmd, args, "test", "--test-limit", &options, &test,
-                                         &skipped, &st);
+    if (!rc) rc = load_dataset_from_args(cmd, args, &config, "test", "--test-limit", &options,
+                                         &test, &skipped, &st);
     if (!rc && skipped) printf("skipped %d unreadable sample%s (--on-bad-sample skip)\n",
                                skipped, skipped == 1 ? "" : "s");
     if (!rc) rc = eval_with(cmd, args, &g, &config, &device, &test, &st);

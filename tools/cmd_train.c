@@ -332,7 +332,7 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (rc) graph_free(&first);
     if (!rc) rc = build_replica_graphs(&file, &first, &replicas, &st);
     if (!rc)
-        rc = load_run_data(cmd, args, &first, (uint64_t)replicas.config.train.seed, &data, &st);
+        rc = load_run_data(cmd, args, &first, &replicas.config, &data, &st);
     if (!rc) rc = train_with(cmd, args, &replicas, &data, &st);
     int exit_code = rc ? report_failure(&st) : 0;
     if (interrupt_requested && rc) exit_code = 130;

@@ -50,13 +50,19 @@ int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spe
     return 0;
 }
 
-int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const char *split,
-                           const char *limit_option, const DatasetOptions *options,
-                           Dataset *ds, int *skipped, Status *st) {
+const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,
+                                const RunConfig *config) {
     const char *spec = args_get(cmd, args, "--data");
+    if (spec) return spec;
+    return config && config->data.spec[0] ? config->data.spec : "fashion-mnist";
+}
+
+int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
+                           const char *split, const char *limit_option,
+                           const DatasetOptions *options, Dataset *ds, int *skipped, Status *st) {
     DatasetOptions defaults = {0};
-    TRY(dataset_load_with(spec ? spec : "fashion-mnist", split, options ? options : &defaults,
-                          ds, skipped, st));
+    TRY(dataset_load_with(data_spec_from_args(cmd, args, config), split,
+                          options ? options : &defaults, ds, skipped, st));
     long limit = 0;
     int rc = args_int(cmd, args, limit_option, 1, 100000000, &limit, NULL, st);
     if (rc) {
@@ -88,20 +94,23 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
     return STATUS_BAD_INPUT;
 }
 
-static int split_validation(const Command *cmd, const ParsedArgs *args, uint64_t seed,
-                            RunData *data, Status *st) {
-    double fraction = 0;
-    TRY(args_float(cmd, args, "--val-split", 1e-9, 1 - 1e-9, &fraction, &data->has_val, st));
+static int split_validation(const Command *cmd, const ParsedArgs *args,
+                            const RunConfig *config, RunData *data, Status *st) {
+    double fraction = config->data.val_split;
+    int given = 0;
+    TRY(args_float(cmd, args, "--val-split", 1e-9, 1 - 1e-9, &fraction, &given, st));
+    data->has_val = given || fraction > 0;
     if (!data->has_val) return 0;
-    return dataset_split_off(&data->train, fraction, seed, &data->val, st);
+    return dataset_split_off(&data->train, fraction, (uint64_t)config->train.seed, &data->val,
+                             st);
 }
 
-int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g, uint64_t seed,
-                  RunData *data, Status *st) {
+int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
+                  const RunConfig *config, RunData *data, Status *st) {
     memset(data, 0, sizeof *data);
-    const char *spec = args_get(cmd, args, "--data");
-    data->has_test = dataset_has_test_split(spec ? spec : "fashion-mnist");
-    if (!data->has_test && !args_get(cmd, args, "--val-split")) {
+    const char *spec = data_spec_from_args(cmd, args, config);
+    data->has_test = dataset_has_test_split(spec);
+    if (!data->has_test && !args_get(cmd, args, "--val-split") && !config->data.val_split) {
         status_fail(st, STATUS_BAD_INPUT, "dataset %s has no test split to evaluate on", spec);
         status_hint(st, "hold out part of the training data: --val-split 0.1");
         return STATUS_BAD_INPUT;
@@ -109,12 +118,12 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g, ui
     DatasetOptions options;
     TRY(dataset_options_from_args(cmd, args, g, &options, st));
     int skipped_test = 0;
-    TRY(load_dataset_from_args(cmd, args, "train", "--train-limit", &options, &data->train,
-                               &data->skipped, st));
-    TRY(split_validation(cmd, args, seed, data, st));
+    TRY(load_dataset_from_args(cmd, args, config, "train", "--train-limit", &options,
+                               &data->train, &data->skipped, st));
+    TRY(split_validation(cmd, args, config, data, st));
     if (data->has_test)
-        TRY(load_dataset_from_args(cmd, args, "test", "--test-limit", &options, &data->test,
-                                   &skipped_test, st));
+        TRY(load_dataset_from_args(cmd, args, config, "test", "--test-limit", &options,
+                                   &data->test, &skipped_test, st));
     data->skipped += skipped_test;
     return 0;
 }

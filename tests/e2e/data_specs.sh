@@ -83,6 +83,21 @@ expect_match out "^test loss [0-9.]+ acc [0-9.]+  \\(50 samples\\)" "and test on
 run "${train[@]}" --data "idx:$work/renamed" --val-split 1.5
 expect_error 2 "--val-split" "a fraction outside (0, 1) is refused"
 
+# ---- the model file's data statement ----
+{ cat models/mlp.model; echo "data spec=idx:$work/renamed val_split=0.1"; } >"$work/with_data.model"
+run "$TRAINER" train "$work/with_data.model" --epochs 1 --batch 25 --device cpu
+expect_rc 0 "a model's data statement names its dataset and split"
+expect_in out "90 train, 10 val, 50 test samples" "both are used without --data"
+run "$TRAINER" check "$work/with_data.model" --device cpu
+expect_in out "data $work/renamed: valid, 90 train, 10 val, 50 test samples" \
+    "check validates the model's dataset without --data"
+run "$TRAINER" train "$work/with_data.model" --epochs 1 --batch 25 --device cpu \
+    --data "idx:$work/label255"
+expect_error 2 "labels up to 255" "--data overrides the model's spec"
+{ cat models/mlp.model; echo "data spec=idx:$work/renamed split=0.1"; } >"$work/bad_data.model"
+run "$TRAINER" check "$work/bad_data.model"
+expect_error 2 "unknown key 'split' for data" "an unknown data key is refused at its place"
+
 # ---- cifar10:DIR ----
 # cifar_batch FILE COUNT [LABEL]: COUNT records, labels 0..9 (or all LABEL), pixels 0x40.
 cifar_batch() {
