@@ -108,6 +108,8 @@ extern const Command predict_command;
 extern const Command train_command, eval_command, check_command;
 int run_devices(const Command *cmd, const ParsedArgs *args);
 extern const Command devices_command;
+int run_data(const Command *cmd, const ParsedArgs *args);
+extern const Command data_command;
 int run_explain(const Command *cmd, const ParsedArgs *args);
 int run_doctor(const Command *cmd, const ParsedArgs *args);
 int run_lab(const Command *cmd, const ParsedArgs *args);

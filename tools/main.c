@@ -13,7 +13,7 @@
 
 static const Command *const commands[] = {&train_command, &eval_command, &check_command,
                                           &predict_command, &devices_command, &doctor_command,
-                                          &explain_command, &lab_command};
+                                          &explain_command, &lab_command, &data_command};
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 
 static void print_usage(FILE *out) {
