@@ -52,6 +52,12 @@ expect_in out "skipped 1 unreadable sample (--on-bad-sample skip)" "and counts i
 run "${two[@]}" --data "png:$work/pets" --on-bad-sample ignore
 expect_error 2 "--on-bad-sample ignore: expected fail or skip" "an unknown choice is refused"
 
+rm "$work/pets/train/dog/zz.png"
+mkfifo "$work/pets/train/dog/zz.png"
+run timeout 10 "${two[@]}" --data "png:$work/pets"
+expect_error 2 "$work/pets/train/dog/zz.png: cannot read: not a regular file" \
+    "a FIFO named like a PNG is refused, not read forever"
+
 run "$TRAINER" check "$work/two.model" --data "png:$work/pets/train" --on-bad-sample skip
 expect_error 2 "has no test split" "one folder of classes without --val-split asks for one"
 run "${two[@]}" --data "png:$work/pets/train" --val-split 0.25 --on-bad-sample skip
