@@ -71,13 +71,15 @@ static int read_batch_file(const char *path, Dataset *out, Status *st) {
     } else if (bytes % CIFAR_RECORD_BYTES) {
         rc = fail_cut_record(path, bytes, st);
     } else if (out->count + count > 10000000) {
-        rc = status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "too many records (%lld)",
-                            out->count + count);
+        rc = status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "too many records (%lld); "
+                            "CIFAR-10 has 60 000", out->count + count);
+        status_hint(st, "%s", CIFAR_FOLDER_HINT);
     } else if (!(records = malloc((size_t)bytes))) {
         rc = status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory reading %s", path);
     } else if (fread(records, 1, (size_t)bytes, file) != (size_t)bytes) {
         rc = status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "read error: the file shrank "
                             "or could not be read");
+        status_hint(st, "check the disk, or copy the dataset again");
     }
     fclose(file);
     if (!rc) rc = check_labels(path, records, count, st);

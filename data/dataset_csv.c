@@ -55,8 +55,10 @@ static int read_whole_file(const char *path, char **text, size_t *length, Status
     } else {
         *length = fread(*text, 1, (size_t)bytes, file);
         (*text)[*length] = '\0';
-        if (ferror(file))
+        if (ferror(file)) {
             rc = status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "read error");
+            status_hint(st, "check the disk, or copy the file again");
+        }
     }
     fclose(file);
     return rc;

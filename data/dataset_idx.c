@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-
 #define FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 #define FASHION_MNIST_ENV "TRAINER_FASHION_MNIST_DIR"
 #define FASHION_MNIST_HINT \
@@ -31,7 +30,6 @@ static int is_directory(const char *path, int *err) {
     *err = S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
     return *err == 0;
 }
-
 
 // Resolves the spec to the folder that holds the IDX files, checking that it exists.
 static int resolve_folder(const char *spec, char *dir, size_t size, int *is_fashion,
@@ -152,9 +150,12 @@ static int fail_missing_role(const char *dir, const IdxRole *role, int is_fashio
 static int find_role_file(const char *dir, const IdxRole *role, int is_fashion, char *path,
                           size_t size, Status *st) {
     DIR *folder = opendir(dir);
-    if (!folder)
-        return status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "cannot list the folder: %s",
-                              strerror(errno));
+    if (!folder) {
+        status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "cannot list the folder: %s",
+                       strerror(errno));
+        status_hint(st, "check the folder's permissions");
+        return STATUS_BAD_INPUT;
+    }
     char best[256] = "", other[256] = "";
     int ambiguous = 0;
     for (struct dirent *e; (e = readdir(folder));) {
@@ -173,8 +174,11 @@ static int find_role_file(const char *dir, const IdxRole *role, int is_fashion, 
                         "TEST_LABELS");
         return STATUS_BAD_INPUT;
     }
-    if ((size_t)snprintf(path, size, "%s/%s", dir, best) >= size)
-        return status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "path too long");
+    if ((size_t)snprintf(path, size, "%s/%s", dir, best) >= size) {
+        status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "path too long to hold %s", best);
+        status_hint(st, "move the dataset to a shorter path");
+        return STATUS_BAD_INPUT;
+    }
     return 0;
 }
 
