@@ -272,17 +272,21 @@ static int read_payload(gzFile gz, const char *path, size_t expected, uint8_t **
     return 0;
 }
 
-// Counts what is left in the file after the payload; a nonzero count means the header
-// and the data disagree, which is as much a sign of a wrong file as a short one.
+// Counts what is left in the file after the payload, up to IDX_TRAILING_COUNTED: a
+// nonzero count means the header and the data disagree, which is as much a sign of a wrong
+// file as a short one, and a .gz whose payload is followed by a gigabyte of zeros must not
+// be inflated to the end just to count them.
+#define IDX_TRAILING_COUNTED ((size_t)1 << 20)
 static int count_trailing(gzFile gz, const char *path, size_t *extra, Status *st) {
     uint8_t scratch[4096];
     *extra = 0;
-    for (;;) {
+    while (*extra <= IDX_TRAILING_COUNTED) {
         size_t got = 0;
         TRY(read_bytes(gz, path, scratch, sizeof scratch, &got, st));
         *extra += got;
         if (got < sizeof scratch) return 0;
     }
+    return 0;
 }
 
 // "60000 images of 28x28" or "60000 labels": the header's claim, for messages.
@@ -387,9 +391,11 @@ static int read_idx(const char *path, const IdxKind *kind, uint8_t **data, uint3
     if (extra) {
         free(buf);
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
-                       "trailing data: header says %s (%zu bytes) but the file holds %zu "
+                       "trailing data: header says %s (%zu bytes) but the file holds %s%zu "
                        "more byte%s after them",
-                       claim, expected, extra, extra == 1 ? "" : "s");
+                       claim, expected, extra > IDX_TRAILING_COUNTED ? "over " : "",
+                       extra > IDX_TRAILING_COUNTED ? IDX_TRAILING_COUNTED : extra,
+                       extra == 1 ? "" : "s");
         status_hint(st, "the header and the data disagree, so this is not the file it claims "
                         "to be; re-install or re-download the dataset");
         return STATUS_BAD_INPUT;

@@ -53,6 +53,22 @@ expect_in err "64 images of 4096x4096" "the error quotes the header's claim"
 if [ "$elapsed_ms" -lt 2000 ]; then pass "it is refused in ${elapsed_ms} ms, not after inflating"
 else fail "the bomb took ${elapsed_ms} ms to refuse"; fi
 
+# The same zeros after an honest header of 100 images: counting the trailing data stops
+# after a megabyte instead of inflating the whole gigabyte.
+make_dataset "$work/tail" 100 50
+{
+    printf '%b' "\\x00\\x00\\x08\\x03$(be32 100)$(be32 28)$(be32 28)" | gzip
+    for ((i = 0; i < 1024; i++)); do cat "$work/zeros.gz"; done
+} >"$work/tail/train-images-idx3-ubyte.gz"
+rm "$work/tail/train-images-idx3-ubyte"
+start=$(date +%s%N)
+run timeout 20 "${check[@]}" --data "idx:$work/tail"
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+expect_error 2 "trailing data: header says 100 images of 28x28 (78400 bytes) but the file holds over 1048576 more bytes" \
+    "trailing data is counted up to a megabyte"
+if [ "$elapsed_ms" -lt 2000 ]; then pass "it is refused in ${elapsed_ms} ms"
+else fail "the trailing gigabyte took ${elapsed_ms} ms to refuse"; fi
+
 # ---- fault 3: check --data validates the test split as train does ----
 make_dataset "$work/label255" 100 50
 printf '\xff' | dd of="$work/label255/t10k-labels-idx1-ubyte" bs=1 seek=10 conv=notrunc 2>/dev/null
