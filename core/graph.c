@@ -13,7 +13,8 @@ const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
 extern const char *const activation_names[];
 
 // Statements that configure training rather than add a layer.
-static const char *const setting_words[] = {"loss", "optimizer", "train", "schedule"};
+static const char *const setting_words[] = {"loss", "optimizer", "train", "schedule",
+                                             "data"};
 enum { SETTING_WORD_COUNT = sizeof setting_words / sizeof setting_words[0], MAX_STATEMENT_WORDS = 64 };
 
 // Every word that may start a statement (NULL-terminated), for suggestions and hints.
@@ -395,8 +396,26 @@ static int build_schedule(Builder *b, const ModelStatement *s) {
     return 0;
 }
 
+// `data spec=SPEC val_split=F`: the dataset the model is meant for; the command line's
+// --data and --val-split override it. tools/ reads it; the graph does not.
+static int build_data(Builder *b, const ModelStatement *s) {
+    static const char *const data_keys[] = {"spec", "val_split", NULL};
+    DataConfig *d = &b->config->data;
+    if (d->line)
+        return fail_at(b, s->line, s->kind_column, "keep one data statement",
+                       "second data statement (the first is on line %d)", d->line);
+    if (s->choice[0]) return reject_choice(b, s);
+    TRY(model_check_keys(b->file->path, s, data_keys, b->st));
+    const ModelAttr *spec = model_attr_find(s, "spec");
+    if (spec) snprintf(d->spec, sizeof d->spec, "%s", spec->value);
+    d->line = s->line;
+    return model_attr_float_interval(b->file->path, s, "val_split", 0.0, 0.0, 1.0,
+                                     MODEL_EXCLUDE_MAX, &d->val_split, b->st);
+}
+
 static int build_statement(Builder *b, const ModelStatement *s) {
     if (strcmp(s->kind, "schedule") == 0) return build_schedule(b, s);
+    if (strcmp(s->kind, "data") == 0) return build_data(b, s);
     if (strcmp(s->kind, "loss") == 0) return build_loss(b, s);
     if (strcmp(s->kind, "optimizer") == 0) return build_optimizer(b, s);
     if (strcmp(s->kind, "train") == 0) return build_train(b, s);

@@ -47,12 +47,19 @@ typedef struct TrainStart {
     int epochs_done;       // epochs already trained; training goes on to train.epochs
     int step_in_epoch;     // steps already taken in the epoch after them
 } TrainStart;
+// The model file's `data spec=SPEC val_split=F`: what --data and --val-split default to.
+typedef struct DataConfig {
+    char spec[256];        // "" when the model names no dataset
+    double val_split;      // 0: none
+    int line;              // statement line, 0 when defaulted
+} DataConfig;
 
 typedef struct RunConfig {
     OptimizerConfig optimizer;
     TrainConfig train;
     ScheduleConfig schedule;
     TrainStart start;
+    DataConfig data;
     int sync_check;        // --sync-check: see LayerContext.sync_check
 } RunConfig;
 

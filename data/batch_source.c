@@ -61,6 +61,8 @@ int source_open(BatchSource *s, const Backend *b, const DeviceMemory *memory, co
     s->memory = *memory;
     s->capacity = capacity;
     s->classes = classes;
+    // f32 datasets are staged: the device gather op takes bytes.
+    if (ds->features) return open_staging(s, st);
     Status upload;
     status_clear(&upload);
     int rc = upload_dataset(s, &upload);

@@ -13,7 +13,7 @@
 int batcher_init(Batcher *b, const Dataset *ds, int batch_size, int shuffle, uint64_t seed,
                  Status *st) {
     memset(b, 0, sizeof *b);
-    if (!ds || ds->count <= 0 || !ds->images || !ds->labels)
+    if (!ds || ds->count <= 0 || (!ds->images && !ds->features) || !ds->labels)
         return status_fail(st, STATUS_BAD_INPUT, "cannot batch an empty dataset");
     if (batch_size <= 0) {
         status_fail(st, STATUS_BAD_INPUT, "batch size must be at least 1, got %d", batch_size);
@@ -56,7 +56,10 @@ void dataset_gather(const Dataset *ds, const int32_t *indices, int count, float 
     const float scale = 1.0f / 255.0f;
     for (int k = 0; k < count; k++) {
         int index = indices[k];
-        if (images) {
+        if (images && ds->features) {
+            memcpy(images + (size_t)k * sample, ds->features + (size_t)index * sample,
+                   sample * sizeof *images);
+        } else if (images) {
             const uint8_t *src = ds->images + (size_t)index * sample;
             float *dst = images + (size_t)k * sample;
             for (size_t p = 0; p < sample; p++) dst[p] = (float)src[p] * scale;

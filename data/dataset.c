@@ -12,24 +12,88 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#define FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
-#define FASHION_MNIST_ENV "TRAINER_FASHION_MNIST_DIR"
-#define FASHION_MNIST_HINT \
-    "install it: apt-get install dataset-fashion-mnist (or pass --data idx:DIR)"
-#define IDX_FOLDER_HINT                                                                  \
-    "an idx:DIR folder must hold train-images-idx3-ubyte, train-labels-idx1-ubyte, "    \
-    "t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte, each optionally ending in .gz"
+#define SPEC_FORMS "'fashion-mnist', 'idx:DIR', 'cifar10:DIR', 'png:DIR' or 'csv:FILE'"
 
-static int is_directory(const char *path, int *err) {
+static int is_directory(const char *path) {
     struct stat sb;
-    if (stat(path, &sb) != 0) {
-        *err = errno;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+void dataset_set_source(Dataset *ds, const char *where) {
+    size_t n = strlen(where);
+    if (n >= sizeof ds->source) n = sizeof ds->source - 1;  // only ever shown in messages
+    memcpy(ds->source, where, n);
+    ds->source[n] = '\0';
+}
+
+int dataset_largest_label(const uint8_t *labels, int count) {
+    int max = 0;
+    for (int i = 0; i < count; i++)
+        if (labels[i] > max) max = labels[i];
+    return max;
+}
+
+int dataset_check_folder(const char *dir, const char *spec_kind, const char *hint, Status *st) {
+    struct stat sb;
+    if (!dir[0]) {
+        status_fail(st, STATUS_BAD_INPUT, "dataset '%s:' names no folder", spec_kind);
+        status_hint(st, "write %s:DIR", spec_kind);
+        return STATUS_BAD_INPUT;
+    }
+    if (stat(dir, &sb) != 0) {
+        status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "cannot open the dataset folder: %s",
+                       strerror(errno));
+    } else if (!S_ISDIR(sb.st_mode)) {
+        status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "%s: expects a folder, but this is not "
+                       "one", spec_kind);
+    } else {
         return 0;
     }
-    *err = S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
-    return *err == 0;
+    status_hint(st, "%s", hint);
+    return STATUS_BAD_INPUT;
+}
+
+static int fail_not_regular(const char *path, const struct stat *sb, const char *what,
+                            Status *st) {
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot read: %s, expected %s",
+                   S_ISDIR(sb->st_mode)    ? "is a directory"
+                   : S_ISFIFO(sb->st_mode) ? "is a FIFO (named pipe)"
+                                           : "not a regular file",
+                   what);
+    status_hint(st, "pass a regular file (a FIFO or a device could block or never end)");
+    return STATUS_BAD_INPUT;
+}
+
+int dataset_open_regular(const char *path, const char *what, FILE **out, long long *bytes,
+                         Status *st) {
+    struct stat sb;
+    *out = NULL;
+    int fd = -1;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) return fail_not_regular(path, &sb, what, st);
+    // Not blocking, in case the path became a FIFO since the stat; checked again below.
+    if (stat(path, &sb) == 0) fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) {
+        int err = errno;
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot open: %s", strerror(err));
+        status_hint(st, err == ENOENT ? "check the path" : "check the file's permissions");
+        return STATUS_BAD_INPUT;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return fail_not_regular(path, &sb, what, st);
+    }
+    *out = fdopen(fd, "rb");
+    if (!*out) {
+        close(fd);
+        return status_fail_at(st, STATUS_RUNTIME_ERROR, path, 0, 0, "cannot open: %s",
+                              strerror(errno));
+    }
+    *bytes = (long long)sb.st_size;
+    return 0;
 }
 
 static int starts_with_ignoring_case(const char *s, const char *prefix) {
@@ -40,8 +104,7 @@ static int starts_with_ignoring_case(const char *s, const char *prefix) {
 
 static int fail_unknown_spec(const char *spec, Status *st) {
     status_fail(st, STATUS_BAD_INPUT,
-                "unknown dataset '%s'; expected 'fashion-mnist' or 'idx:DIR'", spec);
-    int err = 0;
+                "unknown dataset '%s'; expected %s", spec, SPEC_FORMS);
     if (suggest_is_near_miss(spec, "fashion-mnist")) {
         status_hint(st, "did you mean 'fashion-mnist'?");
     } else if (suggest_is_near_miss(spec, "mnist")) {
@@ -54,167 +117,154 @@ static int fail_unknown_spec(const char *spec, Status *st) {
         status_hint(st, "did you mean 'idx:%s'? write it lower-case, the folder right "
                         "after the colon",
                     *rest ? rest : "DIR");
-    } else if (is_directory(spec, &err)) {
+    } else if (is_directory(spec)) {
         status_hint(st, "to read the IDX files in that folder, pass --data idx:%s", spec);
     } else {
         status_hint(st, "accepted: fashion-mnist (apt-get install dataset-fashion-mnist), "
-                        "or idx:DIR for a folder of MNIST-style IDX files");
+                        "idx:DIR, cifar10:DIR, png:DIR or csv:FILE (see docs/data.md)");
     }
     return STATUS_BAD_INPUT;
 }
 
-// Resolves the spec to the folder that holds the IDX files, checking that it exists.
-static int resolve_folder(const char *spec, char *dir, size_t size, int *is_fashion,
-                          Status *st) {
-    int err = 0;
-    *is_fashion = 0;
-    if (strcmp(spec, "fashion-mnist") == 0) {
-        // The override lets tests (and people with a copy elsewhere) point at another
-        // folder without touching the system one.
-        const char *env = getenv(FASHION_MNIST_ENV);
-        int overridden = env && env[0];
-        const char *path = overridden ? env : FASHION_MNIST_DIR;
-        *is_fashion = 1;
-        if ((size_t)snprintf(dir, size, "%s", path) >= size) {
-            status_fail(st, STATUS_BAD_INPUT, "%s is too long (%zu characters)",
-                        FASHION_MNIST_ENV, strlen(path));
-            return STATUS_BAD_INPUT;
-        }
-        if (!is_directory(dir, &err)) {
-            status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "Fashion-MNIST not found in %s",
-                           dir);
-            if (overridden)
-                status_hint(st, "%s is set to this folder; unset it, or %s", FASHION_MNIST_ENV,
-                            FASHION_MNIST_HINT);
-            else
-                status_hint(st, FASHION_MNIST_HINT);
-            return STATUS_BAD_INPUT;
-        }
-        return 0;
+static int check_split(const char *split, Status *st) {
+    if (split && (strcmp(split, "train") == 0 || strcmp(split, "test") == 0)) return 0;
+    const char *typed = split ? split : "(none)";
+    status_fail(st, STATUS_BAD_INPUT, "unknown split '%s'; expected 'train' or 'test'", typed);
+    if (split && suggest_is_near_miss(split, "train")) status_hint(st, "did you mean 'train'?");
+    else if (split && suggest_is_near_miss(split, "test")) status_hint(st, "did you mean 'test'?");
+    return STATUS_BAD_INPUT;
+}
+
+static int has_prefix(const char *spec, const char *prefix) {
+    return strncmp(spec, prefix, strlen(prefix)) == 0;
+}
+
+int dataset_has_test_split(const char *spec) {
+    if (spec && has_prefix(spec, "csv:")) return 0;
+    if (!spec || !has_prefix(spec, "png:")) return 1;
+    char test[1024];
+    snprintf(test, sizeof test, "%s/test", spec + 4);
+    return is_directory(test);
+}
+
+static int load_by_spec(const char *spec, const char *split, const DatasetOptions *options,
+                        Dataset *out, int *skipped, Status *st) {
+    if (strcmp(spec, "fashion-mnist") == 0 || has_prefix(spec, "idx:"))
+        return dataset_load_idx(spec, split, out, st);
+    if (has_prefix(spec, "cifar10:")) return dataset_load_cifar10(spec + 8, split, out, st);
+    if (has_prefix(spec, "png:"))
+        return dataset_load_png(spec + 4, split, options, out, skipped, st);
+    if (has_prefix(spec, "csv:") && strcmp(split, "test") == 0) {
+        status_fail(st, STATUS_BAD_INPUT, "%s has no test split: a CSV file is all training "
+                    "data", spec);
+        status_hint(st, "hold out part of it with --val-split 0.1");
+        return STATUS_BAD_INPUT;
     }
-    if (strncmp(spec, "idx:", 4) == 0) {
-        const char *path = spec + 4;
-        if (!path[0]) {
-            status_fail(st, STATUS_BAD_INPUT, "dataset 'idx:' names no folder");
-            status_hint(st, "write idx:DIR, e.g. --data idx:/data/mnist");
-            return STATUS_BAD_INPUT;
-        }
-        if ((size_t)snprintf(dir, size, "%s", path) >= size) {
-            status_fail(st, STATUS_BAD_INPUT, "dataset folder path is too long (%zu characters)",
-                        strlen(path));
-            return STATUS_BAD_INPUT;
-        }
-        if (!is_directory(dir, &err)) {
-            if (err == ENOTDIR)
-                status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0,
-                               "idx: expects a folder, but this is a file");
-            else
-                status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0,
-                               "cannot open the dataset folder: %s", strerror(err));
-            status_hint(st, "%s", IDX_FOLDER_HINT);
-            return STATUS_BAD_INPUT;
-        }
-        return 0;
-    }
+    if (has_prefix(spec, "csv:")) return dataset_load_csv(spec + 4, out, st);
     return fail_unknown_spec(spec, st);
 }
 
-// The split's file prefix: the IDX distribution calls the test split "t10k".
-static int split_prefix(const char *split, const char **prefix, Status *st) {
-    if (split && strcmp(split, "train") == 0) *prefix = "train";
-    else if (split && strcmp(split, "test") == 0) *prefix = "t10k";
-    else {
-        const char *typed = split ? split : "(none)";
-        status_fail(st, STATUS_BAD_INPUT, "unknown split '%s'; expected 'train' or 'test'",
-                    typed);
-        if (split && suggest_is_near_miss(split, "train")) status_hint(st, "did you mean 'train'?");
-        else if (split && suggest_is_near_miss(split, "test")) status_hint(st, "did you mean 'test'?");
-        return STATUS_BAD_INPUT;
-    }
-    return 0;
-}
-
-// DIR/NAME if it exists, else DIR/NAME.gz if that does; the plain file wins when both
-// are there because it reads faster.
-static int find_idx_file(const char *dir, const char *name, int is_fashion, char *path,
-                         size_t size, Status *st) {
-    const char *suffixes[2] = {"", ".gz"};
-    for (int i = 0; i < 2; i++) {
-        if ((size_t)snprintf(path, size, "%s/%s%s", dir, name, suffixes[i]) >= size) {
-            status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0,
-                           "dataset folder path is too long to hold %s", name);
-            return STATUS_BAD_INPUT;
-        }
-        struct stat sb;
-        if (stat(path, &sb) == 0) return 0;
-    }
-    snprintf(path, size, "%s/%s", dir, name);
-    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "missing %s (or %s.gz) in %s", name, name,
-                   dir);
-    if (is_fashion)
-        status_hint(st, "the installed dataset is incomplete; reinstall it: "
-                        "apt-get install --reinstall dataset-fashion-mnist");
-    else
-        status_hint(st, "%s", IDX_FOLDER_HINT);
-    return STATUS_BAD_INPUT;
-}
-
-static int largest_label(const uint8_t *labels, int count) {
-    int max = 0;
-    for (int i = 0; i < count; i++)
-        if (labels[i] > max) max = labels[i];
-    return max;
-}
-
-int dataset_load(const char *spec, const char *split, Dataset *out, Status *st) {
+int dataset_load_with(const char *spec, const char *split, const DatasetOptions *options,
+                      Dataset *out, int *skipped, Status *st) {
     memset(out, 0, sizeof *out);
+    int none = 0;
+    if (!skipped) skipped = &none;
+    *skipped = 0;
     if (!spec || !spec[0]) {
-        status_fail(st, STATUS_BAD_INPUT, "no dataset given; expected 'fashion-mnist' or "
-                                          "'idx:DIR'");
+        status_fail(st, STATUS_BAD_INPUT, "no dataset given; expected %s", SPEC_FORMS);
         status_hint(st, "pass --data fashion-mnist or --data idx:DIR");
         return STATUS_BAD_INPUT;
     }
-    const char *prefix = NULL;
-    TRY(split_prefix(split, &prefix, st));
-    char dir[512];
-    int is_fashion = 0;
-    TRY(resolve_folder(spec, dir, sizeof dir, &is_fashion, st));
+    TRY(check_split(split, st));
+    int rc = load_by_spec(spec, split, options, out, skipped, st);
+    if (rc) dataset_free(out);
+    return rc;
+}
 
-    char name[64], images_path[1024], labels_path[1024];
-    snprintf(name, sizeof name, "%s-images-idx3-ubyte", prefix);
-    TRY(find_idx_file(dir, name, is_fashion, images_path, sizeof images_path, st));
-    snprintf(name, sizeof name, "%s-labels-idx1-ubyte", prefix);
-    TRY(find_idx_file(dir, name, is_fashion, labels_path, sizeof labels_path, st));
+int dataset_load(const char *spec, const char *split, Dataset *out, Status *st) {
+    DatasetOptions options = {0};
+    return dataset_load_with(spec, split, &options, out, NULL, st);
+}
 
-    uint8_t *images = NULL, *labels = NULL;
-    int count = 0, rows = 0, cols = 0, label_count = 0;
-    TRY(idx_read_images(images_path, &images, &count, &rows, &cols, st));
-    int rc = idx_read_labels(labels_path, &labels, &label_count, st);
-    if (rc) {
-        free(images);
-        return rc;
+// An empty Dataset shaped like `from`, with room for `count` samples.
+static int allocate_like(const Dataset *from, int count, Dataset *to, Status *st) {
+    memset(to, 0, sizeof *to);
+    dataset_set_source(to, from->source);
+    to->channels = from->channels;
+    to->height = from->height;
+    to->width = from->width;
+    size_t values = (size_t)count * dataset_sample_size(from);
+    if (from->features) to->features = malloc(values * sizeof *to->features);
+    else to->images = malloc(values);
+    to->labels = malloc((size_t)count);
+    size_t names = (size_t)from->class_count * sizeof *from->class_names;
+    if (names && (to->class_names = malloc(names))) {
+        memcpy(to->class_names, from->class_names, names);
+        to->class_count = from->class_count;
     }
-    if (count != label_count) {
-        free(images);
-        free(labels);
-        status_fail_at(st, STATUS_BAD_INPUT, images_path, 0, 0,
-                       "image and label counts differ: %s holds %d images but %s holds %d "
-                       "labels",
-                       images_path, count, labels_path, label_count);
-        status_hint(st, "the two files come from different downloads or splits; "
-                        "re-install or re-download the dataset");
+    if ((to->features || to->images) && to->labels && (!names || to->class_names)) return 0;
+    dataset_free(to);
+    return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory splitting %s",
+                       from->source);
+}
+
+// Appends sample `index` of `from` to `to` (same shape and kind).
+static void append_sample(const Dataset *from, int index, Dataset *to) {
+    size_t sample = dataset_sample_size(from);
+    if (from->features)
+        memmove(to->features + (size_t)to->count * sample,
+                from->features + (size_t)index * sample, sample * sizeof *from->features);
+    else
+        memmove(to->images + (size_t)to->count * sample, from->images + (size_t)index * sample,
+                sample);
+    to->labels[to->count++] = from->labels[index];
+}
+
+// Which samples are held out: `held` of `count`, by a seeded partial Fisher-Yates.
+static int choose_held_out(int count, int held, uint64_t seed, uint8_t **chosen, Status *st) {
+    int *order = malloc((size_t)count * sizeof *order);
+    *chosen = calloc((size_t)count, 1);
+    if (!order || !*chosen) {
+        free(order);
+        free(*chosen);
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for the split");
+    }
+    for (int i = 0; i < count; i++) order[i] = i;
+    Rng rng;
+    rng_seed(&rng, seed * 7919u + 17u);
+    for (int i = 0; i < held; i++) {
+        int j = i + (int)rng_below(&rng, (uint32_t)(count - i));
+        int t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+        (*chosen)[order[i]] = 1;
+    }
+    free(order);
+    return 0;
+}
+
+int dataset_split_off(Dataset *train, double fraction, uint64_t seed, Dataset *val,
+                      Status *st) {
+    memset(val, 0, sizeof *val);
+    int held = (int)(train->count * fraction + 0.5);
+    if (!(fraction > 0 && fraction < 1) || held < 1 || held >= train->count) {
+        status_fail(st, STATUS_BAD_INPUT, "--val-split %g of %d training samples leaves %d for "
+                    "validation and %d for training; each needs at least one", fraction,
+                    train->count, held, train->count - held);
+        status_hint(st, "give a fraction between 0 and 1, e.g. --val-split 0.1");
         return STATUS_BAD_INPUT;
     }
-
-    snprintf(out->source, sizeof out->source, "%s", dir);
-    out->count = count;
-    out->channels = 1;
-    out->height = rows;
-    out->width = cols;
-    out->images = images;
-    out->labels = labels;
-    out->label_max = largest_label(labels, count);
-    return 0;
+    uint8_t *chosen = NULL;
+    TRY(choose_held_out(train->count, held, seed, &chosen, st));
+    int rc = allocate_like(train, held, val, st);
+    int count = train->count;
+    train->count = 0;  // compacted in place: a kept sample only ever moves down
+    for (int i = 0; !rc && i < count; i++) append_sample(train, i, chosen[i] ? val : train);
+    if (rc) train->count = count;
+    free(chosen);
+    train->label_max = dataset_largest_label(train->labels, train->count);
+    val->label_max = dataset_largest_label(val->labels, val->count);
+    return rc;
 }
 
 void dataset_truncate(Dataset *ds, int count) {
@@ -222,12 +272,14 @@ void dataset_truncate(Dataset *ds, int count) {
     // The buffers keep their size; only the visible prefix shrinks. label_max is
     // recomputed so it stays "the largest label present".
     ds->count = count;
-    ds->label_max = largest_label(ds->labels, count);
+    ds->label_max = dataset_largest_label(ds->labels, count);
 }
 
 void dataset_free(Dataset *ds) {
     if (!ds) return;
     free(ds->images);
+    free(ds->features);
     free(ds->labels);
+    free(ds->class_names);
     memset(ds, 0, sizeof *ds);
 }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/rng.h"
 #include "base/status.h"
@@ -18,9 +19,23 @@ typedef struct Dataset {
     int height;
     int width;
     uint8_t *images;    // count * channels * height * width bytes, sample-major
+    // Numeric features (csv:FILE), used as they are instead of images / 255; NULL for
+    // images. f32 datasets are always staged (data/batch_source.c): the device gather op
+    // takes bytes.
+    float *features;
     uint8_t *labels;    // count bytes
     int label_max;      // largest label present, to validate against the model's classes
+    int class_count;    // png:DIR: the class folders found (names below); 0 otherwise
+    char (*class_names)[64];
 } Dataset;
+
+// What a spec's reader needs to know of the run.
+typedef struct DatasetOptions {
+    // The model's sample shape: PNG images are converted to `channels` (1 or 3) and must be
+    // height x width; 0 takes what the first image holds (3 channels if it is colour).
+    int channels, height, width;
+    int skip_bad_samples;   // --on-bad-sample skip: leave unreadable PNGs out, counted
+} DatasetOptions;
 
 // ---- IDX files (MNIST / Fashion-MNIST layout), raw or gzip-compressed ----
 // Each checks the magic (0x00000803 images, 0x00000801 labels), the dimensions
@@ -38,10 +53,39 @@ int idx_read_labels(const char *path, uint8_t **labels, int *count, Status *st);
 // split: "train" or "test". An unknown spec, missing folder or missing file is
 // STATUS_BAD_INPUT with a hint (e.g. "apt-get install dataset-fashion-mnist").
 int dataset_load(const char *spec, const char *split, Dataset *out, Status *st);
+// The same, with the run's options; *skipped (may be NULL) counts the samples left out
+// under skip_bad_samples. The splits: "train", "test".
+int dataset_load_with(const char *spec, const char *split, const DatasetOptions *options,
+                      Dataset *out, int *skipped, Status *st);
+// Whether the spec has a test split of its own (a png:DIR of class folders has none: it is
+// all training data, and --val-split holds some of it out).
+int dataset_has_test_split(const char *spec);
+// Moves a random `fraction` (0 < fraction < 1, rounded to whole samples) of `train`,
+// chosen from `seed`, into `val`; both keep their samples' order. Random, not the last
+// part: class folders and many CSV files are sorted by class. Both keep at least one.
+int dataset_split_off(Dataset *train, double fraction, uint64_t seed, Dataset *val,
+                      Status *st);
+
+// ---- readers behind the specs (data/dataset_*.c) ----
+int dataset_load_idx(const char *spec, const char *split, Dataset *out, Status *st);
+int dataset_load_cifar10(const char *dir, const char *split, Dataset *out, Status *st);
+int dataset_load_png(const char *dir, const char *split, const DatasetOptions *options,
+                     Dataset *out, int *skipped, Status *st);
+int dataset_load_csv(const char *spec, Dataset *out, Status *st);
+// Helpers the readers share (data/dataset.c).
+int dataset_largest_label(const uint8_t *labels, int count);
+void dataset_set_source(Dataset *ds, const char *where);
+int dataset_check_folder(const char *dir, const char *spec_kind, const char *hint, Status *st);
+// Opens PATH for reading if it is a regular file (never blocking on a FIFO); *bytes is its
+// size. Anything else is STATUS_BAD_INPUT naming the file and what it is.
+int dataset_open_regular(const char *path, const char *what, FILE **out, long long *bytes,
+                         Status *st);
 // Keep only the first `count` samples (no-op when count <= 0 or >= ds->count).
 void dataset_truncate(Dataset *ds, int count);
 void dataset_free(Dataset *ds);
 // Values (bytes) in one sample: channels * height * width.
+// The bytes a Dataset's samples take on the host: 1 per value, 4 for features.
+static inline size_t dataset_value_bytes(const Dataset *ds) { return ds->features ? 4 : 1; }
 static inline size_t dataset_sample_size(const Dataset *ds) {
     return (size_t)ds->channels * ds->height * ds->width;
 }

@@ -13,16 +13,26 @@
 #include "data/dataset.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define IDX_MAGIC_IMAGES 0x00000803u  // unsigned byte, 3 dimensions (count, rows, cols)
 #define IDX_MAGIC_LABELS 0x00000801u  // unsigned byte, 1 dimension (count)
 #define IDX_MAX_COUNT 10000000u
 #define IDX_MAX_SIDE 4096u
+// What a header may claim before a byte of payload is read. A gzip bomb (a 1 MB .gz of
+// zeros whose header claims 64x4096x4096 images) must be refused from the header, not
+// after inflating a gigabyte: no payload above 4 GiB at all, and above 64 MiB no more than
+// 100 times the compressed size. Real IDX files compress 2x (Fashion-MNIST) to 5x (MNIST);
+// tiny synthetic ones of constant pixels reach 1000x, so small claims are let through.
+#define IDX_MAX_PAYLOAD ((uint64_t)4 << 30)
+#define IDX_RATIO_FREE_PAYLOAD ((uint64_t)64 << 20)
+#define IDX_MAX_INFLATION 100u
 
 static const char *HINT_REDOWNLOAD =
     "the download or copy was cut short; re-install or re-download the dataset";
@@ -42,31 +52,50 @@ static uint32_t read_be32(const uint8_t *p) {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-// gzopen reports a missing file only through errno, and happily opens a directory
-// (the error then surfaces on the first read), so look at the path first.
-static int open_idx(const char *path, gzFile *out, Status *st) {
+// gzopen reports a missing file only through errno and opens a directory or a FIFO as
+// well (a FIFO then blocks the first read forever), so the path must be a regular file
+// before it is opened, and is opened without blocking in case it changes in between.
+static int refuse_irregular(const char *path, const struct stat *sb, Status *st) {
+    const char *kind = S_ISDIR(sb->st_mode)    ? "a directory"
+                       : S_ISFIFO(sb->st_mode) ? "a FIFO (named pipe)"
+                       : S_ISCHR(sb->st_mode)  ? "a character device"
+                       : S_ISBLK(sb->st_mode)  ? "a block device"
+                       : S_ISSOCK(sb->st_mode) ? "a socket"
+                                               : "not a regular file";
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
+                   "cannot read: is %s, expected an IDX file", kind);
+    status_hint(st, S_ISDIR(sb->st_mode) ? "pass the IDX file itself, not its folder"
+                                         : "copy the data into a regular file and pass that");
+    return STATUS_BAD_INPUT;
+}
+
+static int fail_open(const char *path, int err, Status *st) {
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot open: %s", strerror(err));
+    status_hint(st, err == ENOENT ? "check the path; the dataset may not be installed"
+                                  : "check the file's permissions");
+    return STATUS_BAD_INPUT;
+}
+
+// Opens PATH for gzread; *file_bytes is its size on disk, to bound what it may inflate to.
+static int open_idx(const char *path, gzFile *out, uint64_t *file_bytes, Status *st) {
     struct stat sb;
     *out = NULL;
-    if (stat(path, &sb) != 0) {
-        int err = errno;
-        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot open: %s", strerror(err));
-        status_hint(st, err == ENOENT ? "check the path; the dataset may not be installed"
-                                      : "check the file's permissions");
-        return STATUS_BAD_INPUT;
+    if (stat(path, &sb) != 0) return fail_open(path, errno, st);
+    if (!S_ISREG(sb.st_mode)) return refuse_irregular(path, &sb, st);
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return fail_open(path, errno, st);
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return refuse_irregular(path, &sb, st);
     }
-    if (S_ISDIR(sb.st_mode)) {
-        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
-                       "cannot read: is a directory, expected an IDX file");
-        status_hint(st, "pass the IDX file itself, not its folder");
-        return STATUS_BAD_INPUT;
-    }
+    *file_bytes = (uint64_t)sb.st_size;
     errno = 0;
-    gzFile gz = gzopen(path, "rb");
+    gzFile gz = gzdopen(fd, "rb");
     if (!gz) {
-        int err = errno;
-        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot open: %s",
-                       err ? strerror(err) : "zlib could not allocate its state");
-        status_hint(st, "check the file's permissions");
+        close(fd);
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
+                       "cannot open: zlib could not allocate its state");
+        status_hint(st, "free some memory and run again");
         return STATUS_BAD_INPUT;
     }
     // A bigger buffer than zlib's 8 KB default: the training images are 26 MB compressed.
@@ -80,8 +109,11 @@ static int open_idx(const char *path, gzFile *out, Status *st) {
 static const char *zlib_message(gzFile gz, const char *path, int *zerr) {
     const char *msg = gzerror(gz, zerr);
     if (!msg || !msg[0]) return "unknown error";
+    // The file is opened by descriptor, so zlib names it "<fd:N>"; older paths named it.
+    const char *name_end = strstr(msg, ": ");
     size_t n = strlen(path);
     if (strncmp(msg, path, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ') msg += n + 2;
+    else if (strncmp(msg, "<fd:", 4) == 0 && name_end) msg = name_end + 2;
     return msg;
 }
 
@@ -240,17 +272,21 @@ static int read_payload(gzFile gz, const char *path, size_t expected, uint8_t **
     return 0;
 }
 
-// Counts what is left in the file after the payload; a nonzero count means the header
-// and the data disagree, which is as much a sign of a wrong file as a short one.
+// Counts what is left in the file after the payload, up to IDX_TRAILING_COUNTED: a
+// nonzero count means the header and the data disagree, which is as much a sign of a wrong
+// file as a short one, and a .gz whose payload is followed by a gigabyte of zeros must not
+// be inflated to the end just to count them.
+#define IDX_TRAILING_COUNTED ((size_t)1 << 20)
 static int count_trailing(gzFile gz, const char *path, size_t *extra, Status *st) {
     uint8_t scratch[4096];
     *extra = 0;
-    for (;;) {
+    while (*extra <= IDX_TRAILING_COUNTED) {
         size_t got = 0;
         TRY(read_bytes(gz, path, scratch, sizeof scratch, &got, st));
         *extra += got;
         if (got < sizeof scratch) return 0;
     }
+    return 0;
 }
 
 // "60000 images of 28x28" or "60000 labels": the header's claim, for messages.
@@ -262,13 +298,53 @@ static void describe_claim(const IdxKind *kind, const uint32_t *dims, char *buf,
         snprintf(buf, size, "%u labels", (unsigned)dims[0]);
 }
 
+// The header's claim against what a file of this size can hold (see IDX_MAX_PAYLOAD).
+static int check_claim(gzFile gz, const char *path, const IdxKind *kind, const uint32_t *dims,
+                       uint64_t file_bytes, Status *st) {
+    uint64_t claim = 1;
+    for (int d = 0; d < kind->ndims; d++) claim *= dims[d];  // < 2^48 by the header limits
+    int compressed = !gzdirect(gz);
+    uint64_t limit = IDX_MAX_PAYLOAD;
+    if (compressed && claim > IDX_RATIO_FREE_PAYLOAD && file_bytes * IDX_MAX_INFLATION < limit)
+        limit = file_bytes * IDX_MAX_INFLATION;
+    uint64_t header = 4 + 4 * (uint64_t)kind->ndims;
+    char claim_text[96];
+    describe_claim(kind, dims, claim_text, sizeof claim_text);
+    if (!compressed && claim > file_bytes - header) {
+        // A plain file's size is the truth: no need to read it to know it is short.
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
+                       "truncated: header says %s (%llu bytes) but the file holds %llu bytes "
+                       "after its %d-byte header", claim_text, (unsigned long long)claim,
+                       (unsigned long long)(file_bytes - header), (int)header);
+        status_hint(st, "%s", HINT_REDOWNLOAD);
+        return STATUS_BAD_INPUT;
+    }
+    if (claim <= limit) return 0;
+    if (compressed && limit < IDX_MAX_PAYLOAD)
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
+                       "implausible header: it claims %s (%llu bytes), more than %u times the "
+                       "%llu compressed bytes of the file; refused before inflating it",
+                       claim_text, (unsigned long long)claim, IDX_MAX_INFLATION,
+                       (unsigned long long)file_bytes);
+    else
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
+                       "implausible header: it claims %s (%llu bytes), more than the %llu "
+                       "bytes an IDX file may hold",
+                       claim_text, (unsigned long long)claim,
+                       (unsigned long long)IDX_MAX_PAYLOAD);
+    status_hint(st, "%s", HINT_CORRUPT);
+    return STATUS_BAD_INPUT;
+}
+
 static int read_idx(const char *path, const IdxKind *kind, uint8_t **data, uint32_t *dims,
                     Status *st) {
     *data = NULL;
     gzFile gz = NULL;
-    TRY(open_idx(path, &gz, st));
+    uint64_t file_bytes = 0;
+    TRY(open_idx(path, &gz, &file_bytes, st));
 
     int rc = read_header(gz, path, kind, dims, st);
+    if (!rc) rc = check_claim(gz, path, kind, dims, file_bytes, st);
     if (rc) {
         gzclose(gz);
         return rc;
@@ -315,9 +391,11 @@ static int read_idx(const char *path, const IdxKind *kind, uint8_t **data, uint3
     if (extra) {
         free(buf);
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
-                       "trailing data: header says %s (%zu bytes) but the file holds %zu "
+                       "trailing data: header says %s (%zu bytes) but the file holds %s%zu "
                        "more byte%s after them",
-                       claim, expected, extra, extra == 1 ? "" : "s");
+                       claim, expected, extra > IDX_TRAILING_COUNTED ? "over " : "",
+                       extra > IDX_TRAILING_COUNTED ? IDX_TRAILING_COUNTED : extra,
+                       extra == 1 ? "" : "s");
         status_hint(st, "the header and the data disagree, so this is not the file it claims "
                         "to be; re-install or re-download the dataset");
         return STATUS_BAD_INPUT;

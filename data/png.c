@@ -15,11 +15,13 @@
 #include "data/image.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct PngJob {
     const char *path;
@@ -76,8 +78,23 @@ static int open_png(PngJob *job, Status *st) {
         status_hint(st, "pass the image files themselves, e.g. DIR/*.png");
         return STATUS_BAD_INPUT;
     }
-    job->file = fopen(job->path, "rb");
+    // A FIFO or a device would block the read or never end: only regular files, opened
+    // without blocking in case the path changed since the stat.
+    int fd = S_ISREG(sb.st_mode) ? open(job->path, O_RDONLY | O_NONBLOCK) : -1;
+    if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+        close(fd);
+        fd = -1;
+        errno = 0;
+    }
+    if (fd < 0 && (errno == 0 || !S_ISREG(sb.st_mode))) {
+        status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0,
+                       "cannot read: not a regular file, expected a PNG image");
+        status_hint(st, "pass a regular file (a FIFO or a device could block or never end)");
+        return STATUS_BAD_INPUT;
+    }
+    job->file = fd >= 0 ? fdopen(fd, "rb") : NULL;
     if (!job->file) {
+        if (fd >= 0) close(fd);
         status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0, "cannot open: %s", strerror(errno));
         status_hint(st, "check the file's permissions");
         return STATUS_BAD_INPUT;

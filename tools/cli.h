@@ -54,9 +54,39 @@ int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d,
 // The same for device `spec` ("cuda:1"), with the other device options from the arguments.
 int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Device *d,
                      Status *st);
-// --data (default fashion-mnist) split "train" or "test", truncated by `limit_option`.
-int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const char *split,
-                           const char *limit_option, Dataset *ds, Status *st);
+// data_spec_from_args's split "train" or "test", truncated by `limit_option`; read
+// as `options` say (NULL: the defaults), *skipped (may be NULL) counting what was left out.
+int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
+                           const char *split, const char *limit_option,
+                           const DatasetOptions *options, Dataset *ds, int *skipped, Status *st);
+// The dataset a run reads: --data, else the model file's `data spec=`, else fashion-mnist.
+const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,
+                                const RunConfig *config);
+// The datasets a run reads: `train` (--data, --train-limit); `val`, a seeded random
+// --val-split (or the model's data val_split=) of it, when given; `test` (--test-limit) when the spec has a test split.
+// PNG images are read at the graph's input shape; --on-bad-sample skip counts what it
+// leaves out in `skipped`. A spec with no test split needs --val-split.
+typedef struct RunData {
+    Dataset train, val, test;
+    int has_val, has_test;
+    int skipped;
+} RunData;
+int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
+                  const RunConfig *config, RunData *data, Status *st);
+// Every split against the model (shape, labels), so `check --data` refuses what `train` would.
+int check_run_data(const Graph *g, const RunData *data, Status *st);
+// "classes: a=0 b=1 ..." for datasets with named classes, and the skipped count.
+void print_run_data_notes(const RunData *data, int at_end);
+void run_data_free(RunData *data);
+// The reading options of a Graph's input: its shape and --on-bad-sample.
+int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const Graph *g,
+                              DatasetOptions *options, Status *st);
+#define DATA_OPTION_SPECS                                                                  \
+    {"--val-split", "F", "hold out a seeded random fraction F (0 < F < 1) of the training "  \
+                         "data; evaluate on it each epoch, on the test split at the end"},   \
+    {"--on-bad-sample", "fail|skip", "an unreadable image stops the run (fail, the default) " \
+                                     "or is left out and counted (skip)"}
+
 // Parameters from a safetensors file (`train --save` or a checkpoint) for eval and predict;
 // tensors holding NaN or infinity load with a warning naming them.
 int load_weights(Graph *g, const Backend *b, const char *path, Status *st);
@@ -83,6 +113,8 @@ int run_plot(const Command *cmd, const ParsedArgs *args);
 extern const Command plot_command;
 int run_devices(const Command *cmd, const ParsedArgs *args);
 extern const Command devices_command;
+int run_data(const Command *cmd, const ParsedArgs *args);
+extern const Command data_command;
 int run_explain(const Command *cmd, const ParsedArgs *args);
 int run_doctor(const Command *cmd, const ParsedArgs *args);
 int run_lab(const Command *cmd, const ParsedArgs *args);

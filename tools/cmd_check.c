@@ -10,10 +10,12 @@ static const OptionSpec check_options[] = {
     {"--device", "DEV", "plan for this device: cpu (default; needs no GPU), cuda, cuda:N"},
     {"--memory-limit", "SIZE", "find the largest batch for this limit (bytes, 512M, 2G, or a "
                                "fraction like 0.5) instead of the device's memory"},
-    {"--data", "SPEC", "include the dataset copies training keeps on the device: "
-                       "fashion-mnist or idx:DIR"},
+    {"--data", "SPEC", "validate every split a run would read and include the copies "
+                       "training keeps on the device: fashion-mnist, idx:DIR, cifar10:DIR, "
+                       "png:DIR or csv:FILE"},
     {"--train-limit", "N", "with --data: the first N training samples only"},
     {"--test-limit", "N", "with --data: the first N test samples only"},
+    DATA_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
 
@@ -183,14 +185,25 @@ static int print_largest_batch(const Graph *g, const Device *device, const Memor
     return 0;
 }
 
-static int load_data(const Command *cmd, const ParsedArgs *args, Dataset *train, Dataset *test,
-                     MemoryPlanOptions *options, Status *st) {
-    TRY(load_dataset_from_args(cmd, args, "train", "--train-limit", train, st));
-    TRY(load_dataset_from_args(cmd, args, "test", "--test-limit", test, st));
-    options->train_samples = train->count;
-    options->test_samples = test->count;
-    options->sample_bytes = (size_t)train->channels * train->height * train->width;
+static int load_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
+                     const RunConfig *config, RunData *data, MemoryPlanOptions *options,
+                     Status *st) {
+    TRY(load_run_data(cmd, args, g, config, data, st));
+    TRY(check_run_data(g, data, st));
+    options->train_samples = data->train.count;
+    options->test_samples = data->has_val ? data->val.count : data->test.count;
+    // f32 datasets are staged, so they hold no device copy.
+    options->sample_bytes = data->train.features ? 0 : dataset_sample_size(&data->train);
     return 0;
+}
+
+static void print_data_verdict(const RunData *data) {
+    printf("data %s: valid, %d train", data->train.source, data->train.count);
+    if (data->has_val) printf(", %d val", data->val.count);
+    if (data->has_test) printf(", %d test", data->test.count);
+    printf(" samples\n");
+    print_run_data_notes(data, 0);
+    print_run_data_notes(data, 1);
 }
 
 // The device (for its workspace sizes and memory) and, with --data, the datasets are
@@ -199,10 +212,9 @@ static int check_with(const Command *cmd, const ParsedArgs *args, const Graph *g
                       const RunConfig *config, int batch, Device *device, Status *st) {
     MemoryPlanOptions options = {.batch = batch, .optimizer = &config->optimizer,
                                  .limit = device->alloc.limit};
-    Dataset train = {0}, test = {0};
-    int have_data = args_get(cmd, args, "--data") != NULL;
-    int rc = have_data ? load_data(cmd, args, &train, &test, &options, st) : 0;
-    if (!rc && have_data) rc = graph_check_dataset(g, &train, "the training set", st);
+    RunData data = {0};
+    int have_data = args_get(cmd, args, "--data") != NULL || config->data.spec[0];
+    int rc = have_data ? load_data(cmd, args, g, config, &data, &options, st) : 0;
     MemoryPlan plan;
     if (!rc) rc = memory_plan(g, device->backend, &options, &plan, st);
     if (!rc) {
@@ -216,9 +228,9 @@ static int check_with(const Command *cmd, const ParsedArgs *args, const Graph *g
         print_plan(config, &plan, have_data);
         memory_plan_free(&plan);
         rc = print_largest_batch(g, device, &options, st);
+        if (have_data) print_data_verdict(&data);
     }
-    dataset_free(&train);
-    dataset_free(&test);
+    run_data_free(&data);
     return rc;
 }
 

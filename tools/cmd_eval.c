@@ -6,7 +6,9 @@
 static const OptionSpec eval_options[] = {
     {"--weights", "FILE", "safetensors weights: from `trainer train --save`, or a checkpoint "
                           "(required)"},
-    {"--data", "SPEC", "fashion-mnist (default) or idx:DIR"},
+    {"--data", "SPEC", "fashion-mnist (default), idx:DIR, cifar10:DIR or png:DIR"},
+    {"--on-bad-sample", "fail|skip", "an unreadable image stops the run (fail, the default) "
+                                     "or is left out and counted (skip)"},
     {"--batch", "N", "evaluation batch size (default: the model's train batch=)"},
     {"--test-limit", "N", "evaluate on the first N test samples only"},
     DEVICE_OPTION_SPECS,
@@ -53,7 +55,13 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     }
     if (!rc) rc = open_device_from_args(cmd, args, &device, &st);
     if (!rc) device_open = 1;
-    if (!rc) rc = load_dataset_from_args(cmd, args, "test", "--test-limit", &test, &st);
+    DatasetOptions options;
+    if (!rc) rc = dataset_options_from_args(cmd, args, &g, &options, &st);
+    int skipped = 0;
+    if (!rc) rc = load_dataset_from_args(cmd, args, &config, "test", "--test-limit", &options,
+                                         &test, &skipped, &st);
+    if (!rc && skipped) printf("skipped %d unreadable sample%s (--on-bad-sample skip)\n",
+                               skipped, skipped == 1 ? "" : "s");
     if (!rc) rc = eval_with(cmd, args, &g, &config, &device, &test, &st);
     int exit_code = rc ? report_failure(&st) : 0;
     dataset_free(&test);

@@ -13,7 +13,8 @@
 #include "tools/train_checkpoints.h"
 
 static const OptionSpec train_options[] = {
-    {"--data", "SPEC", "fashion-mnist (default) or idx:DIR"},
+    {"--data", "SPEC", "fashion-mnist (default), idx:DIR, cifar10:DIR, png:DIR or csv:FILE "
+                       "(docs/data.md)"},
     {"--epochs", "N", "override the model file's train epochs="},
     {"--batch", "N|auto", "override the model file's train batch=; auto: the largest that fits "
                           "the device (or --memory-limit)"},
@@ -21,6 +22,7 @@ static const OptionSpec train_options[] = {
     {"--seed", "N", "override the model file's train seed="},
     {"--train-limit", "N", "train on the first N samples only"},
     {"--test-limit", "N", "evaluate on the first N test samples only"},
+    DATA_OPTION_SPECS,
     {"--gpus", "LIST", "data-parallel on these GPUs, e.g. 0,1: the batch is split across them"},
     {"--replicas", "N", "data-parallel with N replicas on the CPU (tests the --gpus path "
                         "without GPUs)"},
@@ -57,6 +59,7 @@ typedef struct TrainSession {
     int log_failed;         // a step's log line could not be written: log_status says why
     Status log_status;
     CheckpointSession checkpoints;
+    const char *evaluated;  // "test", or "val" when --val-split holds some training data out
 } TrainSession;
 
 static int on_step(void *user, const StepReport *r) {
@@ -94,8 +97,10 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
     progress_clear(&session->bar);
     printf("epoch %d/%d  train loss %.4f acc %.4f", r->epoch, r->epochs, r->train_loss,
            r->train_accuracy);
-    if (r->has_test) printf("  test loss %.4f acc %.4f", r->test.loss, r->test.accuracy);
-    printf("  lr %.4g  %.0f samples/s  %.1f s\n", r->lr, r->samples_per_second, r->seconds);
+    if (r->has_test)
+        printf("  %s loss %.4f acc %.4f", session->evaluated, r->test.loss, r->test.accuracy);
+    printf("  lr %.4g  %.0f samples/s  %.1f s\n", r->lr, r->samples_per_second,
+           r->seconds);
     fflush(stdout);
     if (session->log) TRY(run_log_epoch(session->log, r, st));
     return checkpoints_after_epoch(&session->checkpoints, r, g, d, st);
@@ -267,11 +272,26 @@ static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, 
     return 0;
 }
 
-static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, Dataset *train,
-                      Dataset *test, Status *st) {
+// With --val-split, the test split is evaluated once, after the last epoch.
+static int evaluate_test_at_end(Replicas *r, const RunData *data, Status *st) {
+    if (!data->has_val || !data->has_test) return 0;
+    int batch = r->config.train.batch < data->test.count ? r->config.train.batch
+                                                          : data->test.count;
+    EvalResult result;
+    TRY(evaluate_model(r->graph_list[0], &r->config, r->device_list[0], &data->test, batch,
+                       &result, st));
+    printf("test loss %.4f acc %.4f  (%d samples)\n", result.loss, result.accuracy,
+           result.samples);
+    return 0;
+}
+
+static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, RunData *data,
+                      Status *st) {
     Graph *g = r->graph_list[0];
-    TRY(graph_check_dataset(g, train, "the training set", st));
-    TRY(graph_check_dataset(g, test, "the test set", st));
+    const Dataset *train = &data->train;
+    // Evaluated each epoch: the validation split when there is one, else the test split.
+    const Dataset *test = data->has_val ? &data->val : &data->test;
+    TRY(check_run_data(g, data, st));
     for (int i = 0; i < r->count; i++) {
         Device *d = r->device_list[i];
         if (d->backend->make_current) TRY(d->backend->make_current(d->backend, st));
@@ -290,15 +310,19 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
                                  r->device_list[i]->name);
     printf("model %s: %s parameters, %d layers\n", g->path,
            format_count(graph_parameter_count(g), count, sizeof count), g->count);
-    printf("data %s: %d train, %d test samples; device %s", train->source, train->count,
-           test->count, devices);
+    printf("data %s: %d train", train->source, train->count);
+    if (data->has_val) printf(", %d val", data->val.count);
+    if (data->has_test) printf(", %d test", data->test.count);
+    printf(" samples; device %s", devices);
     if (r->count > 1) printf(" (%d data-parallel replicas)", r->count);
     printf("\noptimizer %s; batch %d, %d epoch%s, seed %ld\n",
            optimizer_describe(&r->config.optimizer, optimizer, sizeof optimizer),
            r->config.train.batch, r->config.train.epochs, r->config.train.epochs == 1 ? "" : "s",
            r->config.train.seed);
     print_schedule(&r->config.schedule);
+    print_run_data_notes(data, 0);
     fflush(stdout);
+    session.evaluated = data->has_val ? "val" : "test";
 
     RunLog log;
     const char *logdir = args_get(cmd, args, "--logdir");
@@ -320,6 +344,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, D
     if (session.log) run_log_close(session.log);
     if (session.log_failed) *st = session.log_status;
     if (interrupted) checkpoints_interrupted(&session.checkpoints, g, r->device_list[0]);
+    if (!rc) rc = evaluate_test_at_end(r, data, st);
+    if (!rc) print_run_data_notes(data, 1);
     if (!rc)
         for (int i = 0; i < r->devices_open; i++) print_memory(&r->devices[i]);
     return rc;
@@ -332,19 +358,18 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     Graph first;
     Replicas replicas;
     memset(&replicas, 0, sizeof replicas);
-    Dataset train = {0}, test = {0};
+    RunData data = {0};
     if (load_model(cmd, args, &file, &first, &replicas.config, &st)) return report_failure(&st);
     int rc = apply_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
     if (rc) graph_free(&first);
     if (!rc) rc = build_replica_graphs(&file, &first, &replicas, &st);
-    if (!rc) rc = load_dataset_from_args(cmd, args, "train", "--train-limit", &train, &st);
-    if (!rc) rc = load_dataset_from_args(cmd, args, "test", "--test-limit", &test, &st);
-    if (!rc) rc = train_with(cmd, args, &replicas, &train, &test, &st);
+    if (!rc)
+        rc = load_run_data(cmd, args, &first, &replicas.config, &data, &st);
+    if (!rc) rc = train_with(cmd, args, &replicas, &data, &st);
     int exit_code = rc ? report_failure(&st) : 0;
     if (interrupt_requested && rc) exit_code = 128 + interrupt_requested;
-    dataset_free(&train);
-    dataset_free(&test);
+    run_data_free(&data);
     replicas_close(&replicas);
     model_file_free(&file);
     return exit_code;

@@ -51,10 +51,19 @@ int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spe
     return 0;
 }
 
-int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const char *split,
-                           const char *limit_option, Dataset *ds, Status *st) {
+const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,
+                                const RunConfig *config) {
     const char *spec = args_get(cmd, args, "--data");
-    TRY(dataset_load(spec ? spec : "fashion-mnist", split, ds, st));
+    if (spec) return spec;
+    return config && config->data.spec[0] ? config->data.spec : "fashion-mnist";
+}
+
+int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
+                           const char *split, const char *limit_option,
+                           const DatasetOptions *options, Dataset *ds, int *skipped, Status *st) {
+    DatasetOptions defaults = {0};
+    TRY(dataset_load_with(data_spec_from_args(cmd, args, config), split,
+                          options ? options : &defaults, ds, skipped, st));
     long limit = 0;
     int rc = args_int(cmd, args, limit_option, 1, 100000000, &limit, NULL, st);
     if (rc) {
@@ -73,4 +82,84 @@ int load_weights(Graph *g, const Backend *b, const char *path, Status *st) {
                 path, loaded.nonfinite_count, loaded.nonfinite_count == 1 ? "" : "s",
                 loaded.nonfinite);
     return 0;
+}
+int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const Graph *g,
+                              DatasetOptions *options, Status *st) {
+    memset(options, 0, sizeof *options);
+    const Shape *input = &g->input->out_shape;
+    if (input->rank == 3) {
+        options->channels = (int)input->dims[0];
+        options->height = (int)input->dims[1];
+        options->width = (int)input->dims[2];
+    }
+    const char *bad = args_get(cmd, args, "--on-bad-sample");
+    if (!bad || strcmp(bad, "fail") == 0) return 0;
+    if (strcmp(bad, "skip") == 0) {
+        options->skip_bad_samples = 1;
+        return 0;
+    }
+    status_fail(st, STATUS_BAD_INPUT, "--on-bad-sample %s: expected fail or skip", bad);
+    status_hint(st, "fail (the default) stops at the first unreadable image; skip leaves such "
+                    "images out and counts them");
+    return STATUS_BAD_INPUT;
+}
+
+static int split_validation(const Command *cmd, const ParsedArgs *args,
+                            const RunConfig *config, RunData *data, Status *st) {
+    double fraction = config->data.val_split;
+    int given = 0;
+    TRY(args_float(cmd, args, "--val-split", 1e-9, 1 - 1e-9, &fraction, &given, st));
+    data->has_val = given || fraction > 0;
+    if (!data->has_val) return 0;
+    return dataset_split_off(&data->train, fraction, (uint64_t)config->train.seed, &data->val,
+                             st);
+}
+
+int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
+                  const RunConfig *config, RunData *data, Status *st) {
+    memset(data, 0, sizeof *data);
+    const char *spec = data_spec_from_args(cmd, args, config);
+    data->has_test = dataset_has_test_split(spec);
+    if (!data->has_test && !args_get(cmd, args, "--val-split") && !config->data.val_split) {
+        status_fail(st, STATUS_BAD_INPUT, "dataset %s has no test split to evaluate on", spec);
+        status_hint(st, "hold out part of the training data: --val-split 0.1");
+        return STATUS_BAD_INPUT;
+    }
+    DatasetOptions options;
+    TRY(dataset_options_from_args(cmd, args, g, &options, st));
+    int skipped_test = 0;
+    TRY(load_dataset_from_args(cmd, args, config, "train", "--train-limit", &options,
+                               &data->train, &data->skipped, st));
+    TRY(split_validation(cmd, args, config, data, st));
+    if (data->has_test)
+        TRY(load_dataset_from_args(cmd, args, config, "test", "--test-limit", &options,
+                                   &data->test, &skipped_test, st));
+    data->skipped += skipped_test;
+    return 0;
+}
+
+int check_run_data(const Graph *g, const RunData *data, Status *st) {
+    TRY(graph_check_dataset(g, &data->train, "the training set", st));
+    if (data->has_val) TRY(graph_check_dataset(g, &data->val, "the validation set", st));
+    if (data->has_test) TRY(graph_check_dataset(g, &data->test, "the test set", st));
+    return 0;
+}
+
+void print_run_data_notes(const RunData *data, int at_end) {
+    const Dataset *train = &data->train;
+    if (!at_end && train->class_count > 0) {
+        printf("classes:");
+        for (int i = 0; i < train->class_count; i++)
+            printf(" %d=%s", i, train->class_names[i]);
+        printf("\n");
+    }
+    if (at_end && data->skipped > 0)
+        printf("skipped %d unreadable sample%s (--on-bad-sample skip)\n", data->skipped,
+               data->skipped == 1 ? "" : "s");
+}
+
+void run_data_free(RunData *data) {
+    dataset_free(&data->train);
+    dataset_free(&data->val);
+    dataset_free(&data->test);
 }

@@ -13,7 +13,8 @@
 
 static const Command *const commands[] = {&train_command, &eval_command, &check_command,
                                           &predict_command, &devices_command, &doctor_command,
-                                          &explain_command, &lab_command, &plot_command};
+                                          &explain_command, &lab_command, &plot_command,
+                                          &data_command};
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 
 static void print_usage(FILE *out) {

@@ -478,7 +478,7 @@ static void expect_load_error(const char *spec, const char *split, const char *f
 
 static void unknown_spec_and_split_are_explained(void) {
     expect_load_error("fashion_mnist", "train", NULL,
-                      "unknown dataset 'fashion_mnist'; expected 'fashion-mnist' or 'idx:DIR'",
+                      "unknown dataset 'fashion_mnist'; expected 'fashion-mnist', 'idx:DIR'",
                       "did you mean 'fashion-mnist'?");
     expect_load_error("Fashion-MNIST", "train", NULL, "unknown dataset",
                       "did you mean 'fashion-mnist'?");

@@ -1,0 +1,266 @@
+// csv:FILE[,label=COLUMN], a table of numeric features: a header row of column names, then
+// one sample per line, fields separated by commas (no quoting: every field is a number).
+// The label column (named `label=`, else the one called "label", else the first) holds
+// integer classes 0 to 255; every other column is a feature, used as it is (f32, no /255).
+// A CSV file is all training data; --val-split holds part of it out.
+#define _POSIX_C_SOURCE 200809L
+
+#include "data/dataset.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CSV_MAX_BYTES ((long long)1 << 30)
+#define CSV_MAX_COLUMNS 65536
+#define CSV_HINT "a csv:FILE starts with a header row of column names; then one sample a " \
+                 "line, numbers separated by commas"
+
+// The text being parsed, and where in it: line and column are 1-based, for messages.
+typedef struct CsvCursor {
+    const char *path;
+    char *text;
+    size_t length;
+    size_t line_start;  // offset of the current line
+    int line;
+} CsvCursor;
+
+// A cell's bytes for a message: printable ASCII as is, the rest escaped, at most 40 shown.
+static void escape_cell(const char *cell, size_t length, char *out, size_t size) {
+    size_t used = 0;
+    for (size_t i = 0; i < length && i < 40 && used + 5 < size; i++) {
+        unsigned char c = (unsigned char)cell[i];
+        if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\')
+            used += (size_t)snprintf(out + used, size - used, "%c", c);
+        else
+            used += (size_t)snprintf(out + used, size - used, "\\x%02x", c);
+    }
+    if (length > 40 && used + 4 < size) used += (size_t)snprintf(out + used, size - used, "...");
+    out[used] = '\0';
+}
+
+static int read_whole_file(const char *path, char **text, size_t *length, Status *st) {
+    FILE *file = NULL;
+    long long bytes = 0;
+    TRY(dataset_open_regular(path, "a CSV file", &file, &bytes, st));
+    int rc = 0;
+    if (bytes > CSV_MAX_BYTES) {
+        rc = status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the file is %lld bytes; at most "
+                            "%lld are read", bytes, CSV_MAX_BYTES);
+        status_hint(st, "use a binary format for data this large");
+    } else if (!(*text = malloc((size_t)bytes + 1))) {
+        rc = status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory reading %s", path);
+    } else {
+        *length = fread(*text, 1, (size_t)bytes, file);
+        (*text)[*length] = '\0';
+        if (ferror(file)) {
+            rc = status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "read error");
+            status_hint(st, "check the disk, or copy the file again");
+        }
+    }
+    fclose(file);
+    return rc;
+}
+
+// The current line's end (its '\n' or the text's end), without a trailing '\r'.
+static size_t line_length(const CsvCursor *c) {
+    const char *line = c->text + c->line_start;
+    size_t n = strcspn(line, "\n");
+    if (n > 0 && line[n - 1] == '\r') n--;
+    return n;
+}
+
+static int next_line(CsvCursor *c) {
+    const char *newline = strchr(c->text + c->line_start, '\n');
+    if (!newline) return 0;
+    c->line_start = (size_t)(newline - c->text) + 1;
+    c->line++;
+    return c->line_start < c->length;
+}
+
+static int count_fields(const char *line, size_t length) {
+    int fields = 1;
+    for (size_t i = 0; i < length; i++) fields += line[i] == ',';
+    return fields;
+}
+
+// Field `index` of a line: its offset in the line and its length, spaces trimmed.
+static void field_at(const char *line, size_t length, int index, size_t *start, size_t *size) {
+    size_t at = 0;
+    for (int f = 0; f < index; f++) at += strcspn(line + at, ",\n") + 1;
+    size_t end = at + strcspn(line + at, ",\n");
+    if (end > length) end = length;
+    while (at < end && (line[at] == ' ' || line[at] == '\t')) at++;
+    while (end > at && (line[end - 1] == ' ' || line[end - 1] == '\t')) end--;
+    *start = at;
+    *size = end - at;
+}
+
+typedef struct CsvHeader {
+    int columns;
+    int label_column;
+} CsvHeader;
+
+static int find_label_column(const CsvCursor *c, size_t length, const char *wanted,
+                             CsvHeader *h, Status *st) {
+    const char *line = c->text + c->line_start;
+    const char *name = wanted ? wanted : "label";
+    for (int f = 0; f < h->columns; f++) {
+        size_t start, size;
+        field_at(line, length, f, &start, &size);
+        if (size == strlen(name) && strncmp(line + start, name, size) == 0) {
+            h->label_column = f;
+            return 0;
+        }
+    }
+    if (!wanted) {
+        h->label_column = 0;  // no column named "label": the first is the label
+        return 0;
+    }
+    char shown[200];
+    escape_cell(line, length, shown, sizeof shown);
+    status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 0, "no column '%s' in the header "
+                   "'%s'", wanted, shown);
+    status_hint(st, "name one of the header's columns: csv:FILE,label=COLUMN");
+    return STATUS_BAD_INPUT;
+}
+
+static int read_header(CsvCursor *c, const char *label, CsvHeader *h, Status *st) {
+    size_t length = line_length(c);
+    if (c->length == 0 || length == 0) {
+        status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 0, c->length == 0
+                       ? "empty file: no header row" : "the header row is empty");
+        status_hint(st, "%s", CSV_HINT);
+        return STATUS_BAD_INPUT;
+    }
+    h->columns = count_fields(c->text + c->line_start, length);
+    if (h->columns < 2 || h->columns > CSV_MAX_COLUMNS) {
+        status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 0, "the header has %d column%s; a "
+                       "label and 1 to %d features are needed", h->columns,
+                       h->columns == 1 ? "" : "s", CSV_MAX_COLUMNS - 1);
+        status_hint(st, "%s", CSV_HINT);
+        return STATUS_BAD_INPUT;
+    }
+    return find_label_column(c, length, label, h, st);
+}
+
+static int fail_cell(const CsvCursor *c, size_t start, size_t size, const char *why,
+                     Status *st) {
+    char shown[200];
+    escape_cell(c->text + c->line_start + start, size, shown, sizeof shown);
+    status_fail_at(st, STATUS_BAD_INPUT, c->path, c->line, (int)start + 1, "'%s' is %s",
+                   shown, why);
+    status_hint(st, "%s", CSV_HINT);
+    return STATUS_BAD_INPUT;
+}
+
+static int parse_number(const CsvCursor *c, size_t start, size_t size, float *value,
+                        Status *st) {
+    char cell[64];
+    if (size == 0) return fail_cell(c, start, size, "an empty cell, not a number", st);
+    if (size >= sizeof cell) return fail_cell(c, start, size, "not a number (too long)", st);
+    memcpy(cell, c->text + c->line_start + start, size);
+    cell[size] = '\0';
+    char *end = NULL;
+    errno = 0;
+    *value = strtof(cell, &end);
+    if (end != cell + size) return fail_cell(c, start, size, "not a number", st);
+    if (!isfinite(*value) || errno == ERANGE)
+        return fail_cell(c, start, size, "not a finite number a float holds", st);
+    return 0;
+}
+
+static int parse_label(const CsvCursor *c, size_t start, size_t size, uint8_t *label,
+                       Status *st) {
+    float value = 0;
+    TRY(parse_number(c, start, size, &value, st));
+    if (value < 0 || value > 255 || value != floorf(value))
+        return fail_cell(c, start, size, "not a class label (an integer 0 to 255)", st);
+    *label = (uint8_t)value;
+    return 0;
+}
+
+static int parse_row(const CsvCursor *c, const CsvHeader *h, float *features, uint8_t *label,
+                     Status *st) {
+    const char *line = c->text + c->line_start;
+    size_t length = line_length(c);
+    int fields = count_fields(line, length);
+    if (fields != h->columns) {
+        status_fail_at(st, STATUS_BAD_INPUT, c->path, c->line, 0, "row has %d field%s, but "
+                       "the header has %d columns", fields, fields == 1 ? "" : "s", h->columns);
+        status_hint(st, "every row needs one value per header column");
+        return STATUS_BAD_INPUT;
+    }
+    for (int f = 0, feature = 0; f < h->columns; f++) {
+        size_t start, size;
+        field_at(line, length, f, &start, &size);
+        if (f == h->label_column) TRY(parse_label(c, start, size, label, st));
+        else TRY(parse_number(c, start, size, &features[feature++], st));
+    }
+    return 0;
+}
+
+// Rows that hold something: blank lines (a trailing newline, say) are not samples.
+static int count_rows(CsvCursor c) {
+    int rows = 0;
+    while (next_line(&c))
+        if (line_length(&c) > 0) rows++;
+    return rows;
+}
+
+static int parse_rows(CsvCursor *c, const CsvHeader *h, Dataset *out, Status *st) {
+    int rows = count_rows(*c);
+    if (rows == 0) {
+        status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 0, "no rows after the header");
+        status_hint(st, "%s", CSV_HINT);
+        return STATUS_BAD_INPUT;
+    }
+    size_t features = (size_t)h->columns - 1;
+    out->features = malloc((size_t)rows * features * sizeof *out->features);
+    out->labels = malloc((size_t)rows);
+    if (!out->features || !out->labels)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %d rows", rows);
+    while (next_line(c)) {
+        if (line_length(c) == 0) continue;
+        TRY(parse_row(c, h, out->features + (size_t)out->count * features,
+                      &out->labels[out->count], st));
+        out->count++;
+    }
+    out->channels = out->height = 1;
+    out->width = (int)features;
+    out->label_max = dataset_largest_label(out->labels, out->count);
+    return 0;
+}
+
+// "FILE" or "FILE,label=COLUMN" into its parts.
+static int parse_spec(const char *spec, char *path, size_t size, const char **label,
+                      Status *st) {
+    const char *option = strstr(spec, ",label=");
+    size_t length = option ? (size_t)(option - spec) : strlen(spec);
+    *label = option ? option + 7 : NULL;
+    if (length == 0 || length >= size || (option && !**label)) {
+        status_fail(st, STATUS_BAD_INPUT, "dataset 'csv:%s': expected csv:FILE or "
+                    "csv:FILE,label=COLUMN", spec);
+        status_hint(st, "%s", CSV_HINT);
+        return STATUS_BAD_INPUT;
+    }
+    memcpy(path, spec, length);
+    path[length] = '\0';
+    return 0;
+}
+
+int dataset_load_csv(const char *spec, Dataset *out, Status *st) {
+    char path[1024];
+    const char *label = NULL;
+    TRY(parse_spec(spec, path, sizeof path, &label, st));
+    CsvCursor cursor = {.path = path, .line = 1};
+    TRY(read_whole_file(path, &cursor.text, &cursor.length, st));
+    dataset_set_source(out, path);
+    CsvHeader header;
+    int rc = read_header(&cursor, label, &header, st);
+    if (!rc) rc = parse_rows(&cursor, &header, out, st);
+    free(cursor.text);
+    return rc;
+}

@@ -1,0 +1,272 @@
+// png:DIR, image folders: DIR/train/CLASS/*.png and DIR/test/CLASS/*.png, or DIR/CLASS/*.png
+// alone (all training data; --val-split holds some out). Classes are the folder names in
+// byte order, numbered from 0, so the same folders always give the same labels; the test
+// split takes its numbers from the training split's folders.
+//
+// Images are decoded by data/png.c to the model's channels and size and kept as bytes like
+// every other image dataset (value * 255, rounded: exact for 8-bit gray and colour, the
+// nearest byte for luminance and for 16-bit samples).
+#define _POSIX_C_SOURCE 200809L
+
+#include "data/dataset.h"
+#include "data/image.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define PNG_MAX_CLASSES 256  // labels are bytes
+#define PNG_FOLDER_HINT                                                                   \
+    "a png:DIR folder holds DIR/train/CLASS/*.png and DIR/test/CLASS/*.png, or "         \
+    "DIR/CLASS/*.png split with --val-split"
+
+typedef struct NameList {
+    char **names;
+    int count;
+} NameList;
+
+static void names_free(NameList *list) {
+    for (int i = 0; list->names && i < list->count; i++) free(list->names[i]);
+    free(list->names);
+    list->names = NULL;
+    list->count = 0;
+}
+
+static int compare_names(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_directory(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int has_png_suffix(const char *name) {
+    size_t n = strlen(name);
+    return n > 4 && (strcmp(name + n - 4, ".png") == 0 || strcmp(name + n - 4, ".PNG") == 0);
+}
+
+// Whether the entry NAME of DIR is what the list wants: class folders, or PNG files.
+static int wanted(const char *dir, const char *name, int folders) {
+    if (name[0] == '.') return 0;
+    if (!folders) return has_png_suffix(name);
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return is_directory(path);
+}
+
+static int add_name(NameList *list, const char *name) {
+    char **grown = realloc(list->names, (size_t)(list->count + 1) * sizeof *grown);
+    if (!grown) return -1;
+    list->names = grown;
+    list->names[list->count] = strdup(name);
+    if (!list->names[list->count]) return -1;
+    list->count++;
+    return 0;
+}
+
+// The sub-folders (folders = 1) or the PNG files (0) of DIR, sorted.
+static int list_folder(const char *dir, int folders, NameList *list, Status *st) {
+    list->names = NULL;
+    list->count = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "cannot list the folder: %s",
+                       strerror(errno));
+        status_hint(st, "%s", PNG_FOLDER_HINT);
+        return STATUS_BAD_INPUT;
+    }
+    int rc = 0;
+    for (struct dirent *e; !rc && (e = readdir(d));)
+        if (wanted(dir, e->d_name, folders) && add_name(list, e->d_name))
+            rc = status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory listing %s", dir);
+    closedir(d);
+    if (rc) names_free(list);
+    else if (list->count) qsort(list->names, (size_t)list->count, sizeof *list->names,
+                                compare_names);
+    return rc;
+}
+
+static int check_classes(const char *root, const NameList *classes, Status *st) {
+    if (classes->count == 0) {
+        status_fail_at(st, STATUS_BAD_INPUT, root, 0, 0, "no class folders in %s", root);
+        status_hint(st, "%s", PNG_FOLDER_HINT);
+        return STATUS_BAD_INPUT;
+    }
+    if (classes->count > PNG_MAX_CLASSES) {
+        status_fail_at(st, STATUS_BAD_INPUT, root, 0, 0, "%d class folders; at most %d are "
+                       "supported", classes->count, PNG_MAX_CLASSES);
+        status_hint(st, "%s", PNG_FOLDER_HINT);
+        return STATUS_BAD_INPUT;
+    }
+    for (int i = 0; i < classes->count; i++) {
+        if (strlen(classes->names[i]) < 64) continue;
+        status_fail_at(st, STATUS_BAD_INPUT, root, 0, 0, "class folder name '%.40s...' is "
+                       "longer than 63 bytes", classes->names[i]);
+        status_hint(st, "rename the folder");
+        return STATUS_BAD_INPUT;
+    }
+    return 0;
+}
+
+static int class_index(const NameList *classes, const char *name) {
+    for (int i = 0; i < classes->count; i++)
+        if (strcmp(classes->names[i], name) == 0) return i;
+    return -1;
+}
+
+// One image file of the split, and the label it gets.
+typedef struct PngFile {
+    char *path;
+    int label;
+} PngFile;
+
+typedef struct PngSplit {
+    PngFile *files;
+    int count;
+} PngSplit;
+
+static void split_free(PngSplit *split) {
+    for (int i = 0; split->files && i < split->count; i++) free(split->files[i].path);
+    free(split->files);
+}
+
+static int add_file(PngSplit *split, const char *folder, const char *name, int label) {
+    PngFile *grown = realloc(split->files, (size_t)(split->count + 1) * sizeof *grown);
+    if (!grown) return -1;
+    split->files = grown;
+    size_t size = strlen(folder) + strlen(name) + 2;
+    char *path = malloc(size);
+    if (!path) return -1;
+    snprintf(path, size, "%s/%s", folder, name);
+    split->files[split->count++] = (PngFile){path, label};
+    return 0;
+}
+
+// Every PNG of ROOT/CLASS for each class folder under ROOT, labelled by `classes`.
+static int collect_files(const char *root, const NameList *classes, PngSplit *split,
+                         Status *st) {
+    NameList here, files;
+    TRY(list_folder(root, 1, &here, st));
+    int rc = 0;
+    for (int c = 0; !rc && c < here.count; c++) {
+        int label = class_index(classes, here.names[c]);
+        char folder[2048];
+        snprintf(folder, sizeof folder, "%s/%s", root, here.names[c]);
+        if (label < 0) {
+            rc = status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "class folder '%s' is "
+                                "not among the training split's classes", here.names[c]);
+            status_hint(st, "the test split's class folders must also be in train/");
+            break;
+        }
+        rc = list_folder(folder, 0, &files, st);
+        for (int f = 0; !rc && f < files.count; f++)
+            if (add_file(split, folder, files.names[f], label))
+                rc = status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        names_free(&files);
+    }
+    names_free(&here);
+    return rc;
+}
+
+static int fail_no_images(const char *root, Status *st) {
+    status_fail_at(st, STATUS_BAD_INPUT, root, 0, 0, "no .png files in the class folders "
+                   "of %s", root);
+    status_hint(st, "%s", PNG_FOLDER_HINT);
+    return STATUS_BAD_INPUT;
+}
+
+// The sample shape: the model's, or else the first image's size in 1 channel.
+static int choose_shape(const PngSplit *split, const DatasetOptions *options, Dataset *out,
+                        Status *st) {
+    out->channels = options->channels > 0 ? options->channels : 1;
+    out->height = options->height;
+    out->width = options->width;
+    if (out->height > 0 && out->width > 0) return 0;
+    return png_read_size(split->files[0].path, &out->width, &out->height, st);
+}
+
+// Decodes every file into out->images; bad files fail, or are counted when skipping.
+static int decode_all(const PngSplit *split, const DatasetOptions *options, Dataset *out,
+                      int *skipped, Status *st) {
+    size_t sample = dataset_sample_size(out);
+    float *pixels = malloc(sample * sizeof *pixels);
+    out->images = malloc((size_t)split->count * sample);
+    out->labels = malloc((size_t)split->count);
+    if (!pixels || !out->images || !out->labels) {
+        free(pixels);
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %d images",
+                           split->count);
+    }
+    int rc = 0;
+    for (int i = 0; !rc && i < split->count; i++) {
+        const PngFile *file = &split->files[i];
+        Status bad;
+        status_clear(&bad);
+        if (png_read_sample(file->path, out->channels, out->height, out->width, pixels, &bad)) {
+            if (options->skip_bad_samples && bad.code == STATUS_BAD_INPUT) (*skipped)++;
+            else rc = (*st = bad).code;
+            continue;
+        }
+        uint8_t *dst = out->images + (size_t)out->count * sample;
+        for (size_t v = 0; v < sample; v++) dst[v] = (uint8_t)lrintf(pixels[v] * 255.0f);
+        out->labels[out->count++] = (uint8_t)file->label;
+    }
+    free(pixels);
+    if (!rc && out->count == 0) {
+        rc = status_fail_at(st, STATUS_BAD_INPUT, split->files[0].path, 0, 0, "all %d images "
+                            "were unreadable and skipped", split->count);
+        status_hint(st, "run with --on-bad-sample fail to see the first one's error");
+    }
+    return rc;
+}
+
+static int keep_class_names(const NameList *classes, Dataset *out, Status *st) {
+    out->class_names = calloc((size_t)classes->count, sizeof *out->class_names);
+    if (!out->class_names) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    for (int i = 0; i < classes->count; i++)
+        snprintf(out->class_names[i], sizeof out->class_names[i], "%s", classes->names[i]);
+    out->class_count = classes->count;
+    return 0;
+}
+
+static int load_split(const char *classes_root, const char *root, const DatasetOptions *options,
+                      Dataset *out, int *skipped, Status *st) {
+    NameList classes;
+    TRY(list_folder(classes_root, 1, &classes, st));
+    PngSplit split = {0};
+    int rc = check_classes(classes_root, &classes, st);
+    if (!rc) rc = collect_files(root, &classes, &split, st);
+    if (!rc && split.count == 0) rc = fail_no_images(root, st);
+    if (!rc) rc = choose_shape(&split, options, out, st);
+    if (!rc) rc = decode_all(&split, options, out, skipped, st);
+    if (!rc) rc = keep_class_names(&classes, out, st);
+    if (!rc) out->label_max = dataset_largest_label(out->labels, out->count);
+    split_free(&split);
+    names_free(&classes);
+    return rc;
+}
+
+int dataset_load_png(const char *dir, const char *split, const DatasetOptions *options,
+                     Dataset *out, int *skipped, Status *st) {
+    TRY(dataset_check_folder(dir, "png", PNG_FOLDER_HINT, st));
+    char train[1024], root[1024];
+    snprintf(train, sizeof train, "%s/train", dir);
+    int test = strcmp(split, "test") == 0;
+    if (!is_directory(train)) {
+        if (test) {
+            status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "png:%s has no test split (no "
+                           "train/ and test/ folders)", dir);
+            status_hint(st, "hold out part of the training data with --val-split 0.1");
+            return STATUS_BAD_INPUT;
+        }
+        snprintf(train, sizeof train, "%s", dir);  // DIR/CLASS/*.png: all training data
+    }
+    snprintf(root, sizeof root, test ? "%s/test" : "%s", test ? dir : train);
+    dataset_set_source(out, root);
+    return load_split(train, root, options, out, skipped, st);
+}

@@ -1,0 +1,30 @@
+#include "data/dataset_stats.h"
+
+#include <math.h>
+#include <string.h>
+
+// A value of sample-major position `i`, as the batcher would give it to the model.
+static double value_at(const Dataset *ds, size_t i) {
+    return ds->features ? (double)ds->features[i] : ds->images[i] / 255.0;
+}
+
+void dataset_stats(const Dataset *ds, DatasetStats *out) {
+    memset(out, 0, sizeof *out);
+    out->count = ds->count;
+    for (int i = 0; i < ds->count; i++) out->per_class[ds->labels[i]]++;
+    size_t values = (size_t)ds->count * dataset_sample_size(ds);
+    if (values == 0) return;
+    // Sums in double: 50 000 CIFAR images are 1.5e8 values, beyond float's exact integers.
+    double sum = 0, sum_squares = 0;
+    out->min = out->max = value_at(ds, 0);
+    for (size_t i = 0; i < values; i++) {
+        double v = value_at(ds, i);
+        sum += v;
+        sum_squares += v * v;
+        if (v < out->min) out->min = v;
+        if (v > out->max) out->max = v;
+    }
+    out->mean = sum / (double)values;
+    double variance = sum_squares / (double)values - out->mean * out->mean;
+    out->std = variance > 0 ? sqrt(variance) : 0;
+}

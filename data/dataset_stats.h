@@ -1,0 +1,17 @@
+// What a dataset holds, for `trainer data info`: samples per class, and the values as the
+// model sees them (bytes / 255, or CSV features as they are).
+#ifndef TRAINER_DATASET_STATS_H
+#define TRAINER_DATASET_STATS_H
+
+#include "data/dataset.h"
+
+typedef struct DatasetStats {
+    int count;
+    int per_class[256];     // samples with each label
+    double min, max;        // over every value of every sample
+    double mean, std;       // population std over every value
+} DatasetStats;
+
+void dataset_stats(const Dataset *ds, DatasetStats *out);
+
+#endif

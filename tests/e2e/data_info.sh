@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `trainer data info SPEC`: per split, the shape, samples per class, value range, mean, std.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+
+make_dataset "$work/tiny" 20 10
+run "$TRAINER" data info "idx:$work/tiny"
+expect_rc 0 "data info describes an idx:DIR"
+expect_in out "train: 20 samples of 1x28x28 from $work/tiny" "the training split's shape"
+expect_in out "test: 10 samples of 1x28x28" "and the test split's"
+expect_match out "^  class   9 +2$" "samples per class (labels 0-9, twice each)"
+# Every pixel is 0x40: 64/255 = 0.2510, std 0.
+expect_in out "values 0.2510 to 0.2510, mean 0.2510, std 0.0000" "the value range, mean, std"
+
+{ echo "label,x"; echo "1,2"; echo "0,4"; } >"$work/two.csv"
+run "$TRAINER" data info "csv:$work/two.csv"
+expect_rc 0 "data info describes a CSV (no test split)"
+expect_in out "train: 2 samples of 1x1x1 from $work/two.csv (f32 features)" "its shape"
+expect_in out "values 2.0000 to 4.0000, mean 3.0000, std 1.0000" "features as they are"
+
+run "$TRAINER" data list "idx:$work/tiny"
+expect_error 2 "trainer data takes \`info SPEC\`" "an unknown verb is refused"
+
+finish

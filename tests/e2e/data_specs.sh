@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Dataset specs beyond the installed Fashion-MNIST, on files made here: idx: by other names
+# and by four named files, cifar10:DIR, csv:FILE, --val-split; and the three IDX faults of
+# issue 14: a FIFO named like an IDX file, a small .gz whose header claims gigabytes, and
+# `check --data` passing a test split that `train` refuses.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+
+train=("$TRAINER" train models/mlp.model --epochs 1 --batch 25 --device cpu)
+check=("$TRAINER" check models/mlp.model --device cpu)
+
+# ---- idx: other names, named files ----
+make_dataset "$work/renamed" 100 50
+for f in "$work/renamed"/*; do mv "$f" "${f/t10k/test}-mine"; done
+run "${train[@]}" --data "idx:$work/renamed"
+expect_rc 0 "idx:DIR finds files named *test*images* and the like"
+expect_in out "100 train, 50 test samples" "it reads both splits"
+
+d="$work/renamed"
+run "${train[@]}" --data "idx:$d/train-images-idx3-ubyte-mine,$d/train-labels-idx1-ubyte-mine,$d/test-images-idx3-ubyte-mine,$d/test-labels-idx1-ubyte-mine"
+expect_rc 0 "idx:A,B,C,D reads the four named files"
+run "${train[@]}" --data "idx:$d/train-images-idx3-ubyte-mine,$d/train-labels-idx1-ubyte-mine"
+expect_error 2 "expected four files" "two named files are refused with the form expected"
+
+make_dataset "$work/twice" 100 50
+write_images "$work/twice/old-train-images" 100
+run "${train[@]}" --data "idx:$work/twice"
+expect_error 2 "two files could be the training images" "an ambiguous folder names both files"
+
+# ---- fault 1: a FIFO named like an IDX file is refused at once ----
+make_dataset "$work/fifo" 100 50
+rm "$work/fifo/t10k-images-idx3-ubyte"
+mkfifo "$work/fifo/t10k-images-idx3-ubyte"
+run timeout 10 "${check[@]}" --data "idx:$work/fifo"
+expect_error 2 "$work/fifo/t10k-images-idx3-ubyte: cannot read: is a FIFO" \
+    "a FIFO in place of an IDX file is refused, not read forever"
+
+# ---- fault 2: a 1 MB .gz whose header claims 64 images of 4096x4096 ----
+# Made as 1024 gzip members of 1 MiB of zeros each (zlib reads concatenated members as one
+# stream): a ~1 MB file that really inflates to the 1 GiB it claims, made in a blink.
+make_dataset "$work/bomb" 100 50
+head -c $((1024 * 1024)) /dev/zero | gzip -9 >"$work/zeros.gz"
+{
+    printf '%b' "\\x00\\x00\\x08\\x03$(be32 64)$(be32 4096)$(be32 4096)" | gzip
+    for ((i = 0; i < 1024; i++)); do cat "$work/zeros.gz"; done
+} >"$work/bomb/train-images-idx3-ubyte.gz"
+rm "$work/bomb/train-images-idx3-ubyte"
+ls -l "$work/bomb/train-images-idx3-ubyte.gz" | awk '{print "# the bomb is " $5 " bytes"}'
+start=$(date +%s%N)
+run timeout 20 "${check[@]}" --data "idx:$work/bomb"
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+expect_error 2 "refused before inflating it" "a .gz claiming 1 GiB from ~1 MB is refused"
+expect_in err "64 images of 4096x4096" "the error quotes the header's claim"
+if [ "$elapsed_ms" -lt 2000 ]; then pass "it is refused in ${elapsed_ms} ms, not after inflating"
+else fail "the bomb took ${elapsed_ms} ms to refuse"; fi
+
+# The same zeros after an honest header of 100 images: counting the trailing data stops
+# after a megabyte instead of inflating the whole gigabyte.
+make_dataset "$work/tail" 100 50
+{
+    printf '%b' "\\x00\\x00\\x08\\x03$(be32 100)$(be32 28)$(be32 28)" | gzip
+    for ((i = 0; i < 1024; i++)); do cat "$work/zeros.gz"; done
+} >"$work/tail/train-images-idx3-ubyte.gz"
+rm "$work/tail/train-images-idx3-ubyte"
+start=$(date +%s%N)
+run timeout 20 "${check[@]}" --data "idx:$work/tail"
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+expect_error 2 "trailing data: header says 100 images of 28x28 (78400 bytes) but the file holds over 1048576 more bytes" \
+    "trailing data is counted up to a megabyte"
+if [ "$elapsed_ms" -lt 2000 ]; then pass "it is refused in ${elapsed_ms} ms"
+else fail "the trailing gigabyte took ${elapsed_ms} ms to refuse"; fi
+
+# ---- fault 3: check --data validates the test split as train does ----
+make_dataset "$work/label255" 100 50
+printf '\xff' | dd of="$work/label255/t10k-labels-idx1-ubyte" bs=1 seek=10 conv=notrunc 2>/dev/null
+run "${check[@]}" --data "idx:$work/label255"
+expect_error 2 "the test set has labels up to 255" "check refuses a test label of 255"
+run "${train[@]}" --data "idx:$work/label255"
+expect_error 2 "the test set has labels up to 255" "train refuses it the same way"
+
+make_dataset "$work/narrow" 100 50
+{
+    printf '%b' "\\x00\\x00\\x08\\x03$(be32 50)$(be32 27)$(be32 28)"
+    head -c $((50 * 27 * 28)) /dev/zero
+} >"$work/narrow/t10k-images-idx3-ubyte"
+run "${check[@]}" --data "idx:$work/narrow"
+expect_error 2 "does not fit the test set, whose samples are 1x27x28" \
+    "check refuses 27x28 test images"
+
+run "${check[@]}" --data "idx:$work/renamed"
+expect_rc 0 "check passes a valid dataset"
+expect_in out "100 train, 50 test samples" "and says what it validated"
+
+# ---- --val-split ----
+run "${train[@]}" --data "idx:$work/renamed" --val-split 0.2
+expect_rc 0 "--val-split 0.2 trains"
+expect_in out "80 train, 20 val, 50 test samples" "the data line shows the split"
+expect_match out "^epoch 1/1 .* val loss [0-9.]+ acc" "each epoch is evaluated on val"
+expect_match out "^test loss [0-9.]+ acc [0-9.]+  \\(50 samples\\)" "and test once at the end"
+run "${train[@]}" --data "idx:$work/renamed" --val-split 1.5
+expect_error 2 "--val-split" "a fraction outside (0, 1) is refused"
+
+# ---- the model file's data statement ----
+{ cat models/mlp.model; echo "data spec=idx:$work/renamed val_split=0.1"; } >"$work/with_data.model"
+run "$TRAINER" train "$work/with_data.model" --epochs 1 --batch 25 --device cpu
+expect_rc 0 "a model's data statement names its dataset and split"
+expect_in out "90 train, 10 val, 50 test samples" "both are used without --data"
+run "$TRAINER" check "$work/with_data.model" --device cpu
+expect_in out "data $work/renamed: valid, 90 train, 10 val, 50 test samples" \
+    "check validates the model's dataset without --data"
+run "$TRAINER" train "$work/with_data.model" --epochs 1 --batch 25 --device cpu \
+    --data "idx:$work/label255"
+expect_error 2 "labels up to 255" "--data overrides the model's spec"
+{ cat models/mlp.model; echo "data spec=idx:$work/renamed split=0.1"; } >"$work/bad_data.model"
+run "$TRAINER" check "$work/bad_data.model"
+expect_error 2 "unknown key 'split' for data" "an unknown data key is refused at its place"
+
+# ---- cifar10:DIR ----
+# cifar_batch FILE COUNT [LABEL]: COUNT records, labels 0..9 (or all LABEL), pixels 0x40.
+cifar_batch() {
+    local i label
+    for ((i = 0; i < $2; i++)); do
+        label=${3:-$((i % 10))}
+        printf '%b' "\\x$(printf %02x "$label")"
+        head -c 3072 /dev/zero | tr '\0' '\100'
+    done >"$1"
+}
+cifar_model="$work/cifar.model"
+sed 's/shape=784/shape=3072/' models/mlp.model >"$cifar_model"
+mkdir -p "$work/cifar"
+cifar_batch "$work/cifar/data_batch_1.bin" 30
+cifar_batch "$work/cifar/data_batch_2.bin" 20
+cifar_batch "$work/cifar/test_batch.bin" 10
+run "$TRAINER" train "$cifar_model" --data "cifar10:$work/cifar" --epochs 1 --batch 10 --device cpu
+expect_rc 0 "a small cifar10:DIR trains"
+expect_in out "50 train, 10 test samples" "it reads data_batch_1..2 and test_batch"
+
+cp -r "$work/cifar" "$work/cifar_cut"
+head -c $((3073 * 5 + 100)) "$work/cifar/data_batch_2.bin" >"$work/cifar_cut/data_batch_2.bin"
+run "$TRAINER" check "$cifar_model" --data "cifar10:$work/cifar_cut"
+expect_error 2 "$work/cifar_cut/data_batch_2.bin: truncated" "a cut record is named"
+expect_in err "100 bytes of record 6" "with the record it cut"
+
+cp -r "$work/cifar" "$work/cifar_label"
+cifar_batch "$work/cifar_label/test_batch.bin" 3 12
+run "$TRAINER" check "$cifar_model" --data "cifar10:$work/cifar_label"
+expect_error 2 "$work/cifar_label/test_batch.bin: record 1 (byte offset 0) has label 12" \
+    "a label of 10 or more is refused with its record"
+
+mkdir -p "$work/cifar_none"
+run "$TRAINER" check "$cifar_model" --data "cifar10:$work/cifar_none"
+expect_error 2 "missing data_batch_1.bin" "an empty folder says what it lacks"
+
+# ---- csv:FILE ----
+csv_model="$work/csv.model"
+cat >"$csv_model" <<'MODEL'
+input shape=4
+dense units=8 act=relu
+dense units=3
+loss softmax_cross_entropy
+optimizer sgd lr=0.1
+train batch=4 epochs=1 seed=1
+MODEL
+{
+    echo "a,b,label,c,d"
+    for i in $(seq 1 40); do echo "$((i % 7)).5,-1e-2,$((i % 3)),3,$i"; done
+} >"$work/good.csv"
+run "$TRAINER" train "$csv_model" --data "csv:$work/good.csv" --val-split 0.25 --device cpu
+expect_rc 0 "a CSV with a label column trains (with --val-split: CSV has no test split)"
+expect_in out "30 train, 10 val samples" "it holds out a quarter"
+run "$TRAINER" train "$csv_model" --data "csv:$work/good.csv" --device cpu
+expect_error 2 "has no test split" "CSV without --val-split asks for one"
+
+{ echo "x,a,b,c,d"; echo "1,2,3,4,5"; } >"$work/first.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/first.csv,label=x" --val-split 0.5
+expect_error 2 "--val-split 0.5 of 1 training samples" "one row cannot be split"
+
+run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=kind" --val-split 0.25
+expect_error 2 "$work/good.csv:1: no column 'kind'" "a missing label column is named"
+
+{ echo "a,b,label,c,d"; echo "1,2,0,3,4"; printf '1,2,1,x\xff,4\n'; } >"$work/word.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/word.csv" --val-split 0.5
+expect_error 2 "$work/word.csv:3:7: 'x\\xff' is not a number" \
+    "a non-numeric cell is named by line:column, its bytes escaped"
+
+{ echo "a,b,label,c,d"; echo "1,2,0,3,4"; echo "1,2,0,3"; } >"$work/ragged.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/ragged.csv" --val-split 0.5
+expect_error 2 "$work/ragged.csv:3: row has 4 fields, but the header has 5 columns" \
+    "a ragged row is named by its line"
+
+: >"$work/empty.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/empty.csv" --val-split 0.5
+expect_error 2 "$work/empty.csv:1: empty file" "an empty CSV is refused"
+
+mkfifo "$work/pipe.csv"
+run timeout 10 "$TRAINER" check "$csv_model" --data "csv:$work/pipe.csv" --val-split 0.5
+expect_error 2 "$work/pipe.csv: cannot read: is a FIFO" "a FIFO is not read as a CSV"
+
+finish

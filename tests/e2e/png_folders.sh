@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# png:DIR from the command line: class folders train, class names are printed once, a
+# broken image stops the run naming its file, or with --on-bad-sample skip is left out and
+# counted at the end; one folder of classes trains with --val-split.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+
+if ! command -v python3 >/dev/null; then
+    echo "SKIP: python3 is needed to write the test PNGs"
+    exit 77
+fi
+
+# DIR/{train,test}/{cat,dog}/N.png: 28x28 gray, cats dark and dogs bright. Plain python3.
+python3 - "$work/pets" <<'PY'
+import os, struct, sys, zlib
+
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+def png(path, value):
+    rows = b"".join(b"\x00" + bytes([(value + x) % 256 for x in range(28)]) for _ in range(28))
+    header = struct.pack(">IIBBBBB", 28, 28, 8, 0, 0, 0, 0)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) +
+                chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+root = sys.argv[1]
+for split, count in (("train", 20), ("test", 6)):
+    for name, value in (("cat", 10), ("dog", 200)):
+        folder = os.path.join(root, split, name)
+        os.makedirs(folder)
+        for i in range(count):
+            png(os.path.join(folder, "%02d.png" % i), value + i)
+PY
+
+train=("$TRAINER" train models/mlp.model --epochs 1 --batch 8 --device cpu)
+sed 's/units=10$/units=2/' models/mlp.model >"$work/two.model"
+two=("$TRAINER" train "$work/two.model" --epochs 1 --batch 8 --device cpu)
+
+run "${two[@]}" --data "png:$work/pets"
+expect_rc 0 "png:DIR of class folders trains"
+expect_in out "40 train, 12 test samples" "it reads both splits"
+expect_in out "classes: 0=cat 1=dog" "the class names are printed, sorted"
+if [ "$(grep -c '^classes:' <<<"$out")" -eq 1 ]; then pass "once"
+else fail "the class names are printed more than once"; fi
+
+printf 'not a png' >"$work/pets/train/dog/zz.png"
+run "${two[@]}" --data "png:$work/pets"
+expect_error 2 "$work/pets/train/dog/zz.png: not a PNG file" "a broken image is named"
+run "${two[@]}" --data "png:$work/pets" --on-bad-sample skip
+expect_rc 0 "--on-bad-sample skip trains past it"
+expect_in out "skipped 1 unreadable sample (--on-bad-sample skip)" "and counts it at the end"
+run "${two[@]}" --data "png:$work/pets" --on-bad-sample ignore
+expect_error 2 "--on-bad-sample ignore: expected fail or skip" "an unknown choice is refused"
+
+rm "$work/pets/train/dog/zz.png"
+mkfifo "$work/pets/train/dog/zz.png"
+run timeout 10 "${two[@]}" --data "png:$work/pets"
+expect_error 2 "$work/pets/train/dog/zz.png: cannot read: not a regular file" \
+    "a FIFO named like a PNG is refused, not read forever"
+
+run "$TRAINER" check "$work/two.model" --data "png:$work/pets/train" --on-bad-sample skip
+expect_error 2 "has no test split" "one folder of classes without --val-split asks for one"
+run "${two[@]}" --data "png:$work/pets/train" --val-split 0.25 --on-bad-sample skip
+expect_rc 0 "one folder of classes trains with --val-split"
+expect_in out "30 train, 10 val samples" "a quarter is held out, no test split"
+
+finish
