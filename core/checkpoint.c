@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L  // mkdir, dirent
 #include "core/checkpoint.h"
 
+#include "base/directories.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -391,7 +393,7 @@ static int folder_failed(const char *folder, const char *what, Status *st) {
 }
 
 int checkpoint_folder_prepare(const char *folder, int *swept, Status *st) {
-    if (mkdir(folder, 0777) != 0 && errno != EEXIST) return folder_failed(folder, "mkdir", st);
+    if (make_directories(folder)) return folder_failed(folder, "creating it", st);
     *swept = atomic_file_sweep(folder);
     char probe[1100];
     snprintf(probe, sizeof probe, "%s/.write-probe.tmp", folder);

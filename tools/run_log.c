@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L  // gethostname, mkdir, clock_gettime
 #include "tools/run_log.h"
 
+#include "base/directories.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,13 +24,7 @@ static int unwritable(const char *path, const char *what, Status *st) {
 }
 
 static int make_directory(const char *dir, Status *st) {
-    struct stat info;
-    if (stat(dir, &info) == 0) {
-        if (S_ISDIR(info.st_mode)) return 0;
-        errno = ENOTDIR;
-        return unwritable(dir, "use it as the log directory", st);
-    }
-    if (mkdir(dir, 0777) != 0) return unwritable(dir, "create the log directory", st);
+    if (make_directories(dir)) return unwritable(dir, "create the log directory", st);
     return 0;
 }
 

@@ -72,6 +72,12 @@ echo "a file, not a folder" >"$work/plain"
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/plain/ck"
 expect_error 2 "cannot use the checkpoint folder" "a folder that cannot be made fails"
 expect_no_match out '^epoch ' "... before the first step"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 \
+    --checkpoint "$work/runs/tiny/ck" --logdir "$work/runs/tiny/logs"
+expect_rc 0 "--checkpoint and --logdir create their missing parents"
+if [ -f "$work/runs/tiny/ck/step-0000000013.safetensors" ] &&
+    [ -f "$work/runs/tiny/logs/metrics.jsonl" ]; then pass "... and write into them"
+else fail "... and write into them"; fi
 mkdir -p "$work/locked" && chmod 500 "$work/locked"
 if [ -w "$work/locked" ]; then pass "(running as root: unwritable-folder check skipped)"
 else

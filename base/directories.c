@@ -1,0 +1,35 @@
+#define _POSIX_C_SOURCE 200809L  // mkdir, stat
+#include "base/directories.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int make_one(const char *path) {
+    if (mkdir(path, 0777) == 0) return 0;
+    // EEXIST says only that a name is taken: it may be a file.
+    struct stat info;
+    if (errno == EEXIST && stat(path, &info) == 0) {
+        if (S_ISDIR(info.st_mode)) return 0;
+        errno = ENOTDIR;
+    }
+    return -1;
+}
+
+int make_directories(const char *path) {
+    char partial[4096];
+    if (snprintf(partial, sizeof partial, "%s", path) >= (int)sizeof partial) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    // Each parent in turn, then the folder itself; a leading '/' is not a parent.
+    for (char *slash = strchr(partial + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        if (slash[-1] == '/') continue;  // "a//b"
+        *slash = '\0';
+        int rc = make_one(partial);
+        *slash = '/';
+        if (rc) return -1;
+    }
+    return make_one(partial);
+}

@@ -1,0 +1,10 @@
+// Folders a run writes into (--checkpoint, --logdir): created with their missing parents,
+// as `mkdir -p` would, so that `--checkpoint runs/mlp` works on a fresh machine.
+#ifndef TRAINER_DIRECTORIES_H
+#define TRAINER_DIRECTORIES_H
+
+// 0 when `path` is a folder now (made here or already there); else -1 with errno set by
+// the step that failed (ENOTDIR when a part of the path is a file).
+int make_directories(const char *path);
+
+#endif
