@@ -34,9 +34,9 @@ static Series series_of(const char *label, const Curve *curve, Rgb color, int ma
 // Two panels, loss above accuracy; the test curve has a point per epoch, so it is marked.
 static void draw_curves(Raster *raster, const RunCurves *c) {
     Series loss[] = {series_of("train", &c->train_loss, TRAIN_COLOR, 0),
-                     series_of("test", &c->test_loss, TEST_COLOR, 1)};
+                     series_of(c->evaluated, &c->test_loss, TEST_COLOR, 1)};
     Series accuracy[] = {series_of("train", &c->train_accuracy, TRAIN_COLOR, 0),
-                         series_of("test", &c->test_accuracy, TEST_COLOR, 1)};
+                         series_of(c->evaluated, &c->test_accuracy, TEST_COLOR, 1)};
     Panel top = {.left = 0, .top = 0, .width = IMAGE_WIDTH, .height = PANEL_HEIGHT,
                  .x_label = "step", .y_label = "loss", .series = loss, .series_count = 2};
     Panel bottom = top;

@@ -327,7 +327,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     RunLog log;
     const char *logdir = args_get(cmd, args, "--logdir");
     if (logdir) {
-        TRY(run_log_open(&log, logdir, st));
+        TRY(run_log_open(&log, logdir, session.evaluated, st));
         session.log = &log;
     }
     progress_init(&session.bar, stderr);

@@ -52,8 +52,15 @@ static int add_row(RunCurves *curves, const cJSON *row, const char *path, int li
         return add_if_present(&curves->train_accuracy, row, "accuracy", at, st);
     }
     if (strcmp(kind->valuestring, "epoch") == 0) {
-        TRY(add_if_present(&curves->test_loss, row, "test_loss", at, st));
-        return add_if_present(&curves->test_accuracy, row, "test_accuracy", at, st);
+        // A run evaluates on one split each epoch: test, or val with --val-split.
+        const char *split = cJSON_GetObjectItemCaseSensitive(row, "val_loss") ? "val" : "test";
+        char loss_key[16], accuracy_key[24];
+        snprintf(loss_key, sizeof loss_key, "%s_loss", split);
+        snprintf(accuracy_key, sizeof accuracy_key, "%s_accuracy", split);
+        if (cJSON_GetObjectItemCaseSensitive(row, loss_key))
+            snprintf(curves->evaluated, sizeof curves->evaluated, "%s", split);
+        TRY(add_if_present(&curves->test_loss, row, loss_key, at, st));
+        return add_if_present(&curves->test_accuracy, row, accuracy_key, at, st);
     }
     return 0;  // a kind a later version writes: not ours to draw
 }
@@ -76,6 +83,7 @@ static int read_rows(FILE *file, RunCurves *curves, const char *path, int *rows,
 
 int run_curves_read(const char *path, RunCurves *curves, Status *st) {
     memset(curves, 0, sizeof *curves);
+    snprintf(curves->evaluated, sizeof curves->evaluated, "test");
     FILE *file = fopen(path, "r");
     if (!file) {
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot read the metrics log: %s",

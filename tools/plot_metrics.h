@@ -1,5 +1,6 @@
 // The curves `trainer plot` draws, read from a run's metrics.jsonl (tools/run_log.h):
-// training loss and accuracy at each logged step, test loss and accuracy at each epoch.
+// training loss and accuracy at each logged step, and at each epoch the loss and accuracy
+// on the split the run evaluated (test, or val with --val-split).
 #ifndef TRAINER_PLOT_METRICS_H
 #define TRAINER_PLOT_METRICS_H
 
@@ -12,6 +13,7 @@ typedef struct Curve {
 
 typedef struct RunCurves {
     Curve train_loss, train_accuracy, test_loss, test_accuracy;
+    char evaluated[8];  // "test" or "val": which split test_loss and test_accuracy are of
 } RunCurves;
 
 // `path` is the metrics.jsonl file. A line that is not a JSON object with a "kind" and a

@@ -24,12 +24,17 @@ static int unwritable(const char *path, const char *what, Status *st) {
 }
 
 static int make_directory(const char *dir, Status *st) {
-    if (make_directories(dir)) return unwritable(dir, "create the log directory", st);
-    return 0;
+    if (!make_directories(dir)) return 0;
+    struct stat info;
+    int is_file = stat(dir, &info) == 0 && !S_ISDIR(info.st_mode);
+    if (is_file) errno = ENOTDIR;
+    return unwritable(dir, is_file ? "use it as the log directory" : "create the log directory",
+                      st);
 }
 
-int run_log_open(RunLog *log, const char *dir, Status *st) {
+int run_log_open(RunLog *log, const char *dir, const char *evaluated, Status *st) {
     memset(log, 0, sizeof *log);
+    snprintf(log->evaluated, sizeof log->evaluated, "%s", evaluated);
     TRY(make_directory(dir, st));
     snprintf(log->metrics_path, sizeof log->metrics_path, "%s/metrics.jsonl", dir);
     log->metrics = fopen(log->metrics_path, "w");
@@ -99,17 +104,22 @@ int run_log_epoch(RunLog *log, const EpochReport *r, Status *st) {
     cJSON_AddNumberToObject(line, "epoch", r->epoch);
     cJSON_AddNumberToObject(line, "loss", r->train_loss);
     cJSON_AddNumberToObject(line, "accuracy", r->train_accuracy);
+    char loss_key[16], accuracy_key[24], loss_tag[16], accuracy_tag[24];
+    snprintf(loss_key, sizeof loss_key, "%s_loss", log->evaluated);
+    snprintf(accuracy_key, sizeof accuracy_key, "%s_accuracy", log->evaluated);
+    snprintf(loss_tag, sizeof loss_tag, "%s/loss", log->evaluated);
+    snprintf(accuracy_tag, sizeof accuracy_tag, "%s/accuracy", log->evaluated);
     if (r->has_test) {
-        cJSON_AddNumberToObject(line, "test_loss", r->test.loss);
-        cJSON_AddNumberToObject(line, "test_accuracy", r->test.accuracy);
+        cJSON_AddNumberToObject(line, loss_key, r->test.loss);
+        cJSON_AddNumberToObject(line, accuracy_key, r->test.accuracy);
     }
     cJSON_AddNumberToObject(line, "lr", r->lr);
     cJSON_AddNumberToObject(line, "samples_per_second", r->samples_per_second);
     cJSON_AddNumberToObject(line, "seconds", r->seconds);
     add_memory(line, r->memory_in_use, r->memory_peak);
     TRY(write_line(log, line, st));
-    static const char *const tags[] = {"epoch/train_loss", "epoch/train_accuracy", "test/loss",
-                                       "test/accuracy"};
+    const char *const tags[] = {"epoch/train_loss", "epoch/train_accuracy", loss_tag,
+                                accuracy_tag};
     double values[] = {r->train_loss, r->train_accuracy, r->test.loss, r->test.accuracy};
     TRY(add_scalars(log, r->global_step, tags, values, r->has_test ? 4 : 2, st));
     return flush_both(log, st);

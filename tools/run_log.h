@@ -14,11 +14,14 @@ typedef struct RunLog {
     FILE *metrics;
     char metrics_path[1024];
     EventFile events;
+    // The split each epoch is evaluated on, "test" or "val" (--val-split): it names the
+    // epoch rows' figures (test_loss or val_loss) and the TensorBoard tags (test/loss...).
+    char evaluated[8];
 } RunLog;
 
 // Creates DIR (one level) when missing and opens both files; an unwritable DIR fails here,
 // before training starts.
-int run_log_open(RunLog *log, const char *dir, Status *st);
+int run_log_open(RunLog *log, const char *dir, const char *evaluated, Status *st);
 int run_log_step(RunLog *log, const StepReport *report, Status *st);
 // Writes the epoch's line and flushes both files.
 int run_log_epoch(RunLog *log, const EpochReport *report, Status *st);

@@ -52,6 +52,17 @@ mkdir -p "$work/bad" && { head -n 2 "$work/logs/metrics.jsonl"; echo '{"kind": "
 run "$TRAINER" plot "$work/bad" -o "$work/x.png"
 expect_error 2 "$work/bad/metrics.jsonl:3: not valid JSON" "a malformed line is named by file:line"
 
+# With --val-split the epochs are evaluated on the validation split, and the log says so.
+run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 2 \
+    --batch 16 --val-split 0.25 --logdir "$work/val-logs"
+expect_rc 0 "a run with --val-split and --logdir trains"
+if grep -q '"kind":"epoch".*"val_loss".*"val_accuracy"' "$work/val-logs/metrics.jsonl" &&
+    ! grep -q '"test_accuracy"' "$work/val-logs/metrics.jsonl"; then
+    pass "its epoch rows carry val_loss and val_accuracy, not test figures"
+else fail "its epoch rows carry val_loss and val_accuracy, not test figures"; fi
+run "$TRAINER" plot "$work/val-logs" -o "$work/val.png"
+expect_rc 0 "trainer plot draws the validation curve"
+
 run "$TRAINER" plot --help
 expect_rc 0 "plot --help"
 expect_in out "usage: trainer plot DIR" "the help shows the usage"
