@@ -5,6 +5,7 @@
 // A CSV file is all training data; --val-split holds part of it out.
 #define _POSIX_C_SOURCE 200809L
 
+#include "base/escape.h"
 #include "data/dataset.h"
 
 #include <errno.h>
@@ -27,18 +28,10 @@ typedef struct CsvCursor {
     int line;
 } CsvCursor;
 
-// A cell's bytes for a message: printable ASCII as is, the rest escaped, at most 40 shown.
+// A cell's bytes for a message, escaped as every name read from a file is, and cut to about
+// 40 characters: a message quotes the cell, it does not reproduce a long one.
 static void escape_cell(const char *cell, size_t length, char *out, size_t size) {
-    size_t used = 0;
-    for (size_t i = 0; i < length && i < 40 && used + 5 < size; i++) {
-        unsigned char c = (unsigned char)cell[i];
-        if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\')
-            used += (size_t)snprintf(out + used, size - used, "%c", c);
-        else
-            used += (size_t)snprintf(out + used, size - used, "\\x%02x", c);
-    }
-    if (length > 40 && used + 4 < size) used += (size_t)snprintf(out + used, size - used, "...");
-    out[used] = '\0';
+    text_escape(cell, length, out, size < 48 ? size : 48);
 }
 
 static int read_whole_file(const char *path, char **text, size_t *length, Status *st) {
