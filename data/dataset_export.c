@@ -24,21 +24,6 @@
 #include "base/directories.h"
 #include "data/image.h"
 
-enum { KNOWN_CLASSES = 10 };
-static const char *const fashion_mnist_names[KNOWN_CLASSES] = {
-    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-    "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot",
-};
-static const char *const cifar10_names[KNOWN_CLASSES] = {
-    "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
-};
-
-static const char *const *known_names(const char *spec) {
-    if (strcmp(spec, "fashion-mnist") == 0) return fashion_mnist_names;
-    if (strncmp(spec, "cifar10:", 8) == 0) return cifar10_names;
-    return NULL;
-}
-
 static int digits(int value) {
     int n = 1;
     for (; value >= 10; value /= 10) n++;
@@ -53,9 +38,10 @@ static void folder_safe(char *name) {
 
 void dataset_export_folders(const char *spec, const Dataset *ds, int label_max,
                             ExportFolders *out) {
-    const char *const *names = known_names(spec);
+    int known = 0;
+    const char *const *names = dataset_known_class_names(spec, &known);
     int count = label_max + 1;
-    if (names && count < KNOWN_CLASSES) count = KNOWN_CLASSES;
+    if (count < known) count = known;
     if (ds->class_count > count) count = ds->class_count;
     out->count = count;
     int width = digits(count - 1);
@@ -65,7 +51,7 @@ void dataset_export_folders(const char *spec, const Dataset *ds, int label_max,
         // Every name fits: a class name is under 64 bytes and a label under 4 digits.
         int n;
         if (c < ds->class_count) n = snprintf(folder, size, "%s", ds->class_names[c]);
-        else if (names && c < KNOWN_CLASSES) n = snprintf(folder, size, "%0*d_%s", width, c,
+        else if (c < known) n = snprintf(folder, size, "%0*d_%s", width, c,
                                                           names[c]);
         else n = snprintf(folder, size, "%0*d", width, c);
         if (n >= (int)size) folder[size - 1] = '\0';
