@@ -109,8 +109,9 @@ typedef struct ExportLine {
 
 static void draw_progress(void *context, int done, int total) {
     ExportLine *line = context;
+    if (!line->terminal) return;
     double now = now_seconds();
-    if (!line->terminal || (done < total && now - line->last_draw < 0.2)) return;
+    if (done < total && now - line->last_draw < 0.2) return;
     line->last_draw = now;
     fprintf(stderr, "\r%s: %d/%d images%s", line->split, done, total, done == total ? "\n" : "");
     fflush(stderr);
