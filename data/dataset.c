@@ -139,6 +139,22 @@ static int has_prefix(const char *spec, const char *prefix) {
     return strncmp(spec, prefix, strlen(prefix)) == 0;
 }
 
+static const char *const fashion_mnist_names[] = {
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+    "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot",
+};
+static const char *const cifar10_names[] = {
+    "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
+};
+
+const char *const *dataset_known_class_names(const char *spec, int *count) {
+    *count = 10;
+    if (spec && strcmp(spec, "fashion-mnist") == 0) return fashion_mnist_names;
+    if (spec && has_prefix(spec, "cifar10:")) return cifar10_names;
+    *count = 0;
+    return NULL;
+}
+
 int dataset_has_test_split(const char *spec) {
     if (spec && has_prefix(spec, "csv:")) return 0;
     if (!spec || !has_prefix(spec, "png:")) return 1;

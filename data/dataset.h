@@ -57,6 +57,10 @@ int dataset_load(const char *spec, const char *split, Dataset *out, Status *st);
 // under skip_bad_samples. The splits: "train", "test".
 int dataset_load_with(const char *spec, const char *split, const DatasetOptions *options,
                       Dataset *out, int *skipped, Status *st);
+// The class names of a dataset known by its spec, in label order: Fashion-MNIST's ten
+// ("T-shirt/top" ... "Ankle boot") for "fashion-mnist", CIFAR-10's ("airplane" ... "truck")
+// for "cifar10:DIR"; NULL (and *count 0) for any other.
+const char *const *dataset_known_class_names(const char *spec, int *count);
 // Whether the spec has a test split of its own (a png:DIR of class folders has none: it is
 // all training data, and --val-split holds some of it out).
 int dataset_has_test_split(const char *spec);

@@ -12,6 +12,8 @@
 #ifndef TRAINER_IMAGE_H
 #define TRAINER_IMAGE_H
 
+#include <stdint.h>
+
 #include "base/status.h"
 
 // Decodes PATH into `out`: channels * height * width floats in [0, 1], CHW layout
@@ -24,5 +26,12 @@ int png_read_sample(const char *path, int channels, int height, int width, float
 
 // Reads only the header of PATH: its size in pixels. Fails like png_read_sample.
 int png_read_size(const char *path, int *width, int *height, Status *st);
+
+// Writes PATH as an 8-bit PNG (data/png_write.c): `pixels` holds height rows of
+// width * channels bytes, interleaved (1 channel: gray; 3: R, G, B). A file that cannot be
+// created is STATUS_BAD_INPUT, a failed write STATUS_RUNTIME_ERROR (the partial file is
+// removed); both name the file.
+int image_write_png(const char *path, int channels, int height, int width,
+                    const uint8_t *pixels, Status *st);
 
 #endif

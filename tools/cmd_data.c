@@ -1,8 +1,14 @@
 // `trainer data info SPEC`: what a dataset holds, per split: the sample shape, samples per
 // class (with the class names of a png:DIR), the value range, mean and std.
+// `trainer data export SPEC png:DIR`: the dataset as PNG class folders (data/dataset_export.c).
+#define _POSIX_C_SOURCE 200809L  // clock_gettime, fileno
+
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "data/dataset_export.h"
 #include "data/dataset_stats.h"
 #include "tools/cli.h"
 
@@ -10,13 +16,19 @@ static const OptionSpec data_options[] = {
     {"--channels", "N", "png:DIR: read images as 1 (gray, the default) or 3 (RGB) channels"},
     {"--on-bad-sample", "fail|skip", "an unreadable image stops (fail, the default) or is left "
                                      "out and counted (skip)"},
+    {"--limit", "N", "export: the first N samples of each split"},
+    {"--train-limit", "N", "export: the first N training samples (overrides --limit)"},
+    {"--test-limit", "N", "export: the first N test samples (overrides --limit)"},
+    {"--force", NULL, "export: write into a folder that is not empty"},
     {NULL, NULL, NULL},
 };
 
 const Command data_command = {
     .name = "data",
-    .usage = "info SPEC [--channels N] [--on-bad-sample fail|skip]",
-    .summary = "describe a dataset: samples per class, shape, value range, mean and std",
+    .usage = "info SPEC [--channels N] [--on-bad-sample fail|skip]\n"
+             "       trainer data export SPEC png:DIR [--limit N] [--train-limit N] [--test-limit N]\n"
+             "                           [--force] [--channels N]",
+    .summary = "describe a dataset (samples per class, shape, values), or export it as PNGs",
     .options = data_options,
     .run = run_data,
 };
@@ -35,22 +47,42 @@ static void print_split(const char *split, const Dataset *ds, int skipped) {
     if (skipped) printf("  skipped %d unreadable sample%s\n", skipped, skipped == 1 ? "" : "s");
 }
 
+static int is_action(const ParsedArgs *args, const char *action, int positionals) {
+    return args->positional_count == positionals && strcmp(args->positionals[0], action) == 0;
+}
+
 static int check_usage(const Command *cmd, const ParsedArgs *args, Status *st) {
-    if (args->positional_count == 2 && strcmp(args->positionals[0], "info") == 0) return 0;
-    status_fail(st, STATUS_BAD_INPUT, "trainer data takes `info SPEC`");
-    status_hint(st, "usage: trainer data %s, e.g. trainer data info fashion-mnist", cmd->usage);
+    if (is_action(args, "info", 2)) return 0;
+    if (is_action(args, "export", 3) && strncmp(args->positionals[2], "png:", 4) == 0 &&
+        args->positionals[2][4])
+        return 0;
+    if (is_action(args, "export", 3)) {
+        status_fail(st, STATUS_BAD_INPUT, "trainer data export writes png:DIR, not '%s'",
+                    args->positionals[2]);
+        status_hint(st, "e.g. trainer data export fashion-mnist png:/tmp/fashion-png");
+        return STATUS_BAD_INPUT;
+    }
+    status_fail(st, STATUS_BAD_INPUT, "trainer data takes `info SPEC` or `export SPEC png:DIR`");
+    status_hint(st, "e.g. trainer data info fashion-mnist; see `trainer data --help`");
     return STATUS_BAD_INPUT;
+}
+
+static int read_options(const Command *cmd, const ParsedArgs *args, DatasetOptions *options,
+                        Status *st) {
+    memset(options, 0, sizeof *options);
+    long channels = 1;
+    TRY(args_int(cmd, args, "--channels", 1, 3, &channels, NULL, st));
+    if (channels == 2) return status_fail(st, STATUS_BAD_INPUT, "--channels must be 1 or 3");
+    options->channels = (int)channels;
+    const char *bad = args_get(cmd, args, "--on-bad-sample");
+    options->skip_bad_samples = bad && strcmp(bad, "skip") == 0;
+    return 0;
 }
 
 static int describe(const Command *cmd, const ParsedArgs *args, Status *st) {
     const char *spec = args->positionals[1];
-    DatasetOptions options = {0};
-    long channels = 1;
-    TRY(args_int(cmd, args, "--channels", 1, 3, &channels, NULL, st));
-    if (channels == 2) return status_fail(st, STATUS_BAD_INPUT, "--channels must be 1 or 3");
-    options.channels = (int)channels;
-    const char *bad = args_get(cmd, args, "--on-bad-sample");
-    options.skip_bad_samples = bad && strcmp(bad, "skip") == 0;
+    DatasetOptions options;
+    TRY(read_options(cmd, args, &options, st));
     const char *splits[2] = {"train", "test"};
     for (int i = 0; i < (dataset_has_test_split(spec) ? 2 : 1); i++) {
         Dataset ds;
@@ -62,9 +94,102 @@ static int describe(const Command *cmd, const ParsedArgs *args, Status *st) {
     return 0;
 }
 
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// A line redrawn on a terminal at most 5 times a second; nothing when stderr is a file.
+typedef struct ExportLine {
+    const char *split;
+    int terminal;
+    double last_draw;
+} ExportLine;
+
+static void draw_progress(void *context, int done, int total) {
+    ExportLine *line = context;
+    if (!line->terminal) return;
+    double now = now_seconds();
+    if (done < total && now - line->last_draw < 0.2) return;
+    line->last_draw = now;
+    fprintf(stderr, "\r%s: %d/%d images%s", line->split, done, total, done == total ? "\n" : "");
+    fflush(stderr);
+}
+
+// Both splits are read before any is written: the class folders' label width comes from
+// the largest label of either.
+typedef struct ExportSplits {
+    Dataset sets[2];
+    const char *names[2];
+    int count;
+} ExportSplits;
+
+static void export_splits_free(ExportSplits *splits) {
+    for (int i = 0; i < splits->count; i++) dataset_free(&splits->sets[i]);
+}
+
+static int read_splits(const Command *cmd, const ParsedArgs *args, ExportSplits *splits,
+                       Status *st) {
+    const char *spec = args->positionals[1];
+    DatasetOptions options;
+    TRY(read_options(cmd, args, &options, st));
+    long limit = 0, limits[2] = {0, 0};
+    TRY(args_int(cmd, args, "--limit", 1, 1000000000, &limit, NULL, st));
+    limits[0] = limits[1] = limit;
+    TRY(args_int(cmd, args, "--train-limit", 1, 1000000000, &limits[0], NULL, st));
+    TRY(args_int(cmd, args, "--test-limit", 1, 1000000000, &limits[1], NULL, st));
+    splits->names[0] = "train";
+    splits->names[1] = "test";
+    for (int i = 0; i < (dataset_has_test_split(spec) ? 2 : 1); i++) {
+        int skipped = 0;
+        TRY(dataset_load_with(spec, splits->names[i], &options, &splits->sets[i], &skipped, st));
+        splits->count++;
+        dataset_truncate(&splits->sets[i], (int)limits[i]);
+        if (skipped) print_notice("%s: skipped %d unreadable sample%s", splits->names[i],
+                                  skipped, skipped == 1 ? "" : "s");
+    }
+    return 0;
+}
+
+static int write_splits(const Command *cmd, const ParsedArgs *args, const ExportSplits *splits,
+                        Status *st) {
+    const char *spec = args->positionals[1], *dir = args->positionals[2] + 4;
+    TRY(dataset_export_prepare(dir, args_get(cmd, args, "--force") != NULL, st));
+    int label_max = 0;
+    for (int i = 0; i < splits->count; i++)
+        if (splits->sets[i].label_max > label_max) label_max = splits->sets[i].label_max;
+    static ExportFolders folders;
+    dataset_export_folders(spec, &splits->sets[0], label_max, &folders);
+    for (int i = 0; i < splits->count; i++) {
+        const Dataset *ds = &splits->sets[i];
+        // A spec with no test split is written as it is read: DIR/CLASS/*.png.
+        char where[4096];
+        snprintf(where, sizeof where, splits->count == 2 ? "%s/%s" : "%s", dir,
+                 splits->names[i]);
+        ExportLine line = {splits->names[i], isatty(fileno(stderr)), 0};
+        double start = now_seconds();
+        TRY(dataset_export_split(ds, &folders, where, draw_progress, &line, st));
+        printf("%s: %d images of %dx%dx%d in %d class folders under %s (%.1f s)\n",
+               splits->names[i], ds->count, ds->channels, ds->height, ds->width,
+               folders.count, where, now_seconds() - start);
+    }
+    printf("read it with --data png:%s\n", dir);
+    return 0;
+}
+
+static int export_png(const Command *cmd, const ParsedArgs *args, Status *st) {
+    ExportSplits splits = {0};
+    int rc = read_splits(cmd, args, &splits, st);
+    if (!rc) rc = write_splits(cmd, args, &splits, st);
+    export_splits_free(&splits);
+    return rc;
+}
+
 int run_data(const Command *cmd, const ParsedArgs *args) {
     Status st;
     status_clear(&st);
-    if (check_usage(cmd, args, &st) || describe(cmd, args, &st)) return report_failure(&st);
-    return 0;
+    if (check_usage(cmd, args, &st)) return report_failure(&st);
+    int rc = is_action(args, "info", 2) ? describe(cmd, args, &st) : export_png(cmd, args, &st);
+    return rc ? report_failure(&st) : 0;
 }

@@ -36,10 +36,6 @@ const Command predict_command = {
     .run = run_predict,
 };
 
-static const char *const fashion_mnist_names[] = {
-    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-    "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot",
-};
 enum { FASHION_MNIST_CLASSES = 10, CLASS_FILE_MAX = 1 << 20 };
 
 // Names of the classes in score order; names == NULL prints the class index instead.
@@ -129,9 +125,11 @@ static int load_class_names(const Command *cmd, const ParsedArgs *args, int clas
                         "class indices");
         return STATUS_BAD_INPUT;
     }
+    int known = 0;
+    const char *const *names = dataset_known_class_names("fashion-mnist", &known);
     cn->names = malloc(FASHION_MNIST_CLASSES * sizeof *cn->names);
     if (!cn->names) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-    for (int i = 0; i < FASHION_MNIST_CLASSES; i++) cn->names[i] = fashion_mnist_names[i];
+    for (int i = 0; i < FASHION_MNIST_CLASSES; i++) cn->names[i] = names[i];
     return 0;
 }
 

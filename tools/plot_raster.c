@@ -1,11 +1,10 @@
 #include "tools/plot_raster.h"
 
-#include <errno.h>
-#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/image.h"
 #include "tools/plot_font.h"
 
 int raster_init(Raster *raster, int width, int height, Rgb background, Status *st) {
@@ -78,58 +77,10 @@ int raster_text_width(const char *text, int scale) {
 
 int raster_text_height(int scale) { return FONT_HEIGHT * scale; }
 
-// libpng reports errors by longjmp-ing to the setjmp in png_jmpbuf; that dance stays in
-// encode(), whose state lives in the caller's PngWrite, as data/png.c does for reading.
-typedef struct PngWrite {
-    const Raster *raster;
-    FILE *file;
-    png_structp png;
-    png_infop info;
-    char error[256];
-} PngWrite;
-
-static void on_png_error(png_structp png, png_const_charp message) {
-    PngWrite *job = png_get_error_ptr(png);
-    snprintf(job->error, sizeof job->error, "%s", message ? message : "unknown error");
-    png_longjmp(png, 1);
-}
-
-static void on_png_warning(png_structp png, png_const_charp message) {}
-
-static int encode(PngWrite *job) {
-    if (setjmp(png_jmpbuf(job->png))) return 1;
-    const Raster *raster = job->raster;
-    png_init_io(job->png, job->file);
-    png_set_IHDR(job->png, job->info, (png_uint_32)raster->width, (png_uint_32)raster->height, 8,
-                 PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-                 PNG_FILTER_TYPE_DEFAULT);
-    png_write_info(job->png, job->info);
-    for (int y = 0; y < raster->height; y++)
-        png_write_row(job->png, raster->pixels + (size_t)y * (size_t)raster->width * 3);
-    png_write_end(job->png, NULL);
-    return 0;
-}
-
+// Written by data/png_write.c, the library's one PNG writer; only the hint is the plot's.
 int raster_write_png(const Raster *raster, const char *path, Status *st) {
-    PngWrite job = {.raster = raster};
-    job.file = fopen(path, "wb");
-    if (!job.file) {
-        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot create the image: %s",
-                       strerror(errno));
+    int rc = image_write_png(path, 3, raster->height, raster->width, raster->pixels, st);
+    if (rc == STATUS_BAD_INPUT)
         status_hint(st, "choose an -o path in a directory you can write to");
-        return STATUS_BAD_INPUT;
-    }
-    job.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &job, on_png_error, on_png_warning);
-    job.info = job.png ? png_create_info_struct(job.png) : NULL;
-    int failed = !job.info || encode(&job);
-    png_destroy_write_struct(job.png ? &job.png : NULL, job.info ? &job.info : NULL);
-    if (fclose(job.file) != 0 && !failed) {
-        failed = 1;
-        snprintf(job.error, sizeof job.error, "%s", strerror(errno));
-    }
-    if (!failed) return 0;
-    status_fail_at(st, STATUS_RUNTIME_ERROR, path, 0, 0, "cannot write the image: %s",
-                   job.error[0] ? job.error : "libpng could not start");
-    status_hint(st, "check the free space of the output's directory");
-    return STATUS_RUNTIME_ERROR;
+    return rc;
 }

@@ -342,6 +342,7 @@ int main(void) {
     for (int m = 0; m < 3; m++)
         for (int i = 0; i < 3; i++) plan_matches_a_training_step(models[m], batches[i]);
     plan_matches_a_training_step("resnet-mini.model", 8);
+    plan_matches_a_training_step("cifar-resnet.model", 4);
     plan_matches_every_kind(1);
     plan_matches_every_kind(33);
 

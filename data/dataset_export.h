@@ -1,0 +1,30 @@
+// A dataset written out as PNG class folders, DIR/CLASS/NNNNN.png: what png:DIR reads
+// (data/dataset_export.c; `trainer data export`).
+#ifndef TRAINER_DATASET_EXPORT_H
+#define TRAINER_DATASET_EXPORT_H
+
+#include "data/dataset.h"
+
+// Labels are bytes: at most 256 classes.
+typedef struct ExportFolders {
+    int count;
+    char names[256][96];
+} ExportFolders;
+
+// Called after each image written: `done` of `total`.
+typedef void (*ExportProgress)(void *context, int done, int total);
+
+// The class folders of a dataset read from `spec` whose largest label (over every split
+// exported) is `label_max`: names that sort in label order, so png:DIR gives each image
+// its label back (see data/dataset_export.c).
+void dataset_export_folders(const char *spec, const Dataset *ds, int label_max,
+                            ExportFolders *out);
+// Makes DIR (with its parents). A DIR that exists and is not empty is STATUS_BAD_INPUT
+// unless `force`.
+int dataset_export_prepare(const char *dir, int force, Status *st);
+// Writes every sample of `ds` as DIR/FOLDER/NNNNN.png (NNNNN its index in `ds`, 1 channel
+// as gray, 3 as RGB), making every folder of `folders`. `progress` may be NULL.
+int dataset_export_split(const Dataset *ds, const ExportFolders *folders, const char *dir,
+                         ExportProgress progress, void *context, Status *st);
+
+#endif
