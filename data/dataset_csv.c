@@ -8,6 +8,8 @@
 #include "base/escape.h"
 #include "data/dataset.h"
 
+#include "base/escape.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -112,10 +114,14 @@ static int find_label_column(const CsvCursor *c, size_t length, const char *want
         h->label_column = 0;  // no column named "label": the first is the label
         return 0;
     }
-    char shown[200];
+    // The wanted name is escaped like the header: it comes from a spec, and a spec can come
+    // from a model file's `data` statement, so a terminal escape code in it (found by
+    // tests/libfuzzer/fuzz_csv.c) must not reach the terminal raw.
+    char shown[200], shown_wanted[200];
     escape_cell(line, length, shown, sizeof shown);
+    escape_cell(wanted, strlen(wanted), shown_wanted, sizeof shown_wanted);
     status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 0, "no column '%s' in the header "
-                   "'%s'", wanted, shown);
+                   "'%s'", shown_wanted, shown);
     status_hint(st, "name one of the header's columns: csv:FILE,label=COLUMN");
     return STATUS_BAD_INPUT;
 }
@@ -234,8 +240,11 @@ static int parse_spec(const char *spec, char *path, size_t size, const char **la
     size_t length = option ? (size_t)(option - spec) : strlen(spec);
     *label = option ? option + 7 : NULL;
     if (length == 0 || length >= size || (option && !**label)) {
+        // Escaped: a spec can come from a model file's `data` statement.
+        char shown[300];
+        text_escape(spec, strlen(spec), shown, sizeof shown);
         status_fail(st, STATUS_BAD_INPUT, "dataset 'csv:%s': expected csv:FILE or "
-                    "csv:FILE,label=COLUMN", spec);
+                    "csv:FILE,label=COLUMN", shown);
         status_hint(st, "%s", CSV_HINT);
         return STATUS_BAD_INPUT;
     }

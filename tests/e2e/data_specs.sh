@@ -176,6 +176,11 @@ expect_error 2 "--val-split 0.5 of 1 training samples" "one row cannot be split"
 
 run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=kind" --val-split 0.25
 expect_error 2 "$work/good.csv:1: no column 'kind'" "a missing label column is named"
+# Found by tests/libfuzzer/fuzz_csv.c: the name comes from the spec (or a model file's
+# `data` statement) and was printed raw, terminal escape codes and all.
+run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=k$(printf '\033')[2J" \
+    --val-split 0.25
+expect_error 2 "no column 'k\\x1b[2J'" "a missing label column's name is printed escaped"
 
 { echo "a,b,label,c,d"; echo "1,2,0,3,4"; printf '1,2,1,x\xff,4\n'; } >"$work/word.csv"
 run "$TRAINER" check "$csv_model" --data "csv:$work/word.csv" --val-split 0.5

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the data-reader fuzz targets (tests/libfuzzer/corpus/{idx,
+cifar10,csv,png,model_check}): small valid files of each kind and a few broken ones, so
+libFuzzer starts past the header checks. Deterministic; rerun after changing it:
+    python3 tests/libfuzzer/make_seeds.py"""
+import gzip
+import os
+import struct
+import zlib
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def write(target, name, data):
+    folder = os.path.join(ROOT, target)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)
+
+
+def gz(data):
+    return gzip.compress(data, mtime=0)
+
+
+def idx_seeds():
+    # fuzz_idx: first byte even = images, odd = labels; the rest is the file.
+    images = struct.pack(">IIII", 0x803, 3, 4, 5) + bytes(range(60))
+    labels = struct.pack(">II", 0x801, 5) + bytes([0, 1, 2, 9, 3])
+    write("idx", "images_raw", b"\0" + images)
+    write("idx", "images_gz", b"\0" + gz(images))
+    write("idx", "labels_raw", b"\1" + labels)
+    write("idx", "labels_gz", b"\1" + gz(labels))
+    write("idx", "images_truncated", b"\0" + images[:40])
+    write("idx", "images_gz_truncated", b"\0" + gz(images)[:-6])
+    write("idx", "images_trailing", b"\0" + images + b"\0" * 8)
+    write("idx", "labels_wrong_magic", b"\1" + struct.pack(">II", 0x803, 1) + b"\0")
+    write("idx", "images_huge_claim_gz", b"\0" + gz(struct.pack(">IIII", 0x803, 64, 4096,
+                                                                4096) + b"\0" * 4096))
+    write("idx", "labels_zero_count", b"\1" + struct.pack(">I", 0x801) + b"\0\0\0\0")
+
+
+def cifar_seeds():
+    def record(label, fill):
+        return bytes([label]) + bytes((fill + i) % 256 for i in range(3072))
+    write("cifar10", "one_record", record(3, 0))
+    write("cifar10", "two_records", record(0, 7) + record(9, 200))
+    write("cifar10", "cut_record", record(1, 1)[:2000])
+    write("cifar10", "bad_label", record(10, 5))
+    write("cifar10", "cifar100_record", bytes([1]) + record(2, 3))
+    write("cifar10", "empty", b"")
+
+
+def csv_seeds():
+    # fuzz_csv: an input starting with '@' names the label column on its first line.
+    write("csv", "label_first", b"label,a,b,c\n0,1.5,2,-3\n1,0,0,1e3\n2,4,5,6\n")
+    write("csv", "label_named", b"@y\nx1,x2,y\n0.5,1,3\n2,-1,0\n")
+    write("csv", "no_label_column", b"a,b\n1,2\n3,4\n")
+    write("csv", "crlf_blank_line", b"label,f\r\n1,2\r\n\r\n0,0.25\r\n")
+    write("csv", "bad_cell", b"label,f\n1,abc\n")
+    write("csv", "ragged_row", b"label,f,g\n1,2\n")
+    write("csv", "label_range", b"label,f\n256,1\n-1,2\n")
+    write("csv", "nan_inf", b"label,f\n1,nan\n2,inf\n")
+    write("csv", "missing_named_label", b"@target\nlabel,f\n1,2\n")
+    write("csv", "header_only", b"label,f\n")
+
+
+def png_chunk(kind, data):
+    body = kind + data
+    return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+
+def png(width, height, depth, color, rows, palette=None, trns=None, interlace=0):
+    out = b"\x89PNG\r\n\x1a\n"
+    out += png_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, color, 0, 0,
+                                          interlace))
+    if palette is not None:
+        out += png_chunk(b"PLTE", palette)
+    if trns is not None:
+        out += png_chunk(b"tRNS", trns)
+    out += png_chunk(b"IDAT", zlib.compress(b"".join(b"\0" + r for r in rows)))
+    return out + png_chunk(b"IEND", b"")
+
+
+def png_seeds():
+    w, h = 4, 3
+    gray8 = [bytes((x * 60 + y * 20) % 256 for x in range(w)) for y in range(h)]
+    write("png", "gray8", png(w, h, 8, 0, gray8))
+    write("png", "gray1", png(8, 2, 1, 0, [b"\xa5", b"\x5a"]))
+    write("png", "gray16", png(2, 2, 16, 0, [b"\x12\x34\xff\xff", b"\0\0\x80\x00"]))
+    write("png", "gray_alpha8", png(2, 2, 8, 4, [b"\x10\xff\x80\x00", b"\xff\x80\0\0"]))
+    write("png", "rgb8", png(2, 2, 8, 2, [bytes(range(6)), bytes(range(100, 106))]))
+    write("png", "rgba16", png(1, 2, 16, 6, [bytes(range(8)), bytes(range(8, 16))]))
+    write("png", "palette4_trns", png(4, 2, 4, 3, [b"\x01\x20", b"\x12\x00"],
+                                      palette=bytes(range(9)), trns=b"\x00\x80"))
+    write("png", "gray8_interlaced", png(w, h, 8, 0, gray8, interlace=1))
+    whole = png(w, h, 8, 0, gray8)
+    write("png", "truncated", whole[: len(whole) - 20])
+    bad_crc = bytearray(whole)
+    bad_crc[29] ^= 0xff  # inside IHDR's CRC
+    write("png", "bad_crc", bytes(bad_crc))
+    write("png", "short_idat", png(w, h, 8, 0, gray8[:1]))
+    write("png", "not_png", b"GIF89a\x01\x00\x01\x00")
+
+
+def model_seeds():
+    write("model_check", "mlp", b"""# a small MLP
+input     shape=784 dtype=f32
+dense     units=16 act=relu
+dense     units=10
+loss      softmax_cross_entropy
+optimizer adam lr=0.001
+train     batch=8 epochs=1 seed=1
+""")
+    models = os.path.join(os.path.dirname(ROOT), "..", "..", "models")
+    for name in sorted(os.listdir(models)):
+        if name.endswith(".model"):
+            with open(os.path.join(models, name), "rb") as f:
+                write("model_check", name[: -len(".model")], f.read())
+    write("model_check", "unknown_key", b"input shape=1x28x28\ndense unitz=10\nloss "
+                                        b"softmax_cross_entropy\n")
+    write("model_check", "no_loss", b"input shape=10\ndense units=3\n")
+    write("model_check", "bad_shape", b"input shape=0x28x-1\nflatten\ndense units=10\n"
+                                      b"loss softmax_cross_entropy\n")
+    write("model_check", "duplicate_key", b"input shape=10 shape=10\n")
+
+
+if __name__ == "__main__":
+    idx_seeds()
+    cifar_seeds()
+    csv_seeds()
+    png_seeds()
+    model_seeds()
