@@ -16,9 +16,10 @@ for ((round = 1; round <= 20; round++)); do
     "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 100000 --checkpoint "$folder" \
         --checkpoint-every 1 "${resume[@]}" </dev/null >"$work/run.out" 2>"$work/run.err" &
     pid=$!
-    # Once it is writing checkpoints, a random moment in the next 0.3 s.
+    # Once a first checkpoint is complete (not only its .tmp: under ASan the first write
+    # can still be going on), a random moment in the next 0.3 s.
     for ((i = 0; i < 400; i++)); do
-        ls "$folder" 2>/dev/null | grep -q '^step-' && break
+        ls "$folder" 2>/dev/null | grep -q '^step-[0-9]*\.safetensors$' && break
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.02
     done
