@@ -68,9 +68,11 @@ static inline void record_notice(void *user, const char *line) {
     snprintf(run->notices_text + used, sizeof run->notices_text - used, "%s\n", line);
 }
 
-// Trains `replicas` replicas sharing one device under `memory_limit` bytes (0: none).
-static inline int train_run_on(const char *device, Run *run, int replicas, size_t memory_limit,
-                        const Dataset *ds, Status *st) {
+// Trains `replicas` replicas sharing one device under `memory_limit` bytes (0: none), with
+// `hooks` (NULL: each notice recorded in `run`).
+static inline int train_run_hooked(const char *device, Run *run, int replicas,
+                                   size_t memory_limit, const Dataset *ds,
+                                   const TrainHooks *hooks, Status *st) {
     memset(run, 0, sizeof *run);
     TRY(model_file_parse_text("replicas.model", model_text, &run->file, st));
     // FP32 throughout (no TF32), so that only summation order separates two GPU runs.
@@ -89,9 +91,14 @@ static inline int train_run_on(const char *device, Run *run, int replicas, size_
         TRY(graph_init_params(graphs[r], run->device.backend, &run->device.alloc,
                               (uint64_t)(run->config.train.seed + r), st));
     }
-    TrainHooks hooks = {.user = run, .on_notice = record_notice};
-    return train_replicas(graphs, devices, replicas, &run->config, ds, NULL, &hooks, NULL,
-                          st);
+    TrainHooks recording = {.user = run, .on_notice = record_notice};
+    return train_replicas(graphs, devices, replicas, &run->config, ds, NULL,
+                          hooks ? hooks : &recording, NULL, st);
+}
+
+static inline int train_run_on(const char *device, Run *run, int replicas, size_t memory_limit,
+                               const Dataset *ds, Status *st) {
+    return train_run_hooked(device, run, replicas, memory_limit, ds, NULL, st);
 }
 
 static inline void free_run(Run *run) {

@@ -55,27 +55,10 @@ static inline void record_staged_notice(void *user, const char *line) {
 static inline int train_stopping_at(const char *device, Run *run, int replicas,
                                     size_t memory_limit, const Dataset *ds, int stop_step,
                                     Status *st) {
-    memset(run, 0, sizeof *run);
-    TRY(model_file_parse_text("replicas.model", model_text, &run->file, st));
-    DeviceOptions options = {.spec = device, .mode = ALLOC_GROW, .no_tf32 = 1};
-    char notice[256];
-    TRY(device_open(&options, &run->device, notice, sizeof notice, st));
-    run->device.alloc.limit = memory_limit;
-    Graph *graphs[MAX_REPLICAS];
-    Device *devices[MAX_REPLICAS];
-    for (int r = 0; r < replicas; r++) {
-        TRY(graph_build(&run->file, &run->graphs[r], &run->config, st));
-        run->built++;
-        graphs[r] = &run->graphs[r];
-        devices[r] = &run->device;
-        TRY(graph_init_params(graphs[r], run->device.backend, &run->device.alloc,
-                              (uint64_t)(run->config.train.seed + r), st));
-    }
     StopAt stop = {.run = run, .step = stop_step};
     TrainHooks hooks = {.user = &stop, .on_notice = record_staged_notice,
                         .on_step = stop_at_step};
-    return train_replicas(graphs, devices, replicas, &run->config, ds, NULL, &hooks, NULL,
-                          st);
+    return train_run_hooked(device, run, replicas, memory_limit, ds, &hooks, st);
 }
 
 // 1 when every parameter of replica ra of run a equals replica rb's of run b bit for bit.
