@@ -66,7 +66,7 @@ static int trial_step(Graph *g, Device *d, const Dataset *train, int batch, Stat
                  : 0;
     if (!rc) {
         for (int i = 0; i < batch; i++) indices[i] = i % train->count;
-        dataset_gather(train, indices, batch, images, labels);
+        dataset_gather(train, NULL, indices, batch, images, labels);
         rc = graph_allocate(g, b, &d->alloc, batch, NULL, st);
     }
     if (!rc) rc = graph_load_batch(g, b, images, labels, batch, st);

@@ -4,6 +4,8 @@
 #ifndef TRAINER_RUN_CONFIG_H
 #define TRAINER_RUN_CONFIG_H
 
+typedef struct Normalization Normalization;  // data/transform.h
+
 typedef enum OptimizerKind { OPTIMIZER_SGD, OPTIMIZER_ADAM, OPTIMIZER_ADAMW } OptimizerKind;
 
 typedef struct OptimizerConfig {
@@ -48,10 +50,30 @@ typedef struct TrainStart {
     int step_in_epoch;     // steps already taken in the epoch after them
 } TrainStart;
 // The model file's `data spec=SPEC val_split=F`: what --data and --val-split default to.
+// The model file's `normalize` statement: none (the default: values / 255), auto (each
+// channel's mean and std computed on the training split) or given values.
+typedef enum NormalizeKind { NORMALIZE_NONE, NORMALIZE_AUTO, NORMALIZE_GIVEN } NormalizeKind;
+#define NORMALIZE_GIVEN_MAX 4  // one value for all channels, or one per channel (RGB, RGBA)
+typedef struct NormalizeConfig {
+    NormalizeKind kind;
+    int given;             // NORMALIZE_GIVEN: how many values mean= and std= hold
+    double mean[NORMALIZE_GIVEN_MAX], std[NORMALIZE_GIVEN_MAX];
+    int line;              // statement line, 0 when defaulted
+} NormalizeConfig;
+
+// The model file's `augment crop=P flip=true`: training samples only (data/transform.h).
+typedef struct AugmentConfig {
+    int crop_padding;      // 0: no random crop
+    int flip;              // random left-right flip
+    int line;
+} AugmentConfig;
+
 typedef struct DataConfig {
     char spec[256];        // "" when the model names no dataset
     double val_split;      // 0: none
     int line;              // statement line, 0 when defaulted
+    NormalizeConfig normalize;
+    AugmentConfig augment;
 } DataConfig;
 
 typedef struct RunConfig {
@@ -60,6 +82,9 @@ typedef struct RunConfig {
     ScheduleConfig schedule;
     TrainStart start;
     DataConfig data;
+    // The values data.normalize stands for, resolved by tools/ (computed on the training
+    // split, given, or read from a checkpoint); NULL: none. Owned by the caller.
+    const Normalization *normalization;
     int sync_check;        // --sync-check: see LayerContext.sync_check
 } RunConfig;
 

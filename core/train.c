@@ -16,6 +16,7 @@
 #include "core/nonfinite.h"
 #include "core/optimizer.h"
 #include "data/batch_source.h"
+#include "data/transform.h"
 
 double monotonic_seconds(void) {
     struct timespec ts;
@@ -516,6 +517,9 @@ static int train_epoch(TrainRun *run, int epoch, int done, long *global_step,
     double loss_sum = 0.0, correct_sum = 0.0, start = monotonic_seconds();
     int seen = 0, steps = batcher_steps_per_epoch(&run->batcher);
     batcher_start_epoch(&run->batcher, epoch);
+    uint64_t augment_key = data_transform_epoch_key((uint64_t)run->config->train.seed, epoch);
+    for (int r = 0; r < run->count; r++)
+        source_set_augment_key(&run->replicas[r].source, augment_key);
     long skipped = (long)done * run->batch, count = run->batcher.dataset->count;
     run->batcher.position = (int)(skipped < count ? skipped : count);
     TRY(expect_loads(run, run->batcher.position, st));
@@ -595,8 +599,11 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
         TRY(optimizer_prepare(rep->graph, &config->optimizer, rep->device->backend,
                               &rep->device->alloc, st));
         DeviceMemory memory = device_memory(rep->device);
-        TRY(source_open(&rep->source, rep->device->backend, &memory, train, run->micro_batch,
-                        graph_classes(rep->graph), st));
+        DataTransform transform = {.normalization = config->normalization,
+                                   .crop_padding = config->data.augment.crop_padding,
+                                   .flip = config->data.augment.flip};
+        TRY(source_open(&rep->source, rep->device->backend, &memory, train, &transform,
+                        run->micro_batch, graph_classes(rep->graph), st));
         if (!rep->source.on_device && r == 0) {
             char bytes[32];
             notice(run, "the training set (%s) does not fit on %s beside the model; batches are "
@@ -654,7 +661,9 @@ int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *
     BatchSource source;
     int32_t *indices = malloc((size_t)batch * sizeof *indices);
     DeviceMemory memory = device_memory(d);
-    int rc = indices ? source_open(&source, b, &memory, ds, batch, graph_classes(g), st)
+    DataTransform transform = {.normalization = config->normalization};  // no augmentation
+    int rc = indices ? source_open(&source, b, &memory, ds, &transform, batch, graph_classes(g),
+                                   st)
                      : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     if (!indices) memset(&source, 0, sizeof source);
     LayerContext ctx = {.backend = b, .alloc = &d->alloc, .training = 0,

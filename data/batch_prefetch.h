@@ -60,6 +60,7 @@ typedef struct Prefetcher {
     const Dataset *dataset;
     int capacity;           // samples a buffer holds
     int classes;
+    DataTransform transform;  // set while no thread runs; zeroed by prefetch_open
     StagedLoad loads[2];    // filled and taken in turn
     int fill, take;         // the buffer the thread fills next, the one the loader takes next
 

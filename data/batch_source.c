@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/transform.h"
+
 // Half of what the memory limit leaves is the most the dataset may take, so that the
 // activations still fit; without a limit, the allocator's answer decides.
 static int dataset_fits(const DeviceMemory *m, size_t bytes) {
@@ -50,12 +52,16 @@ static int open_staging(BatchSource *s, Status *st) {
     s->order_length = s->dataset->count;
     s->order = malloc((size_t)s->order_length * sizeof *s->order);
     if (!s->order) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-    return prefetch_open(&s->prefetch, s->backend, s->dataset, s->capacity, s->classes, st);
+    TRY(prefetch_open(&s->prefetch, s->backend, s->dataset, s->capacity, s->classes, st));
+    s->prefetch.transform = s->transform;
+    return 0;
 }
 
 int source_open(BatchSource *s, const Backend *b, const DeviceMemory *memory, const Dataset *ds,
-                int capacity, int classes, Status *st) {
+                const DataTransform *transform, int capacity, int classes, Status *st) {
     memset(s, 0, sizeof *s);
+    TRY(data_transform_check(transform, ds, st));
+    if (transform) s->transform = *transform;
     s->dataset = ds;
     s->backend = b;
     s->memory = *memory;
@@ -77,6 +83,12 @@ int source_open(BatchSource *s, const Backend *b, const DeviceMemory *memory, co
     // Does not fit: give back what was taken and stage batches through the host.
     free_device_copies(s);
     return open_staging(s, st);
+}
+
+void source_set_augment_key(BatchSource *s, uint64_t key) {
+    prefetch_stop(&s->prefetch);  // the thread reads its transform
+    s->transform.augment_key = key;
+    s->prefetch.transform.augment_key = key;
 }
 
 int source_expect(BatchSource *s, const int *order, int batch, int replicas, int replica,
@@ -128,7 +140,8 @@ int source_load(BatchSource *s, const int32_t *indices, int count, float *images
     const Backend *b = s->backend;
     TRY(b->copy_to_device(b, s->indices, indices, (size_t)count * sizeof *indices, st));
     GatherArgs gather = {.count = count, .sample_size = dataset_sample_size(s->dataset),
-                         .scale = 1.0f / 255.0f, .classes = s->classes};
+                         .classes = s->classes};
+    data_transform_for_bytes(&s->transform, s->dataset, &gather.transform);
     return b->gather_samples(b, &gather, s->images, s->labels, s->indices, images, labels,
                              s->first_bad_sample, st);
 }

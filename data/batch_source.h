@@ -38,6 +38,7 @@ typedef struct BatchSource {
     int on_device;
     int capacity;                    // samples one load may carry
     int classes;                     // labels must lie in [0, classes)
+    DataTransform transform;         // normalization, and augmentation when training
     // Device copies (on_device): u8 images and labels, int32 indices of one load, and the
     // int32 first_bad_sample that Backend.gather_samples sets. NULL when not held.
     void *images, *labels, *indices, *first_bad_sample;
@@ -49,9 +50,13 @@ typedef struct BatchSource {
 } BatchSource;
 
 // Uploads the dataset to memory->alloc when it fits (see dataset_fits in batch_source.c),
-// else sets up the staging buffers for loads of up to `capacity` samples.
+// else sets up the staging buffers for loads of up to `capacity` samples. Every load is
+// transformed by `transform` (NULL: bytes / 255), checked against the dataset here.
 int source_open(BatchSource *s, const Backend *b, const DeviceMemory *memory, const Dataset *ds,
-                int capacity, int classes, Status *st);
+                const DataTransform *transform, int capacity, int classes, Status *st);
+// The augmentation key of the epoch about to start (data_transform_epoch_key); call it
+// before source_expect.
+void source_set_augment_key(BatchSource *s, uint64_t key);
 // Joins the prefetch thread and frees everything. Safe on a zeroed or failed-open source.
 void source_close(BatchSource *s);
 

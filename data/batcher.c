@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/transform.h"
+
 int batcher_init(Batcher *b, const Dataset *ds, int batch_size, int shuffle, uint64_t seed,
                  Status *st) {
     memset(b, 0, sizeof *b);
@@ -34,7 +36,15 @@ int batcher_init(Batcher *b, const Dataset *ds, int batch_size, int shuffle, uin
 
 // The order of an epoch depends only on (seed, epoch), never on earlier epochs, so a
 // run resumed at epoch e sees exactly the batches the uninterrupted run would have.
+int batcher_set_transform(Batcher *b, const DataTransform *t, Status *st) {
+    TRY(data_transform_check(t, b->dataset, st));
+    b->transform = *t;
+    b->transform.augment_key = data_transform_epoch_key(b->seed, 0);
+    return 0;
+}
+
 void batcher_start_epoch(Batcher *b, int epoch) {
+    b->transform.augment_key = data_transform_epoch_key(b->seed, epoch);
     int n = b->dataset->count;
     for (int i = 0; i < n; i++) b->order[i] = i;
     b->position = 0;
@@ -50,19 +60,30 @@ void batcher_start_epoch(Batcher *b, int epoch) {
     }
 }
 
-void dataset_gather(const Dataset *ds, const int32_t *indices, int count, float *images,
-                    int32_t *labels) {
-    size_t sample = (size_t)ds->channels * ds->height * ds->width;
-    const float scale = 1.0f / 255.0f;
+// Features are normalized one value at a time: a CSV row is a few dozen values, and
+// the division keeps them the values the log reports.
+static void gather_features(const Dataset *ds, const Normalization *n, int index, float *out) {
+    size_t sample = dataset_sample_size(ds);
+    const float *src = ds->features + (size_t)index * sample;
+    if (!n) {
+        memcpy(out, src, sample * sizeof *out);
+        return;
+    }
+    for (size_t p = 0; p < sample; p++) out[p] = (src[p] - n->mean[p]) / n->std[p];
+}
+
+void dataset_gather(const Dataset *ds, const DataTransform *t, const int32_t *indices,
+                    int count, float *images, int32_t *labels) {
+    size_t sample = dataset_sample_size(ds);
+    SampleTransform bytes;
+    data_transform_for_bytes(t, ds, &bytes);
     for (int k = 0; k < count; k++) {
         int index = indices[k];
         if (images && ds->features) {
-            memcpy(images + (size_t)k * sample, ds->features + (size_t)index * sample,
-                   sample * sizeof *images);
+            gather_features(ds, t ? t->normalization : NULL, index, images + (size_t)k * sample);
         } else if (images) {
-            const uint8_t *src = ds->images + (size_t)index * sample;
-            float *dst = images + (size_t)k * sample;
-            for (size_t p = 0; p < sample; p++) dst[p] = (float)src[p] * scale;
+            sample_transform_apply(&bytes, ds->images + (size_t)index * sample, (uint64_t)index,
+                                   images + (size_t)k * sample);
         }
         if (labels) labels[k] = ds->labels[index];
     }
@@ -72,7 +93,7 @@ int batcher_next(Batcher *b, float *images, int32_t *labels) {
     int n = b->dataset->count - b->position;
     if (n > b->batch_size) n = b->batch_size;
     if (n <= 0) return 0;
-    dataset_gather(b->dataset, b->order + b->position, n, images, labels);
+    dataset_gather(b->dataset, &b->transform, b->order + b->position, n, images, labels);
     b->position += n;
     return n;
 }

@@ -94,6 +94,15 @@ static inline size_t dataset_sample_size(const Dataset *ds) {
     return (size_t)ds->channels * ds->height * ds->width;
 }
 
+// ---- what a sample becomes on its way into a batch (data/transform.h) ----
+typedef struct Normalization Normalization;
+typedef struct DataTransform {
+    const Normalization *normalization;  // NULL: none
+    int crop_padding;                    // augmentation: 0 none; see SampleTransform
+    int flip;
+    uint64_t augment_key;                // data_transform_epoch_key of the epoch
+} DataTransform;
+
 // ---- batching ----
 // Visits every sample once per epoch in an order shuffled from (seed, epoch), so a
 // run is reproducible and resuming at epoch e gives the same order.
@@ -104,21 +113,26 @@ typedef struct Batcher {
     int position;       // next index into order
     int shuffle;        // 0: dataset order (evaluation)
     uint64_t seed;
+    DataTransform transform;  // zeroed: bytes / 255, features as they are
 } Batcher;
 
 int batcher_init(Batcher *b, const Dataset *ds, int batch_size, int shuffle, uint64_t seed,
                  Status *st);
+// Normalizes and augments what batcher_next writes from now on, after checking that `t`
+// fits the dataset (data_transform_check); the augmentation key follows each epoch.
+int batcher_set_transform(Batcher *b, const DataTransform *t, Status *st);
 void batcher_start_epoch(Batcher *b, int epoch);
-// Fills up to batch_size samples: images as f32 scaled to [0, 1] (sample-major,
-// channels*height*width floats each) and labels as int32. Returns the number of samples
+// Fills up to batch_size samples: images as f32, bytes / 255 unless a transform says more
+// (sample-major, channels*height*width floats each), and labels as int32. Returns the number of samples
 // written; 0 at the end of the epoch. The last batch of an epoch may be short.
 int batcher_next(Batcher *b, float *images, int32_t *labels);
 // The same batch as batcher_next, as sample indices only (for gathering on a device).
 int batcher_next_indices(Batcher *b, int32_t *indices);
 int batcher_steps_per_epoch(const Batcher *b);
-// Samples `indices[0..count)` as batcher_next writes them (f32 in [0, 1], int32 labels).
-void dataset_gather(const Dataset *ds, const int32_t *indices, int count, float *images,
-                    int32_t *labels);
+// Samples `indices[0..count)` as batcher_next writes them (f32 transformed by t, which
+// data_transform_check passed for ds, or NULL: bytes / 255; int32 labels).
+void dataset_gather(const Dataset *ds, const DataTransform *t, const int32_t *indices,
+                    int count, float *images, int32_t *labels);
 void batcher_free(Batcher *b);
 
 #endif

@@ -28,3 +28,32 @@ void dataset_stats(const Dataset *ds, DatasetStats *out) {
     double variance = sum_squares / (double)values - out->mean * out->mean;
     out->std = variance > 0 ? sqrt(variance) : 0;
 }
+
+int dataset_stat_groups(const Dataset *ds) {
+    return ds->features ? (int)dataset_sample_size(ds) : ds->channels;
+}
+
+// One pass over the samples in memory order, each value added to its group's sums.
+void dataset_group_stats(const Dataset *ds, double *mean, double *std) {
+    int groups = dataset_stat_groups(ds);
+    size_t sample = dataset_sample_size(ds);
+    size_t run = ds->features ? 1 : sample / (size_t)ds->channels;  // values per group in turn
+    for (int g = 0; g < groups; g++) mean[g] = std[g] = 0;  // sums first, then the moments
+    for (int i = 0; i < ds->count; i++) {
+        size_t base = (size_t)i * sample;
+        for (size_t p = 0; p < sample; p++) {
+            double v = value_at(ds, base + p);
+            int g = (int)(p / run);
+            mean[g] += v;
+            std[g] += v * v;
+        }
+    }
+    double per_group = (double)ds->count * (double)run;
+    for (int g = 0; g < groups; g++) {
+        if (per_group == 0) break;
+        double m = mean[g] / per_group;
+        double variance = std[g] / per_group - m * m;
+        mean[g] = m;
+        std[g] = variance > 0 ? sqrt(variance) : 0;
+    }
+}

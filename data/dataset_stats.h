@@ -14,4 +14,11 @@ typedef struct DatasetStats {
 
 void dataset_stats(const Dataset *ds, DatasetStats *out);
 
+// What normalization goes by: an image's channels, or each feature of a CSV dataset.
+int dataset_stat_groups(const Dataset *ds);
+// The mean and population std of each group's values (as the model sees them, bytes / 255
+// or features as they are); mean and std hold dataset_stat_groups(ds) entries. Zeros for
+// an empty dataset.
+void dataset_group_stats(const Dataset *ds, double *mean, double *std);
+
 #endif

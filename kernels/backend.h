@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "base/status.h"
+#include "kernels/sample_transform.h"
 
 #ifdef __cplusplus
 extern "C" {  // the CUDA backend's .cu files fill this table too
@@ -84,13 +85,14 @@ typedef struct BatchnormArgs {
     int batch_statistics, accumulate_dx, accumulate_params;
 } BatchnormArgs;
 
-// What gather_samples copies: count samples of sample_size bytes, scaled to floats, with
+// What gather_samples copies: count samples of sample_size bytes, made floats as
+// `transform` says (kernels/sample_transform.h: scale, shift and augmentation), with
 // labels that must lie below classes.
 typedef struct GatherArgs {
     int count;
-    size_t sample_size;
-    float scale;
+    size_t sample_size;        // transform.channels * height * width
     int classes;
+    SampleTransform transform;
 } GatherArgs;
 
 typedef struct Backend Backend;
@@ -134,8 +136,9 @@ struct Backend {
     int (*pinned_wait)(const Backend *b, void *ptr, Status *st);
 
     // ---- data ----
-    // A batch from a dataset held on the device as bytes: out_images[k] = images[indices[k]]
-    // * g->scale (g->sample_size values each) and out_labels[k] = labels[indices[k]] for
+    // A batch from a dataset held on the device as bytes: out_images[k] = sample
+    // indices[k] of images, transformed by g->transform with indices[k] as its index
+    // (g->sample_size values each), and out_labels[k] = labels[indices[k]], for
     // k < g->count. Keeping the bytes on the device and gathering there moves 4 bytes per
     // batch sample index across the bus instead of 4 bytes per pixel.
     // Labels are checked on the way, so that a bad one never reaches a loss kernel (where

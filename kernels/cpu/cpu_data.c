@@ -5,11 +5,10 @@ int cpu_gather_samples(const Backend *b, const GatherArgs *g, const uint8_t *ima
                        int32_t *out_labels, int32_t *first_bad_sample, Status *st) {
     int count = g->count, classes = g->classes;
     size_t sample_size = g->sample_size;
-    float scale = g->scale;
     for (int k = 0; k < count; k++) {
         const uint8_t *src = images + (size_t)indices[k] * sample_size;
-        float *dst = out_images + (size_t)k * sample_size;
-        for (size_t p = 0; p < sample_size; p++) dst[p] = (float)src[p] * scale;
+        sample_transform_apply(&g->transform, src, (uint64_t)indices[k],
+                               out_images + (size_t)k * sample_size);
         int label = labels[indices[k]];
         if (label >= classes) {
             if (indices[k] < *first_bad_sample) *first_bad_sample = indices[k];

@@ -85,18 +85,21 @@ static int cuda_fill(const Backend *b, float *x, float value, size_t n, Status *
     return 0;
 }
 
-// One thread per output value: consecutive threads read consecutive bytes of a sample,
-// so the gather is coalesced within each sample.
+// One thread per output value: consecutive threads read consecutive bytes of a sample
+// (but for a crop's shift or a flip), so the gather is coalesced within each sample. The
+// transform goes by value: a few dozen bytes of kernel parameters.
 __global__ static void gather_samples_kernel(const uint8_t *images, const uint8_t *labels,
                                              const int32_t *indices, int count, size_t sample_size,
-                                             float scale, int classes, float *out_images,
-                                             int32_t *out_labels, int32_t *first_bad_sample) {
+                                             SampleTransform transform, int classes,
+                                             float *out_images, int32_t *out_labels,
+                                             int32_t *first_bad_sample) {
     size_t total = (size_t)count * sample_size;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
         size_t k = i / sample_size, p = i % sample_size;
         size_t source = (size_t)indices[k];
-        out_images[i] = (float)images[source * sample_size + p] * scale;
+        SamplePlacement place = sample_placement(&transform, source);
+        out_images[i] = sample_transform_value(&transform, images + source * sample_size, place, p);
         if (p != 0) continue;
         int label = labels[source];
         if (label >= classes) {
@@ -112,15 +115,14 @@ static int cuda_gather_samples(const Backend *b, const GatherArgs *g, const uint
                                int32_t *out_labels, int32_t *first_bad_sample, Status *st) {
     int count = g->count, classes = g->classes;
     size_t sample_size = g->sample_size;
-    float scale = g->scale;
     if (count <= 0 || sample_size == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     size_t total = (size_t)count * sample_size;
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "gather_samples_kernel", grid, CUDA_THREADS, 0, total, 64);
     gather_samples_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-        images, labels, indices, count, sample_size, scale, classes, out_images, out_labels,
-        first_bad_sample);
+        images, labels, indices, count, sample_size, g->transform, classes, out_images,
+        out_labels, first_bad_sample);
     CUDA_CHECK_LAUNCH("gather_samples_kernel");
     return 0;
 }

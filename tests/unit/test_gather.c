@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "data/dataset.h"
+#include "data/transform.h"
 #include "kernels/backend.h"
 
 int main(void) {
@@ -32,8 +33,8 @@ int main(void) {
             CHECK_INT_EQ(n, m);
             if (n == 0 || n != m) break;
             int32_t bad = INT32_MAX;
-            GatherArgs gather = {.count = m, .sample_size = sample, .scale = 1.0f / 255.0f,
-                                 .classes = 10};
+            GatherArgs gather = {.count = m, .sample_size = sample, .classes = 10};
+            data_transform_for_bytes(NULL, &ds, &gather.transform);
             CHECK(b->gather_samples(b, &gather, images, labels, indices, got, got_labels, &bad,
                                     &st) == 0);
             CHECK_INT_EQ(bad, INT32_MAX);
@@ -51,7 +52,8 @@ int main(void) {
     // Against 7 classes, labels 7-9 are out of range: written as 0, and the smallest
     // dataset index holding one is reported (samples 7, 8, 9, 17, ... have them).
     int32_t some[4] = {21, 17, 3, 9}, bad = INT32_MAX;
-    GatherArgs seven_classes = {.count = 4, .sample_size = sample, .scale = 1.0f, .classes = 7};
+    GatherArgs seven_classes = {.count = 4, .sample_size = sample, .classes = 7};
+    data_transform_for_bytes(NULL, &ds, &seven_classes.transform);
     CHECK(b->gather_samples(b, &seven_classes, images, labels, some, got, got_labels, &bad,
                             &st) == 0);
     CHECK_INT_EQ(bad, 9);
