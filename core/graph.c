@@ -374,14 +374,16 @@ static int build_train(Builder *b, const ModelStatement *s) {
         return fail_at(b, s->line, s->kind_column, "keep one train statement",
                        "second train statement (the first is on line %d)", b->train_line);
     if (s->choice[0]) return reject_choice(b, s);
-    static const char *const train_keys[] = {"batch", "epochs", "seed", NULL};
+    static const char *const train_keys[] = {"batch", "epochs", "seed", "early_stop", NULL};
     TRY(model_check_keys(path, s, train_keys, b->st));
-    long batch, epochs;
+    long batch, epochs, early_stop;
     TRY(model_attr_int(path, s, "batch", t->batch, 1, 1 << 20, &batch, b->st));
     TRY(model_attr_int(path, s, "epochs", t->epochs, 1, 1000000, &epochs, b->st));
     TRY(model_attr_int(path, s, "seed", t->seed, 0, 0x7fffffffL, &t->seed, b->st));
+    TRY(model_attr_int(path, s, "early_stop", t->early_stop, 0, 1000000, &early_stop, b->st));
     t->batch = (int)batch;
     t->epochs = (int)epochs;
+    t->early_stop = (int)early_stop;
     t->line = s->line;
     b->train_line = s->line;
     return 0;

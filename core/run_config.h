@@ -41,6 +41,9 @@ typedef struct TrainConfig {
     int batch;
     int epochs;
     long seed;
+    // Stop once the validation loss has not improved for this many epochs in a row
+    // (core/early_stop.h); 0: off. tools/ watches it; the training loop does not.
+    int early_stop;
     int line;              // statement line, 0 when defaulted
 } TrainConfig;
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/batch_auto.h"
+#include "core/early_stop.h"
 #include "core/optimizer.h"
 #include "core/train.h"
 #include "tools/cli.h"
@@ -16,6 +17,8 @@ static const OptionSpec train_options[] = {
     {"--data", "SPEC", "fashion-mnist (default), idx:DIR, cifar10:DIR, png:DIR or csv:FILE "
                        "(docs/data.md)"},
     {"--epochs", "N", "override the model file's train epochs="},
+    {"--early-stop", "N", "stop once the val loss has not improved for N epochs in a row "
+                          "(needs --val-split; 0: off; overrides train early_stop=)"},
     {"--batch", "N|auto", "override the model file's train batch=; auto: the largest that fits "
                           "the device (or --memory-limit)"},
     {"--lr", "RATE", "override the optimizer's lr="},
@@ -60,6 +63,8 @@ typedef struct TrainSession {
     Status log_status;
     CheckpointSession checkpoints;
     const char *evaluated;  // "test", or "val" when --val-split holds some training data out
+    EarlyStop early_stop;   // patience 0: off
+    int stopped_early;      // on_epoch stopped training because early_stop said so
 } TrainSession;
 
 static int on_step(void *user, const StepReport *r) {
@@ -92,6 +97,25 @@ static void on_notice(void *user, const char *line) {
     print_notice("%s", line);
 }
 
+// Runs after the epoch's checkpoints and --save, so the epoch training stops at is kept like
+// any other. A nonzero return stops train_replicas; stopped_early tells train_with that
+// the run finished rather than failed.
+static int watch_validation_loss(TrainSession *session, const EpochReport *r, Status *st) {
+    EarlyStop *watch = &session->early_stop;
+    if (!watch->patience || !r->has_test || !early_stop_update(watch, r->epoch, r->test.loss))
+        return 0;
+    char best[64] = "no epoch had a finite one";
+    if (watch->best_epoch)
+        snprintf(best, sizeof best, "best %.4f at epoch %d", watch->best_loss, watch->best_epoch);
+    printf("early stop: %s loss has not improved for %d epoch%s (%s); stopped after epoch %d "
+           "of %d\n", session->evaluated, watch->epochs_without_improvement,
+           watch->epochs_without_improvement == 1 ? "" : "s", best, r->epoch, r->epochs);
+    fflush(stdout);
+    if (session->log) TRY(run_log_early_stop(session->log, watch, r, st));
+    session->stopped_early = 1;
+    return 1;
+}
+
 static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Status *st) {
     TrainSession *session = user;
     progress_clear(&session->bar);
@@ -103,7 +127,8 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
            r->seconds);
     fflush(stdout);
     if (session->log) TRY(run_log_epoch(session->log, r, st));
-    return checkpoints_after_epoch(&session->checkpoints, r, g, d, st);
+    TRY(checkpoints_after_epoch(&session->checkpoints, r, g, d, st));
+    return watch_validation_loss(session, r, st);
 }
 
 // --batch auto is chosen later, once the device and the data are known.
@@ -118,6 +143,8 @@ static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig
     int present;
     TRY(args_int(cmd, args, "--epochs", 1, 1000000, &value, &present, st));
     if (present) config->train.epochs = (int)value;
+    TRY(args_int(cmd, args, "--early-stop", 0, 1000000, &value, &present, st));
+    if (present) config->train.early_stop = (int)value;
     if (!batch_is_auto(cmd, args)) {
         TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &value, &present, st));
         if (present) config->train.batch = (int)value;
@@ -128,6 +155,24 @@ static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig
     TRY(args_float(cmd, args, "--lr", 1e-12, 100.0, &lr, &present, st));
     if (present) config->optimizer.lr = lr;
     return apply_schedule_overrides(cmd, args, config, st);
+}
+
+// Early stopping watches the validation loss only: stopping where the test loss is lowest
+// would pick the model by the test set, which then no longer measures it honestly.
+static int check_early_stop(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
+                            const char *model_path, Status *st) {
+    int patience = config->train.early_stop;
+    if (!patience || args_get(cmd, args, "--val-split") || config->data.val_split > 0) return 0;
+    if (args_get(cmd, args, "--early-stop"))
+        status_fail(st, STATUS_BAD_INPUT, "--early-stop %d needs a validation split, and this "
+                    "run has none", patience);
+    else
+        status_fail_at(st, STATUS_BAD_INPUT, model_path, config->train.line, 0, "train "
+                       "early_stop=%d needs a validation split, and this run has none", patience);
+    status_hint(st, "add --val-split 0.1 (or val_split= in the data statement) to hold out a "
+                "tenth of the training data; the test split is never watched, as stopping by "
+                "it would leak the test set into training");
+    return STATUS_BAD_INPUT;
 }
 
 static void print_memory(const Device *d) {
@@ -315,14 +360,20 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     if (data->has_test) printf(", %d test", data->test.count);
     printf(" samples; device %s", devices);
     if (r->count > 1) printf(" (%d data-parallel replicas)", r->count);
-    printf("\noptimizer %s; batch %d, %d epoch%s, seed %ld\n",
+    char early_stop[48] = "";
+    if (r->config.train.early_stop)
+        snprintf(early_stop, sizeof early_stop, " (early stop: patience %d)",
+                 r->config.train.early_stop);
+    printf("\noptimizer %s; batch %d, %d epoch%s%s, seed %ld\n",
            optimizer_describe(&r->config.optimizer, optimizer, sizeof optimizer),
            r->config.train.batch, r->config.train.epochs, r->config.train.epochs == 1 ? "" : "s",
-           r->config.train.seed);
+           early_stop, r->config.train.seed);
     print_schedule(&r->config.schedule);
     print_run_data_notes(data, 0);
     fflush(stdout);
     session.evaluated = data->has_val ? "val" : "test";
+    // Counted from this run's first epoch, a resumed one too: checkpoints do not record it.
+    session.early_stop = early_stop_start(r->config.train.early_stop);
 
     RunLog log;
     const char *logdir = args_get(cmd, args, "--logdir");
@@ -343,6 +394,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     progress_clear(&session.bar);
     if (session.log) run_log_close(session.log);
     if (session.log_failed) *st = session.log_status;
+    if (session.stopped_early) rc = 0;  // a finished run: on_epoch's return only ended the loop
     if (interrupted) checkpoints_interrupted(&session.checkpoints, g, r->device_list[0]);
     if (!rc) rc = evaluate_test_at_end(r, data, st);
     if (!rc) print_run_data_notes(data, 1);
@@ -361,6 +413,7 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     RunData data = {0};
     if (load_model(cmd, args, &file, &first, &replicas.config, &st)) return report_failure(&st);
     int rc = apply_overrides(cmd, args, &replicas.config, &st);
+    if (!rc) rc = check_early_stop(cmd, args, &replicas.config, first.path, &st);
     if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
     if (rc) graph_free(&first);
     if (!rc) rc = build_replica_graphs(&file, &first, &replicas, &st);

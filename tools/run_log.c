@@ -125,6 +125,21 @@ int run_log_epoch(RunLog *log, const EpochReport *r, Status *st) {
     return flush_both(log, st);
 }
 
+// `trainer plot` passes over kinds it does not draw, so this row changes no chart.
+int run_log_early_stop(RunLog *log, const EarlyStop *watch, const EpochReport *r, Status *st) {
+    cJSON *line = cJSON_CreateObject();
+    cJSON_AddStringToObject(line, "kind", "early_stop");
+    cJSON_AddNumberToObject(line, "step", (double)r->global_step);
+    cJSON_AddNumberToObject(line, "epoch", r->epoch);
+    cJSON_AddNumberToObject(line, "patience", watch->patience);
+    cJSON_AddNumberToObject(line, "best_epoch", watch->best_epoch);
+    char best_key[24];
+    snprintf(best_key, sizeof best_key, "best_%s_loss", log->evaluated);
+    if (watch->best_epoch) cJSON_AddNumberToObject(line, best_key, watch->best_loss);
+    TRY(write_line(log, line, st));
+    return flush_both(log, st);
+}
+
 void run_log_close(RunLog *log) {
     if (log->metrics) fclose(log->metrics);
     log->metrics = NULL;

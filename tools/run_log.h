@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "core/early_stop.h"
 #include "core/tf_event.h"
 #include "core/train.h"
 
@@ -25,6 +26,9 @@ int run_log_open(RunLog *log, const char *dir, const char *evaluated, Status *st
 int run_log_step(RunLog *log, const StepReport *report, Status *st);
 // Writes the epoch's line and flushes both files.
 int run_log_epoch(RunLog *log, const EpochReport *report, Status *st);
+// After the epoch early stopping ended training at: a "kind":"early_stop" row saying why.
+int run_log_early_stop(RunLog *log, const EarlyStop *watch, const EpochReport *report,
+                       Status *st);
 void run_log_close(RunLog *log);
 
 #endif
