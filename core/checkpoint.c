@@ -97,13 +97,24 @@ static char *read_model_text(const char *path) {
     return text;
 }
 
-enum { METADATA_MAX = 16 };
+enum { METADATA_MAX = 20 };
 
 typedef struct Metadata {
     SafetensorsEntry entries[METADATA_MAX];
     char values[METADATA_MAX][128];
     int count;
+    char *owned[3];         // longer values: normalize_mean, normalize_std, class_names
 } Metadata;
+
+// A value too long for `values`: the entry points at the caller's heap string, freed
+// with the metadata. NULL adds nothing.
+static void add_owned(Metadata *m, const char *key, char *value, int slot) {
+    m->owned[slot] = value;
+    if (!value) return;
+    m->entries[m->count].key = (char *)key;
+    m->entries[m->count].value = value;
+    m->count++;
+}
 
 static void add_entry(Metadata *m, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -151,7 +162,8 @@ static int write_file(const SafetensorsOutput *outputs, int count, const Metadat
 }
 
 int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Backend *b,
-                    const CheckpointPlace *place, const char *path, Status *st) {
+                    const CheckpointPlace *place, const CheckpointInputs *inputs,
+                    const char *path, Status *st) {
     SlotList list;
     TRY(list_slots(g, optimizer, &list, st));
     SafetensorsOutput *outputs = calloc((size_t)list.count + 1, sizeof *outputs);
@@ -170,7 +182,13 @@ int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Back
                               (unsigned long long)text_hash(model_text));
     if (optimizer) add_entry(&m, "optimizer", "%s", optimizer_names[optimizer->kind]);
     if (place) describe_place(&m, place);
+    char *mean = NULL, *std = NULL, *names = NULL;
+    if (!rc) rc = checkpoint_inputs_format(inputs, &mean, &std, &names, st);
+    add_owned(&m, "normalize_mean", mean, 0);
+    add_owned(&m, "normalize_std", std, 1);
+    add_owned(&m, "class_names", names, 2);
     if (!rc) rc = write_file(outputs, list.count, &m, model_text, path, st);
+    for (int i = 0; i < 3; i++) free(m.owned[i]);
     for (int i = 0; outputs && i < list.count; i++) free((void *)outputs[i].values);
     free(outputs);
     free(model_text);
@@ -278,9 +296,12 @@ int checkpoint_load_weights(Graph *g, const Backend *b, const char *path, Checkp
     Safetensors file;
     TRY(safetensors_read_file(path, &file, st));
     int rc = load_exact(g, NULL, b, path, &file, out, st);
+    if (!rc) rc = checkpoint_inputs_read(&file, path, &out->inputs, st);
     safetensors_free(&file);
     return rc;
 }
+
+void checkpoint_loaded_free(CheckpointLoaded *loaded) { checkpoint_inputs_free(&loaded->inputs); }
 
 // A whole number in metadata `key`, within [min, max].
 static int metadata_number(const Safetensors *file, const char *key, long min, long max,

@@ -4,6 +4,7 @@
 #ifndef TRAINER_CHECKPOINT_H
 #define TRAINER_CHECKPOINT_H
 
+#include "core/checkpoint_inputs.h"
 #include "core/graph.h"
 #include "core/run_config.h"
 #include "data/safetensors.h"
@@ -21,9 +22,11 @@ typedef struct CheckpointPlace {
 } CheckpointPlace;
 
 // Parameters, then optimizer state when `optimizer` is not NULL, then metadata (the
-// model file's text and hash, `place` when not NULL, trainer's version). Atomic.
+// model file's text and hash, `place` and `inputs` when not NULL, trainer's version).
+// Atomic.
 int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Backend *b,
-                    const CheckpointPlace *place, const char *path, Status *st);
+                    const CheckpointPlace *place, const CheckpointInputs *inputs,
+                    const char *path, Status *st);
 
 // What loading found beside the values.
 typedef struct CheckpointLoaded {
@@ -31,10 +34,14 @@ typedef struct CheckpointLoaded {
     CheckpointPlace place;
     int nonfinite_count;    // tensors holding NaN or infinity
     char nonfinite[512];    // their names, escaped, comma-separated (maybe cut short)
+    LoadedInputs inputs;    // checkpoint_load_weights only: normalization and class names
 } CheckpointLoaded;
+void checkpoint_loaded_free(CheckpointLoaded *loaded);
 
 // Weights for eval and predict: every parameter by name and shape, nothing missing or
 // extra (optimizer state in the file is ignored). Non-finite values load but are reported.
+// out->inputs says how the samples were normalized and the classes named; free out with
+// checkpoint_loaded_free.
 int checkpoint_load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *out,
                             Status *st);
 // Resuming: parameters and the optimizer's state (already allocated by optimizer_prepare)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/suggest.h"
+#include "core/data_statements.h"
 #include "core/lr_schedule.h"
 
 const char *const optimizer_names[] = {"sgd", "adam", "adamw", NULL};
@@ -14,7 +15,7 @@ extern const char *const activation_names[];
 
 // Statements that configure training rather than add a layer.
 static const char *const setting_words[] = {"loss", "optimizer", "train", "schedule",
-                                             "data"};
+                                             "data", "normalize", "augment"};
 enum { SETTING_WORD_COUNT = sizeof setting_words / sizeof setting_words[0], MAX_STATEMENT_WORDS = 64 };
 
 // Every word that may start a statement (NULL-terminated), for suggestions and hints.
@@ -415,7 +416,26 @@ static int build_data(Builder *b, const ModelStatement *s) {
                                      MODEL_EXCLUDE_MAX, &d->val_split, b->st);
 }
 
+// One statement of a kind: `line` is where the first one was (0: none yet).
+static int check_single(Builder *b, const ModelStatement *s, int line) {
+    if (!line) return 0;
+    return fail_at(b, s->line, s->kind_column, "keep one of them",
+                   "second %s statement (the first is on line %d)", s->kind, line);
+}
+
+static int build_normalize(Builder *b, const ModelStatement *s) {
+    TRY(check_single(b, s, b->config->data.normalize.line));
+    return normalize_read_statement(b->file->path, s, &b->config->data.normalize, b->st);
+}
+
+static int build_augment(Builder *b, const ModelStatement *s) {
+    TRY(check_single(b, s, b->config->data.augment.line));
+    return augment_read_statement(b->file->path, s, &b->config->data.augment, b->st);
+}
+
 static int build_statement(Builder *b, const ModelStatement *s) {
+    if (strcmp(s->kind, "normalize") == 0) return build_normalize(b, s);
+    if (strcmp(s->kind, "augment") == 0) return build_augment(b, s);
     if (strcmp(s->kind, "schedule") == 0) return build_schedule(b, s);
     if (strcmp(s->kind, "data") == 0) return build_data(b, s);
     if (strcmp(s->kind, "loss") == 0) return build_loss(b, s);

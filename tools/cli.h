@@ -8,7 +8,9 @@
 #include "core/device.h"
 #include "core/graph.h"
 #include "base/status.h"
+#include "core/checkpoint.h"
 #include "data/dataset.h"
+#include "data/transform.h"
 
 #define CLI_MAX_OPTIONS 32
 #define CLI_MAX_POSITIONALS 64
@@ -70,11 +72,36 @@ typedef struct RunData {
     Dataset train, val, test;
     int has_val, has_test;
     int skipped;
+    Normalization normalization;  // what config's normalize statement came to; count 0: none
+    char normalization_source[128];  // "given", "computed on N training samples"
 } RunData;
 int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
                   const RunConfig *config, RunData *data, Status *st);
-// Every split against the model (shape, labels), so `check --data` refuses what `train` would.
-int check_run_data(const Graph *g, const RunData *data, Status *st);
+// Every split against the model (shape, labels) and the normalization and augmentation
+// against the data, so `check --data` refuses what `train` would.
+int check_run_data(const Graph *g, const RunConfig *config, const RunData *data, Status *st);
+// The model's `normalize` statement made values into data->normalization: computed on the
+// training split (auto), the values given, or none; data->normalization_source says which.
+int resolve_run_normalization(const RunConfig *config, const char *model_path, RunData *data,
+                              Status *st);
+// For eval and predict: the normalization a weights file records (loaded->inputs), else the
+// model's given values; `normalize auto` with a file that records none is an error, since
+// the training split's values are not known. *out is owned by the caller.
+int weights_normalization(const RunConfig *config, const char *model_path,
+                          const char *weights_path, const CheckpointLoaded *loaded, int groups,
+                          Normalization *out, Status *st);
+// "normalize: mean 0.2860 std 0.3530 (...how...)" and "augment: ..." when they apply.
+void print_data_transform(const RunConfig *config, const Normalization *n, const char *how);
+// An option's value read as the model file's statement `KIND SPEC`, so both take the same
+// words and give the same errors (which then name the option).
+typedef int (*StatementReader)(const char *path, const ModelStatement *s, void *out,
+                               Status *st);
+int read_statement_option(const char *option, const char *kind, const char *spec,
+                          StatementReader read, void *out, Status *st);
+// --normalize SPEC and --augment SPEC read as the statements `normalize SPEC`, `augment SPEC`.
+int apply_data_transform_overrides(const Command *cmd, const ParsedArgs *args,
+                                   RunConfig *config, Status *st);
+#define DATA_TRANSFORM_OPTION_SPECS                                                              {"--normalize", "auto|none|'mean=M std=S'", "per-channel normalization: auto computes "                                                  "mean and std on the training split "                                                        "(overrides the model's normalize)"},           {"--augment", "'crop=P flip=true'|none", "training-only augmentation: a random crop of "                                               "the image padded by P pixels, a random "                                                    "left-right flip (overrides augment)"}
 // "classes: a=0 b=1 ..." for datasets with named classes, and the skipped count.
 void print_run_data_notes(const RunData *data, int at_end);
 void run_data_free(RunData *data);
@@ -88,8 +115,10 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
                                      "or is left out and counted (skip)"}
 
 // Parameters from a safetensors file (`train --save` or a checkpoint) for eval and predict;
-// tensors holding NaN or infinity load with a warning naming them.
-int load_weights(Graph *g, const Backend *b, const char *path, Status *st);
+// tensors holding NaN or infinity load with a warning naming them. *loaded says what else
+// the file records (normalization, class names): free it with checkpoint_loaded_free.
+int load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *loaded,
+                 Status *st);
 // "235,146"
 const char *format_count(long value, char *buf, size_t size);
 

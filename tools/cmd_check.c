@@ -16,6 +16,7 @@ static const OptionSpec check_options[] = {
     {"--train-limit", "N", "with --data: the first N training samples only"},
     {"--test-limit", "N", "with --data: the first N test samples only"},
     DATA_OPTION_SPECS,
+    DATA_TRANSFORM_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
 
@@ -189,7 +190,8 @@ static int load_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
                      const RunConfig *config, RunData *data, MemoryPlanOptions *options,
                      Status *st) {
     TRY(load_run_data(cmd, args, g, config, data, st));
-    TRY(check_run_data(g, data, st));
+    TRY(resolve_run_normalization(config, g->path, data, st));
+    TRY(check_run_data(g, config, data, st));
     options->train_samples = data->train.count;
     options->test_samples = data->has_val ? data->val.count : data->test.count;
     // f32 datasets are staged, so they hold no device copy.
@@ -229,6 +231,7 @@ static int check_with(const Command *cmd, const ParsedArgs *args, const Graph *g
         memory_plan_free(&plan);
         rc = print_largest_batch(g, device, &options, st);
         if (have_data) print_data_verdict(&data);
+        print_data_transform(config, &data.normalization, data.normalization_source);
     }
     run_data_free(&data);
     return rc;
@@ -243,6 +246,7 @@ int run_check(const Command *cmd, const ParsedArgs *args) {
     if (load_model(cmd, args, &file, &g, &config, &st)) return report_failure(&st);
     long batch = config.train.batch;
     int rc = args_int(cmd, args, "--batch", 1, MEMORY_PLAN_MAX_BATCH, &batch, NULL, &st);
+    if (!rc) rc = apply_data_transform_overrides(cmd, args, &config, &st);
     // Checking needs no GPU: the plan is for the CPU unless --device names another.
     DeviceOptions device_options = {.spec = args_get(cmd, args, "--device"),
                                     .memory_limit = args_get(cmd, args, "--memory-limit"),

@@ -1,6 +1,7 @@
 #include <stdio.h>
 
 #include "core/train.h"
+#include "data/dataset_stats.h"
 #include "tools/cli.h"
 
 static const OptionSpec eval_options[] = {
@@ -30,9 +31,26 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
     TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &batch, NULL, st));
     TRY(graph_check_dataset(g, test, "the test set", st));
     TRY(graph_init_params(g, d->backend, &d->alloc, 0, st));
-    TRY(load_weights(g, d->backend, weights, st));
+    CheckpointLoaded loaded;
+    TRY(load_weights(g, d->backend, weights, &loaded, st));
+    // The samples normalized as in training: by what the weights file records.
+    RunConfig evaluated = *config;
+    Normalization normalization;
+    int rc = weights_normalization(config, g->path, weights, &loaded, dataset_stat_groups(test),
+                                   &normalization, st);
+    int recorded = loaded.inputs.normalization.count > 0;
+    checkpoint_loaded_free(&loaded);
+    if (rc) return rc;
+    if (normalization.count) {
+        evaluated.normalization = &normalization;
+        char source[1100];
+        snprintf(source, sizeof source, "as recorded in %s", weights);
+        print_data_transform(NULL, &normalization, recorded ? source : "given");
+    }
     EvalResult result;
-    TRY(evaluate_model(g, config, d, test, (int)batch, &result, st));
+    rc = evaluate_model(g, &evaluated, d, test, (int)batch, &result, st);
+    normalization_free(&normalization);
+    if (rc) return rc;
     printf("test loss %.4f  accuracy %.4f  (%d samples of %s)\n", result.loss, result.accuracy,
            result.samples, test->source);
     return 0;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "data/image.h"
 #include "tools/cli.h"
 
@@ -23,7 +24,8 @@ static const OptionSpec predict_options[] = {
     {"--weights", "FILE", "safetensors weights: from `trainer train --save`, or a checkpoint "
                           "(required)"},
     {"--top", "K", "print the K most likely classes of each image (default 3)"},
-    {"--classes", "NAMES", "fashion-mnist (default for 10 classes) or FILE, one name per line"},
+    {"--classes", "NAMES", "fashion-mnist or FILE, one name per line (default: the names the "
+                           "weights file records, else fashion-mnist's for 10 classes)"},
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -41,12 +43,30 @@ enum { FASHION_MNIST_CLASSES = 10, CLASS_FILE_MAX = 1 << 20 };
 // Names of the classes in score order; names == NULL prints the class index instead.
 typedef struct ClassNames {
     const char **names;
-    char *text;  // the names file's contents, which names point into
+    char *text;  // the names file's contents, or a weights file's names, which names point into
 } ClassNames;
 
 static void class_names_free(ClassNames *cn) {
     free(cn->names);
     free(cn->text);
+    memset(cn, 0, sizeof *cn);
+}
+
+enum { ESCAPED_NAME_MAX = 4 * CHECKPOINT_CLASS_NAME_MAX };
+
+// The names a weights file records (a png:DIR's folders, CIFAR-10's), escaped: they are
+// bytes from a file. Used unless --classes names others.
+static int use_recorded_names(const LoadedInputs *in, ClassNames *cn, Status *st) {
+    class_names_free(cn);
+    cn->names = malloc((size_t)in->class_count * sizeof *cn->names);
+    cn->text = malloc((size_t)in->class_count * ESCAPED_NAME_MAX);
+    if (!cn->names || !cn->text) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    for (int i = 0; i < in->class_count; i++) {
+        char *name = cn->text + (size_t)i * ESCAPED_NAME_MAX;
+        text_escape(in->class_names[i], strlen(in->class_names[i]), name, ESCAPED_NAME_MAX);
+        cn->names[i] = name;
+    }
+    return 0;
 }
 
 static int read_text_file(const char *path, char **out, Status *st) {
@@ -261,6 +281,24 @@ typedef struct PredictRun {
     size_t sample;           // floats per sample
 } PredictRun;
 
+// The images normalized as the training samples were, by what the weights file records
+// (or the model's given values): value' = (value - mean[c]) / std[c].
+static int normalize_images(PredictRun *run, const CheckpointLoaded *loaded, Status *st) {
+    Normalization n;
+    int channels = run->input.channels;
+    TRY(weights_normalization(&run->config, run->g->path, run->weights, loaded, channels, &n,
+                              st));
+    size_t plane = run->sample / (size_t)channels;
+    int count = run->args->positional_count - 1;
+    for (int i = 0; n.count && i < count; i++)
+        for (int c = 0; c < channels; c++) {
+            float *values = run->images + (size_t)i * run->sample + (size_t)c * plane;
+            for (size_t p = 0; p < plane; p++) values[p] = (values[p] - n.mean[c]) / n.std[c];
+        }
+    normalization_free(&n);
+    return 0;
+}
+
 // Runs the images through the model in batches of at most the model's train batch=, and
 // prints each image's top classes.
 static int predict_all(PredictRun *run, Status *st) {
@@ -340,8 +378,14 @@ static int run_model(const Command *cmd, PredictRun *run, Status *st) {
     TRY(open_device_from_args(cmd, run->args, &run->device, st));
     run->device_open = 1;
     TRY(graph_init_params(run->g, run->device.backend, &run->device.alloc, 0, st));
-    TRY(load_weights(run->g, run->device.backend, run->weights, st));
-    return predict_all(run, st);
+    CheckpointLoaded loaded;
+    TRY(load_weights(run->g, run->device.backend, run->weights, &loaded, st));
+    int rc = normalize_images(run, &loaded, st);
+    const LoadedInputs *in = &loaded.inputs;
+    if (!rc && !args_get(cmd, run->args, "--classes") && in->class_count == graph_classes(run->g))
+        rc = use_recorded_names(in, &run->names, st);
+    checkpoint_loaded_free(&loaded);
+    return rc ? rc : predict_all(run, st);
 }
 
 int run_predict(const Command *cmd, const ParsedArgs *args) {

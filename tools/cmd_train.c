@@ -26,6 +26,7 @@ static const OptionSpec train_options[] = {
     {"--train-limit", "N", "train on the first N samples only"},
     {"--test-limit", "N", "evaluate on the first N test samples only"},
     DATA_OPTION_SPECS,
+    DATA_TRANSFORM_OPTION_SPECS,
     {"--gpus", "LIST", "data-parallel on these GPUs, e.g. 0,1: the batch is split across them"},
     {"--replicas", "N", "data-parallel with N replicas on the CPU (tests the --gpus path "
                         "without GPUs)"},
@@ -336,7 +337,9 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     const Dataset *train = &data->train;
     // Evaluated each epoch: the validation split when there is one, else the test split.
     const Dataset *test = data->has_val ? &data->val : &data->test;
-    TRY(check_run_data(g, data, st));
+    TRY(resolve_run_normalization(&r->config, g->path, data, st));
+    if (data->normalization.count) r->config.normalization = &data->normalization;
+    TRY(check_run_data(g, &r->config, data, st));
     for (int i = 0; i < r->count; i++) {
         Device *d = r->device_list[i];
         if (d->backend->make_current) TRY(d->backend->make_current(d->backend, st));
@@ -348,6 +351,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     memset(&session, 0, sizeof session);
     TRY(checkpoints_open(cmd, args, &session.checkpoints, r->graph_list, r->device_list,
                          r->count, &r->config, st));
+    checkpoints_record_inputs(&session.checkpoints, r->config.normalization, train,
+                              data_spec_from_args(cmd, args, &r->config));
     char count[32], optimizer[160], devices[256] = "";
     size_t used = 0;
     for (int i = 0; i < r->count && used < sizeof devices; i++)
@@ -369,6 +374,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
            r->config.train.batch, r->config.train.epochs, r->config.train.epochs == 1 ? "" : "s",
            early_stop, r->config.train.seed);
     print_schedule(&r->config.schedule);
+    print_data_transform(&r->config, &data->normalization, data->normalization_source);
     print_run_data_notes(data, 0);
     fflush(stdout);
     session.evaluated = data->has_val ? "val" : "test";
@@ -413,6 +419,7 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     RunData data = {0};
     if (load_model(cmd, args, &file, &first, &replicas.config, &st)) return report_failure(&st);
     int rc = apply_overrides(cmd, args, &replicas.config, &st);
+    if (!rc) rc = apply_data_transform_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = check_early_stop(cmd, args, &replicas.config, first.path, &st);
     if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
     if (rc) graph_free(&first);

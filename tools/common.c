@@ -74,14 +74,36 @@ int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const Run
     return 0;
 }
 
-int load_weights(Graph *g, const Backend *b, const char *path, Status *st) {
-    CheckpointLoaded loaded;
-    TRY(checkpoint_load_weights(g, b, path, &loaded, st));
-    if (loaded.nonfinite_count)
+int load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *loaded,
+                 Status *st) {
+    TRY(checkpoint_load_weights(g, b, path, loaded, st));
+    if (loaded->nonfinite_count)
         fprintf(stderr, "trainer: warning: %s: %d tensor%s hold NaN or infinite values: %s\n",
-                path, loaded.nonfinite_count, loaded.nonfinite_count == 1 ? "" : "s",
-                loaded.nonfinite);
+                path, loaded->nonfinite_count, loaded->nonfinite_count == 1 ? "" : "s",
+                loaded->nonfinite);
     return 0;
+}
+
+// An error of the statement read from an option: no file place, the option instead.
+static int option_failed(const char *option, const char *spec, Status *st) {
+    st->file[0] = '\0';
+    st->line = st->column = 0;
+    status_prefix(st, "%s '%s': ", option, spec);
+    return st->code;
+}
+
+int read_statement_option(const char *option, const char *kind, const char *spec,
+                          StatementReader read, void *out, Status *st) {
+    char text[512];
+    snprintf(text, sizeof text, "%s %s\n", kind, spec);
+    ModelFile file;
+    if (model_file_parse_text(option, text, &file, st)) return option_failed(option, spec, st);
+    int rc = file.count == 1 ? read(option, &file.statements[0], out, st)
+                             : status_fail(st, STATUS_BAD_INPUT, "no %s given", kind);
+    if (rc && file.count != 1) status_hint(st, "e.g. %s %s", option,
+                                           strcmp(kind, "schedule") == 0 ? "cosine" : "none");
+    model_file_free(&file);
+    return rc ? option_failed(option, spec, st) : 0;
 }
 int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const Graph *g,
                               DatasetOptions *options, Status *st) {
@@ -138,11 +160,29 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     return 0;
 }
 
-int check_run_data(const Graph *g, const RunData *data, Status *st) {
+// A transform that does not fit the data points at its statement.
+static int check_transform(const RunConfig *config, const char *model_path,
+                           const DataTransform *t, const Dataset *ds, Status *st) {
+    int rc = data_transform_check(t, ds, st);
+    int line = t->crop_padding || t->flip ? config->data.augment.line
+                                          : config->data.normalize.line;
+    if (rc && line && !st->file[0]) {
+        snprintf(st->file, sizeof st->file, "%s", model_path);
+        st->line = line;
+        st->column = 1;
+    }
+    return rc;
+}
+
+int check_run_data(const Graph *g, const RunConfig *config, const RunData *data, Status *st) {
     TRY(graph_check_dataset(g, &data->train, "the training set", st));
     if (data->has_val) TRY(graph_check_dataset(g, &data->val, "the validation set", st));
     if (data->has_test) TRY(graph_check_dataset(g, &data->test, "the test set", st));
-    return 0;
+    const Normalization *n = data->normalization.count ? &data->normalization : NULL;
+    DataTransform training = {.normalization = n,
+                              .crop_padding = config->data.augment.crop_padding,
+                              .flip = config->data.augment.flip};
+    return check_transform(config, g->path, &training, &data->train, st);
 }
 
 void print_run_data_notes(const RunData *data, int at_end) {
@@ -159,6 +199,7 @@ void print_run_data_notes(const RunData *data, int at_end) {
 }
 
 void run_data_free(RunData *data) {
+    normalization_free(&data->normalization);
     dataset_free(&data->train);
     dataset_free(&data->val);
     dataset_free(&data->test);

@@ -132,7 +132,7 @@ static int write_step_checkpoint(CheckpointSession *s, const CheckpointPlace *pl
                                  Device *d, Status *st) {
     char path[1100];
     checkpoint_step_path(s->folder, place->optimizer_steps, path, sizeof path);
-    TRY(checkpoint_save(g, s->optimizer, d->backend, place, path, st));
+    TRY(checkpoint_save(g, s->optimizer, d->backend, place, &s->inputs, path, st));
     snprintf(s->last_written, sizeof s->last_written, "%s", path);
     return checkpoint_prune(s->folder, s->keep_last, st);
 }
@@ -148,7 +148,8 @@ int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *
 
 int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g, Device *d,
                             Status *st) {
-    if (s->save_path) TRY(checkpoint_save(g, NULL, d->backend, NULL, s->save_path, st));
+    if (s->save_path)
+        TRY(checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, st));
     if (!s->folder) return 0;
     CheckpointPlace at = {.epochs_done = r->epoch, .optimizer_steps = g->optimizer_steps,
                           .seed = s->seed, .batch = s->batch,
@@ -157,7 +158,7 @@ int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g
     if (!r->has_test || r->test.accuracy <= s->best_accuracy) return 0;
     char best[1100];
     snprintf(best, sizeof best, "%s/best.safetensors", s->folder);
-    TRY(checkpoint_save(g, s->optimizer, d->backend, &at, best, st));
+    TRY(checkpoint_save(g, s->optimizer, d->backend, &at, &s->inputs, best, st));
     s->best_accuracy = r->test.accuracy;
     return 0;
 }
@@ -180,10 +181,24 @@ void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d) {
                      s->last.step, s->last.steps, s->folder);
         print_resume_command(s, s->folder);
     } else if (s->save_path) {
-        if (checkpoint_save(g, NULL, d->backend, NULL, s->save_path, &st)) {
+        if (checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, &st)) {
             report_failure(&st);
             return;
         }
         print_notice("saved the weights as they were when interrupted to %s", s->save_path);
     }
+}
+
+void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normalization,
+                               const Dataset *train, const char *spec) {
+    s->inputs.normalization = normalization && normalization->count ? normalization : NULL;
+    int count = 0;
+    const char *const *known = dataset_known_class_names(spec, &count);
+    if (!known && train->class_count > 0) {
+        count = train->class_count < 256 ? train->class_count : 256;
+        for (int i = 0; i < count; i++) s->class_name_list[i] = train->class_names[i];
+        known = s->class_name_list;
+    }
+    s->inputs.class_count = known ? count : 0;
+    s->inputs.class_names = known;
 }

@@ -32,7 +32,15 @@ typedef struct CheckpointSession {
     int has_last;              // a step has finished: `last` is where training stands
     StepPlace last;
     char last_written[1100];   // the newest step checkpoint this run wrote; "" before
+    // Recorded in every file written: normalization and class names (checkpoint_inputs.h).
+    CheckpointInputs inputs;
+    const char *class_name_list[256];
 } CheckpointSession;
+
+// What eval and predict need to know of the data, into s->inputs: the normalization and
+// the class names of `train` (a png:DIR's folders) or of the known dataset `spec`.
+void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normalization,
+                               const Dataset *train, const char *spec);
 
 // Reads the options; before anything trains, readies the folder (an unwritable one fails
 // here) and applies --resume (parameters and optimizer state into every replica, the

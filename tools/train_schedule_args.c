@@ -5,32 +5,16 @@
 
 #include "core/lr_schedule.h"
 
-// An error of the statement read from the option: no file place, the option instead.
-static int option_failed(const char *spec, Status *st) {
-    st->file[0] = '\0';
-    st->line = st->column = 0;
-    status_prefix(st, "--schedule '%s': ", spec);
-    return st->code;
-}
-
-// --schedule SPEC reads as the model file's statement `schedule SPEC`, so both take the
-// same words and give the same errors.
-static int parse_schedule_option(const char *spec, ScheduleConfig *out, Status *st) {
-    char text[512];
-    snprintf(text, sizeof text, "schedule %s\n", spec);
-    ModelFile file;
-    if (model_file_parse_text("--schedule", text, &file, st)) return option_failed(spec, st);
-    int rc = file.count == 1 ? schedule_read_statement("--schedule", &file.statements[0], out, st)
-                             : status_fail(st, STATUS_BAD_INPUT, "no schedule given");
-    if (rc && file.count != 1) status_hint(st, "e.g. --schedule cosine");
-    model_file_free(&file);
-    return rc ? option_failed(spec, st) : 0;
+static int read_schedule(const char *path, const ModelStatement *s, void *out, Status *st) {
+    return schedule_read_statement(path, s, out, st);
 }
 
 int apply_schedule_overrides(const Command *cmd, const ParsedArgs *args, RunConfig *config,
                              Status *st) {
     const char *spec = args_get(cmd, args, "--schedule");
-    if (spec) TRY(parse_schedule_option(spec, &config->schedule, st));
+    if (spec)
+        TRY(read_statement_option("--schedule", "schedule", spec, read_schedule,
+                                  &config->schedule, st));
     long warmup;
     int present;
     TRY(args_int(cmd, args, "--warmup", 0, 1L << 40, &warmup, &present, st));

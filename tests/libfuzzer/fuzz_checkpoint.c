@@ -60,7 +60,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int rc = checkpoint_load_resume_parsed(&t->graph, &t->config.optimizer,
                                            t->device.backend, &file, "fuzz.safetensors",
                                            &loaded, &st);
+    if (rc && (rc != STATUS_BAD_INPUT || !st.message[0] || strchr(st.message, 0x1b))) abort();
+    // The metadata eval and predict read: normalization and class names.
+    LoadedInputs inputs;
+    status_clear(&st);
+    rc = checkpoint_inputs_read(&file, "fuzz.safetensors", &inputs, &st);
     safetensors_free(&file);
     if (rc && (rc != STATUS_BAD_INPUT || !st.message[0] || strchr(st.message, 0x1b))) abort();
+    checkpoint_inputs_free(&inputs);
     return 0;
 }

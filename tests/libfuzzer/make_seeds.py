@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the data-reader fuzz targets (tests/libfuzzer/corpus/{idx,
-cifar10,csv,png,model_check}): small valid files of each kind and a few broken ones, so
+cifar10,csv,png,model_check}, and checkpoint metadata): small valid files of each kind and a few broken ones, so
 libFuzzer starts past the header checks. Deterministic; rerun after changing it:
     python3 tests/libfuzzer/make_seeds.py"""
 import gzip
@@ -122,6 +122,24 @@ train     batch=8 epochs=1 seed=1
     write("model_check", "bad_shape", b"input shape=0x28x-1\nflatten\ndense units=10\n"
                                       b"loss softmax_cross_entropy\n")
     write("model_check", "duplicate_key", b"input shape=10 shape=10\n")
+    write("model_check", "transforms", b"input shape=3x8x8\nconv2d filters=4 kernel=3\n"
+                                       b"flatten\ndense units=10\nloss softmax_cross_entropy\n"
+                                       b"normalize mean=0.49,0.48,0.45 std=0.25,0.24,0.26\n"
+                                       b"augment crop=2 flip=true\n")
+
+
+def checkpoint_metadata_seeds():
+    """Metadata eval and predict read (normalization, class names) in a file of no tensors;
+    the checkpoint target's other seeds come from real checkpoints."""
+    def safetensors(metadata):
+        import json
+        header = json.dumps({"__metadata__": metadata}).encode()
+        return struct.pack("<Q", len(header)) + header
+    write("checkpoint", "inputs_metadata", safetensors({
+        "normalize_mean": "0.4914,0.4822,0.4465", "normalize_std": "0.247,0.2435,0.2616",
+        "class_names": '["airplane","automobile","bird"]'}))
+    write("checkpoint", "inputs_metadata_bad", safetensors({
+        "normalize_mean": "0.5,x", "normalize_std": "0", "class_names": '["a",3]'}))
 
 
 if __name__ == "__main__":
@@ -130,3 +148,4 @@ if __name__ == "__main__":
     csv_seeds()
     png_seeds()
     model_seeds()
+    checkpoint_metadata_seeds()

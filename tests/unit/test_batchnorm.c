@@ -325,7 +325,7 @@ static void weights_round_trip_carries_running_statistics(void) {
     char path[256];
     CheckpointLoaded loaded;
     snprintf(path, sizeof path, "/tmp/test_batchnorm_%ld.safetensors", (long)getpid());
-    if (checkpoint_save(&a.g, NULL, a.b, NULL, path, &st)) report_status("checkpoint_save", &st);
+    if (checkpoint_save(&a.g, NULL, a.b, NULL, NULL, path, &st)) report_status("checkpoint_save", &st);
     else if (checkpoint_load_weights(&b.g, b.b, path, &loaded, &st))
         report_status("checkpoint_load_weights", &st);
     remove(path);

@@ -1,0 +1,125 @@
+#include "core/checkpoint_inputs.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/escape.h"
+
+// 9 significant digits give a float back exactly.
+static char *format_values(const float *values, int count) {
+    size_t size = (size_t)count * 20 + 1;
+    char *text = malloc(size);
+    if (text) normalization_format(values, count, 9, text, size);
+    return text;
+}
+
+// JSON, because a folder's name may hold any byte but NUL and '/'.
+static char *format_names(const CheckpointInputs *in) {
+    cJSON *array = cJSON_CreateArray();
+    for (int i = 0; array && i < in->class_count; i++) {
+        cJSON *name = cJSON_CreateString(in->class_names[i]);
+        if (!name) {
+            cJSON_Delete(array);
+            return NULL;
+        }
+        cJSON_AddItemToArray(array, name);
+    }
+    char *text = array ? cJSON_PrintUnformatted(array) : NULL;
+    cJSON_Delete(array);
+    return text;
+}
+
+int checkpoint_inputs_format(const CheckpointInputs *in, char **mean, char **std,
+                             char **class_names, Status *st) {
+    *mean = *std = *class_names = NULL;
+    const Normalization *n = in ? in->normalization : NULL;
+    int failed = 0;
+    if (n && n->count > 0) {
+        *mean = format_values(n->mean, n->count);
+        *std = format_values(n->std, n->count);
+        failed = !*mean || !*std;
+    }
+    if (in && in->class_count > 0) {
+        *class_names = format_names(in);
+        failed |= !*class_names;
+    }
+    if (!failed) return 0;
+    free(*mean);
+    free(*std);
+    free(*class_names);
+    *mean = *std = *class_names = NULL;
+    return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for checkpoint metadata");
+}
+
+static int bad_value(const char *path, const char *key, const char *value, const char *expected,
+                     Status *st) {
+    char escaped[96];
+    text_escape(value, strlen(value), escaped, sizeof escaped);
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "checkpoint metadata '%s' is '%s'; "
+                   "expected %s", key, escaped, expected);
+    status_hint(st, "the file was changed after trainer wrote it; save the weights again with "
+                    "`trainer train --save FILE`");
+    return STATUS_BAD_INPUT;
+}
+
+static int read_normalization(const Safetensors *file, const char *path, Normalization *out,
+                              Status *st) {
+    const char *mean = safetensors_metadata(file, "normalize_mean");
+    const char *std = safetensors_metadata(file, "normalize_std");
+    if (!mean && !std) return 0;
+    if (!mean || !std)
+        return bad_value(path, mean ? "normalize_std" : "normalize_mean", "", "a list of numbers "
+                         "beside the other", st);
+    int count = 1;
+    for (const char *p = mean; *p; p++) count += *p == ',';
+    if (count > 1 << 20) return bad_value(path, "normalize_mean", mean, "at most 1048576 values",
+                                          st);
+    double zero = 0;
+    TRY(normalization_from_values(&zero, &zero, 1, count, out, st));
+    if (normalization_parse(mean, out->mean, count))
+        return bad_value(path, "normalize_mean", mean, "numbers separated by commas", st);
+    if (normalization_parse(std, out->std, count))
+        return bad_value(path, "normalize_std", std, "as many numbers as normalize_mean", st);
+    for (int g = 0; g < count; g++)
+        if (!(out->std[g] > 0))
+            return bad_value(path, "normalize_std", std, "numbers above 0", st);
+    return 0;
+}
+
+static int read_names(const Safetensors *file, const char *path, LoadedInputs *out, Status *st) {
+    const char *text = safetensors_metadata(file, "class_names");
+    if (!text) return 0;
+    cJSON *array = cJSON_Parse(text);
+    int count = cJSON_IsArray(array) ? cJSON_GetArraySize(array) : -1;
+    int ok = count > 0 && count <= 256;
+    if (ok) out->class_names = calloc((size_t)count, sizeof *out->class_names);
+    for (int i = 0; ok && out->class_names && i < count; i++) {
+        const cJSON *name = cJSON_GetArrayItem(array, i);
+        ok = cJSON_IsString(name) && strlen(name->valuestring) < CHECKPOINT_CLASS_NAME_MAX;
+        if (ok) snprintf(out->class_names[i], CHECKPOINT_CLASS_NAME_MAX, "%s", name->valuestring);
+    }
+    cJSON_Delete(array);
+    if (ok && !out->class_names)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!ok) return bad_value(path, "class_names", text, "a JSON array of 1 to 256 names of "
+                              "under 64 bytes", st);
+    out->class_count = count;
+    return 0;
+}
+
+int checkpoint_inputs_read(const Safetensors *file, const char *path, LoadedInputs *out,
+                           Status *st) {
+    memset(out, 0, sizeof *out);
+    int rc = read_normalization(file, path, &out->normalization, st);
+    if (!rc) rc = read_names(file, path, out, st);
+    if (rc) checkpoint_inputs_free(out);
+    return rc;
+}
+
+void checkpoint_inputs_free(LoadedInputs *in) {
+    normalization_free(&in->normalization);
+    free(in->class_names);
+    memset(in, 0, sizeof *in);
+}

@@ -1,0 +1,35 @@
+// How samples reached the model, kept in a checkpoint's metadata so that eval and predict
+// feed the model the same way: the normalization's mean and std, and the class names of a
+// png:DIR (or a known dataset). docs/checkpoints.md lists the keys.
+#ifndef TRAINER_CHECKPOINT_INPUTS_H
+#define TRAINER_CHECKPOINT_INPUTS_H
+
+#include "data/safetensors.h"
+#include "data/transform.h"
+
+#define CHECKPOINT_CLASS_NAME_MAX 64  // bytes of a name with its NUL, as Dataset holds them
+
+typedef struct CheckpointInputs {
+    const Normalization *normalization;  // NULL: none
+    int class_count;                     // 0: no names
+    const char *const *class_names;      // each under CHECKPOINT_CLASS_NAME_MAX bytes
+} CheckpointInputs;
+
+// What a loaded file said; everything owned (checkpoint_inputs_free).
+typedef struct LoadedInputs {
+    Normalization normalization;         // count 0: the file names none
+    int class_count;
+    char (*class_names)[CHECKPOINT_CLASS_NAME_MAX];
+} LoadedInputs;
+
+// The metadata values: heap strings for normalize_mean, normalize_std (NULL without a
+// normalization) and class_names (a JSON array; NULL without names).
+int checkpoint_inputs_format(const CheckpointInputs *in, char **mean, char **std,
+                             char **class_names, Status *st);
+// Reads them back. Absent keys leave the parts empty; a value that does not parse is
+// STATUS_BAD_INPUT naming the file and key.
+int checkpoint_inputs_read(const Safetensors *file, const char *path, LoadedInputs *out,
+                           Status *st);
+void checkpoint_inputs_free(LoadedInputs *in);
+
+#endif
