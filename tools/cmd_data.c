@@ -44,6 +44,17 @@ static void print_split(const char *split, const Dataset *ds, int skipped) {
     }
     printf("  values %.4f to %.4f, mean %.4f, std %.4f\n", stats.min, stats.max, stats.mean,
            stats.std);
+    // Per channel, as a `normalize` statement takes them (CSV features are too many to list).
+    Normalization per_channel;
+    Status ignored;
+    if (!ds->features && ds->count > 0 &&
+        !normalization_compute(ds, &per_channel, NULL, &ignored)) {
+        char mean[160], std[160];
+        normalization_format(per_channel.mean, per_channel.count, 4, mean, sizeof mean);
+        normalization_format(per_channel.std, per_channel.count, 4, std, sizeof std);
+        printf("  per channel: normalize mean=%s std=%s\n", mean, std);
+        normalization_free(&per_channel);
+    }
     if (skipped) printf("  skipped %d unreadable sample%s\n", skipped, skipped == 1 ? "" : "s");
 }
 

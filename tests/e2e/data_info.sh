@@ -10,6 +10,8 @@ expect_in out "test: 10 samples of 1x28x28" "and the test split's"
 expect_match out "^  class   9 +2$" "samples per class (labels 0-9, twice each)"
 # Every pixel is 0x40: 64/255 = 0.2510, std 0.
 expect_in out "values 0.2510 to 0.2510, mean 0.2510, std 0.0000" "the value range, mean, std"
+expect_in out "per channel: normalize mean=0.251 std=1" \
+    "per channel, as a normalize statement (a constant channel keeps std 1)"
 
 { echo "label,x"; echo "1,2"; echo "0,4"; } >"$work/two.csv"
 run "$TRAINER" data info "csv:$work/two.csv"

@@ -18,7 +18,9 @@ data=(--data "idx:$work/data" --device cpu)
 run "$TRAINER" train models/mlp.model "${data[@]}" --epochs 1 --normalize auto \
     --save "$work/auto.safetensors"
 expect_rc 0 "normalize auto trains"
-expect_match out '^normalize: mean 0\.(49|50)[0-9]* std 0\.(28|29)[0-9]* \(1 value, computed on 300 training samples\)$' \
+auto_pattern='^normalize: mean 0\.(49|50)[0-9]* std 0\.(28|29)[0-9]* '
+auto_pattern+='\(1 value, computed on 300 training samples\)$'
+expect_match out "$auto_pattern" \
     "the mean and std of uniform random bytes / 255 (0.5 and 0.29) are reported"
 trained=$(grep '^epoch 1/1' <<<"$out" | sed -E 's/.*test loss ([0-9.]+) acc ([0-9.]+).*/\1 \2/')
 run "$TRAINER" eval models/mlp.model "${data[@]}" --weights "$work/auto.safetensors"
@@ -107,12 +109,14 @@ expect_rc 0 "CSV features are normalized one feature at a time"
 csv_pattern='^normalize: mean ([0-9.]+),([0-9.]+) std ([0-9.]+),([0-9.]+) '
 csv_pattern+='\(2 values, computed on 3 training samples\)$'
 expect_match out "$csv_pattern" "a mean and std per feature over the 3 training rows"
-read -r mean_a mean_b std_a std_b < <(grep -E "$csv_pattern" <<<"$out" | sed -E "s/$csv_pattern/\1 \2 \3 \4/")
+read -r mean_a mean_b std_a std_b < <(grep -E "$csv_pattern" <<<"$out" |
+    sed -E "s/$csv_pattern/\1 \2 \3 \4/")
 if [ -n "${mean_a:-}" ] && [ "$std_a" = "$std_b" ] &&
     awk -v a="$mean_a" -v b="$mean_b" 'BEGIN { exit !(b - a > 0.999 && b - a < 1.001) }'; then
     pass "feature b's mean is a's + 1 and their std the same"
 else
-    fail "feature b's mean is a's + 1 and their std the same" "${mean_a:-?} ${mean_b:-?} ${std_a:-?} ${std_b:-?}"
+    fail "feature b's mean is a's + 1 and their std the same" \
+        "${mean_a:-?} ${mean_b:-?} ${std_a:-?} ${std_b:-?}"
 fi
 
 # ---- predict prints the class names a png:DIR run recorded ----
