@@ -44,17 +44,20 @@ int run_log_open(RunLog *log, const char *dir, const char *evaluated, Status *st
     return event_file_open(&log->events, dir, wall_seconds(), host, st);
 }
 
+static int metrics_write_failed(const RunLog *log, Status *st) {
+    status_fail_at(st, STATUS_RUNTIME_ERROR, log->metrics_path, 0, 0,
+                   "cannot write the metrics log: %s", strerror(errno));
+    status_hint(st, "check the free space of the --logdir directory");
+    return STATUS_RUNTIME_ERROR;
+}
+
 // One object per line: cJSON's unformatted print never breaks a line.
 static int write_line(RunLog *log, cJSON *object, Status *st) {
     char *text = cJSON_PrintUnformatted(object);
     int ok = text && fprintf(log->metrics, "%s\n", text) > 0;
     cJSON_free(text);
     cJSON_Delete(object);
-    if (ok) return 0;
-    status_fail_at(st, STATUS_RUNTIME_ERROR, log->metrics_path, 0, 0,
-                   "cannot write the metrics log: %s", strerror(errno));
-    status_hint(st, "check the free space of the --logdir directory");
-    return STATUS_RUNTIME_ERROR;
+    return ok ? 0 : metrics_write_failed(log, st);
 }
 
 static void add_memory(cJSON *object, size_t in_use, size_t peak) {
@@ -70,11 +73,17 @@ static int add_scalars(RunLog *log, long step, const char *const *tags, const do
     return 0;
 }
 
-int run_log_step(RunLog *log, const StepReport *r, Status *st) {
+// Every row starts with what it is and where in the run it was written.
+static cJSON *new_row(const char *kind, long step, int epoch) {
     cJSON *line = cJSON_CreateObject();
-    cJSON_AddStringToObject(line, "kind", "step");
-    cJSON_AddNumberToObject(line, "step", (double)r->global_step);
-    cJSON_AddNumberToObject(line, "epoch", r->epoch);
+    cJSON_AddStringToObject(line, "kind", kind);
+    cJSON_AddNumberToObject(line, "step", (double)step);
+    cJSON_AddNumberToObject(line, "epoch", epoch);
+    return line;
+}
+
+int run_log_step(RunLog *log, const StepReport *r, Status *st) {
+    cJSON *line = new_row("step", r->global_step, r->epoch);
     cJSON_AddNumberToObject(line, "loss", r->loss);
     cJSON_AddNumberToObject(line, "accuracy", r->accuracy);
     cJSON_AddNumberToObject(line, "lr", r->lr);
@@ -88,20 +97,12 @@ int run_log_step(RunLog *log, const StepReport *r, Status *st) {
 }
 
 static int flush_both(RunLog *log, Status *st) {
-    if (fflush(log->metrics) != 0) {
-        status_fail_at(st, STATUS_RUNTIME_ERROR, log->metrics_path, 0, 0,
-                       "cannot write the metrics log: %s", strerror(errno));
-        status_hint(st, "check the free space of the --logdir directory");
-        return STATUS_RUNTIME_ERROR;
-    }
+    if (fflush(log->metrics) != 0) return metrics_write_failed(log, st);
     return event_file_flush(&log->events, st);
 }
 
 int run_log_epoch(RunLog *log, const EpochReport *r, Status *st) {
-    cJSON *line = cJSON_CreateObject();
-    cJSON_AddStringToObject(line, "kind", "epoch");
-    cJSON_AddNumberToObject(line, "step", (double)r->global_step);
-    cJSON_AddNumberToObject(line, "epoch", r->epoch);
+    cJSON *line = new_row("epoch", r->global_step, r->epoch);
     cJSON_AddNumberToObject(line, "loss", r->train_loss);
     cJSON_AddNumberToObject(line, "accuracy", r->train_accuracy);
     char loss_key[16], accuracy_key[24], loss_tag[16], accuracy_tag[24];
@@ -127,10 +128,7 @@ int run_log_epoch(RunLog *log, const EpochReport *r, Status *st) {
 
 // `trainer plot` passes over kinds it does not draw, so this row changes no chart.
 int run_log_early_stop(RunLog *log, const EarlyStop *watch, const EpochReport *r, Status *st) {
-    cJSON *line = cJSON_CreateObject();
-    cJSON_AddStringToObject(line, "kind", "early_stop");
-    cJSON_AddNumberToObject(line, "step", (double)r->global_step);
-    cJSON_AddNumberToObject(line, "epoch", r->epoch);
+    cJSON *line = new_row("early_stop", r->global_step, r->epoch);
     cJSON_AddNumberToObject(line, "patience", watch->patience);
     cJSON_AddNumberToObject(line, "best_epoch", watch->best_epoch);
     char best_key[24];
