@@ -66,8 +66,8 @@ static int trial_step(Graph *g, Device *d, const Dataset *train, int batch, Stat
                  : 0;
     if (!rc) {
         for (int i = 0; i < batch; i++) indices[i] = i % train->count;
-        dataset_gather(train, NULL, indices, batch, images, labels);
-        rc = graph_allocate(g, b, &d->alloc, batch, NULL, st);
+        rc = dataset_gather(train, NULL, indices, batch, images, labels, st);
+        if (!rc) rc = graph_allocate(g, b, &d->alloc, batch, NULL, st);
     }
     if (!rc) rc = graph_load_batch(g, b, images, labels, batch, st);
     LayerContext ctx = {.backend = b, .alloc = &d->alloc, .batch = batch, .training = 1,
@@ -117,7 +117,8 @@ int batch_auto_choose(Graph *g, const RunConfig *config, Device *d, const Datase
     choice->budget = (size_t)((double)budget_of(d) * BATCH_AUTO_TRIAL_SHARE);
     MemoryPlanOptions options = {
         .optimizer = &config->optimizer, .train_samples = train->count, .test_samples = test ? test->count : 0,
-        .sample_bytes = (size_t)train->channels * train->height * train->width,
+        // Staged datasets (features, streamed images) keep no copy on the device.
+        .sample_bytes = train->features || train->paths ? 0 : dataset_sample_size(train),
         .limit = d->alloc.limit, .mode = d->alloc.mode};
     TRY(memory_plan_largest_batch_with(g, b, &options, choice->budget, &choice->planned, st));
     int candidate = choice->planned;

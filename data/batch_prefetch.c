@@ -41,7 +41,8 @@ int schedule_next(const LoadSchedule *s, LoadCursor *cursor, const int32_t **ind
 static int fill_load(Prefetcher *p, StagedLoad *load, const int32_t *indices, int count,
                      Status *st) {
     TRY(p->backend->pinned_wait(p->backend, load->pinned, st));
-    dataset_gather(p->dataset, &p->transform, indices, count, load->images, load->labels);
+    TRY(dataset_gather(p->dataset, &p->transform, indices, count, load->images, load->labels,
+                       st));
     load->first_bad = -1;
     for (int k = 0; k < count && load->first_bad < 0; k++)
         if (load->labels[k] >= p->classes) load->first_bad = k;

@@ -67,8 +67,9 @@ int source_open(BatchSource *s, const Backend *b, const DeviceMemory *memory, co
     s->memory = *memory;
     s->capacity = capacity;
     s->classes = classes;
-    // f32 datasets are staged: the device gather op takes bytes.
-    if (ds->features) return open_staging(s, st);
+    // f32 datasets are staged: the device gather op takes bytes; streamed ones too: their
+    // bytes exist only as each batch is decoded.
+    if (ds->features || ds->paths) return open_staging(s, st);
     Status upload;
     status_clear(&upload);
     int rc = upload_dataset(s, &upload);

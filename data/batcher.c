@@ -15,7 +15,7 @@
 int batcher_init(Batcher *b, const Dataset *ds, int batch_size, int shuffle, uint64_t seed,
                  Status *st) {
     memset(b, 0, sizeof *b);
-    if (!ds || ds->count <= 0 || (!ds->images && !ds->features) || !ds->labels)
+    if (!ds || ds->count <= 0 || (!ds->images && !ds->features && !ds->paths) || !ds->labels)
         return status_fail(st, STATUS_BAD_INPUT, "cannot batch an empty dataset");
     if (batch_size <= 0) {
         status_fail(st, STATUS_BAD_INPUT, "batch size must be at least 1, got %d", batch_size);
@@ -72,28 +72,38 @@ static void gather_features(const Dataset *ds, const Normalization *n, int index
     for (size_t p = 0; p < sample; p++) out[p] = (src[p] - n->mean[p]) / n->std[p];
 }
 
-void dataset_gather(const Dataset *ds, const DataTransform *t, const int32_t *indices,
-                    int count, float *images, int32_t *labels) {
+int dataset_gather(const Dataset *ds, const DataTransform *t, const int32_t *indices,
+                   int count, float *images, int32_t *labels, Status *st) {
     size_t sample = dataset_sample_size(ds);
     SampleTransform bytes;
     data_transform_for_bytes(t, ds, &bytes);
-    for (int k = 0; k < count; k++) {
+    uint8_t *scratch = ds->paths && images ? malloc(sample) : NULL;
+    if (ds->paths && images && !scratch)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    int rc = 0;
+    for (int k = 0; !rc && k < count; k++) {
         int index = indices[k];
         if (images && ds->features) {
             gather_features(ds, t ? t->normalization : NULL, index, images + (size_t)k * sample);
         } else if (images) {
-            sample_transform_apply(&bytes, ds->images + (size_t)index * sample, (uint64_t)index,
-                                   images + (size_t)k * sample);
+            const uint8_t *src;
+            rc = dataset_sample_bytes(ds, index, scratch, &src, st);
+            if (!rc)
+                sample_transform_apply(&bytes, src, (uint64_t)index, images + (size_t)k * sample);
         }
         if (labels) labels[k] = ds->labels[index];
     }
+    free(scratch);
+    return rc;
 }
 
 int batcher_next(Batcher *b, float *images, int32_t *labels) {
     int n = b->dataset->count - b->position;
     if (n > b->batch_size) n = b->batch_size;
     if (n <= 0) return 0;
-    dataset_gather(b->dataset, &b->transform, b->order + b->position, n, images, labels);
+    if (dataset_gather(b->dataset, &b->transform, b->order + b->position, n, images, labels,
+                       &b->failure))
+        return -1;
     b->position += n;
     return n;
 }

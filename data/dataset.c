@@ -211,6 +211,7 @@ static int allocate_like(const Dataset *from, int count, Dataset *to, Status *st
     to->width = from->width;
     size_t values = (size_t)count * dataset_sample_size(from);
     if (from->features) to->features = malloc(values * sizeof *to->features);
+    else if (from->paths) to->paths = calloc((size_t)count, sizeof *to->paths);
     else to->images = malloc(values);
     to->labels = malloc((size_t)count);
     size_t names = (size_t)from->class_count * sizeof *from->class_names;
@@ -218,7 +219,8 @@ static int allocate_like(const Dataset *from, int count, Dataset *to, Status *st
         memcpy(to->class_names, from->class_names, names);
         to->class_count = from->class_count;
     }
-    if ((to->features || to->images) && to->labels && (!names || to->class_names)) return 0;
+    if ((to->features || to->images || to->paths) && to->labels && (!names || to->class_names))
+        return 0;
     dataset_free(to);
     return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory splitting %s",
                        from->source);
@@ -230,6 +232,8 @@ static void append_sample(const Dataset *from, int index, Dataset *to) {
     if (from->features)
         memmove(to->features + (size_t)to->count * sample,
                 from->features + (size_t)index * sample, sample * sizeof *from->features);
+    else if (from->paths)
+        to->paths[to->count] = from->paths[index];  // the path moves; `from` forgets it below
     else
         memmove(to->images + (size_t)to->count * sample, from->images + (size_t)index * sample,
                 sample);
@@ -277,6 +281,11 @@ int dataset_split_off(Dataset *train, double fraction, uint64_t seed, Dataset *v
     train->count = 0;  // compacted in place: a kept sample only ever moves down
     for (int i = 0; !rc && i < count; i++) append_sample(train, i, chosen[i] ? val : train);
     if (rc) train->count = count;
+    // Each path now lives in exactly one of the two (the kept ones compacted to the front).
+    if (!rc && train->paths) {
+        train->path_count = train->count;
+        val->path_count = val->count;
+    }
     free(chosen);
     train->label_max = dataset_largest_label(train->labels, train->count);
     val->label_max = dataset_largest_label(val->labels, val->count);
@@ -289,12 +298,35 @@ void dataset_truncate(Dataset *ds, int count) {
     // recomputed so it stays "the largest label present".
     ds->count = count;
     ds->label_max = dataset_largest_label(ds->labels, count);
+    for (int i = count; ds->paths && i < ds->path_count; i++) free(ds->paths[i]);
+    if (ds->paths) ds->path_count = count;
+}
+
+int dataset_sample_bytes(const Dataset *ds, int index, uint8_t *scratch, const uint8_t **bytes,
+                         Status *st) {
+    size_t sample = dataset_sample_size(ds);
+    if (!ds->paths) {
+        *bytes = ds->images + (size_t)index * sample;
+        return 0;
+    }
+    float *values = malloc(sample * sizeof *values);
+    if (!values) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    int rc = dataset_png_decode(ds, ds->paths[index], values, scratch, st);
+    free(values);
+    *bytes = scratch;
+    if (rc == STATUS_BAD_INPUT)
+        status_hint(st, "with --decode stream only each file's header is checked before "
+                        "training; --decode upfront reads every image first (and "
+                        "--on-bad-sample skip can leave damaged ones out)");
+    return rc;
 }
 
 void dataset_free(Dataset *ds) {
     if (!ds) return;
     free(ds->images);
     free(ds->features);
+    for (int i = 0; ds->paths && i < ds->path_count; i++) free(ds->paths[i]);
+    free(ds->paths);
     free(ds->labels);
     free(ds->class_names);
     memset(ds, 0, sizeof *ds);

@@ -23,6 +23,11 @@ typedef struct Dataset {
     // images. f32 datasets are always staged (data/batch_source.c): the device gather op
     // takes bytes.
     float *features;
+    // png:DIR decoded as training goes (--decode stream): sample i's file is paths[i] and
+    // images is NULL; the loader decodes each sample as its batch is gathered
+    // (dataset_sample_bytes). path_count: entries held, freed by dataset_free.
+    char **paths;
+    int path_count;
     uint8_t *labels;    // count bytes
     int label_max;      // largest label present, to validate against the model's classes
     int class_count;    // png:DIR: the class folders found (names below); 0 otherwise
@@ -32,9 +37,13 @@ typedef struct Dataset {
 // What a spec's reader needs to know of the run.
 typedef struct DatasetOptions {
     // The model's sample shape: PNG images are converted to `channels` (1 or 3) and must be
-    // height x width; 0 takes what the first image holds (3 channels if it is colour).
+    // height x width; 0 takes the first image's height and width, in 1 channel (gray).
     int channels, height, width;
     int skip_bad_samples;   // --on-bad-sample skip: leave unreadable PNGs out, counted
+    // png:DIR: keep the file list and decode each image when its batch is made, instead
+    // of all of them at load (which then only reads each file's header). DECODE_AUTO
+    // streams when the decoded images would take more than half the machine's memory.
+    enum { DECODE_UPFRONT, DECODE_STREAM, DECODE_AUTO } decode;
 } DatasetOptions;
 
 // ---- IDX files (MNIST / Fashion-MNIST layout), raw or gzip-compressed ----
@@ -86,6 +95,16 @@ int dataset_open_regular(const char *path, const char *what, FILE **out, long lo
                          Status *st);
 // Keep only the first `count` samples (no-op when count <= 0 or >= ds->count).
 void dataset_truncate(Dataset *ds, int count);
+// The `sample_size` bytes of sample `index`: in memory, or for a streamed dataset decoded
+// from its file into `scratch` (which *bytes then points to). A file that no longer
+// decodes is STATUS_BAD_INPUT naming it.
+int dataset_sample_bytes(const Dataset *ds, int index, uint8_t *scratch, const uint8_t **bytes,
+                         Status *st);
+// Decodes PNG `path` as `ds`'s samples are (its channels and size) into bytes: what
+// dataset_load_png keeps, and what a streamed dataset's loader makes. `values` is scratch
+// of dataset_sample_size(ds) floats.
+int dataset_png_decode(const Dataset *ds, const char *path, float *values, uint8_t *out,
+                       Status *st);
 void dataset_free(Dataset *ds);
 // Values (bytes) in one sample: channels * height * width.
 // The bytes a Dataset's samples take on the host: 1 per value, 4 for features.
@@ -114,6 +133,7 @@ typedef struct Batcher {
     int shuffle;        // 0: dataset order (evaluation)
     uint64_t seed;
     DataTransform transform;  // zeroed: bytes / 255, features as they are
+    Status failure;           // why batcher_next returned -1
 } Batcher;
 
 int batcher_init(Batcher *b, const Dataset *ds, int batch_size, int shuffle, uint64_t seed,
@@ -123,16 +143,18 @@ int batcher_init(Batcher *b, const Dataset *ds, int batch_size, int shuffle, uin
 int batcher_set_transform(Batcher *b, const DataTransform *t, Status *st);
 void batcher_start_epoch(Batcher *b, int epoch);
 // Fills up to batch_size samples: images as f32, bytes / 255 unless a transform says more
-// (sample-major, channels*height*width floats each), and labels as int32. Returns the number of samples
-// written; 0 at the end of the epoch. The last batch of an epoch may be short.
+// (sample-major, channels*height*width floats each), and labels as int32. Returns the
+// number of samples written; 0 at the end of the epoch; -1 when a streamed sample's file
+// no longer decodes (b->failure says which). The last batch of an epoch may be short.
 int batcher_next(Batcher *b, float *images, int32_t *labels);
 // The same batch as batcher_next, as sample indices only (for gathering on a device).
 int batcher_next_indices(Batcher *b, int32_t *indices);
 int batcher_steps_per_epoch(const Batcher *b);
 // Samples `indices[0..count)` as batcher_next writes them (f32 transformed by t, which
-// data_transform_check passed for ds, or NULL: bytes / 255; int32 labels).
-void dataset_gather(const Dataset *ds, const DataTransform *t, const int32_t *indices,
-                    int count, float *images, int32_t *labels);
+// data_transform_check passed for ds, or NULL: bytes / 255; int32 labels). Fails only for
+// a streamed dataset whose file no longer decodes.
+int dataset_gather(const Dataset *ds, const DataTransform *t, const int32_t *indices,
+                   int count, float *images, int32_t *labels, Status *st);
 void batcher_free(Batcher *b);
 
 #endif

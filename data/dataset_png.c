@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define PNG_MAX_CLASSES 256  // labels are bytes
 #define PNG_FOLDER_HINT                                                                   \
@@ -190,31 +191,76 @@ static int choose_shape(const PngSplit *split, const DatasetOptions *options, Da
     return png_read_size(split->files[0].path, &out->width, &out->height, st);
 }
 
-// Decodes every file into out->images; bad files fail, or are counted when skipping.
-static int decode_all(const PngSplit *split, const DatasetOptions *options, Dataset *out,
+int dataset_png_decode(const Dataset *ds, const char *path, float *values, uint8_t *out,
+                       Status *st) {
+    TRY(png_read_sample(path, ds->channels, ds->height, ds->width, values, st));
+    size_t sample = dataset_sample_size(ds);
+    for (size_t v = 0; v < sample; v++) out[v] = (uint8_t)lrintf(values[v] * 255.0f);
+    return 0;
+}
+
+// A streamed split checks only each file's header here (a PNG, the model's size); the
+// pixels are decoded when a batch needs them.
+static int check_header(const Dataset *ds, const char *path, Status *st) {
+    int width, height;
+    TRY(png_read_size(path, &width, &height, st));
+    if (width == ds->width && height == ds->height) return 0;
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "image is %dx%d pixels (WxH), but the "
+                   "model takes %dx%d", width, height, ds->width, ds->height);
+    status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! out.png`",
+                ds->width, ds->height, ds->width, ds->height);
+    return STATUS_BAD_INPUT;
+}
+
+// Keeps file i of the split: decoded into out->images, or (streaming) its path.
+static int keep_file(PngSplit *split, int i, int stream, float *pixels, Dataset *out,
+                     Status *st) {
+    PngFile *file = &split->files[i];
+    if (stream) {
+        TRY(check_header(out, file->path, st));
+        out->paths[out->count] = file->path;
+        file->path = NULL;  // owned by the dataset now
+        out->path_count = out->count + 1;
+    } else {
+        TRY(dataset_png_decode(out, file->path, pixels,
+                               out->images + (size_t)out->count * dataset_sample_size(out), st));
+    }
+    out->labels[out->count++] = (uint8_t)file->label;
+    return 0;
+}
+
+// Whether the split is streamed: asked for, or (auto) when its decoded images would take
+// more than half of the machine's memory.
+static int decide_streaming(const DatasetOptions *options, const PngSplit *split,
+                            const Dataset *out) {
+    if (options->decode != DECODE_AUTO) return options->decode == DECODE_STREAM;
+    double bytes = (double)split->count * (double)dataset_sample_size(out);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 && bytes > 0.5 * (double)pages * (double)page;
+}
+
+// Decodes every file into out->images (or keeps the paths of a streamed split); bad files
+// fail, or are counted when skipping.
+static int decode_all(PngSplit *split, const DatasetOptions *options, int stream, Dataset *out,
                       int *skipped, Status *st) {
     size_t sample = dataset_sample_size(out);
     float *pixels = malloc(sample * sizeof *pixels);
-    out->images = malloc((size_t)split->count * sample);
+    if (stream) out->paths = calloc((size_t)split->count, sizeof *out->paths);
+    else out->images = malloc((size_t)split->count * sample);
     out->labels = malloc((size_t)split->count);
-    if (!pixels || !out->images || !out->labels) {
+    if (!pixels || !(out->images || out->paths) || !out->labels) {
         free(pixels);
         return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %d images",
                            split->count);
     }
     int rc = 0;
     for (int i = 0; !rc && i < split->count; i++) {
-        const PngFile *file = &split->files[i];
         Status bad;
         status_clear(&bad);
-        if (png_read_sample(file->path, out->channels, out->height, out->width, pixels, &bad)) {
+        if (keep_file(split, i, stream, pixels, out, &bad)) {
             if (options->skip_bad_samples && bad.code == STATUS_BAD_INPUT) (*skipped)++;
             else rc = (*st = bad).code;
-            continue;
         }
-        uint8_t *dst = out->images + (size_t)out->count * sample;
-        for (size_t v = 0; v < sample; v++) dst[v] = (uint8_t)lrintf(pixels[v] * 255.0f);
-        out->labels[out->count++] = (uint8_t)file->label;
     }
     free(pixels);
     if (!rc && out->count == 0) {
@@ -243,7 +289,9 @@ static int load_split(const char *classes_root, const char *root, const DatasetO
     if (!rc) rc = collect_files(root, &classes, &split, st);
     if (!rc && split.count == 0) rc = fail_no_images(root, st);
     if (!rc) rc = choose_shape(&split, options, out, st);
-    if (!rc) rc = decode_all(&split, options, out, skipped, st);
+    int stream = 0;
+    if (!rc) stream = decide_streaming(options, &split, out);
+    if (!rc) rc = decode_all(&split, options, stream, out, skipped, st);
     if (!rc) rc = keep_class_names(&classes, out, st);
     if (!rc) out->label_max = dataset_largest_label(out->labels, out->count);
     split_free(&split);

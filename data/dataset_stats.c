@@ -1,6 +1,7 @@
 #include "data/dataset_stats.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 // A value of sample-major position `i`, as the batcher would give it to the model.
@@ -33,21 +34,30 @@ int dataset_stat_groups(const Dataset *ds) {
     return ds->features ? (int)dataset_sample_size(ds) : ds->channels;
 }
 
-// One pass over the samples in memory order, each value added to its group's sums.
-void dataset_group_stats(const Dataset *ds, double *mean, double *std) {
+// One pass over the samples, each value added to its group's sums; a streamed dataset's
+// images are decoded one at a time.
+int dataset_group_stats(const Dataset *ds, double *mean, double *std, Status *st) {
     int groups = dataset_stat_groups(ds);
     size_t sample = dataset_sample_size(ds);
     size_t run = ds->features ? 1 : sample / (size_t)ds->channels;  // values per group in turn
     for (int g = 0; g < groups; g++) mean[g] = std[g] = 0;  // sums first, then the moments
+    uint8_t *scratch = ds->paths ? malloc(sample) : NULL;
+    if (ds->paths && !scratch) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     for (int i = 0; i < ds->count; i++) {
-        size_t base = (size_t)i * sample;
+        const uint8_t *bytes = NULL;
+        if (!ds->features && dataset_sample_bytes(ds, i, scratch, &bytes, st)) {
+            free(scratch);
+            return st->code;
+        }
         for (size_t p = 0; p < sample; p++) {
-            double v = value_at(ds, base + p);
+            double v = ds->features ? (double)ds->features[(size_t)i * sample + p]
+                                    : bytes[p] / 255.0;
             int g = (int)(p / run);
             mean[g] += v;
             std[g] += v * v;
         }
     }
+    free(scratch);
     double per_group = (double)ds->count * (double)run;
     for (int g = 0; g < groups; g++) {
         if (per_group == 0) break;
@@ -56,4 +66,5 @@ void dataset_group_stats(const Dataset *ds, double *mean, double *std) {
         mean[g] = m;
         std[g] = variance > 0 ? sqrt(variance) : 0;
     }
+    return 0;
 }

@@ -18,7 +18,7 @@ void dataset_stats(const Dataset *ds, DatasetStats *out);
 int dataset_stat_groups(const Dataset *ds);
 // The mean and population std of each group's values (as the model sees them, bytes / 255
 // or features as they are); mean and std hold dataset_stat_groups(ds) entries. Zeros for
-// an empty dataset.
-void dataset_group_stats(const Dataset *ds, double *mean, double *std);
+// an empty dataset. Fails only when a streamed dataset's file no longer decodes.
+int dataset_group_stats(const Dataset *ds, double *mean, double *std, Status *st);
 
 #endif

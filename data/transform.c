@@ -26,8 +26,9 @@ int normalization_compute(const Dataset *ds, Normalization *out, int *constant_g
     double *sums = calloc((size_t)groups * 2, sizeof *sums);
     if (!sums) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     int rc = allocate(out, groups, st);
+    if (!rc) rc = dataset_group_stats(ds, sums, sums + groups, st);
+    if (rc) normalization_free(out);
     if (!rc) {
-        dataset_group_stats(ds, sums, sums + groups);
         int constant = 0;
         for (int g = 0; g < groups; g++) {
             out->mean[g] = (float)sums[g];

@@ -112,7 +112,11 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
     {"--val-split", "F", "hold out a seeded random fraction F (0 < F < 1) of the training "  \
                          "data; evaluate on it each epoch, on the test split at the end"},   \
     {"--on-bad-sample", "fail|skip", "an unreadable image stops the run (fail, the default) " \
-                                     "or is left out and counted (skip)"}
+                                     "or is left out and counted (skip)"},                   \
+    {"--decode", "auto|upfront|stream", "png:DIR: decode every image before training "       \
+                                        "(upfront), or each as its batch is made on the "    \
+                                        "loader thread (stream); auto streams when the "     \
+                                        "images would take over half the memory"}
 
 // Parameters from a safetensors file (`train --save` or a checkpoint) for eval and predict;
 // tensors holding NaN or infinity load with a warning naming them. *loaded says what else

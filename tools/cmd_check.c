@@ -194,8 +194,9 @@ static int load_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     TRY(check_run_data(g, config, data, st));
     options->train_samples = data->train.count;
     options->test_samples = data->has_val ? data->val.count : data->test.count;
-    // f32 datasets are staged, so they hold no device copy.
-    options->sample_bytes = data->train.features ? 0 : dataset_sample_size(&data->train);
+    // f32 and streamed datasets are staged, so they hold no device copy.
+    options->sample_bytes = data->train.features || data->train.paths
+                                ? 0 : dataset_sample_size(&data->train);
     return 0;
 }
 

@@ -114,6 +114,23 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
         options->height = (int)input->dims[1];
         options->width = (int)input->dims[2];
     }
+    options->decode = DECODE_AUTO;
+    const char *decode = args_get(cmd, args, "--decode");
+    if (decode) {
+        static const char *const words[] = {"upfront", "stream", "auto"};
+        int found = -1;
+        for (int i = 0; i < 3; i++)
+            if (strcmp(decode, words[i]) == 0) found = i;
+        if (found < 0) {
+            status_fail(st, STATUS_BAD_INPUT, "--decode %s: expected auto, upfront or stream",
+                        decode);
+            status_hint(st, "upfront decodes every PNG before training; stream decodes each "
+                            "as its batch is made; auto (the default) streams when they would "
+                            "not fit in half the memory");
+            return STATUS_BAD_INPUT;
+        }
+        options->decode = found == 0 ? DECODE_UPFRONT : found == 1 ? DECODE_STREAM : DECODE_AUTO;
+    }
     const char *bad = args_get(cmd, args, "--on-bad-sample");
     if (!bad || strcmp(bad, "fail") == 0) return 0;
     if (strcmp(bad, "skip") == 0) {
@@ -149,6 +166,12 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     }
     DatasetOptions options;
     TRY(dataset_options_from_args(cmd, args, g, &options, st));
+    if (options.decode == DECODE_STREAM && strncmp(spec, "png:", 4) != 0) {
+        status_fail(st, STATUS_BAD_INPUT, "--decode stream decodes PNG folders as batches are "
+                    "made, but %s is read whole", spec);
+        status_hint(st, "leave --decode out: IDX, CIFAR-10 and CSV files need no decoding");
+        return STATUS_BAD_INPUT;
+    }
     int skipped_test = 0;
     TRY(load_dataset_from_args(cmd, args, config, "train", "--train-limit", &options,
                                &data->train, &data->skipped, st));
@@ -187,6 +210,9 @@ int check_run_data(const Graph *g, const RunConfig *config, const RunData *data,
 
 void print_run_data_notes(const RunData *data, int at_end) {
     const Dataset *train = &data->train;
+    if (!at_end && train->paths)
+        printf("images: decoded as each batch is made, on the loader thread (--decode "
+               "stream); %d files\n", train->count + data->val.count + data->test.count);
     if (!at_end && train->class_count > 0) {
         printf("classes:");
         for (int i = 0; i < train->class_count; i++)

@@ -177,7 +177,7 @@ static void test_features_normalized_not_augmented(void) {
     float out[2];
     int32_t index = 2, label;
     DataTransform t = {.normalization = &n};
-    dataset_gather(&ds, &t, &index, 1, out, &label);
+    CHECK_INT_EQ(dataset_gather(&ds, &t, &index, 1, out, &label, &st), 0);
     CHECK_NEAR(out[0], (5 - 3) / 1.6329932, 1e-5);
     CHECK_NEAR(out[1], 0, 0);
     DataTransform flip = {.flip = 1};

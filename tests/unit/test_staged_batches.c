@@ -72,7 +72,9 @@ static void expect_load_is(const StagedLoad *load, const Dataset *ds, const int3
     size_t values = (size_t)count * dataset_sample_size(ds);
     float *images = malloc(values * sizeof *images);
     int32_t *labels = malloc((size_t)count * sizeof *labels);
-    dataset_gather(ds, NULL, indices, count, images, labels);
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(dataset_gather(ds, NULL, indices, count, images, labels, &st), 0);
     CHECK_INT_EQ(load->count, count);
     CHECK(memcmp(load->images, images, values * sizeof *images) == 0);
     CHECK(memcmp(load->labels, labels, (size_t)count * sizeof *labels) == 0);
