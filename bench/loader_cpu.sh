@@ -98,8 +98,8 @@ loader_commands=()
 sources=$(printf '%s\n' "${configs[@]}" | cut -d: -f1 | awk '!seen[$0]++')
 for source in $sources; do
   spec=$(spec_of "$source")
-  read -ra batches < <(printf '%s\n' "${configs[@]}" |
-                       awk -F: -v s="$source" '$1 == s { print $3 }' | sort -un | tr '\n' ' ')
+  mapfile -t batches < <(printf '%s\n' "${configs[@]}" |
+                         awk -F: -v s="$source" '$1 == s { print $3 }' | sort -un)
   channels=()
   [ "$source" = colour ] && channels=(-c 3)
   args=(-r "$repeats" "${channels[@]}" "$spec" "${batches[@]}")
