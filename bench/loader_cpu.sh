@@ -31,7 +31,8 @@
 # colour:cifar-resnet:128:512 unless -C. TRAIN_SAMPLES keeps the slow models' runs short;
 # their epoch time is extrapolated to the full split at the measured rate.
 # The PNG folders are made once under CACHE_DIR (default ${TMPDIR:-/tmp}/trainer-loader-bench)
-# and reused. Needs python3 for the colour folders; the build in ${BUILD:-build}.
+# and reused. Needs python3 for the colour folders; the build in ${BUILD:-build}. A default
+# run takes about 2 minutes on 2 cores (docs/benchmarks.md has one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeats=3 threads=() cache="${TMPDIR:-/tmp}/trainer-loader-bench" colour=1
