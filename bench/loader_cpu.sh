@@ -27,8 +27,13 @@
 #   png     the same exported once to PNG folders (trainer data export ... png:DIR)
 #   colour  synthetic CIFAR-sized 3x32x32 RGB PNG folders (bench/colour_pngs.py), for
 #           a colour model such as cifar-resnet
-# Default: idx and png, each with mlp:128:60000 mlp:1024:60000 lenet:128:4096, plus
-# colour:cifar-resnet:128:512 unless -C. TRAIN_SAMPLES keeps the slow models' runs short;
+#   stream  the png folders read with --decode stream: decode is then only the header
+#           check of every file, assembly decodes each PNG as its batch is made (the whole
+#           work of a streamed run's loader thread, every epoch), and the step rate is that
+#           of `trainer train --decode stream` (staged batches, the loader thread beside
+#           BLAS on the same cores)
+# Default: idx and png, each with mlp:128:60000 mlp:1024:60000 lenet:128:4096, stream with
+# mlp:128:60000 lenet:128:4096, plus colour:cifar-resnet:128:512 unless -C. TRAIN_SAMPLES keeps the slow models' runs short;
 # their epoch time is extrapolated to the full split at the measured rate.
 # The PNG folders are made once under CACHE_DIR (default ${TMPDIR:-/tmp}/trainer-loader-bench)
 # and reused. Needs python3 for the colour folders; the build in ${BUILD:-build}. A default
@@ -47,7 +52,8 @@ if [ $# -gt 0 ]; then
   configs=("$@")
 else
   configs=(idx:mlp:128:60000 idx:mlp:1024:60000 idx:lenet:128:4096
-           png:mlp:128:60000 png:mlp:1024:60000 png:lenet:128:4096)
+           png:mlp:128:60000 png:mlp:1024:60000 png:lenet:128:4096
+           stream:mlp:128:60000 stream:lenet:128:4096)
   [ "$colour" = 1 ] && configs+=(colour:cifar-resnet:128:512)
 fi
 
@@ -64,7 +70,7 @@ trainer=$build/trainer loader=$build/bench/loader_rate
 spec_of() {
   case $1 in
     idx) echo fashion-mnist ;;
-    png)
+    png | stream)
       if [ ! -f "$cache/fm-png/.complete" ]; then
         rm -rf "$cache/fm-png"
         mkdir -p "$cache"
@@ -79,7 +85,7 @@ spec_of() {
         touch "$cache/colour-png/.complete"
       fi
       echo "png:$cache/colour-png" ;;
-    *) echo "unknown source '$1': idx, png or colour" >&2; exit 2 ;;
+    *) echo "unknown source '$1': idx, png, stream or colour" >&2; exit 2 ;;
   esac
 }
 
@@ -103,6 +109,7 @@ for source in $sources; do
                          awk -F: -v s="$source" '$1 == s { print $3 }' | sort -un)
   channels=()
   [ "$source" = colour ] && channels=(-c 3)
+  [ "$source" = stream ] && channels=(-S)
   args=(-r "$repeats" "${channels[@]}" "$spec" "${batches[@]}")
   loader_commands+=("$loader ${args[*]}")
   while read -r line; do
@@ -136,6 +143,7 @@ for config in "${configs[@]}"; do
   spec=$(spec_of "$source")
   args=(train "models/$model.model" --device cpu --epochs 1 --batch "$batch"
         --train-limit "$samples" --test-limit 256 --data "$spec" "${threads[@]}")
+  [ "$source" = stream ] && args+=(--decode stream)
   train_commands+=("$trainer ${args[*]}")
   rates=()
   for _ in $(seq "$repeats"); do rates+=("$(step_rate "${args[@]}")"); done

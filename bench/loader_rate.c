@@ -1,6 +1,6 @@
 // bench/loader_rate: how fast the loader turns a dataset into batches, on the host.
 //
-//   loader_rate SPEC [-s SPLIT] [-c CHANNELS] [-r REPEATS] [-m MIN_SECONDS] [BATCH...]
+//   loader_rate SPEC [-s SPLIT] [-c CHANNELS] [-S] [-r REPEATS] [-m MIN_SECONDS] [BATCH...]
 //
 // Two rates, each the median of REPEATS (default 3) runs:
 //   decode    dataset_load_with(SPEC, SPLIT): from the files to the whole split in memory
@@ -15,6 +15,9 @@
 //             for every step (on a resident dataset the backend's gather_samples runs the
 //             same loop). Each run repeats epochs until MIN_SECONDS (default 0.25) have
 //             passed, so one short epoch is not all timer noise.
+// -S reads a png:DIR as `--decode stream` does: decode is then the header check of every
+// file, and assemble decodes each sample's PNG as its batch is made, which is the whole
+// work of the loader thread of a streamed run.
 // One thread throughout, as the reader and the prefetch thread each use one.
 //
 // Prints one line per rate, `key=value` fields, for bench/loader_cpu.sh to read (the first
@@ -50,7 +53,7 @@ static double median(double *values, int count) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: loader_rate SPEC [-s SPLIT] [-c CHANNELS] [-r REPEATS] "
+    fprintf(stderr, "usage: loader_rate SPEC [-s SPLIT] [-c CHANNELS] [-S] [-r REPEATS] "
                     "[-m MIN_SECONDS] [BATCH...]\n");
     return 2;
 }
@@ -86,22 +89,28 @@ static int assemble_rate(const Dataset *ds, int batch, double min_seconds, int r
         int n;
         while ((n = batcher_next(&b, images, labels)) > 0) samples += n;
         elapsed += now_seconds() - start;
+        if (n < 0) {
+            *st = b.failure;
+            rc = st->code;
+            break;
+        }
     }
     *rate = (double)samples / elapsed;
     batcher_free(&b);
     free(images);
     free(labels);
-    return 0;
+    return rc;
 }
 
 int main(int argc, char **argv) {
     const char *split = "train";
-    int repeats = 3, channels = 0;
+    int repeats = 3, channels = 0, stream = 0;
     double min_seconds = 0.25;
     int opt;
-    while ((opt = getopt(argc, argv, "s:c:r:m:")) != -1) {
+    while ((opt = getopt(argc, argv, "s:c:Sr:m:")) != -1) {
         switch (opt) {
         case 's': split = optarg; break;
+        case 'S': stream = 1; break;
         case 'c': channels = atoi(optarg); break;
         case 'r': repeats = atoi(optarg); break;
         case 'm': min_seconds = atof(optarg); break;
@@ -119,7 +128,8 @@ int main(int argc, char **argv) {
     double seconds[100];
     // The model's channels; height and width 0 take the first image's size, which for
     // these folders is the model's.
-    DatasetOptions options = {.channels = channels};
+    DatasetOptions options = {.channels = channels,
+                              .decode = stream ? DECODE_STREAM : DECODE_UPFRONT};
     for (int r = 0; r < repeats; r++) {
         if (r) dataset_free(&ds);
         double start = now_seconds();
