@@ -38,6 +38,14 @@ require_fashion_mnist() {
     done
 }
 
+# require_python3 WHY: exits 77 when python3 is missing, saying what the script needs it for.
+require_python3() {
+    if ! command -v python3 >/dev/null; then
+        echo "SKIP: python3 is needed to $1"
+        exit 77
+    fi
+}
+
 # ---- tiny IDX datasets made on the spot (no installed dataset needed) ----
 # A big-endian u32 as printf escapes.
 be32() {

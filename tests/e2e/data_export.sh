@@ -4,10 +4,7 @@
 # round-trip through the folder names, and a folder that is not empty is refused.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_fashion_mnist
-if ! command -v python3 >/dev/null; then
-    echo "SKIP: python3 is needed to write the class-sorted IDX copy"
-    exit 77
-fi
+require_python3 "write the class-sorted IDX copy"
 
 train_limit=3000 test_limit=1000
 png="$work/fashion-png"

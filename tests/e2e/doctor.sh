@@ -5,10 +5,7 @@
 # Written to pass on machines without a GPU (exit 3, training on the CPU) and with one.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
-if ! command -v python3 >/dev/null; then
-    echo "SKIP: python3 is needed to parse the JSON"
-    exit 77
-fi
+require_python3 "parse the JSON"
 
 # json_get KEY...: the value at that path in $out (parsed), printed by Python; exits
 # nonzero when the path is missing.

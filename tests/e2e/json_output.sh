@@ -5,10 +5,7 @@
 # well-formed UTF-8 sequence (stray, overlong, surrogate) comes out as U+FFFD.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
-if ! command -v python3 >/dev/null; then
-    echo "SKIP: python3 is needed to parse the JSON"
-    exit 77
-fi
+require_python3 "parse the JSON"
 
 # json_check PYTHON_EXPR: $out decoded as strict UTF-8 (no surrogateescape, which would
 # hide the bytes), parsed, and EXPR evaluated on it as `doc`; prints what failed.

@@ -4,10 +4,7 @@
 # counted at the end; one folder of classes trains with --val-split.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
-if ! command -v python3 >/dev/null; then
-    echo "SKIP: python3 is needed to write the test PNGs"
-    exit 77
-fi
+require_python3 "write the test PNGs"
 
 # DIR/{train,test}/{cat,dog}/N.png: 28x28 gray, cats dark and dogs bright. Plain python3.
 python3 - "$work/pets" <<'PY'

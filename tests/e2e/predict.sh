@@ -5,10 +5,7 @@
 # (exit 2) naming the file, and then no prediction is printed at all.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_fashion_mnist
-if ! command -v python3 >/dev/null; then
-    echo "SKIP: python3 is needed to write the test PNGs"
-    exit 77
-fi
+require_python3 "write the test PNGs"
 
 # The first test image as 28x28 gray and as RGB, a 32x32 image, a PNG damaged in its
 # IDAT, and its true label (printed on stdout). Plain python3: zlib and struct write PNGs.
