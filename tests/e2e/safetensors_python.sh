@@ -50,6 +50,14 @@ trainer_loss() { sed -n 's/^test loss \([0-9.]*\) .*/\1/p' <<<"$out"; }
 # same_loss A B: both printed to 4 decimals, float32 against float64: one unit of rounding.
 same_loss() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { d = a - b;
     exit !(d <= 0.00011 && d >= -0.00011) }'; }
+# expect_same_loss WEIGHTS WHAT: the last run's (trainer eval's) test loss is numpy's on WEIGHTS.
+expect_same_loss() {
+    local ours theirs
+    ours=$(trainer_loss)
+    theirs=$(numpy_loss "$1")
+    if same_loss "$ours" "$theirs"; then pass "$2 ($ours)"
+    else fail "$2" "trainer $ours, numpy $theirs"; fi
+}
 
 # ---- trainer writes, Python reads ----
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 --checkpoint "$work/ck"
@@ -80,11 +88,7 @@ expect_rc 0 "safetensors.numpy.load_file reads the checkpoint: names, shapes, dt
 expect_in out "ok 12 tensors" "... all 12 tensors"
 run "$TRAINER" eval "$work/tiny.model" "${data[@]}" --weights "$checkpoint"
 expect_rc 0 "trainer eval reads its checkpoint"
-ours=$(trainer_loss)
-theirs=$(numpy_loss "$checkpoint")
-if same_loss "$ours" "$theirs"; then
-    pass "numpy's loss from the loaded values equals trainer's ($ours)"
-else fail "numpy's loss from the loaded values equals trainer's" "trainer $ours, numpy $theirs"; fi
+expect_same_loss "$checkpoint" "numpy's loss from the loaded values equals trainer's"
 
 # ---- Python writes, trainer reads ----
 cat >"$work/write.py" <<'PY'
@@ -100,10 +104,6 @@ run "$python" "$work/write.py" "$work/numpy.safetensors"
 expect_rc 0 "save_file writes weights for the tiny model"
 run "$TRAINER" eval "$work/tiny.model" "${data[@]}" --weights "$work/numpy.safetensors"
 expect_rc 0 "trainer eval reads a file written by save_file"
-ours=$(trainer_loss)
-theirs=$(numpy_loss "$work/numpy.safetensors")
-if same_loss "$ours" "$theirs"; then
-    pass "trainer's loss on save_file's values equals numpy's ($ours)"
-else fail "trainer's loss on save_file's values equals numpy's" "trainer $ours, numpy $theirs"; fi
+expect_same_loss "$work/numpy.safetensors" "trainer's loss on save_file's values equals numpy's"
 
 finish
