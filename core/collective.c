@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "kernels/cuda/cuda_collective.h"
+#include "kernels/mpi/mpi_world.h"
 
 // ---- host-staged: copy every replica's buffer to the host, sum, copy the sum back ----
 // One bus round trip per replica per call; fine for the CPU (a memcpy) and for a GPU
@@ -76,6 +77,75 @@ int collective_open_host(Device *const *devices, int count, Collective *out, Sta
     h->count = count;
     *out = (Collective){.name = "host", .impl = h, .all_reduce_sum = host_all_reduce_sum,
                         .broadcast = host_broadcast, .close = host_close};
+    return 0;
+}
+
+// ---- MPI: one replica per process, summed over the processes of `mpirun` ----
+// The replica's buffer goes through host memory (already there on the CPU) and
+// MPI_Allreduce; GPU ranks take the same path until NCCL is set up across processes.
+
+typedef struct MpiCollective {
+    Device *device;
+    float *staging;          // host copy for a device that is not the CPU
+    size_t capacity;
+} MpiCollective;
+
+// The host memory the collective works on: the buffer itself on the CPU, else a copy.
+static int mpi_host_view(MpiCollective *m, float *buffer, size_t n, float **host, Status *st) {
+    const Backend *b = m->device->backend;
+    if (b->kind == BACKEND_CPU) {
+        *host = buffer;
+        return 0;
+    }
+    if (n > m->capacity) {
+        float *grown = realloc(m->staging, n * sizeof *grown);
+        if (!grown) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        m->staging = grown;
+        m->capacity = n;
+    }
+    *host = m->staging;
+    return b->copy_to_host(b, m->staging, buffer, n * sizeof(float), st);
+}
+
+static int mpi_write_back(MpiCollective *m, float *buffer, const float *host, size_t n,
+                          Status *st) {
+    const Backend *b = m->device->backend;
+    return host == buffer ? 0 : b->copy_to_device(b, buffer, host, n * sizeof(float), st);
+}
+
+static int mpi_all_reduce(Collective *c, float *const *buffers, size_t n, Status *st) {
+    MpiCollective *m = c->impl;
+    float *host = NULL;
+    if (n == 0) return 0;
+    TRY(mpi_host_view(m, buffers[0], n, &host, st));
+    TRY(mpi_all_reduce_sum_floats(host, n, st));
+    return mpi_write_back(m, buffers[0], host, n, st);
+}
+
+static int mpi_broadcast(Collective *c, float *const *buffers, size_t n, int root, Status *st) {
+    MpiCollective *m = c->impl;
+    float *host = NULL;
+    if (n == 0) return 0;
+    TRY(mpi_host_view(m, buffers[0], n, &host, st));
+    TRY(mpi_broadcast_floats(host, n, root, st));
+    return mpi_write_back(m, buffers[0], host, n, st);
+}
+
+static void mpi_close(Collective *c) {
+    MpiCollective *m = c->impl;
+    if (!m) return;
+    free(m->staging);
+    free(m);
+    c->impl = NULL;
+}
+
+int collective_open_mpi(Device *device, Collective *out, Status *st) {
+    memset(out, 0, sizeof *out);
+    MpiCollective *m = calloc(1, sizeof *m);
+    if (!m) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    m->device = device;
+    *out = (Collective){.name = "mpi", .impl = m, .all_reduce_sum = mpi_all_reduce,
+                        .broadcast = mpi_broadcast, .close = mpi_close};
     return 0;
 }
 

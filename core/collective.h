@@ -27,6 +27,9 @@ struct Collective {
 // NCCL when all `count` devices are CUDA devices and NCCL can be initialised over them,
 // otherwise the host-staged collective. `count` >= 1.
 int collective_open(Device *const *devices, int count, Collective *out, Status *st);
+// Across the processes of an `mpirun` launch, one replica (on `device`) in each: buffers[0]
+// is this process's copy; sums and broadcasts span every rank (kernels/mpi/mpi_world.h).
+int collective_open_mpi(Device *device, Collective *out, Status *st);
 // The host-staged collective alone (tests compare the two).
 int collective_open_host(Device *const *devices, int count, Collective *out, Status *st);
 void collective_close(Collective *c);

@@ -10,8 +10,8 @@
 enum { MAX_LISTED_DEVICES = 16 };
 
 // Parses "cuda" / "cuda:N"; returns the ordinal or -1 when the text is not of that form.
-static int cuda_ordinal(const char *spec) {
-    if (strcmp(spec, "cuda") == 0) return 0;
+static int cuda_ordinal(const char *spec, int default_ordinal) {
+    if (strcmp(spec, "cuda") == 0) return default_ordinal;
     if (strncmp(spec, "cuda:", 5) != 0 || !spec[5]) return -1;
     char *end;
     long n = strtol(spec + 5, &end, 10);
@@ -94,10 +94,12 @@ int device_open(const DeviceOptions *options, Device *d, char *notice, size_t no
     if (strcmp(spec, "cpu") == 0) return open_cpu(options, d, st);
     if (strcmp(spec, "auto") == 0) {
         DeviceOptions cuda_options = *options;
-        cuda_options.spec = "cuda:0";
+        char spec_text[32];
+        snprintf(spec_text, sizeof spec_text, "cuda:%d", options->default_ordinal);
+        cuda_options.spec = spec_text;
         Status probe;
         status_clear(&probe);
-        if (open_cuda(&cuda_options, 0, d, &probe) == 0) return 0;
+        if (open_cuda(&cuda_options, options->default_ordinal, d, &probe) == 0) return 0;
         if (probe.code != STATUS_NO_DEVICE) {
             *st = probe;
             return st->code;
@@ -108,7 +110,7 @@ int device_open(const DeviceOptions *options, Device *d, char *notice, size_t no
         snprintf(notice, notice_size, "using the CPU; no usable GPU: %s", why);
         return open_cpu(options, d, st);
     }
-    int ordinal = cuda_ordinal(spec);
+    int ordinal = cuda_ordinal(spec, options->default_ordinal);
     if (ordinal >= 0) return open_cuda(options, ordinal, d, st);
     status_fail(st, STATUS_BAD_INPUT, "unknown device '%s'", spec);
     status_hint(st, "devices: cpu, auto, cuda, cuda:N");

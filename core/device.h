@@ -18,6 +18,9 @@ typedef struct DeviceOptions {
     AllocMode mode;
     int threads;               // CPU threads for BLAS; <= 0: library default
     int no_tf32;               // keep fp32 GEMMs and convolutions off TF32 tensor cores
+    // The GPU that "auto" and "cuda" mean: 0, or an mpirun process's local rank, so that
+    // the processes on one host take one GPU each.
+    int default_ordinal;
 } DeviceOptions;
 
 // Opens the device `options->spec` names. `notice` receives a one-line message for the

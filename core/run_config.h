@@ -79,6 +79,12 @@ typedef struct DataConfig {
     AugmentConfig augment;
 } DataConfig;
 
+// The processes of an `mpirun` launch (kernels/mpi/mpi_world.h): each trains one replica on
+// its share of every step. size 1: a single process.
+typedef struct WorldConfig {
+    int rank, size;
+} WorldConfig;
+
 typedef struct RunConfig {
     OptimizerConfig optimizer;
     TrainConfig train;
@@ -89,6 +95,7 @@ typedef struct RunConfig {
     // split, given, or read from a checkpoint); NULL: none. Owned by the caller.
     const Normalization *normalization;
     int sync_check;        // --sync-check: see LayerContext.sync_check
+    WorldConfig world;     // zeroed (size 0) counts as a world of one
 } RunConfig;
 
 extern const char *const optimizer_names[];

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/collective.h"
+#include "kernels/mpi/mpi_world.h"
 #include "core/grad_clip.h"
 #include "core/lr_schedule.h"
 #include "core/memory_plan.h"
@@ -35,9 +36,12 @@ typedef struct Replica {
 
 typedef struct TrainRun {
     Replica *replicas;
-    int count;
+    int count;                  // in this process
+    // Every step is cut into `shares` parts: count replicas in each of the world's
+    // processes; this process's replicas take parts first_share .. first_share + count - 1.
+    int shares, first_share;
     const RunConfig *config;    // shared by every replica
-    Collective collective;      // count > 1
+    Collective collective;      // shares > 1
     Batcher batcher;            // one order for the whole run; each step is split
     int32_t *step_indices;      // the step's samples
     int batch;                  // samples per step, over all replicas
@@ -194,7 +198,7 @@ static int next_micro_batch(const TrainRun *run, const Replica *failed) {
     if (planned_micro_batch(run, failed, &planned, &ignored) == 0 && planned < old_size &&
         failed->device->alloc.limit)
         next = planned >= 1 ? planned : 1;  // 0: not even one sample fits; one try says so
-    int share = largest_share(run->batch, run->count);
+    int share = largest_share(run->batch, run->shares);
     int passes = (share + next - 1) / next;
     return (share + passes - 1) / passes;
 }
@@ -229,7 +233,7 @@ static void describe_split(TrainRun *run, const Replica *failed, int old_size, s
 // Logged once, in one line, as the issue asks.
 static void report_split(TrainRun *run) {
     if (run->reported_split || !run->split_cause[0]) return;
-    int share = largest_share(run->batch, run->count);
+    int share = largest_share(run->batch, run->shares);
     int passes = (share + run->micro_batch - 1) / run->micro_batch;
     notice(run, "%s: continuing as %d micro-batches of %d%s %s", run->split_cause, passes,
            run->micro_batch,
@@ -288,7 +292,7 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
     Graph *g = rep->graph;
     const Backend *b = rep->device->backend;
     int offset, share;
-    replica_share(n, run->count, r, &offset, &share);
+    replica_share(n, run->shares, run->first_share + r, &offset, &share);
     TRY(make_current(rep->device, st));
     if (share == 0) {
         // Fewer samples than replicas: this one contributes a zero gradient to the sum.
@@ -321,9 +325,9 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
     return split ? graph_commit_step_loss_sums(g, b, st) : 0;
 }
 
-// Every replica's gradient becomes the sum over replicas.
+// Every replica's gradient becomes the sum over replicas (of every process).
 static int all_reduce_gradients(TrainRun *run, Status *st) {
-    if (run->count == 1) return 0;
+    if (run->shares == 1) return 0;
     Graph *first = run->replicas[0].graph;
     float *buffers[64];
     for (int i = 0; i < first->count; i++)
@@ -337,9 +341,9 @@ static int all_reduce_gradients(TrainRun *run, Status *st) {
     return 0;
 }
 
-// Every replica starts from replica 0's parameters and buffers.
+// Every replica starts from replica 0's parameters and buffers (rank 0's, across processes).
 static int broadcast_parameters(TrainRun *run, Status *st) {
-    if (run->count == 1) return 0;
+    if (run->shares == 1) return 0;
     Graph *first = run->replicas[0].graph;
     float *buffers[64];
     for (int i = 0; i < first->count; i++)
@@ -357,7 +361,8 @@ static int broadcast_parameters(TrainRun *run, Status *st) {
 static int expect_loads(TrainRun *run, int step_start, Status *st) {
     for (int r = 0; r < run->count; r++)
         TRY(source_expect(&run->replicas[r].source, run->batcher.order, run->batch,
-                          run->count, r, run->micro_batch, step_start, st));
+                          run->shares, run->first_share + r, run->micro_batch, step_start,
+                          st));
     return 0;
 }
 
@@ -420,6 +425,12 @@ static int read_loss_sums(TrainRun *run, double *loss_sum, double *correct_sum, 
         *loss_sum += loss;
         *correct_sum += correct;
     }
+    if (run->shares == run->count) return 0;
+    // Every process logs the loss and accuracy of the whole step, not of its share.
+    double sums[2] = {*loss_sum, *correct_sum};
+    TRY(mpi_all_reduce_sum_doubles(sums, 2, st));
+    *loss_sum = sums[0];
+    *correct_sum = sums[1];
     return 0;
 }
 
@@ -483,6 +494,13 @@ static int stop_training(int epoch, int step, int steps, EpochReport *report, St
     return STATUS_RUNTIME_ERROR;
 }
 
+// A signal reaches the processes of an mpirun launch at different moments: they stop at the
+// same step, or the ones still going would wait in a collective forever. Called at the same
+// step on every process.
+static int agree_on_stop(TrainRun *run, int *stop, Status *st) {
+    return run->shares == run->count ? 0 : mpi_all_reduce_max_int(stop, st);
+}
+
 static int after_step(TrainRun *run, const StepPlace *place, EpochReport *report, Status *st) {
     const TrainHooks *hooks = run->hooks;
     if (!hooks || !hooks->after_step) return 0;
@@ -490,6 +508,7 @@ static int after_step(TrainRun *run, const StepPlace *place, EpochReport *report
     Replica *first = &run->replicas[0];
     TRY(make_current(first->device, st));
     TRY(hooks->after_step(hooks->user, place, first->graph, first->device, &stop, st));
+    TRY(agree_on_stop(run, &stop, st));
     return stop ? stop_training(place->epoch, place->step, place->steps, report, st) : 0;
 }
 
@@ -506,8 +525,9 @@ static int report_step(TrainRun *run, int epoch, int step, int steps, int seen, 
                     .accuracy = correct_sum / seen, .lr = run->lr,
                     .memory_in_use = first_device_stats(run)->in_use,
                     .memory_peak = first_device_stats(run)->peak_in_use};
-    if (!hooks->on_step(hooks->user, &r)) return 0;
-    return stop_training(epoch, step, steps, report, st);
+    int stop = hooks->on_step(hooks->user, &r);
+    TRY(agree_on_stop(run, &stop, st));
+    return stop ? stop_training(epoch, step, steps, report, st) : 0;
 }
 
 // `done`: steps of this epoch a resumed run already took; the epoch's order is the same,
@@ -559,7 +579,7 @@ static int train_epoch(TrainRun *run, int epoch, int done, long *global_step,
 
 static void close_run(TrainRun *run) {
     for (int r = 0; r < run->count; r++) source_close(&run->replicas[r].source);
-    if (run->count > 1) collective_close(&run->collective);
+    if (run->collective.close) collective_close(&run->collective);
     batcher_free(&run->batcher);
     free(run->step_indices);
     free(run->replicas);
@@ -577,11 +597,21 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
         status_hint(st, "list at most 64 GPUs in --gpus");
         return STATUS_BAD_INPUT;
     }
+    int world = config->world.size > 1 ? config->world.size : 1;
+    if (world > 1 && count > 1) {
+        status_fail(st, STATUS_BAD_INPUT, "each of the %d processes of this mpirun launch "
+                    "asks for %d replicas; with mpirun, a process trains one", world, count);
+        status_hint(st, "drop --gpus/--replicas: mpirun -np N starts one process per GPU "
+                        "(its local rank picks the GPU) or per CPU replica");
+        return STATUS_BAD_INPUT;
+    }
     run->hooks = hooks;
     run->count = count;
+    run->shares = count * world;
+    run->first_share = config->world.rank * count;
     run->config = config;
     run->batch = config->train.batch < train->count ? config->train.batch : train->count;
-    run->micro_batch = largest_share(run->batch, count);
+    run->micro_batch = largest_share(run->batch, run->shares);
     run->replicas = calloc((size_t)count, sizeof *run->replicas);
     run->step_indices = malloc((size_t)run->batch * sizeof *run->step_indices);
     if (!run->replicas || !run->step_indices)
@@ -612,7 +642,10 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
                    (dataset_sample_size(train) + 1), bytes, sizeof bytes), rep->device->name);
         }
     }
-    if (count > 1) {
+    if (world > 1) {
+        TRY(collective_open_mpi(devices[0], &run->collective, st));
+        TRY(broadcast_parameters(run, st));
+    } else if (count > 1) {
         TRY(collective_open(devices, count, &run->collective, st));
         TRY(broadcast_parameters(run, st));
     }

@@ -7,9 +7,11 @@ set -euo pipefail
 
 # libclang-rt-dev: libFuzzer and the sanitizers' runtimes for clang (scripts/fuzz.sh);
 # python3-venv: the e2e tests that read our checkpoints and logs with PyPI's safetensors
-# and tensorboard.
+# and tensorboard; libopenmpi-dev, openmpi-bin: `mpirun -np N trainer train` (optional at
+# build time, installed so that its tests run).
 packages=(cmake ninja-build gcc g++ clang libclang-rt-dev pkg-config libopenblas-dev zlib1g-dev
-          libpng-dev libcjson-dev dataset-fashion-mnist python3 python3-venv)
+          libpng-dev libcjson-dev dataset-fashion-mnist python3 python3-venv
+          libopenmpi-dev openmpi-bin)
 if [ "${1:-}" = "--bench" ]; then packages+=(python3-torch python3-numpy); fi
 
 missing=()

@@ -56,6 +56,10 @@ int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d,
 // The same for device `spec` ("cuda:1"), with the other device options from the arguments.
 int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Device *d,
                      Status *st);
+// The same, where "auto" and "cuda" (and no --device) mean GPU `local_rank`: an mpirun
+// process's GPU among those of its host.
+int open_device_for_rank(const Command *cmd, const ParsedArgs *args, const char *spec,
+                         int local_rank, Device *d, Status *st);
 // data_spec_from_args's split "train" or "test", truncated by `limit_option`; read
 // as `options` say (NULL: the defaults), *skipped (may be NULL) counting what was left out.
 int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,

@@ -12,6 +12,7 @@
 #include "tools/run_log.h"
 #include "tools/train_schedule_args.h"
 #include "tools/train_checkpoints.h"
+#include "tools/train_world.h"
 
 static const OptionSpec train_options[] = {
     {"--data", "SPEC", "fashion-mnist (default), idx:DIR, cifar10:DIR, png:DIR or csv:FILE "
@@ -34,6 +35,7 @@ static const OptionSpec train_options[] = {
     {"--logdir", "DIR", "write DIR/metrics.jsonl and TensorBoard event files (created if "
                         "missing)"},
     CHECKPOINT_OPTION_SPECS,
+    WORLD_OPTION_SPECS,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -198,6 +200,7 @@ typedef struct Replicas {
     Device *device_list[MAX_REPLICAS];
     int graphs_built, devices_open;
     RunConfig config;       // the model file's, with the command line's overrides; shared
+    MpiWorld world;         // the processes of an mpirun launch; size 1 without
 } Replicas;
 
 static void replicas_close(Replicas *r) {
@@ -271,7 +274,7 @@ static int open_replica_devices(const Command *cmd, const ParsedArgs *args, Repl
         }
         return 0;
     }
-    TRY(open_device_from_args(cmd, args, &r->devices[0], st));
+    TRY(open_device_for_rank(cmd, args, device, r->world.local_rank, &r->devices[0], st));
     r->devices_open = 1;
     if (replicas_given && r->devices[0].backend->kind != BACKEND_CPU) {
         status_fail(st, STATUS_BAD_INPUT, "--replicas runs replicas on the CPU, but the device "
@@ -349,10 +352,14 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     if (batch_is_auto(cmd, args)) TRY(choose_batch(r, train, test, st));
     TrainSession session;
     memset(&session, 0, sizeof session);
+    // Every rank resumes from the checkpoint; only rank 0 writes.
+    session.checkpoints.read_only = r->world.rank != 0;
+    session.checkpoints.processes = r->world.size;
     TRY(checkpoints_open(cmd, args, &session.checkpoints, r->graph_list, r->device_list,
                          r->count, &r->config, st));
     checkpoints_record_inputs(&session.checkpoints, r->config.normalization, train,
                               data_spec_from_args(cmd, args, &r->config));
+    TRY(world_print_ranks(&r->world, r->device_list[0]->name, st));
     char count[32], optimizer[160], devices[256] = "";
     size_t used = 0;
     for (int i = 0; i < r->count && used < sizeof devices; i++)
@@ -365,6 +372,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     if (data->has_test) printf(", %d test", data->test.count);
     printf(" samples; device %s", devices);
     if (r->count > 1) printf(" (%d data-parallel replicas)", r->count);
+    if (r->world.size > 1) printf(" (rank 0 of %d processes)", r->world.size);
     char early_stop[48] = "";
     if (r->config.train.early_stop)
         snprintf(early_stop, sizeof early_stop, " (early stop: patience %d)",
@@ -382,7 +390,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     session.early_stop = early_stop_start(r->config.train.early_stop);
 
     RunLog log;
-    const char *logdir = args_get(cmd, args, "--logdir");
+    const char *logdir = r->world.rank == 0 ? args_get(cmd, args, "--logdir") : NULL;
     if (logdir) {
         TRY(run_log_open(&log, logdir, session.evaluated, st));
         session.log = &log;
@@ -417,8 +425,16 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     Replicas replicas;
     memset(&replicas, 0, sizeof replicas);
     RunData data = {0};
-    if (load_model(cmd, args, &file, &first, &replicas.config, &st)) return report_failure(&st);
+    if (world_open(&replicas.world, &st)) return report_failure(&st);
+    if (load_model(cmd, args, &file, &first, &replicas.config, &st)) {
+        world_label_error(&replicas.world, &st);
+        int code = report_failure(&st);
+        world_close(&replicas.world, code);
+        return code;
+    }
+    world_apply(&replicas.world, &replicas.config);
     int rc = apply_overrides(cmd, args, &replicas.config, &st);
+    if (!rc) rc = world_check_batch(cmd, args, &replicas.world, &replicas.config, &st);
     if (!rc) rc = apply_data_transform_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = check_early_stop(cmd, args, &replicas.config, first.path, &st);
     if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
@@ -427,10 +443,16 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc)
         rc = load_run_data(cmd, args, &first, &replicas.config, &data, &st);
     if (!rc) rc = train_with(cmd, args, &replicas, &data, &st);
-    int exit_code = rc ? report_failure(&st) : 0;
-    if (interrupt_requested && rc) exit_code = 128 + interrupt_requested;
+    int interrupted = interrupt_requested && rc;
+    if (rc) world_label_error(&replicas.world, &st);
+    // After a signal every rank stopped at the same step; rank 0 says so for all.
+    int quiet = interrupted && replicas.world.rank != 0;
+    int exit_code = rc ? (quiet ? status_exit_code(&st) : report_failure(&st)) : 0;
+    if (interrupted) exit_code = 128 + interrupt_requested;
     run_data_free(&data);
     replicas_close(&replicas);
     model_file_free(&file);
+    // Every rank stopped at the same step after a signal; any other failure ends them all.
+    world_close(&replicas.world, interrupted ? 0 : exit_code);
     return exit_code;
 }

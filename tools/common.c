@@ -24,7 +24,12 @@ int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d,
 
 int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Device *d,
                      Status *st) {
-    DeviceOptions options = {.spec = spec,
+    return open_device_for_rank(cmd, args, spec, 0, d, st);
+}
+
+int open_device_for_rank(const Command *cmd, const ParsedArgs *args, const char *spec,
+                         int local_rank, Device *d, Status *st) {
+    DeviceOptions options = {.spec = spec, .default_ordinal = local_rank,
                              .memory_limit = args_get(cmd, args, "--memory-limit"),
                              .mode = ALLOC_GROW};
     if (!options.spec) options.spec = "auto";

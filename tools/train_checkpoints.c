@@ -100,6 +100,7 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
                      Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
                      Status *st) {
     TRY(read_options(cmd, args, s, st));
+    if (s->read_only) s->folder = s->save_path = NULL;
     s->model_path = graphs[0]->path;
     s->optimizer = &config->optimizer;
     if (s->folder) {
@@ -164,8 +165,10 @@ int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g
 }
 
 static void print_resume_command(const CheckpointSession *s, const char *from) {
-    fprintf(stderr, "trainer: to resume: trainer train %s --resume %s%s%s\n", s->model_path,
-            from, s->data ? " --data " : "", s->data ? s->data : "");
+    char launcher[48] = "";
+    if (s->processes > 1) snprintf(launcher, sizeof launcher, "mpirun -np %d ", s->processes);
+    fprintf(stderr, "trainer: to resume: %strainer train %s --resume %s%s%s\n", launcher,
+            s->model_path, from, s->data ? " --data " : "", s->data ? s->data : "");
 }
 
 void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d) {

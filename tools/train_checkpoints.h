@@ -19,6 +19,9 @@
                             "(fine-tuning; fresh optimizer)"}
 
 typedef struct CheckpointSession {
+    int read_only;             // set before checkpoints_open: resume, but write nothing
+                               // (the ranks of an mpirun launch other than 0)
+    int processes;             // of the mpirun launch (0 or 1: none), for the resume command
     const char *model_path;
     const char *data;          // --data as given, for the resume command
     const char *folder;        // --checkpoint; NULL when none

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# `mpirun -np N trainer train` on the CPU (oversubscribed: N processes on 2 cores is fine):
+# - with global batch B, 2 and 4 ranks end with the parameters of one process with batch B,
+#   same seed (relative error <= 1e-5), for a model without dropout or batchnorm; the log's
+#   loss and accuracy are the whole step's, the same figures;
+# - rank 0 alone prints, and writes --save and checkpoints; every rank resumes from them;
+# - a batch the ranks cannot share evenly is refused naming both numbers, or lowered with
+#   --drop-remainder;
+# - a rank killed mid-run ends the launch with an error naming it, within a minute: no hang.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+require_python3 "compare the weights files"
+if ! command -v mpirun >/dev/null; then
+    echo "SKIP: mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)"
+    exit 77
+fi
+# Open MPI refuses root unless told; CI runs as root in a container.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Keep Open MPI off the network: the ranks of these tests share one host.
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+
+make_random_dataset "$work/data" 400 80
+cat >"$work/plain.model" <<'MODEL'
+input     shape=784 dtype=f32
+dense     units=32 act=relu
+dense     units=10
+loss      softmax_cross_entropy
+optimizer adam lr=0.001
+train     batch=16 epochs=2 seed=3
+MODEL
+args=(train "$work/plain.model" --data "idx:$work/data" --device cpu --threads 1)
+mpi() { local n=$1; shift; run mpirun -np "$n" --oversubscribe "$TRAINER" "$@"; }
+
+run "$TRAINER" "${args[@]}" --save "$work/one.safetensors"
+expect_rc 0 "one process trains"
+one_result=$(last_epoch_result)
+if grep -q "built without MPI" <<<"$(mpirun -np 2 --oversubscribe "$TRAINER" "${args[@]}" \
+    --epochs 1 2>&1)"; then
+    echo "SKIP: this trainer was built without MPI"
+    exit 77
+fi
+
+for n in 2 4; do
+    mpi "$n" "${args[@]}" --save "$work/ranks$n.safetensors"
+    expect_rc 0 "mpirun -np $n trains"
+    expect_match out "^ranks: $n processes \(Open MPI [^)]*\): 0 on [^ ]+ \(cpu\)" \
+        "rank 0 lists the $n ranks, their hosts and devices"
+    if [ "$(grep -c '^epoch 2/2' <<<"$out")" = 1 ]; then pass "only rank 0 prints"
+    else fail "only rank 0 prints" "$(grep -c '^epoch 2/2' <<<"$out") epoch-2 lines"; fi
+    if [ "$(last_epoch_result)" = "$one_result" ]; then
+        pass "$n ranks log the one process's loss and accuracy"
+    else
+        fail "$n ranks log the one process's figures" "one: $one_result; $n: $(last_epoch_result)"
+    fi
+    if compare=$(python3 tests/e2e/compare_weights.py "$work/one.safetensors" \
+        "$work/ranks$n.safetensors"); then
+        pass "$n ranks end with one process's parameters: $compare"
+    else
+        fail "$n ranks end with one process's parameters" "$compare"
+    fi
+done
+
+# Checkpoints: rank 0 writes, every rank resumes; 1 epoch + 1 resumed = the 2-epoch run.
+mpi 2 "${args[@]}" --epochs 1 --checkpoint "$work/ck"
+expect_rc 0 "an epoch with a checkpoint"
+mpi 2 "${args[@]}" --resume "$work/ck" --save "$work/resumed.safetensors"
+expect_rc 0 "both ranks resume from rank 0's checkpoint"
+if compare=$(python3 tests/e2e/compare_weights.py "$work/ranks2.safetensors" \
+    "$work/resumed.safetensors"); then
+    pass "resumed, the ranks end where the uninterrupted launch ended: $compare"
+else
+    fail "resumed, the ranks end where the uninterrupted launch ended" "$compare"
+fi
+
+# The batch over the ranks.
+mpi 4 "${args[@]}" --batch 18 --epochs 1
+expect_error 2 "the batch of 18 samples does not split evenly over the 4 processes" \
+    "an uneven batch is refused naming both numbers"
+mpi 4 "${args[@]}" --batch 18 --epochs 1 --drop-remainder
+expect_rc 0 "--drop-remainder trains"
+expect_in err "--drop-remainder: batch 18 over 4 processes; training with batch 16" \
+    "and says what it trains with"
+mpi 2 "${args[@]}" --epochs 1 --replicas 2
+expect_error 2 "with mpirun, a process trains one" "replicas inside ranks are refused"
+
+# A rank killed mid-run: the launch ends, naming it, instead of the others waiting forever.
+(mpirun -np 2 --oversubscribe "$TRAINER" "${args[@]}" --epochs 1000 \
+    >"$work/kill.out" 2>&1; echo "$?" >"$work/kill.rc") &
+launcher=$!
+victim=""
+for _ in $(seq 100); do
+    victim=$(pgrep -f "^$TRAINER train $work/plain.model" | sort -n | tail -n 1)
+    [ -n "$victim" ] && grep -q '^epoch 1/1000' "$work/kill.out" 2>/dev/null && break
+    sleep 0.2
+done
+if [ -z "$victim" ]; then
+    fail "a rank to kill was found" "no trainer process under mpirun"
+else
+    kill -9 "$victim"
+    for _ in $(seq 300); do [ -f "$work/kill.rc" ] && break; sleep 0.2; done
+    if [ -f "$work/kill.rc" ]; then
+        out=$(cat "$work/kill.out") err="" rc=$(cat "$work/kill.rc") ran="mpirun ... (one rank killed)"
+        if [ "$rc" -ne 0 ]; then pass "the launch ended, failing (exit $rc), within a minute"
+        else fail "the launch failed" "exit 0"; fi
+        expect_match out "(exited on signal 9|killed|Killed)" "mpirun names the killed rank"
+    else
+        kill -9 "$launcher" 2>/dev/null
+        pkill -9 -f "^$TRAINER train $work/plain.model"
+        fail "the launch ended within a minute" "still running after a rank was killed"
+    fi
+fi
+wait 2>/dev/null
+
+finish

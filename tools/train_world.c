@@ -1,0 +1,86 @@
+#include "tools/train_world.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int world_open(MpiWorld *world, Status *st) {
+    TRY(mpi_world_open(world, st));
+    if (world->size > 1 && world->rank != 0 && !freopen("/dev/null", "w", stdout))
+        return status_fail(st, STATUS_RUNTIME_ERROR, "rank %d: cannot silence stdout",
+                           world->rank);
+    return 0;
+}
+
+void world_apply(const MpiWorld *world, RunConfig *config) {
+    config->world.rank = world->rank;
+    config->world.size = world->size;
+}
+
+int world_check_batch(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,
+                      RunConfig *config, Status *st) {
+    int ranks = world->size, batch = config->train.batch;
+    if (ranks <= 1 || batch % ranks == 0) return 0;
+    if (args_get(cmd, args, "--batch") && strcmp(args_get(cmd, args, "--batch"), "auto") == 0) {
+        status_fail(st, STATUS_BAD_INPUT, "--batch auto is not available with mpirun yet");
+        status_hint(st, "give the global batch, a multiple of the %d processes: --batch %d",
+                    ranks, (batch / ranks > 0 ? batch / ranks : 1) * ranks);
+        return STATUS_BAD_INPUT;
+    }
+    int lower = batch / ranks * ranks;
+    if (!args_get(cmd, args, "--drop-remainder") || lower == 0) {
+        status_fail(st, STATUS_BAD_INPUT, "the batch of %d samples does not split evenly over "
+                    "the %d processes of this mpirun launch", batch, ranks);
+        status_hint(st, "give --batch %d (or %d), a multiple of %d, or add --drop-remainder to "
+                        "train with batch %d", lower > 0 ? lower : ranks, lower + ranks, ranks,
+                    lower > 0 ? lower : ranks);
+        return STATUS_BAD_INPUT;
+    }
+    if (world->rank == 0)
+        print_notice("--drop-remainder: batch %d over %d processes; training with batch %d "
+                     "(%d per process)", batch, ranks, lower, lower / ranks);
+    config->train.batch = lower;
+    return 0;
+}
+
+typedef struct RankLine {
+    char host[64];
+    char device[32];
+} RankLine;
+
+int world_print_ranks(const MpiWorld *world, const char *device_name, Status *st) {
+    if (world->size <= 1) return 0;
+    RankLine mine = {{0}, {0}};
+    snprintf(mine.host, sizeof mine.host, "%s", world->host);
+    snprintf(mine.device, sizeof mine.device, "%s", device_name);
+    RankLine all[256];
+    if (world->size > 256) {
+        // Too many to gather into one line; say how many.
+        if (world->rank == 0) printf("ranks: %d processes\n", world->size);
+        return 0;
+    }
+    TRY(mpi_gather_bytes(&mine, sizeof mine, world->rank == 0 ? all : NULL, st));
+    if (world->rank != 0) return 0;
+    char version[256];
+    version[0] = 0;
+    mpi_library_version(version, sizeof version);
+    version[strcspn(version, ",")] = 0;  // "Open MPI v4.1.4", without the build details
+    printf("ranks: %d processes (%s):", world->size, version);
+    for (int r = 0; r < world->size; r++)
+        printf("%s %d on %s (%s)", r ? "," : "", r, all[r].host, all[r].device);
+    printf("\n");
+    return 0;
+}
+
+void world_close(MpiWorld *world, int failed) {
+    if (world->size > 1 && failed) {
+        fflush(stdout);
+        fflush(stderr);
+        mpi_world_abort(failed);
+    }
+    mpi_world_close(world);
+}
+
+void world_label_error(const MpiWorld *world, Status *st) {
+    if (world->size > 1 && world->rank != 0)
+        status_prefix(st, "rank %d of %d (%s): ", world->rank, world->size, world->host);
+}

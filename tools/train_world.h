@@ -1,0 +1,32 @@
+// `mpirun -np N trainer train ...`: what one process of several does differently
+// (docs/distributed.md). Rank 0 prints, logs and writes checkpoints; every rank trains its
+// share of each step and reads checkpoints to resume; a rank that fails ends the launch.
+#ifndef TRAINER_TRAIN_WORLD_H
+#define TRAINER_TRAIN_WORLD_H
+
+#include "core/run_config.h"
+#include "kernels/mpi/mpi_world.h"
+#include "tools/cli.h"
+
+#define WORLD_OPTION_SPECS                                                                    \
+    {"--drop-remainder", NULL, "with mpirun: lower a batch that the processes cannot share "  \
+                               "evenly to the nearest multiple of their count"}
+
+// MPI_Init when launched by mpirun; the world goes into config. Ranks other than 0 send
+// stdout to /dev/null (their figures are rank 0's) and keep stderr for their errors.
+int world_open(MpiWorld *world, Status *st);
+void world_apply(const MpiWorld *world, RunConfig *config);
+// The global batch split evenly over the ranks: an error naming both numbers, or with
+// --drop-remainder the batch lowered to a multiple of the rank count (said on rank 0).
+int world_check_batch(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,
+                      RunConfig *config, Status *st);
+// "ranks: 2 processes (Open MPI v4.1.4): 0 on vm (cpu), 1 on vm (cpu)" on rank 0; every rank
+// must call it (it gathers).
+int world_print_ranks(const MpiWorld *world, const char *device_name, Status *st);
+// The end of a process: on failure (not an interrupt every rank agreed on) the whole launch
+// is ended, so no rank waits for one that will never come; else MPI_Finalize.
+void world_close(MpiWorld *world, int failed);
+// Error messages of ranks other than 0 say which rank wrote them.
+void world_label_error(const MpiWorld *world, Status *st);
+
+#endif
