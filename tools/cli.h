@@ -12,7 +12,7 @@
 #include "data/dataset.h"
 #include "data/transform.h"
 
-#define CLI_MAX_OPTIONS 32
+#define CLI_MAX_OPTIONS 64  // args_parse refuses a command that lists more
 #define CLI_MAX_POSITIONALS 64
 
 typedef struct OptionSpec {

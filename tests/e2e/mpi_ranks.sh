@@ -15,19 +15,27 @@ if ! command -v mpirun >/dev/null; then
 fi
 # Open MPI refuses root unless told; CI runs as root in a container.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Under AddressSanitizer: Open MPI's own plugins (dlopen'ed, unloaded at MPI_Finalize) leave
+# some 3,300 allocations at exit that LeakSanitizer cannot attribute; the leak check stays
+# on for every other test, and ASan's other checks stay on here.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0"
 # Keep Open MPI off the network: the ranks of these tests share one host.
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 
-make_random_dataset "$work/data" 400 80
+# Fashion-MNIST's first samples, the same every run. SGD with momentum: Adam divides by
+# the root of tiny second moments, which turns float summation order (the one thing that
+# differs between one process and several) into differences far above rounding.
+require_fashion_mnist
 cat >"$work/plain.model" <<'MODEL'
 input     shape=784 dtype=f32
 dense     units=32 act=relu
 dense     units=10
 loss      softmax_cross_entropy
-optimizer adam lr=0.001
+optimizer sgd lr=0.05 momentum=0.9
 train     batch=16 epochs=2 seed=3
 MODEL
-args=(train "$work/plain.model" --data "idx:$work/data" --device cpu --threads 1)
+args=(train "$work/plain.model" --data fashion-mnist --train-limit 400 --test-limit 80
+      --device cpu --threads 1)
 mpi() { local n=$1; shift; run mpirun -np "$n" --oversubscribe "$TRAINER" "$@"; }
 
 run "$TRAINER" "${args[@]}" --save "$work/one.safetensors"
