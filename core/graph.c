@@ -794,7 +794,11 @@ int graph_forward(Graph *g, const LayerContext *ctx, Status *st) {
 }
 
 int graph_backward(Graph *g, const LayerContext *ctx, Status *st) {
-    for (int i = g->count - 1; i >= 1; i--) TRY(run_layer(g->layers[i], ctx, 1, st));
+    for (int i = g->count - 1; i >= 1; i--) {
+        TRY(run_layer(g->layers[i], ctx, 1, st));
+        if (ctx->after_layer_backward)
+            TRY(ctx->after_layer_backward(ctx->after_layer_user, g->layers[i], st));
+    }
     return 0;
 }
 

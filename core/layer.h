@@ -35,6 +35,8 @@ typedef struct Param {
 } Param;
 
 // What a layer's forward/backward may use besides its own tensors.
+struct Layer;  // below; the backward hook names it
+
 typedef struct LayerContext {
     const Backend *backend;
     Allocator *alloc;
@@ -55,6 +57,11 @@ typedef struct LayerContext {
     // raises asynchronously is reported at the layer that launched it (what
     // CUDA_LAUNCH_BLOCKING=1 does for PyTorch, but naming the layer). Slow; for debugging.
     int sync_check;
+    // Called after each layer's backward pass when not NULL: the layer's parameter
+    // gradients are then final for this pass, so a run over several processes can start
+    // summing them while backward goes on through the layers below (core/grad_buckets.h).
+    int (*after_layer_backward)(void *user, struct Layer *layer, Status *st);
+    void *after_layer_user;
 } LayerContext;
 
 typedef struct Layer Layer;

@@ -83,6 +83,9 @@ typedef struct DataConfig {
 // its share of every step. size 1: a single process.
 typedef struct WorldConfig {
     int rank, size;
+    // Gradients are summed in buckets of this many MiB, each started as soon as backward
+    // has finished its gradients (core/grad_buckets.h); 0: one sum after backward.
+    double bucket_mb;
 } WorldConfig;
 
 typedef struct RunConfig {

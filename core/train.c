@@ -11,6 +11,7 @@
 
 #include "core/collective.h"
 #include "kernels/mpi/mpi_world.h"
+#include "core/grad_buckets.h"
 #include "core/grad_clip.h"
 #include "core/lr_schedule.h"
 #include "core/memory_plan.h"
@@ -42,6 +43,8 @@ typedef struct TrainRun {
     int shares, first_share;
     const RunConfig *config;    // shared by every replica
     Collective collective;      // shares > 1
+    GradBuckets buckets;        // over the processes of an mpirun launch (slot_count > 0)
+    int world;                  // processes
     Batcher batcher;            // one order for the whole run; each step is split
     int32_t *step_indices;      // the step's samples
     int batch;                  // samples per step, over all replicas
@@ -309,6 +312,11 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
                         .sync_check = run->config->sync_check};
     for (int start = 0; start < share; start += run->micro_batch) {
         int count = share - start < run->micro_batch ? share - start : run->micro_batch;
+        // On the last pass each layer's gradients are final once its backward has run: the
+        // sum over the processes can start then.
+        int last = start + count >= share;
+        ctx.after_layer_backward = last && run->world > 1 ? grad_buckets_after_layer : NULL;
+        ctx.after_layer_user = &run->buckets;
         if (source_load(&rep->source, run->step_indices + offset + start, count,
                         tensor_f32(&g->input->output), (int32_t *)g->labels.data, st)) {
             status_prefix(st, "loading the batch: ");
@@ -328,6 +336,7 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
 // Every replica's gradient becomes the sum over replicas (of every process).
 static int all_reduce_gradients(TrainRun *run, Status *st) {
     if (run->shares == 1) return 0;
+    if (run->world > 1) return grad_buckets_finish(&run->buckets, st);
     Graph *first = run->replicas[0].graph;
     float *buffers[64];
     for (int i = 0; i < first->count; i++)
@@ -382,6 +391,7 @@ static int update_replica(TrainRun *run, Replica *rep, long step, Status *st) {
 // Nothing else has changed yet (the optimizer runs only after every pass), so the redo is
 // the same step.
 static int run_step(TrainRun *run, int n, long step, Status *st) {
+    if (run->world > 1) grad_buckets_start_step(&run->buckets);  // kept over a redo
     for (;;) {
         int failed = -1;
         Status attempt;
@@ -580,6 +590,17 @@ static int train_epoch(TrainRun *run, int epoch, int done, long *global_step,
 static void close_run(TrainRun *run) {
     for (int r = 0; r < run->count; r++) source_close(&run->replicas[r].source);
     if (run->collective.close) collective_close(&run->collective);
+    GradBuckets *gb = &run->buckets;
+    if (run->world > 1 && run->config->world.rank == 0 && gb->steps > 0) {
+        char how[64] = "one sum after backward";
+        if (gb->bucket_values)
+            snprintf(how, sizeof how, "buckets of %.3g MiB started during backward",
+                     (double)gb->bucket_values * sizeof(float) / (1024.0 * 1024.0));
+        notice(run, "gradient sums over %d processes: %.2f s waited in %ld steps (%.2f ms a "
+               "step), %s", run->world, gb->wait_seconds, gb->steps,
+               1e3 * gb->wait_seconds / (double)gb->steps, how);
+    }
+    grad_buckets_close(gb);
     batcher_free(&run->batcher);
     free(run->step_indices);
     free(run->replicas);
@@ -607,6 +628,7 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     }
     run->hooks = hooks;
     run->count = count;
+    run->world = world;
     run->shares = count * world;
     run->first_share = config->world.rank * count;
     run->config = config;
@@ -644,6 +666,8 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     }
     if (world > 1) {
         TRY(collective_open_mpi(devices[0], &run->collective, st));
+        TRY(grad_buckets_open(&run->buckets, graphs[0], devices[0]->backend,
+                              config->world.bucket_mb, st));
         TRY(broadcast_parameters(run, st));
     } else if (count > 1) {
         TRY(collective_open(devices, count, &run->collective, st));

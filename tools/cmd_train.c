@@ -432,8 +432,8 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
         world_close(&replicas.world, code);
         return code;
     }
-    world_apply(&replicas.world, &replicas.config);
-    int rc = apply_overrides(cmd, args, &replicas.config, &st);
+    int rc = world_apply(cmd, args, &replicas.world, &replicas.config, &st);
+    if (!rc) rc = apply_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = world_check_batch(cmd, args, &replicas.world, &replicas.config, &st);
     if (!rc) rc = apply_data_transform_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = check_early_stop(cmd, args, &replicas.config, first.path, &st);

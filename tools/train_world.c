@@ -11,9 +11,12 @@ int world_open(MpiWorld *world, Status *st) {
     return 0;
 }
 
-void world_apply(const MpiWorld *world, RunConfig *config) {
+int world_apply(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,
+                RunConfig *config, Status *st) {
     config->world.rank = world->rank;
     config->world.size = world->size;
+    config->world.bucket_mb = 25.0;  // PyTorch DDP's bucket_cap_mb
+    return args_float(cmd, args, "--bucket-mb", 0.0, 1e6, &config->world.bucket_mb, NULL, st);
 }
 
 int world_check_batch(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,

@@ -10,12 +10,16 @@
 
 #define WORLD_OPTION_SPECS                                                                    \
     {"--drop-remainder", NULL, "with mpirun: lower a batch that the processes cannot share "  \
-                               "evenly to the nearest multiple of their count"}
+                               "evenly to the nearest multiple of their count"},             \
+    {"--bucket-mb", "MB", "with mpirun: sum gradients in buckets of MB MiB (default 25), "   \
+                          "each started while backward goes on; 0: one sum after backward"}
 
 // MPI_Init when launched by mpirun; the world goes into config. Ranks other than 0 send
 // stdout to /dev/null (their figures are rank 0's) and keep stderr for their errors.
 int world_open(MpiWorld *world, Status *st);
-void world_apply(const MpiWorld *world, RunConfig *config);
+// The world and --bucket-mb into config.
+int world_apply(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,
+                RunConfig *config, Status *st);
 // The global batch split evenly over the ranks: an error naming both numbers, or with
 // --drop-remainder the batch lowered to a multiple of the rank count (said on rank 0).
 int world_check_batch(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,

@@ -144,6 +144,37 @@ int mpi_gather_bytes(const void *mine, size_t size, void *all, Status *st) {
     return 0;
 }
 
+// The process's sums in flight; only the training thread calls MPI.
+static MPI_Request pending[MPI_PENDING_MAX];
+static int pending_count;
+
+int mpi_start_sum_floats(float *values, size_t count, Status *st) {
+    for (size_t done = 0; done < count; done += MPI_CHUNK) {
+        if (pending_count == MPI_PENDING_MAX)
+            return status_fail(st, STATUS_RUNTIME_ERROR, "more than %d gradient sums in "
+                               "flight", MPI_PENDING_MAX);
+        int n = (int)(count - done < MPI_CHUNK ? count - done : MPI_CHUNK);
+        MPI_TRY(MPI_Iallreduce(MPI_IN_PLACE, values + done, n, MPI_FLOAT, MPI_SUM,
+                               MPI_COMM_WORLD, &pending[pending_count]),
+                "starting a gradient sum (MPI_Iallreduce)");
+        pending_count++;
+    }
+    return 0;
+}
+
+void mpi_progress(void) {
+    int done = 0;
+    if (pending_count) MPI_Testall(pending_count, pending, &done, MPI_STATUSES_IGNORE);
+}
+
+int mpi_finish_sums(Status *st) {
+    int count = pending_count;
+    pending_count = 0;
+    MPI_TRY(MPI_Waitall(count, pending, MPI_STATUSES_IGNORE),
+            "the gradient all-reduce (MPI_Waitall)");
+    return 0;
+}
+
 #else  // built without MPI: a world of one
 
 int mpi_built(void) { return 0; }
@@ -179,5 +210,8 @@ int mpi_broadcast_bytes(void *bytes, size_t count, int root, Status *st) { retur
 int mpi_gather_bytes(const void *mine, size_t size, void *all, Status *st) {
     return not_built(st);
 }
+int mpi_start_sum_floats(float *values, size_t count, Status *st) { return not_built(st); }
+void mpi_progress(void) {}
+int mpi_finish_sums(Status *st) { return 0; }
 
 #endif

@@ -41,6 +41,14 @@ int mpi_all_reduce_sum_doubles(double *values, int count, Status *st);
 int mpi_all_reduce_max_int(int *value, Status *st);
 int mpi_broadcast_floats(float *values, size_t count, int root, Status *st);
 int mpi_broadcast_bytes(void *bytes, size_t count, int root, Status *st);
+// Nonblocking sums (MPI_Iallreduce), for gradients summed while backward goes on: each
+// start is one collective every rank must start in the same order; mpi_progress lets MPI
+// move them along (Open MPI progresses only inside MPI calls); mpi_finish_sums waits for
+// all of them. At most MPI_PENDING_MAX at once.
+#define MPI_PENDING_MAX 256
+int mpi_start_sum_floats(float *values, size_t count, Status *st);
+void mpi_progress(void);
+int mpi_finish_sums(Status *st);
 // Every rank's `size` bytes of `mine` into rank 0's `all` (size * ranks bytes; others may
 // pass NULL).
 int mpi_gather_bytes(const void *mine, size_t size, void *all, Status *st);

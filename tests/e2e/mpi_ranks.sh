@@ -67,6 +67,21 @@ for n in 2 4; do
     fi
 done
 
+# Buckets: summing each layer's gradients while backward goes on, in small buckets, gives
+# what one sum after backward gives, byte for byte (two ranks: a + b in any chunking).
+mpi 2 "${args[@]}" --bucket-mb 0.01 --save "$work/small-buckets.safetensors"
+expect_rc 0 "2 ranks with 10 KiB buckets"
+expect_match err "gradient sums over 2 processes: .* buckets of 0.01 MiB started during backward" \
+    "rank 0 says how long it waited for the sums"
+mpi 2 "${args[@]}" --bucket-mb 0 --save "$work/no-buckets.safetensors"
+expect_rc 0 "2 ranks with one sum after backward"
+if cmp -s "$work/small-buckets.safetensors" "$work/no-buckets.safetensors" &&
+    cmp -s "$work/small-buckets.safetensors" "$work/ranks2.safetensors"; then
+    pass "small buckets, 25 MiB buckets and one sum after backward: the same weights"
+else
+    fail "bucket sizes change nothing" "the weights differ"
+fi
+
 # Checkpoints: rank 0 writes, every rank resumes; 1 epoch + 1 resumed = the 2-epoch run.
 mpi 2 "${args[@]}" --epochs 1 --checkpoint "$work/ck"
 expect_rc 0 "an epoch with a checkpoint"

@@ -1,0 +1,83 @@
+#include "core/grad_buckets.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/train.h"
+#include "kernels/mpi/mpi_world.h"
+
+int grad_buckets_open(GradBuckets *gb, Graph *g, const Backend *b, double bucket_mb,
+                      Status *st) {
+    memset(gb, 0, sizeof *gb);
+    gb->backend = b;
+    gb->bucket_values = bucket_mb > 0 ? (size_t)(bucket_mb * 1024 * 1024 / sizeof(float)) : 0;
+    if (bucket_mb > 0 && gb->bucket_values == 0) gb->bucket_values = 1;
+    gb->slots = calloc((size_t)g->count * LAYER_MAX_PARAMS + 1, sizeof *gb->slots);
+    if (!gb->slots) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    for (int i = g->count - 1; i >= 1; i--)
+        for (int k = 0; k < g->layers[i]->param_count; k++) {
+            Param *p = &g->layers[i]->params[k];
+            if (p->buffer) continue;  // running statistics: each process's own
+            size_t n = tensor_numel(&p->grad);
+            gb->slots[gb->slot_count++] = (GradSlot){p, g->layers[i], gb->total, n};
+            gb->total += n;
+        }
+    gb->flat = malloc((gb->total ? gb->total : 1) * sizeof *gb->flat);
+    if (!gb->flat) {
+        grad_buckets_close(gb);
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %zu gradient "
+                           "values", gb->total);
+    }
+    return 0;
+}
+
+void grad_buckets_close(GradBuckets *gb) {
+    free(gb->slots);
+    free(gb->flat);
+    memset(gb, 0, sizeof *gb);
+}
+
+void grad_buckets_start_step(GradBuckets *gb) {
+    gb->next_slot = 0;
+    gb->started = 0;
+}
+
+static int copy_in(GradBuckets *gb, const GradSlot *s, Status *st) {
+    const Backend *b = gb->backend;
+    return b->copy_to_host(b, gb->flat + s->offset, tensor_f32(&s->param->grad),
+                           s->count * sizeof(float), st);
+}
+
+static int start_through(GradBuckets *gb, size_t end, Status *st) {
+    if (end <= gb->started) return 0;
+    TRY(mpi_start_sum_floats(gb->flat + gb->started, end - gb->started, st));
+    gb->started = end;
+    return 0;
+}
+
+int grad_buckets_after_layer(void *user, struct Layer *layer, Status *st) {
+    GradBuckets *gb = user;
+    while (gb->next_slot < gb->slot_count && gb->slots[gb->next_slot].layer == layer)
+        TRY(copy_in(gb, &gb->slots[gb->next_slot++], st));
+    size_t copied = gb->next_slot < gb->slot_count ? gb->slots[gb->next_slot].offset : gb->total;
+    if (gb->bucket_values && copied - gb->started >= gb->bucket_values)
+        TRY(start_through(gb, copied, st));
+    mpi_progress();
+    return 0;
+}
+
+int grad_buckets_finish(GradBuckets *gb, Status *st) {
+    while (gb->next_slot < gb->slot_count) TRY(copy_in(gb, &gb->slots[gb->next_slot++], st));
+    TRY(start_through(gb, gb->total, st));
+    double start = monotonic_seconds();
+    TRY(mpi_finish_sums(st));
+    gb->wait_seconds += monotonic_seconds() - start;
+    gb->steps++;
+    const Backend *b = gb->backend;
+    for (int i = 0; i < gb->slot_count; i++) {
+        const GradSlot *s = &gb->slots[i];
+        TRY(b->copy_to_device(b, tensor_f32(&s->param->grad), gb->flat + s->offset,
+                              s->count * sizeof(float), st));
+    }
+    return 0;
+}

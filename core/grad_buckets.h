@@ -1,0 +1,51 @@
+// Gradients summed over the processes of an mpirun launch, in buckets started while backward
+// is still running (DESIGN.md section 6; docs/distributed.md), as PyTorch's DDP does.
+//
+// Backward reaches the layers last to first; once a layer's backward has run on the step's
+// last pass, its parameter gradients are final. They are copied, in that order, into one
+// flat host buffer, and each time `bucket_values` of them have gathered, a nonblocking sum
+// over the processes (MPI_Iallreduce) is started on that stretch of the buffer, so that the
+// sum of the last layers travels while the first layers still compute. After backward the
+// rest is started, everything is waited for, and the sums are copied back. Every process
+// starts the same buckets in the same order: their bounds depend only on the model.
+#ifndef TRAINER_GRAD_BUCKETS_H
+#define TRAINER_GRAD_BUCKETS_H
+
+#include <stddef.h>
+
+#include "core/graph.h"
+
+typedef struct GradSlot {
+    Param *param;
+    const Layer *layer;
+    size_t offset, count;   // where its gradient sits in `flat`
+} GradSlot;
+
+typedef struct GradBuckets {
+    const Backend *backend;
+    size_t bucket_values;   // floats per bucket; 0: one sum after backward (no overlap)
+    GradSlot *slots;        // trainable parameters in the order backward finishes them
+    int slot_count;
+    float *flat;
+    size_t total;
+    int next_slot;          // slots before it are in `flat` for this step
+    size_t started;         // flat[0, started) is being summed
+    double wait_seconds;    // in mpi_finish_sums, over the run
+    long steps;
+} GradBuckets;
+
+// bucket_mb <= 0: no overlap.
+int grad_buckets_open(GradBuckets *gb, Graph *g, const Backend *b, double bucket_mb,
+                      Status *st);
+void grad_buckets_close(GradBuckets *gb);
+// Before the step's passes.
+void grad_buckets_start_step(GradBuckets *gb);
+// LayerContext.after_layer_backward for the step's last pass (user: the GradBuckets).
+int grad_buckets_after_layer(void *user, struct Layer *layer, Status *st);
+// After backward: whatever backward did not reach (a process with no samples in the step,
+// buckets off) is copied and started, every sum is waited for, and the gradients get the
+// sums. A step redone in smaller passes after running out of memory keeps the buckets it
+// already started: their gradients were final, and every process starts each bucket once.
+int grad_buckets_finish(GradBuckets *gb, Status *st);
+
+#endif
