@@ -10,7 +10,6 @@
 #include <time.h>
 
 #include "core/collective.h"
-#include "kernels/mpi/mpi_world.h"
 #include "core/grad_buckets.h"
 #include "core/grad_clip.h"
 #include "core/lr_schedule.h"
@@ -19,6 +18,7 @@
 #include "core/optimizer.h"
 #include "data/batch_source.h"
 #include "data/transform.h"
+#include "kernels/mpi/mpi_world.h"
 
 double monotonic_seconds(void) {
     struct timespec ts;
