@@ -80,6 +80,10 @@ int collective_open_host(Device *const *devices, int count, Collective *out, Sta
     return 0;
 }
 
+static int nccl_all_reduce_sum(Collective *c, float *const *buffers, size_t n, Status *st);
+static int nccl_broadcast(Collective *c, float *const *buffers, size_t n, int root, Status *st);
+static void nccl_close(Collective *c);
+
 // ---- MPI: one replica per process, summed over the processes of `mpirun` ----
 // The replica's buffer goes through host memory (already there on the CPU) and
 // MPI_Allreduce; GPU ranks take the same path until NCCL is set up across processes.
@@ -139,8 +143,21 @@ static void mpi_close(Collective *c) {
     c->impl = NULL;
 }
 
-int collective_open_mpi(Device *device, Collective *out, Status *st) {
+// GPUs across processes: NCCL, its id made by rank 0 and broadcast over MPI.
+static int open_nccl_across(Device *device, int rank, int size, Collective *out, Status *st) {
+    unsigned char id[CUDA_NCCL_ID_BYTES] = {0};
+    if (rank == 0) TRY(cuda_collective_unique_id(id, st));
+    TRY(mpi_broadcast_bytes(id, sizeof id, 0, st));
+    CudaCollective *nccl = NULL;
+    TRY(cuda_collective_open_rank(device->backend, id, rank, size, &nccl, st));
+    *out = (Collective){.name = "nccl", .impl = nccl, .all_reduce_sum = nccl_all_reduce_sum,
+                        .broadcast = nccl_broadcast, .close = nccl_close};
+    return 0;
+}
+
+int collective_open_mpi(Device *device, int rank, int size, Collective *out, Status *st) {
     memset(out, 0, sizeof *out);
+    if (device->backend->kind == BACKEND_CUDA) return open_nccl_across(device, rank, size, out, st);
     MpiCollective *m = calloc(1, sizeof *m);
     if (!m) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     m->device = device;

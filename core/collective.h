@@ -28,8 +28,10 @@ struct Collective {
 // otherwise the host-staged collective. `count` >= 1.
 int collective_open(Device *const *devices, int count, Collective *out, Status *st);
 // Across the processes of an `mpirun` launch, one replica (on `device`) in each: buffers[0]
-// is this process's copy; sums and broadcasts span every rank (kernels/mpi/mpi_world.h).
-int collective_open_mpi(Device *device, Collective *out, Status *st);
+// is this process's copy; sums and broadcasts span every rank. NCCL when the device is a
+// GPU (ncclCommInitRank, its id broadcast over MPI; name "nccl"), else MPI on host memory
+// (kernels/mpi/mpi_world.h; name "mpi").
+int collective_open_mpi(Device *device, int rank, int size, Collective *out, Status *st);
 // The host-staged collective alone (tests compare the two).
 int collective_open_host(Device *const *devices, int count, Collective *out, Status *st);
 void collective_close(Collective *c);

@@ -43,7 +43,8 @@ typedef struct TrainRun {
     int shares, first_share;
     const RunConfig *config;    // shared by every replica
     Collective collective;      // shares > 1
-    GradBuckets buckets;        // over the processes of an mpirun launch (slot_count > 0)
+    GradBuckets buckets;        // over the processes of an mpirun launch, when use_buckets
+    int use_buckets;            // the collective is MPI on host memory (CPU ranks)
     int world;                  // processes
     Batcher batcher;            // one order for the whole run; each step is split
     int32_t *step_indices;      // the step's samples
@@ -315,7 +316,7 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
         // On the last pass each layer's gradients are final once its backward has run: the
         // sum over the processes can start then.
         int last = start + count >= share;
-        ctx.after_layer_backward = last && run->world > 1 ? grad_buckets_after_layer : NULL;
+        ctx.after_layer_backward = last && run->use_buckets ? grad_buckets_after_layer : NULL;
         ctx.after_layer_user = &run->buckets;
         if (source_load(&rep->source, run->step_indices + offset + start, count,
                         tensor_f32(&g->input->output), (int32_t *)g->labels.data, st)) {
@@ -336,7 +337,7 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
 // Every replica's gradient becomes the sum over replicas (of every process).
 static int all_reduce_gradients(TrainRun *run, Status *st) {
     if (run->shares == 1) return 0;
-    if (run->world > 1) return grad_buckets_finish(&run->buckets, st);
+    if (run->use_buckets) return grad_buckets_finish(&run->buckets, st);
     Graph *first = run->replicas[0].graph;
     float *buffers[64];
     for (int i = 0; i < first->count; i++)
@@ -391,7 +392,7 @@ static int update_replica(TrainRun *run, Replica *rep, long step, Status *st) {
 // Nothing else has changed yet (the optimizer runs only after every pass), so the redo is
 // the same step.
 static int run_step(TrainRun *run, int n, long step, Status *st) {
-    if (run->world > 1) grad_buckets_start_step(&run->buckets);  // kept over a redo
+    if (run->use_buckets) grad_buckets_start_step(&run->buckets);  // kept over a redo
     for (;;) {
         int failed = -1;
         Status attempt;
@@ -591,7 +592,7 @@ static void close_run(TrainRun *run) {
     for (int r = 0; r < run->count; r++) source_close(&run->replicas[r].source);
     if (run->collective.close) collective_close(&run->collective);
     GradBuckets *gb = &run->buckets;
-    if (run->world > 1 && run->config->world.rank == 0 && gb->steps > 0) {
+    if (run->use_buckets && run->config->world.rank == 0 && gb->steps > 0) {
         char how[64] = "one sum after backward";
         if (gb->bucket_values)
             snprintf(how, sizeof how, "buckets of %.3g MiB started during backward",
@@ -665,9 +666,13 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
         }
     }
     if (world > 1) {
-        TRY(collective_open_mpi(devices[0], &run->collective, st));
-        TRY(grad_buckets_open(&run->buckets, graphs[0], devices[0]->backend,
-                              config->world.bucket_mb, st));
+        TRY(collective_open_mpi(devices[0], config->world.rank, world, &run->collective, st));
+        // GPU ranks sum through NCCL, parameter by parameter, after backward (buckets on a
+        // communication stream are not built yet); CPU ranks in buckets during backward.
+        run->use_buckets = strcmp(run->collective.name, "mpi") == 0;
+        if (run->use_buckets)
+            TRY(grad_buckets_open(&run->buckets, graphs[0], devices[0]->backend,
+                                  config->world.bucket_mb, st));
         TRY(broadcast_parameters(run, st));
     } else if (count > 1) {
         TRY(collective_open(devices, count, &run->collective, st));

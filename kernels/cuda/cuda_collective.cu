@@ -3,6 +3,7 @@
 // a group: the per-device calls are queued between ncclGroupStart and ncclGroupEnd, which
 // returns once all are enqueued on their devices' streams (no host sync).
 #include <stdlib.h>
+#include <string.h>
 
 #include <nccl.h>
 
@@ -12,10 +13,13 @@
 #include "kernels/cuda/cuda_nccl_check.h"
 
 struct CudaCollective {
-    int count;
+    int count;              // communicators (GPUs) in this process
+    int processes;          // > 1: each communicator spans the processes of an mpirun launch
     ncclComm_t *comms;
     cudaStream_t *streams;
 };
+
+static_assert(sizeof(ncclUniqueId) == CUDA_NCCL_ID_BYTES, "NCCL's id is 128 bytes");
 
 extern "C" void cuda_collective_close(CudaCollective *c) {
     if (!c) return;
@@ -75,7 +79,7 @@ extern "C" int cuda_collective_open(const Backend *const *backends, int count,
 // must: all-reduce (sum) when root < 0, else a broadcast from replica `root`.
 static int grouped_collective(CudaCollective *c, float *const *buffers, size_t n, int root,
                               Status *st) {
-    if (c->count == 1 || n == 0) return 0;
+    if ((c->count == 1 && c->processes <= 1) || n == 0) return 0;
     NCCL_CHECK(ncclGroupStart());
     for (int r = 0; r < c->count; r++) {
         ncclResult_t result =
@@ -100,4 +104,45 @@ extern "C" int cuda_collective_all_reduce_sum(CudaCollective *c, float *const *b
 extern "C" int cuda_collective_broadcast(CudaCollective *c, float *const *buffers, size_t n,
                                          int root, Status *st) {
     return grouped_collective(c, buffers, n, root, st);
+}
+
+extern "C" int cuda_collective_unique_id(unsigned char id[CUDA_NCCL_ID_BYTES], Status *st) {
+    ncclUniqueId unique;
+    NCCL_CHECK(ncclGetUniqueId(&unique));
+    memcpy(id, &unique, sizeof unique);
+    return 0;
+}
+
+extern "C" int cuda_collective_open_rank(const Backend *b,
+                                         const unsigned char id[CUDA_NCCL_ID_BYTES], int rank,
+                                         int size, CudaCollective **out, Status *st) {
+    *out = NULL;
+    CudaCollective *c = (CudaCollective *)calloc(1, sizeof *c);
+    if (c) {
+        c->count = 1;
+        c->processes = size;
+        c->comms = (ncclComm_t *)calloc(1, sizeof *c->comms);
+        c->streams = (cudaStream_t *)calloc(1, sizeof *c->streams);
+    }
+    if (!c || !c->comms || !c->streams) {
+        cuda_collective_close(c);
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    }
+    CudaContext *ctx = cuda_context(b);
+    c->streams[0] = ctx->stream;
+    ncclUniqueId unique;
+    memcpy(&unique, id, sizeof unique);
+    // The device must be current: NCCL binds the communicator to it.
+    cudaError_t set = cudaSetDevice(ctx->ordinal);
+    ncclResult_t result = set == cudaSuccess ? ncclCommInitRank(&c->comms[0], size, unique, rank)
+                                             : ncclInvalidUsage;
+    if (set != cudaSuccess || result != ncclSuccess) {
+        cuda_collective_close(c);
+        if (set != cudaSuccess)
+            return status_fail(st, STATUS_RUNTIME_ERROR, "cudaSetDevice(%d) before NCCL: %s",
+                               ctx->ordinal, cudaGetErrorString(set));
+        NCCL_CHECK(result);
+    }
+    *out = c;
+    return 0;
 }

@@ -23,6 +23,13 @@ int cuda_collective_broadcast(CudaCollective *c, float *const *buffers, size_t n
                               Status *st);
 void cuda_collective_close(CudaCollective *c);
 
+// Across processes (one GPU each, mpirun): rank 0 makes the id, the caller hands it to every
+// rank (MPI_Bcast), and each opens its communicator with it (ncclCommInitRank).
+#define CUDA_NCCL_ID_BYTES 128
+int cuda_collective_unique_id(unsigned char id[CUDA_NCCL_ID_BYTES], Status *st);
+int cuda_collective_open_rank(const Backend *b, const unsigned char id[CUDA_NCCL_ID_BYTES],
+                              int rank, int size, CudaCollective **out, Status *st);
+
 #ifdef __cplusplus
 }
 #endif

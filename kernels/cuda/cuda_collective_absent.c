@@ -29,3 +29,18 @@ int cuda_collective_broadcast(CudaCollective *c, float *const *buffers, size_t n
 }
 
 void cuda_collective_close(CudaCollective *c) { (void)c; }
+
+int cuda_collective_unique_id(unsigned char id[CUDA_NCCL_ID_BYTES], Status *st) {
+    (void)id;
+    return status_fail(st, STATUS_NO_DEVICE, "this trainer was built without NCCL");
+}
+
+int cuda_collective_open_rank(const Backend *b, const unsigned char id[CUDA_NCCL_ID_BYTES],
+                              int rank, int size, CudaCollective **out, Status *st) {
+    (void)b;
+    (void)id;
+    (void)rank;
+    (void)size;
+    *out = NULL;
+    return status_fail(st, STATUS_NO_DEVICE, "this trainer was built without NCCL");
+}
