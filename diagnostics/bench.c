@@ -128,3 +128,17 @@ void bench_progress(const BenchOptions *o, const char *fmt, ...) {
     va_end(ap);
     o->on_progress(o->user, line);
 }
+
+void bench_range_push(const Backend *b, const char *fmt, ...) {
+    if (!b->range_push) return;
+    char name[192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    b->range_push(b, name);
+}
+
+void bench_range_pop(const Backend *b) {
+    if (b->range_pop) b->range_pop(b);
+}

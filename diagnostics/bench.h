@@ -228,6 +228,13 @@ int bench_timer_start(BenchTimer *t, Status *st);
 int bench_timer_stop(BenchTimer *t, double *ms, Status *st);
 void bench_timer_close(BenchTimer *t);
 
+// A profiler range (NVTX on a GPU; nothing on the CPU) around the timed part of a
+// measurement, "bench gemm bf16 4096x4096x4096", so that Nsight can be pointed at the
+// repeats and not the warm-up (docs/benchmarks.md).
+void bench_range_push(const Backend *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void bench_range_pop(const Backend *b);
+
 // Calls o->on_progress with the formatted line, if set.
 void bench_progress(const BenchOptions *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -144,6 +144,7 @@ static int measure(const Backend *b, const BenchOptions *o, BenchConvRow *row,
     double per = one_ms > 0.0 ? ceil(CONV_REPEAT_MS / one_ms) : CONV_MAX_PER_REPEAT;
     int per_repeat = per < 1.0 ? 1 : per > CONV_MAX_PER_REPEAT ? CONV_MAX_PER_REPEAT : (int)per;
     double ms[BENCH_MAX_REPEATS];
+    bench_range_push(b, "bench conv %s %s", row->shape, bench_conv_op_name(row->op));
     for (int r = 0; !rc && r < o->repeats; r++) {
         rc = bench_timer_start(&timer, st);
         for (int i = 0; !rc && i < per_repeat; i++, next++)
@@ -151,6 +152,7 @@ static int measure(const Backend *b, const BenchOptions *o, BenchConvRow *row,
         if (!rc) rc = bench_timer_stop(&timer, &ms[r], st);
         if (!rc) ms[r] /= per_repeat;
     }
+    bench_range_pop(b);
     bench_timer_close(&timer);
     if (rc) return rc;
     row->median_ms = bench_median(ms, o->repeats);

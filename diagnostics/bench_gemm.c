@@ -102,6 +102,8 @@ static int measure(Device *d, CudaBenchGemm *cuda, const BenchOptions *o, BenchG
     double per = one_ms > 0.0 ? ceil(GEMM_REPEAT_MS / one_ms) : GEMM_MAX_PER_REPEAT;
     row->per_repeat = per < 1.0 ? 1 : per > GEMM_MAX_PER_REPEAT ? GEMM_MAX_PER_REPEAT : (int)per;
     double ms[BENCH_MAX_REPEATS];
+    bench_range_push(b, "bench gemm %s %dx%dx%d", bench_precision_name(row->precision),
+                     row->size.m, row->size.n, row->size.k);
     for (int r = 0; !rc && r < o->repeats; r++) {
         rc = bench_timer_start(&timer, st);
         for (int i = 0; !rc && i < row->per_repeat; i++, next++)
@@ -109,6 +111,7 @@ static int measure(Device *d, CudaBenchGemm *cuda, const BenchOptions *o, BenchG
         if (!rc) rc = bench_timer_stop(&timer, &ms[r], st);
         if (!rc) ms[r] /= row->per_repeat;
     }
+    bench_range_pop(b);
     bench_timer_close(&timer);
     if (rc) return rc;
     row->median_ms = bench_median(ms, o->repeats);

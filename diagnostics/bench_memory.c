@@ -99,6 +99,8 @@ static int measure(const BenchOptions *o, BenchCopyRow *row, const CopyBuffers *
     double per = one_ms > 0.0 ? ceil(COPY_REPEAT_MS / one_ms) : COPY_MAX_PER_REPEAT;
     int per_repeat = per < 1.0 ? 1 : per > COPY_MAX_PER_REPEAT ? COPY_MAX_PER_REPEAT : (int)per;
     double ms[BENCH_MAX_REPEATS];
+    bench_range_push(c->device->backend, "bench memory %s %zu", bench_copy_name(row->kind),
+                     row->bytes);
     for (int r = 0; !rc && r < o->repeats; r++) {
         rc = bench_timer_start(&timer, st);
         for (int i = 0; !rc && i < per_repeat; i++, next++)
@@ -106,6 +108,7 @@ static int measure(const BenchOptions *o, BenchCopyRow *row, const CopyBuffers *
         if (!rc) rc = bench_timer_stop(&timer, &ms[r], st);
         if (!rc) ms[r] /= per_repeat;
     }
+    bench_range_pop(c->device->backend);
     bench_timer_close(&timer);
     if (rc) return rc;
     row->median_ms = bench_median(ms, o->repeats);

@@ -123,7 +123,11 @@ static int measure_steps(TrainBench *t, const BenchOptions *o, int steps, BenchT
     for (int r = 0; !rc && r < o->repeats; r++) {
         bench_progress(o, "train %s: repeat %d/%d", out->model, r + 1, o->repeats);
         rc = bench_timer_start(&timer, st);
-        for (int i = 0; !rc && i < steps; i++) rc = step(t, st);
+        for (int i = 0; !rc && i < steps; i++) {
+            bench_range_push(t->device->backend, "bench train step");
+            rc = step(t, st);
+            bench_range_pop(t->device->backend);
+        }
         if (!rc) rc = bench_timer_stop(&timer, &ms[r], st);
         if (!rc && ms[r] <= 0.0)
             rc = status_fail(st, STATUS_RUNTIME_ERROR, "train: %d steps measured %g ms",
@@ -216,7 +220,9 @@ static int measure_layers(TrainBench *t, const BenchOptions *o, int steps, Bench
     if (!rc) rc = marks_make(b, g->count, &m, st);
     for (int s = 0; !rc && s < steps; s++) {
         bench_progress(o, "train %s: per-layer step %d/%d", out->model, s + 1, steps);
+        bench_range_push(b, "bench train step (per layer)");
         rc = marked_step(t, &m, st);
+        bench_range_pop(b);
         for (int i = 1; !rc && i <= layers; i++) {
             double *forward = &samples[((size_t)2 * (i - 1)) * steps + s];
             double *backward = &samples[((size_t)2 * (i - 1) + 1) * steps + s];
