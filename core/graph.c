@@ -788,6 +788,10 @@ static int run_layer(Layer *l, const LayerContext *ctx, int backward, Status *st
     return rc ? layer_failed(l, backward ? "backward" : "forward", st) : 0;
 }
 
+int graph_run_layer(Graph *g, int index, const LayerContext *ctx, int backward, Status *st) {
+    return run_layer(g->layers[index], ctx, backward, st);
+}
+
 int graph_forward(Graph *g, const LayerContext *ctx, Status *st) {
     for (int i = 1; i < g->count; i++) TRY(run_layer(g->layers[i], ctx, 0, st));
     return 0;

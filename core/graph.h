@@ -67,6 +67,10 @@ void graph_release_activations(Graph *g);
 // Run every layer forward, or every layer backward from the loss.
 int graph_forward(Graph *g, const LayerContext *ctx, Status *st);
 int graph_backward(Graph *g, const LayerContext *ctx, Status *st);
+// Layer `index` (1 .. count - 1) alone, forward or backward, as the two above run each
+// (inside its profiler range, a failure naming the layer): for a caller that times the
+// layers one by one (`trainer bench train --per-layer`). Backward goes from count - 1 down.
+int graph_run_layer(Graph *g, int index, const LayerContext *ctx, int backward, Status *st);
 
 // Copy `count` samples (host f32) and labels (host int32) into the input and label tensors.
 int graph_load_batch(Graph *g, const Backend *b, const float *images, const int32_t *labels,

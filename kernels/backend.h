@@ -121,6 +121,18 @@ struct Backend {
     void (*range_push)(const Backend *b, const char *name);
     void (*range_pop)(const Backend *b);
 
+    // ---- device timing (trainer bench) ----
+    // A timer is a mark in the device's queue: timer_record places it after the work queued
+    // so far, and timer_elapsed waits until both marks are reached and gives the device
+    // time between them, in milliseconds. So a benchmark times the device's work, not how
+    // long the host took to queue it. CUDA events on CUDA (resolution about half a
+    // microsecond); on the CPU, whose ops are done when they return, the monotonic clock
+    // read at timer_record. Both backends fill these four (see BACKEND_OTHER_OPS below).
+    int (*timer_create)(const Backend *b, void **timer, Status *st);
+    int (*timer_record)(const Backend *b, void *timer, Status *st);
+    int (*timer_elapsed)(const Backend *b, void *start, void *end, double *ms, Status *st);
+    void (*timer_destroy)(const Backend *b, void *timer);
+
     // ---- pinned host buffers (staging batches through the host) ----
     // Host memory that copy_to_device reads asynchronously: page-locked on CUDA (a copy
     // from pageable memory makes the host wait while the driver stages the bytes through
@@ -293,12 +305,15 @@ struct Backend {
     X(sgd_update) X(adam_update)
 
 // The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
-// meaningful: make_current and range_push/pop are NULL on the CPU by design, and the
+// meaningful: make_current and range_push/pop are NULL on the CPU by design, the
 // pinned_* ops (filled by both backends) are checked CPU against CUDA by
-// tests/gpu/test_cuda_pinned_staging.c rather than the parity test. kernels/backend.c
-// asserts that the two lists together name every slot of the table.
+// tests/gpu/test_cuda_pinned_staging.c rather than the parity test, and the timer_* ops
+// (filled by both, used only by `trainer bench`) by tests/unit/test_backend_timer.c and
+// tests/gpu/test_cuda_timer.c. kernels/backend.c asserts that the two lists together name
+// every slot of the table.
 #define BACKEND_OTHER_OPS(X)                                                                   \
-    X(make_current) X(range_push) X(range_pop) X(pinned_alloc) X(pinned_free) X(pinned_fence) \
+    X(make_current) X(range_push) X(range_pop) X(timer_create) X(timer_record)                \
+    X(timer_elapsed) X(timer_destroy) X(pinned_alloc) X(pinned_free) X(pinned_fence)          \
     X(pinned_wait)
 
 // How many ops of BACKEND_OPS are NULL; their names, comma-separated, into `names`.

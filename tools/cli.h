@@ -156,6 +156,8 @@ int run_explain(const Command *cmd, const ParsedArgs *args);
 int run_doctor(const Command *cmd, const ParsedArgs *args);
 int run_lab(const Command *cmd, const ParsedArgs *args);
 extern const Command explain_command, doctor_command, lab_command;
+int run_bench(const Command *cmd, const ParsedArgs *args);
+extern const Command bench_command;
 
 // JSON output (tools/json.c). A string from json_text is valid UTF-8 whatever the bytes
 // given (invalid ones become U+FFFD); NULL text is JSON null.

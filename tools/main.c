@@ -12,9 +12,9 @@
 #include "base/suggest.h"
 
 static const Command *const commands[] = {&train_command, &eval_command, &check_command,
-                                          &predict_command, &devices_command, &doctor_command,
-                                          &explain_command, &lab_command, &plot_command,
-                                          &data_command};
+                                          &predict_command, &devices_command, &bench_command,
+                                          &doctor_command, &explain_command, &lab_command,
+                                          &plot_command, &data_command};
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 
 static void print_usage(FILE *out) {
@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
                     near);
     else
         status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'", name);
-    status_hint(&st, "commands: train, eval, check, predict, devices, doctor, explain, lab; see "
-                         "`trainer --help`");
+    status_hint(&st, "commands: train, eval, check, predict, devices, bench, doctor, explain, "
+                         "lab, plot, data; see `trainer --help`");
     return report_failure(&st);
 }

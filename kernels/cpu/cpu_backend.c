@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 #if defined(__SSE__)
 #include <xmmintrin.h>
@@ -63,6 +64,27 @@ static int cpu_pinned_fence(const Backend *b, void *ptr, Status *st) { return 0;
 
 static int cpu_pinned_wait(const Backend *b, void *ptr, Status *st) { return 0; }
 
+// A CPU op has finished when it returns (OpenBLAS and our thread pool join before
+// returning), so the clock read when the mark is placed is when the work before it ended.
+static int cpu_timer_create(const Backend *b, void **timer, Status *st) {
+    *timer = calloc(1, sizeof(struct timespec));
+    if (!*timer) return status_fail(st, STATUS_RUNTIME_ERROR, "cpu: no host memory for a timer");
+    return 0;
+}
+
+static int cpu_timer_record(const Backend *b, void *timer, Status *st) {
+    clock_gettime(CLOCK_MONOTONIC, (struct timespec *)timer);
+    return 0;
+}
+
+static int cpu_timer_elapsed(const Backend *b, void *start, void *end, double *ms, Status *st) {
+    const struct timespec *t0 = start, *t1 = end;
+    *ms = (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) * 1e-6;
+    return 0;
+}
+
+static void cpu_timer_destroy(const Backend *b, void *timer) { free(timer); }
+
 // Every op of BACKEND_OPS is the function cpu_<op>, so the table is expanded from that list
 // and an op added to it fails to compile here until the CPU reference exists. The three
 // copies are one memmove on the CPU.
@@ -79,6 +101,10 @@ static const Backend cpu_backend_table = {
     .pinned_free = cpu_pinned_free,
     .pinned_fence = cpu_pinned_fence,
     .pinned_wait = cpu_pinned_wait,
+    .timer_create = cpu_timer_create,
+    .timer_record = cpu_timer_record,
+    .timer_elapsed = cpu_timer_elapsed,
+    .timer_destroy = cpu_timer_destroy,
 };
 
 const Backend *cpu_backend(void) { return &cpu_backend_table; }

@@ -193,6 +193,36 @@ static int cuda_pinned_wait(const Backend *b, void *ptr, Status *st) {
     return 0;
 }
 
+// ---- device timing ----
+// A timer is one CUDA event (timing enabled), recorded on the device's stream; the elapsed
+// time between two is measured by the GPU itself, so the host's launch overhead counts
+// only where it leaves the GPU idle.
+static int cuda_timer_create(const Backend *b, void **timer, Status *st) {
+    *timer = NULL;
+    CUDA_CHECK(cudaSetDevice(cuda_context(b)->ordinal));
+    cudaEvent_t event;
+    CUDA_CHECK(cudaEventCreate(&event));
+    *timer = (void *)event;
+    return 0;
+}
+
+static int cuda_timer_record(const Backend *b, void *timer, Status *st) {
+    CUDA_CHECK(cudaEventRecord((cudaEvent_t)timer, cuda_context(b)->stream));
+    return 0;
+}
+
+static int cuda_timer_elapsed(const Backend *b, void *start, void *end, double *ms, Status *st) {
+    float elapsed = 0.0f;
+    CUDA_CHECK(cudaEventSynchronize((cudaEvent_t)end));
+    CUDA_CHECK(cudaEventElapsedTime(&elapsed, (cudaEvent_t)start, (cudaEvent_t)end));
+    *ms = elapsed;
+    return 0;
+}
+
+static void cuda_timer_destroy(const Backend *b, void *timer) {
+    if (timer) cudaEventDestroy((cudaEvent_t)timer);
+}
+
 // NVTX is header-only in CUDA 12+; without a profiler attached these calls cost nothing.
 static void cuda_range_push(const Backend *b, const char *name) { nvtxRangePushA(name); }
 static void cuda_range_pop(const Backend *b) { nvtxRangePop(); }
@@ -285,6 +315,10 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     table->gather_samples = cuda_gather_samples;
     table->range_push = cuda_range_push;
     table->range_pop = cuda_range_pop;
+    table->timer_create = cuda_timer_create;
+    table->timer_record = cuda_timer_record;
+    table->timer_elapsed = cuda_timer_elapsed;
+    table->timer_destroy = cuda_timer_destroy;
     cuda_register_gemm_ops(table);
     cuda_register_elementwise_ops(table);
     cuda_register_loss_ops(table);

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# `trainer bench` on a real GPU: every figure is positive and below the card's theoretical
+# peak where the peak is known (a figure above it means a wrong timer, a wrong FLOP count
+# or a wrong peak), every GEMM precision runs on a card of compute capability 8.0 or newer,
+# every copy runs, the convolutions name cuDNN's algorithm, and training steps and layers
+# are timed. Without a usable GPU (as `trainer doctor --json` reports it) the test is
+# skipped with exit 77.
+source "$(dirname "${BASH_SOURCE[0]}")/../e2e/common.bash"
+
+if ! command -v python3 >/dev/null; then
+    echo "SKIP: python3 is needed to read the JSON"
+    exit 77
+fi
+run "$TRAINER" doctor --json
+usable=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["usable_devices"])' \
+    <<<"$out" 2>/dev/null)
+if [ -z "$usable" ] || [ "$usable" = "0" ]; then
+    reason=$(python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print("; ".join(p["what"] for p in d["problems"]) or d["verdict"])' <<<"$out" 2>/dev/null)
+    echo "SKIP: trainer doctor reports no usable GPU: ${reason:-its JSON did not parse}"
+    exit 77
+fi
+
+GPU=(--device cuda:0 --repeats 3 --warmup 2)
+
+# json_check WHAT PYTHON: as in tests/e2e/bench.sh, with `below(value, peak, what)`: value
+# is positive, and under peak when the peak is known.
+json_check() {
+    local why
+    if why=$(python3 -c 'import json, math, sys
+def refuse(constant):
+    raise ValueError("non-finite number in the JSON: " + constant)
+doc = json.loads(sys.stdin.read(), parse_constant=refuse)
+def below(value, peak, what):
+    assert value is not None and value > 0 and math.isfinite(value), "%s: %r" % (what, value)
+    assert peak is None or value < peak, "%s: %r is not below the peak %r" % (what, value, peak)
+    print("%s: %.4g (peak %s)" % (what, value, peak))
+exec(sys.argv[1])' "$2" <<<"$out" 2>&1); then
+        pass "$1"
+        sed 's/^/      /' <<<"$why"
+    else
+        fail "$1" "$(tail -n 3 <<<"$why")"
+    fi
+}
+
+# ---- the device and its peaks ----
+run "$TRAINER" bench gemm "${GPU[@]}" --sizes 1024 --precisions fp32
+expect_rc 0 "bench gemm on cuda:0"
+expect_match out '^trainer bench gemm on cuda:0 .+ \(compute [0-9]+\.[0-9]+, [0-9]+ SMs, SM clock [1-9][0-9]* MHz' \
+    "the header describes the card"
+expect_match out '^(peak \(theoretical, dense, at the max SM clock\): fp32 [0-9.]+|peak: unknown \()' \
+    "the header gives the peaks, or says why they are unknown"
+
+# ---- gemm ----
+run "$TRAINER" bench gemm "${GPU[@]}" --sizes 1024,4096 --json
+expect_rc 0 "bench gemm --json on cuda:0"
+json_check "every precision measured, positive and below its peak" '
+d = doc["device"]
+major = int(d["compute_capability"].split(".")[0])
+for r in doc["gemm"]:
+    what = "gemm %s %d" % (r["precision"], r["m"])
+    if not r["available"]:
+        assert major < 8 and r["precision"] in ("tf32", "bf16"), (what, r["reason"])
+        continue
+    below(r["tflops"], r["peak_tflops"], what)
+    assert r["peak_tflops"] is None or r["peak_tflops"] == d["peak_tflops"][r["precision"]]
+if "H100" in d["name"]:
+    assert 900 < d["peak_tflops"]["bf16"] < 1200, d["peak_tflops"]
+    assert 3000 < d["peak_memory_gbs"] < 5000, d["peak_memory_gbs"]
+'
+
+# ---- memory ----
+run "$TRAINER" bench memory "${GPU[@]}" --bytes 256M --json
+expect_rc 0 "bench memory --json on cuda:0"
+json_check "every copy measured, the device copy below the DRAM peak" '
+rows = doc["memory"]
+assert len(rows) == 5 and all(r["available"] for r in rows), rows
+for r in rows:
+    below(r["gbs"], r["peak_gbs"], r["copy"])
+    if r["copy"] != "device-to-device":
+        assert r["peak_gbs"] is None and "PCIe" in r["peak_unknown"], r
+pinned = {r["copy"]: r["gbs"] for r in rows}
+print("pinned/pageable host-to-device: %.2f" % (pinned["host-to-device pinned"] /
+                                                pinned["host-to-device pageable"]))
+'
+
+# ---- conv ----
+run "$TRAINER" bench conv "${GPU[@]}" --batch 32 --json
+expect_rc 0 "bench conv --json on cuda:0"
+json_check "every convolution below the peak, with cuDNN's algorithm" '
+for r in doc["conv"]["rows"]:
+    below(r["tflops"], r["peak_tflops"], "%s %s (%s)" % (r["shape"], r["op"], r["algorithm"]))
+    assert "im2col" not in r["algorithm"] and r["algorithm"], r
+'
+run "$TRAINER" bench conv "${GPU[@]}" --batch 8 --no-tf32 --json
+json_check "--no-tf32 compares convolutions with the fp32 peak" '
+assert all(r["precision"] == "fp32" for r in doc["conv"]["rows"])
+assert all("FMA" in r["algorithm"] or "direct" in r["algorithm"] for r in doc["conv"]["rows"])
+'
+
+# ---- train ----
+run "$TRAINER" bench train models/lenet.model "${GPU[@]}" --per-layer --json
+expect_rc 0 "bench train lenet --per-layer --json on cuda:0"
+json_check "training steps and every layer timed" '
+t = doc["train"]
+below(t["tflops"], t["peak_tflops"], "lenet training TFLOP/s")
+assert t["samples_per_second"] > 0 and t["step_ms"] > 0
+timed = 0
+for l in t["per_layer"]["layers"]:
+    for phase in ("forward", "backward"):
+        ms = l[phase + "_ms"]
+        assert ms is not None or l.get(phase + "_below_resolution"), l
+        timed += ms is not None
+assert timed >= 10, timed
+'
+run "$TRAINER" bench train models/mlp.model "${GPU[@]}" --per-layer
+expect_rc 0 "bench train mlp --per-layer on cuda:0"
+expect_match out '^samples/s +[0-9,]+ ' "the table has samples/s"
+expect_match out '^dense1 +dense +[0-9.]+ (ns|us|ms) +[0-9.]+ (ns|us|ms) +[0-9.]+%$' \
+    "the per-layer table times dense1"
+
+finish

@@ -1,0 +1,22 @@
+// `trainer bench --json`: the reports of diagnostics/bench.h as one JSON object, for
+// scripts. A figure that was not measured is absent (its row says why under "reason"),
+// and a peak trainer does not know is null: never 0.
+#ifndef TRAINER_BENCH_JSON_H
+#define TRAINER_BENCH_JSON_H
+
+#include "diagnostics/bench.h"
+
+// What one `trainer bench` run measured; NULL for the benchmarks it did not run.
+typedef struct BenchRun {
+    const char *benchmark;          // "gemm", "memory", "conv", "train", "all"
+    const BenchDevice *device;
+    const BenchOptions *options;
+    const BenchGemmReport *gemm;
+    const BenchMemoryReport *memory;
+    const BenchConvReport *conv;
+    const BenchTrainReport *train;
+} BenchRun;
+
+struct cJSON *bench_json(const BenchRun *run);
+
+#endif

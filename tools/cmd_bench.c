@@ -1,0 +1,584 @@
+// `trainer bench BENCHMARK`: what this device and its libraries deliver, beside the card's
+// theoretical peak. diagnostics/bench*.c measures and returns reports; here the arguments
+// are read and the reports printed as tables, or with --json as one object
+// (tools/bench_json.c).
+#define _POSIX_C_SOURCE 200809L  // fileno
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/suggest.h"
+#include "diagnostics/bench.h"
+#include "tools/bench_json.h"
+#include "tools/cli.h"
+
+static const OptionSpec bench_options[] = {
+    {"--device", "DEV", "cpu, auto (default: a GPU if usable, else cpu), cuda, cuda:N"},
+    {"--repeats", "N", "timed repeats; each figure is their median (default 5)"},
+    {"--warmup", "N", "untimed runs before the first repeat (train: steps; default 3)"},
+    {"--json", NULL, "print one JSON object instead of tables"},
+    {"--sizes", "LIST", "gemm: N or MxNxK, comma-separated (default 1024,4096,8192 on a GPU, "
+                        "256,512,1024 on the CPU)"},
+    {"--precisions", "LIST", "gemm: some of fp32,tf32,bf16,fp16 (default all)"},
+    {"--bytes", "LIST", "memory: bytes per copy, e.g. 64M,1G (default 256M on a GPU, 64M on "
+                        "the CPU)"},
+    {"--batch", "N", "conv: samples (default 128 on a GPU, 8 on the CPU); train: instead of "
+                     "the model file's batch"},
+    {"--steps", "N", "train: steps per timed repeat (default 20)"},
+    {"--per-layer", NULL, "train: also the forward and backward time of every layer"},
+    {"--threads", "N", "CPU threads for BLAS (default: all cores)"},
+    {"--no-tf32", NULL, "conv, train: keep fp32 math in full fp32 on GPUs with TF32"},
+    {NULL, NULL, NULL},
+};
+
+const Command bench_command = {
+    .name = "bench",
+    .usage = "gemm|memory|conv|all [options]  or  trainer bench train MODEL [options]",
+    .summary = "measure GEMM, memory, convolution and training speed beside the device's peak",
+    .options = bench_options,
+    .run = run_bench,
+};
+
+static const char *const benchmarks[] = {"gemm", "memory", "conv", "train", "all", NULL};
+
+typedef struct BenchArgs {
+    const char *benchmark;
+    const char *model;  // train
+    BenchOptions options;
+    BenchGemmSize sizes[BENCH_MAX_SIZES];
+    int size_count;     // 0: the device's default
+    unsigned precisions;
+    size_t bytes[BENCH_MAX_SIZES];
+    int byte_count;     // 0: the device's default
+    int batch;          // 0: the default (conv) or the model file's (train)
+    int steps;
+    int per_layer;
+    int json;
+} BenchArgs;
+
+static int is(const BenchArgs *a, const char *name) { return strcmp(a->benchmark, name) == 0; }
+
+static int usage_error(Status *st, const char *hint, const char *message) {
+    status_fail(st, STATUS_BAD_INPUT, "%s", message);
+    status_hint(st, "%s", hint);
+    return STATUS_BAD_INPUT;
+}
+
+// ---- reading the arguments ------------------------------------------------------------
+
+// The items of a comma-separated list, each handed to parse; at most BENCH_MAX_SIZES.
+static int each_item(const char *option, const char *list, int (*parse)(const char *, void *, int),
+                     void *out, int *count, Status *st) {
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", list);
+    *count = 0;
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        if (*count == BENCH_MAX_SIZES) {
+            status_fail(st, STATUS_BAD_INPUT, "%s %s: more than %d items", option, list,
+                        BENCH_MAX_SIZES);
+            status_hint(st, "run trainer bench again for the rest");
+            return STATUS_BAD_INPUT;
+        }
+        if (parse(item, out, (*count)++)) {
+            status_fail(st, STATUS_BAD_INPUT, "%s %s: cannot read '%s'", option, list, item);
+            return STATUS_BAD_INPUT;
+        }
+    }
+    if (*count == 0) {
+        status_fail(st, STATUS_BAD_INPUT, "%s: no items given", option);
+        return STATUS_BAD_INPUT;
+    }
+    return 0;
+}
+
+static int parse_dimension(const char **text, int *out) {
+    char *end;
+    errno = 0;
+    long value = strtol(*text, &end, 10);
+    if (errno || end == *text || value < 1 || value > 65536) return 1;
+    *out = (int)value;
+    *text = end;
+    return 0;
+}
+
+// "4096" (square) or "MxNxK".
+static int parse_gemm_size(const char *item, void *out, int index) {
+    BenchGemmSize *s = &((BenchGemmSize *)out)[index];
+    const char *p = item;
+    if (parse_dimension(&p, &s->m)) return 1;
+    if (!*p) {
+        s->n = s->k = s->m;
+        return 0;
+    }
+    if (*p++ != 'x' || parse_dimension(&p, &s->n) || *p++ != 'x' ||
+        parse_dimension(&p, &s->k))
+        return 1;
+    return *p != '\0';
+}
+
+static int parse_precision(const char *item, void *out, int index) {
+    int p = bench_precision_parse(item);
+    if (p < 0) return 1;
+    *(unsigned *)out |= 1u << p;
+    return 0;
+}
+
+// "64M", "1G", "512K", "1048576": binary multiples, 4 bytes to 64 GiB.
+static int parse_bytes(const char *item, void *out, int index) {
+    char *end;
+    errno = 0;
+    double value = strtod(item, &end);
+    if (errno || end == item || !(value > 0.0)) return 1;
+    double unit = 1.0;
+    switch (*end) {
+    case 'K': case 'k': unit = 1024.0; end++; break;
+    case 'M': case 'm': unit = 1024.0 * 1024.0; end++; break;
+    case 'G': case 'g': unit = 1024.0 * 1024.0 * 1024.0; end++; break;
+    default: break;
+    }
+    if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0) end += strlen(end);
+    double bytes = value * unit;
+    if (*end || bytes < 4.0 || bytes > 64.0 * 1024 * 1024 * 1024) return 1;
+    ((size_t *)out)[index] = (size_t)bytes;
+    return 0;
+}
+
+static int read_benchmark(const Command *cmd, const ParsedArgs *args, BenchArgs *a,
+                          Status *st) {
+    if (args->positional_count == 0)
+        return usage_error(st, "trainer bench gemm, memory, conv or all; trainer bench train "
+                           "MODEL for a model's training steps", "trainer bench needs a "
+                           "benchmark");
+    a->benchmark = args->positionals[0];
+    int known = 0;
+    for (int i = 0; benchmarks[i]; i++) known |= strcmp(a->benchmark, benchmarks[i]) == 0;
+    if (!known) {
+        const char *near = suggest(a->benchmark, benchmarks);
+        if (near)
+            status_fail(st, STATUS_BAD_INPUT, "unknown benchmark '%s'; did you mean '%s'?",
+                        a->benchmark, near);
+        else
+            status_fail(st, STATUS_BAD_INPUT, "unknown benchmark '%s'", a->benchmark);
+        status_hint(st, "benchmarks: gemm, memory, conv, train MODEL, all");
+        return STATUS_BAD_INPUT;
+    }
+    int wanted = is(a, "train") ? 2 : 1;
+    if (is(a, "train") && args->positional_count < 2)
+        return usage_error(st, "e.g. trainer bench train models/lenet.model",
+                           "trainer bench train needs a model file");
+    if (args->positional_count > wanted) {
+        status_fail(st, STATUS_BAD_INPUT, "trainer bench %s: unexpected argument '%s'",
+                    a->benchmark, args->positionals[wanted]);
+        status_hint(st, "usage: trainer bench gemm|memory|conv|all [options], trainer bench "
+                        "train MODEL [options]");
+        return STATUS_BAD_INPUT;
+    }
+    if (is(a, "train")) a->model = args->positionals[1];
+    return 0;
+}
+
+// An option given to a benchmark that does not read it is a mistake worth saying.
+static int only_for(const Command *cmd, const ParsedArgs *args, const BenchArgs *a,
+                    const char *option, const char *const *names, Status *st) {
+    if (!args_get(cmd, args, option)) return 0;
+    for (int i = 0; names[i]; i++)
+        if (is(a, names[i])) return 0;
+    char list[128] = "";
+    for (int i = 0; names[i]; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                 names[i]);
+    status_fail(st, STATUS_BAD_INPUT, "%s does not apply to trainer bench %s", option,
+                a->benchmark);
+    status_hint(st, "%s applies to trainer bench %s", option, list);
+    return STATUS_BAD_INPUT;
+}
+
+static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, Status *st) {
+    memset(a, 0, sizeof *a);
+    TRY(read_benchmark(cmd, args, a, st));
+    static const char *const gemm[] = {"gemm", "all", NULL};
+    static const char *const memory[] = {"memory", "all", NULL};
+    static const char *const train[] = {"train", NULL};
+    static const char *const batch[] = {"conv", "train", "all", NULL};
+    TRY(only_for(cmd, args, a, "--sizes", gemm, st));
+    TRY(only_for(cmd, args, a, "--precisions", gemm, st));
+    TRY(only_for(cmd, args, a, "--bytes", memory, st));
+    TRY(only_for(cmd, args, a, "--steps", train, st));
+    TRY(only_for(cmd, args, a, "--per-layer", train, st));
+    TRY(only_for(cmd, args, a, "--batch", batch, st));
+    long value = 5;
+    TRY(args_int(cmd, args, "--repeats", 1, BENCH_MAX_REPEATS, &value, NULL, st));
+    a->options.repeats = (int)value;
+    value = 3;
+    TRY(args_int(cmd, args, "--warmup", 0, 1000, &value, NULL, st));
+    a->options.warmup = (int)value;
+    value = 20;
+    TRY(args_int(cmd, args, "--steps", 1, 100000, &value, NULL, st));
+    a->steps = (int)value;
+    value = 0;
+    TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &value, NULL, st));
+    a->batch = (int)value;
+    a->per_layer = args_get(cmd, args, "--per-layer") != NULL;
+    a->json = args_get(cmd, args, "--json") != NULL;
+    a->options.no_tf32 = args_get(cmd, args, "--no-tf32") != NULL;
+    const char *text = args_get(cmd, args, "--sizes");
+    if (text && each_item("--sizes", text, parse_gemm_size, a->sizes, &a->size_count, st)) {
+        status_hint(st, "sizes are N (N x N x N) or MxNxK, 1 to 65536 each: "
+                        "--sizes 1024,4096x4096x1024");
+        return STATUS_BAD_INPUT;
+    }
+    a->precisions = (1u << BENCH_PRECISION_COUNT) - 1;
+    text = args_get(cmd, args, "--precisions");
+    int count = 0;
+    if (text) {
+        a->precisions = 0;
+        if (each_item("--precisions", text, parse_precision, &a->precisions, &count, st)) {
+            status_hint(st, "precisions: fp32, tf32, bf16, fp16, comma-separated");
+            return STATUS_BAD_INPUT;
+        }
+    }
+    text = args_get(cmd, args, "--bytes");
+    if (text && each_item("--bytes", text, parse_bytes, a->bytes, &a->byte_count, st)) {
+        status_hint(st, "bytes per copy, with K, M or G for KiB, MiB, GiB: --bytes 64M,1G");
+        return STATUS_BAD_INPUT;
+    }
+    return 0;
+}
+
+// Defaults that depend on the device: what a GPU finishes in seconds takes the CPU minutes.
+static void device_defaults(BenchArgs *a, const BenchDevice *dev) {
+    static const int gpu_sizes[] = {1024, 4096, 8192}, cpu_sizes[] = {256, 512, 1024};
+    if (a->size_count == 0) {
+        for (int i = 0; i < 3; i++) {
+            int n = dev->is_gpu ? gpu_sizes[i] : cpu_sizes[i];
+            a->sizes[i] = (BenchGemmSize){n, n, n};
+        }
+        a->size_count = 3;
+    }
+    if (a->byte_count == 0) {
+        a->bytes[0] = (size_t)(dev->is_gpu ? 256 : 64) << 20;
+        a->byte_count = 1;
+    }
+}
+
+// ---- progress -------------------------------------------------------------------------
+
+// One line on stderr, redrawn in place, when stderr is a terminal; cleared before results.
+typedef struct Progress {
+    int enabled, drawn;
+} Progress;
+
+static void show_progress(void *user, const char *what) {
+    Progress *p = user;
+    if (!p->enabled) return;
+    fprintf(stderr, "\r\033[Kbench: %s ...", what);
+    fflush(stderr);
+    p->drawn = 1;
+}
+
+static void clear_progress(Progress *p) {
+    if (!p->drawn) return;
+    fprintf(stderr, "\r\033[K");
+    fflush(stderr);
+    p->drawn = 0;
+}
+
+// ---- text -----------------------------------------------------------------------------
+
+// Decimals for three significant digits: 1070, 66.9, 0.0512; never "0.00" for a small
+// positive figure.
+static int sig_decimals(double value) {
+    int decimals = value > 0.0 ? 2 - (int)floor(log10(value)) : 2;
+    return decimals < 0 ? 0 : decimals > 9 ? 9 : decimals;
+}
+
+static const char *sig(double value, char *buf, size_t size) {
+    snprintf(buf, size, "%.*f", sig_decimals(value), value);
+    return buf;
+}
+
+// A duration with its unit: "31.0 ns", "4.21 us", "1.23 ms", "2.10 s".
+static const char *duration(double ms, char *buf, size_t size) {
+    double value = ms >= 1000.0 ? ms / 1000.0 : ms >= 1.0 ? ms : ms >= 1e-3 ? ms * 1e3 : ms * 1e6;
+    const char *unit = ms >= 1000.0 ? "s" : ms >= 1.0 ? "ms" : ms >= 1e-3 ? "us" : "ns";
+    snprintf(buf, size, "%.*f %s", sig_decimals(value), value, unit);
+    return buf;
+}
+
+static const char *peak_text(double peak, char *buf, size_t size) {
+    return peak > 0.0 ? sig(peak, buf, size) : "unknown";
+}
+
+static const char *of_peak(double measured, double peak, char *buf, size_t size) {
+    if (peak > 0.0) snprintf(buf, size, "%.1f%%", 100.0 * measured / peak);
+    else snprintf(buf, size, "-");
+    return buf;
+}
+
+static void print_header(const char *what, const BenchDevice *d, const BenchOptions *o,
+                         const char *runs) {
+    printf("trainer bench %s on %s (%s)\n", what, d->name, d->detail);
+    if (d->peak_tflops[BENCH_FP32] > 0.0) {
+        char text[BENCH_PRECISION_COUNT][32], memory[32];
+        printf("peak (theoretical, dense, at the max SM clock): fp32 %s, tf32 %s, bf16 %s, "
+               "fp16 %s TFLOP/s; memory %s GB/s\n",
+               peak_text(d->peak_tflops[0], text[0], 32), peak_text(d->peak_tflops[1], text[1], 32),
+               peak_text(d->peak_tflops[2], text[2], 32), peak_text(d->peak_tflops[3], text[3], 32),
+               peak_text(d->peak_memory_gbs, memory, sizeof memory));
+    } else {
+        printf("peak: unknown (%s)\n", d->peak_unknown);
+    }
+    printf("each figure: the median of %d timed repeat%s after %d warm-up %s; %s\n\n",
+           o->repeats, o->repeats == 1 ? "" : "s", o->warmup, runs,
+           d->is_gpu ? "device time (CUDA events)" : "monotonic clock (a CPU op is done when it "
+                                                     "returns)");
+}
+
+static void print_gemm(const BenchGemmReport *r) {
+    printf("%-9s %-17s %10s %9s %9s %8s\n", "precision", "size (MxNxK)", "time", "TFLOP/s",
+           "peak", "of peak");
+    for (int i = 0; i < r->row_count; i++) {
+        const BenchGemmRow *g = &r->rows[i];
+        char size[48], time[32], rate[32], peak[32], share[32];
+        snprintf(size, sizeof size, "%dx%dx%d", g->size.m, g->size.n, g->size.k);
+        if (!g->available) {
+            printf("%-9s %-17s %s\n", bench_precision_name(g->precision), size, g->unavailable);
+            continue;
+        }
+        printf("%-9s %-17s %10s %9s %9s %8s\n", bench_precision_name(g->precision), size,
+               duration(g->median_ms, time, sizeof time), sig(g->tflops, rate, sizeof rate),
+               peak_text(g->peak_tflops, peak, sizeof peak),
+               of_peak(g->tflops, g->peak_tflops, share, sizeof share));
+    }
+    printf("A, B and C rotate through up to 16 sets (--json: input_sets) that together "
+           "outgrow twice the last cache, so that a GEMM does not find its inputs in cache.\n");
+}
+
+static void print_memory(const BenchMemoryReport *r, const BenchDevice *d) {
+    printf("%-24s %10s %10s %9s %9s %8s\n", "copy", "size", "time", "GB/s", "peak", "of peak");
+    const char *peak_note = NULL;
+    for (int i = 0; i < r->row_count; i++) {
+        const BenchCopyRow *c = &r->rows[i];
+        char size[32], time[32], rate[32], peak[32], share[32];
+        alloc_format_bytes(c->bytes, size, sizeof size);
+        if (!c->available) {
+            printf("%-24s %10s  %s\n", bench_copy_name(c->kind), size, c->unavailable);
+            continue;
+        }
+        printf("%-24s %10s %10s %9s %9s %8s\n", bench_copy_name(c->kind), size,
+               duration(c->median_ms, time, sizeof time), sig(c->gbs, rate, sizeof rate),
+               peak_text(c->peak_gbs, peak, sizeof peak),
+               of_peak(c->gbs, c->peak_gbs, share, sizeof share));
+        if (c->peak_gbs == 0.0 && c->kind != BENCH_COPY_DEVICE_TO_DEVICE)
+            peak_note = c->peak_unknown;
+    }
+    printf("GB/s: 10^9 bytes per second; device-to-device counts each byte twice (read and "
+           "written)%s.\n", d->is_gpu ? "" : "; on the CPU that copy is a memmove in host memory");
+    if (peak_note) printf("host <-> device peak unknown: %s.\n", peak_note);
+}
+
+static void print_conv(const BenchConvReport *r, const BenchDevice *d, const BenchOptions *o) {
+    printf("batch %d, fp32 data%s\n", r->batch,
+           !d->is_gpu ? ""
+           : r->row_count && r->rows[0].precision == BENCH_TF32
+               ? "; cuDNN may run it as TF32 on tensor cores (not with --no-tf32): tf32's peak"
+               : "; fp32 math");
+    printf("%-30s %-16s %10s %9s %9s %8s  %s\n", "shape (in->out channels)", "op", "time",
+           "TFLOP/s", "peak", "of peak", "algorithm");
+    for (int i = 0; i < r->row_count; i++) {
+        const BenchConvRow *c = &r->rows[i];
+        char time[32], rate[32], peak[32], share[32];
+        printf("%-30s %-16s %10s %9s %9s %8s  %s\n", c->shape, bench_conv_op_name(c->op),
+               duration(c->median_ms, time, sizeof time), sig(c->tflops, rate, sizeof rate),
+               peak_text(c->peak_tflops, peak, sizeof peak),
+               of_peak(c->tflops, c->peak_tflops, share, sizeof share), c->algorithm);
+    }
+}
+
+// A layer's time, or what the timer could not resolve.
+static const char *layer_time(double ms, char *buf, size_t size) {
+    return ms > 0.0 ? duration(ms, buf, size) : "<resolution";
+}
+
+static void print_layers(const BenchTrainReport *r) {
+    double total = r->optimizer_ms;
+    for (int i = 0; i < r->layer_count; i++)
+        total += r->layers[i].forward_ms + r->layers[i].backward_ms;
+    printf("\nper layer: the median of %d more steps, with a timer mark between every two "
+           "layers\n", r->per_layer_steps);
+    printf("%-20s %-22s %12s %12s %8s\n", "layer", "kind", "forward", "backward", "of step");
+    for (int i = 0; i < r->layer_count; i++) {
+        const BenchLayerTime *l = &r->layers[i];
+        char forward[32], backward[32], share[32];
+        snprintf(share, sizeof share, "%.1f%%",
+                 total > 0.0 ? 100.0 * (l->forward_ms + l->backward_ms) / total : 0.0);
+        printf("%-20s %-22s %12s %12s %8s\n", l->name, l->kind,
+               layer_time(l->forward_ms, forward, sizeof forward),
+               layer_time(l->backward_ms, backward, sizeof backward), share);
+    }
+    char update[32], share[32], sum[32];
+    snprintf(share, sizeof share, "%.1f%%", total > 0.0 ? 100.0 * r->optimizer_ms / total : 0.0);
+    printf("%-20s %-22s %12s %12s %8s\n", "(update)", r->optimizer, "",
+           layer_time(r->optimizer_ms, update, sizeof update), share);
+    printf("%-20s %-22s %25s\n", "(sum)", "", duration(total, sum, sizeof sum));
+    int unresolved = r->optimizer_ms <= 0.0;
+    for (int i = 0; i < r->layer_count; i++)
+        unresolved |= r->layers[i].forward_ms <= 0.0 || r->layers[i].backward_ms <= 0.0;
+    if (unresolved)
+        printf("<resolution: below the timer's resolution (a layer that launches no work).\n");
+}
+
+static void print_train(const BenchTrainReport *r, const BenchOptions *o) {
+    char rate[32], step[32], flops[32], tflops[32], peak[32], share[32];
+    printf("batch %d, optimizer %s; %d timed repeat%s of %d steps on synthetic data (random "
+           "inputs and labels, rotated on the device)\n", r->batch, r->optimizer, o->repeats,
+           o->repeats == 1 ? "" : "s", r->steps);
+    printf("samples/s   %s  (repeats:", format_count((long)(r->samples_per_second + 0.5), rate,
+                                                    sizeof rate));
+    for (int i = 0; i < o->repeats; i++)
+        printf(" %s", format_count((long)(r->repeat_samples_per_second[i] + 0.5), rate,
+                                   sizeof rate));
+    printf(")\nstep        %s\n", duration(r->step_ms, step, sizeof step));
+    printf("TFLOP/s     %s  (3 x %s MFLOP forward per sample, %s math); ",
+           sig(r->tflops, tflops, sizeof tflops),
+           sig(r->forward_flops_per_sample / 1e6, flops, sizeof flops),
+           bench_precision_name(r->precision));
+    if (r->peak_tflops > 0.0)
+        printf("peak %s, %s of it\n", peak_text(r->peak_tflops, peak, sizeof peak),
+               of_peak(r->tflops, r->peak_tflops, share, sizeof share));
+    else
+        printf("peak unknown\n");
+    if (r->layers) print_layers(r);
+}
+
+// ---- running --------------------------------------------------------------------------
+
+static int load_bench_model(const BenchArgs *a, ModelFile *file, Graph *g, RunConfig *config,
+                            Status *st) {
+    TRY(model_file_read(a->model, file, st));
+    int rc = graph_build(file, g, config, st);
+    if (rc) model_file_free(file);
+    return rc;
+}
+
+typedef struct BenchReports {
+    BenchGemmReport *gemm;
+    BenchMemoryReport *memory;
+    BenchConvReport *conv;
+    BenchTrainReport train;
+    int has_train;
+} BenchReports;
+
+static void reports_free(BenchReports *r) {
+    free(r->gemm);
+    free(r->memory);
+    free(r->conv);
+    bench_train_report_free(&r->train);
+}
+
+static int run_benchmarks(BenchArgs *a, Device *d, const BenchDevice *dev, Graph *g,
+                          const RunConfig *config, BenchReports *r, Status *st) {
+    int all = is(a, "all");
+    if (all || is(a, "gemm")) {
+        r->gemm = calloc(1, sizeof *r->gemm);
+        if (!r->gemm) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        TRY(bench_gemm(d, dev, &a->options, a->sizes, a->size_count, a->precisions, r->gemm,
+                       st));
+    }
+    if (all || is(a, "memory")) {
+        r->memory = calloc(1, sizeof *r->memory);
+        if (!r->memory) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        TRY(bench_memory(d, dev, &a->options, a->bytes, a->byte_count, r->memory, st));
+    }
+    if (all || is(a, "conv")) {
+        r->conv = calloc(1, sizeof *r->conv);
+        if (!r->conv) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        int batch = a->batch ? a->batch : dev->is_gpu ? 128 : 8;
+        TRY(bench_conv(d, dev, &a->options, batch, r->conv, st));
+    }
+    if (is(a, "train")) {
+        int batch = a->batch ? a->batch : config->train.batch;
+        r->has_train = 1;
+        TRY(bench_train(d, dev, &a->options, g, config, batch, a->steps, a->per_layer,
+                        &r->train, st));
+    }
+    return 0;
+}
+
+static void print_reports(const BenchArgs *a, const BenchDevice *dev, const BenchReports *r) {
+    if (a->json) {
+        BenchRun run = {.benchmark = a->benchmark, .device = dev, .options = &a->options,
+                        .gemm = r->gemm, .memory = r->memory, .conv = r->conv,
+                        .train = r->has_train ? &r->train : NULL};
+        cJSON *root = bench_json(&run);
+        json_print(stdout, root, 0);
+        cJSON_Delete(root);
+        return;
+    }
+    int sections = 0;
+    if (r->gemm) {
+        print_header("gemm", dev, &a->options, "runs");
+        print_gemm(r->gemm);
+        sections++;
+    }
+    if (r->memory) {
+        if (sections++) printf("\n");
+        print_header("memory", dev, &a->options, "copies");
+        print_memory(r->memory, dev);
+    }
+    if (r->conv) {
+        if (sections++) printf("\n");
+        print_header("conv", dev, &a->options, "runs");
+        print_conv(r->conv, dev, &a->options);
+    }
+    if (r->has_train) {
+        char what[600];
+        snprintf(what, sizeof what, "train %s", r->train.model);
+        print_header(what, dev, &a->options, "steps");
+        print_train(&r->train, &a->options);
+    }
+}
+
+int run_bench(const Command *cmd, const ParsedArgs *args) {
+    Status st;
+    status_clear(&st);
+    BenchArgs a;
+    if (read_args(cmd, args, &a, &st)) return report_failure(&st);
+    ModelFile file;
+    Graph g;
+    RunConfig config;
+    int have_model = 0;
+    if (a.model) {
+        if (load_bench_model(&a, &file, &g, &config, &st)) return report_failure(&st);
+        have_model = 1;
+    }
+    Device device;
+    int rc = open_device_from_args(cmd, args, &device, &st);
+    int device_open = rc == 0;
+    BenchDevice dev;
+    if (!rc) rc = bench_device_describe(&device, &dev, &st);
+    if (!rc) device_defaults(&a, &dev);
+    Progress progress = {.enabled = isatty(fileno(stderr))};
+    a.options.on_progress = show_progress;
+    a.options.user = &progress;
+    BenchReports reports;
+    memset(&reports, 0, sizeof reports);
+    if (!rc) rc = run_benchmarks(&a, &device, &dev, have_model ? &g : NULL, &config, &reports,
+                                 &st);
+    clear_progress(&progress);
+    if (!rc) print_reports(&a, &dev, &reports);
+    fflush(stdout);
+    reports_free(&reports);
+    if (have_model) {
+        graph_free(&g);
+        model_file_free(&file);
+    }
+    if (device_open) device_close(&device);
+    return rc ? report_failure(&st) : 0;
+}
