@@ -60,6 +60,13 @@ typedef struct LayerContext {
 typedef struct Layer Layer;
 typedef struct LayerKind LayerKind;
 
+// What a layer kind multiplies with (LayerKind.matmul).
+typedef enum LayerMatmul {
+    LAYER_MATMUL_NONE,
+    LAYER_MATMUL_GEMM,
+    LAYER_MATMUL_CONVOLUTION
+} LayerMatmul;
+
 // What a loss layer's last forward left on the device, one value per sample, so that the
 // graph can sum and read them without knowing how the kind keeps its state.
 typedef struct LossRows {
@@ -101,6 +108,9 @@ struct LayerKind {
     // Forward statistics span the whole pass (batchnorm): splitting a step into
     // micro-batches changes what it computes, so the split is announced.
     int normalises_over_batch;
+    // Whether forward and backward are GEMMs (dense) or convolutions (conv2d): the ops whose
+    // inputs --precision rounds, so where a precision the device lacks is refused.
+    LayerMatmul matmul;
     // Read the statement's attributes into l->config (keys are already checked).
     int (*configure)(Layer *l, const ModelStatement *s, Status *st);
     // From the inputs' shapes, set out_shape, out_dtype and the params' shapes.

@@ -4,6 +4,8 @@
 #ifndef TRAINER_RUN_CONFIG_H
 #define TRAINER_RUN_CONFIG_H
 
+#include "base/precision.h"
+
 typedef struct Normalization Normalization;  // data/transform.h
 
 typedef enum OptimizerKind { OPTIMIZER_SGD, OPTIMIZER_ADAM, OPTIMIZER_ADAMW } OptimizerKind;
@@ -47,6 +49,15 @@ typedef struct TrainConfig {
     int line;              // statement line, 0 when defaulted
 } TrainConfig;
 
+// What GEMMs and convolutions compute in (base/precision.h): `train precision=` in the
+// model file, then --precision (or --no-tf32, its older spelling of fp32) on the command
+// line. core/precision_check.h checks it against the device before the first kernel.
+typedef struct PrecisionConfig {
+    Precision precision;   // PRECISION_DEFAULT: tf32 where the GPU has it, else fp32
+    char source[32];       // where it was set, for messages: "--precision", "precision="
+    int line, column;      // the precision= value in the model file; 0 from the command line
+} PrecisionConfig;
+
 // Where training starts: nothing done for a fresh run, a checkpoint's place when resumed.
 typedef struct TrainStart {
     int epochs_done;       // epochs already trained; training goes on to train.epochs
@@ -89,6 +100,7 @@ typedef struct RunConfig {
     // split, given, or read from a checkpoint); NULL: none. Owned by the caller.
     const Normalization *normalization;
     int sync_check;        // --sync-check: see LayerContext.sync_check
+    PrecisionConfig precision;
 } RunConfig;
 
 extern const char *const optimizer_names[];

@@ -35,6 +35,12 @@ static int unknown_option(const Command *cmd, const char *arg, Status *st) {
 
 int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Status *st) {
     memset(out, 0, sizeof *out);
+    int listed = 0;
+    while (cmd->options[listed].name) listed++;
+    if (listed > CLI_MAX_OPTIONS)  // values[] would overflow: a bug, caught on first use
+        return status_fail(st, STATUS_RUNTIME_ERROR, "trainer %s lists %d options, more than "
+                           "CLI_MAX_OPTIONS (%d) in tools/cli.h", cmd->name, listed,
+                           CLI_MAX_OPTIONS);
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
