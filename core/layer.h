@@ -51,6 +51,9 @@ typedef struct LayerContext {
     // slice of it (a micro-batch, or one replica's share), so that the slices' gradients
     // add up to the full batch's. 0: this pass's own `batch`.
     int loss_batch;
+    // fp16's dynamic loss scaling (core/loss_scale.h): the loss's gradient is multiplied
+    // by it, so every gradient backward computes is that much larger; 0: 1 (no scaling).
+    float loss_scaling;
     // --sync-check: wait for the device after every layer, so that an error a kernel
     // raises asynchronously is reported at the layer that launched it (what
     // CUDA_LAUNCH_BLOCKING=1 does for PyTorch, but naming the layer). Slow; for debugging.
@@ -159,9 +162,10 @@ int layer_plans_nothing(const Layer *l, const Backend *b, int batch, size_t *sta
 // forward/backward of kinds whose output is a view of their input (flatten, reshape).
 int layer_view_forward(Layer *l, const LayerContext *ctx, Status *st);
 int layer_view_backward(Layer *l, const LayerContext *ctx, Status *st);
-// The scalar gradient scale of a mean-over-batch loss.
+// The scalar gradient scale of a mean-over-batch loss, times the loss scaling.
 static inline float loss_scale(const LayerContext *ctx) {
-    return 1.0f / (float)(ctx->loss_batch > 0 ? ctx->loss_batch : ctx->batch);
+    float scaling = ctx->loss_scaling > 0.0f ? ctx->loss_scaling : 1.0f;
+    return scaling / (float)(ctx->loss_batch > 0 ? ctx->loss_batch : ctx->batch);
 }
 
 #endif

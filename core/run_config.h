@@ -56,6 +56,9 @@ typedef struct PrecisionConfig {
     Precision precision;   // PRECISION_DEFAULT: tf32 where the GPU has it, else fp32
     char source[32];       // where it was set, for messages: "--precision", "precision="
     int line, column;      // the precision= value in the model file; 0 from the command line
+    // fp16's dynamic loss scaling starts at this scale (core/loss_scale.h); 0: 65536, as
+    // PyTorch's GradScaler. Not an option: tests set it to force an overflow.
+    double initial_loss_scale;
 } PrecisionConfig;
 
 // Where training starts: nothing done for a fresh run, a checkpoint's place when resumed.

@@ -79,7 +79,8 @@ int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionCon
         return STATUS_BAD_INPUT;
     }
     if (!text && !no_tf32) return 0;  // the model file's, or the default
-    *precision = (PrecisionConfig){.precision = no_tf32 ? PRECISION_FP32 : given};
+    *precision = (PrecisionConfig){.precision = no_tf32 ? PRECISION_FP32 : given,
+                                   .initial_loss_scale = precision->initial_loss_scale};
     snprintf(precision->source, sizeof precision->source, "%s",
              text ? "--precision" : "--no-tf32");
     return 0;
