@@ -21,6 +21,7 @@ static int cuda_ordinal(const char *spec, int default_ordinal) {
 static int open_cpu(const DeviceOptions *options, Device *d, Status *st) {
     d->backend = cpu_backend();
     snprintf(d->name, sizeof d->name, "cpu");
+    d->precision = PRECISION_FP32;
     cpu_backend_set_threads(options->threads);
     cpu_backend_flush_denormals();
     size_t limit = 0;
@@ -30,23 +31,32 @@ static int open_cpu(const DeviceOptions *options, Device *d, Status *st) {
     return alloc_init(&d->alloc, d->backend, options->mode, limit, st);
 }
 
-// The visible devices as "cuda:0 NAME (sm_XY), ...", for messages.
-static int describe_visible(char *text, size_t size, Status *st) {
-    CudaDeviceInfo devices[MAX_LISTED_DEVICES];
+// The visible devices as "cuda:0 NAME (sm_XY), ...", for messages (the first
+// MAX_LISTED_DEVICES); the name and compute capability of `ordinal` into d (left empty when
+// there is no such device), which precision_check needs.
+static int describe_visible(int ordinal, Device *d, char *text, size_t size, Status *st) {
+    int max = ordinal + 1 > MAX_LISTED_DEVICES ? ordinal + 1 : MAX_LISTED_DEVICES;
+    CudaDeviceInfo *devices = calloc((size_t)max, sizeof *devices);
+    if (!devices) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     int count = 0;
-    TRY(cuda_list_devices(devices, MAX_LISTED_DEVICES, &count, st));
+    int rc = cuda_list_devices(devices, max, &count, st);
+    if (!rc && ordinal < count) {
+        snprintf(d->gpu, sizeof d->gpu, "%s", devices[ordinal].name);
+        d->compute = devices[ordinal].compute_major * 10 + devices[ordinal].compute_minor;
+    }
     size_t used = 0;
     text[0] = '\0';
-    for (int i = 0; i < count && used < size; i++)
+    for (int i = 0; !rc && i < count && i < MAX_LISTED_DEVICES && used < size; i++)
         used += (size_t)snprintf(text + used, size - used, "%scuda:%d %s (sm_%d%d)", i ? ", " : "",
                                  i, devices[i].name, devices[i].compute_major,
                                  devices[i].compute_minor);
-    if (count == 0) {
+    free(devices);
+    if (!rc && count == 0) {
         status_fail(st, STATUS_NO_DEVICE, "no CUDA device is visible");
         status_hint(st, "check nvidia-smi and CUDA_VISIBLE_DEVICES, or use --device cpu");
         return STATUS_NO_DEVICE;
     }
-    return 0;
+    return rc;
 }
 
 // Opens cuda:ordinal with every op the trainer needs, or says why not.
@@ -54,13 +64,19 @@ static int open_cuda(const DeviceOptions *options, int ordinal, Device *d, Statu
     char visible[1024];
     Status probe;
     status_clear(&probe);
-    if (describe_visible(visible, sizeof visible, &probe)) {
+    if (describe_visible(ordinal, d, visible, sizeof visible, &probe)) {
         status_fail(st, STATUS_NO_DEVICE, "--device %s: %s", options->spec, probe.message);
         status_hint(st, "%s", probe.hint);
         memcpy(st->error_name, probe.error_name, sizeof st->error_name);
         return STATUS_NO_DEVICE;
     }
-    CudaBackendOptions cuda = {.ordinal = ordinal, .allow_tf32 = !options->no_tf32};
+    Precision asked = options->precision;
+    if (asked == PRECISION_DEFAULT && options->no_tf32) asked = PRECISION_FP32;
+    // On a GPU without the precision asked for, fp32: precision_check refuses the run
+    // before any kernel, naming the layer; the device itself stays usable (trainer check).
+    if (d->compute && precision_on_gpu(asked, d->compute) == PRECISION_DEFAULT)
+        asked = PRECISION_FP32;
+    CudaBackendOptions cuda = {.ordinal = ordinal, .precision = asked, .allow_tf32 = 1};
     const Backend *backend = NULL;
     if (cuda_backend_open(&cuda, &backend, st)) {
         char message[sizeof st->message];
@@ -79,6 +95,7 @@ static int open_cuda(const DeviceOptions *options, int ordinal, Device *d, Statu
     }
     d->backend = backend;
     d->owns_backend = 1;
+    d->precision = cuda_backend_precision(backend);
     snprintf(d->name, sizeof d->name, "%s", backend->name);
     size_t limit = 0;
     if (options->memory_limit)

@@ -2,6 +2,7 @@
 #ifndef TRAINER_DEVICE_H
 #define TRAINER_DEVICE_H
 
+#include "base/precision.h"
 #include "core/alloc.h"
 #include "kernels/backend.h"
 
@@ -10,6 +11,11 @@ typedef struct Device {
     Allocator alloc;
     char name[64];       // "cpu", "cuda:0"
     int owns_backend;    // a CUDA backend opened for this device, closed with it
+    // What its GEMMs and convolutions compute in: fp32 on the CPU; on a GPU the precision
+    // asked for where it has it (core/precision_check.h refuses the rest before a run starts).
+    Precision precision;
+    char gpu[256];       // the GPU's name ("NVIDIA H100 80GB HBM3"); "" on the CPU
+    int compute;         // its compute capability times ten (90 for 9.0); 0 on the CPU
 } Device;
 
 typedef struct DeviceOptions {
@@ -17,7 +23,12 @@ typedef struct DeviceOptions {
     const char *memory_limit;  // NULL or "512M", "2G", "0.5"
     AllocMode mode;
     int threads;               // CPU threads for BLAS; <= 0: library default
-    int no_tf32;               // keep fp32 GEMMs and convolutions off TF32 tensor cores
+    // What GEMMs and convolutions compute in on a GPU (base/precision.h). With
+    // PRECISION_DEFAULT, no_tf32 (the older spelling of PRECISION_FP32) decides: fp32 with
+    // it, else tf32 where the GPU has TF32. A precision the GPU lacks opens in fp32, for
+    // precision_check (core/precision_check.h) to refuse with the layer it concerns.
+    Precision precision;
+    int no_tf32;
     // The GPU that "auto" and "cuda" mean: 0, or an mpirun process's local rank, so that
     // the processes on one host take one GPU each.
     int default_ordinal;

@@ -368,6 +368,20 @@ static int build_optimizer(Builder *b, const ModelStatement *s) {
     return 0;
 }
 
+// `train precision=bf16`: what GEMMs and convolutions compute in; --precision overrides it.
+static int build_precision(Builder *b, const ModelStatement *s) {
+    const ModelAttr *a = model_attr_find(s, "precision");
+    if (!a) return 0;
+    int index;
+    TRY(model_attr_choice(b->file->path, s, "precision", precision_names, 0, &index, b->st));
+    PrecisionConfig *p = &b->config->precision;
+    p->precision = (Precision)(PRECISION_FP32 + index);
+    snprintf(p->source, sizeof p->source, "precision=");
+    p->line = s->line;
+    p->column = a->value_column;
+    return 0;
+}
+
 static int build_train(Builder *b, const ModelStatement *s) {
     const char *path = b->file->path;
     TrainConfig *t = &b->config->train;
@@ -375,8 +389,10 @@ static int build_train(Builder *b, const ModelStatement *s) {
         return fail_at(b, s->line, s->kind_column, "keep one train statement",
                        "second train statement (the first is on line %d)", b->train_line);
     if (s->choice[0]) return reject_choice(b, s);
-    static const char *const train_keys[] = {"batch", "epochs", "seed", "early_stop", NULL};
+    static const char *const train_keys[] = {"batch", "epochs", "seed", "early_stop",
+                                             "precision", NULL};
     TRY(model_check_keys(path, s, train_keys, b->st));
+    TRY(build_precision(b, s));
     long batch, epochs, early_stop;
     TRY(model_attr_int(path, s, "batch", t->batch, 1, 1 << 20, &batch, b->st));
     TRY(model_attr_int(path, s, "epochs", t->epochs, 1, 1000000, &epochs, b->st));

@@ -53,6 +53,9 @@ typedef struct LayerContext {
     // slice of it (a micro-batch, or one replica's share), so that the slices' gradients
     // add up to the full batch's. 0: this pass's own `batch`.
     int loss_batch;
+    // fp16's dynamic loss scaling (core/loss_scale.h): the loss's gradient is multiplied
+    // by it, so every gradient backward computes is that much larger; 0: 1 (no scaling).
+    float loss_scaling;
     // --sync-check: wait for the device after every layer, so that an error a kernel
     // raises asynchronously is reported at the layer that launched it (what
     // CUDA_LAUNCH_BLOCKING=1 does for PyTorch, but naming the layer). Slow; for debugging.
@@ -66,6 +69,13 @@ typedef struct LayerContext {
 
 typedef struct Layer Layer;
 typedef struct LayerKind LayerKind;
+
+// What a layer kind multiplies with (LayerKind.matmul).
+typedef enum LayerMatmul {
+    LAYER_MATMUL_NONE,
+    LAYER_MATMUL_GEMM,
+    LAYER_MATMUL_CONVOLUTION
+} LayerMatmul;
 
 // What a loss layer's last forward left on the device, one value per sample, so that the
 // graph can sum and read them without knowing how the kind keeps its state.
@@ -108,6 +118,9 @@ struct LayerKind {
     // Forward statistics span the whole pass (batchnorm): splitting a step into
     // micro-batches changes what it computes, so the split is announced.
     int normalises_over_batch;
+    // Whether forward and backward are GEMMs (dense) or convolutions (conv2d): the ops whose
+    // inputs --precision rounds, so where a precision the device lacks is refused.
+    LayerMatmul matmul;
     // Read the statement's attributes into l->config (keys are already checked).
     int (*configure)(Layer *l, const ModelStatement *s, Status *st);
     // From the inputs' shapes, set out_shape, out_dtype and the params' shapes.
@@ -156,9 +169,10 @@ int layer_plans_nothing(const Layer *l, const Backend *b, int batch, size_t *sta
 // forward/backward of kinds whose output is a view of their input (flatten, reshape).
 int layer_view_forward(Layer *l, const LayerContext *ctx, Status *st);
 int layer_view_backward(Layer *l, const LayerContext *ctx, Status *st);
-// The scalar gradient scale of a mean-over-batch loss.
+// The scalar gradient scale of a mean-over-batch loss, times the loss scaling.
 static inline float loss_scale(const LayerContext *ctx) {
-    return 1.0f / (float)(ctx->loss_batch > 0 ? ctx->loss_batch : ctx->batch);
+    float scaling = ctx->loss_scaling > 0.0f ? ctx->loss_scaling : 1.0f;
+    return scaling / (float)(ctx->loss_batch > 0 ? ctx->loss_batch : ctx->batch);
 }
 
 #endif

@@ -42,6 +42,7 @@ static int plan_kind_allocate(const Layer *l, const Backend *b, int batch, Memor
 
 static int plan_layer(const Layer *l, const Backend *b, const MemoryPlanOptions *o, int batch,
                       int slots, MemoryPlan *plan, MemoryPlanLayer *row, Status *st) {
+    size_t activation_size = dtype_size(plan->activation_dtype);
     snprintf(row->name, sizeof row->name, "%s", l->name);
     row->kind = l->kind->name;
     for (int k = 0; k < l->param_count; k++) {
@@ -52,10 +53,13 @@ static int plan_layer(const Layer *l, const Backend *b, const MemoryPlanOptions 
         row->gradients += bytes;   // graph_init_params allocates them for eval too
         if (o->optimizer) row->optimizer_state += (size_t)slots * bytes;
     }
-    // graph_allocate: every output in f32 unless it is a view; a gradient wherever a later
-    // layer sends one back (also when only evaluating: the graph allocates it regardless).
-    if (!l->kind->output_is_view) row->activations = batch_tensor(batch, &l->out_shape, sizeof(float));
-    if (l->needs_grad) row->activation_gradients = batch_tensor(batch, &l->out_shape, sizeof(float));
+    // graph_allocate: every output in the precision's activation dtype (f32 today) unless it
+    // is a view; a gradient wherever a later layer sends one back (also when only
+    // evaluating: the graph allocates it regardless).
+    if (!l->kind->output_is_view)
+        row->activations = batch_tensor(batch, &l->out_shape, activation_size);
+    if (l->needs_grad)
+        row->activation_gradients = batch_tensor(batch, &l->out_shape, activation_size);
     TRY(plan_kind_allocate(l, b, batch, plan, row, st));
     row->bytes = row->parameters + row->gradients + row->optimizer_state + row->activations +
                  row->activation_gradients + row->layer_state + row->workspace;
@@ -97,6 +101,8 @@ int memory_plan(const Graph *g, const Backend *b, const MemoryPlanOptions *optio
     plan->batch = o.batch;
     plan->training = o.optimizer != NULL;
     plan->device = b->name;
+    plan->precision = o.precision == PRECISION_DEFAULT ? PRECISION_FP32 : o.precision;
+    plan->activation_dtype = precision_activation_dtype(plan->precision);
     plan->optimizer_slots = o.optimizer ? optimizer_slots(o.optimizer) : 0;
     plan->layers = calloc((size_t)(g->count > 0 ? g->count : 1), sizeof *plan->layers);
     if (!plan->layers) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");

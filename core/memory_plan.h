@@ -46,6 +46,10 @@ typedef struct MemoryPlanOptions {
     // in reserve mode the arena takes the whole limit, so it never is.
     size_t limit;
     AllocMode mode;
+    // What GEMMs and convolutions compute in (PRECISION_DEFAULT: as fp32). It decides the
+    // dtype activations and their gradients are stored in (precision_activation_dtype):
+    // f32 for every precision today, so no precision changes the plan's bytes yet.
+    Precision precision;
 } MemoryPlanOptions;
 
 // One layer's share: its parameters with gradients and optimizer state, its output and
@@ -67,6 +71,9 @@ typedef struct MemoryPlan {
     int batch;
     int training;
     const char *device;         // the backend's name
+    Precision precision;        // options->precision
+    DType activation_dtype;     // activations and their gradients; parameters, their
+                                // gradients and optimizer state are f32 (master weights)
     // Categories; each sums the rounded sizes of its tensors.
     size_t parameters;
     size_t gradients;

@@ -4,6 +4,8 @@
 #ifndef TRAINER_RUN_CONFIG_H
 #define TRAINER_RUN_CONFIG_H
 
+#include "base/precision.h"
+
 typedef struct Normalization Normalization;  // data/transform.h
 
 typedef enum OptimizerKind { OPTIMIZER_SGD, OPTIMIZER_ADAM, OPTIMIZER_ADAMW } OptimizerKind;
@@ -46,6 +48,18 @@ typedef struct TrainConfig {
     int early_stop;
     int line;              // statement line, 0 when defaulted
 } TrainConfig;
+
+// What GEMMs and convolutions compute in (base/precision.h): `train precision=` in the
+// model file, then --precision (or --no-tf32, its older spelling of fp32) on the command
+// line. core/precision_check.h checks it against the device before the first kernel.
+typedef struct PrecisionConfig {
+    Precision precision;   // PRECISION_DEFAULT: tf32 where the GPU has it, else fp32
+    char source[32];       // where it was set, for messages: "--precision", "precision="
+    int line, column;      // the precision= value in the model file; 0 from the command line
+    // fp16's dynamic loss scaling starts at this scale (core/loss_scale.h); 0: 65536, as
+    // PyTorch's GradScaler. Not an option: tests set it to force an overflow.
+    double initial_loss_scale;
+} PrecisionConfig;
 
 // Where training starts: nothing done for a fresh run, a checkpoint's place when resumed.
 typedef struct TrainStart {
@@ -99,6 +113,7 @@ typedef struct RunConfig {
     const Normalization *normalization;
     int sync_check;        // --sync-check: see LayerContext.sync_check
     WorldConfig world;     // zeroed (size 0) counts as a world of one
+    PrecisionConfig precision;
 } RunConfig;
 
 extern const char *const optimizer_names[];

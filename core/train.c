@@ -12,6 +12,7 @@
 #include "core/collective.h"
 #include "core/grad_buckets.h"
 #include "core/grad_clip.h"
+#include "core/loss_scale.h"
 #include "core/lr_schedule.h"
 #include "core/memory_plan.h"
 #include "core/nonfinite.h"
@@ -58,6 +59,8 @@ typedef struct TrainRun {
     ScheduleConfig schedule;    // config's, with `every` in steps
     long total_steps;           // of the whole run, for the schedule
     double lr;                  // the rate of the last update
+    int loss_scaling;           // --precision fp16: gradients come scaled by scaler.scale
+    LossScaler scaler;
 } TrainRun;
 
 static int make_current(const Device *d, Status *st) {
@@ -310,7 +313,8 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
     int split = share > run->micro_batch;
     LayerContext ctx = {.backend = b, .alloc = &rep->device->alloc, .training = 1,
                         .labels = (const int32_t *)g->labels.data, .loss_batch = n,
-                        .sync_check = run->config->sync_check};
+                        .sync_check = run->config->sync_check,
+                        .loss_scaling = run->loss_scaling ? (float)run->scaler.scale : 0.0f};
     for (int start = 0; start < share; start += run->micro_batch) {
         int count = share - start < run->micro_batch ? share - start : run->micro_batch;
         // On the last pass each layer's gradients are final once its backward has run: the
@@ -387,6 +391,44 @@ static int update_replica(TrainRun *run, Replica *rep, long step, Status *st) {
     return optimizer_step_at(rep->graph, o, b, (int)step, run->lr, st);
 }
 
+// fp16: the summed gradients are S times the true ones. Non-finite ones (S too large for
+// fp16 somewhere in backward) skip the step: *skip, S halved, said in the log; otherwise
+// every replica divides its gradients by S before clipping and the update. Every replica
+// holds the same sums, so replica 0's answer is everyone's. Skipping leaves Adam's step
+// count (the run's step, for bias correction) and the schedule moving on, a shift of a
+// step or two where GradScaler's Adam would not count the skipped one.
+static int unscale_or_skip(TrainRun *run, long step, int *skip, Status *st) {
+    Replica *first = &run->replicas[0];
+    int finite = 1;
+    *skip = 0;
+    TRY(make_current(first->device, st));
+    TRY(loss_scale_gradients_finite(first->graph, first->device->backend, &first->device->alloc,
+                                    &finite, st));
+    double scale = run->scaler.scale;
+    LossScaleEvent event = loss_scaler_update(&run->scaler, !finite);
+    if (event == LOSS_SCALE_TOO_SMALL) {
+        status_fail(st, STATUS_RUNTIME_ERROR, "fp16 loss scaling: the gradients are not finite "
+                    "even with the loss scaled by %g (step %ld of the run, %ld steps skipped)",
+                    scale, step, run->scaler.skipped_steps);
+        status_hint(st, "the gradients overflow or are NaN unscaled: lower the learning rate, "
+                    "add --clip-norm 1, or train with --precision bf16 (fp32's range)");
+        return STATUS_RUNTIME_ERROR;
+    }
+    if (event == LOSS_SCALE_HALVED) {
+        *skip = 1;
+        notice(run, "fp16 loss scaling: non-finite gradients at step %ld of the run with the "
+               "loss scaled by %g: step skipped, scale now %g (%ld skipped so far)", step, scale,
+               run->scaler.scale, run->scaler.skipped_steps);
+        return 0;
+    }
+    for (int r = 0; r < run->count; r++) {
+        Replica *rep = &run->replicas[r];
+        TRY(make_current(rep->device, st));
+        TRY(loss_scale_unscale_gradients(rep->graph, rep->device->backend, scale, st));
+    }
+    return 0;
+}
+
 // A step that ran out of memory part-way: its partial loss sums are dropped, what it
 // allocated is given back, and it runs again in smaller passes (next_micro_batch).
 // Nothing else has changed yet (the optimizer runs only after every pass), so the redo is
@@ -418,6 +460,9 @@ static int run_step(TrainRun *run, int n, long step, Status *st) {
     run->failed_device = run->replicas[0].device->name;
     TRY(all_reduce_gradients(run, st));
     run->lr = lr_at(&run->schedule, run->config->optimizer.lr, step - 1, run->total_steps);
+    int skip = 0;
+    if (run->loss_scaling) TRY(unscale_or_skip(run, step, &skip, st));
+    if (skip) return 0;
     for (int r = 0; r < run->count; r++) {
         run->failed_device = run->replicas[r].device->name;
         TRY(update_replica(run, &run->replicas[r], step, st));
@@ -644,6 +689,8 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     run->schedule = schedule_in_steps(&config->schedule, steps_per_epoch);
     run->total_steps = steps_per_epoch * config->train.epochs;
     run->lr = config->optimizer.lr;
+    run->loss_scaling = config->precision.precision == PRECISION_FP16;
+    loss_scaler_init(&run->scaler, config->precision.initial_loss_scale);
     for (int r = 0; r < count; r++) {
         Replica *rep = &run->replicas[r];
         rep->graph = graphs[r];

@@ -9,16 +9,16 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const precision_names[BENCH_PRECISION_COUNT] = {"fp32", "tf32", "bf16",
+static const char *const bench_precision_names[BENCH_PRECISION_COUNT] = {"fp32", "tf32", "bf16",
                                                                    "fp16"};
 
 const char *bench_precision_name(BenchPrecision p) {
-    return p >= 0 && p < BENCH_PRECISION_COUNT ? precision_names[p] : "?";
+    return p >= 0 && p < BENCH_PRECISION_COUNT ? bench_precision_names[p] : "?";
 }
 
 int bench_precision_parse(const char *name) {
     for (int p = 0; p < BENCH_PRECISION_COUNT; p++)
-        if (strcmp(name, precision_names[p]) == 0) return p;
+        if (strcmp(name, bench_precision_names[p]) == 0) return p;
     return -1;
 }
 

@@ -12,7 +12,9 @@
 #include "data/dataset.h"
 #include "data/transform.h"
 
-#define CLI_MAX_OPTIONS 64  // args_parse refuses a command that lists more
+// The most options one command lists: args_parse refuses a command that lists more, since
+// ParsedArgs keeps a value per option.
+#define CLI_MAX_OPTIONS 64
 #define CLI_MAX_POSITIONALS 64
 
 typedef struct OptionSpec {
@@ -56,10 +58,23 @@ int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d,
 // The same for device `spec` ("cuda:1"), with the other device options from the arguments.
 int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Device *d,
                      Status *st);
-// The same, where "auto" and "cuda" (and no --device) mean GPU `local_rank`: an mpirun
-// process's GPU among those of its host.
-int open_device_for_rank(const Command *cmd, const ParsedArgs *args, const char *spec,
-                         int local_rank, Device *d, Status *st);
+// The same, computing in `precision` rather than in what --precision and --no-tf32 say
+// alone (train: the model file's `train precision=` with those over it), where "auto" and
+// "cuda" (and no --device) mean GPU `local_rank`: an mpirun process's GPU among those of
+// its host (0 otherwise).
+int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const char *spec,
+                               const PrecisionConfig *precision, int local_rank, Device *d,
+                               Status *st);
+// --precision, and --no-tf32 (the same as --precision fp32), over *precision (the model
+// file's `train precision=`, or the default). The two contradicting each other is an error.
+int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionConfig *precision,
+                        Status *st);
+// precision_check (core/precision_check.h) of `g` on an open device: *effective (may be
+// NULL) is what it computes in there; a notice is printed; a refusal is returned.
+int check_device_precision(const Graph *g, const PrecisionConfig *precision, const Device *d,
+                           Precision *effective, Status *st);
+// "precision tf32 on cuda:0 (the default): GEMM and convolution inputs rounded ...".
+void print_precision(const PrecisionConfig *asked, Precision effective, const char *device);
 // data_spec_from_args's split "train" or "test", truncated by `limit_option`; read
 // as `options` say (NULL: the defaults), *skipped (may be NULL) counting what was left out.
 int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
@@ -130,13 +145,19 @@ int load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded 
 // "235,146"
 const char *format_count(long value, char *buf, size_t size);
 
+#define PRECISION_OPTION_SPEC                                                              \
+    {"--precision", "fp32|tf32|bf16|fp16", "what GEMMs and convolutions compute in on a GPU " \
+                                           "(default: tf32 where the GPU has it, else fp32); " \
+                                           "tensors stay fp32 (docs/cli.md)"}
+
 // Options every command that runs a model shares.
 #define DEVICE_OPTION_SPECS                                                                \
     {"--device", "DEV", "cpu, auto (default: a GPU if usable, else cpu), cuda, cuda:N"},   \
     {"--memory-limit", "SIZE", "cap device memory: bytes, 512M, 2G, or a fraction like 0.5"}, \
     {"--memory-mode", "MODE", "grow (default: allocate on demand) or reserve (take the limit up front)"}, \
     {"--threads", "N", "CPU threads for BLAS (default: all cores)"},                           \
-    {"--no-tf32", NULL, "on GPUs with TF32 (compute 8.0+), keep fp32 math in full fp32"},     \
+    PRECISION_OPTION_SPEC,                                                                 \
+    {"--no-tf32", NULL, "the same as --precision fp32: full fp32 on GPUs with TF32"},         \
     {"--sync-check", NULL, "wait for the device after every layer, so an asynchronous CUDA "  \
                            "error names the layer that caused it (slow; for debugging)"}
 

@@ -71,8 +71,13 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
         rc = status_fail(&st, STATUS_BAD_INPUT, "trainer eval needs --weights FILE");
         status_hint(&st, "train with `trainer train %s --save FILE` first", g.path);
     }
-    if (!rc) rc = open_device_from_args(cmd, args, &device, &st);
+    // Only --precision: the model file's `train precision=` is about training.
+    PrecisionConfig precision = {0};
+    if (!rc) rc = precision_from_args(cmd, args, &precision, &st);
+    if (!rc) rc = open_device_with_precision(cmd, args, args_get(cmd, args, "--device"),
+                                             &precision, 0, &device, &st);
     if (!rc) device_open = 1;
+    if (!rc) rc = check_device_precision(&g, &precision, &device, NULL, &st);
     DatasetOptions options;
     if (!rc) rc = dataset_options_from_args(cmd, args, &g, &options, &st);
     int skipped = 0;

@@ -375,8 +375,13 @@ static int prepare(const Command *cmd, PredictRun *run, Status *st) {
 }
 
 static int run_model(const Command *cmd, PredictRun *run, Status *st) {
-    TRY(open_device_from_args(cmd, run->args, &run->device, st));
+    // Only --precision: the model file's `train precision=` is about training.
+    PrecisionConfig precision = {0};
+    TRY(precision_from_args(cmd, run->args, &precision, st));
+    TRY(open_device_with_precision(cmd, run->args, args_get(cmd, run->args, "--device"),
+                                   &precision, 0, &run->device, st));
     run->device_open = 1;
+    TRY(check_device_precision(run->g, &precision, &run->device, NULL, st));
     TRY(graph_init_params(run->g, run->device.backend, &run->device.alloc, 0, st));
     CheckpointLoaded loaded;
     TRY(load_weights(run->g, run->device.backend, run->weights, &loaded, st));

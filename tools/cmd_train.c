@@ -201,6 +201,7 @@ typedef struct Replicas {
     int graphs_built, devices_open;
     RunConfig config;       // the model file's, with the command line's overrides; shared
     MpiWorld world;         // the processes of an mpirun launch; size 1 without
+    Precision precision;    // what replica 0's GEMMs and convolutions compute in
 } Replicas;
 
 static void replicas_close(Replicas *r) {
@@ -268,13 +269,15 @@ static int open_replica_devices(const Command *cmd, const ParsedArgs *args, Repl
         for (int i = 0; i < r->count; i++) {
             char spec[32];
             snprintf(spec, sizeof spec, "cuda:%d", ordinals[i]);
-            TRY(open_device_spec(cmd, args, spec, &r->devices[i], st));
+            TRY(open_device_with_precision(cmd, args, spec, &r->config.precision, 0,
+                                           &r->devices[i], st));
             r->devices_open++;
             r->device_list[i] = &r->devices[i];
         }
         return 0;
     }
-    TRY(open_device_for_rank(cmd, args, device, r->world.local_rank, &r->devices[0], st));
+    TRY(open_device_with_precision(cmd, args, device, &r->config.precision,
+                                   r->world.local_rank, &r->devices[0], st));
     r->devices_open = 1;
     if (replicas_given && r->devices[0].backend->kind != BACKEND_CPU) {
         status_fail(st, STATUS_BAD_INPUT, "--replicas runs replicas on the CPU, but the device "
@@ -284,6 +287,16 @@ static int open_replica_devices(const Command *cmd, const ParsedArgs *args, Repl
     }
     r->count = (int)replicas;
     for (int i = 0; i < r->count; i++) r->device_list[i] = &r->devices[0];
+    return 0;
+}
+
+// Every device can compute in the precision asked for, checked before the first kernel.
+static int check_replica_precision(const Graph *g, Replicas *r, Status *st) {
+    for (int i = 0; i < r->devices_open; i++) {
+        Precision computed;
+        TRY(check_device_precision(g, &r->config.precision, &r->devices[i], &computed, st));
+        if (i == 0) r->precision = computed;
+    }
     return 0;
 }
 
@@ -381,6 +394,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
            optimizer_describe(&r->config.optimizer, optimizer, sizeof optimizer),
            r->config.train.batch, r->config.train.epochs, r->config.train.epochs == 1 ? "" : "s",
            early_stop, r->config.train.seed);
+    print_precision(&r->config.precision, r->precision, r->device_list[0]->name);
     print_schedule(&r->config.schedule);
     print_data_transform(&r->config, &data->normalization, data->normalization_source);
     print_run_data_notes(data, 0);
@@ -437,7 +451,9 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = world_check_batch(cmd, args, &replicas.world, &replicas.config, &st);
     if (!rc) rc = apply_data_transform_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = check_early_stop(cmd, args, &replicas.config, first.path, &st);
+    if (!rc) rc = precision_from_args(cmd, args, &replicas.config.precision, &st);
     if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
+    if (!rc) rc = check_replica_precision(&first, &replicas, &st);
     if (rc) graph_free(&first);
     if (!rc) rc = build_replica_graphs(&file, &first, &replicas, &st);
     if (!rc)

@@ -1,6 +1,8 @@
 #include <string.h>
 
+#include "base/suggest.h"
 #include "core/checkpoint.h"
+#include "core/precision_check.h"
 #include "tools/cli.h"
 
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
@@ -24,12 +26,16 @@ int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d,
 
 int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Device *d,
                      Status *st) {
-    return open_device_for_rank(cmd, args, spec, 0, d, st);
+    PrecisionConfig precision = {0};
+    TRY(precision_from_args(cmd, args, &precision, st));
+    return open_device_with_precision(cmd, args, spec, &precision, 0, d, st);
 }
 
-int open_device_for_rank(const Command *cmd, const ParsedArgs *args, const char *spec,
-                         int local_rank, Device *d, Status *st) {
-    DeviceOptions options = {.spec = spec, .default_ordinal = local_rank,
+int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const char *spec,
+                               const PrecisionConfig *precision, int local_rank, Device *d,
+                               Status *st) {
+    DeviceOptions options = {.spec = spec, .precision = precision->precision,
+                             .default_ordinal = local_rank,
                              .memory_limit = args_get(cmd, args, "--memory-limit"),
                              .mode = ALLOC_GROW};
     if (!options.spec) options.spec = "auto";
@@ -49,11 +55,63 @@ int open_device_for_rank(const Command *cmd, const ParsedArgs *args, const char 
     long threads = 0;
     TRY(args_int(cmd, args, "--threads", 1, 1024, &threads, NULL, st));
     options.threads = (int)threads;
-    options.no_tf32 = args_get(cmd, args, "--no-tf32") != NULL;
     char notice[512];
     TRY(device_open(&options, d, notice, sizeof notice, st));
     if (notice[0]) print_notice("%s", notice);
     return 0;
+}
+
+int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionConfig *precision,
+                        Status *st) {
+    const char *text = args_get(cmd, args, "--precision");
+    int no_tf32 = args_get(cmd, args, "--no-tf32") != NULL;
+    Precision given = PRECISION_DEFAULT;
+    if (text && precision_parse(text, &given)) {
+        const char *near = suggest(text, precision_names);
+        if (near) status_fail(st, STATUS_BAD_INPUT, "--precision %s: unknown precision; did you "
+                              "mean '%s'?", text, near);
+        else status_fail(st, STATUS_BAD_INPUT, "--precision %s: unknown precision", text);
+        status_hint(st, "--precision takes fp32, tf32, bf16 or fp16 (docs/cli.md)");
+        return STATUS_BAD_INPUT;
+    }
+    if (no_tf32 && text && given != PRECISION_FP32) {
+        status_fail(st, STATUS_BAD_INPUT, "--no-tf32 means --precision fp32, which contradicts "
+                    "--precision %s", text);
+        status_hint(st, "keep one of them: --no-tf32 is the older spelling of --precision fp32");
+        return STATUS_BAD_INPUT;
+    }
+    if (!text && !no_tf32) return 0;  // the model file's, or the default
+    *precision = (PrecisionConfig){.precision = no_tf32 ? PRECISION_FP32 : given,
+                                   .initial_loss_scale = precision->initial_loss_scale};
+    snprintf(precision->source, sizeof precision->source, "%s",
+             text ? "--precision" : "--no-tf32");
+    return 0;
+}
+
+int check_device_precision(const Graph *g, const PrecisionConfig *precision, const Device *d,
+                           Precision *effective, Status *st) {
+    PrecisionTarget target = precision_target(d);
+    Precision computed;
+    char notice[512];
+    TRY(precision_check(g, precision, &target, &computed, notice, sizeof notice, st));
+    if (notice[0]) print_notice("%s", notice);
+    if (effective) *effective = computed;
+    return 0;
+}
+
+void print_precision(const PrecisionConfig *asked, Precision effective, const char *device) {
+    char source[96], what[400];
+    if (asked->precision == PRECISION_DEFAULT)
+        snprintf(source, sizeof source, "the default; --precision to choose");
+    else if (asked->line)
+        snprintf(source, sizeof source, "train precision=%s, line %d",
+                 precision_name(asked->precision), asked->line);
+    else if (strcmp(asked->source, "--no-tf32") == 0)
+        snprintf(source, sizeof source, "--no-tf32");
+    else
+        snprintf(source, sizeof source, "--precision %s", precision_name(asked->precision));
+    printf("precision %s on %s (%s): %s\n", precision_name(effective), device, source,
+           precision_describe(effective, what, sizeof what));
 }
 
 const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,

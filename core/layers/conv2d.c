@@ -252,6 +252,7 @@ const LayerKind layer_conv2d = {
     .keys = conv2d_keys,
     .takes_act = 1,
     .input_count = 1,
+    .matmul = LAYER_MATMUL_CONVOLUTION,
     .configure = conv2d_configure,
     .infer = conv2d_infer,
     .allocate = conv2d_allocate,

@@ -102,6 +102,7 @@ const LayerKind layer_dense = {
     .keys = dense_keys,
     .takes_act = 1,
     .input_count = 1,
+    .matmul = LAYER_MATMUL_GEMM,
     .configure = dense_configure,
     .infer = dense_infer,
     .forward = dense_forward,

@@ -24,6 +24,8 @@ int cuda_backend_open(const CudaBackendOptions *options, const Backend **out, St
 
 void cuda_backend_close(const Backend *b) {}
 
+Precision cuda_backend_precision(const Backend *b) { return PRECISION_FP32; }
+
 int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g, size_t workspace_bytes,
                          char *out, size_t size, Status *st) {
     if (size) out[0] = '\0';

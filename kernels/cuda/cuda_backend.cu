@@ -227,6 +227,26 @@ static void cuda_timer_destroy(const Backend *b, void *timer) {
 static void cuda_range_push(const Backend *b, const char *name) { nvtxRangePushA(name); }
 static void cuda_range_pop(const Backend *b) { nvtxRangePop(); }
 
+// The precision asked for (allow_tf32 standing in for a default one), as this GPU runs it:
+// TF32 needs Ampere (8.0) and is fp32 before it, as PyTorch's allow_tf32 is ignored there;
+// bf16 and fp16 the GPU lacks are refused rather than silently computed otherwise.
+static int choose_precision(const CudaBackendOptions *options, CudaContext *ctx,
+                            const char *gpu, Status *st) {
+    Precision asked = options->precision;
+    if (asked == PRECISION_DEFAULT)
+        asked = options->allow_tf32 ? PRECISION_TF32 : PRECISION_FP32;
+    int compute = ctx->compute_major * 10 + ctx->compute_minor;
+    ctx->precision = precision_on_gpu(asked, compute);
+    if (ctx->precision != PRECISION_DEFAULT) return 0;
+    int floor = precision_min_compute(asked);
+    status_fail(st, STATUS_NO_DEVICE, "%s (%s) has compute capability %d.%d; %s needs %d.%d "
+                "or newer", ctx->name, gpu, ctx->compute_major, ctx->compute_minor,
+                precision_name(asked), floor / 10, floor % 10);
+    status_hint(st, "use precision fp32 on this GPU, or a GPU of compute capability %d.%d+",
+                floor / 10, floor % 10);
+    return STATUS_NO_DEVICE;
+}
+
 static int open_context(const CudaBackendOptions *options, CudaContext *ctx, Status *st) {
     int count = 0;
     CUDA_CHECK(cudaGetDeviceCount(&count));
@@ -260,13 +280,15 @@ static int open_context(const CudaBackendOptions *options, CudaContext *ctx, Sta
         status_hint(st, "use --device cpu, or a GPU of the Turing generation or later");
         return STATUS_NO_DEVICE;
     }
-    // TF32 needs Ampere (8.0); on older cards the request would be ignored anyway.
-    ctx->allow_tf32 = options->allow_tf32 && prop.major >= 8;
+    TRY(choose_precision(options, ctx, prop.name, st));
     CUDA_CHECK(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&ctx->cublas));
     CUBLAS_CHECK(cublasSetStream(ctx->cublas, ctx->stream));
-    CUBLAS_CHECK(cublasSetMathMode(ctx->cublas, ctx->allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                                : CUBLAS_DEFAULT_MATH));
+    // cuda_gemm.cu names its compute type on every call; the handle's mode covers any
+    // other cuBLAS routine: TF32 only where the precision allows at least that rounding.
+    CUBLAS_CHECK(cublasSetMathMode(ctx->cublas, ctx->precision == PRECISION_FP32
+                                                    ? CUBLAS_DEFAULT_MATH
+                                                    : CUBLAS_TF32_TENSOR_OP_MATH));
     CUDNN_CHECK(cudnnCreate(&ctx->cudnn));
     CUDNN_CHECK(cudnnSetStream(ctx->cudnn, ctx->stream));
     return 0;
@@ -329,6 +351,10 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     cuda_register_norm_ops(table);
     *out = table;
     return 0;
+}
+
+extern "C" Precision cuda_backend_precision(const Backend *b) {
+    return cuda_context(b)->precision;
 }
 
 extern "C" void cuda_backend_close(const Backend *b) {

@@ -3,6 +3,7 @@
 #ifndef TRAINER_CUDA_BACKEND_H
 #define TRAINER_CUDA_BACKEND_H
 
+#include "base/precision.h"
 #include "kernels/backend.h"
 
 #ifdef __cplusplus
@@ -11,13 +12,20 @@ extern "C" {
 
 typedef struct CudaBackendOptions {
     int ordinal;       // device index as the process sees it (after CUDA_VISIBLE_DEVICES)
-    int allow_tf32;    // fp32 GEMMs and convolutions may use TF32 tensor cores (compute >= 8.0)
+    // What GEMMs and convolutions compute in (base/precision.h); tensors stay f32.
+    // PRECISION_DEFAULT takes it from allow_tf32, the older spelling kept for its callers:
+    // tf32 with it, fp32 without. TF32 on a GPU older than 8.0 computes in fp32.
+    Precision precision;
+    int allow_tf32;
 } CudaBackendOptions;
 
 // Selects the device, creates its stream and cuBLAS/cuDNN handles. Failures are
-// STATUS_NO_DEVICE with the failing call, the CUDA error and a hint.
+// STATUS_NO_DEVICE with the failing call, the CUDA error and a hint; also a precision the
+// GPU lacks (bf16 below compute capability 8.0, fp16 below 7.0).
 int cuda_backend_open(const CudaBackendOptions *options, const Backend **out, Status *st);
 void cuda_backend_close(const Backend *b);
+// What an open CUDA backend's GEMMs and convolutions compute in (never PRECISION_DEFAULT).
+Precision cuda_backend_precision(const Backend *b);
 
 // Which cuDNN algorithm (or direct kernel) each convolution op runs for geometry `g` when
 // given `workspace_bytes`, with its math type and workspace, as one line for logs and

@@ -13,11 +13,17 @@
 // does it fall back to the direct kernels, which need no workspace: slower, never wrong,
 // as the op table's "given less, an op works in smaller pieces" asks.
 //
-// TF32. With ctx->allow_tf32 the convolution descriptor gets CUDNN_TENSOR_OP_MATH, which
-// lets cuDNN run FP32 convolutions on tensor cores in TF32 (Ampere and later); without it,
-// CUDNN_FMA_MATH, which restricts cuDNN to plain FP32 FMA kernels. We never ask for
-// CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: that also allows converting FP32 data down to
-// FP16, a larger loss of precision than the TF32 the policy grants.
+// Precision (ctx->precision; the data stay FP32 in memory in every case). fp32:
+// CUDNN_FMA_MATH, which restricts cuDNN to plain FP32 FMA kernels. tf32:
+// CUDNN_TENSOR_OP_MATH, which lets cuDNN run FP32 convolutions on tensor cores in TF32
+// (Ampere and later). fp16: CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, which also lets it
+// convert the FP32 data to FP16 for the tensor cores (the legacy API's only down-conversion
+// of FP32 data; loss scaling in core/loss_scale.c keeps small gradients above FP16's
+// underflow). bf16: TF32, as for tf32 (precision_for_convolutions), since that API has no
+// FP32-to-BF16 conversion and FP16 would trade bf16's range, the reason to choose it, for
+// precision: under --precision bf16 GEMMs round to bf16 and convolutions to TF32. Only
+// fp16 ever gets ALLOW_CONVERSION; the others map a heuristic's suggestion of it down to
+// TENSOR_OP.
 //
 // Direct kernels. cuDNN pads symmetrically: it places the first window pad_top rows up and
 // derives out_h = (in_h + 2 * pad_top - span) / stride + 1. Our geometry may pad the
@@ -75,7 +81,7 @@ typedef struct ConvCandidates {
 
 typedef struct ConvPlan {
     Conv2dGeometry key;
-    int allow_tf32;
+    Precision precision;  // the math policy the candidates were chosen under
     int direct;  // 1: cuDNN cannot run this shape as we define it; use the direct kernels
     cudnnTensorDescriptor_t x, y, bias;
     cudnnFilterDescriptor_t w;
@@ -313,13 +319,20 @@ static int cudnn_can_run(const Conv2dGeometry *g) {
            conv_outputs(g) <= int_max && conv_weights(g) <= int_max;
 }
 
-// The math type an algorithm runs with: FMA only unless TF32 is allowed; with TF32, what
-// the heuristics paired it with, but never the FP16 down-conversion mode.
+// The math type an algorithm runs with: FMA only in fp32; otherwise what the heuristics
+// paired it with, but the FP16 down-conversion mode only when the precision is fp16.
 static cudnnMathType_t policy_math(const CudaContext *ctx) {
-    return ctx->allow_tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+    switch (precision_for_convolutions(ctx->precision)) {
+    case PRECISION_FP16: return CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    case PRECISION_TF32:
+    case PRECISION_BF16: return CUDNN_TENSOR_OP_MATH;
+    default: return CUDNN_FMA_MATH;
+    }
 }
 static cudnnMathType_t candidate_math(const CudaContext *ctx, cudnnMathType_t suggested) {
-    if (!ctx->allow_tf32) return CUDNN_FMA_MATH;
+    Precision p = precision_for_convolutions(ctx->precision);
+    if (p == PRECISION_FP32) return CUDNN_FMA_MATH;
+    if (p == PRECISION_FP16) return suggested;
     return suggested == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? CUDNN_TENSOR_OP_MATH : suggested;
 }
 
@@ -389,7 +402,7 @@ static int add_ranked_candidates(CudaContext *ctx, ConvPlan *p, const Perf *perf
                                  WorkspaceSize workspace, ConvCandidates *out, Status *st) {
     for (int i = 0; i < returned; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-        if (!ctx->allow_tf32 && is_transform(perf[i].algo)) continue;
+        if (ctx->precision == PRECISION_FP32 && is_transform(perf[i].algo)) continue;
         cudnnMathType_t math = candidate_math(ctx, perf[i].mathType);
         size_t bytes = 0;
         CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
@@ -514,7 +527,7 @@ static int plan_for(CudaContext *ctx, const Conv2dGeometry *g, ConvPlan **out, S
     }
     for (int i = cache->count - 1; i >= 0; i--) {
         ConvPlan *p = cache->plans[i];
-        if (p->allow_tf32 == ctx->allow_tf32 && same_geometry(&p->key, g)) {
+        if (p->precision == ctx->precision && same_geometry(&p->key, g)) {
             *out = p;
             return 0;
         }
@@ -522,7 +535,7 @@ static int plan_for(CudaContext *ctx, const Conv2dGeometry *g, ConvPlan **out, S
     ConvPlan *p = (ConvPlan *)calloc(1, sizeof *p);
     if (!p) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     p->key = *g;
-    p->allow_tf32 = ctx->allow_tf32;
+    p->precision = ctx->precision;
     int rc = plan_build(ctx, p, st);
     if (rc) {
         plan_free(p);
@@ -679,8 +692,12 @@ static const char *backward_filter_algorithm_name(int a) {
 static int describe_choice(char *out, size_t size, const char *op, const ConvChoice *choice,
                            const char *(*name)(int)) {
     if (!choice) return snprintf(out, size, "%s direct kernel", op);
-    return snprintf(out, size, "%s %s (%s, %zu bytes)", op, name(choice->algo),
-                    choice->math == CUDNN_FMA_MATH ? "FMA" : "tensor op", choice->bytes);
+    const char *math = choice->math == CUDNN_FMA_MATH ? "FMA"
+                       : choice->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+                           ? "tensor op, FP16 conversion allowed"
+                           : "tensor op";
+    return snprintf(out, size, "%s %s (%s, %zu bytes)", op, name(choice->algo), math,
+                    choice->bytes);
 }
 
 extern "C" int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g,

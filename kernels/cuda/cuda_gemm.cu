@@ -26,15 +26,32 @@
 //
 // So each operand keeps its own transpose flag and leading dimension; only the operand
 // order and m/n swap. beta == 0 makes cuBLAS write C without reading it (it may hold NaN),
-// which is what the CPU's BLAS does too. The handle's math mode (TF32 tensor cores where
-// the context allows them) applies to cublasSgemm, so no GemmEx is needed for fp32.
+// which is what the CPU's BLAS does too.
+//
+// Precision. A, B and C stay f32 in memory (CUDA_R_32F) whatever the precision; the
+// compute type says what cuBLAS may round A and B to on the tensor cores, with products
+// summed in f32 (cuBLAS's "32F_FAST" types): TF32 for tf32; bf16 or TF32 for bf16; fp16 or
+// TF32 for fp16 (cuBLAS picks per shape; both round at least as finely as asked). fp32 is
+// CUBLAS_COMPUTE_32F, which the handle's default math mode keeps off TF32. Naming the type
+// per call, not through the handle's math mode, keeps what a GEMM computes in one place.
+static cublasComputeType_t gemm_compute_type(Precision p) {
+    switch (p) {
+    case PRECISION_TF32: return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case PRECISION_BF16: return CUBLAS_COMPUTE_32F_FAST_16BF;
+    case PRECISION_FP16: return CUBLAS_COMPUTE_32F_FAST_16F;
+    default: return CUBLAS_COMPUTE_32F;
+    }
+}
+
 static int cuda_gemm(const Backend *b, const GemmArgs *g, const float *a, const float *bm,
                      float *c, Status *st) {
     if (g->m <= 0 || g->n <= 0) return 0;  // an empty C: nothing to write
     CudaContext *ctx = cuda_context(b);
-    CUBLAS_CHECK(cublasSgemm(ctx->cublas, g->transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                             g->transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, g->n, g->m, g->k,
-                             &g->alpha, bm, g->ldb, a, g->lda, &g->beta, c, g->ldc));
+    CUBLAS_CHECK(cublasGemmEx(ctx->cublas, g->transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                              g->transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, g->n, g->m, g->k,
+                              &g->alpha, bm, CUDA_R_32F, g->ldb, a, CUDA_R_32F, g->lda,
+                              &g->beta, c, CUDA_R_32F, g->ldc, gemm_compute_type(ctx->precision),
+                              CUBLAS_GEMM_DEFAULT));
     return 0;
 }
 

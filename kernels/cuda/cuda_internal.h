@@ -19,7 +19,7 @@ typedef struct CudaContext {
     cudaStream_t stream;          // every op of this device runs on it, in order
     cublasHandle_t cublas;
     cudnnHandle_t cudnn;
-    int allow_tf32;
+    Precision precision;          // what GEMMs and convolutions compute in (not DEFAULT)
     int compute_major, compute_minor;
     int multiprocessors;
     LaunchLimits limits;          // the device's, checked before every kernel launch

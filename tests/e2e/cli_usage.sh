@@ -16,10 +16,10 @@ for help in --help -h help; do
 done
 
 train_options="--data --epochs --batch --lr --seed --save --train-limit --test-limit --device
-    --memory-limit --memory-mode --threads --help"
+    --memory-limit --memory-mode --threads --precision --no-tf32 --help"
 eval_options="--weights --data --batch --test-limit --device --memory-limit --memory-mode
-    --threads --help"
-check_options="--batch --help"
+    --threads --precision --no-tf32 --help"
+check_options="--batch --precision --help"
 for command in train eval check; do
     options_var="${command}_options"
     for help in --help -h; do

@@ -1878,6 +1878,59 @@ int main(void) {
         fprintf(stderr, "the device failed; the cases after that failure did not run\n");
     }
 
+    // ---- --precision bf16 and fp16: gemm and conv2d again, on fp32 storage ----
+    // The backend opened with a reduced precision rounds each GEMM's A and B (cuBLAS's
+    // CUBLAS_COMPUTE_32F_FAST_16BF / _16F) and, for fp16, each convolution's inputs
+    // (cuDNN's TENSOR_OP_MATH_ALLOW_CONVERSION) before multiplying, and sums in fp32.
+    // Rounding to p significant bits is off by up to 2^-p of a value, so a product by up to
+    // ~2 * 2^-p of |a*b| and a sum by up to that of its sum of |terms| (what `compare`
+    // divides by), whatever its length; the fp32 sum adds ~1e-6. bf16 keeps 8 bits:
+    // 2 * 2^-8 = 7.8e-3, held to 5e-2 (over 6x margin). fp16 keeps 11 bits: 9.8e-4, held to
+    // TF32's 1e-2 (the test's inputs lie in [-1, 1], inside fp16's range). Under bf16
+    // convolutions compute in TF32 (base/precision.h), so they keep TF32's 1e-2. A wrong
+    // index, transpose, stride or padding is off by O(1); summing in fp16 (which trainer
+    // never asks for) would be off by far more than these bounds on the long reductions.
+    static const struct {
+        Precision precision;
+        const char *name;
+        double gemm_rtol, conv_rtol;
+    } reduced[] = {
+        {PRECISION_BF16, "bf16", 5e-2, TF32_RTOL},
+        {PRECISION_FP16, "fp16", TF32_RTOL, TF32_RTOL},
+    };
+    for (size_t i = 0; i < sizeof reduced / sizeof reduced[0] && !device_broken; i++) {
+        int floor = precision_min_compute(reduced[i].precision);
+        if (compute && compute < floor) {
+            printf("%s: sm_%d has no %s (compute capability %d.%d+); this pass is skipped\n",
+                   reduced[i].name, compute, reduced[i].name, floor / 10, floor % 10);
+            continue;
+        }
+        CudaBackendOptions reduced_options = {.ordinal = 0, .precision = reduced[i].precision};
+        Status reduced_st;
+        status_clear(&reduced_st);
+        if (cuda_backend_open(&reduced_options, &b, &reduced_st)) {
+            char text[2048];
+            status_format(&reduced_st, text, sizeof text);
+            fprintf(stderr, "FAIL cuda_backend_open (precision %s): %s", reduced[i].name, text);
+            test_failures++;
+            continue;
+        }
+        gpu = b;
+        pass_name = reduced[i].name;
+        if (cuda_backend_precision(b) != reduced[i].precision) {
+            fprintf(stderr, "FAIL %s: the backend computes in %s\n", reduced[i].name,
+                    precision_name(cuda_backend_precision(b)));
+            test_failures++;
+        }
+        rtol = reduced[i].gemm_rtol;
+        section("gemm (inputs rounded to the precision)");
+        test_gemm();
+        rtol = reduced[i].conv_rtol;
+        section("conv2d (inputs rounded to the precision's convolution precision)");
+        test_conv(1);
+        cuda_backend_close(b);
+    }
+
     print_summary();
     check_coverage();
     return test_exit_code("test_cuda_parity");

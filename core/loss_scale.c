@@ -1,0 +1,77 @@
+#include "core/loss_scale.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/tensor_norms.h"
+
+void loss_scaler_init(LossScaler *s, double initial) {
+    s->scale = initial > 0.0 ? initial : LOSS_SCALE_INITIAL;
+    s->clean_steps = 0;
+    s->skipped_steps = 0;
+}
+
+LossScaleEvent loss_scaler_update(LossScaler *s, int overflow) {
+    if (overflow) {
+        s->skipped_steps++;
+        s->clean_steps = 0;
+        if (s->scale < LOSS_SCALE_MINIMUM) return LOSS_SCALE_TOO_SMALL;
+        s->scale *= 0.5;
+        return LOSS_SCALE_HALVED;
+    }
+    if (++s->clean_steps < LOSS_SCALE_GROWTH_INTERVAL) return LOSS_SCALE_KEPT;
+    s->clean_steps = 0;
+    s->scale *= 2.0;
+    return LOSS_SCALE_DOUBLED;
+}
+
+static int trainable_gradients(const Graph *g, const Tensor **grads) {
+    int count = 0;
+    for (int i = 0; i < g->count; i++)
+        for (int k = 0; k < g->layers[i]->param_count; k++) {
+            const Param *p = &g->layers[i]->params[k];
+            if (!p->buffer) grads[count++] = &p->grad;
+        }
+    return count;
+}
+
+// A sum of squares accumulated in double is finite exactly when every f32 value is
+// (kernels/backend.h, sum_squares), so one read of all the sums answers for every value.
+int loss_scale_gradients_finite(Graph *g, const Backend *b, Allocator *a, int *finite,
+                                Status *st) {
+    *finite = 1;
+    int capacity = g->count * LAYER_MAX_PARAMS;
+    const Tensor **grads = malloc((size_t)(capacity ? capacity : 1) * sizeof *grads);
+    double *sums = malloc((size_t)(capacity ? capacity : 1) * sizeof *sums);
+    int rc = grads && sums ? 0 : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    int count = rc ? 0 : trainable_gradients(g, grads);
+    if (!rc) rc = tensor_sums_of_squares(b, a, grads, count, sums, st);
+    for (int i = 0; !rc && i < count; i++)
+        if (!isfinite(sums[i])) *finite = 0;
+    free(grads);
+    free(sums);
+    return rc;
+}
+
+static int scale_gradients(Graph *g, const Backend *b, float factor, Status *st) {
+    for (int i = 0; i < g->count; i++)
+        for (int k = 0; k < g->layers[i]->param_count; k++) {
+            Param *p = &g->layers[i]->params[k];
+            if (!p->buffer && p->grad.data)
+                TRY(b->scale(b, tensor_f32(&p->grad), factor, tensor_numel(&p->grad), st));
+        }
+    return 0;
+}
+
+// 1/scale is a power of two, so dividing is exact. Past a scale of 2^126 it is a subnormal
+// float, which the CPU's flush-to-zero mode reads as 0: then it is applied in two normal
+// steps.
+int loss_scale_unscale_gradients(Graph *g, const Backend *b, double scale, Status *st) {
+    double factor = 1.0 / scale;
+    if (factor < FLT_MIN) {
+        TRY(scale_gradients(g, b, 0x1p-64f, st));
+        factor *= 0x1p64;
+    }
+    return scale_gradients(g, b, (float)factor, st);
+}
