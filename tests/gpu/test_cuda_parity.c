@@ -23,7 +23,10 @@
 //   do FFT and Winograd algorithms (2.7e-4 on an H100's backward-filter), which the
 //   backend therefore never runs in FP32 (kernels/cuda/cuda_conv2d.cu argues it). The
 //   tolerance stays: a direct sum over K terms is off by ~sqrt(K) * 6e-8 of the sum of
-//   |terms| in practice, under 5e-6 for the largest K here (6,272). Each convolution
+//   |terms| in practice, under 5e-6 for K = 6,272 (LeNet's second layer at batch 32)
+//   and 5.4e-5 for the largest K here, 802,816 (the first layer's weight and bias
+//   gradients at batch 1024); that is the figure for one long sequential sum, and the
+//   blocked and tree-shaped sums both backends run stay well below it. Each convolution
 //   case prints the algorithms cuDNN ran, and a failure names them.
 // - TF32 pass (allow_tf32 = 1, trainer's default unless --no-tf32): gemm and conv again,
 //   below 1e-2. TF32 keeps 11 significant bits of each input (relative rounding error up
@@ -1323,6 +1326,17 @@ static const ConvCase conv_cases[] = {
     {2, 4, 6, 6, 4, 2, 2, 2, 2, 0, 0, 1, 1, 2, 0, 1},     // 2x2 stride 2 (patchify), groups 2
     {16, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1}, // CIFAR-sized
     {32, 32, 14, 14, 64, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 1}, // LeNet's second layer, batch 32
+    // The bias gradient's split reduction (cuda_channel_reduce.h, 16 384 values a block):
+    // LeNet's two layers at batch 1024 (49 and 13 blocks per filter), then chunks that end
+    // inside a sample's run and a last chunk shorter than the rest: 5 blocks of 78 255
+    // values, one sample of one filter (3 blocks), 1x1 outputs (spatial 1, 2 blocks), and
+    // a bias with one value per filter (one block: the direct kernel).
+    {1024, 1, 28, 28, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 1},
+    {1024, 32, 14, 14, 64, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 1},
+    {37, 2, 47, 45, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},
+    {1, 1, 200, 190, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1},
+    {20000, 3, 3, 3, 2, 3, 3, 1, 1, 0, 0, 1, 1, 1, 0, 1},
+    {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1},
 };
 enum { CONV_CASES = sizeof conv_cases / sizeof conv_cases[0] };
 
