@@ -1116,10 +1116,16 @@ typedef struct BnShape {
 } BnShape;
 
 // n * spatial == 1 (one value per channel: running statistics stay), dense layers
-// (spatial 1), conv layers (spatial H*W), a large batch and a large image.
+// (spatial 1), conv layers (spatial H*W), a large batch and a large image. Then the
+// many-blocks-per-channel kernels (more than 16 384 values per channel, see
+// cuda_channel_reduce.h): cnn-bn's two batchnorms at batch 1024 (49 and 13 blocks per
+// channel), one sample of one channel (2 blocks), one channel whose 8 chunks end inside a
+// sample's run, chunks not a multiple of the block (3 of 11 000), and spatial 1 (4 blocks).
 static const BnShape bn_shapes[] = {
     {1, 1, 1}, {1, 3, 1}, {2, 3, 1}, {7, 1, 3}, {4, 5, 49}, {1, 8, 15},
     {128, 16, 1}, {3, 2, 1000}, {16, 32, 196},
+    {1024, 32, 784}, {1024, 64, 196}, {1, 1, 16385}, {3, 1, 40000}, {33, 5, 1000},
+    {50000, 3, 1},
 };
 enum { BN_SHAPES = sizeof bn_shapes / sizeof bn_shapes[0] };
 
