@@ -37,6 +37,16 @@ typedef struct AdamHyper {
     int step;                    // 1-based, for bias correction
 } AdamHyper;
 
+// One parameter tensor of a multi-tensor optimizer update: n values of param and grad and
+// the optimizer's state for them. SGD: state[0] is the velocity (NULL without momentum);
+// Adam: state[0] and state[1] are the moments m and v. The pointers are device memory.
+typedef struct OptimizerTensor {
+    float *param;
+    const float *grad;
+    float *state[2];
+    size_t n;
+} OptimizerTensor;
+
 // A 2-D convolution over NCHW activations as PyTorch's nn.Conv2d computes it (a
 // cross-correlation), weights [out_channels, in_channels / groups, kernel_h, kernel_w].
 // Padding is zeros: pad_top/pad_left place the first window, and the bottom/right padding
@@ -286,6 +296,13 @@ struct Backend {
                       size_t n, const SgdHyper *h, Status *st);
     int (*adam_update)(const Backend *b, float *param, const float *grad, float *m, float *v,
                        size_t n, const AdamHyper *h, Status *st);
+    // The same update of `count` tensors (the array is host memory), bit for bit what
+    // sgd_update / adam_update give each. On the GPU, one launch for many tensors: a
+    // small tensor's update is a few microseconds of launch for next to no work.
+    int (*sgd_update_multi)(const Backend *b, const OptimizerTensor *tensors, int count,
+                            const SgdHyper *h, Status *st);
+    int (*adam_update_multi)(const Backend *b, const OptimizerTensor *tensors, int count,
+                             const AdamHyper *h, Status *st);
 };
 
 // The ops every backend must fill, listed once: kernels/backend.c's completeness check, the
@@ -302,7 +319,7 @@ struct Backend {
     X(batchnorm_forward_inference) X(batchnorm_backward) X(conv2d_workspace_size)              \
     X(conv2d_forward) X(conv2d_backward_data) X(conv2d_backward_filter) X(maxpool_forward)     \
     X(maxpool_backward) X(avgpool_forward) X(avgpool_backward) X(sum_squares) X(scale)        \
-    X(sgd_update) X(adam_update)
+    X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)
 
 // The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
 // meaningful: make_current and range_push/pop are NULL on the CPU by design, the

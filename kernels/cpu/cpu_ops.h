@@ -97,6 +97,10 @@ int cpu_sgd_update(const Backend *b, float *param, const float *grad, float *vel
                    const SgdHyper *h, Status *st);
 int cpu_adam_update(const Backend *b, float *param, const float *grad, float *m, float *v,
                     size_t n, const AdamHyper *h, Status *st);
+int cpu_sgd_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
+                         const SgdHyper *h, Status *st);
+int cpu_adam_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
+                          const AdamHyper *h, Status *st);
 
 // cpu_norm.c
 int cpu_sum_squares(const Backend *b, const float *x, size_t n, double *sum, Status *st);

@@ -52,3 +52,24 @@ int cpu_adam_update(const Backend *b, float *param, const float *grad, float *m,
     cpu_parallel_for(n, 8, adam_range, &job);
     return 0;
 }
+
+// The multi-tensor ops are the per-tensor ones in a loop: on the CPU there is no launch to
+// save, and calling the very same functions makes every value bit for bit the per-tensor
+// op's, which is what the CUDA versions are held to.
+int cpu_sgd_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
+                         const SgdHyper *h, Status *st) {
+    for (int i = 0; i < count; i++) {
+        const OptimizerTensor *t = &tensors[i];
+        TRY(cpu_sgd_update(b, t->param, t->grad, t->state[0], t->n, h, st));
+    }
+    return 0;
+}
+
+int cpu_adam_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
+                          const AdamHyper *h, Status *st) {
+    for (int i = 0; i < count; i++) {
+        const OptimizerTensor *t = &tensors[i];
+        TRY(cpu_adam_update(b, t->param, t->grad, t->state[0], t->state[1], t->n, h, st));
+    }
+    return 0;
+}

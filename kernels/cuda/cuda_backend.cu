@@ -291,11 +291,13 @@ static int open_context(const CudaBackendOptions *options, CudaContext *ctx, Sta
                                                     : CUBLAS_TF32_TENSOR_OP_MATH));
     CUDNN_CHECK(cudnnCreate(&ctx->cudnn));
     CUDNN_CHECK(cudnnSetStream(ctx->cudnn, ctx->stream));
+    CUDA_CHECK(cudaMalloc(&ctx->partials, CUDA_PARTIALS_BYTES));
     return 0;
 }
 
 static void close_context(CudaContext *ctx) {
     cuda_conv_cache_free(ctx);
+    if (ctx->partials) cudaFree(ctx->partials);
     if (ctx->cudnn) cudnnDestroy(ctx->cudnn);
     if (ctx->cublas) cublasDestroy(ctx->cublas);
     if (ctx->stream) cudaStreamDestroy(ctx->stream);

@@ -5,19 +5,29 @@
 // alone when a channel has one value. cuDNN's batchnorm reduces in an order and precision
 // of its own choosing, which no test could hold to the reference's.
 //
-// One block per channel does everything for that channel in one launch: it reduces the
-// channel's statistics, then (after the block has them) writes the channel's outputs. So
-// the ops need no scratch memory for partial sums (the op table gives batchnorm none),
-// and every reduction is deterministic: each thread sums a fixed subset of the values in
-// a fixed order, and the block combines the partial sums in a fixed tree. The cost is
-// parallelism: a layer with few channels keeps few SMs busy (16 channels use 16 of an
-// H100's 132). A channel's data is read two or three times (training: the mean, the
-// variance, then normalising), the later passes often from L2.
+// Two layouts of the same arithmetic, chosen by shape (channel_split in
+// cuda_channel_reduce.h):
 //
-// A channel's m = n * spatial values are n runs of `spatial` contiguous floats, one run
-// per sample, `channels * spatial` apart. Thread t visits flat indices t, t + B, t + 2B,
-// ... (B = blockDim.x) of the channel, so neighbouring threads read neighbouring floats;
-// the (sample, offset) pair is stepped incrementally to keep divisions out of the loop.
+// One block per channel, where a channel's values fit one chunk (dense layers, small
+// batches) or there are more channels than partial sums: the block reduces the channel's
+// statistics, then (after the block has them) writes the channel's outputs, all in one
+// launch with no scratch memory. A channel's data is read two or three times (training:
+// the mean, the variance, then normalising), the later passes often from L2.
+//
+// Many blocks per channel, where channels are few and long: one block per channel kept
+// 32 of an H100's 132 SMs busy on cnn-bn's first layer at batch 1024 (32 channels of
+// 1024 x 28 x 28 values), 2.07 ms forward and 1.54 ms backward per step, 67% of that
+// model's kernel time with the second layer's. Here each reduction is a launch over
+// (chunk, channel) blocks writing partial sums to the context's scratch, and the next
+// launch's blocks each add their channel's partials (in the same order, so every block
+// gets the same bits) before using the statistic: training forward is three launches
+// (sum; squared deviations from the mean; normalise, save, update the running statistics),
+// backward two (sum dy and dy * xhat; dgamma, dbeta and dx). The same passes over the
+// data as the one-block layout, each now spread over the whole GPU.
+//
+// Both are deterministic: each thread sums a fixed subset of the values in a fixed order,
+// and blocks and partials are combined in fixed trees; a shape gives the same bits every
+// run (the two layouts group the sums differently, so they agree to rounding, not bits).
 //
 // Each thread accumulates in double: a channel after a convolution holds 128 * 32 * 32 =
 // 131 072 values, and a float sum that long loses most of its bits (see the CPU's notes).
@@ -26,46 +36,21 @@
 // digits.
 #include <math.h>
 
+#include "kernels/cuda/cuda_channel_reduce.h"
 #include "kernels/cuda/cuda_internal.h"
 
 // Larger blocks keep more loads in flight per SM, which is what a one-block-per-channel
 // layout lives on. __launch_bounds__ below makes the compiler fit the registers to it.
 #define BN_THREADS 512
 #define BN_MAX_WARPS (BN_THREADS / 32)
-// The static shared memory of the one-block-per-channel kernels: cuda_block_sum's double
-// per warp.
+// The static shared memory of the reducing kernels: cuda_block_sum's double per warp.
 #define BN_SHARED_BYTES (BN_MAX_WARPS * sizeof(double))
 
-// Walks one channel's values: flat index k = s * spatial + r, where s is the sample and r
-// the offset in its run; advances by `step` flat indices without dividing.
-struct ChannelCursor {
-    int s, r;           // current sample and offset
-    int ds, dr;         // step / spatial and step % spatial
-    int spatial;
-};
+// A channel's values are walked with cuda_channel_reduce.h's ChannelCursor: thread t of a
+// one-block-per-channel kernel visits flat indices t, t + B, t + 2B, ... (B = blockDim.x)
+// of its channel until the sample index reaches n.
 
-__device__ static inline ChannelCursor channel_cursor(int start, int step, int spatial) {
-    ChannelCursor cur;
-    cur.s = start / spatial;
-    cur.r = start % spatial;
-    cur.ds = step / spatial;
-    cur.dr = step % spatial;
-    cur.spatial = spatial;
-    return cur;
-}
-
-__device__ static inline void channel_advance(ChannelCursor *cur) {
-    cur->s += cur->ds;
-    cur->r += cur->dr;
-    if (cur->r >= cur->spatial) {
-        cur->r -= cur->spatial;
-        cur->s++;
-    }
-}
-
-__device__ static inline size_t channel_at(const ChannelCursor &cur, int c, int channels) {
-    return ((size_t)cur.s * (size_t)channels + (size_t)c) * (size_t)cur.spatial + (size_t)cur.r;
-}
+// ---- the arithmetic both layouts share ---------------------------------------------------
 
 // x * scale + shift, rounded after the multiply as the CPU's C (no FMA contraction)
 // rounds it, so the elementwise part matches the reference bit for bit given the same
@@ -73,6 +58,71 @@ __device__ static inline size_t channel_at(const ChannelCursor &cur, int c, int 
 __device__ static inline float normalise(float x, float scale, float shift) {
     return __fadd_rn(__fmul_rn(x, scale), shift);
 }
+
+// 1 / sqrt(var + eps) from a channel's sum of squared deviations over m values, with the
+// biased variance: what normalises, as in PyTorch.
+__device__ static inline double channel_invstd(double squares, double m, float eps) {
+    double var = squares / m;
+    return 1.0 / sqrt(var + (double)eps);
+}
+
+// A channel's y = x * scale + shift. The CPU normalises in float with these float
+// constants; so do we.
+struct ChannelAffine {
+    float scale, shift;
+};
+
+__device__ static inline ChannelAffine channel_affine(float mean, float invstd, float gamma,
+                                                      float beta) {
+    ChannelAffine a;
+    a.scale = invstd * gamma;
+    a.shift = __fsub_rn(beta, __fmul_rn(mean, a.scale));
+    return a;
+}
+
+// What training forward keeps of channel c, from its mean and its sum of squared
+// deviations over m values: save_mean and save_invstd (rounded to float, as the CPU saves
+// them), and the running statistics. With one value the unbiased variance is 0/0: the
+// running statistics are then left alone. One thread per channel calls it.
+__device__ static inline void keep_statistics(int c, double mean, double squares, double m,
+                                              float momentum, float eps, float *save_mean,
+                                              float *save_invstd, float *running_mean,
+                                              float *running_var) {
+    save_mean[c] = (float)mean;
+    save_invstd[c] = (float)channel_invstd(squares, m, eps);
+    if (m > 1.0) {
+        double unbiased = squares / (m - 1.0);
+        running_mean[c] = (float)((1.0 - momentum) * running_mean[c] + momentum * mean);
+        running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased);
+    }
+}
+
+// xhat rounded to float, as the CPU computes it.
+__device__ static inline float channel_xhat(float x, float mean, float invstd) {
+    return (x - mean) * invstd;
+}
+
+// dbeta = sum dy and dgamma = sum dy * xhat of channel c, added to what they hold when
+// accumulate_params (otherwise they may hold garbage, and are only written).
+__device__ static inline void write_param_gradients(int c, double sum_dy, double sum_dy_xhat,
+                                                    int accumulate_params, float *dgamma,
+                                                    float *dbeta) {
+    dbeta[c] = (float)((accumulate_params ? (double)dbeta[c] : 0.0) + sum_dy);
+    dgamma[c] = (float)((accumulate_params ? (double)dgamma[c] : 0.0) + sum_dy_xhat);
+}
+
+// One element's input gradient, scale * (dy - mean(dy) - xhat * mean(dy * xhat)) with
+// scale = gamma * invstd (the means are 0 with fixed statistics), each operation rounded
+// on its own as the CPU rounds it, and not fused into the accumulation that follows.
+__device__ static inline float input_gradient(float x, float dy, float mean, float invstd,
+                                              float scale, float mean_dy,
+                                              float mean_dy_xhat) {
+    float xhat = channel_xhat(x, mean, invstd);
+    float centred = __fsub_rn(__fsub_rn(dy, mean_dy), __fmul_rn(xhat, mean_dy_xhat));
+    return __fmul_rn(scale, centred);
+}
+
+// ---- one block per channel ----------------------------------------------------------------
 
 // Training forward, one block per channel (grid-stride over channels): the mean, then the
 // sum of squared deviations from it (two passes, as the CPU: E[x^2] - E[x]^2 cancels badly
@@ -99,28 +149,17 @@ batchnorm_forward_training_kernel(const float *x, float *y, const float *gamma,
             squares += d * d;
         }
         squares = cuda_block_sum(squares, shared);
-        double var = squares / m;  // biased: what normalises, as in PyTorch
-        double invstd = 1.0 / sqrt(var + (double)eps);
 
-        // The CPU normalises in float with these float constants; so do we.
-        float mean_f = (float)mean, invstd_f = (float)invstd;
-        float scale = invstd_f * gamma[c];
-        float shift = __fsub_rn(beta[c], __fmul_rn(mean_f, scale));
+        float invstd = (float)channel_invstd(squares, m, eps);
+        ChannelAffine a = channel_affine((float)mean, invstd, gamma[c], beta[c]);
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
              channel_advance(&cur)) {
             size_t at = channel_at(cur, c, channels);
-            y[at] = normalise(x[at], scale, shift);
+            y[at] = normalise(x[at], a.scale, a.shift);
         }
-        if (threadIdx.x == 0) {
-            save_mean[c] = mean_f;
-            save_invstd[c] = invstd_f;
-            // With one value the unbiased variance is 0/0: keep the running statistics.
-            if (m > 1.0) {
-                double unbiased = squares / (m - 1.0);
-                running_mean[c] = (float)((1.0 - momentum) * running_mean[c] + momentum * mean);
-                running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased);
-            }
-        }
+        if (threadIdx.x == 0)
+            keep_statistics(c, mean, squares, m, momentum, eps, save_mean, save_invstd,
+                            running_mean, running_var);
     }
 }
 
@@ -141,18 +180,17 @@ __global__ static void batchnorm_forward_inference_kernel(
             if (save_mean) save_mean[c] = mean;
             if (save_invstd) save_invstd[c] = invstd;
         }
-        float scale = invstd * gamma[c];
-        float shift = __fsub_rn(beta[c], __fmul_rn(mean, scale));
+        ChannelAffine a = channel_affine(mean, invstd, gamma[c], beta[c]);
         for (ChannelCursor cur = channel_cursor(start, step, spatial); cur.s < n;
              channel_advance(&cur)) {
             size_t at = channel_at(cur, c, channels);
-            y[at] = normalise(x[at], scale, shift);
+            y[at] = normalise(x[at], a.scale, a.shift);
         }
     }
 }
 
-// Backward, one block per channel: dbeta = sum dy and dgamma = sum dy * xhat (xhat
-// rounded to float first, as the CPU computes it), then, unless dx is NULL,
+// Backward, one block per channel: dbeta = sum dy and dgamma = sum dy * xhat, then,
+// unless dx is NULL,
 //   batch statistics: dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)),
 //   fixed statistics: dx = gamma * invstd * dy.
 // dx may alias dy: the reductions finish (cuda_block_sum's barriers) before any dx is
@@ -171,16 +209,13 @@ batchnorm_backward_kernel(const float *x, const float *dy, const float *gamma,
              channel_advance(&cur)) {
             size_t at = channel_at(cur, c, channels);
             float d = dy[at];
-            float xhat = (x[at] - mean) * invstd;
             sum_dy += (double)d;
-            sum_dy_xhat += (double)d * (double)xhat;
+            sum_dy_xhat += (double)d * (double)channel_xhat(x[at], mean, invstd);
         }
         sum_dy = cuda_block_sum(sum_dy, shared);
         sum_dy_xhat = cuda_block_sum(sum_dy_xhat, shared);
-        if (threadIdx.x == 0) {
-            dbeta[c] = (float)((accumulate_params ? (double)dbeta[c] : 0.0) + sum_dy);
-            dgamma[c] = (float)((accumulate_params ? (double)dgamma[c] : 0.0) + sum_dy_xhat);
-        }
+        if (threadIdx.x == 0)
+            write_param_gradients(c, sum_dy, sum_dy_xhat, accumulate_params, dgamma, dbeta);
         if (!dx) continue;
         float scale = gamma[c] * invstd;
         float mean_dy = batch_statistics ? (float)(sum_dy / m) : 0.0f;
@@ -188,13 +223,142 @@ batchnorm_backward_kernel(const float *x, const float *dy, const float *gamma,
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
              channel_advance(&cur)) {
             size_t at = channel_at(cur, c, channels);
-            float xhat = (x[at] - mean) * invstd;
-            float centred = __fsub_rn(__fsub_rn(dy[at], mean_dy), __fmul_rn(xhat, mean_dy_xhat));
-            float g = __fmul_rn(scale, centred);  // not fused into the accumulation below
+            float g = input_gradient(x[at], dy[at], mean, invstd, scale, mean_dy, mean_dy_xhat);
             dx[at] = accumulate_dx ? dx[at] + g : g;
         }
     }
 }
+
+// ---- many blocks per channel ------------------------------------------------------------
+//
+// Block (x, y) = (chunk, channel) of a ChannelSplit, CHANNEL_REDUCE_THREADS threads; each
+// reduction's partials are [channels][chunks] doubles in the context's scratch, `chunks`
+// passed explicitly (a launch that only finishes the sums has one block per channel).
+// Each block of a later pass adds a channel's partials itself (channel_partials_total:
+// the same order in every block, so every block sees the same statistic), rather than a
+// separate launch writing the channel's total for the blocks to read.
+
+// How many [channels][chunks] partials each of the two reductions of a pass may use: the
+// scratch holds both.
+static const size_t BN_SPLIT_ROOM = CUDA_PARTIALS_BYTES / (2 * sizeof(double));
+
+// Training forward, pass 1: the sum of each chunk.
+__global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
+batchnorm_sum_partial_kernel(const float *x, int channels, int spatial, long long m,
+                             long long chunk, double *sums) {
+    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
+    int c = blockIdx.y;
+    long long end = chunk_end(chunk, m);
+    double sum = 0.0;
+    for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur))
+        sum += (double)x[channel_at(cur, c, channels)];
+    sum = cuda_block_sum(sum, shared);
+    if (threadIdx.x == 0) sums[(size_t)c * gridDim.x + blockIdx.x] = sum;
+}
+
+// Training forward, pass 2: each chunk's squared deviations from the channel's mean
+// (the two-pass variance, as the CPU computes it).
+__global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
+batchnorm_squares_partial_kernel(const float *x, int channels, int spatial, long long m,
+                                 long long chunk, const double *sums, double *squares) {
+    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
+    int c = blockIdx.y, chunks = gridDim.x;
+    double mean = channel_partials_total(sums + (size_t)c * chunks, chunks, shared) / (double)m;
+    long long end = chunk_end(chunk, m);
+    double sum = 0.0;
+    for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
+        double d = (double)x[channel_at(cur, c, channels)] - mean;
+        sum += d * d;
+    }
+    sum = cuda_block_sum(sum, shared);
+    if (threadIdx.x == 0) squares[(size_t)c * chunks + blockIdx.x] = sum;
+}
+
+// Training forward, pass 3: y over each chunk from the channel's statistics; the first
+// block of each channel saves them and updates the running statistics. y may alias x:
+// passes 1 and 2 only read x, and here each element is read and then written by the
+// same thread.
+__global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
+batchnorm_normalise_split_kernel(const float *x, float *y, const float *gamma,
+                                 const float *beta, float *running_mean, float *running_var,
+                                 float *save_mean, float *save_invstd, int channels,
+                                 int spatial, long long m, long long chunk, const double *sums,
+                                 const double *squares, float momentum, float eps) {
+    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
+    int c = blockIdx.y, chunks = gridDim.x;
+    double count = (double)m;
+    double mean = channel_partials_total(sums + (size_t)c * chunks, chunks, shared) / count;
+    double deviations = channel_partials_total(squares + (size_t)c * chunks, chunks, shared);
+    float invstd = (float)channel_invstd(deviations, count, eps);
+    ChannelAffine a = channel_affine((float)mean, invstd, gamma[c], beta[c]);
+    long long end = chunk_end(chunk, m);
+    for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
+        size_t at = channel_at(cur, c, channels);
+        y[at] = normalise(x[at], a.scale, a.shift);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        keep_statistics(c, mean, deviations, count, momentum, eps, save_mean, save_invstd,
+                        running_mean, running_var);
+}
+
+// Backward, pass 1: each chunk's sum of dy and of dy * xhat.
+__global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
+batchnorm_backward_partial_kernel(const float *x, const float *dy, const float *save_mean,
+                                  const float *save_invstd, int channels, int spatial,
+                                  long long m, long long chunk, double *sums_dy,
+                                  double *sums_dy_xhat) {
+    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
+    int c = blockIdx.y;
+    float mean = save_mean[c], invstd = save_invstd[c];
+    long long end = chunk_end(chunk, m);
+    double sum_dy = 0.0, sum_dy_xhat = 0.0;
+    for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
+        size_t at = channel_at(cur, c, channels);
+        float d = dy[at];
+        sum_dy += (double)d;
+        sum_dy_xhat += (double)d * (double)channel_xhat(x[at], mean, invstd);
+    }
+    sum_dy = cuda_block_sum(sum_dy, shared);
+    sum_dy_xhat = cuda_block_sum(sum_dy_xhat, shared);
+    if (threadIdx.x == 0) {
+        sums_dy[(size_t)c * gridDim.x + blockIdx.x] = sum_dy;
+        sums_dy_xhat[(size_t)c * gridDim.x + blockIdx.x] = sum_dy_xhat;
+    }
+}
+
+// Backward, pass 2: the channel's sums; the first block of each channel writes dgamma and
+// dbeta, and, unless dx is NULL (then the grid is one block per channel), every block
+// writes dx over its chunk. dx may alias dy: pass 1 has read all of dy, and here each
+// element is read and then written by the same thread.
+__global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
+batchnorm_backward_split_kernel(const float *x, const float *dy, const float *gamma,
+                                const float *save_mean, const float *save_invstd, float *dx,
+                                float *dgamma, float *dbeta, int channels, int spatial,
+                                long long m, long long chunk, int chunks,
+                                const double *sums_dy, const double *sums_dy_xhat,
+                                int batch_statistics, int accumulate_dx,
+                                int accumulate_params) {
+    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
+    int c = blockIdx.y;
+    double sum_dy = channel_partials_total(sums_dy + (size_t)c * chunks, chunks, shared);
+    double sum_dy_xhat =
+        channel_partials_total(sums_dy_xhat + (size_t)c * chunks, chunks, shared);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        write_param_gradients(c, sum_dy, sum_dy_xhat, accumulate_params, dgamma, dbeta);
+    if (!dx) return;
+    float mean = save_mean[c], invstd = save_invstd[c];
+    float scale = gamma[c] * invstd;
+    float mean_dy = batch_statistics ? (float)(sum_dy / (double)m) : 0.0f;
+    float mean_dy_xhat = batch_statistics ? (float)(sum_dy_xhat / (double)m) : 0.0f;
+    long long end = chunk_end(chunk, m);
+    for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
+        size_t at = channel_at(cur, c, channels);
+        float g = input_gradient(x[at], dy[at], mean, invstd, scale, mean_dy, mean_dy_xhat);
+        dx[at] = accumulate_dx ? dx[at] + g : g;
+    }
+}
+
+// ---- the ops ------------------------------------------------------------------------------
 
 // The kernels index a channel's values with int (sample, offset) pairs stepped by at most
 // 65 535 * BN_THREADS, so n and spatial must leave room for that step in an int.
@@ -223,6 +387,40 @@ static size_t bn_elements(int n, int channels, int spatial) {
     return (size_t)n * (size_t)channels * (size_t)spatial;
 }
 
+// How a layer's channels are spread: chunks >= 2 runs the many-blocks kernels.
+static ChannelSplit bn_split(const BatchnormArgs *a) {
+    return channel_split((long long)a->n * a->spatial, a->channels, BN_SPLIT_ROOM);
+}
+
+// Training forward over many blocks per channel: three launches (see the kernels).
+static int forward_training_split(CudaContext *ctx, const BatchnormArgs *a, ChannelSplit split,
+                                  const float *x, float *y, const float *gamma,
+                                  const float *beta, float *running_mean, float *running_var,
+                                  float *save_mean, float *save_invstd, Status *st) {
+    int channels = a->channels, spatial = a->spatial;
+    long long m = (long long)a->n * spatial;
+    double *sums = (double *)ctx->partials, *squares = sums + BN_SPLIT_ROOM;
+    dim3 grid((unsigned)split.chunks, (unsigned)channels);
+    size_t elements = bn_elements(a->n, channels, spatial);
+    CUDA_CHECK_CONFIG(ctx, "batchnorm_sum_partial_kernel", grid, CHANNEL_REDUCE_THREADS,
+                      BN_SHARED_BYTES, elements, 64);
+    batchnorm_sum_partial_kernel<<<grid, CHANNEL_REDUCE_THREADS, 0, ctx->stream>>>(
+        x, channels, spatial, m, split.chunk, sums);
+    CUDA_CHECK_LAUNCH("batchnorm_sum_partial_kernel");
+    CUDA_CHECK_CONFIG(ctx, "batchnorm_squares_partial_kernel", grid, CHANNEL_REDUCE_THREADS,
+                      BN_SHARED_BYTES, elements, 64);
+    batchnorm_squares_partial_kernel<<<grid, CHANNEL_REDUCE_THREADS, 0, ctx->stream>>>(
+        x, channels, spatial, m, split.chunk, sums, squares);
+    CUDA_CHECK_LAUNCH("batchnorm_squares_partial_kernel");
+    CUDA_CHECK_CONFIG(ctx, "batchnorm_normalise_split_kernel", grid, CHANNEL_REDUCE_THREADS,
+                      BN_SHARED_BYTES, elements, 64);
+    batchnorm_normalise_split_kernel<<<grid, CHANNEL_REDUCE_THREADS, 0, ctx->stream>>>(
+        x, y, gamma, beta, running_mean, running_var, save_mean, save_invstd, channels, spatial,
+        m, split.chunk, sums, squares, a->momentum, a->eps);
+    CUDA_CHECK_LAUNCH("batchnorm_normalise_split_kernel");
+    return 0;
+}
+
 static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
                                            const float *x, float *y, const float *gamma,
                                            const float *beta, float *running_mean,
@@ -231,6 +429,10 @@ static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_forward_training", n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
+    ChannelSplit split = bn_split(a);
+    if (split.chunks >= 2)
+        return forward_training_split(ctx, a, split, x, y, gamma, beta, running_mean,
+                                      running_var, save_mean, save_invstd, st);
     unsigned grid = channel_blocks(channels);
     CUDA_CHECK_CONFIG(ctx, "batchnorm_forward_training_kernel", grid, BN_THREADS,
                       BN_SHARED_BYTES, bn_elements(n, channels, spatial), 64);
@@ -262,6 +464,34 @@ static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArg
     return 0;
 }
 
+// Backward over many blocks per channel: two launches (see the kernels); without dx the
+// second only finishes the sums, one block per channel.
+static int backward_split(CudaContext *ctx, const BatchnormArgs *a, ChannelSplit split,
+                          const float *x, const float *dy, const float *gamma,
+                          const float *save_mean, const float *save_invstd, float *dx,
+                          float *dgamma, float *dbeta, Status *st) {
+    int channels = a->channels, spatial = a->spatial;
+    long long m = (long long)a->n * spatial;
+    double *sums_dy = (double *)ctx->partials, *sums_dy_xhat = sums_dy + BN_SPLIT_ROOM;
+    size_t elements = bn_elements(a->n, channels, spatial);
+    dim3 grid((unsigned)split.chunks, (unsigned)channels);
+    CUDA_CHECK_CONFIG(ctx, "batchnorm_backward_partial_kernel", grid, CHANNEL_REDUCE_THREADS,
+                      BN_SHARED_BYTES, elements, 64);
+    batchnorm_backward_partial_kernel<<<grid, CHANNEL_REDUCE_THREADS, 0, ctx->stream>>>(
+        x, dy, save_mean, save_invstd, channels, spatial, m, split.chunk, sums_dy,
+        sums_dy_xhat);
+    CUDA_CHECK_LAUNCH("batchnorm_backward_partial_kernel");
+    dim3 finish(dx ? (unsigned)split.chunks : 1u, (unsigned)channels);
+    CUDA_CHECK_CONFIG(ctx, "batchnorm_backward_split_kernel", finish, CHANNEL_REDUCE_THREADS,
+                      BN_SHARED_BYTES, elements, 64);
+    batchnorm_backward_split_kernel<<<finish, CHANNEL_REDUCE_THREADS, 0, ctx->stream>>>(
+        x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta, channels, spatial, m,
+        split.chunk, split.chunks, sums_dy, sums_dy_xhat, a->batch_statistics, a->accumulate_dx,
+        a->accumulate_params);
+    CUDA_CHECK_LAUNCH("batchnorm_backward_split_kernel");
+    return 0;
+}
+
 static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const float *x,
                                    const float *dy, const float *gamma, const float *save_mean,
                                    const float *save_invstd, float *dx, float *dgamma,
@@ -269,6 +499,10 @@ static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a, con
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_backward", n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
+    ChannelSplit split = bn_split(a);
+    if (split.chunks >= 2)
+        return backward_split(ctx, a, split, x, dy, gamma, save_mean, save_invstd, dx, dgamma,
+                              dbeta, st);
     unsigned grid = channel_blocks(channels);
     CUDA_CHECK_CONFIG(ctx, "batchnorm_backward_kernel", grid, BN_THREADS, BN_SHARED_BYTES,
                       bn_elements(n, channels, spatial), 64);

@@ -24,8 +24,17 @@ typedef struct CudaContext {
     int multiprocessors;
     LaunchLimits limits;          // the device's, checked before every kernel launch
     CudaConvAlgoCache *conv_cache;  // cuda_conv2d.cu: chosen algorithms per shape
+    void *partials;                 // CUDA_PARTIALS_BYTES: cuda_channel_reduce.h's first pass
     char name[32];                  // "cuda:0"
 } CudaContext;
+
+// The device scratch of the two-pass reductions (cuda_channel_reduce.h: the convolution
+// bias gradient, batchnorm's statistics), allocated once when the device opens: 64 KiB,
+// room for 8 192 double partial sums. Every op of a device runs in order on its one
+// stream, so one buffer serves them all: an op's second pass has read the partials before
+// the next op's first pass can overwrite them. Fixed and small, so it lives outside the
+// caching allocator (and --memory-limit), like the cuBLAS and cuDNN handles' own memory.
+#define CUDA_PARTIALS_BYTES ((size_t)64 << 10)
 
 static inline CudaContext *cuda_context(const Backend *b) { return (CudaContext *)b->impl; }
 

@@ -5,13 +5,32 @@
 // Forward runs one thread per output: a window is a handful of reads, and neighbouring
 // threads read neighbouring (or stride-apart) inputs, so the loads coalesce.
 //
-// Backward runs one thread per INPUT element, which gathers from the few windows that
-// contain it, rather than one thread per output scattering into its window. With
-// overlapping windows (stride < size) a scatter needs atomicAdd, whose order, and so whose
-// last bit, changes from run to run; the gather writes every dx exactly once, with no
-// atomics, and adds the contributions in the CPU's order (outputs row-major), so it is
-// deterministic and matches the CPU exactly. An input lies in at most
-// ceil(kernel/stride) windows per axis, so the gather costs little more than the scatter.
+// Max-pool backward has two kernels, both writing every dx exactly once, with no atomics,
+// so both are deterministic and match the CPU exactly (dx is a sum of dy's, added in the
+// CPU's order):
+//
+// - Windows that do not overlap (stride >= size on both axes; size=2 pooling, stride =
+//   size, is the common case): one thread per OUTPUT. Each input then lies in at most one
+//   window, so the input plane is cut into cells, one per output, each holding its window
+//   (plus the inputs in no window: gaps when stride > size, the rows and columns past the
+//   last window); the thread writes its cell, dy at the argmax forward recorded and zeros
+//   elsewhere, reading dy and argmax once. With accumulate only the argmax changes, so the
+//   thread adds there and touches nothing else.
+// - Overlapping windows (stride < size): one thread per INPUT element, which gathers from
+//   the few windows that contain it. A scatter from each output would need atomicAdd where
+//   windows share an input, whose order, and so whose last bit, changes from run to run.
+//   An input lies in at most ceil(kernel/stride) windows per axis, so the gather costs
+//   little more than the scatter.
+//
+// The H100 profile at batch 1024 (docs/benchmarks.md) ran the gather for lenet's size=2
+// pooling too: 329 + 171 us per step, 12% of lenet's kernel time, for 154 + 77 MB of
+// traffic (dx written, dy and argmax read), some 50 + 25 us of bandwidth. Per input it
+// did 64-bit divisions (its plane, its row) and a search of the windows containing it; at
+// six or seven times the time the bytes need, that arithmetic rather than memory is the
+// likely limit (the profile did not break it down further). The per-output kernel divides
+// once per output, in 32-bit arithmetic where the tensors allow, and searches nothing.
+#include <limits.h>
+
 #include "kernels/cuda/cuda_internal.h"
 
 // The window of output (oh, ow) clipped to the input: rows [h0, h1), columns [w0, w1).
@@ -115,6 +134,48 @@ __global__ static void maxpool_backward_kernel(Pool2dGeometry g, const float *dy
     }
 }
 
+// The inputs along one axis that output o owns when windows do not overlap: [*lo, *hi),
+// from its window's first position to the next window's, clipped to the input; the first
+// output's cell starts at 0 and the last one's runs to the input's end. So the cells of
+// the outputs 0 .. out - 1 tile [0, in), and each holds its window (kernel <= stride, and
+// pad <= kernel / 2 < stride places every window after the previous cell).
+__device__ static inline void owned_span(int o, int out, int stride, int pad, int in, int *lo,
+                                         int *hi) {
+    *lo = o == 0 ? 0 : min(max(o * stride - pad, 0), in);
+    *hi = o == out - 1 ? in : min(max((o + 1) * stride - pad, 0), in);
+}
+
+// Non-overlapping windows, one thread per output (see the top of the file): its cell of
+// dx gets 0 + dy at the argmax and 0 elsewhere, as the CPU's memset and += leave them
+// (the add of 0 turns a dy of -0 into +0, as the CPU's does); with accumulate, only
+// dx[argmax] += dy. An empty window's argmax (-1) matches no input. Index is int where
+// the tensors fit it (the launch checks), size_t otherwise.
+template <typename Index>
+__global__ static void maxpool_backward_tiled_kernel(Pool2dGeometry g, const float *dy,
+                                                     const int32_t *argmax, float *dx,
+                                                     int accumulate, Index total) {
+    Index in_plane = (Index)g.in_h * g.in_w, out_plane = (Index)g.out_h * g.out_w;
+    for (Index o = blockIdx.x * (Index)blockDim.x + threadIdx.x; o < total;
+         o += (Index)gridDim.x * blockDim.x) {
+        float *image = dx + o / out_plane * in_plane;
+        int32_t winner = argmax[o];
+        float grad = dy[o];
+        if (accumulate) {
+            if (winner >= 0) image[winner] = image[winner] + grad;
+            continue;
+        }
+        int p = (int)(o % out_plane), h0, h1, w0, w1;
+        owned_span(p / g.out_w, g.out_h, g.stride_h, g.pad_top, g.in_h, &h0, &h1);
+        owned_span(p % g.out_w, g.out_w, g.stride_w, g.pad_left, g.in_w, &w0, &w1);
+        float routed = __fadd_rn(0.0f, grad);
+        for (int ih = h0; ih < h1; ih++)
+            for (int iw = w0; iw < w1; iw++) {
+                int at = ih * g.in_w + iw;
+                image[at] = at == winner ? routed : 0.0f;
+            }
+    }
+}
+
 // One thread per output: the float sum of the clipped window, row-major, times
 // 1 / (kernel_h * kernel_w); the padding counts as zeros (count_include_pad).
 __global__ static void avgpool_forward_kernel(Pool2dGeometry g, const float *x, float *y,
@@ -176,11 +237,43 @@ static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g, const
     return 0;
 }
 
+// Whether no two windows share an input: stride >= kernel along both axes.
+static int windows_disjoint(const Pool2dGeometry *g) {
+    return g->stride_h >= g->kernel_h && g->stride_w >= g->kernel_w;
+}
+
+// The per-output kernel, with int indices where every index it forms (below the larger
+// tensor's count, plus one grid's stride past the last) fits an int; otherwise size_t for
+// the tensors, and int within a plane, as argmax holds it.
+static int maxpool_backward_tiled(CudaContext *ctx, const Pool2dGeometry *g, const float *dy,
+                                  const int32_t *argmax, float *dx, int accumulate,
+                                  Status *st) {
+    size_t outputs = pool_outputs(g), inputs = pool_inputs(g);
+    size_t largest = inputs > outputs ? inputs : outputs;
+    unsigned grid = cuda_blocks_for(outputs);
+    if (largest + (size_t)grid * CUDA_THREADS <= (size_t)INT_MAX) {
+        CUDA_CHECK_CONFIG(ctx, "maxpool_backward_tiled_kernel", grid, CUDA_THREADS, 0, largest,
+                          32);
+        maxpool_backward_tiled_kernel<int><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+            *g, dy, argmax, dx, accumulate, (int)outputs);
+        CUDA_CHECK_LAUNCH("maxpool_backward_tiled_kernel");
+        return 0;
+    }
+    CUDA_CHECK_CONFIG(ctx, "maxpool_backward_tiled_kernel", grid, CUDA_THREADS, 0, pool_plane(g),
+                      32);
+    maxpool_backward_tiled_kernel<size_t><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+        *g, dy, argmax, dx, accumulate, outputs);
+    CUDA_CHECK_LAUNCH("maxpool_backward_tiled_kernel");
+    return 0;
+}
+
 static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy,
                                  const int32_t *argmax, float *dx, int accumulate, Status *st) {
     size_t total = pool_inputs(g);
     if (total == 0) return 0;
     CudaContext *ctx = cuda_context(b);
+    if (pool_outputs(g) > 0 && windows_disjoint(g))
+        return maxpool_backward_tiled(ctx, g, dy, argmax, dx, accumulate, st);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "maxpool_backward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);
     maxpool_backward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, argmax, dx,
