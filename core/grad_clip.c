@@ -8,15 +8,6 @@
 // PyTorch's guard against dividing by a zero norm, kept so a clipped run matches its.
 static const double CLIP_EPSILON = 1e-6;
 
-static int trainable_gradients(const Graph *g, const Tensor **grads) {
-    int count = 0;
-    for (int i = 0; i < g->count; i++)
-        for (int k = 0; k < g->layers[i]->param_count; k++) {
-            const Param *p = &g->layers[i]->params[k];
-            if (!p->buffer) grads[count++] = &p->grad;
-        }
-    return count;
-}
 
 static int scale_gradients(const Backend *b, const Tensor **grads, int count,
                            float factor, Status *st) {
@@ -44,7 +35,8 @@ int clip_gradients(Graph *g, const Backend *b, Allocator *a, double max_norm, do
     const Tensor **grads = malloc((size_t)(capacity ? capacity : 1) * sizeof *grads);
     double *sums = malloc((size_t)(capacity ? capacity : 1) * sizeof *sums);
     int rc = grads && sums ? 0 : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-    if (!rc) rc = clip_over(b, a, grads, trainable_gradients(g, grads), sums, max_norm, norm, st);
+    int count = rc ? 0 : graph_trainable_gradients(g, grads);
+    if (!rc) rc = clip_over(b, a, grads, count, sums, max_norm, norm, st);
     free(grads);
     free(sums);
     return rc;

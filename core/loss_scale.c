@@ -26,15 +26,6 @@ LossScaleEvent loss_scaler_update(LossScaler *s, int overflow) {
     return LOSS_SCALE_DOUBLED;
 }
 
-static int trainable_gradients(const Graph *g, const Tensor **grads) {
-    int count = 0;
-    for (int i = 0; i < g->count; i++)
-        for (int k = 0; k < g->layers[i]->param_count; k++) {
-            const Param *p = &g->layers[i]->params[k];
-            if (!p->buffer) grads[count++] = &p->grad;
-        }
-    return count;
-}
 
 // A sum of squares accumulated in double is finite exactly when every f32 value is
 // (kernels/backend.h, sum_squares), so one read of all the sums answers for every value.
@@ -45,7 +36,7 @@ int loss_scale_gradients_finite(Graph *g, const Backend *b, Allocator *a, int *f
     const Tensor **grads = malloc((size_t)(capacity ? capacity : 1) * sizeof *grads);
     double *sums = malloc((size_t)(capacity ? capacity : 1) * sizeof *sums);
     int rc = grads && sums ? 0 : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-    int count = rc ? 0 : trainable_gradients(g, grads);
+    int count = rc ? 0 : graph_trainable_gradients(g, grads);
     if (!rc) rc = tensor_sums_of_squares(b, a, grads, count, sums, st);
     for (int i = 0; !rc && i < count; i++)
         if (!isfinite(sums[i])) *finite = 0;

@@ -9,6 +9,16 @@ static int launch_sums(const Backend *b, const Tensor **tensors, int count,
     return 0;
 }
 
+int graph_trainable_gradients(const Graph *g, const Tensor **grads) {
+    int count = 0;
+    for (int i = 0; i < g->count; i++)
+        for (int k = 0; k < g->layers[i]->param_count; k++) {
+            const Param *p = &g->layers[i]->params[k];
+            if (!p->buffer) grads[count++] = &p->grad;
+        }
+    return count;
+}
+
 int tensor_sums_of_squares(const Backend *b, Allocator *a, const Tensor **tensors,
                            int count, double *sums, Status *st) {
     if (count == 0) return 0;

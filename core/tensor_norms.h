@@ -3,6 +3,7 @@
 #ifndef TRAINER_TENSOR_NORMS_H
 #define TRAINER_TENSOR_NORMS_H
 
+#include "core/graph.h"
 #include "core/tensor.h"
 #include "kernels/backend.h"
 
@@ -11,5 +12,8 @@
 // so a GPU is synchronised once rather than once per tensor.
 int tensor_sums_of_squares(const Backend *b, Allocator *a, const Tensor **tensors,
                            int count, double *sums, Status *st);
+// The gradients of g's trainable parameters (not buffers such as batchnorm's running
+// statistics) into grads (room for g->count * LAYER_MAX_PARAMS); returns how many.
+int graph_trainable_gradients(const Graph *g, const Tensor **grads);
 
 #endif

@@ -46,6 +46,23 @@ require_python3() {
     fi
 }
 
+# require_usable_gpu: exits 77 unless `trainer doctor --json` reports a usable GPU, with the
+# doctor's reason; else $usable_gpus holds how many (the gpu/ scripts start with it).
+require_usable_gpu() {
+    require_python3 "read trainer doctor --json"
+    run "$TRAINER" doctor --json
+    usable_gpus=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["usable_devices"])' \
+        <<<"$out" 2>/dev/null)
+    if [ -z "$usable_gpus" ] || [ "$usable_gpus" = "0" ]; then
+        local reason
+        reason=$(python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print("; ".join(p["what"] for p in d["problems"]) or d["verdict"])' <<<"$out" 2>/dev/null)
+        echo "SKIP: trainer doctor reports no usable GPU: ${reason:-its JSON did not parse}"
+        exit 77
+    fi
+}
+
 # ---- tiny IDX datasets made on the spot (no installed dataset needed) ----
 # A big-endian u32 as printf escapes.
 be32() {

@@ -7,20 +7,7 @@
 # skipped with exit 77.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/common.bash"
 
-if ! command -v python3 >/dev/null; then
-    echo "SKIP: python3 is needed to read the JSON"
-    exit 77
-fi
-run "$TRAINER" doctor --json
-usable=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["usable_devices"])' \
-    <<<"$out" 2>/dev/null)
-if [ -z "$usable" ] || [ "$usable" = "0" ]; then
-    reason=$(python3 -c 'import json, sys
-d = json.load(sys.stdin)
-print("; ".join(p["what"] for p in d["problems"]) or d["verdict"])' <<<"$out" 2>/dev/null)
-    echo "SKIP: trainer doctor reports no usable GPU: ${reason:-its JSON did not parse}"
-    exit 77
-fi
+require_usable_gpu
 
 GPU=(--device cuda:0 --repeats 3 --warmup 2)
 

@@ -9,13 +9,8 @@ if ! command -v mpirun >/dev/null; then
     echo "SKIP: mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)"
     exit 77
 fi
-run "$TRAINER" doctor --json
-usable=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["usable_devices"])' \
-    <<<"$out" 2>/dev/null)
-if [ -z "$usable" ] || [ "$usable" = "0" ]; then
-    echo "SKIP: trainer doctor reports no usable GPU"
-    exit 77
-fi
+require_usable_gpu
+usable=$usable_gpus
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cat >"$work/plain.model" <<'MODEL'
 input     shape=784 dtype=f32
