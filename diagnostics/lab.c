@@ -38,6 +38,17 @@ int lab_gpu_available(char *why, size_t size) { return cuda_lab_gpu_available(wh
 
 // ---- invalid-device ---------------------------------------------------------------------
 
+static void note_invalid_device(LabResult *r) {
+    if (r->raw_ran && !r->raw.triggered)
+        snprintf(r->raw_note, sizeof r->raw_note,
+                 "lab: cudaSetDevice(%d) succeeded; expected it to fail\n", r->ordinal);
+    else if (r->raw_ran && !r->raw_as_expected)
+        snprintf(r->raw_note, sizeof r->raw_note,
+                 "  (with no usable driver the runtime fails before it looks at the ordinal; "
+                 "on a GPU machine the answer is cudaErrorInvalidDevice (101): invalid device "
+                 "ordinal)\n");
+}
+
 void lab_invalid_device(LabResult *r) {
     start(r, "RuntimeError: CUDA error: invalid device ordinal\n"
              "(the driver API's name for it: CUDA_ERROR_INVALID_DEVICE)");
@@ -56,10 +67,12 @@ void lab_invalid_device(LabResult *r) {
     char notice[512];
     if (device_open(&options, &device, notice, sizeof notice, &r->diagnosis) == 0) {
         device_close(&device);
+        note_invalid_device(r);
         r->code = LAB_WENT_WRONG;
         return;
     }
     r->diagnosed = 1;
+    note_invalid_device(r);
     int raw_failed = !r->raw_ran || r->raw.triggered;
     r->code = raw_failed && r->diagnosis.code == STATUS_NO_DEVICE ? LAB_SHOWN : LAB_WENT_WRONG;
 }
@@ -78,6 +91,25 @@ void lab_oom_raw(LabResult *r) {
 }
 
 // ---- bad-launch -------------------------------------------------------------------------
+
+static void note_bad_launch(LabResult *r) {
+    if (!r->raw_ran)
+        snprintf(r->raw_note, sizeof r->raw_note,
+                 "  (on a GPU it fails with cudaErrorInvalidConfiguration (9): invalid "
+                 "configuration argument, or from CUDA 13 on with cudaErrorInvalidValue (1): "
+                 "invalid argument; the check below uses the limits every GPU since 7.5 "
+                 "shares)\n");
+    else if (!r->raw_as_expected)
+        snprintf(r->raw_note, sizeof r->raw_note,
+                 "lab: a launch of 2048 threads per block %s; expected "
+                 "cudaErrorInvalidConfiguration (9), or cudaErrorInvalidValue (1) from CUDA "
+                 "13 on\n", r->raw.triggered ? "failed with another error" : "succeeded");
+    else if (r->raw_invalid_value)
+        snprintf(r->raw_note, sizeof r->raw_note,
+                 "  (CUDA 13 and later say \"invalid argument\" for a block past the "
+                 "device's limits; CUDA 12 and earlier, and PyTorch's message, say "
+                 "\"invalid configuration argument\")\n");
+}
 
 void lab_bad_launch(LabResult *r) {
     start(r, "RuntimeError: CUDA error: invalid configuration argument\n"
@@ -101,6 +133,7 @@ void lab_bad_launch(LabResult *r) {
     }
     r->diagnosed = launch_check(&limits, &config, &r->diagnosis) != 0;
     r->code = r->diagnosed && (!r->raw_ran || r->raw_as_expected) ? LAB_SHOWN : LAB_WENT_WRONG;
+    note_bad_launch(r);
 }
 
 // ---- illegal-address --------------------------------------------------------------------

@@ -38,6 +38,11 @@ typedef struct LabResult {
     int bad_index, bad_label, classes;
     // bad-launch: the API answered cudaErrorInvalidValue, CUDA 13's word for it.
     int raw_invalid_value;
+    // What the raw half's outcome means, printed after it ("" when nothing needs saying):
+    // a call that succeeded, or failed otherwise than the scenario provokes, or the words
+    // another CUDA version uses. Written here, with the API's names, so that tools/ only
+    // prints it; it ends in a newline.
+    char raw_note[512];
 } LabResult;
 
 // 1 when a usable GPU is visible; else 0 and `why` says what is missing. Initialises

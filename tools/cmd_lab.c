@@ -77,17 +77,11 @@ static void print_diagnosis(const Status *st) {
 static LabCode show_invalid_device(void) {
     LabResult r;
     lab_invalid_device(&r);
-    if (!r.raw_ran) {
+    if (!r.raw_ran)
         print_cannot_run("the raw cudaSetDevice call", r.cannot_run);
-    } else {
+    else
         print_raw(r.raw.raw);
-        if (!r.raw.triggered)
-            printf("lab: cudaSetDevice(%d) succeeded; expected it to fail\n", r.ordinal);
-        else if (!r.raw_as_expected)
-            printf("  (with no usable driver the runtime fails before it looks at the ordinal; "
-                   "on a GPU machine the answer is cudaErrorInvalidDevice (101): invalid device "
-                   "ordinal)\n");
-    }
+    printf("%s", r.raw_note);
     print_framework(r.framework);
     if (!r.diagnosed)
         printf("lab: --device cuda:%d opened; expected it to be refused\n", r.ordinal);
@@ -132,23 +126,11 @@ static LabCode show_oom(void) {
 static LabCode show_bad_launch(void) {
     LabResult r;
     lab_bad_launch(&r);
-    if (!r.raw_ran) {
+    if (!r.raw_ran)
         print_cannot_run("the raw launch of 2048 threads per block", r.cannot_run);
-        printf("  (on a GPU it fails with cudaErrorInvalidConfiguration (9): invalid "
-               "configuration argument, or from CUDA 13 on with cudaErrorInvalidValue (1): "
-               "invalid argument; the check below uses the limits every GPU since 7.5 "
-               "shares)\n");
-    } else {
+    else
         print_raw(r.raw.raw);
-        if (!r.raw_as_expected)
-            printf("lab: a launch of 2048 threads per block %s; expected "
-                   "cudaErrorInvalidConfiguration (9), or cudaErrorInvalidValue (1) from CUDA "
-                   "13 on\n", r.raw.triggered ? "failed with another error" : "succeeded");
-        else if (r.raw_invalid_value)
-            printf("  (CUDA 13 and later say \"invalid argument\" for a block past the "
-                   "device's limits; CUDA 12 and earlier, and PyTorch's message, say "
-                   "\"invalid configuration argument\")\n");
-    }
+    printf("%s", r.raw_note);
     print_framework(r.framework);
     printf("trainer checks every launch configuration on the host first:\n");
     if (!r.diagnosed)
