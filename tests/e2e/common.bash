@@ -63,6 +63,39 @@ print("; ".join(p["what"] for p in d["problems"]) or d["verdict"])' <<<"$out" 2>
     fi
 }
 
+# ---- several processes (mpirun) ----
+# require_mpirun: exits 77 without Open MPI's launcher; lets it run as root (CI's container).
+require_mpirun() {
+    if ! command -v mpirun >/dev/null; then
+        echo "SKIP: mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)"
+        exit 77
+    fi
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+}
+
+# write_sgd_mlp FILE UNITS BATCH: a 784-UNITS-10 MLP without dropout or batchnorm, trained
+# with SGD and momentum: runs split over processes must end where one process ends, and
+# Adam would turn float summation order into differences far above rounding (it divides by
+# the root of tiny second moments).
+write_sgd_mlp() {
+    cat >"$1" <<MODEL
+input     shape=784 dtype=f32
+dense     units=$2 act=relu
+dense     units=10
+loss      softmax_cross_entropy
+optimizer sgd lr=0.05 momentum=0.9
+train     batch=$3 epochs=2 seed=3
+MODEL
+}
+
+# expect_same_weights A B WHAT: the two safetensors files hold the same tensors within a
+# relative error of 1e-5 (tests/e2e/compare_weights.py).
+expect_same_weights() {
+    local result
+    if result=$(python3 tests/e2e/compare_weights.py "$1" "$2"); then pass "$3: $result"
+    else fail "$3" "$result"; fi
+}
+
 # ---- tiny IDX datasets made on the spot (no installed dataset needed) ----
 # A big-endian u32 as printf escapes.
 be32() {

@@ -9,12 +9,7 @@
 # - a rank killed mid-run ends the launch with an error naming it, within a minute: no hang.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_python3 "compare the weights files"
-if ! command -v mpirun >/dev/null; then
-    echo "SKIP: mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)"
-    exit 77
-fi
-# Open MPI refuses root unless told; CI runs as root in a container.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+require_mpirun
 # Under AddressSanitizer: Open MPI's own plugins (dlopen'ed, unloaded at MPI_Finalize) leave
 # some 3,300 allocations at exit that LeakSanitizer cannot attribute; the leak check stays
 # on for every other test, and ASan's other checks stay on here.
@@ -22,18 +17,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0"
 # Keep Open MPI off the network: the ranks of these tests share one host.
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 
-# Fashion-MNIST's first samples, the same every run. SGD with momentum: Adam divides by
-# the root of tiny second moments, which turns float summation order (the one thing that
-# differs between one process and several) into differences far above rounding.
+# Fashion-MNIST's first samples, the same every run.
 require_fashion_mnist
-cat >"$work/plain.model" <<'MODEL'
-input     shape=784 dtype=f32
-dense     units=32 act=relu
-dense     units=10
-loss      softmax_cross_entropy
-optimizer sgd lr=0.05 momentum=0.9
-train     batch=16 epochs=2 seed=3
-MODEL
+write_sgd_mlp "$work/plain.model" 32 16
 args=(train "$work/plain.model" --data fashion-mnist --train-limit 400 --test-limit 80
       --device cpu --threads 1)
 mpi() { local n=$1; shift; run mpirun -np "$n" --oversubscribe "$TRAINER" "$@"; }
@@ -59,12 +45,8 @@ for n in 2 4; do
     else
         fail "$n ranks log the one process's figures" "one: $one_result; $n: $(last_epoch_result)"
     fi
-    if compare=$(python3 tests/e2e/compare_weights.py "$work/one.safetensors" \
-        "$work/ranks$n.safetensors"); then
-        pass "$n ranks end with one process's parameters: $compare"
-    else
-        fail "$n ranks end with one process's parameters" "$compare"
-    fi
+    expect_same_weights "$work/one.safetensors" "$work/ranks$n.safetensors" \
+        "$n ranks end with one process's parameters"
 done
 
 # Buckets: summing each layer's gradients while backward goes on, in small buckets, gives
@@ -87,12 +69,8 @@ mpi 2 "${args[@]}" --epochs 1 --checkpoint "$work/ck"
 expect_rc 0 "an epoch with a checkpoint"
 mpi 2 "${args[@]}" --resume "$work/ck" --save "$work/resumed.safetensors"
 expect_rc 0 "both ranks resume from rank 0's checkpoint"
-if compare=$(python3 tests/e2e/compare_weights.py "$work/ranks2.safetensors" \
-    "$work/resumed.safetensors"); then
-    pass "resumed, the ranks end where the uninterrupted launch ended: $compare"
-else
-    fail "resumed, the ranks end where the uninterrupted launch ended" "$compare"
-fi
+expect_same_weights "$work/ranks2.safetensors" "$work/resumed.safetensors" \
+    "resumed, the ranks end where the uninterrupted launch ended"
 
 # The batch over the ranks.
 mpi 4 "${args[@]}" --batch 18 --epochs 1
