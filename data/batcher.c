@@ -77,9 +77,8 @@ int dataset_gather(const Dataset *ds, const DataTransform *t, const int32_t *ind
     size_t sample = dataset_sample_size(ds);
     SampleTransform bytes;
     data_transform_for_bytes(t, ds, &bytes);
-    uint8_t *scratch = ds->paths && images ? malloc(sample) : NULL;
-    if (ds->paths && images && !scratch)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    SampleScratch scratch;
+    TRY(sample_scratch_open(ds, &scratch, st));
     int rc = 0;
     for (int k = 0; !rc && k < count; k++) {
         int index = indices[k];
@@ -87,13 +86,13 @@ int dataset_gather(const Dataset *ds, const DataTransform *t, const int32_t *ind
             gather_features(ds, t ? t->normalization : NULL, index, images + (size_t)k * sample);
         } else if (images) {
             const uint8_t *src;
-            rc = dataset_sample_bytes(ds, index, scratch, &src, st);
+            rc = dataset_sample_bytes(ds, index, &scratch, &src, st);
             if (!rc)
                 sample_transform_apply(&bytes, src, (uint64_t)index, images + (size_t)k * sample);
         }
         if (labels) labels[k] = ds->labels[index];
     }
-    free(scratch);
+    sample_scratch_close(&scratch);
     return rc;
 }
 

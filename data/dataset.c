@@ -302,18 +302,32 @@ void dataset_truncate(Dataset *ds, int count) {
     if (ds->paths) ds->path_count = count;
 }
 
-int dataset_sample_bytes(const Dataset *ds, int index, uint8_t *scratch, const uint8_t **bytes,
-                         Status *st) {
+int sample_scratch_open(const Dataset *ds, SampleScratch *s, Status *st) {
+    memset(s, 0, sizeof *s);
+    if (!ds->paths) return 0;
     size_t sample = dataset_sample_size(ds);
+    s->values = malloc(sample * sizeof *s->values);
+    s->bytes = malloc(sample);
+    if (s->values && s->bytes) return 0;
+    sample_scratch_close(s);
+    return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for decoding %s",
+                       ds->source);
+}
+
+void sample_scratch_close(SampleScratch *s) {
+    free(s->values);
+    free(s->bytes);
+    memset(s, 0, sizeof *s);
+}
+
+int dataset_sample_bytes(const Dataset *ds, int index, SampleScratch *s, const uint8_t **bytes,
+                         Status *st) {
     if (!ds->paths) {
-        *bytes = ds->images + (size_t)index * sample;
+        *bytes = ds->images + (size_t)index * dataset_sample_size(ds);
         return 0;
     }
-    float *values = malloc(sample * sizeof *values);
-    if (!values) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-    int rc = dataset_png_decode(ds, ds->paths[index], values, scratch, st);
-    free(values);
-    *bytes = scratch;
+    int rc = dataset_png_decode(ds, ds->paths[index], s->values, s->bytes, st);
+    *bytes = s->bytes;
     if (rc == STATUS_BAD_INPUT)
         status_hint(st, "with --decode stream only each file's header is checked before "
                         "training; --decode upfront reads every image first (and "

@@ -95,10 +95,18 @@ int dataset_open_regular(const char *path, const char *what, FILE **out, long lo
                          Status *st);
 // Keep only the first `count` samples (no-op when count <= 0 or >= ds->count).
 void dataset_truncate(Dataset *ds, int count);
+// Where a streamed dataset's samples are decoded, allocated once per batch (or pass) rather
+// than once per image; empty (nothing allocated) for a dataset held in memory.
+typedef struct SampleScratch {
+    float *values;      // libpng's decode, sample_size floats
+    uint8_t *bytes;     // the sample as bytes, sample_size
+} SampleScratch;
+int sample_scratch_open(const Dataset *ds, SampleScratch *s, Status *st);
+void sample_scratch_close(SampleScratch *s);
 // The `sample_size` bytes of sample `index`: in memory, or for a streamed dataset decoded
-// from its file into `scratch` (which *bytes then points to). A file that no longer
-// decodes is STATUS_BAD_INPUT naming it.
-int dataset_sample_bytes(const Dataset *ds, int index, uint8_t *scratch, const uint8_t **bytes,
+// from its file into s->bytes (which *bytes then points to). A file that no longer decodes
+// is STATUS_BAD_INPUT naming it.
+int dataset_sample_bytes(const Dataset *ds, int index, SampleScratch *s, const uint8_t **bytes,
                          Status *st);
 // Decodes PNG `path` as `ds`'s samples are (its channels and size) into bytes: what
 // dataset_load_png keeps, and what a streamed dataset's loader makes. `values` is scratch

@@ -41,12 +41,12 @@ int dataset_group_stats(const Dataset *ds, double *mean, double *std, Status *st
     size_t sample = dataset_sample_size(ds);
     size_t run = ds->features ? 1 : sample / (size_t)ds->channels;  // values per group in turn
     for (int g = 0; g < groups; g++) mean[g] = std[g] = 0;  // sums first, then the moments
-    uint8_t *scratch = ds->paths ? malloc(sample) : NULL;
-    if (ds->paths && !scratch) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    SampleScratch scratch;
+    TRY(sample_scratch_open(ds, &scratch, st));
     for (int i = 0; i < ds->count; i++) {
         const uint8_t *bytes = NULL;
-        if (!ds->features && dataset_sample_bytes(ds, i, scratch, &bytes, st)) {
-            free(scratch);
+        if (!ds->features && dataset_sample_bytes(ds, i, &scratch, &bytes, st)) {
+            sample_scratch_close(&scratch);
             return st->code;
         }
         for (size_t p = 0; p < sample; p++) {
@@ -57,7 +57,7 @@ int dataset_group_stats(const Dataset *ds, double *mean, double *std, Status *st
             std[g] += v * v;
         }
     }
-    free(scratch);
+    sample_scratch_close(&scratch);
     double per_group = (double)ds->count * (double)run;
     for (int g = 0; g < groups; g++) {
         if (per_group == 0) break;
