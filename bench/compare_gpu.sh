@@ -66,7 +66,12 @@
 # 1. Exit 1 also when a run failed (the table is still written, the cell says why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command_line="bash bench/compare_gpu.sh${*:+ $*}"
+# The command as it was typed, for the docs: arguments with spaces in double quotes.
+command_line="bash bench/compare_gpu.sh"
+for arg in "$@"; do
+  [[ $arg =~ [[:space:]] ]] && arg="\"$arg\""
+  command_line+=" $arg"
+done
 [ -n "${BUILD:-}" ] && command_line="BUILD=$BUILD $command_line"
 set_name="" epochs=3 limit=0 models="" precisions="" modes="" device=cuda:0 fp32=0
 with_torch=1 accuracy="" budget=540 results="" write=0

@@ -283,7 +283,8 @@ def versions_rows(results):
     cudnn = torch.get("cudnn", "")
     if cudnn.isdigit() and len(cudnn) >= 5:  # 91900 -> 9.19.0
         cudnn = f"{int(cudnn) // 10000}.{int(cudnn) // 100 % 100}.{int(cudnn) % 100}"
-    both = lambda ours, theirs: " / ".join(x or "?" for x in (ours, theirs))
+    def both(ours, theirs):  # "" when neither is known, so the row is left out
+        return " / ".join(x or "?" for x in (ours, theirs)) if ours or theirs else ""
     rows = [
         ("GPU", m.get("gpu", "unknown")),
         ("driver", m.get("driver", "unknown")),

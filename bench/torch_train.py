@@ -125,7 +125,7 @@ def versions(device):
     try:
         import triton
         triton_version = triton.__version__
-    except ImportError:
+    except Exception:  # missing, or broken: either way torch.compile will say more
         triton_version = "none (torch.compile needs it on a GPU)"
     name = torch.cuda.get_device_name(device) if torch.cuda.is_available() else "no CUDA device"
     return (f"versions torch={torch.__version__} cuda={torch.version.cuda} "
@@ -171,14 +171,13 @@ def run_gpu(args):
     loss_fn = nn.CrossEntropyLoss()
     scaler = grad_scaler(precision == "fp16")
 
-    def autocast():  # disabled (fp32, tf32), it changes nothing
-        return torch.autocast(device_type="cuda", dtype=autocast_dtype or torch.bfloat16,
-                              enabled=autocast_dtype is not None)
+    # Disabled (fp32, tf32), autocast changes nothing; its dtype must still be one it knows.
+    amp = dict(device_type="cuda", dtype=autocast_dtype or torch.bfloat16,
+               enabled=autocast_dtype is not None)
 
     def forward_loss(x, y):
         # The autocast region inside, so that torch.compile traces the casts with the model.
-        with torch.autocast(device_type="cuda", dtype=autocast_dtype or torch.bfloat16,
-                            enabled=autocast_dtype is not None):
+        with torch.autocast(**amp):
             return loss_fn(model(x), y)
 
     step_loss = forward_loss
@@ -225,7 +224,7 @@ def run_gpu(args):
         first_epoch_s = elapsed if first_epoch_s is None else first_epoch_s
         best = max(best, len(order) / elapsed)
     model.eval()
-    with torch.no_grad(), autocast():
+    with torch.no_grad(), torch.autocast(**amp):
         logits = torch.cat([model(torch.from_numpy(test_x[i:i + 1000].astype(np.float32) / 255.0)
                                   .to(device)).float().cpu()
                             for i in range(0, len(test_x), 1000)])
