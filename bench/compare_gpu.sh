@@ -183,9 +183,12 @@ probe=$("$trainer" train models/mlp.model --device "$device" --epochs 1 --train-
   die "trainer cannot train on $device (GPUs nvidia-smi lists: $seen)" "$probe"
 torch_version="(not run: -T)"
 if [ "$with_torch" = 1 ]; then
-  torch_version=$("$python" bench/torch_train.py --versions --device "$device" 2>&1) ||
-    die "$python cannot run PyTorch on $device" "$torch_version"$'\n'"PYTHON=... picks \
-another python; -T runs trainer alone."
+  out=$("$python" bench/torch_train.py --versions --device "$device" 2>&1) ||
+    die "$python cannot run PyTorch on $device" "$out"$'\n'"PYTHON=... picks another \
+python; -T runs trainer alone."
+  # Its one line, without the warnings an import may print beside it.
+  torch_version=$(grep -m1 '^versions ' <<<"$out") ||
+    die "bench/torch_train.py --versions printed no versions line" "$out"
 fi
 
 # ---- the results file ----------------------------------------------------------------

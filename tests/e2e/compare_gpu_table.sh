@@ -160,4 +160,51 @@ else
 fi
 expect_in out "results: $work/dry.tsv" "the results file is named"
 well_formed "$work/dry.md" 2 "the dry run's block is well-formed"
+
+# The PyTorch columns with stand-ins, so that what compare_gpu.sh reads from
+# bench/torch_train.py's line (samples/s=, test_acc=, first_epoch_s=, a failure's message)
+# and from --versions is pinned without PyTorch: a "GPU" trainer that trains on the CPU, and
+# a python that answers for torch_train.py (eager 1000 samples/s, graphs 2000, compile
+# failing) and is python3 for everything else.
+mkdir -p "$work/bin"
+cat >"$work/bin/trainer" <<EOF
+#!/usr/bin/env bash
+args=()
+for a in "\$@"; do case \$a in cuda*) a=cpu ;; esac; args+=("\$a"); done
+exec "$TRAINER" "\${args[@]}"
+EOF
+cat >"$work/bin/python" <<'EOF'
+#!/usr/bin/env bash
+[ "$1" = bench/torch_train.py ] || exec python3 "$@"
+case " $* " in
+*" --versions "*) echo "a warning an import printed"
+    echo "versions torch=0.0+standin cuda=13.0 cudnn=91900 triton=none python=3 gpu=stand-in"
+    exit 0 ;;
+*" --compile default "*) echo "torch._dynamo.exc.BackendCompilerFailed: stand-in" >&2; exit 1 ;;
+*" --compile reduce-overhead "*) rate=2000 ;;
+*) rate=1000 ;;
+esac
+echo "pytorch mlp batch=128 samples/s=$rate test_acc=0.5000 device=cuda:0 tf32=on batches=device precision=tf32 compile=x first_epoch_s=1.5"
+EOF
+chmod +x "$work/bin/trainer" "$work/bin/python"
+run env TRAINER="$work/bin/trainer" PYTHON="$work/bin/python" OUT= \
+    TRAINER_FASHION_MNIST_DIR="$FASHION_DIR" bash "$script" -e 2 -n 512 -m mlp -o "$work/cols.tsv" 128
+expect_rc 1 "all three PyTorch columns, one failing: exit 1"
+expect_in err "1 runs failed" "the failure is counted"
+expect_match out '^mlp +128 +tf32 +[0-9]+ +1000 +- +2000 ' "eager and graphs in their columns"
+expect_in out "mlp 128 tf32 compile: failed (exit 1): torch._dynamo.exc.BackendCompilerFailed: stand-in" \
+    "the failed column names PyTorch's error"
+if grep -q '^meta	pytorch	versions torch=0.0+standin ' "$work/cols.tsv" &&
+    grep -q '^run	mlp	128	tf32	graphs	2000	0.5000	1.5	$' "$work/cols.tsv"; then
+    pass "the versions line and a PyTorch row are recorded"
+else
+    fail "the versions line and a PyTorch row are recorded" "$(cat "$work/cols.tsv")"
+fi
+
+# A budget spent before the first run: every cell says so, and the table is still made.
+run env TRAINER="$work/bin/trainer" PYTHON="$work/bin/python" OUT= \
+    TRAINER_FASHION_MNIST_DIR="$FASHION_DIR" bash "$script" -b 1 -m mlp -o "$work/none.tsv" 128
+expect_rc 0 "a spent budget is no failure"
+expect_in out "4 runs not started: the 1 s budget (-b) was spent" "it says how many were not run"
+expect_in out "mlp 128 tf32 trainer: not run: the 1 s budget was spent" "and each cell says why"
 finish
