@@ -28,10 +28,11 @@
 #             (default 128 1024) in every precision of -p (default tf32; -f: fp32). Models:
 #             mlp lenet cnn-bn resnet-mini wide-mlp; precisions: fp32 tf32 bf16 fp16.
 # The estimates add up the H100 run of 2026-11-23 (shared/gpu-runs/2026-11-23-h100): a
-# PyTorch process takes ~5 s to start and load the data; its first epoch takes 1-6 s eager,
-# 11-25 s under torch.compile and 6-13 s with CUDA graphs; later epochs ~1 s at batch 128
-# and less at 1024; trainer's runs take a few seconds each; so a row costs 45-70 s with all
-# four columns (resnet-mini's PyTorch side was not in that run: taken as cnn-bn's).
+# PyTorch run's first epoch took 1-6 s eager, 11-25 s under torch.compile and 6-13 s with
+# CUDA graphs, later epochs ~1 s at batch 128 and less at 1024, trainer's epochs under a
+# second; with ~5 s to start a PyTorch process and load the data (assumed: the logs do not
+# time it) a row costs 45-70 s with all four columns (resnet-mini's PyTorch side was not
+# in that run: taken as cnn-bn's). Not yet checked against a whole run of this script.
 # -b (default 540 s) is the budget: a run that would start with less than 20 s left is not
 # started (its cell says so), a run is stopped when the budget ends, and the table is
 # written with what was measured.
@@ -230,7 +231,7 @@ echo
 # ---- running under the budget ----------------------------------------------------------
 deadline=$((start_time + budget))
 reserve=10  # seconds kept for the tables
-min_run=20  # a run given less is not started: PyTorch alone takes ~5 s to start
+min_run=20  # a run given less is not started: starting PyTorch alone takes seconds
 failed=0 not_run=0
 
 # time_left: seconds a run may take now (0 when the budget is spent).
