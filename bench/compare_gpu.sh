@@ -346,10 +346,8 @@ for r in json.load(sys.stdin)["gemm"]:
 }
 
 # bf16 and fp16 against fp32's test accuracy: tests/gpu/precision_train.sh with the issue's
-# models and epochs on the full training set. Its lines
-#   "ok   - mlp bf16 test accuracy 0.8812 within 0.5 points of fp32's 0.8830 (...)"
-#   "FAIL - mlp bf16 test accuracy 0.8702 within 0.5 points of fp32's 0.8830"
-# carry both accuracies; the table judges them (fp32's less at most 0.5 points).
+# models and epochs on the full training set; gpu_table.py reads both accuracies from its
+# verdict lines and judges them (fp32's less at most 0.5 points).
 run_accuracy() {
   local limit
   limit=$(time_left)
@@ -362,12 +360,21 @@ run_accuracy() {
     PRECISION_TRAIN_LIMIT=0 PRECISION_DEVICE="$device" TRAINER="$(realpath "$trainer")" \
     TRAINER_SOURCE_DIR="$PWD" TRAINER_FASHION_MNIST_DIR="$data_dir" \
     bash tests/gpu/precision_train.sh
-  sed -nE "s/^(ok   |FAIL) - ([a-z0-9-]+) (bf16|fp16) test accuracy ([0-9.]+) within 0\.5 points of fp32's ([0-9.]+).*/accuracy\t\2\t\3\t\4\t\5/p" \
-    <<<"$out" >>"$results"
+  printf '%s\n' "$out" >"$results.accuracy"
+  "$python" bench/gpu_table.py --accuracy-records "$results.accuracy" >>"$results"
+  rm -f "$results.accuracy"
+  # A verdict outside the 0.5 points is the table's to report; any other failed check (a
+  # run that did not train) is a failure of the run.
+  local broken
+  broken=$(grep '^FAIL - ' <<<"$out" | grep -v ' test accuracy .* within 0\.5 points of ' || true)
   if [ "$rc" = 77 ]; then
     echo "accuracy check: skipped: $(grep -m1 '^SKIP' <<<"$out")"
   elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
     echo "accuracy check: timed out after $limit s (the rows it finished are in the table)"
+    failed=$((failed + 1))
+  elif [ -n "$broken" ]; then
+    echo "accuracy check failed (the log has its output):"
+    while IFS= read -r line; do echo "  $line"; done <<<"$broken"
     failed=$((failed + 1))
   fi
   return 0

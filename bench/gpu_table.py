@@ -5,11 +5,13 @@ machine without a GPU or PyTorch (tests/e2e/compare_gpu_table.sh runs it on
 tests/e2e/compare_gpu_results.tsv).
 
 usage: gpu_table.py [--markdown | --write FILE] RESULTS.tsv [RESULTS.tsv...]
+       gpu_table.py --accuracy-records LOG
 
   (no option)    the text tables, for the terminal
   --markdown     the generated block, markers included
   --write FILE   FILE's generated block (between the two marker lines) replaced by the new one;
                  FILE must hold exactly one begin and one end marker, in that order
+  --accuracy-records LOG   the accuracy records of tests/gpu/precision_train.sh's output
 
 Several results files are read as one, in order; a later measurement of the same model,
 batch, precision and column replaces an earlier one (so a run split over two commands, each
@@ -471,6 +473,24 @@ def write(path, block):
         raise SystemExit(f"gpu_table.py: cannot write {path}: {error.strerror}")
 
 
+# precision_train.sh's verdicts (tests/e2e/common.bash's pass and fail):
+#   "ok   - mlp bf16 test accuracy 0.8812 within 0.5 points of fp32's 0.8830 (0 steps skipped)"
+#   "FAIL - mlp fp16 test accuracy 0.8702 within 0.5 points of fp32's 0.8830"
+# Both carry both accuracies; the table judges them itself (fp32's less at most 0.5 points).
+ACCURACY_LINE = re.compile(r"^(?:ok   |FAIL )- ([a-z0-9-]+) (bf16|fp16) test accuracy "
+                           r"([0-9.]+) within 0\.5 points of fp32's ([0-9.]+)")
+
+
+def accuracy_records(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError as error:
+        raise SystemExit(f"gpu_table.py: cannot read {path}: {error.strerror}")
+    return "".join("accuracy\t%s\t%s\t%s\t%s\n" % m.groups()
+                   for m in map(ACCURACY_LINE.match, lines) if m)
+
+
 def main(argv):
     mode, target, paths = "text", None, []
     i = 0
@@ -480,6 +500,9 @@ def main(argv):
         elif argv[i] == "--write" and i + 1 < len(argv):
             mode, target = "write", argv[i + 1]
             i += 1
+        elif argv[i] == "--accuracy-records" and i + 1 < len(argv):
+            sys.stdout.write(accuracy_records(argv[i + 1]))
+            return 0
         elif argv[i] in ("-h", "--help"):
             print(__doc__)
             return 0

@@ -120,6 +120,18 @@ run python3 "$table" --write "$work/twice.md" "$fixture"
 expect_rc 1 "--write into a file with two blocks"
 expect_in err "(found 2 and 2)" "the error counts the markers"
 
+# The accuracy check's records come from precision_train.sh's verdicts, which common.bash's
+# pass and fail print (a subshell: these are not this test's verdicts).
+(
+    pass "mlp bf16 test accuracy 0.8812 within 0.5 points of fp32's 0.8830 (0 steps skipped)"
+    fail "lenet fp16 test accuracy 0.8702 within 0.5 points of fp32's 0.8830" "2 steps skipped"
+    fail "cnn-bn trains in bf16" "exit code 1, expected 0"
+) >"$work/precision.log"
+run python3 "$table" --accuracy-records "$work/precision.log"
+if [ "$out" = "$(printf 'accuracy\tmlp\tbf16\t0.8812\t0.8830\naccuracy\tlenet\tfp16\t0.8702\t0.8830')" ]
+then pass "--accuracy-records: both accuracies of each verdict, passed or failed"
+else fail "--accuracy-records: both accuracies of each verdict, passed or failed" "$out"; fi
+
 printf 'run\tmlp\tlots\ttf32\ttrainer\t1\t-\t-\t\n' >"$work/bad.tsv"
 run python3 "$table" "$work/bad.tsv"
 expect_rc 1 "a record that does not read"
