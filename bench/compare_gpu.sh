@@ -365,7 +365,7 @@ run_accuracy() {
   rm -f "$results.accuracy"
   # A verdict outside the 0.5 points is the table's to report; any other failed check (a
   # run that did not train) is a failure of the run.
-  local broken
+  local broken line
   broken=$(grep '^FAIL - ' <<<"$out" | grep -v ' test accuracy .* within 0\.5 points of ' || true)
   if [ "$rc" = 77 ]; then
     echo "accuracy check: skipped: $(grep -m1 '^SKIP' <<<"$out")"
