@@ -206,7 +206,7 @@ def accuracy_rows(results):
             if acc is None or reference is None:
                 cells[precision] = (acc, None, "not measured")
                 continue
-            difference = acc - reference
+            difference = round(acc - reference, 6)  # 4-digit accuracies: no float residue
             state = "met" if difference >= -ACCURACY_SLACK else "not met"
             cells[precision] = (acc, difference, state)
         rows.append((model, reference, cells))
