@@ -20,13 +20,22 @@ compute capability) and runs, each step under a timeout:
   build, trainer doctor, ctest -L gpu, trainer lab all,
   every models/*.model for 5 epochs on cuda:0 (test accuracy, samples/s; a 3x32x32
   model on $TRAINER_CIFAR10_DIR, skipped without it),
-  bench/compare_gpu.sh -e 3 -m "mlp lenet cnn-bn" 128 1024 (trainer vs PyTorch eager),
+  bench/compare_gpu.sh -c eager -e 3 -m "mlp lenet cnn-bn" 128 1024 (trainer vs PyTorch
+  eager),
   compute-sanitizer memcheck (leak check on) over the gpu test binaries but
   test_sync_check and test_cuda_full_card, and racecheck over test_cuda_parity,
 then prints one row per step: PASS/FAIL/SKIP, time, samples/s and test accuracy.
 
+With --compare, only the build and then issue 15's comparison (bench/compare_gpu.sh's
+default set: trainer vs PyTorch eager, torch.compile and CUDA graphs, the wide MLP in bf16
+against `trainer bench gemm`, bf16/fp16 accuracy; about 5 minutes on an H100) in the time
+the build leaves; its results (compare-gpu.tsv) and tables (compare-gpu.md) are in the logs.
+Make the docs' table from them where the repository is:
+  python3 bench/gpu_table.py --write docs/benchmarks.md compare-gpu.tsv
+
 options:
   --quick           skip the PyTorch comparison and the sanitizers
+  --compare         build, then issue 15's comparison only (above)
   --no-bench        skip the PyTorch comparison
   --no-sanitize     skip compute-sanitizer
   --build-dir DIR   build folder (default build-gpu)
@@ -51,10 +60,12 @@ log_dir=gpu-check-logs
 budget=540
 run_bench=1
 run_sanitize=1
+run_compare=0
 while [ $# -gt 0 ]; do
   case $1 in
   -h | --help) usage; exit 0 ;;
   --quick) run_bench=0 run_sanitize=0 ;;
+  --compare) run_compare=1 ;;
   --no-bench) run_bench=0 ;;
   --no-sanitize) run_sanitize=0 ;;
   --build-dir | --logs | --budget)
@@ -381,25 +392,66 @@ step_train() {
   fi
 }
 
+# bench_rows TSV: "MODEL BATCH PRECISION TRAINER TRAINER_ACC EAGER EAGER_ACC" for each row
+# of compare_gpu.sh's results file (tab-separated "run MODEL BATCH PRECISION SIDE SAMPLES/S
+# TEST_ACC FIRST_EPOCH_S NOTE" records; "-" where a run gave no figure).
+bench_rows() {
+  awk -F'\t' '$1 == "run" {
+                 key = $2 " " $3 " " $4
+                 if (!(key in seen)) { seen[key] = 1; keys[++n] = key }
+                 if ($5 == "trainer") { t[key] = $6; ta[key] = $7 }
+                 if ($5 == "eager") { e[key] = $6; ea[key] = $7 } }
+               END { for (i = 1; i <= n; i++) { k = keys[i]
+                       printf "%s %s %s %s %s\n", k, (k in t) ? t[k] : "-", (k in ta) ? ta[k] : "-",
+                              (k in e) ? e[k] : "-", (k in ea) ? ea[k] : "-" } }' "$1"
+}
+
 step_bench() {
-  local log
+  local log results=$log_dir/bench-vs-pytorch.tsv
   if [ "$run_bench" = 0 ]; then record bench SKIP "" "" "" "--no-bench/--quick"; return; fi
   needs_build bench && can_start bench || return
   new_log bench-vs-pytorch
-  run_logged "$log" 300 env "BUILD=$build_dir" bash bench/compare_gpu.sh -e 3 \
-    -m "mlp lenet cnn-bn" 128 1024
-  # One row per model and batch of compare_gpu.sh's table:
-  # "model batch trainer_samples/s pytorch_samples/s ratio trainer_acc pytorch_acc".
-  local model batch ours theirs ratio our_acc their_acc rows=0
-  while read -r model batch ours theirs ratio our_acc their_acc; do
+  rm -f "$results"
+  # -c eager -A: PyTorch eager only, no accuracy check, as this step has always been (the
+  # compile columns take minutes: --compare); -b keeps the script inside the step's timeout.
+  local left
+  left=$(time_left 300)
+  run_logged "$log" 300 env "BUILD=$build_dir" bash bench/compare_gpu.sh -c eager -A -e 3 \
+    -b "$((left > 30 ? left - 10 : 20))" -o "$results" -m "mlp lenet cnn-bn" 128 1024
+  local model batch precision ours our_acc theirs their_acc ratio rows=0
+  while read -r model batch precision ours our_acc theirs their_acc; do
+    ratio=-
+    [ "$ours" != - ] && [ "$theirs" != - ] &&
+      ratio=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }')
+    [ "$ours" = - ] && ours=""
+    [ "$our_acc" = - ] && our_acc=""
     record "bench $model/$batch" PASS "" "$ours" "$our_acc" \
-      "PyTorch eager $theirs samples/s, acc $their_acc; ratio $ratio"
+      "$precision; PyTorch eager $theirs samples/s, acc $their_acc; ratio $ratio"
     rows=$((rows + 1))
-  done < <(grep -E '^[a-z][a-z0-9-]* +[0-9]+ +[0-9]+ ' "$log")
+  done < <([ -f "$results" ] && bench_rows "$results")
   if [ "$step_rc" -ne 0 ]; then
     record bench FAIL "$step_secs" "" "" "$(why_failed "$log") ($rows rows done)"
   else
     record bench PASS "$step_secs" "" "" "$rows rows: trainer vs PyTorch eager, TF32 allowed"
+  fi
+}
+
+# Issue 15's comparison (compare_gpu.sh's default set) in whatever time the build left.
+step_compare() {
+  local log results=$log_dir/compare-gpu.tsv
+  needs_build compare && can_start compare || return
+  new_log compare-gpu
+  rm -f "$results"
+  local left
+  left=$(time_left 999999)
+  run_logged "$log" "$left" env "BUILD=$build_dir" bash bench/compare_gpu.sh \
+    -b "$((left > 40 ? left - 15 : 25))" -o "$results"
+  local targets
+  targets=$(grep -m1 '^targets of issue 15: ' "$log" | cut -d: -f2-)
+  if [ "$step_rc" -ne 0 ]; then
+    record compare FAIL "$step_secs" "" "" "$(why_failed "$log");${targets:- no table}"
+  else
+    record compare PASS "$step_secs" "" "" "targets:$targets; tables in $log_dir/compare-gpu.md"
   fi
 }
 
@@ -501,14 +553,18 @@ record gpu PASS 0 "" "" "$gpu_text"
 
 step_deps
 step_build
-step_doctor
-step_ctest
-step_labs
-for model_file in models/*.model; do
-  step_train "$(basename "$model_file" .model)"
-done
-step_bench
-step_sanitize
+if [ "$run_compare" = 1 ]; then
+  step_compare
+else
+  step_doctor
+  step_ctest
+  step_labs
+  for model_file in models/*.model; do
+    step_train "$(basename "$model_file" .model)"
+  done
+  step_bench
+  step_sanitize
+fi
 
 echo
 summary

@@ -1,0 +1,531 @@
+#!/usr/bin/env python3
+"""The tables of bench/compare_gpu.sh, from its results file(s), and the block it writes into
+docs/benchmarks.md. Standard library only, so that the tables can be made, and tested, on a
+machine without a GPU or PyTorch (tests/e2e/compare_gpu_table.sh runs it on
+tests/e2e/compare_gpu_results.tsv).
+
+usage: gpu_table.py [--markdown | --write FILE] RESULTS.tsv [RESULTS.tsv...]
+       gpu_table.py --accuracy-records LOG
+
+  (no option)    the text tables, for the terminal
+  --markdown     the generated block, markers included
+  --write FILE   FILE's generated block (between the two marker lines) replaced by the new one;
+                 FILE must hold exactly one begin and one end marker, in that order
+  --accuracy-records LOG   the accuracy records of tests/gpu/precision_train.sh's output
+
+Several results files are read as one, in order; a later measurement of the same model,
+batch, precision and column replaces an earlier one (so a run split over two commands, each
+with its own file, makes one table).
+
+A results file is tab-separated text, one record per line, '#' lines ignored:
+  meta      KEY VALUE                        date, command, gpu, driver, trainer, pytorch, ...
+  run       MODEL BATCH PRECISION SIDE SAMPLES_PER_S TEST_ACC FIRST_EPOCH_S NOTE
+            SIDE: trainer, eager, compile or graphs; '-' for a figure not measured, and NOTE
+            says why (failed, timed out, not run)
+  gemm      PRECISION MxNxK TFLOPS NOTE        from `trainer bench gemm --json`
+  accuracy  MODEL PRECISION TEST_ACC FP32_TEST_ACC   from tests/gpu/precision_train.sh
+
+Exit: 0, 1 for a results file or FILE that cannot be read or written (said on stderr).
+"""
+import os
+import re
+import sys
+
+BEGIN = "<!-- compare_gpu.sh: generated block begins"
+END = "<!-- compare_gpu.sh: generated block ends"
+SIDES = ("trainer", "eager", "compile", "graphs")
+SIDE_NAMES = {"trainer": "trainer", "eager": "PyTorch eager", "compile": "torch.compile",
+              "graphs": "compile + CUDA graphs"}
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Issue 15's thresholds: (model, batch, precisions, PyTorch column, least trainer/PyTorch).
+# The batch thresholds hold at equal precision on both sides; trainer's default is TF32, so
+# they are read on the tf32 rows (and fp32 ones, a run with -f).
+RATIO_TARGETS = (
+    ("lenet", 1024, ("tf32", "fp32"), "eager", 1.5),
+    ("cnn-bn", 1024, ("tf32", "fp32"), "eager", 1.5),
+    ("mlp", 128, ("tf32", "fp32"), "eager", 20.0),
+    ("mlp", 128, ("tf32", "fp32"), "graphs", 10.0),
+    ("lenet", 128, ("tf32", "fp32"), "eager", 5.0),
+    ("lenet", 128, ("tf32", "fp32"), "graphs", 3.0),
+    ("wide-mlp", 4096, ("bf16",), "eager", 1.0),
+)
+# The wide MLP in bf16 at batch 4096 reaches this share of the card's best bf16 GEMM rate
+# (`trainer bench gemm`), counting the training FLOPs derived from the model file.
+GEMM_SHARE_TARGET = ("wide-mlp", 4096, "bf16", 0.60)
+# bf16 and fp16 training reach fp32's test accuracy less at most this much (0.5 points).
+ACCURACY_SLACK = 0.005
+
+
+class Results:
+    def __init__(self):
+        self.meta = {}
+        self.runs = {}        # (model, batch, precision) -> {side: {samples, acc, first, note}}
+        self.gemm = {}        # (precision, size) -> (tflops or None, note)
+        self.accuracy = {}    # model -> {precision: (acc, fp32 acc)}
+
+    def read(self, path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except OSError as error:
+            raise SystemExit(f"gpu_table.py: cannot read {path}: {error.strerror}")
+        for number, line in enumerate(lines, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.split("\t")
+            try:
+                self.record(fields)
+            except (ValueError, IndexError) as error:
+                raise SystemExit(f"gpu_table.py: {path}:{number}: cannot read the record "
+                                 f"{line!r}: {error}")
+
+    def record(self, f):
+        kind = f[0]
+        if kind == "meta":
+            self.meta[f[1]] = f[2] if len(f) > 2 else ""
+        elif kind == "run":
+            model, batch, precision, side = f[1], int(f[2]), f[3], f[4]
+            if side not in SIDES:
+                raise ValueError(f"side {side!r} is none of {', '.join(SIDES)}")
+            self.runs.setdefault((model, batch, precision), {})[side] = {
+                "samples": number(f[5], int), "acc": number(f[6], float),
+                "first": number(f[7], float), "note": f[8] if len(f) > 8 else ""}
+        elif kind == "gemm":
+            self.gemm[(f[1], f[2])] = (number(f[3], float), f[4] if len(f) > 4 else "")
+        elif kind == "accuracy":
+            self.accuracy.setdefault(f[1], {})[f[2]] = (number(f[3], float),
+                                                       number(f[4], float))
+        else:
+            raise ValueError(f"unknown record kind {kind!r}")
+
+    def figure(self, key, side):
+        return self.runs.get(key, {}).get(side, {}).get("samples")
+
+    def ratio(self, key, side):
+        ours, theirs = self.figure(key, "trainer"), self.figure(key, side)
+        return ours / theirs if ours and theirs else None
+
+    def best_gemm(self, precision):
+        """The highest TFLOP/s measured at PRECISION, and its size; (None, None) if none."""
+        rows = [(t, size) for (p, size), (t, _) in self.gemm.items() if p == precision and t]
+        return max(rows) if rows else (None, None)
+
+
+def number(text, kind):
+    return None if text in ("", "-") else kind(text)
+
+
+# ---- what a model trains per sample ------------------------------------------------------
+
+def training_flops(model):
+    """FLOPs of one sample's training step for a model file of dense layers only, or None.
+    A dense layer of IN inputs and OUT units is an IN x OUT GEMM per sample: forward 2*IN*OUT
+    (a multiply and an add per weight), backward 2*IN*OUT for the weights' gradient and
+    2*IN*OUT for the inputs' gradient, except in the first layer, whose input is the data
+    and needs none (neither trainer nor PyTorch computes it). Biases, activations, the loss
+    and Adam are O(IN + OUT) per sample or O(weights) per step: under 0.1% here, left out.
+    wide-mlp: 6 * 36,806,656 - 2 * 784 * 4096 = 214,417,408 per sample."""
+    path = os.path.join(HERE, "..", "models", f"{model}.model")
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = [line.split("#")[0].split() for line in f]
+    except OSError:
+        return None
+    width, total, first = None, 0, True
+    for words in filter(None, lines):
+        attrs = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+        if words[0] == "input":
+            shape = attrs.get("shape", "")
+            if not shape.isdigit():
+                return None  # images: convolutions are not counted here
+            width = int(shape)
+        elif words[0] == "dense":
+            if width is None or not attrs.get("units", "").isdigit():
+                return None
+            units = int(attrs["units"])
+            total += (4 if first else 6) * width * units
+            width, first = units, False
+        elif words[0] in ("dropout", "loss", "optimizer", "train", "schedule"):
+            continue
+        else:
+            return None
+    return total or None
+
+
+# ---- targets ----------------------------------------------------------------------------
+
+def targets(results, key):
+    """[(text, state)] for the row KEY; state is 'met', 'not met' or 'not measured'."""
+    model, batch, precision = key
+    out = []
+    for t_model, t_batch, t_precisions, side, least in RATIO_TARGETS:
+        if (model, batch) != (t_model, t_batch) or precision not in t_precisions:
+            continue
+        ratio = results.ratio(key, side)
+        text = f">= {least:g}x {SIDE_NAMES[side]}"
+        if ratio is None:
+            out.append((text, "not measured"))
+        else:
+            out.append((text, "met" if ratio >= least else f"not met ({ratio:.2f}x)"))
+    share = gemm_share(results, key)
+    if (model, batch, precision) == GEMM_SHARE_TARGET[:3]:
+        least = GEMM_SHARE_TARGET[3]
+        text = f">= {least:.0%} of bf16 GEMM"
+        if share is None:
+            out.append((text, "not measured"))
+        else:
+            out.append((text, "met" if share >= least else f"not met ({share:.0%})"))
+    return out
+
+
+def gemm_share(results, key, side="trainer"):
+    """SIDE's training TFLOP/s on row KEY over the best GEMM TFLOP/s at its precision."""
+    model, _, precision = key
+    flops, samples = training_flops(model), results.figure(key, side)
+    best, _ = results.best_gemm(precision)
+    if not (flops and samples and best):
+        return None
+    return samples * flops / 1e12 / best
+
+
+def target_cell(items):
+    return "; ".join(f"{text}: {state}" for text, state in items)
+
+
+def accuracy_rows(results):
+    """[(model, fp32, {precision: (acc, difference, state)})]."""
+    rows = []
+    for model, by_precision in results.accuracy.items():
+        reference = next((r for _, r in by_precision.values() if r is not None), None)
+        if "fp32" in by_precision and by_precision["fp32"][0] is not None:
+            reference = by_precision["fp32"][0]
+        cells = {}
+        for precision in ("bf16", "fp16"):
+            acc = by_precision.get(precision, (None, None))[0]
+            if acc is None or reference is None:
+                cells[precision] = (acc, None, "not measured")
+                continue
+            difference = round(acc - reference, 6)  # 4-digit accuracies: no float residue
+            state = "met" if difference >= -ACCURACY_SLACK else "not met"
+            cells[precision] = (acc, difference, state)
+        rows.append((model, reference, cells))
+    return rows
+
+
+def all_targets(results):
+    items = [t for key in results.runs for t in targets(results, key)]
+    for _, _, cells in accuracy_rows(results):
+        items += [("accuracy", state) for _, _, state in cells.values()]
+    met = sum(1 for _, state in items if state == "met")
+    unmeasured = sum(1 for _, state in items if state == "not measured")
+    return met, len(items) - met - unmeasured, unmeasured
+
+
+# ---- formatting ----------------------------------------------------------------------------
+
+def grouped(value):
+    return "" if value is None else f"{value:,}"
+
+
+def fixed(value, digits=2):
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def cell_note(run):
+    """A missing figure's reason, shortened for a table cell."""
+    return run.get("note", "") if run else ""
+
+
+def samples_cell(results, key, side, markdown):
+    run = results.runs.get(key, {}).get(side)
+    if run and run["samples"] is not None:
+        return grouped(run["samples"]) if markdown else str(run["samples"])
+    note = cell_note(run)
+    if not note:
+        return ""
+    return note if markdown else "-"
+
+
+def accuracy_cell(results, key):
+    ours = results.runs.get(key, {}).get("trainer", {}).get("acc")
+    theirs = results.runs.get(key, {}).get("eager", {}).get("acc")
+    if ours is None and theirs is None:
+        return ""
+    return f"{fixed(ours, 4) or '-'} / {fixed(theirs, 4) or '-'}"
+
+
+def markdown_table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        cells = [str(c).replace("|", "\\|") for c in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def pytorch_versions(text):
+    """'versions torch=2.11.0 cuda=13.0 ... gpu=NVIDIA H100 80GB HBM3' -> dict."""
+    return dict(re.findall(r"(\w+)=(.*?)(?= \w+=|$)", text or ""))
+
+
+def library_versions(text):
+    """trainer --version's 'CUDA runtime 13.0, driver 13.0, cuBLAS 13.1.0, ...' -> dict."""
+    found = {}
+    for part in (text or "").split(","):
+        words = part.split()
+        if len(words) >= 2:
+            found[" ".join(words[:-1])] = words[-1]
+    return found
+
+
+def versions_rows(results):
+    m = results.meta
+    torch = pytorch_versions(m.get("pytorch"))
+    libraries = library_versions(m.get("trainer_libraries"))
+    cudnn = torch.get("cudnn", "")
+    if cudnn.isdigit() and len(cudnn) >= 5:  # 91900 -> 9.19.0
+        cudnn = f"{int(cudnn) // 10000}.{int(cudnn) // 100 % 100}.{int(cudnn) % 100}"
+    def both(ours, theirs):  # "" when neither is known, so the row is left out
+        return " / ".join(x or "?" for x in (ours, theirs)) if ours or theirs else ""
+    rows = [
+        ("GPU", m.get("gpu", "unknown")),
+        ("driver", m.get("driver", "unknown")),
+        ("CUDA, trainer / PyTorch", both(libraries.get("CUDA runtime"), torch.get("cuda"))),
+        ("cuDNN, trainer / PyTorch", both(libraries.get("cuDNN"), cudnn or None)),
+        ("cuBLAS, trainer", libraries.get("cuBLAS", "?")),
+        ("PyTorch", torch.get("torch", m.get("pytorch", "not run"))),
+        ("Triton, Python", both(torch.get("triton"), torch.get("python"))),
+        ("trainer", f"commit {m.get('commit', '?')}"),
+        ("date", m.get("date", "?")),
+        ("run", m.get("run", "")),
+    ]
+    return [(k, v) for k, v in rows if v]
+
+
+def run_keys(results):
+    return list(results.runs)
+
+
+def samples_rows(results, markdown):
+    rows = []
+    for key in run_keys(results):
+        model, batch, precision = key
+        ratios = [fixed(results.ratio(key, side)) for side in ("eager", "compile", "graphs")]
+        rows.append([model, batch, precision] +
+                    [samples_cell(results, key, side, markdown) for side in SIDES] +
+                    ratios + [accuracy_cell(results, key), target_cell(targets(results, key))])
+    return rows
+
+
+def wide_rows(results):
+    """Every dense-only row at batch >= 1024 with its TFLOP/s: the GEMM-bound comparison."""
+    rows = []
+    for key in run_keys(results):
+        flops = training_flops(key[0])
+        if not flops or key[1] < 1024 or key[0] == "mlp":
+            continue
+        best, size = results.best_gemm(key[2])
+        for side in SIDES:
+            samples = results.figure(key, side)
+            if samples is None:
+                continue
+            share = gemm_share(results, key, side)
+            rows.append([f"{key[0]} {key[2]}", SIDE_NAMES[side], grouped(samples),
+                         tflops(samples * flops / 1e12),
+                         f"{share:.0%} of {best:.0f} at {size}" if share else ""])
+    return rows
+
+
+def gemm_rows(results):
+    return [[p, size, tflops(t), note] for (p, size), (t, note) in results.gemm.items()]
+
+
+def tflops(value):
+    """A GPU's hundreds of TFLOP/s to one decimal; a CPU's hundredths (a dry run) readable."""
+    if not value:
+        return ""
+    return f"{value:.1f}" if value >= 10 else f"{value:.2g}"
+
+
+def accuracy_table_rows(results):
+    rows = []
+    for model, reference, cells in accuracy_rows(results):
+        row = [model, fixed(reference, 4) or "-"]
+        for precision in ("bf16", "fp16"):
+            acc, difference, state = cells[precision]
+            row.append(f"{fixed(acc, 4)} ({difference * 100:+.2f})" if difference is not None
+                       else "-")
+            row.append(state)
+        rows.append(row)
+    return rows
+
+
+SAMPLES_HEADER = ["model", "batch", "precision", "trainer", "PyTorch eager", "torch.compile",
+                  "compile + CUDA graphs", "x eager", "x compile", "x graphs",
+                  "test acc, trainer / eager", "target (issue 15)"]
+
+
+def markdown(results):
+    m = results.meta
+    met, missed, unmeasured = all_targets(results)
+    out = [f"{BEGIN}; `bash bench/compare_gpu.sh -w` replaces everything up to the end marker "
+           "-->", ""]
+    out.append("```")
+    out.append(m.get("command", "bash bench/compare_gpu.sh"))
+    out.append("```")
+    out.append("")
+    out += markdown_table(["", ""], versions_rows(results))
+    out.append("")
+    if results.runs:
+        out += markdown_table(SAMPLES_HEADER, samples_rows(results, True))
+        out.append("")
+        out.append(f"samples/s, best epoch of {m.get('epochs', '?')} (the first, with its "
+                   "warm-up and compilation, is almost never the best); x COLUMN = trainer / "
+                   "that PyTorch column (above 1: trainer is faster). Test accuracy after the "
+                   "last epoch.")
+        out.append("")
+    wide = wide_rows(results)
+    if wide:
+        out += markdown_table(["model", "side", "samples/s", "TFLOP/s", "share of the best GEMM "
+                               "(`trainer bench gemm` TFLOP/s, size)"], wide)
+        out.append("")
+        flops = training_flops("wide-mlp")
+        if flops:
+            out.append(f"TFLOP/s = samples/s x {flops:,} FLOPs per sample, the training step of "
+                       "models/wide-mlp.model derived from its layer sizes (bench/gpu_table.py, "
+                       "`training_flops`).")
+            out.append("")
+    if results.gemm:
+        out += markdown_table(["GEMM precision", "size", "TFLOP/s", "note"], gemm_rows(results))
+        out.append("")
+    if results.accuracy:
+        out += markdown_table(["model", "fp32 test acc", "bf16 (points)", "bf16 target",
+                               "fp16 (points)", "fp16 target"], accuracy_table_rows(results))
+        out.append("")
+        out.append("tests/gpu/precision_train.sh, full Fashion-MNIST, the model files' batch, "
+                   f"{m.get('accuracy_epochs', '?')} epochs; target: fp32's test accuracy "
+                   "less at most 0.5 points.")
+        out.append("")
+    out.append(f"Targets of issue 15: {met} met, {missed} not met, {unmeasured} not measured. "
+               "Reported, never asserted: a benchmark is not a test.")
+    out.append("")
+    out.append(f"{END} -->")
+    return "\n".join(out) + "\n"
+
+
+def text(results):
+    """The same tables for a terminal: figures without separators, one row a line."""
+    widths = [10, 6, 5, 10, 10, 10, 10, 8, 9, 8, 15]
+    header = ["model", "batch", "prec", "trainer", "eager", "compile", "graphs", "x eager",
+              "x compile", "x graphs", "acc ours/eager", "target"]
+    lines = [" ".join(h.rjust(w) if i > 2 else h.ljust(w) for i, (h, w) in
+                      enumerate(zip(header, widths + [0])))]
+    for row in samples_rows(results, False):
+        cells = [str(c) if c != "" else "-" for c in row[:11]]
+        cells[10] = cells[10].replace(" / ", "/")
+        lines.append(" ".join(c.rjust(w) if i > 2 else c.ljust(w)
+                              for i, (c, w) in enumerate(zip(cells, widths))) +
+                     ("  " + row[11] if row[11] else ""))
+    for key, sides in results.runs.items():
+        for side, run in sides.items():
+            if run["samples"] is None and run["note"]:
+                lines.append(f"  {key[0]} {key[1]} {key[2]} {side}: {run['note']}")
+    for model, side, samples, tflops, share in wide_rows(results):
+        lines.append(f"{model}, {side}: {samples} samples/s, {tflops} TFLOP/s"
+                     f"{', ' + share + ' (GEMM TFLOP/s)' if share else ''}")
+    for row in gemm_rows(results):
+        lines.append("gemm: " + "  ".join(c for c in row if c))
+    for row in accuracy_table_rows(results):
+        lines.append(f"accuracy: {row[0]} fp32 {row[1]}, bf16 {row[2]} {row[3]}, "
+                     f"fp16 {row[4]} {row[5]}")
+    met, missed, unmeasured = all_targets(results)
+    lines.append(f"targets of issue 15: {met} met, {missed} not met, {unmeasured} not measured")
+    return "\n".join(lines) + "\n"
+
+
+# ---- the generated block in a markdown file -----------------------------------------------
+
+def block_span(lines, path):
+    """(begin, end) line indexes of the generated block; SystemExit unless exactly one."""
+    begins = [i for i, line in enumerate(lines) if line.startswith(BEGIN)]
+    ends = [i for i, line in enumerate(lines) if line.startswith(END)]
+    if len(begins) != 1 or len(ends) != 1 or begins[0] > ends[0]:
+        raise SystemExit(f"gpu_table.py: {path} needs exactly one line starting '{BEGIN}' and "
+                         f"one starting '{END}' after it (found {len(begins)} and {len(ends)}"
+                         f"{', in the wrong order' if begins and ends and begins[0] > ends[0] else ''}"
+                         "); put them where the table belongs")
+    return begins[0], ends[0]
+
+
+def write(path, block):
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+    except OSError as error:
+        raise SystemExit(f"gpu_table.py: cannot read {path}: {error.strerror}")
+    begin, end = block_span(lines, path)
+    new = lines[:begin] + block.rstrip("\n").split("\n") + lines[end + 1:]
+    try:  # a whole new file, then a rename: a failed write leaves the old one
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            f.write("\n".join(new))
+        os.replace(path + ".tmp", path)
+    except OSError as error:
+        raise SystemExit(f"gpu_table.py: cannot write {path}: {error.strerror}")
+
+
+# precision_train.sh's verdicts (tests/e2e/common.bash's pass and fail):
+#   "ok   - mlp bf16 test accuracy 0.8812 within 0.5 points of fp32's 0.8830 (0 steps skipped)"
+#   "FAIL - mlp fp16 test accuracy 0.8702 within 0.5 points of fp32's 0.8830"
+# Both carry both accuracies; the table judges them itself (fp32's less at most 0.5 points).
+ACCURACY_LINE = re.compile(r"^(?:ok   |FAIL )- ([a-z0-9-]+) (bf16|fp16) test accuracy "
+                           r"([0-9.]+) within 0\.5 points of fp32's ([0-9.]+)")
+
+
+def accuracy_records(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError as error:
+        raise SystemExit(f"gpu_table.py: cannot read {path}: {error.strerror}")
+    return "".join("accuracy\t%s\t%s\t%s\t%s\n" % m.groups()
+                   for m in map(ACCURACY_LINE.match, lines) if m)
+
+
+def main(argv):
+    mode, target, paths = "text", None, []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--markdown":
+            mode = "markdown"
+        elif argv[i] == "--write" and i + 1 < len(argv):
+            mode, target = "write", argv[i + 1]
+            i += 1
+        elif argv[i] == "--accuracy-records" and i + 1 < len(argv):
+            sys.stdout.write(accuracy_records(argv[i + 1]))
+            return 0
+        elif argv[i] in ("-h", "--help"):
+            print(__doc__)
+            return 0
+        elif argv[i].startswith("-"):
+            raise SystemExit(f"gpu_table.py: unknown option {argv[i]!r} (--markdown, --write "
+                             "FILE)")
+        else:
+            paths.append(argv[i])
+        i += 1
+    if not paths:
+        raise SystemExit("gpu_table.py: no results file given (compare_gpu.sh -o writes one)")
+    results = Results()
+    for path in paths:
+        results.read(path)
+    if mode == "text":
+        sys.stdout.write(text(results))
+    elif mode == "markdown":
+        sys.stdout.write(markdown(results))
+    else:
+        write(target, markdown(results))
+        print(f"gpu_table.py: wrote the generated block of {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

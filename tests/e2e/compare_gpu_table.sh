@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# bench/compare_gpu.sh without a GPU: its table writer (bench/gpu_table.py) on recorded
+# results (compare_gpu_results.tsv beside this script) prints the ratios and issue 15's
+# targets, and replaces the generated block of a copy of docs/benchmarks.md between its
+# markers, leaving every other line as it was and every table well-formed; a file without
+# the markers or a bad record is an error naming it. Then the script's trainer-only dry run
+# (-T -d cpu) on a few Fashion-MNIST samples writes a results file the writer reads, and its
+# usage mistakes stop it with exit 1 and a message. No figure is judged: benchmarks are not
+# tests.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+require_python3 "run bench/gpu_table.py"
+
+table=bench/gpu_table.py
+fixture=tests/e2e/compare_gpu_results.tsv
+
+# ---- the text table -----------------------------------------------------------------------
+run python3 "$table" "$fixture"
+expect_rc 0 "the text table of the recorded results"
+expect_match out '^mlp +128 +tf32 +801003 +66882 +71407 +98011 +11\.98 +11\.22 +8\.17 ' \
+    "mlp 128: the four columns and trainer's ratio to each PyTorch column"
+expect_in out '>= 20x PyTorch eager: not met (11.98x); >= 10x compile + CUDA graphs: not met (8.17x)' \
+    "mlp 128: both targets of issue 15, with the ratio that missed"
+expect_match out '^lenet +1024 +tf32 .*>= 1\.5x PyTorch eager: not met \(0\.79x\)' \
+    "lenet 1024: the 1.5x eager target"
+expect_in out 'lenet 128 tf32 compile: failed: torch._dynamo' "a failed run's reason is shown"
+expect_in out '>= 60% of bf16 GEMM: not measured' \
+    "the wide MLP's GEMM-share target is not measured when trainer's bf16 run is missing"
+expect_in out 'wide-mlp bf16, PyTorch eager: 1,489,231 samples/s, 319.3 TFLOP/s, 53% of 600' \
+    "the wide MLP's TFLOP/s: samples/s x 214,417,408 FLOPs, against the bf16 GEMM"
+expect_in out 'accuracy: mlp fp32 0.8850, bf16 0.8840 (-0.10) met, fp16 0.8700 (-1.50) not met' \
+    "bf16 within 0.5 points of fp32 is met, fp16 1.5 points below is not"
+expect_in out 'targets of issue 15: 2 met, 7 not met, 3 not measured' "the targets counted"
+
+# A second results file replaces the cells it measured again.
+printf 'run\tmlp\t128\ttf32\teager\t40000\t0.8600\t1.0\t\n' >"$work/again.tsv"
+run python3 "$table" "$fixture" "$work/again.tsv"
+expect_match out '^mlp +128 +tf32 +801003 +40000 .* 20\.03 ' "a later file's figure wins"
+expect_in out '>= 20x PyTorch eager: met; ' "and the target is read on it"
+
+# ---- the markdown block -----------------------------------------------------------------
+# well_formed FILE TABLES WHAT: FILE holds one generated block with TABLES markdown tables
+# or more, each with a separator row and as many cells in each row as in its header.
+well_formed() {
+    local why
+    if why=$(python3 - "$1" "$2" <<'EOF' 2>&1
+import sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+begin = [i for i, l in enumerate(lines) if l.startswith("<!-- compare_gpu.sh: generated block begins")]
+end = [i for i, l in enumerate(lines) if l.startswith("<!-- compare_gpu.sh: generated block ends")]
+assert len(begin) == 1 and len(end) == 1 and begin[0] < end[0], (begin, end)
+assert lines[end[0]].endswith("-->") and lines[begin[0]].endswith("-->")
+block = lines[begin[0]:end[0] + 1]
+def cells(row):  # a table row's cells; "\|" inside a cell is not a separator
+    return len(row.replace("\\|", "").strip().strip("|").split("|"))
+tables, i = 0, 0
+while i < len(block):
+    if block[i].startswith("|"):
+        header, separator = block[i], block[i + 1]
+        assert set(separator) <= set("|-: "), f"no separator row under {header!r}"
+        assert cells(separator) == cells(header), (header, separator)
+        i += 2
+        while i < len(block) and block[i].startswith("|"):
+            assert cells(block[i]) == cells(header), f"{block[i]!r} under {header!r}"
+            i += 1
+        assert i == len(block) or block[i] == "", f"no blank line after the table: {block[i]!r}"
+        tables += 1
+    i += 1
+assert tables >= int(sys.argv[2]), f"{tables} tables"
+EOF
+    ); then pass "$3"; else fail "$3" "$(tail -n 3 <<<"$why")"; fi
+}
+
+run python3 "$table" --markdown "$fixture"
+expect_rc 0 "--markdown"
+printf '%s\n' "$out" >"$work/block.md"
+well_formed "$work/block.md" 5 "--markdown: one block, its tables well-formed"
+expect_in out '| GPU | NVIDIA H100 80GB HBM3 |' "the block names the GPU"
+expect_in out '| cuDNN, trainer / PyTorch | 9.19.0 / 9.19.0 |' "and cuDNN, PyTorch's 91900 read as 9.19.0"
+expect_in out 'BUILD=build bash bench/compare_gpu.sh -w' "and the command"
+expect_in out '| lenet | 128 | tf32 | 197,594 | 54,463 | failed: torch._dynamo.exc.BackendCompilerFailed (made up) | 88,439 |' \
+    "a failed cell says why in the table"
+expect_in out 'samples/s x 214,417,408 FLOPs per sample' "the FLOPs per sample are stated"
+
+# --write on a copy of the real document: the block replaced, everything else kept.
+cp docs/benchmarks.md "$work/doc.md"
+run python3 "$table" --write "$work/doc.md" "$fixture"
+expect_rc 0 "--write into a copy of docs/benchmarks.md"
+well_formed "$work/doc.md" 5 "--write: the document holds one well-formed block"
+if python3 - docs/benchmarks.md "$work/doc.md" "$work/block.md" <<'EOF'; then
+import sys
+def parts(path):
+    lines = open(path, encoding="utf-8").read().split("\n")
+    b = next(i for i, l in enumerate(lines) if l.startswith("<!-- compare_gpu.sh: generated block begins"))
+    e = next(i for i, l in enumerate(lines) if l.startswith("<!-- compare_gpu.sh: generated block ends"))
+    return lines[:b], lines[b:e + 1], lines[e + 1:]
+old, new = parts(sys.argv[1]), parts(sys.argv[2])
+block = open(sys.argv[3], encoding="utf-8").read().rstrip("\n").split("\n")
+sys.exit(0 if old[0] == new[0] and old[2] == new[2] and new[1] == block else 1)
+EOF
+    pass "--write: the lines before and after the block unchanged, the block is --markdown's"
+else
+    fail "--write: the lines before and after the block unchanged, the block is --markdown's" \
+        "$(diff docs/benchmarks.md "$work/doc.md" | head -n 20)"
+fi
+cp "$work/doc.md" "$work/doc-once.md"
+run python3 "$table" --write "$work/doc.md" "$fixture"
+if cmp -s "$work/doc.md" "$work/doc-once.md"; then pass "--write twice gives the same document"
+else fail "--write twice gives the same document" "$(diff "$work/doc-once.md" "$work/doc.md" | head)"; fi
+
+printf '# Benchmarks\n\nno markers here\n' >"$work/plain.md"
+cp "$work/plain.md" "$work/plain-before.md"
+run python3 "$table" --write "$work/plain.md" "$fixture"
+expect_rc 1 "--write into a file without the markers"
+expect_in err "needs exactly one line starting '<!-- compare_gpu.sh: generated block begins'" \
+    "the error says which markers are needed"
+if cmp -s "$work/plain.md" "$work/plain-before.md"; then pass "that file is left as it was"
+else fail "that file is left as it was"; fi
+cat "$work/block.md" "$work/block.md" >"$work/twice.md"
+run python3 "$table" --write "$work/twice.md" "$fixture"
+expect_rc 1 "--write into a file with two blocks"
+expect_in err "(found 2 and 2)" "the error counts the markers"
+
+# The accuracy check's records come from precision_train.sh's verdicts, which common.bash's
+# pass and fail print (a subshell: these are not this test's verdicts).
+(
+    pass "mlp bf16 test accuracy 0.8812 within 0.5 points of fp32's 0.8830 (0 steps skipped)"
+    fail "lenet fp16 test accuracy 0.8702 within 0.5 points of fp32's 0.8830" "2 steps skipped"
+    fail "cnn-bn trains in bf16" "exit code 1, expected 0"
+) >"$work/precision.log"
+run python3 "$table" --accuracy-records "$work/precision.log"
+if [ "$out" = "$(printf 'accuracy\tmlp\tbf16\t0.8812\t0.8830\naccuracy\tlenet\tfp16\t0.8702\t0.8830')" ]
+then pass "--accuracy-records: both accuracies of each verdict, passed or failed"
+else fail "--accuracy-records: both accuracies of each verdict, passed or failed" "$out"; fi
+
+printf 'run\tmlp\tlots\ttf32\ttrainer\t1\t-\t-\t\n' >"$work/bad.tsv"
+run python3 "$table" "$work/bad.tsv"
+expect_rc 1 "a record that does not read"
+expect_in err "$work/bad.tsv:1: cannot read the record" "the error names the file and line"
+run python3 "$table" "$work/missing.tsv"
+expect_rc 1 "a results file that is not there"
+
+# ---- compare_gpu.sh: usage mistakes, then trainer's side on the CPU ----------------------
+script=bench/compare_gpu.sh
+run bash "$script" -h
+expect_rc 0 "compare_gpu.sh -h"
+expect_in out "-s issue  (the default) the rows issue 15 sets targets for" "-h shows the sets"
+run bash "$script" -d cpu
+expect_rc 1 "-d cpu without -T"
+expect_in err "compare_gpu.sh: -d cpu is a dry run of trainer's side only: add -T" "says to add -T"
+run bash "$script" -s everything
+expect_rc 1 "an unknown set"
+expect_in err "-s everything: the sets are issue, quick, rest and full" "names the sets"
+run bash "$script" -T -m "mlp alexnet" 128
+expect_rc 1 "an unknown model"
+expect_in err "unknown model 'alexnet'" "names the model"
+run bash "$script" -s quick -m mlp
+expect_rc 1 "a set with -m"
+expect_in err "-s quick names the rows itself" "says a set names its rows"
+
+if [ ! -e "$FASHION_DIR/train-images-idx3-ubyte" ] && [ ! -e "$FASHION_DIR/train-images-idx3-ubyte.gz" ]; then
+    echo "note: Fashion-MNIST is not installed; the dry run of compare_gpu.sh is left out"
+    finish
+fi
+run env TRAINER="$TRAINER" TRAINER_FASHION_MNIST_DIR="$FASHION_DIR" OUT= bash "$script" -T \
+    -d cpu -e 2 -n 512 -m mlp -p fp32 -o "$work/dry.tsv" 128
+expect_rc 0 "a dry run of trainer's side on the CPU (-T -d cpu)"
+expect_match out '^mlp +128 +fp32 +[0-9]+ +- +- +- ' "its table has trainer's figure and no PyTorch"
+if grep -qE '^run	mlp	128	fp32	trainer	[0-9]+	0\.[0-9]+	[0-9.]+	$' "$work/dry.tsv"; then
+    pass "the results file has trainer's row"
+else
+    fail "the results file has trainer's row" "$(cat "$work/dry.tsv")"
+fi
+expect_in out "results: $work/dry.tsv" "the results file is named"
+well_formed "$work/dry.md" 2 "the dry run's block is well-formed"
+
+# The PyTorch columns with stand-ins, so that what compare_gpu.sh reads from
+# bench/torch_train.py's line (samples/s=, test_acc=, first_epoch_s=, a failure's message)
+# and from --versions is pinned without PyTorch: a "GPU" trainer that trains on the CPU, and
+# a python that answers for torch_train.py (eager 1000 samples/s, graphs 2000, compile
+# failing) and is python3 for everything else.
+mkdir -p "$work/bin"
+cat >"$work/bin/trainer" <<EOF
+#!/usr/bin/env bash
+if [ "\$1" = --version ]; then  # a CUDA build's, also where ctest's trainer is CPU-only
+    printf 'trainer (stand-in)\nCUDA runtime 13.0, driver 13.0, cuBLAS 13.1.0, cuDNN 9.19.0, NCCL 2.28.9\n'
+    exit 0
+fi
+args=()
+for a in "\$@"; do case \$a in cuda*) a=cpu ;; esac; args+=("\$a"); done
+exec "$TRAINER" "\${args[@]}"
+EOF
+cat >"$work/bin/python" <<'EOF'
+#!/usr/bin/env bash
+[ "$1" = bench/torch_train.py ] || exec python3 "$@"
+case " $* " in
+*" --versions "*) echo "a warning an import printed"
+    echo "versions torch=0.0+standin cuda=13.0 cudnn=91900 triton=none python=3 gpu=stand-in"
+    exit 0 ;;
+*" --compile default "*) echo "torch._dynamo.exc.BackendCompilerFailed: stand-in" >&2; exit 1 ;;
+*" --compile reduce-overhead "*) rate=2000 ;;
+*) rate=1000 ;;
+esac
+echo "pytorch mlp batch=128 samples/s=$rate test_acc=0.5000 device=cuda:0 tf32=on batches=device precision=tf32 compile=x first_epoch_s=1.5"
+EOF
+chmod +x "$work/bin/trainer" "$work/bin/python"
+run env TRAINER="$work/bin/trainer" PYTHON="$work/bin/python" OUT= \
+    TRAINER_FASHION_MNIST_DIR="$FASHION_DIR" bash "$script" -e 2 -n 512 -m mlp -o "$work/cols.tsv" 128
+expect_rc 1 "all three PyTorch columns, one failing: exit 1"
+expect_in err "1 runs failed" "the failure is counted"
+expect_match out '^mlp +128 +tf32 +[0-9]+ +1000 +- +2000 ' "eager and graphs in their columns"
+expect_in out "mlp 128 tf32 compile: failed (exit 1): torch._dynamo.exc.BackendCompilerFailed: stand-in" \
+    "the failed column names PyTorch's error"
+if grep -q '^meta	pytorch	versions torch=0.0+standin ' "$work/cols.tsv" &&
+    grep -q '^run	mlp	128	tf32	graphs	2000	0.5000	1.5	$' "$work/cols.tsv"; then
+    pass "the versions line and a PyTorch row are recorded"
+else
+    fail "the versions line and a PyTorch row are recorded" "$(cat "$work/cols.tsv")"
+fi
+
+# A budget spent before the first run: every cell says so, and the table is still made.
+run env TRAINER="$work/bin/trainer" PYTHON="$work/bin/python" OUT= \
+    TRAINER_FASHION_MNIST_DIR="$FASHION_DIR" bash "$script" -b 1 -m mlp -o "$work/none.tsv" 128
+expect_rc 0 "a spent budget is no failure"
+expect_in out "4 runs not started: the 1 s budget (-b) was spent" "it says how many were not run"
+expect_in out "mlp 128 tf32 trainer: not run: the 1 s budget was spent" "and each cell says why"
+finish
