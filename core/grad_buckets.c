@@ -55,8 +55,8 @@ static int start_through(GradBuckets *gb, size_t end, Status *st) {
     return 0;
 }
 
-int grad_buckets_after_layer(void *user, struct Layer *layer, Status *st) {
-    GradBuckets *gb = user;
+// `layer`'s backward has run for the last time this step: its gradients are final.
+static int layer_final(GradBuckets *gb, const Layer *layer, Status *st) {
     while (gb->next_slot < gb->slot_count && gb->slots[gb->next_slot].layer == layer)
         TRY(copy_in(gb, &gb->slots[gb->next_slot++], st));
     size_t copied = gb->next_slot < gb->slot_count ? gb->slots[gb->next_slot].offset : gb->total;
@@ -66,8 +66,13 @@ int grad_buckets_after_layer(void *user, struct Layer *layer, Status *st) {
     return 0;
 }
 
+int grad_buckets_after_layer(void *user, struct Layer *layer, Status *st) {
+    return layer_final(user, layer, st);
+}
+
 int grad_buckets_finish(GradBuckets *gb, Status *st) {
-    while (gb->next_slot < gb->slot_count) TRY(copy_in(gb, &gb->slots[gb->next_slot++], st));
+    while (gb->next_slot < gb->slot_count)
+        TRY(layer_final(gb, gb->slots[gb->next_slot].layer, st));
     TRY(start_through(gb, gb->total, st));
     double start = monotonic_seconds();
     TRY(mpi_finish_sums(st));

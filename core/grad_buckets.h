@@ -43,7 +43,8 @@ void grad_buckets_start_step(GradBuckets *gb);
 // LayerContext.after_layer_backward for the step's last pass (user: the GradBuckets).
 int grad_buckets_after_layer(void *user, struct Layer *layer, Status *st);
 // After backward: whatever backward did not reach (a process with no samples in the step,
-// buckets off) is copied and started, every sum is waited for, and the gradients get the
+// buckets off) is copied and started, layer by layer as backward would have, so that every
+// process starts the same buckets; every sum is waited for, and the gradients get the
 // sums. A step redone in smaller passes after running out of memory keeps the buckets it
 // already started: their gradients were final, and every process starts each bucket once.
 int grad_buckets_finish(GradBuckets *gb, Status *st);
