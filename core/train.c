@@ -12,6 +12,7 @@
 #include "core/collective.h"
 #include "core/grad_buckets.h"
 #include "core/grad_clip.h"
+#include "core/grad_sums.h"
 #include "core/loss_scale.h"
 #include "core/lr_schedule.h"
 #include "core/memory_plan.h"
@@ -633,20 +634,32 @@ static int train_epoch(TrainRun *run, int epoch, int done, long *global_step,
     return 0;
 }
 
+// Rank 0's last word on the sums: how long the steps waited for them.
+static void report_gradient_sums(TrainRun *run) {
+    GradBuckets *gb = &run->buckets;
+    if (!run->use_buckets || run->config->world.rank != 0 || gb->steps == 0) return;
+    char how[96] = "one sum after backward";
+    if (gb->bucket_values)
+        snprintf(how, sizeof how, "buckets of %.3g MiB started during backward",
+                 (double)gb->bucket_values * sizeof(float) / (1024.0 * 1024.0));
+    double waited = 0.0;
+    int measured = 0;
+    Status ignored;
+    status_clear(&ignored);
+    if (gb->sums.waited(&gb->sums, &waited, &measured, &ignored) || !measured) {
+        notice(run, "gradient sums over %d processes in %ld steps (waited: not measured), %s",
+               run->world, gb->steps, how);
+        return;
+    }
+    notice(run, "gradient sums over %d processes: %.2f s waited in %ld steps (%.2f ms a step), "
+           "%s", run->world, waited, gb->steps, 1e3 * waited / (double)gb->steps, how);
+}
+
 static void close_run(TrainRun *run) {
     for (int r = 0; r < run->count; r++) source_close(&run->replicas[r].source);
+    report_gradient_sums(run);
+    grad_buckets_close(&run->buckets);
     if (run->collective.close) collective_close(&run->collective);
-    GradBuckets *gb = &run->buckets;
-    if (run->use_buckets && run->config->world.rank == 0 && gb->steps > 0) {
-        char how[64] = "one sum after backward";
-        if (gb->bucket_values)
-            snprintf(how, sizeof how, "buckets of %.3g MiB started during backward",
-                     (double)gb->bucket_values * sizeof(float) / (1024.0 * 1024.0));
-        notice(run, "gradient sums over %d processes: %.2f s waited in %ld steps (%.2f ms a "
-               "step), %s", run->world, gb->wait_seconds, gb->steps,
-               1e3 * gb->wait_seconds / (double)gb->steps, how);
-    }
-    grad_buckets_close(gb);
     batcher_free(&run->batcher);
     free(run->step_indices);
     free(run->replicas);
@@ -717,9 +730,12 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
         // GPU ranks sum through NCCL, parameter by parameter, after backward (buckets on a
         // communication stream are not built yet); CPU ranks in buckets during backward.
         run->use_buckets = strcmp(run->collective.name, "mpi") == 0;
-        if (run->use_buckets)
+        if (run->use_buckets) {
             TRY(grad_buckets_open(&run->buckets, graphs[0], devices[0]->backend,
                                   config->world.bucket_mb, st));
+            TRY(grad_sums_open(&run->collective, devices[0], run->buckets.total,
+                               &run->buckets.sums, st));
+        }
         TRY(broadcast_parameters(run, st));
     } else if (count > 1) {
         TRY(collective_open(devices, count, &run->collective, st));
