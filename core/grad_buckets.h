@@ -10,8 +10,9 @@
 // buckets in the same order: their bounds depend only on the model.
 //
 // This file keeps the books (which parameters, in which order, the bucket bounds, when a
-// bucket is complete); a GradSums does the summing: MPI on host memory for CPU ranks
-// (core/grad_sums.h), a recording fake in tests/unit/test_grad_buckets.c.
+// bucket is complete); a GradSums does the summing: MPI on host memory for CPU ranks, NCCL
+// on a communication stream for GPU ranks (core/grad_sums.h), a recording fake in
+// tests/unit/test_grad_buckets.c.
 #ifndef TRAINER_GRAD_BUCKETS_H
 #define TRAINER_GRAD_BUCKETS_H
 
