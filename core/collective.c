@@ -202,6 +202,10 @@ int collective_open(Device *const *devices, int count, Collective *out, Status *
     return collective_open_host(devices, count, out, st);
 }
 
+struct CudaCollective *collective_nccl(const Collective *c) {
+    return c->name && strcmp(c->name, "nccl") == 0 ? c->impl : NULL;
+}
+
 void collective_close(Collective *c) {
     if (c->close) c->close(c);
     memset(c, 0, sizeof *c);

@@ -35,5 +35,7 @@ int collective_open_mpi(Device *device, int rank, int size, Collective *out, Sta
 // The host-staged collective alone (tests compare the two).
 int collective_open_host(Device *const *devices, int count, Collective *out, Status *st);
 void collective_close(Collective *c);
+// The NCCL communicators behind `c`, or NULL when it is not "nccl".
+struct CudaCollective *collective_nccl(const Collective *c);
 
 #endif

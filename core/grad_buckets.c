@@ -3,9 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/train.h"
-#include "kernels/mpi/mpi_world.h"
-
 int grad_buckets_open(GradBuckets *gb, Graph *g, const Backend *b, double bucket_mb,
                       Status *st) {
     memset(gb, 0, sizeof *gb);
@@ -22,18 +19,12 @@ int grad_buckets_open(GradBuckets *gb, Graph *g, const Backend *b, double bucket
             gb->slots[gb->slot_count++] = (GradSlot){p, g->layers[i], gb->total, n};
             gb->total += n;
         }
-    gb->flat = malloc((gb->total ? gb->total : 1) * sizeof *gb->flat);
-    if (!gb->flat) {
-        grad_buckets_close(gb);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %zu gradient "
-                           "values", gb->total);
-    }
     return 0;
 }
 
 void grad_buckets_close(GradBuckets *gb) {
+    if (gb->sums.close) gb->sums.close(&gb->sums);
     free(gb->slots);
-    free(gb->flat);
     memset(gb, 0, sizeof *gb);
 }
 
@@ -44,40 +35,51 @@ void grad_buckets_start_step(GradBuckets *gb) {
 
 static int copy_in(GradBuckets *gb, const GradSlot *s, Status *st) {
     const Backend *b = gb->backend;
-    return b->copy_to_host(b, gb->flat + s->offset, tensor_f32(&s->param->grad),
-                           s->count * sizeof(float), st);
+    float *into = gb->sums.flat + s->offset;
+    const float *grad = tensor_f32(&s->param->grad);
+    size_t bytes = s->count * sizeof(float);
+    // On the device: queued on the compute stream after the layer's backward.
+    return gb->sums.on_device ? b->copy_on_device(b, into, grad, bytes, st)
+                              : b->copy_to_host(b, into, grad, bytes, st);
+}
+
+static int copy_out(GradBuckets *gb, const GradSlot *s, Status *st) {
+    const Backend *b = gb->backend;
+    float *grad = tensor_f32(&s->param->grad);
+    const float *sum = gb->sums.flat + s->offset;
+    size_t bytes = s->count * sizeof(float);
+    return gb->sums.on_device ? b->copy_on_device(b, grad, sum, bytes, st)
+                              : b->copy_to_device(b, grad, sum, bytes, st);
 }
 
 static int start_through(GradBuckets *gb, size_t end, Status *st) {
     if (end <= gb->started) return 0;
-    TRY(mpi_start_sum_floats(gb->flat + gb->started, end - gb->started, st));
+    TRY(gb->sums.start(&gb->sums, gb->started, end - gb->started, st));
     gb->started = end;
     return 0;
 }
 
-int grad_buckets_after_layer(void *user, struct Layer *layer, Status *st) {
-    GradBuckets *gb = user;
+// `layer`'s backward has run for the last time this step: its gradients are final.
+static int layer_final(GradBuckets *gb, const Layer *layer, Status *st) {
     while (gb->next_slot < gb->slot_count && gb->slots[gb->next_slot].layer == layer)
         TRY(copy_in(gb, &gb->slots[gb->next_slot++], st));
     size_t copied = gb->next_slot < gb->slot_count ? gb->slots[gb->next_slot].offset : gb->total;
     if (gb->bucket_values && copied - gb->started >= gb->bucket_values)
         TRY(start_through(gb, copied, st));
-    mpi_progress();
+    if (gb->sums.progress) gb->sums.progress(&gb->sums);
     return 0;
 }
 
+int grad_buckets_after_layer(void *user, struct Layer *layer, Status *st) {
+    return layer_final(user, layer, st);
+}
+
 int grad_buckets_finish(GradBuckets *gb, Status *st) {
-    while (gb->next_slot < gb->slot_count) TRY(copy_in(gb, &gb->slots[gb->next_slot++], st));
+    while (gb->next_slot < gb->slot_count)
+        TRY(layer_final(gb, gb->slots[gb->next_slot].layer, st));
     TRY(start_through(gb, gb->total, st));
-    double start = monotonic_seconds();
-    TRY(mpi_finish_sums(st));
-    gb->wait_seconds += monotonic_seconds() - start;
+    TRY(gb->sums.finish(&gb->sums, st));
     gb->steps++;
-    const Backend *b = gb->backend;
-    for (int i = 0; i < gb->slot_count; i++) {
-        const GradSlot *s = &gb->slots[i];
-        TRY(b->copy_to_device(b, tensor_f32(&s->param->grad), gb->flat + s->offset,
-                              s->count * sizeof(float), st));
-    }
+    for (int i = 0; i < gb->slot_count; i++) TRY(copy_out(gb, &gb->slots[i], st));
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "core/collective.h"
 #include "core/grad_buckets.h"
 #include "core/grad_clip.h"
+#include "core/grad_sums.h"
 #include "core/loss_scale.h"
 #include "core/lr_schedule.h"
 #include "core/memory_plan.h"
@@ -45,7 +46,7 @@ typedef struct TrainRun {
     const RunConfig *config;    // shared by every replica
     Collective collective;      // shares > 1
     GradBuckets buckets;        // over the processes of an mpirun launch, when use_buckets
-    int use_buckets;            // the collective is MPI on host memory (CPU ranks)
+    int use_buckets;            // an mpirun launch: MPI (CPU ranks) or NCCL (GPU ranks)
     int world;                  // processes
     Batcher batcher;            // one order for the whole run; each step is split
     int32_t *step_indices;      // the step's samples
@@ -633,20 +634,36 @@ static int train_epoch(TrainRun *run, int epoch, int done, long *global_step,
     return 0;
 }
 
+// Rank 0's last word on the sums: how long the steps waited for them. On a GPU the compute
+// stream's wait, timed with CUDA events.
+static void report_gradient_sums(TrainRun *run) {
+    GradBuckets *gb = &run->buckets;
+    if (!run->use_buckets || run->config->world.rank != 0 || gb->steps == 0) return;
+    char how[96] = "one sum after backward";
+    if (gb->bucket_values)
+        snprintf(how, sizeof how, "buckets of %.3g MiB started during backward",
+                 (double)gb->bucket_values * sizeof(float) / (1024.0 * 1024.0));
+    if (gb->sums.on_device)
+        snprintf(how + strlen(how), sizeof how - strlen(how), ", on a communication stream");
+    double waited = 0.0;
+    int measured = 0;
+    Status ignored;
+    status_clear(&ignored);
+    if (gb->sums.waited(&gb->sums, &waited, &measured, &ignored) || !measured) {
+        notice(run, "gradient sums over %d processes in %ld steps (waited: not measured), %s",
+               run->world, gb->steps, how);
+        return;
+    }
+    notice(run, "gradient sums over %d processes: %.2f s waited in %ld steps (%.2f ms a step), "
+           "%s", run->world, waited, gb->steps, 1e3 * waited / (double)gb->steps, how);
+}
+
+// The buckets go before the collective: their stream's sums use its communicator.
 static void close_run(TrainRun *run) {
     for (int r = 0; r < run->count; r++) source_close(&run->replicas[r].source);
+    report_gradient_sums(run);
+    grad_buckets_close(&run->buckets);
     if (run->collective.close) collective_close(&run->collective);
-    GradBuckets *gb = &run->buckets;
-    if (run->use_buckets && run->config->world.rank == 0 && gb->steps > 0) {
-        char how[64] = "one sum after backward";
-        if (gb->bucket_values)
-            snprintf(how, sizeof how, "buckets of %.3g MiB started during backward",
-                     (double)gb->bucket_values * sizeof(float) / (1024.0 * 1024.0));
-        notice(run, "gradient sums over %d processes: %.2f s waited in %ld steps (%.2f ms a "
-               "step), %s", run->world, gb->wait_seconds, gb->steps,
-               1e3 * gb->wait_seconds / (double)gb->steps, how);
-    }
-    grad_buckets_close(gb);
     batcher_free(&run->batcher);
     free(run->step_indices);
     free(run->replicas);
@@ -714,12 +731,13 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     }
     if (world > 1) {
         TRY(collective_open_mpi(devices[0], config->world.rank, world, &run->collective, st));
-        // GPU ranks sum through NCCL, parameter by parameter, after backward (buckets on a
-        // communication stream are not built yet); CPU ranks in buckets during backward.
-        run->use_buckets = strcmp(run->collective.name, "mpi") == 0;
-        if (run->use_buckets)
-            TRY(grad_buckets_open(&run->buckets, graphs[0], devices[0]->backend,
-                                  config->world.bucket_mb, st));
+        // Buckets started during backward: MPI on the host for CPU ranks, NCCL on a
+        // communication stream for GPU ranks.
+        run->use_buckets = 1;
+        TRY(grad_buckets_open(&run->buckets, graphs[0], devices[0]->backend,
+                              config->world.bucket_mb, st));
+        TRY(grad_sums_open(&run->collective, devices[0], run->buckets.total,
+                           &run->buckets.sums, st));
         TRY(broadcast_parameters(run, st));
     } else if (count > 1) {
         TRY(collective_open(devices, count, &run->collective, st));

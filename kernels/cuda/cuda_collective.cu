@@ -146,3 +146,109 @@ extern "C" int cuda_collective_open_rank(const Backend *b,
     *out = c;
     return 0;
 }
+
+// ---- gradient buckets on a communication stream (one GPU per process) ----
+// The bucket's copies were queued on the compute stream; an event recorded there after them
+// makes the communication stream wait, so the all-reduce starts as soon as the GPU has
+// copied the bucket, while the compute stream runs the next layers' backward. The host
+// only queues; it never waits inside a step.
+
+// Steps whose wait is timed before their events are reused. Reading an event pair's time
+// needs both reached; a pair is read when its slot comes round again, this many steps
+// later, long after the device passed it (the loss is read, a device sync, every 16
+// steps), so the read never makes the host wait in practice.
+enum { TIMED_STEPS = 64 };
+
+struct CudaStreamSums {
+    ncclComm_t comm;
+    cudaStream_t compute, communication;
+    cudaEvent_t copied;                    // on compute: the bucket is in place
+    cudaEvent_t backward_end[TIMED_STEPS]; // on compute: arrived at finish
+    cudaEvent_t sums_end[TIMED_STEPS];     // on communication: the step's last sum is done
+    long steps, timed;                     // finished steps; those whose wait was read
+    double waited_ms;
+};
+
+extern "C" void cuda_stream_sums_close(CudaStreamSums *s) {
+    if (!s) return;
+    if (s->communication) cudaStreamDestroy(s->communication);
+    if (s->copied) cudaEventDestroy(s->copied);
+    for (int k = 0; k < TIMED_STEPS; k++) {
+        if (s->backward_end[k]) cudaEventDestroy(s->backward_end[k]);
+        if (s->sums_end[k]) cudaEventDestroy(s->sums_end[k]);
+    }
+    free(s);
+}
+
+// The highest priority the device has: when backward's kernels fill every SM, the
+// all-reduce's blocks are scheduled ahead of the ones queued after them rather than
+// behind, so a bucket's sum is not held back until backward ends.
+static int create_stream_and_events(CudaStreamSums *s, Status *st) {
+    int least = 0, greatest = 0;
+    CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CUDA_CHECK(cudaStreamCreateWithPriority(&s->communication, cudaStreamNonBlocking, greatest));
+    CUDA_CHECK(cudaEventCreateWithFlags(&s->copied, cudaEventDisableTiming));
+    for (int k = 0; k < TIMED_STEPS; k++) {
+        CUDA_CHECK(cudaEventCreate(&s->backward_end[k]));
+        CUDA_CHECK(cudaEventCreate(&s->sums_end[k]));
+    }
+    return 0;
+}
+
+extern "C" int cuda_stream_sums_open(CudaCollective *c, const Backend *b, CudaStreamSums **out,
+                                     Status *st) {
+    *out = NULL;
+    if (c->count != 1)
+        return status_fail(st, STATUS_BAD_INPUT, "gradient buckets on a communication stream "
+                           "take one GPU per process, not %d", c->count);
+    CudaStreamSums *s = (CudaStreamSums *)calloc(1, sizeof *s);
+    if (!s) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    s->comm = c->comms[0];
+    s->compute = c->streams[0];
+    cudaError_t set = cudaSetDevice(cuda_context(b)->ordinal);
+    int rc = set == cudaSuccess ? create_stream_and_events(s, st)
+                                : cuda_fail(st, set, "cudaSetDevice", __FILE__, __LINE__);
+    if (rc) {
+        cuda_stream_sums_close(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+extern "C" int cuda_stream_sums_start(CudaStreamSums *s, float *values, size_t n, Status *st) {
+    if (n == 0) return 0;
+    CUDA_CHECK(cudaEventRecord(s->copied, s->compute));
+    CUDA_CHECK(cudaStreamWaitEvent(s->communication, s->copied, 0));
+    NCCL_CHECK(ncclAllReduce(values, values, n, ncclFloat, ncclSum, s->comm, s->communication));
+    return 0;
+}
+
+// Adds the wait of every finished step before `through` not yet read.
+static int read_waits(CudaStreamSums *s, long through, Status *st) {
+    for (; s->timed < through; s->timed++) {
+        int k = (int)(s->timed % TIMED_STEPS);
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventSynchronize(s->sums_end[k]));
+        CUDA_CHECK(cudaEventElapsedTime(&ms, s->backward_end[k], s->sums_end[k]));
+        if (ms > 0.0f) s->waited_ms += ms;
+    }
+    return 0;
+}
+
+extern "C" int cuda_stream_sums_finish(CudaStreamSums *s, Status *st) {
+    TRY(read_waits(s, s->steps - TIMED_STEPS + 1, st));  // the slot this step reuses
+    int k = (int)(s->steps % TIMED_STEPS);
+    CUDA_CHECK(cudaEventRecord(s->backward_end[k], s->compute));
+    CUDA_CHECK(cudaEventRecord(s->sums_end[k], s->communication));
+    CUDA_CHECK(cudaStreamWaitEvent(s->compute, s->sums_end[k], 0));
+    s->steps++;
+    return 0;
+}
+
+extern "C" int cuda_stream_sums_waited(CudaStreamSums *s, double *ms, Status *st) {
+    *ms = 0.0;
+    TRY(read_waits(s, s->steps, st));
+    *ms = s->waited_ms;
+    return 0;
+}

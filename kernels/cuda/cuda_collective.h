@@ -30,6 +30,23 @@ int cuda_collective_unique_id(unsigned char id[CUDA_NCCL_ID_BYTES], Status *st);
 int cuda_collective_open_rank(const Backend *b, const unsigned char id[CUDA_NCCL_ID_BYTES],
                               int rank, int size, CudaCollective **out, Status *st);
 
+// Gradient buckets of a GPU rank (core/grad_sums.c): each start sums `values` over the
+// processes with ncclAllReduce on a communication stream of its own, once the compute
+// stream has reached the point of the call (an event), so backward goes on meanwhile.
+// finish makes the compute stream wait for every started sum; the host never waits. The
+// time the compute stream waited is measured with events (cuda_stream_sums_waited).
+// One GPU per process (cuda_collective_open_rank).
+typedef struct CudaStreamSums CudaStreamSums;
+int cuda_stream_sums_open(CudaCollective *c, const Backend *b, CudaStreamSums **out,
+                          Status *st);
+int cuda_stream_sums_start(CudaStreamSums *s, float *values, size_t n, Status *st);
+int cuda_stream_sums_finish(CudaStreamSums *s, Status *st);
+// Milliseconds the compute stream waited for the sums after backward, over every finished
+// step: from the compute stream's arrival at finish to the last sum's end, 0 when the sums
+// were done first.
+int cuda_stream_sums_waited(CudaStreamSums *s, double *ms, Status *st);
+void cuda_stream_sums_close(CudaStreamSums *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -44,3 +44,31 @@ int cuda_collective_open_rank(const Backend *b, const unsigned char id[CUDA_NCCL
     *out = NULL;
     return status_fail(st, STATUS_NO_DEVICE, "this trainer was built without NCCL");
 }
+
+int cuda_stream_sums_open(CudaCollective *c, const Backend *b, CudaStreamSums **out,
+                          Status *st) {
+    (void)c;
+    (void)b;
+    *out = NULL;
+    return status_fail(st, STATUS_NO_DEVICE, "this trainer was built without NCCL");
+}
+
+int cuda_stream_sums_start(CudaStreamSums *s, float *values, size_t n, Status *st) {
+    (void)s;
+    (void)values;
+    (void)n;
+    return status_fail(st, STATUS_NO_DEVICE, "this trainer was built without NCCL");
+}
+
+int cuda_stream_sums_finish(CudaStreamSums *s, Status *st) {
+    (void)s;
+    return status_fail(st, STATUS_NO_DEVICE, "this trainer was built without NCCL");
+}
+
+int cuda_stream_sums_waited(CudaStreamSums *s, double *ms, Status *st) {
+    (void)s;
+    *ms = 0.0;
+    return status_fail(st, STATUS_NO_DEVICE, "this trainer was built without NCCL");
+}
+
+void cuda_stream_sums_close(CudaStreamSums *s) { (void)s; }

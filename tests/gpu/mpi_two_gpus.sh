@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `mpirun -np 2` on 2 GPUs (each rank on its local GPU) ends with the parameters of one GPU
-# training the same global batch (FP32, no TF32; relative error <= 1e-5). Skipped (77)
+# training the same global batch (FP32, no TF32; relative error <= 1e-5), whatever the
+# gradient buckets (--bucket-mb 0: one sum after backward; 0.01: a bucket per layer or two,
+# summed on the communication stream while backward goes on; the default 25). Skipped (77)
 # without mpirun or with fewer than 2 usable GPUs, saying which.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/common.bash"
 require_python3 "read trainer doctor --json and compare weights"
@@ -20,6 +22,17 @@ expect_rc 0 "one GPU trains"
 run mpirun -np 2 "$TRAINER" "${args[@]}" --device cuda --save "$work/two-ranks.safetensors"
 expect_rc 0 "mpirun -np 2 trains, a GPU each"
 expect_match out "^ranks: 2 processes .* 1 on [^ ]+ \(cuda:1" "rank 1 on its local GPU, cuda:1"
+expect_match err "gradient sums over 2 processes: .* s waited in .* steps \(.* ms a step\), buckets of 25 MiB started during backward, on a communication stream" \
+    "rank 0 says how long the GPU waited for the sums"
 expect_same_weights "$work/gpus0.safetensors" "$work/two-ranks.safetensors" \
     "2 ranks on 2 GPUs end with one GPU's parameters"
+for mb in 0 0.01; do
+    run mpirun -np 2 "$TRAINER" "${args[@]}" --device cuda --bucket-mb "$mb" \
+        --save "$work/two-ranks-$mb.safetensors"
+    expect_rc 0 "mpirun -np 2 --bucket-mb $mb trains"
+    expect_same_weights "$work/gpus0.safetensors" "$work/two-ranks-$mb.safetensors" \
+        "2 ranks with --bucket-mb $mb end with one GPU's parameters"
+done
+expect_match err "buckets of 0.01 MiB started during backward, on a communication stream" \
+    "0.01 MiB buckets are started during backward"
 finish
