@@ -7,6 +7,7 @@
 #include "core/batch_auto.h"
 #include "core/early_stop.h"
 #include "core/optimizer.h"
+#include "core/step_graph.h"
 #include "core/train.h"
 #include "tools/cli.h"
 #include "tools/run_log.h"
@@ -36,6 +37,9 @@ static const OptionSpec train_options[] = {
                         "missing)"},
     CHECKPOINT_OPTION_SPECS,
     WORLD_OPTION_SPECS,
+    {"--cuda-graph", "off|auto|on", "replay each training step from a CUDA Graph (default "
+                                    "off; auto: where the run allows it, on: refused without "
+                                    "a GPU; docs/cli.md)"},
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -140,8 +144,20 @@ static int batch_is_auto(const Command *cmd, const ParsedArgs *args) {
     return batch && strcmp(batch, "auto") == 0;
 }
 
+static int cuda_graph_from_args(const Command *cmd, const ParsedArgs *args,
+                                RunConfig *config, Status *st) {
+    const char *text = args_get(cmd, args, "--cuda-graph");
+    if (!text || !cuda_graph_mode_parse(text, &config->cuda_graph)) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "--cuda-graph %s: expected off, auto or on", text);
+    status_hint(st, "off (the default) launches every kernel; auto replays the training step "
+                    "from a CUDA Graph where the run allows it; on also refuses a device "
+                    "without CUDA Graphs");
+    return STATUS_BAD_INPUT;
+}
+
 static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig *config,
                            Status *st) {
+    TRY(cuda_graph_from_args(cmd, args, config, st));
     long value;
     int present;
     TRY(args_int(cmd, args, "--epochs", 1, 1000000, &value, &present, st));
@@ -453,6 +469,9 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = check_early_stop(cmd, args, &replicas.config, first.path, &st);
     if (!rc) rc = precision_from_args(cmd, args, &replicas.config.precision, &st);
     if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
+    if (!rc)
+        rc = step_graphs_check_device(replicas.config.cuda_graph, replicas.devices[0].backend,
+                                      &st);
     if (!rc) rc = check_replica_precision(&first, &replicas, &st);
     if (rc) graph_free(&first);
     if (!rc) rc = build_replica_graphs(&file, &first, &replicas, &st);
