@@ -37,9 +37,7 @@ static const OptionSpec train_options[] = {
                         "missing)"},
     CHECKPOINT_OPTION_SPECS,
     WORLD_OPTION_SPECS,
-    {"--cuda-graph", "off|auto|on", "replay each training step from a CUDA Graph (default "
-                                    "off; auto: where the run allows it, on: refused without "
-                                    "a GPU; docs/cli.md)"},
+    CUDA_GRAPH_OPTION_SPEC,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -144,20 +142,9 @@ static int batch_is_auto(const Command *cmd, const ParsedArgs *args) {
     return batch && strcmp(batch, "auto") == 0;
 }
 
-static int cuda_graph_from_args(const Command *cmd, const ParsedArgs *args,
-                                RunConfig *config, Status *st) {
-    const char *text = args_get(cmd, args, "--cuda-graph");
-    if (!text || !cuda_graph_mode_parse(text, &config->cuda_graph)) return 0;
-    status_fail(st, STATUS_BAD_INPUT, "--cuda-graph %s: expected off, auto or on", text);
-    status_hint(st, "off (the default) launches every kernel; auto replays the training step "
-                    "from a CUDA Graph where the run allows it; on also refuses a device "
-                    "without CUDA Graphs");
-    return STATUS_BAD_INPUT;
-}
-
 static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig *config,
                            Status *st) {
-    TRY(cuda_graph_from_args(cmd, args, config, st));
+    TRY(cuda_graph_from_args(cmd, args, &config->cuda_graph, st));
     long value;
     int present;
     TRY(args_int(cmd, args, "--epochs", 1, 1000000, &value, &present, st));
