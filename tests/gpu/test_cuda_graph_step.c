@@ -1,6 +1,7 @@
 // --cuda-graph: training steps replayed from CUDA Graphs give the parameters plain launches
-// give, bit for bit, from the same seed. Each case trains twice on cuda:0 (FP32), once with
-// plain launches and once with graphs, and compares every parameter and buffer with memcmp:
+// give, bit for bit, from the same seed. Each case trains three times on cuda:0 (FP32): twice
+// with plain launches and once with graphs, and compares every parameter and buffer
+// (expect_same_parameters says how when the two plain runs differ):
 // - an MLP with Adam, a cosine schedule with warmup (the rate changes every step) and
 //   dropout (a new mask every step): what a replay must not freeze;
 // - a LeNet-like CNN (conv2d, maxpool, dropout) with SGD + momentum and a step schedule;
@@ -19,6 +20,7 @@
 // below says where.
 //
 // Skipped (77) when no CUDA backend opens. Synthetic data, a few seconds.
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,58 +136,108 @@ static int train(const char *text, CudaGraphMode mode, size_t limit, const Datas
     return train_model(&t->graph, &t->config, &t->device, ds, NULL, &hooks, NULL, st);
 }
 
-// memcmp of every parameter and buffer; the first differing value of each tensor is named.
-static void expect_same_parameters(const char *name, const Trained *plain,
-                                   const Trained *graphed) {
-    const Graph *g = &plain->graph;
+// How two runs' parameters and buffers differ: *bitwise_equal, the largest relative
+// difference (against max(|a|, 1e-3)), and the first differing value, named, in `first`.
+// -1 when they cannot be read.
+static int compare_parameters(const Trained *x, const Trained *y, int *bitwise_equal,
+                              double *worst, char *first, size_t first_size) {
+    const Graph *g = &x->graph;
+    *bitwise_equal = 1;
+    *worst = 0.0;
+    first[0] = '\0';
     for (int i = 0; i < g->count; i++)
         for (int k = 0; k < g->layers[i]->param_count; k++) {
             const Param *p = &g->layers[i]->params[k];
-            const Param *q = &graphed->graph.layers[i]->params[k];
+            const Param *q = &y->graph.layers[i]->params[k];
             size_t n = tensor_numel(&p->value);
             float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
             Status st;
             status_clear(&st);
-            const Backend *pb = plain->device.backend, *gb = graphed->device.backend;
-            if (!a || !b || pb->copy_to_host(pb, a, p->value.data, n * sizeof *a, &st) ||
-                gb->copy_to_host(gb, b, q->value.data, n * sizeof *b, &st)) {
+            const Backend *xb = x->device.backend, *yb = y->device.backend;
+            if (!a || !b || xb->copy_to_host(xb, a, p->value.data, n * sizeof *a, &st) ||
+                yb->copy_to_host(yb, b, q->value.data, n * sizeof *b, &st)) {
                 report_status("reading parameters", &st);
-                test_failures++;
-            } else if (memcmp(a, b, n * sizeof *a) != 0) {
-                size_t j = 0;
-                while (j < n && memcmp(&a[j], &b[j], sizeof *a) == 0) j++;
-                fprintf(stderr, "%s: %s differs between plain launches and graph replays: "
-                        "[%zu] %.9g vs %.9g\n", name, p->name, j, a[j], b[j]);
-                test_failures++;
+                free(a);
+                free(b);
+                return -1;
+            }
+            for (size_t j = 0; j < n; j++) {
+                if (memcmp(&a[j], &b[j], sizeof *a) == 0) continue;
+                if (*bitwise_equal)
+                    snprintf(first, first_size, "%s[%zu] %.9g vs %.9g", p->name, j, a[j], b[j]);
+                *bitwise_equal = 0;
+                double scale = fabs(a[j]) > 1e-3 ? fabs(a[j]) : 1e-3;
+                double d = fabs((double)a[j] - (double)b[j]) / scale;
+                if (!(d <= *worst)) *worst = d;  // NaN counts as the worst
             }
             free(a);
             free(b);
         }
+    return 0;
+}
+
+// Replays against plain launches. Bit for bit when the device's plain launches are
+// themselves reproducible (two plain runs equal); where they are not (cuDNN may choose a
+// backward-filter algorithm that sums with atomics, whose order varies from run to run),
+// no replay can be held to bits, and the replayed run must lie as close to the first plain
+// run as the second plain run does, within a factor of 4: a frozen step value or a wrong
+// index moves parameters by orders of magnitude more.
+static void expect_same_parameters(const char *name, const Trained *plain,
+                                   const Trained *again, const Trained *graphed) {
+    int plain_equal, graph_equal;
+    double plain_worst, graph_worst;
+    char plain_first[256], graph_first[256];
+    if (compare_parameters(plain, again, &plain_equal, &plain_worst, plain_first,
+                           sizeof plain_first) ||
+        compare_parameters(plain, graphed, &graph_equal, &graph_worst, graph_first,
+                           sizeof graph_first)) {
+        test_failures++;
+        return;
+    }
+    if (plain_equal) {
+        if (!graph_equal) {
+            fprintf(stderr, "%s: graph replays differ from plain launches, which repeat bit "
+                    "for bit: first %s, largest relative difference %.3g\n", name,
+                    graph_first, graph_worst);
+            test_failures++;
+        }
+        return;
+    }
+    printf("  %s: two plain runs differ (first %s, largest relative %.3g): the device's "
+           "plain launches are not bit-reproducible here, so replays are held to 4x that\n",
+           name, plain_first, plain_worst);
+    if (!(graph_worst <= 4.0 * plain_worst)) {
+        fprintf(stderr, "%s: graph replays differ from plain launches by %.3g (first %s), "
+                "more than 4x the %.3g between two plain runs\n", name, graph_worst,
+                graph_first, plain_worst);
+        test_failures++;
+    }
 }
 
 static void graphs_match_plain(const char *name, const char *text, size_t limit,
                                const char *expect_notice, const Dataset *ds) {
-    Trained plain, graphed;
+    Trained plain, again, graphed;
+    memset(&plain, 0, sizeof plain);
+    memset(&again, 0, sizeof again);
+    memset(&graphed, 0, sizeof graphed);
     Status st;
     status_clear(&st);
-    if (train(text, CUDA_GRAPH_OFF, limit, ds, &plain, &st)) {
+    int rc = train(text, CUDA_GRAPH_OFF, limit, ds, &plain, &st);
+    if (!rc) rc = train(text, CUDA_GRAPH_OFF, limit, ds, &again, &st);
+    if (!rc) rc = train(text, CUDA_GRAPH_ON, limit, ds, &graphed, &st);
+    if (rc) {
         report_status(name, &st);
         test_failures++;
     } else {
-        status_clear(&st);
-        if (train(text, CUDA_GRAPH_ON, limit, ds, &graphed, &st)) {
-            report_status(name, &st);
-            test_failures++;
-        } else {
-            printf("  %s: notices with graphs:\n%s", name, graphed.notices);
-            CHECK_CONTAINS(graphed.notices, "CUDA Graph: the training step is captured");
-            CHECK(strstr(graphed.notices, "failed") == NULL);
-            if (expect_notice) CHECK_CONTAINS(graphed.notices, expect_notice);
-            expect_same_parameters(name, &plain, &graphed);
-        }
-        free_trained(&graphed);
+        printf("  %s: notices with graphs:\n%s", name, graphed.notices);
+        CHECK_CONTAINS(graphed.notices, "CUDA Graph: the training step is captured");
+        CHECK(strstr(graphed.notices, "failed") == NULL);
+        if (expect_notice) CHECK_CONTAINS(graphed.notices, expect_notice);
+        expect_same_parameters(name, &plain, &again, &graphed);
     }
     free_trained(&plain);
+    free_trained(&again);
+    free_trained(&graphed);
 }
 
 // A limit between the plan for half the batch and the plan for all of it: every step then
