@@ -495,21 +495,28 @@ static int graph_step(TrainRun *run, int n, long step, int *done, Status *st) {
     // step's indices at every replay.
     TRY(source_put_indices(&rep->source, run->step_indices, n, st));
     if (action == STEP_CAPTURE) {
+        // A graph's first launch counts as part of its capture: a graph the driver will
+        // not launch has run nothing either.
         Status failed;
         status_clear(&failed);
-        if (capture_step(run, n, step, &values, &graph, &failed)) {
+        int rc = capture_step(run, n, step, &values, &graph, &failed);
+        if (!rc) {
+            step_graphs_keep(&run->graphs, &shape, graph);
+            rc = b->graph_launch(b, graph, &values, &failed);
+        }
+        if (rc) {
             step_graphs_disable(&run->graphs);
             notice(run, "CUDA Graph: capturing the training step failed, so training goes on "
                    "with plain launches: %.300s", failed.message);
             return 0;
         }
-        step_graphs_keep(&run->graphs, &shape, graph);
         if (run->graphs.captures == 1)
             notice(run, "CUDA Graph: the training step is captured at step %ld of the run and "
                    "replayed from then on (one graph per step shape, at most %d kept)", step,
                    STEP_GRAPHS_KEPT);
+    } else {
+        TRY(b->graph_launch(b, graph, &values, st));
     }
-    TRY(b->graph_launch(b, graph, &values, st));
     if (!update_in_graph(run)) TRY(update_replica(run, rep, step, st));
     *done = 1;
     return 0;
