@@ -102,6 +102,12 @@ typedef struct WorldConfig {
     double bucket_mb;
 } WorldConfig;
 
+// --cuda-graph: whether a training step on a GPU is captured as a CUDA Graph and replayed
+// (core/step_graph.h). off (the default: never yet run on a card), auto (where the run
+// allows it, else plain launches with a notice; plain on the CPU), on (auto, but refused
+// on a device without CUDA Graphs).
+typedef enum CudaGraphMode { CUDA_GRAPH_OFF, CUDA_GRAPH_AUTO, CUDA_GRAPH_ON } CudaGraphMode;
+
 typedef struct RunConfig {
     OptimizerConfig optimizer;
     TrainConfig train;
@@ -114,6 +120,7 @@ typedef struct RunConfig {
     int sync_check;        // --sync-check: see LayerContext.sync_check
     WorldConfig world;     // zeroed (size 0) counts as a world of one
     PrecisionConfig precision;
+    CudaGraphMode cuda_graph;
 } RunConfig;
 
 extern const char *const optimizer_names[];

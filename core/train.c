@@ -18,6 +18,7 @@
 #include "core/memory_plan.h"
 #include "core/nonfinite.h"
 #include "core/optimizer.h"
+#include "core/step_graph.h"
 #include "data/batch_source.h"
 #include "data/transform.h"
 #include "kernels/mpi/mpi_world.h"
@@ -62,6 +63,11 @@ typedef struct TrainRun {
     double lr;                  // the rate of the last update
     int loss_scaling;           // --precision fp16: gradients come scaled by scaler.scale
     LossScaler scaler;
+    // --cuda-graph (core/step_graph.h), one replica only: its steps replayed from graphs.
+    int use_graphs;
+    StepGraphs graphs;
+    int gather_put_indices;     // passes gather the indices put before (while capturing)
+    uint64_t augment_key;       // the epoch's, when the run augments: part of a step's shape
 } TrainRun;
 
 static int make_current(const Device *d, Status *st) {
@@ -96,6 +102,7 @@ static int graph_normalises_over_batch(const Graph *g) {
 }
 
 static void release_activations(TrainRun *run) {
+    step_graphs_forget(&run->graphs);  // recorded with the memory given back here
     for (int r = 0; r < run->count; r++) {
         graph_release_activations(run->replicas[r].graph);
         // Cached blocks go back too: the next attempt is smaller and may need them whole.
@@ -323,8 +330,12 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
         int last = start + count >= share;
         ctx.after_layer_backward = last && run->use_buckets ? grad_buckets_after_layer : NULL;
         ctx.after_layer_user = &run->buckets;
-        if (source_load(&rep->source, run->step_indices + offset + start, count,
-                        tensor_f32(&g->input->output), (int32_t *)g->labels.data, st)) {
+        int32_t *labels = (int32_t *)g->labels.data;
+        float *images = tensor_f32(&g->input->output);
+        if (run->gather_put_indices
+                ? source_gather(&rep->source, offset + start, count, images, labels, st)
+                : source_load(&rep->source, run->step_indices + offset + start, count, images,
+                              labels, st)) {
             status_prefix(st, "loading the batch: ");
             return st->code;
         }
@@ -430,11 +441,97 @@ static int unscale_or_skip(TrainRun *run, long step, int *skip, Status *st) {
     return 0;
 }
 
+// ---- the step as a CUDA Graph (--cuda-graph, core/step_graph.h) ----
+//
+// Only runs of one replica get here (step_graphs_refusal), so a step is replica 0's passes
+// and its update: no sum over replicas and no fp16 skip between them.
+
+// Clipping reads the gradients' norm on the host (core/grad_clip.h), so with --clip-norm
+// the graph ends after the passes and clipping and the update run as plain launches.
+static int update_in_graph(const TrainRun *run) {
+    return run->config->optimizer.clip_norm <= 0.0;
+}
+
+// Records replica 0's passes, and the update where it belongs in the graph, into *graph;
+// nothing runs. On failure *graph is NULL and the device's stream is as before.
+static int capture_step(TrainRun *run, int n, long step, const StepValues *values,
+                        void **graph, Status *st) {
+    Replica *rep = &run->replicas[0];
+    const Backend *b = rep->device->backend;
+    *graph = NULL;
+    TRY(b->capture_begin(b, values, st));
+    run->gather_put_indices = 1;
+    int rc = replica_passes(run, 0, n, step, st);
+    if (!rc && update_in_graph(run)) rc = update_replica(run, rep, step, st);
+    run->gather_put_indices = 0;
+    Status ending;
+    status_clear(&ending);
+    int ended = b->capture_end(b, graph, rc ? &ending : st);
+    if (rc && *graph) {
+        b->graph_destroy(b, *graph);
+        *graph = NULL;
+    }
+    return rc ? rc : ended;
+}
+
+// A step replayed from a graph, captured first when its shape has warmed up. *done = 0
+// leaves the step to plain launches: a shape's first step, or a failed capture (which ran
+// nothing, so the plain launches run the same step).
+static int graph_step(TrainRun *run, int n, long step, int *done, Status *st) {
+    *done = 0;
+    Replica *rep = &run->replicas[0];
+    const Backend *b = rep->device->backend;
+    StepShape shape = {.samples = n, .micro_batch = run->micro_batch,
+                       .augment_key = run->augment_key};
+    void *graph;
+    StepGraphAction action = step_graphs_plan(&run->graphs, &shape, &graph);
+    if (action == STEP_RUN_PLAIN) return 0;
+    run->failed_device = rep->device->name;
+    run->lr = lr_at(&run->schedule, run->config->optimizer.lr, step - 1, run->total_steps);
+    StepValues values = {.lr = (float)run->lr, .step = (int)step,
+                         .seed = step_seed(run->config->train.seed, step)};
+    TRY(make_current(rep->device, st));
+    // Outside the graph: a copy from host memory recorded in it would copy the recorded
+    // step's indices at every replay.
+    TRY(source_put_indices(&rep->source, run->step_indices, n, st));
+    if (action == STEP_CAPTURE) {
+        // A graph's first launch counts as part of its capture: a graph the driver will
+        // not launch has run nothing either.
+        Status failed;
+        status_clear(&failed);
+        int rc = capture_step(run, n, step, &values, &graph, &failed);
+        if (!rc) {
+            step_graphs_keep(&run->graphs, &shape, graph);
+            rc = b->graph_launch(b, graph, &values, &failed);
+        }
+        if (rc) {
+            step_graphs_disable(&run->graphs);
+            notice(run, "CUDA Graph: capturing the training step failed, so training goes on "
+                   "with plain launches: %.300s", failed.message);
+            return 0;
+        }
+        if (run->graphs.captures == 1)
+            notice(run, "CUDA Graph: the training step is captured at step %ld of the run and "
+                   "replayed from then on (one graph per step shape, at most %d kept)", step,
+                   STEP_GRAPHS_KEPT);
+    } else {
+        TRY(b->graph_launch(b, graph, &values, st));
+    }
+    if (!update_in_graph(run)) TRY(update_replica(run, rep, step, st));
+    *done = 1;
+    return 0;
+}
+
 // A step that ran out of memory part-way: its partial loss sums are dropped, what it
 // allocated is given back, and it runs again in smaller passes (next_micro_batch).
 // Nothing else has changed yet (the optimizer runs only after every pass), so the redo is
 // the same step.
 static int run_step(TrainRun *run, int n, long step, Status *st) {
+    if (run->use_graphs) {
+        int done;
+        TRY(graph_step(run, n, step, &done, st));
+        if (done) return 0;
+    }
     if (run->use_buckets) grad_buckets_start_step(&run->buckets);  // kept over a redo
     for (;;) {
         int failed = -1;
@@ -597,6 +694,8 @@ static int train_epoch(TrainRun *run, int epoch, int done, long *global_step,
     uint64_t augment_key = data_transform_epoch_key((uint64_t)run->config->train.seed, epoch);
     for (int r = 0; r < run->count; r++)
         source_set_augment_key(&run->replicas[r].source, augment_key);
+    const AugmentConfig *augment = &run->config->data.augment;
+    run->augment_key = augment->crop_padding || augment->flip ? augment_key : 0;
     long skipped = (long)done * run->batch, count = run->batcher.dataset->count;
     run->batcher.position = (int)(skipped < count ? skipped : count);
     TRY(expect_loads(run, run->batcher.position, st));
@@ -660,6 +759,7 @@ static void report_gradient_sums(TrainRun *run) {
 
 // The buckets go before the collective: their stream's sums use its communicator.
 static void close_run(TrainRun *run) {
+    step_graphs_close(&run->graphs);
     for (int r = 0; r < run->count; r++) source_close(&run->replicas[r].source);
     report_gradient_sums(run);
     grad_buckets_close(&run->buckets);
@@ -667,6 +767,32 @@ static void close_run(TrainRun *run) {
     batcher_free(&run->batcher);
     free(run->step_indices);
     free(run->replicas);
+}
+
+// --cuda-graph auto or on: graphs where this run allows them, else one notice saying why
+// not (on the CPU, auto says nothing: there is nothing to capture).
+static int open_step_graphs(TrainRun *run, Status *st) {
+    Device *first = run->replicas[0].device;
+    const Backend *b = first->backend;
+    step_graphs_init(&run->graphs, b);
+    CudaGraphMode mode = run->config->cuda_graph;
+    if (mode == CUDA_GRAPH_OFF) return 0;
+    TRY(step_graphs_check_device(mode, b, st));
+    StepGraphRun facts = {.has_graph_ops = b->capture_begin && b->capture_end &&
+                                           b->graph_launch && b->graph_destroy,
+                          .replicas = run->count, .processes = run->world,
+                          .sync_check = run->config->sync_check,
+                          .loss_scaling = run->loss_scaling,
+                          .staged = !run->replicas[0].source.on_device};
+    const char *refusal = step_graphs_refusal(&facts);
+    if (refusal) {
+        if (facts.has_graph_ops)
+            notice(run, "--cuda-graph %s: %s, so training uses plain launches",
+                   cuda_graph_mode_name(mode), refusal);
+        return 0;
+    }
+    run->use_graphs = 1;
+    return 0;
 }
 
 // Optimizer state and the dataset come before the activations, so that when memory is
@@ -743,6 +869,7 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
         TRY(collective_open(devices, count, &run->collective, st));
         TRY(broadcast_parameters(run, st));
     }
+    TRY(open_step_graphs(run, st));
     return allocate_passes(run, st);
 }
 

@@ -135,16 +135,29 @@ static int load_staged(BatchSource *s, const int32_t *indices, int count, float 
     return rc ? rc : fenced;
 }
 
-int source_load(BatchSource *s, const int32_t *indices, int count, float *images,
-                int32_t *labels, Status *st) {
-    if (!s->on_device) return load_staged(s, indices, count, images, labels, st);
+int source_put_indices(BatchSource *s, const int32_t *indices, int count, Status *st) {
+    if (count > s->capacity)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "%d indices for a source of %d samples "
+                           "a load", count, s->capacity);
     const Backend *b = s->backend;
-    TRY(b->copy_to_device(b, s->indices, indices, (size_t)count * sizeof *indices, st));
+    return b->copy_to_device(b, s->indices, indices, (size_t)count * sizeof *indices, st);
+}
+
+int source_gather(BatchSource *s, int first, int count, float *images, int32_t *labels,
+                  Status *st) {
+    const Backend *b = s->backend;
     GatherArgs gather = {.count = count, .sample_size = dataset_sample_size(s->dataset),
                          .classes = s->classes};
     data_transform_for_bytes(&s->transform, s->dataset, &gather.transform);
-    return b->gather_samples(b, &gather, s->images, s->labels, s->indices, images, labels,
-                             s->first_bad_sample, st);
+    return b->gather_samples(b, &gather, s->images, s->labels, (const int32_t *)s->indices + first,
+                             images, labels, s->first_bad_sample, st);
+}
+
+int source_load(BatchSource *s, const int32_t *indices, int count, float *images,
+                int32_t *labels, Status *st) {
+    if (!s->on_device) return load_staged(s, indices, count, images, labels, st);
+    TRY(source_put_indices(s, indices, count, st));
+    return source_gather(s, 0, count, images, labels, st);
 }
 
 int source_check_labels(const BatchSource *s, Status *st) {

@@ -73,6 +73,15 @@ int source_expect(BatchSource *s, const int *order, int batch, int replicas, int
 int source_load(BatchSource *s, const int32_t *indices, int count, float *images,
                 int32_t *labels, Status *st);
 
+// source_load's two halves, for a resident source (on_device): the indices copied to the
+// device (at most `capacity`), then samples [first, first + count) of them gathered there.
+// A step replayed from a CUDA Graph (core/train.c) copies its indices before the replay
+// and records only the gathers, since a copy from host memory recorded in the graph would
+// replay the indices it was recorded with.
+int source_put_indices(BatchSource *s, const int32_t *indices, int count, Status *st);
+int source_gather(BatchSource *s, int first, int count, float *images, int32_t *labels,
+                  Status *st);
+
 // The device-side label check's verdict, read when the host syncs anyway (with the loss).
 // Staged loads are checked on the host as they are gathered, and reported by source_load.
 int source_check_labels(const BatchSource *s, Status *st);

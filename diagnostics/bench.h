@@ -202,11 +202,16 @@ typedef struct BenchTrainReport {
     int layer_count;
     double optimizer_ms;
     int per_layer_steps;
+    // config->cuda_graph: how the timed steps ran ("replayed from one CUDA Graph", or why
+    // plain launches were timed instead); "" with graphs off. Per-layer steps run plainly.
+    char cuda_graph[320];
 } BenchTrainReport;
 
 // Trains g (built from its model file, config its run settings) on synthetic data of its
 // input shape with random labels: o->warmup steps, then o->repeats repeats of `steps`
 // steps of `batch` samples. With per_layer, `steps` more steps with every layer timed.
+// With config->cuda_graph, the timed steps are replayed from a graph captured at the
+// first of them (after at least one plain step).
 int bench_train(Device *d, const BenchDevice *dev, const BenchOptions *o, Graph *g,
                 const RunConfig *config, int batch, int steps, int per_layer,
                 BenchTrainReport *out, Status *st);

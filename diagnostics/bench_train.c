@@ -22,6 +22,7 @@
 #include "base/rng.h"
 #include "core/grad_clip.h"
 #include "core/optimizer.h"
+#include "core/step_graph.h"
 
 enum { TRAIN_MAX_SETS = 8 };
 
@@ -83,6 +84,10 @@ typedef struct TrainBench {
     SyntheticBatches batches;
     LayerContext ctx;
     long step;  // optimizer steps taken, from 1
+    int use_graph;    // --cuda-graph: steps replayed from `replay`, captured at the first
+    void *replay;
+    char *graph_note; // the report's cuda_graph, graph_note_size bytes
+    size_t graph_note_size;
 } TrainBench;
 
 static int load_batch(TrainBench *t, Status *st) {
@@ -105,13 +110,85 @@ static int update(TrainBench *t, Status *st) {
     return optimizer_step(t->graph, o, b, (int)t->step, st);
 }
 
+// ---- the step from a CUDA Graph (--cuda-graph) ----
+// Recorded: forward, backward, the loss sums and (without clipping, which reads the norm on
+// the host) the update, as core/train.c records a training step. The batch's copy stays
+// outside: each step copies another set.
+
+static int clipping(const TrainBench *t) { return t->config->optimizer.clip_norm > 0.0; }
+
+static int capture_step(TrainBench *t, const StepValues *values, Status *st) {
+    const Backend *b = t->device->backend;
+    TRY(b->capture_begin(b, values, st));
+    int rc = graph_forward(t->graph, &t->ctx, st);
+    if (!rc) rc = graph_backward(t->graph, &t->ctx, st);
+    if (!rc) rc = graph_add_loss_sums(t->graph, b, t->ctx.batch, 0, st);
+    if (!rc && !clipping(t)) rc = optimizer_step(t->graph, &t->config->optimizer, b,
+                                                  (int)t->step, st);
+    Status ending;
+    status_clear(&ending);
+    int ended = b->capture_end(b, &t->replay, rc ? &ending : st);
+    if (rc && t->replay) {
+        b->graph_destroy(b, t->replay);
+        t->replay = NULL;
+    }
+    return rc ? rc : ended;
+}
+
+static int plain_rest(TrainBench *t, Status *st) {
+    TRY(graph_forward(t->graph, &t->ctx, st));
+    TRY(graph_backward(t->graph, &t->ctx, st));
+    return update(t, st);
+}
+
+// A capture that fails leaves graphs off: the step and the rest run plainly, and the
+// report says why.
+static int replayed_rest(TrainBench *t, Status *st) {
+    const Backend *b = t->device->backend;
+    const OptimizerConfig *o = &t->config->optimizer;
+    StepValues values = {.lr = (float)o->lr, .step = (int)t->step, .seed = t->ctx.seed};
+    if (!t->replay) {
+        Status failed;
+        status_clear(&failed);
+        if (capture_step(t, &values, &failed)) {
+            t->use_graph = 0;
+            snprintf(t->graph_note, t->graph_note_size, "capturing the step failed, so plain "
+                     "launches were timed: %.200s", failed.message);
+            return plain_rest(t, st);
+        }
+    }
+    TRY(b->graph_launch(b, t->replay, &values, st));
+    if (!clipping(t)) return 0;
+    TRY(clip_gradients(t->graph, b, &t->device->alloc, o->clip_norm, NULL, st));
+    return optimizer_step(t->graph, o, b, (int)t->step, st);
+}
+
 static int step(TrainBench *t, Status *st) {
     t->step++;
     t->ctx.seed = (uint64_t)t->step * 0x9E3779B97F4A7C15ull;
     TRY(load_batch(t, st));
-    TRY(graph_forward(t->graph, &t->ctx, st));
-    TRY(graph_backward(t->graph, &t->ctx, st));
-    return update(t, st);
+    return t->use_graph ? replayed_rest(t, st) : plain_rest(t, st);
+}
+
+// After the warm-up (one plain step at least: cuDNN chooses its algorithms and the
+// libraries allocate there, which a capture would refuse), graphs for the timed steps,
+// or the reason they cannot be used.
+static int start_graphs(TrainBench *t, Status *st) {
+    if (t->config->cuda_graph == CUDA_GRAPH_OFF) return 0;
+    const Backend *b = t->device->backend;
+    TRY(step_graphs_check_device(t->config->cuda_graph, b, st));
+    StepGraphRun facts = {.has_graph_ops = b->capture_begin && b->capture_end &&
+                                           b->graph_launch && b->graph_destroy,
+                          .replicas = 1, .processes = 1, .sync_check = t->config->sync_check};
+    const char *refusal = step_graphs_refusal(&facts);
+    if (refusal) {
+        snprintf(t->graph_note, t->graph_note_size, "plain launches: %s", refusal);
+        return 0;
+    }
+    if (t->step == 0) TRY(step(t, st));
+    t->use_graph = 1;
+    snprintf(t->graph_note, t->graph_note_size, "timed steps replayed from one CUDA Graph");
+    return 0;
 }
 
 static int measure_steps(TrainBench *t, const BenchOptions *o, int steps, BenchTrainReport *out,
@@ -292,14 +369,17 @@ int bench_train(Device *d, const BenchDevice *dev, const BenchOptions *o, Graph 
     out->precision = tf32 ? BENCH_TF32 : BENCH_FP32;
     out->peak_tflops = dev->peak_tflops[out->precision];
 
-    TrainBench t = {.graph = g, .config = config, .device = d};
+    TrainBench t = {.graph = g, .config = config, .device = d, .graph_note = out->cuda_graph,
+                    .graph_note_size = sizeof out->cuda_graph};
     int rc = prepare(&t, dev, batch, st);
     if (!rc) bench_progress(o, "train %s: %d warm-up steps", out->model, o->warmup);
     for (int i = 0; !rc && i < o->warmup; i++) rc = step(&t, st);
+    if (!rc) rc = start_graphs(&t, st);
     if (!rc) rc = measure_steps(&t, o, steps, out, st);
     if (!rc) out->tflops = 3.0 * out->forward_flops_per_sample * out->samples_per_second / 1e12;
     if (!rc && per_layer) rc = measure_layers(&t, o, steps, out, st);
     if (!rc) rc = d->backend->synchronize(d->backend, st);
+    if (t.replay) d->backend->graph_destroy(d->backend, t.replay);
     batches_free(&t.batches);
     graph_release_activations(g);
     return rc;

@@ -105,6 +105,17 @@ typedef struct GatherArgs {
     SampleTransform transform;
 } GatherArgs;
 
+// What changes from one training step to the next yet reaches kernels as launch
+// arguments: the update's learning rate (the schedule's, as the float the optimizer ops
+// take) and step (Adam's bias correction), and the step's dropout seed
+// (LayerContext.seed). A step captured as a CUDA Graph would replay the values it was
+// captured with; graph_launch hands the backend each replay's own (see below).
+typedef struct StepValues {
+    float lr;
+    int step;
+    uint64_t seed;
+} StepValues;
+
 typedef struct Backend Backend;
 struct Backend {
     const char *name;   // "cpu", "cuda:0"
@@ -130,6 +141,24 @@ struct Backend {
     // Systems shows each layer and phase of a step.
     void (*range_push)(const Backend *b, const char *name);
     void (*range_pop)(const Backend *b);
+
+    // ---- CUDA Graphs: a training step captured once, then replayed (optional, NULL on
+    // the CPU) ----
+    // capture_begin starts recording this device's stream: the ops called until
+    // capture_end are recorded, not run, and an op that cannot be recorded (a host sync, a
+    // device allocation) fails. capture_end stops recording, always, and makes what was
+    // recorded into *graph; after a failed op (or when it fails) it leaves *graph NULL
+    // and the stream as before the capture, so the caller can run the same ops plainly.
+    // `values` are the step's StepValues as the recorded ops were given them: while
+    // recording, the ops that take them (adam/sgd updates: lr and step; dropout_forward:
+    // the seed, or the seed plus a fixed offset) read them from a small block in device
+    // memory instead of their arguments, and graph_launch writes each replay's values
+    // there (one tiny launch, queued before the graph). An op given an lr or step that is
+    // not values' fails the capture rather than freeze it.
+    int (*capture_begin)(const Backend *b, const StepValues *values, Status *st);
+    int (*capture_end)(const Backend *b, void **graph, Status *st);
+    int (*graph_launch)(const Backend *b, void *graph, const StepValues *values, Status *st);
+    void (*graph_destroy)(const Backend *b, void *graph);
 
     // ---- device timing (trainer bench) ----
     // A timer is a mark in the device's queue: timer_record places it after the work queued
@@ -322,14 +351,16 @@ struct Backend {
     X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)
 
 // The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
-// meaningful: make_current and range_push/pop are NULL on the CPU by design, the
-// pinned_* ops (filled by both backends) are checked CPU against CUDA by
+// meaningful: make_current, range_push/pop and the CUDA Graph ops (capture_begin to
+// graph_destroy, tested by tests/gpu/test_cuda_graph_step.c) are NULL on the CPU by
+// design, the pinned_* ops (filled by both backends) are checked CPU against CUDA by
 // tests/gpu/test_cuda_pinned_staging.c rather than the parity test, and the timer_* ops
 // (filled by both, used only by `trainer bench`) by tests/unit/test_backend_timer.c and
 // tests/gpu/test_cuda_timer.c. kernels/backend.c asserts that the two lists together name
 // every slot of the table.
 #define BACKEND_OTHER_OPS(X)                                                                   \
-    X(make_current) X(range_push) X(range_pop) X(timer_create) X(timer_record)                \
+    X(make_current) X(range_push) X(range_pop) X(capture_begin) X(capture_end)               \
+    X(graph_launch) X(graph_destroy) X(timer_create) X(timer_record)                          \
     X(timer_elapsed) X(timer_destroy) X(pinned_alloc) X(pinned_free) X(pinned_fence)          \
     X(pinned_wait)
 

@@ -20,6 +20,8 @@ compute capability) and runs, each step under a timeout:
   build, trainer doctor, ctest -L gpu, trainer lab all,
   every models/*.model for 5 epochs on cuda:0 (test accuracy, samples/s; a 3x32x32
   model on $TRAINER_CIFAR10_DIR, skipped without it),
+  mlp for 5 epochs with --cuda-graph on (replayed steps: the same accuracy, samples/s
+  beside the plain run's; tests/gpu/test_cuda_graph_step.c in ctest checks the bits),
   bench/compare_gpu.sh -c eager -e 3 -m "mlp lenet cnn-bn" 128 1024 (trainer vs PyTorch
   eager),
   compute-sanitizer memcheck (leak check on) over the gpu test binaries but
@@ -406,6 +408,32 @@ bench_rows() {
                               (k in e) ? e[k] : "-", (k in ea) ? ea[k] : "-" } }' "$1"
 }
 
+# The plain mlp run above against the same run replaying its steps from CUDA Graphs: it
+# must capture (one notice), never fall back, and reach the same accuracy floor.
+step_train_graph() {
+  local name="train mlp --cuda-graph on" log
+  needs_build "$name" && can_start "$name" || return
+  new_log train-mlp-cuda-graph
+  run_logged "$log" 120 "$trainer" train models/mlp.model --device cuda:0 --epochs 5 \
+    --cuda-graph on
+  local epochs rate acc
+  read -r epochs rate acc <<<"$(epoch_figures "$log")"
+  [ "$rate" = 0 ] && rate=""
+  [ "$acc" = - ] && acc=""
+  if [ "$step_rc" -ne 0 ]; then
+    record "$name" FAIL "$step_secs" "$rate" "$acc" "$(why_failed "$log")"
+  elif grep -q 'capturing the training step failed\|so training uses plain launches' "$log"; then
+    record "$name" FAIL "$step_secs" "$rate" "$acc" \
+      "$(grep -m1 -o 'CUDA Graph: capturing.*\|--cuda-graph on: .*' "$log" | cut -c1-110)"
+  elif ! grep -q 'CUDA Graph: the training step is captured' "$log"; then
+    record "$name" FAIL "$step_secs" "$rate" "$acc" "no capture notice"
+  elif [ -z "$acc" ] || awk -v a="$acc" -v m="$min_accuracy" 'BEGIN { exit !(a < m) }'; then
+    record "$name" FAIL "$step_secs" "$rate" "$acc" "test accuracy below $min_accuracy"
+  else
+    record "$name" PASS "$step_secs" "$rate" "$acc" "captured and replayed; best epoch's samples/s"
+  fi
+}
+
 step_bench() {
   local log results=$log_dir/bench-vs-pytorch.tsv
   if [ "$run_bench" = 0 ]; then record bench SKIP "" "" "" "--no-bench/--quick"; return; fi
@@ -562,6 +590,7 @@ else
   for model_file in models/*.model; do
     step_train "$(basename "$model_file" .model)"
   done
+  step_train_graph
   step_bench
   step_sanitize
 fi

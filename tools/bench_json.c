@@ -165,6 +165,7 @@ static cJSON *train_json(const BenchTrainReport *r, int repeats) {
         cJSON_AddItemToArray(each, figure(r->repeat_samples_per_second[i]));
     cJSON_AddItemToObject(train, "repeat_samples_per_second", each);
     add_figure(train, "step_ms", r->step_ms);
+    if (r->cuda_graph[0]) json_add_text(train, "cuda_graph", r->cuda_graph);
     add_figure(train, "forward_flops_per_sample", r->forward_flops_per_sample);
     add_figure(train, "tflops", r->tflops);
     json_add_text(train, "precision", bench_precision_name(r->precision));

@@ -161,6 +161,15 @@ const char *format_count(long value, char *buf, size_t size);
     {"--sync-check", NULL, "wait for the device after every layer, so an asynchronous CUDA "  \
                            "error names the layer that caused it (slow; for debugging)"}
 
+// --cuda-graph off|auto|on (train, bench train) into *mode, left as it is without the
+// option; an unknown word is STATUS_BAD_INPUT.
+int cuda_graph_from_args(const Command *cmd, const ParsedArgs *args, CudaGraphMode *mode,
+                         Status *st);
+#define CUDA_GRAPH_OPTION_SPEC                                                              \
+    {"--cuda-graph", "off|auto|on", "replay each training step from a CUDA Graph (default "  \
+                                    "off; auto: where the run allows it, on: refused "      \
+                                    "without a GPU; docs/cli.md)"}
+
 int run_train(const Command *cmd, const ParsedArgs *args);
 int run_eval(const Command *cmd, const ParsedArgs *args);
 int run_check(const Command *cmd, const ParsedArgs *args);

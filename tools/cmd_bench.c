@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/suggest.h"
+#include "core/step_graph.h"
 #include "diagnostics/bench.h"
 #include "tools/bench_json.h"
 #include "tools/cli.h"
@@ -33,6 +34,7 @@ static const OptionSpec bench_options[] = {
     {"--per-layer", NULL, "train: also the forward and backward time of every layer"},
     {"--threads", "N", "CPU threads for BLAS (default: all cores)"},
     {"--no-tf32", NULL, "conv, train: keep fp32 math in full fp32 on GPUs with TF32"},
+    CUDA_GRAPH_OPTION_SPEC,
     {NULL, NULL, NULL},
 };
 
@@ -58,6 +60,7 @@ typedef struct BenchArgs {
     int batch;          // 0: the default (conv) or the model file's (train)
     int steps;
     int per_layer;
+    CudaGraphMode cuda_graph;  // train
     int json;
 } BenchArgs;
 
@@ -211,6 +214,8 @@ static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, S
     TRY(only_for(cmd, args, a, "--bytes", memory, st));
     TRY(only_for(cmd, args, a, "--steps", train, st));
     TRY(only_for(cmd, args, a, "--per-layer", train, st));
+    TRY(only_for(cmd, args, a, "--cuda-graph", train, st));
+    TRY(cuda_graph_from_args(cmd, args, &a->cuda_graph, st));
     TRY(only_for(cmd, args, a, "--batch", batch, st));
     long value = 5;
     TRY(args_int(cmd, args, "--repeats", 1, BENCH_MAX_REPEATS, &value, NULL, st));
@@ -454,6 +459,7 @@ static void print_train(const BenchTrainReport *r, const BenchOptions *o) {
                of_peak(r->tflops, r->peak_tflops, share, sizeof share));
     else
         printf("peak unknown\n");
+    if (r->cuda_graph[0]) printf("cuda graph  %s\n", r->cuda_graph);
     if (r->layers) print_layers(r);
 }
 
@@ -556,12 +562,15 @@ int run_bench(const Command *cmd, const ParsedArgs *args) {
     int have_model = 0;
     if (a.model) {
         if (load_bench_model(&a, &file, &g, &config, &st)) return report_failure(&st);
+        config.cuda_graph = a.cuda_graph;
         have_model = 1;
     }
     Device device;
     int rc = open_device_from_args(cmd, args, &device, &st);
     int device_open = rc == 0;
     BenchDevice dev;
+    if (!rc && have_model)
+        rc = step_graphs_check_device(config.cuda_graph, device.backend, &st);
     if (!rc) rc = bench_device_describe(&device, &dev, &st);
     if (!rc) device_defaults(&a, &dev);
     Progress progress = {.enabled = isatty(fileno(stderr))};

@@ -7,6 +7,7 @@
 #include "core/batch_auto.h"
 #include "core/early_stop.h"
 #include "core/optimizer.h"
+#include "core/step_graph.h"
 #include "core/train.h"
 #include "tools/cli.h"
 #include "tools/run_log.h"
@@ -36,6 +37,7 @@ static const OptionSpec train_options[] = {
                         "missing)"},
     CHECKPOINT_OPTION_SPECS,
     WORLD_OPTION_SPECS,
+    CUDA_GRAPH_OPTION_SPEC,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -142,6 +144,7 @@ static int batch_is_auto(const Command *cmd, const ParsedArgs *args) {
 
 static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig *config,
                            Status *st) {
+    TRY(cuda_graph_from_args(cmd, args, &config->cuda_graph, st));
     long value;
     int present;
     TRY(args_int(cmd, args, "--epochs", 1, 1000000, &value, &present, st));
@@ -453,6 +456,9 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = check_early_stop(cmd, args, &replicas.config, first.path, &st);
     if (!rc) rc = precision_from_args(cmd, args, &replicas.config.precision, &st);
     if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
+    if (!rc)
+        rc = step_graphs_check_device(replicas.config.cuda_graph, replicas.devices[0].backend,
+                                      &st);
     if (!rc) rc = check_replica_precision(&first, &replicas, &st);
     if (rc) graph_free(&first);
     if (!rc) rc = build_replica_graphs(&file, &first, &replicas, &st);

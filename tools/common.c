@@ -3,6 +3,7 @@
 #include "base/suggest.h"
 #include "core/checkpoint.h"
 #include "core/precision_check.h"
+#include "core/step_graph.h"
 #include "tools/cli.h"
 
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
@@ -18,6 +19,17 @@ int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Grap
     if (rc) model_file_free(file);
     else config->sync_check = args_get(cmd, args, "--sync-check") != NULL;
     return rc;
+}
+
+int cuda_graph_from_args(const Command *cmd, const ParsedArgs *args, CudaGraphMode *mode,
+                         Status *st) {
+    const char *text = args_get(cmd, args, "--cuda-graph");
+    if (!text || !cuda_graph_mode_parse(text, mode)) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "--cuda-graph %s: expected off, auto or on", text);
+    status_hint(st, "off (the default) launches every kernel; auto replays the training step "
+                    "from a CUDA Graph where the run allows it; on also refuses a device "
+                    "without CUDA Graphs");
+    return STATUS_BAD_INPUT;
 }
 
 int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d, Status *st) {

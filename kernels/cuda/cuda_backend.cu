@@ -10,6 +10,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_graph.h"
 #include "kernels/cuda/cuda_internal.h"
 
 // Allocation and memory queries act on the current device, which with several replicas
@@ -297,6 +298,7 @@ static int open_context(const CudaBackendOptions *options, CudaContext *ctx, Sta
 
 static void close_context(CudaContext *ctx) {
     cuda_conv_cache_free(ctx);
+    cuda_graph_state_free(ctx);
     if (ctx->partials) cudaFree(ctx->partials);
     if (ctx->cudnn) cudnnDestroy(ctx->cudnn);
     if (ctx->cublas) cublasDestroy(ctx->cublas);
@@ -351,6 +353,7 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     cuda_register_pool_ops(table);
     cuda_register_batchnorm_ops(table);
     cuda_register_norm_ops(table);
+    cuda_register_graph_ops(table);
     *out = table;
     return 0;
 }

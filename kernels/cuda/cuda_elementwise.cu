@@ -13,7 +13,7 @@
 // the CPU. sigmoid, tanh and gelu forward (and gelu backward) call expf/tanhf/erff, whose
 // CUDA versions are within 2 ulp of glibc's but not identical: compare those with a
 // tolerance.
-#include "kernels/cuda/cuda_internal.h"
+#include "kernels/cuda/cuda_graph.h"
 
 // ---- activations -------------------------------------------------------------------
 
@@ -154,8 +154,12 @@ static int cuda_activation_backward(const Backend *b, ActivationKind kind, float
 // per-thread RNG state, nothing that depends on which thread handles which element.
 // keep_scale = 1 / (1 - rate) is computed once on the host, the same float expression as
 // the CPU's, and the mask stores it (or 0) so backward is one multiply.
+// `replayed`: NULL, or (a step replayed from a CUDA Graph, cuda_graph.h) the step's seed,
+// to which `seed` is then this pass's fixed offset.
 __global__ static void dropout_forward_kernel(const float *x, float *y, float *mask, size_t n,
-                                              float rate, float keep_scale, uint64_t seed) {
+                                              float rate, float keep_scale, uint64_t argument,
+                                              const uint64_t *replayed) {
+    const uint64_t seed = replayed ? *replayed + argument : argument;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
         float m = cuda_dropout_uniform(seed, i) >= rate ? keep_scale : 0.0f;
@@ -169,10 +173,13 @@ static int cuda_dropout_forward(const Backend *b, const float *x, float *y, floa
     if (n == 0) return 0;
     float keep_scale = 1.0f / (1.0f - rate);
     CudaContext *ctx = cuda_context(b);
+    const uint64_t *replayed;
+    uint64_t argument;
+    cuda_capture_seed(ctx, seed, &replayed, &argument);
     unsigned grid = cuda_blocks_for(n);
     CUDA_CHECK_CONFIG(ctx, "dropout_forward_kernel", grid, CUDA_THREADS, 0, n, 64);
     dropout_forward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-        x, y, mask, n, rate, keep_scale, seed);
+        x, y, mask, n, rate, keep_scale, argument, replayed);
     CUDA_CHECK_LAUNCH("dropout_forward_kernel");
     return 0;
 }

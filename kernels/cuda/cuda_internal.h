@@ -13,6 +13,7 @@
 #include "kernels/launch_check.h"
 
 typedef struct CudaConvAlgoCache CudaConvAlgoCache;
+typedef struct CudaCapture CudaCapture;
 
 typedef struct CudaContext {
     int ordinal;
@@ -25,6 +26,7 @@ typedef struct CudaContext {
     LaunchLimits limits;          // the device's, checked before every kernel launch
     CudaConvAlgoCache *conv_cache;  // cuda_conv2d.cu: chosen algorithms per shape
     void *partials;                 // CUDA_PARTIALS_BYTES: cuda_channel_reduce.h's first pass
+    CudaCapture *capture;           // cuda_graph.cu: NULL until the first capture_begin
     char name[32];                  // "cuda:0"
 } CudaContext;
 

@@ -15,13 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/cuda/cuda_internal.h"
-
-// SGD's settings as the kernels take them.
-typedef struct SgdFactors {
-    float lr, momentum, weight_decay;
-    int use_momentum, nesterov;
-} SgdFactors;
+#include "kernels/cuda/cuda_graph.h"
 
 // PyTorch's SGD on element i: g = grad + wd * param; with momentum, v = momentum * v + g
 // and the step is along v (or, Nesterov, g + momentum * v); param -= lr * g. Without
@@ -40,14 +34,18 @@ __device__ static inline void sgd_element(float *param, const float *grad, float
     param[i] = __fsub_rn(p, __fmul_rn(f.lr, g));
 }
 
+// `replayed`: NULL, or where a step replayed from a CUDA Graph keeps this step's factors
+// (cuda_graph.h); every kernel here takes its factors from there when given it.
 __global__ static void sgd_update_kernel(float *param, const float *grad, float *velocity,
-                                         size_t n, SgdFactors f) {
+                                         size_t n, SgdFactors argument,
+                                         const SgdFactors *replayed) {
+    const SgdFactors f = replayed ? *replayed : argument;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
         sgd_element(param, grad, velocity, i, f);
 }
 
-static SgdFactors sgd_factors(const SgdHyper *h) {
+SgdFactors cuda_sgd_factors(const SgdHyper *h) {
     SgdFactors f;
     f.lr = h->lr;
     f.momentum = h->momentum;
@@ -61,10 +59,12 @@ static int cuda_sgd_update(const Backend *b, float *param, const float *grad, fl
                            size_t n, const SgdHyper *h, Status *st) {
     if (n == 0) return 0;
     CudaContext *ctx = cuda_context(b);
+    const SgdFactors *replayed;
+    TRY(cuda_capture_sgd(ctx, h, &replayed, st));
     unsigned grid = cuda_blocks_for(n);
     CUDA_CHECK_CONFIG(ctx, "sgd_update_kernel", grid, CUDA_THREADS, 0, n, 64);
     sgd_update_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(param, grad, velocity, n,
-                                                              sgd_factors(h));
+                                                              cuda_sgd_factors(h), replayed);
     CUDA_CHECK_LAUNCH("sgd_update_kernel");
     return 0;
 }
@@ -75,17 +75,7 @@ static int cuda_sgd_update(const Backend *b, float *param, const float *grad, fl
 //   Adam (L2):         g += wd * param.
 //   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g g
 //   param -= step_size * m / (sqrt(v) / sqrt(1 - beta2^t) + eps),
-//   step_size = lr / (1 - beta1^t).
-typedef struct AdamFactors {
-    float beta1, one_minus_beta1;
-    float beta2, one_minus_beta2;
-    float eps;
-    float weight_decay;     // L2 form: added to the gradient
-    float lr_weight_decay;  // decoupled form: lr * weight_decay, the CPU's (lr * wd) * param
-    float step_size;        // lr / (1 - beta1^t)
-    float sqrt_correction2; // sqrt(1 - beta2^t)
-    int decoupled;
-} AdamFactors;
+//   step_size = lr / (1 - beta1^t)   (AdamFactors, cuda_graph.h).
 
 // Adam on element i; like sgd_element, the one definition behind both kernels.
 __device__ static inline void adam_element(float *param, const float *grad, float *m, float *v,
@@ -104,7 +94,9 @@ __device__ static inline void adam_element(float *param, const float *grad, floa
 }
 
 __global__ static void adam_update_kernel(float *param, const float *grad, float *m, float *v,
-                                          size_t n, AdamFactors f) {
+                                          size_t n, AdamFactors argument,
+                                          const AdamFactors *replayed) {
+    const AdamFactors f = replayed ? *replayed : argument;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
         adam_element(param, grad, m, v, i, f);
@@ -112,7 +104,7 @@ __global__ static void adam_update_kernel(float *param, const float *grad, float
 
 // The same float expressions, in the same order, as cpu_adam_update: powf and sqrtf here
 // are the host's libm, the very functions the CPU backend calls.
-static AdamFactors adam_factors(const AdamHyper *h) {
+AdamFactors cuda_adam_factors(const AdamHyper *h) {
     float correction1 = 1.0f - powf(h->beta1, (float)h->step);
     float correction2 = 1.0f - powf(h->beta2, (float)h->step);
     AdamFactors f;
@@ -133,10 +125,12 @@ static int cuda_adam_update(const Backend *b, float *param, const float *grad, f
                             float *v, size_t n, const AdamHyper *h, Status *st) {
     if (n == 0) return 0;
     CudaContext *ctx = cuda_context(b);
+    const AdamFactors *replayed;
+    TRY(cuda_capture_adam(ctx, h, &replayed, st));
     unsigned grid = cuda_blocks_for(n);
     CUDA_CHECK_CONFIG(ctx, "adam_update_kernel", grid, CUDA_THREADS, 0, n, 64);
     adam_update_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(param, grad, m, v, n,
-                                                               adam_factors(h));
+                                                               cuda_adam_factors(h), replayed);
     CUDA_CHECK_LAUNCH("adam_update_kernel");
     return 0;
 }
@@ -172,7 +166,7 @@ typedef struct MultiTensorTable {
     int count;
 } MultiTensorTable;
 
-static_assert(sizeof(MultiTensorTable) + sizeof(AdamFactors) <= 4000,
+static_assert(sizeof(MultiTensorTable) + sizeof(AdamFactors) + sizeof(void *) <= 4000,
               "a multi-tensor launch's arguments must stay within 4 KB");
 
 // The table entry block b works on: the last t with first_block[t] <= b, by binary search
@@ -198,14 +192,17 @@ __device__ static inline int multi_chunk(const MultiTensorTable &table, int *beg
 }
 
 __global__ static void sgd_update_multi_kernel(const __grid_constant__ MultiTensorTable table,
-                                               SgdFactors f) {
+                                               SgdFactors argument, const SgdFactors *replayed) {
+    const SgdFactors f = replayed ? *replayed : argument;
     int begin, end, t = multi_chunk(table, &begin, &end);
     for (int i = begin + (int)threadIdx.x; i < end; i += (int)blockDim.x)
         sgd_element(table.param[t], table.grad[t], table.state0[t], (size_t)i, f);
 }
 
 __global__ static void adam_update_multi_kernel(const __grid_constant__ MultiTensorTable table,
-                                                AdamFactors f) {
+                                                AdamFactors argument,
+                                                const AdamFactors *replayed) {
+    const AdamFactors f = replayed ? *replayed : argument;
     int begin, end, t = multi_chunk(table, &begin, &end);
     for (int i = begin + (int)threadIdx.x; i < end; i += (int)blockDim.x)
         adam_element(table.param[t], table.grad[t], table.state0[t], table.state1[t],
@@ -214,18 +211,21 @@ __global__ static void adam_update_multi_kernel(const __grid_constant__ MultiTen
 
 // One launch of the table's tensors; the table is emptied for the next.
 static int multi_launch(CudaContext *ctx, MultiTensorTable *table, int adam,
-                        const SgdFactors *sgd, const AdamFactors *adam_f, Status *st) {
+                        const SgdFactors *sgd, const AdamFactors *adam_f,
+                        const void *replayed, Status *st) {
     if (table->count == 0) return 0;
     unsigned grid = (unsigned)table->first_block[table->count];
     if (adam) {
         CUDA_CHECK_CONFIG(ctx, "adam_update_multi_kernel", grid, CUDA_THREADS, 0,
                           MULTI_PIECE, 32);
-        adam_update_multi_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*table, *adam_f);
+        adam_update_multi_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+            *table, *adam_f, (const AdamFactors *)replayed);
         CUDA_CHECK_LAUNCH("adam_update_multi_kernel");
     } else {
         CUDA_CHECK_CONFIG(ctx, "sgd_update_multi_kernel", grid, CUDA_THREADS, 0, MULTI_PIECE,
                           32);
-        sgd_update_multi_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*table, *sgd);
+        sgd_update_multi_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+            *table, *sgd, (const SgdFactors *)replayed);
         CUDA_CHECK_LAUNCH("sgd_update_multi_kernel");
     }
     table->count = 0;
@@ -237,7 +237,8 @@ static int multi_launch(CudaContext *ctx, MultiTensorTable *table, int adam,
 // table is full or the next piece's blocks would pass CUDA_MAX_BLOCKS (a grid valid on
 // every axis of every GPU, as cuda_blocks_for keeps it). Empty tensors are skipped.
 static int multi_update(const Backend *b, const OptimizerTensor *tensors, int count, int adam,
-                        const SgdFactors *sgd, const AdamFactors *adam_f, Status *st) {
+                        const SgdFactors *sgd, const AdamFactors *adam_f,
+                        const void *replayed, Status *st) {
     CudaContext *ctx = cuda_context(b);
     MultiTensorTable table;
     memset(&table, 0, sizeof table);
@@ -248,7 +249,7 @@ static int multi_update(const Backend *b, const OptimizerTensor *tensors, int co
             int blocks = (int)((piece + MULTI_CHUNK - 1) / MULTI_CHUNK);
             if (table.count == MULTI_TENSORS ||
                 (size_t)table.first_block[table.count] + (size_t)blocks > CUDA_MAX_BLOCKS)
-                TRY(multi_launch(ctx, &table, adam, sgd, adam_f, st));
+                TRY(multi_launch(ctx, &table, adam, sgd, adam_f, replayed, st));
             int k = table.count++;
             table.param[k] = t->param + done;
             table.grad[k] = t->grad + done;
@@ -259,19 +260,23 @@ static int multi_update(const Backend *b, const OptimizerTensor *tensors, int co
             done += piece;
         }
     }
-    return multi_launch(ctx, &table, adam, sgd, adam_f, st);
+    return multi_launch(ctx, &table, adam, sgd, adam_f, replayed, st);
 }
 
 static int cuda_sgd_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
                                  const SgdHyper *h, Status *st) {
-    SgdFactors f = sgd_factors(h);
-    return multi_update(b, tensors, count, 0, &f, NULL, st);
+    SgdFactors f = cuda_sgd_factors(h);
+    const SgdFactors *replayed;
+    TRY(cuda_capture_sgd(cuda_context(b), h, &replayed, st));
+    return multi_update(b, tensors, count, 0, &f, NULL, replayed, st);
 }
 
 static int cuda_adam_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
                                   const AdamHyper *h, Status *st) {
-    AdamFactors f = adam_factors(h);
-    return multi_update(b, tensors, count, 1, NULL, &f, st);
+    AdamFactors f = cuda_adam_factors(h);
+    const AdamFactors *replayed;
+    TRY(cuda_capture_adam(cuda_context(b), h, &replayed, st));
+    return multi_update(b, tensors, count, 1, NULL, &f, replayed, st);
 }
 
 void cuda_register_optimizer_ops(Backend *table) {
