@@ -4,7 +4,7 @@
 #   one process with batch B, same seed, 2 epochs (relative error <= 1e-5), for a model with
 #   batchnorm after a convolution and after a dense layer, and without dropout; the last
 #   batch of each epoch holds 3 samples, so with 4 ranks one of them has none and joins the
-#   sums with zeros;
+#   sums with zeros (also with gradient buckets started between the sums);
 # - without --sync-batchnorm each rank normalises over its own share: the result differs
 #   (so the comparison above can fail);
 # - a model without batchnorm trains as before, with a notice; one process: a notice, and
@@ -63,6 +63,13 @@ for n in 2 4; do
     expect_same_weights "$work/one.safetensors" "$work/sync$n.safetensors" \
         "$n synced ranks end with one process's parameters and running statistics"
 done
+
+# Gradient buckets of 1 KiB start between the batchnorms' sums in backward; the rank with
+# no samples must start them in the same order, or MPI would pair the wrong collectives.
+mpi 4 "${args[@]}" --sync-batchnorm --bucket-mb 0.001 --save "$work/sync4-buckets.safetensors"
+expect_rc 0 "4 synced ranks with 1 KiB gradient buckets train"
+expect_same_weights "$work/one.safetensors" "$work/sync4-buckets.safetensors" \
+    "and end with one process's parameters and running statistics"
 
 mpi 2 "${args[@]}" --save "$work/local2.safetensors"
 expect_rc 0 "mpirun -np 2 without --sync-batchnorm trains"
