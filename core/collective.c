@@ -206,6 +206,23 @@ struct CudaCollective *collective_nccl(const Collective *c) {
     return c->name && strcmp(c->name, "nccl") == 0 ? c->impl : NULL;
 }
 
+int collective_sum_doubles_over_ranks(Collective *c, double *values, size_t n, Status *st) {
+    if (strcmp(c->name, "nccl") == 0)
+        return cuda_collective_sum_doubles_over_ranks(c->impl, values, n, st);
+    if (strcmp(c->name, "mpi") != 0)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "the %s collective does not sum across "
+                           "processes", c->name);
+    const Backend *b = ((MpiCollective *)c->impl)->device->backend;
+    if (b->kind == BACKEND_CPU) return mpi_all_reduce_sum_statistics(values, n, st);
+    double *host = malloc(n * sizeof *host);  // a few hundred bytes, once per layer and pass
+    if (!host) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    int rc = b->copy_to_host(b, host, values, n * sizeof *host, st);
+    if (!rc) rc = mpi_all_reduce_sum_statistics(host, n, st);
+    if (!rc) rc = b->copy_to_device(b, values, host, n * sizeof *host, st);
+    free(host);
+    return rc;
+}
+
 void collective_close(Collective *c) {
     if (c->close) c->close(c);
     memset(c, 0, sizeof *c);

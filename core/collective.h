@@ -34,6 +34,9 @@ int collective_open(Device *const *devices, int count, Collective *out, Status *
 int collective_open_mpi(Device *device, int rank, int size, Collective *out, Status *st);
 // The host-staged collective alone (tests compare the two).
 int collective_open_host(Device *const *devices, int count, Collective *out, Status *st);
+// --sync-batchnorm: `n` doubles of device memory summed in place over the ranks of a
+// collective_open_mpi ("mpi": MPI on host memory; "nccl": NCCL on the device's stream).
+int collective_sum_doubles_over_ranks(Collective *c, double *values, size_t n, Status *st);
 void collective_close(Collective *c);
 // The NCCL communicators behind `c`, or NULL when it is not "nccl".
 struct CudaCollective *collective_nccl(const Collective *c);

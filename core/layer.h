@@ -65,6 +65,12 @@ typedef struct LayerContext {
     // summing them while backward goes on through the layers below (core/grad_buckets.h).
     int (*after_layer_backward)(void *user, struct Layer *layer, Status *st);
     void *after_layer_user;
+    // --sync-batchnorm under mpirun (core/train.c sets it; NULL otherwise): adds `count`
+    // doubles of device memory in place over every rank, so that a batchnorm normalises
+    // with the statistics of the whole step's batch. Every rank calls it equally often, in
+    // the same layer order, including a rank with no samples in the step (batch 0).
+    int (*sum_over_ranks)(void *user, double *values, size_t count, Status *st);
+    void *sum_over_ranks_user;
 } LayerContext;
 
 typedef struct Layer Layer;

@@ -100,6 +100,9 @@ typedef struct WorldConfig {
     // Gradients are summed in buckets of this many MiB, each started as soon as backward
     // has finished its gradients (core/grad_buckets.h); 0: one sum after backward.
     double bucket_mb;
+    // --sync-batchnorm: batchnorm statistics over the whole step's batch, summed over the
+    // processes (LayerContext.sum_over_ranks); 0: each process's own share.
+    int sync_batchnorm;
 } WorldConfig;
 
 // --cuda-graph: whether a training step on a GPU is captured as a CUDA Graph and replayed

@@ -48,6 +48,7 @@ typedef struct TrainRun {
     Collective collective;      // shares > 1
     GradBuckets buckets;        // over the processes of an mpirun launch, when use_buckets
     int use_buckets;            // an mpirun launch: MPI (CPU ranks) or NCCL (GPU ranks)
+    int sync_batchnorm;         // --sync-batchnorm over several processes, with batchnorms
     int world;                  // processes
     Batcher batcher;            // one order for the whole run; each step is split
     int32_t *step_indices;      // the step's samples
@@ -258,10 +259,31 @@ static void report_split(TrainRun *run) {
     run->reported_split = 1;
 }
 
+// A rank that splits its share makes more batchnorm sums than the others, which would
+// wait for it forever; so the run stops, naming the rank (every rank aborts with it).
+static int refuse_split_with_sync(const TrainRun *run, const Replica *failed,
+                                  const Status *cause, Status *st) {
+    *st = *cause;
+    // Other ranks' errors start "rank R of N (host): " (tools/train_world.c); rank 0's do
+    // not, so it names itself.
+    char message[sizeof st->message], who[32] = "";
+    if (run->config->world.rank == 0) snprintf(who, sizeof who, "rank 0 of %d ", run->world);
+    snprintf(message, sizeof message, "%sran out of memory with %d samples per pass on %s, and "
+             "with --sync-batchnorm a rank cannot split its share into micro-batches (the other "
+             "ranks would wait in the batchnorm sums it makes more often): %.500s", who,
+             run->micro_batch, failed->device->name, cause->message);
+    snprintf(st->message, sizeof st->message, "%s", message);
+    status_hint(st, "lower --batch (now %d, %d per rank) or raise --memory-limit; without "
+                "--sync-batchnorm the rank would go on in micro-batches", run->batch,
+                largest_share(run->batch, run->shares));
+    return st->code;
+}
+
 // After running out of memory at run->micro_batch on `failed`: everything per-batch is
 // given back, and the pass size shrinks (next_micro_batch).
 static int shrink_micro_batch(TrainRun *run, const Replica *failed, const Status *cause,
                               Status *st) {
+    if (run->sync_batchnorm) return refuse_split_with_sync(run, failed, cause, st);
     size_t before = reserved_bytes(run), failed_reserved = failed->device->alloc.stats.reserved;
     release_activations(run);
     int old_size = run->micro_batch;
@@ -300,6 +322,26 @@ static int allocate_passes(TrainRun *run, Status *st) {
     }
 }
 
+static int sum_statistics_over_ranks(void *user, double *values, size_t count, Status *st) {
+    return collective_sum_doubles_over_ranks(user, values, count, st);
+}
+
+// --sync-batchnorm, a rank with no samples in the step (fewer than ranks): it still makes
+// every batchnorm sum over the ranks, in the order the others make them (forward first to
+// last, then backward last to first, the gradient buckets started in between as
+// graph_backward starts them), adding zeros; its running statistics move with everyone's.
+static int join_without_samples(Graph *g, LayerContext *ctx, Status *st) {
+    ctx->batch = 0;
+    for (int i = 1; i < g->count; i++)
+        if (g->layers[i]->kind->normalises_over_batch) TRY(graph_run_layer(g, i, ctx, 0, st));
+    for (int i = g->count - 1; i >= 1; i--) {
+        if (g->layers[i]->kind->normalises_over_batch) TRY(graph_run_layer(g, i, ctx, 1, st));
+        if (ctx->after_layer_backward)
+            TRY(ctx->after_layer_backward(ctx->after_layer_user, g->layers[i], st));
+    }
+    return 0;
+}
+
 // Forward and backward of replica r's share of the step, in passes of run->micro_batch;
 // parameter gradients add up over the passes.
 static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
@@ -309,6 +351,14 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
     int offset, share;
     replica_share(n, run->shares, run->first_share + r, &offset, &share);
     TRY(make_current(rep->device, st));
+    LayerContext ctx = {.backend = b, .alloc = &rep->device->alloc, .training = 1,
+                        .labels = (const int32_t *)g->labels.data, .loss_batch = n,
+                        .sync_check = run->config->sync_check,
+                        .loss_scaling = run->loss_scaling ? (float)run->scaler.scale : 0.0f};
+    if (run->sync_batchnorm) {
+        ctx.sum_over_ranks = sum_statistics_over_ranks;
+        ctx.sum_over_ranks_user = &run->collective;
+    }
     if (share == 0) {
         // Fewer samples than replicas: this one contributes a zero gradient to the sum.
         for (int i = 0; i < g->count; i++)
@@ -316,13 +366,13 @@ static int replica_passes(TrainRun *run, int r, int n, long step, Status *st) {
                 Param *p = &g->layers[i]->params[k];
                 if (!p->buffer) TRY(b->fill(b, tensor_f32(&p->grad), 0.0f, tensor_numel(&p->grad), st));
             }
-        return 0;
+        if (!run->sync_batchnorm) return 0;
+        ctx.seed = step_seed(run->config->train.seed, step);
+        ctx.after_layer_backward = run->use_buckets ? grad_buckets_after_layer : NULL;
+        ctx.after_layer_user = &run->buckets;
+        return join_without_samples(g, &ctx, st);
     }
     int split = share > run->micro_batch;
-    LayerContext ctx = {.backend = b, .alloc = &rep->device->alloc, .training = 1,
-                        .labels = (const int32_t *)g->labels.data, .loss_batch = n,
-                        .sync_check = run->config->sync_check,
-                        .loss_scaling = run->loss_scaling ? (float)run->scaler.scale : 0.0f};
     for (int start = 0; start < share; start += run->micro_batch) {
         int count = share - start < run->micro_batch ? share - start : run->micro_batch;
         // On the last pass each layer's gradients are final once its backward has run: the
@@ -818,6 +868,16 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     run->hooks = hooks;
     run->count = count;
     run->world = world;
+    if (config->world.sync_batchnorm) {
+        int batchnorms = graph_normalises_over_batch(graphs[0]);
+        run->sync_batchnorm = world > 1 && batchnorms;
+        if (!batchnorms)
+            notice(run, "--sync-batchnorm: the model has no batchnorm layer; nothing to "
+                   "synchronise");
+        else if (world == 1)
+            notice(run, "--sync-batchnorm: one process, whose batchnorm statistics are already "
+                   "the whole batch's");
+    }
     run->shares = count * world;
     run->first_share = config->world.rank * count;
     run->config = config;

@@ -277,6 +277,38 @@ struct Backend {
                               const float *dy, const float *gamma, const float *save_mean,
                               const float *save_invstd, float *dx, float *dgamma, float *dbeta,
                               Status *st);
+    // The same training forward and backward cut where statistics cross processes
+    // (--sync-batchnorm, PyTorch's SyncBatchNorm): each rank sums its share, the sums are
+    // added over the ranks in between, then each rank finishes its share from the totals,
+    // so N ranks with batch B/N each compute what one process computes with batch B.
+    // `sums` is device memory, 2 * channels + 1 doubles: two per-channel sums, then the
+    // count of values they ran over. n may be 0 (a rank with no samples in the step joins
+    // with zero sums). Forward: sums = [sum x | sum x^2 | n * spatial].
+    int (*batchnorm_channel_sums)(const Backend *b, const BatchnormArgs *a, const float *x,
+                                  double *sums, Status *st);
+    // batchnorm_forward_training with the statistics of the summed `sums`: mean = sum x / m,
+    // biased variance sum x^2 / m - mean^2 (to normalise), unbiased for running_var; the
+    // running statistics move (or not, m == 1) by m, the total count, even when n is 0.
+    int (*batchnorm_forward_with_sums)(const Backend *b, const BatchnormArgs *a, const float *x,
+                                       float *y, const float *gamma, const float *beta,
+                                       const double *sums, float *running_mean,
+                                       float *running_var, float *save_mean, float *save_invstd,
+                                       Status *st);
+    // Backward's local sums = [sum dy | sum dy * xhat | n * spatial], and from them this
+    // share's dbeta and dgamma (added to when accumulate_params): the parameter gradients
+    // are summed over ranks with the others, so they stay each rank's own here.
+    int (*batchnorm_backward_channel_sums)(const Backend *b, const BatchnormArgs *a,
+                                           const float *x, const float *dy,
+                                           const float *save_mean, const float *save_invstd,
+                                           double *sums, float *dgamma, float *dbeta,
+                                           Status *st);
+    // dx = (accumulate_dx ? dx : 0) + batchnorm_backward's batch-statistics dx, with the
+    // means of dy and dy * xhat taken from the summed `sums` (over their count m).
+    int (*batchnorm_backward_data_with_sums)(const Backend *b, const BatchnormArgs *a,
+                                             const float *x, const float *dy,
+                                             const float *gamma, const float *save_mean,
+                                             const float *save_invstd, const double *sums,
+                                             float *dx, Status *st);
 
     // ---- convolution and pooling (NCHW) ----
     // Scratch bytes the conv2d ops want for g->batch samples. The caller allocates it
@@ -348,7 +380,9 @@ struct Backend {
     X(batchnorm_forward_inference) X(batchnorm_backward) X(conv2d_workspace_size)              \
     X(conv2d_forward) X(conv2d_backward_data) X(conv2d_backward_filter) X(maxpool_forward)     \
     X(maxpool_backward) X(avgpool_forward) X(avgpool_backward) X(sum_squares) X(scale)        \
-    X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)
+    X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)                           \
+    X(batchnorm_channel_sums) X(batchnorm_forward_with_sums)                                   \
+    X(batchnorm_backward_channel_sums) X(batchnorm_backward_data_with_sums)
 
 // The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
 // meaningful: make_current, range_push/pop and the CUDA Graph ops (capture_begin to

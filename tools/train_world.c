@@ -16,6 +16,16 @@ int world_apply(const Command *cmd, const ParsedArgs *args, const MpiWorld *worl
     config->world.rank = world->rank;
     config->world.size = world->size;
     config->world.bucket_mb = 25.0;  // PyTorch DDP's bucket_cap_mb
+    config->world.sync_batchnorm = args_get(cmd, args, "--sync-batchnorm") != NULL;
+    const char *replicas = args_get(cmd, args, "--gpus") ? "--gpus" : "--replicas";
+    if (config->world.sync_batchnorm && args_get(cmd, args, replicas)) {
+        status_fail(st, STATUS_BAD_INPUT, "--sync-batchnorm sums batchnorm statistics over the "
+                    "processes of an mpirun launch, not over the replicas %s %s runs inside one "
+                    "process", replicas, args_get(cmd, args, replicas));
+        status_hint(st, "start one process per replica: mpirun -np N trainer train ... "
+                        "--sync-batchnorm; or drop --sync-batchnorm");
+        return STATUS_BAD_INPUT;
+    }
     return args_float(cmd, args, "--bucket-mb", 0.0, 1e6, &config->world.bucket_mb, NULL, st);
 }
 

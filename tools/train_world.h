@@ -12,12 +12,17 @@
     {"--drop-remainder", NULL, "with mpirun: lower a batch that the processes cannot share "  \
                                "evenly to the nearest multiple of their count"},             \
     {"--bucket-mb", "MB", "with mpirun: sum gradients in buckets of MB MiB (default 25), "   \
-                          "each started while backward goes on; 0: one sum after backward"}
+                          "each started while backward goes on; 0: one sum after backward"}, \
+    {"--sync-batchnorm", NULL, "with mpirun: batchnorm statistics over the whole step's "    \
+                               "batch, summed over the processes (PyTorch's SyncBatchNorm); " \
+                               "without it each process normalises over its share; one "      \
+                               "process: no change"}
 
 // MPI_Init when launched by mpirun; the world goes into config. Ranks other than 0 send
 // stdout to /dev/null (their figures are rank 0's) and keep stderr for their errors.
 int world_open(MpiWorld *world, Status *st);
-// The world and --bucket-mb into config.
+// The world, --bucket-mb and --sync-batchnorm into config; --sync-batchnorm with
+// --gpus/--replicas (replicas inside one process, not synced) is refused.
 int world_apply(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,
                 RunConfig *config, Status *st);
 // The global batch split evenly over the ranks: an error naming both numbers, or with

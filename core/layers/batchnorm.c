@@ -4,6 +4,12 @@
 //
 // Training normalises with the batch's statistics and moves the running statistics
 // towards them; evaluation (ctx->training == 0) normalises with the running statistics.
+// With --sync-batchnorm under mpirun (LayerContext.sum_over_ranks), training sums each
+// channel's statistics over every rank's share, as PyTorch's SyncBatchNorm: forward sums
+// x and x^2 here, adds them over the ranks, normalises with the totals; backward likewise
+// sums dy and dy * xhat for dx. dgamma and dbeta stay this rank's own: the gradient sum
+// over the ranks adds them up once, as for every parameter.
+//
 // gamma and beta are trained; the running statistics are buffers: saved in weights files
 // under PyTorch's names (weight, bias, running_mean, running_var) so a checkpoint maps
 // onto nn.BatchNorm2d's state_dict, but never touched by the optimizer.
@@ -23,6 +29,9 @@ typedef struct BatchnormState {
     Tensor save_mean;
     Tensor save_invstd;
     int batch_statistics;
+    // --sync-batchnorm: 2 * channels + 1 doubles (kernels/backend.h's layout), on first use.
+    void *sums;
+    Allocator *alloc;
 } BatchnormState;
 
 enum { BN_GAMMA, BN_BETA, BN_RUNNING_MEAN, BN_RUNNING_VAR, BN_PARAM_COUNT };
@@ -93,12 +102,59 @@ static void batchnorm_release(Layer *l) {
     if (state) {
         tensor_free(&state->save_mean);
         tensor_free(&state->save_invstd);
+        if (state->sums) alloc_put(state->alloc, state->sums);
     }
     free(state);
     l->state = NULL;
 }
 
 static float *param_f32(const Layer *l, int p) { return tensor_f32(&l->params[p].value); }
+
+// The sums buffer, taken from the allocator the first time a step syncs: a few hundred
+// bytes per layer, left out of the memory plan, which plans a process of its own.
+static int sums_buffer(Layer *l, const LayerContext *ctx, double **sums, Status *st) {
+    BatchnormState *state = l->state;
+    if (!state->sums) {
+        size_t bytes = (2 * (size_t)batchnorm_channels(l) + 1) * sizeof(double);
+        TRY(alloc_get(ctx->alloc, bytes, &state->sums, st));
+        state->alloc = ctx->alloc;
+    }
+    *sums = state->sums;
+    return 0;
+}
+
+static int forward_over_ranks(Layer *l, const LayerContext *ctx, const BatchnormArgs *args,
+                              Status *st) {
+    const Backend *b = ctx->backend;
+    BatchnormState *state = l->state;
+    const float *x = tensor_f32(&l->inputs[0]->output);
+    double *sums;
+    TRY(sums_buffer(l, ctx, &sums, st));
+    TRY(b->batchnorm_channel_sums(b, args, x, sums, st));
+    TRY(ctx->sum_over_ranks(ctx->sum_over_ranks_user, sums, 2 * (size_t)args->channels + 1, st));
+    return b->batchnorm_forward_with_sums(
+        b, args, x, tensor_f32(&l->output), param_f32(l, BN_GAMMA), param_f32(l, BN_BETA), sums,
+        param_f32(l, BN_RUNNING_MEAN), param_f32(l, BN_RUNNING_VAR),
+        tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), st);
+}
+
+static int backward_over_ranks(Layer *l, const LayerContext *ctx, const BatchnormArgs *args,
+                               float *dx, Status *st) {
+    const Backend *b = ctx->backend;
+    const BatchnormState *state = l->state;
+    const float *x = tensor_f32(&l->inputs[0]->output), *dy = tensor_f32(&l->grad);
+    double *sums;
+    TRY(sums_buffer(l, ctx, &sums, st));
+    TRY(b->batchnorm_backward_channel_sums(
+        b, args, x, dy, tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), sums,
+        tensor_f32(&l->params[BN_GAMMA].grad), tensor_f32(&l->params[BN_BETA].grad), st));
+    // Every rank sums, even one whose input needs no gradient, or the others would wait.
+    TRY(ctx->sum_over_ranks(ctx->sum_over_ranks_user, sums, 2 * (size_t)args->channels + 1, st));
+    if (!dx) return 0;
+    return b->batchnorm_backward_data_with_sums(
+        b, args, x, dy, param_f32(l, BN_GAMMA), tensor_f32(&state->save_mean),
+        tensor_f32(&state->save_invstd), sums, dx, st);
+}
 
 static int batchnorm_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const Backend *b = ctx->backend;
@@ -110,6 +166,7 @@ static int batchnorm_forward(Layer *l, const LayerContext *ctx, Status *st) {
     BatchnormArgs args = {.n = ctx->batch, .channels = batchnorm_channels(l),
                           .spatial = batchnorm_spatial(l), .momentum = config->momentum,
                           .eps = config->eps};
+    if (ctx->training && ctx->sum_over_ranks) return forward_over_ranks(l, ctx, &args, st);
     if (ctx->training)
         return b->batchnorm_forward_training(
             b, &args, x, y, param_f32(l, BN_GAMMA), param_f32(l, BN_BETA),
@@ -130,6 +187,8 @@ static int batchnorm_backward(Layer *l, const LayerContext *ctx, Status *st) {
                           .batch_statistics = state->batch_statistics,
                           .accumulate_dx = l->input_grad_accumulate[0],
                           .accumulate_params = ctx->accumulate_param_grads};
+    if (state->batch_statistics && ctx->sum_over_ranks)
+        return backward_over_ranks(l, ctx, &args, dx, st);
     return b->batchnorm_backward(
         b, &args, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->grad),
         param_f32(l, BN_GAMMA), tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd),

@@ -134,3 +134,123 @@ int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const float
     }
     return 0;
 }
+
+// ---- the same, cut where statistics are summed over processes (--sync-batchnorm) ----
+//
+// One sum over the ranks per direction, as PyTorch's SyncBatchNorm, so the forward
+// statistics are sum x and sum x^2 rather than the two passes above (which would need a
+// second sum over the ranks for the squared deviations from the global mean). Both are
+// accumulated in double: the variance sum x^2 / m - mean^2 loses about
+// 2 * log2(|mean| / std) of double's 53 bits to cancellation, so it still holds float's 24
+// while |mean| < 2^14 std, far beyond what reaches a batchnorm (activations of a trained
+// network have |mean| of a few std at most).
+
+static int check_share_sizes(int n, int channels, int spatial, Status *st) {
+    if (n < 0 || channels <= 0 || spatial <= 0)
+        return status_fail(st, STATUS_RUNTIME_ERROR,
+                           "batchnorm: bad sizes n=%d channels=%d spatial=%d", n, channels, spatial);
+    return 0;
+}
+
+int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const float *x,
+                               double *sums, Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
+    TRY(check_share_sizes(n, channels, spatial, st));
+    for (int c = 0; c < channels; c++) {
+        double sum = 0.0, squares = 0.0;
+        for (int s = 0; s < n; s++) {
+            const float *xr = channel_run(x, s, c, channels, spatial);
+            for (int k = 0; k < spatial; k++) {
+                double v = xr[k];
+                sum += v;
+                squares += v * v;
+            }
+        }
+        sums[c] = sum;
+        sums[channels + c] = squares;
+    }
+    sums[2 * channels] = (double)n * (double)spatial;
+    return 0;
+}
+
+int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a, const float *x,
+                                    float *y, const float *gamma, const float *beta,
+                                    const double *sums, float *running_mean, float *running_var,
+                                    float *save_mean, float *save_invstd, Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
+    float momentum = a->momentum, eps = a->eps;
+    TRY(check_share_sizes(n, channels, spatial, st));
+    double m = sums[2 * channels];
+    if (m < 1.0)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "batchnorm: the ranks' shares hold %g values "
+                           "per channel in all", m);
+    for (int c = 0; c < channels; c++) {
+        double mean = sums[c] / m;
+        double var = sums[channels + c] / m - mean * mean;
+        if (var < 0.0) var = 0.0;  // rounding, where every value is (nearly) the same
+        double invstd = 1.0 / sqrt(var + (double)eps);
+        save_mean[c] = (float)mean;
+        save_invstd[c] = (float)invstd;
+        normalise_channel(x, y, n, c, channels, spatial, (float)mean, (float)invstd, gamma[c],
+                          beta[c]);
+        if (m > 1.0) {
+            double unbiased = var * m / (m - 1.0);
+            running_mean[c] = (float)((1.0 - momentum) * running_mean[c] + momentum * mean);
+            running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased);
+        }
+    }
+    return 0;
+}
+
+int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a, const float *x,
+                                        const float *dy, const float *save_mean,
+                                        const float *save_invstd, double *sums, float *dgamma,
+                                        float *dbeta, Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
+    TRY(check_share_sizes(n, channels, spatial, st));
+    for (int c = 0; c < channels; c++) {
+        float mean = save_mean[c], invstd = save_invstd[c];
+        double sum_dy = 0.0, sum_dy_xhat = 0.0;
+        for (int s = 0; s < n; s++) {
+            const float *xr = channel_run(x, s, c, channels, spatial);
+            const float *dyr = channel_run(dy, s, c, channels, spatial);
+            for (int k = 0; k < spatial; k++) {
+                sum_dy += dyr[k];
+                sum_dy_xhat += (double)dyr[k] * ((xr[k] - mean) * invstd);
+            }
+        }
+        sums[c] = sum_dy;
+        sums[channels + c] = sum_dy_xhat;
+        dbeta[c] = (float)((a->accumulate_params ? dbeta[c] : 0.0) + sum_dy);
+        dgamma[c] = (float)((a->accumulate_params ? dgamma[c] : 0.0) + sum_dy_xhat);
+    }
+    sums[2 * channels] = (double)n * (double)spatial;
+    return 0;
+}
+
+int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
+                                          const float *x, const float *dy, const float *gamma,
+                                          const float *save_mean, const float *save_invstd,
+                                          const double *sums, float *dx, Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
+    TRY(check_share_sizes(n, channels, spatial, st));
+    double m = sums[2 * channels];
+    if (m < 1.0)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "batchnorm: the ranks' shares hold %g values "
+                           "per channel in all", m);
+    for (int c = 0; c < channels; c++) {
+        float mean = save_mean[c], invstd = save_invstd[c], scale = gamma[c] * invstd;
+        float mean_dy = (float)(sums[c] / m), mean_dy_xhat = (float)(sums[channels + c] / m);
+        for (int s = 0; s < n; s++) {
+            const float *xr = channel_run(x, s, c, channels, spatial);
+            const float *dyr = channel_run(dy, s, c, channels, spatial);
+            float *dxr = channel_run_mut(dx, s, c, channels, spatial);
+            for (int k = 0; k < spatial; k++) {
+                float xhat = (xr[k] - mean) * invstd;
+                float g = scale * (dyr[k] - mean_dy - xhat * mean_dy_xhat);
+                dxr[k] = a->accumulate_dx ? dxr[k] + g : g;
+            }
+        }
+    }
+    return 0;
+}

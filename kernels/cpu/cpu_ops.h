@@ -59,6 +59,20 @@ int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const float
                            const float *dy, const float *gamma, const float *save_mean,
                            const float *save_invstd, float *dx, float *dgamma, float *dbeta,
                            Status *st);
+int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const float *x,
+                               double *sums, Status *st);
+int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a, const float *x,
+                                    float *y, const float *gamma, const float *beta,
+                                    const double *sums, float *running_mean, float *running_var,
+                                    float *save_mean, float *save_invstd, Status *st);
+int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a, const float *x,
+                                        const float *dy, const float *save_mean,
+                                        const float *save_invstd, double *sums, float *dgamma,
+                                        float *dbeta, Status *st);
+int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
+                                          const float *x, const float *dy, const float *gamma,
+                                          const float *save_mean, const float *save_invstd,
+                                          const double *sums, float *dx, Status *st);
 
 // cpu_conv2d.c: im2col lowering onto the BLAS GEMM, several samples per GEMM.
 int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,

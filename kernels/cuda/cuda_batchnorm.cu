@@ -513,8 +513,251 @@ static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a, con
     return 0;
 }
 
+// ---- statistics summed over processes (--sync-batchnorm) --------------------------------
+//
+// The CPU reference's notes (cpu_batchnorm.c) say why sum x and sum x^2 in double. Each
+// rank sums its share (the same two layouts as above: one block per channel, or many with
+// partials in the context's scratch), the caller adds the sums over the ranks on the
+// device (NCCL), and elementwise kernels finish from the totals; those read the count from
+// the summed buffer, so the host never waits for the sums.
+
+// One value's part of a share's two sums: forward (dy NULL) x and x^2; backward dy and
+// dy * xhat, xhat rounded to float as the CPU rounds it.
+__device__ static inline void add_share_value(const float *x, const float *dy, size_t at,
+                                              float mean, float invstd, double *first,
+                                              double *second) {
+    if (dy) {
+        float d = dy[at];
+        *first += (double)d;
+        *second += (double)d * (double)channel_xhat(x[at], mean, invstd);
+    } else {
+        double v = (double)x[at];
+        *first += v;
+        *second += v * v;
+    }
+}
+
+// Channel c's two sums into `sums`; backward also writes this share's dgamma and dbeta.
+__device__ static inline void keep_share_sums(int c, int channels, double first, double second,
+                                              double *sums, float *dgamma, float *dbeta,
+                                              int accumulate_params) {
+    sums[c] = first;
+    sums[channels + c] = second;
+    if (dgamma) write_param_gradients(c, first, second, accumulate_params, dgamma, dbeta);
+}
+
+// One block per channel (grid-stride over channels).
+__global__ static void __launch_bounds__(BN_THREADS)
+batchnorm_share_sums_kernel(const float *x, const float *dy, const float *save_mean,
+                            const float *save_invstd, double *sums, float *dgamma,
+                            float *dbeta, int n, int channels, int spatial,
+                            int accumulate_params) {
+    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
+    for (int c = blockIdx.x; c < channels; c += gridDim.x) {
+        float mean = dy ? save_mean[c] : 0.0f, invstd = dy ? save_invstd[c] : 0.0f;
+        double first = 0.0, second = 0.0;
+        for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
+             channel_advance(&cur))
+            add_share_value(x, dy, channel_at(cur, c, channels), mean, invstd, &first, &second);
+        first = cuda_block_sum(first, shared);
+        second = cuda_block_sum(second, shared);
+        if (threadIdx.x == 0)
+            keep_share_sums(c, channels, first, second, sums, dgamma, dbeta, accumulate_params);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) sums[2 * channels] = (double)n * (double)spatial;
+}
+
+// Many blocks per channel, pass 1: each chunk's two sums into the partials.
+__global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
+batchnorm_share_partial_kernel(const float *x, const float *dy, const float *save_mean,
+                               const float *save_invstd, int channels, int spatial,
+                               long long m, long long chunk, double *firsts,
+                               double *seconds) {
+    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
+    int c = blockIdx.y;
+    float mean = dy ? save_mean[c] : 0.0f, invstd = dy ? save_invstd[c] : 0.0f;
+    long long end = chunk_end(chunk, m);
+    double first = 0.0, second = 0.0;
+    for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur))
+        add_share_value(x, dy, channel_at(cur, c, channels), mean, invstd, &first, &second);
+    first = cuda_block_sum(first, shared);
+    second = cuda_block_sum(second, shared);
+    if (threadIdx.x == 0) {
+        firsts[(size_t)c * gridDim.x + blockIdx.x] = first;
+        seconds[(size_t)c * gridDim.x + blockIdx.x] = second;
+    }
+}
+
+// Many blocks per channel, pass 2: one block per channel adds its partials.
+__global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
+batchnorm_share_total_kernel(const double *firsts, const double *seconds, int chunks,
+                             double *sums, float *dgamma, float *dbeta, int channels,
+                             long long m, int accumulate_params) {
+    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
+    int c = blockIdx.x;
+    double first = channel_partials_total(firsts + (size_t)c * chunks, chunks, shared);
+    double second = channel_partials_total(seconds + (size_t)c * chunks, chunks, shared);
+    if (threadIdx.x == 0)
+        keep_share_sums(c, channels, first, second, sums, dgamma, dbeta, accumulate_params);
+    if (c == 0 && threadIdx.x == 0) sums[2 * channels] = (double)m;
+}
+
+// Training forward from the summed statistics: elementwise, blockIdx.y the channel and
+// blockIdx.x a slice of its values, as the inference kernel; the first thread of each
+// channel saves the statistics and moves the running ones (also on a rank with no values,
+// so that every rank keeps the same running statistics).
+__global__ static void batchnorm_normalise_with_sums_kernel(
+    const float *x, float *y, const float *gamma, const float *beta, const double *sums,
+    float *running_mean, float *running_var, float *save_mean, float *save_invstd, int n,
+    int channels, int spatial, float momentum, float eps) {
+    int start = blockIdx.x * blockDim.x + threadIdx.x, step = gridDim.x * blockDim.x;
+    double m = sums[2 * channels];
+    if (!(m >= 1.0)) return;  // no values on any rank: nothing to normalise
+    for (int c = blockIdx.y; c < channels; c += gridDim.y) {
+        double mean = sums[c] / m;
+        double var = fmax(sums[channels + c] / m - mean * mean, 0.0);
+        float invstd = (float)(1.0 / sqrt(var + (double)eps));
+        ChannelAffine a = channel_affine((float)mean, invstd, gamma[c], beta[c]);
+        for (ChannelCursor cur = channel_cursor(start, step, spatial); cur.s < n;
+             channel_advance(&cur)) {
+            size_t at = channel_at(cur, c, channels);
+            y[at] = normalise(x[at], a.scale, a.shift);
+        }
+        if (start != 0) continue;
+        save_mean[c] = (float)mean;
+        save_invstd[c] = invstd;
+        if (m > 1.0) {
+            double unbiased = var * m / (m - 1.0);
+            running_mean[c] = (float)((1.0 - momentum) * running_mean[c] + momentum * mean);
+            running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased);
+        }
+    }
+}
+
+// dx from the summed sum dy and sum dy * xhat, laid out as the normalising kernel.
+__global__ static void batchnorm_input_gradient_with_sums_kernel(
+    const float *x, const float *dy, const float *gamma, const float *save_mean,
+    const float *save_invstd, const double *sums, float *dx, int n, int channels, int spatial,
+    int accumulate_dx) {
+    int start = blockIdx.x * blockDim.x + threadIdx.x, step = gridDim.x * blockDim.x;
+    double m = sums[2 * channels];
+    if (!(m >= 1.0)) return;
+    for (int c = blockIdx.y; c < channels; c += gridDim.y) {
+        float mean = save_mean[c], invstd = save_invstd[c], scale = gamma[c] * invstd;
+        float mean_dy = (float)(sums[c] / m), mean_dy_xhat = (float)(sums[channels + c] / m);
+        for (ChannelCursor cur = channel_cursor(start, step, spatial); cur.s < n;
+             channel_advance(&cur)) {
+            size_t at = channel_at(cur, c, channels);
+            float g = input_gradient(x[at], dy[at], mean, invstd, scale, mean_dy, mean_dy_xhat);
+            dx[at] = accumulate_dx ? dx[at] + g : g;
+        }
+    }
+}
+
+// A share may hold no samples (n == 0); the kernels' index limits are n's otherwise.
+static int check_share_sizes(const char *op, int n, int channels, int spatial, Status *st) {
+    if (n < 0)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "%s: bad sizes n=%d channels=%d spatial=%d",
+                           op, n, channels, spatial);
+    return check_sizes(op, n > 0 ? n : 1, channels, spatial, st);
+}
+
+// A share's two sums (forward when dy is NULL), in the layout bn_split picks.
+static int share_sums(const Backend *b, const char *op, const BatchnormArgs *a, const float *x,
+                      const float *dy, const float *save_mean, const float *save_invstd,
+                      double *sums, float *dgamma, float *dbeta, Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
+    TRY(check_share_sizes(op, n, channels, spatial, st));
+    CudaContext *ctx = cuda_context(b);
+    size_t elements = bn_elements(n, channels, spatial);
+    ChannelSplit split = bn_split(a);
+    if (split.chunks < 2) {
+        unsigned grid = channel_blocks(channels);
+        CUDA_CHECK_CONFIG(ctx, "batchnorm_share_sums_kernel", grid, BN_THREADS, BN_SHARED_BYTES,
+                          elements, 64);
+        batchnorm_share_sums_kernel<<<grid, BN_THREADS, 0, ctx->stream>>>(
+            x, dy, save_mean, save_invstd, sums, dgamma, dbeta, n, channels, spatial,
+            a->accumulate_params);
+        CUDA_CHECK_LAUNCH("batchnorm_share_sums_kernel");
+        return 0;
+    }
+    long long m = (long long)n * spatial;
+    double *firsts = (double *)ctx->partials, *seconds = firsts + BN_SPLIT_ROOM;
+    dim3 grid((unsigned)split.chunks, (unsigned)channels);
+    CUDA_CHECK_CONFIG(ctx, "batchnorm_share_partial_kernel", grid, CHANNEL_REDUCE_THREADS,
+                      BN_SHARED_BYTES, elements, 64);
+    batchnorm_share_partial_kernel<<<grid, CHANNEL_REDUCE_THREADS, 0, ctx->stream>>>(
+        x, dy, save_mean, save_invstd, channels, spatial, m, split.chunk, firsts, seconds);
+    CUDA_CHECK_LAUNCH("batchnorm_share_partial_kernel");
+    CUDA_CHECK_CONFIG(ctx, "batchnorm_share_total_kernel", (unsigned)channels,
+                      CHANNEL_REDUCE_THREADS, BN_SHARED_BYTES, elements, 64);
+    batchnorm_share_total_kernel<<<(unsigned)channels, CHANNEL_REDUCE_THREADS, 0, ctx->stream>>>(
+        firsts, seconds, split.chunks, sums, dgamma, dbeta, channels, m, a->accumulate_params);
+    CUDA_CHECK_LAUNCH("batchnorm_share_total_kernel");
+    return 0;
+}
+
+static int cuda_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const float *x,
+                                       double *sums, Status *st) {
+    return share_sums(b, "batchnorm_channel_sums", a, x, NULL, NULL, NULL, sums, NULL, NULL, st);
+}
+
+static int cuda_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a,
+                                                const float *x, const float *dy,
+                                                const float *save_mean,
+                                                const float *save_invstd, double *sums,
+                                                float *dgamma, float *dbeta, Status *st) {
+    return share_sums(b, "batchnorm_backward_channel_sums", a, x, dy, save_mean, save_invstd,
+                      sums, dgamma, dbeta, st);
+}
+
+// The grid of the elementwise kernels: a channel's values along x, channels along y.
+static dim3 elementwise_grid(const BatchnormArgs *a) {
+    return dim3(cuda_blocks_for((size_t)a->n * (size_t)a->spatial), channel_blocks(a->channels));
+}
+
+static int cuda_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a,
+                                            const float *x, float *y, const float *gamma,
+                                            const float *beta, const double *sums,
+                                            float *running_mean, float *running_var,
+                                            float *save_mean, float *save_invstd, Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
+    TRY(check_share_sizes("batchnorm_forward_with_sums", n, channels, spatial, st));
+    CudaContext *ctx = cuda_context(b);
+    dim3 grid = elementwise_grid(a);
+    CUDA_CHECK_CONFIG(ctx, "batchnorm_normalise_with_sums_kernel", grid, CUDA_THREADS, 0,
+                      bn_elements(n, channels, spatial), 64);
+    batchnorm_normalise_with_sums_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+        x, y, gamma, beta, sums, running_mean, running_var, save_mean, save_invstd, n, channels,
+        spatial, a->momentum, a->eps);
+    CUDA_CHECK_LAUNCH("batchnorm_normalise_with_sums_kernel");
+    return 0;
+}
+
+static int cuda_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
+                                                  const float *x, const float *dy,
+                                                  const float *gamma, const float *save_mean,
+                                                  const float *save_invstd, const double *sums,
+                                                  float *dx, Status *st) {
+    int n = a->n, channels = a->channels, spatial = a->spatial;
+    TRY(check_share_sizes("batchnorm_backward_data_with_sums", n, channels, spatial, st));
+    if (n == 0) return 0;
+    CudaContext *ctx = cuda_context(b);
+    dim3 grid = elementwise_grid(a);
+    CUDA_CHECK_CONFIG(ctx, "batchnorm_input_gradient_with_sums_kernel", grid, CUDA_THREADS, 0,
+                      bn_elements(n, channels, spatial), 64);
+    batchnorm_input_gradient_with_sums_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+        x, dy, gamma, save_mean, save_invstd, sums, dx, n, channels, spatial, a->accumulate_dx);
+    CUDA_CHECK_LAUNCH("batchnorm_input_gradient_with_sums_kernel");
+    return 0;
+}
+
 void cuda_register_batchnorm_ops(Backend *table) {
     table->batchnorm_forward_training = cuda_batchnorm_forward_training;
     table->batchnorm_forward_inference = cuda_batchnorm_forward_inference;
     table->batchnorm_backward = cuda_batchnorm_backward;
+    table->batchnorm_channel_sums = cuda_batchnorm_channel_sums;
+    table->batchnorm_forward_with_sums = cuda_batchnorm_forward_with_sums;
+    table->batchnorm_backward_channel_sums = cuda_batchnorm_backward_channel_sums;
+    table->batchnorm_backward_data_with_sums = cuda_batchnorm_backward_data_with_sums;
 }

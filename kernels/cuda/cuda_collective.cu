@@ -252,3 +252,14 @@ extern "C" int cuda_stream_sums_waited(CudaStreamSums *s, double *ms, Status *st
     *ms = s->waited_ms;
     return 0;
 }
+
+// --sync-batchnorm's statistics, on the compute stream between the kernels that make and use
+// them. The communicator is the one the gradient buckets use on their own stream: NCCL runs
+// a communicator's operations one at a time in the order they were queued, which is the same
+// on every rank, so the two streams cannot pair the wrong collectives.
+extern "C" int cuda_collective_sum_doubles_over_ranks(CudaCollective *c, double *values, size_t n,
+                                                      Status *st) {
+    if (c->count != 1 || n == 0) return 0;  // one GPU per process, as open_rank makes it
+    NCCL_CHECK(ncclAllReduce(values, values, n, ncclDouble, ncclSum, c->comms[0], c->streams[0]));
+    return 0;
+}

@@ -47,6 +47,11 @@ int cuda_stream_sums_finish(CudaStreamSums *s, Status *st);
 int cuda_stream_sums_waited(CudaStreamSums *s, double *ms, Status *st);
 void cuda_stream_sums_close(CudaStreamSums *s);
 
+// --sync-batchnorm: a communicator of cuda_collective_open_rank sums `n` doubles of device
+// memory in place over the processes, on the rank's stream (batchnorm statistics).
+int cuda_collective_sum_doubles_over_ranks(CudaCollective *c, double *values, size_t n,
+                                           Status *st);
+
 #ifdef __cplusplus
 }
 #endif

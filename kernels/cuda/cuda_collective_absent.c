@@ -72,3 +72,11 @@ int cuda_stream_sums_waited(CudaStreamSums *s, double *ms, Status *st) {
 }
 
 void cuda_stream_sums_close(CudaStreamSums *s) { (void)s; }
+
+int cuda_collective_sum_doubles_over_ranks(CudaCollective *c, double *values, size_t n,
+                                           Status *st) {
+    (void)c;
+    (void)values;
+    (void)n;
+    return status_fail(st, STATUS_NO_DEVICE, "this trainer was built without NCCL");
+}

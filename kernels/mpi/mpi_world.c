@@ -118,6 +118,12 @@ int mpi_all_reduce_sum_doubles(double *values, int count, Status *st) {
     return 0;
 }
 
+int mpi_all_reduce_sum_statistics(double *values, size_t count, Status *st) {
+    MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, values, (int)count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+            "summing batchnorm statistics over ranks for --sync-batchnorm (MPI_Allreduce)");
+    return 0;
+}
+
 int mpi_all_reduce_max_int(int *value, Status *st) {
     MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD),
             "agreeing on a stop (MPI_Allreduce)");
@@ -202,6 +208,9 @@ const char *mpi_library_version(char *buf, size_t size) {
 
 int mpi_all_reduce_sum_floats(float *values, size_t count, Status *st) { return not_built(st); }
 int mpi_all_reduce_sum_doubles(double *values, int count, Status *st) { return not_built(st); }
+int mpi_all_reduce_sum_statistics(double *values, size_t count, Status *st) {
+    return not_built(st);
+}
 int mpi_all_reduce_max_int(int *value, Status *st) { return not_built(st); }
 int mpi_broadcast_floats(float *values, size_t count, int root, Status *st) {
     return not_built(st);

@@ -38,6 +38,8 @@ const char *mpi_library_version(char *buf, size_t size);
 // In place over every rank, on host memory.
 int mpi_all_reduce_sum_floats(float *values, size_t count, Status *st);
 int mpi_all_reduce_sum_doubles(double *values, int count, Status *st);
+// --sync-batchnorm's per-channel statistics (its own message on failure).
+int mpi_all_reduce_sum_statistics(double *values, size_t count, Status *st);
 int mpi_all_reduce_max_int(int *value, Status *st);
 int mpi_broadcast_floats(float *values, size_t count, int root, Status *st);
 int mpi_broadcast_bytes(void *bytes, size_t count, int root, Status *st);

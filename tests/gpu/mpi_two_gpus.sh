@@ -2,7 +2,9 @@
 # `mpirun -np 2` on 2 GPUs (each rank on its local GPU) ends with the parameters of one GPU
 # training the same global batch (FP32, no TF32; relative error <= 1e-5), whatever the
 # gradient buckets (--bucket-mb 0: one sum after backward; 0.01: a bucket per layer or two,
-# summed on the communication stream while backward goes on; the default 25). Skipped (77)
+# summed on the communication stream while backward goes on; the default 25); with
+# --sync-batchnorm, likewise for a conv + batchnorm model (its statistics summed over NCCL
+# too, among 0.01 MiB buckets). Skipped (77)
 # without mpirun or with fewer than 2 usable GPUs, saying which.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/common.bash"
 require_python3 "read trainer doctor --json and compare weights"
@@ -35,4 +37,28 @@ for mb in 0 0.01; do
 done
 expect_match err "buckets of 0.01 MiB started during backward, on a communication stream" \
     "0.01 MiB buckets are started during backward"
+
+cat >"$work/bn.model" <<'MODEL'
+input     shape=1x28x28 dtype=f32
+conv2d    filters=8 kernel=3 pad=same bias=false
+batchnorm act=relu
+maxpool   size=2
+flatten
+dense     units=32 bias=false
+batchnorm act=relu
+dense     units=10
+loss      softmax_cross_entropy
+optimizer sgd lr=0.05 momentum=0.9
+train     batch=64 epochs=2 seed=3
+MODEL
+# 2051 = 32 * 64 + 3: the last batch, 3 samples, split 1 + 2 (not 2: see
+# tests/e2e/sync_batchnorm.sh on two values per channel).
+bn=(train "$work/bn.model" --data fashion-mnist --train-limit 2051 --test-limit 256 --no-tf32)
+run "$TRAINER" "${bn[@]}" --gpus 0 --save "$work/bn-gpus0.safetensors"
+expect_rc 0 "one GPU trains the batchnorm model"
+run mpirun -np 2 "$TRAINER" "${bn[@]}" --device cuda --sync-batchnorm --bucket-mb 0.01 \
+    --save "$work/bn-two-ranks.safetensors"
+expect_rc 0 "mpirun -np 2 --sync-batchnorm trains, a GPU each"
+expect_same_weights "$work/bn-gpus0.safetensors" "$work/bn-two-ranks.safetensors" \
+    "2 synced ranks on 2 GPUs end with one GPU's parameters and running statistics"
 finish

@@ -1293,6 +1293,172 @@ static void batchnorm_backward_case(const BnShape *s, int batch_statistics, int 
     if (with_dx) compare("batchnorm_backward", "dx", fetch(d_dx, count), dx, dx_mag, count);
 }
 
+// ---- --sync-batchnorm's split ops: each op fed the same inputs on both backends ----
+
+static double *dev_doubles_poisoned(size_t n) { return dev_poisoned(n * sizeof(double)); }
+
+static double *fetch_doubles(const double *d, size_t n) {
+    double *h = host_alloc(n * sizeof *h);
+    memset(h, POISON_BYTE, n * sizeof *h);
+    download(h, d, n * sizeof *h);
+    return h;
+}
+
+// Two per-channel sums and the count, as floats for compare(): the sums against the sums
+// of magnitudes in `mag` (2 * channels), the count exactly.
+static void compare_channel_sums(const char *op, const double *got, const double *want,
+                                 const float *mag, size_t c) {
+    float *g = floats(2 * c), *w = floats(2 * c);
+    for (size_t k = 0; k < 2 * c; k++) {
+        g[k] = (float)got[k];
+        w[k] = (float)want[k];
+    }
+    compare(op, "sums", g, w, mag, 2 * c);
+    float gc = (float)got[2 * c], wc = (float)want[2 * c];
+    compare_exact(op, "count", &gc, &wc, 1, 0, 0);
+}
+
+// batchnorm_channel_sums, then batchnorm_forward_with_sums from each backend's own sums
+// (one rank's chain; the sum over ranks in between is NCCL's, not an op). `empty`: the
+// second op on a share of no samples (n = 0) with the whole batch's sums, where only the
+// saved and running statistics are written.
+static void batchnorm_sync_forward_case(const BnShape *s, int empty) {
+    snprintf(shape, sizeof shape, "n=%d channels=%d spatial=%d%s", s->n, s->channels, s->spatial,
+             empty ? " (forward_with_sums on an empty share)" : "");
+    Status st;
+    status_clear(&st);
+    size_t count = (size_t)s->n * s->channels * s->spatial, c = (size_t)s->channels;
+    const float momentum = 0.1f;
+    float *x = bn_input(s), *gamma = uniform(c, -1.5f, 1.5f), *beta = uniform(c, -1.0f, 1.0f);
+    float *rm0 = uniform(c, -1.0f, 1.0f), *rv0 = uniform(c, 0.5f, 2.0f);
+    float *d_x = dev_floats(x, count), *d_y = dev_poison_floats(count);
+    float *d_gamma = dev_floats(gamma, c), *d_beta = dev_floats(beta, c);
+    float *d_rm = dev_floats(rm0, c), *d_rv = dev_floats(rv0, c);
+    float *d_mean = dev_poison_floats(c), *d_invstd = dev_poison_floats(c);
+    double *d_sums = dev_doubles_poisoned(2 * c + 1);
+    BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial,
+                          .momentum = momentum, .eps = 1e-5f};
+    BatchnormArgs share = args;
+    share.n = empty ? 0 : s->n;
+    if (GPU_CALL(batchnorm_channel_sums, &args, d_x, d_sums) ||
+        GPU_CALL(batchnorm_forward_with_sums, &share, d_x, d_y, d_gamma, d_beta, d_sums, d_rm,
+                 d_rv, d_mean, d_invstd))
+        return;
+    double *sums = host_alloc((2 * c + 1) * sizeof *sums);
+    float *y = poisoned(count), *rm = copy_of(rm0, c), *rv = copy_of(rv0, c);
+    float *mean = poisoned(c), *invstd = poisoned(c);
+    if (CPU_CALL(batchnorm_channel_sums, &args, x, sums) ||
+        CPU_CALL(batchnorm_forward_with_sums, &share, x, y, gamma, beta, sums, rm, rv, mean,
+                 invstd))
+        return;
+    float *sums_mag = floats(2 * c), *mean_mag = floats(c), *rm_mag = floats(c);
+    memset(sums_mag, 0, 2 * c * sizeof *sums_mag);
+    for (size_t i = 0; i < count; i++) {
+        sums_mag[bn_channel(s, i)] += fabsf(x[i]);
+        sums_mag[c + bn_channel(s, i)] += x[i] * x[i];
+    }
+    for (size_t k = 0; k < c; k++) {
+        mean_mag[k] = fabsf(mean[k]) + 1.0f / invstd[k];
+        rm_mag[k] = (1.0f - momentum) * fabsf(rm0[k]) + momentum * mean_mag[k];
+    }
+    compare_channel_sums("batchnorm_channel_sums", fetch_doubles(d_sums, 2 * c + 1), sums,
+                         sums_mag, c);
+    if (!empty)
+        compare("batchnorm_forward_with_sums", "y", fetch(d_y, count), y,
+                bn_output_magnitude(s, x, gamma, beta, mean, invstd), count);
+    else
+        compare_exact("batchnorm_forward_with_sums", "y (untouched)", fetch(d_y, count),
+                      poisoned(count), count, 0, 0);
+    compare("batchnorm_forward_with_sums", "save_mean", fetch(d_mean, c), mean, mean_mag, c);
+    // 1/std from sum x^2 / m - mean^2: relative to itself, as the two-pass one.
+    compare("batchnorm_forward_with_sums", "save_invstd", fetch(d_invstd, c), invstd, NULL, c);
+    compare("batchnorm_forward_with_sums", "running_mean", fetch(d_rm, c), rm, rm_mag, c);
+    compare("batchnorm_forward_with_sums", "running_var", fetch(d_rv, c), rv, NULL, c);
+}
+
+// batchnorm_backward_channel_sums (with dgamma and dbeta), then
+// batchnorm_backward_data_with_sums from each backend's own sums.
+static void batchnorm_sync_backward_case(const BnShape *s, int accumulate_dx,
+                                         int accumulate_params) {
+    snprintf(shape, sizeof shape, "n=%d channels=%d spatial=%d accumulate_dx=%d "
+             "accumulate_params=%d", s->n, s->channels, s->spatial, accumulate_dx,
+             accumulate_params);
+    Status st;
+    status_clear(&st);
+    size_t count = (size_t)s->n * s->channels * s->spatial, c = (size_t)s->channels;
+    float *x = bn_input(s), *dy = uniform(count, -1.0f, 1.0f);
+    float *gamma = uniform(c, -1.5f, 1.5f), *beta = uniform(c, -1.0f, 1.0f);
+    float *rm = uniform(c, -3.0f, 3.0f), *rv = uniform(c, 0.25f, 4.0f);
+    float *mean = floats(c), *invstd = floats(c), *scratch = floats(count);
+    BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial,
+                          .momentum = 0.1f, .eps = 1e-5f, .batch_statistics = 1,
+                          .accumulate_dx = accumulate_dx, .accumulate_params = accumulate_params};
+    if (CPU_CALL(batchnorm_forward_training, &args, x, scratch, gamma, beta, rm, rv, mean, invstd))
+        return;
+    float *dx0 = accumulate_dx ? uniform(count, -1.0f, 1.0f) : poisoned(count);
+    float *dg0 = accumulate_params ? uniform(c, -1.0f, 1.0f) : poisoned(c);
+    float *db0 = accumulate_params ? uniform(c, -1.0f, 1.0f) : poisoned(c);
+    float *d_x = dev_floats(x, count), *d_dy = dev_floats(dy, count), *d_gamma = dev_floats(gamma, c);
+    float *d_mean = dev_floats(mean, c), *d_invstd = dev_floats(invstd, c);
+    float *d_dx = dev_floats(dx0, count), *d_dg = dev_floats(dg0, c), *d_db = dev_floats(db0, c);
+    double *d_sums = dev_doubles_poisoned(2 * c + 1);
+    if (GPU_CALL(batchnorm_backward_channel_sums, &args, d_x, d_dy, d_mean, d_invstd, d_sums, d_dg,
+                 d_db) ||
+        GPU_CALL(batchnorm_backward_data_with_sums, &args, d_x, d_dy, d_gamma, d_mean, d_invstd,
+                 d_sums, d_dx))
+        return;
+    double *sums = host_alloc((2 * c + 1) * sizeof *sums);
+    float *dx = copy_of(dx0, count), *dg = copy_of(dg0, c), *db = copy_of(db0, c);
+    if (CPU_CALL(batchnorm_backward_channel_sums, &args, x, dy, mean, invstd, sums, dg, db) ||
+        CPU_CALL(batchnorm_backward_data_with_sums, &args, x, dy, gamma, mean, invstd, sums, dx))
+        return;
+    // The magnitudes batchnorm_backward_case argues, per channel and per element.
+    double *abs_dy = host_alloc(c * sizeof(double)), *abs_dy_xhat = host_alloc(c * sizeof(double));
+    memset(abs_dy, 0, c * sizeof(double));
+    memset(abs_dy_xhat, 0, c * sizeof(double));
+    for (size_t i = 0; i < count; i++) {
+        size_t k = bn_channel(s, i);
+        abs_dy[k] += fabs((double)dy[i]);
+        abs_dy_xhat[k] += fabs((double)dy[i] * ((x[i] - mean[k]) * invstd[k]));
+    }
+    float *sums_mag = floats(2 * c), *dg_mag = floats(c), *db_mag = floats(c);
+    float *dx_mag = floats(count);
+    for (size_t k = 0; k < c; k++) {
+        sums_mag[k] = (float)abs_dy[k];
+        sums_mag[c + k] = (float)abs_dy_xhat[k];
+        db_mag[k] = (float)abs_dy[k] + (accumulate_params ? fabsf(db0[k]) : 0.0f);
+        dg_mag[k] = (float)abs_dy_xhat[k] + (accumulate_params ? fabsf(dg0[k]) : 0.0f);
+    }
+    double m = (double)s->n * s->spatial;
+    for (size_t i = 0; i < count; i++) {
+        size_t k = bn_channel(s, i);
+        double xhat = fabs((double)(x[i] - mean[k]) * invstd[k]);
+        double terms = fabs(dy[i]) + abs_dy[k] / m + xhat * abs_dy_xhat[k] / m;
+        dx_mag[i] = (float)(fabs((double)gamma[k] * invstd[k]) * terms) +
+                    (accumulate_dx ? fabsf(dx0[i]) : 0.0f);
+    }
+    compare_channel_sums("batchnorm_backward_channel_sums", fetch_doubles(d_sums, 2 * c + 1), sums,
+                         sums_mag, c);
+    compare("batchnorm_backward_channel_sums", "dbeta", fetch(d_db, c), db, db_mag, c);
+    compare("batchnorm_backward_channel_sums", "dgamma", fetch(d_dg, c), dg, dg_mag, c);
+    compare("batchnorm_backward_data_with_sums", "dx", fetch(d_dx, count), dx, dx_mag, count);
+}
+
+static void test_batchnorm_sync(void) {
+    if (HAVE(batchnorm_channel_sums) && HAVE(batchnorm_forward_with_sums))
+        for (int s = 0; s < BN_SHAPES; s++)
+            for (int empty = 0; empty <= 1; empty++) {
+                batchnorm_sync_forward_case(&bn_shapes[s], empty);
+                end_case();
+            }
+    if (HAVE(batchnorm_backward_channel_sums) && HAVE(batchnorm_backward_data_with_sums))
+        for (int s = 0; s < BN_SHAPES; s++)
+            for (int acc = 0; acc < 4; acc++) {
+                batchnorm_sync_backward_case(&bn_shapes[s], acc & 1, acc >> 1);
+                end_case();
+            }
+}
+
 static void test_batchnorm(void) {
     if (HAVE(batchnorm_forward_training))
         for (int s = 0; s < BN_SHAPES; s++) {
@@ -1965,6 +2131,7 @@ static void run_fp32_pass(void) {
     test_losses();
     section("batchnorm");
     test_batchnorm();
+    test_batchnorm_sync();
     section("conv2d");
     test_conv(2);
     section("pooling");

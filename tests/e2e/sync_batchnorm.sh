@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# `mpirun -np N trainer train --sync-batchnorm` on the CPU (issue 16):
+# - with global batch B, 2 and 4 ranks end with the parameters and running statistics of
+#   one process with batch B, same seed, 2 epochs (relative error <= 1e-5), for a model with
+#   batchnorm after a convolution and after a dense layer, and without dropout; the last
+#   batch of each epoch holds 3 samples, so with 4 ranks one of them has none and joins the
+#   sums with zeros (also with gradient buckets started between the sums);
+# - without --sync-batchnorm each rank normalises over its own share: the result differs
+#   (so the comparison above can fail);
+# - a model without batchnorm trains as before, with a notice; one process: a notice, and
+#   the result of a run without the option; --replicas with it is refused (exit 2);
+# - a rank that would have to split its share into micro-batches stops the launch, named.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+require_python3 "compare the weights files"
+require_mpirun
+# As tests/e2e/mpi_ranks.sh: Open MPI's plugins leave allocations LeakSanitizer cannot
+# attribute; the ranks share one host.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0"
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+require_fashion_mnist
+
+# SGD with momentum, as write_sgd_mlp argues; conv (no bias: beta takes its place) and dense
+# batchnorms, so both the [n, C, H*W] and the [n, features] layouts are synced.
+cat >"$work/bn.model" <<'MODEL'
+input     shape=1x28x28 dtype=f32
+conv2d    filters=4 kernel=3 pad=same bias=false
+batchnorm act=relu
+maxpool   size=2
+flatten
+dense     units=16 bias=false
+batchnorm act=relu
+dense     units=10
+loss      softmax_cross_entropy
+optimizer sgd lr=0.05 momentum=0.9
+train     batch=32 epochs=2 seed=3
+MODEL
+# 387 = 12 * 32 + 3 samples: each epoch ends with a batch of 3, fewer than 4 ranks. Not 2:
+# two values per channel leave the dense batchnorm a variance so small that 1/std blows
+# rounding up past 1e-5 whatever the split (one process with 1 and with 2 BLAS threads
+# then differ by 2e-5); with 3 the runs below agree to about 5e-7.
+args=(train "$work/bn.model" --data fashion-mnist --train-limit 387 --test-limit 80
+      --device cpu --threads 1)
+mpi() { local n=$1; shift; run mpirun -np "$n" --oversubscribe "$TRAINER" "$@"; }
+
+run "$TRAINER" "${args[@]}" --save "$work/one.safetensors"
+expect_rc 0 "one process trains"
+one_result=$(last_epoch_result)
+if grep -q "built without MPI" <<<"$(mpirun -np 2 --oversubscribe "$TRAINER" "${args[@]}" \
+    --epochs 1 2>&1)"; then
+    echo "SKIP: this trainer was built without MPI"
+    exit 77
+fi
+
+for n in 2 4; do
+    mpi "$n" "${args[@]}" --sync-batchnorm --save "$work/sync$n.safetensors"
+    expect_rc 0 "mpirun -np $n --sync-batchnorm trains"
+    if [ "$(last_epoch_result)" = "$one_result" ]; then
+        pass "$n synced ranks log the one process's loss and accuracy"
+    else
+        fail "$n synced ranks log the one process's figures" \
+            "one: $one_result; $n: $(last_epoch_result)"
+    fi
+    expect_same_weights "$work/one.safetensors" "$work/sync$n.safetensors" \
+        "$n synced ranks end with one process's parameters and running statistics"
+done
+
+# Gradient buckets of 1 KiB start between the batchnorms' sums in backward; the rank with
+# no samples must start them in the same order, or MPI would pair the wrong collectives.
+mpi 4 "${args[@]}" --sync-batchnorm --bucket-mb 0.001 --save "$work/sync4-buckets.safetensors"
+expect_rc 0 "4 synced ranks with 1 KiB gradient buckets train"
+expect_same_weights "$work/one.safetensors" "$work/sync4-buckets.safetensors" \
+    "and end with one process's parameters and running statistics"
+
+mpi 2 "${args[@]}" --save "$work/local2.safetensors"
+expect_rc 0 "mpirun -np 2 without --sync-batchnorm trains"
+if result=$(python3 tests/e2e/compare_weights.py "$work/one.safetensors" \
+    "$work/local2.safetensors"); then
+    fail "without --sync-batchnorm each rank's statistics are its own" "the same weights: $result"
+else
+    pass "without --sync-batchnorm the ranks' statistics are their own: $result"
+fi
+
+# No batchnorm: a notice, and the plain launch's result.
+write_sgd_mlp "$work/plain.model" 32 16
+plain=(train "$work/plain.model" --data fashion-mnist --train-limit 200 --test-limit 80
+       --device cpu --threads 1 --epochs 1)
+mpi 2 "${plain[@]}" --sync-batchnorm --save "$work/plain-sync.safetensors"
+expect_rc 0 "a model without batchnorm trains with --sync-batchnorm"
+expect_in err "--sync-batchnorm: the model has no batchnorm layer; nothing to synchronise" \
+    "and says there is nothing to sync"
+mpi 2 "${plain[@]}" --save "$work/plain.safetensors"
+if cmp -s "$work/plain-sync.safetensors" "$work/plain.safetensors"; then
+    pass "without batchnorm --sync-batchnorm changes nothing"
+else
+    fail "without batchnorm --sync-batchnorm changes nothing" "the weights differ"
+fi
+
+# One process: nothing to sync; the run is the plain one.
+run "$TRAINER" "${args[@]}" --sync-batchnorm --save "$work/one-sync.safetensors"
+expect_rc 0 "one process with --sync-batchnorm trains"
+expect_in err "--sync-batchnorm: one process" "and says its statistics are already the batch's"
+if cmp -s "$work/one.safetensors" "$work/one-sync.safetensors"; then
+    pass "one process: --sync-batchnorm changes nothing"
+else
+    fail "one process: --sync-batchnorm changes nothing" "the weights differ"
+fi
+
+run "$TRAINER" "${args[@]}" --sync-batchnorm --replicas 2 --epochs 1
+expect_error 2 "--sync-batchnorm sums batchnorm statistics over the processes of an mpirun" \
+    "--replicas with --sync-batchnorm is refused"
+
+# 512 samples per rank do not fit 8 MiB; a rank may not split its share while synced.
+mpi 2 "${args[@]}" --sync-batchnorm --batch 1024 --train-limit 2048 --memory-limit 8M \
+    --epochs 1
+if [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ]; then pass "the launch stops (exit $rc)"
+else fail "the launch stops when a rank would split its share" "exit $rc"; fi
+expect_match err "rank [01] of 2 (\([^)]*\): )?ran out of memory with 512 samples per pass on cpu, and with --sync-batchnorm a rank cannot split" \
+    "naming the rank and why it cannot go on in micro-batches"
+
+finish
