@@ -17,6 +17,9 @@ struct CudaCollective {
     int processes;          // > 1: each communicator spans the processes of an mpirun launch
     ncclComm_t *comms;
     cudaStream_t *streams;
+    // While gradient buckets are summed on a communication stream: every other operation
+    // of the communicator goes there too (cuda_collective_sum_doubles_over_ranks).
+    CudaStreamSums *stream_sums;
 };
 
 static_assert(sizeof(ncclUniqueId) == CUDA_NCCL_ID_BYTES, "NCCL's id is 128 bytes");
@@ -160,9 +163,11 @@ extern "C" int cuda_collective_open_rank(const Backend *b,
 enum { TIMED_STEPS = 64 };
 
 struct CudaStreamSums {
+    CudaCollective *collective;            // whose stream_sums this is, until closed
     ncclComm_t comm;
     cudaStream_t compute, communication;
     cudaEvent_t copied;                    // on compute: the bucket is in place
+    cudaEvent_t statistics_summed;         // on communication: a batchnorm sum is done
     cudaEvent_t backward_end[TIMED_STEPS]; // on compute: arrived at finish
     cudaEvent_t sums_end[TIMED_STEPS];     // on communication: the step's last sum is done
     long steps, timed;                     // finished steps; those whose wait was read
@@ -171,8 +176,10 @@ struct CudaStreamSums {
 
 extern "C" void cuda_stream_sums_close(CudaStreamSums *s) {
     if (!s) return;
+    if (s->collective && s->collective->stream_sums == s) s->collective->stream_sums = NULL;
     if (s->communication) cudaStreamDestroy(s->communication);
     if (s->copied) cudaEventDestroy(s->copied);
+    if (s->statistics_summed) cudaEventDestroy(s->statistics_summed);
     for (int k = 0; k < TIMED_STEPS; k++) {
         if (s->backward_end[k]) cudaEventDestroy(s->backward_end[k]);
         if (s->sums_end[k]) cudaEventDestroy(s->sums_end[k]);
@@ -188,6 +195,7 @@ static int create_stream_and_events(CudaStreamSums *s, Status *st) {
     CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     CUDA_CHECK(cudaStreamCreateWithPriority(&s->communication, cudaStreamNonBlocking, greatest));
     CUDA_CHECK(cudaEventCreateWithFlags(&s->copied, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&s->statistics_summed, cudaEventDisableTiming));
     for (int k = 0; k < TIMED_STEPS; k++) {
         CUDA_CHECK(cudaEventCreate(&s->backward_end[k]));
         CUDA_CHECK(cudaEventCreate(&s->sums_end[k]));
@@ -212,6 +220,8 @@ extern "C" int cuda_stream_sums_open(CudaCollective *c, const Backend *b, CudaSt
         cuda_stream_sums_close(s);
         return rc;
     }
+    s->collective = c;
+    c->stream_sums = s;
     *out = s;
     return 0;
 }
@@ -253,13 +263,26 @@ extern "C" int cuda_stream_sums_waited(CudaStreamSums *s, double *ms, Status *st
     return 0;
 }
 
-// --sync-batchnorm's statistics, on the compute stream between the kernels that make and use
-// them. The communicator is the one the gradient buckets use on their own stream: NCCL runs
-// a communicator's operations one at a time in the order they were queued, which is the same
-// on every rank, so the two streams cannot pair the wrong collectives.
+// --sync-batchnorm's statistics, between the kernels that make and use them on the compute
+// stream.
 extern "C" int cuda_collective_sum_doubles_over_ranks(CudaCollective *c, double *values, size_t n,
                                                       Status *st) {
     if (c->count != 1 || n == 0) return 0;  // one GPU per process, as open_rank makes it
-    NCCL_CHECK(ncclAllReduce(values, values, n, ncclDouble, ncclSum, c->comms[0], c->streams[0]));
+    CudaStreamSums *s = c->stream_sums;
+    if (!s) {
+        NCCL_CHECK(ncclAllReduce(values, values, n, ncclDouble, ncclSum, c->comms[0],
+                                 c->streams[0]));
+        return 0;
+    }
+    // With gradient buckets summing on the communication stream, this sum goes there as
+    // well, forked from and joined back to the compute stream: NCCL does not promise that
+    // two operations of one communicator on two streams make progress when both are in
+    // flight, so every operation of the communicator stays on one stream, in the order
+    // every rank issues them.
+    CUDA_CHECK(cudaEventRecord(s->copied, s->compute));
+    CUDA_CHECK(cudaStreamWaitEvent(s->communication, s->copied, 0));
+    NCCL_CHECK(ncclAllReduce(values, values, n, ncclDouble, ncclSum, s->comm, s->communication));
+    CUDA_CHECK(cudaEventRecord(s->statistics_summed, s->communication));
+    CUDA_CHECK(cudaStreamWaitEvent(s->compute, s->statistics_summed, 0));
     return 0;
 }

@@ -48,7 +48,9 @@ int cuda_stream_sums_waited(CudaStreamSums *s, double *ms, Status *st);
 void cuda_stream_sums_close(CudaStreamSums *s);
 
 // --sync-batchnorm: a communicator of cuda_collective_open_rank sums `n` doubles of device
-// memory in place over the processes, on the rank's stream (batchnorm statistics).
+// memory in place over the processes (batchnorm statistics): on the rank's stream, or, while
+// gradient buckets are summed on a communication stream, there, forked from and joined back
+// to the rank's stream, so that all of the communicator's operations share one stream.
 int cuda_collective_sum_doubles_over_ranks(CudaCollective *c, double *values, size_t n,
                                            Status *st);
 
