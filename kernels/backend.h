@@ -26,6 +26,15 @@ typedef enum ActivationKind {
     ACTIVATION_COUNT
 } ActivationKind;
 
+// The activation a fused op applies to its result before writing it (the *_bias_activation
+// ops): `apply` 0 writes the biased result as it is; otherwise activation_forward's kind
+// and slope.
+typedef struct FusedActivation {
+    int apply;
+    ActivationKind kind;
+    float slope;
+} FusedActivation;
+
 typedef struct SgdHyper {
     float lr, momentum, weight_decay;
     int nesterov;
@@ -175,6 +184,12 @@ struct Backend {
     // C = alpha * op(A) op(B) + beta * C as GemmArgs describes.
     int (*gemm)(const Backend *b, const GemmArgs *g, const float *a, const float *bm, float *c,
                 Status *st);
+    // C = act(alpha * op(A) op(B) + beta * C + bias[c] in every row) in one pass over C
+    // where the backend can (bias may be NULL): a dense layer and its act= activation.
+    // The result is what gemm, add_bias_rows and activation_forward give in turn.
+    int (*gemm_bias_activation)(const Backend *b, const GemmArgs *g, const float *a,
+                                const float *bm, const float *bias, const FusedActivation *act,
+                                float *c, Status *st);
     // y[r][c] += bias[c] for every row.
     int (*add_bias_rows)(const Backend *b, float *y, const float *bias, int rows, int cols,
                          Status *st);
@@ -259,6 +274,12 @@ struct Backend {
     int (*conv2d_forward)(const Backend *b, const Conv2dGeometry *g, const float *x,
                           const float *w, const float *bias, float *y, void *workspace,
                           size_t workspace_bytes, Status *st);
+    // y = act(conv(x, w) + bias), the bias broadcast per output channel (it may be NULL):
+    // what conv2d_forward then activation_forward give, with the same workspace contract.
+    int (*conv2d_forward_bias_activation)(const Backend *b, const Conv2dGeometry *g,
+                                          const float *x, const float *w, const float *bias,
+                                          const FusedActivation *act, float *y, void *workspace,
+                                          size_t workspace_bytes, Status *st);
     // dx = (accumulate ? dx : 0) + d loss / d x, from dy and the weights.
     int (*conv2d_backward_data)(const Backend *b, const Conv2dGeometry *g, const float *dy,
                                 const float *w, float *dx, void *workspace,
@@ -319,7 +340,8 @@ struct Backend {
     X(batchnorm_forward_inference) X(batchnorm_backward) X(conv2d_workspace_size)              \
     X(conv2d_forward) X(conv2d_backward_data) X(conv2d_backward_filter) X(maxpool_forward)     \
     X(maxpool_backward) X(avgpool_forward) X(avgpool_backward) X(sum_squares) X(scale)        \
-    X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)
+    X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)                     \
+    X(gemm_bias_activation) X(conv2d_forward_bias_activation)
 
 // The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
 // meaningful: make_current and range_push/pop are NULL on the CPU by design, the

@@ -898,6 +898,93 @@ static void test_activations(void) {
     }
 }
 
+// ---- fused bias and activation -------------------------------------------------------------
+
+// Every activation the fused ops take, and none (bias only): cuBLASLt and cuDNN fuse some,
+// the rest take the unfused path inside the op; each is compared with the CPU's composition.
+static const FusedActivation fused_activations[] = {
+    {0, ACTIVATION_RELU, 0.0f},         {1, ACTIVATION_RELU, 0.0f},
+    {1, ACTIVATION_LEAKY_RELU, 0.2f},   {1, ACTIVATION_SIGMOID, 0.0f},
+    {1, ACTIVATION_TANH, 0.0f},         {1, ACTIVATION_GELU, 0.0f},
+};
+enum { FUSED_ACTIVATIONS = sizeof fused_activations / sizeof fused_activations[0] };
+
+static const char *fused_name(const FusedActivation *act) {
+    return act->apply ? activation_names[act->kind] : "none";
+}
+
+// The error of an activated sum: every activation here has |f'| <= 1.13, so an error in
+// the sum passes through at most that large, and f's own rounding is relative to |f|. So
+// the magnitude is the larger of the sum's (the CPU op on |inputs|, no activation) and the
+// result's.
+static float *fused_magnitude(const float *sum_magnitude, const float *want, size_t n) {
+    float *mag = floats(n);
+    for (size_t i = 0; i < n; i++) mag[i] = fmaxf(sum_magnitude[i], fabsf(want[i]));
+    return mag;
+}
+
+static void gemm_bias_activation_case(int ta, int tb, int m, int n, int k, float beta, int pad,
+                                      int with_bias, const FusedActivation *act) {
+    snprintf(shape, sizeof shape, "ta=%d tb=%d m=%d n=%d k=%d beta=%g ld+%d bias=%d act=%s", ta,
+             tb, m, n, k, beta, pad, with_bias, fused_name(act));
+    Status st;
+    status_clear(&st);
+    int a_rows = ta ? k : m, a_cols = ta ? m : k, b_rows = tb ? n : k, b_cols = tb ? k : n;
+    int lda = a_cols + pad, ldb = b_cols + pad, ldc = n + pad;
+    size_t na = (size_t)a_rows * lda, nb = (size_t)b_rows * ldb, nc = (size_t)m * ldc;
+    float *a = uniform(na, -1.0f, 1.0f), *bm = uniform(nb, -1.0f, 1.0f);
+    float *bias = uniform((size_t)n, -1.0f, 1.0f);
+    poison_padding(a, a_rows, a_cols, lda);
+    poison_padding(bm, b_rows, b_cols, ldb);
+    float *c0 = beta == 0.0f ? poisoned(nc) : uniform(nc, -1.0f, 1.0f);
+    if (beta != 0.0f)
+        for (size_t i = 0; i < nc; i++)
+            if ((int)(i % (size_t)ldc) >= n) c0[i] = 1234.5f;
+    float *da = dev_floats(a, na), *db = dev_floats(bm, nb), *dc = dev_floats(c0, nc);
+    float *dbias = with_bias ? dev_floats(bias, (size_t)n) : NULL;
+    GemmArgs args = {.transpose_a = ta, .transpose_b = tb, .m = m, .n = n, .k = k, .lda = lda,
+                     .ldb = ldb, .ldc = ldc, .alpha = 1.0f, .beta = beta};
+    if (GPU_CALL(gemm_bias_activation, &args, da, db, dbias, act, dc)) return;
+    float *got = fetch(dc, nc), *want = copy_of(c0, nc);
+    CPU_CALL(gemm_bias_activation, &args, a, bm, with_bias ? bias : NULL, act, want);
+    float *cmag = beta == 0.0f ? zeros(nc) : absolute(c0, nc);
+    GemmArgs magnitude = args;
+    magnitude.beta = fabsf(beta);
+    FusedActivation none = {0};
+    CPU_CALL(gemm_bias_activation, &magnitude, absolute(a, na), absolute(bm, nb),
+             with_bias ? absolute(bias, (size_t)n) : NULL, &none, cmag);
+    float *want_packed = pack(want, m, n, ldc, 0);
+    compare("gemm_bias_activation", "C", pack(got, m, n, ldc, 0), want_packed,
+            fused_magnitude(pack(cmag, m, n, ldc, 0), want_packed, (size_t)m * n), (size_t)m * n);
+    if (pad)
+        compare_exact("gemm_bias_activation", "C padding columns", pack(got, m, n, ldc, 1),
+                      pack(c0, m, n, ldc, 1), (size_t)m * pad, 0, 0);
+}
+
+static void test_gemm_bias_activation(void) {
+    REQUIRE(gemm_bias_activation);
+    // Odd sizes, batch 1, and the dense layers of mlp and lenet (x W^T: ta=0, tb=1).
+    static const int shapes[][3] = {
+        {1, 1, 1}, {7, 13, 5}, {33, 1, 17}, {1, 17, 9}, {128, 256, 784}, {1024, 10, 256},
+        {1024, 256, 3136}, {129, 257, 1025},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int a = 0; a < FUSED_ACTIVATIONS; a++)
+            for (int with_bias = 0; with_bias <= 1; with_bias++) {
+                gemm_bias_activation_case(0, 1, shapes[s][0], shapes[s][1], shapes[s][2], 0.0f, 0,
+                                          with_bias, &fused_activations[a]);
+                end_case();
+            }
+    // The other transposes, beta and padded leading dimensions, on the smaller shapes.
+    for (size_t s = 0; s < 4; s++)
+        for (int t = 0; t < 4; t++)
+            for (int a = 0; a < FUSED_ACTIVATIONS; a++) {
+                gemm_bias_activation_case(t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2],
+                                          0.5f, 3, 1, &fused_activations[a]);
+                end_case();
+            }
+}
+
 static void dropout_forward_case(size_t n, float rate, uint64_t seed) {
     snprintf(shape, sizeof shape, "n=%zu rate=%g seed=%llu", n, rate, (unsigned long long)seed);
     Status st;
@@ -1418,6 +1505,21 @@ static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char 
         if (!GPU_CALL(conv2d_forward, g, d_x, d_w, k->bias ? d_bias : NULL, d_y, ws, bytes))
             compare("conv2d_forward", "y", fetch(d_y, ny), r->y, r->y_mag, ny);
     }
+    if (HAVE(conv2d_forward_bias_activation))
+        for (int a = 0; a < FUSED_ACTIVATIONS; a++) {
+            const FusedActivation *act = &fused_activations[a];
+            float *d_y = dev_poison_floats(ny);
+            if (GPU_CALL(conv2d_forward_bias_activation, g, d_x, d_w, k->bias ? d_bias : NULL, act,
+                         d_y, ws, bytes))
+                continue;
+            float *want = copy_of(r->y, ny);
+            if (act->apply && CPU_CALL(activation_forward, act->kind, act->slope, want, want, ny))
+                continue;
+            char what[64];
+            snprintf(what, sizeof what, "y (act=%s)", fused_name(act));
+            compare("conv2d_forward_bias_activation", what, fetch(d_y, ny), want,
+                    fused_magnitude(r->y_mag, want, ny), ny);
+        }
     for (int acc = 0; acc <= 1; acc++) {
         if (HAVE(conv2d_backward_data)) {
             float *d_dx = acc ? dev_floats(dx0, nx) : dev_poison_floats(nx);
@@ -1960,6 +2062,8 @@ static void run_fp32_pass(void) {
     test_accumulate();
     section("activations, dropout");
     test_activations();
+    section("gemm with bias and activation fused");
+    test_gemm_bias_activation();
     test_dropout();
     section("losses");
     test_losses();
@@ -2060,6 +2164,7 @@ int main(void) {
             gpu = b;
             section("gemm (TF32 allowed)");
             test_gemm();
+            test_gemm_bias_activation();
             section("conv2d (TF32 allowed)");
             test_conv(1);
             cuda_backend_close(b);
@@ -2115,6 +2220,7 @@ int main(void) {
         rtol = reduced[i].gemm_rtol;
         section("gemm (inputs rounded to the precision)");
         test_gemm();
+        test_gemm_bias_activation();
         rtol = reduced[i].conv_rtol;
         section("conv2d (inputs rounded to the precision's convolution precision)");
         test_conv(1);
