@@ -60,6 +60,12 @@ static int dense_forward(Layer *l, const LayerContext *ctx, Status *st) {
     float *y = tensor_f32(&l->output);
     GemmArgs xwt = {.transpose_b = 1, .m = ctx->batch, .n = config->units, .k = inputs,
                     .lda = inputs, .ldb = inputs, .ldc = config->units, .alpha = 1.0f, .beta = 0.0f};
+    FusedActivation act;
+    if (l->fused_activation && activation_layer_fusable(l->fused_activation, &act))
+        return b->gemm_bias_activation(
+            b, &xwt, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].value),
+            config->bias ? tensor_f32(&l->params[1].value) : NULL, &act,
+            tensor_f32(&l->fused_activation->output), st);
     TRY(b->gemm(b, &xwt, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].value), y,
                 st));
     if (config->bias)
@@ -103,6 +109,7 @@ const LayerKind layer_dense = {
     .takes_act = 1,
     .input_count = 1,
     .matmul = LAYER_MATMUL_GEMM,
+    .fuses_act = 1,
     .configure = dense_configure,
     .infer = dense_infer,
     .forward = dense_forward,
