@@ -33,6 +33,8 @@ static const OptionSpec bench_options[] = {
     {"--per-layer", NULL, "train: also the forward and backward time of every layer"},
     {"--threads", "N", "CPU threads for BLAS (default: all cores)"},
     {"--no-tf32", NULL, "conv, train: keep fp32 math in full fp32 on GPUs with TF32"},
+    {"--no-fuse", NULL, "train: run each act= activation as its own pass (to compare with the "
+                        "fused default)"},
     {NULL, NULL, NULL},
 };
 
@@ -59,6 +61,7 @@ typedef struct BenchArgs {
     int steps;
     int per_layer;
     int json;
+    int no_fuse;        // train: --no-fuse
 } BenchArgs;
 
 static int is(const BenchArgs *a, const char *name) { return strcmp(a->benchmark, name) == 0; }
@@ -227,6 +230,7 @@ static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, S
     a->per_layer = args_get(cmd, args, "--per-layer") != NULL;
     a->json = args_get(cmd, args, "--json") != NULL;
     a->options.no_tf32 = args_get(cmd, args, "--no-tf32") != NULL;
+    a->no_fuse = args_get(cmd, args, "--no-fuse") != NULL;
     const char *text = args_get(cmd, args, "--sizes");
     if (text && each_item("--sizes", text, parse_gemm_size, a->sizes, &a->size_count, st)) {
         status_hint(st, "sizes are N (N x N x N) or MxNxK, 1 to 65536 each: "
@@ -464,6 +468,7 @@ static int load_bench_model(const BenchArgs *a, ModelFile *file, Graph *g, RunCo
     TRY(model_file_read(a->model, file, st));
     int rc = graph_build(file, g, config, st);
     if (rc) model_file_free(file);
+    else if (a->no_fuse) graph_fuse_activations(g, 0);
     return rc;
 }
 
