@@ -259,9 +259,18 @@ static int cuda_gemm_bias_activation(const Backend *b, const GemmArgs *g, const 
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                     &bias, sizeof bias));
     CudaGemmEpilogues *e = ctx->gemm_epilogues;
-    CUBLAS_CHECK(cublasLtMatmul(e->handle, p->operation, &g->alpha, bm, p->first, a, p->second,
-                                &g->beta, c, p->result, c, p->result, &p->algo, e->workspace,
-                                GEMM_EPILOGUE_WORKSPACE_BYTES, ctx->stream));
+    // The heuristic assumed its default pointer alignment (256 bytes, which the caching
+    // allocator's blocks have); a matrix that starts elsewhere may be refused here, as
+    // NOT_SUPPORTED: then the unfused ops run.
+    cublasStatus_t status = cublasLtMatmul(e->handle, p->operation, &g->alpha, bm, p->first, a,
+                                           p->second, &g->beta, c, p->result, c, p->result,
+                                           &p->algo, e->workspace, GEMM_EPILOGUE_WORKSPACE_BYTES,
+                                           ctx->stream);
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED) {
+        TRY(cuda_gemm(b, g, a, bm, c, st));
+        return epilogue_unfused(b, g, bias, act, c, st);
+    }
+    CUBLAS_CHECK(status);
     // An activation cuBLASLt has no epilogue for runs after the biased GEMM.
     return relu ? 0 : epilogue_unfused(b, g, NULL, act, c, st);
 }
