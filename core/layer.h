@@ -105,10 +105,10 @@ struct Layer {
     void *config;                   // kind-specific settings, freed by the graph
     void *state;                    // kind-specific runtime data (kind's release frees it)
     Layer *statement_output;        // for `act=`: the activation layer that follows
-    // The act= layer whose activation this layer's forward applies itself (through a fused
-    // op), writing that layer's output; this layer then keeps no output of its own, and the
-    // activation layer only differentiates. NULL: each runs on its own. Set by
-    // graph_fuse_activations.
+    // The act= layer whose activation this layer applies itself: forward through a fused op
+    // writing that layer's output (this layer keeps no output of its own), backward from
+    // that layer's output and gradient; the activation layer's own forward and backward
+    // then do nothing. NULL: each runs on its own. Set by graph_fuse_activations.
     Layer *fused_activation;
 };
 
@@ -166,6 +166,9 @@ extern const char *const loss_kind_names[];
 // alone (relu, leaky_relu, sigmoid, tanh; not gelu, which needs its input): 1 and *out
 // filled, else 0. Only then can the layer before it drop the input (core/layers/activation.c).
 int activation_layer_fusable(const Layer *act, FusedActivation *out);
+// For a layer with a fused activation, in its backward: d loss / d its output (the
+// pre-activation) into owner->grad, from the activation's output and gradient.
+int activation_fused_backward(Layer *owner, const LayerContext *ctx, Status *st);
 // Whether l's output is a tensor of its own: not a view of its input, nor written by a
 // fused op into its act= layer's output.
 static inline int layer_owns_output(const Layer *l) {

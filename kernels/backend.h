@@ -208,6 +208,14 @@ struct Backend {
     int (*activation_backward)(const Backend *b, ActivationKind kind, float slope, const float *x,
                                const float *y, const float *dy, float *dx, size_t n,
                                int accumulate, Status *st);
+    // A dense layer's fused activation and bias gradients in one pass over a rows x cols
+    // matrix: dx = dy * f'(y) with f' from the activation's output y (act is relu,
+    // leaky_relu, sigmoid or tanh, whose derivatives follow from it; y stands in for x),
+    // and dbias[c] = beta * dbias[c] + sum_r dx[r][c] (dbias may be NULL). The same as
+    // activation_backward (x = y, no accumulation), then sum_rows.
+    int (*activation_bias_backward)(const Backend *b, const FusedActivation *act,
+                                    const float *y, const float *dy, float *dx, float *dbias,
+                                    int rows, int cols, float beta, Status *st);
     // Inverted dropout: y = x * mask, mask = keep ? 1/(1-rate) : 0, drawn from a
     // counter-based hash of (seed, index) so a step is reproducible on any backend.
     int (*dropout_forward)(const Backend *b, const float *x, float *y, float *mask, size_t n,
@@ -341,7 +349,7 @@ struct Backend {
     X(conv2d_forward) X(conv2d_backward_data) X(conv2d_backward_filter) X(maxpool_forward)     \
     X(maxpool_backward) X(avgpool_forward) X(avgpool_backward) X(sum_squares) X(scale)        \
     X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)                     \
-    X(gemm_bias_activation) X(conv2d_forward_bias_activation)
+    X(gemm_bias_activation) X(conv2d_forward_bias_activation) X(activation_bias_backward)
 
 // The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
 // meaningful: make_current and range_push/pop are NULL on the CPU by design, the

@@ -85,18 +85,29 @@ static int activation_forward(Layer *l, const LayerContext *ctx, Status *st) {
                                             tensor_f32(&l->output), activation_count(l, ctx), st);
 }
 
+// Fused, the layer before differentiates it too (activation_fused_backward), in the same
+// pass as its bias gradient where it can.
 static int activation_backward(Layer *l, const LayerContext *ctx, Status *st) {
-    if (!l->input_needs_grad[0]) return 0;
+    if (!l->input_needs_grad[0] || computed_by_input(l)) return 0;
     const ActivationConfig *config = l->config;
-    // Fused, the input was never stored. Of the derivatives activation_layer_fusable
-    // admits, sigmoid's and tanh's read only y, and relu's and leaky_relu's read x only as
-    // x > 0, which holds exactly where y > 0 (slope >= 0; a NaN fails both): passing y as
-    // x gives the same bits.
-    const float *x = tensor_f32(computed_by_input(l) ? &l->output : &l->inputs[0]->output);
     return ctx->backend->activation_backward(
-        ctx->backend, config->activation, config->slope, x, tensor_f32(&l->output),
-        tensor_f32(&l->grad), tensor_f32(&l->inputs[0]->grad), activation_count(l, ctx),
-        l->input_grad_accumulate[0], st);
+        ctx->backend, config->activation, config->slope, tensor_f32(&l->inputs[0]->output),
+        tensor_f32(&l->output), tensor_f32(&l->grad), tensor_f32(&l->inputs[0]->grad),
+        activation_count(l, ctx), l->input_grad_accumulate[0], st);
+}
+
+// The input was never stored. Of the derivatives activation_layer_fusable admits,
+// sigmoid's and tanh's read only y, and relu's and leaky_relu's read x only as x > 0,
+// which holds exactly where y > 0 (slope >= 0; a NaN fails both): passing y as x gives
+// the bits the unfused backward gives. Only the activation reads its owner's output, so
+// the owner's gradient is written, never added to.
+int activation_fused_backward(Layer *owner, const LayerContext *ctx, Status *st) {
+    const Layer *l = owner->fused_activation;
+    const ActivationConfig *config = l->config;
+    const float *y = tensor_f32(&l->output);
+    return ctx->backend->activation_backward(ctx->backend, config->activation, config->slope, y,
+                                             y, tensor_f32(&l->grad), tensor_f32(&owner->grad),
+                                             activation_count(l, ctx), 0, st);
 }
 
 static const char *activation_variant(const Layer *l) {

@@ -231,6 +231,7 @@ static int conv2d_backward(Layer *l, const LayerContext *ctx, Status *st) {
     g.batch = ctx->batch;
     const float *dy = tensor_f32(&l->grad);
     float *dbias = config->bias ? tensor_f32(&l->params[1].grad) : NULL;
+    if (l->fused_activation) TRY(activation_fused_backward(l, ctx, st));
     TRY(b->conv2d_backward_filter(b, &g, tensor_f32(&l->inputs[0]->output), dy,
                                   tensor_f32(&l->params[0].grad), dbias, state->workspace,
                                   state->workspace_bytes, ctx->accumulate_param_grads, st));

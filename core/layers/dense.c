@@ -83,11 +83,19 @@ static int dense_backward(Layer *l, const LayerContext *ctx, Status *st) {
     GemmArgs dyt_x = {.transpose_a = 1, .m = config->units, .n = inputs, .k = ctx->batch,
                       .lda = config->units, .ldb = inputs, .ldc = inputs, .alpha = 1.0f,
                       .beta = param_beta};
+    float *dbias = config->bias ? tensor_f32(&l->params[1].grad) : NULL;
+    FusedActivation act;
+    // Fused: dy is the pre-activation's gradient, made here with the bias gradient in one
+    // pass over the activation's output and gradient.
+    if (l->fused_activation && activation_layer_fusable(l->fused_activation, &act))
+        TRY(b->activation_bias_backward(b, &act, tensor_f32(&l->fused_activation->output),
+                                        tensor_f32(&l->fused_activation->grad),
+                                        tensor_f32(&l->grad), dbias, ctx->batch, config->units,
+                                        param_beta, st));
+    else if (dbias)
+        TRY(b->sum_rows(b, dbias, dy, ctx->batch, config->units, param_beta, st));
     TRY(b->gemm(b, &dyt_x, dy, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].grad),
                 st));
-    if (config->bias)
-        TRY(b->sum_rows(b, tensor_f32(&l->params[1].grad), dy, ctx->batch, config->units,
-                        param_beta, st));
     if (!l->input_needs_grad[0]) return 0;
     // dx[batch, inputs] = dy W
     GemmArgs dy_w = {.m = ctx->batch, .n = inputs, .k = config->units, .lda = config->units,

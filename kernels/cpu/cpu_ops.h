@@ -31,6 +31,9 @@ int cpu_activation_forward(const Backend *b, ActivationKind kind, float slope, c
 int cpu_activation_backward(const Backend *b, ActivationKind kind, float slope, const float *x,
                             const float *y, const float *dy, float *dx, size_t n, int accumulate,
                             Status *st);
+int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act, const float *y,
+                                 const float *dy, float *dx, float *dbias, int rows, int cols,
+                                 float beta, Status *st);
 int cpu_dropout_forward(const Backend *b, const float *x, float *y, float *mask, size_t n,
                         float rate, uint64_t seed, Status *st);
 int cpu_dropout_backward(const Backend *b, const float *dy, const float *mask, float *dx, size_t n,

@@ -985,6 +985,53 @@ static void test_gemm_bias_activation(void) {
             }
 }
 
+// dx = dy * f'(y) and the column sums of dx. y comes from the CPU's forward of inputs with
+// exact zeros (relu's kink). dx is relative to |dy| (|f'| <= 1 for these four); the bias
+// gradient to the sum of |dx| plus what beta keeps, as sum_rows' case.
+static void activation_bias_backward_case(const FusedActivation *act, int rows, int cols,
+                                          float beta, int with_bias) {
+    snprintf(shape, sizeof shape, "%s rows=%d cols=%d beta=%g bias=%d", fused_name(act), rows,
+             cols, beta, with_bias);
+    Status st;
+    status_clear(&st);
+    size_t n = (size_t)rows * cols;
+    float *x = activation_inputs(n), *y = floats(n), *dy = uniform(n, -1.0f, 1.0f);
+    if (CPU_CALL(activation_forward, act->kind, act->slope, x, y, n)) return;
+    float *db0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
+    float *d_y = dev_floats(y, n), *d_dy = dev_floats(dy, n), *d_dx = dev_poison_floats(n);
+    float *d_db = with_bias ? dev_floats(db0, (size_t)cols) : NULL;
+    if (GPU_CALL(activation_bias_backward, act, d_y, d_dy, d_dx, d_db, rows, cols, beta)) return;
+    float *want_dx = poisoned(n), *want_db = copy_of(db0, (size_t)cols);
+    CPU_CALL(activation_bias_backward, act, y, dy, want_dx, with_bias ? want_db : NULL, rows,
+             cols, beta);
+    compare("activation_bias_backward", "dx", fetch(d_dx, n), want_dx, absolute(dy, n), n);
+    if (!with_bias) return;
+    float *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(db0, (size_t)cols);
+    CPU_CALL(sum_rows, mag, absolute(want_dx, n), rows, cols, fabsf(beta));
+    compare("activation_bias_backward", "dbias", fetch(d_db, (size_t)cols), want_db, mag,
+            (size_t)cols);
+}
+
+static void test_activation_bias_backward(void) {
+    REQUIRE(activation_bias_backward);
+    // Odd shapes, one row or column, more columns than one block's tile, and the dense
+    // layers of mlp and lenet at batch 1024.
+    static const int shapes[][2] = {{1, 1}, {3, 5}, {1, 1000}, {1000, 1}, {129, 257},
+                                    {1024, 256}, {1024, 128}, {60000, 3}};
+    static const float betas[] = {0.0f, 1.0f, 0.5f};
+    for (int a = 1; a < FUSED_ACTIVATIONS; a++) {
+        if (fused_activations[a].kind == ACTIVATION_GELU) continue;  // not from its output
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (size_t k = 0; k < sizeof betas / sizeof betas[0]; k++) {
+                activation_bias_backward_case(&fused_activations[a], shapes[s][0], shapes[s][1],
+                                              betas[k], 1);
+                end_case();
+            }
+        activation_bias_backward_case(&fused_activations[a], 37, 41, 0.0f, 0);
+        end_case();
+    }
+}
+
 static void dropout_forward_case(size_t n, float rate, uint64_t seed) {
     snprintf(shape, sizeof shape, "n=%zu rate=%g seed=%llu", n, rate, (unsigned long long)seed);
     Status st;
@@ -2062,8 +2109,9 @@ static void run_fp32_pass(void) {
     test_accumulate();
     section("activations, dropout");
     test_activations();
-    section("gemm with bias and activation fused");
+    section("gemm with bias and activation fused; their gradients in one pass");
     test_gemm_bias_activation();
+    test_activation_bias_backward();
     test_dropout();
     section("losses");
     test_losses();
