@@ -62,6 +62,7 @@ typedef struct BenchArgs {
     int per_layer;
     int json;
     int no_fuse;        // train: --no-fuse
+    int fused_layers;   // train: layers that run their act= activation (graph_fuse_activations)
 } BenchArgs;
 
 static int is(const BenchArgs *a, const char *name) { return strcmp(a->benchmark, name) == 0; }
@@ -214,6 +215,7 @@ static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, S
     TRY(only_for(cmd, args, a, "--bytes", memory, st));
     TRY(only_for(cmd, args, a, "--steps", train, st));
     TRY(only_for(cmd, args, a, "--per-layer", train, st));
+    TRY(only_for(cmd, args, a, "--no-fuse", train, st));
     TRY(only_for(cmd, args, a, "--batch", batch, st));
     long value = 5;
     TRY(args_int(cmd, args, "--repeats", 1, BENCH_MAX_REPEATS, &value, NULL, st));
@@ -438,11 +440,13 @@ static void print_layers(const BenchTrainReport *r) {
         printf("<resolution: below the timer's resolution (a layer that launches no work).\n");
 }
 
-static void print_train(const BenchTrainReport *r, const BenchOptions *o) {
+static void print_train(const BenchTrainReport *r, const BenchOptions *o, int fused_layers) {
     char rate[32], step[32], flops[32], tflops[32], peak[32], share[32];
     printf("batch %d, optimizer %s; %d timed repeat%s of %d steps on synthetic data (random "
            "inputs and labels, rotated on the device)\n", r->batch, r->optimizer, o->repeats,
            o->repeats == 1 ? "" : "s", r->steps);
+    printf("fusion: %d act= activation%s computed inside the layer before%s\n", fused_layers,
+           fused_layers == 1 ? "" : "s", fused_layers ? " (--no-fuse to compare)" : "");
     printf("samples/s   %s  (repeats:", format_count((long)(r->samples_per_second + 0.5), rate,
                                                     sizeof rate));
     for (int i = 0; i < o->repeats; i++)
@@ -546,7 +550,7 @@ static void print_reports(const BenchArgs *a, const BenchDevice *dev, const Benc
         char what[600];
         snprintf(what, sizeof what, "train %s", r->train.model);
         print_header(what, dev, &a->options, "steps");
-        print_train(&r->train, &a->options);
+        print_train(&r->train, &a->options, a->fused_layers);
     }
 }
 
@@ -562,6 +566,7 @@ int run_bench(const Command *cmd, const ParsedArgs *args) {
     if (a.model) {
         if (load_bench_model(&a, &file, &g, &config, &st)) return report_failure(&st);
         have_model = 1;
+        for (int i = 0; i < g.count; i++) a.fused_layers += g.layers[i]->fused_activation != NULL;
     }
     Device device;
     int rc = open_device_from_args(cmd, args, &device, &st);
