@@ -390,7 +390,7 @@ static int build_train(Builder *b, const ModelStatement *s) {
                        "second train statement (the first is on line %d)", b->train_line);
     if (s->choice[0]) return reject_choice(b, s);
     static const char *const train_keys[] = {"batch", "epochs", "seed", "early_stop",
-                                             "precision", NULL};
+                                             "precision", "fuse", NULL};
     TRY(model_check_keys(path, s, train_keys, b->st));
     TRY(build_precision(b, s));
     long batch, epochs, early_stop;
@@ -401,6 +401,9 @@ static int build_train(Builder *b, const ModelStatement *s) {
     t->batch = (int)batch;
     t->epochs = (int)epochs;
     t->early_stop = (int)early_stop;
+    int fuse;
+    TRY(model_attr_bool(path, s, "fuse", 1, &fuse, b->st));
+    t->no_fusion = !fuse;
     t->line = s->line;
     b->train_line = s->line;
     return 0;
@@ -585,6 +588,7 @@ int graph_build(const ModelFile *file, Graph *g, RunConfig *config, Status *st) 
     if (!rc) rc = infer_shapes(&b);
     if (!rc) rc = check_outputs_used(&b);
     if (!rc) rc = plan_gradients(g, st);
+    if (!rc) graph_fuse_activations(g, !config->train.no_fusion);
     if (rc) graph_free(g);
     return rc;
 }
@@ -614,6 +618,35 @@ void graph_free(Graph *g) {
     memset(g, 0, sizeof *g);
 }
 
+// ---- fusion ----------------------------------------------------------------------------
+
+// Whether any layer but `except` reads l's output.
+static int read_by_other(const Graph *g, const Layer *l, const Layer *except) {
+    for (int i = 0; i < g->count; i++) {
+        const Layer *other = g->layers[i];
+        if (other == except) continue;
+        for (int k = 0; k < other->input_count; k++)
+            if (other->inputs[k] == l) return 1;
+    }
+    return 0;
+}
+
+int graph_fuse_activations(Graph *g, int enabled) {
+    int fused = 0;
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        l->fused_activation = NULL;
+        FusedActivation act;
+        Layer *next = l->statement_output;
+        if (!enabled || !l->kind->fuses_act || !next || !activation_layer_fusable(next, &act) ||
+            read_by_other(g, l, next))
+            continue;
+        l->fused_activation = next;
+        fused++;
+    }
+    return fused;
+}
+
 // ---- facts about a built graph ----------------------------------------------------------
 
 // Every loss outputs one score per class (loss_infer_scores).
@@ -631,7 +664,7 @@ long graph_parameter_count(const Graph *g) {
 }
 
 size_t layer_activation_bytes(const Layer *l, int training) {
-    size_t bytes = l->kind->output_is_view ? 0 : shape_numel(&l->out_shape) * sizeof(float);
+    size_t bytes = layer_owns_output(l) ? shape_numel(&l->out_shape) * sizeof(float) : 0;
     if (training && l->needs_grad) bytes += shape_numel(&l->out_shape) * sizeof(float);
     return bytes;
 }
@@ -747,7 +780,7 @@ static int allocate_layer(Layer *l, const LayerContext *ctx, int batch,
     tensor_free(&l->grad);
     tensor_set_shape(&l->output, DTYPE_F32, batch, &l->out_shape);
     tensor_set_shape(&l->grad, DTYPE_F32, batch, &l->out_shape);
-    if (!l->kind->output_is_view && graph_alloc_tensor(&l->output, ctx->alloc, l, "output", 1, st))
+    if (layer_owns_output(l) && graph_alloc_tensor(&l->output, ctx->alloc, l, "output", 1, st))
         return note_allocation_failure(failure, l, l->output.bytes, st);
     if (l->needs_grad && graph_alloc_tensor(&l->grad, ctx->alloc, l, "output gradient", 1, st))
         return note_allocation_failure(failure, l, l->grad.bytes, st);

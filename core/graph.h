@@ -40,6 +40,16 @@ typedef struct AllocationFailure {
 int graph_build(const ModelFile *file, Graph *g, RunConfig *config, Status *st);
 void graph_free(Graph *g);
 
+// Lets each dense or conv2d layer whose act= activation can be differentiated from its
+// output alone (relu, leaky_relu, sigmoid, tanh), and whose output nothing else reads, apply
+// that activation in its own forward op (gemm_bias_activation,
+// conv2d_forward_bias_activation), writing the activation layer's output: one pass over
+// the output instead of three on a GPU, and no pre-activation tensor (the activation's
+// backward works from its output). enabled 0 undoes it. graph_build applies it unless the
+// train statement says fuse=false; call it again (before graph_allocate) to override.
+// Returns how many layers were fused. The result is bit for bit the same on the CPU.
+int graph_fuse_activations(Graph *g, int enabled);
+
 // Sample shape and label range of a dataset against the model. `what` names the data
 // in messages ("fashion-mnist train").
 int graph_check_dataset(const Graph *g, const Dataset *ds, const char *what, Status *st);

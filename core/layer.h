@@ -111,6 +111,11 @@ struct Layer {
     void *config;                   // kind-specific settings, freed by the graph
     void *state;                    // kind-specific runtime data (kind's release frees it)
     Layer *statement_output;        // for `act=`: the activation layer that follows
+    // The act= layer whose activation this layer applies itself: forward through a fused op
+    // writing that layer's output (this layer keeps no output of its own), backward from
+    // that layer's output and gradient; the activation layer's own forward and backward
+    // then do nothing. NULL: each runs on its own. Set by graph_fuse_activations.
+    Layer *fused_activation;
 };
 
 struct LayerKind {
@@ -127,6 +132,9 @@ struct LayerKind {
     // Whether forward and backward are GEMMs (dense) or convolutions (conv2d): the ops whose
     // inputs --precision rounds, so where a precision the device lacks is refused.
     LayerMatmul matmul;
+    // Forward can apply its act= activation in the same op (dense, conv2d), so
+    // graph_fuse_activations may fuse the two.
+    int fuses_act;
     // Read the statement's attributes into l->config (keys are already checked).
     int (*configure)(Layer *l, const ModelStatement *s, Status *st);
     // From the inputs' shapes, set out_shape, out_dtype and the params' shapes.
@@ -159,6 +167,19 @@ const LayerKind *loss_kind_find(const char *choice);
 const char *layer_kind_word(int index);
 // NULL-terminated loss names, for suggestions.
 extern const char *const loss_kind_names[];
+
+// The activation an activation layer applies, when its derivative follows from its output
+// alone (relu, leaky_relu, sigmoid, tanh; not gelu, which needs its input): 1 and *out
+// filled, else 0. Only then can the layer before it drop the input (core/layers/activation.c).
+int activation_layer_fusable(const Layer *act, FusedActivation *out);
+// For a layer with a fused activation, in its backward: d loss / d its output (the
+// pre-activation) into owner->grad, from the activation's output and gradient.
+int activation_fused_backward(Layer *owner, const LayerContext *ctx, Status *st);
+// Whether l's output is a tensor of its own: not a view of its input, nor written by a
+// fused op into its act= layer's output.
+static inline int layer_owns_output(const Layer *l) {
+    return !l->kind->output_is_view && !l->fused_activation;
+}
 
 // Shared by kinds: a STATUS_BAD_INPUT error at the layer's statement.
 int layer_fail(const Layer *l, Status *st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

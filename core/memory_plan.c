@@ -54,9 +54,9 @@ static int plan_layer(const Layer *l, const Backend *b, const MemoryPlanOptions 
         if (o->optimizer) row->optimizer_state += (size_t)slots * bytes;
     }
     // graph_allocate: every output in the precision's activation dtype (f32 today) unless it
-    // is a view; a gradient wherever a later layer sends one back (also when only
+    // is a view or fused away (a dense or conv2d writing its act= layer's output); a gradient wherever a later layer sends one back (also when only
     // evaluating: the graph allocates it regardless).
-    if (!l->kind->output_is_view)
+    if (layer_owns_output(l))
         row->activations = batch_tensor(batch, &l->out_shape, activation_size);
     if (l->needs_grad)
         row->activation_gradients = batch_tensor(batch, &l->out_shape, activation_size);

@@ -46,6 +46,9 @@ typedef struct TrainConfig {
     // Stop once the validation loss has not improved for this many epochs in a row
     // (core/early_stop.h); 0: off. tools/ watches it; the training loop does not.
     int early_stop;
+    // `train fuse=false` or --no-fuse: run each act= activation as its own pass, with the
+    // pre-activation kept (graph_fuse_activations); 0: fused where it can be.
+    int no_fusion;
     int line;              // statement line, 0 when defaulted
 } TrainConfig;
 

@@ -26,6 +26,15 @@ typedef enum ActivationKind {
     ACTIVATION_COUNT
 } ActivationKind;
 
+// The activation a fused op applies to its result before writing it (the *_bias_activation
+// ops): `apply` 0 writes the biased result as it is; otherwise activation_forward's kind
+// and slope.
+typedef struct FusedActivation {
+    int apply;
+    ActivationKind kind;
+    float slope;
+} FusedActivation;
+
 typedef struct SgdHyper {
     float lr, momentum, weight_decay;
     int nesterov;
@@ -204,6 +213,12 @@ struct Backend {
     // C = alpha * op(A) op(B) + beta * C as GemmArgs describes.
     int (*gemm)(const Backend *b, const GemmArgs *g, const float *a, const float *bm, float *c,
                 Status *st);
+    // C = act(alpha * op(A) op(B) + beta * C + bias[c] in every row) in one pass over C
+    // where the backend can (bias may be NULL): a dense layer and its act= activation.
+    // The result is what gemm, add_bias_rows and activation_forward give in turn.
+    int (*gemm_bias_activation)(const Backend *b, const GemmArgs *g, const float *a,
+                                const float *bm, const float *bias, const FusedActivation *act,
+                                float *c, Status *st);
     // y[r][c] += bias[c] for every row.
     int (*add_bias_rows)(const Backend *b, float *y, const float *bias, int rows, int cols,
                          Status *st);
@@ -222,6 +237,14 @@ struct Backend {
     int (*activation_backward)(const Backend *b, ActivationKind kind, float slope, const float *x,
                                const float *y, const float *dy, float *dx, size_t n,
                                int accumulate, Status *st);
+    // A dense layer's fused activation and bias gradients in one pass over a rows x cols
+    // matrix: dx = dy * f'(y) with f' from the activation's output y (act is relu,
+    // leaky_relu, sigmoid or tanh, whose derivatives follow from it; y stands in for x),
+    // and dbias[c] = beta * dbias[c] + sum_r dx[r][c] (dbias may be NULL). The same as
+    // activation_backward (x = y, no accumulation), then sum_rows.
+    int (*activation_bias_backward)(const Backend *b, const FusedActivation *act,
+                                    const float *y, const float *dy, float *dx, float *dbias,
+                                    int rows, int cols, float beta, Status *st);
     // Inverted dropout: y = x * mask, mask = keep ? 1/(1-rate) : 0, drawn from a
     // counter-based hash of (seed, index) so a step is reproducible on any backend.
     int (*dropout_forward)(const Backend *b, const float *x, float *y, float *mask, size_t n,
@@ -320,6 +343,12 @@ struct Backend {
     int (*conv2d_forward)(const Backend *b, const Conv2dGeometry *g, const float *x,
                           const float *w, const float *bias, float *y, void *workspace,
                           size_t workspace_bytes, Status *st);
+    // y = act(conv(x, w) + bias), the bias broadcast per output channel (it may be NULL):
+    // what conv2d_forward then activation_forward give, with the same workspace contract.
+    int (*conv2d_forward_bias_activation)(const Backend *b, const Conv2dGeometry *g,
+                                          const float *x, const float *w, const float *bias,
+                                          const FusedActivation *act, float *y, void *workspace,
+                                          size_t workspace_bytes, Status *st);
     // dx = (accumulate ? dx : 0) + d loss / d x, from dy and the weights.
     int (*conv2d_backward_data)(const Backend *b, const Conv2dGeometry *g, const float *dy,
                                 const float *w, float *dx, void *workspace,
@@ -380,9 +409,10 @@ struct Backend {
     X(batchnorm_forward_inference) X(batchnorm_backward) X(conv2d_workspace_size)              \
     X(conv2d_forward) X(conv2d_backward_data) X(conv2d_backward_filter) X(maxpool_forward)     \
     X(maxpool_backward) X(avgpool_forward) X(avgpool_backward) X(sum_squares) X(scale)        \
-    X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)                           \
+    X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)                     \
     X(batchnorm_channel_sums) X(batchnorm_forward_with_sums)                                   \
-    X(batchnorm_backward_channel_sums) X(batchnorm_backward_data_with_sums)
+    X(batchnorm_backward_channel_sums) X(batchnorm_backward_data_with_sums)                    \
+    X(gemm_bias_activation) X(conv2d_forward_bias_activation) X(activation_bias_backward)
 
 // The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
 // meaningful: make_current, range_push/pop and the CUDA Graph ops (capture_begin to

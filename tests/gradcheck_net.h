@@ -124,6 +124,22 @@ static inline int net_draw_batch(Net *n) {
     return 0;
 }
 
+// Fusion of act= activations on or off (graph_fuse_activations), with the activations
+// reallocated for `allocated` rows and the current batch loaded again (the input's tensor
+// is one of them). With it off, every pre-activation is there to be read.
+static inline int net_set_fusion(Net *n, int enabled, int allocated) {
+    Status st;
+    status_clear(&st);
+    graph_fuse_activations(&n->g, enabled);
+    if (graph_allocate(&n->g, n->b, &n->alloc, allocated, NULL, &st) ||
+        graph_load_batch(&n->g, n->b, n->x, n->labels, n->batch, &st)) {
+        report_status("switching fusion", &st);
+        test_failures++;
+        return -1;
+    }
+    return 0;
+}
+
 // Forward from layer `first` on (1: the whole graph, as graph_forward), then the mean
 // loss over the batch, in double. The layers before `first` keep their activations.
 static inline double net_loss_from(Net *n, int first) {

@@ -150,6 +150,10 @@ const char *format_count(long value, char *buf, size_t size);
                                            "(default: tf32 where the GPU has it, else fp32); " \
                                            "tensors stay fp32 (docs/cli.md)"}
 
+#define NO_FUSE_OPTION_SPEC                                                                \
+    {"--no-fuse", NULL, "run each act= activation as its own pass after its dense/conv2d "    \
+                        "layer (as train fuse=false): for comparing and debugging"}
+
 // Options every command that runs a model shares.
 #define DEVICE_OPTION_SPECS                                                                \
     {"--device", "DEV", "cpu, auto (default: a GPU if usable, else cpu), cuda, cuda:N"},   \
@@ -159,7 +163,8 @@ const char *format_count(long value, char *buf, size_t size);
     PRECISION_OPTION_SPEC,                                                                 \
     {"--no-tf32", NULL, "the same as --precision fp32: full fp32 on GPUs with TF32"},         \
     {"--sync-check", NULL, "wait for the device after every layer, so an asynchronous CUDA "  \
-                           "error names the layer that caused it (slow; for debugging)"}
+                           "error names the layer that caused it (slow; for debugging)"},     \
+    NO_FUSE_OPTION_SPEC
 
 // --cuda-graph off|auto|on (train, bench train) into *mode, left as it is without the
 // option; an unknown word is STATUS_BAD_INPUT.

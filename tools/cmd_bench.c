@@ -35,6 +35,8 @@ static const OptionSpec bench_options[] = {
     {"--threads", "N", "CPU threads for BLAS (default: all cores)"},
     {"--no-tf32", NULL, "conv, train: keep fp32 math in full fp32 on GPUs with TF32"},
     CUDA_GRAPH_OPTION_SPEC,
+    {"--no-fuse", NULL, "train: run each act= activation as its own pass (to compare with the "
+                        "fused default)"},
     {NULL, NULL, NULL},
 };
 
@@ -62,6 +64,8 @@ typedef struct BenchArgs {
     int per_layer;
     CudaGraphMode cuda_graph;  // train
     int json;
+    int no_fuse;        // train: --no-fuse
+    int fused_layers;   // train: layers that run their act= activation (graph_fuse_activations)
 } BenchArgs;
 
 static int is(const BenchArgs *a, const char *name) { return strcmp(a->benchmark, name) == 0; }
@@ -216,6 +220,7 @@ static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, S
     TRY(only_for(cmd, args, a, "--per-layer", train, st));
     TRY(only_for(cmd, args, a, "--cuda-graph", train, st));
     TRY(cuda_graph_from_args(cmd, args, &a->cuda_graph, st));
+    TRY(only_for(cmd, args, a, "--no-fuse", train, st));
     TRY(only_for(cmd, args, a, "--batch", batch, st));
     long value = 5;
     TRY(args_int(cmd, args, "--repeats", 1, BENCH_MAX_REPEATS, &value, NULL, st));
@@ -232,6 +237,7 @@ static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, S
     a->per_layer = args_get(cmd, args, "--per-layer") != NULL;
     a->json = args_get(cmd, args, "--json") != NULL;
     a->options.no_tf32 = args_get(cmd, args, "--no-tf32") != NULL;
+    a->no_fuse = args_get(cmd, args, "--no-fuse") != NULL;
     const char *text = args_get(cmd, args, "--sizes");
     if (text && each_item("--sizes", text, parse_gemm_size, a->sizes, &a->size_count, st)) {
         status_hint(st, "sizes are N (N x N x N) or MxNxK, 1 to 65536 each: "
@@ -439,11 +445,13 @@ static void print_layers(const BenchTrainReport *r) {
         printf("<resolution: below the timer's resolution (a layer that launches no work).\n");
 }
 
-static void print_train(const BenchTrainReport *r, const BenchOptions *o) {
+static void print_train(const BenchTrainReport *r, const BenchOptions *o, int fused_layers) {
     char rate[32], step[32], flops[32], tflops[32], peak[32], share[32];
     printf("batch %d, optimizer %s; %d timed repeat%s of %d steps on synthetic data (random "
            "inputs and labels, rotated on the device)\n", r->batch, r->optimizer, o->repeats,
            o->repeats == 1 ? "" : "s", r->steps);
+    printf("fusion: %d act= activation%s computed inside the layer before%s\n", fused_layers,
+           fused_layers == 1 ? "" : "s", fused_layers ? " (--no-fuse to compare)" : "");
     printf("samples/s   %s  (repeats:", format_count((long)(r->samples_per_second + 0.5), rate,
                                                     sizeof rate));
     for (int i = 0; i < o->repeats; i++)
@@ -470,6 +478,7 @@ static int load_bench_model(const BenchArgs *a, ModelFile *file, Graph *g, RunCo
     TRY(model_file_read(a->model, file, st));
     int rc = graph_build(file, g, config, st);
     if (rc) model_file_free(file);
+    else if (a->no_fuse) graph_fuse_activations(g, 0);
     return rc;
 }
 
@@ -547,7 +556,7 @@ static void print_reports(const BenchArgs *a, const BenchDevice *dev, const Benc
         char what[600];
         snprintf(what, sizeof what, "train %s", r->train.model);
         print_header(what, dev, &a->options, "steps");
-        print_train(&r->train, &a->options);
+        print_train(&r->train, &a->options, a->fused_layers);
     }
 }
 
@@ -564,6 +573,7 @@ int run_bench(const Command *cmd, const ParsedArgs *args) {
         if (load_bench_model(&a, &file, &g, &config, &st)) return report_failure(&st);
         config.cuda_graph = a.cuda_graph;
         have_model = 1;
+        for (int i = 0; i < g.count; i++) a.fused_layers += g.layers[i]->fused_activation != NULL;
     }
     Device device;
     int rc = open_device_from_args(cmd, args, &device, &st);

@@ -19,6 +19,7 @@ static const OptionSpec check_options[] = {
     DATA_OPTION_SPECS,
     DATA_TRANSFORM_OPTION_SPECS,
     PRECISION_OPTION_SPEC,
+    NO_FUSE_OPTION_SPEC,
     {NULL, NULL, NULL},
 };
 
@@ -37,14 +38,22 @@ static long layer_parameters(const Layer *l) {
     return total;
 }
 
+// A fused pair shows as "dense+relu" and "relu (in dense1)": the first writes the
+// second's output and keeps none of its own (its act bytes are its gradient's alone).
 static const char *layer_kind_label(const Layer *l, char *buf, size_t size) {
     if (l->kind->variant) snprintf(buf, size, "%s", l->kind->variant(l));
     else snprintf(buf, size, "%s%s", l->kind->is_loss ? "loss " : "", l->kind->name);
+    size_t used = strlen(buf);
+    if (l->fused_activation && l->fused_activation->kind->variant)
+        snprintf(buf + used, size - used, "+%s",
+                 l->fused_activation->kind->variant(l->fused_activation));
+    else if (l->input_count && l->inputs[0]->fused_activation == l)
+        snprintf(buf + used, size - used, " (in %s)", l->inputs[0]->name);
     return buf;
 }
 
 static void print_table(const Graph *g) {
-    char shape[64], count[32], bytes[32], flops[32], kind[64];
+    char shape[64], count[32], bytes[32], flops[32], kind[160];
     printf("%-16s %-26s %-5s %-10s %-5s %12s %16s %14s\n", "layer", "kind", "line", "output",
            "dtype", "parameters", "act bytes/sample", "flops/sample");
     size_t total_bytes = 0;
@@ -65,6 +74,27 @@ static void print_table(const Graph *g) {
            format_count(graph_parameter_count(g), count, sizeof count),
            format_count((long)total_bytes, bytes, sizeof bytes),
            format_count((long)total_flops, flops, sizeof flops));
+}
+
+// Which act= activations run inside their layer's op (graph_fuse_activations).
+static void print_fusion(const Graph *g, const RunConfig *config) {
+    char names[512] = "";
+    int fused = 0;
+    for (int i = 0; i < g->count; i++) {
+        const Layer *l = g->layers[i];
+        if (!l->fused_activation) continue;
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", fused ? ", " : "", l->name);
+        fused++;
+    }
+    if (config->train.no_fusion)
+        printf("fusion: off (--no-fuse or train fuse=false): every activation is its own pass\n");
+    else if (fused)
+        printf("fusion: %d act= activation%s computed inside the forward op of %s, whose "
+               "pre-activation outputs are not kept (--no-fuse to run them apart)\n", fused,
+               fused == 1 ? "" : "s", names);
+    else
+        printf("fusion: none (no dense or conv2d with act=relu, leaky_relu, sigmoid or tanh)\n");
 }
 
 // ---- the memory plan -----------------------------------------------------------------------
@@ -108,7 +138,8 @@ static void print_plan(const RunConfig *config, const MemoryPlan *plan, int have
              optimizer_names[config->optimizer.kind], plan->optimizer_slots,
              plan->optimizer_slots == 1 ? "" : "s");
     print_category("optimizer state", plan->optimizer_state, note);
-    print_category("activations", plan->activations, "every layer's output, kept for backward");
+    print_category("activations", plan->activations,
+                   "every layer's output, kept for backward (a fused dense/conv2d keeps none)");
     print_category("activation gradients", plan->activation_gradients, "");
     print_category("layer state", plan->layer_state,
                    "dropout masks, maxpool argmax, loss rows, batchnorm statistics");
@@ -279,6 +310,7 @@ static int check_with(const Command *cmd, const ParsedArgs *args, const Graph *g
         printf("\noptimizer %s\n", optimizer_describe(&config->optimizer, optimizer, sizeof optimizer));
         printf("train batch=%d epochs=%d seed=%ld\n", config->train.batch, config->train.epochs,
                config->train.seed);
+        print_fusion(g, config);
         print_check_precision(config, &precision, device);
         print_plan(config, &plan, have_data);
         memory_plan_free(&plan);

@@ -411,6 +411,7 @@ int run_predict(const Command *cmd, const ParsedArgs *args) {
         model_file_free(&file);
         return report_failure(&st);
     }
+    if (args_get(cmd, args, "--no-fuse")) graph_fuse_activations(&g, 0);
     int exit_code = prepare(cmd, &run, &st) ? report_failure(&st) : 0;
     // Bad images are reported one by one as they are read; then the model does not run.
     if (!exit_code) exit_code = read_images(args, &run.input, run.sample, run.images);

@@ -311,6 +311,7 @@ static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r
     for (int i = 1; i < r->count; i++) {
         TRY(graph_build(file, &r->graphs[i], NULL, st));
         r->graphs_built++;
+        graph_fuse_activations(&r->graphs[i], !r->config.train.no_fusion);
     }
     for (int i = 0; i < r->count; i++) r->graph_list[i] = &r->graphs[i];
     return 0;

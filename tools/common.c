@@ -16,9 +16,16 @@ int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Grap
     }
     TRY(model_file_read(args->positionals[0], file, st));
     int rc = graph_build(file, g, config, st);
-    if (rc) model_file_free(file);
-    else config->sync_check = args_get(cmd, args, "--sync-check") != NULL;
-    return rc;
+    if (rc) {
+        model_file_free(file);
+        return rc;
+    }
+    config->sync_check = args_get(cmd, args, "--sync-check") != NULL;
+    if (args_get(cmd, args, "--no-fuse")) {
+        config->train.no_fusion = 1;
+        graph_fuse_activations(g, 0);
+    }
+    return 0;
 }
 
 int cuda_graph_from_args(const Command *cmd, const ParsedArgs *args, CudaGraphMode *mode,

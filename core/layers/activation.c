@@ -12,6 +12,8 @@ typedef struct ActivationConfig {
     float slope;
 } ActivationConfig;
 
+extern const LayerKind layer_activation;
+
 const char *const activation_names[] = {"relu", "leaky_relu", "sigmoid", "tanh", "gelu", NULL};
 
 static const char *const activation_keys[] = {"slope", NULL};
@@ -64,20 +66,48 @@ static size_t activation_count(const Layer *l, const LayerContext *ctx) {
     return (size_t)ctx->batch * shape_numel(&l->out_shape);
 }
 
+int activation_layer_fusable(const Layer *act, FusedActivation *out) {
+    if (act->kind != &layer_activation) return 0;
+    const ActivationConfig *config = act->config;
+    if (config->activation == ACTIVATION_GELU) return 0;
+    *out = (FusedActivation){.apply = 1, .kind = config->activation, .slope = config->slope};
+    return 1;
+}
+
+// Computed by the layer before it (graph_fuse_activations): its output is already there.
+static int computed_by_input(const Layer *l) { return l->inputs[0]->fused_activation == l; }
+
 static int activation_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const ActivationConfig *config = l->config;
+    if (computed_by_input(l)) return 0;
     return ctx->backend->activation_forward(ctx->backend, config->activation, config->slope,
                                             tensor_f32(&l->inputs[0]->output),
                                             tensor_f32(&l->output), activation_count(l, ctx), st);
 }
 
+// Fused, the layer before differentiates it too (activation_fused_backward), in the same
+// pass as its bias gradient where it can.
 static int activation_backward(Layer *l, const LayerContext *ctx, Status *st) {
-    if (!l->input_needs_grad[0]) return 0;
+    if (!l->input_needs_grad[0] || computed_by_input(l)) return 0;
     const ActivationConfig *config = l->config;
     return ctx->backend->activation_backward(
         ctx->backend, config->activation, config->slope, tensor_f32(&l->inputs[0]->output),
         tensor_f32(&l->output), tensor_f32(&l->grad), tensor_f32(&l->inputs[0]->grad),
         activation_count(l, ctx), l->input_grad_accumulate[0], st);
+}
+
+// The input was never stored. Of the derivatives activation_layer_fusable admits,
+// sigmoid's and tanh's read only y, and relu's and leaky_relu's read x only as x > 0,
+// which holds exactly where y > 0 (slope >= 0; a NaN fails both): passing y as x gives
+// the bits the unfused backward gives. Only the activation reads its owner's output, so
+// the owner's gradient is written, never added to.
+int activation_fused_backward(Layer *owner, const LayerContext *ctx, Status *st) {
+    const Layer *l = owner->fused_activation;
+    const ActivationConfig *config = l->config;
+    const float *y = tensor_f32(&l->output);
+    return ctx->backend->activation_backward(ctx->backend, config->activation, config->slope, y,
+                                             y, tensor_f32(&l->grad), tensor_f32(&owner->grad),
+                                             activation_count(l, ctx), 0, st);
 }
 
 static const char *activation_variant(const Layer *l) {

@@ -212,6 +212,12 @@ static int conv2d_forward(Layer *l, const LayerContext *ctx, Status *st) {
     Conv2dGeometry g = config->geometry;
     g.batch = ctx->batch;
     const float *bias = config->bias ? tensor_f32(&l->params[1].value) : NULL;
+    FusedActivation act;
+    if (l->fused_activation && activation_layer_fusable(l->fused_activation, &act))
+        return b->conv2d_forward_bias_activation(
+            b, &g, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].value), bias, &act,
+            tensor_f32(&l->fused_activation->output), state->workspace, state->workspace_bytes,
+            st);
     return b->conv2d_forward(b, &g, tensor_f32(&l->inputs[0]->output),
                              tensor_f32(&l->params[0].value), bias, tensor_f32(&l->output),
                              state->workspace, state->workspace_bytes, st);
@@ -225,6 +231,7 @@ static int conv2d_backward(Layer *l, const LayerContext *ctx, Status *st) {
     g.batch = ctx->batch;
     const float *dy = tensor_f32(&l->grad);
     float *dbias = config->bias ? tensor_f32(&l->params[1].grad) : NULL;
+    if (l->fused_activation) TRY(activation_fused_backward(l, ctx, st));
     TRY(b->conv2d_backward_filter(b, &g, tensor_f32(&l->inputs[0]->output), dy,
                                   tensor_f32(&l->params[0].grad), dbias, state->workspace,
                                   state->workspace_bytes, ctx->accumulate_param_grads, st));
@@ -253,6 +260,7 @@ const LayerKind layer_conv2d = {
     .takes_act = 1,
     .input_count = 1,
     .matmul = LAYER_MATMUL_CONVOLUTION,
+    .fuses_act = 1,
     .configure = conv2d_configure,
     .infer = conv2d_infer,
     .allocate = conv2d_allocate,

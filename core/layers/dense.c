@@ -60,6 +60,12 @@ static int dense_forward(Layer *l, const LayerContext *ctx, Status *st) {
     float *y = tensor_f32(&l->output);
     GemmArgs xwt = {.transpose_b = 1, .m = ctx->batch, .n = config->units, .k = inputs,
                     .lda = inputs, .ldb = inputs, .ldc = config->units, .alpha = 1.0f, .beta = 0.0f};
+    FusedActivation act;
+    if (l->fused_activation && activation_layer_fusable(l->fused_activation, &act))
+        return b->gemm_bias_activation(
+            b, &xwt, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].value),
+            config->bias ? tensor_f32(&l->params[1].value) : NULL, &act,
+            tensor_f32(&l->fused_activation->output), st);
     TRY(b->gemm(b, &xwt, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].value), y,
                 st));
     if (config->bias)
@@ -77,11 +83,19 @@ static int dense_backward(Layer *l, const LayerContext *ctx, Status *st) {
     GemmArgs dyt_x = {.transpose_a = 1, .m = config->units, .n = inputs, .k = ctx->batch,
                       .lda = config->units, .ldb = inputs, .ldc = inputs, .alpha = 1.0f,
                       .beta = param_beta};
+    float *dbias = config->bias ? tensor_f32(&l->params[1].grad) : NULL;
+    FusedActivation act;
+    // Fused: dy is the pre-activation's gradient, made here with the bias gradient in one
+    // pass over the activation's output and gradient.
+    if (l->fused_activation && activation_layer_fusable(l->fused_activation, &act))
+        TRY(b->activation_bias_backward(b, &act, tensor_f32(&l->fused_activation->output),
+                                        tensor_f32(&l->fused_activation->grad),
+                                        tensor_f32(&l->grad), dbias, ctx->batch, config->units,
+                                        param_beta, st));
+    else if (dbias)
+        TRY(b->sum_rows(b, dbias, dy, ctx->batch, config->units, param_beta, st));
     TRY(b->gemm(b, &dyt_x, dy, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].grad),
                 st));
-    if (config->bias)
-        TRY(b->sum_rows(b, tensor_f32(&l->params[1].grad), dy, ctx->batch, config->units,
-                        param_beta, st));
     if (!l->input_needs_grad[0]) return 0;
     // dx[batch, inputs] = dy W
     GemmArgs dy_w = {.m = ctx->batch, .n = inputs, .k = config->units, .lda = config->units,
@@ -103,6 +117,7 @@ const LayerKind layer_dense = {
     .takes_act = 1,
     .input_count = 1,
     .matmul = LAYER_MATMUL_GEMM,
+    .fuses_act = 1,
     .configure = dense_configure,
     .infer = dense_infer,
     .forward = dense_forward,

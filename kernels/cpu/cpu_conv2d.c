@@ -250,6 +250,18 @@ int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x
     return 0;
 }
 
+// The unfused ops in turn (the activation in place), so fused and unfused training agree
+// bit for bit on the CPU.
+int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g, const float *x,
+                                       const float *w, const float *bias,
+                                       const FusedActivation *act, float *y, void *workspace,
+                                       size_t workspace_bytes, Status *st) {
+    TRY(cpu_conv2d_forward(b, g, x, w, bias, y, workspace, workspace_bytes, st));
+    if (!act->apply) return 0;
+    size_t n = (size_t)g->batch * g->out_channels * g->out_h * g->out_w;
+    return cpu_activation_forward(b, act->kind, act->slope, y, y, n, st);
+}
+
 // dy of samples [n0, n0 + samples) as [F][S][P], the layout the backward GEMMs read: a
 // single sample already is, several are gathered into `scratch`.
 static const float *chunk_dy_filter_major(const Conv2dGeometry *g, const ConvSizes *z,

@@ -97,6 +97,15 @@ int cpu_activation_backward(const Backend *b, ActivationKind kind, float slope, 
     return 0;
 }
 
+// The unfused ops in turn, so a dense layer trains to the same bits fused or not.
+int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act, const float *y,
+                                 const float *dy, float *dx, float *dbias, int rows, int cols,
+                                 float beta, Status *st) {
+    TRY(cpu_activation_backward(b, act->kind, act->slope, y, y, dy, dx,
+                                (size_t)rows * (size_t)cols, 0, st));
+    return dbias ? cpu_sum_rows(b, dbias, dx, rows, cols, beta, st) : 0;
+}
+
 static void dropout_forward_range(void *context, size_t begin, size_t end) {
     const ElementwiseJob *j = context;
     float keep_scale = 1.0f / (1.0f - j->rate);

@@ -35,6 +35,25 @@ int cpu_add_bias_rows(const Backend *b, float *y, const float *bias, int rows, i
     return 0;
 }
 
+// The reference is the three unfused ops in turn, so a model trains to the same bits with
+// fusion on or off on the CPU. A C with padding columns (ldc > n) is walked row by row,
+// since add_bias_rows and activation_forward take packed rows.
+int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g, const float *a, const float *bm,
+                             const float *bias, const FusedActivation *act, float *c,
+                             Status *st) {
+    TRY(cpu_gemm(b, g, a, bm, c, st));
+    int packed = g->ldc == g->n;
+    for (int r = 0; r < (packed ? 1 : g->m); r++) {
+        float *rows = c + (size_t)r * g->ldc;
+        int count = packed ? g->m : 1;
+        if (bias) TRY(cpu_add_bias_rows(b, rows, bias, count, g->n, st));
+        if (act->apply)
+            TRY(cpu_activation_forward(b, act->kind, act->slope, rows, rows,
+                                       (size_t)count * (size_t)g->n, st));
+    }
+    return 0;
+}
+
 int cpu_sum_rows(const Backend *b, float *out, const float *x, int rows, int cols, float beta,
                  Status *st) {
     for (int c = 0; c < cols; c++) out[c] = beta == 0.0f ? 0.0f : beta * out[c];

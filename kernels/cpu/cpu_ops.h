@@ -19,6 +19,8 @@ void gemm_reference(int transpose_a, int transpose_b, int m, int n, int k, float
                     const float *a, int lda, const float *bm, int ldb, float beta, float *c,
                     int ldc);
 int cpu_add_bias_rows(const Backend *b, float *y, const float *bias, int rows, int cols, Status *st);
+int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g, const float *a, const float *bm,
+                             const float *bias, const FusedActivation *act, float *c, Status *st);
 int cpu_sum_rows(const Backend *b, float *out, const float *x, int rows, int cols, float beta,
                  Status *st);
 int cpu_accumulate(const Backend *b, float *y, const float *x, size_t n, Status *st);
@@ -29,6 +31,9 @@ int cpu_activation_forward(const Backend *b, ActivationKind kind, float slope, c
 int cpu_activation_backward(const Backend *b, ActivationKind kind, float slope, const float *x,
                             const float *y, const float *dy, float *dx, size_t n, int accumulate,
                             Status *st);
+int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act, const float *y,
+                                 const float *dy, float *dx, float *dbias, int rows, int cols,
+                                 float beta, Status *st);
 int cpu_dropout_forward(const Backend *b, const float *x, float *y, float *mask, size_t n,
                         float rate, uint64_t seed, Status *st);
 int cpu_dropout_backward(const Backend *b, const float *dy, const float *mask, float *dx, size_t n,
@@ -80,6 +85,10 @@ int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t 
 int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x, const float *w,
                        const float *bias, float *y, void *workspace, size_t workspace_bytes,
                        Status *st);
+int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g, const float *x,
+                                       const float *w, const float *bias,
+                                       const FusedActivation *act, float *y, void *workspace,
+                                       size_t workspace_bytes, Status *st);
 int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const float *dy,
                              const float *w, float *dx, void *workspace, size_t workspace_bytes,
                              int accumulate, Status *st);

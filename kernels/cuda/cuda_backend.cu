@@ -293,12 +293,13 @@ static int open_context(const CudaBackendOptions *options, CudaContext *ctx, Sta
     CUDNN_CHECK(cudnnCreate(&ctx->cudnn));
     CUDNN_CHECK(cudnnSetStream(ctx->cudnn, ctx->stream));
     CUDA_CHECK(cudaMalloc(&ctx->partials, CUDA_PARTIALS_BYTES));
-    return 0;
+    return cuda_gemm_epilogues_open(ctx, st);
 }
 
 static void close_context(CudaContext *ctx) {
     cuda_conv_cache_free(ctx);
     cuda_graph_state_free(ctx);
+    cuda_gemm_epilogues_close(ctx);
     if (ctx->partials) cudaFree(ctx->partials);
     if (ctx->cudnn) cudnnDestroy(ctx->cudnn);
     if (ctx->cublas) cublasDestroy(ctx->cublas);

@@ -91,6 +91,7 @@ typedef struct ConvPlan {
     cudnnTensorDescriptor_t x, y, bias;
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv;
+    cudnnActivationDescriptor_t relu, identity;  // made at first use by the fused forward
     ConvCandidates forward, backward_data, backward_filter;
 } ConvPlan;
 
@@ -534,6 +535,9 @@ static void plan_destroy_descriptors(ConvPlan *p) {
     if (p->bias) cudnnDestroyTensorDescriptor(p->bias);
     if (p->w) cudnnDestroyFilterDescriptor(p->w);
     if (p->conv) cudnnDestroyConvolutionDescriptor(p->conv);
+    if (p->relu) cudnnDestroyActivationDescriptor(p->relu);
+    if (p->identity) cudnnDestroyActivationDescriptor(p->identity);
+    p->relu = p->identity = NULL;
     p->x = p->y = p->bias = NULL;
     p->w = NULL;
     p->conv = NULL;
@@ -694,6 +698,72 @@ static int cuda_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const 
     return 0;
 }
 
+// ---- convolution, bias and activation in one call ------------------------------------
+//
+// cudnnConvolutionBiasActivationForward computes y = act(alpha1 conv(x, w) + alpha2 z +
+// bias) in one pass over y, in place of the convolution, cudnnAddTensor's bias pass and the
+// activation kernel's. Its activations here are RELU, and IDENTITY (no activation), which
+// cuDNN's API reference allows only with CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM.
+// Everything else runs unfused: conv2d_forward, then activation_forward in place: other
+// activations (leaky_relu, sigmoid, tanh, gelu), no bias (the call requires one), IDENTITY
+// with another algorithm, the direct kernels' shapes, and any configuration cuDNN answers
+// CUDNN_STATUS_NOT_SUPPORTED.
+//
+// z is y, with alpha2 = 0. cuDNN's reference does not promise that z goes unread when
+// alpha2 is 0, and y may hold anything (the parity test poisons it with NaN; 0 * NaN is
+// NaN), so y is zeroed first: one write pass, where the unfused path reads and writes y
+// twice more (bias, activation).
+static int conv_activation_descriptor(ConvPlan *p, int relu, cudnnActivationDescriptor_t *out,
+                                      Status *st) {
+    cudnnActivationDescriptor_t *slot = relu ? &p->relu : &p->identity;
+    if (!*slot) {
+        CUDNN_CHECK(cudnnCreateActivationDescriptor(slot));
+        CUDNN_CHECK(cudnnSetActivationDescriptor(*slot, relu ? CUDNN_ACTIVATION_RELU
+                                                             : CUDNN_ACTIVATION_IDENTITY,
+                                                 CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    }
+    *out = *slot;
+    return 0;
+}
+
+static int conv_forward_unfused(const Backend *b, const Conv2dGeometry *g, const float *x,
+                                const float *w, const float *bias, const FusedActivation *act,
+                                float *y, void *workspace, size_t workspace_bytes, Status *st) {
+    TRY(cuda_conv2d_forward(b, g, x, w, bias, y, workspace, workspace_bytes, st));
+    if (!act->apply) return 0;
+    return b->activation_forward(b, act->kind, act->slope, y, y, conv_outputs(g), st);
+}
+
+static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g,
+                                               const float *x, const float *w,
+                                               const float *bias, const FusedActivation *act,
+                                               float *y, void *workspace,
+                                               size_t workspace_bytes, Status *st) {
+    TRY(check_geometry("conv2d_forward_bias_activation", g, st));
+    if (conv_outputs(g) == 0) return 0;
+    CudaContext *ctx = cuda_context(b);
+    ConvPlan *p = NULL;
+    TRY(plan_for(ctx, g, &p, st));
+    int relu = act->apply && act->kind == ACTIVATION_RELU;
+    const ConvChoice *choice = p->direct ? NULL : candidates_pick(&p->forward, workspace_bytes);
+    int fusable = bias && choice && (relu || (!act->apply && choice->algo ==
+                                              CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
+    if (!fusable)
+        return conv_forward_unfused(b, g, x, w, bias, act, y, workspace, workspace_bytes, st);
+    cudnnActivationDescriptor_t activation = NULL;
+    TRY(conv_activation_descriptor(p, relu, &activation, st));
+    CUDA_CHECK(cudaMemsetAsync(y, 0, conv_outputs(g) * sizeof(float), ctx->stream));
+    const float one = 1.0f, zero = 0.0f;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
+    cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
+        ctx->cudnn, &one, p->x, x, p->w, w, p->conv, (cudnnConvolutionFwdAlgo_t)choice->algo,
+        workspace, choice->bytes, &zero, p->y, y, p->bias, bias, activation, p->y, y);
+    if (status == CUDNN_STATUS_NOT_SUPPORTED)
+        return conv_forward_unfused(b, g, x, w, bias, act, y, workspace, workspace_bytes, st);
+    CUDNN_CHECK(status);
+    return 0;
+}
+
 static int cuda_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const float *dy,
                                      const float *w, float *dx, void *workspace,
                                      size_t workspace_bytes, int accumulate, Status *st) {
@@ -795,6 +865,7 @@ extern "C" int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g,
 void cuda_register_conv_ops(Backend *table) {
     table->conv2d_workspace_size = cuda_conv2d_workspace_size;
     table->conv2d_forward = cuda_conv2d_forward;
+    table->conv2d_forward_bias_activation = cuda_conv2d_forward_bias_activation;
     table->conv2d_backward_data = cuda_conv2d_backward_data;
     table->conv2d_backward_filter = cuda_conv2d_backward_filter;
 }

@@ -147,6 +147,98 @@ static int cuda_activation_backward(const Backend *b, ActivationKind kind, float
     }
 }
 
+// ---- activation and bias gradients in one pass (a fused dense layer's backward) --------
+//
+// Unfused, a dense layer's act= backward reads y and dy and writes dx (activation_backward),
+// then sum_rows reads dx again for the bias gradient. Here each thread owns a column, as
+// in cuda_gemm.cu's sum_rows_kernel, computes dx for its rows, writes it and keeps the
+// running column sum in a register: dx is written once and never read back. The block
+// shape, row order and tree are sum_rows_kernel's, and dx is activation_backward_kernel's
+// arithmetic, so the result is bitwise the unfused GPU path's (and agrees with the CPU's
+// row-by-row sum to rounding).
+static const unsigned BIAS_COL_THREADS = 32;
+static const unsigned BIAS_ROW_THREADS = 16;
+static const size_t BIAS_SHARED_BYTES = sizeof(float[BIAS_ROW_THREADS][BIAS_COL_THREADS]);
+
+template <ActivationKind K>
+__global__ static void activation_bias_backward_kernel(const float *y, const float *dy,
+                                                       float *dx, float *dbias, int rows,
+                                                       int cols, float slope, float beta) {
+    __shared__ float partial[BIAS_ROW_THREADS][BIAS_COL_THREADS];  // BIAS_SHARED_BYTES
+    const unsigned tx = threadIdx.x, ty = threadIdx.y;
+    for (size_t tile = blockIdx.x; tile * BIAS_COL_THREADS < (size_t)cols; tile += gridDim.x) {
+        size_t c = tile * BIAS_COL_THREADS + tx;
+        float sum = 0.0f;
+        if (c < (size_t)cols)
+            for (size_t r = ty; r < (size_t)rows; r += BIAS_ROW_THREADS) {
+                size_t i = r * cols + c;
+                float yi = y[i], g;
+                // y stands in for x: activation_backward_kernel's relu fast path selects dy.
+                if (K == ACTIVATION_RELU) g = yi > 0.0f ? dy[i] : 0.0f;
+                else g = __fmul_rn(dy[i], activation_derivative<K>(slope, yi, yi));
+                dx[i] = g;
+                sum += g;
+            }
+        partial[ty][tx] = sum;
+        __syncthreads();
+        for (unsigned half = BIAS_ROW_THREADS / 2; half > 0; half /= 2) {
+            if (ty < half) partial[ty][tx] += partial[ty + half][tx];
+            __syncthreads();
+        }
+        if (ty == 0 && c < (size_t)cols) {
+            float total = partial[0][tx];
+            dbias[c] = beta == 0.0f ? total : beta * dbias[c] + total;
+        }
+        __syncthreads();  // partial[0] is read above before the next tile overwrites it
+    }
+}
+
+template <ActivationKind K>
+static int launch_activation_bias_backward(const CudaContext *ctx, const float *y,
+                                           const float *dy, float *dx, float *dbias, int rows,
+                                           int cols, float slope, float beta, Status *st) {
+    dim3 block(BIAS_COL_THREADS, BIAS_ROW_THREADS);
+    unsigned grid = cuda_blocks_capped((size_t)cols, BIAS_COL_THREADS);
+    CUDA_CHECK_CONFIG(ctx, "activation_bias_backward_kernel", grid, block, BIAS_SHARED_BYTES,
+                      (size_t)rows * cols, 64);
+    activation_bias_backward_kernel<K><<<grid, block, 0, ctx->stream>>>(y, dy, dx, dbias, rows,
+                                                                        cols, slope, beta);
+    CUDA_CHECK_LAUNCH("activation_bias_backward_kernel");
+    return 0;
+}
+
+static int cuda_activation_bias_backward(const Backend *b, const FusedActivation *act,
+                                         const float *y, const float *dy, float *dx,
+                                         float *dbias, int rows, int cols, float beta,
+                                         Status *st) {
+    if (!act->apply || act->kind == ACTIVATION_GELU)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "activation_bias_backward: %s cannot be "
+                           "differentiated from its output", act->apply ? "gelu" : "no activation");
+    if (cols <= 0) return 0;
+    if (rows < 0) rows = 0;
+    if (!dbias) {
+        if (rows == 0) return 0;
+        return cuda_activation_backward(b, act->kind, act->slope, y, y, dy, dx,
+                                        (size_t)rows * (size_t)cols, 0, st);
+    }
+    const CudaContext *ctx = cuda_context(b);
+    switch (act->kind) {
+    case ACTIVATION_RELU:
+        return launch_activation_bias_backward<ACTIVATION_RELU>(ctx, y, dy, dx, dbias, rows, cols,
+                                                                act->slope, beta, st);
+    case ACTIVATION_LEAKY_RELU:
+        return launch_activation_bias_backward<ACTIVATION_LEAKY_RELU>(ctx, y, dy, dx, dbias, rows,
+                                                                      cols, act->slope, beta, st);
+    case ACTIVATION_SIGMOID:
+        return launch_activation_bias_backward<ACTIVATION_SIGMOID>(ctx, y, dy, dx, dbias, rows,
+                                                                   cols, act->slope, beta, st);
+    case ACTIVATION_TANH:
+        return launch_activation_bias_backward<ACTIVATION_TANH>(ctx, y, dy, dx, dbias, rows, cols,
+                                                                act->slope, beta, st);
+    default: return unknown_activation(act->kind, st);
+    }
+}
+
 // ---- dropout -----------------------------------------------------------------------
 //
 // The mask comes from cuda_dropout_uniform(seed, i), the CPU's counter-based hash on the
@@ -210,6 +302,7 @@ static int cuda_dropout_backward(const Backend *b, const float *dy, const float 
 void cuda_register_elementwise_ops(Backend *table) {
     table->activation_forward = cuda_activation_forward;
     table->activation_backward = cuda_activation_backward;
+    table->activation_bias_backward = cuda_activation_bias_backward;
     table->dropout_forward = cuda_dropout_forward;
     table->dropout_backward = cuda_dropout_backward;
 }

@@ -4,6 +4,10 @@
 //
 // All of these but the GEMM are memory bound: each element is read once and written at
 // most once, so the kernels are shaped for coalesced access and nothing else.
+#include <cublasLt.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "kernels/cuda/cuda_internal.h"
 
 // ---- GEMM -------------------------------------------------------------------------
@@ -53,6 +57,222 @@ static int cuda_gemm(const Backend *b, const GemmArgs *g, const float *a, const 
                               &g->beta, c, CUDA_R_32F, g->ldc, gemm_compute_type(ctx->precision),
                               CUBLAS_GEMM_DEFAULT));
     return 0;
+}
+
+// ---- GEMM with its bias and activation in the epilogue (cuBLASLt) -----------------------
+//
+// A dense layer with act=relu ran as three kernels: the GEMM writes C, add_bias_rows
+// reads and writes it, the activation reads and writes it again. cuBLASLt applies the bias
+// and a ReLU in the GEMM's epilogue, while the tile is still in registers: one write of C.
+//
+// The same row-major <-> column-major mapping as cuda_gemm above (operands swapped, m and
+// n swapped, each operand keeps its transpose flag and leading dimension). cuBLASLt's bias
+// vector has one value per row of its D, which is column-major n x m here: one per column
+// of our row-major C, what add_bias_rows adds. Compute types as gemm_compute_type picks
+// them from the precision; the scale type (alpha, beta, bias) is f32.
+//
+// Epilogues used: BIAS, RELU, RELU_BIAS. Not GELU: cuBLASLt's documentation does not say
+// which GELU its epilogue computes, and ours is the exact erf form (PyTorch's default), so
+// gelu, and leaky_relu, sigmoid and tanh, which cuBLASLt has no epilogue for, run as the
+// GEMM with the bias epilogue followed by activation_forward in place. A shape for which
+// cuBLASLt's heuristic offers no algorithm runs unfused: gemm, add_bias_rows, activation.
+//
+// Plans. The descriptors and the heuristic's algorithm are made once per shape and kept
+// (the heuristic query alone costs host time comparable to a small layer's kernels); the
+// bias pointer changes per call and is set on the kept descriptor before each matmul.
+
+// The workspace cuBLASLt may use, allocated once per device outside the caching
+// allocator (like the reductions' partials), so no step allocates and a captured CUDA
+// Graph replays with the same pointer. The heuristic only offers algorithms that fit it.
+static const size_t GEMM_EPILOGUE_WORKSPACE_BYTES = (size_t)4 << 20;
+enum { GEMM_EPILOGUE_MAX_PLANS = 64 };
+
+typedef struct GemmEpiloguePlan {
+    GemmArgs shape;  // alpha and beta are not part of the key (they are passed per call)
+    int has_bias;
+    cublasLtEpilogue_t epilogue;
+    Precision precision;
+    int unsupported;  // 1: the heuristic offered nothing; run unfused
+    cublasLtMatmulDesc_t operation;
+    cublasLtMatrixLayout_t first, second, result;
+    cublasLtMatmulAlgo_t algo;
+} GemmEpiloguePlan;
+
+struct CudaGemmEpilogues {
+    cublasLtHandle_t handle;
+    void *workspace;
+    GemmEpiloguePlan *plans[GEMM_EPILOGUE_MAX_PLANS];
+    int count;
+};
+
+static void gemm_plan_free(GemmEpiloguePlan *p) {
+    if (!p) return;
+    if (p->operation) cublasLtMatmulDescDestroy(p->operation);
+    if (p->first) cublasLtMatrixLayoutDestroy(p->first);
+    if (p->second) cublasLtMatrixLayoutDestroy(p->second);
+    if (p->result) cublasLtMatrixLayoutDestroy(p->result);
+    free(p);
+}
+
+int cuda_gemm_epilogues_open(CudaContext *ctx, Status *st) {
+    CudaGemmEpilogues *e = (CudaGemmEpilogues *)calloc(1, sizeof *e);
+    if (!e) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    ctx->gemm_epilogues = e;
+    CUBLAS_CHECK(cublasLtCreate(&e->handle));
+    CUDA_CHECK(cudaMalloc(&e->workspace, GEMM_EPILOGUE_WORKSPACE_BYTES));
+    return 0;
+}
+
+void cuda_gemm_epilogues_close(CudaContext *ctx) {
+    CudaGemmEpilogues *e = ctx->gemm_epilogues;
+    if (!e) return;
+    for (int i = 0; i < e->count; i++) gemm_plan_free(e->plans[i]);
+    if (e->workspace) cudaFree(e->workspace);
+    if (e->handle) cublasLtDestroy(e->handle);
+    free(e);
+    ctx->gemm_epilogues = NULL;
+}
+
+static int same_gemm_shape(const GemmArgs *a, const GemmArgs *b) {
+    return a->transpose_a == b->transpose_a && a->transpose_b == b->transpose_b &&
+           a->m == b->m && a->n == b->n && a->k == b->k && a->lda == b->lda &&
+           a->ldb == b->ldb && a->ldc == b->ldc;
+}
+
+// Descriptors for the swapped product (see cuda_gemm): cuBLASLt's A is our op(B)^T, its
+// B our op(A)^T, its C and D our C^T. A layout is the matrix as stored, column-major.
+static int gemm_plan_build(CudaContext *ctx, GemmEpiloguePlan *p, Status *st) {
+    const GemmArgs *g = &p->shape;
+    CudaGemmEpilogues *e = ctx->gemm_epilogues;
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->operation, gemm_compute_type(ctx->precision),
+                                          CUDA_R_32F));
+    cublasOperation_t first_op = g->transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t second_op = g->transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->operation, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                &first_op, sizeof first_op));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->operation, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                &second_op, sizeof second_op));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->operation, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                                &p->epilogue, sizeof p->epilogue));
+    if (p->has_bias) {
+        cudaDataType_t bias_type = CUDA_R_32F;
+        CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+            p->operation, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type));
+    }
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->first, CUDA_R_32F, g->transpose_b ? g->k : g->n,
+                                            g->transpose_b ? g->n : g->k, g->ldb));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->second, CUDA_R_32F, g->transpose_a ? g->m : g->k,
+                                            g->transpose_a ? g->k : g->m, g->lda));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->result, CUDA_R_32F, g->n, g->m, g->ldc));
+    cublasLtMatmulPreference_t preference;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+    uint64_t workspace_bytes = GEMM_EPILOGUE_WORKSPACE_BYTES;
+    cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(
+        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+        sizeof workspace_bytes);
+    cublasLtMatmulHeuristicResult_t result;
+    int returned = 0;
+    if (status == CUBLAS_STATUS_SUCCESS)
+        status = cublasLtMatmulAlgoGetHeuristic(e->handle, p->operation, p->first, p->second,
+                                                p->result, p->result, preference, 1, &result,
+                                                &returned);
+    cublasLtMatmulPreferenceDestroy(preference);
+    // NOT_SUPPORTED is cuBLASLt's answer for "no algorithm": not an error, a fallback.
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && !returned)) {
+        p->unsupported = 1;
+        return 0;
+    }
+    CUBLAS_CHECK(status);
+    p->algo = result.algo;
+    return 0;
+}
+
+static int gemm_plan_for(CudaContext *ctx, const GemmArgs *g, int has_bias,
+                         cublasLtEpilogue_t epilogue, GemmEpiloguePlan **out, Status *st) {
+    CudaGemmEpilogues *e = ctx->gemm_epilogues;
+    for (int i = e->count - 1; i >= 0; i--) {
+        GemmEpiloguePlan *p = e->plans[i];
+        if (p->has_bias == has_bias && p->epilogue == epilogue &&
+            p->precision == ctx->precision && same_gemm_shape(&p->shape, g)) {
+            *out = p;
+            return 0;
+        }
+    }
+    GemmEpiloguePlan *p = (GemmEpiloguePlan *)calloc(1, sizeof *p);
+    if (!p) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    p->shape = *g;
+    p->has_bias = has_bias;
+    p->epilogue = epilogue;
+    p->precision = ctx->precision;
+    int rc = gemm_plan_build(ctx, p, st);
+    if (rc) {
+        gemm_plan_free(p);
+        return rc;
+    }
+    if (e->count == GEMM_EPILOGUE_MAX_PLANS) {
+        // Plans are used only inside one call: dropping the oldest is safe.
+        gemm_plan_free(e->plans[0]);
+        memmove(e->plans, e->plans + 1, (GEMM_EPILOGUE_MAX_PLANS - 1) * sizeof *e->plans);
+        e->count--;
+    }
+    e->plans[e->count++] = p;
+    *out = p;
+    return 0;
+}
+
+// The bias and activation as separate passes over C (rows one at a time when C has
+// padding columns, since both kernels take packed rows).
+static int epilogue_unfused(const Backend *b, const GemmArgs *g, const float *bias,
+                            const FusedActivation *act, float *c, Status *st) {
+    int packed = g->ldc == g->n;
+    for (int r = 0; r < (packed ? 1 : g->m); r++) {
+        float *rows = c + (size_t)r * g->ldc;
+        int count = packed ? g->m : 1;
+        if (bias) TRY(b->add_bias_rows(b, rows, bias, count, g->n, st));
+        if (act->apply)
+            TRY(b->activation_forward(b, act->kind, act->slope, rows, rows,
+                                      (size_t)count * (size_t)g->n, st));
+    }
+    return 0;
+}
+
+static int cuda_gemm_bias_activation(const Backend *b, const GemmArgs *g, const float *a,
+                                     const float *bm, const float *bias,
+                                     const FusedActivation *act, float *c, Status *st) {
+    if (g->m <= 0 || g->n <= 0) return 0;
+    int relu = act->apply && act->kind == ACTIVATION_RELU;
+    if (!bias && !relu) {
+        TRY(cuda_gemm(b, g, a, bm, c, st));
+        return epilogue_unfused(b, g, NULL, act, c, st);
+    }
+    cublasLtEpilogue_t epilogue = !relu ? CUBLASLT_EPILOGUE_BIAS
+                                  : bias ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                         : CUBLASLT_EPILOGUE_RELU;
+    CudaContext *ctx = cuda_context(b);
+    GemmEpiloguePlan *p = NULL;
+    TRY(gemm_plan_for(ctx, g, bias != NULL, epilogue, &p, st));
+    if (p->unsupported) {
+        TRY(cuda_gemm(b, g, a, bm, c, st));
+        return epilogue_unfused(b, g, bias, act, c, st);
+    }
+    if (bias)
+        CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                    &bias, sizeof bias));
+    CudaGemmEpilogues *e = ctx->gemm_epilogues;
+    // The heuristic assumed its default pointer alignment (256 bytes, which the caching
+    // allocator's blocks have); a matrix that starts elsewhere may be refused here, as
+    // NOT_SUPPORTED: then the unfused ops run.
+    cublasStatus_t status = cublasLtMatmul(e->handle, p->operation, &g->alpha, bm, p->first, a,
+                                           p->second, &g->beta, c, p->result, c, p->result,
+                                           &p->algo, e->workspace, GEMM_EPILOGUE_WORKSPACE_BYTES,
+                                           ctx->stream);
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED) {
+        TRY(cuda_gemm(b, g, a, bm, c, st));
+        return epilogue_unfused(b, g, bias, act, c, st);
+    }
+    CUBLAS_CHECK(status);
+    // An activation cuBLASLt has no epilogue for runs after the biased GEMM.
+    return relu ? 0 : epilogue_unfused(b, g, NULL, act, c, st);
 }
 
 // ---- row-broadcast kernels -------------------------------------------------------
@@ -162,6 +382,7 @@ static int cuda_accumulate(const Backend *b, float *y, const float *x, size_t n,
 
 void cuda_register_gemm_ops(Backend *table) {
     table->gemm = cuda_gemm;
+    table->gemm_bias_activation = cuda_gemm_bias_activation;
     table->add_bias_rows = cuda_add_bias_rows;
     table->sum_rows = cuda_sum_rows;
     table->accumulate = cuda_accumulate;

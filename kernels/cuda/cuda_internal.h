@@ -14,6 +14,7 @@
 
 typedef struct CudaConvAlgoCache CudaConvAlgoCache;
 typedef struct CudaCapture CudaCapture;
+typedef struct CudaGemmEpilogues CudaGemmEpilogues;
 
 typedef struct CudaContext {
     int ordinal;
@@ -25,6 +26,7 @@ typedef struct CudaContext {
     int multiprocessors;
     LaunchLimits limits;          // the device's, checked before every kernel launch
     CudaConvAlgoCache *conv_cache;  // cuda_conv2d.cu: chosen algorithms per shape
+    CudaGemmEpilogues *gemm_epilogues;  // cuda_gemm.cu: cuBLASLt handle, workspace, plans
     void *partials;                 // CUDA_PARTIALS_BYTES: cuda_channel_reduce.h's first pass
     CudaCapture *capture;           // cuda_graph.cu: NULL until the first capture_begin
     char name[32];                  // "cuda:0"
@@ -154,6 +156,10 @@ __device__ static inline float cuda_dropout_uniform(uint64_t seed, uint64_t inde
 
 // ---- ops, one group per file; each file registers its entries in the table ----
 void cuda_register_gemm_ops(Backend *table);        // cuda_gemm.cu
+// cuda_gemm.cu's cuBLASLt state, made when the device opens (its workspace must exist
+// before any step is captured into a CUDA Graph) and freed when it closes.
+int cuda_gemm_epilogues_open(CudaContext *ctx, Status *st);
+void cuda_gemm_epilogues_close(CudaContext *ctx);
 void cuda_register_elementwise_ops(Backend *table); // cuda_elementwise.cu
 void cuda_register_loss_ops(Backend *table);        // cuda_loss.cu
 void cuda_register_optimizer_ops(Backend *table);   // cuda_optimizer.cu

@@ -898,6 +898,140 @@ static void test_activations(void) {
     }
 }
 
+// ---- fused bias and activation -------------------------------------------------------------
+
+// Every activation the fused ops take, and none (bias only): cuBLASLt and cuDNN fuse some,
+// the rest take the unfused path inside the op; each is compared with the CPU's composition.
+static const FusedActivation fused_activations[] = {
+    {0, ACTIVATION_RELU, 0.0f},         {1, ACTIVATION_RELU, 0.0f},
+    {1, ACTIVATION_LEAKY_RELU, 0.2f},   {1, ACTIVATION_SIGMOID, 0.0f},
+    {1, ACTIVATION_TANH, 0.0f},         {1, ACTIVATION_GELU, 0.0f},
+};
+enum { FUSED_ACTIVATIONS = sizeof fused_activations / sizeof fused_activations[0] };
+
+static const char *fused_name(const FusedActivation *act) {
+    return act->apply ? activation_names[act->kind] : "none";
+}
+
+// The error of an activated sum: every activation here has |f'| <= 1.13, so an error in
+// the sum passes through at most that large, and f's own rounding is relative to |f|. So
+// the magnitude is the larger of the sum's (the CPU op on |inputs|, no activation) and the
+// result's.
+static float *fused_magnitude(const float *sum_magnitude, const float *want, size_t n) {
+    float *mag = floats(n);
+    for (size_t i = 0; i < n; i++) mag[i] = fmaxf(sum_magnitude[i], fabsf(want[i]));
+    return mag;
+}
+
+static void gemm_bias_activation_case(int ta, int tb, int m, int n, int k, float beta, int pad,
+                                      int with_bias, const FusedActivation *act) {
+    snprintf(shape, sizeof shape, "ta=%d tb=%d m=%d n=%d k=%d beta=%g ld+%d bias=%d act=%s", ta,
+             tb, m, n, k, beta, pad, with_bias, fused_name(act));
+    Status st;
+    status_clear(&st);
+    int a_rows = ta ? k : m, a_cols = ta ? m : k, b_rows = tb ? n : k, b_cols = tb ? k : n;
+    int lda = a_cols + pad, ldb = b_cols + pad, ldc = n + pad;
+    size_t na = (size_t)a_rows * lda, nb = (size_t)b_rows * ldb, nc = (size_t)m * ldc;
+    float *a = uniform(na, -1.0f, 1.0f), *bm = uniform(nb, -1.0f, 1.0f);
+    float *bias = uniform((size_t)n, -1.0f, 1.0f);
+    poison_padding(a, a_rows, a_cols, lda);
+    poison_padding(bm, b_rows, b_cols, ldb);
+    float *c0 = beta == 0.0f ? poisoned(nc) : uniform(nc, -1.0f, 1.0f);
+    if (beta != 0.0f)
+        for (size_t i = 0; i < nc; i++)
+            if ((int)(i % (size_t)ldc) >= n) c0[i] = 1234.5f;
+    float *da = dev_floats(a, na), *db = dev_floats(bm, nb), *dc = dev_floats(c0, nc);
+    float *dbias = with_bias ? dev_floats(bias, (size_t)n) : NULL;
+    GemmArgs args = {.transpose_a = ta, .transpose_b = tb, .m = m, .n = n, .k = k, .lda = lda,
+                     .ldb = ldb, .ldc = ldc, .alpha = 1.0f, .beta = beta};
+    if (GPU_CALL(gemm_bias_activation, &args, da, db, dbias, act, dc)) return;
+    float *got = fetch(dc, nc), *want = copy_of(c0, nc);
+    CPU_CALL(gemm_bias_activation, &args, a, bm, with_bias ? bias : NULL, act, want);
+    float *cmag = beta == 0.0f ? zeros(nc) : absolute(c0, nc);
+    GemmArgs magnitude = args;
+    magnitude.beta = fabsf(beta);
+    FusedActivation none = {0};
+    CPU_CALL(gemm_bias_activation, &magnitude, absolute(a, na), absolute(bm, nb),
+             with_bias ? absolute(bias, (size_t)n) : NULL, &none, cmag);
+    float *want_packed = pack(want, m, n, ldc, 0);
+    compare("gemm_bias_activation", "C", pack(got, m, n, ldc, 0), want_packed,
+            fused_magnitude(pack(cmag, m, n, ldc, 0), want_packed, (size_t)m * n), (size_t)m * n);
+    if (pad)
+        compare_exact("gemm_bias_activation", "C padding columns", pack(got, m, n, ldc, 1),
+                      pack(c0, m, n, ldc, 1), (size_t)m * pad, 0, 0);
+}
+
+static void test_gemm_bias_activation(void) {
+    REQUIRE(gemm_bias_activation);
+    // Odd sizes, batch 1, and the dense layers of mlp and lenet (x W^T: ta=0, tb=1).
+    static const int shapes[][3] = {
+        {1, 1, 1}, {7, 13, 5}, {33, 1, 17}, {1, 17, 9}, {128, 256, 784}, {1024, 10, 256},
+        {1024, 256, 3136}, {129, 257, 1025},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int a = 0; a < FUSED_ACTIVATIONS; a++)
+            for (int with_bias = 0; with_bias <= 1; with_bias++) {
+                gemm_bias_activation_case(0, 1, shapes[s][0], shapes[s][1], shapes[s][2], 0.0f, 0,
+                                          with_bias, &fused_activations[a]);
+                end_case();
+            }
+    // The other transposes, beta and padded leading dimensions, on the smaller shapes.
+    for (size_t s = 0; s < 4; s++)
+        for (int t = 0; t < 4; t++)
+            for (int a = 0; a < FUSED_ACTIVATIONS; a++) {
+                gemm_bias_activation_case(t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2],
+                                          0.5f, 3, 1, &fused_activations[a]);
+                end_case();
+            }
+}
+
+// dx = dy * f'(y) and the column sums of dx. y comes from the CPU's forward of inputs with
+// exact zeros (relu's kink). dx is relative to |dy| (|f'| <= 1 for these four); the bias
+// gradient to the sum of |dx| plus what beta keeps, as sum_rows' case.
+static void activation_bias_backward_case(const FusedActivation *act, int rows, int cols,
+                                          float beta, int with_bias) {
+    snprintf(shape, sizeof shape, "%s rows=%d cols=%d beta=%g bias=%d", fused_name(act), rows,
+             cols, beta, with_bias);
+    Status st;
+    status_clear(&st);
+    size_t n = (size_t)rows * cols;
+    float *x = activation_inputs(n), *y = floats(n), *dy = uniform(n, -1.0f, 1.0f);
+    if (CPU_CALL(activation_forward, act->kind, act->slope, x, y, n)) return;
+    float *db0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
+    float *d_y = dev_floats(y, n), *d_dy = dev_floats(dy, n), *d_dx = dev_poison_floats(n);
+    float *d_db = with_bias ? dev_floats(db0, (size_t)cols) : NULL;
+    if (GPU_CALL(activation_bias_backward, act, d_y, d_dy, d_dx, d_db, rows, cols, beta)) return;
+    float *want_dx = poisoned(n), *want_db = copy_of(db0, (size_t)cols);
+    CPU_CALL(activation_bias_backward, act, y, dy, want_dx, with_bias ? want_db : NULL, rows,
+             cols, beta);
+    compare("activation_bias_backward", "dx", fetch(d_dx, n), want_dx, absolute(dy, n), n);
+    if (!with_bias) return;
+    float *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(db0, (size_t)cols);
+    CPU_CALL(sum_rows, mag, absolute(want_dx, n), rows, cols, fabsf(beta));
+    compare("activation_bias_backward", "dbias", fetch(d_db, (size_t)cols), want_db, mag,
+            (size_t)cols);
+}
+
+static void test_activation_bias_backward(void) {
+    REQUIRE(activation_bias_backward);
+    // Odd shapes, one row or column, more columns than one block's tile, and the dense
+    // layers of mlp and lenet at batch 1024.
+    static const int shapes[][2] = {{1, 1}, {3, 5}, {1, 1000}, {1000, 1}, {129, 257},
+                                    {1024, 256}, {1024, 128}, {60000, 3}};
+    static const float betas[] = {0.0f, 1.0f, 0.5f};
+    for (int a = 1; a < FUSED_ACTIVATIONS; a++) {
+        if (fused_activations[a].kind == ACTIVATION_GELU) continue;  // not from its output
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (size_t k = 0; k < sizeof betas / sizeof betas[0]; k++) {
+                activation_bias_backward_case(&fused_activations[a], shapes[s][0], shapes[s][1],
+                                              betas[k], 1);
+                end_case();
+            }
+        activation_bias_backward_case(&fused_activations[a], 37, 41, 0.0f, 0);
+        end_case();
+    }
+}
+
 static void dropout_forward_case(size_t n, float rate, uint64_t seed) {
     snprintf(shape, sizeof shape, "n=%zu rate=%g seed=%llu", n, rate, (unsigned long long)seed);
     Status st;
@@ -1584,6 +1718,21 @@ static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char 
         if (!GPU_CALL(conv2d_forward, g, d_x, d_w, k->bias ? d_bias : NULL, d_y, ws, bytes))
             compare("conv2d_forward", "y", fetch(d_y, ny), r->y, r->y_mag, ny);
     }
+    if (HAVE(conv2d_forward_bias_activation))
+        for (int a = 0; a < FUSED_ACTIVATIONS; a++) {
+            const FusedActivation *act = &fused_activations[a];
+            float *d_y = dev_poison_floats(ny);
+            if (GPU_CALL(conv2d_forward_bias_activation, g, d_x, d_w, k->bias ? d_bias : NULL, act,
+                         d_y, ws, bytes))
+                continue;
+            float *want = copy_of(r->y, ny);
+            if (act->apply && CPU_CALL(activation_forward, act->kind, act->slope, want, want, ny))
+                continue;
+            char what[64];
+            snprintf(what, sizeof what, "y (act=%s)", fused_name(act));
+            compare("conv2d_forward_bias_activation", what, fetch(d_y, ny), want,
+                    fused_magnitude(r->y_mag, want, ny), ny);
+        }
     for (int acc = 0; acc <= 1; acc++) {
         if (HAVE(conv2d_backward_data)) {
             float *d_dx = acc ? dev_floats(dx0, nx) : dev_poison_floats(nx);
@@ -2126,6 +2275,9 @@ static void run_fp32_pass(void) {
     test_accumulate();
     section("activations, dropout");
     test_activations();
+    section("gemm with bias and activation fused; their gradients in one pass");
+    test_gemm_bias_activation();
+    test_activation_bias_backward();
     test_dropout();
     section("losses");
     test_losses();
@@ -2227,6 +2379,7 @@ int main(void) {
             gpu = b;
             section("gemm (TF32 allowed)");
             test_gemm();
+            test_gemm_bias_activation();
             section("conv2d (TF32 allowed)");
             test_conv(1);
             cuda_backend_close(b);
@@ -2282,6 +2435,7 @@ int main(void) {
         rtol = reduced[i].gemm_rtol;
         section("gemm (inputs rounded to the precision)");
         test_gemm();
+        test_gemm_bias_activation();
         rtol = reduced[i].conv_rtol;
         section("conv2d (inputs rounded to the precision's convolution precision)");
         test_conv(1);

@@ -49,6 +49,12 @@ static void run_grad_case(const GradCase *c, uint64_t seed) {
     Net n;
     int allocated = c->allocated ? c->allocated : 3;
     if (net_open_case(&n, &net_setup, c->label, c->text, allocated, 3, seed)) return;
+    // A fused layer keeps no pre-activation, so the margin is measured with fusion off;
+    // the check then runs fused, as training does, on the same batch.
+    if (c->kinked && net_set_fusion(&n, 0, allocated)) {
+        net_close(&n);
+        return;
+    }
     int ok = 0;
     for (int attempt = 0; attempt < 200 && !ok; attempt++) {
         if (net_draw_batch(&n)) break;
@@ -67,7 +73,7 @@ static void run_grad_case(const GradCase *c, uint64_t seed) {
         net_close(&n);
         return;
     }
-    if (net_forward_backward(&n)) {
+    if ((c->kinked && net_set_fusion(&n, 1, allocated)) || net_forward_backward(&n)) {
         net_close(&n);
         return;
     }
