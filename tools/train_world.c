@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "diagnostics/machine_facts.h"
+
 int world_open(MpiWorld *world, Status *st) {
     TRY(mpi_world_open(world, st));
     if (world->size > 1 && world->rank != 0 && !freopen("/dev/null", "w", stdout))
@@ -60,7 +62,8 @@ typedef struct RankLine {
     char device[32];
 } RankLine;
 
-int world_print_ranks(const MpiWorld *world, const char *device_name, Status *st) {
+int world_print_ranks(const MpiWorld *world, const char *device_name, int uses_nccl,
+                      Status *st) {
     if (world->size <= 1) return 0;
     RankLine mine = {{0}, {0}};
     snprintf(mine.host, sizeof mine.host, "%s", world->host);
@@ -77,7 +80,17 @@ int world_print_ranks(const MpiWorld *world, const char *device_name, Status *st
     version[0] = 0;
     mpi_library_version(version, sizeof version);
     version[strcspn(version, ",")] = 0;  // "Open MPI v4.1.4", without the build details
-    printf("ranks: %d processes (%s):", world->size, version);
+    printf("ranks: %d processes (%s", world->size, version);
+    // GPU ranks sum over NCCL: its version is the first thing to compare when ranks on
+    // different nodes hang or disagree (rank 0's library; NCCL refuses mismatched ones).
+    if (uses_nccl) {
+        CudaVersions v;
+        machine_cuda_versions(&v);
+        if (v.nccl_version)
+            printf(", NCCL %d.%d.%d", v.nccl_version / 10000, v.nccl_version / 100 % 100,
+                   v.nccl_version % 100);
+    }
+    printf("):");
     for (int r = 0; r < world->size; r++)
         printf("%s %d on %s (%s)", r ? "," : "", r, all[r].host, all[r].device);
     printf("\n");

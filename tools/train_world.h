@@ -29,9 +29,11 @@ int world_apply(const Command *cmd, const ParsedArgs *args, const MpiWorld *worl
 // --drop-remainder the batch lowered to a multiple of the rank count (said on rank 0).
 int world_check_batch(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,
                       RunConfig *config, Status *st);
-// "ranks: 2 processes (Open MPI v4.1.4): 0 on vm (cpu), 1 on vm (cpu)" on rank 0; every rank
-// must call it (it gathers).
-int world_print_ranks(const MpiWorld *world, const char *device_name, Status *st);
+// "ranks: 2 processes (Open MPI v4.1.4): 0 on vm (cpu), 1 on vm (cpu)" on rank 0, with
+// ", NCCL 2.28.9" after the MPI version when the ranks sum over NCCL; every rank must call it
+// (it gathers).
+int world_print_ranks(const MpiWorld *world, const char *device_name, int uses_nccl,
+                      Status *st);
 // The end of a process: on failure (not an interrupt every rank agreed on) the whole launch
 // is ended, so no rank waits for one that will never come; else MPI_Finalize.
 void world_close(MpiWorld *world, int failed);
