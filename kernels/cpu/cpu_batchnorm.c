@@ -35,6 +35,30 @@ static void normalise_channel(const float *x, float *y, int n, int c, int channe
     }
 }
 
+// sum dy and sum dy * xhat over one channel: what both halves of backward reduce.
+static void backward_sums_of_channel(const float *x, const float *dy, int n, int c, int channels,
+                                     int spatial, float mean, float invstd, double *sum_dy,
+                                     double *sum_dy_xhat) {
+    double dy_total = 0.0, dy_xhat_total = 0.0;
+    for (int s = 0; s < n; s++) {
+        const float *xr = channel_run(x, s, c, channels, spatial);
+        const float *dyr = channel_run(dy, s, c, channels, spatial);
+        for (int k = 0; k < spatial; k++) {
+            dy_total += dyr[k];
+            dy_xhat_total += (double)dyr[k] * ((xr[k] - mean) * invstd);
+        }
+    }
+    *sum_dy = dy_total;
+    *sum_dy_xhat = dy_xhat_total;
+}
+
+// running = (1 - momentum) * running + momentum * batch statistic, the variance unbiased.
+static void update_running(float *running_mean, float *running_var, int c, float momentum,
+                           double mean, double unbiased_var) {
+    running_mean[c] = (float)((1.0 - momentum) * running_mean[c] + momentum * mean);
+    running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased_var);
+}
+
 int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a, const float *x,
                                    float *y, const float *gamma, const float *beta,
                                    float *running_mean, float *running_var, float *save_mean,
@@ -65,11 +89,8 @@ int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a, con
         save_invstd[c] = (float)invstd;
         normalise_channel(x, y, n, c, channels, spatial, (float)mean, (float)invstd, gamma[c],
                           beta[c]);
-        if (m > 1.0) {
-            double unbiased = squares / (m - 1.0);
-            running_mean[c] = (float)((1.0 - momentum) * running_mean[c] + momentum * mean);
-            running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased);
-        }
+        if (m > 1.0)
+            update_running(running_mean, running_var, c, momentum, mean, squares / (m - 1.0));
     }
     return 0;
 }
@@ -106,15 +127,9 @@ int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const float
     double m = (double)n * (double)spatial;
     for (int c = 0; c < channels; c++) {
         float mean = save_mean[c], invstd = save_invstd[c];
-        double sum_dy = 0.0, sum_dy_xhat = 0.0;
-        for (int s = 0; s < n; s++) {
-            const float *xr = channel_run(x, s, c, channels, spatial);
-            const float *dyr = channel_run(dy, s, c, channels, spatial);
-            for (int k = 0; k < spatial; k++) {
-                sum_dy += dyr[k];
-                sum_dy_xhat += (double)dyr[k] * ((xr[k] - mean) * invstd);
-            }
-        }
+        double sum_dy, sum_dy_xhat;
+        backward_sums_of_channel(x, dy, n, c, channels, spatial, mean, invstd, &sum_dy,
+                                 &sum_dy_xhat);
         dbeta[c] = (float)((accumulate_params ? dbeta[c] : 0.0) + sum_dy);
         dgamma[c] = (float)((accumulate_params ? dgamma[c] : 0.0) + sum_dy_xhat);
         if (!dx) continue;
@@ -193,11 +208,8 @@ int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a, co
         save_invstd[c] = (float)invstd;
         normalise_channel(x, y, n, c, channels, spatial, (float)mean, (float)invstd, gamma[c],
                           beta[c]);
-        if (m > 1.0) {
-            double unbiased = var * m / (m - 1.0);
-            running_mean[c] = (float)((1.0 - momentum) * running_mean[c] + momentum * mean);
-            running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased);
-        }
+        if (m > 1.0)
+            update_running(running_mean, running_var, c, momentum, mean, var * m / (m - 1.0));
     }
     return 0;
 }
@@ -210,15 +222,9 @@ int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a
     TRY(check_share_sizes(n, channels, spatial, st));
     for (int c = 0; c < channels; c++) {
         float mean = save_mean[c], invstd = save_invstd[c];
-        double sum_dy = 0.0, sum_dy_xhat = 0.0;
-        for (int s = 0; s < n; s++) {
-            const float *xr = channel_run(x, s, c, channels, spatial);
-            const float *dyr = channel_run(dy, s, c, channels, spatial);
-            for (int k = 0; k < spatial; k++) {
-                sum_dy += dyr[k];
-                sum_dy_xhat += (double)dyr[k] * ((xr[k] - mean) * invstd);
-            }
-        }
+        double sum_dy, sum_dy_xhat;
+        backward_sums_of_channel(x, dy, n, c, channels, spatial, mean, invstd, &sum_dy,
+                                 &sum_dy_xhat);
         sums[c] = sum_dy;
         sums[channels + c] = sum_dy_xhat;
         dbeta[c] = (float)((a->accumulate_params ? dbeta[c] : 0.0) + sum_dy);
