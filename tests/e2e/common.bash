@@ -73,6 +73,23 @@ require_mpirun() {
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 }
 
+# ranks N ARGS...: `run` trainer under mpirun with N processes (more than cores is fine).
+ranks() {
+    local n=$1
+    shift
+    run mpirun -np "$n" --oversubscribe "$TRAINER" "$@"
+}
+
+# require_trainer_mpi ARGS...: exits 77 when this trainer was built without MPI, which it
+# says when started by mpirun; ARGS are a `train` command, run for one epoch on 2 ranks.
+require_trainer_mpi() {
+    if grep -q "built without MPI" <<<"$(mpirun -np 2 --oversubscribe "$TRAINER" "$@" \
+        --epochs 1 2>&1)"; then
+        echo "SKIP: this trainer was built without MPI"
+        exit 77
+    fi
+}
+
 # write_sgd_mlp FILE UNITS BATCH: a 784-UNITS-10 MLP without dropout or batchnorm, trained
 # with SGD and momentum: runs split over processes must end where one process ends, and
 # Adam would turn float summation order into differences far above rounding (it divides by

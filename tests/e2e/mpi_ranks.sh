@@ -22,19 +22,14 @@ require_fashion_mnist
 write_sgd_mlp "$work/plain.model" 32 16
 args=(train "$work/plain.model" --data fashion-mnist --train-limit 400 --test-limit 80
       --device cpu --threads 1)
-mpi() { local n=$1; shift; run mpirun -np "$n" --oversubscribe "$TRAINER" "$@"; }
 
 run "$TRAINER" "${args[@]}" --save "$work/one.safetensors"
 expect_rc 0 "one process trains"
 one_result=$(last_epoch_result)
-if grep -q "built without MPI" <<<"$(mpirun -np 2 --oversubscribe "$TRAINER" "${args[@]}" \
-    --epochs 1 2>&1)"; then
-    echo "SKIP: this trainer was built without MPI"
-    exit 77
-fi
+require_trainer_mpi "${args[@]}"
 
 for n in 2 4; do
-    mpi "$n" "${args[@]}" --save "$work/ranks$n.safetensors"
+    ranks "$n" "${args[@]}" --save "$work/ranks$n.safetensors"
     expect_rc 0 "mpirun -np $n trains"
     expect_match out "^ranks: $n processes \(Open MPI [^)]*\): 0 on [^ ]+ \(cpu\)" \
         "rank 0 lists the $n ranks, their hosts and devices"
@@ -51,11 +46,11 @@ done
 
 # Buckets: summing each layer's gradients while backward goes on, in small buckets, gives
 # what one sum after backward gives, byte for byte (two ranks: a + b in any chunking).
-mpi 2 "${args[@]}" --bucket-mb 0.01 --save "$work/small-buckets.safetensors"
+ranks 2 "${args[@]}" --bucket-mb 0.01 --save "$work/small-buckets.safetensors"
 expect_rc 0 "2 ranks with 10 KiB buckets"
 expect_match err "gradient sums over 2 processes: .* buckets of 0.01 MiB started during backward" \
     "rank 0 says how long it waited for the sums"
-mpi 2 "${args[@]}" --bucket-mb 0 --save "$work/no-buckets.safetensors"
+ranks 2 "${args[@]}" --bucket-mb 0 --save "$work/no-buckets.safetensors"
 expect_rc 0 "2 ranks with one sum after backward"
 if cmp -s "$work/small-buckets.safetensors" "$work/no-buckets.safetensors" &&
     cmp -s "$work/small-buckets.safetensors" "$work/ranks2.safetensors"; then
@@ -65,22 +60,22 @@ else
 fi
 
 # Checkpoints: rank 0 writes, every rank resumes; 1 epoch + 1 resumed = the 2-epoch run.
-mpi 2 "${args[@]}" --epochs 1 --checkpoint "$work/ck"
+ranks 2 "${args[@]}" --epochs 1 --checkpoint "$work/ck"
 expect_rc 0 "an epoch with a checkpoint"
-mpi 2 "${args[@]}" --resume "$work/ck" --save "$work/resumed.safetensors"
+ranks 2 "${args[@]}" --resume "$work/ck" --save "$work/resumed.safetensors"
 expect_rc 0 "both ranks resume from rank 0's checkpoint"
 expect_same_weights "$work/ranks2.safetensors" "$work/resumed.safetensors" \
     "resumed, the ranks end where the uninterrupted launch ended"
 
 # The batch over the ranks.
-mpi 4 "${args[@]}" --batch 18 --epochs 1
+ranks 4 "${args[@]}" --batch 18 --epochs 1
 expect_error 2 "the batch of 18 samples does not split evenly over the 4 processes" \
     "an uneven batch is refused naming both numbers"
-mpi 4 "${args[@]}" --batch 18 --epochs 1 --drop-remainder
+ranks 4 "${args[@]}" --batch 18 --epochs 1 --drop-remainder
 expect_rc 0 "--drop-remainder trains"
 expect_in err "--drop-remainder: batch 18 over 4 processes; training with batch 16" \
     "and says what it trains with"
-mpi 2 "${args[@]}" --epochs 1 --replicas 2
+ranks 2 "${args[@]}" --epochs 1 --replicas 2
 expect_error 2 "with mpirun, a process trains one" "replicas inside ranks are refused"
 
 # A rank killed mid-run: the launch ends, naming it, instead of the others waiting forever.

@@ -40,19 +40,14 @@ MODEL
 # then differ by 2e-5); with 3 the runs below agree to about 5e-7.
 args=(train "$work/bn.model" --data fashion-mnist --train-limit 387 --test-limit 80
       --device cpu --threads 1)
-mpi() { local n=$1; shift; run mpirun -np "$n" --oversubscribe "$TRAINER" "$@"; }
 
 run "$TRAINER" "${args[@]}" --save "$work/one.safetensors"
 expect_rc 0 "one process trains"
 one_result=$(last_epoch_result)
-if grep -q "built without MPI" <<<"$(mpirun -np 2 --oversubscribe "$TRAINER" "${args[@]}" \
-    --epochs 1 2>&1)"; then
-    echo "SKIP: this trainer was built without MPI"
-    exit 77
-fi
+require_trainer_mpi "${args[@]}"
 
 for n in 2 4; do
-    mpi "$n" "${args[@]}" --sync-batchnorm --save "$work/sync$n.safetensors"
+    ranks "$n" "${args[@]}" --sync-batchnorm --save "$work/sync$n.safetensors"
     expect_rc 0 "mpirun -np $n --sync-batchnorm trains"
     if [ "$(last_epoch_result)" = "$one_result" ]; then
         pass "$n synced ranks log the one process's loss and accuracy"
@@ -66,12 +61,12 @@ done
 
 # Gradient buckets of 1 KiB start between the batchnorms' sums in backward; the rank with
 # no samples must start them in the same order, or MPI would pair the wrong collectives.
-mpi 4 "${args[@]}" --sync-batchnorm --bucket-mb 0.001 --save "$work/sync4-buckets.safetensors"
+ranks 4 "${args[@]}" --sync-batchnorm --bucket-mb 0.001 --save "$work/sync4-buckets.safetensors"
 expect_rc 0 "4 synced ranks with 1 KiB gradient buckets train"
 expect_same_weights "$work/one.safetensors" "$work/sync4-buckets.safetensors" \
     "and end with one process's parameters and running statistics"
 
-mpi 2 "${args[@]}" --save "$work/local2.safetensors"
+ranks 2 "${args[@]}" --save "$work/local2.safetensors"
 expect_rc 0 "mpirun -np 2 without --sync-batchnorm trains"
 if result=$(python3 tests/e2e/compare_weights.py "$work/one.safetensors" \
     "$work/local2.safetensors"); then
@@ -84,11 +79,11 @@ fi
 write_sgd_mlp "$work/plain.model" 32 16
 plain=(train "$work/plain.model" --data fashion-mnist --train-limit 200 --test-limit 80
        --device cpu --threads 1 --epochs 1)
-mpi 2 "${plain[@]}" --sync-batchnorm --save "$work/plain-sync.safetensors"
+ranks 2 "${plain[@]}" --sync-batchnorm --save "$work/plain-sync.safetensors"
 expect_rc 0 "a model without batchnorm trains with --sync-batchnorm"
 expect_in err "--sync-batchnorm: the model has no batchnorm layer; nothing to synchronise" \
     "and says there is nothing to sync"
-mpi 2 "${plain[@]}" --save "$work/plain.safetensors"
+ranks 2 "${plain[@]}" --save "$work/plain.safetensors"
 if cmp -s "$work/plain-sync.safetensors" "$work/plain.safetensors"; then
     pass "without batchnorm --sync-batchnorm changes nothing"
 else
@@ -110,7 +105,7 @@ expect_error 2 "--sync-batchnorm sums batchnorm statistics over the processes of
     "--replicas with --sync-batchnorm is refused"
 
 # 512 samples per rank do not fit 8 MiB; a rank may not split its share while synced.
-mpi 2 "${args[@]}" --sync-batchnorm --batch 1024 --train-limit 2048 --memory-limit 8M \
+ranks 2 "${args[@]}" --sync-batchnorm --batch 1024 --train-limit 2048 --memory-limit 8M \
     --epochs 1
 if [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ]; then pass "the launch stops (exit $rc)"
 else fail "the launch stops when a rank would split its share" "exit $rc"; fi
