@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/compare_gpu.sh [-s issue|quick|rest|full] [-m "MODELS"] [-p "PRECISIONS"] [BATCH...]
 #                      [-c "eager compile graphs"] [-e EPOCHS] [-n TRAIN_SAMPLES] [-d cuda:N]
-#                      [-f] [-T] [-a|-A] [-b SECONDS] [-o RESULTS.tsv] [-w] [-h]
+#                      [-f] [-T] [-g off|auto|on] [-a|-A] [-b SECONDS] [-o RESULTS.tsv] [-w] [-h]
 # Training throughput on one GPU, trainer against PyTorch (bench/torch_train.py) in three
 # ways: eager, torch.compile, and torch.compile(mode="reduce-overhead"), which replays CUDA
 # graphs. Same model, data, batch, optimizer (Adam) and precision, on the same card in the
@@ -44,6 +44,9 @@
 #             CPU (trainer's side only; the figures mean nothing)
 #   -f        FP32 only: the same as -p fp32 (trainer --precision fp32, PyTorch allow_tf32 off)
 #   -T        trainer only, for a machine without a CUDA build of PyTorch
+#   -g MODE   trainer's --cuda-graph (default auto: each step replayed from a CUDA Graph
+#             where the run allows it, as the compile + CUDA graphs column does; off:
+#             plain launches); the versions table says how trainer's steps ran
 #   -a / -A   the accuracy check on / off (default: on for -s issue and full, else off)
 #   -o FILE   the results (tab-separated, bench/gpu_table.py reads them; default a new file
 #             under $TMPDIR), with every run's output in FILE's name with .log
@@ -75,12 +78,12 @@ for arg in "$@"; do
 done
 [ -n "${BUILD:-}" ] && command_line="BUILD=$BUILD $command_line"
 set_name="" epochs=3 limit=0 models="" precisions="" modes="" device=cuda:0 fp32=0
-with_torch=1 accuracy="" budget=540 results="" write=0
-while getopts "s:e:n:m:p:c:d:fTaAb:o:wh" opt; do
+with_torch=1 accuracy="" budget=540 results="" write=0 cuda_graph=auto
+while getopts "s:e:n:m:p:c:d:fTg:aAb:o:wh" opt; do
   case $opt in
     s) set_name=$OPTARG ;; e) epochs=$OPTARG ;; n) limit=$OPTARG ;; m) models=$OPTARG ;;
     p) precisions=$OPTARG ;; c) modes=$OPTARG ;; d) device=$OPTARG ;; f) fp32=1 ;;
-    T) with_torch=0 ;; a) accuracy=1 ;; A) accuracy=0 ;; b) budget=$OPTARG ;;
+    T) with_torch=0 ;; g) cuda_graph=$OPTARG ;; a) accuracy=1 ;; A) accuracy=0 ;; b) budget=$OPTARG ;;
     o) results=$OPTARG ;; w) write=1 ;;
     h) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) exit 2 ;;
@@ -102,6 +105,8 @@ die() {
 # ---- what to run: rows of model:batch:precision ------------------------------------------
 known_models=" mlp lenet cnn-bn resnet-mini wide-mlp "
 known_precisions=" fp32 tf32 bf16 fp16 "
+case $cuda_graph in off | auto | on) ;; *) die "-g takes off, auto or on, not '$cuda_graph'" ;; esac
+graph_replayed=0 graph_plain=()
 issue_rows=(mlp:128:tf32 lenet:128:tf32 lenet:1024:tf32 cnn-bn:1024:tf32 wide-mlp:4096:bf16)
 rest_rows=(mlp:1024:tf32 cnn-bn:128:tf32 resnet-mini:128:tf32 resnet-mini:1024:tf32
   wide-mlp:4096:tf32 wide-mlp:4096:fp16 wide-mlp:4096:fp32)
@@ -281,7 +286,14 @@ run_trainer() {
     return
   fi
   timed "$limit" "$trainer" train "models/$model.model" --device "$device" --epochs "$epochs" \
-    --batch "$batch" --precision "$precision" "${data_args[@]}" "${limit_args[@]}"
+    --batch "$batch" --precision "$precision" --cuda-graph "$cuda_graph" "${data_args[@]}" \
+    "${limit_args[@]}"
+  # How the steps ran: replayed from a graph, or plain launches (trainer's notice says why).
+  if grep -q "CUDA Graph: the training step is captured" <<<"$out"; then
+    graph_replayed=$((graph_replayed + 1))
+  elif grep -qE "so training uses plain launches|capturing the training step failed" <<<"$out"; then
+    graph_plain+=("$model $batch $precision")
+  fi
   read -r samples acc first <<<"$(parse_trainer <<<"$out")"
   if [ "$rc" != 0 ] || [ "$samples" = - ]; then
     emit run "$model" "$batch" "$precision" trainer - - - "$(why "$limit")"
@@ -395,6 +407,11 @@ for row in "${rows[@]}"; do
   printf ' (%s s so far)\n' $((SECONDS - start_time))
 done
 [ "$accuracy" = 1 ] && run_accuracy
+# The notices themselves are in the results' .log.
+graph_summary="--cuda-graph $cuda_graph: $graph_replayed runs replayed from CUDA Graphs"
+[ ${#graph_plain[@]} -gt 0 ] &&
+  graph_summary+=", plain launches in $(IFS=,; echo "${graph_plain[*]}" | sed 's/,/, /g')"
+emit meta trainer_cuda_graph "$graph_summary"
 emit meta run "$device, ${limit_args[1]:-all} training samples, $((SECONDS - start_time)) s"
 
 echo

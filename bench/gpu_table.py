@@ -296,6 +296,7 @@ def versions_rows(results):
         ("PyTorch", torch.get("torch", m.get("pytorch", "not run"))),
         ("Triton, Python", both(torch.get("triton"), torch.get("python"))),
         ("trainer", f"commit {m.get('commit', '?')}"),
+        ("trainer's steps", m.get("trainer_cuda_graph", "")),
         ("date", m.get("date", "?")),
         ("run", m.get("run", "")),
     ]
