@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build dependencies for a lent GPU machine, which reaches no package registry and has
 # CUDA, CMake and PyTorch (with cuDNN/NCCL inside its pip packages) but no OpenBLAS,
-# libpng headers or Fashion-MNIST.
+# libpng headers, Fashion-MNIST or MPI.
 #
 #   here:        bash scripts/device-deps.sh download   # Debian .debs into .deps/debs
 #   device run:  source scripts/device-deps.sh env      # unpack to .deps/root, export paths
@@ -14,7 +14,13 @@
 
 _device_deps_packages=(libopenblas0-pthread libopenblas-pthread-dev libopenblas-dev
                        libgfortran5 libpng-dev libpng16-16 zlib1g-dev libcjson-dev libcjson1
-                       dataset-fashion-mnist)
+                       dataset-fashion-mnist
+                       # Open MPI and the libraries it loads, for `mpirun -np N trainer train`
+                       # on GPU ranks (tests/gpu/mpi_*.sh): about 7 MB of .debs.
+                       openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev libpmix2
+                       libhwloc15 libevent-core-2.1-7 libevent-pthreads-2.1-7 libfabric1
+                       libucx0 libibverbs1 librdmacm1 libnl-3-200 libnl-route-3-200 libpsm2-2
+                       libpsm-infinipath1 libmunge2 libnuma1)
 
 _device_deps_download() {
   local debs=$1/debs
@@ -55,6 +61,20 @@ _device_deps_env() {
   _device_deps_prepend LD_LIBRARY_PATH "$lib"
   _device_deps_prepend LD_LIBRARY_PATH "$lib/openblas-pthread"
   export TRAINER_FASHION_MNIST_DIR=$root/usr/share/datasets/fashion-mnist
+  # Open MPI unpacked under $root, unless the machine has an MPI of its own. Debian names
+  # its programs mpirun.openmpi (the plain names are alternatives its install script would
+  # make); OPAL_PREFIX and PMIX_INSTALL_PREFIX relocate what Open MPI and PMIx look up
+  # under /usr (their plugins, help texts, mpicc's flags, which CMake's FindMPI reads).
+  if ! command -v mpirun >/dev/null 2>&1 && [ -x "$root/usr/bin/mpirun.openmpi" ]; then
+    for f in mpirun mpiexec mpicc; do ln -sf "$f.openmpi" "$root/usr/bin/$f"; done
+    export OPAL_PREFIX=$root/usr PMIX_INSTALL_PREFIX=$lib/pmix2
+    _device_deps_prepend PATH "$root/usr/bin"
+    # mpirun refuses to start, even for ranks on this one host, when it finds no ssh or
+    # rsh to reach other hosts with; `false` stands in (nothing here starts remote ranks).
+    if ! command -v ssh >/dev/null 2>&1 && ! command -v rsh >/dev/null 2>&1; then
+      export OMPI_MCA_plm_rsh_agent=${OMPI_MCA_plm_rsh_agent:-false}
+    fi
+  fi
   # cuDNN and NCCL from PyTorch's pip packages, when the toolkit lacks them.
   site=$(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))' \
            2>/dev/null) || site=""

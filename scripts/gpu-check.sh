@@ -47,8 +47,8 @@ options:
   -h, --help        this text
 
 Dependencies: when .deps/debs exists (`bash scripts/device-deps.sh download` on a machine
-with apt-get), `source scripts/device-deps.sh env` unpacks OpenBLAS, libpng and
-Fashion-MNIST from it and takes cuDNN/NCCL from PyTorch's pip packages.
+with apt-get), `source scripts/device-deps.sh env` unpacks OpenBLAS, libpng,
+Fashion-MNIST and Open MPI from it and takes cuDNN/NCCL from PyTorch's pip packages.
 When $OUT is set (a lent machine), $OUT/summary.txt and $OUT/gpu-check.tar.gz (every log)
 are written too, after every step.
 
