@@ -1021,12 +1021,23 @@ static void activation_bias_backward_case(const FusedActivation *act, int rows, 
     float *want_dx = poisoned(n), *want_db = copy_of(db0, (size_t)cols);
     CPU_CALL(activation_bias_backward, act, y, dy, want_dx, with_bias ? want_db : NULL, rows,
              cols, beta);
-    compare("activation_bias_backward", "dx", fetch(d_dx, n), want_dx, absolute(dy, n), n);
+    float *got_dx = fetch(d_dx, n);
+    compare("activation_bias_backward", "dx", got_dx, want_dx, absolute(dy, n), n);
+    // The op promises the unfused GPU ops' bits (activation_backward from y, then sum_rows),
+    // so that a dense layer trains the same fused or not: check it exactly.
+    float *u_dx = dev_poison_floats(n);
+    if (GPU_CALL(activation_backward, act->kind, act->slope, d_y, d_y, d_dy, u_dx, n, 0)) return;
+    compare_exact("activation_bias_backward", "dx vs activation_backward on the GPU", got_dx,
+                  fetch(u_dx, n), n, 0, 0);
     if (!with_bias) return;
+    float *got_db = fetch(d_db, (size_t)cols);
     float *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(db0, (size_t)cols);
     CPU_CALL(sum_rows, mag, absolute(want_dx, n), rows, cols, fabsf(beta));
-    compare("activation_bias_backward", "dbias", fetch(d_db, (size_t)cols), want_db, mag,
-            (size_t)cols);
+    compare("activation_bias_backward", "dbias", got_db, want_db, mag, (size_t)cols);
+    float *u_db = dev_floats(db0, (size_t)cols);
+    if (GPU_CALL(sum_rows, u_db, u_dx, rows, cols, beta)) return;
+    compare_exact("activation_bias_backward", "dbias vs sum_rows on the GPU", got_db,
+                  fetch(u_db, (size_t)cols), (size_t)cols, 0, 0);
 }
 
 static void test_activation_bias_backward(void) {
