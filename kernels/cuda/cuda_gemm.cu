@@ -236,14 +236,27 @@ static int epilogue_unfused(const Backend *b, const GemmArgs *g, const float *bi
     return 0;
 }
 
+// Whether every pointer the matmul reads or writes is as aligned as the heuristic assumed:
+// the preference's default 256 bytes for A, B, C and D, and for the bias whatever its
+// pointer was when the plan was made, which is NULL (the pointer is set per call), so any
+// alignment. cublasLtMatmul checks A to D against the algorithm and answers NOT_SUPPORTED,
+// but not the bias (cublasLt.h: the heuristic takes the bias alignment from the pointer's
+// value): an algorithm that loads it in 16-byte vectors faults with "misaligned address",
+// which ends the context. The caching allocator's blocks are 256-byte aligned; anything
+// else (a tensor at an offset into another) runs unfused.
+static int epilogue_aligned(const void *a, const void *bm, const void *bias, const void *c) {
+    const uintptr_t mask = 255;
+    return (((uintptr_t)a | (uintptr_t)bm | (uintptr_t)bias | (uintptr_t)c) & mask) == 0;
+}
+
 static int cuda_gemm_bias_activation(const Backend *b, const GemmArgs *g, const float *a,
                                      const float *bm, const float *bias,
                                      const FusedActivation *act, float *c, Status *st) {
     if (g->m <= 0 || g->n <= 0) return 0;
     int relu = act->apply && act->kind == ACTIVATION_RELU;
-    if (!bias && !relu) {
+    if ((!bias && !relu) || !epilogue_aligned(a, bm, bias, c)) {
         TRY(cuda_gemm(b, g, a, bm, c, st));
-        return epilogue_unfused(b, g, NULL, act, c, st);
+        return epilogue_unfused(b, g, bias, act, c, st);
     }
     cublasLtEpilogue_t epilogue = !relu ? CUBLASLT_EPILOGUE_BIAS
                                   : bias ? CUBLASLT_EPILOGUE_RELU_BIAS
@@ -259,9 +272,8 @@ static int cuda_gemm_bias_activation(const Backend *b, const GemmArgs *g, const 
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                     &bias, sizeof bias));
     CudaGemmEpilogues *e = ctx->gemm_epilogues;
-    // The heuristic assumed its default pointer alignment (256 bytes, which the caching
-    // allocator's blocks have); a matrix that starts elsewhere may be refused here, as
-    // NOT_SUPPORTED: then the unfused ops run.
+    // The pointers are as aligned as the heuristic assumed (epilogue_aligned); should
+    // cuBLASLt still refuse the algorithm, as NOT_SUPPORTED, the unfused ops run.
     cublasStatus_t status = cublasLtMatmul(e->handle, p->operation, &g->alpha, bm, p->first, a,
                                            p->second, &g->beta, c, p->result, c, p->result,
                                            &p->algo, e->workspace, GEMM_EPILOGUE_WORKSPACE_BYTES,

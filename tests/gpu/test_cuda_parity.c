@@ -923,10 +923,19 @@ static float *fused_magnitude(const float *sum_magnitude, const float *want, siz
     return mag;
 }
 
+// host's n floats on the device, `offset` floats into a buffer: offset 1 starts 4 bytes past
+// an allocation's alignment, a pointer no fused epilogue may be handed as it is.
+static float *dev_floats_at(const float *host, size_t n, int offset) {
+    float *staged = zeros(n + (size_t)offset);
+    memcpy(staged + offset, host, n * sizeof *host);
+    return dev_floats(staged, n + (size_t)offset) + offset;
+}
+
 static void gemm_bias_activation_case(int ta, int tb, int m, int n, int k, float beta, int pad,
-                                      int with_bias, const FusedActivation *act) {
-    snprintf(shape, sizeof shape, "ta=%d tb=%d m=%d n=%d k=%d beta=%g ld+%d bias=%d act=%s", ta,
-             tb, m, n, k, beta, pad, with_bias, fused_name(act));
+                                      int with_bias, const FusedActivation *act, int offset) {
+    snprintf(shape, sizeof shape, "ta=%d tb=%d m=%d n=%d k=%d beta=%g ld+%d bias=%d act=%s%s", ta,
+             tb, m, n, k, beta, pad, with_bias, fused_name(act),
+             offset ? " (every pointer 4 bytes past 256-byte alignment)" : "");
     Status st;
     status_clear(&st);
     int a_rows = ta ? k : m, a_cols = ta ? m : k, b_rows = tb ? n : k, b_cols = tb ? k : n;
@@ -940,8 +949,9 @@ static void gemm_bias_activation_case(int ta, int tb, int m, int n, int k, float
     if (beta != 0.0f)
         for (size_t i = 0; i < nc; i++)
             if ((int)(i % (size_t)ldc) >= n) c0[i] = 1234.5f;
-    float *da = dev_floats(a, na), *db = dev_floats(bm, nb), *dc = dev_floats(c0, nc);
-    float *dbias = with_bias ? dev_floats(bias, (size_t)n) : NULL;
+    float *da = dev_floats_at(a, na, offset), *db = dev_floats_at(bm, nb, offset);
+    float *dc = dev_floats_at(c0, nc, offset);
+    float *dbias = with_bias ? dev_floats_at(bias, (size_t)n, offset) : NULL;
     GemmArgs args = {.transpose_a = ta, .transpose_b = tb, .m = m, .n = n, .k = k, .lda = lda,
                      .ldb = ldb, .ldc = ldc, .alpha = 1.0f, .beta = beta};
     if (GPU_CALL(gemm_bias_activation, &args, da, db, dbias, act, dc)) return;
@@ -972,15 +982,22 @@ static void test_gemm_bias_activation(void) {
         for (int a = 0; a < FUSED_ACTIVATIONS; a++)
             for (int with_bias = 0; with_bias <= 1; with_bias++) {
                 gemm_bias_activation_case(0, 1, shapes[s][0], shapes[s][1], shapes[s][2], 0.0f, 0,
-                                          with_bias, &fused_activations[a]);
+                                          with_bias, &fused_activations[a], 0);
                 end_case();
             }
+    // Operands and bias off the 256-byte alignment cuBLASLt's heuristic assumes: the op
+    // must run its unfused path (a misaligned bias in a fused epilogue can fault), and
+    // still match.
+    for (int a = 0; a < FUSED_ACTIVATIONS; a++) {
+        gemm_bias_activation_case(0, 1, 33, 65, 17, 0.0f, 0, 1, &fused_activations[a], 1);
+        end_case();
+    }
     // The other transposes, beta and padded leading dimensions, on the smaller shapes.
     for (size_t s = 0; s < 4; s++)
         for (int t = 0; t < 4; t++)
             for (int a = 0; a < FUSED_ACTIVATIONS; a++) {
                 gemm_bias_activation_case(t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2],
-                                          0.5f, 3, 1, &fused_activations[a]);
+                                          0.5f, 3, 1, &fused_activations[a], 0);
                 end_case();
             }
 }
@@ -1004,12 +1021,23 @@ static void activation_bias_backward_case(const FusedActivation *act, int rows, 
     float *want_dx = poisoned(n), *want_db = copy_of(db0, (size_t)cols);
     CPU_CALL(activation_bias_backward, act, y, dy, want_dx, with_bias ? want_db : NULL, rows,
              cols, beta);
-    compare("activation_bias_backward", "dx", fetch(d_dx, n), want_dx, absolute(dy, n), n);
+    float *got_dx = fetch(d_dx, n);
+    compare("activation_bias_backward", "dx", got_dx, want_dx, absolute(dy, n), n);
+    // The op promises the unfused GPU ops' bits (activation_backward from y, then sum_rows),
+    // so that a dense layer trains the same fused or not: check it exactly.
+    float *u_dx = dev_poison_floats(n);
+    if (GPU_CALL(activation_backward, act->kind, act->slope, d_y, d_y, d_dy, u_dx, n, 0)) return;
+    compare_exact("activation_bias_backward", "dx vs activation_backward on the GPU", got_dx,
+                  fetch(u_dx, n), n, 0, 0);
     if (!with_bias) return;
+    float *got_db = fetch(d_db, (size_t)cols);
     float *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(db0, (size_t)cols);
     CPU_CALL(sum_rows, mag, absolute(want_dx, n), rows, cols, fabsf(beta));
-    compare("activation_bias_backward", "dbias", fetch(d_db, (size_t)cols), want_db, mag,
-            (size_t)cols);
+    compare("activation_bias_backward", "dbias", got_db, want_db, mag, (size_t)cols);
+    float *u_db = dev_floats(db0, (size_t)cols);
+    if (GPU_CALL(sum_rows, u_db, u_dx, rows, cols, beta)) return;
+    compare_exact("activation_bias_backward", "dbias vs sum_rows on the GPU", got_db,
+                  fetch(u_db, (size_t)cols), (size_t)cols, 0, 0);
 }
 
 static void test_activation_bias_backward(void) {
