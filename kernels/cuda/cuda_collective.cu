@@ -239,6 +239,10 @@ static int read_waits(CudaStreamSums *s, long through, Status *st) {
     for (; s->timed < through; s->timed++) {
         int k = (int)(s->timed % TIMED_STEPS);
         float ms = 0.0f;
+        // Both: cudaEventElapsedTime is cudaErrorNotReady while either is pending, and the
+        // communication stream may finish before the compute stream reaches backward_end
+        // (the last bucket started before backward's last layers ran).
+        CUDA_CHECK(cudaEventSynchronize(s->backward_end[k]));
         CUDA_CHECK(cudaEventSynchronize(s->sums_end[k]));
         CUDA_CHECK(cudaEventElapsedTime(&ms, s->backward_end[k], s->sums_end[k]));
         if (ms > 0.0f) s->waited_ms += ms;

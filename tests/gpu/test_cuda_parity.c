@@ -1606,7 +1606,66 @@ static void batchnorm_sync_backward_case(const BnShape *s, int accumulate_dx,
     compare("batchnorm_backward_data_with_sums", "dx", fetch(d_dx, count), dx, dx_mag, count);
 }
 
+// A rank with no samples in the step (n = 0): its forward and backward sums are zeros with
+// a count of 0, dgamma and dbeta are zeros (or left as they were, accumulate_params), and
+// backward_data_with_sums (given the whole batch's sums) leaves dx alone. All exact: the
+// CPU writes the same zeros, and a launch of zero blocks would fail instead.
+static void batchnorm_sync_empty_case(const BnShape *s, int accumulate_params) {
+    snprintf(shape, sizeof shape, "n=0 (of %d) channels=%d spatial=%d accumulate_params=%d",
+             s->n, s->channels, s->spatial, accumulate_params);
+    Status st;
+    status_clear(&st);
+    size_t count = (size_t)s->n * s->channels * s->spatial, c = (size_t)s->channels;
+    size_t words = 2 * (2 * c + 1);  // the sums as 32-bit words, for compare_exact
+    float *x = bn_input(s), *dy = uniform(count, -1.0f, 1.0f), *gamma = uniform(c, -1.5f, 1.5f);
+    float *mean = uniform(c, -1.0f, 1.0f), *invstd = uniform(c, 0.5f, 2.0f);
+    float *dg0 = accumulate_params ? uniform(c, -1.0f, 1.0f) : poisoned(c);
+    float *db0 = accumulate_params ? uniform(c, -1.0f, 1.0f) : poisoned(c);
+    BatchnormArgs whole = {.n = s->n, .channels = s->channels, .spatial = s->spatial,
+                           .momentum = 0.1f, .eps = 1e-5f, .batch_statistics = 1,
+                           .accumulate_params = accumulate_params};
+    BatchnormArgs empty = whole;
+    empty.n = 0;
+    float *d_x = dev_floats(x, count), *d_dy = dev_floats(dy, count);
+    float *d_gamma = dev_floats(gamma, c), *d_mean = dev_floats(mean, c);
+    float *d_invstd = dev_floats(invstd, c), *d_dg = dev_floats(dg0, c), *d_db = dev_floats(db0, c);
+    float *d_dx = dev_poison_floats(count);
+    double *d_forward = dev_doubles_poisoned(2 * c + 1), *d_backward = dev_doubles_poisoned(2 * c + 1);
+    double *d_whole = dev_doubles_poisoned(2 * c + 1);
+    if (GPU_CALL(batchnorm_channel_sums, &empty, d_x, d_forward) ||
+        GPU_CALL(batchnorm_backward_channel_sums, &empty, d_x, d_dy, d_mean, d_invstd, d_backward,
+                 d_dg, d_db) ||
+        GPU_CALL(batchnorm_backward_channel_sums, &whole, d_x, d_dy, d_mean, d_invstd, d_whole,
+                 dev_poison_floats(c), dev_poison_floats(c)) ||
+        GPU_CALL(batchnorm_backward_data_with_sums, &empty, d_x, d_dy, d_gamma, d_mean, d_invstd,
+                 d_whole, d_dx))
+        return;
+    double *forward = host_alloc((2 * c + 1) * sizeof(double));
+    double *backward = host_alloc((2 * c + 1) * sizeof(double));
+    float *dg = copy_of(dg0, c), *db = copy_of(db0, c);
+    if (CPU_CALL(batchnorm_channel_sums, &empty, x, forward) ||
+        CPU_CALL(batchnorm_backward_channel_sums, &empty, x, dy, mean, invstd, backward, dg, db))
+        return;
+    compare_exact("batchnorm_channel_sums", "sums (empty share)",
+                  fetch_doubles(d_forward, 2 * c + 1), forward, words, 0, 0);
+    compare_exact("batchnorm_backward_channel_sums", "sums (empty share)",
+                  fetch_doubles(d_backward, 2 * c + 1), backward, words, 0, 0);
+    compare_exact("batchnorm_backward_channel_sums", "dgamma (empty share)", fetch(d_dg, c), dg,
+                  c, 0, 0);
+    compare_exact("batchnorm_backward_channel_sums", "dbeta (empty share)", fetch(d_db, c), db,
+                  c, 0, 0);
+    compare_exact("batchnorm_backward_data_with_sums", "dx (untouched)", fetch(d_dx, count),
+                  poisoned(count), count, 0, 0);
+}
+
 static void test_batchnorm_sync(void) {
+    if (HAVE(batchnorm_channel_sums) && HAVE(batchnorm_backward_channel_sums) &&
+        HAVE(batchnorm_backward_data_with_sums))
+        for (int s = 0; s < BN_SHAPES; s++)
+            for (int acc = 0; acc <= 1; acc++) {
+                batchnorm_sync_empty_case(&bn_shapes[s], acc);
+                end_case();
+            }
     if (HAVE(batchnorm_channel_sums) && HAVE(batchnorm_forward_with_sums))
         for (int s = 0; s < BN_SHAPES; s++)
             for (int empty = 0; empty <= 1; empty++) {
