@@ -52,6 +52,24 @@ static void backward_sums_of_channel(const float *x, const float *dy, int n, int
     *sum_dy_xhat = dy_xhat_total;
 }
 
+// dx over one channel from the channel's mean of dy and of dy * xhat: the same formula
+// whether those means are this batch's or the sums over every rank's share.
+static void input_gradient_of_channel(const float *x, const float *dy, float *dx, int n, int c,
+                                      int channels, int spatial, float mean, float invstd,
+                                      float scale, float mean_dy, float mean_dy_xhat,
+                                      int accumulate) {
+    for (int s = 0; s < n; s++) {
+        const float *xr = channel_run(x, s, c, channels, spatial);
+        const float *dyr = channel_run(dy, s, c, channels, spatial);
+        float *dxr = channel_run_mut(dx, s, c, channels, spatial);
+        for (int k = 0; k < spatial; k++) {
+            float xhat = (xr[k] - mean) * invstd;
+            float g = scale * (dyr[k] - mean_dy - xhat * mean_dy_xhat);
+            dxr[k] = accumulate ? dxr[k] + g : g;
+        }
+    }
+}
+
 // running = (1 - momentum) * running + momentum * batch statistic, the variance unbiased.
 static void update_running(float *running_mean, float *running_var, int c, float momentum,
                            double mean, double unbiased_var) {
@@ -136,16 +154,8 @@ int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const float
         float scale = gamma[c] * invstd;
         float mean_dy = batch_statistics ? (float)(sum_dy / m) : 0.0f;
         float mean_dy_xhat = batch_statistics ? (float)(sum_dy_xhat / m) : 0.0f;
-        for (int s = 0; s < n; s++) {
-            const float *xr = channel_run(x, s, c, channels, spatial);
-            const float *dyr = channel_run(dy, s, c, channels, spatial);
-            float *dxr = channel_run_mut(dx, s, c, channels, spatial);
-            for (int k = 0; k < spatial; k++) {
-                float xhat = (xr[k] - mean) * invstd;
-                float g = scale * (dyr[k] - mean_dy - xhat * mean_dy_xhat);
-                dxr[k] = accumulate_dx ? dxr[k] + g : g;
-            }
-        }
+        input_gradient_of_channel(x, dy, dx, n, c, channels, spatial, mean, invstd, scale,
+                                  mean_dy, mean_dy_xhat, accumulate_dx);
     }
     return 0;
 }
@@ -247,16 +257,8 @@ int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs 
     for (int c = 0; c < channels; c++) {
         float mean = save_mean[c], invstd = save_invstd[c], scale = gamma[c] * invstd;
         float mean_dy = (float)(sums[c] / m), mean_dy_xhat = (float)(sums[channels + c] / m);
-        for (int s = 0; s < n; s++) {
-            const float *xr = channel_run(x, s, c, channels, spatial);
-            const float *dyr = channel_run(dy, s, c, channels, spatial);
-            float *dxr = channel_run_mut(dx, s, c, channels, spatial);
-            for (int k = 0; k < spatial; k++) {
-                float xhat = (xr[k] - mean) * invstd;
-                float g = scale * (dyr[k] - mean_dy - xhat * mean_dy_xhat);
-                dxr[k] = a->accumulate_dx ? dxr[k] + g : g;
-            }
-        }
+        input_gradient_of_channel(x, dy, dx, n, c, channels, spatial, mean, invstd, scale,
+                                  mean_dy, mean_dy_xhat, a->accumulate_dx);
     }
     return 0;
 }
