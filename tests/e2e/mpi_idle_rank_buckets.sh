@@ -8,8 +8,6 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_python3 "compare the weights files"
 require_mpirun
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0"  # as mpi_ranks.sh
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 require_fashion_mnist
 cat >"$work/deep.model" <<MODEL
 input     shape=784 dtype=f32
@@ -23,17 +21,12 @@ MODEL
 args=(train "$work/deep.model" --data fashion-mnist --train-limit 402 --test-limit 80
       --device cpu --threads 1)
 
-run mpirun -np 4 --oversubscribe "$TRAINER" "${args[@]}" --bucket-mb 0.01 \
-    --save "$work/buckets.safetensors"
-if grep -q "built without MPI" <<<"$err"; then
-    echo "SKIP: this trainer was built without MPI"
-    exit 77
-fi
+require_trainer_mpi "${args[@]}"
+ranks 4 "${args[@]}" --bucket-mb 0.01 --save "$work/buckets.safetensors"
 expect_rc 0 "4 ranks, 2 of them idle in the last step, with 0.01 MiB buckets"
 expect_match err "gradient sums over 4 processes: .* in 26 steps .* buckets of 0.01 MiB" \
     "every step, the last included, summed in buckets"
-run mpirun -np 4 --oversubscribe "$TRAINER" "${args[@]}" --bucket-mb 0 \
-    --save "$work/one-sum.safetensors"
+ranks 4 "${args[@]}" --bucket-mb 0 --save "$work/one-sum.safetensors"
 expect_rc 0 "the same with one sum after backward"
 if cmp -s "$work/buckets.safetensors" "$work/one-sum.safetensors"; then
     pass "buckets and one sum after backward: the same weights"

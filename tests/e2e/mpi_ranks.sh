@@ -10,12 +10,6 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_python3 "compare the weights files"
 require_mpirun
-# Under AddressSanitizer: Open MPI's own plugins (dlopen'ed, unloaded at MPI_Finalize) leave
-# some 3,300 allocations at exit that LeakSanitizer cannot attribute; the leak check stays
-# on for every other test, and ASan's other checks stay on here.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0"
-# Keep Open MPI off the network: the ranks of these tests share one host.
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 # Fashion-MNIST's first samples, the same every run.
 require_fashion_mnist

@@ -13,27 +13,9 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_python3 "compare the weights files"
 require_mpirun
-# As tests/e2e/mpi_ranks.sh: Open MPI's plugins leave allocations LeakSanitizer cannot
-# attribute; the ranks share one host.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0"
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 require_fashion_mnist
 
-# SGD with momentum, as write_sgd_mlp argues; conv (no bias: beta takes its place) and dense
-# batchnorms, so both the [n, C, H*W] and the [n, features] layouts are synced.
-cat >"$work/bn.model" <<'MODEL'
-input     shape=1x28x28 dtype=f32
-conv2d    filters=4 kernel=3 pad=same bias=false
-batchnorm act=relu
-maxpool   size=2
-flatten
-dense     units=16 bias=false
-batchnorm act=relu
-dense     units=10
-loss      softmax_cross_entropy
-optimizer sgd lr=0.05 momentum=0.9
-train     batch=32 epochs=2 seed=3
-MODEL
+write_bn_model "$work/bn.model" 4 16 32
 # 387 = 12 * 32 + 3 samples: each epoch ends with a batch of 3, fewer than 4 ranks. Not 2:
 # two values per channel leave the dense batchnorm a variance so small that 1/std blows
 # rounding up past 1e-5 whatever the split (one process with 1 and with 2 BLAS threads

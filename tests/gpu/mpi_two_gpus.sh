@@ -38,19 +38,7 @@ done
 expect_match err "buckets of 0.01 MiB started during backward, on a communication stream" \
     "0.01 MiB buckets are started during backward"
 
-cat >"$work/bn.model" <<'MODEL'
-input     shape=1x28x28 dtype=f32
-conv2d    filters=8 kernel=3 pad=same bias=false
-batchnorm act=relu
-maxpool   size=2
-flatten
-dense     units=32 bias=false
-batchnorm act=relu
-dense     units=10
-loss      softmax_cross_entropy
-optimizer sgd lr=0.05 momentum=0.9
-train     batch=64 epochs=2 seed=3
-MODEL
+write_bn_model "$work/bn.model" 8 32 64
 # 2051 = 32 * 64 + 3: the last batch, 3 samples, split 1 + 2 (not 2: see
 # tests/e2e/sync_batchnorm.sh on two values per channel).
 bn=(train "$work/bn.model" --data fashion-mnist --train-limit 2051 --test-limit 256 --no-tf32)
