@@ -219,6 +219,15 @@ void lab_illegal_address(LabResult *r) {
     r->raw = report.outcome;
     record_raw(r, report.rc, &report.st);
     judge_raw_only(r);
+    if (!r->raw_ran)
+        snprintf(r->raw_note, sizeof r->raw_note,
+                 "  (on a GPU: cudaDeviceSynchronize -> cudaErrorIllegalAddress (700): an "
+                 "illegal memory access was encountered, and every later CUDA call in the "
+                 "process fails the same way)\n");
+    else if (!r->raw.triggered)
+        snprintf(r->raw_note, sizeof r->raw_note,
+                 "lab: the out-of-bounds write went unnoticed; expected "
+                 "cudaErrorIllegalAddress\n");
 }
 
 // ---- no-kernel-image --------------------------------------------------------------------
@@ -233,6 +242,13 @@ void lab_no_kernel_image(LabResult *r) {
     status_clear(&st);
     record_raw(r, cuda_lab_no_kernel_image(&r->raw, &st), &st);
     judge_raw_only(r);
+    if (!r->raw_ran)
+        snprintf(r->raw_note, sizeof r->raw_note,
+                 "  (on a GPU: a kernel with SASS for sm_75 only, launched on a compute 9.0 "
+                 "card, fails with cudaErrorNoKernelImageForDevice (209))\n");
+    else if (!r->raw.triggered)
+        snprintf(r->raw_note, sizeof r->raw_note,
+                 "lab: the kernel ran; expected cudaErrorNoKernelImageForDevice\n");
 }
 
 // ---- version-report ---------------------------------------------------------------------
@@ -244,6 +260,13 @@ int lab_versions(LabVersions *v, Status *st) {
     const DoctorLibraryInfo *cudnn = &v->report.libraries[DOCTOR_CUDNN];
     v->cudnn_new_enough = cudnn->loaded.major == cudnn->built.major &&
                           cudnn->loaded.minor >= cudnn->built.minor;
+    char built[32], loaded[32];
+    doctor_version_format(&cudnn->built, 1, built, sizeof built);
+    doctor_version_format(&cudnn->loaded, 1, loaded, sizeof loaded);
+    snprintf(v->cudnn_sources, sizeof v->cudnn_sources,
+             "built with: the version in the headers at compile time (cudnn_version.h: %s); "
+             "loaded: what the library found at run time says it is (cudnnGetVersion(): %s).\n",
+             built, loaded);
     v->driver_too_old =
         v->report.libraries[DOCTOR_CUDART].loaded.major > v->report.driver_cuda.major;
     return 0;

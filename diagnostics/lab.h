@@ -84,6 +84,9 @@ typedef struct LabVersions {
     DoctorReport report;
     int cudnn_new_enough;  // same major, loaded minor not older: TensorFlow would start
     int driver_too_old;    // the runtime's major is past what the driver supports
+    // Where the two cuDNN versions come from, with their values, one line ending in a
+    // newline (written here, with cuDNN's header and call names, so that tools/ only prints).
+    char cudnn_sources[320];
 } LabVersions;
 int lab_versions(LabVersions *v, Status *st);
 

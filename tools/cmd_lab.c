@@ -187,17 +187,11 @@ static LabCode show_illegal_address(void) {
         printf("lab: %s\n", r.went_wrong);
         return r.code;
     }
-    if (!r.raw_ran) {
+    if (!r.raw_ran)
         print_cannot_run("the out-of-bounds kernel", r.cannot_run);
-        printf("  (on a GPU: cudaDeviceSynchronize -> cudaErrorIllegalAddress (700): an illegal "
-               "memory access was encountered, and every later CUDA call in the process fails "
-               "the same way)\n");
-    } else {
+    else
         print_raw(r.raw.raw);
-        if (!r.raw.triggered)
-            printf("lab: the out-of-bounds write went unnoticed; expected "
-                   "cudaErrorIllegalAddress\n");
-    }
+    printf("%s", r.raw_note);
     print_framework(r.framework);
     if (r.diagnosed) print_diagnosis(&r.diagnosis);
     return r.code;
@@ -208,15 +202,11 @@ static LabCode show_illegal_address(void) {
 static LabCode show_no_kernel_image(void) {
     LabResult r;
     lab_no_kernel_image(&r);
-    if (!r.raw_ran) {
+    if (!r.raw_ran)
         print_cannot_run("a kernel built for another GPU", r.cannot_run);
-        printf("  (on a GPU: a kernel with SASS for sm_75 only, launched on a compute 9.0 "
-               "card, fails with cudaErrorNoKernelImageForDevice (209))\n");
-    } else {
+    else
         print_raw(r.raw.raw);
-        if (!r.raw.triggered)
-            printf("lab: the kernel ran; expected cudaErrorNoKernelImageForDevice\n");
-    }
+    printf("%s", r.raw_note);
     print_framework(r.framework);
     if (r.diagnosed) print_diagnosis(&r.diagnosis);
     return r.code;
@@ -230,9 +220,7 @@ static void print_cudnn_check(const LabVersions *v) {
     char built[32], loaded[32];
     doctor_version_format(&cudnn->built, 1, built, sizeof built);
     doctor_version_format(&cudnn->loaded, 1, loaded, sizeof loaded);
-    printf("\nbuilt with: the version in the headers at compile time (cudnn_version.h: %s); "
-           "loaded: what the library found at run time says it is (cudnnGetVersion(): %s).\n",
-           built, loaded);
+    printf("\n%s", v->cudnn_sources);
     printf("TensorFlow compares these two at start-up; with this machine's numbers its message "
            "would read:\n  Loaded runtime CuDNN library: %s but source was compiled with: %s.\n",
            loaded, built);
