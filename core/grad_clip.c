@@ -1,7 +1,6 @@
 #include "core/grad_clip.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 #include "core/tensor_norms.h"
 
@@ -31,13 +30,9 @@ static int clip_over(const Backend *b, Allocator *a, const Tensor **grads, int c
 
 int clip_gradients(Graph *g, const Backend *b, Allocator *a, double max_norm, double *norm,
                    Status *st) {
-    int capacity = g->count * LAYER_MAX_PARAMS;
-    const Tensor **grads = malloc((size_t)(capacity ? capacity : 1) * sizeof *grads);
-    double *sums = malloc((size_t)(capacity ? capacity : 1) * sizeof *sums);
-    int rc = grads && sums ? 0 : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-    int count = rc ? 0 : graph_trainable_gradients(g, grads);
-    if (!rc) rc = clip_over(b, a, grads, count, sums, max_norm, norm, st);
-    free(grads);
-    free(sums);
+    TrainableGradients t;
+    TRY(trainable_gradients_open(g, &t, st));
+    int rc = clip_over(b, a, t.grads, t.count, t.sums, max_norm, norm, st);
+    trainable_gradients_close(&t);
     return rc;
 }

@@ -2,7 +2,6 @@
 
 #include <float.h>
 #include <math.h>
-#include <stdlib.h>
 
 #include "core/tensor_norms.h"
 
@@ -32,16 +31,12 @@ LossScaleEvent loss_scaler_update(LossScaler *s, int overflow) {
 int loss_scale_gradients_finite(Graph *g, const Backend *b, Allocator *a, int *finite,
                                 Status *st) {
     *finite = 1;
-    int capacity = g->count * LAYER_MAX_PARAMS;
-    const Tensor **grads = malloc((size_t)(capacity ? capacity : 1) * sizeof *grads);
-    double *sums = malloc((size_t)(capacity ? capacity : 1) * sizeof *sums);
-    int rc = grads && sums ? 0 : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-    int count = rc ? 0 : graph_trainable_gradients(g, grads);
-    if (!rc) rc = tensor_sums_of_squares(b, a, grads, count, sums, st);
-    for (int i = 0; !rc && i < count; i++)
-        if (!isfinite(sums[i])) *finite = 0;
-    free(grads);
-    free(sums);
+    TrainableGradients t;
+    TRY(trainable_gradients_open(g, &t, st));
+    int rc = tensor_sums_of_squares(b, a, t.grads, t.count, t.sums, st);
+    for (int i = 0; !rc && i < t.count; i++)
+        if (!isfinite(t.sums[i])) *finite = 0;
+    trainable_gradients_close(&t);
     return rc;
 }
 

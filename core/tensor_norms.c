@@ -1,5 +1,8 @@
 #include "core/tensor_norms.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static int launch_sums(const Backend *b, const Tensor **tensors, int count,
                        double *device_sums, Status *st) {
     for (int i = 0; i < count; i++) {
@@ -9,14 +12,27 @@ static int launch_sums(const Backend *b, const Tensor **tensors, int count,
     return 0;
 }
 
-int graph_trainable_gradients(const Graph *g, const Tensor **grads) {
-    int count = 0;
+int trainable_gradients_open(const Graph *g, TrainableGradients *out, Status *st) {
+    memset(out, 0, sizeof *out);
+    size_t capacity = (size_t)g->count * LAYER_MAX_PARAMS;
+    out->grads = malloc((capacity ? capacity : 1) * sizeof *out->grads);
+    out->sums = malloc((capacity ? capacity : 1) * sizeof *out->sums);
+    if (!out->grads || !out->sums) {
+        trainable_gradients_close(out);
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    }
     for (int i = 0; i < g->count; i++)
         for (int k = 0; k < g->layers[i]->param_count; k++) {
             const Param *p = &g->layers[i]->params[k];
-            if (!p->buffer) grads[count++] = &p->grad;
+            if (!p->buffer) out->grads[out->count++] = &p->grad;
         }
-    return count;
+    return 0;
+}
+
+void trainable_gradients_close(TrainableGradients *t) {
+    free(t->grads);
+    free(t->sums);
+    memset(t, 0, sizeof *t);
 }
 
 int tensor_sums_of_squares(const Backend *b, Allocator *a, const Tensor **tensors,

@@ -13,7 +13,14 @@
 int tensor_sums_of_squares(const Backend *b, Allocator *a, const Tensor **tensors,
                            int count, double *sums, Status *st);
 // The gradients of g's trainable parameters (not buffers such as batchnorm's running
-// statistics) into grads (room for g->count * LAYER_MAX_PARAMS); returns how many.
-int graph_trainable_gradients(const Graph *g, const Tensor **grads);
+// statistics), with host room for a sum of squares each: what clipping and fp16's overflow
+// check both start from.
+typedef struct TrainableGradients {
+    const Tensor **grads;
+    double *sums;
+    int count;
+} TrainableGradients;
+int trainable_gradients_open(const Graph *g, TrainableGradients *out, Status *st);
+void trainable_gradients_close(TrainableGradients *t);
 
 #endif
