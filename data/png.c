@@ -120,6 +120,12 @@ static int open_png(PngJob *job, Status *st) {
         return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory creating libpng's state");
     png_set_read_fn(job->png, job, read_bytes);
     png_set_sig_bytes(job->png, (int)sizeof sig);
+    // Every ancillary chunk (text, ICC profile, gamma, ...) is skipped unread: we use none,
+    // and libpng allocates a text chunk's claimed length before reading it (a 49-byte file
+    // claiming a 1.9 GB zTXt made it ask for 1.9 GB; its 8 MB chunk limit is only a warning).
+    // Skipped chunks are read through a small buffer, so a lying length just runs into the
+    // end of the file. IHDR, PLTE, tRNS, IDAT and IEND are still libpng's.
+    png_set_keep_unknown_chunks(job->png, PNG_HANDLE_CHUNK_NEVER, NULL, -1);
     return 0;
 }
 

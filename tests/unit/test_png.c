@@ -474,6 +474,64 @@ static void damaged_chunks_report_libpng_message(void) {
     check_bad_input(read_7x5(path, &st), &st, path, "cannot decode PNG");
 }
 
+// Writes `good` (n bytes) to `path` with a chunk of TYPE and DATA inserted before the
+// first IDAT; `claimed`, when not 0, replaces the length field (the CRC still covers DATA).
+static void write_with_chunk(const char *path, const uint8_t *good, size_t n, const char *type,
+                             const uint8_t *data, uint32_t length, uint32_t claimed) {
+    static uint8_t bytes[8192];
+    size_t idat = find_idat(good, n);
+    CHECK(idat > 0 && n + 12 + length <= sizeof bytes);
+    if (!idat || n + 12 + length > sizeof bytes) return;
+    uint32_t field = claimed ? claimed : length;
+    memcpy(bytes, good, idat);
+    uint8_t *at = bytes + idat;
+    at[0] = (uint8_t)(field >> 24), at[1] = (uint8_t)(field >> 16), at[2] = (uint8_t)(field >> 8),
+    at[3] = (uint8_t)field;
+    memcpy(at + 4, type, 4);
+    if (length) memcpy(at + 8, data, length);
+    uint32_t crc = (uint32_t)crc32(0L, at + 4, 4 + length);
+    at += 8 + length;
+    at[0] = (uint8_t)(crc >> 24), at[1] = (uint8_t)(crc >> 16), at[2] = (uint8_t)(crc >> 8),
+    at[3] = (uint8_t)crc;
+    memcpy(at + 4, good + idat, n - idat);
+    write_file(path, bytes, n + 12 + length);
+}
+
+// Text, ICC profiles, gamma: chunks we do not use are skipped unread, so a damaged one does
+// not stop the pixels, and one whose length field lies is not allocated (libpng allocated a
+// zTXt's claimed length, 1.9 GB for a 49-byte file; replay_png's ASan cap catches that).
+static void ancillary_chunks_are_skipped_unread(void) {
+    char path[512];
+    path_in(path, sizeof path, "chunks.png");
+    write_gray8(path);
+    uint8_t good[4096];
+    size_t n = read_file(path, good, sizeof good);
+    float want[W * H], got[W * H];
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(png_read_sample(path, 1, H, W, want, &st), 0);
+
+    const uint8_t text[] = "Comment\0made by test_png";
+    const uint8_t bad_icc[] = "sRGB\0\0not a zlib stream at all";  // name, method, data
+    const uint8_t bad_gamma[] = {0, 0, 0, 0};                         // gamma 0: invalid
+    struct { const char *type; const uint8_t *data; uint32_t length; } chunks[] = {
+        {"tEXt", text, sizeof text - 1},
+        {"iCCP", bad_icc, sizeof bad_icc - 1},
+        {"gAMA", bad_gamma, sizeof bad_gamma},
+        {"zTXt", bad_icc, sizeof bad_icc - 1},
+    };
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+        write_with_chunk(path, good, n, chunks[i].type, chunks[i].data, chunks[i].length, 0);
+        for (int j = 0; j < W * H; j++) got[j] = -1.0f;
+        status_clear(&st);
+        CHECK_INT_EQ(png_read_sample(path, 1, H, W, got, &st), 0);
+        CHECK(memcmp(got, want, sizeof want) == 0);
+    }
+    // A zTXt claiming 1.9 GB in a file that ends after it: skipping it runs into the end.
+    write_with_chunk(path, good, n, "zTXt", text, 4, 0x70485973u);
+    check_bad_input(read_7x5(path, &st), &st, path, "unexpected end of file");
+}
+
 int main(void) {
     snprintf(tmp_root, sizeof tmp_root, "/tmp/trainer-test-png-XXXXXX");
     if (!mkdtemp(tmp_root)) {
@@ -487,12 +545,14 @@ int main(void) {
     not_a_png_is_named_before_libpng();
     truncated_png_reports_libpng_message();
     damaged_chunks_report_libpng_message();
+    ancillary_chunks_are_skipped_unread();
 
     const char *names[] = {"gray8.png", "gray16.png", "gray1.png", "gray2.png", "gray4.png",
                            "gray8_trns.png", "gray_alpha.png", "rgb8.png", "rgba8.png",
                            "rgb16.png", "rgba16.png", "rgb8_adam7.png", "gray8_adam7.png",
                            "palette8_trns.png", "palette2.png", "palette4_trns.png", "size.png",
-                           "channels.png", "text.png", "cut.png", "damaged.png"};
+                           "channels.png", "text.png", "cut.png", "damaged.png",
+                           "chunks.png"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[512];
         path_in(path, sizeof path, names[i]);
