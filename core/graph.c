@@ -869,8 +869,8 @@ int graph_reset_loss_sums(Graph *g, const Backend *b, Status *st) {
 int graph_add_loss_sums(Graph *g, const Backend *b, int count, int into_step, Status *st) {
     const LossRows *state = g->loss->kind->loss_rows(g->loss);
     float *sums = tensor_f32(&g->loss_sums) + (into_step ? 2 : 0);
-    TRY(b->sum_rows(b, sums, tensor_f32(&state->row_loss), count, 1, 1.0f, st));
-    return b->sum_rows(b, sums + 1, tensor_f32(&state->row_correct), count, 1, 1.0f, st);
+    TRY(b->sum_rows(b, sums, tensor_f32(&state->row_loss), DTYPE_F32, count, 1, 1.0f, st));
+    return b->sum_rows(b, sums + 1, tensor_f32(&state->row_correct), DTYPE_F32, count, 1, 1.0f, st);
 }
 
 int graph_commit_step_loss_sums(Graph *g, const Backend *b, Status *st) {

@@ -3,13 +3,16 @@
 // The CPU backend (kernels/cpu) is the reference; the CUDA backend implements the same
 // table and is tested against it op by op. Pointers passed to ops are device memory of
 // that backend. All math is f32, row-major. Every op returns a status code so that a
-// backend whose launches can fail reports it instead of crashing.
+// backend whose launches can fail reports it instead of crashing. Activations may be
+// stored in bf16 or f16 (--precision bf16|fp16): the ops that take such tensors say so
+// with a DType beside a `void *`; they still compute in f32 and round once on the store.
 #ifndef TRAINER_BACKEND_H
 #define TRAINER_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/dtype.h"
 #include "base/status.h"
 #include "kernels/sample_transform.h"
 
@@ -88,11 +91,17 @@ typedef enum BackendKind { BACKEND_CPU, BACKEND_CUDA } BackendKind;
 
 // C[m x n] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T, row-major; lda, ldb and
 // ldc are the row strides of A, B and C as stored (before op).
+// a_dtype, b_dtype and c_dtype are how A, B and C are stored (zero: DTYPE_F32, so a
+// zeroed GemmArgs is the all-f32 GEMM): A and B share one of f32, bf16 and f16, and C is
+// f32 or A's type (a weight gradient from 16-bit activations is f32). Products are summed
+// in f32 and C is rounded once, after alpha, beta (C read in its own type) and, in
+// gemm_bias_activation, the bias and activation.
 typedef struct GemmArgs {
     int transpose_a, transpose_b;
     int m, n, k;
     int lda, ldb, ldc;
     float alpha, beta;
+    DType a_dtype, b_dtype, c_dtype;
 } GemmArgs;
 
 // One batch normalisation over [n, channels, spatial] values. Each op reads the fields its
@@ -211,20 +220,28 @@ struct Backend {
 
     // ---- linear algebra ----
     // C = alpha * op(A) op(B) + beta * C as GemmArgs describes.
-    int (*gemm)(const Backend *b, const GemmArgs *g, const float *a, const float *bm, float *c,
+    int (*gemm)(const Backend *b, const GemmArgs *g, const void *a, const void *bm, void *c,
                 Status *st);
     // C = act(alpha * op(A) op(B) + beta * C + bias[c] in every row) in one pass over C
     // where the backend can (bias may be NULL): a dense layer and its act= activation.
     // The result is what gemm, add_bias_rows and activation_forward give in turn.
-    int (*gemm_bias_activation)(const Backend *b, const GemmArgs *g, const float *a,
-                                const float *bm, const float *bias, const FusedActivation *act,
-                                float *c, Status *st);
+    // The bias is f32 whatever C's type.
+    int (*gemm_bias_activation)(const Backend *b, const GemmArgs *g, const void *a,
+                                const void *bm, const float *bias, const FusedActivation *act,
+                                void *c, Status *st);
     // y[r][c] += bias[c] for every row.
     int (*add_bias_rows)(const Backend *b, float *y, const float *bias, int rows, int cols,
                          Status *st);
-    // out[c] = beta * out[c] + sum_r x[r][c]  (bias gradient).
-    int (*sum_rows)(const Backend *b, float *out, const float *x, int rows, int cols, float beta,
-                    Status *st);
+    // out[c] = beta * out[c] + sum_r x[r][c]  (bias gradient), x stored as x_dtype (f32,
+    // bf16 or f16), out f32.
+    int (*sum_rows)(const Backend *b, float *out, const void *x, DType x_dtype, int rows,
+                    int cols, float beta, Status *st);
+    // dst = (accumulate ? dst : 0) + src, n values, each stored in its own dtype (f32, bf16
+    // or f16; the two may be equal): the sum in f32, rounded to nearest even once on the
+    // store. Where activations change storage (graph_set_storage's casts) and where a dense
+    // layer's f32 master weights become the 16-bit copy its GEMMs read.
+    int (*convert)(const Backend *b, const void *src, DType src_dtype, void *dst,
+                   DType dst_dtype, size_t n, int accumulate, Status *st);
     // y = x + y  (gradient accumulation where an output fans out).
     int (*accumulate)(const Backend *b, float *y, const float *x, size_t n, Status *st);
 
@@ -241,9 +258,10 @@ struct Backend {
     // matrix: dx = dy * f'(y) with f' from the activation's output y (act is relu,
     // leaky_relu, sigmoid or tanh, whose derivatives follow from it; y stands in for x),
     // and dbias[c] = beta * dbias[c] + sum_r dx[r][c] (dbias may be NULL). The same as
-    // activation_backward (x = y, no accumulation), then sum_rows.
-    int (*activation_bias_backward)(const Backend *b, const FusedActivation *act,
-                                    const float *y, const float *dy, float *dx, float *dbias,
+    // activation_backward (x = y, no accumulation), then sum_rows. y, dy and dx are stored
+    // as `dtype` (f32, bf16 or f16); dbias is f32 and sums the unrounded f32 dx.
+    int (*activation_bias_backward)(const Backend *b, const FusedActivation *act, DType dtype,
+                                    const void *y, const void *dy, void *dx, float *dbias,
                                     int rows, int cols, float beta, Status *st);
     // Inverted dropout: y = x * mask, mask = keep ? 1/(1-rate) : 0, drawn from a
     // counter-based hash of (seed, index) so a step is reproducible on any backend.
@@ -412,7 +430,8 @@ struct Backend {
     X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)                     \
     X(batchnorm_channel_sums) X(batchnorm_forward_with_sums)                                   \
     X(batchnorm_backward_channel_sums) X(batchnorm_backward_data_with_sums)                    \
-    X(gemm_bias_activation) X(conv2d_forward_bias_activation) X(activation_bias_backward)
+    X(gemm_bias_activation) X(conv2d_forward_bias_activation) X(activation_bias_backward)     \
+    X(convert)
 
 // The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
 // meaningful: make_current, range_push/pop and the CUDA Graph ops (capture_begin to

@@ -88,12 +88,12 @@ static int dense_backward(Layer *l, const LayerContext *ctx, Status *st) {
     // Fused: dy is the pre-activation's gradient, made here with the bias gradient in one
     // pass over the activation's output and gradient.
     if (l->fused_activation && activation_layer_fusable(l->fused_activation, &act))
-        TRY(b->activation_bias_backward(b, &act, tensor_f32(&l->fused_activation->output),
+        TRY(b->activation_bias_backward(b, &act, DTYPE_F32, tensor_f32(&l->fused_activation->output),
                                         tensor_f32(&l->fused_activation->grad),
                                         tensor_f32(&l->grad), dbias, ctx->batch, config->units,
                                         param_beta, st));
     else if (dbias)
-        TRY(b->sum_rows(b, dbias, dy, ctx->batch, config->units, param_beta, st));
+        TRY(b->sum_rows(b, dbias, dy, DTYPE_F32, ctx->batch, config->units, param_beta, st));
     TRY(b->gemm(b, &dyt_x, dy, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].grad),
                 st));
     if (!l->input_needs_grad[0]) return 0;

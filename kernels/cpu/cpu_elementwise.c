@@ -1,5 +1,7 @@
 #include <math.h>
 
+#include <stdlib.h>
+
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_parallel.h"
 
@@ -97,13 +99,31 @@ int cpu_activation_backward(const Backend *b, ActivationKind kind, float slope, 
     return 0;
 }
 
-// The unfused ops in turn, so a dense layer trains to the same bits fused or not.
-int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act, const float *y,
-                                 const float *dy, float *dx, float *dbias, int rows, int cols,
-                                 float beta, Status *st) {
-    TRY(cpu_activation_backward(b, act->kind, act->slope, y, y, dy, dx,
-                                (size_t)rows * (size_t)cols, 0, st));
-    return dbias ? cpu_sum_rows(b, dbias, dx, rows, cols, beta, st) : 0;
+// The unfused ops in turn, so a dense layer trains to the same bits fused or not. 16-bit
+// storage: y and dy widened, dx computed in f32, the bias gradient summed from that f32 dx,
+// and dx rounded once.
+int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act, DType dtype,
+                                 const void *y, const void *dy, void *dx, float *dbias, int rows,
+                                 int cols, float beta, Status *st) {
+    size_t n = (size_t)rows * (size_t)cols;
+    if (dtype == DTYPE_F32) {
+        TRY(cpu_activation_backward(b, act->kind, act->slope, y, y, dy, dx, n, 0, st));
+        return dbias ? cpu_sum_rows(b, dbias, dx, DTYPE_F32, rows, cols, beta, st) : 0;
+    }
+    TRY(cpu_storage_dtype_check(dtype, "activation_bias_backward", st));
+    float *wide_y = cpu_widen(y, dtype, n, st);
+    float *wide_dy = wide_y ? cpu_widen(dy, dtype, n, st) : NULL;
+    float *wide_dx = wide_dy ? cpu_widen(dy, dtype, n, st) : NULL;  // overwritten below
+    int rc = wide_dx ? 0 : (int)st->code;
+    if (!rc)
+        rc = cpu_activation_backward(b, act->kind, act->slope, wide_y, wide_y, wide_dy, wide_dx, n,
+                                     0, st);
+    if (!rc && dbias) rc = cpu_sum_rows(b, dbias, wide_dx, DTYPE_F32, rows, cols, beta, st);
+    if (!rc) cpu_narrow(wide_dx, dx, dtype, n);
+    free(wide_y);
+    free(wide_dy);
+    free(wide_dx);
+    return rc;
 }
 
 static void dropout_forward_range(void *context, size_t begin, size_t end) {

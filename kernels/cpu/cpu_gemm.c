@@ -1,13 +1,80 @@
 #include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kernels/cpu/cpu_ops.h"
 
-int cpu_gemm(const Backend *b, const GemmArgs *g, const float *a, const float *bm, float *c,
-             Status *st) {
+static int cpu_gemm_f32(const GemmArgs *g, const float *a, const float *bm, float *c) {
     cblas_sgemm(CblasRowMajor, g->transpose_a ? CblasTrans : CblasNoTrans,
                 g->transpose_b ? CblasTrans : CblasNoTrans, g->m, g->n, g->k, g->alpha, a, g->lda,
                 bm, g->ldb, g->beta, c, g->ldc);
     return 0;
+}
+
+// Values a stored rows x cols matrix with row stride ld spans (the last row needs only its
+// own columns).
+static size_t stored_extent(int rows, int cols, int ld) {
+    return rows > 0 && cols > 0 ? (size_t)(rows - 1) * (size_t)ld + (size_t)cols : 0;
+}
+
+static int all_f32(const GemmArgs *g) {
+    return g->a_dtype == DTYPE_F32 && g->b_dtype == DTYPE_F32 && g->c_dtype == DTYPE_F32;
+}
+
+// A GEMM with 16-bit operands (see GemmArgs): A and B widened to f32, the product, bias and
+// activation computed into packed f32 scratch (from C widened when beta is not zero), then
+// C rounded once. bias and act may be NULL.
+static int gemm_widened(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
+                        const float *bias, const FusedActivation *act, void *c, Status *st) {
+    TRY(cpu_storage_dtype_check(g->a_dtype, "gemm", st));
+    TRY(cpu_storage_dtype_check(g->b_dtype, "gemm", st));
+    TRY(cpu_storage_dtype_check(g->c_dtype, "gemm", st));
+    size_t a_values = g->transpose_a ? stored_extent(g->k, g->m, g->lda)
+                                     : stored_extent(g->m, g->k, g->lda);
+    size_t b_values = g->transpose_b ? stored_extent(g->n, g->k, g->ldb)
+                                     : stored_extent(g->k, g->n, g->ldb);
+    size_t c_values = (size_t)g->m * (size_t)g->n;
+    float *wide_a = cpu_widen(a, g->a_dtype, a_values, st);
+    float *wide_b = wide_a ? cpu_widen(bm, g->b_dtype, b_values, st) : NULL;
+    float *wide_c = wide_b ? calloc(c_values ? c_values : 1, sizeof *wide_c) : NULL;
+    int rc = 0;
+    if (!wide_c) {
+        rc = st->code ? (int)st->code : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        goto done;
+    }
+    if (g->beta != 0.0f)
+        for (int r = 0; r < g->m; r++) {
+            float *row = cpu_widen((const char *)c + (size_t)r * g->ldc * dtype_size(g->c_dtype),
+                                   g->c_dtype, (size_t)g->n, st);
+            if (!row) {
+                rc = st->code;
+                goto done;
+            }
+            memcpy(wide_c + (size_t)r * g->n, row, (size_t)g->n * sizeof *row);
+            free(row);
+        }
+    GemmArgs packed = *g;
+    packed.ldc = g->n;
+    cpu_gemm_f32(&packed, wide_a, wide_b, wide_c);
+    if (bias) cpu_add_bias_rows(b, wide_c, bias, g->m, g->n, st);
+    if (act && act->apply) rc = cpu_activation_forward(b, act->kind, act->slope, wide_c, wide_c,
+                                                       c_values, st);
+    if (rc) goto done;
+    for (int r = 0; r < g->m; r++)
+        cpu_narrow(wide_c + (size_t)r * g->n,
+                   (char *)c + (size_t)r * g->ldc * dtype_size(g->c_dtype), g->c_dtype,
+                   (size_t)g->n);
+done:
+    free(wide_a);
+    free(wide_b);
+    free(wide_c);
+    return rc;
+}
+
+int cpu_gemm(const Backend *b, const GemmArgs *g, const void *a, const void *bm, void *c,
+             Status *st) {
+    if (!all_f32(g)) return gemm_widened(b, g, a, bm, NULL, NULL, c, st);
+    return cpu_gemm_f32(g, a, bm, c);
 }
 
 void gemm_reference(int transpose_a, int transpose_b, int m, int n, int k, float alpha,
@@ -38,13 +105,14 @@ int cpu_add_bias_rows(const Backend *b, float *y, const float *bias, int rows, i
 // The reference is the three unfused ops in turn, so a model trains to the same bits with
 // fusion on or off on the CPU. A C with padding columns (ldc > n) is walked row by row,
 // since add_bias_rows and activation_forward take packed rows.
-int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g, const float *a, const float *bm,
-                             const float *bias, const FusedActivation *act, float *c,
+int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
+                             const float *bias, const FusedActivation *act, void *c,
                              Status *st) {
+    if (!all_f32(g)) return gemm_widened(b, g, a, bm, bias, act, c, st);
     TRY(cpu_gemm(b, g, a, bm, c, st));
     int packed = g->ldc == g->n;
     for (int r = 0; r < (packed ? 1 : g->m); r++) {
-        float *rows = c + (size_t)r * g->ldc;
+        float *rows = (float *)c + (size_t)r * g->ldc;
         int count = packed ? g->m : 1;
         if (bias) TRY(cpu_add_bias_rows(b, rows, bias, count, g->n, st));
         if (act->apply)
@@ -54,14 +122,22 @@ int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g, const float *a
     return 0;
 }
 
-int cpu_sum_rows(const Backend *b, float *out, const float *x, int rows, int cols, float beta,
-                 Status *st) {
+int cpu_sum_rows(const Backend *b, float *out, const void *x, DType x_dtype, int rows, int cols,
+                 float beta, Status *st) {
+    const float *values = x;
+    float *wide = NULL;
+    if (x_dtype != DTYPE_F32) {
+        TRY(cpu_storage_dtype_check(x_dtype, "sum_rows", st));
+        values = wide = cpu_widen(x, x_dtype, (size_t)rows * (size_t)cols, st);
+        if (!wide) return st->code;
+    }
     for (int c = 0; c < cols; c++) out[c] = beta == 0.0f ? 0.0f : beta * out[c];
     // Row-by-row keeps the inner loop contiguous so it vectorizes.
     for (int r = 0; r < rows; r++) {
-        const float *row = x + (size_t)r * cols;
+        const float *row = values + (size_t)r * cols;
         for (int c = 0; c < cols; c++) out[c] += row[c];
     }
+    free(wide);
     return 0;
 }
 

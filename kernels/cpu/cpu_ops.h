@@ -11,18 +11,28 @@ int cpu_gather_samples(const Backend *b, const GatherArgs *g, const uint8_t *ima
                        const uint8_t *labels, const int32_t *indices, float *out_images,
                        int32_t *out_labels, int32_t *first_bad_sample, Status *st);
 
+// cpu_convert.c: 16-bit activation storage, widened to f32 and rounded once on the store.
+int cpu_convert(const Backend *b, const void *src, DType src_dtype, void *dst, DType dst_dtype,
+                size_t n, int accumulate, Status *st);
+// STATUS_RUNTIME_ERROR naming `op` unless dtype is f32, bf16 or f16.
+int cpu_storage_dtype_check(DType dtype, const char *op, Status *st);
+// n values of src as f32, in malloc'd memory (NULL and *st set when out of memory).
+float *cpu_widen(const void *src, DType dtype, size_t n, Status *st);
+// n f32 values into dst stored as dtype, rounded to nearest even.
+void cpu_narrow(const float *src, void *dst, DType dtype, size_t n);
+
 // cpu_gemm.c
-int cpu_gemm(const Backend *b, const GemmArgs *g, const float *a, const float *bm, float *c,
+int cpu_gemm(const Backend *b, const GemmArgs *g, const void *a, const void *bm, void *c,
              Status *st);
 // Triple loop, double accumulation: what the BLAS path is tested against.
 void gemm_reference(int transpose_a, int transpose_b, int m, int n, int k, float alpha,
                     const float *a, int lda, const float *bm, int ldb, float beta, float *c,
                     int ldc);
 int cpu_add_bias_rows(const Backend *b, float *y, const float *bias, int rows, int cols, Status *st);
-int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g, const float *a, const float *bm,
-                             const float *bias, const FusedActivation *act, float *c, Status *st);
-int cpu_sum_rows(const Backend *b, float *out, const float *x, int rows, int cols, float beta,
-                 Status *st);
+int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
+                             const float *bias, const FusedActivation *act, void *c, Status *st);
+int cpu_sum_rows(const Backend *b, float *out, const void *x, DType x_dtype, int rows, int cols,
+                 float beta, Status *st);
 int cpu_accumulate(const Backend *b, float *y, const float *x, size_t n, Status *st);
 
 // cpu_elementwise.c
@@ -31,9 +41,9 @@ int cpu_activation_forward(const Backend *b, ActivationKind kind, float slope, c
 int cpu_activation_backward(const Backend *b, ActivationKind kind, float slope, const float *x,
                             const float *y, const float *dy, float *dx, size_t n, int accumulate,
                             Status *st);
-int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act, const float *y,
-                                 const float *dy, float *dx, float *dbias, int rows, int cols,
-                                 float beta, Status *st);
+int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act, DType dtype,
+                                 const void *y, const void *dy, void *dx, float *dbias, int rows,
+                                 int cols, float beta, Status *st);
 int cpu_dropout_forward(const Backend *b, const float *x, float *y, float *mask, size_t n,
                         float rate, uint64_t seed, Status *st);
 int cpu_dropout_backward(const Backend *b, const float *dy, const float *mask, float *dx, size_t n,

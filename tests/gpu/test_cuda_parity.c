@@ -776,11 +776,11 @@ static void sum_rows_case(int rows, int cols, float beta) {
     float *x = uniform(n, -1.0f, 1.0f);
     float *out0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
     float *dx = dev_floats(x, n), *dout = dev_floats(out0, (size_t)cols);
-    if (GPU_CALL(sum_rows, dout, dx, rows, cols, beta)) return;
+    if (GPU_CALL(sum_rows, dout, dx, DTYPE_F32, rows, cols, beta)) return;
     float *want = copy_of(out0, (size_t)cols);
     float *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(out0, (size_t)cols);
-    CPU_CALL(sum_rows, want, x, rows, cols, beta);
-    CPU_CALL(sum_rows, mag, absolute(x, n), rows, cols, fabsf(beta));
+    CPU_CALL(sum_rows, want, x, DTYPE_F32, rows, cols, beta);
+    CPU_CALL(sum_rows, mag, absolute(x, n), DTYPE_F32, rows, cols, fabsf(beta));
     compare("sum_rows", "out", fetch(dout, (size_t)cols), want, mag, (size_t)cols);
 }
 
@@ -1017,9 +1017,9 @@ static void activation_bias_backward_case(const FusedActivation *act, int rows, 
     float *db0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
     float *d_y = dev_floats(y, n), *d_dy = dev_floats(dy, n), *d_dx = dev_poison_floats(n);
     float *d_db = with_bias ? dev_floats(db0, (size_t)cols) : NULL;
-    if (GPU_CALL(activation_bias_backward, act, d_y, d_dy, d_dx, d_db, rows, cols, beta)) return;
+    if (GPU_CALL(activation_bias_backward, act, DTYPE_F32, d_y, d_dy, d_dx, d_db, rows, cols, beta)) return;
     float *want_dx = poisoned(n), *want_db = copy_of(db0, (size_t)cols);
-    CPU_CALL(activation_bias_backward, act, y, dy, want_dx, with_bias ? want_db : NULL, rows,
+    CPU_CALL(activation_bias_backward, act, DTYPE_F32, y, dy, want_dx, with_bias ? want_db : NULL, rows,
              cols, beta);
     float *got_dx = fetch(d_dx, n);
     compare("activation_bias_backward", "dx", got_dx, want_dx, absolute(dy, n), n);
@@ -1032,10 +1032,10 @@ static void activation_bias_backward_case(const FusedActivation *act, int rows, 
     if (!with_bias) return;
     float *got_db = fetch(d_db, (size_t)cols);
     float *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(db0, (size_t)cols);
-    CPU_CALL(sum_rows, mag, absolute(want_dx, n), rows, cols, fabsf(beta));
+    CPU_CALL(sum_rows, mag, absolute(want_dx, n), DTYPE_F32, rows, cols, fabsf(beta));
     compare("activation_bias_backward", "dbias", got_db, want_db, mag, (size_t)cols);
     float *u_db = dev_floats(db0, (size_t)cols);
-    if (GPU_CALL(sum_rows, u_db, u_dx, rows, cols, beta)) return;
+    if (GPU_CALL(sum_rows, u_db, u_dx, DTYPE_F32, rows, cols, beta)) return;
     compare_exact("activation_bias_backward", "dbias vs sum_rows on the GPU", got_db,
                   fetch(u_db, (size_t)cols), (size_t)cols, 0, 0);
 }

@@ -177,20 +177,20 @@ static void sum_rows_with_beta_zero_and_one(void) {
     }
     // beta 0: out is output only, NaN in it must not survive.
     for (int c = 0; c < COLS; c++) out[c] = NAN;
-    CHECK_INT_EQ(b->sum_rows(b, out, x, ROWS, COLS, 0.0f, &st), 0);
+    CHECK_INT_EQ(b->sum_rows(b, out, x, DTYPE_F32, ROWS, COLS, 0.0f, &st), 0);
     for (int c = 0; c < COLS; c++) CHECK_NEAR(out[c], sums[c], 1e-5);
     // beta 1: adds to what is there (micro-batch accumulation).
     float start[COLS];
     for (int c = 0; c < COLS; c++) start[c] = out[c] = uniform(-1.0f, 1.0f);
-    CHECK_INT_EQ(b->sum_rows(b, out, x, ROWS, COLS, 1.0f, &st), 0);
+    CHECK_INT_EQ(b->sum_rows(b, out, x, DTYPE_F32, ROWS, COLS, 1.0f, &st), 0);
     for (int c = 0; c < COLS; c++) CHECK_NEAR(out[c], start[c] + sums[c], 1e-5);
     // Any other beta scales the old value.
     for (int c = 0; c < COLS; c++) start[c] = out[c] = uniform(-1.0f, 1.0f);
-    CHECK_INT_EQ(b->sum_rows(b, out, x, ROWS, COLS, 0.5f, &st), 0);
+    CHECK_INT_EQ(b->sum_rows(b, out, x, DTYPE_F32, ROWS, COLS, 0.5f, &st), 0);
     for (int c = 0; c < COLS; c++) CHECK_NEAR(out[c], 0.5 * start[c] + sums[c], 1e-5);
     // A single row is copied.
     for (int c = 0; c < COLS; c++) out[c] = 7.0f;
-    CHECK_INT_EQ(b->sum_rows(b, out, x, 1, COLS, 0.0f, &st), 0);
+    CHECK_INT_EQ(b->sum_rows(b, out, x, DTYPE_F32, 1, COLS, 0.0f, &st), 0);
     for (int c = 0; c < COLS; c++) CHECK_NEAR(out[c], x[c], 0.0);
 }
 

@@ -1,0 +1,65 @@
+// Activations stored in bf16 or f16 on the CPU: the reference for the CUDA backend's
+// 16-bit storage. The CPU computes in f32 only (precision_check refuses bf16 and fp16 for
+// runs on it), so each op here widens its 16-bit operands into f32 scratch, runs the f32
+// op, and rounds the result once on the store, which is what the CUDA kernels do in
+// registers. Tests reach these paths directly; training runs never do.
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_ops.h"
+
+static float load_value(const void *src, DType dtype, size_t i) {
+    switch (dtype) {
+    case DTYPE_BF16: return bf16_to_f32(((const uint16_t *)src)[i]);
+    case DTYPE_F16: return f16_to_f32(((const uint16_t *)src)[i]);
+    default: return ((const float *)src)[i];
+    }
+}
+
+static void store_value(void *dst, DType dtype, size_t i, float value) {
+    switch (dtype) {
+    case DTYPE_BF16: ((uint16_t *)dst)[i] = f32_to_bf16(value); break;
+    case DTYPE_F16: ((uint16_t *)dst)[i] = f32_to_f16(value); break;
+    default: ((float *)dst)[i] = value; break;
+    }
+}
+
+int cpu_storage_dtype_check(DType dtype, const char *op, Status *st) {
+    if (dtype == DTYPE_F32 || dtype == DTYPE_BF16 || dtype == DTYPE_F16) return 0;
+    return status_fail(st, STATUS_RUNTIME_ERROR, "%s: activations cannot be stored as %s (f32, "
+                       "bf16 or f16)", op, dtype_name(dtype));
+}
+
+float *cpu_widen(const void *src, DType dtype, size_t n, Status *st) {
+    float *out = malloc((n ? n : 1) * sizeof *out);
+    if (!out) {
+        status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory widening %zu values to f32", n);
+        return NULL;
+    }
+    if (dtype == DTYPE_F32) {
+        if (n) memcpy(out, src, n * sizeof *out);
+    } else {
+        for (size_t i = 0; i < n; i++) out[i] = load_value(src, dtype, i);
+    }
+    return out;
+}
+
+void cpu_narrow(const float *src, void *dst, DType dtype, size_t n) {
+    if (dtype == DTYPE_F32) {
+        if (n && (const void *)src != dst) memmove(dst, src, n * sizeof *src);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) store_value(dst, dtype, i, src[i]);
+}
+
+int cpu_convert(const Backend *b, const void *src, DType src_dtype, void *dst, DType dst_dtype,
+                size_t n, int accumulate, Status *st) {
+    TRY(cpu_storage_dtype_check(src_dtype, "convert", st));
+    TRY(cpu_storage_dtype_check(dst_dtype, "convert", st));
+    for (size_t i = 0; i < n; i++) {
+        float value = load_value(src, src_dtype, i);
+        if (accumulate) value = load_value(dst, dst_dtype, i) + value;
+        store_value(dst, dst_dtype, i, value);
+    }
+    return 0;
+}
