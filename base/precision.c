@@ -39,6 +39,7 @@ Precision precision_for_convolutions(Precision p) {
 }
 
 DType precision_activation_dtype(Precision p) {
-    (void)p;
+    if (p == PRECISION_BF16) return DTYPE_BF16;
+    if (p == PRECISION_FP16) return DTYPE_F16;
     return DTYPE_F32;
 }

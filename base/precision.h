@@ -1,12 +1,12 @@
 // The precision GEMMs and convolutions compute in (`--precision`, `train precision=`).
 //
-// Every precision keeps tensors stored in f32: parameters (the master weights), their
-// gradients, the optimizer state and, for now, activations and their gradients too. What
-// changes is what the GPU's tensor cores round a GEMM's or a convolution's inputs to
-// before multiplying (products are summed in f32): TF32 keeps 11 significant bits, bf16 8
-// (with f32's exponent range), fp16 11 (with a range up to 65504, hence loss scaling).
-// Storing activations in bf16/fp16, which would halve their memory and traffic, is not
-// built: precision_activation_dtype says f32 for every precision.
+// Every precision keeps parameters (the master weights), their gradients and the optimizer
+// state in f32. What changes is what the GPU's tensor cores round a GEMM's or a
+// convolution's inputs to before multiplying (products are summed in f32): TF32 keeps 11
+// significant bits, bf16 8 (with f32's exponent range), fp16 11 (with a range up to 65504,
+// hence loss scaling); and, for bf16 and fp16, how the activations of the layers that can
+// are stored (precision_activation_dtype, graph_set_storage): dense layers and their fused
+// activations in 16 bits, every other layer in f32 for now.
 #ifndef TRAINER_PRECISION_H
 #define TRAINER_PRECISION_H
 
@@ -49,8 +49,8 @@ Precision precision_on_gpu(Precision p, int compute);
 // would give up bf16's range, the reason to choose it.
 Precision precision_for_convolutions(Precision p);
 
-// The dtype activations and their gradients are stored in when computing in `p`: f32 for
-// every precision today (reduced-precision activations are not built).
+// The dtype the activations and gradients of 16-bit-capable layers are stored in when
+// computing in `p`: bf16 for bf16, f16 for fp16, f32 otherwise.
 DType precision_activation_dtype(Precision p);
 
 #ifdef __cplusplus

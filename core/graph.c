@@ -526,15 +526,35 @@ static int check_outputs_used(Builder *b) {
 
 // Which gradients backward must produce, and where two consumers of one output must add
 // theirs: walking layers in backward order, the first consumer to reach a producer
-// writes its gradient, every later one adds to it. No zeroing pass is needed.
+// writes its gradient, every later one adds to it. No zeroing pass is needed. An output
+// gets a gradient only when a trainable parameter lies at or before it (through views and
+// casts too): the input's, a flatten's of it or a cast's of it would cost a whole GEMM in
+// the first dense layer's backward (dx) for a gradient nothing reads.
+static int index_of(const Graph *g, const Layer *l) {
+    int i = 0;
+    while (g->layers[i] != l) i++;
+    return i;
+}
+
 static int plan_gradients(Graph *g, Status *st) {
+    // count > 0 here (graph_build checked); saying so keeps GCC 12's -O2 + sanitizer build
+    // from warning that a negative count would make the size huge.
+    if (g->count <= 0) return 0;
+    // reaches[i]: layer i or one before it has a trainable parameter (layers are in order).
+    int *reaches = calloc((size_t)g->count, sizeof *reaches);
+    if (!reaches) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     for (int i = 0; i < g->count; i++) {
         Layer *l = g->layers[i];
+        l->needs_grad = 0;  // planned again when graph_set_storage adds or removes casts
+        for (int p = 0; p < l->param_count; p++) reaches[i] |= !l->params[p].buffer;
         for (int k = 0; k < l->input_count; k++) {
-            l->input_needs_grad[k] = l->inputs[k]->kind->input_count != 0;
+            int producer = index_of(g, l->inputs[k]);
+            l->input_needs_grad[k] = reaches[producer];
+            reaches[i] |= reaches[producer];
             if (l->input_needs_grad[k]) l->inputs[k]->needs_grad = 1;
         }
     }
+    free(reaches);
     // count > 0 here (graph_build checked); saying so keeps GCC 12's -O2 + sanitizer build
     // from warning that a negative count would make the size huge.
     if (g->count <= 0) return 0;
@@ -543,8 +563,7 @@ static int plan_gradients(Graph *g, Status *st) {
     for (int i = g->count - 1; i >= 0; i--) {
         Layer *l = g->layers[i];
         for (int k = 0; k < l->input_count; k++) {
-            int producer = 0;
-            while (g->layers[producer] != l->inputs[k]) producer++;
+            int producer = index_of(g, l->inputs[k]);
             l->input_grad_accumulate[k] = written[producer];
             written[producer] = 1;
         }
@@ -647,6 +666,102 @@ int graph_fuse_activations(Graph *g, int enabled) {
     return fused;
 }
 
+// ---- storage: f32 or 16-bit activations ----------------------------------------------------
+
+extern const LayerKind layer_cast;
+
+static int is_cast(const Layer *l) { return l->kind == &layer_cast; }
+
+// The layer whose fused op writes l's output (l is its act= layer), or NULL.
+static const Layer *fused_owner(const Graph *g, const Layer *l) {
+    for (int i = 0; i < g->count; i++)
+        if (g->layers[i]->fused_activation == l) return g->layers[i];
+    return NULL;
+}
+
+// Takes every cast out again: its readers read what it converted.
+static void remove_casts(Graph *g) {
+    for (int i = 0; i < g->count; i++)
+        for (int k = 0; k < g->layers[i]->input_count; k++)
+            while (is_cast(g->layers[i]->inputs[k]))
+                g->layers[i]->inputs[k] = g->layers[i]->inputs[k]->inputs[0];
+    int kept = 0;
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        if (!is_cast(l)) {
+            g->layers[kept++] = l;
+            continue;
+        }
+        release_layer_memory(l);
+        free(l);
+    }
+    g->count = kept;
+}
+
+// The cast of `from`'s output to `dtype`, shared by every reader that wants it; made and
+// placed right after `from` when there is none yet (*inserted_at is then the index it took,
+// -1 otherwise: the caller's own index moves on by one). NULL when out of host memory.
+static Layer *cast_of(Graph *g, Layer *from, DType dtype, int *inserted_at) {
+    *inserted_at = -1;
+    int at = 0;
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        if (is_cast(l) && l->inputs[0] == from && l->out_dtype == dtype) return l;
+        if (l == from) at = i + 1;
+    }
+    Layer **grown = realloc(g->layers, (size_t)(g->count + 1) * sizeof *grown);
+    if (!grown) return NULL;
+    g->layers = grown;
+    Layer *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->kind = &layer_cast;
+    snprintf(c->name, sizeof c->name, "%.*s:%s", LAYER_NAME_MAX - 8, from->name,
+             dtype_name(dtype));
+    c->path = from->path;
+    c->line = from->line;
+    c->column = from->column;
+    c->inputs[0] = from;
+    c->input_count = 1;
+    c->out_shape = from->out_shape;
+    c->out_dtype = dtype;
+    memmove(g->layers + at + 1, g->layers + at, (size_t)(g->count - at) * sizeof *g->layers);
+    g->layers[at] = c;
+    g->count++;
+    *inserted_at = at;
+    return c;
+}
+
+int graph_set_storage(Graph *g, DType dtype, Status *st) {
+    remove_casts(g);
+    g->activation_dtype = dtype;
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        if (is_cast(l)) continue;  // placed by this loop, dtype set
+        const Layer *owner = fused_owner(g, l);
+        // Producers come first, so the dtypes this reads are already final.
+        if (l->kind->input_count == 0) {
+            // the input layer: as its statement says (f32; graph_build refuses others)
+        } else if (l->kind->output_is_view) {
+            l->out_dtype = l->inputs[0]->out_dtype;
+        } else if (owner) {
+            l->out_dtype = owner->out_dtype;  // written by its owner's fused op
+        } else {
+            l->out_dtype = l->kind->stores_16bit ? dtype : DTYPE_F32;
+        }
+        // A view passes any dtype through; a fused activation does not read its input.
+        if (l->kind->output_is_view || owner) continue;
+        for (int k = 0; k < l->input_count; k++) {
+            if (l->inputs[k]->out_dtype == l->out_dtype) continue;
+            int at;
+            Layer *c = cast_of(g, l->inputs[k], l->out_dtype, &at);
+            if (!c) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+            if (at >= 0 && at <= i) i++;  // l moved one place on
+            l->inputs[k] = c;
+        }
+    }
+    return plan_gradients(g, st);
+}
+
 // ---- facts about a built graph ----------------------------------------------------------
 
 // Every loss outputs one score per class (loss_infer_scores).
@@ -664,8 +779,9 @@ long graph_parameter_count(const Graph *g) {
 }
 
 size_t layer_activation_bytes(const Layer *l, int training) {
-    size_t bytes = layer_owns_output(l) ? shape_numel(&l->out_shape) * sizeof(float) : 0;
-    if (training && l->needs_grad) bytes += shape_numel(&l->out_shape) * sizeof(float);
+    size_t value = dtype_size(l->out_dtype);
+    size_t bytes = layer_owns_output(l) ? shape_numel(&l->out_shape) * value : 0;
+    if (training && l->needs_grad) bytes += shape_numel(&l->out_shape) * value;
     return bytes;
 }
 
@@ -778,8 +894,8 @@ static int allocate_layer(Layer *l, const LayerContext *ctx, int batch,
                           AllocationFailure *failure, Status *st) {
     tensor_free(&l->output);
     tensor_free(&l->grad);
-    tensor_set_shape(&l->output, DTYPE_F32, batch, &l->out_shape);
-    tensor_set_shape(&l->grad, DTYPE_F32, batch, &l->out_shape);
+    tensor_set_shape(&l->output, l->out_dtype, batch, &l->out_shape);
+    tensor_set_shape(&l->grad, l->out_dtype, batch, &l->out_shape);
     if (layer_owns_output(l) && graph_alloc_tensor(&l->output, ctx->alloc, l, "output", 1, st))
         return note_allocation_failure(failure, l, l->output.bytes, st);
     if (l->needs_grad && graph_alloc_tensor(&l->grad, ctx->alloc, l, "output gradient", 1, st))

@@ -135,6 +135,11 @@ struct LayerKind {
     // Forward can apply its act= activation in the same op (dense, conv2d), so
     // graph_fuse_activations may fuse the two.
     int fuses_act;
+    // Forward and backward work on input, output and their gradients stored in bf16 or f16
+    // as well as f32 (Layer.out_dtype says which): under --precision bf16|fp16,
+    // graph_set_storage gives such a layer 16-bit activations; every other kind keeps f32,
+    // with a cast between them.
+    int stores_16bit;
     // Read the statement's attributes into l->config (keys are already checked).
     int (*configure)(Layer *l, const ModelStatement *s, Status *st);
     // From the inputs' shapes, set out_shape, out_dtype and the params' shapes.

@@ -42,7 +42,7 @@ static int plan_kind_allocate(const Layer *l, const Backend *b, int batch, Memor
 
 static int plan_layer(const Layer *l, const Backend *b, const MemoryPlanOptions *o, int batch,
                       int slots, MemoryPlan *plan, MemoryPlanLayer *row, Status *st) {
-    size_t activation_size = dtype_size(plan->activation_dtype);
+    size_t activation_size = dtype_size(l->out_dtype);
     snprintf(row->name, sizeof row->name, "%s", l->name);
     row->kind = l->kind->name;
     for (int k = 0; k < l->param_count; k++) {
@@ -53,8 +53,10 @@ static int plan_layer(const Layer *l, const Backend *b, const MemoryPlanOptions 
         row->gradients += bytes;   // graph_init_params allocates them for eval too
         if (o->optimizer) row->optimizer_state += (size_t)slots * bytes;
     }
-    // graph_allocate: every output in the precision's activation dtype (f32 today) unless it
-    // is a view or fused away (a dense or conv2d writing its act= layer's output); a gradient wherever a later layer sends one back (also when only
+    // graph_allocate: every output in its layer's dtype (graph_set_storage: 16 bits for
+    // dense layers and their fused activations under bf16/fp16, f32 for the rest and the
+    // casts' f32 side) unless it is a view or fused away (a dense or conv2d writing its act=
+    // layer's output); a gradient wherever a later layer sends one back (also when only
     // evaluating: the graph allocates it regardless).
     if (layer_owns_output(l))
         row->activations = batch_tensor(batch, &l->out_shape, activation_size);
@@ -102,7 +104,7 @@ int memory_plan(const Graph *g, const Backend *b, const MemoryPlanOptions *optio
     plan->training = o.optimizer != NULL;
     plan->device = b->name;
     plan->precision = o.precision == PRECISION_DEFAULT ? PRECISION_FP32 : o.precision;
-    plan->activation_dtype = precision_activation_dtype(plan->precision);
+    plan->activation_dtype = g->activation_dtype;
     plan->optimizer_slots = o.optimizer ? optimizer_slots(o.optimizer) : 0;
     plan->layers = calloc((size_t)(g->count > 0 ? g->count : 1), sizeof *plan->layers);
     if (!plan->layers) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");

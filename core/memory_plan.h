@@ -46,9 +46,9 @@ typedef struct MemoryPlanOptions {
     // in reserve mode the arena takes the whole limit, so it never is.
     size_t limit;
     AllocMode mode;
-    // What GEMMs and convolutions compute in (PRECISION_DEFAULT: as fp32). It decides the
-    // dtype activations and their gradients are stored in (precision_activation_dtype):
-    // f32 for every precision today, so no precision changes the plan's bytes yet.
+    // What GEMMs and convolutions compute in (PRECISION_DEFAULT: as fp32), for the report.
+    // The bytes follow the dtypes graph_set_storage gave the layers (call it first with
+    // precision_activation_dtype of this precision).
     Precision precision;
 } MemoryPlanOptions;
 
@@ -72,8 +72,9 @@ typedef struct MemoryPlan {
     int training;
     const char *device;         // the backend's name
     Precision precision;        // options->precision
-    DType activation_dtype;     // activations and their gradients; parameters, their
-                                // gradients and optimizer state are f32 (master weights)
+    DType activation_dtype;     // the graph's 16-bit-capable layers' activations (f32, bf16,
+                                // f16; graph_set_storage); every other layer's, parameters,
+                                // their gradients and optimizer state are f32 (master weights)
     // Categories; each sums the rounded sizes of its tensors.
     size_t parameters;
     size_t gradients;

@@ -129,14 +129,13 @@ const char *precision_describe(Precision p, char *buf, size_t size) {
         what = "GEMMs and convolutions in full fp32";
         break;
     }
-    // Say where the bytes are, so that nobody reads bf16 as half the memory: activations
-    // are f32 until reduced-precision storage is built (precision_activation_dtype).
+    // Say where the bytes are, so that nobody reads bf16 as half the memory everywhere:
+    // only the dense layers' activations are 16-bit (graph_set_storage).
     DType activations = precision_activation_dtype(p);
-    int reduced = p == PRECISION_BF16 || p == PRECISION_FP16;
-    snprintf(buf, size, "%s; %s%s", what,
-             activations == DTYPE_F32 ? "tensors stored in f32" : "activations stored in ",
-             activations != DTYPE_F32 ? dtype_name(activations)
-             : reduced                ? " (bf16/fp16 activations are not built yet)"
-                                      : "");
+    if (activations == DTYPE_F32)
+        snprintf(buf, size, "%s; tensors stored in f32", what);
+    else
+        snprintf(buf, size, "%s; dense layers' activations stored in %s, other layers' and "
+                 "master weights in f32", what, dtype_name(activations));
     return buf;
 }

@@ -70,8 +70,10 @@ int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const
 int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionConfig *precision,
                         Status *st);
 // precision_check (core/precision_check.h) of `g` on an open device: *effective (may be
-// NULL) is what it computes in there; a notice is printed; a refusal is returned.
-int check_device_precision(const Graph *g, const PrecisionConfig *precision, const Device *d,
+// NULL) is what it computes in there; a notice is printed; a refusal is returned. The
+// graph's activations are then stored as that precision stores them (graph_set_storage):
+// call it after the last graph_fuse_activations and before allocating.
+int check_device_precision(Graph *g, const PrecisionConfig *precision, const Device *d,
                            Precision *effective, Status *st);
 // "precision tf32 on cuda:0 (the default): GEMM and convolution inputs rounded ...".
 void print_precision(const PrecisionConfig *asked, Precision effective, const char *device);

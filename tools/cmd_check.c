@@ -123,14 +123,15 @@ static void print_plan(const RunConfig *config, const MemoryPlan *plan, int have
     printf("\nmemory plan for %s at batch %d on %s (every tensor rounded up to %d-byte blocks, "
            "as the allocator does):\n",
            plan->training ? "training" : "evaluation", plan->batch, plan->device, ALLOC_GRANULE);
-    // What the precision does to the bytes: nothing yet, and said so, since bf16 is often
-    // read as half the memory.
-    int reduced = plan->precision == PRECISION_BF16 || plan->precision == PRECISION_FP16;
-    printf("  (precision %s: activations and their gradients in %s%s; parameters, gradients "
-           "and optimizer state in f32)\n", precision_name(plan->precision),
-           dtype_name(plan->activation_dtype),
-           reduced && plan->activation_dtype == DTYPE_F32
-               ? ", as bf16/fp16 activation storage is not built: no memory saved yet" : "");
+    // What the precision does to the bytes, said plainly since bf16 is often read as half
+    // the memory: only the dense layers' activations shrink.
+    if (plan->activation_dtype == DTYPE_F32)
+        printf("  (precision %s: every tensor in f32)\n", precision_name(plan->precision));
+    else
+        printf("  (precision %s: dense layers' activations and their gradients in %s, with a "
+               "16-bit copy of their weights; other layers' activations, parameters, gradients "
+               "and optimizer state in f32)\n", precision_name(plan->precision),
+               dtype_name(plan->activation_dtype));
     char note[160];
     print_category("parameters", plan->parameters, "values and buffers");
     print_category("parameter gradients", plan->gradients, "");
@@ -270,7 +271,7 @@ static void print_check_precision(const RunConfig *config, const CheckPrecision 
 
 // With --device (or a GPU) the check is train's, refusal included; on the default CPU a
 // refusal becomes a note and the plan stays the GPU's.
-static int check_precision(const Command *cmd, const ParsedArgs *args, const Graph *g,
+static int check_precision(const Command *cmd, const ParsedArgs *args, Graph *g,
                            const RunConfig *config, const Device *device, CheckPrecision *out,
                            Status *st) {
     memset(out, 0, sizeof *out);
@@ -285,12 +286,12 @@ static int check_precision(const Command *cmd, const ParsedArgs *args, const Gra
         snprintf(out->refused, sizeof out->refused, "%s", refusal.message);
         out->computed = config->precision.precision;
     }
-    return 0;
+    return graph_set_storage(g, precision_activation_dtype(out->computed), st);
 }
 
 // The device (for its workspace sizes and memory) and, with --data, the datasets are
 // opened before anything is printed, so that a bad --device or --data prints only its error.
-static int check_with(const Command *cmd, const ParsedArgs *args, const Graph *g,
+static int check_with(const Command *cmd, const ParsedArgs *args, Graph *g,
                       const RunConfig *config, int batch, Device *device, Status *st) {
     CheckPrecision precision;
     TRY(check_precision(cmd, args, g, config, device, &precision, st));

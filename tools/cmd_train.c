@@ -294,7 +294,7 @@ static int open_replica_devices(const Command *cmd, const ParsedArgs *args, Repl
 }
 
 // Every device can compute in the precision asked for, checked before the first kernel.
-static int check_replica_precision(const Graph *g, Replicas *r, Status *st) {
+static int check_replica_precision(Graph *g, Replicas *r, Status *st) {
     for (int i = 0; i < r->devices_open; i++) {
         Precision computed;
         TRY(check_device_precision(g, &r->config.precision, &r->devices[i], &computed, st));
@@ -312,6 +312,7 @@ static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r
         TRY(graph_build(file, &r->graphs[i], NULL, st));
         r->graphs_built++;
         graph_fuse_activations(&r->graphs[i], !r->config.train.no_fusion);
+        TRY(graph_set_storage(&r->graphs[i], precision_activation_dtype(r->precision), st));
     }
     for (int i = 0; i < r->count; i++) r->graph_list[i] = &r->graphs[i];
     return 0;

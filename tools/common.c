@@ -107,12 +107,13 @@ int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionCon
     return 0;
 }
 
-int check_device_precision(const Graph *g, const PrecisionConfig *precision, const Device *d,
+int check_device_precision(Graph *g, const PrecisionConfig *precision, const Device *d,
                            Precision *effective, Status *st) {
     PrecisionTarget target = precision_target(d);
     Precision computed;
     char notice[512];
     TRY(precision_check(g, precision, &target, &computed, notice, sizeof notice, st));
+    TRY(graph_set_storage(g, precision_activation_dtype(computed), st));
     if (notice[0]) print_notice("%s", notice);
     if (effective) *effective = computed;
     return 0;

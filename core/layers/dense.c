@@ -53,23 +53,73 @@ static int dense_infer(Layer *l, Status *st) {
     return 0;
 }
 
+// Under 16-bit storage (graph_set_storage) x, y and their gradients are bf16 or f16 and the
+// weights stay f32 (the master copy the optimizer updates): each forward rounds them into
+// a 16-bit copy that both GEMMs read, as PyTorch's autocast casts a Linear's weight per call.
+typedef struct DenseState {
+    Tensor weight16;
+} DenseState;
+
+static int dense_allocate(Layer *l, const LayerContext *ctx, int batch, Status *st) {
+    DenseState *state = l->state;
+    if (!state) {
+        state = calloc(1, sizeof *state);
+        if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        l->state = state;
+    }
+    tensor_free(&state->weight16);
+    if (l->out_dtype == DTYPE_F32) return 0;
+    tensor_set_shape(&state->weight16, l->out_dtype, 0, &l->params[0].shape);
+    return tensor_alloc(&state->weight16, ctx->alloc, st);
+}
+
+static int dense_planned_bytes(const Layer *l, const Backend *b, int batch, size_t *state,
+                               size_t *workspace, Status *st) {
+    *state = l->out_dtype == DTYPE_F32
+                 ? 0
+                 : layer_batch_tensor_bytes(1, &l->params[0].shape, dtype_size(l->out_dtype));
+    *workspace = 0;
+    return 0;
+}
+
+static void dense_release(Layer *l) {
+    DenseState *state = l->state;
+    if (state) tensor_free(&state->weight16);
+    free(state);
+    l->state = NULL;
+}
+
+// The weights the GEMMs read: the f32 parameter, or its 16-bit copy.
+static const void *gemm_weights(const Layer *l) {
+    const DenseState *state = l->state;
+    return l->out_dtype == DTYPE_F32 ? l->params[0].value.data : state->weight16.data;
+}
+
 static int dense_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const Backend *b = ctx->backend;
     const DenseConfig *config = l->config;
     int inputs = l->inputs[0]->out_shape.dims[0];
-    float *y = tensor_f32(&l->output);
+    DType storage = l->out_dtype;
     GemmArgs xwt = {.transpose_b = 1, .m = ctx->batch, .n = config->units, .k = inputs,
-                    .lda = inputs, .ldb = inputs, .ldc = config->units, .alpha = 1.0f, .beta = 0.0f};
-    FusedActivation act;
-    if (l->fused_activation && activation_layer_fusable(l->fused_activation, &act))
-        return b->gemm_bias_activation(
-            b, &xwt, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].value),
-            config->bias ? tensor_f32(&l->params[1].value) : NULL, &act,
-            tensor_f32(&l->fused_activation->output), st);
+                    .lda = inputs, .ldb = inputs, .ldc = config->units, .alpha = 1.0f, .beta = 0.0f,
+                    .a_dtype = storage, .b_dtype = storage, .c_dtype = storage};
+    const float *bias = config->bias ? tensor_f32(&l->params[1].value) : NULL;
+    if (storage != DTYPE_F32)
+        TRY(b->convert(b, l->params[0].value.data, DTYPE_F32, ((DenseState *)l->state)->weight16.data,
+                       storage, shape_numel(&l->params[0].shape), 0, st));
+    FusedActivation act = {0};
+    int fused = l->fused_activation && activation_layer_fusable(l->fused_activation, &act);
+    // 16-bit storage always goes through the fused op: it adds an f32 bias to a 16-bit C
+    // (add_bias_rows is f32 only), with act.apply 0 when there is no activation to fuse.
+    if (fused || storage != DTYPE_F32)
+        return b->gemm_bias_activation(b, &xwt, l->inputs[0]->output.data, gemm_weights(l), bias,
+                                       &act, fused ? l->fused_activation->output.data
+                                                   : l->output.data,
+                                       st);
+    float *y = tensor_f32(&l->output);
     TRY(b->gemm(b, &xwt, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].value), y,
                 st));
-    if (config->bias)
-        TRY(b->add_bias_rows(b, y, tensor_f32(&l->params[1].value), ctx->batch, config->units, st));
+    if (bias) TRY(b->add_bias_rows(b, y, bias, ctx->batch, config->units, st));
     return 0;
 }
 
@@ -77,32 +127,32 @@ static int dense_backward(Layer *l, const LayerContext *ctx, Status *st) {
     const Backend *b = ctx->backend;
     const DenseConfig *config = l->config;
     int inputs = l->inputs[0]->out_shape.dims[0];
-    const float *dy = tensor_f32(&l->grad);
+    DType storage = l->out_dtype;
+    const void *dy = l->grad.data;
     float param_beta = ctx->accumulate_param_grads ? 1.0f : 0.0f;
-    // dW[units, inputs] = dy^T x
+    // dW[units, inputs] = dy^T x, in f32 whatever dy and x are stored in
     GemmArgs dyt_x = {.transpose_a = 1, .m = config->units, .n = inputs, .k = ctx->batch,
                       .lda = config->units, .ldb = inputs, .ldc = inputs, .alpha = 1.0f,
-                      .beta = param_beta};
+                      .beta = param_beta, .a_dtype = storage, .b_dtype = storage,
+                      .c_dtype = DTYPE_F32};
     float *dbias = config->bias ? tensor_f32(&l->params[1].grad) : NULL;
     FusedActivation act;
     // Fused: dy is the pre-activation's gradient, made here with the bias gradient in one
     // pass over the activation's output and gradient.
     if (l->fused_activation && activation_layer_fusable(l->fused_activation, &act))
-        TRY(b->activation_bias_backward(b, &act, DTYPE_F32, tensor_f32(&l->fused_activation->output),
-                                        tensor_f32(&l->fused_activation->grad),
-                                        tensor_f32(&l->grad), dbias, ctx->batch, config->units,
-                                        param_beta, st));
+        TRY(b->activation_bias_backward(b, &act, storage, l->fused_activation->output.data,
+                                        l->fused_activation->grad.data, l->grad.data, dbias,
+                                        ctx->batch, config->units, param_beta, st));
     else if (dbias)
-        TRY(b->sum_rows(b, dbias, dy, DTYPE_F32, ctx->batch, config->units, param_beta, st));
-    TRY(b->gemm(b, &dyt_x, dy, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].grad),
-                st));
+        TRY(b->sum_rows(b, dbias, dy, storage, ctx->batch, config->units, param_beta, st));
+    TRY(b->gemm(b, &dyt_x, dy, l->inputs[0]->output.data, l->params[0].grad.data, st));
     if (!l->input_needs_grad[0]) return 0;
     // dx[batch, inputs] = dy W
     GemmArgs dy_w = {.m = ctx->batch, .n = inputs, .k = config->units, .lda = config->units,
                      .ldb = inputs, .ldc = inputs, .alpha = 1.0f,
-                     .beta = l->input_grad_accumulate[0] ? 1.0f : 0.0f};
-    return b->gemm(b, &dy_w, dy, tensor_f32(&l->params[0].value), tensor_f32(&l->inputs[0]->grad),
-                   st);
+                     .beta = l->input_grad_accumulate[0] ? 1.0f : 0.0f, .a_dtype = storage,
+                     .b_dtype = storage, .c_dtype = storage};
+    return b->gemm(b, &dy_w, dy, gemm_weights(l), l->inputs[0]->grad.data, st);
 }
 
 static double dense_flops(const Layer *l) {
@@ -118,9 +168,13 @@ const LayerKind layer_dense = {
     .input_count = 1,
     .matmul = LAYER_MATMUL_GEMM,
     .fuses_act = 1,
+    .stores_16bit = 1,
     .configure = dense_configure,
     .infer = dense_infer,
+    .allocate = dense_allocate,
+    .planned_bytes = dense_planned_bytes,
     .forward = dense_forward,
     .backward = dense_backward,
+    .release = dense_release,
     .flops = dense_flops,
 };

@@ -21,6 +21,10 @@ int layer_view_forward(Layer *l, const LayerContext *ctx, Status *st) {
 int layer_view_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
     size_t n = (size_t)ctx->batch * shape_numel(&l->out_shape);
+    if (l->out_dtype != DTYPE_F32)  // 16-bit activations (graph_set_storage)
+        return ctx->backend->convert(ctx->backend, l->grad.data, l->out_dtype,
+                                     l->inputs[0]->grad.data, l->out_dtype, n,
+                                     l->input_grad_accumulate[0], st);
     float *dx = tensor_f32(&l->inputs[0]->grad);
     if (l->input_grad_accumulate[0])
         return ctx->backend->accumulate(ctx->backend, dx, tensor_f32(&l->grad), n, st);

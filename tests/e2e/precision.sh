@@ -85,12 +85,12 @@ expect_error 3 "train precision=bf16 (line 10): layer 'dense1' (dense)" \
 run "$TRAINER" train "$work/bf16.model" --data "idx:$work/data" --device cpu --precision fp32
 expect_rc 0 "--precision fp32 overrides train precision=bf16"
 
-# ---- trainer check prints the precision; the plan's bytes do not change ----
+# ---- trainer check prints the precision; bf16 stores the dense layers in 16 bits ----
 run "$TRAINER" check models/mlp.model
 expect_rc 0 "check with the default precision"
 expect_match out '^precision fp32 on cpu \(the default; --precision to choose\): ' \
     "check prints the default precision"
-expect_match out '^  \(precision fp32: activations and their gradients in f32; ' \
+expect_match out '^  \(precision fp32: every tensor in f32\)' \
     "the memory plan says what activations are stored in"
 run "$TRAINER" check "$work/bf16.model" --precision fp32
 expect_rc 0 "check of the bf16 model in fp32"
@@ -102,11 +102,14 @@ expect_match out '^precision bf16 on a GPU \(train precision=bf16, line 10\): GE
     "check describes bf16 as a GPU computes it"
 expect_match out '^  not on cpu: train precision=bf16 \(line 10\): layer .dense1. \(dense\) would compute in bf16' \
     "check says the CPU would refuse it"
-expect_in out "as bf16/fp16 activation storage is not built: no memory saved yet" \
-    "the plan claims no bf16 savings"
-[ "$(grep -E '^  total ' <<<"$out")" = "$fp32_total" ] &&
-    pass "the bf16 plan's total is the fp32 plan's" ||
-    fail "the bf16 plan's total is the fp32 plan's" "$fp32_total"
+expect_in out "(precision bf16: dense layers' activations and their gradients in bf16, with a 16-bit copy of their weights" \
+    "the plan says which activations are 16-bit"
+expect_match out '^input1:bf16 +cast +[0-9]+ +784 +bf16 ' \
+    "the table shows the cast into the first dense layer"
+expect_match out '^dense1 +dense\+relu +[0-9]+ +[0-9]+ +bf16 ' "dense1 stores bf16"
+[ "$(grep -E '^  total ' <<<"$out")" != "$fp32_total" ] &&
+    pass "the bf16 plan's total is not the fp32 plan's" ||
+    fail "the bf16 plan's total is not the fp32 plan's" "$fp32_total"
 
 run "$TRAINER" check models/mlp.model --precision fp16 --device cpu
 expect_error 3 "--precision fp16: layer 'dense1' (dense) would compute in fp16, but the CPU" \

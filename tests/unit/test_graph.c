@@ -167,7 +167,7 @@ static void act_key_inserts_activation_layer(void) {
     model_file_free(&f);
 }
 
-static void plan_gradients_skips_the_input(void) {
+static void plan_gradients_skips_the_input_and_its_views(void) {
     ModelFile f;
     Graph g;
     if (build_text("input shape=1x4x4\nflatten\ndense units=5 act=tanh\ndropout rate=0.2\n"
@@ -181,8 +181,12 @@ static void plan_gradients_skips_the_input(void) {
     // Nobody needs d loss / d input: the first consumer must not compute it.
     CHECK_INT_EQ(flatten->input_needs_grad[0], 0);
     CHECK_INT_EQ(input->needs_grad, 0);
+    // Nor d loss / d flatten: no trainable parameter lies before it, so the first dense
+    // layer skips its dx GEMM.
+    CHECK_INT_EQ(g.layers[2]->input_needs_grad[0], 0);
+    CHECK_INT_EQ(flatten->needs_grad, 0);
     // Every later layer passes a gradient back to its producer, written (not added).
-    for (int i = 2; i < g.count; i++) {
+    for (int i = 3; i < g.count; i++) {
         const Layer *l = g.layers[i];
         if (!l->input_needs_grad[0] || l->input_grad_accumulate[0]) {
             fprintf(stderr, "layer '%s': input_needs_grad %d, input_grad_accumulate %d; "
@@ -195,7 +199,7 @@ static void plan_gradients_skips_the_input(void) {
     CHECK_INT_EQ(g.loss->needs_grad, 0);
     // Activation memory per sample: outputs plus gradients where needed.
     CHECK_INT_EQ(layer_activation_bytes(input, 1), 16 * sizeof(float));
-    CHECK_INT_EQ(layer_activation_bytes(flatten, 1), 16 * sizeof(float));  // a view: grad only
+    CHECK_INT_EQ(layer_activation_bytes(flatten, 1), 0);  // a view, and no gradient
     CHECK_INT_EQ(layer_activation_bytes(flatten, 0), 0);
     graph_free(&g);
     model_file_free(&f);
@@ -380,7 +384,7 @@ int main(void) {
     bundled_mlp_has_expected_layers_and_parameters();
     names_and_from_wire_layers();
     act_key_inserts_activation_layer();
-    plan_gradients_skips_the_input();
+    plan_gradients_skips_the_input_and_its_views();
     check_dataset_matches_shapes_and_labels();
     training_learns_a_separable_problem();
     return test_exit_code("test_graph");

@@ -112,7 +112,10 @@ static const char *const every_kind =
     "loss mse\n"
     "optimizer sgd lr=0.1 momentum=0.9\n";
 
-static void plan_matches_every_kind(int batch) {
+// storage: what graph_set_storage gives the 16-bit-capable layers (bf16/f16 under
+// --precision bf16|fp16), so the casts, the 16-bit outputs and the dense layers' weight
+// copies are planned too; the CPU ops store 16 bits as the CUDA ones do.
+static void plan_matches_every_kind(int batch, DType storage) {
     ModelFile file;
     Graph g;
     RunConfig config;
@@ -125,7 +128,10 @@ static void plan_matches_every_kind(int batch) {
         return;
     }
     model_file_free(&file);
-    plan_matches_step_of("every kind", &g, &config, batch);
+    CHECK_INT_EQ(graph_set_storage(&g, storage, &st), 0);
+    char what[64];
+    snprintf(what, sizeof what, "every kind, %s storage", dtype_name(storage));
+    plan_matches_step_of(what, &g, &config, batch);
 }
 
 static void plan_matches_step_of(const char *model, Graph *built, const RunConfig *config,
@@ -343,8 +349,10 @@ int main(void) {
         for (int i = 0; i < 3; i++) plan_matches_a_training_step(models[m], batches[i]);
     plan_matches_a_training_step("resnet-mini.model", 8);
     plan_matches_a_training_step("cifar-resnet.model", 4);
-    plan_matches_every_kind(1);
-    plan_matches_every_kind(33);
+    plan_matches_every_kind(1, DTYPE_F32);
+    plan_matches_every_kind(33, DTYPE_F32);
+    plan_matches_every_kind(33, DTYPE_BF16);
+    plan_matches_every_kind(7, DTYPE_F16);
 
     // No limit: both sets on the device. A limit with room for the training set only, and
     // one with room for neither: the loop stages batches through the host instead. (The

@@ -61,8 +61,11 @@ static void names_parse_and_gpu_floors(void) {
     CHECK_INT_EQ(precision_on_gpu(PRECISION_FP16, 61), PRECISION_DEFAULT);
     CHECK_INT_EQ(precision_for_convolutions(PRECISION_BF16), PRECISION_TF32);
     CHECK_INT_EQ(precision_for_convolutions(PRECISION_FP16), PRECISION_FP16);
-    for (int i = PRECISION_DEFAULT; i < PRECISION_COUNT; i++)
-        CHECK_INT_EQ(precision_activation_dtype((Precision)i), DTYPE_F32);  // not built yet
+    CHECK_INT_EQ(precision_activation_dtype(PRECISION_DEFAULT), DTYPE_F32);
+    CHECK_INT_EQ(precision_activation_dtype(PRECISION_FP32), DTYPE_F32);
+    CHECK_INT_EQ(precision_activation_dtype(PRECISION_TF32), DTYPE_F32);
+    CHECK_INT_EQ(precision_activation_dtype(PRECISION_BF16), DTYPE_BF16);
+    CHECK_INT_EQ(precision_activation_dtype(PRECISION_FP16), DTYPE_F16);
 }
 
 static void model_file_train_precision_is_read(void) {
@@ -188,26 +191,64 @@ static void refusal_names_the_model_files_statement(void) {
     model_file_free(&f);
 }
 
-// Every precision plans the same bytes: activations stay f32, so bf16 saves nothing yet.
-static void memory_plan_counts_f32_activations_for_every_precision(const Graph *g) {
+// The plan follows the storage graph_set_storage gave the layers: fp32 and tf32 plan the
+// same bytes; under bf16 and fp16 (the same bytes as each other) a dense layer's output
+// and gradient take half of f32's, a cast layer sits at each change of storage, and the
+// conv layers keep f32.
+static const MemoryPlanLayer *plan_row(const MemoryPlan *plan, const char *name) {
+    for (int i = 0; i < plan->layer_count; i++)
+        if (strcmp(plan->layers[i].name, name) == 0) return &plan->layers[i];
+    fprintf(stderr, "no plan row '%s'\n", name);
+    test_failures++;
+    return NULL;
+}
+
+static void memory_plan_follows_storage(Graph *g) {
     OptimizerConfig adam = {.kind = OPTIMIZER_ADAM, .lr = 0.001};
-    size_t fp32_total = 0;
+    size_t fp32_total = 0, half_total = 0, fp32_dense = 0, fp32_conv = 0;
     for (int p = PRECISION_DEFAULT; p < PRECISION_COUNT; p++) {
         MemoryPlanOptions options = {.batch = 32, .optimizer = &adam, .precision = (Precision)p};
         MemoryPlan plan;
         Status st;
         status_clear(&st);
-        if (memory_plan(g, cpu_backend(), &options, &plan, &st)) {
+        DType storage = precision_activation_dtype((Precision)p);
+        if (graph_set_storage(g, storage, &st) || memory_plan(g, cpu_backend(), &options, &plan, &st)) {
             fprintf(stderr, "memory_plan failed: %s\n", st.message);
             test_failures++;
             return;
         }
-        CHECK_INT_EQ(plan.activation_dtype, DTYPE_F32);
+        CHECK_INT_EQ(plan.activation_dtype, storage);
         CHECK_INT_EQ(plan.precision, p == PRECISION_DEFAULT ? PRECISION_FP32 : p);
-        if (p == PRECISION_DEFAULT) fp32_total = plan.total;
-        CHECK_INT_EQ(plan.total, fp32_total);
+        const MemoryPlanLayer *dense = plan_row(&plan, "dense2");
+        const MemoryPlanLayer *conv = plan_row(&plan, "conv2d1");
+        int casts = 0;
+        for (int i = 0; i < plan.layer_count; i++) casts += strcmp(plan.layers[i].kind, "cast") == 0;
+        if (storage == DTYPE_F32) {
+            if (p == PRECISION_DEFAULT) {
+                fp32_total = plan.total;
+                fp32_dense = dense ? dense->activation_gradients : 0;
+                fp32_conv = conv ? conv->bytes : 0;
+            }
+            CHECK_INT_EQ(plan.total, fp32_total);
+            CHECK_INT_EQ(casts, 0);
+        } else {
+            if (!half_total) half_total = plan.total;
+            CHECK_INT_EQ(plan.total, half_total);
+            CHECK(plan.total != fp32_total);
+            CHECK_INT_EQ(casts, 2);  // flatten1's output into dense1, dense2's into the loss
+            char into_dense[32];
+            snprintf(into_dense, sizeof into_dense, "flatten1:%s", dtype_name(storage));
+            CHECK(plan_row(&plan, into_dense) != NULL);
+            CHECK(plan_row(&plan, "dense2:f32") != NULL);
+            if (dense) CHECK_INT_EQ(dense->activation_gradients, alloc_charged_bytes(fp32_dense / 2));
+            if (dense) CHECK(dense->layer_state > 0);  // the 16-bit copy of the weights
+            if (conv) CHECK_INT_EQ(conv->bytes, fp32_conv);
+        }
         memory_plan_free(&plan);
     }
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(graph_set_storage(g, DTYPE_F32, &st), 0);
 }
 
 int main(void) {
@@ -222,7 +263,7 @@ int main(void) {
         cpu_runs_tf32_as_fp32_and_says_so_when_asked(&g);
         old_gpu_refuses_bf16_naming_the_gpu_and_layer(&g);
         new_gpu_runs_every_precision(&g);
-        memory_plan_counts_f32_activations_for_every_precision(&g);
+        memory_plan_follows_storage(&g);
         graph_free(&g);
         model_file_free(&f);
     }
