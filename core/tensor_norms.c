@@ -3,11 +3,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int launch_sums(const Backend *b, const Tensor **tensors, int count,
+// sum_squares reads f32: a 16-bit activation (--precision bf16|fp16) is widened into
+// scratch first. Only the search for a non-finite value meets those, after a step failed.
+static int sum_widened(const Backend *b, Allocator *a, const Tensor *t, double *device_sum,
+                       Status *st) {
+    size_t n = tensor_numel(t);
+    void *wide;
+    TRY(alloc_get(a, (n ? n : 1) * sizeof(float), &wide, st));
+    int rc = b->convert(b, t->data, t->dtype, wide, DTYPE_F32, n, 0, st);
+    if (!rc) rc = b->sum_squares(b, wide, n, device_sum, st);
+    alloc_put(a, wide);
+    return rc;
+}
+
+static int launch_sums(const Backend *b, Allocator *a, const Tensor **tensors, int count,
                        double *device_sums, Status *st) {
     for (int i = 0; i < count; i++) {
         const Tensor *t = tensors[i];
-        if (t->data) TRY(b->sum_squares(b, tensor_f32(t), tensor_numel(t), device_sums + i, st));
+        if (!t->data) continue;
+        if (t->dtype != DTYPE_F32)
+            TRY(sum_widened(b, a, t, device_sums + i, st));
+        else
+            TRY(b->sum_squares(b, tensor_f32(t), tensor_numel(t), device_sums + i, st));
     }
     return 0;
 }
@@ -41,7 +58,7 @@ int tensor_sums_of_squares(const Backend *b, Allocator *a, const Tensor **tensor
     size_t bytes = (size_t)count * sizeof *sums;
     void *device_sums;
     TRY(alloc_get(a, bytes, &device_sums, st));
-    int rc = launch_sums(b, tensors, count, device_sums, st);
+    int rc = launch_sums(b, a, tensors, count, device_sums, st);
     if (!rc) rc = b->copy_to_host(b, sums, device_sums, bytes, st);
     alloc_put(a, device_sums);
     for (int i = 0; i < count && !rc; i++)

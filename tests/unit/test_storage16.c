@@ -9,6 +9,7 @@
 #include "base/rng.h"
 #include "core/optimizer.h"
 #include "core/graph.h"
+#include "core/nonfinite.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -227,6 +228,31 @@ static void sixteen_bit_training_learns(DType storage) {
     net_free(&n);
 }
 
+// The search for where a value went non-finite reads 16-bit outputs widened, and names
+// the first layer whose output holds a NaN: a NaN weight in d3 (no activation; a relu
+// would turn NaN into 0) shows first in d3's own 16-bit output.
+static void nonfinite_search_reads_16_bit_outputs(DType storage) {
+    Net n;
+    Status st;
+    status_clear(&st);
+    NonfiniteSite site = {0};
+    int rc = net_build(&n, storage, &st);
+    if (!rc) rc = load_batch(&n, 5, &st);
+    const Layer *d3 = rc ? NULL : layer_named(&n.g, "d3");
+    if (d3) tensor_f32(&d3->params[0].value)[3] = NAN;  // CPU tensors are host memory
+    double loss;
+    if (!rc) rc = step(&n, &loss, &st);
+    if (!rc) rc = find_first_nonfinite(&n.g, cpu_backend(), &n.alloc, &site, &st);
+    if (rc) {
+        fprintf(stderr, "nonfinite search: %s\n", st.message);
+        test_failures++;
+    } else {
+        CHECK(site.layer != NULL && strcmp(site.layer->name, "d3") == 0);
+        CHECK_CONTAINS(site.what, "the output");
+    }
+    net_free(&n);
+}
+
 int main(void) {
     casts_sit_where_storage_changes(DTYPE_BF16);
     casts_sit_where_storage_changes(DTYPE_F16);
@@ -234,5 +260,7 @@ int main(void) {
     gradients_match_f32(DTYPE_F16, 0.002);
     sixteen_bit_training_learns(DTYPE_BF16);
     sixteen_bit_training_learns(DTYPE_F16);
+    nonfinite_search_reads_16_bit_outputs(DTYPE_BF16);
+    nonfinite_search_reads_16_bit_outputs(DTYPE_F16);
     return test_exit_code("test_storage16");
 }
