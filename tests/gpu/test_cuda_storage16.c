@@ -1,0 +1,192 @@
+// 16-bit activation storage on the GPU (--precision bf16 and fp16: graph_set_storage,
+// the 16-bit ops of kernels/cuda) against the same storage on the CPU, whose ops widen,
+// compute in f32 and round once (tests/unit/test_storage16.c checks those against f32):
+// the same model, weights, batch and dropout masks give the same loss and parameter
+// gradients. Every op is also checked alone in test_cuda_parity; this is the graph around
+// them: the casts, the dense layers' 16-bit weight copies, views and fused activations.
+//
+// Tolerances, and why: both sides store the same dtype, so they differ only where a sum's
+// order (cuBLAS's and cuDNN's trees against the CPU's) moves a value across a rounding
+// boundary of the storage type, one unit in the last place of that value (bf16 2^-8
+// relative, f16 2^-11), and by what those flips carry downstream. The loss within 1e-2
+// (bf16) or 2e-3 (f16) relative; each layer's gradients within 5e-2 or 5e-3 relative (the
+// CPU test measures 2.6e-2 and 8.7e-4 between 16-bit and f32 storage, a difference this
+// one stays well inside).
+//
+// Skipped (77) when no CUDA backend opens; bf16 alone is skipped on a GPU older than
+// compute capability 8.0 (the backend refuses to open in it).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "base/rng.h"
+#include "core/graph.h"
+#include "kernels/cuda/cuda_backend.h"
+
+enum { BATCH = 48 };
+
+static const char *const model_text =
+    "input shape=3x6x6\n"
+    "flatten\n"
+    "dense units=64 act=relu name=d1\n"
+    "dense units=64 act=gelu name=d2\n"
+    "dense units=64 name=d3\n"
+    "add from=d1,d3\n"
+    "dropout rate=0.25\n"
+    "reshape shape=4x16\n"
+    "flatten\n"
+    "dense units=32 act=tanh name=d4\n"
+    "batchnorm\n"
+    "dense units=10 name=d5\n"
+    "loss softmax_cross_entropy\n";
+
+typedef struct Side {
+    const Backend *b;
+    ModelFile file;
+    Graph g;
+    Allocator alloc;
+    int built, alloc_ready;
+    double loss;
+} Side;
+
+static void report_status(const char *what, const Status *st) {
+    char text[2048];
+    status_format(st, text, sizeof text);
+    fprintf(stderr, "%s failed: %s", what, text);
+    test_failures++;
+}
+
+// Builds, stores as `storage`, initialises from seed 3, loads the batch and runs one
+// training forward and backward.
+static int side_run(Side *s, DType storage, const float *images, const int32_t *labels,
+                    Status *st) {
+    TRY(model_file_parse_text("storage.model", model_text, &s->file, st));
+    TRY(graph_build(&s->file, &s->g, NULL, st));
+    s->built = 1;
+    TRY(graph_set_storage(&s->g, storage, st));
+    TRY(alloc_init(&s->alloc, s->b, ALLOC_GROW, 0, st));
+    s->alloc_ready = 1;
+    TRY(graph_init_params(&s->g, s->b, &s->alloc, 3, st));
+    TRY(graph_allocate(&s->g, s->b, &s->alloc, BATCH, NULL, st));
+    TRY(graph_load_batch(&s->g, s->b, images, labels, BATCH, st));
+    LayerContext ctx = {.backend = s->b, .alloc = &s->alloc, .batch = BATCH, .training = 1,
+                        .seed = 17, .labels = (const int32_t *)s->g.labels.data};
+    TRY(graph_reset_loss_sums(&s->g, s->b, st));
+    TRY(graph_forward(&s->g, &ctx, st));
+    TRY(graph_backward(&s->g, &ctx, st));
+    TRY(graph_add_loss_sums(&s->g, s->b, BATCH, 0, st));
+    double correct;
+    TRY(graph_read_loss_sums(&s->g, s->b, &s->loss, &correct, st));
+    return s->b->synchronize(s->b, st);
+}
+
+static void side_free(Side *s) {
+    if (s->built) graph_free(&s->g);
+    if (s->alloc_ready) alloc_destroy(&s->alloc);
+    model_file_free(&s->file);
+}
+
+static float *fetch(const Backend *b, const Tensor *t, Status *st) {
+    size_t n = tensor_numel(t);
+    float *host = malloc((n ? n : 1) * sizeof *host);
+    if (host && b->copy_to_host(b, host, t->data, n * sizeof *host, st)) {
+        free(host);
+        return NULL;
+    }
+    return host;
+}
+
+// Layer by layer, over its trainable parameters' gradients together.
+static void compare_gradients(const Side *gpu, const Side *cpu, double bound, const char *what) {
+    for (int i = 0; i < cpu->g.count; i++) {
+        const Layer *c = cpu->g.layers[i], *d = gpu->g.layers[i];
+        CHECK(strcmp(c->name, d->name) == 0);
+        double diff = 0.0, norm = 0.0;
+        for (int p = 0; p < c->param_count; p++) {
+            if (c->params[p].buffer) continue;
+            Status st;
+            status_clear(&st);
+            float *got = fetch(gpu->b, &d->params[p].grad, &st);
+            const float *want = tensor_f32(&c->params[p].grad);
+            if (!got) {
+                report_status("copying a gradient back", &st);
+                return;
+            }
+            for (size_t j = 0; j < tensor_numel(&c->params[p].grad); j++) {
+                diff += ((double)got[j] - want[j]) * ((double)got[j] - want[j]);
+                norm += (double)want[j] * want[j];
+            }
+            free(got);
+        }
+        if (norm == 0.0) continue;
+        double rel = sqrt(diff / norm);
+        fprintf(stderr, "  %s %-12s gradients differ by %.2e (relative)\n", what, c->name, rel);
+        if (!(rel < bound)) {
+            fprintf(stderr, "  CHECK failed: %s %s: %.2e over the bound %.1e\n", what, c->name,
+                    rel, bound);
+            test_failures++;
+        }
+    }
+}
+
+// Returns 77 when the GPU cannot open in `precision`, 1 when no GPU opens at all.
+static int gpu_matches_cpu(Precision precision, double loss_bound, double grad_bound) {
+    const char *what = precision_name(precision);
+    DType storage = precision_activation_dtype(precision);
+    Status st;
+    status_clear(&st);
+    CudaBackendOptions options = {.ordinal = 0, .precision = precision};
+    const Backend *gpu_backend = NULL;
+    if (cuda_backend_open(&options, &gpu_backend, &st)) {
+        char text[2048];
+        status_format(&st, text, sizeof text);
+        printf("%s skipped: %s", what, text);
+        return 77;
+    }
+    float images[BATCH * 108];
+    int32_t labels[BATCH];
+    Rng rng;
+    rng_seed(&rng, 9);
+    for (int i = 0; i < BATCH * 108; i++) images[i] = rng_uniform(&rng);
+    for (int i = 0; i < BATCH; i++) labels[i] = (int32_t)rng_below(&rng, 10);
+
+    Side gpu = {.b = gpu_backend}, cpu = {.b = cpu_backend()};
+    if (side_run(&cpu, storage, images, labels, &st)) report_status("the CPU side", &st);
+    else if (side_run(&gpu, storage, images, labels, &st)) report_status("the GPU side", &st);
+    else {
+        double rel = fabs(gpu.loss - cpu.loss) / fabs(cpu.loss);
+        fprintf(stderr, "%s: loss GPU %.6f CPU %.6f (relative %.2e)\n", what, gpu.loss / BATCH,
+                cpu.loss / BATCH, rel);
+        CHECK(rel < loss_bound);
+        CHECK_INT_EQ(gpu.g.count, cpu.g.count);  // the same casts
+        if (gpu.g.count == cpu.g.count) compare_gradients(&gpu, &cpu, grad_bound, what);
+    }
+    side_free(&gpu);
+    side_free(&cpu);
+    cuda_backend_close(gpu_backend);
+    return 0;
+}
+
+int main(void) {
+    Status st;
+    status_clear(&st);
+    const Backend *probe = NULL;
+    CudaBackendOptions cuda = {.ordinal = 0};
+    if (cuda_backend_open(&cuda, &probe, &st)) {
+        char text[2048];
+        status_format(&st, text, sizeof text);
+        if (st.code == STATUS_NO_DEVICE) {
+            printf("skipped: no usable CUDA backend: %s", text);
+            return 77;
+        }
+        fprintf(stderr, "cuda_backend_open: %s", text);
+        return 1;
+    }
+    cuda_backend_close(probe);
+    int fp16 = gpu_matches_cpu(PRECISION_FP16, 2e-3, 5e-3);
+    int bf16 = gpu_matches_cpu(PRECISION_BF16, 1e-2, 5e-2);
+    if (fp16 == 77 && bf16 == 77) return 77;
+    return test_exit_code("test_cuda_storage16");
+}
