@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum DType { DTYPE_F32, DTYPE_F16, DTYPE_BF16, DTYPE_I32, DTYPE_U8, DTYPE_COUNT } DType;
 
 size_t dtype_size(DType dtype);
@@ -23,5 +27,9 @@ uint16_t f32_to_f16(float value);
 float f16_to_f32(uint16_t bits);
 uint16_t f32_to_bf16(float value);
 float bf16_to_f32(uint16_t bits);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -287,9 +287,12 @@ static int open_context(const CudaBackendOptions *options, CudaContext *ctx, Sta
     CUBLAS_CHECK(cublasSetStream(ctx->cublas, ctx->stream));
     // cuda_gemm.cu names its compute type on every call; the handle's mode covers any
     // other cuBLAS routine: TF32 only where the precision allows at least that rounding.
-    CUBLAS_CHECK(cublasSetMathMode(ctx->cublas, ctx->precision == PRECISION_FP32
-                                                    ? CUBLAS_DEFAULT_MATH
-                                                    : CUBLAS_TF32_TENSOR_OP_MATH));
+    // With a 16-bit C, cuBLAS may otherwise sum split-K's partial products in 16 bits:
+    // disallowed, so a 16-bit GEMM sums in f32 and rounds C once, as the CPU reference does.
+    cublasMath_t math = ctx->precision == PRECISION_FP32 ? CUBLAS_DEFAULT_MATH
+                                                         : CUBLAS_TF32_TENSOR_OP_MATH;
+    CUBLAS_CHECK(cublasSetMathMode(
+        ctx->cublas, (cublasMath_t)(math | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
     CUDNN_CHECK(cudnnCreate(&ctx->cudnn));
     CUDNN_CHECK(cudnnSetStream(ctx->cudnn, ctx->stream));
     CUDA_CHECK(cudaMalloc(&ctx->partials, CUDA_PARTIALS_BYTES));

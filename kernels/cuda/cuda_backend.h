@@ -12,7 +12,8 @@ extern "C" {
 
 typedef struct CudaBackendOptions {
     int ordinal;       // device index as the process sees it (after CUDA_VISIBLE_DEVICES)
-    // What GEMMs and convolutions compute in (base/precision.h); tensors stay f32.
+    // What GEMMs and convolutions compute in (base/precision.h); what activations are
+    // stored in is the graph's (graph_set_storage), told to each op by its dtypes.
     // PRECISION_DEFAULT takes it from allow_tf32, the older spelling kept for its callers:
     // tf32 with it, fp32 without. TF32 on a GPU older than 8.0 computes in fp32.
     Precision precision;

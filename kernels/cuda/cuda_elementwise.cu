@@ -14,6 +14,7 @@
 // CUDA versions are within 2 ulp of glibc's but not identical: compare those with a
 // tolerance.
 #include "kernels/cuda/cuda_graph.h"
+#include "kernels/cuda/cuda_storage.h"
 
 // ---- activations -------------------------------------------------------------------
 
@@ -160,10 +161,14 @@ static const unsigned BIAS_COL_THREADS = 32;
 static const unsigned BIAS_ROW_THREADS = 16;
 static const size_t BIAS_SHARED_BYTES = sizeof(float[BIAS_ROW_THREADS][BIAS_COL_THREADS]);
 
-template <ActivationKind K>
-__global__ static void activation_bias_backward_kernel(const float *y, const float *dy,
-                                                       float *dx, float *dbias, int rows,
-                                                       int cols, float slope, float beta) {
+//
+// y, dy and dx may be stored in bf16 or f16 (T): widened on the load, dx rounded once on
+// the store, and the bias gradient sums the unrounded f32 dx, as the CPU does. dbias may be
+// NULL (a 16-bit dx without a bias comes here too: activation_backward is f32 only).
+template <ActivationKind K, typename T>
+__global__ static void activation_bias_backward_kernel(const T *y, const T *dy, T *dx,
+                                                       float *dbias, int rows, int cols,
+                                                       float slope, float beta) {
     __shared__ float partial[BIAS_ROW_THREADS][BIAS_COL_THREADS];  // BIAS_SHARED_BYTES
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
     for (size_t tile = blockIdx.x; tile * BIAS_COL_THREADS < (size_t)cols; tile += gridDim.x) {
@@ -172,11 +177,11 @@ __global__ static void activation_bias_backward_kernel(const float *y, const flo
         if (c < (size_t)cols)
             for (size_t r = ty; r < (size_t)rows; r += BIAS_ROW_THREADS) {
                 size_t i = r * cols + c;
-                float yi = y[i], g;
+                float yi = storage_load(y, i), dyi = storage_load(dy, i), g;
                 // y stands in for x: activation_backward_kernel's relu fast path selects dy.
-                if (K == ACTIVATION_RELU) g = yi > 0.0f ? dy[i] : 0.0f;
-                else g = __fmul_rn(dy[i], activation_derivative<K>(slope, yi, yi));
-                dx[i] = g;
+                if (K == ACTIVATION_RELU) g = yi > 0.0f ? dyi : 0.0f;
+                else g = __fmul_rn(dyi, activation_derivative<K>(slope, yi, yi));
+                storage_store(dx, i, g);
                 sum += g;
             }
         partial[ty][tx] = sum;
@@ -185,7 +190,7 @@ __global__ static void activation_bias_backward_kernel(const float *y, const flo
             if (ty < half) partial[ty][tx] += partial[ty + half][tx];
             __syncthreads();
         }
-        if (ty == 0 && c < (size_t)cols) {
+        if (ty == 0 && c < (size_t)cols && dbias) {
             float total = partial[0][tx];
             dbias[c] = beta == 0.0f ? total : beta * dbias[c] + total;
         }
@@ -193,35 +198,24 @@ __global__ static void activation_bias_backward_kernel(const float *y, const flo
     }
 }
 
-template <ActivationKind K>
-static int launch_activation_bias_backward(const CudaContext *ctx, const float *y,
-                                           const float *dy, float *dx, float *dbias, int rows,
-                                           int cols, float slope, float beta, Status *st) {
+template <ActivationKind K, typename T>
+static int launch_activation_bias_backward(const CudaContext *ctx, const T *y, const T *dy, T *dx,
+                                           float *dbias, int rows, int cols, float slope,
+                                           float beta, Status *st) {
     dim3 block(BIAS_COL_THREADS, BIAS_ROW_THREADS);
     unsigned grid = cuda_blocks_capped((size_t)cols, BIAS_COL_THREADS);
     CUDA_CHECK_CONFIG(ctx, "activation_bias_backward_kernel", grid, block, BIAS_SHARED_BYTES,
                       (size_t)rows * cols, 64);
-    activation_bias_backward_kernel<K><<<grid, block, 0, ctx->stream>>>(y, dy, dx, dbias, rows,
-                                                                        cols, slope, beta);
+    activation_bias_backward_kernel<K, T><<<grid, block, 0, ctx->stream>>>(
+        y, dy, dx, dbias, rows, cols, slope, beta);
     CUDA_CHECK_LAUNCH("activation_bias_backward_kernel");
     return 0;
 }
 
-static int cuda_activation_bias_backward(const Backend *b, const FusedActivation *act,
-                                         const float *y, const float *dy, float *dx,
-                                         float *dbias, int rows, int cols, float beta,
-                                         Status *st) {
-    if (!act->apply || act->kind == ACTIVATION_GELU)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "activation_bias_backward: %s cannot be "
-                           "differentiated from its output", act->apply ? "gelu" : "no activation");
-    if (cols <= 0) return 0;
-    if (rows < 0) rows = 0;
-    if (!dbias) {
-        if (rows == 0) return 0;
-        return cuda_activation_backward(b, act->kind, act->slope, y, y, dy, dx,
-                                        (size_t)rows * (size_t)cols, 0, st);
-    }
-    const CudaContext *ctx = cuda_context(b);
+template <typename T>
+static int activation_bias_backward_stored(const CudaContext *ctx, const FusedActivation *act,
+                                           const T *y, const T *dy, T *dx, float *dbias,
+                                           int rows, int cols, float beta, Status *st) {
     switch (act->kind) {
     case ACTIVATION_RELU:
         return launch_activation_bias_backward<ACTIVATION_RELU>(ctx, y, dy, dx, dbias, rows, cols,
@@ -237,6 +231,97 @@ static int cuda_activation_bias_backward(const Backend *b, const FusedActivation
                                                                 act->slope, beta, st);
     default: return unknown_activation(act->kind, st);
     }
+}
+
+static int cuda_activation_bias_backward(const Backend *b, const FusedActivation *act,
+                                         DType dtype, const void *y, const void *dy, void *dx,
+                                         float *dbias, int rows, int cols, float beta,
+                                         Status *st) {
+    if (!act->apply || act->kind == ACTIVATION_GELU)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "activation_bias_backward: %s cannot be "
+                           "differentiated from its output", act->apply ? "gelu" : "no activation");
+    TRY(cuda_storage_check(dtype, "activation_bias_backward", st));
+    if (cols <= 0) return 0;
+    if (rows < 0) rows = 0;
+    if (!dbias && rows == 0) return 0;
+    if (!dbias && dtype == DTYPE_F32)
+        return cuda_activation_backward(b, act->kind, act->slope, (const float *)y,
+                                        (const float *)y, (const float *)dy, (float *)dx,
+                                        (size_t)rows * (size_t)cols, 0, st);
+    const CudaContext *ctx = cuda_context(b);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dtype, rc = activation_bias_backward_stored(
+                                     ctx, act, (const storage_t *)y, (const storage_t *)dy,
+                                     (storage_t *)dx, dbias, rows, cols, beta, st));
+    return rc;
+}
+
+// ---- bias and activation over a stored 16-bit GEMM result --------------------------
+//
+// cuda_gemm.cu's fallback where cuBLASLt has no epilogue for a 16-bit C: C was rounded by
+// the GEMM, and is widened, biased, activated and rounded again here (the CPU rounds once,
+// so the two may differ by one rounding of C).
+template <ActivationKind K, typename T>
+__global__ static void bias_activation_stored_kernel(T *c, int rows, int cols, int ldc,
+                                                     const float *bias, int apply, float slope) {
+    size_t n = (size_t)rows * cols;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t r = i / cols, col = i % cols, at = r * (size_t)ldc + col;
+        float v = storage_load(c, at);
+        if (bias) v += bias[col];
+        if (apply) v = activation<K>(v, slope);
+        storage_store(c, at, v);
+    }
+}
+
+template <ActivationKind K, typename T>
+static int launch_bias_activation_stored(const CudaContext *ctx, T *c, int rows, int cols,
+                                         int ldc, const float *bias, int apply, float slope,
+                                         Status *st) {
+    size_t n = (size_t)rows * cols;
+    unsigned grid = cuda_blocks_for(n);
+    CUDA_CHECK_CONFIG(ctx, "bias_activation_stored_kernel", grid, CUDA_THREADS, 0, n, 64);
+    bias_activation_stored_kernel<K, T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+        c, rows, cols, ldc, bias, apply, slope);
+    CUDA_CHECK_LAUNCH("bias_activation_stored_kernel");
+    return 0;
+}
+
+template <typename T>
+static int bias_activation_stored(const CudaContext *ctx, T *c, int rows, int cols, int ldc,
+                                  const float *bias, const FusedActivation *act, Status *st) {
+    // Without an activation the kind is never applied: any instantiation will do.
+    ActivationKind kind = act->apply ? act->kind : ACTIVATION_RELU;
+    switch (kind) {
+    case ACTIVATION_RELU:
+        return launch_bias_activation_stored<ACTIVATION_RELU>(ctx, c, rows, cols, ldc, bias,
+                                                              act->apply, act->slope, st);
+    case ACTIVATION_LEAKY_RELU:
+        return launch_bias_activation_stored<ACTIVATION_LEAKY_RELU>(ctx, c, rows, cols, ldc, bias,
+                                                                    act->apply, act->slope, st);
+    case ACTIVATION_SIGMOID:
+        return launch_bias_activation_stored<ACTIVATION_SIGMOID>(ctx, c, rows, cols, ldc, bias,
+                                                                 act->apply, act->slope, st);
+    case ACTIVATION_TANH:
+        return launch_bias_activation_stored<ACTIVATION_TANH>(ctx, c, rows, cols, ldc, bias,
+                                                              act->apply, act->slope, st);
+    case ACTIVATION_GELU:
+        return launch_bias_activation_stored<ACTIVATION_GELU>(ctx, c, rows, cols, ldc, bias,
+                                                              act->apply, act->slope, st);
+    default: return unknown_activation(kind, st);
+    }
+}
+
+int cuda_bias_activation_stored(const CudaContext *ctx, DType dtype, void *c, int rows, int cols,
+                                int ldc, const float *bias, const FusedActivation *act,
+                                Status *st) {
+    TRY(cuda_storage_check(dtype, "gemm_bias_activation", st));
+    if (rows <= 0 || cols <= 0) return 0;
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dtype, rc = bias_activation_stored(ctx, (storage_t *)c, rows, cols, ldc,
+                                                             bias, act, st));
+    return rc;
 }
 
 // ---- dropout -----------------------------------------------------------------------

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cuda/cuda_internal.h"
+#include "kernels/cuda/cuda_storage.h"
 
 // ---- GEMM -------------------------------------------------------------------------
 //
@@ -32,13 +32,17 @@
 // order and m/n swap. beta == 0 makes cuBLAS write C without reading it (it may hold NaN),
 // which is what the CPU's BLAS does too.
 //
-// Precision. A, B and C stay f32 in memory (CUDA_R_32F) whatever the precision; the
-// compute type says what cuBLAS may round A and B to on the tensor cores, with products
-// summed in f32 (cuBLAS's "32F_FAST" types): TF32 for tf32; bf16 or TF32 for bf16; fp16 or
-// TF32 for fp16 (cuBLAS picks per shape; both round at least as finely as asked). fp32 is
-// CUBLAS_COMPUTE_32F, which the handle's default math mode keeps off TF32. Naming the type
-// per call, not through the handle's math mode, keeps what a GEMM computes in one place.
-static cublasComputeType_t gemm_compute_type(Precision p) {
+// Precision. With A and B in f32 the compute type says what cuBLAS may round them to on
+// the tensor cores, with products summed in f32 (cuBLAS's "32F_FAST" types): TF32 for
+// tf32; bf16 or TF32 for bf16; fp16 or TF32 for fp16 (cuBLAS picks per shape; both round
+// at least as finely as asked). fp32 is CUBLAS_COMPUTE_32F, which the handle's default
+// math mode keeps off TF32. Naming the type per call, not through the handle's math mode,
+// keeps what a GEMM computes in one place. With A and B stored in bf16 or f16 (16-bit
+// activation storage, GemmArgs's dtypes) there is nothing left to round: CUBLAS_COMPUTE_32F,
+// products summed in f32 and C, f32 or A's type, rounded once; the handle's
+// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION keeps split-K's partial sums in f32 too.
+static cublasComputeType_t gemm_compute_type(Precision p, const GemmArgs *g) {
+    if (g->a_dtype != DTYPE_F32) return CUBLAS_COMPUTE_32F;
     switch (p) {
     case PRECISION_TF32: return CUBLAS_COMPUTE_32F_FAST_TF32;
     case PRECISION_BF16: return CUBLAS_COMPUTE_32F_FAST_16BF;
@@ -47,15 +51,28 @@ static cublasComputeType_t gemm_compute_type(Precision p) {
     }
 }
 
-static int cuda_gemm(const Backend *b, const GemmArgs *g, const float *a, const float *bm,
-                     float *c, Status *st) {
+// The dtypes GemmArgs allows: A and B one of f32, bf16 and f16, the same; C f32 or A's.
+static int gemm_dtypes_check(const GemmArgs *g, Status *st) {
+    TRY(cuda_storage_check(g->a_dtype, "gemm", st));
+    TRY(cuda_storage_check(g->c_dtype, "gemm", st));
+    if (g->b_dtype != g->a_dtype || (g->c_dtype != DTYPE_F32 && g->c_dtype != g->a_dtype))
+        return status_fail(st, STATUS_RUNTIME_ERROR, "gemm: A %s, B %s and C %s: A and B must "
+                           "share a type and C be f32 or that type", dtype_name(g->a_dtype),
+                           dtype_name(g->b_dtype), dtype_name(g->c_dtype));
+    return 0;
+}
+
+static int cuda_gemm(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
+                     void *c, Status *st) {
+    TRY(gemm_dtypes_check(g, st));
     if (g->m <= 0 || g->n <= 0) return 0;  // an empty C: nothing to write
     CudaContext *ctx = cuda_context(b);
     CUBLAS_CHECK(cublasGemmEx(ctx->cublas, g->transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                               g->transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, g->n, g->m, g->k,
-                              &g->alpha, bm, CUDA_R_32F, g->ldb, a, CUDA_R_32F, g->lda,
-                              &g->beta, c, CUDA_R_32F, g->ldc, gemm_compute_type(ctx->precision),
-                              CUBLAS_GEMM_DEFAULT));
+                              &g->alpha, bm, cuda_storage_type(g->b_dtype), g->ldb, a,
+                              cuda_storage_type(g->a_dtype), g->lda, &g->beta, c,
+                              cuda_storage_type(g->c_dtype), g->ldc,
+                              gemm_compute_type(ctx->precision, g), CUBLAS_GEMM_DEFAULT));
     return 0;
 }
 
@@ -69,7 +86,10 @@ static int cuda_gemm(const Backend *b, const GemmArgs *g, const float *a, const 
 // n swapped, each operand keeps its transpose flag and leading dimension). cuBLASLt's bias
 // vector has one value per row of its D, which is column-major n x m here: one per column
 // of our row-major C, what add_bias_rows adds. Compute types as gemm_compute_type picks
-// them from the precision; the scale type (alpha, beta, bias) is f32.
+// them from the precision; the scale type (alpha, beta) is f32, and so is the bias, which
+// cuBLASLt adds before the one rounding of a 16-bit D where its heuristic offers an
+// algorithm for that pairing (where it offers none, the GEMM rounds C and one pass adds
+// the bias and applies the activation: two roundings, cuda_bias_activation_stored).
 //
 // Epilogues used: BIAS, RELU, RELU_BIAS. Not GELU: cuBLASLt's documentation does not say
 // which GELU its epilogue computes, and ours is the exact erf form (PyTorch's default), so
@@ -134,7 +154,8 @@ void cuda_gemm_epilogues_close(CudaContext *ctx) {
 }
 
 static int same_gemm_shape(const GemmArgs *a, const GemmArgs *b) {
-    return a->transpose_a == b->transpose_a && a->transpose_b == b->transpose_b &&
+    return a->a_dtype == b->a_dtype && a->b_dtype == b->b_dtype && a->c_dtype == b->c_dtype &&
+           a->transpose_a == b->transpose_a && a->transpose_b == b->transpose_b &&
            a->m == b->m && a->n == b->n && a->k == b->k && a->lda == b->lda &&
            a->ldb == b->ldb && a->ldc == b->ldc;
 }
@@ -144,8 +165,8 @@ static int same_gemm_shape(const GemmArgs *a, const GemmArgs *b) {
 static int gemm_plan_build(CudaContext *ctx, GemmEpiloguePlan *p, Status *st) {
     const GemmArgs *g = &p->shape;
     CudaGemmEpilogues *e = ctx->gemm_epilogues;
-    CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->operation, gemm_compute_type(ctx->precision),
-                                          CUDA_R_32F));
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->operation,
+                                          gemm_compute_type(ctx->precision, g), CUDA_R_32F));
     cublasOperation_t first_op = g->transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t second_op = g->transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->operation, CUBLASLT_MATMUL_DESC_TRANSA,
@@ -159,11 +180,14 @@ static int gemm_plan_build(CudaContext *ctx, GemmEpiloguePlan *p, Status *st) {
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
             p->operation, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type));
     }
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->first, CUDA_R_32F, g->transpose_b ? g->k : g->n,
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->first, cuda_storage_type(g->b_dtype),
+                                            g->transpose_b ? g->k : g->n,
                                             g->transpose_b ? g->n : g->k, g->ldb));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->second, CUDA_R_32F, g->transpose_a ? g->m : g->k,
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->second, cuda_storage_type(g->a_dtype),
+                                            g->transpose_a ? g->m : g->k,
                                             g->transpose_a ? g->k : g->m, g->lda));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->result, CUDA_R_32F, g->n, g->m, g->ldc));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->result, cuda_storage_type(g->c_dtype), g->n,
+                                            g->m, g->ldc));
     cublasLtMatmulPreference_t preference;
     CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
     uint64_t workspace_bytes = GEMM_EPILOGUE_WORKSPACE_BYTES;
@@ -221,12 +245,17 @@ static int gemm_plan_for(CudaContext *ctx, const GemmArgs *g, int has_bias,
 }
 
 // The bias and activation as separate passes over C (rows one at a time when C has
-// padding columns, since both kernels take packed rows).
+// padding columns, since both kernels take packed rows); over a 16-bit C, one pass.
 static int epilogue_unfused(const Backend *b, const GemmArgs *g, const float *bias,
-                            const FusedActivation *act, float *c, Status *st) {
+                            const FusedActivation *act, void *c, Status *st) {
+    if (g->c_dtype != DTYPE_F32) {
+        if (!bias && !act->apply) return 0;
+        return cuda_bias_activation_stored(cuda_context(b), g->c_dtype, c, g->m, g->n, g->ldc,
+                                           bias, act, st);
+    }
     int packed = g->ldc == g->n;
     for (int r = 0; r < (packed ? 1 : g->m); r++) {
-        float *rows = c + (size_t)r * g->ldc;
+        float *rows = (float *)c + (size_t)r * g->ldc;
         int count = packed ? g->m : 1;
         if (bias) TRY(b->add_bias_rows(b, rows, bias, count, g->n, st));
         if (act->apply)
@@ -249,9 +278,10 @@ static int epilogue_aligned(const void *a, const void *bm, const void *bias, con
     return (((uintptr_t)a | (uintptr_t)bm | (uintptr_t)bias | (uintptr_t)c) & mask) == 0;
 }
 
-static int cuda_gemm_bias_activation(const Backend *b, const GemmArgs *g, const float *a,
-                                     const float *bm, const float *bias,
-                                     const FusedActivation *act, float *c, Status *st) {
+static int cuda_gemm_bias_activation(const Backend *b, const GemmArgs *g, const void *a,
+                                     const void *bm, const float *bias,
+                                     const FusedActivation *act, void *c, Status *st) {
+    TRY(gemm_dtypes_check(g, st));
     if (g->m <= 0 || g->n <= 0) return 0;
     int relu = act->apply && act->kind == ACTIVATION_RELU;
     if ((!bias && !relu) || !epilogue_aligned(a, bm, bias, c)) {
@@ -334,8 +364,8 @@ static int cuda_add_bias_rows(const Backend *b, float *y, const float *bias, int
 static const unsigned SUM_ROW_THREADS = 16;
 static const size_t SUM_ROWS_SHARED_BYTES = sizeof(float[SUM_ROW_THREADS][COL_THREADS]);
 
-__global__ static void sum_rows_kernel(float *out, const float *x, int rows, int cols,
-                                       float beta) {
+template <typename T>
+__global__ static void sum_rows_kernel(float *out, const T *x, int rows, int cols, float beta) {
     __shared__ float partial[SUM_ROW_THREADS][COL_THREADS];  // SUM_ROWS_SHARED_BYTES
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
     // The loop bound depends only on blockIdx, so every thread of the block runs the same
@@ -344,7 +374,8 @@ __global__ static void sum_rows_kernel(float *out, const float *x, int rows, int
         size_t c = tile * COL_THREADS + tx;
         float sum = 0.0f;
         if (c < (size_t)cols)
-            for (size_t r = ty; r < (size_t)rows; r += SUM_ROW_THREADS) sum += x[r * cols + c];
+            for (size_t r = ty; r < (size_t)rows; r += SUM_ROW_THREADS)
+                sum += storage_load(x, r * cols + c);
         partial[ty][tx] = sum;
         __syncthreads();
         for (unsigned half = SUM_ROW_THREADS / 2; half > 0; half /= 2) {
@@ -359,19 +390,76 @@ __global__ static void sum_rows_kernel(float *out, const float *x, int rows, int
     }
 }
 
-static int cuda_sum_rows(const Backend *b, float *out, const float *x, int rows, int cols,
-                         float beta, Status *st) {
+template <typename T>
+static int launch_sum_rows(const CudaContext *ctx, float *out, const T *x, int rows, int cols,
+                           float beta, Status *st) {
+    dim3 block(COL_THREADS, SUM_ROW_THREADS);
+    unsigned grid = cuda_blocks_capped((size_t)cols, COL_THREADS);
+    CUDA_CHECK_CONFIG(ctx, "sum_rows_kernel", grid, block, SUM_ROWS_SHARED_BYTES,
+                      (size_t)rows * cols, 64);
+    sum_rows_kernel<T><<<grid, block, 0, ctx->stream>>>(out, x, rows, cols, beta);
+    CUDA_CHECK_LAUNCH("sum_rows_kernel");
+    return 0;
+}
+
+static int cuda_sum_rows(const Backend *b, float *out, const void *x, DType x_dtype, int rows,
+                         int cols, float beta, Status *st) {
+    TRY(cuda_storage_check(x_dtype, "sum_rows", st));
     // rows == 0 still has work: out = beta * out (or 0), as on the CPU.
     if (cols <= 0) return 0;
     if (rows < 0) rows = 0;
-    dim3 block(COL_THREADS, SUM_ROW_THREADS);
-    unsigned grid = cuda_blocks_capped((size_t)cols, COL_THREADS);
-    CudaContext *ctx = cuda_context(b);
-    CUDA_CHECK_CONFIG(ctx, "sum_rows_kernel", grid, block, SUM_ROWS_SHARED_BYTES,
-                      (size_t)rows * cols, 64);
-    sum_rows_kernel<<<grid, block, 0, ctx->stream>>>(out, x, rows, cols, beta);
-    CUDA_CHECK_LAUNCH("sum_rows_kernel");
+    const CudaContext *ctx = cuda_context(b);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(x_dtype, rc = launch_sum_rows(ctx, out, (const storage_t *)x, rows, cols,
+                                                        beta, st));
+    return rc;
+}
+
+// ---- storage conversion ------------------------------------------------------------
+//
+// dst = (accumulate ? dst : 0) + src, each in its own storage type: widened, added in f32
+// and rounded once on the store, as cpu_convert does, so the two agree bitwise.
+template <typename S, typename D>
+__global__ static void convert_kernel(const S *src, D *dst, size_t n, int accumulate) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float value = storage_load(src, i);
+        if (accumulate) value = storage_load(dst, i) + value;
+        storage_store(dst, i, value);
+    }
+}
+
+template <typename S, typename D>
+static int launch_convert(const CudaContext *ctx, const S *src, D *dst, size_t n, int accumulate,
+                          Status *st) {
+    unsigned grid = cuda_blocks_for(n);
+    CUDA_CHECK_CONFIG(ctx, "convert_kernel", grid, CUDA_THREADS, 0, n, 64);
+    convert_kernel<S, D><<<grid, CUDA_THREADS, 0, ctx->stream>>>(src, dst, n, accumulate);
+    CUDA_CHECK_LAUNCH("convert_kernel");
     return 0;
+}
+
+// The destination's type picked once the source's is known (CUDA_STORAGE_DISPATCH names
+// its type storage_t, so the outer one is renamed before the inner one shadows it).
+template <typename S>
+static int launch_convert_from(const CudaContext *ctx, const S *src, void *dst, DType dst_dtype,
+                               size_t n, int accumulate, Status *st) {
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dst_dtype, rc = launch_convert(ctx, src, (storage_t *)dst, n,
+                                                         accumulate, st));
+    return rc;
+}
+
+static int cuda_convert(const Backend *b, const void *src, DType src_dtype, void *dst,
+                        DType dst_dtype, size_t n, int accumulate, Status *st) {
+    TRY(cuda_storage_check(src_dtype, "convert", st));
+    TRY(cuda_storage_check(dst_dtype, "convert", st));
+    if (n == 0) return 0;
+    const CudaContext *ctx = cuda_context(b);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(src_dtype, rc = launch_convert_from(ctx, (const storage_t *)src, dst,
+                                                              dst_dtype, n, accumulate != 0, st));
+    return rc;
 }
 
 // y += x: one read of each, one write, a plain grid-stride loop. The add is a single
@@ -397,5 +485,6 @@ void cuda_register_gemm_ops(Backend *table) {
     table->gemm_bias_activation = cuda_gemm_bias_activation;
     table->add_bias_rows = cuda_add_bias_rows;
     table->sum_rows = cuda_sum_rows;
+    table->convert = cuda_convert;
     table->accumulate = cuda_accumulate;
 }

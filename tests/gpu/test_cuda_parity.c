@@ -2339,6 +2339,219 @@ static void test_optimizers_multi(void) {
 
 // ---- driver --------------------------------------------------------------------------------
 
+// ---- activations stored in bf16 or f16 (--precision bf16|fp16) --------------------------
+//
+// The ops that read or write 16-bit activations, against the CPU reference on the same
+// 16-bit inputs. Both widen exactly and compute in f32, so what differs is the f32
+// arithmetic's order (1e-4 of the magnitude, as in the fp32 pass) and then, for a 16-bit
+// result, the one rounding to nearest even of two values that close: up to one unit in
+// the last place apart, 2^-8 of the value in bf16, 2^-11 in f16. storage_rtol holds it to
+// twice that plus the f32 part; a wrong index or a missed rounding is off by far more.
+static DType storage_dtype = DTYPE_BF16;
+
+static double storage_rtol(DType result) {
+    if (result == DTYPE_BF16) return 2.0 / 256.0 + FP32_RTOL;
+    if (result == DTYPE_F16) return 2.0 / 2048.0 + FP32_RTOL;
+    return FP32_RTOL;
+}
+
+// x rounded to `dtype` in place (so the reference and the magnitudes see the stored
+// values), and those values as the device stores them: 2 bytes each, or x itself for f32.
+static void *stored(float *x, size_t n, DType dtype) {
+    if (dtype == DTYPE_F32) return x;
+    uint16_t *bits = host_alloc((n ? n : 1) * sizeof *bits);
+    for (size_t i = 0; i < n; i++) {
+        bits[i] = dtype == DTYPE_BF16 ? f32_to_bf16(x[i]) : f32_to_f16(x[i]);
+        x[i] = dtype == DTYPE_BF16 ? bf16_to_f32(bits[i]) : f16_to_f32(bits[i]);
+    }
+    return bits;
+}
+
+// n values stored as `dtype` (host memory), widened to f32.
+static float *widened(const void *x, size_t n, DType dtype) {
+    if (dtype == DTYPE_F32) return copy_of(x, n);
+    float *out = floats(n);
+    const uint16_t *bits = x;
+    for (size_t i = 0; i < n; i++)
+        out[i] = dtype == DTYPE_BF16 ? bf16_to_f32(bits[i]) : f16_to_f32(bits[i]);
+    return out;
+}
+
+// n device values stored as `dtype`, widened to f32.
+static float *fetch_widened(const void *d, size_t n, DType dtype) {
+    void *host = host_alloc((n ? n : 1) * dtype_size(dtype));
+    download(host, d, n * dtype_size(dtype));
+    return widened(host, n, dtype);
+}
+
+// A GEMM or a fused GEMM with A and B in storage_dtype and C in c_dtype (f32 or the same).
+static void gemm16_case(int ta, int tb, int m, int n, int k, float beta, int with_bias,
+                        const FusedActivation *act, DType c_dtype) {
+    snprintf(shape, sizeof shape, "%s ta=%d tb=%d m=%d n=%d k=%d beta=%g bias=%d act=%s C %s",
+             dtype_name(storage_dtype), ta, tb, m, n, k, beta, with_bias, fused_name(act),
+             dtype_name(c_dtype));
+    Status st;
+    status_clear(&st);
+    int a_rows = ta ? k : m, a_cols = ta ? m : k, b_rows = tb ? n : k, b_cols = tb ? k : n;
+    size_t na = (size_t)a_rows * a_cols, nb = (size_t)b_rows * b_cols, nc = (size_t)m * n;
+    size_t c_bytes = nc * dtype_size(c_dtype);
+    float *a = uniform(na, -1.0f, 1.0f), *bm = uniform(nb, -1.0f, 1.0f);
+    float *bias = uniform((size_t)n, -1.0f, 1.0f);
+    float *c0 = uniform(nc, -1.0f, 1.0f);
+    void *a16 = stored(a, na, storage_dtype), *b16 = stored(bm, nb, storage_dtype);
+    void *c16 = stored(c0, nc, c_dtype);
+    void *da = dev_copy(a16, na * dtype_size(storage_dtype));
+    void *db = dev_copy(b16, nb * dtype_size(storage_dtype));
+    void *dc = beta == 0.0f ? dev_poisoned(c_bytes) : dev_copy(c16, c_bytes);
+    float *dbias = with_bias ? dev_floats(bias, (size_t)n) : NULL;
+    GemmArgs args = {.transpose_a = ta, .transpose_b = tb, .m = m, .n = n, .k = k,
+                     .lda = a_cols, .ldb = b_cols, .ldc = n, .alpha = 1.0f, .beta = beta,
+                     .a_dtype = storage_dtype, .b_dtype = storage_dtype, .c_dtype = c_dtype};
+    const char *op = act ? "gemm_bias_activation" : "gemm";
+    int rc = act ? GPU_CALL(gemm_bias_activation, &args, da, db, dbias, act, dc)
+                 : GPU_CALL(gemm, &args, da, db, dc);
+    if (rc) return;
+    void *want16 = host_alloc(c_bytes);
+    memcpy(want16, c16, c_bytes);
+    if (act ? CPU_CALL(gemm_bias_activation, &args, a16, b16, with_bias ? bias : NULL, act, want16)
+            : CPU_CALL(gemm, &args, a16, b16, want16))
+        return;
+    float *want = widened(want16, nc, c_dtype);
+    float *cmag = beta == 0.0f ? zeros(nc) : absolute(c0, nc);
+    GemmArgs magnitude = args;
+    magnitude.beta = fabsf(beta);
+    magnitude.a_dtype = magnitude.b_dtype = magnitude.c_dtype = DTYPE_F32;
+    FusedActivation none = {0};
+    CPU_CALL(gemm_bias_activation, &magnitude, absolute(a, na), absolute(bm, nb),
+             with_bias ? absolute(bias, (size_t)n) : NULL, &none, cmag);
+    double saved = rtol;
+    rtol = storage_rtol(c_dtype);
+    compare(op, "C", fetch_widened(dc, nc, c_dtype), want, fused_magnitude(cmag, want, nc), nc);
+    rtol = saved;
+}
+
+static void sum_rows16_case(int rows, int cols, float beta) {
+    snprintf(shape, sizeof shape, "%s rows=%d cols=%d beta=%g", dtype_name(storage_dtype), rows,
+             cols, beta);
+    Status st;
+    status_clear(&st);
+    size_t n = (size_t)rows * cols;
+    float *x = uniform(n, -1.0f, 1.0f);
+    void *x16 = stored(x, n, storage_dtype);
+    float *out0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
+    void *dx = dev_copy(x16, n * dtype_size(storage_dtype));
+    float *dout = dev_floats(out0, (size_t)cols);
+    if (GPU_CALL(sum_rows, dout, dx, storage_dtype, rows, cols, beta)) return;
+    float *want = copy_of(out0, (size_t)cols);
+    float *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(out0, (size_t)cols);
+    CPU_CALL(sum_rows, want, x16, storage_dtype, rows, cols, beta);
+    CPU_CALL(sum_rows, mag, absolute(x, n), DTYPE_F32, rows, cols, fabsf(beta));
+    compare("sum_rows", "out", fetch(dout, (size_t)cols), want, mag, (size_t)cols);
+}
+
+// convert widens, adds in f32 and rounds once on both backends: bit for bit equal.
+static void convert_case(DType from, DType to, size_t n, int accumulate) {
+    snprintf(shape, sizeof shape, "%s -> %s n=%zu accumulate=%d", dtype_name(from),
+             dtype_name(to), n, accumulate);
+    Status st;
+    status_clear(&st);
+    float *src = uniform(n, -3.0f, 3.0f), *dst0 = uniform(n, -3.0f, 3.0f);
+    void *src_stored = stored(src, n, from), *dst_stored = stored(dst0, n, to);
+    size_t dst_bytes = n * dtype_size(to);
+    void *d_src = dev_copy(src_stored, n * dtype_size(from));
+    void *d_dst = accumulate ? dev_copy(dst_stored, dst_bytes) : dev_poisoned(dst_bytes);
+    if (GPU_CALL(convert, d_src, from, d_dst, to, n, accumulate)) return;
+    void *want = host_alloc(dst_bytes ? dst_bytes : 1);
+    memcpy(want, dst_stored, dst_bytes);
+    if (CPU_CALL(convert, src_stored, from, want, to, n, accumulate)) return;
+    compare_exact("convert", "dst", fetch_widened(d_dst, n, to), widened(want, n, to), n, 0, 0);
+}
+
+static void activation_bias_backward16_case(const FusedActivation *act, int rows, int cols,
+                                            float beta, int with_bias) {
+    snprintf(shape, sizeof shape, "%s %s rows=%d cols=%d beta=%g bias=%d",
+             dtype_name(storage_dtype), fused_name(act), rows, cols, beta, with_bias);
+    Status st;
+    status_clear(&st);
+    size_t n = (size_t)rows * cols, bytes = n * dtype_size(storage_dtype);
+    float *x = activation_inputs(n), *y = floats(n), *dy = uniform(n, -1.0f, 1.0f);
+    if (CPU_CALL(activation_forward, act->kind, act->slope, x, y, n)) return;
+    void *y16 = stored(y, n, storage_dtype), *dy16 = stored(dy, n, storage_dtype);
+    float *db0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
+    void *d_y = dev_copy(y16, bytes), *d_dy = dev_copy(dy16, bytes), *d_dx = dev_poisoned(bytes);
+    float *d_db = with_bias ? dev_floats(db0, (size_t)cols) : NULL;
+    if (GPU_CALL(activation_bias_backward, act, storage_dtype, d_y, d_dy, d_dx, d_db, rows, cols,
+                 beta))
+        return;
+    void *want_dx = host_alloc(bytes);
+    float *want_db = copy_of(db0, (size_t)cols);
+    if (CPU_CALL(activation_bias_backward, act, storage_dtype, y16, dy16, want_dx,
+                 with_bias ? want_db : NULL, rows, cols, beta))
+        return;
+    double saved = rtol;
+    rtol = storage_rtol(storage_dtype);
+    compare("activation_bias_backward", "dx", fetch_widened(d_dx, n, storage_dtype),
+            widened(want_dx, n, storage_dtype), absolute(dy, n), n);
+    rtol = saved;
+    if (!with_bias) return;
+    // The bias gradient sums the unrounded f32 dx on both: the fp32 tolerance.
+    float *dx_f32 = floats(n), *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(db0, (size_t)cols);
+    CPU_CALL(activation_bias_backward, act, DTYPE_F32, y, dy, dx_f32, NULL, rows, cols, 0.0f);
+    CPU_CALL(sum_rows, mag, absolute(dx_f32, n), DTYPE_F32, rows, cols, fabsf(beta));
+    compare("activation_bias_backward", "dbias", fetch(d_db, (size_t)cols), want_db, mag,
+            (size_t)cols);
+}
+
+static void test_storage16(void) {
+    static const int gemm_shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {33, 1, 17}, {64, 10, 33},
+                                         {128, 256, 784}, {129, 257, 1025}, {1024, 10, 256}};
+    static const float betas[] = {0.0f, 1.0f};
+    for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; s++)
+        for (int t = 0; t < 4; t++)
+            for (size_t b = 0; b < sizeof betas / sizeof betas[0]; b++)
+                for (int c16 = 0; c16 < 2; c16++) {
+                    gemm16_case(t & 1, t >> 1, gemm_shapes[s][0], gemm_shapes[s][1],
+                                gemm_shapes[s][2], betas[b], 0, NULL,
+                                c16 ? storage_dtype : DTYPE_F32);
+                    end_case();
+                }
+    // A dense layer's forward (C = act(x W^T + bias), C in the storage type) for every
+    // fused activation, and its dW (C f32 from 16-bit dy and x).
+    for (int a = 0; a < FUSED_ACTIVATIONS; a++)
+        for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; s++) {
+            gemm16_case(0, 1, gemm_shapes[s][0], gemm_shapes[s][1], gemm_shapes[s][2], 0.0f, 1,
+                        &fused_activations[a], storage_dtype);
+            end_case();
+        }
+    gemm16_case(0, 1, 65, 33, 17, 1.0f, 1, &fused_activations[1], DTYPE_F32);
+    end_case();
+    static const int sum_shapes[][2] = {{1, 1}, {4, 6}, {4096, 10}, {129, 1000}, {60000, 1}};
+    for (size_t s = 0; s < sizeof sum_shapes / sizeof sum_shapes[0]; s++)
+        for (size_t b = 0; b < sizeof betas / sizeof betas[0]; b++) {
+            sum_rows16_case(sum_shapes[s][0], sum_shapes[s][1], betas[b]);
+            end_case();
+        }
+    static const DType types[] = {DTYPE_F32, DTYPE_BF16, DTYPE_F16};
+    static const size_t lengths[] = {1, 1000, BIG_N};
+    for (int from = 0; from < 3; from++)
+        for (int to = 0; to < 3; to++)
+            for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+                convert_case(types[from], types[to], lengths[l], (int)(l & 1));
+                end_case();
+            }
+    static const int act_shapes[][2] = {{1, 1}, {3, 5}, {129, 257}, {1024, 256}};
+    for (int a = 1; a < FUSED_ACTIVATIONS; a++) {
+        if (fused_activations[a].kind == ACTIVATION_GELU) continue;  // not from its output
+        for (size_t s = 0; s < sizeof act_shapes / sizeof act_shapes[0]; s++) {
+            activation_bias_backward16_case(&fused_activations[a], act_shapes[s][0],
+                                            act_shapes[s][1], s & 1 ? 0.5f : 0.0f, 1);
+            end_case();
+        }
+        activation_bias_backward16_case(&fused_activations[a], 37, 41, 0.0f, 0);
+        end_case();
+    }
+}
+
 static void section(const char *name) {
     if (device_broken) return;
     printf("%s: %s\n", pass_name, name);
@@ -2526,6 +2739,10 @@ int main(void) {
         rtol = reduced[i].conv_rtol;
         section("conv2d (inputs rounded to the precision's convolution precision)");
         test_conv(1);
+        rtol = FP32_RTOL;
+        storage_dtype = reduced[i].precision == PRECISION_BF16 ? DTYPE_BF16 : DTYPE_F16;
+        section("activations stored in 16 bits (gemm, sum_rows, convert, activation_bias_backward)");
+        test_storage16();
         cuda_backend_close(b);
     }
 
