@@ -150,7 +150,8 @@ const char *format_count(long value, char *buf, size_t size);
 #define PRECISION_OPTION_SPEC                                                              \
     {"--precision", "fp32|tf32|bf16|fp16", "what GEMMs and convolutions compute in on a GPU " \
                                            "(default: tf32 where the GPU has it, else fp32); " \
-                                           "tensors stay fp32 (docs/cli.md)"}
+                                           "bf16/fp16 also store some activations in 16 bits " \
+                                           "(docs/cli.md)"}
 
 #define NO_FUSE_OPTION_SPEC                                                                \
     {"--no-fuse", NULL, "run each act= activation as its own pass after its dense/conv2d "    \

@@ -82,8 +82,8 @@ static int read_text_file(const char *path, char **out, Status *st) {
     int failed = !text || ferror(f);
     fclose(f);
     if (failed || n > CLASS_FILE_MAX) {
-        free(text);
         if (!text) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        free(text);
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
                        failed ? "cannot read class names" : "class names file is over 1 MB");
         status_hint(st, "--classes takes a file with one class name per line");

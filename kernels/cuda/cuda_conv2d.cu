@@ -746,8 +746,12 @@ static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeo
     TRY(plan_for(ctx, g, &p, st));
     int relu = act->apply && act->kind == ACTIVATION_RELU;
     const ConvChoice *choice = p->direct ? NULL : candidates_pick(&p->forward, workspace_bytes);
-    int fusable = bias && choice && (relu || (!act->apply && choice->algo ==
-                                              CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
+    // A grouped convolution runs unfused: on an H200 (cuDNN 9.19) the fused call on one
+    // with tensor-op math asked for more workspace than cudnnGetConvolutionForwardWorkspaceSize
+    // gives the same algorithm, and failed with CUDNN_STATUS_BAD_PARAM.
+    int fusable = bias && choice && g->groups == 1 &&
+                  (relu || (!act->apply &&
+                            choice->algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
     if (!fusable)
         return conv_forward_unfused(b, g, x, w, bias, act, y, workspace, workspace_bytes, st);
     cudnnActivationDescriptor_t activation = NULL;

@@ -201,8 +201,14 @@ static int gemm_plan_build(CudaContext *ctx, GemmEpiloguePlan *p, Status *st) {
                                                 p->result, p->result, preference, 1, &result,
                                                 &returned);
     cublasLtMatmulPreferenceDestroy(preference);
-    // NOT_SUPPORTED is cuBLASLt's answer for "no algorithm": not an error, a fallback.
-    if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && !returned)) {
+    // NOT_SUPPORTED is cuBLASLt's answer for "no algorithm": not an error, a fallback. With a
+    // 16-bit D and the f32 bias, cuBLAS 13.1 on an H200 answers INVALID_VALUE instead (the
+    // pairing is not one it implements): the same fallback, for 16-bit D only, so that a
+    // wrong f32 descriptor still shows as the error it is.
+    int refused_pairing = status == CUBLAS_STATUS_INVALID_VALUE && p->has_bias &&
+                          g->c_dtype != DTYPE_F32;
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED || refused_pairing ||
+        (status == CUBLAS_STATUS_SUCCESS && !returned)) {
         p->unsupported = 1;
         return 0;
     }

@@ -2388,8 +2388,8 @@ static float *fetch_widened(const void *d, size_t n, DType dtype) {
 static void gemm16_case(int ta, int tb, int m, int n, int k, float beta, int with_bias,
                         const FusedActivation *act, DType c_dtype) {
     snprintf(shape, sizeof shape, "%s ta=%d tb=%d m=%d n=%d k=%d beta=%g bias=%d act=%s C %s",
-             dtype_name(storage_dtype), ta, tb, m, n, k, beta, with_bias, fused_name(act),
-             dtype_name(c_dtype));
+             dtype_name(storage_dtype), ta, tb, m, n, k, beta, with_bias,
+             act ? fused_name(act) : "(plain gemm)", dtype_name(c_dtype));
     Status st;
     status_clear(&st);
     int a_rows = ta ? k : m, a_cols = ta ? m : k, b_rows = tb ? n : k, b_cols = tb ? k : n;

