@@ -10,7 +10,8 @@
 // update), S is halved, and the log says so. After LOSS_SCALE_GROWTH_INTERVAL clean steps
 // in a row S doubles, to find again the largest scale that does not overflow.
 //
-// Parameters, their gradients and the optimizer state stay f32 throughout; the backend
+// Parameters, their gradients and the optimizer state stay f32 throughout (activations may
+// be f16: an overflow there reaches the parameter gradients as inf or NaN); the backend
 // independent part (the state machine, the check and the division) is here, and the CPU
 // backend runs it too (tests/unit/test_loss_scale.c).
 #ifndef TRAINER_LOSS_SCALE_H

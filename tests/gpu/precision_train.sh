@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # On a GPU: training in bf16 and fp16 (--precision; GEMM and convolution inputs rounded,
-# fp32 storage and sums, loss scaling for fp16) reaches the accuracy of fp32 training:
-# mlp and lenet, 3 epochs on the first 20,000 Fashion-MNIST training images, each test
-# accuracy on the whole test split within 0.5 points of the same run in fp32 (same seed,
-# same order). Rounding changes the trajectory, not where it goes; a precision that broke
+# 16-bit activation storage where graph_set_storage puts it, fp32 master weights and sums,
+# loss scaling for fp16) reaches the accuracy of fp32 training: mlp and lenet, 3 epochs on
+# the first 20,000 Fashion-MNIST training images, each test accuracy on the whole test
+# split at least that of the same run in fp32 (same seed, same order) less 0.5 points. Rounding changes the trajectory, not where it goes; a precision that broke
 # the math (a wrong compute type, lost gradients) loses far more than half a point.
 # Skipped (exit 77) without a usable GPU or without Fashion-MNIST; bf16 below compute
 # capability 8.0 is checked to be refused instead.
@@ -43,9 +43,11 @@ for model in ${PRECISION_MODELS:-mlp lenet}; do
             "$model: the header says it computes in $precision"
         accuracy=$(test_accuracy)
         skipped=$(grep -c 'step skipped' <<<"$err")
-        if awk -v a="$accuracy" -v r="$reference" 'BEGIN { d = a - r; exit !(d >= -0.005 && d <= 0.005) }'
-        then pass "$model $precision test accuracy $accuracy within 0.5 points of fp32's $reference ($skipped steps skipped)"
-        else fail "$model $precision test accuracy $accuracy within 0.5 points of fp32's $reference" \
+        # Reaching fp32's accuracy is the bar: a run that ends above it passes (an H200 gave
+        # lenet in fp16 0.8669 against fp32's 0.8619, a different rounding's luck).
+        if awk -v a="$accuracy" -v r="$reference" 'BEGIN { exit !(a - r >= -0.005) }'
+        then pass "$model $precision test accuracy $accuracy reaches fp32's $reference less 0.5 points ($skipped steps skipped)"
+        else fail "$model $precision test accuracy $accuracy below fp32's $reference less 0.5 points" \
             "$skipped steps skipped by loss scaling"; fi
     done
 done
