@@ -61,11 +61,14 @@ _device_deps_env() {
   _device_deps_prepend LD_LIBRARY_PATH "$lib"
   _device_deps_prepend LD_LIBRARY_PATH "$lib/openblas-pthread"
   export TRAINER_FASHION_MNIST_DIR=$root/usr/share/datasets/fashion-mnist
-  # Open MPI unpacked under $root, unless the machine has an MPI of its own. Debian names
+  # Open MPI unpacked under $root, even where the machine has an MPI of its own: the
+  # libraries above come first on LD_LIBRARY_PATH, so another mpirun would load its
+  # plugins against our PMIx (the H200 of 2026-11-26 had an Open MPI in /usr whose
+  # mca_pmix_ext3x.so then failed: "undefined symbol: PMIx_Info_create"). Debian names
   # its programs mpirun.openmpi (the plain names are alternatives its install script would
   # make); OPAL_PREFIX and PMIX_INSTALL_PREFIX relocate what Open MPI and PMIx look up
   # under /usr (their plugins, help texts, mpicc's flags, which CMake's FindMPI reads).
-  if ! command -v mpirun >/dev/null 2>&1 && [ -x "$root/usr/bin/mpirun.openmpi" ]; then
+  if [ -x "$root/usr/bin/mpirun.openmpi" ]; then
     for f in mpirun mpiexec mpicc; do ln -sf "$f.openmpi" "$root/usr/bin/$f"; done
     export OPAL_PREFIX=$root/usr PMIX_INSTALL_PREFIX=$lib/pmix2
     _device_deps_prepend PATH "$root/usr/bin"
