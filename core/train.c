@@ -136,7 +136,8 @@ static size_t reserved_bytes(const TrainRun *run) {
 
 // Out of memory with one sample per pass: the error shows the plan for that one sample,
 // so the user sees what does not fit (the fixed part: parameters, gradients, optimizer
-// state) beside the budget.
+// state; and the convolutions' workspace, which on a GPU is what cuDNN's fastest
+// algorithms ask for and need not shrink with the batch) beside the budget.
 static int cannot_split(const TrainRun *run, const Replica *failed, const Status *cause,
                         Status *st) {
     *st = *cause;
@@ -146,27 +147,36 @@ static int cannot_split(const TrainRun *run, const Replica *failed, const Status
     MemoryPlan plan;
     Status plan_status;
     status_clear(&plan_status);
-    char text[400] = "";
+    char text[480] = "", workspace[32] = "";
+    int workspace_dominates = 0;  // more workspace than one sample's activations
     if (memory_plan(failed->graph, a->backend, &options, &plan, &plan_status) == 0) {
         char total[32], fixed[32], state[32], per_sample[32], budget[32] = "none";
         if (a->limit) alloc_format_bytes(a->limit, budget, sizeof budget);
+        if (plan.workspace) alloc_format_bytes(plan.workspace, workspace, sizeof workspace);
         snprintf(text, sizeof text, " (the plan for one sample: %s in all; parameters and their "
-                 "gradients %s, optimizer state %s, activations and their gradients %s; limit %s)",
+                 "gradients %s, optimizer state %s, activations and their gradients %s%s%s; "
+                 "limit %s)",
                  alloc_format_bytes(plan.total, total, sizeof total),
                  alloc_format_bytes(plan.parameters + plan.gradients, fixed, sizeof fixed),
                  alloc_format_bytes(plan.optimizer_state, state, sizeof state),
                  alloc_format_bytes(plan.activations + plan.activation_gradients, per_sample,
                                     sizeof per_sample),
-                 budget);
+                 workspace[0] ? ", convolution workspace " : "", workspace, budget);
+        workspace_dominates = plan.workspace > plan.activations + plan.activation_gradients;
         memory_plan_free(&plan);
     }
     char message[sizeof st->message];
     snprintf(message, sizeof message, "%.600s; even one sample per pass does not fit%s",
              cause->message, text);
     snprintf(st->message, sizeof st->message, "%s", message);
-    status_hint(st, "the parameters and optimizer state leave no room for one sample's "
-                    "activations: raise --memory-limit; `trainer check MODEL --batch 1` shows "
-                    "the plan layer by layer");
+    if (workspace_dominates)
+        status_hint(st, "the parameters, optimizer state and the convolutions' workspace (%s at "
+                        "one sample) leave no room: raise --memory-limit; `trainer check MODEL "
+                        "--batch 1` shows the plan layer by layer", workspace);
+    else
+        status_hint(st, "the parameters and optimizer state leave no room for one sample's "
+                        "activations: raise --memory-limit; `trainer check MODEL --batch 1` "
+                        "shows the plan layer by layer");
     return STATUS_OUT_OF_MEMORY;
 }
 
