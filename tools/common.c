@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/lever.h"
 #include "base/suggest.h"
 #include "core/checkpoint.h"
 #include "core/precision_check.h"
@@ -126,6 +127,11 @@ int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const
         snprintf(name, sizeof name, "%s", d->name);
         device_close(d);
         return refuse_levers_on_cpu(name, st);
+    }
+    if (options.disabled_levers) {
+        char names[256];
+        print_notice("%s: CUDA levers off (--without): %s", d->name,
+                     lever_set_format(options.disabled_levers, names, sizeof names));
     }
     return 0;
 }
