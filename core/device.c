@@ -76,7 +76,8 @@ static int open_cuda(const DeviceOptions *options, int ordinal, Device *d, Statu
     // before any kernel, naming the layer; the device itself stays usable (trainer check).
     if (d->compute && precision_on_gpu(asked, d->compute) == PRECISION_DEFAULT)
         asked = PRECISION_FP32;
-    CudaBackendOptions cuda = {.ordinal = ordinal, .precision = asked, .allow_tf32 = 1};
+    CudaBackendOptions cuda = {.ordinal = ordinal, .precision = asked, .allow_tf32 = 1,
+                               .disabled_levers = options->disabled_levers};
     const Backend *backend = NULL;
     if (cuda_backend_open(&cuda, &backend, st)) {
         char message[sizeof st->message];
@@ -96,6 +97,7 @@ static int open_cuda(const DeviceOptions *options, int ordinal, Device *d, Statu
     d->backend = backend;
     d->owns_backend = 1;
     d->precision = cuda_backend_precision(backend);
+    d->disabled_levers = options->disabled_levers;
     snprintf(d->name, sizeof d->name, "%s", backend->name);
     size_t limit = 0;
     if (options->memory_limit)

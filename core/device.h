@@ -2,6 +2,7 @@
 #ifndef TRAINER_DEVICE_H
 #define TRAINER_DEVICE_H
 
+#include "base/lever.h"
 #include "base/precision.h"
 #include "core/alloc.h"
 #include "kernels/backend.h"
@@ -16,6 +17,7 @@ typedef struct Device {
     Precision precision;
     char gpu[256];       // the GPU's name ("NVIDIA H100 80GB HBM3"); "" on the CPU
     int compute;         // its compute capability times ten (90 for 9.0); 0 on the CPU
+    unsigned disabled_levers;  // the CUDA levers turned off (base/lever.h); 0 on the CPU
 } Device;
 
 typedef struct DeviceOptions {
@@ -32,6 +34,9 @@ typedef struct DeviceOptions {
     // The GPU that "auto" and "cuda" mean: 0, or an mpirun process's local rank, so that
     // the processes on one host take one GPU each.
     int default_ordinal;
+    // CUDA levers to turn off (base/lever.h's set), to measure each alone; the CPU has
+    // none, and tools/ refuses a non-empty set there before opening it.
+    unsigned disabled_levers;
 } DeviceOptions;
 
 // Opens the device `options->spec` names. `notice` receives a one-line message for the

@@ -35,9 +35,15 @@ the build leaves; its results (compare-gpu.tsv) and tables (compare-gpu.md) are 
 Make the docs' table from them where the repository is:
   python3 bench/gpu_table.py --write docs/benchmarks.md compare-gpu.tsv
 
+With --levers, only the build and then bench/levers_gpu.sh (each GPU lever alone: lenet
+and cnn-bn at batch 1024 with all on, each `--without LEVER`, --no-fuse and --cuda-graph
+on) in the time the build leaves; its results (levers-gpu.jsonl) and tables
+(levers-gpu.md) are in the logs, and in $OUT.
+
 options:
   --quick           skip the PyTorch comparison and the sanitizers
   --compare         build, then issue 15's comparison only (above)
+  --levers          build, then each lever alone only (above)
   --no-bench        skip the PyTorch comparison
   --no-sanitize     skip compute-sanitizer
   --build-dir DIR   build folder (default build-gpu)
@@ -63,11 +69,13 @@ budget=540
 run_bench=1
 run_sanitize=1
 run_compare=0
+run_levers=0
 while [ $# -gt 0 ]; do
   case $1 in
   -h | --help) usage; exit 0 ;;
   --quick) run_bench=0 run_sanitize=0 ;;
   --compare) run_compare=1 ;;
+  --levers) run_levers=1 ;;
   --no-bench) run_bench=0 ;;
   --no-sanitize) run_sanitize=0 ;;
   --build-dir | --logs | --budget)
@@ -483,6 +491,23 @@ step_compare() {
   fi
 }
 
+# Each lever alone (bench/levers_gpu.sh) in whatever time the build left.
+step_levers() {
+  local log results=$log_dir/levers-gpu.jsonl
+  needs_build levers && can_start levers || return
+  new_log levers-gpu
+  rm -f "$results"
+  local left
+  left=$(time_left 999999)
+  run_logged "$log" "$left" env "BUILD=$build_dir" bash bench/levers_gpu.sh \
+    -s "$((left > 40 ? left - 15 : 25))" -o "$results"
+  if [ "$step_rc" -ne 0 ]; then
+    record levers FAIL "$step_secs" "" "" "$(why_failed "$log"); tables in $log_dir/levers-gpu.md"
+  else
+    record levers PASS "$step_secs" "" "" "tables in $log_dir/levers-gpu.md"
+  fi
+}
+
 find_sanitizer() {
   local c
   for c in "$(command -v compute-sanitizer 2>/dev/null)" /usr/local/cuda/bin/compute-sanitizer \
@@ -583,6 +608,8 @@ step_deps
 step_build
 if [ "$run_compare" = 1 ]; then
   step_compare
+elif [ "$run_levers" = 1 ]; then
+  step_levers
 else
   step_doctor
   step_ctest

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/lever.h"
 #include "tools/cli.h"
 
 // A measured figure or a peak: a positive finite number, or null (unknown). Never 0.
@@ -153,7 +154,15 @@ static cJSON *layers_json(const BenchTrainReport *r) {
     return layers;
 }
 
-static cJSON *train_json(const BenchTrainReport *r, int repeats) {
+static cJSON *levers_json(unsigned disabled) {
+    cJSON *off = cJSON_CreateArray();
+    for (int i = 0; i < LEVER_COUNT; i++)
+        if (lever_off(disabled, (Lever)i))
+            cJSON_AddItemToArray(off, cJSON_CreateString(lever_names[i]));
+    return off;
+}
+
+static cJSON *train_json(const BenchTrainReport *r, int repeats, unsigned disabled_levers) {
     cJSON *train = cJSON_CreateObject();
     json_add_text(train, "model", r->model);
     cJSON_AddNumberToObject(train, "batch", r->batch);
@@ -166,6 +175,7 @@ static cJSON *train_json(const BenchTrainReport *r, int repeats) {
     cJSON_AddItemToObject(train, "repeat_samples_per_second", each);
     add_figure(train, "step_ms", r->step_ms);
     if (r->cuda_graph[0]) json_add_text(train, "cuda_graph", r->cuda_graph);
+    cJSON_AddItemToObject(train, "levers_off", levers_json(disabled_levers));
     add_figure(train, "forward_flops_per_sample", r->forward_flops_per_sample);
     add_figure(train, "tflops", r->tflops);
     json_add_text(train, "precision", bench_precision_name(r->precision));
@@ -193,6 +203,7 @@ cJSON *bench_json(const BenchRun *run) {
     if (run->memory) cJSON_AddItemToObject(root, "memory", memory_json(run->memory));
     if (run->conv) cJSON_AddItemToObject(root, "conv", conv_json(run->conv));
     if (run->train)
-        cJSON_AddItemToObject(root, "train", train_json(run->train, run->options->repeats));
+        cJSON_AddItemToObject(root, "train", train_json(run->train, run->options->repeats,
+                                                      run->disabled_levers));
     return root;
 }

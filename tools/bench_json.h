@@ -15,6 +15,9 @@ typedef struct BenchRun {
     const BenchMemoryReport *memory;
     const BenchConvReport *conv;
     const BenchTrainReport *train;
+    // train: the CUDA levers --without turned off (base/lever.h), as "levers_off" (a list,
+    // empty when all are on) so that a saved result says what it measured.
+    unsigned disabled_levers;
 } BenchRun;
 
 struct cJSON *bench_json(const BenchRun *run);

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/lever.h"
 #include "base/suggest.h"
 #include "core/step_graph.h"
 #include "diagnostics/bench.h"
@@ -37,6 +38,9 @@ static const OptionSpec bench_options[] = {
     CUDA_GRAPH_OPTION_SPEC,
     {"--no-fuse", NULL, "train: run each act= activation as its own pass (to compare with the "
                         "fused default)"},
+    {"--without", "LIST", "train, on a GPU: turn CUDA levers off, to measure each alone: some "
+                          "of bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,"
+                          "gemm-epilogue,conv-fused (docs/cli.md)"},
     {NULL, NULL, NULL},
 };
 
@@ -66,6 +70,7 @@ typedef struct BenchArgs {
     int json;
     int no_fuse;        // train: --no-fuse
     int fused_layers;   // train: layers that run their act= activation (graph_fuse_activations)
+    unsigned disabled_levers;  // train: --without, as the device opened with it
 } BenchArgs;
 
 static int is(const BenchArgs *a, const char *name) { return strcmp(a->benchmark, name) == 0; }
@@ -221,6 +226,7 @@ static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, S
     TRY(only_for(cmd, args, a, "--cuda-graph", train, st));
     TRY(cuda_graph_from_args(cmd, args, &a->cuda_graph, st));
     TRY(only_for(cmd, args, a, "--no-fuse", train, st));
+    TRY(only_for(cmd, args, a, "--without", train, st));
     TRY(only_for(cmd, args, a, "--batch", batch, st));
     long value = 5;
     TRY(args_int(cmd, args, "--repeats", 1, BENCH_MAX_REPEATS, &value, NULL, st));
@@ -445,13 +451,25 @@ static void print_layers(const BenchTrainReport *r) {
         printf("<resolution: below the timer's resolution (a layer that launches no work).\n");
 }
 
-static void print_train(const BenchTrainReport *r, const BenchOptions *o, int fused_layers) {
+// On a GPU, which levers (base/lever.h) ran, so that a saved log says what it measured.
+static void print_levers(unsigned disabled) {
+    char names[256];
+    if (!disabled) {
+        printf("levers: all on (--without LIST to turn some off)\n");
+        return;
+    }
+    printf("levers: OFF (--without): %s\n", lever_set_format(disabled, names, sizeof names));
+}
+
+static void print_train(const BenchTrainReport *r, const BenchOptions *o, int fused_layers,
+                        int gpu, unsigned disabled_levers) {
     char rate[32], step[32], flops[32], tflops[32], peak[32], share[32];
     printf("batch %d, optimizer %s; %d timed repeat%s of %d steps on synthetic data (random "
            "inputs and labels, rotated on the device)\n", r->batch, r->optimizer, o->repeats,
            o->repeats == 1 ? "" : "s", r->steps);
     printf("fusion: %d act= activation%s computed inside the layer before%s\n", fused_layers,
            fused_layers == 1 ? "" : "s", fused_layers ? " (--no-fuse to compare)" : "");
+    if (gpu) print_levers(disabled_levers);
     printf("samples/s   %s  (repeats:", format_count((long)(r->samples_per_second + 0.5), rate,
                                                     sizeof rate));
     for (int i = 0; i < o->repeats; i++)
@@ -530,7 +548,8 @@ static void print_reports(const BenchArgs *a, const BenchDevice *dev, const Benc
     if (a->json) {
         BenchRun run = {.benchmark = a->benchmark, .device = dev, .options = &a->options,
                         .gemm = r->gemm, .memory = r->memory, .conv = r->conv,
-                        .train = r->has_train ? &r->train : NULL};
+                        .train = r->has_train ? &r->train : NULL,
+                        .disabled_levers = a->disabled_levers};
         cJSON *root = bench_json(&run);
         json_print(stdout, root, 0);
         cJSON_Delete(root);
@@ -556,7 +575,7 @@ static void print_reports(const BenchArgs *a, const BenchDevice *dev, const Benc
         char what[600];
         snprintf(what, sizeof what, "train %s", r->train.model);
         print_header(what, dev, &a->options, "steps");
-        print_train(&r->train, &a->options, a->fused_layers);
+        print_train(&r->train, &a->options, a->fused_layers, dev->is_gpu, a->disabled_levers);
     }
 }
 
@@ -578,6 +597,7 @@ int run_bench(const Command *cmd, const ParsedArgs *args) {
     Device device;
     int rc = open_device_from_args(cmd, args, &device, &st);
     int device_open = rc == 0;
+    if (device_open) a.disabled_levers = device.disabled_levers;
     BenchDevice dev;
     if (!rc && have_model)
         rc = step_graphs_check_device(config.cuda_graph, device.backend, &st);

@@ -38,6 +38,7 @@ static const OptionSpec train_options[] = {
     CHECKPOINT_OPTION_SPECS,
     WORLD_OPTION_SPECS,
     CUDA_GRAPH_OPTION_SPEC,
+    WITHOUT_OPTION_SPEC,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };

@@ -1,5 +1,8 @@
+#define _POSIX_C_SOURCE 200809L  // strtok_r
+#include <stdio.h>
 #include <string.h>
 
+#include "base/lever.h"
 #include "base/suggest.h"
 #include "core/checkpoint.h"
 #include "core/precision_check.h"
@@ -39,6 +42,45 @@ int cuda_graph_from_args(const Command *cmd, const ParsedArgs *args, CudaGraphMo
     return STATUS_BAD_INPUT;
 }
 
+int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, Status *st) {
+    *set = 0;
+    const char *text = args_get(cmd, args, "--without");
+    if (!text) return 0;
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", text);
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        Lever lever;
+        if (lever_parse(item, &lever) == 0) {
+            *set |= LEVER_BIT(lever);
+            continue;
+        }
+        const char *near = suggest(item, lever_names);
+        if (near)
+            status_fail(st, STATUS_BAD_INPUT, "--without %s: unknown lever '%s'; did you mean "
+                        "'%s'?", text, item, near);
+        else
+            status_fail(st, STATUS_BAD_INPUT, "--without %s: unknown lever '%s'", text, item);
+        char names[256];
+        status_hint(st, "levers: %s (comma-separated; docs/cli.md)",
+                    lever_set_format(LEVER_ALL, names, sizeof names));
+        return STATUS_BAD_INPUT;
+    }
+    if (*set) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "--without: no lever named");
+    char names[256];
+    status_hint(st, "levers: %s", lever_set_format(LEVER_ALL, names, sizeof names));
+    return STATUS_BAD_INPUT;
+}
+
+// Levers belong to the CUDA backend: on the CPU, --without would measure nothing.
+static int refuse_levers_on_cpu(const char *device, Status *st) {
+    status_fail(st, STATUS_BAD_INPUT, "--without: levers are the CUDA backend's; the device "
+                "is %s", device);
+    status_hint(st, "run on a GPU (--device cuda), or drop --without");
+    return STATUS_BAD_INPUT;
+}
+
 int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d, Status *st) {
     return open_device_spec(cmd, args, args_get(cmd, args, "--device"), d, st);
 }
@@ -74,9 +116,23 @@ int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const
     long threads = 0;
     TRY(args_int(cmd, args, "--threads", 1, 1024, &threads, NULL, st));
     options.threads = (int)threads;
+    TRY(levers_from_args(cmd, args, &options.disabled_levers, st));
+    if (options.disabled_levers && strcmp(options.spec, "cpu") == 0)
+        return refuse_levers_on_cpu("cpu", st);
     char notice[512];
     TRY(device_open(&options, d, notice, sizeof notice, st));
     if (notice[0]) print_notice("%s", notice);
+    if (options.disabled_levers && d->backend->kind != BACKEND_CUDA) {
+        char name[sizeof d->name];
+        snprintf(name, sizeof name, "%s", d->name);
+        device_close(d);
+        return refuse_levers_on_cpu(name, st);
+    }
+    if (options.disabled_levers) {
+        char names[256];
+        print_notice("%s: CUDA levers off (--without): %s", d->name,
+                     lever_set_format(options.disabled_levers, names, sizeof names));
+    }
     return 0;
 }
 

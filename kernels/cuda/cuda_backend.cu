@@ -259,6 +259,7 @@ static int open_context(const CudaBackendOptions *options, CudaContext *ctx, Sta
         return STATUS_NO_DEVICE;
     }
     ctx->ordinal = options->ordinal;
+    ctx->disabled_levers = options->disabled_levers;
     snprintf(ctx->name, sizeof ctx->name, "cuda:%d", options->ordinal);
     CUDA_CHECK(cudaSetDevice(options->ordinal));
     cudaDeviceProp prop;

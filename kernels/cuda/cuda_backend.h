@@ -3,6 +3,7 @@
 #ifndef TRAINER_CUDA_BACKEND_H
 #define TRAINER_CUDA_BACKEND_H
 
+#include "base/lever.h"
 #include "base/precision.h"
 #include "kernels/backend.h"
 
@@ -18,6 +19,9 @@ typedef struct CudaBackendOptions {
     // tf32 with it, fp32 without. TF32 on a GPU older than 8.0 computes in fp32.
     Precision precision;
     int allow_tf32;
+    // Levers to turn off (base/lever.h): each op then runs the implementation the lever
+    // replaced, for measuring the lever alone. 0: every lever on.
+    unsigned disabled_levers;
 } CudaBackendOptions;
 
 // Selects the device, creates its stream and cuBLAS/cuDNN handles. Failures are

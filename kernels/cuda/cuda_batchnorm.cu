@@ -387,9 +387,16 @@ static size_t bn_elements(int n, int channels, int spatial) {
     return (size_t)n * (size_t)channels * (size_t)spatial;
 }
 
-// How a layer's channels are spread: chunks >= 2 runs the many-blocks kernels.
-static ChannelSplit bn_split(const BatchnormArgs *a) {
-    return channel_split((long long)a->n * a->spatial, a->channels, BN_SPLIT_ROOM);
+// How a layer's channels are spread: chunks >= 2 runs the many-blocks kernels. With the
+// batchnorm-split lever off (base/lever.h), one block per channel for every shape, as
+// before the split existed, to measure what it saves.
+static ChannelSplit bn_split(const CudaContext *ctx, const BatchnormArgs *a) {
+    long long m = (long long)a->n * a->spatial;
+    if (lever_off(ctx->disabled_levers, LEVER_BATCHNORM_SPLIT)) {
+        ChannelSplit whole = {0, m};
+        return whole;
+    }
+    return channel_split(m, a->channels, BN_SPLIT_ROOM);
 }
 
 // Training forward over many blocks per channel: three launches (see the kernels).
@@ -429,7 +436,7 @@ static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_forward_training", n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
-    ChannelSplit split = bn_split(a);
+    ChannelSplit split = bn_split(ctx, a);
     if (split.chunks >= 2)
         return forward_training_split(ctx, a, split, x, y, gamma, beta, running_mean,
                                       running_var, save_mean, save_invstd, st);
@@ -499,7 +506,7 @@ static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a, con
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_backward", n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
-    ChannelSplit split = bn_split(a);
+    ChannelSplit split = bn_split(ctx, a);
     if (split.chunks >= 2)
         return backward_split(ctx, a, split, x, dy, gamma, save_mean, save_invstd, dx, dgamma,
                               dbeta, st);
@@ -670,7 +677,7 @@ static int share_sums(const Backend *b, const char *op, const BatchnormArgs *a, 
     TRY(check_share_sizes(op, n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
     size_t elements = bn_elements(n, channels, spatial);
-    ChannelSplit split = bn_split(a);
+    ChannelSplit split = bn_split(ctx, a);
     if (split.chunks < 2) {
         unsigned grid = channel_blocks(channels);
         CUDA_CHECK_CONFIG(ctx, "batchnorm_share_sums_kernel", grid, BN_THREADS, BN_SHARED_BYTES,

@@ -38,6 +38,8 @@
 //
 // Bias gradient. Ours, not cudnnConvolutionBackwardBias: a two-pass reduction with many
 // blocks per filter (cuda_channel_reduce.h), for every shape; see backward_bias below.
+// With the bias-gradient lever off (base/lever.h) the old path runs, to measure the
+// difference: cuDNN's call where cuDNN runs the convolution, the direct kernel elsewhere.
 //
 // Accumulate flags are cuDNN's beta: 0 overwrites (cuDNN then never reads the output, so
 // it may hold garbage), 1 adds.
@@ -340,7 +342,8 @@ static int backward_bias(CudaContext *ctx, const Conv2dGeometry *g, const float 
     long long plane = (long long)g->out_h * g->out_w, values = (long long)g->batch * plane;
     ChannelSplit split =
         channel_split(values, g->out_channels, CUDA_PARTIALS_BYTES / sizeof(float));
-    if (split.chunks < 2 || plane > INT_MAX / 2 || g->batch > INT_MAX / 2)
+    if (split.chunks < 2 || plane > INT_MAX / 2 || g->batch > INT_MAX / 2 ||
+        lever_off(ctx->disabled_levers, LEVER_BIAS_GRADIENT))
         return direct_backward_bias(ctx, g, dy, dbias, accumulate, st);
     float *partials = (float *)ctx->partials;
     dim3 grid((unsigned)split.chunks, (unsigned)g->out_channels);
@@ -707,7 +710,8 @@ static int cuda_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const 
 // Everything else runs unfused: conv2d_forward, then activation_forward in place: other
 // activations (leaky_relu, sigmoid, tanh, gelu), no bias (the call requires one), IDENTITY
 // with another algorithm, the direct kernels' shapes, and any configuration cuDNN answers
-// CUDNN_STATUS_NOT_SUPPORTED.
+// CUDNN_STATUS_NOT_SUPPORTED; and everything, with the conv-fused lever off
+// (base/lever.h), to measure what the fused call saves.
 //
 // z is y, with alpha2 = 0. cuDNN's reference does not promise that z goes unread when
 // alpha2 is 0, and y may hold anything (the parity test poisons it with NaN; 0 * NaN is
@@ -750,6 +754,7 @@ static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeo
     // with tensor-op math asked for more workspace than cudnnGetConvolutionForwardWorkspaceSize
     // gives the same algorithm, and failed with CUDNN_STATUS_BAD_PARAM.
     int fusable = bias && choice && g->groups == 1 &&
+                  !lever_off(ctx->disabled_levers, LEVER_CONV_FUSED) &&
                   (relu || (!act->apply &&
                             choice->algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
     if (!fusable)
@@ -809,7 +814,13 @@ static int cuda_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(ctx->cudnn, &one, p->x, x, p->y, dy, p->conv,
                                                (cudnnConvolutionBwdFilterAlgo_t)choice->algo,
                                                workspace, choice->bytes, &beta, p->w, dw));
-    return dbias ? backward_bias(ctx, g, dy, dbias, accumulate, st) : 0;
+    if (!dbias) return 0;
+    if (lever_off(ctx->disabled_levers, LEVER_BIAS_GRADIENT)) {
+        CUDNN_CHECK(cudnnConvolutionBackwardBias(ctx->cudnn, &one, p->y, dy, &beta, p->bias,
+                                                 dbias));
+        return 0;
+    }
+    return backward_bias(ctx, g, dy, dbias, accumulate, st);
 }
 
 // ---- which algorithms run: for logs and test failures ------------------------------

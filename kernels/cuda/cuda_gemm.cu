@@ -290,7 +290,10 @@ static int cuda_gemm_bias_activation(const Backend *b, const GemmArgs *g, const 
     TRY(gemm_dtypes_check(g, st));
     if (g->m <= 0 || g->n <= 0) return 0;
     int relu = act->apply && act->kind == ACTIVATION_RELU;
-    if ((!bias && !relu) || !epilogue_aligned(a, bm, bias, c)) {
+    // With the gemm-epilogue lever off (base/lever.h), always the separate passes, to
+    // measure what cuBLASLt's epilogue saves.
+    if ((!bias && !relu) || !epilogue_aligned(a, bm, bias, c) ||
+        lever_off(cuda_context(b)->disabled_levers, LEVER_GEMM_EPILOGUE)) {
         TRY(cuda_gemm(b, g, a, bm, c, st));
         return epilogue_unfused(b, g, bias, act, c, st);
     }

@@ -22,6 +22,7 @@ typedef struct CudaContext {
     cublasHandle_t cublas;
     cudnnHandle_t cudnn;
     Precision precision;          // what GEMMs and convolutions compute in (not DEFAULT)
+    unsigned disabled_levers;     // base/lever.h: levers whose old path the ops run instead
     int compute_major, compute_minor;
     int multiprocessors;
     LaunchLimits limits;          // the device's, checked before every kernel launch

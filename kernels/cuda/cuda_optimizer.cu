@@ -263,8 +263,17 @@ static int multi_update(const Backend *b, const OptimizerTensor *tensors, int co
     return multi_launch(ctx, &table, adam, sgd, adam_f, replayed, st);
 }
 
+// With the multi-tensor lever off (base/lever.h), one launch per tensor, as core's
+// optimizer does for a backend without the multi-tensor ops (the same bits), to measure
+// what the single launch saves.
 static int cuda_sgd_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
                                  const SgdHyper *h, Status *st) {
+    if (lever_off(cuda_context(b)->disabled_levers, LEVER_MULTI_TENSOR)) {
+        for (int i = 0; i < count; i++)
+            TRY(cuda_sgd_update(b, tensors[i].param, tensors[i].grad, tensors[i].state[0],
+                                tensors[i].n, h, st));
+        return 0;
+    }
     SgdFactors f = cuda_sgd_factors(h);
     const SgdFactors *replayed;
     TRY(cuda_capture_sgd(cuda_context(b), h, &replayed, st));
@@ -273,6 +282,12 @@ static int cuda_sgd_update_multi(const Backend *b, const OptimizerTensor *tensor
 
 static int cuda_adam_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
                                   const AdamHyper *h, Status *st) {
+    if (lever_off(cuda_context(b)->disabled_levers, LEVER_MULTI_TENSOR)) {
+        for (int i = 0; i < count; i++)
+            TRY(cuda_adam_update(b, tensors[i].param, tensors[i].grad, tensors[i].state[0],
+                                 tensors[i].state[1], tensors[i].n, h, st));
+        return 0;
+    }
     AdamFactors f = cuda_adam_factors(h);
     const AdamFactors *replayed;
     TRY(cuda_capture_adam(cuda_context(b), h, &replayed, st));

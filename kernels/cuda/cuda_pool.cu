@@ -22,6 +22,9 @@
 //   An input lies in at most ceil(kernel/stride) windows per axis, so the gather costs
 //   little more than the scatter.
 //
+// With the maxpool-scatter lever off (base/lever.h) every shape takes the gather, as before
+// the per-output kernel existed, to measure what it saves.
+//
 // The H100 profile at batch 1024 (docs/benchmarks.md) ran the gather for lenet's size=2
 // pooling too: 329 + 171 us per step, 12% of lenet's kernel time, for 154 + 77 MB of
 // traffic (dx written, dy and argmax read), some 50 + 25 us of bandwidth. Per input it
@@ -272,7 +275,8 @@ static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g, cons
     size_t total = pool_inputs(g);
     if (total == 0) return 0;
     CudaContext *ctx = cuda_context(b);
-    if (pool_outputs(g) > 0 && windows_disjoint(g))
+    if (pool_outputs(g) > 0 && windows_disjoint(g) &&
+        !lever_off(ctx->disabled_levers, LEVER_MAXPOOL_SCATTER))
         return maxpool_backward_tiled(ctx, g, dy, argmax, dx, accumulate, st);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "maxpool_backward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);

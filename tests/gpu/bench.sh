@@ -3,7 +3,7 @@
 # peak where the peak is known (a figure above it means a wrong timer, a wrong FLOP count
 # or a wrong peak), every GEMM precision runs on a card of compute capability 8.0 or newer,
 # every copy runs, the convolutions name cuDNN's algorithm, and training steps and layers
-# are timed. Without a usable GPU (as `trainer doctor --json` reports it) the test is
+# are timed, with every lever on and with each turned off (--without). Without a usable GPU (as `trainer doctor --json` reports it) the test is
 # skipped with exit 77.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/common.bash"
 
@@ -106,5 +106,20 @@ expect_rc 0 "bench train mlp --per-layer on cuda:0"
 expect_match out '^samples/s +[0-9,]+ ' "the table has samples/s"
 expect_match out '^dense1 +dense +[0-9.]+ (ns|us|ms) +[0-9.]+ (ns|us|ms) +[0-9.]+%$' \
     "the per-layer table times dense1"
+
+# ---- each lever off (--without; bench/levers_gpu.sh measures them at full size) ----
+# A tiny run per lever: it trains, and the log and the JSON say what was off.
+for lever in bias-gradient batchnorm-split maxpool-scatter multi-tensor gemm-epilogue conv-fused; do
+    model=models/lenet.model
+    [ "$lever" = batchnorm-split ] && model=models/cnn-bn.model
+    run "$TRAINER" bench train "$model" "${GPU[@]}" --batch 64 --steps 2 --without "$lever"
+    expect_rc 0 "bench train $model --without $lever"
+    expect_in out "levers: OFF (--without): $lever" "the header says $lever was off"
+done
+run "$TRAINER" bench train models/lenet.model "${GPU[@]}" --batch 64 --steps 2 --json \
+    --without bias-gradient,conv-fused
+json_check "--json lists the levers that were off" '
+assert doc["train"]["levers_off"] == ["bias-gradient", "conv-fused"], doc["train"]["levers_off"]
+'
 
 finish

@@ -50,6 +50,7 @@
 
 #include "check.h"
 #include "conv_cases.h"
+#include "base/lever.h"
 #include "base/rng.h"
 #include "kernels/backend.h"
 #include "kernels/cuda/cuda_backend.h"
@@ -2639,6 +2640,43 @@ static int open_backend(int allow_tf32, const Backend **out, int *skip) {
     return rc;
 }
 
+// ---- every lever off (base/lever.h; `--without`) ----
+// Each lever's off path is the implementation it replaced, kept so that bench/levers_gpu.sh
+// can measure the lever alone; it must still compute what the CPU does. In fp32, under
+// the fp32 tolerances, with every lever off at once: the ops that have levers (conv2d's
+// bias gradient and fused forward, batchnorm at cnn-bn's long channels, max-pool backward
+// on disjoint windows, gemm_bias_activation, the multi-tensor optimizer ops) rerun.
+static void run_levers_off_pass(void) {
+    if (device_broken) return;
+    CudaBackendOptions options = {.ordinal = 0, .precision = PRECISION_FP32,
+                                  .disabled_levers = LEVER_ALL};
+    Status st;
+    status_clear(&st);
+    const Backend *b = NULL;
+    if (cuda_backend_open(&options, &b, &st)) {
+        char text[2048];
+        status_format(&st, text, sizeof text);
+        fprintf(stderr, "FAIL cuda_backend_open (every lever off): %s", text);
+        test_failures++;
+        return;
+    }
+    gpu = b;
+    pass_name = "levers-off";
+    rtol = FP32_RTOL;
+    section("gemm with bias and activation: GEMM, then bias, then activation (gemm-epilogue)");
+    test_gemm_bias_activation();
+    section("batchnorm: one block per channel (batchnorm-split)");
+    test_batchnorm();
+    test_batchnorm_sync();
+    section("conv2d: cuDNN's bias gradient, unfused forward (bias-gradient, conv-fused)");
+    test_conv(2);
+    section("pooling: max-pool backward by the gather (maxpool-scatter)");
+    test_pools();
+    section("multi-tensor optimizers: one launch per tensor (multi-tensor)");
+    test_optimizers_multi();
+    cuda_backend_close(b);
+}
+
 int main(void) {
     cpu = cpu_backend();
     memset(canary, CANARY_BYTE, sizeof canary);
@@ -2746,6 +2784,7 @@ int main(void) {
         cuda_backend_close(b);
     }
 
+    run_levers_off_pass();
     print_summary();
     check_coverage();
     return test_exit_code("test_cuda_parity");
