@@ -33,3 +33,12 @@ int backend_missing_ops(const Backend *b, char *names, size_t size) {
     }
     return missing;
 }
+
+int backend_storage_dtype_check(DType dtype, const char *op, Status *st) {
+    if (dtype == DTYPE_F32 || dtype == DTYPE_BF16 || dtype == DTYPE_F16) return 0;
+    status_fail(st, STATUS_RUNTIME_ERROR, "%s: activations cannot be stored as %s (f32, bf16 "
+                "or f16)", op, dtype_name(dtype));
+    // graph_set_storage gives layers only those three: another reached an op through a bug.
+    status_hint(st, "this is a bug in trainer; please report it with the model file");
+    return STATUS_RUNTIME_ERROR;
+}

@@ -24,12 +24,6 @@ static void store_value(void *dst, DType dtype, size_t i, float value) {
     }
 }
 
-int cpu_storage_dtype_check(DType dtype, const char *op, Status *st) {
-    if (dtype == DTYPE_F32 || dtype == DTYPE_BF16 || dtype == DTYPE_F16) return 0;
-    return status_fail(st, STATUS_RUNTIME_ERROR, "%s: activations cannot be stored as %s (f32, "
-                       "bf16 or f16)", op, dtype_name(dtype));
-}
-
 float *cpu_widen(const void *src, DType dtype, size_t n, Status *st) {
     float *out = malloc((n ? n : 1) * sizeof *out);
     if (!out) {
@@ -54,8 +48,8 @@ void cpu_narrow(const float *src, void *dst, DType dtype, size_t n) {
 
 int cpu_convert(const Backend *b, const void *src, DType src_dtype, void *dst, DType dst_dtype,
                 size_t n, int accumulate, Status *st) {
-    TRY(cpu_storage_dtype_check(src_dtype, "convert", st));
-    TRY(cpu_storage_dtype_check(dst_dtype, "convert", st));
+    TRY(backend_storage_dtype_check(src_dtype, "convert", st));
+    TRY(backend_storage_dtype_check(dst_dtype, "convert", st));
     for (size_t i = 0; i < n; i++) {
         float value = load_value(src, src_dtype, i);
         if (accumulate) value = load_value(dst, dst_dtype, i) + value;

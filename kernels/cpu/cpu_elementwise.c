@@ -110,7 +110,7 @@ int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act, D
         TRY(cpu_activation_backward(b, act->kind, act->slope, y, y, dy, dx, n, 0, st));
         return dbias ? cpu_sum_rows(b, dbias, dx, DTYPE_F32, rows, cols, beta, st) : 0;
     }
-    TRY(cpu_storage_dtype_check(dtype, "activation_bias_backward", st));
+    TRY(backend_storage_dtype_check(dtype, "activation_bias_backward", st));
     float *wide_y = cpu_widen(y, dtype, n, st);
     float *wide_dy = wide_y ? cpu_widen(dy, dtype, n, st) : NULL;
     float *wide_dx = wide_dy ? cpu_widen(dy, dtype, n, st) : NULL;  // overwritten below

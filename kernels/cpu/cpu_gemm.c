@@ -26,9 +26,9 @@ static int all_f32(const GemmArgs *g) {
 // C rounded once. bias and act may be NULL.
 static int gemm_widened(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
                         const float *bias, const FusedActivation *act, void *c, Status *st) {
-    TRY(cpu_storage_dtype_check(g->a_dtype, "gemm", st));
-    TRY(cpu_storage_dtype_check(g->b_dtype, "gemm", st));
-    TRY(cpu_storage_dtype_check(g->c_dtype, "gemm", st));
+    TRY(backend_storage_dtype_check(g->a_dtype, "gemm", st));
+    TRY(backend_storage_dtype_check(g->b_dtype, "gemm", st));
+    TRY(backend_storage_dtype_check(g->c_dtype, "gemm", st));
     size_t a_values = g->transpose_a ? stored_extent(g->k, g->m, g->lda)
                                      : stored_extent(g->m, g->k, g->lda);
     size_t b_values = g->transpose_b ? stored_extent(g->n, g->k, g->ldb)
@@ -127,7 +127,7 @@ int cpu_sum_rows(const Backend *b, float *out, const void *x, DType x_dtype, int
     const float *values = x;
     float *wide = NULL;
     if (x_dtype != DTYPE_F32) {
-        TRY(cpu_storage_dtype_check(x_dtype, "sum_rows", st));
+        TRY(backend_storage_dtype_check(x_dtype, "sum_rows", st));
         values = wide = cpu_widen(x, x_dtype, (size_t)rows * (size_t)cols, st);
         if (!wide) return st->code;
     }

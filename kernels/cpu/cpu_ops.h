@@ -14,8 +14,6 @@ int cpu_gather_samples(const Backend *b, const GatherArgs *g, const uint8_t *ima
 // cpu_convert.c: 16-bit activation storage, widened to f32 and rounded once on the store.
 int cpu_convert(const Backend *b, const void *src, DType src_dtype, void *dst, DType dst_dtype,
                 size_t n, int accumulate, Status *st);
-// STATUS_RUNTIME_ERROR naming `op` unless dtype is f32, bf16 or f16.
-int cpu_storage_dtype_check(DType dtype, const char *op, Status *st);
 // n values of src as f32, in malloc'd memory (NULL and *st set when out of memory).
 float *cpu_widen(const void *src, DType dtype, size_t n, Status *st);
 // n f32 values into dst stored as dtype, rounded to nearest even.

@@ -240,7 +240,7 @@ static int cuda_activation_bias_backward(const Backend *b, const FusedActivation
     if (!act->apply || act->kind == ACTIVATION_GELU)
         return status_fail(st, STATUS_RUNTIME_ERROR, "activation_bias_backward: %s cannot be "
                            "differentiated from its output", act->apply ? "gelu" : "no activation");
-    TRY(cuda_storage_check(dtype, "activation_bias_backward", st));
+    TRY(backend_storage_dtype_check(dtype, "activation_bias_backward", st));
     if (cols <= 0) return 0;
     if (rows < 0) rows = 0;
     if (!dbias && rows == 0) return 0;
@@ -316,7 +316,7 @@ static int bias_activation_stored(const CudaContext *ctx, T *c, int rows, int co
 int cuda_bias_activation_stored(const CudaContext *ctx, DType dtype, void *c, int rows, int cols,
                                 int ldc, const float *bias, const FusedActivation *act,
                                 Status *st) {
-    TRY(cuda_storage_check(dtype, "gemm_bias_activation", st));
+    TRY(backend_storage_dtype_check(dtype, "gemm_bias_activation", st));
     if (rows <= 0 || cols <= 0) return 0;
     int rc = 0;
     CUDA_STORAGE_DISPATCH(dtype, rc = bias_activation_stored(ctx, (storage_t *)c, rows, cols, ldc,

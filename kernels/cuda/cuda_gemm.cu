@@ -53,13 +53,16 @@ static cublasComputeType_t gemm_compute_type(Precision p, const GemmArgs *g) {
 
 // The dtypes GemmArgs allows: A and B one of f32, bf16 and f16, the same; C f32 or A's.
 static int gemm_dtypes_check(const GemmArgs *g, Status *st) {
-    TRY(cuda_storage_check(g->a_dtype, "gemm", st));
-    TRY(cuda_storage_check(g->c_dtype, "gemm", st));
-    if (g->b_dtype != g->a_dtype || (g->c_dtype != DTYPE_F32 && g->c_dtype != g->a_dtype))
-        return status_fail(st, STATUS_RUNTIME_ERROR, "gemm: A %s, B %s and C %s: A and B must "
-                           "share a type and C be f32 or that type", dtype_name(g->a_dtype),
-                           dtype_name(g->b_dtype), dtype_name(g->c_dtype));
-    return 0;
+    TRY(backend_storage_dtype_check(g->a_dtype, "gemm", st));
+    TRY(backend_storage_dtype_check(g->c_dtype, "gemm", st));
+    if (g->b_dtype == g->a_dtype && (g->c_dtype == DTYPE_F32 || g->c_dtype == g->a_dtype))
+        return 0;
+    status_fail(st, STATUS_RUNTIME_ERROR, "gemm: A %s, B %s and C %s: A and B must share a type "
+                "and C be f32 or that type", dtype_name(g->a_dtype), dtype_name(g->b_dtype),
+                dtype_name(g->c_dtype));
+    // The layers set these from graph_set_storage's dtypes: a mix here is a bug.
+    status_hint(st, "this is a bug in trainer; please report it with the model file");
+    return STATUS_RUNTIME_ERROR;
 }
 
 static int cuda_gemm(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
@@ -413,7 +416,7 @@ static int launch_sum_rows(const CudaContext *ctx, float *out, const T *x, int r
 
 static int cuda_sum_rows(const Backend *b, float *out, const void *x, DType x_dtype, int rows,
                          int cols, float beta, Status *st) {
-    TRY(cuda_storage_check(x_dtype, "sum_rows", st));
+    TRY(backend_storage_dtype_check(x_dtype, "sum_rows", st));
     // rows == 0 still has work: out = beta * out (or 0), as on the CPU.
     if (cols <= 0) return 0;
     if (rows < 0) rows = 0;
@@ -461,8 +464,8 @@ static int launch_convert_from(const CudaContext *ctx, const S *src, void *dst, 
 
 static int cuda_convert(const Backend *b, const void *src, DType src_dtype, void *dst,
                         DType dst_dtype, size_t n, int accumulate, Status *st) {
-    TRY(cuda_storage_check(src_dtype, "convert", st));
-    TRY(cuda_storage_check(dst_dtype, "convert", st));
+    TRY(backend_storage_dtype_check(src_dtype, "convert", st));
+    TRY(backend_storage_dtype_check(dst_dtype, "convert", st));
     if (n == 0) return 0;
     const CudaContext *ctx = cuda_context(b);
     int rc = 0;

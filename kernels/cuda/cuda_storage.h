@@ -28,7 +28,7 @@ __device__ static inline void storage_store(__half *p, size_t i, float v) {
 }
 
 // cuBLAS's and cuBLASLt's name for a storage dtype; CUDA_R_32F for anything else, which
-// cuda_storage_check has refused first.
+// backend_storage_dtype_check has refused first.
 static inline cudaDataType_t cuda_storage_type(DType dtype) {
     switch (dtype) {
     case DTYPE_BF16: return CUDA_R_16BF;
@@ -37,16 +37,9 @@ static inline cudaDataType_t cuda_storage_type(DType dtype) {
     }
 }
 
-// 0, or STATUS_RUNTIME_ERROR naming `op`, unless dtype is f32, bf16 or f16.
-static inline int cuda_storage_check(DType dtype, const char *op, Status *st) {
-    if (dtype == DTYPE_F32 || dtype == DTYPE_BF16 || dtype == DTYPE_F16) return 0;
-    return status_fail(st, STATUS_RUNTIME_ERROR, "%s: activations cannot be stored as %s (f32, "
-                       "bf16 or f16)", op, dtype_name(dtype));
-}
-
 // Calls CALL with `storage_t` defined as the C type of DTYPE (f32, bf16 or f16), so one
 // templated launcher serves the three; the caller has checked DTYPE with
-// cuda_storage_check.
+// backend_storage_dtype_check.
 #define CUDA_STORAGE_DISPATCH(DTYPE, CALL)                                                   \
     do {                                                                                     \
         switch (DTYPE) {                                                                     \

@@ -266,6 +266,35 @@ static float *fetch(const float *d, size_t n) {
     return h;
 }
 
+// x rounded to `dtype` in place (so the reference and the magnitudes see the stored
+// values), and those values as the device stores them: 2 bytes each, or x itself for f32.
+static void *stored(float *x, size_t n, DType dtype) {
+    if (dtype == DTYPE_F32) return x;
+    uint16_t *bits = host_alloc((n ? n : 1) * sizeof *bits);
+    for (size_t i = 0; i < n; i++) {
+        bits[i] = dtype == DTYPE_BF16 ? f32_to_bf16(x[i]) : f32_to_f16(x[i]);
+        x[i] = dtype == DTYPE_BF16 ? bf16_to_f32(bits[i]) : f16_to_f32(bits[i]);
+    }
+    return bits;
+}
+
+// n values stored as `dtype` (host memory), widened to f32.
+static float *widened(const void *x, size_t n, DType dtype) {
+    if (dtype == DTYPE_F32) return copy_of(x, n);
+    float *out = floats(n);
+    const uint16_t *bits = x;
+    for (size_t i = 0; i < n; i++)
+        out[i] = dtype == DTYPE_BF16 ? bf16_to_f32(bits[i]) : f16_to_f32(bits[i]);
+    return out;
+}
+
+// n device values stored as `dtype`, widened to f32.
+static float *fetch_widened(const void *d, size_t n, DType dtype) {
+    void *host = host_alloc((n ? n : 1) * dtype_size(dtype));
+    download(host, d, n * dtype_size(dtype));
+    return widened(host, n, dtype);
+}
+
 // After every op: the guard zones around every live buffer must be as they were.
 static void check_guards(const char *op) {
     unsigned char got[GUARD_BYTES];
@@ -769,18 +798,22 @@ static void test_add_bias_rows(void) {
     }
 }
 
-static void sum_rows_case(int rows, int cols, float beta) {
-    snprintf(shape, sizeof shape, "rows=%d cols=%d beta=%g", rows, cols, beta);
+// x stored as `dtype` (f32, or bf16/f16 activations), out f32.
+static void sum_rows_case(int rows, int cols, float beta, DType dtype) {
+    snprintf(shape, sizeof shape, "%s rows=%d cols=%d beta=%g", dtype_name(dtype), rows, cols,
+             beta);
     Status st;
     status_clear(&st);
     size_t n = (size_t)rows * cols;
     float *x = uniform(n, -1.0f, 1.0f);
+    void *x_stored = stored(x, n, dtype);
     float *out0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
-    float *dx = dev_floats(x, n), *dout = dev_floats(out0, (size_t)cols);
-    if (GPU_CALL(sum_rows, dout, dx, DTYPE_F32, rows, cols, beta)) return;
+    void *dx = dev_copy(x_stored, n * dtype_size(dtype));
+    float *dout = dev_floats(out0, (size_t)cols);
+    if (GPU_CALL(sum_rows, dout, dx, dtype, rows, cols, beta)) return;
     float *want = copy_of(out0, (size_t)cols);
     float *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(out0, (size_t)cols);
-    CPU_CALL(sum_rows, want, x, DTYPE_F32, rows, cols, beta);
+    CPU_CALL(sum_rows, want, x_stored, dtype, rows, cols, beta);
     CPU_CALL(sum_rows, mag, absolute(x, n), DTYPE_F32, rows, cols, fabsf(beta));
     compare("sum_rows", "out", fetch(dout, (size_t)cols), want, mag, (size_t)cols);
 }
@@ -792,7 +825,7 @@ static void test_sum_rows(void) {
     static const float betas[] = {0.0f, 1.0f, 0.5f};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t b = 0; b < sizeof betas / sizeof betas[0]; b++) {
-            sum_rows_case(shapes[s][0], shapes[s][1], betas[b]);
+            sum_rows_case(shapes[s][0], shapes[s][1], betas[b], DTYPE_F32);
             end_case();
         }
 }
@@ -2356,35 +2389,6 @@ static double storage_rtol(DType result) {
     return FP32_RTOL;
 }
 
-// x rounded to `dtype` in place (so the reference and the magnitudes see the stored
-// values), and those values as the device stores them: 2 bytes each, or x itself for f32.
-static void *stored(float *x, size_t n, DType dtype) {
-    if (dtype == DTYPE_F32) return x;
-    uint16_t *bits = host_alloc((n ? n : 1) * sizeof *bits);
-    for (size_t i = 0; i < n; i++) {
-        bits[i] = dtype == DTYPE_BF16 ? f32_to_bf16(x[i]) : f32_to_f16(x[i]);
-        x[i] = dtype == DTYPE_BF16 ? bf16_to_f32(bits[i]) : f16_to_f32(bits[i]);
-    }
-    return bits;
-}
-
-// n values stored as `dtype` (host memory), widened to f32.
-static float *widened(const void *x, size_t n, DType dtype) {
-    if (dtype == DTYPE_F32) return copy_of(x, n);
-    float *out = floats(n);
-    const uint16_t *bits = x;
-    for (size_t i = 0; i < n; i++)
-        out[i] = dtype == DTYPE_BF16 ? bf16_to_f32(bits[i]) : f16_to_f32(bits[i]);
-    return out;
-}
-
-// n device values stored as `dtype`, widened to f32.
-static float *fetch_widened(const void *d, size_t n, DType dtype) {
-    void *host = host_alloc((n ? n : 1) * dtype_size(dtype));
-    download(host, d, n * dtype_size(dtype));
-    return widened(host, n, dtype);
-}
-
 // A GEMM or a fused GEMM with A and B in storage_dtype and C in c_dtype (f32 or the same).
 static void gemm16_case(int ta, int tb, int m, int n, int k, float beta, int with_bias,
                         const FusedActivation *act, DType c_dtype) {
@@ -2429,25 +2433,6 @@ static void gemm16_case(int ta, int tb, int m, int n, int k, float beta, int wit
     rtol = storage_rtol(c_dtype);
     compare(op, "C", fetch_widened(dc, nc, c_dtype), want, fused_magnitude(cmag, want, nc), nc);
     rtol = saved;
-}
-
-static void sum_rows16_case(int rows, int cols, float beta) {
-    snprintf(shape, sizeof shape, "%s rows=%d cols=%d beta=%g", dtype_name(storage_dtype), rows,
-             cols, beta);
-    Status st;
-    status_clear(&st);
-    size_t n = (size_t)rows * cols;
-    float *x = uniform(n, -1.0f, 1.0f);
-    void *x16 = stored(x, n, storage_dtype);
-    float *out0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
-    void *dx = dev_copy(x16, n * dtype_size(storage_dtype));
-    float *dout = dev_floats(out0, (size_t)cols);
-    if (GPU_CALL(sum_rows, dout, dx, storage_dtype, rows, cols, beta)) return;
-    float *want = copy_of(out0, (size_t)cols);
-    float *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(out0, (size_t)cols);
-    CPU_CALL(sum_rows, want, x16, storage_dtype, rows, cols, beta);
-    CPU_CALL(sum_rows, mag, absolute(x, n), DTYPE_F32, rows, cols, fabsf(beta));
-    compare("sum_rows", "out", fetch(dout, (size_t)cols), want, mag, (size_t)cols);
 }
 
 // convert widens, adds in f32 and rounds once on both backends: bit for bit equal.
@@ -2529,7 +2514,7 @@ static void test_storage16(void) {
     static const int sum_shapes[][2] = {{1, 1}, {4, 6}, {4096, 10}, {129, 1000}, {60000, 1}};
     for (size_t s = 0; s < sizeof sum_shapes / sizeof sum_shapes[0]; s++)
         for (size_t b = 0; b < sizeof betas / sizeof betas[0]; b++) {
-            sum_rows16_case(sum_shapes[s][0], sum_shapes[s][1], betas[b]);
+            sum_rows_case(sum_shapes[s][0], sum_shapes[s][1], betas[b], storage_dtype);
             end_case();
         }
     static const DType types[] = {DTYPE_F32, DTYPE_BF16, DTYPE_F16};
