@@ -8,17 +8,17 @@ run "$TRAINER" check models/cifar-resnet.model
 expect_rc 0 "models/cifar-resnet.model is valid"
 expect_in out "3x32x32" "its input is a CIFAR-10 image"
 
-# cifar_random FILE COUNT: COUNT records of labels 0..9 and random pixels.
+# cifar_random FILE COUNT SEED: COUNT records of labels 0..9 and random pixels (seeded:
+# common.bash's random_bytes says why).
 cifar_random() {
-    local i
-    for ((i = 0; i < $2; i++)); do
-        printf '%b' "\\x0$((i % 10))"
-        head -c 3072 /dev/urandom
-    done >"$1"
+    python3 -c 'import random, sys
+random.seed(int(sys.argv[2]))
+sys.stdout.buffer.write(b"".join(bytes([i % 10]) + random.randbytes(3072)
+                                 for i in range(int(sys.argv[1]))))' "$2" "$3" >"$1"
 }
 mkdir -p "$work/cifar"
-for b in 1 2 3 4 5; do cifar_random "$work/cifar/data_batch_$b.bin" 24; done
-cifar_random "$work/cifar/test_batch.bin" 40
+for b in 1 2 3 4 5; do cifar_random "$work/cifar/data_batch_$b.bin" 24 "$b"; done
+cifar_random "$work/cifar/test_batch.bin" 40 9
 
 run "$TRAINER" train models/cifar-resnet.model --data "cifar10:$work/cifar" --epochs 1 \
     --batch 16 --device cpu
