@@ -1,4 +1,5 @@
 #include "core/precision_check.h"
+#include "core/layer.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -130,12 +131,14 @@ const char *precision_describe(Precision p, char *buf, size_t size) {
         break;
     }
     // Say where the bytes are, so that nobody reads bf16 as half the memory everywhere:
-    // only the dense layers' activations are 16-bit (graph_set_storage).
+    // only the kinds that store 16 bits shrink (graph_set_storage).
     DType activations = precision_activation_dtype(p);
+    char kinds[160];
     if (activations == DTYPE_F32)
         snprintf(buf, size, "%s; tensors stored in f32", what);
     else
-        snprintf(buf, size, "%s; dense layers' activations stored in %s, other layers' and "
-                 "master weights in f32", what, dtype_name(activations));
+        snprintf(buf, size, "%s; activations of %s layers stored in %s, other layers' and "
+                 "master weights in f32", what, layer_kinds_storing_16bit(kinds, sizeof kinds),
+                 dtype_name(activations));
     return buf;
 }

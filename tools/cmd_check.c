@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/layer.h"
 #include "core/memory_plan.h"
 #include "core/optimizer.h"
 #include "core/precision_check.h"
@@ -124,13 +125,15 @@ static void print_plan(const RunConfig *config, const MemoryPlan *plan, int have
            "as the allocator does):\n",
            plan->training ? "training" : "evaluation", plan->batch, plan->device, ALLOC_GRANULE);
     // What the precision does to the bytes, said plainly since bf16 is often read as half
-    // the memory: only the dense layers' activations shrink.
+    // the memory: only the activations of the kinds that store 16 bits shrink.
+    char kinds[160];
     if (plan->activation_dtype == DTYPE_F32)
         printf("  (precision %s: every tensor in f32)\n", precision_name(plan->precision));
     else
-        printf("  (precision %s: dense layers' activations and their gradients in %s, with a "
-               "16-bit copy of their weights; other layers' activations, parameters, gradients "
-               "and optimizer state in f32)\n", precision_name(plan->precision),
+        printf("  (precision %s: activations and their gradients of %s layers in %s, with a "
+               "16-bit copy of the weights their GEMMs read; other layers' activations, "
+               "parameters, gradients and optimizer state in f32)\n",
+               precision_name(plan->precision), layer_kinds_storing_16bit(kinds, sizeof kinds),
                dtype_name(plan->activation_dtype));
     char note[160];
     print_category("parameters", plan->parameters, "values and buffers");

@@ -48,6 +48,20 @@ const LayerKind *layer_kind_find(const char *name) {
     return NULL;
 }
 
+const char *layer_kinds_storing_16bit(char *buf, size_t size) {
+    size_t used = 0;
+    if (size) buf[0] = '\0';
+    for (int i = 0; i < LAYER_TABLE_SIZE; i++) {
+        const LayerKind *kind = layer_table[i].kind;
+        int seen = 0;  // the activations share one kind under several words
+        for (int j = 0; j < i; j++) seen |= layer_table[j].kind == kind;
+        if (seen || !kind->stores_16bit || used >= size) continue;
+        int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", layer_table[i].name);
+        if (n > 0) used += (size_t)n;
+    }
+    return buf;
+}
+
 const LayerKind *loss_kind_find(const char *choice) {
     if (strcmp(choice, "softmax_cross_entropy") == 0) return &layer_loss_softmax_cross_entropy;
     if (strcmp(choice, "mse") == 0) return &layer_loss_mse;

@@ -102,7 +102,7 @@ expect_match out '^precision bf16 on a GPU \(train precision=bf16, line 10\): GE
     "check describes bf16 as a GPU computes it"
 expect_match out '^  not on cpu: train precision=bf16 \(line 10\): layer .dense1. \(dense\) would compute in bf16' \
     "check says the CPU would refuse it"
-expect_in out "(precision bf16: dense layers' activations and their gradients in bf16, with a 16-bit copy of their weights" \
+expect_in out "(precision bf16: activations and their gradients of dense" \
     "the plan says which activations are 16-bit"
 expect_match out '^input1:bf16 +cast +[0-9]+ +784 +bf16 ' \
     "the table shows the cast into the first dense layer"
