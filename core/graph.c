@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -903,6 +904,17 @@ static int allocate_layer(Layer *l, const LayerContext *ctx, int batch,
     if (l->kind->allocate && l->kind->allocate(l, ctx, batch, st))
         return note_allocation_failure(failure, l, 0, st);
     return 0;
+}
+
+void graph_limit_workspace(Graph *g, size_t bytes) {
+    for (int i = 0; i < g->count; i++) {
+        g->layers[i]->workspace_limited = bytes != SIZE_MAX;
+        g->layers[i]->workspace_limit = bytes;
+    }
+}
+
+int graph_workspace_limited(const Graph *g) {
+    return g->count > 0 && g->layers[0]->workspace_limited;
 }
 
 int graph_allocate(Graph *g, const Backend *b, Allocator *a, int batch,

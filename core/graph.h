@@ -79,6 +79,16 @@ int graph_alloc_tensor(Tensor *t, Allocator *a, const Layer *l, const char *what
 
 // Allocate parameters (with their gradients) and initialise them from the seed.
 int graph_init_params(Graph *g, const Backend *b, Allocator *a, uint64_t seed, Status *st);
+// Caps the scratch workspace of every layer's ops at `bytes` from the next graph_allocate
+// on (memory_plan counts the cap); a backend runs what fits (cuDNN: its best-ranked
+// algorithm within the cap, else our direct kernels), never taking less than the least it
+// runs in (conv2d_least_workspace). For a memory limit that holds the parameters and one
+// sample's activations, but not beside them the workspace cuDNN's fastest algorithms ask for.
+// SIZE_MAX lifts the cap.
+void graph_limit_workspace(Graph *g, size_t bytes);
+// Whether graph_limit_workspace has capped it.
+int graph_workspace_limited(const Graph *g);
+
 // Allocate activations, gradients and per-layer state for up to `batch` samples. When
 // that runs out of memory, *failure (may be NULL) says where.
 int graph_allocate(Graph *g, const Backend *b, Allocator *a, int batch,

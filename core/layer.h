@@ -116,6 +116,10 @@ struct Layer {
     // that layer's output and gradient; the activation layer's own forward and backward
     // then do nothing. NULL: each runs on its own. Set by graph_fuse_activations.
     Layer *fused_activation;
+    // The most scratch workspace its ops may take (graph_limit_workspace); 0
+    // workspace_limited: what the backend asks for. Kinds with workspace honour it.
+    int workspace_limited;
+    size_t workspace_limit;
 };
 
 struct LayerKind {

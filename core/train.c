@@ -58,6 +58,7 @@ typedef struct TrainRun {
     int reported_split;         // the micro-batch notice is given once
     char split_cause[400];      // the first split, for that notice: "out of memory at ..."
     char split_memory[96];      //   and "(reserved ... before releasing the step, ... after)"
+    char split_workspace[160];  //   and, when it came to that, the workspace given up
     const char *failed_device;  // where the last failed step failed, for its message
     ScheduleConfig schedule;    // config's, with `every` in steps
     long total_steps;           // of the whole run, for the schedule
@@ -208,6 +209,14 @@ static int planned_micro_batch(const TrainRun *run, const Replica *failed, int *
                                      fits, st);
 }
 
+// `size` samples per pass evened out over the passes a share then takes, so that the last
+// pass is not a sliver (no larger than the share).
+static int evened_micro_batch(const TrainRun *run, int size) {
+    int share = largest_share(run->batch, run->shares);
+    int passes = (share + size - 1) / size;
+    return (share + passes - 1) / passes;
+}
+
 // The pass size after running out of memory at run->micro_batch. Under a limit, the
 // largest the plan fits: the plan counts exactly what the allocator holds to the limit,
 // so one failure finds it, where halving fails once per halving (each releasing the
@@ -224,9 +233,7 @@ static int next_micro_batch(const TrainRun *run, const Replica *failed) {
     if (planned_micro_batch(run, failed, &planned, &ignored) == 0 && planned < old_size &&
         failed->device->alloc.limit)
         next = planned >= 1 ? planned : 1;  // 0: not even one sample fits; one try says so
-    int share = largest_share(run->batch, run->shares);
-    int passes = (share + next - 1) / next;
-    return (share + passes - 1) / passes;
+    return evened_micro_batch(run, next);
 }
 
 // The first split's cause and the memory before and after releasing the step, kept for
@@ -261,8 +268,14 @@ static void report_split(TrainRun *run) {
     if (run->reported_split || !run->split_cause[0]) return;
     int share = largest_share(run->batch, run->shares);
     int passes = (share + run->micro_batch - 1) / run->micro_batch;
-    notice(run, "%s: continuing as %d micro-batches of %d%s %s", run->split_cause, passes,
-           run->micro_batch,
+    // Giving up the convolutions' workspace may leave room for the whole share.
+    char passes_text[64];
+    if (passes > 1)
+        snprintf(passes_text, sizeof passes_text, "as %d micro-batches of %d", passes,
+                 run->micro_batch);
+    else
+        snprintf(passes_text, sizeof passes_text, "with whole batches of %d", run->micro_batch);
+    notice(run, "%s: continuing %s%s%s %s", run->split_cause, passes_text, run->split_workspace,
            graph_normalises_over_batch(run->replicas[0].graph)
                ? "; batchnorm layers now normalise over each micro-batch" : "",
            run->split_memory);
@@ -289,6 +302,49 @@ static int refuse_split_with_sync(const TrainRun *run, const Replica *failed,
     return st->code;
 }
 
+// The workspace `failed`'s plan holds at one sample; 0 when it cannot tell.
+static size_t one_sample_workspace(const TrainRun *run, const Replica *failed) {
+    MemoryPlanOptions options = {.batch = 1, .optimizer = &run->config->optimizer};
+    MemoryPlan plan;
+    Status ignored;
+    status_clear(&ignored);
+    if (memory_plan(failed->graph, failed->device->alloc.backend, &options, &plan, &ignored))
+        return 0;
+    size_t workspace = plan.workspace;
+    memory_plan_free(&plan);
+    return workspace;
+}
+
+// Out of memory with one sample per pass: every replica's convolutions are given the least
+// workspace their ops run in (graph_limit_workspace; on a GPU none: cuDNN's algorithms that
+// need none, or our direct kernels), slower, and the pass takes what the plan then fits.
+// Why: on an H200 LeNet's plan for one sample was 31.1 MiB, 17.5 MiB of it the workspace
+// of cuDNN's fastest algorithms, so a 24 MiB limit, which holds the 13.7 MB of parameters
+// and Adam state and dozens of samples' activations, stopped the run. 0: nothing to give
+// up (capped already, or the least is what they take).
+static int give_up_workspace(TrainRun *run, const Replica *failed) {
+    if (graph_workspace_limited(failed->graph)) return 0;
+    size_t before = one_sample_workspace(run, failed);
+    for (int r = 0; r < run->count; r++) graph_limit_workspace(run->replicas[r].graph, 0);
+    size_t after = one_sample_workspace(run, failed);
+    if (after >= before) {
+        for (int r = 0; r < run->count; r++)
+            graph_limit_workspace(run->replicas[r].graph, SIZE_MAX);
+        return 0;
+    }
+    char was[32], now[32];
+    snprintf(run->split_workspace, sizeof run->split_workspace,
+             "; convolutions in their least workspace, %s at one sample (the %s their fastest "
+             "algorithms ask for did not fit)", alloc_format_bytes(after, now, sizeof now),
+             alloc_format_bytes(before, was, sizeof was));
+    Status ignored;
+    status_clear(&ignored);
+    int planned = 0;
+    if (planned_micro_batch(run, failed, &planned, &ignored) || planned < 1) planned = 1;
+    run->micro_batch = evened_micro_batch(run, planned);
+    return 1;
+}
+
 // After running out of memory at run->micro_batch on `failed`: everything per-batch is
 // given back, and the pass size shrinks (next_micro_batch).
 static int shrink_micro_batch(TrainRun *run, const Replica *failed, const Status *cause,
@@ -298,6 +354,11 @@ static int shrink_micro_batch(TrainRun *run, const Replica *failed, const Status
     release_activations(run);
     int old_size = run->micro_batch;
     if (old_size <= 1) {
+        if (give_up_workspace(run, failed)) {
+            if (!run->split_cause[0])
+                describe_split(run, failed, old_size, before, failed_reserved);
+            return 0;
+        }
         report_split(run);  // a split that was tried is told before why it is given up
         return cannot_split(run, failed, cause, st);
     }

@@ -357,6 +357,11 @@ struct Backend {
     // given less, but at least one sample's worth, an op works in smaller pieces.
     int (*conv2d_workspace_size)(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
                                  Status *st);
+    // The least workspace the conv ops below run in, given less than
+    // conv2d_workspace_size asks for: slower, never wrong (CUDA: none, cuDNN's algorithms
+    // that need none or direct kernels; CPU: one sample's lowering).
+    int (*conv2d_least_workspace)(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
+                                  Status *st);
     // y = conv(x, w) + bias; bias may be NULL.
     int (*conv2d_forward)(const Backend *b, const Conv2dGeometry *g, const float *x,
                           const float *w, const float *bias, float *y, void *workspace,
@@ -425,7 +430,7 @@ struct Backend {
     X(dropout_backward) X(softmax_cross_entropy_forward) X(softmax_cross_entropy_backward)     \
     X(mse_forward) X(mse_backward) X(batchnorm_forward_training)                               \
     X(batchnorm_forward_inference) X(batchnorm_backward) X(conv2d_workspace_size)              \
-    X(conv2d_forward) X(conv2d_backward_data) X(conv2d_backward_filter) X(maxpool_forward)     \
+    X(conv2d_least_workspace) X(conv2d_forward) X(conv2d_backward_data) X(conv2d_backward_filter) X(maxpool_forward)     \
     X(maxpool_backward) X(avgpool_forward) X(avgpool_backward) X(sum_squares) X(scale)        \
     X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)                     \
     X(batchnorm_channel_sums) X(batchnorm_forward_with_sums)                                   \

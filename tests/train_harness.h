@@ -69,16 +69,18 @@ static inline void record_notice(void *user, const char *line) {
 }
 
 // Trains `replicas` replicas sharing one device under `memory_limit` bytes (0: none), with
-// `hooks` (NULL: each notice recorded in `run`).
-static inline int train_run_hooked(const char *device, Run *run, int replicas,
-                                   size_t memory_limit, const Dataset *ds,
-                                   const TrainHooks *hooks, Status *st) {
+// `hooks` (NULL: each notice recorded in `run`), on `backend` instead of the device's own
+// when not NULL (a test's variant of the CPU backend; it must allocate as the device's).
+static inline int train_run_on_backend(const char *device, const Backend *backend, Run *run,
+                                       int replicas, size_t memory_limit, const Dataset *ds,
+                                       const TrainHooks *hooks, Status *st) {
     memset(run, 0, sizeof *run);
     TRY(model_file_parse_text("replicas.model", model_text, &run->file, st));
     // FP32 throughout (no TF32), so that only summation order separates two GPU runs.
     DeviceOptions options = {.spec = device, .mode = ALLOC_GROW, .no_tf32 = 1};
     char notice[256];
     TRY(device_open(&options, &run->device, notice, sizeof notice, st));
+    if (backend) run->device.backend = run->device.alloc.backend = backend;
     run->device.alloc.limit = memory_limit;
     Graph *graphs[MAX_REPLICAS];
     Device *devices[MAX_REPLICAS];
@@ -94,6 +96,12 @@ static inline int train_run_hooked(const char *device, Run *run, int replicas,
     TrainHooks recording = {.user = run, .on_notice = record_notice};
     return train_replicas(graphs, devices, replicas, &run->config, ds, NULL,
                           hooks ? hooks : &recording, NULL, st);
+}
+
+static inline int train_run_hooked(const char *device, Run *run, int replicas,
+                                   size_t memory_limit, const Dataset *ds,
+                                   const TrainHooks *hooks, Status *st) {
+    return train_run_on_backend(device, NULL, run, replicas, memory_limit, ds, hooks, st);
 }
 
 static inline int train_run_on(const char *device, Run *run, int replicas, size_t memory_limit,

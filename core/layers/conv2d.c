@@ -159,6 +159,18 @@ static int conv2d_infer(Layer *l, Status *st) {
     return 0;
 }
 
+// The workspace the layer's ops get: what the backend asks for, capped by
+// graph_limit_workspace, but never below the least its ops run in.
+static int workspace_bytes(const Layer *l, const Backend *b, const Conv2dGeometry *g,
+                           size_t *bytes, Status *st) {
+    TRY(b->conv2d_workspace_size(b, g, bytes, st));
+    if (!l->workspace_limited || *bytes <= l->workspace_limit) return 0;
+    size_t least = 0;
+    TRY(b->conv2d_least_workspace(b, g, &least, st));
+    *bytes = l->workspace_limit > least ? l->workspace_limit : least;
+    return 0;
+}
+
 static int conv2d_allocate(Layer *l, const LayerContext *ctx, int batch, Status *st) {
     const Backend *b = ctx->backend;
     Conv2dConfig *config = l->config;
@@ -177,7 +189,7 @@ static int conv2d_allocate(Layer *l, const LayerContext *ctx, int batch, Status 
     Conv2dGeometry g = config->geometry;
     g.batch = batch;
     size_t bytes = 0;
-    TRY(b->conv2d_workspace_size(b, &g, &bytes, st));
+    TRY(workspace_bytes(l, b, &g, &bytes, st));
     state->alloc = ctx->alloc;
     if (bytes) TRY(alloc_get(ctx->alloc, bytes, &state->workspace, st));
     state->workspace_bytes = bytes;
@@ -192,7 +204,7 @@ static int conv2d_planned_bytes(const Layer *l, const Backend *b, int batch, siz
     Conv2dGeometry g = config->geometry;
     g.batch = batch;
     size_t bytes = 0;
-    TRY(b->conv2d_workspace_size(b, &g, &bytes, st));
+    TRY(workspace_bytes(l, b, &g, &bytes, st));
     *state = 0;
     *workspace = bytes ? alloc_charged_bytes(bytes) : 0;  // asked for only when needed
     return 0;

@@ -67,6 +67,14 @@ int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t 
     return 0;
 }
 
+// One sample lowered at a time: each op walks the batch in chunks of what its workspace holds.
+int cpu_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
+                               Status *st) {
+    Conv2dGeometry one = *g;
+    one.batch = 1;
+    return cpu_conv2d_workspace_size(b, &one, bytes, st);
+}
+
 // How many samples one pass lowers: what the workspace holds, at most the batch.
 static int chunk_samples(const Backend *b, const Conv2dGeometry *g, const ConvSizes *z,
                          size_t workspace_bytes, const char *op, Status *st) {

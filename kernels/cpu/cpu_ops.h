@@ -88,6 +88,8 @@ int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs 
                                           const double *sums, float *dx, Status *st);
 
 // cpu_conv2d.c: im2col lowering onto the BLAS GEMM, several samples per GEMM.
+int cpu_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
+                               Status *st);
 int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
                               Status *st);
 int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x, const float *w,

@@ -681,6 +681,15 @@ static int cuda_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g,
     return 0;
 }
 
+// Every op runs in no workspace at all: candidates_pick finds cuDNN's best-ranked algorithm
+// that needs none (implicit GEMM usually), else the op runs our direct kernels.
+static int cuda_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
+                                       Status *st) {
+    (void)b;
+    *bytes = 0;
+    return check_geometry("conv2d_least_workspace", g, st);
+}
+
 static int cuda_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x,
                                const float *w, const float *bias, float *y, void *workspace,
                                size_t workspace_bytes, Status *st) {
@@ -879,6 +888,7 @@ extern "C" int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g,
 
 void cuda_register_conv_ops(Backend *table) {
     table->conv2d_workspace_size = cuda_conv2d_workspace_size;
+    table->conv2d_least_workspace = cuda_conv2d_least_workspace;
     table->conv2d_forward = cuda_conv2d_forward;
     table->conv2d_forward_bias_activation = cuda_conv2d_forward_bias_activation;
     table->conv2d_backward_data = cuda_conv2d_backward_data;

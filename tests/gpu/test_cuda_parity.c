@@ -1808,21 +1808,32 @@ static int conv_reference(const Conv2dGeometry *g, const ConvCase *k, const floa
     return rc;
 }
 
-// One workspace size: `one_sample` sizes it for batch 1, the least an op may be given.
+// The workspace sizes each case runs in: what conv2d_workspace_size asks for, that for
+// batch 1, and conv2d_least_workspace's (none on a GPU: cuDNN's algorithms that need none,
+// or the direct kernels), which a run under a tight --memory-limit falls back to.
+enum { CONV_WORKSPACE_FULL, CONV_WORKSPACE_ONE_SAMPLE, CONV_WORKSPACE_LEAST,
+       CONV_WORKSPACE_SIZES };
+static const char *const conv_workspace_names[] = {"full", "1-sample", "least"};
+
 static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char *base_shape,
-                         int one_sample, const float *x, const float *w, const float *bias,
+                         int variant, const float *x, const float *w, const float *bias,
                          const float *dy, const float *dx0, const float *dw0, const float *db0,
                          const ConvReference *r) {
     Status st;
     status_clear(&st);
-    snprintf(shape, sizeof shape, "%s, %s workspace", base_shape, one_sample ? "1-sample" : "full");
+    snprintf(shape, sizeof shape, "%s, %s workspace", base_shape, conv_workspace_names[variant]);
     size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->f * g->out_h * g->out_w;
     size_t nw = (size_t)k->f * (k->c / k->groups) * k->kh * k->kw, nb = (size_t)k->f;
     Conv2dGeometry sizing = *g;
-    if (one_sample) sizing.batch = 1;
+    if (variant == CONV_WORKSPACE_ONE_SAMPLE) sizing.batch = 1;
     size_t bytes = 0;
-    if (GPU_CALL(conv2d_workspace_size, &sizing, &bytes)) return;
-    record("conv2d_workspace_size", 0.0, 0);
+    if (variant == CONV_WORKSPACE_LEAST) {
+        if (GPU_CALL(conv2d_least_workspace, g, &bytes)) return;
+        record("conv2d_least_workspace", 0.0, 0);
+    } else {
+        if (GPU_CALL(conv2d_workspace_size, &sizing, &bytes)) return;
+        record("conv2d_workspace_size", 0.0, 0);
+    }
     // Name the algorithms in the case, so that a failure says which one missed.
     char algorithms[512];
     if (cuda_conv2d_describe(gpu, g, bytes, algorithms, sizeof algorithms, &st) == 0) {
@@ -2571,7 +2582,7 @@ static void run_fp32_pass(void) {
     test_batchnorm();
     test_batchnorm_sync();
     section("conv2d");
-    test_conv(2);
+    test_conv(CONV_WORKSPACE_SIZES);
     section("pooling");
     test_pools();
     section("norms");
@@ -2654,7 +2665,7 @@ static void run_levers_off_pass(void) {
     test_batchnorm();
     test_batchnorm_sync();
     section("conv2d: cuDNN's bias gradient, unfused forward (bias-gradient, conv-fused)");
-    test_conv(2);
+    test_conv(CONV_WORKSPACE_SIZES);
     section("pooling: max-pool backward by the gather (maxpool-scatter)");
     test_pools();
     section("multi-tensor optimizers: one launch per tensor (multi-tensor)");

@@ -257,7 +257,9 @@ static void memory_limit_is_out_of_memory_not_a_crash(const Dataset *train, cons
 // activations (~50 MB): training splits each batch into micro-batches (said once), keeps
 // under the limit, and learns what the unlimited GPU run learns (same data order and
 // dropout masks; only summation order and cuDNN's algorithms for the smaller batch
-// differ, hence the accuracy tolerance, not equality).
+// differ, hence the accuracy tolerance, not equality). Where cuDNN's fastest algorithms
+// want more workspace than one sample leaves room for (17.5 MiB on an H200), the same one
+// notice says the convolutions went on in their least workspace (graph_limit_workspace).
 static void lenet_under_a_limit_splits_and_learns(const Dataset *train, const Dataset *test,
                                                   const RunResult *unlimited) {
     Status st;
