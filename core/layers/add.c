@@ -78,6 +78,7 @@ const LayerKind layer_add = {
     .keys = add_keys,
     .takes_act = 1,
     .input_count = LAYER_INPUTS_VARIADIC,
+    .stores_16bit = 1,
     .configure = add_configure,
     .infer = add_infer,
     .forward = add_forward,

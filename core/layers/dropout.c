@@ -99,6 +99,7 @@ const LayerKind layer_dropout = {
     .summary = "zeroes a fraction rate= of activations while training",
     .keys = dropout_keys,
     .input_count = 1,
+    .stores_16bit = 1,
     .configure = dropout_configure,
     .infer = dropout_infer,
     .allocate = dropout_allocate,
