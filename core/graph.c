@@ -1003,7 +1003,8 @@ int graph_add_loss_sums(Graph *g, const Backend *b, int count, int into_step, St
 
 int graph_commit_step_loss_sums(Graph *g, const Backend *b, Status *st) {
     float *sums = tensor_f32(&g->loss_sums);
-    TRY(b->accumulate(b, sums, sums + 2, 2, st));
+    const void *step_sums = sums + 2;
+    TRY(b->accumulate(b, DTYPE_F32, sums, &step_sums, 1, 2, 1, st));
     return b->fill(b, sums + 2, 0.0f, 2, st);
 }
 

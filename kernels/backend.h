@@ -242,17 +242,23 @@ struct Backend {
     // layer's f32 master weights become the 16-bit copy its GEMMs read.
     int (*convert)(const Backend *b, const void *src, DType src_dtype, void *dst,
                    DType dst_dtype, size_t n, int accumulate, Status *st);
-    // y = x + y  (gradient accumulation where an output fans out).
-    int (*accumulate)(const Backend *b, float *y, const float *x, size_t n, Status *st);
+    // y = (accumulate ? y : 0) + x[0] + ... + x[count - 1], n values each, all stored as
+    // `dtype` (f32, bf16 or f16), 1 <= count <= BACKEND_ACCUMULATE_MAX: summed in f32 in
+    // that order and rounded once on the store, so an `add` of k 16-bit inputs rounds once,
+    // not k - 1 times as adding them into y one by one would. Gradient accumulation where
+    // an output fans out, and `add`'s sum. `x` is host memory (an array of device pointers).
+    int (*accumulate)(const Backend *b, DType dtype, void *y, const void *const *x, int count,
+                      size_t n, int accumulate, Status *st);
 
     // ---- elementwise ----
     // gelu is the exact form, x * Phi(x) with the normal CDF via erf (PyTorch's default),
-    // not the tanh approximation.
-    int (*activation_forward)(const Backend *b, ActivationKind kind, float slope, const float *x,
-                              float *y, size_t n, Status *st);
+    // not the tanh approximation. x and y are stored as `dtype` (f32, bf16 or f16).
+    int (*activation_forward)(const Backend *b, ActivationKind kind, float slope, DType dtype,
+                              const void *x, void *y, size_t n, Status *st);
     // dx = (accumulate ? dx : 0) + dy * f'(x); x and y are the forward input and output.
-    int (*activation_backward)(const Backend *b, ActivationKind kind, float slope, const float *x,
-                               const float *y, const float *dy, float *dx, size_t n,
+    // x, y, dy and dx are stored as `dtype`; dx is rounded once, after the accumulation.
+    int (*activation_backward)(const Backend *b, ActivationKind kind, float slope, DType dtype,
+                               const void *x, const void *y, const void *dy, void *dx, size_t n,
                                int accumulate, Status *st);
     // A dense layer's fused activation and bias gradients in one pass over a rows x cols
     // matrix: dx = dy * f'(y) with f' from the activation's output y (act is relu,
@@ -265,10 +271,12 @@ struct Backend {
                                     int rows, int cols, float beta, Status *st);
     // Inverted dropout: y = x * mask, mask = keep ? 1/(1-rate) : 0, drawn from a
     // counter-based hash of (seed, index) so a step is reproducible on any backend.
-    int (*dropout_forward)(const Backend *b, const float *x, float *y, float *mask, size_t n,
-                           float rate, uint64_t seed, Status *st);
-    int (*dropout_backward)(const Backend *b, const float *dy, const float *mask, float *dx,
-                            size_t n, int accumulate, Status *st);
+    // x and y are stored as `dtype` (f32, bf16 or f16); the mask is f32 whatever it is.
+    int (*dropout_forward)(const Backend *b, DType dtype, const void *x, void *y, float *mask,
+                           size_t n, float rate, uint64_t seed, Status *st);
+    // dx = (accumulate ? dx : 0) + dy * mask; dy and dx stored as `dtype`, the mask f32.
+    int (*dropout_backward)(const Backend *b, DType dtype, const void *dy, const float *mask,
+                            void *dx, size_t n, int accumulate, Status *st);
 
     // ---- losses (per-row values stay on the device until the caller reads them) ----
     // probs = softmax(logits); row_loss[r] = -log probs[r][label]; row_correct[r] = 1 when
@@ -451,6 +459,9 @@ struct Backend {
     X(graph_launch) X(graph_destroy) X(timer_create) X(timer_record)                          \
     X(timer_elapsed) X(timer_destroy) X(pinned_alloc) X(pinned_free) X(pinned_fence)          \
     X(pinned_wait)
+
+// The most sources one accumulate call sums (an `add` of LAYER_MAX_INPUTS inputs: 4).
+#define BACKEND_ACCUMULATE_MAX 4
 
 // How many ops of BACKEND_OPS are NULL; their names, comma-separated, into `names`.
 int backend_missing_ops(const Backend *b, char *names, size_t size);

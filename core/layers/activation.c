@@ -81,8 +81,8 @@ static int activation_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const ActivationConfig *config = l->config;
     if (computed_by_input(l)) return 0;
     return ctx->backend->activation_forward(ctx->backend, config->activation, config->slope,
-                                            tensor_f32(&l->inputs[0]->output),
-                                            tensor_f32(&l->output), activation_count(l, ctx), st);
+                                            l->out_dtype, l->inputs[0]->output.data,
+                                            l->output.data, activation_count(l, ctx), st);
 }
 
 // Fused, the layer before differentiates it too (activation_fused_backward), in the same
@@ -91,9 +91,9 @@ static int activation_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0] || computed_by_input(l)) return 0;
     const ActivationConfig *config = l->config;
     return ctx->backend->activation_backward(
-        ctx->backend, config->activation, config->slope, tensor_f32(&l->inputs[0]->output),
-        tensor_f32(&l->output), tensor_f32(&l->grad), tensor_f32(&l->inputs[0]->grad),
-        activation_count(l, ctx), l->input_grad_accumulate[0], st);
+        ctx->backend, config->activation, config->slope, l->out_dtype, l->inputs[0]->output.data,
+        l->output.data, l->grad.data, l->inputs[0]->grad.data, activation_count(l, ctx),
+        l->input_grad_accumulate[0], st);
 }
 
 // The input was never stored. Of the derivatives activation_layer_fusable admits,
@@ -104,9 +104,9 @@ static int activation_backward(Layer *l, const LayerContext *ctx, Status *st) {
 int activation_fused_backward(Layer *owner, const LayerContext *ctx, Status *st) {
     const Layer *l = owner->fused_activation;
     const ActivationConfig *config = l->config;
-    const float *y = tensor_f32(&l->output);
-    return ctx->backend->activation_backward(ctx->backend, config->activation, config->slope, y,
-                                             y, tensor_f32(&l->grad), tensor_f32(&owner->grad),
+    const void *y = l->output.data;  // the owner's dtype (graph_set_storage)
+    return ctx->backend->activation_backward(ctx->backend, config->activation, config->slope,
+                                             l->out_dtype, y, y, l->grad.data, owner->grad.data,
                                              activation_count(l, ctx), 0, st);
 }
 
@@ -122,6 +122,7 @@ const LayerKind layer_activation = {
     .summary = "elementwise activation: relu, leaky_relu (slope=), sigmoid, tanh, gelu",
     .keys = activation_keys,
     .input_count = 1,
+    .stores_16bit = 1,
     .configure = activation_configure,
     .infer = activation_infer,
     .forward = activation_forward,

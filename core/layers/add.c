@@ -40,25 +40,30 @@ static size_t add_count(const Layer *l, const LayerContext *ctx) {
     return (size_t)ctx->batch * shape_numel(&l->out_shape);
 }
 
+_Static_assert(LAYER_MAX_INPUTS <= BACKEND_ACCUMULATE_MAX, "one accumulate sums every input");
+
+// One accumulate over all inputs: their sum is taken in f32 and rounded once into a 16-bit
+// y. Copying the first input and adding the others into y one by one would round k - 1
+// times (twice for a 3-input add), each rounding of bf16 worth up to 2^-9 of the value.
 static int add_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const Backend *b = ctx->backend;
-    size_t n = add_count(l, ctx);
-    float *y = tensor_f32(&l->output);
-    TRY(b->copy_on_device(b, y, l->inputs[0]->output.data, n * sizeof(float), st));
-    for (int k = 1; k < l->input_count; k++)
-        TRY(b->accumulate(b, y, tensor_f32(&l->inputs[k]->output), n, st));
-    return 0;
+    const void *x[LAYER_MAX_INPUTS];
+    for (int k = 0; k < l->input_count; k++) x[k] = l->inputs[k]->output.data;
+    return b->accumulate(b, l->out_dtype, l->output.data, x, l->input_count, add_count(l, ctx), 0,
+                         st);
 }
 
+// Each input's gradient is dy itself: copied (exact in any dtype), or added to what another
+// reader of that input wrote, in f32 and rounded once.
 static int add_backward(Layer *l, const LayerContext *ctx, Status *st) {
     const Backend *b = ctx->backend;
     size_t n = add_count(l, ctx);
-    const float *dy = tensor_f32(&l->grad);
+    const void *dy = l->grad.data;
     for (int k = 0; k < l->input_count; k++) {
         if (!l->input_needs_grad[k]) continue;
-        float *dx = tensor_f32(&l->inputs[k]->grad);
-        if (l->input_grad_accumulate[k]) TRY(b->accumulate(b, dx, dy, n, st));
-        else TRY(b->copy_on_device(b, dx, dy, n * sizeof(float), st));
+        void *dx = l->inputs[k]->grad.data;
+        if (l->input_grad_accumulate[k]) TRY(b->accumulate(b, l->out_dtype, dx, &dy, 1, n, 1, st));
+        else TRY(b->copy_on_device(b, dx, dy, n * dtype_size(l->out_dtype), st));
     }
     return 0;
 }
@@ -73,6 +78,7 @@ const LayerKind layer_add = {
     .keys = add_keys,
     .takes_act = 1,
     .input_count = LAYER_INPUTS_VARIADIC,
+    .stores_16bit = 1,
     .configure = add_configure,
     .infer = add_infer,
     .forward = add_forward,

@@ -74,13 +74,14 @@ static int dropout_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const DropoutConfig *config = l->config;
     DropoutState *state = l->state;
     size_t n = dropout_count(l, ctx);
-    const float *x = tensor_f32(&l->inputs[0]->output);
+    const void *x = l->inputs[0]->output.data;  // in l->out_dtype: a cast sits between otherwise
     if (!ctx->training || config->rate == 0.0f) {
         // Evaluation: identity. A mask of ones keeps backward valid in both modes.
         TRY(ctx->backend->fill(ctx->backend, tensor_f32(&state->mask), 1.0f, n, st));
-        return ctx->backend->copy_on_device(ctx->backend, l->output.data, x, n * sizeof(float), st);
+        return ctx->backend->copy_on_device(ctx->backend, l->output.data, x,
+                                            n * dtype_size(l->out_dtype), st);
     }
-    return ctx->backend->dropout_forward(ctx->backend, x, tensor_f32(&l->output),
+    return ctx->backend->dropout_forward(ctx->backend, l->out_dtype, x, l->output.data,
                                          tensor_f32(&state->mask), n, config->rate,
                                          pass_mask_seed(l, ctx), st);
 }
@@ -88,8 +89,8 @@ static int dropout_forward(Layer *l, const LayerContext *ctx, Status *st) {
 static int dropout_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
     DropoutState *state = l->state;
-    return ctx->backend->dropout_backward(ctx->backend, tensor_f32(&l->grad),
-                                          tensor_f32(&state->mask), tensor_f32(&l->inputs[0]->grad),
+    return ctx->backend->dropout_backward(ctx->backend, l->out_dtype, l->grad.data,
+                                          tensor_f32(&state->mask), l->inputs[0]->grad.data,
                                           dropout_count(l, ctx), l->input_grad_accumulate[0], st);
 }
 
@@ -98,6 +99,7 @@ const LayerKind layer_dropout = {
     .summary = "zeroes a fraction rate= of activations while training",
     .keys = dropout_keys,
     .input_count = 1,
+    .stores_16bit = 1,
     .configure = dropout_configure,
     .infer = dropout_infer,
     .allocate = dropout_allocate,

@@ -26,8 +26,9 @@ int layer_view_backward(Layer *l, const LayerContext *ctx, Status *st) {
                                      l->inputs[0]->grad.data, l->out_dtype, n,
                                      l->input_grad_accumulate[0], st);
     float *dx = tensor_f32(&l->inputs[0]->grad);
+    const void *dy = l->grad.data;
     if (l->input_grad_accumulate[0])
-        return ctx->backend->accumulate(ctx->backend, dx, tensor_f32(&l->grad), n, st);
+        return ctx->backend->accumulate(ctx->backend, DTYPE_F32, dx, &dy, 1, n, 1, st);
     return ctx->backend->copy_on_device(ctx->backend, dx, l->grad.data, n * sizeof(float), st);
 }
 

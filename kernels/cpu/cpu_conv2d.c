@@ -267,7 +267,7 @@ int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g
     TRY(cpu_conv2d_forward(b, g, x, w, bias, y, workspace, workspace_bytes, st));
     if (!act->apply) return 0;
     size_t n = (size_t)g->batch * g->out_channels * g->out_h * g->out_w;
-    return cpu_activation_forward(b, act->kind, act->slope, y, y, n, st);
+    return cpu_activation_forward(b, act->kind, act->slope, DTYPE_F32, y, y, n, st);
 }
 
 // dy of samples [n0, n0 + samples) as [F][S][P], the layout the backward GEMMs read: a

@@ -57,3 +57,36 @@ int cpu_convert(const Backend *b, const void *src, DType src_dtype, void *dst, D
     }
     return 0;
 }
+
+// Summed in f32 in the sources' order and rounded once: for f32 the bits of adding the
+// sources into y one at a time. Starting from x[0] itself rather than 0 + x[0] keeps a
+// -0 input's sign, as the copy `add` made before this op took several sources.
+int cpu_accumulate(const Backend *b, DType dtype, void *y, const void *const *x, int count,
+                   size_t n, int accumulate, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "accumulate", st));
+    if (count < 1 || count > BACKEND_ACCUMULATE_MAX)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "accumulate: %d sources (1 to %d)", count,
+                           BACKEND_ACCUMULATE_MAX);
+    if (dtype == DTYPE_F32) {
+        float *out = y;
+        if (count == 1 && accumulate) {  // a gradient fanning in: keep the loop vectorizable
+            const float *in = x[0];
+            for (size_t i = 0; i < n; i++) out[i] += in[i];
+            return 0;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const float *first = x[0];
+            float sum = accumulate ? out[i] + first[i] : first[i];
+            for (int k = 1; k < count; k++) sum += ((const float *)x[k])[i];
+            out[i] = sum;
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        float first = load_value(x[0], dtype, i);
+        float sum = accumulate ? load_value(y, dtype, i) + first : first;
+        for (int k = 1; k < count; k++) sum += load_value(x[k], dtype, i);
+        store_value(y, dtype, i, sum);
+    }
+    return 0;
+}

@@ -47,12 +47,55 @@ static size_t activation_cost(ActivationKind kind) {
     return kind == ACTIVATION_RELU || kind == ACTIVATION_LEAKY_RELU ? 2 : 20;
 }
 
-int cpu_activation_forward(const Backend *b, ActivationKind kind, float slope, const float *x,
-                           float *y, size_t n, Status *st) {
-    if (kind < 0 || kind >= ACTIVATION_COUNT)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
+static int activation_forward_f32(ActivationKind kind, float slope, const float *x, float *y,
+                                  size_t n) {
     ElementwiseJob job = {.kind = kind, .slope = slope, .x = x, .out = y};
     cpu_parallel_for(n, activation_cost(kind), activation_forward_range, &job);
+    return 0;
+}
+
+// 16-bit storage, here and in the ops below: the operands widened into f32 scratch, the f32
+// loop run on them, and the result rounded once on the store. A dx that is added to is
+// widened too, so the accumulation happens in f32 before that one rounding.
+typedef struct WideOperands {
+    float *v[4];
+} WideOperands;
+
+static void wide_free(WideOperands *w) {
+    for (int k = 0; k < 4; k++) free(w->v[k]);
+}
+
+// w->v[k] = src[k] widened (k < count), or, where src[k] is NULL, n floats of scratch.
+static int wide_load(WideOperands *w, const void *const *src, int count, DType dtype, size_t n,
+                     Status *st) {
+    *w = (WideOperands){{NULL}};
+    for (int k = 0; k < count; k++) {
+        if (src[k]) {
+            w->v[k] = cpu_widen(src[k], dtype, n, st);
+        } else {
+            w->v[k] = malloc((n ? n : 1) * sizeof(float));
+            if (!w->v[k]) status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        }
+        if (!w->v[k]) {
+            wide_free(w);
+            return STATUS_RUNTIME_ERROR;
+        }
+    }
+    return 0;
+}
+
+int cpu_activation_forward(const Backend *b, ActivationKind kind, float slope, DType dtype,
+                           const void *x, void *y, size_t n, Status *st) {
+    if (kind < 0 || kind >= ACTIVATION_COUNT)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
+    if (dtype == DTYPE_F32) return activation_forward_f32(kind, slope, x, y, n);
+    TRY(backend_storage_dtype_check(dtype, "activation_forward", st));
+    WideOperands w;
+    const void *src[1] = {x};
+    TRY(wide_load(&w, src, 1, dtype, n, st));
+    activation_forward_f32(kind, slope, w.v[0], w.v[0], n);
+    cpu_narrow(w.v[0], y, dtype, n);
+    wide_free(&w);
     return 0;
 }
 
@@ -88,14 +131,30 @@ static void activation_backward_range(void *context, size_t begin, size_t end) {
     }
 }
 
-int cpu_activation_backward(const Backend *b, ActivationKind kind, float slope, const float *x,
-                            const float *y, const float *dy, float *dx, size_t n, int accumulate,
-                            Status *st) {
-    if (kind < 0 || kind >= ACTIVATION_COUNT)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
+static void activation_backward_f32(ActivationKind kind, float slope, const float *x,
+                                   const float *y, const float *dy, float *dx, size_t n,
+                                   int accumulate) {
     ElementwiseJob job = {.kind = kind, .slope = slope, .accumulate = accumulate, .x = x, .y = y,
                           .dy = dy, .out = dx};
     cpu_parallel_for(n, activation_cost(kind) + 2, activation_backward_range, &job);
+}
+
+int cpu_activation_backward(const Backend *b, ActivationKind kind, float slope, DType dtype,
+                            const void *x, const void *y, const void *dy, void *dx, size_t n,
+                            int accumulate, Status *st) {
+    if (kind < 0 || kind >= ACTIVATION_COUNT)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
+    if (dtype == DTYPE_F32) {
+        activation_backward_f32(kind, slope, x, y, dy, dx, n, accumulate);
+        return 0;
+    }
+    TRY(backend_storage_dtype_check(dtype, "activation_backward", st));
+    WideOperands w;
+    const void *src[4] = {x, y, dy, accumulate ? dx : NULL};
+    TRY(wide_load(&w, src, 4, dtype, n, st));
+    activation_backward_f32(kind, slope, w.v[0], w.v[1], w.v[2], w.v[3], n, accumulate);
+    cpu_narrow(w.v[3], dx, dtype, n);
+    wide_free(&w);
     return 0;
 }
 
@@ -107,7 +166,7 @@ int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act, D
                                  int cols, float beta, Status *st) {
     size_t n = (size_t)rows * (size_t)cols;
     if (dtype == DTYPE_F32) {
-        TRY(cpu_activation_backward(b, act->kind, act->slope, y, y, dy, dx, n, 0, st));
+        TRY(cpu_activation_backward(b, act->kind, act->slope, DTYPE_F32, y, y, dy, dx, n, 0, st));
         return dbias ? cpu_sum_rows(b, dbias, dx, DTYPE_F32, rows, cols, beta, st) : 0;
     }
     TRY(backend_storage_dtype_check(dtype, "activation_bias_backward", st));
@@ -116,8 +175,8 @@ int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act, D
     float *wide_dx = wide_dy ? cpu_widen(dy, dtype, n, st) : NULL;  // overwritten below
     int rc = wide_dx ? 0 : (int)st->code;
     if (!rc)
-        rc = cpu_activation_backward(b, act->kind, act->slope, wide_y, wide_y, wide_dy, wide_dx, n,
-                                     0, st);
+        rc = cpu_activation_backward(b, act->kind, act->slope, DTYPE_F32, wide_y, wide_y, wide_dy,
+                                     wide_dx, n, 0, st);
     if (!rc && dbias) rc = cpu_sum_rows(b, dbias, wide_dx, DTYPE_F32, rows, cols, beta, st);
     if (!rc) cpu_narrow(wide_dx, dx, dtype, n);
     free(wide_y);
@@ -135,10 +194,21 @@ static void dropout_forward_range(void *context, size_t begin, size_t end) {
     }
 }
 
-int cpu_dropout_forward(const Backend *b, const float *x, float *y, float *mask, size_t n,
-                        float rate, uint64_t seed, Status *st) {
+int cpu_dropout_forward(const Backend *b, DType dtype, const void *x, void *y, float *mask,
+                        size_t n, float rate, uint64_t seed, Status *st) {
     ElementwiseJob job = {.rate = rate, .seed = seed, .x = x, .out = y, .out_mask = mask};
+    if (dtype == DTYPE_F32) {
+        cpu_parallel_for(n, 8, dropout_forward_range, &job);
+        return 0;
+    }
+    TRY(backend_storage_dtype_check(dtype, "dropout_forward", st));
+    WideOperands w;
+    const void *src[1] = {x};
+    TRY(wide_load(&w, src, 1, dtype, n, st));
+    job.x = job.out = w.v[0];
     cpu_parallel_for(n, 8, dropout_forward_range, &job);
+    cpu_narrow(w.v[0], y, dtype, n);
+    wide_free(&w);
     return 0;
 }
 
@@ -148,9 +218,21 @@ static void dropout_backward_range(void *context, size_t begin, size_t end) {
         j->out[i] = (j->accumulate ? j->out[i] : 0.0f) + j->dy[i] * j->mask[i];
 }
 
-int cpu_dropout_backward(const Backend *b, const float *dy, const float *mask, float *dx, size_t n,
-                         int accumulate, Status *st) {
+int cpu_dropout_backward(const Backend *b, DType dtype, const void *dy, const float *mask,
+                         void *dx, size_t n, int accumulate, Status *st) {
     ElementwiseJob job = {.accumulate = accumulate, .dy = dy, .mask = mask, .out = dx};
+    if (dtype == DTYPE_F32) {
+        cpu_parallel_for(n, 3, dropout_backward_range, &job);
+        return 0;
+    }
+    TRY(backend_storage_dtype_check(dtype, "dropout_backward", st));
+    WideOperands w;
+    const void *src[2] = {dy, accumulate ? dx : NULL};
+    TRY(wide_load(&w, src, 2, dtype, n, st));
+    job.dy = w.v[0];
+    job.out = w.v[1];
     cpu_parallel_for(n, 3, dropout_backward_range, &job);
+    cpu_narrow(w.v[1], dx, dtype, n);
+    wide_free(&w);
     return 0;
 }

@@ -57,8 +57,9 @@ static int gemm_widened(const Backend *b, const GemmArgs *g, const void *a, cons
     packed.ldc = g->n;
     cpu_gemm_f32(&packed, wide_a, wide_b, wide_c);
     if (bias) cpu_add_bias_rows(b, wide_c, bias, g->m, g->n, st);
-    if (act && act->apply) rc = cpu_activation_forward(b, act->kind, act->slope, wide_c, wide_c,
-                                                       c_values, st);
+    if (act && act->apply)
+        rc = cpu_activation_forward(b, act->kind, act->slope, DTYPE_F32, wide_c, wide_c, c_values,
+                                    st);
     if (rc) goto done;
     for (int r = 0; r < g->m; r++)
         cpu_narrow(wide_c + (size_t)r * g->n,
@@ -116,7 +117,7 @@ int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g, const void *a,
         int count = packed ? g->m : 1;
         if (bias) TRY(cpu_add_bias_rows(b, rows, bias, count, g->n, st));
         if (act->apply)
-            TRY(cpu_activation_forward(b, act->kind, act->slope, rows, rows,
+            TRY(cpu_activation_forward(b, act->kind, act->slope, DTYPE_F32, rows, rows,
                                        (size_t)count * (size_t)g->n, st));
     }
     return 0;
@@ -138,10 +139,5 @@ int cpu_sum_rows(const Backend *b, float *out, const void *x, DType x_dtype, int
         for (int c = 0; c < cols; c++) out[c] += row[c];
     }
     free(wide);
-    return 0;
-}
-
-int cpu_accumulate(const Backend *b, float *y, const float *x, size_t n, Status *st) {
-    for (size_t i = 0; i < n; i++) y[i] += x[i];
     return 0;
 }

@@ -18,6 +18,8 @@ int cpu_convert(const Backend *b, const void *src, DType src_dtype, void *dst, D
 float *cpu_widen(const void *src, DType dtype, size_t n, Status *st);
 // n f32 values into dst stored as dtype, rounded to nearest even.
 void cpu_narrow(const float *src, void *dst, DType dtype, size_t n);
+int cpu_accumulate(const Backend *b, DType dtype, void *y, const void *const *x, int count,
+                   size_t n, int accumulate, Status *st);
 
 // cpu_gemm.c
 int cpu_gemm(const Backend *b, const GemmArgs *g, const void *a, const void *bm, void *c,
@@ -31,21 +33,20 @@ int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g, const void *a,
                              const float *bias, const FusedActivation *act, void *c, Status *st);
 int cpu_sum_rows(const Backend *b, float *out, const void *x, DType x_dtype, int rows, int cols,
                  float beta, Status *st);
-int cpu_accumulate(const Backend *b, float *y, const float *x, size_t n, Status *st);
 
 // cpu_elementwise.c
-int cpu_activation_forward(const Backend *b, ActivationKind kind, float slope, const float *x,
-                           float *y, size_t n, Status *st);
-int cpu_activation_backward(const Backend *b, ActivationKind kind, float slope, const float *x,
-                            const float *y, const float *dy, float *dx, size_t n, int accumulate,
-                            Status *st);
+int cpu_activation_forward(const Backend *b, ActivationKind kind, float slope, DType dtype,
+                           const void *x, void *y, size_t n, Status *st);
+int cpu_activation_backward(const Backend *b, ActivationKind kind, float slope, DType dtype,
+                            const void *x, const void *y, const void *dy, void *dx, size_t n,
+                            int accumulate, Status *st);
 int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act, DType dtype,
                                  const void *y, const void *dy, void *dx, float *dbias, int rows,
                                  int cols, float beta, Status *st);
-int cpu_dropout_forward(const Backend *b, const float *x, float *y, float *mask, size_t n,
-                        float rate, uint64_t seed, Status *st);
-int cpu_dropout_backward(const Backend *b, const float *dy, const float *mask, float *dx, size_t n,
-                         int accumulate, Status *st);
+int cpu_dropout_forward(const Backend *b, DType dtype, const void *x, void *y, float *mask,
+                        size_t n, float rate, uint64_t seed, Status *st);
+int cpu_dropout_backward(const Backend *b, DType dtype, const void *dy, const float *mask,
+                         void *dx, size_t n, int accumulate, Status *st);
 
 // cpu_loss.c
 int cpu_softmax_cross_entropy_forward(const Backend *b, const float *logits, const int32_t *labels,

@@ -744,7 +744,7 @@ static int conv_forward_unfused(const Backend *b, const Conv2dGeometry *g, const
                                 float *y, void *workspace, size_t workspace_bytes, Status *st) {
     TRY(cuda_conv2d_forward(b, g, x, w, bias, y, workspace, workspace_bytes, st));
     if (!act->apply) return 0;
-    return b->activation_forward(b, act->kind, act->slope, y, y, conv_outputs(g), st);
+    return b->activation_forward(b, act->kind, act->slope, DTYPE_F32, y, y, conv_outputs(g), st);
 }
 
 static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g,

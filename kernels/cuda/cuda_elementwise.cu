@@ -1,5 +1,8 @@
 // CUDA elementwise ops: activations and dropout. The CPU versions in
-// kernels/cpu/cpu_elementwise.c are the reference.
+// kernels/cpu/cpu_elementwise.c are the reference. Their tensors may be stored in f32,
+// bf16 or f16 (the kernels are templated on the type, cuda_storage.h): a 16-bit value is
+// widened on the load, every step below is the f32 arithmetic described, and the result
+// is rounded once on the store, as the CPU's widen / compute / narrow does.
 //
 // Every kernel here reads one or three floats per element and writes one, so they are
 // bound by memory bandwidth; a grid-stride loop over a capped grid (cuda_blocks_for) keeps
@@ -49,53 +52,53 @@ __device__ static inline float activation_derivative(float slope, float x, float
     }
 }
 
-template <ActivationKind K>
-__global__ static void activation_forward_kernel(const float *x, float *y, size_t n,
-                                                 float slope) {
+// x and y stored as T (float, bf16 or f16): widened on the load, rounded once on the store.
+template <ActivationKind K, typename T>
+__global__ static void activation_forward_kernel(const T *x, T *y, size_t n, float slope) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
-        y[i] = activation<K>(x[i], slope);
+        storage_store(y, i, activation<K>(storage_load(x, i), slope));
 }
 
 // dx = (accumulate ? dx : 0) + dy * f'(x). dx is read only when accumulating: otherwise
 // it may hold anything, NaN included. y is read only by the kinds whose derivative needs
-// it, so relu's backward moves 12 bytes per element, not 16.
-template <ActivationKind K>
-__global__ static void activation_backward_kernel(const float *x, const float *y,
-                                                  const float *dy, float *dx, size_t n,
-                                                  float slope, int accumulate) {
+// it, so relu's backward moves 12 bytes per element, not 16. A 16-bit dx is added to in
+// f32 and rounded once.
+template <ActivationKind K, typename T>
+__global__ static void activation_backward_kernel(const T *x, const T *y, const T *dy, T *dx,
+                                                  size_t n, float slope, int accumulate) {
     const bool needs_y = K == ACTIVATION_SIGMOID || K == ACTIVATION_TANH;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        float xi = x[i];
+        float xi = storage_load(x, i);
         if (K == ACTIVATION_RELU && !accumulate) {
             // The CPU's fast path selects dy rather than multiplying by 0 or 1; mirror it
             // so the sign of a zero (and a NaN dy where x <= 0) come out the same.
-            dx[i] = xi > 0.0f ? dy[i] : 0.0f;
+            storage_store(dx, i, xi > 0.0f ? storage_load(dy, i) : 0.0f);
             continue;
         }
-        float g = __fmul_rn(dy[i], activation_derivative<K>(slope, xi, needs_y ? y[i] : 0.0f));
-        dx[i] = accumulate ? dx[i] + g : g;
+        float yi = needs_y ? storage_load(y, i) : 0.0f;
+        float g = __fmul_rn(storage_load(dy, i), activation_derivative<K>(slope, xi, yi));
+        storage_store(dx, i, accumulate ? storage_load(dx, i) + g : g);
     }
 }
 
-template <ActivationKind K>
-static int launch_activation_forward(const CudaContext *ctx, const float *x, float *y, size_t n,
+template <ActivationKind K, typename T>
+static int launch_activation_forward(const CudaContext *ctx, const T *x, T *y, size_t n,
                                      float slope, Status *st) {
     unsigned grid = cuda_blocks_for(n);
     CUDA_CHECK_CONFIG(ctx, "activation_forward_kernel", grid, CUDA_THREADS, 0, n, 64);
-    activation_forward_kernel<K><<<grid, CUDA_THREADS, 0, ctx->stream>>>(x, y, n, slope);
+    activation_forward_kernel<K, T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(x, y, n, slope);
     CUDA_CHECK_LAUNCH("activation_forward_kernel");
     return 0;
 }
 
-template <ActivationKind K>
-static int launch_activation_backward(const CudaContext *ctx, const float *x, const float *y,
-                                      const float *dy, float *dx, size_t n, float slope,
-                                      int accumulate, Status *st) {
+template <ActivationKind K, typename T>
+static int launch_activation_backward(const CudaContext *ctx, const T *x, const T *y, const T *dy,
+                                      T *dx, size_t n, float slope, int accumulate, Status *st) {
     unsigned grid = cuda_blocks_for(n);
     CUDA_CHECK_CONFIG(ctx, "activation_backward_kernel", grid, CUDA_THREADS, 0, n, 64);
-    activation_backward_kernel<K><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+    activation_backward_kernel<K, T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         x, y, dy, dx, n, slope, accumulate);
     CUDA_CHECK_LAUNCH("activation_backward_kernel");
     return 0;
@@ -105,11 +108,9 @@ static int unknown_activation(ActivationKind kind, Status *st) {
     return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
 }
 
-static int cuda_activation_forward(const Backend *b, ActivationKind kind, float slope,
-                                   const float *x, float *y, size_t n, Status *st) {
-    if ((int)kind < 0 || (int)kind >= (int)ACTIVATION_COUNT) return unknown_activation(kind, st);
-    if (n == 0) return 0;
-    const CudaContext *ctx = cuda_context(b);
+template <typename T>
+static int activation_forward_stored(const CudaContext *ctx, ActivationKind kind, float slope,
+                                     const T *x, T *y, size_t n, Status *st) {
     switch (kind) {
     case ACTIVATION_RELU:
         return launch_activation_forward<ACTIVATION_RELU>(ctx, x, y, n, slope, st);
@@ -125,13 +126,23 @@ static int cuda_activation_forward(const Backend *b, ActivationKind kind, float 
     }
 }
 
-static int cuda_activation_backward(const Backend *b, ActivationKind kind, float slope,
-                                    const float *x, const float *y, const float *dy, float *dx,
-                                    size_t n, int accumulate, Status *st) {
+static int cuda_activation_forward(const Backend *b, ActivationKind kind, float slope, DType dtype,
+                                   const void *x, void *y, size_t n, Status *st) {
     if ((int)kind < 0 || (int)kind >= (int)ACTIVATION_COUNT) return unknown_activation(kind, st);
+    TRY(backend_storage_dtype_check(dtype, "activation_forward", st));
     if (n == 0) return 0;
     const CudaContext *ctx = cuda_context(b);
-    int acc = accumulate != 0;
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dtype, rc = activation_forward_stored(ctx, kind, slope,
+                                                                (const storage_t *)x,
+                                                                (storage_t *)y, n, st));
+    return rc;
+}
+
+template <typename T>
+static int activation_backward_stored(const CudaContext *ctx, ActivationKind kind, float slope,
+                                      const T *x, const T *y, const T *dy, T *dx, size_t n,
+                                      int acc, Status *st) {
     switch (kind) {
     case ACTIVATION_RELU:
         return launch_activation_backward<ACTIVATION_RELU>(ctx, x, y, dy, dx, n, slope, acc, st);
@@ -146,6 +157,21 @@ static int cuda_activation_backward(const Backend *b, ActivationKind kind, float
         return launch_activation_backward<ACTIVATION_GELU>(ctx, x, y, dy, dx, n, slope, acc, st);
     default: return unknown_activation(kind, st);
     }
+}
+
+static int cuda_activation_backward(const Backend *b, ActivationKind kind, float slope,
+                                    DType dtype, const void *x, const void *y, const void *dy,
+                                    void *dx, size_t n, int accumulate, Status *st) {
+    if ((int)kind < 0 || (int)kind >= (int)ACTIVATION_COUNT) return unknown_activation(kind, st);
+    TRY(backend_storage_dtype_check(dtype, "activation_backward", st));
+    if (n == 0) return 0;
+    const CudaContext *ctx = cuda_context(b);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dtype, rc = activation_backward_stored(
+                                     ctx, kind, slope, (const storage_t *)x, (const storage_t *)y,
+                                     (const storage_t *)dy, (storage_t *)dx, n, accumulate != 0,
+                                     st));
+    return rc;
 }
 
 // ---- activation and bias gradients in one pass (a fused dense layer's backward) --------
@@ -164,7 +190,7 @@ static const size_t BIAS_SHARED_BYTES = sizeof(float[BIAS_ROW_THREADS][BIAS_COL_
 //
 // y, dy and dx may be stored in bf16 or f16 (T): widened on the load, dx rounded once on
 // the store, and the bias gradient sums the unrounded f32 dx, as the CPU does. dbias may be
-// NULL (a 16-bit dx without a bias comes here too: activation_backward is f32 only).
+// NULL (a 16-bit dx without a bias comes here too).
 template <ActivationKind K, typename T>
 __global__ static void activation_bias_backward_kernel(const T *y, const T *dy, T *dx,
                                                        float *dbias, int rows, int cols,
@@ -245,8 +271,7 @@ static int cuda_activation_bias_backward(const Backend *b, const FusedActivation
     if (rows < 0) rows = 0;
     if (!dbias && rows == 0) return 0;
     if (!dbias && dtype == DTYPE_F32)
-        return cuda_activation_backward(b, act->kind, act->slope, (const float *)y,
-                                        (const float *)y, (const float *)dy, (float *)dx,
+        return cuda_activation_backward(b, act->kind, act->slope, DTYPE_F32, y, y, dy, dx,
                                         (size_t)rows * (size_t)cols, 0, st);
     const CudaContext *ctx = cuda_context(b);
     int rc = 0;
@@ -340,7 +365,8 @@ int cuda_bias_activation_stored(const CudaContext *ctx, DType dtype, void *c, in
 // the CPU's, and the mask stores it (or 0) so backward is one multiply.
 // `replayed`: NULL, or (a step replayed from a CUDA Graph, cuda_graph.h) the step's seed,
 // to which `seed` is then this pass's fixed offset.
-__global__ static void dropout_forward_kernel(const float *x, float *y, float *mask, size_t n,
+template <typename T>
+__global__ static void dropout_forward_kernel(const T *x, T *y, float *mask, size_t n,
                                               float rate, float keep_scale, uint64_t argument,
                                               const uint64_t *replayed) {
     const uint64_t seed = replayed ? *replayed + argument : argument;
@@ -348,47 +374,72 @@ __global__ static void dropout_forward_kernel(const float *x, float *y, float *m
          i += (size_t)gridDim.x * blockDim.x) {
         float m = cuda_dropout_uniform(seed, i) >= rate ? keep_scale : 0.0f;
         mask[i] = m;
-        y[i] = x[i] * m;
+        storage_store(y, i, storage_load(x, i) * m);
     }
 }
 
-static int cuda_dropout_forward(const Backend *b, const float *x, float *y, float *mask,
-                                size_t n, float rate, uint64_t seed, Status *st) {
+template <typename T>
+static int launch_dropout_forward(const CudaContext *ctx, const T *x, T *y, float *mask, size_t n,
+                                  float rate, float keep_scale, uint64_t argument,
+                                  const uint64_t *replayed, Status *st) {
+    unsigned grid = cuda_blocks_for(n);
+    CUDA_CHECK_CONFIG(ctx, "dropout_forward_kernel", grid, CUDA_THREADS, 0, n, 64);
+    dropout_forward_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+        x, y, mask, n, rate, keep_scale, argument, replayed);
+    CUDA_CHECK_LAUNCH("dropout_forward_kernel");
+    return 0;
+}
+
+static int cuda_dropout_forward(const Backend *b, DType dtype, const void *x, void *y,
+                                float *mask, size_t n, float rate, uint64_t seed, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "dropout_forward", st));
     if (n == 0) return 0;
     float keep_scale = 1.0f / (1.0f - rate);
     CudaContext *ctx = cuda_context(b);
     const uint64_t *replayed;
     uint64_t argument;
     cuda_capture_seed(ctx, seed, &replayed, &argument);
-    unsigned grid = cuda_blocks_for(n);
-    CUDA_CHECK_CONFIG(ctx, "dropout_forward_kernel", grid, CUDA_THREADS, 0, n, 64);
-    dropout_forward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-        x, y, mask, n, rate, keep_scale, argument, replayed);
-    CUDA_CHECK_LAUNCH("dropout_forward_kernel");
-    return 0;
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dtype, rc = launch_dropout_forward(ctx, (const storage_t *)x,
+                                                             (storage_t *)y, mask, n, rate,
+                                                             keep_scale, argument, replayed, st));
+    return rc;
 }
 
 // dx = (accumulate ? dx : 0) + dy * mask, written exactly so: adding to +0.0f (rather than
-// storing the product) turns a -0 product into +0 as the CPU does.
-__global__ static void dropout_backward_kernel(const float *dy, const float *mask, float *dx,
-                                               size_t n, int accumulate) {
+// storing the product) turns a -0 product into +0 as the CPU does. A 16-bit dx is added to
+// in f32 and rounded once.
+template <typename T>
+__global__ static void dropout_backward_kernel(const T *dy, const float *mask, T *dx, size_t n,
+                                               int accumulate) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        float base = accumulate ? dx[i] : 0.0f;
-        dx[i] = __fadd_rn(base, __fmul_rn(dy[i], mask[i]));
+        float base = accumulate ? storage_load(dx, i) : 0.0f;
+        storage_store(dx, i, __fadd_rn(base, __fmul_rn(storage_load(dy, i), mask[i])));
     }
 }
 
-static int cuda_dropout_backward(const Backend *b, const float *dy, const float *mask, float *dx,
-                                 size_t n, int accumulate, Status *st) {
-    if (n == 0) return 0;
-    CudaContext *ctx = cuda_context(b);
+template <typename T>
+static int launch_dropout_backward(const CudaContext *ctx, const T *dy, const float *mask, T *dx,
+                                   size_t n, int accumulate, Status *st) {
     unsigned grid = cuda_blocks_for(n);
     CUDA_CHECK_CONFIG(ctx, "dropout_backward_kernel", grid, CUDA_THREADS, 0, n, 64);
-    dropout_backward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-        dy, mask, dx, n, accumulate != 0);
+    dropout_backward_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(dy, mask, dx, n,
+                                                                      accumulate);
     CUDA_CHECK_LAUNCH("dropout_backward_kernel");
     return 0;
+}
+
+static int cuda_dropout_backward(const Backend *b, DType dtype, const void *dy, const float *mask,
+                                 void *dx, size_t n, int accumulate, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "dropout_backward", st));
+    if (n == 0) return 0;
+    CudaContext *ctx = cuda_context(b);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dtype, rc = launch_dropout_backward(ctx, (const storage_t *)dy, mask,
+                                                              (storage_t *)dx, n, accumulate != 0,
+                                                              st));
+    return rc;
 }
 
 void cuda_register_elementwise_ops(Backend *table) {

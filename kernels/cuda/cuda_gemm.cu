@@ -268,7 +268,7 @@ static int epilogue_unfused(const Backend *b, const GemmArgs *g, const float *bi
         int count = packed ? g->m : 1;
         if (bias) TRY(b->add_bias_rows(b, rows, bias, count, g->n, st));
         if (act->apply)
-            TRY(b->activation_forward(b, act->kind, act->slope, rows, rows,
+            TRY(b->activation_forward(b, act->kind, act->slope, DTYPE_F32, rows, rows,
                                       (size_t)count * (size_t)g->n, st));
     }
     return 0;
@@ -474,22 +474,51 @@ static int cuda_convert(const Backend *b, const void *src, DType src_dtype, void
     return rc;
 }
 
-// y += x: one read of each, one write, a plain grid-stride loop. The add is a single
-// rounding, so the result is bitwise the CPU's.
-__global__ static void accumulate_kernel(float *y, const float *x, size_t n) {
+// y = (accumulate ? y : x[0]) + the other sources, in f32 in the CPU's order and rounded
+// once on the store, so the result is bitwise the CPU's. The source pointers travel by
+// value in the launch's arguments (a CUDA Graph records them so), count of them set.
+template <typename T>
+struct AccumulateSources {
+    const T *x[BACKEND_ACCUMULATE_MAX];
+};
+
+template <typename T>
+__global__ static void accumulate_kernel(T *y, AccumulateSources<T> sources, int count, size_t n,
+                                         int accumulate) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        y[i] += x[i];
+         i += (size_t)gridDim.x * blockDim.x) {
+        float first = storage_load(sources.x[0], i);
+        float sum = accumulate ? __fadd_rn(storage_load(y, i), first) : first;
+        for (int k = 1; k < count; k++) sum = __fadd_rn(sum, storage_load(sources.x[k], i));
+        storage_store(y, i, sum);
+    }
 }
 
-static int cuda_accumulate(const Backend *b, float *y, const float *x, size_t n, Status *st) {
-    if (n == 0) return 0;
-    CudaContext *ctx = cuda_context(b);
+template <typename T>
+static int launch_accumulate(const CudaContext *ctx, T *y, const void *const *x, int count,
+                             size_t n, int accumulate, Status *st) {
+    AccumulateSources<T> sources = {};
+    for (int k = 0; k < count; k++) sources.x[k] = (const T *)x[k];
     unsigned grid = cuda_blocks_for(n);
     CUDA_CHECK_CONFIG(ctx, "accumulate_kernel", grid, CUDA_THREADS, 0, n, 64);
-    accumulate_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(y, x, n);
+    accumulate_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(y, sources, count, n,
+                                                                 accumulate);
     CUDA_CHECK_LAUNCH("accumulate_kernel");
     return 0;
+}
+
+static int cuda_accumulate(const Backend *b, DType dtype, void *y, const void *const *x,
+                           int count, size_t n, int accumulate, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "accumulate", st));
+    if (count < 1 || count > BACKEND_ACCUMULATE_MAX)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "accumulate: %d sources (1 to %d)", count,
+                           BACKEND_ACCUMULATE_MAX);
+    if (n == 0) return 0;
+    CudaContext *ctx = cuda_context(b);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dtype, rc = launch_accumulate(ctx, (storage_t *)y, x, count, n,
+                                                        accumulate != 0, st));
+    return rc;
 }
 
 void cuda_register_gemm_ops(Backend *table) {

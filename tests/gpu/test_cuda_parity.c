@@ -837,10 +837,12 @@ static void accumulate_case(size_t n) {
     size_t span = n + 1;  // one more, which must stay as it was
     float *x = uniform(span, -1.0f, 1.0f), *y0 = uniform(span, -1.0f, 1.0f);
     float *dx = dev_floats(x, span), *dy = dev_floats(y0, span);
-    if (GPU_CALL(accumulate, dy, dx, n)) return;
+    const void *d_sources[1] = {dx};
+    if (GPU_CALL(accumulate, DTYPE_F32, dy, d_sources, 1, n, 1)) return;
     float *want = copy_of(y0, span), *mag = absolute(y0, span);
-    CPU_CALL(accumulate, want, x, n);
-    CPU_CALL(accumulate, mag, absolute(x, span), n);
+    const void *sources[1] = {x}, *mag_sources[1] = {absolute(x, span)};
+    CPU_CALL(accumulate, DTYPE_F32, want, sources, 1, n, 1);
+    CPU_CALL(accumulate, DTYPE_F32, mag, mag_sources, 1, n, 1);
     float *got = fetch(dy, span);
     compare("accumulate", "y", got, want, mag, span);
     compare_exact("accumulate", "the element after n", got + n, y0 + n, 1, 0, 0);
@@ -873,9 +875,9 @@ static void activation_forward_case(ActivationKind kind, float slope, size_t n) 
     status_clear(&st);
     float *x = activation_inputs(n);
     float *dx = dev_floats(x, n), *dy = dev_poison_floats(n);
-    if (GPU_CALL(activation_forward, kind, slope, dx, dy, n)) return;
+    if (GPU_CALL(activation_forward, kind, slope, DTYPE_F32, dx, dy, n)) return;
     float *want = poisoned(n);
-    CPU_CALL(activation_forward, kind, slope, x, want, n);
+    CPU_CALL(activation_forward, kind, slope, DTYPE_F32, x, want, n);
     // Sigmoid is well conditioned everywhere: relative to its value. The others relative
     // to max(|x|, |y|): gelu's 1 + erf(x / sqrt 2) cancels for negative x, so its error
     // scales with x, not with the small result.
@@ -893,13 +895,14 @@ static void activation_backward_case(ActivationKind kind, float slope, size_t n,
     Status st;
     status_clear(&st);
     float *x = activation_inputs(n), *y = floats(n), *dy = uniform(n, -1.0f, 1.0f);
-    if (CPU_CALL(activation_forward, kind, slope, x, y, n)) return;
+    if (CPU_CALL(activation_forward, kind, slope, DTYPE_F32, x, y, n)) return;
     float *dx0 = accumulate ? uniform(n, -1.0f, 1.0f) : poisoned(n);
     float *d_x = dev_floats(x, n), *d_y = dev_floats(y, n), *d_dy = dev_floats(dy, n);
     float *d_dx = dev_floats(dx0, n);
-    if (GPU_CALL(activation_backward, kind, slope, d_x, d_y, d_dy, d_dx, n, accumulate)) return;
+    if (GPU_CALL(activation_backward, kind, slope, DTYPE_F32, d_x, d_y, d_dy, d_dx, n, accumulate))
+        return;
     float *want = copy_of(dx0, n);
-    CPU_CALL(activation_backward, kind, slope, x, y, dy, want, n, accumulate);
+    CPU_CALL(activation_backward, kind, slope, DTYPE_F32, x, y, dy, want, n, accumulate);
     // |f'| <= 1.13 for all five, and f' is computed from O(1) values: the error scales
     // with |dy| (plus what was there).
     float *mag = floats(n);
@@ -1047,7 +1050,7 @@ static void activation_bias_backward_case(const FusedActivation *act, int rows, 
     status_clear(&st);
     size_t n = (size_t)rows * cols;
     float *x = activation_inputs(n), *y = floats(n), *dy = uniform(n, -1.0f, 1.0f);
-    if (CPU_CALL(activation_forward, act->kind, act->slope, x, y, n)) return;
+    if (CPU_CALL(activation_forward, act->kind, act->slope, DTYPE_F32, x, y, n)) return;
     float *db0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
     float *d_y = dev_floats(y, n), *d_dy = dev_floats(dy, n), *d_dx = dev_poison_floats(n);
     float *d_db = with_bias ? dev_floats(db0, (size_t)cols) : NULL;
@@ -1060,7 +1063,8 @@ static void activation_bias_backward_case(const FusedActivation *act, int rows, 
     // The op promises the unfused GPU ops' bits (activation_backward from y, then sum_rows),
     // so that a dense layer trains the same fused or not: check it exactly.
     float *u_dx = dev_poison_floats(n);
-    if (GPU_CALL(activation_backward, act->kind, act->slope, d_y, d_y, d_dy, u_dx, n, 0)) return;
+    if (GPU_CALL(activation_backward, act->kind, act->slope, DTYPE_F32, d_y, d_y, d_dy, u_dx, n, 0))
+        return;
     compare_exact("activation_bias_backward", "dx vs activation_backward on the GPU", got_dx,
                   fetch(u_dx, n), n, 0, 0);
     if (!with_bias) return;
@@ -1100,9 +1104,9 @@ static void dropout_forward_case(size_t n, float rate, uint64_t seed) {
     status_clear(&st);
     float *x = uniform(n, -2.0f, 2.0f);
     float *d_x = dev_floats(x, n), *d_y = dev_poison_floats(n), *d_mask = dev_poison_floats(n);
-    if (GPU_CALL(dropout_forward, d_x, d_y, d_mask, n, rate, seed)) return;
+    if (GPU_CALL(dropout_forward, DTYPE_F32, d_x, d_y, d_mask, n, rate, seed)) return;
     float *want_y = poisoned(n), *want_mask = poisoned(n);
-    CPU_CALL(dropout_forward, x, want_y, want_mask, n, rate, seed);
+    CPU_CALL(dropout_forward, DTYPE_F32, x, want_y, want_mask, n, rate, seed);
     compare_exact("dropout_forward", "mask", fetch(d_mask, n), want_mask, n, 0, 0);
     float *mag = floats(n);
     for (size_t i = 0; i < n; i++) mag[i] = fabsf(x[i]) / (1.0f - rate);
@@ -1115,13 +1119,13 @@ static void dropout_backward_case(size_t n, float rate, uint64_t seed, int accum
     Status st;
     status_clear(&st);
     float *x = uniform(n, -2.0f, 2.0f), *y = floats(n), *mask = floats(n);
-    if (CPU_CALL(dropout_forward, x, y, mask, n, rate, seed)) return;
+    if (CPU_CALL(dropout_forward, DTYPE_F32, x, y, mask, n, rate, seed)) return;
     float *dy = uniform(n, -1.0f, 1.0f);
     float *dx0 = accumulate ? uniform(n, -1.0f, 1.0f) : poisoned(n);
     float *d_dy = dev_floats(dy, n), *d_mask = dev_floats(mask, n), *d_dx = dev_floats(dx0, n);
-    if (GPU_CALL(dropout_backward, d_dy, d_mask, d_dx, n, accumulate)) return;
+    if (GPU_CALL(dropout_backward, DTYPE_F32, d_dy, d_mask, d_dx, n, accumulate)) return;
     float *want = copy_of(dx0, n);
-    CPU_CALL(dropout_backward, dy, mask, want, n, accumulate);
+    CPU_CALL(dropout_backward, DTYPE_F32, dy, mask, want, n, accumulate);
     float *mag = floats(n);
     for (size_t i = 0; i < n; i++)
         mag[i] = fabsf(dy[i] * mask[i]) + (accumulate ? fabsf(dx0[i]) : 0.0f);
@@ -1858,7 +1862,7 @@ static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char 
                          d_y, ws, bytes))
                 continue;
             float *want = copy_of(r->y, ny);
-            if (act->apply && CPU_CALL(activation_forward, act->kind, act->slope, want, want, ny))
+            if (act->apply && CPU_CALL(activation_forward, act->kind, act->slope, DTYPE_F32, want, want, ny))
                 continue;
             char what[64];
             snprintf(what, sizeof what, "y (act=%s)", fused_name(act));
@@ -2472,7 +2476,7 @@ static void activation_bias_backward16_case(const FusedActivation *act, int rows
     status_clear(&st);
     size_t n = (size_t)rows * cols, bytes = n * dtype_size(storage_dtype);
     float *x = activation_inputs(n), *y = floats(n), *dy = uniform(n, -1.0f, 1.0f);
-    if (CPU_CALL(activation_forward, act->kind, act->slope, x, y, n)) return;
+    if (CPU_CALL(activation_forward, act->kind, act->slope, DTYPE_F32, x, y, n)) return;
     void *y16 = stored(y, n, storage_dtype), *dy16 = stored(dy, n, storage_dtype);
     float *db0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
     void *d_y = dev_copy(y16, bytes), *d_dy = dev_copy(dy16, bytes), *d_dx = dev_poisoned(bytes);

@@ -19,8 +19,8 @@ static const Backend *real_backend;
 
 // relu forward as usual, then the planted fault on the same stream.
 static int faulty_activation_forward(const Backend *b, ActivationKind kind, float slope,
-                                     const float *x, float *y, size_t n, Status *st) {
-    TRY(real_backend->activation_forward(real_backend, kind, slope, x, y, n, st));
+                                     DType dtype, const void *x, void *y, size_t n, Status *st) {
+    TRY(real_backend->activation_forward(real_backend, kind, slope, dtype, x, y, n, st));
     return cuda_plant_out_of_bounds_write(real_backend, st);
 }
 

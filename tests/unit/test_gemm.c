@@ -204,11 +204,13 @@ static void accumulate_adds_elementwise(void) {
         x[i] = uniform(-1.0f, 1.0f);
         start[i] = y[i] = uniform(-1.0f, 1.0f);
     }
-    CHECK_INT_EQ(b->accumulate(b, y, x, N, &st), 0);
+    const void *sources[1] = {x};
+    CHECK_INT_EQ(b->accumulate(b, DTYPE_F32, y, sources, 1, N, 1, &st), 0);
     for (int i = 0; i < N; i++) CHECK_NEAR(y[i], (double)start[i] + x[i], 1e-6);
     // n = 0 touches nothing.
     float untouched = 3.0f, other = 1.0f;
-    CHECK_INT_EQ(b->accumulate(b, &untouched, &other, 0, &st), 0);
+    const void *other_source[1] = {&other};
+    CHECK_INT_EQ(b->accumulate(b, DTYPE_F32, &untouched, other_source, 1, 0, 1, &st), 0);
     CHECK_NEAR(untouched, 3.0, 0.0);
 }
 

@@ -201,19 +201,20 @@ static void backward_ops_accumulate_into_dx(void) {
     fill_uniform(&rng, previous, ACC_N, -1.0f, 1.0f);
     static const char *const names[] = {"relu", "leaky_relu", "sigmoid", "tanh", "gelu"};
     for (int kind = 0; kind < ACTIVATION_COUNT; kind++) {
-        CHECK_INT_EQ(cpu_activation_forward(b, (ActivationKind)kind, 0.1f, x, y, ACC_N, &st), 0);
-        CHECK_INT_EQ(cpu_activation_backward(b, (ActivationKind)kind, 0.1f, x, y, dy, fresh, ACC_N,
-                                             0, &st), 0);
-        memcpy(dx, previous, sizeof dx);
-        CHECK_INT_EQ(b->activation_backward(b, (ActivationKind)kind, 0.1f, x, y, dy, dx, ACC_N, 1,
+        CHECK_INT_EQ(cpu_activation_forward(b, (ActivationKind)kind, 0.1f, DTYPE_F32, x, y, ACC_N,
                                             &st), 0);
+        CHECK_INT_EQ(cpu_activation_backward(b, (ActivationKind)kind, 0.1f, DTYPE_F32, x, y, dy,
+                                             fresh, ACC_N, 0, &st), 0);
+        memcpy(dx, previous, sizeof dx);
+        CHECK_INT_EQ(b->activation_backward(b, (ActivationKind)kind, 0.1f, DTYPE_F32, x, y, dy, dx,
+                                            ACC_N, 1, &st), 0);
         check_accumulated(names[kind], previous, fresh, dx, ACC_N);
     }
 
-    CHECK_INT_EQ(cpu_dropout_forward(b, x, y, mask, ACC_N, 0.4f, 77, &st), 0);
-    CHECK_INT_EQ(cpu_dropout_backward(b, dy, mask, fresh, ACC_N, 0, &st), 0);
+    CHECK_INT_EQ(cpu_dropout_forward(b, DTYPE_F32, x, y, mask, ACC_N, 0.4f, 77, &st), 0);
+    CHECK_INT_EQ(cpu_dropout_backward(b, DTYPE_F32, dy, mask, fresh, ACC_N, 0, &st), 0);
     memcpy(dx, previous, sizeof dx);
-    CHECK_INT_EQ(cpu_dropout_backward(b, dy, mask, dx, ACC_N, 1, &st), 0);
+    CHECK_INT_EQ(cpu_dropout_backward(b, DTYPE_F32, dy, mask, dx, ACC_N, 1, &st), 0);
     check_accumulated("dropout", previous, fresh, dx, ACC_N);
 
     enum { N = ACC_ROWS * ACC_CLASSES };
@@ -240,7 +241,8 @@ static void backward_ops_accumulate_into_dx(void) {
 
     // The fan-out sum used by flatten's accumulate path.
     memcpy(dx, previous, sizeof dx);
-    CHECK_INT_EQ(cpu_accumulate(b, dx, dy, ACC_N, &st), 0);
+    const void *sources[1] = {dy};
+    CHECK_INT_EQ(cpu_accumulate(b, DTYPE_F32, dx, sources, 1, ACC_N, 1, &st), 0);
     check_accumulated("accumulate", previous, dy, dx, ACC_N);
 }
 

@@ -1,0 +1,325 @@
+// The CUDA elementwise ops on 16-bit storage against the CPU ops in the same storage:
+// activation_forward and activation_backward (every kind, dx written or added to),
+// dropout_forward and dropout_backward (dx written or added to) and accumulate (1 to
+// BACKEND_ACCUMULATE_MAX sources, y written or added to; f32 too, whose several-source
+// form test_cuda_parity does not reach), in bf16 and f16. The CPU ops widen, compute in
+// f32 and round once (tests/unit/test_storage16_elementwise.c checks that bit for bit);
+// the kernels do the same in registers.
+//
+// Tolerances: the same bits wherever the f32 arithmetic is the CPU's to the bit (relu,
+// leaky_relu, sigmoid's and tanh's backward given the same x and y, dropout, accumulate:
+// cuda_elementwise.cu's header says why); one unit in the last place of the storage type
+// (plus 1e-6) where CUDA's expf, tanhf and erff may differ from glibc's by an f32 ulp or
+// two, which moves a value across a 16-bit rounding boundary at most once (sigmoid, tanh
+// and gelu forward, gelu backward).
+//
+// Skipped (77) when no CUDA backend opens; bf16 alone is skipped on a GPU older than
+// compute capability 8.0 (the backend refuses to open in it).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "base/rng.h"
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_backend.h"
+
+static const Backend *gpu, *cpu;
+static Rng rng;
+
+static int report(const char *what, int rc, const Status *st) {
+    if (rc) {
+        char text[2048];
+        status_format(st, text, sizeof text);
+        fprintf(stderr, "%s failed: %s", what, text);
+        test_failures++;
+    }
+    return rc;
+}
+
+// n random values in [lo, hi) stored as dtype (host memory, malloc'd).
+static void *host_values(DType dtype, size_t n, float lo, float hi) {
+    size_t size = dtype_size(dtype);
+    unsigned char *out = malloc(n * size + 1);
+    for (size_t i = 0; i < n; i++) {
+        float v = lo + (hi - lo) * rng_uniform(&rng);
+        if (dtype == DTYPE_F32) memcpy(out + i * size, &v, size);
+        else {
+            uint16_t h = dtype == DTYPE_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
+            memcpy(out + i * size, &h, size);
+        }
+    }
+    return out;
+}
+
+static void *host_copy(const void *src, size_t bytes) {
+    void *out = malloc(bytes + 1);
+    memcpy(out, src, bytes);
+    return out;
+}
+
+static void *to_device(const void *host, size_t bytes) {
+    Status st;
+    status_clear(&st);
+    void *d = NULL;
+    if (report("raw_alloc", gpu->raw_alloc(gpu, bytes ? bytes : 1, &d, &st), &st)) return NULL;
+    if (bytes && report("copy_to_device", gpu->copy_to_device(gpu, d, host, bytes, &st), &st)) {
+        gpu->raw_free(gpu, d);
+        return NULL;
+    }
+    return d;
+}
+
+// The device buffer's bytes, freed on the device.
+static void *from_device(void *d, size_t bytes) {
+    Status st;
+    status_clear(&st);
+    void *host = malloc(bytes + 1);
+    int rc = gpu->synchronize(gpu, &st);
+    if (!rc) rc = gpu->copy_to_host(gpu, host, d, bytes, &st);
+    gpu->raw_free(gpu, d);
+    if (report("copy_to_host", rc, &st)) {
+        free(host);
+        return NULL;
+    }
+    return host;
+}
+
+// Distance in representable values between two stored numbers (0: the same bits, or +0
+// and -0 in f32).
+static long ulps(const void *a, const void *b, DType dtype, size_t i) {
+    long va, vb;
+    if (dtype == DTYPE_F32) {
+        int32_t x, y;
+        memcpy(&x, (const float *)a + i, 4);
+        memcpy(&y, (const float *)b + i, 4);
+        va = x < 0 ? -(long)(x & 0x7fffffff) : x;
+        vb = y < 0 ? -(long)(y & 0x7fffffff) : y;
+    } else {
+        uint16_t x = ((const uint16_t *)a)[i], y = ((const uint16_t *)b)[i];
+        va = x & 0x8000 ? -(long)(x & 0x7fff) : x;
+        vb = y & 0x8000 ? -(long)(y & 0x7fff) : y;
+    }
+    return va > vb ? va - vb : vb - va;
+}
+
+static float widened(const void *p, DType dtype, size_t i) {
+    if (dtype == DTYPE_F32) return ((const float *)p)[i];
+    uint16_t h = ((const uint16_t *)p)[i];
+    return dtype == DTYPE_BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+}
+
+// exact: the same bits (ulps 0). Otherwise within one unit in the last place of the stored
+// value (relative 2^-7 bf16, 2^-10 f16; a few f32 ulps for f32) plus 1e-6, which covers
+// f16's subnormals and a derivative that cancels to near zero (gelu's at x = -0.75).
+static void compare(const char *what, DType dtype, size_t n, const void *got, const void *want,
+                    int exact) {
+    if (!got) return;
+    double rel = dtype == DTYPE_BF16 ? 0x1p-7 : dtype == DTYPE_F16 ? 0x1p-10 : 0x1p-21;
+    for (size_t i = 0; i < n; i++) {
+        double g = widened(got, dtype, i), w = widened(want, dtype, i);
+        int ok = exact ? ulps(got, want, dtype, i) == 0
+                       : fabs(g - w) <= rel * fabs(w) + 1e-6 || (g != g && w != w);
+        if (!ok) {
+            fprintf(stderr, "  CHECK failed: %s %s n=%zu: [%zu] %.9g, want %.9g (%ld ulps%s)\n",
+                    what, dtype_name(dtype), n, i, g, w, ulps(got, want, dtype, i),
+                    exact ? ", must be 0" : "");
+            test_failures++;
+            return;
+        }
+    }
+}
+
+static int exact_forward(ActivationKind k) {
+    return k == ACTIVATION_RELU || k == ACTIVATION_LEAKY_RELU;
+}
+
+static void activation_case(ActivationKind kind, DType dtype, size_t n) {
+    Status st;
+    status_clear(&st);
+    size_t bytes = n * dtype_size(dtype);
+    const float slope = 0.1f;
+    void *x = host_values(dtype, n, -4.0f, 4.0f), *want_y = malloc(bytes + 1);
+    void *d_x = to_device(x, bytes), *d_out = to_device(x, bytes);  // y poisoned with x
+    if (!d_x || !d_out) return;
+    if (report("cpu activation_forward",
+               cpu->activation_forward(cpu, kind, slope, dtype, x, want_y, n, &st), &st) ||
+        report("gpu activation_forward",
+               gpu->activation_forward(gpu, kind, slope, dtype, d_x, d_out, n, &st), &st))
+        return;
+    char what[64];
+    snprintf(what, sizeof what, "activation_forward kind %d", (int)kind);
+    void *got_y = from_device(d_out, bytes);
+    compare(what, dtype, n, got_y, want_y, exact_forward(kind));
+    free(got_y);
+    // backward from the CPU's y on both sides, dx written, then added to an existing dx
+    void *dy = host_values(dtype, n, -1.0f, 1.0f);
+    for (int accumulate = 0; accumulate < 2; accumulate++) {
+        void *previous = host_values(dtype, n, -1.0f, 1.0f), *want = host_copy(previous, bytes);
+        void *d_y = to_device(want_y, bytes), *d_dy = to_device(dy, bytes);
+        void *d_dx = to_device(previous, bytes);
+        if (!d_y || !d_dy || !d_dx) return;
+        if (report("cpu activation_backward",
+                   cpu->activation_backward(cpu, kind, slope, dtype, x, want_y, dy, want, n,
+                                            accumulate, &st), &st) ||
+            report("gpu activation_backward",
+                   gpu->activation_backward(gpu, kind, slope, dtype, d_x, d_y, d_dy, d_dx, n,
+                                            accumulate, &st), &st))
+            return;
+        snprintf(what, sizeof what, "activation_backward kind %d accumulate %d", (int)kind,
+                 accumulate);
+        void *got = from_device(d_dx, bytes);
+        compare(what, dtype, n, got, want, kind != ACTIVATION_GELU);
+        free(got);
+        free(want);
+        free(previous);
+        gpu->raw_free(gpu, d_y);
+        gpu->raw_free(gpu, d_dy);
+    }
+    gpu->raw_free(gpu, d_x);
+    free(x);
+    free(want_y);
+    free(dy);
+}
+
+static void dropout_case(DType dtype, size_t n, float rate, uint64_t seed) {
+    Status st;
+    status_clear(&st);
+    size_t bytes = n * dtype_size(dtype), mask_bytes = n * sizeof(float);
+    void *x = host_values(dtype, n, -3.0f, 3.0f), *want_y = malloc(bytes + 1);
+    float *want_mask = malloc(mask_bytes + 1);
+    void *d_x = to_device(x, bytes), *d_y = to_device(x, bytes), *d_mask = NULL;
+    if (!d_x || !d_y) return;
+    if (report("raw_alloc", gpu->raw_alloc(gpu, mask_bytes, &d_mask, &st), &st)) return;
+    if (report("cpu dropout_forward",
+               cpu->dropout_forward(cpu, dtype, x, want_y, want_mask, n, rate, seed, &st), &st) ||
+        report("gpu dropout_forward",
+               gpu->dropout_forward(gpu, dtype, d_x, d_y, (float *)d_mask, n, rate, seed, &st),
+               &st))
+        return;
+    void *got_y = from_device(d_y, bytes);
+    compare("dropout_forward y", dtype, n, got_y, want_y, 1);
+    free(got_y);
+    void *dy = host_values(dtype, n, -1.0f, 1.0f);
+    for (int accumulate = 0; accumulate < 2; accumulate++) {
+        void *previous = host_values(dtype, n, -1.0f, 1.0f), *want = host_copy(previous, bytes);
+        void *d_dy = to_device(dy, bytes), *d_dx = to_device(previous, bytes);
+        if (!d_dy || !d_dx) return;
+        if (report("cpu dropout_backward",
+                   cpu->dropout_backward(cpu, dtype, dy, want_mask, want, n, accumulate, &st),
+                   &st) ||
+            report("gpu dropout_backward",
+                   gpu->dropout_backward(gpu, dtype, d_dy, (const float *)d_mask, d_dx, n,
+                                         accumulate, &st), &st))
+            return;
+        void *got = from_device(d_dx, bytes);
+        compare(accumulate ? "dropout_backward accumulate" : "dropout_backward", dtype, n, got,
+                want, 1);
+        free(got);
+        free(want);
+        free(previous);
+        gpu->raw_free(gpu, d_dy);
+    }
+    float *got_mask = from_device(d_mask, mask_bytes);
+    compare("dropout_forward mask", DTYPE_F32, n, got_mask, want_mask, 1);
+    free(got_mask);
+    gpu->raw_free(gpu, d_x);
+    free(x);
+    free(want_y);
+    free(want_mask);
+    free(dy);
+}
+
+static void accumulate_case(DType dtype, size_t n, int count, int accumulate) {
+    Status st;
+    status_clear(&st);
+    size_t bytes = n * dtype_size(dtype);
+    void *x[BACKEND_ACCUMULATE_MAX], *d_x[BACKEND_ACCUMULATE_MAX];
+    for (int k = 0; k < count; k++) {
+        x[k] = host_values(dtype, n, -2.0f, 2.0f);
+        d_x[k] = to_device(x[k], bytes);
+        if (!d_x[k]) return;
+    }
+    void *start = host_values(dtype, n, -2.0f, 2.0f), *want = host_copy(start, bytes);
+    void *d_y = to_device(start, bytes);
+    if (!d_y) return;
+    if (report("cpu accumulate",
+               cpu->accumulate(cpu, dtype, want, (const void *const *)x, count, n, accumulate,
+                               &st), &st) ||
+        report("gpu accumulate",
+               gpu->accumulate(gpu, dtype, d_y, (const void *const *)d_x, count, n, accumulate,
+                               &st), &st))
+        return;
+    char what[64];
+    snprintf(what, sizeof what, "accumulate %d sources accumulate %d", count, accumulate);
+    void *got = from_device(d_y, bytes);
+    compare(what, dtype, n, got, want, 1);
+    free(got);
+    free(want);
+    free(start);
+    for (int k = 0; k < count; k++) {
+        gpu->raw_free(gpu, d_x[k]);
+        free(x[k]);
+    }
+}
+
+static void all_cases(DType dtype) {
+    static const size_t sizes[] = {1, 1000, (1u << 20) + 3};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        for (int kind = 0; kind < ACTIVATION_COUNT; kind++)
+            activation_case((ActivationKind)kind, dtype, sizes[s]);
+        dropout_case(dtype, sizes[s], 0.3f, 0x9E3779B97F4A7C15ull + s);
+        for (int count = 1; count <= BACKEND_ACCUMULATE_MAX; count++)
+            for (int accumulate = 0; accumulate < 2; accumulate++)
+                accumulate_case(dtype, sizes[s], count, accumulate);
+    }
+}
+
+// Returns 77 when the GPU cannot open in `precision`.
+static int run_in(Precision precision) {
+    Status st;
+    status_clear(&st);
+    CudaBackendOptions options = {.ordinal = 0, .precision = precision};
+    if (cuda_backend_open(&options, &gpu, &st)) {
+        char text[2048];
+        status_format(&st, text, sizeof text);
+        printf("%s skipped: %s", precision_name(precision), text);
+        return 77;
+    }
+    DType dtype = precision_activation_dtype(precision);
+    int before = test_failures;
+    all_cases(dtype);
+    fprintf(stderr, "%s: %s\n", dtype_name(dtype), test_failures == before ? "ok" : "FAILED");
+    cuda_backend_close(gpu);
+    gpu = NULL;
+    return 0;
+}
+
+int main(void) {
+    Status st;
+    status_clear(&st);
+    const Backend *probe = NULL;
+    CudaBackendOptions plain = {.ordinal = 0};
+    if (cuda_backend_open(&plain, &probe, &st)) {
+        char text[2048];
+        status_format(&st, text, sizeof text);
+        if (st.code == STATUS_NO_DEVICE) {
+            printf("skipped: no usable CUDA backend: %s", text);
+            return 77;
+        }
+        fprintf(stderr, "cuda_backend_open: %s", text);
+        return 1;
+    }
+    cpu = cpu_backend();
+    rng_seed(&rng, 31);
+    // f32 through the same cases: the several-source accumulate is new to both backends
+    gpu = probe;
+    all_cases(DTYPE_F32);
+    cuda_backend_close(probe);
+    gpu = NULL;
+    int fp16 = run_in(PRECISION_FP16);
+    int bf16 = run_in(PRECISION_BF16);
+    if (fp16 == 77 && bf16 == 77) return 77;
+    return test_exit_code("test_cuda_parity16_elementwise");
+}
