@@ -29,9 +29,10 @@
 // of FP32 data; loss scaling in core/loss_scale.c keeps small gradients above FP16's
 // underflow). bf16: TF32, as for tf32 (precision_for_convolutions), since that API has no
 // FP32-to-BF16 conversion and FP16 would trade bf16's range, the reason to choose it, for
-// precision: under --precision bf16 GEMMs round to bf16 and convolutions to TF32. Only
-// fp16 ever gets ALLOW_CONVERSION; the others map a heuristic's suggestion of it down to
-// TENSOR_OP.
+// precision: f32 data under --precision bf16 (a caller that keeps them, such as `trainer
+// bench conv`) compute in TF32; a conv2d layer's own data are bf16 there. Only fp16 with
+// f32 data ever gets ALLOW_CONVERSION; the others map a heuristic's suggestion of it down
+// to TENSOR_OP.
 //
 // Direct kernels. cuDNN pads symmetrically: it places the first window pad_top rows up and
 // derives out_h = (in_h + 2 * pad_top - span) / stride + 1. Our geometry may pad the
