@@ -5,8 +5,8 @@
 // convolution's inputs to before multiplying (products are summed in f32): TF32 keeps 11
 // significant bits, bf16 8 (with f32's exponent range), fp16 11 (with a range up to 65504,
 // hence loss scaling); and, for bf16 and fp16, how the activations of the layers that can
-// are stored (precision_activation_dtype, graph_set_storage): dense layers and their fused
-// activations in 16 bits, every other layer in f32 for now.
+// are stored (precision_activation_dtype, graph_set_storage): dense and conv2d layers and
+// their fused activations in 16 bits, every other layer in f32 for now.
 #ifndef TRAINER_PRECISION_H
 #define TRAINER_PRECISION_H
 
@@ -44,9 +44,10 @@ int precision_min_compute(Precision p);
 // (no such precision on that GPU: callers refuse it).
 Precision precision_on_gpu(Precision p, int compute);
 
-// What convolutions compute in when GEMMs compute in `p`: the same, but TF32 for bf16,
-// since cuDNN's legacy convolution API converts FP32 data down only to FP16, and FP16
-// would give up bf16's range, the reason to choose it.
+// What convolutions of f32 data compute in when GEMMs compute in `p`: the same, but TF32
+// for bf16, since cuDNN's legacy convolution API converts FP32 data down only to FP16, and
+// FP16 would give up bf16's range, the reason to choose it. (A conv2d layer under bf16
+// stores bf16 activations, and so computes in bf16.)
 Precision precision_for_convolutions(Precision p);
 
 // The dtype the activations and gradients of 16-bit-capable layers are stored in when

@@ -22,15 +22,21 @@ static void describe_request(const PrecisionConfig *asked, char *buf, size_t siz
                  precision_name(asked->precision));
 }
 
-// The first layer that would compute in `p`: a GEMM, or a convolution unless convolutions
-// compute in something else under p (TF32 under bf16).
+// Whether layer l would compute in `p`: a GEMM does; so does a convolution, unless
+// convolutions compute in something else under p (TF32 for f32 data under bf16) and it
+// keeps f32 activations: one storing 16 bits (graph_set_storage) reads them as stored.
+static int computes_in(const Layer *l, Precision p) {
+    LayerMatmul m = l->kind->matmul;
+    if (m == LAYER_MATMUL_GEMM) return 1;
+    if (m != LAYER_MATMUL_CONVOLUTION) return 0;
+    return precision_for_convolutions(p) == p ||
+           (l->kind->stores_16bit && precision_activation_dtype(p) != DTYPE_F32);
+}
+
+// The first layer that would compute in `p`.
 static const Layer *first_layer_in(const Graph *g, Precision p) {
-    for (int i = 0; i < g->count; i++) {
-        LayerMatmul m = g->layers[i]->kind->matmul;
-        if (m == LAYER_MATMUL_GEMM ||
-            (m == LAYER_MATMUL_CONVOLUTION && precision_for_convolutions(p) == p))
-            return g->layers[i];
-    }
+    for (int i = 0; i < g->count; i++)
+        if (computes_in(g->layers[i], p)) return g->layers[i];
     return NULL;
 }
 

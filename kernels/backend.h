@@ -63,6 +63,9 @@ typedef struct OptimizerTensor {
 // cross-correlation), weights [out_channels, in_channels / groups, kernel_h, kernel_w].
 // Padding is zeros: pad_top/pad_left place the first window, and the bottom/right padding
 // is whatever out_h/out_w imply (so pad=same can put an odd extra row at the bottom).
+// dtype is how x, y, their gradients and the weights the ops read are stored (zero:
+// DTYPE_F32, so a zeroed geometry is the all-f32 convolution); bias, dw and dbias are f32
+// whatever it is.
 typedef struct Conv2dGeometry {
     int batch;
     int in_channels, in_h, in_w;
@@ -72,6 +75,7 @@ typedef struct Conv2dGeometry {
     int pad_top, pad_left;
     int dilation_h, dilation_w;
     int groups;
+    DType dtype;
 } Conv2dGeometry;
 
 // A pooling window over NCHW activations, channel by channel. Padding never wins a max
@@ -363,6 +367,8 @@ struct Backend {
     // Scratch bytes the conv2d ops want for g->batch samples. The caller allocates it
     // (through its allocator, so memory limits apply) and passes it to every conv2d op;
     // given less, but at least one sample's worth, an op works in smaller pieces.
+    // x, w, y, dx and dy are stored as g->dtype (f32, bf16 or f16): the sums are f32 and
+    // each stored value is rounded once, as for the GEMMs.
     int (*conv2d_workspace_size)(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
                                  Status *st);
     // The least workspace the conv ops below run in, given less than
@@ -371,23 +377,23 @@ struct Backend {
     int (*conv2d_least_workspace)(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
                                   Status *st);
     // y = conv(x, w) + bias; bias may be NULL.
-    int (*conv2d_forward)(const Backend *b, const Conv2dGeometry *g, const float *x,
-                          const float *w, const float *bias, float *y, void *workspace,
+    int (*conv2d_forward)(const Backend *b, const Conv2dGeometry *g, const void *x,
+                          const void *w, const float *bias, void *y, void *workspace,
                           size_t workspace_bytes, Status *st);
     // y = act(conv(x, w) + bias), the bias broadcast per output channel (it may be NULL):
     // what conv2d_forward then activation_forward give, with the same workspace contract.
     int (*conv2d_forward_bias_activation)(const Backend *b, const Conv2dGeometry *g,
-                                          const float *x, const float *w, const float *bias,
-                                          const FusedActivation *act, float *y, void *workspace,
+                                          const void *x, const void *w, const float *bias,
+                                          const FusedActivation *act, void *y, void *workspace,
                                           size_t workspace_bytes, Status *st);
     // dx = (accumulate ? dx : 0) + d loss / d x, from dy and the weights.
-    int (*conv2d_backward_data)(const Backend *b, const Conv2dGeometry *g, const float *dy,
-                                const float *w, float *dx, void *workspace,
+    int (*conv2d_backward_data)(const Backend *b, const Conv2dGeometry *g, const void *dy,
+                                const void *w, void *dx, void *workspace,
                                 size_t workspace_bytes, int accumulate, Status *st);
     // dw = (accumulate ? dw : 0) + d loss / d w over the batch; dbias likewise gets the
-    // sum of dy over N, H, W (dbias may be NULL).
-    int (*conv2d_backward_filter)(const Backend *b, const Conv2dGeometry *g, const float *x,
-                                  const float *dy, float *dw, float *dbias, void *workspace,
+    // sum of dy over N, H, W (dbias may be NULL). dw and dbias are f32.
+    int (*conv2d_backward_filter)(const Backend *b, const Conv2dGeometry *g, const void *x,
+                                  const void *dy, float *dw, float *dbias, void *workspace,
                                   size_t workspace_bytes, int accumulate, Status *st);
     // y = the max of each window; argmax[i] = the index, within its (sample, channel)
     // input plane, of the element that won output i, so backward needs no search. Windows

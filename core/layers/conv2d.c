@@ -23,10 +23,16 @@ typedef struct Conv2dConfig {
     Conv2dGeometry geometry;  // set by infer; batch is filled in per call
 } Conv2dConfig;
 
+// Under 16-bit storage (graph_set_storage) x, y and their gradients are bf16 or f16 and the
+// weights stay f32 (the master copy the optimizer updates): each forward rounds them into
+// `weight16`, which forward and backward-data read, as dense does and as PyTorch's autocast
+// casts a Conv2d's weight per call. The bias, the weight gradient and the bias gradient stay
+// f32 (the ops' contract).
 typedef struct Conv2dState {
     Allocator *alloc;
     void *workspace;          // scratch for the backend's lowering (im2col on the CPU)
     size_t workspace_bytes;
+    Tensor weight16;
 } Conv2dState;
 
 static const char *const conv2d_keys[] = {"filters", "kernel", "stride", "pad",
@@ -143,7 +149,7 @@ static int conv2d_infer(Layer *l, Status *st) {
         .dilation_h = config->dilation[0], .dilation_w = config->dilation[1],
         .groups = config->groups};
     l->out_shape = shape_make3(config->filters, out[0], out[1]);
-    l->out_dtype = DTYPE_F32;
+    l->out_dtype = DTYPE_F32;  // graph_set_storage may make it 16-bit
     int fan_in = channels / config->groups * config->kernel[0] * config->kernel[1];
     // PyTorch's default init (kaiming_uniform with a=sqrt(5)) is uniform +-1/sqrt(fan_in)
     // for both weight and bias, as for dense.
@@ -188,12 +194,16 @@ static int conv2d_allocate(Layer *l, const LayerContext *ctx, int batch, Status 
     state->workspace_bytes = 0;
     Conv2dGeometry g = config->geometry;
     g.batch = batch;
+    g.dtype = l->out_dtype;  // the CUDA workspace holds 16-bit scratch besides cuDNN's
     size_t bytes = 0;
     TRY(workspace_bytes(l, b, &g, &bytes, st));
     state->alloc = ctx->alloc;
     if (bytes) TRY(alloc_get(ctx->alloc, bytes, &state->workspace, st));
     state->workspace_bytes = bytes;
-    return 0;
+    tensor_free(&state->weight16);
+    if (l->out_dtype == DTYPE_F32) return 0;
+    tensor_set_shape(&state->weight16, l->out_dtype, 0, &l->params[0].shape);
+    return tensor_alloc(&state->weight16, ctx->alloc, st);
 }
 
 static int conv2d_planned_bytes(const Layer *l, const Backend *b, int batch, size_t *state,
@@ -203,9 +213,12 @@ static int conv2d_planned_bytes(const Layer *l, const Backend *b, int batch, siz
         return status_fail(st, STATUS_RUNTIME_ERROR, "the %s backend has no conv2d yet", b->name);
     Conv2dGeometry g = config->geometry;
     g.batch = batch;
+    g.dtype = l->out_dtype;  // the CUDA workspace holds 16-bit scratch besides cuDNN's
     size_t bytes = 0;
     TRY(workspace_bytes(l, b, &g, &bytes, st));
-    *state = 0;
+    *state = l->out_dtype == DTYPE_F32
+                 ? 0
+                 : layer_batch_tensor_bytes(1, &l->params[0].shape, dtype_size(l->out_dtype));
     *workspace = bytes ? alloc_charged_bytes(bytes) : 0;  // asked for only when needed
     return 0;
 }
@@ -213,44 +226,73 @@ static int conv2d_planned_bytes(const Layer *l, const Backend *b, int batch, siz
 static void conv2d_release(Layer *l) {
     Conv2dState *state = l->state;
     if (state && state->workspace) alloc_put(state->alloc, state->workspace);
+    if (state) tensor_free(&state->weight16);
     free(state);
     l->state = NULL;
+}
+
+// The geometry of this call: the shape infer found, the step's batch, the storage dtype.
+static Conv2dGeometry call_geometry(const Layer *l, const LayerContext *ctx) {
+    Conv2dGeometry g = ((const Conv2dConfig *)l->config)->geometry;
+    g.batch = ctx->batch;
+    g.dtype = l->out_dtype;
+    return g;
+}
+
+// The weights the convolutions read: the f32 parameter, or its 16-bit copy.
+static const void *conv_weights(const Layer *l) {
+    const Conv2dState *state = l->state;
+    return l->out_dtype == DTYPE_F32 ? l->params[0].value.data : state->weight16.data;
 }
 
 static int conv2d_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const Backend *b = ctx->backend;
     const Conv2dConfig *config = l->config;
     const Conv2dState *state = l->state;
-    Conv2dGeometry g = config->geometry;
-    g.batch = ctx->batch;
+    Conv2dGeometry g = call_geometry(l, ctx);
     const float *bias = config->bias ? tensor_f32(&l->params[1].value) : NULL;
+    if (g.dtype != DTYPE_F32)
+        TRY(b->convert(b, l->params[0].value.data, DTYPE_F32, state->weight16.data, g.dtype,
+                       shape_numel(&l->params[0].shape), 0, st));
     FusedActivation act;
     if (l->fused_activation && activation_layer_fusable(l->fused_activation, &act))
-        return b->conv2d_forward_bias_activation(
-            b, &g, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].value), bias, &act,
-            tensor_f32(&l->fused_activation->output), state->workspace, state->workspace_bytes,
-            st);
-    return b->conv2d_forward(b, &g, tensor_f32(&l->inputs[0]->output),
-                             tensor_f32(&l->params[0].value), bias, tensor_f32(&l->output),
-                             state->workspace, state->workspace_bytes, st);
+        return b->conv2d_forward_bias_activation(b, &g, l->inputs[0]->output.data,
+                                                 conv_weights(l), bias, &act,
+                                                 l->fused_activation->output.data,
+                                                 state->workspace, state->workspace_bytes, st);
+    return b->conv2d_forward(b, &g, l->inputs[0]->output.data, conv_weights(l), bias,
+                             l->output.data, state->workspace, state->workspace_bytes, st);
+}
+
+// d loss / d the pre-activation into l->grad, from the fused activation's output and
+// gradient. activation_fused_backward's op is f32 only; activation_bias_backward is the
+// same derivative in any storage (no bias here: backward_filter sums it per channel).
+static int fused_activation_backward(Layer *l, const LayerContext *ctx, Status *st) {
+    if (l->out_dtype == DTYPE_F32) return activation_fused_backward(l, ctx, st);
+    const Layer *a = l->fused_activation;
+    FusedActivation act;
+    activation_layer_fusable(a, &act);  // graph_fuse_activations fused it for being so
+    return ctx->backend->activation_bias_backward(ctx->backend, &act, l->out_dtype,
+                                                  a->output.data, a->grad.data, l->grad.data,
+                                                  NULL, ctx->batch,
+                                                  (int)shape_numel(&l->out_shape), 0.0f, st);
 }
 
 static int conv2d_backward(Layer *l, const LayerContext *ctx, Status *st) {
     const Backend *b = ctx->backend;
     const Conv2dConfig *config = l->config;
     const Conv2dState *state = l->state;
-    Conv2dGeometry g = config->geometry;
-    g.batch = ctx->batch;
-    const float *dy = tensor_f32(&l->grad);
+    Conv2dGeometry g = call_geometry(l, ctx);
+    const void *dy = l->grad.data;
     float *dbias = config->bias ? tensor_f32(&l->params[1].grad) : NULL;
-    if (l->fused_activation) TRY(activation_fused_backward(l, ctx, st));
-    TRY(b->conv2d_backward_filter(b, &g, tensor_f32(&l->inputs[0]->output), dy,
+    if (l->fused_activation) TRY(fused_activation_backward(l, ctx, st));
+    TRY(b->conv2d_backward_filter(b, &g, l->inputs[0]->output.data, dy,
                                   tensor_f32(&l->params[0].grad), dbias, state->workspace,
                                   state->workspace_bytes, ctx->accumulate_param_grads, st));
     if (!l->input_needs_grad[0]) return 0;
-    return b->conv2d_backward_data(b, &g, dy, tensor_f32(&l->params[0].value),
-                                   tensor_f32(&l->inputs[0]->grad), state->workspace,
-                                   state->workspace_bytes, l->input_grad_accumulate[0], st);
+    return b->conv2d_backward_data(b, &g, dy, conv_weights(l), l->inputs[0]->grad.data,
+                                   state->workspace, state->workspace_bytes,
+                                   l->input_grad_accumulate[0], st);
 }
 
 static const char *conv2d_variant(const Layer *l) {
@@ -273,6 +315,7 @@ const LayerKind layer_conv2d = {
     .input_count = 1,
     .matmul = LAYER_MATMUL_CONVOLUTION,
     .fuses_act = 1,
+    .stores_16bit = 1,
     .configure = conv2d_configure,
     .infer = conv2d_infer,
     .allocate = conv2d_allocate,

@@ -16,6 +16,11 @@
 //   data:   dcol[C*kh*kw, S*P] = w^T dy, and col2im adds each column back where it came from;
 //   filter: dw[F, C*kh*kw]     = dy col^T, summed over chunks by the GEMM's beta.
 // Groups are a block-diagonal w: group g's filters see only rows g*K .. (g+1)*K of col.
+//
+// 16-bit storage (g->dtype bf16 or f16): the operands are widened into f32 scratch, the f32
+// code below runs on them, and each stored result is rounded once (cpu_convert.c's rule),
+// so the reference differs from the f32 op only by its inputs' and outputs' rounding.
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/cpu/cpu_ops.h"
@@ -228,7 +233,7 @@ static void scatter_filters(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x, const float *w,
+static int forward_f32(const Backend *b, const Conv2dGeometry *g, const float *x, const float *w,
                        const float *bias, float *y, void *workspace, size_t workspace_bytes,
                        Status *st) {
     ConvSizes z = conv_sizes(g);
@@ -259,13 +264,12 @@ int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x
 }
 
 // The unfused ops in turn (the activation in place), so fused and unfused training agree
-// bit for bit on the CPU.
-int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g, const float *x,
-                                       const float *w, const float *bias,
-                                       const FusedActivation *act, float *y, void *workspace,
-                                       size_t workspace_bytes, Status *st) {
-    TRY(cpu_conv2d_forward(b, g, x, w, bias, y, workspace, workspace_bytes, st));
-    if (!act->apply) return 0;
+// bit for bit on the CPU. act NULL: no activation.
+static int forward_activation_f32(const Backend *b, const Conv2dGeometry *g, const float *x,
+                                  const float *w, const float *bias, const FusedActivation *act,
+                                  float *y, void *workspace, size_t workspace_bytes, Status *st) {
+    TRY(forward_f32(b, g, x, w, bias, y, workspace, workspace_bytes, st));
+    if (!act || !act->apply) return 0;
     size_t n = (size_t)g->batch * g->out_channels * g->out_h * g->out_w;
     return cpu_activation_forward(b, act->kind, act->slope, DTYPE_F32, y, y, n, st);
 }
@@ -279,7 +283,7 @@ static const float *chunk_dy_filter_major(const Conv2dGeometry *g, const ConvSiz
     return scratch;
 }
 
-int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const float *dy,
+static int backward_data_f32(const Backend *b, const Conv2dGeometry *g, const float *dy,
                              const float *w, float *dx, void *workspace, size_t workspace_bytes,
                              int accumulate, Status *st) {
     ConvSizes z = conv_sizes(g);
@@ -302,7 +306,7 @@ int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const fl
     return 0;
 }
 
-int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const float *x,
+static int backward_filter_f32(const Backend *b, const Conv2dGeometry *g, const float *x,
                                const float *dy, float *dw, float *dbias, void *workspace,
                                size_t workspace_bytes, int accumulate, Status *st) {
     ConvSizes z = conv_sizes(g);
@@ -338,4 +342,96 @@ int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const 
         }
     }
     return 0;
+}
+
+// ---- the ops: f32 as it is, 16-bit through f32 scratch ----------------------------------
+
+static size_t input_values(const Conv2dGeometry *g) {
+    return (size_t)g->batch * g->in_channels * g->in_h * g->in_w;
+}
+static size_t output_values(const Conv2dGeometry *g) {
+    return (size_t)g->batch * g->out_channels * g->out_h * g->out_w;
+}
+static size_t weight_values(const Conv2dGeometry *g) {
+    return (size_t)g->out_channels * (g->in_channels / g->groups) * g->kernel_h * g->kernel_w;
+}
+
+// f32 room for n values: dst's values widened when `keep` (a gradient accumulated into),
+// else uninitialised. NULL and *st set when out of host memory.
+static float *wide_room(const void *dst, DType dtype, size_t n, int keep, Status *st) {
+    if (keep) return cpu_widen(dst, dtype, n, st);
+    float *room = malloc((n ? n : 1) * sizeof *room);
+    if (!room) status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory widening %zu values", n);
+    return room;
+}
+
+static int forward_stored(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
+                          const float *bias, const FusedActivation *act, void *y, void *workspace,
+                          size_t workspace_bytes, const char *op, Status *st) {
+    TRY(backend_storage_dtype_check(g->dtype, op, st));
+    if (g->dtype == DTYPE_F32)
+        return forward_activation_f32(b, g, x, w, bias, act, y, workspace, workspace_bytes, st);
+    float *wide_x = cpu_widen(x, g->dtype, input_values(g), st);
+    float *wide_w = wide_x ? cpu_widen(w, g->dtype, weight_values(g), st) : NULL;
+    float *wide_y = wide_w ? wide_room(y, g->dtype, output_values(g), 0, st) : NULL;
+    int rc = wide_y ? forward_activation_f32(b, g, wide_x, wide_w, bias, act, wide_y, workspace,
+                                             workspace_bytes, st)
+                    : STATUS_RUNTIME_ERROR;
+    if (!rc) cpu_narrow(wide_y, y, g->dtype, output_values(g));
+    free(wide_x);
+    free(wide_w);
+    free(wide_y);
+    return rc;
+}
+
+int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
+                       const float *bias, void *y, void *workspace, size_t workspace_bytes,
+                       Status *st) {
+    return forward_stored(b, g, x, w, bias, NULL, y, workspace, workspace_bytes,
+                          "conv2d_forward", st);
+}
+
+int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g, const void *x,
+                                       const void *w, const float *bias,
+                                       const FusedActivation *act, void *y, void *workspace,
+                                       size_t workspace_bytes, Status *st) {
+    return forward_stored(b, g, x, w, bias, act, y, workspace, workspace_bytes,
+                          "conv2d_forward_bias_activation", st);
+}
+
+int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const void *dy,
+                             const void *w, void *dx, void *workspace, size_t workspace_bytes,
+                             int accumulate, Status *st) {
+    TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_data", st));
+    if (g->dtype == DTYPE_F32)
+        return backward_data_f32(b, g, dy, w, dx, workspace, workspace_bytes, accumulate, st);
+    float *wide_dy = cpu_widen(dy, g->dtype, output_values(g), st);
+    float *wide_w = wide_dy ? cpu_widen(w, g->dtype, weight_values(g), st) : NULL;
+    float *wide_dx = wide_w ? wide_room(dx, g->dtype, input_values(g), accumulate, st) : NULL;
+    int rc = wide_dx ? backward_data_f32(b, g, wide_dy, wide_w, wide_dx, workspace,
+                                         workspace_bytes, accumulate, st)
+                     : STATUS_RUNTIME_ERROR;
+    if (!rc) cpu_narrow(wide_dx, dx, g->dtype, input_values(g));
+    free(wide_dy);
+    free(wide_w);
+    free(wide_dx);
+    return rc;
+}
+
+// dw and dbias are f32 in every storage: only x and dy are widened.
+int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const void *x,
+                               const void *dy, float *dw, float *dbias, void *workspace,
+                               size_t workspace_bytes, int accumulate, Status *st) {
+    TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_filter", st));
+    if (g->dtype == DTYPE_F32)
+        return backward_filter_f32(b, g, x, dy, dw, dbias, workspace, workspace_bytes,
+                                   accumulate, st);
+    float *wide_x = cpu_widen(x, g->dtype, input_values(g), st);
+    float *wide_dy = wide_x ? cpu_widen(dy, g->dtype, output_values(g), st) : NULL;
+    int rc = wide_dy ? backward_filter_f32(b, g, wide_x, wide_dy, dw, dbias, workspace,
+                                           workspace_bytes, accumulate, st)
+                     : STATUS_RUNTIME_ERROR;
+    free(wide_x);
+    free(wide_dy);
+    return rc;
 }

@@ -93,18 +93,18 @@ int cpu_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g, size_t
                                Status *st);
 int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
                               Status *st);
-int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x, const float *w,
-                       const float *bias, float *y, void *workspace, size_t workspace_bytes,
+int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
+                       const float *bias, void *y, void *workspace, size_t workspace_bytes,
                        Status *st);
-int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g, const float *x,
-                                       const float *w, const float *bias,
-                                       const FusedActivation *act, float *y, void *workspace,
+int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g, const void *x,
+                                       const void *w, const float *bias,
+                                       const FusedActivation *act, void *y, void *workspace,
                                        size_t workspace_bytes, Status *st);
-int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const float *dy,
-                             const float *w, float *dx, void *workspace, size_t workspace_bytes,
+int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const void *dy,
+                             const void *w, void *dx, void *workspace, size_t workspace_bytes,
                              int accumulate, Status *st);
-int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const float *x,
-                               const float *dy, float *dw, float *dbias, void *workspace,
+int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const void *x,
+                               const void *dy, float *dw, float *dbias, void *workspace,
                                size_t workspace_bytes, int accumulate, Status *st);
 
 // cpu_conv2d_reference.c: direct convolution loops with double accumulation; what the

@@ -13,7 +13,15 @@
 // does it fall back to the direct kernels, which need no workspace: slower, never wrong,
 // as the op table's "given less, an op works in smaller pieces" asks.
 //
-// Precision (ctx->precision; the data stay FP32 in memory in every case). fp32:
+// Storage (Conv2dGeometry.dtype). f32 data follow the precision policy below. bf16 and f16
+// data (--precision bf16|fp16, whose layers store 16-bit activations) go to cuDNN as they
+// are, in its PSEUDO_BFLOAT16 / PSEUDO_HALF configurations: x, w, y and their gradients in
+// the 16-bit type, the convolution's compute type FLOAT (f32 sums), each output rounded
+// once; bf16 needs compute capability 8.0, which the precision check demands first. The
+// bias, dw and dbias stay f32 (see the workspace under 16-bit storage below). Plans are
+// keyed by the dtype too, so each storage has its own descriptors, algorithms and workspace.
+//
+// Precision of f32 data (ctx->precision; the data stay FP32 in memory in every case). fp32:
 // CUDNN_FMA_MATH, which restricts cuDNN to plain FP32 FMA kernels. tf32:
 // CUDNN_TENSOR_OP_MATH, which lets cuDNN run FP32 convolutions on tensor cores in TF32
 // (Ampere and later). fp16: CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, which also lets it
@@ -21,9 +29,10 @@
 // of FP32 data; loss scaling in core/loss_scale.c keeps small gradients above FP16's
 // underflow). bf16: TF32, as for tf32 (precision_for_convolutions), since that API has no
 // FP32-to-BF16 conversion and FP16 would trade bf16's range, the reason to choose it, for
-// precision: under --precision bf16 GEMMs round to bf16 and convolutions to TF32. Only
-// fp16 ever gets ALLOW_CONVERSION; the others map a heuristic's suggestion of it down to
-// TENSOR_OP.
+// precision: f32 data under --precision bf16 (a caller that keeps them, such as `trainer
+// bench conv`) compute in TF32; a conv2d layer's own data are bf16 there. Only fp16 with
+// f32 data ever gets ALLOW_CONVERSION; the others map a heuristic's suggestion of it down
+// to TENSOR_OP.
 //
 // Direct kernels. cuDNN pads symmetrically: it places the first window pad_top rows up and
 // derives out_h = (in_h + 2 * pad_top - span) / stride + 1. Our geometry may pad the
@@ -49,6 +58,7 @@
 
 #include "kernels/cuda/cuda_channel_reduce.h"
 #include "kernels/cuda/cuda_internal.h"
+#include "kernels/cuda/cuda_storage.h"
 
 // The most workspace conv2d_workspace_size asks for on behalf of one algorithm. FFT-based
 // algorithms can want far more than the activations they work on for a large batch; a
@@ -104,14 +114,45 @@ struct CudaConvAlgoCache {
     int count;
 };
 
+// act applied to v (v itself when act.apply is 0): activation_forward's formulas
+// (cuda_elementwise.cu keeps its own, one kernel per kind, file-static there). Here the
+// kind is a launch argument, the same for every thread, so the switch never diverges.
+__device__ static inline float conv_activation(const FusedActivation &act, float v) {
+    if (!act.apply) return v;
+    switch (act.kind) {
+    case ACTIVATION_RELU: return v > 0.0f ? v : 0.0f;
+    case ACTIVATION_LEAKY_RELU: return v > 0.0f ? v : act.slope * v;
+    case ACTIVATION_SIGMOID: return 1.0f / (1.0f + expf(-v));
+    case ACTIVATION_TANH: return tanhf(v);
+    case ACTIVATION_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678f));
+    default: return v;
+    }
+}
+
+// y = act(y + bias[channel]) over a stored output [n, channels, plane] (bias may be NULL),
+// in one pass: the 16-bit forward's bias and activation after cudnnConvolutionForward,
+// where the f32 path runs cudnnAddTensor and activation_forward (f32 both) in turn.
+template <typename T>
+__global__ static void conv2d_bias_activation_kernel(T *y, const float *bias, int channels,
+                                                     long long plane, FusedActivation act,
+                                                     size_t total) {
+    for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
+         idx += (size_t)gridDim.x * blockDim.x) {
+        float v = storage_load(y, idx);
+        if (bias) v += bias[(idx / (size_t)plane) % (size_t)channels];
+        storage_store(y, idx, conv_activation(act, v));
+    }
+}
+
 // ---- direct kernels ---------------------------------------------------------------
 
 // One thread per output element y[n][f][oh][ow]: the dot product of f's weights with the
 // window, skipping taps in the padding. Neighbouring threads are neighbouring ow, so their
 // x reads are neighbours (or stride apart) and their weight reads are one broadcast.
-__global__ static void conv2d_direct_forward_kernel(Conv2dGeometry g, const float *x,
-                                                    const float *w, const float *bias, float *y,
-                                                    size_t total) {
+template <typename T>
+__global__ static void conv2d_direct_forward_kernel(Conv2dGeometry g, const T *x, const T *w,
+                                                    const float *bias, FusedActivation act,
+                                                    T *y, size_t total) {
     int group_channels = g.in_channels / g.groups, group_filters = g.out_channels / g.groups;
     size_t in_plane = (size_t)g.in_h * g.in_w, taps = (size_t)g.kernel_h * g.kernel_w;
     for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
@@ -122,22 +163,23 @@ __global__ static void conv2d_direct_forward_kernel(Conv2dGeometry g, const floa
         t /= (size_t)g.out_h;
         int f = (int)(t % (size_t)g.out_channels), n = (int)(t / (size_t)g.out_channels);
         int c0 = f / group_filters * group_channels;
-        const float *wf = w + (size_t)f * group_channels * taps;
+        const T *wf = w + (size_t)f * group_channels * taps;
         float sum = 0.0f;
         for (int c = 0; c < group_channels; c++) {
-            const float *plane = x + ((size_t)n * g.in_channels + c0 + c) * in_plane;
-            const float *wc = wf + (size_t)c * taps;
+            const T *plane = x + ((size_t)n * g.in_channels + c0 + c) * in_plane;
+            const T *wc = wf + (size_t)c * taps;
             for (int i = 0; i < g.kernel_h; i++) {
                 int ih = oh * g.stride_h - g.pad_top + i * g.dilation_h;
                 if (ih < 0 || ih >= g.in_h) continue;
                 for (int j = 0; j < g.kernel_w; j++) {
                     int iw = ow * g.stride_w - g.pad_left + j * g.dilation_w;
                     if (iw < 0 || iw >= g.in_w) continue;
-                    sum += wc[i * g.kernel_w + j] * plane[(size_t)ih * g.in_w + iw];
+                    sum += storage_load(wc, (size_t)(i * g.kernel_w + j)) *
+                           storage_load(plane, (size_t)ih * g.in_w + iw);
                 }
             }
         }
-        y[idx] = bias ? sum + bias[f] : sum;
+        storage_store(y, idx, conv_activation(act, bias ? sum + bias[f] : sum));
     }
 }
 
@@ -145,9 +187,10 @@ __global__ static void conv2d_direct_forward_kernel(Conv2dGeometry g, const floa
 // group and the taps (i, j) whose window row oh = (ih + pad_top - i * dilation_h) /
 // stride_h is whole and in range (columns likewise). A gather, not a scatter, so no
 // atomics and every element is written once.
-__global__ static void conv2d_direct_backward_data_kernel(Conv2dGeometry g, const float *dy,
-                                                          const float *w, float *dx,
-                                                          int accumulate, size_t total) {
+template <typename T>
+__global__ static void conv2d_direct_backward_data_kernel(Conv2dGeometry g, const T *dy,
+                                                          const T *w, T *dx, int accumulate,
+                                                          size_t total) {
     int group_channels = g.in_channels / g.groups, group_filters = g.out_channels / g.groups;
     size_t out_plane = (size_t)g.out_h * g.out_w, taps = (size_t)g.kernel_h * g.kernel_w;
     for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
@@ -160,8 +203,8 @@ __global__ static void conv2d_direct_backward_data_kernel(Conv2dGeometry g, cons
         int group = c / group_channels, cg = c % group_channels;
         float sum = 0.0f;
         for (int f = group * group_filters; f < (group + 1) * group_filters; f++) {
-            const float *wf = w + ((size_t)f * group_channels + cg) * taps;
-            const float *grad = dy + ((size_t)n * g.out_channels + f) * out_plane;
+            const T *wf = w + ((size_t)f * group_channels + cg) * taps;
+            const T *grad = dy + ((size_t)n * g.out_channels + f) * out_plane;
             for (int i = 0; i < g.kernel_h; i++) {
                 int th = ih + g.pad_top - i * g.dilation_h;
                 if (th < 0 || th % g.stride_h) continue;
@@ -172,11 +215,12 @@ __global__ static void conv2d_direct_backward_data_kernel(Conv2dGeometry g, cons
                     if (tw < 0 || tw % g.stride_w) continue;
                     int ow = tw / g.stride_w;
                     if (ow >= g.out_w) continue;
-                    sum += grad[(size_t)oh * g.out_w + ow] * wf[i * g.kernel_w + j];
+                    sum += storage_load(grad, (size_t)oh * g.out_w + ow) *
+                           storage_load(wf, (size_t)(i * g.kernel_w + j));
                 }
             }
         }
-        dx[idx] = accumulate ? dx[idx] + sum : sum;
+        storage_store(dx, idx, accumulate ? storage_load(dx, idx) + sum : sum);
     }
 }
 
@@ -184,9 +228,10 @@ __global__ static void conv2d_direct_backward_data_kernel(Conv2dGeometry g, cons
 // split the batch's N * OH * OW products dy * x between them and the block sums them. A
 // thread per weight would leave most of the GPU idle (a 3x3 layer of 32 filters over 16
 // channels has 4 608 weights) and run a loop as long as the batch.
+template <typename T>
 __global__ static void __launch_bounds__(CONV_REDUCE_THREADS)
-conv2d_direct_backward_filter_kernel(Conv2dGeometry g, const float *x, const float *dy,
-                                     float *dw, int accumulate, size_t weights) {
+conv2d_direct_backward_filter_kernel(Conv2dGeometry g, const T *x, const T *dy, float *dw,
+                                     int accumulate, size_t weights) {
     __shared__ float shared[32];  // CONV_REDUCE_SHARED_BYTES
     int group_channels = g.in_channels / g.groups, group_filters = g.out_channels / g.groups;
     size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
@@ -206,8 +251,10 @@ conv2d_direct_backward_filter_kernel(Conv2dGeometry g, const float *x, const flo
             int ih = oh * g.stride_h - g.pad_top + i * g.dilation_h;
             int iw = ow * g.stride_w - g.pad_left + j * g.dilation_w;
             if (ih < 0 || ih >= g.in_h || iw < 0 || iw >= g.in_w) continue;
-            sum += dy[((size_t)n * g.out_channels + f) * out_plane + (size_t)oh * g.out_w + ow] *
-                   x[((size_t)n * g.in_channels + c0 + c) * in_plane + (size_t)ih * g.in_w + iw];
+            sum += storage_load(dy, ((size_t)n * g.out_channels + f) * out_plane +
+                                        (size_t)oh * g.out_w + ow) *
+                   storage_load(x, ((size_t)n * g.in_channels + c0 + c) * in_plane +
+                                       (size_t)ih * g.in_w + iw);
         }
         sum = cuda_block_sum(sum, shared);
         if (threadIdx.x == 0) dw[wi] = accumulate ? dw[wi] + sum : sum;
@@ -215,16 +262,16 @@ conv2d_direct_backward_filter_kernel(Conv2dGeometry g, const float *x, const flo
 }
 
 // One block per filter: dbias[f] = the sum of dy over N, OH and OW.
+template <typename T>
 __global__ static void __launch_bounds__(CONV_REDUCE_THREADS)
-conv2d_direct_backward_bias_kernel(Conv2dGeometry g, const float *dy, float *dbias,
-                                   int accumulate) {
+conv2d_direct_backward_bias_kernel(Conv2dGeometry g, const T *dy, float *dbias, int accumulate) {
     __shared__ float shared[32];  // CONV_REDUCE_SHARED_BYTES
     size_t out_plane = (size_t)g.out_h * g.out_w, values = (size_t)g.batch * out_plane;
     for (int f = blockIdx.x; f < g.out_channels; f += gridDim.x) {
         float sum = 0.0f;
         for (size_t q = threadIdx.x; q < values; q += blockDim.x) {
             size_t n = q / out_plane, p = q % out_plane;
-            sum += dy[(n * g.out_channels + f) * out_plane + p];
+            sum += storage_load(dy, (n * g.out_channels + f) * out_plane + p);
         }
         sum = cuda_block_sum(sum, shared);
         if (threadIdx.x == 0) dbias[f] = accumulate ? dbias[f] + sum : sum;
@@ -247,48 +294,83 @@ static size_t conv_largest(const Conv2dGeometry *g) {
     return larger > w ? larger : w;
 }
 
-static int direct_forward(CudaContext *ctx, const Conv2dGeometry *g, const float *x,
-                          const float *w, const float *bias, float *y, Status *st) {
+// The direct kernels in g->dtype's storage type (checked by check_geometry).
+template <typename T>
+static int direct_forward_t(CudaContext *ctx, const Conv2dGeometry *g, const T *x, const T *w,
+                            const float *bias, const FusedActivation *act, T *y, Status *st) {
     size_t total = conv_outputs(g);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "conv2d_direct_forward_kernel", grid, CUDA_THREADS, 0,
                       conv_largest(g), 64);
-    conv2d_direct_forward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, w, bias, y,
-                                                                          total);
+    FusedActivation none = {0, ACTIVATION_RELU, 0.0f};
+    conv2d_direct_forward_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+        *g, x, w, bias, act ? *act : none, y, total);
     CUDA_CHECK_LAUNCH("conv2d_direct_forward_kernel");
     return 0;
 }
 
-static int direct_backward_data(CudaContext *ctx, const Conv2dGeometry *g, const float *dy,
-                                const float *w, float *dx, int accumulate, Status *st) {
+// act may be NULL (no activation).
+static int direct_forward(CudaContext *ctx, const Conv2dGeometry *g, const void *x,
+                          const void *w, const float *bias, const FusedActivation *act, void *y,
+                          Status *st) {
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(g->dtype, rc = direct_forward_t(ctx, g, (const storage_t *)x,
+                                                          (const storage_t *)w, bias, act,
+                                                          (storage_t *)y, st));
+    return rc;
+}
+
+template <typename T>
+static int direct_backward_data_t(CudaContext *ctx, const Conv2dGeometry *g, const T *dy,
+                                  const T *w, T *dx, int accumulate, Status *st) {
     size_t total = conv_inputs(g);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "conv2d_direct_backward_data_kernel", grid, CUDA_THREADS, 0,
                       conv_largest(g), 64);
-    conv2d_direct_backward_data_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+    conv2d_direct_backward_data_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         *g, dy, w, dx, accumulate, total);
     CUDA_CHECK_LAUNCH("conv2d_direct_backward_data_kernel");
     return 0;
 }
 
-static int direct_backward_filter(CudaContext *ctx, const Conv2dGeometry *g, const float *x,
-                                  const float *dy, float *dw, int accumulate, Status *st) {
+static int direct_backward_data(CudaContext *ctx, const Conv2dGeometry *g, const void *dy,
+                                const void *w, void *dx, int accumulate, Status *st) {
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(g->dtype, rc = direct_backward_data_t(ctx, g, (const storage_t *)dy,
+                                                                (const storage_t *)w,
+                                                                (storage_t *)dx, accumulate, st));
+    return rc;
+}
+
+template <typename T>
+static int direct_backward_filter_t(CudaContext *ctx, const Conv2dGeometry *g, const T *x,
+                                    const T *dy, float *dw, int accumulate, Status *st) {
     size_t weights = conv_weights(g);
     unsigned grid = cuda_blocks_capped(weights, 1);
     CUDA_CHECK_CONFIG(ctx, "conv2d_direct_backward_filter_kernel", grid, CONV_REDUCE_THREADS,
                       CONV_REDUCE_SHARED_BYTES, conv_largest(g), 64);
-    conv2d_direct_backward_filter_kernel<<<grid, CONV_REDUCE_THREADS, 0, ctx->stream>>>(
+    conv2d_direct_backward_filter_kernel<T><<<grid, CONV_REDUCE_THREADS, 0, ctx->stream>>>(
         *g, x, dy, dw, accumulate, weights);
     CUDA_CHECK_LAUNCH("conv2d_direct_backward_filter_kernel");
     return 0;
 }
 
-static int direct_backward_bias(CudaContext *ctx, const Conv2dGeometry *g, const float *dy,
+static int direct_backward_filter(CudaContext *ctx, const Conv2dGeometry *g, const void *x,
+                                  const void *dy, float *dw, int accumulate, Status *st) {
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(g->dtype, rc = direct_backward_filter_t(ctx, g, (const storage_t *)x,
+                                                                  (const storage_t *)dy, dw,
+                                                                  accumulate, st));
+    return rc;
+}
+
+template <typename T>
+static int direct_backward_bias(CudaContext *ctx, const Conv2dGeometry *g, const T *dy,
                                 float *dbias, int accumulate, Status *st) {
     unsigned grid = cuda_blocks_capped((size_t)g->out_channels, 1);
     CUDA_CHECK_CONFIG(ctx, "conv2d_direct_backward_bias_kernel", grid, CONV_REDUCE_THREADS,
                       CONV_REDUCE_SHARED_BYTES, conv_outputs(g), 64);
-    conv2d_direct_backward_bias_kernel<<<grid, CONV_REDUCE_THREADS, 0, ctx->stream>>>(
+    conv2d_direct_backward_bias_kernel<T><<<grid, CONV_REDUCE_THREADS, 0, ctx->stream>>>(
         *g, dy, dbias, accumulate);
     CUDA_CHECK_LAUNCH("conv2d_direct_backward_bias_kernel");
     return 0;
@@ -309,15 +391,16 @@ static int direct_backward_bias(CudaContext *ctx, const Conv2dGeometry *g, const
 #define BIAS_TOTAL_THREADS 32
 
 // Pass 1: block (chunk, filter) sums its chunk of the filter's values into one partial.
+template <typename T>
 __global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
-conv2d_bias_partial_kernel(const float *dy, int filters, int plane, long long values,
+conv2d_bias_partial_kernel(const T *dy, int filters, int plane, long long values,
                            long long chunk, float *partials) {
     __shared__ float shared[32];  // CONV_REDUCE_SHARED_BYTES
     int f = blockIdx.y;
     long long end = chunk_end(chunk, values);
     float sum = 0.0f;
     for (ChannelCursor cur = chunk_cursor(chunk, plane); cur.k < end; channel_advance(&cur))
-        sum += dy[channel_at(cur, f, filters)];
+        sum += storage_load(dy, channel_at(cur, f, filters));
     sum = cuda_block_sum(sum, shared);
     if (threadIdx.x == 0) partials[(size_t)f * gridDim.x + blockIdx.x] = sum;
 }
@@ -337,8 +420,9 @@ conv2d_bias_total_kernel(const float *partials, int chunks, int filters, float *
 // The split reduction where it pays; the direct kernel (one block per filter) where a
 // filter's values fit one chunk, or there are more filters than partials (and so enough
 // filters to fill the GPU one block each), or the plane is too large for the cursor's ints.
-static int backward_bias(CudaContext *ctx, const Conv2dGeometry *g, const float *dy,
-                         float *dbias, int accumulate, Status *st) {
+template <typename T>
+static int backward_bias_t(CudaContext *ctx, const Conv2dGeometry *g, const T *dy,
+                           float *dbias, int accumulate, Status *st) {
     long long plane = (long long)g->out_h * g->out_w, values = (long long)g->batch * plane;
     ChannelSplit split =
         channel_split(values, g->out_channels, CUDA_PARTIALS_BYTES / sizeof(float));
@@ -349,7 +433,7 @@ static int backward_bias(CudaContext *ctx, const Conv2dGeometry *g, const float 
     dim3 grid((unsigned)split.chunks, (unsigned)g->out_channels);
     CUDA_CHECK_CONFIG(ctx, "conv2d_bias_partial_kernel", grid, CHANNEL_REDUCE_THREADS,
                       CONV_REDUCE_SHARED_BYTES, conv_outputs(g), 64);
-    conv2d_bias_partial_kernel<<<grid, CHANNEL_REDUCE_THREADS, 0, ctx->stream>>>(
+    conv2d_bias_partial_kernel<T><<<grid, CHANNEL_REDUCE_THREADS, 0, ctx->stream>>>(
         dy, g->out_channels, (int)plane, values, split.chunk, partials);
     CUDA_CHECK_LAUNCH("conv2d_bias_partial_kernel");
     unsigned blocks = cuda_blocks_capped((size_t)g->out_channels, 1);
@@ -361,7 +445,27 @@ static int backward_bias(CudaContext *ctx, const Conv2dGeometry *g, const float 
     return 0;
 }
 
+// dy in g->dtype's storage type; dbias f32.
+static int backward_bias(CudaContext *ctx, const Conv2dGeometry *g, const void *dy,
+                         float *dbias, int accumulate, Status *st) {
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(g->dtype, rc = backward_bias_t(ctx, g, (const storage_t *)dy, dbias,
+                                                         accumulate, st));
+    return rc;
+}
+
 // ---- plans: descriptors and algorithms per shape -----------------------------------
+
+// cuDNN's name for a storage dtype; FLOAT for anything else, which check_geometry has
+// refused first. The convolution's compute type stays FLOAT for all three (cuDNN has no
+// "true bfloat16" configuration, and TRUE_HALF would sum in fp16).
+static cudnnDataType_t cudnn_storage_type(DType dtype) {
+    switch (dtype) {
+    case DTYPE_BF16: return CUDNN_DATA_BFLOAT16;
+    case DTYPE_F16: return CUDNN_DATA_HALF;
+    default: return CUDNN_DATA_FLOAT;
+    }
+}
 
 static int same_geometry(const Conv2dGeometry *a, const Conv2dGeometry *b) {
     // Field by field rather than memcmp, so padding bytes (should the struct ever gain
@@ -372,7 +476,7 @@ static int same_geometry(const Conv2dGeometry *a, const Conv2dGeometry *b) {
            a->stride_h == b->stride_h && a->stride_w == b->stride_w &&
            a->pad_top == b->pad_top && a->pad_left == b->pad_left &&
            a->dilation_h == b->dilation_h && a->dilation_w == b->dilation_w &&
-           a->groups == b->groups;
+           a->groups == b->groups && a->dtype == b->dtype;
 }
 
 // The output size cuDNN derives along one axis from symmetric padding `pad`; -1 when the
@@ -394,9 +498,14 @@ static int cudnn_can_run(const Conv2dGeometry *g) {
            conv_outputs(g) <= int_max && conv_weights(g) <= int_max;
 }
 
-// The math type an algorithm runs with: FMA only in fp32; otherwise what the heuristics
-// paired it with, but the FP16 down-conversion mode only when the precision is fp16.
-static cudnnMathType_t policy_math(const CudaContext *ctx) {
+// The math type an algorithm runs with. f32 data: FMA only in fp32; otherwise what the
+// heuristics paired it with, but the FP16 down-conversion mode only when the precision is
+// fp16. 16-bit data (cuDNN's PSEUDO_HALF and PSEUDO_BFLOAT16 configurations: 16-bit x, w
+// and y, FLOAT compute type) are already rounded, so tensor cores compute what the CPU
+// reference does up to the order of the f32 sums: TENSOR_OP whatever the precision, and
+// never ALLOW_CONVERSION, which is about converting FP32 data.
+static cudnnMathType_t policy_math(const CudaContext *ctx, DType dtype) {
+    if (dtype != DTYPE_F32) return CUDNN_TENSOR_OP_MATH;
     switch (precision_for_convolutions(ctx->precision)) {
     case PRECISION_FP16: return CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
     case PRECISION_TF32:
@@ -404,10 +513,11 @@ static cudnnMathType_t policy_math(const CudaContext *ctx) {
     default: return CUDNN_FMA_MATH;
     }
 }
-static cudnnMathType_t candidate_math(const CudaContext *ctx, cudnnMathType_t suggested) {
+static cudnnMathType_t candidate_math(const CudaContext *ctx, DType dtype,
+                                      cudnnMathType_t suggested) {
     Precision p = precision_for_convolutions(ctx->precision);
-    if (p == PRECISION_FP32) return CUDNN_FMA_MATH;
-    if (p == PRECISION_FP16) return suggested;
+    if (dtype == DTYPE_F32 && p == PRECISION_FP32) return CUDNN_FMA_MATH;
+    if (dtype == DTYPE_F32 && p == PRECISION_FP16) return suggested;
     return suggested == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? CUDNN_TENSOR_OP_MATH : suggested;
 }
 
@@ -478,7 +588,7 @@ static int add_ranked_candidates(CudaContext *ctx, ConvPlan *p, const Perf *perf
     for (int i = 0; i < returned; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
         if (ctx->precision == PRECISION_FP32 && is_transform(perf[i].algo)) continue;
-        cudnnMathType_t math = candidate_math(ctx, perf[i].mathType);
+        cudnnMathType_t math = candidate_math(ctx, p->key.dtype, perf[i].mathType);
         size_t bytes = 0;
         CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math));
         if (workspace(perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
@@ -493,7 +603,7 @@ static int add_ranked_candidates(CudaContext *ctx, ConvPlan *p, const Perf *perf
 static int forward_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0;
-    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, policy_math(ctx)));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, policy_math(ctx, p->key.dtype)));
     CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(ctx->cudnn, p->x, p->w, p->conv, p->y,
                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                                                        &returned, perf));
@@ -507,7 +617,7 @@ static int forward_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
 static int backward_data_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     int returned = 0;
-    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, policy_math(ctx)));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, policy_math(ctx, p->key.dtype)));
     CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
         ctx->cudnn, p->w, p->y, p->conv, p->x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned,
         perf));
@@ -521,7 +631,7 @@ static int backward_data_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
 static int backward_filter_candidates(CudaContext *ctx, ConvPlan *p, Status *st) {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int returned = 0;
-    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, policy_math(ctx)));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, policy_math(ctx, p->key.dtype)));
     CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
         ctx->cudnn, p->x, p->y, p->conv, p->w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
         &returned, perf));
@@ -556,17 +666,21 @@ static void plan_free(ConvPlan *p) {
 // plan, which destroys whatever descriptors were created.
 static int plan_build_cudnn(CudaContext *ctx, ConvPlan *p, Status *st) {
     const Conv2dGeometry *g = &p->key;
+    // x, w and y in the storage type; the bias too, as the fused call wants it with 16-bit
+    // data (and cudnnConvolutionBackwardBias writes it), so the ops round the f32 bias (or
+    // read the 16-bit gradient) through the workspace's scratch (conv_scratch_bytes).
+    cudnnDataType_t data = cudnn_storage_type(g->dtype);
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, g->batch,
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, data, g->batch,
                                            g->in_channels, g->in_h, g->in_w));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, g->batch,
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, data, g->batch,
                                            g->out_channels, g->out_h, g->out_w));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->bias));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, data, 1,
                                            g->out_channels, 1, 1));
     CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
-    CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, data, CUDNN_TENSOR_NCHW,
                                            g->out_channels, g->in_channels / g->groups,
                                            g->kernel_h, g->kernel_w));
     CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
@@ -643,6 +757,7 @@ void cuda_conv_cache_free(CudaContext *ctx) {
 // The kernels divide by groups, strides and dilations; the graph builder never makes
 // such a geometry, but a bad one should be an error, not a division by zero.
 static int check_geometry(const char *op, const Conv2dGeometry *g, Status *st) {
+    TRY(backend_storage_dtype_check(g->dtype, op, st));
     if (g->batch >= 0 && g->in_channels >= 0 && g->in_h >= 0 && g->in_w >= 0 &&
         g->out_channels >= 0 && g->out_h >= 0 && g->out_w >= 0 && g->kernel_h > 0 &&
         g->kernel_w > 0 && g->stride_h > 0 && g->stride_w > 0 && g->dilation_h > 0 &&
@@ -659,10 +774,49 @@ static int check_geometry(const char *op, const Conv2dGeometry *g, Status *st) {
 
 // With no outputs (an empty batch) there is nothing to compute, but a gradient that is
 // not accumulated must still read zero, as the CPU leaves it.
-static int clear_unless(int accumulate, void *p, size_t floats, CudaContext *ctx, Status *st) {
-    if (accumulate || !p || floats == 0) return 0;
-    CUDA_CHECK(cudaMemsetAsync(p, 0, floats * sizeof(float), ctx->stream));
+static int clear_unless(int accumulate, void *p, size_t bytes, CudaContext *ctx, Status *st) {
+    if (accumulate || !p || bytes == 0) return 0;
+    CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, ctx->stream));
     return 0;
+}
+
+// ---- the workspace under 16-bit storage ----------------------------------------------
+//
+// With 16-bit data cuDNN reads and writes every tensor of a call in that type (its
+// PSEUDO_HALF / PSEUDO_BFLOAT16 configurations), but our bias, dw and dbias are f32. So the
+// fused forward rounds the bias into a 16-bit copy, and backward-filter has cuDNN write dw
+// (and, with the bias-gradient lever off, cudnnConvolutionBackwardBias's dbias) into a
+// 16-bit scratch with beta 0, then convert adds it into the f32 gradient, honouring
+// accumulate: PyTorch's autocast does the same (cuDNN's weight gradient in the input's type,
+// cast to the f32 parameter's). Accumulating into the scratch instead would round the sum
+// of micro-batches in 16 bits each time. That scratch sits at the start of the workspace,
+// sized for the larger of weights and bias, padded so that cuDNN's part stays aligned.
+static const size_t CONV_SCRATCH_ALIGN = 256;
+
+static size_t conv_scratch_bytes(const Conv2dGeometry *g) {
+    if (g->dtype == DTYPE_F32) return 0;
+    size_t values = conv_weights(g) > (size_t)g->out_channels ? conv_weights(g)
+                                                                 : (size_t)g->out_channels;
+    size_t bytes = values * dtype_size(g->dtype);
+    return (bytes + CONV_SCRATCH_ALIGN - 1) / CONV_SCRATCH_ALIGN * CONV_SCRATCH_ALIGN;
+}
+
+// The caller's workspace split into the 16-bit scratch (NULL when f32, or when the caller
+// gave less than it: then the ops take the paths that need none) and cuDNN's part.
+typedef struct ConvWorkspace {
+    void *scratch;
+    void *cudnn;
+    size_t cudnn_bytes;
+} ConvWorkspace;
+
+static ConvWorkspace split_workspace(const Conv2dGeometry *g, void *workspace, size_t bytes) {
+    size_t scratch = conv_scratch_bytes(g);
+    ConvWorkspace w = {NULL, workspace, bytes};
+    if (scratch == 0 || bytes < scratch || !workspace) return w;
+    w.scratch = workspace;
+    w.cudnn = (char *)workspace + scratch;
+    w.cudnn_bytes = bytes - scratch;
+    return w;
 }
 
 static int cuda_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
@@ -678,6 +832,7 @@ static int cuda_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g,
         size_t need = ops[i]->list[ops[i]->budgeted].bytes;
         if (need > *bytes) *bytes = need;
     }
+    *bytes += conv_scratch_bytes(g);
     return 0;
 }
 
@@ -690,24 +845,58 @@ static int cuda_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g
     return check_geometry("conv2d_least_workspace", g, st);
 }
 
-static int cuda_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const float *x,
-                               const float *w, const float *bias, float *y, void *workspace,
+template <typename T>
+static int bias_activation_t(CudaContext *ctx, const Conv2dGeometry *g, T *y, const float *bias,
+                             const FusedActivation *act, Status *st) {
+    size_t total = conv_outputs(g);
+    unsigned grid = cuda_blocks_for(total);
+    CUDA_CHECK_CONFIG(ctx, "conv2d_bias_activation_kernel", grid, CUDA_THREADS, 0, total, 64);
+    FusedActivation none = {0, ACTIVATION_RELU, 0.0f};
+    conv2d_bias_activation_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+        y, bias, g->out_channels, (long long)g->out_h * g->out_w, act ? *act : none, total);
+    CUDA_CHECK_LAUNCH("conv2d_bias_activation_kernel");
+    return 0;
+}
+
+// y = act(conv(x, w) + bias) in separate passes (act may be NULL): cuDNN's convolution,
+// then for f32 cudnnAddTensor and activation_forward, for 16-bit one bias-and-activation
+// pass over the stored y; or the direct kernel, activation included.
+static int forward_unfused(const Backend *b, CudaContext *ctx, ConvPlan *p,
+                           const Conv2dGeometry *g, const void *x, const void *w,
+                           const float *bias, const FusedActivation *act, void *y,
+                           const ConvWorkspace *ws, Status *st) {
+    const ConvChoice *choice = p->direct ? NULL : candidates_pick(&p->forward, ws->cudnn_bytes);
+    if (!choice) return direct_forward(ctx, g, x, w, bias, act, y, st);
+    const float one = 1.0f, zero = 0.0f;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
+    CUDNN_CHECK(cudnnConvolutionForward(ctx->cudnn, &one, p->x, x, p->w, w, p->conv,
+                                        (cudnnConvolutionFwdAlgo_t)choice->algo, ws->cudnn,
+                                        choice->bytes, &zero, p->y, y));
+    int activate = act && act->apply;
+    if (g->dtype != DTYPE_F32) {
+        if (!bias && !activate) return 0;
+        int rc = 0;
+        CUDA_STORAGE_DISPATCH(g->dtype, rc = bias_activation_t(ctx, g, (storage_t *)y, bias,
+                                                               act, st));
+        return rc;
+    }
+    // y += bias broadcast over N, H and W.
+    if (bias) CUDNN_CHECK(cudnnAddTensor(ctx->cudnn, &one, p->bias, bias, &one, p->y, y));
+    if (!activate) return 0;
+    return b->activation_forward(b, act->kind, act->slope, DTYPE_F32, y, y, conv_outputs(g),
+                                 st);
+}
+
+static int cuda_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const void *x,
+                               const void *w, const float *bias, void *y, void *workspace,
                                size_t workspace_bytes, Status *st) {
     TRY(check_geometry("conv2d_forward", g, st));
     if (conv_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     ConvPlan *p;
     TRY(plan_for(ctx, g, &p, st));
-    const ConvChoice *choice = p->direct ? NULL : candidates_pick(&p->forward, workspace_bytes);
-    if (!choice) return direct_forward(ctx, g, x, w, bias, y, st);
-    const float one = 1.0f, zero = 0.0f;
-    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
-    CUDNN_CHECK(cudnnConvolutionForward(ctx->cudnn, &one, p->x, x, p->w, w, p->conv,
-                                        (cudnnConvolutionFwdAlgo_t)choice->algo, workspace,
-                                        choice->bytes, &zero, p->y, y));
-    // y += bias broadcast over N, H and W.
-    if (bias) CUDNN_CHECK(cudnnAddTensor(ctx->cudnn, &one, p->bias, bias, &one, p->y, y));
-    return 0;
+    ConvWorkspace ws = split_workspace(g, workspace, workspace_bytes);
+    return forward_unfused(b, ctx, p, g, x, w, bias, NULL, y, &ws, st);
 }
 
 // ---- convolution, bias and activation in one call ------------------------------------
@@ -716,11 +905,15 @@ static int cuda_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const 
 // bias) in one pass over y, in place of the convolution, cudnnAddTensor's bias pass and the
 // activation kernel's. Its activations here are RELU, and IDENTITY (no activation), which
 // cuDNN's API reference allows only with CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM.
-// Everything else runs unfused: conv2d_forward, then activation_forward in place: other
-// activations (leaky_relu, sigmoid, tanh, gelu), no bias (the call requires one), IDENTITY
-// with another algorithm, the direct kernels' shapes, and any configuration cuDNN answers
-// CUDNN_STATUS_NOT_SUPPORTED; and everything, with the conv-fused lever off
-// (base/lever.h), to measure what the fused call saves.
+// Everything else runs unfused (forward_unfused): other activations (leaky_relu, sigmoid,
+// tanh, gelu), no bias (the call requires one), IDENTITY with another algorithm, the
+// direct kernels' shapes, 16-bit data without room for the bias's 16-bit copy, and any
+// configuration cuDNN answers CUDNN_STATUS_NOT_SUPPORTED; and everything, with the
+// conv-fused lever off (base/lever.h), to measure what the fused call saves.
+//
+// With 16-bit data the call's bias is in the data's type (cuDNN's table of supported
+// configurations for this call: the bias matches y except in the INT8 ones, whose bias is
+// FLOAT), so the f32 bias is rounded into the workspace's scratch first: one tiny launch.
 //
 // z is y, with alpha2 = 0. cuDNN's reference does not promise that z goes unread when
 // alpha2 is 0, and y may hold anything (the parity test poisons it with NaN; 0 * NaN is
@@ -739,97 +932,122 @@ static int conv_activation_descriptor(ConvPlan *p, int relu, cudnnActivationDesc
     return 0;
 }
 
-static int conv_forward_unfused(const Backend *b, const Conv2dGeometry *g, const float *x,
-                                const float *w, const float *bias, const FusedActivation *act,
-                                float *y, void *workspace, size_t workspace_bytes, Status *st) {
-    TRY(cuda_conv2d_forward(b, g, x, w, bias, y, workspace, workspace_bytes, st));
-    if (!act->apply) return 0;
-    return b->activation_forward(b, act->kind, act->slope, DTYPE_F32, y, y, conv_outputs(g), st);
-}
-
 static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g,
-                                               const float *x, const float *w,
+                                               const void *x, const void *w,
                                                const float *bias, const FusedActivation *act,
-                                               float *y, void *workspace,
+                                               void *y, void *workspace,
                                                size_t workspace_bytes, Status *st) {
     TRY(check_geometry("conv2d_forward_bias_activation", g, st));
     if (conv_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     ConvPlan *p = NULL;
     TRY(plan_for(ctx, g, &p, st));
+    ConvWorkspace ws = split_workspace(g, workspace, workspace_bytes);
     int relu = act->apply && act->kind == ACTIVATION_RELU;
-    const ConvChoice *choice = p->direct ? NULL : candidates_pick(&p->forward, workspace_bytes);
+    const ConvChoice *choice = p->direct ? NULL : candidates_pick(&p->forward, ws.cudnn_bytes);
     // A grouped convolution runs unfused: on an H200 (cuDNN 9.19) the fused call on one
     // with tensor-op math asked for more workspace than cudnnGetConvolutionForwardWorkspaceSize
     // gives the same algorithm, and failed with CUDNN_STATUS_BAD_PARAM.
     int fusable = bias && choice && g->groups == 1 &&
+                  (g->dtype == DTYPE_F32 || ws.scratch) &&
                   !lever_off(ctx->disabled_levers, LEVER_CONV_FUSED) &&
                   (relu || (!act->apply &&
                             choice->algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
-    if (!fusable)
-        return conv_forward_unfused(b, g, x, w, bias, act, y, workspace, workspace_bytes, st);
+    if (!fusable) return forward_unfused(b, ctx, p, g, x, w, bias, act, y, &ws, st);
     cudnnActivationDescriptor_t activation = NULL;
     TRY(conv_activation_descriptor(p, relu, &activation, st));
-    CUDA_CHECK(cudaMemsetAsync(y, 0, conv_outputs(g) * sizeof(float), ctx->stream));
+    const void *call_bias = bias;
+    if (g->dtype != DTYPE_F32) {
+        TRY(b->convert(b, bias, DTYPE_F32, ws.scratch, g->dtype, (size_t)g->out_channels, 0,
+                       st));
+        call_bias = ws.scratch;
+    }
+    CUDA_CHECK(cudaMemsetAsync(y, 0, conv_outputs(g) * dtype_size(g->dtype), ctx->stream));
     const float one = 1.0f, zero = 0.0f;
     CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
     cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
         ctx->cudnn, &one, p->x, x, p->w, w, p->conv, (cudnnConvolutionFwdAlgo_t)choice->algo,
-        workspace, choice->bytes, &zero, p->y, y, p->bias, bias, activation, p->y, y);
+        ws.cudnn, choice->bytes, &zero, p->y, y, p->bias, call_bias, activation, p->y, y);
     if (status == CUDNN_STATUS_NOT_SUPPORTED)
-        return conv_forward_unfused(b, g, x, w, bias, act, y, workspace, workspace_bytes, st);
+        return forward_unfused(b, ctx, p, g, x, w, bias, act, y, &ws, st);
     CUDNN_CHECK(status);
     return 0;
 }
 
-static int cuda_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const float *dy,
-                                     const float *w, float *dx, void *workspace,
+static int cuda_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const void *dy,
+                                     const void *w, void *dx, void *workspace,
                                      size_t workspace_bytes, int accumulate, Status *st) {
     TRY(check_geometry("conv2d_backward_data", g, st));
     CudaContext *ctx = cuda_context(b);
-    if (conv_outputs(g) == 0) return clear_unless(accumulate, dx, conv_inputs(g), ctx, st);
+    if (conv_outputs(g) == 0)
+        return clear_unless(accumulate, dx, conv_inputs(g) * dtype_size(g->dtype), ctx, st);
     ConvPlan *p;
     TRY(plan_for(ctx, g, &p, st));
+    ConvWorkspace ws = split_workspace(g, workspace, workspace_bytes);
     const ConvChoice *choice =
-        p->direct ? NULL : candidates_pick(&p->backward_data, workspace_bytes);
+        p->direct ? NULL : candidates_pick(&p->backward_data, ws.cudnn_bytes);
     if (!choice) return direct_backward_data(ctx, g, dy, w, dx, accumulate, st);
+    // beta 1 with 16-bit dx: cuDNN reads dx, adds in f32 and rounds once, as the CPU does.
     const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
     CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
     CUDNN_CHECK(cudnnConvolutionBackwardData(ctx->cudnn, &one, p->w, w, p->y, dy, p->conv,
                                              (cudnnConvolutionBwdDataAlgo_t)choice->algo,
-                                             workspace, choice->bytes, &beta, p->x, dx));
+                                             ws.cudnn, choice->bytes, &beta, p->x, dx));
     return 0;
 }
 
-static int cuda_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const float *x,
-                                       const float *dy, float *dw, float *dbias, void *workspace,
-                                       size_t workspace_bytes, int accumulate, Status *st) {
-    TRY(check_geometry("conv2d_backward_filter", g, st));
-    CudaContext *ctx = cuda_context(b);
-    if (conv_outputs(g) == 0) {
-        TRY(clear_unless(accumulate, dw, conv_weights(g), ctx, st));
-        return clear_unless(accumulate, dbias, (size_t)g->out_channels, ctx, st);
-    }
-    ConvPlan *p;
-    TRY(plan_for(ctx, g, &p, st));
-    const ConvChoice *choice =
-        p->direct ? NULL : candidates_pick(&p->backward_filter, workspace_bytes);
-    if (!choice) {
-        TRY(direct_backward_filter(ctx, g, x, dy, dw, accumulate, st));
-        return dbias ? backward_bias(ctx, g, dy, dbias, accumulate, st) : 0;
-    }
-    const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
-    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
-    CUDNN_CHECK(cudnnConvolutionBackwardFilter(ctx->cudnn, &one, p->x, x, p->y, dy, p->conv,
-                                               (cudnnConvolutionBwdFilterAlgo_t)choice->algo,
-                                               workspace, choice->bytes, &beta, p->w, dw));
-    if (!dbias) return 0;
-    if (lever_off(ctx->disabled_levers, LEVER_BIAS_GRADIENT)) {
+// The bias gradient where cuDNN ran the weight gradient: ours (the bias-gradient lever),
+// or cudnnConvolutionBackwardBias, which with 16-bit dy writes a 16-bit dbias: into the
+// scratch, then added into the f32 gradient (see the workspace's comment).
+static int cudnn_path_bias(const Backend *b, CudaContext *ctx, ConvPlan *p,
+                           const Conv2dGeometry *g, const void *dy, float *dbias,
+                           const ConvWorkspace *ws, int accumulate, Status *st) {
+    if (!lever_off(ctx->disabled_levers, LEVER_BIAS_GRADIENT))
+        return backward_bias(ctx, g, dy, dbias, accumulate, st);
+    const float one = 1.0f, zero = 0.0f, beta = accumulate ? 1.0f : 0.0f;
+    if (g->dtype == DTYPE_F32) {
         CUDNN_CHECK(cudnnConvolutionBackwardBias(ctx->cudnn, &one, p->y, dy, &beta, p->bias,
                                                  dbias));
         return 0;
     }
-    return backward_bias(ctx, g, dy, dbias, accumulate, st);
+    CUDNN_CHECK(cudnnConvolutionBackwardBias(ctx->cudnn, &one, p->y, dy, &zero, p->bias,
+                                             ws->scratch));
+    return b->convert(b, ws->scratch, g->dtype, dbias, DTYPE_F32, (size_t)g->out_channels,
+                      accumulate, st);
+}
+
+static int cuda_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const void *x,
+                                       const void *dy, float *dw, float *dbias, void *workspace,
+                                       size_t workspace_bytes, int accumulate, Status *st) {
+    TRY(check_geometry("conv2d_backward_filter", g, st));
+    CudaContext *ctx = cuda_context(b);
+    if (conv_outputs(g) == 0) {
+        TRY(clear_unless(accumulate, dw, conv_weights(g) * sizeof(float), ctx, st));
+        return clear_unless(accumulate, dbias, (size_t)g->out_channels * sizeof(float), ctx,
+                            st);
+    }
+    ConvPlan *p;
+    TRY(plan_for(ctx, g, &p, st));
+    ConvWorkspace ws = split_workspace(g, workspace, workspace_bytes);
+    const ConvChoice *choice =
+        p->direct || (g->dtype != DTYPE_F32 && !ws.scratch)
+            ? NULL
+            : candidates_pick(&p->backward_filter, ws.cudnn_bytes);
+    if (!choice) {
+        TRY(direct_backward_filter(ctx, g, x, dy, dw, accumulate, st));
+        return dbias ? backward_bias(ctx, g, dy, dbias, accumulate, st) : 0;
+    }
+    const float one = 1.0f, zero = 0.0f, beta = accumulate ? 1.0f : 0.0f;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
+    void *filter_out = g->dtype == DTYPE_F32 ? (void *)dw : ws.scratch;
+    CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+        ctx->cudnn, &one, p->x, x, p->y, dy, p->conv,
+        (cudnnConvolutionBwdFilterAlgo_t)choice->algo, ws.cudnn, choice->bytes,
+        g->dtype == DTYPE_F32 ? &beta : &zero, p->w, filter_out));
+    if (g->dtype != DTYPE_F32)
+        TRY(b->convert(b, ws.scratch, g->dtype, dw, DTYPE_F32, conv_weights(g), accumulate,
+                       st));
+    return dbias ? cudnn_path_bias(b, ctx, p, g, dy, dbias, &ws, accumulate, st) : 0;
 }
 
 // ---- which algorithms run: for logs and test failures ------------------------------
@@ -876,9 +1094,12 @@ extern "C" int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g,
     const char *labels[3] = {"forward", "backward-data", "backward-filter"};
     const char *(*names[3])(int) = {forward_algorithm_name, backward_data_algorithm_name,
                                     backward_filter_algorithm_name};
+    // What the ops would run given this workspace: cuDNN's part after the 16-bit scratch.
+    size_t scratch = conv_scratch_bytes(g);
+    size_t cudnn_bytes = workspace_bytes >= scratch ? workspace_bytes - scratch : workspace_bytes;
     size_t used = 0;
     for (int i = 0; i < 3 && used < size; i++) {
-        const ConvChoice *choice = p->direct ? NULL : candidates_pick(ops[i], workspace_bytes);
+        const ConvChoice *choice = p->direct ? NULL : candidates_pick(ops[i], cudnn_bytes);
         int n = describe_choice(out + used, size - used, labels[i], choice, names[i]);
         used += n > 0 ? (size_t)n : 0;
         if (i < 2 && used + 2 < size) used += (size_t)snprintf(out + used, size - used, ", ");

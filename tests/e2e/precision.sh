@@ -20,10 +20,10 @@ in $p, but the CPU backend computes in fp32 only" "--precision $p on the CPU is 
     [ -z "$out" ] && pass "nothing is trained or printed on stdout ($p)" ||
         fail "nothing is trained or printed on stdout ($p)"
 done
-# Under bf16 convolutions compute in TF32, so the first layer in bf16 is LeNet's dense.
+# Under bf16 a convolution stores bf16 activations and computes in bf16: LeNet's first.
 run "$TRAINER" train models/lenet.model "${data[@]}" --device cpu --precision bf16
-expect_error 3 "models/lenet.model:8:1: --precision bf16: layer 'dense1' (dense)" \
-    "lenet in bf16 is refused at its first dense layer"
+expect_error 3 "models/lenet.model:3:1: --precision bf16: layer 'conv2d1' (conv2d)" \
+    "lenet in bf16 is refused at its first convolution"
 run "$TRAINER" train models/lenet.model "${data[@]}" --device cpu --precision fp16
 expect_error 3 "models/lenet.model:3:1: --precision fp16: layer 'conv2d1' (conv2d)" \
     "lenet in fp16 is refused at its first convolution"

@@ -110,10 +110,10 @@ static void cpu_refuses_bf16_and_fp16_at_the_first_layer(const Graph *g) {
     Precision effective;
     CHECK_INT_EQ(check(g, PRECISION_BF16, &cpu, &effective, &st, notice, sizeof notice),
                  STATUS_NO_DEVICE);
-    // Convolutions compute in TF32 under bf16: the first layer in bf16 is the dense one.
-    CHECK_CONTAINS(st.message, "--precision bf16: layer 'dense1' (dense) would compute in "
+    // A convolution storing bf16 activations computes in bf16: the first layer in bf16.
+    CHECK_CONTAINS(st.message, "--precision bf16: layer 'conv2d1' (conv2d) would compute in "
                                "bf16, but the CPU backend computes in fp32 only");
-    CHECK_INT_EQ(st.line, 5);
+    CHECK_INT_EQ(st.line, 2);
     CHECK_INT_EQ(st.column, 1);
     CHECK_CONTAINS(st.file, "net.model");
     CHECK_CONTAINS(st.hint, "--precision fp32");
@@ -144,10 +144,10 @@ static void old_gpu_refuses_bf16_naming_the_gpu_and_layer(const Graph *g) {
     Precision effective;
     CHECK_INT_EQ(check(g, PRECISION_BF16, &turing, &effective, &st, notice, sizeof notice),
                  STATUS_NO_DEVICE);
-    CHECK_CONTAINS(st.message, "--precision bf16: layer 'dense1' (dense) would compute in "
+    CHECK_CONTAINS(st.message, "--precision bf16: layer 'conv2d1' (conv2d) would compute in "
                                "bf16, but cuda:0 (Tesla T4) has compute capability 7.5; bf16 "
                                "needs 8.0 or newer");
-    CHECK_INT_EQ(st.line, 5);
+    CHECK_INT_EQ(st.line, 2);
     CHECK_CONTAINS(st.hint, "--precision fp16");
     CHECK_INT_EQ(check(g, PRECISION_FP16, &turing, &effective, &st, notice, sizeof notice), 0);
     CHECK_INT_EQ(effective, PRECISION_FP16);
@@ -186,15 +186,15 @@ static void refusal_names_the_model_files_statement(void) {
     char notice[256];
     CHECK_INT_EQ(precision_check(&g, &config.precision, &cpu, &effective, notice, sizeof notice,
                                  &st), STATUS_NO_DEVICE);
-    CHECK_CONTAINS(st.message, "train precision=bf16 (line 8): layer 'dense1'");
+    CHECK_CONTAINS(st.message, "train precision=bf16 (line 8): layer 'conv2d1'");
     graph_free(&g);
     model_file_free(&f);
 }
 
 // The plan follows the storage graph_set_storage gave the layers: fp32 and tf32 plan the
-// same bytes; under bf16 and fp16 (the same bytes as each other) a dense layer's output
-// and gradient take half of f32's, a cast layer sits at each change of storage, and the
-// conv layers keep f32.
+// same bytes; under bf16 and fp16 (the same bytes as each other) a dense or conv layer's
+// output and gradient take half of f32's (each keeps a 16-bit copy of its weights), and a
+// cast layer sits at each change of storage.
 static const MemoryPlanLayer *plan_row(const MemoryPlan *plan, const char *name) {
     for (int i = 0; i < plan->layer_count; i++)
         if (strcmp(plan->layers[i].name, name) == 0) return &plan->layers[i];
@@ -235,14 +235,19 @@ static void memory_plan_follows_storage(Graph *g) {
             if (!half_total) half_total = plan.total;
             CHECK_INT_EQ(plan.total, half_total);
             CHECK(plan.total != fp32_total);
-            CHECK_INT_EQ(casts, 2);  // flatten1's output into dense1, dense2's into the loss
-            char into_dense[32];
+            // The input into conv2d1, conv2d1's (fused act's) output into maxpool1 and
+            // flatten1's out of it into dense1 (maxpool keeps f32), dense2's into the loss.
+            CHECK_INT_EQ(casts, 4);
+            char into_conv[32], into_dense[32];
+            snprintf(into_conv, sizeof into_conv, "input1:%s", dtype_name(storage));
             snprintf(into_dense, sizeof into_dense, "flatten1:%s", dtype_name(storage));
+            CHECK(plan_row(&plan, into_conv) != NULL);
             CHECK(plan_row(&plan, into_dense) != NULL);
             CHECK(plan_row(&plan, "dense2:f32") != NULL);
             if (dense) CHECK_INT_EQ(dense->activation_gradients, alloc_charged_bytes(fp32_dense / 2));
             if (dense) CHECK(dense->layer_state > 0);  // the 16-bit copy of the weights
-            if (conv) CHECK_INT_EQ(conv->bytes, fp32_conv);
+            if (conv) CHECK(conv->bytes < fp32_conv);
+            if (conv) CHECK(conv->layer_state > 0);  // its 16-bit weights
         }
         memory_plan_free(&plan);
     }
