@@ -37,4 +37,5 @@ const LayerKind layer_avgpool = {
     .backward = avgpool_backward,
     .variant = pool_variant,
     .flops = pool_flops,
+    .stores_16bit = 1,
 };

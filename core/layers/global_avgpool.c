@@ -73,4 +73,5 @@ const LayerKind layer_global_avgpool = {
     .forward = global_avgpool_forward,
     .backward = global_avgpool_backward,
     .flops = global_avgpool_flops,
+    .stores_16bit = 1,
 };

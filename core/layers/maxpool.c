@@ -69,4 +69,5 @@ const LayerKind layer_maxpool = {
     .release = maxpool_release,
     .variant = pool_variant,
     .flops = pool_flops,
+    .stores_16bit = 1,
 };

@@ -235,10 +235,12 @@ static void memory_plan_follows_storage(Graph *g) {
             if (!half_total) half_total = plan.total;
             CHECK_INT_EQ(plan.total, half_total);
             CHECK(plan.total != fp32_total);
-            CHECK_INT_EQ(casts, 2);  // flatten1's output into dense1, dense2's into the loss
-            char into_dense[32];
-            snprintf(into_dense, sizeof into_dense, "flatten1:%s", dtype_name(storage));
-            CHECK(plan_row(&plan, into_dense) != NULL);
+            // conv2d1's output into maxpool1 (pooling stores 16 bits too), dense2's into
+            // the loss
+            CHECK_INT_EQ(casts, 2);
+            char into_pool[32];
+            snprintf(into_pool, sizeof into_pool, "conv2d1.act:%s", dtype_name(storage));
+            CHECK(plan_row(&plan, into_pool) != NULL);
             CHECK(plan_row(&plan, "dense2:f32") != NULL);
             if (dense) CHECK_INT_EQ(dense->activation_gradients, alloc_charged_bytes(fp32_dense / 2));
             if (dense) CHECK(dense->layer_state > 0);  // the 16-bit copy of the weights
