@@ -51,6 +51,8 @@ static const PoolCase cases[] = {
     {3, 5, 1, 1, 1, 1, 1, 1, 0, 0, "1x1 images"},
     {64, 32, 14, 14, 2, 2, 2, 2, 0, 0, "lenet's second pool at batch 64"},
     // More inputs than one launch's 65535 x 256 threads: the grid-stride loops go round.
+    // (Random inputs only: ties and NaN are the smaller cases' job, and the CPU reference
+    // takes a while over 25.7 million values.)
     {1024, 32, 28, 28, 2, 2, 2, 2, 0, 0, "lenet's first pool at batch 1024"},
 };
 enum { CASES = sizeof cases / sizeof cases[0] };
@@ -364,7 +366,8 @@ static int run_storage(Precision precision) {
     printf("%s: pooling on %s storage, %d shapes\n", gpu->name, dtype_name(dtype), CASES);
     for (int i = 0; i < CASES && !device_broken; i++) {
         const PoolCase *k = &cases[i];
-        for (int kind = 0; kind < INPUT_KINDS; kind++) {
+        int kinds = k->n >= 1024 ? 1 : INPUT_KINDS;
+        for (int kind = 0; kind < kinds; kind++) {
             maxpool_forward_case(gpu, k, dtype, kind);
             for (int acc = 0; acc <= 1; acc++) {
                 maxpool_backward_case(gpu, k, dtype, kind, acc, "maxpool-scatter on");
