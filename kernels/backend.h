@@ -398,17 +398,20 @@ struct Backend {
     // y = the max of each window; argmax[i] = the index, within its (sample, channel)
     // input plane, of the element that won output i, so backward needs no search. Windows
     // are scanned row-major; the first maximum wins a tie and a NaN wins its window (as in
-    // PyTorch); padding never wins.
-    int (*maxpool_forward)(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
-                           int32_t *argmax, Status *st);
+    // PyTorch); padding never wins. The pooling ops' x, y, dy and dx are all stored as
+    // `dtype` (f32, bf16 or f16): a max is one of its inputs, so it needs no rounding;
+    // averages and gradient sums are computed in f32 and rounded once per stored value.
+    int (*maxpool_forward)(const Backend *b, const Pool2dGeometry *g, DType dtype,
+                           const void *x, void *y, int32_t *argmax, Status *st);
     // dx = (accumulate ? dx : 0) + each dy routed to its window's argmax.
-    int (*maxpool_backward)(const Backend *b, const Pool2dGeometry *g, const float *dy,
-                            const int32_t *argmax, float *dx, int accumulate, Status *st);
-    int (*avgpool_forward)(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
-                           Status *st);
+    int (*maxpool_backward)(const Backend *b, const Pool2dGeometry *g, DType dtype,
+                            const void *dy, const int32_t *argmax, void *dx, int accumulate,
+                            Status *st);
+    int (*avgpool_forward)(const Backend *b, const Pool2dGeometry *g, DType dtype,
+                           const void *x, void *y, Status *st);
     // dx = (accumulate ? dx : 0) + each dy spread evenly over its window.
-    int (*avgpool_backward)(const Backend *b, const Pool2dGeometry *g, const float *dy,
-                            float *dx, int accumulate, Status *st);
+    int (*avgpool_backward)(const Backend *b, const Pool2dGeometry *g, DType dtype,
+                            const void *dy, void *dx, int accumulate, Status *st);
 
     // ---- norms (gradient clipping, finding where values went non-finite) ----
     // *sum = the sum of x[i]^2 over n values, accumulated in double (a finite float

@@ -12,16 +12,16 @@ static int avgpool_allocate(Layer *l, const LayerContext *ctx, int batch, Status
 
 static int avgpool_forward(Layer *l, const LayerContext *ctx, Status *st) {
     Pool2dGeometry g = pool_geometry(l, ctx);
-    return ctx->backend->avgpool_forward(ctx->backend, &g, tensor_f32(&l->inputs[0]->output),
-                                         tensor_f32(&l->output), st);
+    return ctx->backend->avgpool_forward(ctx->backend, &g, l->out_dtype, l->inputs[0]->output.data,
+                                         l->output.data, st);
 }
 
 static int avgpool_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
     Pool2dGeometry g = pool_geometry(l, ctx);
-    return ctx->backend->avgpool_backward(ctx->backend, &g, tensor_f32(&l->grad),
-                                          tensor_f32(&l->inputs[0]->grad),
-                                          l->input_grad_accumulate[0], st);
+    return ctx->backend->avgpool_backward(ctx->backend, &g, l->out_dtype, l->grad.data,
+                                          l->inputs[0]->grad.data, l->input_grad_accumulate[0],
+                                          st);
 }
 
 const LayerKind layer_avgpool = {
@@ -37,4 +37,5 @@ const LayerKind layer_avgpool = {
     .backward = avgpool_backward,
     .variant = pool_variant,
     .flops = pool_flops,
+    .stores_16bit = 1,
 };

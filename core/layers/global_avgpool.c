@@ -45,16 +45,16 @@ static Pool2dGeometry geometry(const Layer *l, const LayerContext *ctx) {
 
 static int global_avgpool_forward(Layer *l, const LayerContext *ctx, Status *st) {
     Pool2dGeometry g = geometry(l, ctx);
-    return ctx->backend->avgpool_forward(ctx->backend, &g, tensor_f32(&l->inputs[0]->output),
-                                         tensor_f32(&l->output), st);
+    return ctx->backend->avgpool_forward(ctx->backend, &g, l->out_dtype, l->inputs[0]->output.data,
+                                         l->output.data, st);
 }
 
 static int global_avgpool_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
     Pool2dGeometry g = geometry(l, ctx);
-    return ctx->backend->avgpool_backward(ctx->backend, &g, tensor_f32(&l->grad),
-                                          tensor_f32(&l->inputs[0]->grad),
-                                          l->input_grad_accumulate[0], st);
+    return ctx->backend->avgpool_backward(ctx->backend, &g, l->out_dtype, l->grad.data,
+                                          l->inputs[0]->grad.data, l->input_grad_accumulate[0],
+                                          st);
 }
 
 static double global_avgpool_flops(const Layer *l) {
@@ -73,4 +73,5 @@ const LayerKind layer_global_avgpool = {
     .forward = global_avgpool_forward,
     .backward = global_avgpool_backward,
     .flops = global_avgpool_flops,
+    .stores_16bit = 1,
 };

@@ -41,18 +41,18 @@ static void maxpool_release(Layer *l) {
 static int maxpool_forward(Layer *l, const LayerContext *ctx, Status *st) {
     MaxpoolState *state = l->state;
     Pool2dGeometry g = pool_geometry(l, ctx);
-    return ctx->backend->maxpool_forward(ctx->backend, &g, tensor_f32(&l->inputs[0]->output),
-                                         tensor_f32(&l->output), (int32_t *)state->argmax.data, st);
+    return ctx->backend->maxpool_forward(ctx->backend, &g, l->out_dtype, l->inputs[0]->output.data,
+                                         l->output.data, (int32_t *)state->argmax.data, st);
 }
 
 static int maxpool_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
     const MaxpoolState *state = l->state;
     Pool2dGeometry g = pool_geometry(l, ctx);
-    return ctx->backend->maxpool_backward(ctx->backend, &g, tensor_f32(&l->grad),
+    return ctx->backend->maxpool_backward(ctx->backend, &g, l->out_dtype, l->grad.data,
                                           (const int32_t *)state->argmax.data,
-                                          tensor_f32(&l->inputs[0]->grad),
-                                          l->input_grad_accumulate[0], st);
+                                          l->inputs[0]->grad.data, l->input_grad_accumulate[0],
+                                          st);
 }
 
 const LayerKind layer_maxpool = {
@@ -69,4 +69,5 @@ const LayerKind layer_maxpool = {
     .release = maxpool_release,
     .variant = pool_variant,
     .flops = pool_flops,
+    .stores_16bit = 1,
 };

@@ -117,14 +117,14 @@ void conv2d_reference_backward_filter(const Conv2dGeometry *g, const float *x, c
                                       float *dw, float *dbias, int accumulate);
 
 // cpu_pool.c
-int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
-                        int32_t *argmax, Status *st);
-int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy,
-                         const int32_t *argmax, float *dx, int accumulate, Status *st);
-int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
-                        Status *st);
-int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy, float *dx,
-                         int accumulate, Status *st);
+int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *x,
+                        void *y, int32_t *argmax, Status *st);
+int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *dy,
+                         const int32_t *argmax, void *dx, int accumulate, Status *st);
+int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *x,
+                        void *y, Status *st);
+int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *dy,
+                         void *dx, int accumulate, Status *st);
 
 // cpu_optimizer.c
 int cpu_sgd_update(const Backend *b, float *param, const float *grad, float *velocity, size_t n,

@@ -1,6 +1,12 @@
 // Max and average pooling, one (sample, channel) plane at a time, the planes split across
 // the cores. Pooling reads each input a few times and does little arithmetic, so plain
 // loops do; they are also the reference for the CUDA kernels.
+//
+// Activations stored in bf16 or f16 (--precision bf16|fp16) are widened into f32 scratch,
+// pooled by the same f32 loops and rounded once into the stored output, as
+// kernels/cpu/cpu_convert.c describes: an average's sum and a gradient's sum over
+// overlapping windows (with an accumulated dx's old value) stay f32 until that one store.
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/cpu/cpu_ops.h"
@@ -22,6 +28,54 @@ static int for_planes(const PoolJob *job, CpuRangeFn fn) {
     size_t cost = (size_t)g->in_h * g->in_w + (size_t)g->out_h * g->out_w * g->kernel_h * g->kernel_w;
     cpu_parallel_for(planes(g), cost, fn, (void *)job);
     return 0;
+}
+
+static size_t pool_inputs(const Pool2dGeometry *g) { return planes(g) * g->in_h * g->in_w; }
+static size_t pool_outputs(const Pool2dGeometry *g) { return planes(g) * g->out_h * g->out_w; }
+
+// What an op reads (`in`: x or dy) and writes (`out`: y or dx), both stored as `dtype`.
+typedef struct StoredPool {
+    const char *op;
+    DType dtype;
+    const void *in;
+    void *out;
+    size_t in_count, out_count;
+    int reads_out;  // accumulate: out's old values are part of the sum
+} StoredPool;
+
+// n f32 values of malloc'd scratch for `op` (NULL and *st set when out of memory).
+static float *scratch(size_t n, const char *op, Status *st) {
+    float *out = malloc((n ? n : 1) * sizeof *out);
+    if (!out)
+        status_fail(st, STATUS_RUNTIME_ERROR, "%s: out of host memory for %zu f32 values", op, n);
+    return out;
+}
+
+// Runs fn with *in_slot and *out_slot pointing at the stored tensors when they are f32,
+// else at f32 copies: `in` widened, `out` widened when fn reads it, and rounded once into
+// the stored `out` afterwards.
+static int for_planes_stored(PoolJob *job, const float **in_slot, float **out_slot,
+                             const StoredPool *io, CpuRangeFn fn, Status *st) {
+    if (io->dtype == DTYPE_F32) {
+        *in_slot = io->in;
+        *out_slot = io->out;
+        return for_planes(job, fn);
+    }
+    TRY(backend_storage_dtype_check(io->dtype, io->op, st));
+    float *wide_in = cpu_widen(io->in, io->dtype, io->in_count, st);
+    float *wide_out = NULL;
+    if (wide_in && io->reads_out) wide_out = cpu_widen(io->out, io->dtype, io->out_count, st);
+    else if (wide_in) wide_out = scratch(io->out_count, io->op, st);
+    int rc = wide_out ? 0 : (int)st->code;
+    if (!rc) {
+        *in_slot = wide_in;
+        *out_slot = wide_out;
+        rc = for_planes(job, fn);
+    }
+    if (!rc) cpu_narrow(wide_out, io->out, io->dtype, io->out_count);
+    free(wide_in);
+    free(wide_out);
+    return rc;
 }
 
 // The window of output (oh, ow), clipped to the input: rows [*h0, *h1), columns [*w0, *w1).
@@ -105,10 +159,12 @@ static void maxpool_forward_planes(void *context, size_t begin, size_t end) {
     }
 }
 
-int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
-                        int32_t *argmax, Status *st) {
-    PoolJob job = {.g = g, .x = x, .y = y, .argmax = argmax};
-    return for_planes(&job, maxpool_forward_planes);
+// In 16 bits the winner is a stored value already, so its store is exact.
+int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *x,
+                        void *y, int32_t *argmax, Status *st) {
+    PoolJob job = {.g = g, .argmax = argmax};
+    StoredPool io = {"maxpool_forward", dtype, x, y, pool_inputs(g), pool_outputs(g), 0};
+    return for_planes_stored(&job, &job.x, &job.y, &io, maxpool_forward_planes, st);
 }
 
 static void maxpool_backward_planes(void *arg, size_t begin, size_t end) {
@@ -125,10 +181,12 @@ static void maxpool_backward_planes(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy,
-                         const int32_t *argmax, float *dx, int accumulate, Status *st) {
-    PoolJob job = {.g = g, .dy = dy, .dx = dx, .argmax = (int32_t *)argmax, .accumulate = accumulate};
-    return for_planes(&job, maxpool_backward_planes);
+int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *dy,
+                         const int32_t *argmax, void *dx, int accumulate, Status *st) {
+    PoolJob job = {.g = g, .argmax = (int32_t *)argmax, .accumulate = accumulate};
+    StoredPool io = {"maxpool_backward", dtype, dy, dx, pool_outputs(g), pool_inputs(g),
+                     accumulate};
+    return for_planes_stored(&job, &job.dy, &job.dx, &io, maxpool_backward_planes, st);
 }
 
 static void avgpool_forward_planes(void *arg, size_t begin, size_t end) {
@@ -151,10 +209,11 @@ static void avgpool_forward_planes(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x, float *y,
-                        Status *st) {
-    PoolJob job = {.g = g, .x = x, .y = y};
-    return for_planes(&job, avgpool_forward_planes);
+int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *x,
+                        void *y, Status *st) {
+    PoolJob job = {.g = g};
+    StoredPool io = {"avgpool_forward", dtype, x, y, pool_inputs(g), pool_outputs(g), 0};
+    return for_planes_stored(&job, &job.x, &job.y, &io, avgpool_forward_planes, st);
 }
 
 static void avgpool_backward_planes(void *arg, size_t begin, size_t end) {
@@ -177,8 +236,10 @@ static void avgpool_backward_planes(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy, float *dx,
-                         int accumulate, Status *st) {
-    PoolJob job = {.g = g, .dy = dy, .dx = dx, .accumulate = accumulate};
-    return for_planes(&job, avgpool_backward_planes);
+int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *dy,
+                         void *dx, int accumulate, Status *st) {
+    PoolJob job = {.g = g, .accumulate = accumulate};
+    StoredPool io = {"avgpool_backward", dtype, dy, dx, pool_outputs(g), pool_inputs(g),
+                     accumulate};
+    return for_planes_stored(&job, &job.dy, &job.dx, &io, avgpool_backward_planes, st);
 }

@@ -32,9 +32,15 @@
 // six or seven times the time the bytes need, that arithmetic rather than memory is the
 // likely limit (the profile did not break it down further). The per-output kernel divides
 // once per output, in 32-bit arithmetic where the tensors allow, and searches nothing.
+//
+// Every kernel is templated on how x, y, dy and dx are stored (f32, bf16 or f16;
+// kernels/cuda/cuda_storage.h): values are widened on the load, sums run in f32 as above,
+// and each stored value is rounded once, as the CPU's widen / f32 loop / narrow does, so
+// the 16-bit results match the CPU's in the same storage bit for bit where the f32 ones do.
+// argmax stays int32.
 #include <limits.h>
 
-#include "kernels/cuda/cuda_internal.h"
+#include "kernels/cuda/cuda_storage.h"
 
 // The window of output (oh, ow) clipped to the input: rows [h0, h1), columns [w0, w1).
 struct PoolWindow {
@@ -87,7 +93,8 @@ __device__ static inline OutputRange outputs_containing(const Pool2dGeometry &g,
 // never wins. pad <= size / 2 (checked at graph build) leaves every window at least one
 // input; an empty one would only arise from a geometry the graph never builds, and gets
 // -inf with argmax -1 (which backward never matches) instead of a read out of bounds.
-__global__ static void maxpool_forward_kernel(Pool2dGeometry g, const float *x, float *y,
+template <typename T>
+__global__ static void maxpool_forward_kernel(Pool2dGeometry g, const T *x, T *y,
                                               int32_t *argmax, size_t total) {
     size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
@@ -95,45 +102,46 @@ __global__ static void maxpool_forward_kernel(Pool2dGeometry g, const float *x, 
         size_t plane = i / out_plane;
         PoolWindow win = output_window(g, i % out_plane);
         if (win.h0 >= win.h1 || win.w0 >= win.w1) {
-            y[i] = -INFINITY;
+            storage_store(y, i, -INFINITY);
             argmax[i] = -1;
             continue;
         }
-        const float *image = x + plane * in_plane;
+        const T *image = x + plane * in_plane;
         int best_at = win.h0 * g.in_w + win.w0;
-        float best = image[best_at];
+        float best = storage_load(image, best_at);
         for (int ih = win.h0; ih < win.h1; ih++)
             for (int iw = win.w0; iw < win.w1; iw++) {
                 int at = ih * g.in_w + iw;
-                float v = image[at];
+                float v = storage_load(image, at);
                 bool take = (v > best) || (v != v && best == best);
                 best = take ? v : best;
                 best_at = take ? at : best_at;
             }
-        y[i] = best;
+        storage_store(y, i, best);  // exact: best is one of the stored inputs
         argmax[i] = best_at;
     }
 }
 
 // One thread per input element: the sum of dy over the windows that contain it and chose
 // it, in ascending output order, as the CPU's scatter adds them.
-__global__ static void maxpool_backward_kernel(Pool2dGeometry g, const float *dy,
-                                               const int32_t *argmax, float *dx,
-                                               int accumulate, size_t total) {
+template <typename T>
+__global__ static void maxpool_backward_kernel(Pool2dGeometry g, const T *dy,
+                                               const int32_t *argmax, T *dx, int accumulate,
+                                               size_t total) {
     size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
         size_t plane = i / in_plane, at = i % in_plane;
         OutputRange out = outputs_containing(g, at);
-        const float *grad = dy + plane * out_plane;
+        const T *grad = dy + plane * out_plane;
         const int32_t *arg = argmax + plane * out_plane;
-        float sum = accumulate ? dx[i] : 0.0f;
+        float sum = accumulate ? storage_load(dx, i) : 0.0f;
         for (int oh = out.h0; oh < out.h1; oh++)
             for (int ow = out.w0; ow < out.w1; ow++) {
                 size_t o = (size_t)oh * g.out_w + ow;
-                if (arg[o] == (int32_t)at) sum += grad[o];
+                if (arg[o] == (int32_t)at) sum += storage_load(grad, o);
             }
-        dx[i] = sum;
+        storage_store(dx, i, sum);
     }
 }
 
@@ -153,18 +161,18 @@ __device__ static inline void owned_span(int o, int out, int stride, int pad, in
 // (the add of 0 turns a dy of -0 into +0, as the CPU's does); with accumulate, only
 // dx[argmax] += dy. An empty window's argmax (-1) matches no input. Index is int where
 // the tensors fit it (the launch checks), size_t otherwise.
-template <typename Index>
-__global__ static void maxpool_backward_tiled_kernel(Pool2dGeometry g, const float *dy,
-                                                     const int32_t *argmax, float *dx,
+template <typename T, typename Index>
+__global__ static void maxpool_backward_tiled_kernel(Pool2dGeometry g, const T *dy,
+                                                     const int32_t *argmax, T *dx,
                                                      int accumulate, Index total) {
     Index in_plane = (Index)g.in_h * g.in_w, out_plane = (Index)g.out_h * g.out_w;
     for (Index o = blockIdx.x * (Index)blockDim.x + threadIdx.x; o < total;
          o += (Index)gridDim.x * blockDim.x) {
-        float *image = dx + o / out_plane * in_plane;
+        T *image = dx + o / out_plane * in_plane;
         int32_t winner = argmax[o];
-        float grad = dy[o];
+        float grad = storage_load(dy, o);
         if (accumulate) {
-            if (winner >= 0) image[winner] = image[winner] + grad;
+            if (winner >= 0) storage_store(image, winner, storage_load(image, winner) + grad);
             continue;
         }
         int p = (int)(o % out_plane), h0, h1, w0, w1;
@@ -174,25 +182,27 @@ __global__ static void maxpool_backward_tiled_kernel(Pool2dGeometry g, const flo
         for (int ih = h0; ih < h1; ih++)
             for (int iw = w0; iw < w1; iw++) {
                 int at = ih * g.in_w + iw;
-                image[at] = at == winner ? routed : 0.0f;
+                storage_store(image, at, at == winner ? routed : 0.0f);
             }
     }
 }
 
 // One thread per output: the float sum of the clipped window, row-major, times
 // 1 / (kernel_h * kernel_w); the padding counts as zeros (count_include_pad).
-__global__ static void avgpool_forward_kernel(Pool2dGeometry g, const float *x, float *y,
-                                              float scale, size_t total) {
+template <typename T>
+__global__ static void avgpool_forward_kernel(Pool2dGeometry g, const T *x, T *y, float scale,
+                                              size_t total) {
     size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
         size_t plane = i / out_plane;
         PoolWindow win = output_window(g, i % out_plane);
-        const float *image = x + plane * in_plane;
+        const T *image = x + plane * in_plane;
         float sum = 0.0f;
         for (int ih = win.h0; ih < win.h1; ih++)
-            for (int iw = win.w0; iw < win.w1; iw++) sum += image[(size_t)ih * g.in_w + iw];
-        y[i] = sum * scale;
+            for (int iw = win.w0; iw < win.w1; iw++)
+                sum += storage_load(image, (size_t)ih * g.in_w + iw);
+        storage_store(y, i, sum * scale);
     }
 }
 
@@ -200,19 +210,20 @@ __global__ static void avgpool_forward_kernel(Pool2dGeometry g, const float *x, 
 // ascending output order. __fmul_rn keeps the share rounded on its own, as the CPU
 // computes it, instead of letting the compiler fuse it into the addition (an FMA would
 // differ from the CPU in the last bit).
-__global__ static void avgpool_backward_kernel(Pool2dGeometry g, const float *dy, float *dx,
-                                               float scale, int accumulate, size_t total) {
+template <typename T>
+__global__ static void avgpool_backward_kernel(Pool2dGeometry g, const T *dy, T *dx, float scale,
+                                               int accumulate, size_t total) {
     size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
         size_t plane = i / in_plane, at = i % in_plane;
         OutputRange out = outputs_containing(g, at);
-        const float *grad = dy + plane * out_plane;
-        float sum = accumulate ? dx[i] : 0.0f;
+        const T *grad = dy + plane * out_plane;
+        float sum = accumulate ? storage_load(dx, i) : 0.0f;
         for (int oh = out.h0; oh < out.h1; oh++)
             for (int ow = out.w0; ow < out.w1; ow++)
-                sum += __fmul_rn(grad[(size_t)oh * g.out_w + ow], scale);
-        dx[i] = sum;
+                sum += __fmul_rn(storage_load(grad, (size_t)oh * g.out_w + ow), scale);
+        storage_store(dx, i, sum);
     }
 }
 
@@ -228,16 +239,26 @@ static size_t pool_outputs(const Pool2dGeometry *g) {
 // is what argmax stores (int32). The tensors themselves they index with size_t.
 static size_t pool_plane(const Pool2dGeometry *g) { return (size_t)g->in_h * g->in_w; }
 
-static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x,
-                                float *y, int32_t *argmax, Status *st) {
+template <typename T>
+static int maxpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
+                                  int32_t *argmax, Status *st) {
     size_t total = pool_outputs(g);
-    if (total == 0) return 0;
-    CudaContext *ctx = cuda_context(b);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "maxpool_forward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);
-    maxpool_forward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, argmax, total);
+    maxpool_forward_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, argmax, total);
     CUDA_CHECK_LAUNCH("maxpool_forward_kernel");
     return 0;
+}
+
+static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype,
+                                const void *x, void *y, int32_t *argmax, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "maxpool_forward", st));
+    if (pool_outputs(g) == 0) return 0;
+    CudaContext *ctx = cuda_context(b);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dtype, rc = maxpool_forward_stored(ctx, g, (const storage_t *)x,
+                                                             (storage_t *)y, argmax, st));
+    return rc;
 }
 
 // Whether no two windows share an input: stride >= kernel along both axes.
@@ -248,70 +269,102 @@ static int windows_disjoint(const Pool2dGeometry *g) {
 // The per-output kernel, with int indices where every index it forms (below the larger
 // tensor's count, plus one grid's stride past the last) fits an int; otherwise size_t for
 // the tensors, and int within a plane, as argmax holds it.
-static int maxpool_backward_tiled(CudaContext *ctx, const Pool2dGeometry *g, const float *dy,
-                                  const int32_t *argmax, float *dx, int accumulate,
-                                  Status *st) {
+template <typename T>
+static int maxpool_backward_tiled(CudaContext *ctx, const Pool2dGeometry *g, const T *dy,
+                                  const int32_t *argmax, T *dx, int accumulate, Status *st) {
     size_t outputs = pool_outputs(g), inputs = pool_inputs(g);
     size_t largest = inputs > outputs ? inputs : outputs;
     unsigned grid = cuda_blocks_for(outputs);
     if (largest + (size_t)grid * CUDA_THREADS <= (size_t)INT_MAX) {
         CUDA_CHECK_CONFIG(ctx, "maxpool_backward_tiled_kernel", grid, CUDA_THREADS, 0, largest,
                           32);
-        maxpool_backward_tiled_kernel<int><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+        maxpool_backward_tiled_kernel<T, int><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
             *g, dy, argmax, dx, accumulate, (int)outputs);
         CUDA_CHECK_LAUNCH("maxpool_backward_tiled_kernel");
         return 0;
     }
     CUDA_CHECK_CONFIG(ctx, "maxpool_backward_tiled_kernel", grid, CUDA_THREADS, 0, pool_plane(g),
                       32);
-    maxpool_backward_tiled_kernel<size_t><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+    maxpool_backward_tiled_kernel<T, size_t><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         *g, dy, argmax, dx, accumulate, outputs);
     CUDA_CHECK_LAUNCH("maxpool_backward_tiled_kernel");
     return 0;
 }
 
-static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy,
-                                 const int32_t *argmax, float *dx, int accumulate, Status *st) {
-    size_t total = pool_inputs(g);
-    if (total == 0) return 0;
-    CudaContext *ctx = cuda_context(b);
+template <typename T>
+static int maxpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *dy,
+                                   const int32_t *argmax, T *dx, int accumulate, Status *st) {
     if (pool_outputs(g) > 0 && windows_disjoint(g) &&
         !lever_off(ctx->disabled_levers, LEVER_MAXPOOL_SCATTER))
         return maxpool_backward_tiled(ctx, g, dy, argmax, dx, accumulate, st);
+    size_t total = pool_inputs(g);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "maxpool_backward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);
-    maxpool_backward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, argmax, dx,
-                                                                    accumulate, total);
+    maxpool_backward_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, argmax, dx,
+                                                                       accumulate, total);
     CUDA_CHECK_LAUNCH("maxpool_backward_kernel");
     return 0;
 }
 
-static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g, const float *x,
-                                float *y, Status *st) {
+static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype,
+                                 const void *dy, const int32_t *argmax, void *dx, int accumulate,
+                                 Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "maxpool_backward", st));
+    if (pool_inputs(g) == 0) return 0;
+    CudaContext *ctx = cuda_context(b);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dtype, rc = maxpool_backward_stored(ctx, g, (const storage_t *)dy,
+                                                              argmax, (storage_t *)dx,
+                                                              accumulate, st));
+    return rc;
+}
+
+template <typename T>
+static int avgpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
+                                  Status *st) {
     size_t total = pool_outputs(g);
-    if (total == 0) return 0;
     // The CPU's scale, computed the same way, so the last multiply rounds alike.
     float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
-    CudaContext *ctx = cuda_context(b);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "avgpool_forward_kernel", grid, CUDA_THREADS, 0, total, 64);
-    avgpool_forward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, scale, total);
+    avgpool_forward_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, scale, total);
     CUDA_CHECK_LAUNCH("avgpool_forward_kernel");
     return 0;
 }
 
-static int cuda_avgpool_backward(const Backend *b, const Pool2dGeometry *g, const float *dy,
-                                 float *dx, int accumulate, Status *st) {
-    size_t total = pool_inputs(g);
-    if (total == 0) return 0;
-    float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
+static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype,
+                                const void *x, void *y, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "avgpool_forward", st));
+    if (pool_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dtype, rc = avgpool_forward_stored(ctx, g, (const storage_t *)x,
+                                                             (storage_t *)y, st));
+    return rc;
+}
+
+template <typename T>
+static int avgpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *dy, T *dx,
+                                   int accumulate, Status *st) {
+    size_t total = pool_inputs(g);
+    float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "avgpool_backward_kernel", grid, CUDA_THREADS, 0, total, 64);
-    avgpool_backward_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, dx, scale,
-                                                                    accumulate, total);
+    avgpool_backward_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, dx, scale,
+                                                                       accumulate, total);
     CUDA_CHECK_LAUNCH("avgpool_backward_kernel");
     return 0;
+}
+
+static int cuda_avgpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype,
+                                 const void *dy, void *dx, int accumulate, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "avgpool_backward", st));
+    if (pool_inputs(g) == 0) return 0;
+    CudaContext *ctx = cuda_context(b);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dtype, rc = avgpool_backward_stored(ctx, g, (const storage_t *)dy,
+                                                              (storage_t *)dx, accumulate, st));
+    return rc;
 }
 
 void cuda_register_pool_ops(Backend *table) {

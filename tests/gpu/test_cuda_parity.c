@@ -1993,10 +1993,10 @@ static void maxpool_forward_case(const PoolCase *k, int input) {
     float *x = pool_input(nx, input);
     float *d_x = dev_floats(x, nx), *d_y = dev_poison_floats(ny);
     int32_t *d_arg = dev_poisoned(ny * sizeof(int32_t));
-    if (GPU_CALL(maxpool_forward, &g, d_x, d_y, d_arg)) return;
+    if (GPU_CALL(maxpool_forward, &g, DTYPE_F32, d_x, d_y, d_arg)) return;
     float *y = poisoned(ny);
     int32_t *arg = host_alloc(ny * sizeof *arg), *got_arg = host_alloc(ny * sizeof *got_arg);
-    CPU_CALL(maxpool_forward, &g, x, y, arg);
+    CPU_CALL(maxpool_forward, &g, DTYPE_F32, x, y, arg);
     download(got_arg, d_arg, ny * sizeof *got_arg);
     compare_exact("maxpool_forward", "y", fetch(d_y, ny), y, ny, 0, 1);
     compare_exact("maxpool_forward", "argmax", got_arg, arg, ny, 1, 0);
@@ -2012,16 +2012,16 @@ static void maxpool_backward_case(const PoolCase *k, int input, int accumulate) 
     size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->c * g.out_h * g.out_w;
     float *x = pool_input(nx, input), *y = floats(ny);
     int32_t *arg = host_alloc(ny * sizeof *arg);
-    if (CPU_CALL(maxpool_forward, &g, x, y, arg)) return;
+    if (CPU_CALL(maxpool_forward, &g, DTYPE_F32, x, y, arg)) return;
     // Some dy of -0: the CPU's 0 + -0 leaves +0 in dx, which a plain copy of dy would not.
     float *dy = uniform(ny, -1.0f, 1.0f);
     for (size_t i = 0; i < ny; i += 7) dy[i] = -0.0f;
     float *dx0 = accumulate ? uniform(nx, -1.0f, 1.0f) : poisoned(nx);
     float *d_dy = dev_floats(dy, ny), *d_dx = dev_floats(dx0, nx);
     int32_t *d_arg = dev_copy(arg, ny * sizeof *arg);
-    if (GPU_CALL(maxpool_backward, &g, d_dy, d_arg, d_dx, accumulate)) return;
+    if (GPU_CALL(maxpool_backward, &g, DTYPE_F32, d_dy, d_arg, d_dx, accumulate)) return;
     float *want = copy_of(dx0, nx);
-    CPU_CALL(maxpool_backward, &g, dy, arg, want, accumulate);
+    CPU_CALL(maxpool_backward, &g, DTYPE_F32, dy, arg, want, accumulate);
     // Each dx is a sum of dy's in the CPU's order (a single dy where windows do not
     // overlap): bit for bit.
     compare_exact("maxpool_backward", "dx", fetch(d_dx, nx), want, nx, 0, 0);
@@ -2035,10 +2035,10 @@ static void avgpool_forward_case(const PoolCase *k) {
     size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->c * g.out_h * g.out_w;
     float *x = uniform(nx, -1.0f, 1.0f);
     float *d_x = dev_floats(x, nx), *d_y = dev_poison_floats(ny);
-    if (GPU_CALL(avgpool_forward, &g, d_x, d_y)) return;
+    if (GPU_CALL(avgpool_forward, &g, DTYPE_F32, d_x, d_y)) return;
     float *y = poisoned(ny), *mag = poisoned(ny);
-    CPU_CALL(avgpool_forward, &g, x, y);
-    CPU_CALL(avgpool_forward, &g, absolute(x, nx), mag);
+    CPU_CALL(avgpool_forward, &g, DTYPE_F32, x, y);
+    CPU_CALL(avgpool_forward, &g, DTYPE_F32, absolute(x, nx), mag);
     compare("avgpool_forward", "y", fetch(d_y, ny), y, mag, ny);
 }
 
@@ -2051,10 +2051,10 @@ static void avgpool_backward_case(const PoolCase *k, int accumulate) {
     float *dy = uniform(ny, -1.0f, 1.0f);
     float *dx0 = accumulate ? uniform(nx, -1.0f, 1.0f) : poisoned(nx);
     float *d_dy = dev_floats(dy, ny), *d_dx = dev_floats(dx0, nx);
-    if (GPU_CALL(avgpool_backward, &g, d_dy, d_dx, accumulate)) return;
+    if (GPU_CALL(avgpool_backward, &g, DTYPE_F32, d_dy, d_dx, accumulate)) return;
     float *want = copy_of(dx0, nx), *mag = accumulate ? absolute(dx0, nx) : poisoned(nx);
-    CPU_CALL(avgpool_backward, &g, dy, want, accumulate);
-    CPU_CALL(avgpool_backward, &g, absolute(dy, ny), mag, accumulate);
+    CPU_CALL(avgpool_backward, &g, DTYPE_F32, dy, want, accumulate);
+    CPU_CALL(avgpool_backward, &g, DTYPE_F32, absolute(dy, ny), mag, accumulate);
     compare("avgpool_backward", "dx", fetch(d_dx, nx), want, mag, nx);
 }
 

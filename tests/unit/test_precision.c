@@ -235,14 +235,12 @@ static void memory_plan_follows_storage(Graph *g) {
             if (!half_total) half_total = plan.total;
             CHECK_INT_EQ(plan.total, half_total);
             CHECK(plan.total != fp32_total);
-            // The input into conv2d1, conv2d1's (fused act's) output into maxpool1 and
-            // flatten1's out of it into dense1 (maxpool keeps f32), dense2's into the loss.
-            CHECK_INT_EQ(casts, 4);
-            char into_conv[32], into_dense[32];
+            // The input into conv2d1 (convolutions, pooling and dense layers all store 16
+            // bits), dense2's output into the loss.
+            CHECK_INT_EQ(casts, 2);
+            char into_conv[32];
             snprintf(into_conv, sizeof into_conv, "input1:%s", dtype_name(storage));
-            snprintf(into_dense, sizeof into_dense, "flatten1:%s", dtype_name(storage));
             CHECK(plan_row(&plan, into_conv) != NULL);
-            CHECK(plan_row(&plan, into_dense) != NULL);
             CHECK(plan_row(&plan, "dense2:f32") != NULL);
             if (dense) CHECK_INT_EQ(dense->activation_gradients, alloc_charged_bytes(fp32_dense / 2));
             if (dense) CHECK(dense->layer_state > 0);  // the 16-bit copy of the weights
