@@ -233,6 +233,28 @@ static void ops_refuse_other_dtypes(void) {
     CHECK_CONTAINS(st.message, "batchnorm_forward_training");
 }
 
+// A rank with no samples in the step (--sync-batchnorm) joins with zero sums and writes
+// nothing, whatever the storage.
+static void empty_share_in_16_bits(DType dtype) {
+    const Backend *b = cpu_backend();
+    uint16_t x[1] = {0}, dy[1] = {0}, dx[1] = {0x1234}, y[1] = {0x1234};
+    float gamma[2] = {1, 1}, beta[2] = {0, 0}, mean[2] = {0, 0}, invstd[2] = {1, 1};
+    float rm[2] = {0, 0}, rv[2] = {1, 1}, dg[2], db[2];
+    double sums[5] = {1, 1, 1, 1, 1}, totals[5] = {2, 4, 2, 8, 4};
+    BatchnormArgs args = {.n = 0, .channels = 2, .spatial = 3, .momentum = 0.1f, .eps = 1e-5f,
+                          .accumulate_dx = 1, .dtype = dtype};
+    OP_OK(b->batchnorm_channel_sums(b, &args, x, sums, st));
+    for (int i = 0; i < 5; i++) CHECK(sums[i] == 0.0);
+    OP_OK(b->batchnorm_forward_with_sums(b, &args, x, y, gamma, beta, totals, rm, rv, mean,
+                                         invstd, st));
+    CHECK(y[0] == 0x1234);
+    OP_OK(b->batchnorm_backward_channel_sums(b, &args, x, dy, mean, invstd, sums, dg, db, st));
+    CHECK(dg[0] == 0.0f && db[1] == 0.0f);
+    OP_OK(b->batchnorm_backward_data_with_sums(b, &args, x, dy, gamma, mean, invstd, totals, dx,
+                                               st));
+    CHECK(dx[0] == 0x1234);
+}
+
 // ---- in a graph --------------------------------------------------------------------------
 
 enum { BATCH = 20 };
@@ -486,6 +508,8 @@ int main(void) {
         ops_round_once(halves[t], 1, 2, 1);     // one value per channel: running stats stay
     }
     ops_refuse_other_dtypes();
+    empty_share_in_16_bits(DTYPE_BF16);
+    empty_share_in_16_bits(DTYPE_F16);
     for (int t = 0; t < 2; t++) {
         casts_sit_where_storage_changes(features_model, halves[t]);
         casts_sit_where_storage_changes(channels_model, halves[t]);
