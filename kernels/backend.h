@@ -110,11 +110,15 @@ typedef struct GemmArgs {
 
 // One batch normalisation over [n, channels, spatial] values. Each op reads the fields its
 // comment in the table names: momentum only batchnorm_forward_training, eps the two
-// forward ops, the flags only batchnorm_backward.
+// forward ops, the flags only batchnorm_backward. dtype is how x, y, dy and dx are stored
+// (f32, bf16 or f16; zero: DTYPE_F32, so a zeroed BatchnormArgs is all f32); every op
+// reads it. The statistics, sums, gamma, beta and their gradients are f32 (sums double)
+// whatever it says.
 typedef struct BatchnormArgs {
     int n, channels, spatial;
     float momentum, eps;
     int batch_statistics, accumulate_dx, accumulate_params;
+    DType dtype;
 } BatchnormArgs;
 
 // What gather_samples copies: count samples of sample_size bytes, made floats as
@@ -304,21 +308,23 @@ struct Backend {
 
     // ---- batch normalisation (PyTorch's BatchNorm1d/2d semantics) ----
     // x, y, dy and dx are [n, channels, spatial]: spatial = H*W after a convolution, 1 after
-    // dense (each feature is a channel). Statistics are per channel over n * spatial values.
+    // dense (each feature is a channel), stored as a->dtype. Statistics are per channel over
+    // n * spatial values, summed in double from the widened values; y and dx are rounded
+    // once on the store (dx after adding what it holds, when accumulate_dx).
     // Training: normalise with the batch mean and biased variance, save the mean and
     // 1/sqrt(var + eps) per channel for backward, and update
     // running = (1 - momentum) * running + momentum * batch statistic, with the unbiased
     // variance. With one value per channel (n * spatial == 1) the unbiased variance is
     // undefined; the running statistics are then left unchanged.
-    int (*batchnorm_forward_training)(const Backend *b, const BatchnormArgs *a, const float *x,
-                                      float *y, const float *gamma, const float *beta,
+    int (*batchnorm_forward_training)(const Backend *b, const BatchnormArgs *a, const void *x,
+                                      void *y, const float *gamma, const float *beta,
                                       float *running_mean, float *running_var, float *save_mean,
                                       float *save_invstd, Status *st);
     // Evaluation: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta. Unless
     // NULL, save_mean and save_invstd receive running_mean and 1/sqrt(running_var + eps), so
     // batchnorm_backward can differentiate through the fixed statistics.
-    int (*batchnorm_forward_inference)(const Backend *b, const BatchnormArgs *a, const float *x,
-                                       float *y, const float *gamma, const float *beta,
+    int (*batchnorm_forward_inference)(const Backend *b, const BatchnormArgs *a, const void *x,
+                                       void *y, const float *gamma, const float *beta,
                                        const float *running_mean, const float *running_var,
                                        float *save_mean, float *save_invstd, Status *st);
     // dgamma = sum dy * xhat and dbeta = sum dy per channel (added to when
@@ -326,9 +332,9 @@ struct Backend {
     // dx is NULL. batch_statistics: 1 when save_mean/save_invstd came from this batch
     // (training; the gradient also flows through them), 0 when they were fixed
     // (evaluation: dx = dy * gamma * invstd).
-    int (*batchnorm_backward)(const Backend *b, const BatchnormArgs *a, const float *x,
-                              const float *dy, const float *gamma, const float *save_mean,
-                              const float *save_invstd, float *dx, float *dgamma, float *dbeta,
+    int (*batchnorm_backward)(const Backend *b, const BatchnormArgs *a, const void *x,
+                              const void *dy, const float *gamma, const float *save_mean,
+                              const float *save_invstd, void *dx, float *dgamma, float *dbeta,
                               Status *st);
     // The same training forward and backward cut where statistics cross processes
     // (--sync-batchnorm, PyTorch's SyncBatchNorm): each rank sums its share, the sums are
@@ -337,13 +343,13 @@ struct Backend {
     // `sums` is device memory, 2 * channels + 1 doubles: two per-channel sums, then the
     // count of values they ran over. n may be 0 (a rank with no samples in the step joins
     // with zero sums). Forward: sums = [sum x | sum x^2 | n * spatial].
-    int (*batchnorm_channel_sums)(const Backend *b, const BatchnormArgs *a, const float *x,
+    int (*batchnorm_channel_sums)(const Backend *b, const BatchnormArgs *a, const void *x,
                                   double *sums, Status *st);
     // batchnorm_forward_training with the statistics of the summed `sums`: mean = sum x / m,
     // biased variance sum x^2 / m - mean^2 (to normalise), unbiased for running_var; the
     // running statistics move (or not, m == 1) by m, the total count, even when n is 0.
-    int (*batchnorm_forward_with_sums)(const Backend *b, const BatchnormArgs *a, const float *x,
-                                       float *y, const float *gamma, const float *beta,
+    int (*batchnorm_forward_with_sums)(const Backend *b, const BatchnormArgs *a, const void *x,
+                                       void *y, const float *gamma, const float *beta,
                                        const double *sums, float *running_mean,
                                        float *running_var, float *save_mean, float *save_invstd,
                                        Status *st);
@@ -351,17 +357,17 @@ struct Backend {
     // share's dbeta and dgamma (added to when accumulate_params): the parameter gradients
     // are summed over ranks with the others, so they stay each rank's own here.
     int (*batchnorm_backward_channel_sums)(const Backend *b, const BatchnormArgs *a,
-                                           const float *x, const float *dy,
+                                           const void *x, const void *dy,
                                            const float *save_mean, const float *save_invstd,
                                            double *sums, float *dgamma, float *dbeta,
                                            Status *st);
     // dx = (accumulate_dx ? dx : 0) + batchnorm_backward's batch-statistics dx, with the
     // means of dy and dy * xhat taken from the summed `sums` (over their count m).
     int (*batchnorm_backward_data_with_sums)(const Backend *b, const BatchnormArgs *a,
-                                             const float *x, const float *dy,
+                                             const void *x, const void *dy,
                                              const float *gamma, const float *save_mean,
                                              const float *save_invstd, const double *sums,
-                                             float *dx, Status *st);
+                                             void *dx, Status *st);
 
     // ---- convolution and pooling (NCHW) ----
     // Scratch bytes the conv2d ops want for g->batch samples. The caller allocates it

@@ -13,6 +13,11 @@
 // gamma and beta are trained; the running statistics are buffers: saved in weights files
 // under PyTorch's names (weight, bias, running_mean, running_var) so a checkpoint maps
 // onto nn.BatchNorm2d's state_dict, but never touched by the optimizer.
+//
+// Under --precision bf16|fp16 the activations (x, y and their gradients) are stored in 16
+// bits like a dense layer's, so a dense -> batchnorm -> dense chain needs no casts; the
+// statistics, the running statistics, gamma, beta and their gradients stay f32, and the
+// ops sum in double from the widened values (BatchnormArgs.dtype).
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -127,22 +132,22 @@ static int forward_over_ranks(Layer *l, const LayerContext *ctx, const Batchnorm
                               Status *st) {
     const Backend *b = ctx->backend;
     BatchnormState *state = l->state;
-    const float *x = tensor_f32(&l->inputs[0]->output);
+    const void *x = l->inputs[0]->output.data;
     double *sums;
     TRY(sums_buffer(l, ctx, &sums, st));
     TRY(b->batchnorm_channel_sums(b, args, x, sums, st));
     TRY(ctx->sum_over_ranks(ctx->sum_over_ranks_user, sums, 2 * (size_t)args->channels + 1, st));
     return b->batchnorm_forward_with_sums(
-        b, args, x, tensor_f32(&l->output), param_f32(l, BN_GAMMA), param_f32(l, BN_BETA), sums,
+        b, args, x, l->output.data, param_f32(l, BN_GAMMA), param_f32(l, BN_BETA), sums,
         param_f32(l, BN_RUNNING_MEAN), param_f32(l, BN_RUNNING_VAR),
         tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), st);
 }
 
 static int backward_over_ranks(Layer *l, const LayerContext *ctx, const BatchnormArgs *args,
-                               float *dx, Status *st) {
+                               void *dx, Status *st) {
     const Backend *b = ctx->backend;
     const BatchnormState *state = l->state;
-    const float *x = tensor_f32(&l->inputs[0]->output), *dy = tensor_f32(&l->grad);
+    const void *x = l->inputs[0]->output.data, *dy = l->grad.data;
     double *sums;
     TRY(sums_buffer(l, ctx, &sums, st));
     TRY(b->batchnorm_backward_channel_sums(
@@ -160,12 +165,12 @@ static int batchnorm_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const Backend *b = ctx->backend;
     const BatchnormConfig *config = l->config;
     BatchnormState *state = l->state;
-    const float *x = tensor_f32(&l->inputs[0]->output);
-    float *y = tensor_f32(&l->output);
+    const void *x = l->inputs[0]->output.data;
+    void *y = l->output.data;
     state->batch_statistics = ctx->training != 0;
     BatchnormArgs args = {.n = ctx->batch, .channels = batchnorm_channels(l),
                           .spatial = batchnorm_spatial(l), .momentum = config->momentum,
-                          .eps = config->eps};
+                          .eps = config->eps, .dtype = l->out_dtype};
     if (ctx->training && ctx->sum_over_ranks) return forward_over_ranks(l, ctx, &args, st);
     if (ctx->training)
         return b->batchnorm_forward_training(
@@ -181,18 +186,20 @@ static int batchnorm_forward(Layer *l, const LayerContext *ctx, Status *st) {
 static int batchnorm_backward(Layer *l, const LayerContext *ctx, Status *st) {
     const Backend *b = ctx->backend;
     const BatchnormState *state = l->state;
-    float *dx = l->input_needs_grad[0] ? tensor_f32(&l->inputs[0]->grad) : NULL;
+    // The input's gradient is stored as the input is, which graph_set_storage made ours.
+    void *dx = l->input_needs_grad[0] ? l->inputs[0]->grad.data : NULL;
     BatchnormArgs args = {.n = ctx->batch, .channels = batchnorm_channels(l),
                           .spatial = batchnorm_spatial(l),
                           .batch_statistics = state->batch_statistics,
                           .accumulate_dx = l->input_grad_accumulate[0],
-                          .accumulate_params = ctx->accumulate_param_grads};
+                          .accumulate_params = ctx->accumulate_param_grads,
+                          .dtype = l->out_dtype};
     if (state->batch_statistics && ctx->sum_over_ranks)
         return backward_over_ranks(l, ctx, &args, dx, st);
     return b->batchnorm_backward(
-        b, &args, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->grad),
-        param_f32(l, BN_GAMMA), tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd),
-        dx, tensor_f32(&l->params[BN_GAMMA].grad), tensor_f32(&l->params[BN_BETA].grad), st);
+        b, &args, l->inputs[0]->output.data, l->grad.data, param_f32(l, BN_GAMMA),
+        tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), dx,
+        tensor_f32(&l->params[BN_GAMMA].grad), tensor_f32(&l->params[BN_BETA].grad), st);
 }
 
 // Evaluation cost: one multiply-add per value (scale and shift folded per channel).
@@ -205,6 +212,7 @@ const LayerKind layer_batchnorm = {
     .takes_act = 1,
     .input_count = 1,
     .normalises_over_batch = 1,
+    .stores_16bit = 1,
     .configure = batchnorm_configure,
     .infer = batchnorm_infer,
     .allocate = batchnorm_allocate,

@@ -5,7 +5,12 @@
 // Sums are taken in double: a channel after a convolution holds batch * H * W values
 // (128 * 32 * 32 = 131 072 for a CIFAR block), and a float sum of that many values loses
 // about log2(131 072) = 17 of its 24 bits, enough to move the mean visibly.
+//
+// x, y, dy and dx may be stored in bf16 or f16 (BatchnormArgs.dtype): each op then widens
+// its inputs into f32 scratch, runs the f32 arithmetic below unchanged, and rounds its one
+// output (y or dx) once on the store, which is what the CUDA kernels do in registers.
 #include <math.h>
+#include <stdlib.h>
 
 #include "kernels/cpu/cpu_ops.h"
 
@@ -77,10 +82,10 @@ static void update_running(float *running_mean, float *running_var, int c, float
     running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased_var);
 }
 
-int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a, const float *x,
-                                   float *y, const float *gamma, const float *beta,
-                                   float *running_mean, float *running_var, float *save_mean,
-                                   float *save_invstd, Status *st) {
+static int forward_training_f32(const BatchnormArgs *a, const float *x, float *y,
+                                const float *gamma, const float *beta, float *running_mean,
+                                float *running_var, float *save_mean, float *save_invstd,
+                                Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     float momentum = a->momentum, eps = a->eps;
     TRY(check_sizes(n, channels, spatial, st));
@@ -113,10 +118,10 @@ int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a, con
     return 0;
 }
 
-int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a, const float *x,
-                                    float *y, const float *gamma, const float *beta,
-                                    const float *running_mean, const float *running_var,
-                                    float *save_mean, float *save_invstd, Status *st) {
+static int forward_inference_f32(const BatchnormArgs *a, const float *x, float *y,
+                                 const float *gamma, const float *beta,
+                                 const float *running_mean, const float *running_var,
+                                 float *save_mean, float *save_invstd, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     float eps = a->eps;
     TRY(check_sizes(n, channels, spatial, st));
@@ -134,10 +139,9 @@ int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a, co
 //   Fixed statistics: dx = dy * gamma * invstd.
 //   Batch statistics, where mean and invstd depend on every x of the channel:
 //   dx = gamma * invstd / m * (m * dy - dbeta - xhat * dgamma).
-int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const float *x,
-                           const float *dy, const float *gamma, const float *save_mean,
-                           const float *save_invstd, float *dx, float *dgamma, float *dbeta,
-                           Status *st) {
+static int backward_f32(const BatchnormArgs *a, const float *x, const float *dy,
+                        const float *gamma, const float *save_mean, const float *save_invstd,
+                        float *dx, float *dgamma, float *dbeta, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     int batch_statistics = a->batch_statistics, accumulate_dx = a->accumulate_dx;
     int accumulate_params = a->accumulate_params;
@@ -177,8 +181,7 @@ static int check_share_sizes(int n, int channels, int spatial, Status *st) {
     return 0;
 }
 
-int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const float *x,
-                               double *sums, Status *st) {
+static int channel_sums_f32(const BatchnormArgs *a, const float *x, double *sums, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_share_sizes(n, channels, spatial, st));
     for (int c = 0; c < channels; c++) {
@@ -198,10 +201,10 @@ int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const f
     return 0;
 }
 
-int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a, const float *x,
-                                    float *y, const float *gamma, const float *beta,
-                                    const double *sums, float *running_mean, float *running_var,
-                                    float *save_mean, float *save_invstd, Status *st) {
+static int forward_with_sums_f32(const BatchnormArgs *a, const float *x, float *y,
+                                 const float *gamma, const float *beta, const double *sums,
+                                 float *running_mean, float *running_var, float *save_mean,
+                                 float *save_invstd, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     float momentum = a->momentum, eps = a->eps;
     TRY(check_share_sizes(n, channels, spatial, st));
@@ -224,10 +227,9 @@ int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a, co
     return 0;
 }
 
-int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a, const float *x,
-                                        const float *dy, const float *save_mean,
-                                        const float *save_invstd, double *sums, float *dgamma,
-                                        float *dbeta, Status *st) {
+static int backward_channel_sums_f32(const BatchnormArgs *a, const float *x, const float *dy,
+                                     const float *save_mean, const float *save_invstd,
+                                     double *sums, float *dgamma, float *dbeta, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_share_sizes(n, channels, spatial, st));
     for (int c = 0; c < channels; c++) {
@@ -244,10 +246,10 @@ int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a
     return 0;
 }
 
-int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
-                                          const float *x, const float *dy, const float *gamma,
-                                          const float *save_mean, const float *save_invstd,
-                                          const double *sums, float *dx, Status *st) {
+static int backward_data_with_sums_f32(const BatchnormArgs *a, const float *x, const float *dy,
+                                       const float *gamma, const float *save_mean,
+                                       const float *save_invstd, const double *sums, float *dx,
+                                       Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_share_sizes(n, channels, spatial, st));
     double m = sums[2 * channels];
@@ -261,4 +263,154 @@ int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs 
                                   mean_dy, mean_dy_xhat, a->accumulate_dx);
     }
     return 0;
+}
+
+// ---- the ops: x, y, dy and dx stored as a->dtype ----------------------------------------
+
+// What an op computes with: f32 views of its stored operands, each the stored memory
+// itself in f32 or a copy in scratch (owned, freed by unstage). `out` is y or dx: a
+// widened copy where the op adds to it (accumulate_dx), else uninitialised scratch.
+typedef struct Staged {
+    const float *x, *dy;
+    float *out;
+    float *owned[3];
+} Staged;
+
+static size_t stored_count(const BatchnormArgs *a) {
+    return (size_t)(a->n > 0 ? a->n : 0) * (size_t)a->channels * (size_t)a->spatial;
+}
+
+static const float *stage_input(const void *src, DType dtype, size_t count, float **owned,
+                                Status *st) {
+    if (!src || dtype == DTYPE_F32) return src;
+    *owned = cpu_widen(src, dtype, count, st);
+    return *owned;
+}
+
+static void unstage_free(Staged *s) {
+    for (int i = 0; i < 3; i++) free(s->owned[i]);
+}
+
+// Sizes are checked first: stored_count trusts them.
+static int stage(const BatchnormArgs *a, const void *x, const void *dy, void *out, int read_out,
+                 Staged *s, Status *st) {
+    DType dtype = a->dtype;
+    size_t count = stored_count(a);
+    *s = (Staged){0};
+    s->x = stage_input(x, dtype, count, &s->owned[0], st);
+    if (x && !s->x) return st->code;
+    s->dy = stage_input(dy, dtype, count, &s->owned[1], st);
+    if (dy && !s->dy) {
+        unstage_free(s);
+        return st->code;
+    }
+    if (!out || dtype == DTYPE_F32) {
+        s->out = out;
+        return 0;
+    }
+    s->out = read_out ? cpu_widen(out, dtype, count, st)
+                      : malloc((count ? count : 1) * sizeof(float));
+    if (!s->out) {
+        unstage_free(s);
+        if (!read_out)
+            return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %zu values",
+                               count);
+        return st->code;
+    }
+    s->owned[2] = s->out;
+    return 0;
+}
+
+// Rounds the op's output into its storage once (when the op succeeded) and frees the
+// scratch.
+static int unstage(Staged *s, const BatchnormArgs *a, void *out, int rc) {
+    if (!rc && out && s->out != out) cpu_narrow(s->out, out, a->dtype, stored_count(a));
+    unstage_free(s);
+    return rc;
+}
+
+static int check_args(const BatchnormArgs *a, const char *op, int share, Status *st) {
+    TRY(backend_storage_dtype_check(a->dtype, op, st));
+    return share ? check_share_sizes(a->n, a->channels, a->spatial, st)
+                 : check_sizes(a->n, a->channels, a->spatial, st);
+}
+
+int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a, const void *x,
+                                   void *y, const float *gamma, const float *beta,
+                                   float *running_mean, float *running_var, float *save_mean,
+                                   float *save_invstd, Status *st) {
+    TRY(check_args(a, "batchnorm_forward_training", 0, st));
+    Staged s;
+    TRY(stage(a, x, NULL, y, 0, &s, st));
+    return unstage(&s, a, y,
+                   forward_training_f32(a, s.x, s.out, gamma, beta, running_mean, running_var,
+                                        save_mean, save_invstd, st));
+}
+
+int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a, const void *x,
+                                    void *y, const float *gamma, const float *beta,
+                                    const float *running_mean, const float *running_var,
+                                    float *save_mean, float *save_invstd, Status *st) {
+    TRY(check_args(a, "batchnorm_forward_inference", 0, st));
+    Staged s;
+    TRY(stage(a, x, NULL, y, 0, &s, st));
+    return unstage(&s, a, y,
+                   forward_inference_f32(a, s.x, s.out, gamma, beta, running_mean, running_var,
+                                         save_mean, save_invstd, st));
+}
+
+int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const void *x,
+                           const void *dy, const float *gamma, const float *save_mean,
+                           const float *save_invstd, void *dx, float *dgamma, float *dbeta,
+                           Status *st) {
+    TRY(check_args(a, "batchnorm_backward", 0, st));
+    Staged s;
+    TRY(stage(a, x, dy, dx, a->accumulate_dx, &s, st));
+    return unstage(&s, a, dx,
+                   backward_f32(a, s.x, s.dy, gamma, save_mean, save_invstd, s.out, dgamma,
+                                dbeta, st));
+}
+
+int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
+                               double *sums, Status *st) {
+    TRY(check_args(a, "batchnorm_channel_sums", 1, st));
+    Staged s;
+    TRY(stage(a, x, NULL, NULL, 0, &s, st));
+    return unstage(&s, a, NULL, channel_sums_f32(a, s.x, sums, st));
+}
+
+int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a, const void *x,
+                                    void *y, const float *gamma, const float *beta,
+                                    const double *sums, float *running_mean, float *running_var,
+                                    float *save_mean, float *save_invstd, Status *st) {
+    TRY(check_args(a, "batchnorm_forward_with_sums", 1, st));
+    Staged s;
+    TRY(stage(a, x, NULL, y, 0, &s, st));
+    return unstage(&s, a, y,
+                   forward_with_sums_f32(a, s.x, s.out, gamma, beta, sums, running_mean,
+                                         running_var, save_mean, save_invstd, st));
+}
+
+int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
+                                        const void *dy, const float *save_mean,
+                                        const float *save_invstd, double *sums, float *dgamma,
+                                        float *dbeta, Status *st) {
+    TRY(check_args(a, "batchnorm_backward_channel_sums", 1, st));
+    Staged s;
+    TRY(stage(a, x, dy, NULL, 0, &s, st));
+    return unstage(&s, a, NULL,
+                   backward_channel_sums_f32(a, s.x, s.dy, save_mean, save_invstd, sums, dgamma,
+                                             dbeta, st));
+}
+
+int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
+                                          const void *x, const void *dy, const float *gamma,
+                                          const float *save_mean, const float *save_invstd,
+                                          const double *sums, void *dx, Status *st) {
+    TRY(check_args(a, "batchnorm_backward_data_with_sums", 1, st));
+    Staged s;
+    TRY(stage(a, x, dy, dx, a->accumulate_dx, &s, st));
+    return unstage(&s, a, dx,
+                   backward_data_with_sums_f32(a, s.x, s.dy, gamma, save_mean, save_invstd,
+                                               sums, s.out, st));
 }

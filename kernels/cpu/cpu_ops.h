@@ -60,33 +60,33 @@ int cpu_mse_forward(const Backend *b, const float *predictions, const int32_t *l
 int cpu_mse_backward(const Backend *b, const float *predictions, const int32_t *labels, int rows,
                      int classes, float scale, float *dpredictions, int accumulate, Status *st);
 
-// cpu_batchnorm.c
-int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a, const float *x,
-                                   float *y, const float *gamma, const float *beta,
+// cpu_batchnorm.c: x, y, dy and dx stored as a->dtype (widened, computed in f32, rounded once).
+int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a, const void *x,
+                                   void *y, const float *gamma, const float *beta,
                                    float *running_mean, float *running_var, float *save_mean,
                                    float *save_invstd, Status *st);
-int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a, const float *x,
-                                    float *y, const float *gamma, const float *beta,
+int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a, const void *x,
+                                    void *y, const float *gamma, const float *beta,
                                     const float *running_mean, const float *running_var,
                                     float *save_mean, float *save_invstd, Status *st);
-int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const float *x,
-                           const float *dy, const float *gamma, const float *save_mean,
-                           const float *save_invstd, float *dx, float *dgamma, float *dbeta,
+int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const void *x,
+                           const void *dy, const float *gamma, const float *save_mean,
+                           const float *save_invstd, void *dx, float *dgamma, float *dbeta,
                            Status *st);
-int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const float *x,
+int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
                                double *sums, Status *st);
-int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a, const float *x,
-                                    float *y, const float *gamma, const float *beta,
+int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a, const void *x,
+                                    void *y, const float *gamma, const float *beta,
                                     const double *sums, float *running_mean, float *running_var,
                                     float *save_mean, float *save_invstd, Status *st);
-int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a, const float *x,
-                                        const float *dy, const float *save_mean,
+int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
+                                        const void *dy, const float *save_mean,
                                         const float *save_invstd, double *sums, float *dgamma,
                                         float *dbeta, Status *st);
 int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
-                                          const float *x, const float *dy, const float *gamma,
+                                          const void *x, const void *dy, const float *gamma,
                                           const float *save_mean, const float *save_invstd,
-                                          const double *sums, float *dx, Status *st);
+                                          const double *sums, void *dx, Status *st);
 
 // cpu_conv2d.c: im2col lowering onto the BLAS GEMM, several samples per GEMM.
 int cpu_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g, size_t *bytes,

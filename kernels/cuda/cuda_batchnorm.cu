@@ -29,6 +29,11 @@
 // and blocks and partials are combined in fixed trees; a shape gives the same bits every
 // run (the two layouts group the sums differently, so they agree to rounding, not bits).
 //
+// x, y, dy and dx may be stored in bf16 or f16 (BatchnormArgs.dtype): every kernel is
+// templated on the storage type (cuda_storage.h), widens each value on the load, and rounds
+// y or dx once on the store (dx after adding what it held, when accumulating), as the CPU
+// reference does; statistics, sums and partials are as for f32.
+//
 // Each thread accumulates in double: a channel after a convolution holds 128 * 32 * 32 =
 // 131 072 values, and a float sum that long loses most of its bits (see the CPU's notes).
 // Double adds cost next to nothing on data-centre GPUs; on consumer ones (1/64 rate)
@@ -38,6 +43,7 @@
 
 #include "kernels/cuda/cuda_channel_reduce.h"
 #include "kernels/cuda/cuda_internal.h"
+#include "kernels/cuda/cuda_storage.h"
 
 // Larger blocks keep more loads in flight per SM, which is what a one-block-per-channel
 // layout lives on. __launch_bounds__ below makes the compiler fit the registers to it.
@@ -128,8 +134,9 @@ __device__ static inline float input_gradient(float x, float dy, float mean, flo
 // sum of squared deviations from it (two passes, as the CPU: E[x^2] - E[x]^2 cancels badly
 // when |mean| >> std), then y, the saved statistics and the running statistics.
 // y may alias x: each element is read and then written by the same thread.
+template <typename T>
 __global__ static void __launch_bounds__(BN_THREADS)
-batchnorm_forward_training_kernel(const float *x, float *y, const float *gamma,
+batchnorm_forward_training_kernel(const T *x, T *y, const float *gamma,
                                   const float *beta, float *running_mean, float *running_var,
                                   float *save_mean, float *save_invstd, int n, int channels,
                                   int spatial, float momentum, float eps) {
@@ -139,13 +146,13 @@ batchnorm_forward_training_kernel(const float *x, float *y, const float *gamma,
         double sum = 0.0;
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
              channel_advance(&cur))
-            sum += (double)x[channel_at(cur, c, channels)];
+            sum += (double)storage_load(x, channel_at(cur, c, channels));
         double mean = cuda_block_sum(sum, shared) / m;
 
         double squares = 0.0;
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
              channel_advance(&cur)) {
-            double d = (double)x[channel_at(cur, c, channels)] - mean;
+            double d = (double)storage_load(x, channel_at(cur, c, channels)) - mean;
             squares += d * d;
         }
         squares = cuda_block_sum(squares, shared);
@@ -155,7 +162,7 @@ batchnorm_forward_training_kernel(const float *x, float *y, const float *gamma,
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
              channel_advance(&cur)) {
             size_t at = channel_at(cur, c, channels);
-            y[at] = normalise(x[at], a.scale, a.shift);
+            storage_store(y, at, normalise(storage_load(x, at), a.scale, a.shift));
         }
         if (threadIdx.x == 0)
             keep_statistics(c, mean, squares, m, momentum, eps, save_mean, save_invstd,
@@ -168,8 +175,9 @@ batchnorm_forward_training_kernel(const float *x, float *y, const float *gamma,
 // since gridDim.y is at most 65 535), blockIdx.x a slice of its values. Every thread
 // computes the channel's constants itself (one double sqrt per thread per channel), which
 // is cheaper than a second launch or a barrier.
+template <typename T>
 __global__ static void batchnorm_forward_inference_kernel(
-    const float *x, float *y, const float *gamma, const float *beta, const float *running_mean,
+    const T *x, T *y, const float *gamma, const float *beta, const float *running_mean,
     const float *running_var, float *save_mean, float *save_invstd, int n, int channels,
     int spatial, float eps) {
     int start = blockIdx.x * blockDim.x + threadIdx.x, step = gridDim.x * blockDim.x;
@@ -184,7 +192,7 @@ __global__ static void batchnorm_forward_inference_kernel(
         for (ChannelCursor cur = channel_cursor(start, step, spatial); cur.s < n;
              channel_advance(&cur)) {
             size_t at = channel_at(cur, c, channels);
-            y[at] = normalise(x[at], a.scale, a.shift);
+            storage_store(y, at, normalise(storage_load(x, at), a.scale, a.shift));
         }
     }
 }
@@ -195,9 +203,10 @@ __global__ static void batchnorm_forward_inference_kernel(
 //   fixed statistics: dx = gamma * invstd * dy.
 // dx may alias dy: the reductions finish (cuda_block_sum's barriers) before any dx is
 // written, and each element is then read and written by the same thread.
+template <typename T>
 __global__ static void __launch_bounds__(BN_THREADS)
-batchnorm_backward_kernel(const float *x, const float *dy, const float *gamma,
-                          const float *save_mean, const float *save_invstd, float *dx,
+batchnorm_backward_kernel(const T *x, const T *dy, const float *gamma,
+                          const float *save_mean, const float *save_invstd, T *dx,
                           float *dgamma, float *dbeta, int n, int channels, int spatial,
                           int batch_statistics, int accumulate_dx, int accumulate_params) {
     __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
@@ -208,9 +217,10 @@ batchnorm_backward_kernel(const float *x, const float *dy, const float *gamma,
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
              channel_advance(&cur)) {
             size_t at = channel_at(cur, c, channels);
-            float d = dy[at];
+            float d = storage_load(dy, at);
             sum_dy += (double)d;
-            sum_dy_xhat += (double)d * (double)channel_xhat(x[at], mean, invstd);
+            float xhat = channel_xhat(storage_load(x, at), mean, invstd);
+            sum_dy_xhat += (double)d * (double)xhat;
         }
         sum_dy = cuda_block_sum(sum_dy, shared);
         sum_dy_xhat = cuda_block_sum(sum_dy_xhat, shared);
@@ -223,8 +233,9 @@ batchnorm_backward_kernel(const float *x, const float *dy, const float *gamma,
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
              channel_advance(&cur)) {
             size_t at = channel_at(cur, c, channels);
-            float g = input_gradient(x[at], dy[at], mean, invstd, scale, mean_dy, mean_dy_xhat);
-            dx[at] = accumulate_dx ? dx[at] + g : g;
+            float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd,
+                                     scale, mean_dy, mean_dy_xhat);
+            storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
         }
     }
 }
@@ -243,23 +254,25 @@ batchnorm_backward_kernel(const float *x, const float *dy, const float *gamma,
 static const size_t BN_SPLIT_ROOM = CUDA_PARTIALS_BYTES / (2 * sizeof(double));
 
 // Training forward, pass 1: the sum of each chunk.
+template <typename T>
 __global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
-batchnorm_sum_partial_kernel(const float *x, int channels, int spatial, long long m,
+batchnorm_sum_partial_kernel(const T *x, int channels, int spatial, long long m,
                              long long chunk, double *sums) {
     __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
     int c = blockIdx.y;
     long long end = chunk_end(chunk, m);
     double sum = 0.0;
     for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur))
-        sum += (double)x[channel_at(cur, c, channels)];
+        sum += (double)storage_load(x, channel_at(cur, c, channels));
     sum = cuda_block_sum(sum, shared);
     if (threadIdx.x == 0) sums[(size_t)c * gridDim.x + blockIdx.x] = sum;
 }
 
 // Training forward, pass 2: each chunk's squared deviations from the channel's mean
 // (the two-pass variance, as the CPU computes it).
+template <typename T>
 __global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
-batchnorm_squares_partial_kernel(const float *x, int channels, int spatial, long long m,
+batchnorm_squares_partial_kernel(const T *x, int channels, int spatial, long long m,
                                  long long chunk, const double *sums, double *squares) {
     __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
     int c = blockIdx.y, chunks = gridDim.x;
@@ -267,7 +280,7 @@ batchnorm_squares_partial_kernel(const float *x, int channels, int spatial, long
     long long end = chunk_end(chunk, m);
     double sum = 0.0;
     for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
-        double d = (double)x[channel_at(cur, c, channels)] - mean;
+        double d = (double)storage_load(x, channel_at(cur, c, channels)) - mean;
         sum += d * d;
     }
     sum = cuda_block_sum(sum, shared);
@@ -278,8 +291,9 @@ batchnorm_squares_partial_kernel(const float *x, int channels, int spatial, long
 // block of each channel saves them and updates the running statistics. y may alias x:
 // passes 1 and 2 only read x, and here each element is read and then written by the
 // same thread.
+template <typename T>
 __global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
-batchnorm_normalise_split_kernel(const float *x, float *y, const float *gamma,
+batchnorm_normalise_split_kernel(const T *x, T *y, const float *gamma,
                                  const float *beta, float *running_mean, float *running_var,
                                  float *save_mean, float *save_invstd, int channels,
                                  int spatial, long long m, long long chunk, const double *sums,
@@ -294,7 +308,7 @@ batchnorm_normalise_split_kernel(const float *x, float *y, const float *gamma,
     long long end = chunk_end(chunk, m);
     for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
         size_t at = channel_at(cur, c, channels);
-        y[at] = normalise(x[at], a.scale, a.shift);
+        storage_store(y, at, normalise(storage_load(x, at), a.scale, a.shift));
     }
     if (blockIdx.x == 0 && threadIdx.x == 0)
         keep_statistics(c, mean, deviations, count, momentum, eps, save_mean, save_invstd,
@@ -302,8 +316,9 @@ batchnorm_normalise_split_kernel(const float *x, float *y, const float *gamma,
 }
 
 // Backward, pass 1: each chunk's sum of dy and of dy * xhat.
+template <typename T>
 __global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
-batchnorm_backward_partial_kernel(const float *x, const float *dy, const float *save_mean,
+batchnorm_backward_partial_kernel(const T *x, const T *dy, const float *save_mean,
                                   const float *save_invstd, int channels, int spatial,
                                   long long m, long long chunk, double *sums_dy,
                                   double *sums_dy_xhat) {
@@ -314,9 +329,10 @@ batchnorm_backward_partial_kernel(const float *x, const float *dy, const float *
     double sum_dy = 0.0, sum_dy_xhat = 0.0;
     for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
         size_t at = channel_at(cur, c, channels);
-        float d = dy[at];
+        float d = storage_load(dy, at);
         sum_dy += (double)d;
-        sum_dy_xhat += (double)d * (double)channel_xhat(x[at], mean, invstd);
+        float xhat = channel_xhat(storage_load(x, at), mean, invstd);
+        sum_dy_xhat += (double)d * (double)xhat;
     }
     sum_dy = cuda_block_sum(sum_dy, shared);
     sum_dy_xhat = cuda_block_sum(sum_dy_xhat, shared);
@@ -330,9 +346,10 @@ batchnorm_backward_partial_kernel(const float *x, const float *dy, const float *
 // dbeta, and, unless dx is NULL (then the grid is one block per channel), every block
 // writes dx over its chunk. dx may alias dy: pass 1 has read all of dy, and here each
 // element is read and then written by the same thread.
+template <typename T>
 __global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
-batchnorm_backward_split_kernel(const float *x, const float *dy, const float *gamma,
-                                const float *save_mean, const float *save_invstd, float *dx,
+batchnorm_backward_split_kernel(const T *x, const T *dy, const float *gamma,
+                                const float *save_mean, const float *save_invstd, T *dx,
                                 float *dgamma, float *dbeta, int channels, int spatial,
                                 long long m, long long chunk, int chunks,
                                 const double *sums_dy, const double *sums_dy_xhat,
@@ -353,8 +370,9 @@ batchnorm_backward_split_kernel(const float *x, const float *dy, const float *ga
     long long end = chunk_end(chunk, m);
     for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
         size_t at = channel_at(cur, c, channels);
-        float g = input_gradient(x[at], dy[at], mean, invstd, scale, mean_dy, mean_dy_xhat);
-        dx[at] = accumulate_dx ? dx[at] + g : g;
+        float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd,
+                                 scale, mean_dy, mean_dy_xhat);
+        storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
     }
 }
 
@@ -400,8 +418,9 @@ static ChannelSplit bn_split(const CudaContext *ctx, const BatchnormArgs *a) {
 }
 
 // Training forward over many blocks per channel: three launches (see the kernels).
+template <typename T>
 static int forward_training_split(CudaContext *ctx, const BatchnormArgs *a, ChannelSplit split,
-                                  const float *x, float *y, const float *gamma,
+                                  const T *x, T *y, const float *gamma,
                                   const float *beta, float *running_mean, float *running_var,
                                   float *save_mean, float *save_invstd, Status *st) {
     int channels = a->channels, spatial = a->spatial;
@@ -428,11 +447,11 @@ static int forward_training_split(CudaContext *ctx, const BatchnormArgs *a, Chan
     return 0;
 }
 
-static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
-                                           const float *x, float *y, const float *gamma,
-                                           const float *beta, float *running_mean,
-                                           float *running_var, float *save_mean,
-                                           float *save_invstd, Status *st) {
+template <typename T>
+static int forward_training_stored(const Backend *b, const BatchnormArgs *a, const T *x, T *y,
+                                   const float *gamma, const float *beta, float *running_mean,
+                                   float *running_var, float *save_mean, float *save_invstd,
+                                   Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_forward_training", n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
@@ -450,11 +469,11 @@ static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs
     return 0;
 }
 
-static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
-                                            const float *x, float *y, const float *gamma,
-                                            const float *beta, const float *running_mean,
-                                            const float *running_var, float *save_mean,
-                                            float *save_invstd, Status *st) {
+template <typename T>
+static int forward_inference_stored(const Backend *b, const BatchnormArgs *a, const T *x, T *y,
+                                    const float *gamma, const float *beta,
+                                    const float *running_mean, const float *running_var,
+                                    float *save_mean, float *save_invstd, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_forward_inference", n, channels, spatial, st));
     // Enough blocks along x to cover one channel's values (capped: grid-stride), and one
@@ -473,9 +492,10 @@ static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArg
 
 // Backward over many blocks per channel: two launches (see the kernels); without dx the
 // second only finishes the sums, one block per channel.
+template <typename T>
 static int backward_split(CudaContext *ctx, const BatchnormArgs *a, ChannelSplit split,
-                          const float *x, const float *dy, const float *gamma,
-                          const float *save_mean, const float *save_invstd, float *dx,
+                          const T *x, const T *dy, const float *gamma,
+                          const float *save_mean, const float *save_invstd, T *dx,
                           float *dgamma, float *dbeta, Status *st) {
     int channels = a->channels, spatial = a->spatial;
     long long m = (long long)a->n * spatial;
@@ -499,10 +519,10 @@ static int backward_split(CudaContext *ctx, const BatchnormArgs *a, ChannelSplit
     return 0;
 }
 
-static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const float *x,
-                                   const float *dy, const float *gamma, const float *save_mean,
-                                   const float *save_invstd, float *dx, float *dgamma,
-                                   float *dbeta, Status *st) {
+template <typename T>
+static int backward_stored(const Backend *b, const BatchnormArgs *a, const T *x, const T *dy,
+                           const float *gamma, const float *save_mean, const float *save_invstd,
+                           T *dx, float *dgamma, float *dbeta, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_backward", n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
@@ -530,15 +550,16 @@ static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a, con
 
 // One value's part of a share's two sums: forward (dy NULL) x and x^2; backward dy and
 // dy * xhat, xhat rounded to float as the CPU rounds it.
-__device__ static inline void add_share_value(const float *x, const float *dy, size_t at,
+template <typename T>
+__device__ static inline void add_share_value(const T *x, const T *dy, size_t at,
                                               float mean, float invstd, double *first,
                                               double *second) {
     if (dy) {
-        float d = dy[at];
+        float d = storage_load(dy, at);
         *first += (double)d;
-        *second += (double)d * (double)channel_xhat(x[at], mean, invstd);
+        *second += (double)d * (double)channel_xhat(storage_load(x, at), mean, invstd);
     } else {
-        double v = (double)x[at];
+        double v = (double)storage_load(x, at);
         *first += v;
         *second += v * v;
     }
@@ -554,8 +575,9 @@ __device__ static inline void keep_share_sums(int c, int channels, double first,
 }
 
 // One block per channel (grid-stride over channels).
+template <typename T>
 __global__ static void __launch_bounds__(BN_THREADS)
-batchnorm_share_sums_kernel(const float *x, const float *dy, const float *save_mean,
+batchnorm_share_sums_kernel(const T *x, const T *dy, const float *save_mean,
                             const float *save_invstd, double *sums, float *dgamma,
                             float *dbeta, int n, int channels, int spatial,
                             int accumulate_params) {
@@ -575,8 +597,9 @@ batchnorm_share_sums_kernel(const float *x, const float *dy, const float *save_m
 }
 
 // Many blocks per channel, pass 1: each chunk's two sums into the partials.
+template <typename T>
 __global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
-batchnorm_share_partial_kernel(const float *x, const float *dy, const float *save_mean,
+batchnorm_share_partial_kernel(const T *x, const T *dy, const float *save_mean,
                                const float *save_invstd, int channels, int spatial,
                                long long m, long long chunk, double *firsts,
                                double *seconds) {
@@ -613,8 +636,9 @@ batchnorm_share_total_kernel(const double *firsts, const double *seconds, int ch
 // blockIdx.x a slice of its values, as the inference kernel; the first thread of each
 // channel saves the statistics and moves the running ones (also on a rank with no values,
 // so that every rank keeps the same running statistics).
+template <typename T>
 __global__ static void batchnorm_normalise_with_sums_kernel(
-    const float *x, float *y, const float *gamma, const float *beta, const double *sums,
+    const T *x, T *y, const float *gamma, const float *beta, const double *sums,
     float *running_mean, float *running_var, float *save_mean, float *save_invstd, int n,
     int channels, int spatial, float momentum, float eps) {
     int start = blockIdx.x * blockDim.x + threadIdx.x, step = gridDim.x * blockDim.x;
@@ -628,7 +652,7 @@ __global__ static void batchnorm_normalise_with_sums_kernel(
         for (ChannelCursor cur = channel_cursor(start, step, spatial); cur.s < n;
              channel_advance(&cur)) {
             size_t at = channel_at(cur, c, channels);
-            y[at] = normalise(x[at], a.scale, a.shift);
+            storage_store(y, at, normalise(storage_load(x, at), a.scale, a.shift));
         }
         if (start != 0) continue;
         save_mean[c] = (float)mean;
@@ -642,9 +666,10 @@ __global__ static void batchnorm_normalise_with_sums_kernel(
 }
 
 // dx from the summed sum dy and sum dy * xhat, laid out as the normalising kernel.
+template <typename T>
 __global__ static void batchnorm_input_gradient_with_sums_kernel(
-    const float *x, const float *dy, const float *gamma, const float *save_mean,
-    const float *save_invstd, const double *sums, float *dx, int n, int channels, int spatial,
+    const T *x, const T *dy, const float *gamma, const float *save_mean,
+    const float *save_invstd, const double *sums, T *dx, int n, int channels, int spatial,
     int accumulate_dx) {
     int start = blockIdx.x * blockDim.x + threadIdx.x, step = gridDim.x * blockDim.x;
     double m = sums[2 * channels];
@@ -655,8 +680,9 @@ __global__ static void batchnorm_input_gradient_with_sums_kernel(
         for (ChannelCursor cur = channel_cursor(start, step, spatial); cur.s < n;
              channel_advance(&cur)) {
             size_t at = channel_at(cur, c, channels);
-            float g = input_gradient(x[at], dy[at], mean, invstd, scale, mean_dy, mean_dy_xhat);
-            dx[at] = accumulate_dx ? dx[at] + g : g;
+            float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd,
+                                     scale, mean_dy, mean_dy_xhat);
+            storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
         }
     }
 }
@@ -670,8 +696,9 @@ static int check_share_sizes(const char *op, int n, int channels, int spatial, S
 }
 
 // A share's two sums (forward when dy is NULL), in the layout bn_split picks.
-static int share_sums(const Backend *b, const char *op, const BatchnormArgs *a, const float *x,
-                      const float *dy, const float *save_mean, const float *save_invstd,
+template <typename T>
+static int share_sums(const Backend *b, const char *op, const BatchnormArgs *a, const T *x,
+                      const T *dy, const float *save_mean, const float *save_invstd,
                       double *sums, float *dgamma, float *dbeta, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_share_sizes(op, n, channels, spatial, st));
@@ -704,30 +731,17 @@ static int share_sums(const Backend *b, const char *op, const BatchnormArgs *a, 
     return 0;
 }
 
-static int cuda_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const float *x,
-                                       double *sums, Status *st) {
-    return share_sums(b, "batchnorm_channel_sums", a, x, NULL, NULL, NULL, sums, NULL, NULL, st);
-}
-
-static int cuda_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a,
-                                                const float *x, const float *dy,
-                                                const float *save_mean,
-                                                const float *save_invstd, double *sums,
-                                                float *dgamma, float *dbeta, Status *st) {
-    return share_sums(b, "batchnorm_backward_channel_sums", a, x, dy, save_mean, save_invstd,
-                      sums, dgamma, dbeta, st);
-}
 
 // The grid of the elementwise kernels: a channel's values along x, channels along y.
 static dim3 elementwise_grid(const BatchnormArgs *a) {
     return dim3(cuda_blocks_for((size_t)a->n * (size_t)a->spatial), channel_blocks(a->channels));
 }
 
-static int cuda_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a,
-                                            const float *x, float *y, const float *gamma,
-                                            const float *beta, const double *sums,
-                                            float *running_mean, float *running_var,
-                                            float *save_mean, float *save_invstd, Status *st) {
+template <typename T>
+static int forward_with_sums_stored(const Backend *b, const BatchnormArgs *a, const T *x, T *y,
+                                    const float *gamma, const float *beta, const double *sums,
+                                    float *running_mean, float *running_var, float *save_mean,
+                                    float *save_invstd, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_share_sizes("batchnorm_forward_with_sums", n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
@@ -741,11 +755,11 @@ static int cuda_batchnorm_forward_with_sums(const Backend *b, const BatchnormArg
     return 0;
 }
 
-static int cuda_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
-                                                  const float *x, const float *dy,
-                                                  const float *gamma, const float *save_mean,
-                                                  const float *save_invstd, const double *sums,
-                                                  float *dx, Status *st) {
+template <typename T>
+static int backward_data_with_sums_stored(const Backend *b, const BatchnormArgs *a, const T *x,
+                                          const T *dy, const float *gamma,
+                                          const float *save_mean, const float *save_invstd,
+                                          const double *sums, T *dx, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_share_sizes("batchnorm_backward_data_with_sums", n, channels, spatial, st));
     if (n == 0) return 0;
@@ -757,6 +771,98 @@ static int cuda_batchnorm_backward_data_with_sums(const Backend *b, const Batchn
         x, dy, gamma, save_mean, save_invstd, sums, dx, n, channels, spatial, a->accumulate_dx);
     CUDA_CHECK_LAUNCH("batchnorm_input_gradient_with_sums_kernel");
     return 0;
+}
+
+// ---- the table's entries: x, y, dy and dx stored as a->dtype ----------------------------
+
+static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
+                                           const void *x, void *y, const float *gamma,
+                                           const float *beta, float *running_mean,
+                                           float *running_var, float *save_mean,
+                                           float *save_invstd, Status *st) {
+    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_forward_training", st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = forward_training_stored(
+                                        b, a, (const storage_t *)x, (storage_t *)y, gamma, beta,
+                                        running_mean, running_var, save_mean, save_invstd, st));
+    return rc;
+}
+
+static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
+                                            const void *x, void *y, const float *gamma,
+                                            const float *beta, const float *running_mean,
+                                            const float *running_var, float *save_mean,
+                                            float *save_invstd, Status *st) {
+    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_forward_inference", st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = forward_inference_stored(
+                                        b, a, (const storage_t *)x, (storage_t *)y, gamma, beta,
+                                        running_mean, running_var, save_mean, save_invstd, st));
+    return rc;
+}
+
+static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const void *x,
+                                   const void *dy, const float *gamma, const float *save_mean,
+                                   const float *save_invstd, void *dx, float *dgamma,
+                                   float *dbeta, Status *st) {
+    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_backward", st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = backward_stored(
+                                        b, a, (const storage_t *)x, (const storage_t *)dy, gamma,
+                                        save_mean, save_invstd, (storage_t *)dx, dgamma, dbeta,
+                                        st));
+    return rc;
+}
+
+static int cuda_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
+                                       double *sums, Status *st) {
+    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_channel_sums", st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = share_sums<storage_t>(
+                                        b, "batchnorm_channel_sums", a, (const storage_t *)x,
+                                        NULL, NULL, NULL, sums, NULL, NULL, st));
+    return rc;
+}
+
+static int cuda_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a,
+                                                const void *x, const void *dy,
+                                                const float *save_mean,
+                                                const float *save_invstd, double *sums,
+                                                float *dgamma, float *dbeta, Status *st) {
+    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_backward_channel_sums", st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = share_sums<storage_t>(
+                                        b, "batchnorm_backward_channel_sums", a,
+                                        (const storage_t *)x, (const storage_t *)dy, save_mean,
+                                        save_invstd, sums, dgamma, dbeta, st));
+    return rc;
+}
+
+static int cuda_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a,
+                                            const void *x, void *y, const float *gamma,
+                                            const float *beta, const double *sums,
+                                            float *running_mean, float *running_var,
+                                            float *save_mean, float *save_invstd, Status *st) {
+    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_forward_with_sums", st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = forward_with_sums_stored(
+                                        b, a, (const storage_t *)x, (storage_t *)y, gamma, beta,
+                                        sums, running_mean, running_var, save_mean,
+                                        save_invstd, st));
+    return rc;
+}
+
+static int cuda_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
+                                                  const void *x, const void *dy,
+                                                  const float *gamma, const float *save_mean,
+                                                  const float *save_invstd, const double *sums,
+                                                  void *dx, Status *st) {
+    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_backward_data_with_sums", st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = backward_data_with_sums_stored(
+                                        b, a, (const storage_t *)x, (const storage_t *)dy, gamma,
+                                        save_mean, save_invstd, sums, (storage_t *)dx, st));
+    return rc;
 }
 
 void cuda_register_batchnorm_ops(Backend *table) {

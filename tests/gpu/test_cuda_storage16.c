@@ -3,7 +3,8 @@
 // compute in f32 and round once (tests/unit/test_storage16.c checks those against f32):
 // the same model, weights, batch and dropout masks give the same loss and parameter
 // gradients. Every op is also checked alone in test_cuda_parity; this is the graph around
-// them: the casts, the dense layers' 16-bit weight copies, views and fused activations.
+// them: the casts, the dense layers' 16-bit weight copies, views, fused activations, and a
+// batchnorm that reads and writes 16 bits between two dense layers.
 //
 // Tolerances, and why: both sides store the same dtype, so they differ only where a sum's
 // order (cuBLAS's and cuDNN's trees against the CPU's) moves a value across a rounding
