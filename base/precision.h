@@ -5,8 +5,8 @@
 // convolution's inputs to before multiplying (products are summed in f32): TF32 keeps 11
 // significant bits, bf16 8 (with f32's exponent range), fp16 11 (with a range up to 65504,
 // hence loss scaling); and, for bf16 and fp16, how the activations of the layers that can
-// are stored (precision_activation_dtype, graph_set_storage): dense and conv2d layers and
-// their fused activations in 16 bits, every other layer in f32 for now.
+// are stored (precision_activation_dtype, graph_set_storage): every kind that has
+// LayerKind.stores_16bit (all but the input and the losses) in 16 bits.
 #ifndef TRAINER_PRECISION_H
 #define TRAINER_PRECISION_H
 

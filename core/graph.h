@@ -54,13 +54,13 @@ void graph_free(Graph *g);
 int graph_fuse_activations(Graph *g, int enabled);
 
 // Stores the activations (and their gradients) of the layers that can keep them in 16
-// bits (LayerKind.stores_16bit: dense) as `dtype`, bf16 or f16 (precision_activation_dtype
-// of the precision the run computes in), and every other layer's in f32, with a `cast`
-// layer (core/layers/cast.c) between a producer and a reader that store differently; a
-// view (flatten, reshape) keeps its input's dtype. DTYPE_F32 removes the casts again. Call
-// it after the last graph_fuse_activations (a fused activation's output is its owner's
-// dtype) and before graph_allocate and memory_plan. Layers keep their order, a cast right
-// after what it converts. Returns 0 or STATUS_RUNTIME_ERROR (out of host memory).
+// bits (LayerKind.stores_16bit: every kind but the input and the losses) as `dtype`, bf16
+// or f16 (precision_activation_dtype of the precision the run computes in), and every
+// other layer's in f32, with a `cast` layer (core/layers/cast.c) between a producer and a
+// reader that store differently; a view (flatten, reshape) keeps its input's dtype.
+// DTYPE_F32 removes the casts again. Call it after the last graph_fuse_activations (a
+// fused activation's output is its owner's dtype) and before graph_allocate and
+// memory_plan. Layers keep their order, a cast right after what it converts. Returns 0 or STATUS_RUNTIME_ERROR (out of host memory).
 int graph_set_storage(Graph *g, DType dtype, Status *st);
 
 // Sample shape and label range of a dataset against the model. `what` names the data

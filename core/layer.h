@@ -174,9 +174,10 @@ const LayerKind *layer_kind_find(const char *name);
 const LayerKind *loss_kind_find(const char *choice);
 // The statement words that name layer kinds, by index; NULL past the last.
 const char *layer_kind_word(int index);
-// The statement words of the kinds that store 16-bit activations (stores_16bit), as
-// "dense, conv2d": what --precision bf16|fp16 shrinks, for messages that say so.
-const char *layer_kinds_storing_16bit(char *buf, size_t size);
+// The statement words of the kinds between the input and the loss that keep f32
+// activations under --precision bf16|fp16 (no stores_16bit; views pass theirs through), as
+// "batchnorm, add"; "" when every one stores 16 bits. For messages that say what shrinks.
+const char *layer_kinds_keeping_f32(char *buf, size_t size);
 // NULL-terminated loss names, for suggestions.
 extern const char *const loss_kind_names[];
 

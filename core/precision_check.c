@@ -126,8 +126,7 @@ const char *precision_describe(Precision p, char *buf, size_t size) {
         what = "GEMM and convolution inputs rounded to TF32 on tensor cores, fp32 sums";
         break;
     case PRECISION_BF16:
-        what = "GEMM inputs rounded to bf16, convolutions to TF32 (cuDNN converts fp32 data "
-               "only to fp16), fp32 sums";
+        what = "GEMM and convolution inputs rounded to bf16, fp32 sums";
         break;
     case PRECISION_FP16:
         what = "GEMM and convolution inputs rounded to fp16, fp32 sums, dynamic loss scaling";
@@ -137,14 +136,17 @@ const char *precision_describe(Precision p, char *buf, size_t size) {
         break;
     }
     // Say where the bytes are, so that nobody reads bf16 as half the memory everywhere:
-    // only the kinds that store 16 bits shrink (graph_set_storage).
+    // the input, the loss's input and master weights stay f32 (graph_set_storage).
     DType activations = precision_activation_dtype(p);
-    char kinds[160];
-    if (activations == DTYPE_F32)
+    char kept[160], but[200] = "";
+    if (activations == DTYPE_F32) {
         snprintf(buf, size, "%s; tensors stored in f32", what);
-    else
-        snprintf(buf, size, "%s; activations of %s layers stored in %s, other layers' and "
-                 "master weights in f32", what, layer_kinds_storing_16bit(kinds, sizeof kinds),
-                 dtype_name(activations));
+        return buf;
+    }
+    if (layer_kinds_keeping_f32(kept, sizeof kept)[0])
+        snprintf(but, sizeof but, " and %s layers'", kept);
+    snprintf(buf, size, "%s; activations stored in %s from the first layer to the last, the "
+             "input's, the loss's%s and master weights in f32", what, dtype_name(activations),
+             but);
     return buf;
 }

@@ -30,7 +30,7 @@ int precision_check(const Graph *g, const PrecisionConfig *asked, const Precisio
                     Precision *effective, char *notice, size_t notice_size, Status *st);
 
 // What computing in `p` means for GEMMs, convolutions and storage, for `trainer check`
-// and the training header: "GEMM inputs rounded to bf16, convolutions to TF32 ...".
+// and the training header: "GEMM and convolution inputs rounded to bf16, fp32 sums; ...".
 const char *precision_describe(Precision p, char *buf, size_t size);
 
 #endif

@@ -125,16 +125,17 @@ static void print_plan(const RunConfig *config, const MemoryPlan *plan, int have
            "as the allocator does):\n",
            plan->training ? "training" : "evaluation", plan->batch, plan->device, ALLOC_GRANULE);
     // What the precision does to the bytes, said plainly since bf16 is often read as half
-    // the memory: only the activations of the kinds that store 16 bits shrink.
-    char kinds[160];
+    // the memory: the activations shrink, the parameters and optimizer state do not.
+    char kept[160], but[200] = "";
+    if (layer_kinds_keeping_f32(kept, sizeof kept)[0])
+        snprintf(but, sizeof but, " (but those of %s layers)", kept);
     if (plan->activation_dtype == DTYPE_F32)
         printf("  (precision %s: every tensor in f32)\n", precision_name(plan->precision));
     else
-        printf("  (precision %s: activations and their gradients of %s layers in %s, with a "
-               "16-bit copy of the weights their GEMMs read; other layers' activations, "
-               "parameters, gradients and optimizer state in f32)\n",
-               precision_name(plan->precision), layer_kinds_storing_16bit(kinds, sizeof kinds),
-               dtype_name(plan->activation_dtype));
+        printf("  (precision %s: activations and their gradients in %s from the first layer to "
+               "the last%s, with a 16-bit copy of the weights for the GEMMs and convolutions; "
+               "the input, the loss, parameters, gradients and optimizer state in f32)\n",
+               precision_name(plan->precision), dtype_name(plan->activation_dtype), but);
     char note[160];
     print_category("parameters", plan->parameters, "values and buffers");
     print_category("parameter gradients", plan->gradients, "");

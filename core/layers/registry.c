@@ -48,14 +48,16 @@ const LayerKind *layer_kind_find(const char *name) {
     return NULL;
 }
 
-const char *layer_kinds_storing_16bit(char *buf, size_t size) {
+const char *layer_kinds_keeping_f32(char *buf, size_t size) {
     size_t used = 0;
     if (size) buf[0] = '\0';
     for (int i = 0; i < LAYER_TABLE_SIZE; i++) {
         const LayerKind *kind = layer_table[i].kind;
         int seen = 0;  // the activations share one kind under several words
         for (int j = 0; j < i; j++) seen |= layer_table[j].kind == kind;
-        if (seen || !kind->stores_16bit || used >= size) continue;
+        if (seen || kind->stores_16bit || kind->output_is_view || kind->input_count == 0 ||
+            used >= size)
+            continue;
         int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", layer_table[i].name);
         if (n > 0) used += (size_t)n;
     }

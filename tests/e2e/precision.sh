@@ -98,11 +98,11 @@ fp32_total=$(grep -E '^  total ' <<<"$out")
 
 run "$TRAINER" check "$work/bf16.model"
 expect_rc 0 "check plans a bf16 model without a GPU"
-expect_match out '^precision bf16 on a GPU \(train precision=bf16, line 10\): GEMM inputs rounded to bf16' \
+expect_match out '^precision bf16 on a GPU \(train precision=bf16, line 10\): GEMM and convolution inputs rounded to bf16' \
     "check describes bf16 as a GPU computes it"
 expect_match out '^  not on cpu: train precision=bf16 \(line 10\): layer .dense1. \(dense\) would compute in bf16' \
     "check says the CPU would refuse it"
-expect_in out "(precision bf16: activations and their gradients of dense" \
+expect_in out "(precision bf16: activations and their gradients in bf16 from the first layer to the last, with a 16-bit copy of the weights" \
     "the plan says which activations are 16-bit"
 expect_match out '^input1:bf16 +cast +[0-9]+ +784 +bf16 ' \
     "the table shows the cast into the first dense layer"
