@@ -264,20 +264,6 @@ static int conv2d_forward(Layer *l, const LayerContext *ctx, Status *st) {
                              l->output.data, state->workspace, state->workspace_bytes, st);
 }
 
-// d loss / d the pre-activation into l->grad, from the fused activation's output and
-// gradient. activation_fused_backward's op is f32 only; activation_bias_backward is the
-// same derivative in any storage (no bias here: backward_filter sums it per channel).
-static int fused_activation_backward(Layer *l, const LayerContext *ctx, Status *st) {
-    if (l->out_dtype == DTYPE_F32) return activation_fused_backward(l, ctx, st);
-    const Layer *a = l->fused_activation;
-    FusedActivation act;
-    activation_layer_fusable(a, &act);  // graph_fuse_activations fused it for being so
-    return ctx->backend->activation_bias_backward(ctx->backend, &act, l->out_dtype,
-                                                  a->output.data, a->grad.data, l->grad.data,
-                                                  NULL, ctx->batch,
-                                                  (int)shape_numel(&l->out_shape), 0.0f, st);
-}
-
 static int conv2d_backward(Layer *l, const LayerContext *ctx, Status *st) {
     const Backend *b = ctx->backend;
     const Conv2dConfig *config = l->config;
@@ -285,7 +271,7 @@ static int conv2d_backward(Layer *l, const LayerContext *ctx, Status *st) {
     Conv2dGeometry g = call_geometry(l, ctx);
     const void *dy = l->grad.data;
     float *dbias = config->bias ? tensor_f32(&l->params[1].grad) : NULL;
-    if (l->fused_activation) TRY(fused_activation_backward(l, ctx, st));
+    if (l->fused_activation) TRY(activation_fused_backward(l, ctx, st));
     TRY(b->conv2d_backward_filter(b, &g, l->inputs[0]->output.data, dy,
                                   tensor_f32(&l->params[0].grad), dbias, state->workspace,
                                   state->workspace_bytes, ctx->accumulate_param_grads, st));
