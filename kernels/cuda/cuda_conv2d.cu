@@ -131,16 +131,20 @@ __device__ static inline float conv_activation(const FusedActivation &act, float
 
 // y = act(y + bias[channel]) over a stored output [n, channels, plane] (bias may be NULL),
 // in one pass: the 16-bit forward's bias and activation after cudnnConvolutionForward,
-// where the f32 path runs cudnnAddTensor and activation_forward (f32 both) in turn.
+// where the f32 path runs cudnnAddTensor and activation_forward (f32 both) in turn. Block
+// rows walk the n * channels planes and threads along x a plane's values, so each thread
+// finds its channel (one division) per plane, not per value, and holds its bias in a
+// register (the 16-bit dense fallback's lesson on the H200: a 64-bit division per element).
 template <typename T>
 __global__ static void conv2d_bias_activation_kernel(T *y, const float *bias, int channels,
-                                                     long long plane, FusedActivation act,
-                                                     size_t total) {
-    for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
-         idx += (size_t)gridDim.x * blockDim.x) {
-        float v = storage_load(y, idx);
-        if (bias) v += bias[(idx / (size_t)plane) % (size_t)channels];
-        storage_store(y, idx, conv_activation(act, v));
+                                                     size_t plane, FusedActivation act,
+                                                     size_t planes) {
+    for (size_t p = blockIdx.y; p < planes; p += gridDim.y) {
+        float b = bias ? bias[p % (size_t)channels] : 0.0f;
+        T *row = y + p * plane;
+        for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < plane;
+             i += (size_t)gridDim.x * blockDim.x)
+            storage_store(row, i, conv_activation(act, storage_load(row, i) + b));
     }
 }
 
@@ -848,12 +852,15 @@ static int cuda_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g
 template <typename T>
 static int bias_activation_t(CudaContext *ctx, const Conv2dGeometry *g, T *y, const float *bias,
                              const FusedActivation *act, Status *st) {
-    size_t total = conv_outputs(g);
-    unsigned grid = cuda_blocks_for(total);
-    CUDA_CHECK_CONFIG(ctx, "conv2d_bias_activation_kernel", grid, CUDA_THREADS, 0, total, 64);
+    size_t plane = (size_t)g->out_h * g->out_w;
+    size_t planes = (size_t)g->batch * (size_t)g->out_channels;
+    dim3 grid(cuda_blocks_for(plane),
+              (unsigned)(planes < CUDA_MAX_BLOCKS ? planes : CUDA_MAX_BLOCKS));
+    CUDA_CHECK_CONFIG(ctx, "conv2d_bias_activation_kernel", grid, CUDA_THREADS, 0,
+                      conv_outputs(g), 64);
     FusedActivation none = {0, ACTIVATION_RELU, 0.0f};
     conv2d_bias_activation_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-        y, bias, g->out_channels, (long long)g->out_h * g->out_w, act ? *act : none, total);
+        y, bias, g->out_channels, plane, act ? *act : none, planes);
     CUDA_CHECK_LAUNCH("conv2d_bias_activation_kernel");
     return 0;
 }
