@@ -13,7 +13,7 @@
 #include "core/train.h"
 #include "models/model_file.h"
 
-enum { SIDE = 6, SAMPLES = 150, MAX_REPLICAS = 3 };
+enum { SIDE = 6, SAMPLES = 150, MAX_REPLICAS = 4 };
 
 static const char *const model_text =
     "input shape=1x6x6\n"

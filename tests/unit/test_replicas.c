@@ -1,5 +1,5 @@
 // Data parallelism and micro-batching change how a step is cut up, never what it computes:
-// for a model without dropout or batchnorm, training with 2 or 3 replicas, or with the
+// for a model without dropout or batchnorm, training with 2, 3 or 4 replicas, or with the
 // batch split into micro-batches after running out of memory, must end with the same
 // parameters as one device running whole batches (relative error <= 1e-5).
 #include "core/collective.h"
