@@ -27,7 +27,8 @@
 #include "base/lever.h"
 #include "base/rng.h"
 #include "kernels/backend.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "cuda_or_skip.h"
+#include "stored16.h"
 #include "kernels/cuda/cuda_device.h"
 
 #define F32_RTOL 1e-4
@@ -80,17 +81,13 @@ static void free_device(void) {
     device_count = 0;
 }
 
-static float widen_one(uint16_t v) {
-    return storage == DTYPE_BF16 ? bf16_to_f32(v) : f16_to_f32(v);
-}
-
 // n values uniform in [lo, hi) rounded to the storage type: bits and widened.
 static uint16_t *stored_random(Rng *rng, size_t n, float lo, float hi, float *wide) {
     uint16_t *bits = calloc(n ? n : 1, sizeof *bits);
     for (size_t i = 0; bits && i < n; i++) {
         float v = lo + (hi - lo) * rng_uniform(rng);
-        bits[i] = storage == DTYPE_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
-        wide[i] = widen_one(bits[i]);
+        bits[i] = stored16_from_f32(v, storage);
+        wide[i] = stored16_to_f32(bits[i], storage);
     }
     return bits;
 }
@@ -108,7 +105,7 @@ static void compare_stored(const char *op, const char *what, const uint16_t *got
     size_t bad = 0, first = 0;
     double worst = 0.0;
     for (size_t i = 0; i < n; i++) {
-        double g = widen_one(got[i]), w = widen_one(want[i]);
+        double g = stored16_to_f32(got[i], storage), w = stored16_to_f32(want[i], storage);
         double bound = 2.0 * unit * fabs(w) + F32_RTOL * mag[i];
         double ratio = fabs(g - w) / (bound > 0.0 ? bound : 1e-30);
         if (!(ratio <= 1.0) && bad++ == 0) first = i;
@@ -117,7 +114,8 @@ static void compare_stored(const char *op, const char *what, const uint16_t *got
     if (bad) {
         fprintf(stderr, "FAIL %s %s [%s %s, %s]: %zu of %zu values off (first [%zu]: GPU %.8g "
                 "CPU %.8g, magnitude %.3g)\n", op, what, dtype_name(storage), shape, layout, bad,
-                n, first, widen_one(got[first]), widen_one(want[first]), mag[first]);
+                n, first, stored16_to_f32(got[first], storage),
+                stored16_to_f32(want[first], storage), mag[first]);
         test_failures++;
     } else {
         printf("  %-36s %-10s worst %.2f of the bound\n", op, what, worst);
@@ -532,19 +530,10 @@ static int run_storage(DType dtype, unsigned disabled_levers) {
 
 int main(void) {
     cpu = cpu_backend();
+    int probe = cuda_probe_or_skip();
+    if (probe) return probe;
     Status st;
     status_clear(&st);
-    const Backend *probe = NULL;
-    CudaBackendOptions options = {.ordinal = 0};
-    if (cuda_backend_open(&options, &probe, &st)) {
-        if (st.code == STATUS_NO_DEVICE) {
-            printf("skipped: no usable CUDA backend: %s\n", st.message);
-            return 77;
-        }
-        fprintf(stderr, "cuda_backend_open: %s\n", st.message);
-        return 1;
-    }
-    cuda_backend_close(probe);
     CudaDeviceInfo devices[16];
     int count = 0, compute = 0;
     if (cuda_list_devices(devices, 16, &count, &st) == 0 && count > 0)

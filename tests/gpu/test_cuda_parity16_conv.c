@@ -31,7 +31,7 @@
 #include "base/lever.h"
 #include "base/rng.h"
 #include "kernels/cpu/cpu_ops.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "cuda_or_skip.h"
 
 typedef struct ConvCase {
     const char *name;
@@ -301,16 +301,7 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
 // One pass: every case in `dtype` on a backend opened in `precision` with `levers` off.
 // 77 when the backend does not open in it.
 static int run_pass(Precision precision, unsigned levers, const char *name) {
-    Status st;
-    status_clear(&st);
-    CudaBackendOptions options = {.ordinal = 0, .precision = precision,
-                                  .disabled_levers = levers};
-    if (cuda_backend_open(&options, &gpu, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        printf("%s skipped: %s", name, text);
-        return 77;
-    }
+    if (cuda_open_in_or_skip(precision, levers, name, &gpu)) return 77;
     pass_name = name;
     DType dtype = precision_activation_dtype(precision);
     double u = dtype == DTYPE_BF16 ? 1.0 / 128.0 : 1.0 / 1024.0;
@@ -325,21 +316,8 @@ static int run_pass(Precision precision, unsigned levers, const char *name) {
 }
 
 int main(void) {
-    Status st;
-    status_clear(&st);
-    const Backend *probe = NULL;
-    CudaBackendOptions cuda = {.ordinal = 0};
-    if (cuda_backend_open(&cuda, &probe, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        if (st.code == STATUS_NO_DEVICE) {
-            printf("skipped: no usable CUDA backend: %s", text);
-            return 77;
-        }
-        fprintf(stderr, "cuda_backend_open: %s", text);
-        return 1;
-    }
-    cuda_backend_close(probe);
+    int probe = cuda_probe_or_skip();
+    if (probe) return probe;
     unsigned off = LEVER_BIT(LEVER_BIAS_GRADIENT) | LEVER_BIT(LEVER_CONV_FUSED);
     int skipped = 0;
     skipped += run_pass(PRECISION_FP16, 0, "f16") == 77;

@@ -23,7 +23,8 @@
 #include "check.h"
 #include "base/rng.h"
 #include "kernels/backend.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "cuda_or_skip.h"
+#include "stored16.h"
 
 static const Backend *gpu, *cpu;
 static Rng rng;
@@ -46,7 +47,7 @@ static void *host_values(DType dtype, size_t n, float lo, float hi) {
         float v = lo + (hi - lo) * rng_uniform(&rng);
         if (dtype == DTYPE_F32) memcpy(out + i * size, &v, size);
         else {
-            uint16_t h = dtype == DTYPE_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
+            uint16_t h = stored16_from_f32(v, dtype);
             memcpy(out + i * size, &h, size);
         }
     }
@@ -106,8 +107,7 @@ static long ulps(const void *a, const void *b, DType dtype, size_t i) {
 
 static float widened(const void *p, DType dtype, size_t i) {
     if (dtype == DTYPE_F32) return ((const float *)p)[i];
-    uint16_t h = ((const uint16_t *)p)[i];
-    return dtype == DTYPE_BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+    return stored16_to_f32(((const uint16_t *)p)[i], dtype);
 }
 
 // exact: the same bits (ulps 0). Otherwise within one unit in the last place of the stored
@@ -276,17 +276,9 @@ static void all_cases(DType dtype) {
     }
 }
 
-// Returns 77 when the GPU cannot open in `precision`.
+// Returns 77 when the GPU cannot open in `precision` (PRECISION_DEFAULT: f32 storage).
 static int run_in(Precision precision) {
-    Status st;
-    status_clear(&st);
-    CudaBackendOptions options = {.ordinal = 0, .precision = precision};
-    if (cuda_backend_open(&options, &gpu, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        printf("%s skipped: %s", precision_name(precision), text);
-        return 77;
-    }
+    if (cuda_open_in_or_skip(precision, 0, precision_name(precision), &gpu)) return 77;
     DType dtype = precision_activation_dtype(precision);
     int before = test_failures;
     all_cases(dtype);
@@ -297,27 +289,12 @@ static int run_in(Precision precision) {
 }
 
 int main(void) {
-    Status st;
-    status_clear(&st);
-    const Backend *probe = NULL;
-    CudaBackendOptions plain = {.ordinal = 0};
-    if (cuda_backend_open(&plain, &probe, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        if (st.code == STATUS_NO_DEVICE) {
-            printf("skipped: no usable CUDA backend: %s", text);
-            return 77;
-        }
-        fprintf(stderr, "cuda_backend_open: %s", text);
-        return 1;
-    }
+    int probe = cuda_probe_or_skip();
+    if (probe) return probe;
     cpu = cpu_backend();
     rng_seed(&rng, 31);
     // f32 through the same cases: the several-source accumulate is new to both backends
-    gpu = probe;
-    all_cases(DTYPE_F32);
-    cuda_backend_close(probe);
-    gpu = NULL;
+    if (run_in(PRECISION_DEFAULT) == 77) test_failures++;  // the probe opened it
     int fp16 = run_in(PRECISION_FP16);
     int bf16 = run_in(PRECISION_BF16);
     if (fp16 == 77 && bf16 == 77) return 77;

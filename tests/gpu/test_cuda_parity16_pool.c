@@ -31,7 +31,8 @@
 #include "base/precision.h"
 #include "base/rng.h"
 #include "kernels/backend.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "cuda_or_skip.h"
+#include "stored16.h"
 
 typedef struct PoolCase {
     int n, c, h, w, kh, kw, sh, sw, ph, pw;
@@ -90,14 +91,6 @@ static void *host_alloc(size_t bytes) {
     return p;
 }
 
-static uint16_t narrow(float v, DType dtype) {
-    return dtype == DTYPE_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
-}
-
-static float widen(uint16_t v, DType dtype) {
-    return dtype == DTYPE_BF16 ? bf16_to_f32(v) : f16_to_f32(v);
-}
-
 // n stored values: uniform in [-1, 1), or -0.5, 0 and 0.5 only (ties), or with a NaN in
 // every eleventh place; some -0 among gradients (the CPU's 0 + -0 leaves +0).
 static uint16_t *stored_values(size_t n, int kind, DType dtype) {
@@ -107,7 +100,7 @@ static uint16_t *stored_values(size_t n, int kind, DType dtype) {
         if (kind == INPUT_TIES) x = 0.5f * (float)((int)rng_below(&rng, 3) - 1);
         if (kind == INPUT_NAN && i % 11 == 3) x = NAN;
         if (kind == INPUT_RANDOM && i % 7 == 5) x = -0.0f;
-        v[i] = narrow(x, dtype);
+        v[i] = stored16_from_f32(x, dtype);
     }
     return v;
 }
@@ -199,7 +192,7 @@ static void compare16(const char *op, const char *what, const uint16_t *got,
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
         if (got[i] == want[i]) continue;
-        double g = widen(got[i], dtype), w = widen(want[i], dtype);
+        double g = stored16_to_f32(got[i], dtype), w = stored16_to_f32(want[i], dtype);
         if (isnan(g) && isnan(w)) continue;
         int exponent;
         frexp(w, &exponent);
@@ -339,24 +332,13 @@ static void avgpool_backward_case(const Backend *gpu, const PoolCase *k, DType d
 
 // ---- passes ----------------------------------------------------------------------------------
 
-static int open_in(Precision precision, unsigned disabled_levers, const Backend **out) {
-    CudaBackendOptions options = {.ordinal = 0, .precision = precision,
-                                  .disabled_levers = disabled_levers};
-    Status st;
-    status_clear(&st);
-    if (!cuda_backend_open(&options, out, &st)) return 0;
-    char text[2048];
-    status_format(&st, text, sizeof text);
-    printf("%s skipped: %s", precision_name(precision), text);
-    return 77;
-}
-
 // Every op and case in one storage type; 77 when the GPU cannot open in it.
 static int run_storage(Precision precision) {
     DType dtype = precision_activation_dtype(precision);
     const Backend *gpu = NULL, *gather = NULL;
-    if (open_in(precision, 0, &gpu)) return 77;
-    if (open_in(precision, LEVER_BIT(LEVER_MAXPOOL_SCATTER), &gather)) {
+    if (cuda_open_in_or_skip(precision, 0, precision_name(precision), &gpu)) return 77;
+    if (cuda_open_in_or_skip(precision, LEVER_BIT(LEVER_MAXPOOL_SCATTER),
+                             precision_name(precision), &gather)) {
         fprintf(stderr, "FAIL: %s opens with every lever on but not without maxpool-scatter\n",
                 precision_name(precision));
         test_failures++;
@@ -385,21 +367,8 @@ static int run_storage(Precision precision) {
 int main(void) {
     cpu = cpu_backend();
     rng_seed(&rng, 20261126);
-    Status st;
-    status_clear(&st);
-    const Backend *probe = NULL;
-    CudaBackendOptions plain = {.ordinal = 0};
-    if (cuda_backend_open(&plain, &probe, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        if (st.code == STATUS_NO_DEVICE) {
-            printf("skipped: no usable CUDA backend: %s", text);
-            return 77;
-        }
-        fprintf(stderr, "cuda_backend_open: %s", text);
-        return 1;
-    }
-    cuda_backend_close(probe);
+    int probe = cuda_probe_or_skip();
+    if (probe) return probe;
     int bf16 = run_storage(PRECISION_BF16);
     int fp16 = run_storage(PRECISION_FP16);
     if (bf16 == 77 && fp16 == 77) return 77;

@@ -24,7 +24,7 @@
 #include "check.h"
 #include "base/rng.h"
 #include "core/graph.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "cuda_or_skip.h"
 
 enum { BATCH = 48 };
 
@@ -138,14 +138,8 @@ static int gpu_matches_cpu(Precision precision, double loss_bound, double grad_b
     DType storage = precision_activation_dtype(precision);
     Status st;
     status_clear(&st);
-    CudaBackendOptions options = {.ordinal = 0, .precision = precision};
     const Backend *gpu_backend = NULL;
-    if (cuda_backend_open(&options, &gpu_backend, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        printf("%s skipped: %s", what, text);
-        return 77;
-    }
+    if (cuda_open_in_or_skip(precision, 0, what, &gpu_backend)) return 77;
     float images[BATCH * 108];
     int32_t labels[BATCH];
     Rng rng;
@@ -171,21 +165,8 @@ static int gpu_matches_cpu(Precision precision, double loss_bound, double grad_b
 }
 
 int main(void) {
-    Status st;
-    status_clear(&st);
-    const Backend *probe = NULL;
-    CudaBackendOptions cuda = {.ordinal = 0};
-    if (cuda_backend_open(&cuda, &probe, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        if (st.code == STATUS_NO_DEVICE) {
-            printf("skipped: no usable CUDA backend: %s", text);
-            return 77;
-        }
-        fprintf(stderr, "cuda_backend_open: %s", text);
-        return 1;
-    }
-    cuda_backend_close(probe);
+    int probe = cuda_probe_or_skip();
+    if (probe) return probe;
     int fp16 = gpu_matches_cpu(PRECISION_FP16, 2e-3, 5e-3);
     int bf16 = gpu_matches_cpu(PRECISION_BF16, 1e-2, 5e-2);
     if (fp16 == 77 && bf16 == 77) return 77;
