@@ -264,6 +264,30 @@ static inline void storage_pair_check_gradients(const StoragePair *p, double bou
     }
 }
 
+// storage_pair_step, then the checks every storage test makes of it: the losses and each
+// layer's parameter gradients (and buffers) within `bound`. Returns storage_pair_step's
+// result; storage_pair_free must follow either way.
+static inline int storage_pair_matches_f32(StoragePair *p, const StorageNetSpec *spec,
+                                           DType storage, uint64_t data_seed, const char *label,
+                                           double bound) {
+    int rc = storage_pair_step(p, spec, storage, data_seed, label);
+    if (rc) return rc;
+    storage_pair_check_loss(p, label, storage, bound);
+    storage_pair_check_gradients(p, bound);
+    return 0;
+}
+
+// An evaluation pass of each net on the batch they hold; the summed losses.
+static inline int storage_pair_evaluate(StoragePair *p, double *wide_eval, double *half_eval) {
+    Status st;
+    status_clear(&st);
+    int rc = storage_net_pass(&p->wide, 0, wide_eval, &st);
+    if (!rc) rc = storage_net_pass(&p->half, 0, half_eval, &st);
+    if (rc) fprintf(stderr, "evaluation: %s\n", st.message);
+    CHECK_INT_EQ(rc, 0);
+    return rc;
+}
+
 // `steps` optimizer steps on the batch drawn from data_seed in `storage`: the loss must
 // fall below `factor` times the first step's.
 static inline void check_training_learns(const StorageNetSpec *spec, DType storage,

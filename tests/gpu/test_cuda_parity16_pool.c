@@ -32,14 +32,10 @@
 #include "base/rng.h"
 #include "kernels/backend.h"
 #include "cuda_or_skip.h"
+#include "pool_shape.h"
 #include "stored16.h"
 
-typedef struct PoolCase {
-    int n, c, h, w, kh, kw, sh, sw, ph, pw;
-    const char *what;
-} PoolCase;
-
-static const PoolCase cases[] = {
+static const PoolShape cases[] = {
     {2, 3, 8, 8, 2, 2, 2, 2, 0, 0, "disjoint 2x2 windows"},
     {2, 3, 7, 7, 2, 2, 2, 2, 0, 0, "disjoint, the last row and column in no window"},
     {2, 3, 9, 10, 2, 2, 3, 3, 0, 0, "gaps between windows (stride > size)"},
@@ -65,22 +61,6 @@ static const Backend *cpu;
 static Rng rng;
 static int device_broken;
 static char label[512];  // the case being run, for messages
-
-static Pool2dGeometry geometry_of(const PoolCase *k) {
-    return (Pool2dGeometry){.batch = k->n, .channels = k->c, .in_h = k->h, .in_w = k->w,
-                            .out_h = (k->h + 2 * k->ph - k->kh) / k->sh + 1,
-                            .out_w = (k->w + 2 * k->pw - k->kw) / k->sw + 1,
-                            .kernel_h = k->kh, .kernel_w = k->kw, .stride_h = k->sh,
-                            .stride_w = k->sw, .pad_top = k->ph, .pad_left = k->pw};
-}
-
-static size_t inputs_of(const Pool2dGeometry *g) {
-    return (size_t)g->batch * g->channels * g->in_h * g->in_w;
-}
-
-static size_t outputs_of(const Pool2dGeometry *g) {
-    return (size_t)g->batch * g->channels * g->out_h * g->out_w;
-}
 
 static void *host_alloc(size_t bytes) {
     void *p = malloc(bytes ? bytes : 1);
@@ -220,18 +200,18 @@ static void compare_argmax(const int32_t *got, const int32_t *want, size_t n) {
 
 // ---- the ops ---------------------------------------------------------------------------------
 
-static void describe(const PoolCase *k, DType dtype, const char *extra) {
+static void describe(const PoolShape *k, DType dtype, const char *extra) {
     snprintf(label, sizeof label, "%s, %s: n=%d c=%d in=%dx%d window=%dx%d stride=%dx%d "
              "pad=%dx%d%s", dtype_name(dtype), k->what, k->n, k->c, k->h, k->w, k->kh, k->kw,
              k->sh, k->sw, k->ph, k->pw, extra);
 }
 
-static void maxpool_forward_case(const Backend *gpu, const PoolCase *k, DType dtype, int kind) {
+static void maxpool_forward_case(const Backend *gpu, const PoolShape *k, DType dtype, int kind) {
     char extra[48];
     snprintf(extra, sizeof extra, ", %s input", input_names[kind]);
     describe(k, dtype, extra);
-    Pool2dGeometry g = geometry_of(k);
-    size_t nx = inputs_of(&g), ny = outputs_of(&g);
+    Pool2dGeometry g = pool_geometry_of(k);
+    size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
     uint16_t *x = stored_values(nx, kind, dtype), *y = host_alloc(ny * 2);
@@ -253,14 +233,14 @@ static void maxpool_forward_case(const Backend *gpu, const PoolCase *k, DType dt
     end_case();
 }
 
-static void maxpool_backward_case(const Backend *gpu, const PoolCase *k, DType dtype, int kind,
+static void maxpool_backward_case(const Backend *gpu, const PoolShape *k, DType dtype, int kind,
                                   int accumulate, const char *path) {
     char extra[96];
     snprintf(extra, sizeof extra, ", %s input, accumulate=%d, %s", input_names[kind], accumulate,
              path);
     describe(k, dtype, extra);
-    Pool2dGeometry g = geometry_of(k);
-    size_t nx = inputs_of(&g), ny = outputs_of(&g);
+    Pool2dGeometry g = pool_geometry_of(k);
+    size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
     uint16_t *x = stored_values(nx, kind, dtype), *y = host_alloc(ny * 2);
@@ -286,10 +266,10 @@ static void maxpool_backward_case(const Backend *gpu, const PoolCase *k, DType d
     end_case();
 }
 
-static void avgpool_forward_case(const Backend *gpu, const PoolCase *k, DType dtype) {
+static void avgpool_forward_case(const Backend *gpu, const PoolShape *k, DType dtype) {
     describe(k, dtype, "");
-    Pool2dGeometry g = geometry_of(k);
-    size_t nx = inputs_of(&g), ny = outputs_of(&g);
+    Pool2dGeometry g = pool_geometry_of(k);
+    size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
     uint16_t *x = stored_values(nx, INPUT_RANDOM, dtype), *y = host_alloc(ny * 2);
@@ -306,11 +286,11 @@ static void avgpool_forward_case(const Backend *gpu, const PoolCase *k, DType dt
     end_case();
 }
 
-static void avgpool_backward_case(const Backend *gpu, const PoolCase *k, DType dtype,
+static void avgpool_backward_case(const Backend *gpu, const PoolShape *k, DType dtype,
                                   int accumulate) {
     describe(k, dtype, accumulate ? ", accumulate=1" : ", accumulate=0");
-    Pool2dGeometry g = geometry_of(k);
-    size_t nx = inputs_of(&g), ny = outputs_of(&g);
+    Pool2dGeometry g = pool_geometry_of(k);
+    size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
     uint16_t *dy = stored_values(ny, INPUT_RANDOM, dtype);
@@ -347,7 +327,7 @@ static int run_storage(Precision precision) {
     }
     printf("%s: pooling on %s storage, %d shapes\n", gpu->name, dtype_name(dtype), CASES);
     for (int i = 0; i < CASES && !device_broken; i++) {
-        const PoolCase *k = &cases[i];
+        const PoolShape *k = &cases[i];
         int kinds = k->n >= 1024 ? 1 : INPUT_KINDS;
         for (int kind = 0; kind < kinds; kind++) {
             maxpool_forward_case(gpu, k, dtype, kind);

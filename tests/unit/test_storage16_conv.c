@@ -159,10 +159,7 @@ static void casts_sit_where_storage_changes(DType storage) {
 // types' units (8).
 static void gradients_match_f32(DType storage, double bound) {
     StoragePair p;
-    if (!storage_pair_step(&p, &spec, storage, 3, "")) {
-        storage_pair_check_loss(&p, "", storage, bound);
-        storage_pair_check_gradients(&p, bound);
-    }
+    storage_pair_matches_f32(&p, &spec, storage, 3, "", bound);
     storage_pair_free(&p);
 }
 
