@@ -24,6 +24,7 @@
 #include "base/rng.h"
 #include "kernels/backend.h"
 #include "cuda_or_skip.h"
+#include "device_buffers.h"
 #include "stored16.h"
 
 static const Backend *gpu, *cpu;
@@ -60,27 +61,16 @@ static void *host_copy(const void *src, size_t bytes) {
     return out;
 }
 
-static void *to_device(const void *host, size_t bytes) {
-    Status st;
-    status_clear(&st);
-    void *d = NULL;
-    if (report("raw_alloc", gpu->raw_alloc(gpu, bytes ? bytes : 1, &d, &st), &st)) return NULL;
-    if (bytes && report("copy_to_device", gpu->copy_to_device(gpu, d, host, bytes, &st), &st)) {
-        gpu->raw_free(gpu, d);
-        return NULL;
-    }
-    return d;
-}
+static void report_failure(const char *what, const Status *st) { report(what, 1, st); }
 
-// The device buffer's bytes, freed on the device.
-static void *from_device(void *d, size_t bytes) {
-    Status st;
-    status_clear(&st);
+// Each case's device buffers, freed when it starts (what an earlier case left behind when
+// it stopped at a failure) and when it ends.
+static DeviceBuffers dev = {.report = report_failure};
+
+// The device buffer's bytes, in new host memory (NULL after a failure).
+static void *from_device(const void *d, size_t bytes) {
     void *host = malloc(bytes + 1);
-    int rc = gpu->synchronize(gpu, &st);
-    if (!rc) rc = gpu->copy_to_host(gpu, host, d, bytes, &st);
-    gpu->raw_free(gpu, d);
-    if (report("copy_to_host", rc, &st)) {
+    if (device_download(&dev, host, d, bytes)) {
         free(host);
         return NULL;
     }
@@ -136,12 +126,14 @@ static int exact_forward(ActivationKind k) {
 }
 
 static void activation_case(ActivationKind kind, DType dtype, size_t n) {
+    device_free_all(&dev);
     Status st;
     status_clear(&st);
     size_t bytes = n * dtype_size(dtype);
     const float slope = 0.1f;
     void *x = host_values(dtype, n, -4.0f, 4.0f), *want_y = malloc(bytes + 1);
-    void *d_x = to_device(x, bytes), *d_out = to_device(x, bytes);  // y poisoned with x
+    void *d_x = device_upload(&dev, x, bytes);
+    void *d_out = device_upload(&dev, x, bytes);  // y poisoned with x
     if (!d_x || !d_out) return;
     if (report("cpu activation_forward",
                cpu->activation_forward(cpu, kind, slope, dtype, x, want_y, n, &st), &st) ||
@@ -157,8 +149,8 @@ static void activation_case(ActivationKind kind, DType dtype, size_t n) {
     void *dy = host_values(dtype, n, -1.0f, 1.0f);
     for (int accumulate = 0; accumulate < 2; accumulate++) {
         void *previous = host_values(dtype, n, -1.0f, 1.0f), *want = host_copy(previous, bytes);
-        void *d_y = to_device(want_y, bytes), *d_dy = to_device(dy, bytes);
-        void *d_dx = to_device(previous, bytes);
+        void *d_y = device_upload(&dev, want_y, bytes), *d_dy = device_upload(&dev, dy, bytes);
+        void *d_dx = device_upload(&dev, previous, bytes);
         if (!d_y || !d_dy || !d_dx) return;
         if (report("cpu activation_backward",
                    cpu->activation_backward(cpu, kind, slope, dtype, x, want_y, dy, want, n,
@@ -174,24 +166,23 @@ static void activation_case(ActivationKind kind, DType dtype, size_t n) {
         free(got);
         free(want);
         free(previous);
-        gpu->raw_free(gpu, d_y);
-        gpu->raw_free(gpu, d_dy);
     }
-    gpu->raw_free(gpu, d_x);
     free(x);
     free(want_y);
     free(dy);
+    device_free_all(&dev);
 }
 
 static void dropout_case(DType dtype, size_t n, float rate, uint64_t seed) {
+    device_free_all(&dev);
     Status st;
     status_clear(&st);
     size_t bytes = n * dtype_size(dtype), mask_bytes = n * sizeof(float);
     void *x = host_values(dtype, n, -3.0f, 3.0f), *want_y = malloc(bytes + 1);
     float *want_mask = malloc(mask_bytes + 1);
-    void *d_x = to_device(x, bytes), *d_y = to_device(x, bytes), *d_mask = NULL;
-    if (!d_x || !d_y) return;
-    if (report("raw_alloc", gpu->raw_alloc(gpu, mask_bytes, &d_mask, &st), &st)) return;
+    void *d_x = device_upload(&dev, x, bytes), *d_y = device_upload(&dev, x, bytes);
+    void *d_mask = device_upload(&dev, NULL, mask_bytes);
+    if (!d_x || !d_y || !d_mask) return;
     if (report("cpu dropout_forward",
                cpu->dropout_forward(cpu, dtype, x, want_y, want_mask, n, rate, seed, &st), &st) ||
         report("gpu dropout_forward",
@@ -204,7 +195,7 @@ static void dropout_case(DType dtype, size_t n, float rate, uint64_t seed) {
     void *dy = host_values(dtype, n, -1.0f, 1.0f);
     for (int accumulate = 0; accumulate < 2; accumulate++) {
         void *previous = host_values(dtype, n, -1.0f, 1.0f), *want = host_copy(previous, bytes);
-        void *d_dy = to_device(dy, bytes), *d_dx = to_device(previous, bytes);
+        void *d_dy = device_upload(&dev, dy, bytes), *d_dx = device_upload(&dev, previous, bytes);
         if (!d_dy || !d_dx) return;
         if (report("cpu dropout_backward",
                    cpu->dropout_backward(cpu, dtype, dy, want_mask, want, n, accumulate, &st),
@@ -219,30 +210,30 @@ static void dropout_case(DType dtype, size_t n, float rate, uint64_t seed) {
         free(got);
         free(want);
         free(previous);
-        gpu->raw_free(gpu, d_dy);
     }
     float *got_mask = from_device(d_mask, mask_bytes);
     compare("dropout_forward mask", DTYPE_F32, n, got_mask, want_mask, 1);
     free(got_mask);
-    gpu->raw_free(gpu, d_x);
     free(x);
     free(want_y);
     free(want_mask);
     free(dy);
+    device_free_all(&dev);
 }
 
 static void accumulate_case(DType dtype, size_t n, int count, int accumulate) {
+    device_free_all(&dev);
     Status st;
     status_clear(&st);
     size_t bytes = n * dtype_size(dtype);
     void *x[BACKEND_ACCUMULATE_MAX], *d_x[BACKEND_ACCUMULATE_MAX];
     for (int k = 0; k < count; k++) {
         x[k] = host_values(dtype, n, -2.0f, 2.0f);
-        d_x[k] = to_device(x[k], bytes);
+        d_x[k] = device_upload(&dev, x[k], bytes);
         if (!d_x[k]) return;
     }
     void *start = host_values(dtype, n, -2.0f, 2.0f), *want = host_copy(start, bytes);
-    void *d_y = to_device(start, bytes);
+    void *d_y = device_upload(&dev, start, bytes);
     if (!d_y) return;
     if (report("cpu accumulate",
                cpu->accumulate(cpu, dtype, want, (const void *const *)x, count, n, accumulate,
@@ -258,10 +249,8 @@ static void accumulate_case(DType dtype, size_t n, int count, int accumulate) {
     free(got);
     free(want);
     free(start);
-    for (int k = 0; k < count; k++) {
-        gpu->raw_free(gpu, d_x[k]);
-        free(x[k]);
-    }
+    for (int k = 0; k < count; k++) free(x[k]);
+    device_free_all(&dev);
 }
 
 static void all_cases(DType dtype) {
@@ -279,10 +268,12 @@ static void all_cases(DType dtype) {
 // Returns 77 when the GPU cannot open in `precision` (PRECISION_DEFAULT: f32 storage).
 static int run_in(Precision precision) {
     if (cuda_open_in_or_skip(precision, 0, precision_name(precision), &gpu)) return 77;
+    dev = (DeviceBuffers){.gpu = gpu, .report = report_failure};
     DType dtype = precision_activation_dtype(precision);
     int before = test_failures;
     all_cases(dtype);
     fprintf(stderr, "%s: %s\n", dtype_name(dtype), test_failures == before ? "ok" : "FAILED");
+    device_free_all(&dev);
     cuda_backend_close(gpu);
     gpu = NULL;
     return 0;

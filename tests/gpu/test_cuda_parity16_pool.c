@@ -32,6 +32,7 @@
 #include "base/rng.h"
 #include "kernels/backend.h"
 #include "cuda_or_skip.h"
+#include "device_buffers.h"
 #include "pool_shape.h"
 #include "stored16.h"
 
@@ -59,7 +60,6 @@ static const char *const input_names[] = {"random", "ties", "with NaN"};
 
 static const Backend *cpu;
 static Rng rng;
-static int device_broken;
 static char label[512];  // the case being run, for messages
 
 static void *host_alloc(size_t bytes) {
@@ -94,54 +94,14 @@ static void report(const char *what, const Status *st) {
 
 // ---- device buffers, freed at the end of each case -------------------------------------
 
-enum { MAX_BUFFERS = 16 };
-static void *buffers[MAX_BUFFERS];
-static int buffer_count;
-static const Backend *buffers_on;
+static DeviceBuffers dev = {.report = report};
 
-static void *dev_upload(const Backend *gpu, const void *host, size_t bytes) {
-    if (device_broken || buffer_count == MAX_BUFFERS) return NULL;
-    Status st;
-    status_clear(&st);
-    void *d = NULL;
-    if (gpu->raw_alloc(gpu, bytes ? bytes : 1, &d, &st)) {
-        report("raw_alloc", &st);
-        device_broken = 1;
-        return NULL;
-    }
-    buffers[buffer_count++] = d;
-    buffers_on = gpu;
-    if (bytes && gpu->copy_to_device(gpu, d, host, bytes, &st)) {
-        report("copy_to_device", &st);
-        device_broken = 1;
-    }
-    return d;
-}
-
-// A device buffer of NaN bytes (0xFF.. is a NaN in bf16, f16 and f32).
-static void *dev_poisoned(const Backend *gpu, size_t bytes) {
+// The device buffer's bytes in host memory (NaN bytes where the copy did not happen).
+static void *fetch(const void *d, size_t bytes) {
     void *host = host_alloc(bytes ? bytes : 1);
     memset(host, 0xFF, bytes);
-    void *d = dev_upload(gpu, host, bytes);
-    free(host);
-    return d;
-}
-
-static void *fetch(const Backend *gpu, const void *d, size_t bytes) {
-    void *host = host_alloc(bytes ? bytes : 1);
-    memset(host, 0xFF, bytes);
-    Status st;
-    status_clear(&st);
-    if (!device_broken && bytes && gpu->copy_to_host(gpu, host, d, bytes, &st)) {
-        report("copy_to_host", &st);
-        device_broken = 1;
-    }
+    device_download(&dev, host, d, bytes);
     return host;
-}
-
-static void end_case(void) {
-    for (int i = 0; i < buffer_count; i++) buffers_on->raw_free(buffers_on, buffers[i]);
-    buffer_count = 0;
 }
 
 // The op's status, then a synchronize, so that an asynchronous fault is pinned to it.
@@ -151,9 +111,9 @@ static int gpu_done(const Backend *gpu, const char *op, int rc, const Status *st
     status_clear(&sync);
     if (!rc && gpu->synchronize(gpu, &sync)) {
         report(op, &sync);
-        device_broken = 1;
+        dev.broken = 1;
     }
-    return rc || device_broken;
+    return rc || dev.broken;
 }
 
 static int cpu_done(const char *op, int rc, const Status *st) {
@@ -210,27 +170,28 @@ static void maxpool_forward_case(const Backend *gpu, const PoolShape *k, DType d
     char extra[48];
     snprintf(extra, sizeof extra, ", %s input", input_names[kind]);
     describe(k, dtype, extra);
+    dev.gpu = gpu;
     Pool2dGeometry g = pool_geometry_of(k);
     size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
     uint16_t *x = stored_values(nx, kind, dtype), *y = host_alloc(ny * 2);
     int32_t *arg = host_alloc(ny * sizeof *arg);
-    void *d_x = dev_upload(gpu, x, nx * 2), *d_y = dev_poisoned(gpu, ny * 2);
-    int32_t *d_arg = dev_poisoned(gpu, ny * sizeof *arg);
-    if (!device_broken &&
+    void *d_x = device_upload(&dev, x, nx * 2), *d_y = device_poisoned(&dev, ny * 2);
+    int32_t *d_arg = device_poisoned(&dev, ny * sizeof *arg);
+    if (!dev.broken &&
         !gpu_done(gpu, "maxpool_forward",
                   gpu->maxpool_forward(gpu, &g, dtype, d_x, d_y, d_arg, &st), &st) &&
         !cpu_done("maxpool_forward", cpu->maxpool_forward(cpu, &g, dtype, x, y, arg, &st), &st)) {
-        uint16_t *got = fetch(gpu, d_y, ny * 2);
-        int32_t *got_arg = fetch(gpu, d_arg, ny * sizeof *arg);
+        uint16_t *got = fetch(d_y, ny * 2);
+        int32_t *got_arg = fetch(d_arg, ny * sizeof *arg);
         compare16("maxpool_forward", "y", got, y, ny, dtype, 0);
         compare_argmax(got_arg, arg, ny);
         free(got);
         free(got_arg);
     }
     free(x), free(y), free(arg);
-    end_case();
+    device_free_all(&dev);
 }
 
 static void maxpool_backward_case(const Backend *gpu, const PoolShape *k, DType dtype, int kind,
@@ -239,6 +200,7 @@ static void maxpool_backward_case(const Backend *gpu, const PoolShape *k, DType 
     snprintf(extra, sizeof extra, ", %s input, accumulate=%d, %s", input_names[kind], accumulate,
              path);
     describe(k, dtype, extra);
+    dev.gpu = gpu;
     Pool2dGeometry g = pool_geometry_of(k);
     size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
@@ -248,66 +210,68 @@ static void maxpool_backward_case(const Backend *gpu, const PoolShape *k, DType 
     uint16_t *dy = stored_values(ny, INPUT_RANDOM, dtype);
     uint16_t *dx = stored_values(nx, INPUT_RANDOM, dtype);  // the old dx when accumulating
     if (!cpu_done("maxpool_forward", cpu->maxpool_forward(cpu, &g, dtype, x, y, arg, &st), &st)) {
-        void *d_dy = dev_upload(gpu, dy, ny * 2);
-        int32_t *d_arg = dev_upload(gpu, arg, ny * sizeof *arg);
-        void *d_dx = accumulate ? dev_upload(gpu, dx, nx * 2) : dev_poisoned(gpu, nx * 2);
-        if (!device_broken &&
+        void *d_dy = device_upload(&dev, dy, ny * 2);
+        int32_t *d_arg = device_upload(&dev, arg, ny * sizeof *arg);
+        void *d_dx = accumulate ? device_upload(&dev, dx, nx * 2) : device_poisoned(&dev, nx * 2);
+        if (!dev.broken &&
             !gpu_done(gpu, "maxpool_backward",
                       gpu->maxpool_backward(gpu, &g, dtype, d_dy, d_arg, d_dx, accumulate, &st),
                       &st) &&
             !cpu_done("maxpool_backward",
                       cpu->maxpool_backward(cpu, &g, dtype, dy, arg, dx, accumulate, &st), &st)) {
-            uint16_t *got = fetch(gpu, d_dx, nx * 2);
+            uint16_t *got = fetch(d_dx, nx * 2);
             compare16("maxpool_backward", "dx", got, dx, nx, dtype, 0);
             free(got);
         }
     }
     free(x), free(y), free(arg), free(dy), free(dx);
-    end_case();
+    device_free_all(&dev);
 }
 
 static void avgpool_forward_case(const Backend *gpu, const PoolShape *k, DType dtype) {
     describe(k, dtype, "");
+    dev.gpu = gpu;
     Pool2dGeometry g = pool_geometry_of(k);
     size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
     uint16_t *x = stored_values(nx, INPUT_RANDOM, dtype), *y = host_alloc(ny * 2);
-    void *d_x = dev_upload(gpu, x, nx * 2), *d_y = dev_poisoned(gpu, ny * 2);
-    if (!device_broken &&
+    void *d_x = device_upload(&dev, x, nx * 2), *d_y = device_poisoned(&dev, ny * 2);
+    if (!dev.broken &&
         !gpu_done(gpu, "avgpool_forward", gpu->avgpool_forward(gpu, &g, dtype, d_x, d_y, &st),
                   &st) &&
         !cpu_done("avgpool_forward", cpu->avgpool_forward(cpu, &g, dtype, x, y, &st), &st)) {
-        uint16_t *got = fetch(gpu, d_y, ny * 2);
+        uint16_t *got = fetch(d_y, ny * 2);
         compare16("avgpool_forward", "y", got, y, ny, dtype, 1);
         free(got);
     }
     free(x), free(y);
-    end_case();
+    device_free_all(&dev);
 }
 
 static void avgpool_backward_case(const Backend *gpu, const PoolShape *k, DType dtype,
                                   int accumulate) {
     describe(k, dtype, accumulate ? ", accumulate=1" : ", accumulate=0");
+    dev.gpu = gpu;
     Pool2dGeometry g = pool_geometry_of(k);
     size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
     uint16_t *dy = stored_values(ny, INPUT_RANDOM, dtype);
     uint16_t *dx = stored_values(nx, INPUT_RANDOM, dtype);
-    void *d_dy = dev_upload(gpu, dy, ny * 2);
-    void *d_dx = accumulate ? dev_upload(gpu, dx, nx * 2) : dev_poisoned(gpu, nx * 2);
-    if (!device_broken &&
+    void *d_dy = device_upload(&dev, dy, ny * 2);
+    void *d_dx = accumulate ? device_upload(&dev, dx, nx * 2) : device_poisoned(&dev, nx * 2);
+    if (!dev.broken &&
         !gpu_done(gpu, "avgpool_backward",
                   gpu->avgpool_backward(gpu, &g, dtype, d_dy, d_dx, accumulate, &st), &st) &&
         !cpu_done("avgpool_backward",
                   cpu->avgpool_backward(cpu, &g, dtype, dy, dx, accumulate, &st), &st)) {
-        uint16_t *got = fetch(gpu, d_dx, nx * 2);
+        uint16_t *got = fetch(d_dx, nx * 2);
         compare16("avgpool_backward", "dx", got, dx, nx, dtype, 1);
         free(got);
     }
     free(dy), free(dx);
-    end_case();
+    device_free_all(&dev);
 }
 
 // ---- passes ----------------------------------------------------------------------------------
@@ -326,7 +290,7 @@ static int run_storage(Precision precision) {
         return 0;
     }
     printf("%s: pooling on %s storage, %d shapes\n", gpu->name, dtype_name(dtype), CASES);
-    for (int i = 0; i < CASES && !device_broken; i++) {
+    for (int i = 0; i < CASES && !dev.broken; i++) {
         const PoolShape *k = &cases[i];
         int kinds = k->n >= 1024 ? 1 : INPUT_KINDS;
         for (int kind = 0; kind < kinds; kind++) {
