@@ -1,5 +1,6 @@
-// The graph-level harness of the 16-bit storage tests (tests/unit/test_storage16*.c): a
-// model built on the CPU backend with its activations stored as f32, bf16 or f16
+// The graph-level harness of the 16-bit storage tests (tests/unit/test_storage16*.c, and
+// tests/gpu/test_cuda_storage16.c for its nets): a model built on the CPU backend (or the
+// one a test names) with its activations stored as f32, bf16 or f16
 // (graph_set_storage), a random batch, one training (or evaluation) pass, and the checks
 // every storage test makes of such graphs: where the casts sit, that every layer reads
 // the dtype it stores, and that 16-bit storage gives the loss and parameter gradients of
@@ -35,26 +36,34 @@ typedef struct StorageNetSpec {
 
 typedef struct StorageNet {
     const StorageNetSpec *spec;
+    const Backend *b;
     ModelFile file;
     Graph g;
     Allocator alloc;
     int built;
 } StorageNet;
 
-// Parses and builds spec's model, stores its activations as `storage`, initialises the
-// parameters and allocates for spec->batch rows. storage_net_free must follow either way.
-static inline int storage_net_build(StorageNet *n, const StorageNetSpec *spec, DType storage,
-                                    Status *st) {
+// Parses and builds spec's model on backend b, stores its activations as `storage`,
+// initialises the parameters and allocates for spec->batch rows. storage_net_free must
+// follow either way.
+static inline int storage_net_build_on(StorageNet *n, const StorageNetSpec *spec,
+                                       const Backend *b, DType storage, Status *st) {
     memset(n, 0, sizeof *n);
     n->spec = spec;
+    n->b = b;
     TRY(model_file_parse_text(spec->model_name, spec->text, &n->file, st));
     TRY(graph_build(&n->file, &n->g, NULL, st));
     n->built = 1;
     TRY(graph_set_storage(&n->g, storage, st));
-    const Backend *b = cpu_backend();
     TRY(alloc_init(&n->alloc, b, ALLOC_GROW, 0, st));
     TRY(graph_init_params(&n->g, b, &n->alloc, spec->param_seed, st));
     return graph_allocate(&n->g, b, &n->alloc, spec->batch, NULL, st);
+}
+
+// storage_net_build_on the CPU backend, which every unit test runs on.
+static inline int storage_net_build(StorageNet *n, const StorageNetSpec *spec, DType storage,
+                                    Status *st) {
+    return storage_net_build_on(n, spec, cpu_backend(), storage, st);
 }
 
 static inline void storage_net_free(StorageNet *n) {
@@ -91,7 +100,7 @@ static inline int storage_net_load_batch(StorageNet *n, uint64_t data_seed, Stat
     for (size_t i = 0; i < values; i++) inputs[i] = spec->input_low + 2.0f * rng_uniform(&rng);
     for (int i = 0; i < spec->batch; i++)
         labels[i] = (int32_t)rng_below(&rng, (uint32_t)spec->classes);
-    int rc = graph_load_batch(&n->g, cpu_backend(), inputs, labels, spec->batch, st);
+    int rc = graph_load_batch(&n->g, n->b, inputs, labels, spec->batch, st);
     free(inputs);
     free(labels);
     return rc;
@@ -99,7 +108,7 @@ static inline int storage_net_load_batch(StorageNet *n, uint64_t data_seed, Stat
 
 // One forward (and, training, backward) pass; *loss is the batch's summed loss.
 static inline int storage_net_pass(StorageNet *n, int training, double *loss, Status *st) {
-    const Backend *b = cpu_backend();
+    const Backend *b = n->b;
     int batch = n->spec->batch;
     LayerContext ctx = {.backend = b, .alloc = &n->alloc, .batch = batch, .training = training,
                         .seed = n->spec->ctx_seed, .labels = (const int32_t *)n->g.labels.data};
@@ -298,11 +307,11 @@ static inline void check_training_learns(const StorageNetSpec *spec, DType stora
     status_clear(&st);
     double first = 0.0, last = 0.0;
     int rc = storage_net_build(&n, spec, storage, &st);
-    if (!rc) rc = optimizer_prepare(&n.g, opt, cpu_backend(), &n.alloc, &st);
+    if (!rc) rc = optimizer_prepare(&n.g, opt, n.b, &n.alloc, &st);
     if (!rc) rc = storage_net_load_batch(&n, data_seed, &st);
     for (int i = 0; !rc && i < steps; i++) {
         rc = storage_net_pass(&n, 1, i ? &last : &first, &st);
-        if (!rc) rc = optimizer_step(&n.g, opt, cpu_backend(), i + 1, &st);
+        if (!rc) rc = optimizer_step(&n.g, opt, n.b, i + 1, &st);
     }
     if (rc) {
         fprintf(stderr, "%s training: %s\n", dtype_name(storage), st.message);
