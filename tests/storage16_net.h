@@ -286,6 +286,14 @@ static inline int storage_pair_matches_f32(StoragePair *p, const StorageNetSpec 
     return 0;
 }
 
+// storage_pair_matches_f32 on a pair of its own, freed again.
+static inline void check_storage_matches_f32(const StorageNetSpec *spec, DType storage,
+                                             uint64_t data_seed, double bound) {
+    StoragePair p;
+    storage_pair_matches_f32(&p, spec, storage, data_seed, "", bound);
+    storage_pair_free(&p);
+}
+
 // An evaluation pass of each net on the batch they hold; the summed losses.
 static inline int storage_pair_evaluate(StoragePair *p, double *wide_eval, double *half_eval) {
     Status st;
