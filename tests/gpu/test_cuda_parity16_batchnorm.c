@@ -27,7 +27,9 @@
 #include "base/lever.h"
 #include "base/rng.h"
 #include "kernels/backend.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "cuda_or_skip.h"
+#include "device_buffers.h"
+#include "stored16.h"
 #include "kernels/cuda/cuda_device.h"
 
 #define F32_RTOL 1e-4
@@ -37,60 +39,23 @@ static const Backend *gpu, *cpu;
 static DType storage;
 static const char *layout = "";  // the case being run, for messages
 static char shape[256];
-static int device_broken;
 
 // ---- host and device buffers ------------------------------------------------------------
-
-enum { MAX_BUFFERS = 64 };
-static void *device_buffers[MAX_BUFFERS];
-static int device_count;
 
 static void fail_status(const char *what, const Status *st) {
     fprintf(stderr, "FAIL %s [%s %s]: %s\n", what, dtype_name(storage), shape, st->message);
     test_failures++;
 }
 
-static void *upload(const void *host, size_t bytes) {
-    Status st;
-    status_clear(&st);
-    void *d = NULL;
-    if (device_broken || device_count == MAX_BUFFERS) return NULL;
-    if (gpu->raw_alloc(gpu, bytes ? bytes : 1, &d, &st) ||
-        (bytes && gpu->copy_to_device(gpu, d, host, bytes, &st))) {
-        fail_status("upload", &st);
-        device_broken = 1;
-        return NULL;
-    }
-    device_buffers[device_count++] = d;
-    return d;
-}
-
-static void download(void *host, const void *d, size_t bytes) {
-    Status st;
-    status_clear(&st);
-    if (device_broken || !d || !bytes) return;
-    if (gpu->copy_to_host(gpu, host, d, bytes, &st)) {
-        fail_status("download", &st);
-        device_broken = 1;
-    }
-}
-
-static void free_device(void) {
-    for (int i = 0; i < device_count; i++) gpu->raw_free(gpu, device_buffers[i]);
-    device_count = 0;
-}
-
-static float widen_one(uint16_t v) {
-    return storage == DTYPE_BF16 ? bf16_to_f32(v) : f16_to_f32(v);
-}
+static DeviceBuffers dev = {.report = fail_status};
 
 // n values uniform in [lo, hi) rounded to the storage type: bits and widened.
 static uint16_t *stored_random(Rng *rng, size_t n, float lo, float hi, float *wide) {
     uint16_t *bits = calloc(n ? n : 1, sizeof *bits);
     for (size_t i = 0; bits && i < n; i++) {
         float v = lo + (hi - lo) * rng_uniform(rng);
-        bits[i] = storage == DTYPE_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
-        wide[i] = widen_one(bits[i]);
+        bits[i] = stored16_from_f32(v, storage);
+        wide[i] = stored16_to_f32(bits[i], storage);
     }
     return bits;
 }
@@ -108,7 +73,7 @@ static void compare_stored(const char *op, const char *what, const uint16_t *got
     size_t bad = 0, first = 0;
     double worst = 0.0;
     for (size_t i = 0; i < n; i++) {
-        double g = widen_one(got[i]), w = widen_one(want[i]);
+        double g = stored16_to_f32(got[i], storage), w = stored16_to_f32(want[i], storage);
         double bound = 2.0 * unit * fabs(w) + F32_RTOL * mag[i];
         double ratio = fabs(g - w) / (bound > 0.0 ? bound : 1e-30);
         if (!(ratio <= 1.0) && bad++ == 0) first = i;
@@ -117,7 +82,8 @@ static void compare_stored(const char *op, const char *what, const uint16_t *got
     if (bad) {
         fprintf(stderr, "FAIL %s %s [%s %s, %s]: %zu of %zu values off (first [%zu]: GPU %.8g "
                 "CPU %.8g, magnitude %.3g)\n", op, what, dtype_name(storage), shape, layout, bad,
-                n, first, widen_one(got[first]), widen_one(want[first]), mag[first]);
+                n, first, stored16_to_f32(got[first], storage),
+                stored16_to_f32(want[first], storage), mag[first]);
         test_failures++;
     } else {
         printf("  %-36s %-10s worst %.2f of the bound\n", op, what, worst);
@@ -289,18 +255,18 @@ static void forward_cases(const Case *k) {
     if (!y || !got || !stats) goto done;
     memcpy(stats + 2 * c, k->rm, 2 * c * sizeof *stats);
     memcpy(stats + 6 * c, k->rm, 2 * c * sizeof *stats);
-    void *d_x = upload(k->x, bytes), *d_y = upload(got, bytes);
-    float *d_gamma = upload(k->gamma, 2 * c * sizeof(float));  // gamma, beta
-    float *d_stats = upload(stats + 4 * c, 4 * c * sizeof(float));
-    if (device_broken) goto done;
+    void *d_x = device_upload(&dev, k->x, bytes), *d_y = device_upload(&dev, got, bytes);
+    float *d_gamma = device_upload(&dev, k->gamma, 2 * c * sizeof(float));  // gamma, beta
+    float *d_stats = device_upload(&dev, stats + 4 * c, 4 * c * sizeof(float));
+    if (dev.broken) goto done;
     if (cpu->batchnorm_forward_training(cpu, &args, k->x, y, k->gamma, k->beta, stats + 2 * c,
                                         stats + 3 * c, stats, stats + c, &st))
         fail_status("CPU batchnorm_forward_training", &st);
     if (gpu->batchnorm_forward_training(gpu, &args, d_x, d_y, d_gamma, d_gamma + c, d_stats + 2 * c,
                                         d_stats + 3 * c, d_stats, d_stats + c, &st))
         fail_status("GPU batchnorm_forward_training", &st);
-    download(got, d_y, bytes);
-    download(stats + 4 * c, d_stats, 4 * c * sizeof(float));
+    device_download(&dev, got, d_y, bytes);
+    device_download(&dev, stats + 4 * c, d_stats, 4 * c * sizeof(float));
     double *mag = y_magnitudes(k, stats, stats + c);
     double *mean_mag = calloc(2 * c, sizeof *mean_mag);
     if (mag && mean_mag) {
@@ -324,13 +290,13 @@ static void forward_cases(const Case *k) {
     if (cpu->batchnorm_forward_inference(cpu, &args, k->x, y, k->gamma, k->beta, k->rm, k->rv,
                                          stats, stats + c, &st))
         fail_status("CPU batchnorm_forward_inference", &st);
-    float *d_running = upload(k->rm, 2 * c * sizeof(float));
-    if (device_broken) goto done;
+    float *d_running = device_upload(&dev, k->rm, 2 * c * sizeof(float));
+    if (dev.broken) goto done;
     if (gpu->batchnorm_forward_inference(gpu, &args, d_x, d_y, d_gamma, d_gamma + c, d_running,
                                          d_running + c, d_stats, d_stats + c, &st))
         fail_status("GPU batchnorm_forward_inference", &st);
-    download(got, d_y, bytes);
-    download(stats + 4 * c, d_stats, 2 * c * sizeof(float));
+    device_download(&dev, got, d_y, bytes);
+    device_download(&dev, stats + 4 * c, d_stats, 2 * c * sizeof(float));
     mag = y_magnitudes(k, stats, stats + c);
     if (mag) compare_stored("batchnorm_forward_inference", "y", got, y, mag, count);
     compare_floats("batchnorm_forward_inference", "save_invstd", stats + 5 * c, stats + c, NULL,
@@ -340,7 +306,7 @@ done:
     free(y);
     free(got);
     free(stats);
-    free_device();
+    device_free_all(&dev);
 }
 
 // batchnorm_backward from the CPU's saved statistics (or, fixed statistics, the same
@@ -357,20 +323,20 @@ static void backward_case(const Case *k, int batch_statistics, int accumulate, i
     if (!dx || !got || !grads) goto done;
     memcpy(dx, k->dx_before, bytes);
     for (size_t j = 0; j < 4 * c; j++) grads[j] = 0.25f;
-    void *d_x = upload(k->x, bytes), *d_dy = upload(k->dy, bytes);
-    void *d_dx = upload(k->dx_before, bytes);
-    float *d_gamma = upload(k->gamma, c * sizeof(float));
-    float *d_mean = upload(k->mean, 2 * c * sizeof(float));  // mean, invstd
-    float *d_grads = upload(grads + 2 * c, 2 * c * sizeof(float));
-    if (device_broken) goto done;
+    void *d_x = device_upload(&dev, k->x, bytes), *d_dy = device_upload(&dev, k->dy, bytes);
+    void *d_dx = device_upload(&dev, k->dx_before, bytes);
+    float *d_gamma = device_upload(&dev, k->gamma, c * sizeof(float));
+    float *d_mean = device_upload(&dev, k->mean, 2 * c * sizeof(float));  // mean, invstd
+    float *d_grads = device_upload(&dev, grads + 2 * c, 2 * c * sizeof(float));
+    if (dev.broken) goto done;
     if (cpu->batchnorm_backward(cpu, &args, k->x, k->dy, k->gamma, k->mean, k->invstd,
                                 with_dx ? dx : NULL, grads, grads + c, &st))
         fail_status("CPU batchnorm_backward", &st);
     if (gpu->batchnorm_backward(gpu, &args, d_x, d_dy, d_gamma, d_mean, d_mean + c,
                                 with_dx ? d_dx : NULL, d_grads, d_grads + c, &st))
         fail_status("GPU batchnorm_backward", &st);
-    download(got, d_dx, bytes);
-    download(grads + 2 * c, d_grads, 2 * c * sizeof(float));
+    device_download(&dev, got, d_dx, bytes);
+    device_download(&dev, grads + 2 * c, d_grads, 2 * c * sizeof(float));
     double *mag = dx_magnitudes(k, batch_statistics, accumulate);
     double *param_mag = calloc(2 * c, sizeof *param_mag);
     if (mag && param_mag) {
@@ -388,7 +354,7 @@ done:
     free(dx);
     free(got);
     free(grads);
-    free_device();
+    device_free_all(&dev);
 }
 
 // --sync-batchnorm's four ops on one share, each fed the same inputs on both backends
@@ -404,20 +370,21 @@ static void sync_cases(const Case *k) {
     float *stats = calloc(12 * c, sizeof *stats);  // CPU mean, invstd, rm, rv, dg, db; GPU's
     double *elem_mag = NULL;
     if (!out || !got || !sums || !mag || !stats) goto done;
-    void *d_x = upload(k->x, bytes), *d_dy = upload(k->dy, bytes), *d_out = upload(got, bytes);
-    double *d_sums = upload(sums, nsums * sizeof(double));
-    float *d_gamma = upload(k->gamma, 2 * c * sizeof(float));
-    float *d_saved = upload(k->mean, 2 * c * sizeof(float));
+    void *d_x = device_upload(&dev, k->x, bytes), *d_dy = device_upload(&dev, k->dy, bytes);
+    void *d_out = device_upload(&dev, got, bytes);
+    double *d_sums = device_upload(&dev, sums, nsums * sizeof(double));
+    float *d_gamma = device_upload(&dev, k->gamma, 2 * c * sizeof(float));
+    float *d_saved = device_upload(&dev, k->mean, 2 * c * sizeof(float));
     memcpy(stats + 2 * c, k->rm, 2 * c * sizeof *stats);
     memcpy(stats + 8 * c, k->rm, 2 * c * sizeof *stats);
-    float *d_stats = upload(stats + 6 * c, 6 * c * sizeof(float));
-    if (device_broken) goto done;
+    float *d_stats = device_upload(&dev, stats + 6 * c, 6 * c * sizeof(float));
+    if (dev.broken) goto done;
 
     if (cpu->batchnorm_channel_sums(cpu, &args, k->x, sums, &st))
         fail_status("CPU batchnorm_channel_sums", &st);
     if (gpu->batchnorm_channel_sums(gpu, &args, d_x, d_sums, &st))
         fail_status("GPU batchnorm_channel_sums", &st);
-    download(sums + nsums, d_sums, nsums * sizeof(double));
+    device_download(&dev, sums + nsums, d_sums, nsums * sizeof(double));
     channel_magnitudes(k, 0, mag, mag + c);
     compare_sums("batchnorm_channel_sums", sums + nsums, sums, mag, k->s.channels);
 
@@ -432,8 +399,8 @@ static void sync_cases(const Case *k) {
                                          d_stats + 2 * c, d_stats + 3 * c, d_stats, d_stats + c,
                                          &st))
         fail_status("GPU batchnorm_forward_with_sums", &st);
-    download(got, d_out, bytes);
-    download(stats + 6 * c, d_stats, 4 * c * sizeof(float));
+    device_download(&dev, got, d_out, bytes);
+    device_download(&dev, stats + 6 * c, d_stats, 4 * c * sizeof(float));
     elem_mag = y_magnitudes(k, stats, stats + c);
     if (elem_mag) compare_stored("batchnorm_forward_with_sums", "y", got, out, elem_mag, count);
     free(elem_mag);
@@ -449,8 +416,8 @@ static void sync_cases(const Case *k) {
     if (gpu->batchnorm_backward_channel_sums(gpu, &args, d_x, d_dy, d_saved, d_saved + c, d_sums,
                                              d_stats + 4 * c, d_stats + 5 * c, &st))
         fail_status("GPU batchnorm_backward_channel_sums", &st);
-    download(sums + nsums, d_sums, nsums * sizeof(double));
-    download(stats + 10 * c, d_stats + 4 * c, 2 * c * sizeof(float));
+    device_download(&dev, sums + nsums, d_sums, nsums * sizeof(double));
+    device_download(&dev, stats + 10 * c, d_stats + 4 * c, 2 * c * sizeof(float));
     channel_magnitudes(k, 1, mag, mag + c);  // sum |dy|, sum |dy * xhat|
     compare_sums("batchnorm_backward_channel_sums", sums + nsums, sums, mag, k->s.channels);
     compare_floats("batchnorm_backward_channel_sums", "dgamma", stats + 10 * c, stats + 4 * c,
@@ -471,7 +438,7 @@ static void sync_cases(const Case *k) {
     if (gpu->batchnorm_backward_data_with_sums(gpu, &args, d_x, d_dy, d_gamma, d_saved,
                                                d_saved + c, d_sums, d_out, &st))
         fail_status("GPU batchnorm_backward_data_with_sums", &st);
-    download(got, d_out, bytes);
+    device_download(&dev, got, d_out, bytes);
     elem_mag = dx_magnitudes(k, 1, 1);
     if (elem_mag)
         compare_stored("batchnorm_backward_data_with_sums", "dx", got, out, elem_mag, count);
@@ -482,17 +449,17 @@ done:
     free(sums);
     free(mag);
     free(stats);
-    free_device();
+    device_free_all(&dev);
 }
 
 static void run_shape(const BnShape *s, Rng *rng) {
     snprintf(shape, sizeof shape, "n=%d channels=%d spatial=%d", s->n, s->channels, s->spatial);
     Case k;
-    if (case_make(&k, s, rng) == 0 && !device_broken) {
+    if (case_make(&k, s, rng) == 0 && !dev.broken) {
         forward_cases(&k);
-        for (int variant = 0; variant < 5 && !device_broken; variant++)
+        for (int variant = 0; variant < 5 && !dev.broken; variant++)
             backward_case(&k, variant < 3, variant == 1 || variant == 4, variant != 2);
-        if (!device_broken) sync_cases(&k);
+        if (!dev.broken) sync_cases(&k);
     } else {
         fprintf(stderr, "FAIL setting up %s\n", shape);
         test_failures++;
@@ -515,16 +482,17 @@ static int run_storage(DType dtype, unsigned disabled_levers) {
         fail_status("cuda_backend_open", &st);
         return -1;
     }
+    dev.gpu = gpu;
     storage = dtype;
     Rng rng;
     rng_seed(&rng, 1234);
     layout = disabled_levers ? "one block per channel: batchnorm-split off" : "split";
     printf("%s storage, %s\n", dtype_name(dtype), layout);
-    for (size_t i = 0; i < sizeof split_shapes / sizeof *split_shapes && !device_broken; i++)
+    for (size_t i = 0; i < sizeof split_shapes / sizeof *split_shapes && !dev.broken; i++)
         run_shape(&split_shapes[i], &rng);
     layout = "one block per channel";
     if (!disabled_levers)
-        for (size_t i = 0; i < sizeof block_shapes / sizeof *block_shapes && !device_broken; i++)
+        for (size_t i = 0; i < sizeof block_shapes / sizeof *block_shapes && !dev.broken; i++)
             run_shape(&block_shapes[i], &rng);
     cuda_backend_close(gpu);
     return 0;
@@ -532,31 +500,22 @@ static int run_storage(DType dtype, unsigned disabled_levers) {
 
 int main(void) {
     cpu = cpu_backend();
+    int probe = cuda_probe_or_skip();
+    if (probe) return probe;
     Status st;
     status_clear(&st);
-    const Backend *probe = NULL;
-    CudaBackendOptions options = {.ordinal = 0};
-    if (cuda_backend_open(&options, &probe, &st)) {
-        if (st.code == STATUS_NO_DEVICE) {
-            printf("skipped: no usable CUDA backend: %s\n", st.message);
-            return 77;
-        }
-        fprintf(stderr, "cuda_backend_open: %s\n", st.message);
-        return 1;
-    }
-    cuda_backend_close(probe);
     CudaDeviceInfo devices[16];
     int count = 0, compute = 0;
     if (cuda_list_devices(devices, 16, &count, &st) == 0 && count > 0)
         compute = devices[0].compute_major * 10 + devices[0].compute_minor;
     static const DType types[] = {DTYPE_F16, DTYPE_BF16};
-    for (int t = 0; t < 2 && !device_broken; t++) {
+    for (int t = 0; t < 2 && !dev.broken; t++) {
         if (types[t] == DTYPE_BF16 && compute && compute < 80) {
             printf("bf16: sm_%d is below compute capability 8.0; skipped\n", compute);
             continue;
         }
         run_storage(types[t], 0);
-        if (!device_broken) run_storage(types[t], LEVER_BIT(LEVER_BATCHNORM_SPLIT));
+        if (!dev.broken) run_storage(types[t], LEVER_BIT(LEVER_BATCHNORM_SPLIT));
     }
     return test_exit_code("test_cuda_parity16_batchnorm");
 }

@@ -31,7 +31,8 @@
 #include "base/lever.h"
 #include "base/rng.h"
 #include "kernels/cpu/cpu_ops.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "cuda_or_skip.h"
+#include "device_buffers.h"
 
 typedef struct ConvCase {
     const char *name;
@@ -79,24 +80,8 @@ static float *absolute_of(const float *x, size_t n) {
     return a;
 }
 
-// A device copy of n values of `elem` bytes (NULL after a failure, reported).
-static void *to_device(const void *host, size_t bytes) {
-    Status st;
-    status_clear(&st);
-    void *d = NULL;
-    if (gpu->raw_alloc(gpu, bytes ? bytes : 1, &d, &st)) {
-        report("raw_alloc", &st);
-        return NULL;
-    }
-    if (host && bytes && gpu->copy_to_device(gpu, d, host, bytes, &st)) report("copy", &st);
-    return d;
-}
-
-static void from_device(void *host, const void *d, size_t bytes) {
-    Status st;
-    status_clear(&st);
-    if (gpu->copy_to_host(gpu, host, d, bytes, &st)) report("copy_to_host", &st);
-}
+// Each case's device buffers, freed when it ends.
+static DeviceBuffers dev = {.report = report};
 
 // err_i = |got - want| / (u * (|want| + mag) + 5e-5 * mag) for 16-bit results (stored),
 // or / ((u + 5e-5) * mag) for f32 ones; fails above 1.
@@ -169,7 +154,7 @@ static float *widened(const uint16_t *h, DType dtype, size_t n) {
 // bits so that an element the op skips shows.
 static float *gpu_result16(const void *d, DType dtype, size_t n) {
     uint16_t *h = malloc((n ? n : 1) * 2);
-    from_device(h, d, n * 2);
+    device_download(&dev, h, d, n * 2);
     float *w = widened(h, dtype, n);
     free(h);
     return w;
@@ -204,7 +189,7 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
     }
     if (no_workspace) gpu_bytes = 0;
     void *cws = malloc(cpu_bytes ? cpu_bytes : 1);
-    void *gws = to_device(NULL, gpu_bytes);
+    void *gws = device_upload(&dev, NULL, gpu_bytes);
     // magnitudes: the f32 ops on |operands|
     float *ax = absolute_of(h.x, h.nx), *aw = absolute_of(h.w, h.nw);
     float *ady = absolute_of(h.dy, h.ny), *ab = absolute_of(h.bias, h.nb);
@@ -215,11 +200,11 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
              cpu->conv2d_backward_filter(cpu, &g32, ax, ady, dw_mag, db_mag, cws, cpu_bytes, 0,
                                          &st);
     if (rc) report("the magnitudes", &st);
-    void *d_x = to_device(h.x16, h.nx * 2), *d_w = to_device(h.w16, h.nw * 2);
-    void *d_dy = to_device(h.dy16, h.ny * 2), *d_y = to_device(NULL, h.ny * 2);
-    void *d_dx = to_device(NULL, h.nx * 2);
-    float *d_bias = to_device(h.bias, h.nb * 4), *d_dw = to_device(NULL, h.nw * 4);
-    float *d_db = to_device(NULL, h.nb * 4);
+    void *d_x = device_upload(&dev, h.x16, h.nx * 2), *d_w = device_upload(&dev, h.w16, h.nw * 2);
+    void *d_dy = device_upload(&dev, h.dy16, h.ny * 2), *d_y = device_upload(&dev, NULL, h.ny * 2);
+    void *d_dx = device_upload(&dev, NULL, h.nx * 2);
+    float *d_bias = device_upload(&dev, h.bias, h.nb * 4);
+    float *d_dw = device_upload(&dev, NULL, h.nw * 4), *d_db = device_upload(&dev, NULL, h.nb * 4);
     uint16_t *y16 = malloc(h.ny * 2), *dx16 = malloc(h.nx * 2);
     float *want_dw = host_floats(h.nw), want_db[128], *got_dw = host_floats(h.nw), got_db[128];
 
@@ -281,8 +266,8 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
         rc = gpu->conv2d_backward_filter(gpu, &g, d_x, d_dy, d_dw, d_db, gws, gpu_bytes, acc,
                                          &st);
         if (rc) { report("conv2d_backward_filter", &st); break; }
-        from_device(got_dw, d_dw, h.nw * 4);
-        from_device(got_db, d_db, h.nb * 4);
+        device_download(&dev, got_dw, d_dw, h.nw * 4);
+        device_download(&dev, got_db, d_db, h.nb * 4);
         compare(3, acc ? "dw (accumulate)" : "dw", shape, got_dw, want_dw, dw_mag, h.nw, u, 0);
         compare(4, acc ? "dbias (accumulate)" : "dbias", shape, got_db, want_db, db_mag, h.nb, u,
                 0);
@@ -290,9 +275,7 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
     Status sync;
     status_clear(&sync);
     if (gpu->synchronize(gpu, &sync)) report("synchronize", &sync);
-    void *device[] = {gws, d_x, d_w, d_dy, d_y, d_dx, d_bias, d_dw, d_db};
-    for (int i = 0; i < 9; i++)
-        if (device[i]) gpu->raw_free(gpu, device[i]);
+    device_free_all(&dev);
     free(cws), free(ax), free(aw), free(ady), free(ab), free(y_mag), free(dx_mag), free(dw_mag);
     free(y16), free(dx16), free(want_dw), free(got_dw);
     buffers_free(&h);
@@ -301,16 +284,8 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
 // One pass: every case in `dtype` on a backend opened in `precision` with `levers` off.
 // 77 when the backend does not open in it.
 static int run_pass(Precision precision, unsigned levers, const char *name) {
-    Status st;
-    status_clear(&st);
-    CudaBackendOptions options = {.ordinal = 0, .precision = precision,
-                                  .disabled_levers = levers};
-    if (cuda_backend_open(&options, &gpu, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        printf("%s skipped: %s", name, text);
-        return 77;
-    }
+    if (cuda_open_in_or_skip(precision, levers, name, &gpu)) return 77;
+    dev = (DeviceBuffers){.gpu = gpu, .report = report};
     pass_name = name;
     DType dtype = precision_activation_dtype(precision);
     double u = dtype == DTYPE_BF16 ? 1.0 / 128.0 : 1.0 / 1024.0;
@@ -325,21 +300,8 @@ static int run_pass(Precision precision, unsigned levers, const char *name) {
 }
 
 int main(void) {
-    Status st;
-    status_clear(&st);
-    const Backend *probe = NULL;
-    CudaBackendOptions cuda = {.ordinal = 0};
-    if (cuda_backend_open(&cuda, &probe, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        if (st.code == STATUS_NO_DEVICE) {
-            printf("skipped: no usable CUDA backend: %s", text);
-            return 77;
-        }
-        fprintf(stderr, "cuda_backend_open: %s", text);
-        return 1;
-    }
-    cuda_backend_close(probe);
+    int probe = cuda_probe_or_skip();
+    if (probe) return probe;
     unsigned off = LEVER_BIT(LEVER_BIAS_GRADIENT) | LEVER_BIT(LEVER_CONV_FUSED);
     int skipped = 0;
     skipped += run_pass(PRECISION_FP16, 0, "f16") == 77;

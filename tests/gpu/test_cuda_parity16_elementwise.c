@@ -23,7 +23,9 @@
 #include "check.h"
 #include "base/rng.h"
 #include "kernels/backend.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "cuda_or_skip.h"
+#include "device_buffers.h"
+#include "stored16.h"
 
 static const Backend *gpu, *cpu;
 static Rng rng;
@@ -46,7 +48,7 @@ static void *host_values(DType dtype, size_t n, float lo, float hi) {
         float v = lo + (hi - lo) * rng_uniform(&rng);
         if (dtype == DTYPE_F32) memcpy(out + i * size, &v, size);
         else {
-            uint16_t h = dtype == DTYPE_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
+            uint16_t h = stored16_from_f32(v, dtype);
             memcpy(out + i * size, &h, size);
         }
     }
@@ -59,27 +61,16 @@ static void *host_copy(const void *src, size_t bytes) {
     return out;
 }
 
-static void *to_device(const void *host, size_t bytes) {
-    Status st;
-    status_clear(&st);
-    void *d = NULL;
-    if (report("raw_alloc", gpu->raw_alloc(gpu, bytes ? bytes : 1, &d, &st), &st)) return NULL;
-    if (bytes && report("copy_to_device", gpu->copy_to_device(gpu, d, host, bytes, &st), &st)) {
-        gpu->raw_free(gpu, d);
-        return NULL;
-    }
-    return d;
-}
+static void report_failure(const char *what, const Status *st) { report(what, 1, st); }
 
-// The device buffer's bytes, freed on the device.
-static void *from_device(void *d, size_t bytes) {
-    Status st;
-    status_clear(&st);
+// Each case's device buffers, freed when it starts (what an earlier case left behind when
+// it stopped at a failure) and when it ends.
+static DeviceBuffers dev = {.report = report_failure};
+
+// The device buffer's bytes, in new host memory (NULL after a failure).
+static void *from_device(const void *d, size_t bytes) {
     void *host = malloc(bytes + 1);
-    int rc = gpu->synchronize(gpu, &st);
-    if (!rc) rc = gpu->copy_to_host(gpu, host, d, bytes, &st);
-    gpu->raw_free(gpu, d);
-    if (report("copy_to_host", rc, &st)) {
+    if (device_download(&dev, host, d, bytes)) {
         free(host);
         return NULL;
     }
@@ -106,8 +97,7 @@ static long ulps(const void *a, const void *b, DType dtype, size_t i) {
 
 static float widened(const void *p, DType dtype, size_t i) {
     if (dtype == DTYPE_F32) return ((const float *)p)[i];
-    uint16_t h = ((const uint16_t *)p)[i];
-    return dtype == DTYPE_BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+    return stored16_to_f32(((const uint16_t *)p)[i], dtype);
 }
 
 // exact: the same bits (ulps 0). Otherwise within one unit in the last place of the stored
@@ -136,12 +126,14 @@ static int exact_forward(ActivationKind k) {
 }
 
 static void activation_case(ActivationKind kind, DType dtype, size_t n) {
+    device_free_all(&dev);
     Status st;
     status_clear(&st);
     size_t bytes = n * dtype_size(dtype);
     const float slope = 0.1f;
     void *x = host_values(dtype, n, -4.0f, 4.0f), *want_y = malloc(bytes + 1);
-    void *d_x = to_device(x, bytes), *d_out = to_device(x, bytes);  // y poisoned with x
+    void *d_x = device_upload(&dev, x, bytes);
+    void *d_out = device_upload(&dev, x, bytes);  // y poisoned with x
     if (!d_x || !d_out) return;
     if (report("cpu activation_forward",
                cpu->activation_forward(cpu, kind, slope, dtype, x, want_y, n, &st), &st) ||
@@ -157,8 +149,8 @@ static void activation_case(ActivationKind kind, DType dtype, size_t n) {
     void *dy = host_values(dtype, n, -1.0f, 1.0f);
     for (int accumulate = 0; accumulate < 2; accumulate++) {
         void *previous = host_values(dtype, n, -1.0f, 1.0f), *want = host_copy(previous, bytes);
-        void *d_y = to_device(want_y, bytes), *d_dy = to_device(dy, bytes);
-        void *d_dx = to_device(previous, bytes);
+        void *d_y = device_upload(&dev, want_y, bytes), *d_dy = device_upload(&dev, dy, bytes);
+        void *d_dx = device_upload(&dev, previous, bytes);
         if (!d_y || !d_dy || !d_dx) return;
         if (report("cpu activation_backward",
                    cpu->activation_backward(cpu, kind, slope, dtype, x, want_y, dy, want, n,
@@ -174,24 +166,23 @@ static void activation_case(ActivationKind kind, DType dtype, size_t n) {
         free(got);
         free(want);
         free(previous);
-        gpu->raw_free(gpu, d_y);
-        gpu->raw_free(gpu, d_dy);
     }
-    gpu->raw_free(gpu, d_x);
     free(x);
     free(want_y);
     free(dy);
+    device_free_all(&dev);
 }
 
 static void dropout_case(DType dtype, size_t n, float rate, uint64_t seed) {
+    device_free_all(&dev);
     Status st;
     status_clear(&st);
     size_t bytes = n * dtype_size(dtype), mask_bytes = n * sizeof(float);
     void *x = host_values(dtype, n, -3.0f, 3.0f), *want_y = malloc(bytes + 1);
     float *want_mask = malloc(mask_bytes + 1);
-    void *d_x = to_device(x, bytes), *d_y = to_device(x, bytes), *d_mask = NULL;
-    if (!d_x || !d_y) return;
-    if (report("raw_alloc", gpu->raw_alloc(gpu, mask_bytes, &d_mask, &st), &st)) return;
+    void *d_x = device_upload(&dev, x, bytes), *d_y = device_upload(&dev, x, bytes);
+    void *d_mask = device_upload(&dev, NULL, mask_bytes);
+    if (!d_x || !d_y || !d_mask) return;
     if (report("cpu dropout_forward",
                cpu->dropout_forward(cpu, dtype, x, want_y, want_mask, n, rate, seed, &st), &st) ||
         report("gpu dropout_forward",
@@ -204,7 +195,7 @@ static void dropout_case(DType dtype, size_t n, float rate, uint64_t seed) {
     void *dy = host_values(dtype, n, -1.0f, 1.0f);
     for (int accumulate = 0; accumulate < 2; accumulate++) {
         void *previous = host_values(dtype, n, -1.0f, 1.0f), *want = host_copy(previous, bytes);
-        void *d_dy = to_device(dy, bytes), *d_dx = to_device(previous, bytes);
+        void *d_dy = device_upload(&dev, dy, bytes), *d_dx = device_upload(&dev, previous, bytes);
         if (!d_dy || !d_dx) return;
         if (report("cpu dropout_backward",
                    cpu->dropout_backward(cpu, dtype, dy, want_mask, want, n, accumulate, &st),
@@ -219,30 +210,30 @@ static void dropout_case(DType dtype, size_t n, float rate, uint64_t seed) {
         free(got);
         free(want);
         free(previous);
-        gpu->raw_free(gpu, d_dy);
     }
     float *got_mask = from_device(d_mask, mask_bytes);
     compare("dropout_forward mask", DTYPE_F32, n, got_mask, want_mask, 1);
     free(got_mask);
-    gpu->raw_free(gpu, d_x);
     free(x);
     free(want_y);
     free(want_mask);
     free(dy);
+    device_free_all(&dev);
 }
 
 static void accumulate_case(DType dtype, size_t n, int count, int accumulate) {
+    device_free_all(&dev);
     Status st;
     status_clear(&st);
     size_t bytes = n * dtype_size(dtype);
     void *x[BACKEND_ACCUMULATE_MAX], *d_x[BACKEND_ACCUMULATE_MAX];
     for (int k = 0; k < count; k++) {
         x[k] = host_values(dtype, n, -2.0f, 2.0f);
-        d_x[k] = to_device(x[k], bytes);
+        d_x[k] = device_upload(&dev, x[k], bytes);
         if (!d_x[k]) return;
     }
     void *start = host_values(dtype, n, -2.0f, 2.0f), *want = host_copy(start, bytes);
-    void *d_y = to_device(start, bytes);
+    void *d_y = device_upload(&dev, start, bytes);
     if (!d_y) return;
     if (report("cpu accumulate",
                cpu->accumulate(cpu, dtype, want, (const void *const *)x, count, n, accumulate,
@@ -258,10 +249,8 @@ static void accumulate_case(DType dtype, size_t n, int count, int accumulate) {
     free(got);
     free(want);
     free(start);
-    for (int k = 0; k < count; k++) {
-        gpu->raw_free(gpu, d_x[k]);
-        free(x[k]);
-    }
+    for (int k = 0; k < count; k++) free(x[k]);
+    device_free_all(&dev);
 }
 
 static void all_cases(DType dtype) {
@@ -276,48 +265,27 @@ static void all_cases(DType dtype) {
     }
 }
 
-// Returns 77 when the GPU cannot open in `precision`.
+// Returns 77 when the GPU cannot open in `precision` (PRECISION_DEFAULT: f32 storage).
 static int run_in(Precision precision) {
-    Status st;
-    status_clear(&st);
-    CudaBackendOptions options = {.ordinal = 0, .precision = precision};
-    if (cuda_backend_open(&options, &gpu, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        printf("%s skipped: %s", precision_name(precision), text);
-        return 77;
-    }
+    if (cuda_open_in_or_skip(precision, 0, precision_name(precision), &gpu)) return 77;
+    dev = (DeviceBuffers){.gpu = gpu, .report = report_failure};
     DType dtype = precision_activation_dtype(precision);
     int before = test_failures;
     all_cases(dtype);
     fprintf(stderr, "%s: %s\n", dtype_name(dtype), test_failures == before ? "ok" : "FAILED");
+    device_free_all(&dev);
     cuda_backend_close(gpu);
     gpu = NULL;
     return 0;
 }
 
 int main(void) {
-    Status st;
-    status_clear(&st);
-    const Backend *probe = NULL;
-    CudaBackendOptions plain = {.ordinal = 0};
-    if (cuda_backend_open(&plain, &probe, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        if (st.code == STATUS_NO_DEVICE) {
-            printf("skipped: no usable CUDA backend: %s", text);
-            return 77;
-        }
-        fprintf(stderr, "cuda_backend_open: %s", text);
-        return 1;
-    }
+    int probe = cuda_probe_or_skip();
+    if (probe) return probe;
     cpu = cpu_backend();
     rng_seed(&rng, 31);
     // f32 through the same cases: the several-source accumulate is new to both backends
-    gpu = probe;
-    all_cases(DTYPE_F32);
-    cuda_backend_close(probe);
-    gpu = NULL;
+    if (run_in(PRECISION_DEFAULT) == 77) test_failures++;  // the probe opened it
     int fp16 = run_in(PRECISION_FP16);
     int bf16 = run_in(PRECISION_BF16);
     if (fp16 == 77 && bf16 == 77) return 77;

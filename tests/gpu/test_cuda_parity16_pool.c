@@ -31,14 +31,12 @@
 #include "base/precision.h"
 #include "base/rng.h"
 #include "kernels/backend.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "cuda_or_skip.h"
+#include "device_buffers.h"
+#include "pool_shape.h"
+#include "stored16.h"
 
-typedef struct PoolCase {
-    int n, c, h, w, kh, kw, sh, sw, ph, pw;
-    const char *what;
-} PoolCase;
-
-static const PoolCase cases[] = {
+static const PoolShape cases[] = {
     {2, 3, 8, 8, 2, 2, 2, 2, 0, 0, "disjoint 2x2 windows"},
     {2, 3, 7, 7, 2, 2, 2, 2, 0, 0, "disjoint, the last row and column in no window"},
     {2, 3, 9, 10, 2, 2, 3, 3, 0, 0, "gaps between windows (stride > size)"},
@@ -62,24 +60,7 @@ static const char *const input_names[] = {"random", "ties", "with NaN"};
 
 static const Backend *cpu;
 static Rng rng;
-static int device_broken;
 static char label[512];  // the case being run, for messages
-
-static Pool2dGeometry geometry_of(const PoolCase *k) {
-    return (Pool2dGeometry){.batch = k->n, .channels = k->c, .in_h = k->h, .in_w = k->w,
-                            .out_h = (k->h + 2 * k->ph - k->kh) / k->sh + 1,
-                            .out_w = (k->w + 2 * k->pw - k->kw) / k->sw + 1,
-                            .kernel_h = k->kh, .kernel_w = k->kw, .stride_h = k->sh,
-                            .stride_w = k->sw, .pad_top = k->ph, .pad_left = k->pw};
-}
-
-static size_t inputs_of(const Pool2dGeometry *g) {
-    return (size_t)g->batch * g->channels * g->in_h * g->in_w;
-}
-
-static size_t outputs_of(const Pool2dGeometry *g) {
-    return (size_t)g->batch * g->channels * g->out_h * g->out_w;
-}
 
 static void *host_alloc(size_t bytes) {
     void *p = malloc(bytes ? bytes : 1);
@@ -88,14 +69,6 @@ static void *host_alloc(size_t bytes) {
         exit(1);
     }
     return p;
-}
-
-static uint16_t narrow(float v, DType dtype) {
-    return dtype == DTYPE_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
-}
-
-static float widen(uint16_t v, DType dtype) {
-    return dtype == DTYPE_BF16 ? bf16_to_f32(v) : f16_to_f32(v);
 }
 
 // n stored values: uniform in [-1, 1), or -0.5, 0 and 0.5 only (ties), or with a NaN in
@@ -107,7 +80,7 @@ static uint16_t *stored_values(size_t n, int kind, DType dtype) {
         if (kind == INPUT_TIES) x = 0.5f * (float)((int)rng_below(&rng, 3) - 1);
         if (kind == INPUT_NAN && i % 11 == 3) x = NAN;
         if (kind == INPUT_RANDOM && i % 7 == 5) x = -0.0f;
-        v[i] = narrow(x, dtype);
+        v[i] = stored16_from_f32(x, dtype);
     }
     return v;
 }
@@ -121,54 +94,14 @@ static void report(const char *what, const Status *st) {
 
 // ---- device buffers, freed at the end of each case -------------------------------------
 
-enum { MAX_BUFFERS = 16 };
-static void *buffers[MAX_BUFFERS];
-static int buffer_count;
-static const Backend *buffers_on;
+static DeviceBuffers dev = {.report = report};
 
-static void *dev_upload(const Backend *gpu, const void *host, size_t bytes) {
-    if (device_broken || buffer_count == MAX_BUFFERS) return NULL;
-    Status st;
-    status_clear(&st);
-    void *d = NULL;
-    if (gpu->raw_alloc(gpu, bytes ? bytes : 1, &d, &st)) {
-        report("raw_alloc", &st);
-        device_broken = 1;
-        return NULL;
-    }
-    buffers[buffer_count++] = d;
-    buffers_on = gpu;
-    if (bytes && gpu->copy_to_device(gpu, d, host, bytes, &st)) {
-        report("copy_to_device", &st);
-        device_broken = 1;
-    }
-    return d;
-}
-
-// A device buffer of NaN bytes (0xFF.. is a NaN in bf16, f16 and f32).
-static void *dev_poisoned(const Backend *gpu, size_t bytes) {
+// The device buffer's bytes in host memory (NaN bytes where the copy did not happen).
+static void *fetch(const void *d, size_t bytes) {
     void *host = host_alloc(bytes ? bytes : 1);
     memset(host, 0xFF, bytes);
-    void *d = dev_upload(gpu, host, bytes);
-    free(host);
-    return d;
-}
-
-static void *fetch(const Backend *gpu, const void *d, size_t bytes) {
-    void *host = host_alloc(bytes ? bytes : 1);
-    memset(host, 0xFF, bytes);
-    Status st;
-    status_clear(&st);
-    if (!device_broken && bytes && gpu->copy_to_host(gpu, host, d, bytes, &st)) {
-        report("copy_to_host", &st);
-        device_broken = 1;
-    }
+    device_download(&dev, host, d, bytes);
     return host;
-}
-
-static void end_case(void) {
-    for (int i = 0; i < buffer_count; i++) buffers_on->raw_free(buffers_on, buffers[i]);
-    buffer_count = 0;
 }
 
 // The op's status, then a synchronize, so that an asynchronous fault is pinned to it.
@@ -178,9 +111,9 @@ static int gpu_done(const Backend *gpu, const char *op, int rc, const Status *st
     status_clear(&sync);
     if (!rc && gpu->synchronize(gpu, &sync)) {
         report(op, &sync);
-        device_broken = 1;
+        dev.broken = 1;
     }
-    return rc || device_broken;
+    return rc || dev.broken;
 }
 
 static int cpu_done(const char *op, int rc, const Status *st) {
@@ -199,7 +132,7 @@ static void compare16(const char *op, const char *what, const uint16_t *got,
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
         if (got[i] == want[i]) continue;
-        double g = widen(got[i], dtype), w = widen(want[i], dtype);
+        double g = stored16_to_f32(got[i], dtype), w = stored16_to_f32(want[i], dtype);
         if (isnan(g) && isnan(w)) continue;
         int exponent;
         frexp(w, &exponent);
@@ -227,47 +160,49 @@ static void compare_argmax(const int32_t *got, const int32_t *want, size_t n) {
 
 // ---- the ops ---------------------------------------------------------------------------------
 
-static void describe(const PoolCase *k, DType dtype, const char *extra) {
+static void describe(const PoolShape *k, DType dtype, const char *extra) {
     snprintf(label, sizeof label, "%s, %s: n=%d c=%d in=%dx%d window=%dx%d stride=%dx%d "
              "pad=%dx%d%s", dtype_name(dtype), k->what, k->n, k->c, k->h, k->w, k->kh, k->kw,
              k->sh, k->sw, k->ph, k->pw, extra);
 }
 
-static void maxpool_forward_case(const Backend *gpu, const PoolCase *k, DType dtype, int kind) {
+static void maxpool_forward_case(const Backend *gpu, const PoolShape *k, DType dtype, int kind) {
     char extra[48];
     snprintf(extra, sizeof extra, ", %s input", input_names[kind]);
     describe(k, dtype, extra);
-    Pool2dGeometry g = geometry_of(k);
-    size_t nx = inputs_of(&g), ny = outputs_of(&g);
+    dev.gpu = gpu;
+    Pool2dGeometry g = pool_geometry_of(k);
+    size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
     uint16_t *x = stored_values(nx, kind, dtype), *y = host_alloc(ny * 2);
     int32_t *arg = host_alloc(ny * sizeof *arg);
-    void *d_x = dev_upload(gpu, x, nx * 2), *d_y = dev_poisoned(gpu, ny * 2);
-    int32_t *d_arg = dev_poisoned(gpu, ny * sizeof *arg);
-    if (!device_broken &&
+    void *d_x = device_upload(&dev, x, nx * 2), *d_y = device_poisoned(&dev, ny * 2);
+    int32_t *d_arg = device_poisoned(&dev, ny * sizeof *arg);
+    if (!dev.broken &&
         !gpu_done(gpu, "maxpool_forward",
                   gpu->maxpool_forward(gpu, &g, dtype, d_x, d_y, d_arg, &st), &st) &&
         !cpu_done("maxpool_forward", cpu->maxpool_forward(cpu, &g, dtype, x, y, arg, &st), &st)) {
-        uint16_t *got = fetch(gpu, d_y, ny * 2);
-        int32_t *got_arg = fetch(gpu, d_arg, ny * sizeof *arg);
+        uint16_t *got = fetch(d_y, ny * 2);
+        int32_t *got_arg = fetch(d_arg, ny * sizeof *arg);
         compare16("maxpool_forward", "y", got, y, ny, dtype, 0);
         compare_argmax(got_arg, arg, ny);
         free(got);
         free(got_arg);
     }
     free(x), free(y), free(arg);
-    end_case();
+    device_free_all(&dev);
 }
 
-static void maxpool_backward_case(const Backend *gpu, const PoolCase *k, DType dtype, int kind,
+static void maxpool_backward_case(const Backend *gpu, const PoolShape *k, DType dtype, int kind,
                                   int accumulate, const char *path) {
     char extra[96];
     snprintf(extra, sizeof extra, ", %s input, accumulate=%d, %s", input_names[kind], accumulate,
              path);
     describe(k, dtype, extra);
-    Pool2dGeometry g = geometry_of(k);
-    size_t nx = inputs_of(&g), ny = outputs_of(&g);
+    dev.gpu = gpu;
+    Pool2dGeometry g = pool_geometry_of(k);
+    size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
     uint16_t *x = stored_values(nx, kind, dtype), *y = host_alloc(ny * 2);
@@ -275,88 +210,79 @@ static void maxpool_backward_case(const Backend *gpu, const PoolCase *k, DType d
     uint16_t *dy = stored_values(ny, INPUT_RANDOM, dtype);
     uint16_t *dx = stored_values(nx, INPUT_RANDOM, dtype);  // the old dx when accumulating
     if (!cpu_done("maxpool_forward", cpu->maxpool_forward(cpu, &g, dtype, x, y, arg, &st), &st)) {
-        void *d_dy = dev_upload(gpu, dy, ny * 2);
-        int32_t *d_arg = dev_upload(gpu, arg, ny * sizeof *arg);
-        void *d_dx = accumulate ? dev_upload(gpu, dx, nx * 2) : dev_poisoned(gpu, nx * 2);
-        if (!device_broken &&
+        void *d_dy = device_upload(&dev, dy, ny * 2);
+        int32_t *d_arg = device_upload(&dev, arg, ny * sizeof *arg);
+        void *d_dx = accumulate ? device_upload(&dev, dx, nx * 2) : device_poisoned(&dev, nx * 2);
+        if (!dev.broken &&
             !gpu_done(gpu, "maxpool_backward",
                       gpu->maxpool_backward(gpu, &g, dtype, d_dy, d_arg, d_dx, accumulate, &st),
                       &st) &&
             !cpu_done("maxpool_backward",
                       cpu->maxpool_backward(cpu, &g, dtype, dy, arg, dx, accumulate, &st), &st)) {
-            uint16_t *got = fetch(gpu, d_dx, nx * 2);
+            uint16_t *got = fetch(d_dx, nx * 2);
             compare16("maxpool_backward", "dx", got, dx, nx, dtype, 0);
             free(got);
         }
     }
     free(x), free(y), free(arg), free(dy), free(dx);
-    end_case();
+    device_free_all(&dev);
 }
 
-static void avgpool_forward_case(const Backend *gpu, const PoolCase *k, DType dtype) {
+static void avgpool_forward_case(const Backend *gpu, const PoolShape *k, DType dtype) {
     describe(k, dtype, "");
-    Pool2dGeometry g = geometry_of(k);
-    size_t nx = inputs_of(&g), ny = outputs_of(&g);
+    dev.gpu = gpu;
+    Pool2dGeometry g = pool_geometry_of(k);
+    size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
     uint16_t *x = stored_values(nx, INPUT_RANDOM, dtype), *y = host_alloc(ny * 2);
-    void *d_x = dev_upload(gpu, x, nx * 2), *d_y = dev_poisoned(gpu, ny * 2);
-    if (!device_broken &&
+    void *d_x = device_upload(&dev, x, nx * 2), *d_y = device_poisoned(&dev, ny * 2);
+    if (!dev.broken &&
         !gpu_done(gpu, "avgpool_forward", gpu->avgpool_forward(gpu, &g, dtype, d_x, d_y, &st),
                   &st) &&
         !cpu_done("avgpool_forward", cpu->avgpool_forward(cpu, &g, dtype, x, y, &st), &st)) {
-        uint16_t *got = fetch(gpu, d_y, ny * 2);
+        uint16_t *got = fetch(d_y, ny * 2);
         compare16("avgpool_forward", "y", got, y, ny, dtype, 1);
         free(got);
     }
     free(x), free(y);
-    end_case();
+    device_free_all(&dev);
 }
 
-static void avgpool_backward_case(const Backend *gpu, const PoolCase *k, DType dtype,
+static void avgpool_backward_case(const Backend *gpu, const PoolShape *k, DType dtype,
                                   int accumulate) {
     describe(k, dtype, accumulate ? ", accumulate=1" : ", accumulate=0");
-    Pool2dGeometry g = geometry_of(k);
-    size_t nx = inputs_of(&g), ny = outputs_of(&g);
+    dev.gpu = gpu;
+    Pool2dGeometry g = pool_geometry_of(k);
+    size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
     uint16_t *dy = stored_values(ny, INPUT_RANDOM, dtype);
     uint16_t *dx = stored_values(nx, INPUT_RANDOM, dtype);
-    void *d_dy = dev_upload(gpu, dy, ny * 2);
-    void *d_dx = accumulate ? dev_upload(gpu, dx, nx * 2) : dev_poisoned(gpu, nx * 2);
-    if (!device_broken &&
+    void *d_dy = device_upload(&dev, dy, ny * 2);
+    void *d_dx = accumulate ? device_upload(&dev, dx, nx * 2) : device_poisoned(&dev, nx * 2);
+    if (!dev.broken &&
         !gpu_done(gpu, "avgpool_backward",
                   gpu->avgpool_backward(gpu, &g, dtype, d_dy, d_dx, accumulate, &st), &st) &&
         !cpu_done("avgpool_backward",
                   cpu->avgpool_backward(cpu, &g, dtype, dy, dx, accumulate, &st), &st)) {
-        uint16_t *got = fetch(gpu, d_dx, nx * 2);
+        uint16_t *got = fetch(d_dx, nx * 2);
         compare16("avgpool_backward", "dx", got, dx, nx, dtype, 1);
         free(got);
     }
     free(dy), free(dx);
-    end_case();
+    device_free_all(&dev);
 }
 
 // ---- passes ----------------------------------------------------------------------------------
-
-static int open_in(Precision precision, unsigned disabled_levers, const Backend **out) {
-    CudaBackendOptions options = {.ordinal = 0, .precision = precision,
-                                  .disabled_levers = disabled_levers};
-    Status st;
-    status_clear(&st);
-    if (!cuda_backend_open(&options, out, &st)) return 0;
-    char text[2048];
-    status_format(&st, text, sizeof text);
-    printf("%s skipped: %s", precision_name(precision), text);
-    return 77;
-}
 
 // Every op and case in one storage type; 77 when the GPU cannot open in it.
 static int run_storage(Precision precision) {
     DType dtype = precision_activation_dtype(precision);
     const Backend *gpu = NULL, *gather = NULL;
-    if (open_in(precision, 0, &gpu)) return 77;
-    if (open_in(precision, LEVER_BIT(LEVER_MAXPOOL_SCATTER), &gather)) {
+    if (cuda_open_in_or_skip(precision, 0, precision_name(precision), &gpu)) return 77;
+    if (cuda_open_in_or_skip(precision, LEVER_BIT(LEVER_MAXPOOL_SCATTER),
+                             precision_name(precision), &gather)) {
         fprintf(stderr, "FAIL: %s opens with every lever on but not without maxpool-scatter\n",
                 precision_name(precision));
         test_failures++;
@@ -364,8 +290,8 @@ static int run_storage(Precision precision) {
         return 0;
     }
     printf("%s: pooling on %s storage, %d shapes\n", gpu->name, dtype_name(dtype), CASES);
-    for (int i = 0; i < CASES && !device_broken; i++) {
-        const PoolCase *k = &cases[i];
+    for (int i = 0; i < CASES && !dev.broken; i++) {
+        const PoolShape *k = &cases[i];
         int kinds = k->n >= 1024 ? 1 : INPUT_KINDS;
         for (int kind = 0; kind < kinds; kind++) {
             maxpool_forward_case(gpu, k, dtype, kind);
@@ -385,21 +311,8 @@ static int run_storage(Precision precision) {
 int main(void) {
     cpu = cpu_backend();
     rng_seed(&rng, 20261126);
-    Status st;
-    status_clear(&st);
-    const Backend *probe = NULL;
-    CudaBackendOptions plain = {.ordinal = 0};
-    if (cuda_backend_open(&plain, &probe, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        if (st.code == STATUS_NO_DEVICE) {
-            printf("skipped: no usable CUDA backend: %s", text);
-            return 77;
-        }
-        fprintf(stderr, "cuda_backend_open: %s", text);
-        return 1;
-    }
-    cuda_backend_close(probe);
+    int probe = cuda_probe_or_skip();
+    if (probe) return probe;
     int bf16 = run_storage(PRECISION_BF16);
     int fp16 = run_storage(PRECISION_FP16);
     if (bf16 == 77 && fp16 == 77) return 77;

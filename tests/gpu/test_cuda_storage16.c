@@ -21,36 +21,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "base/rng.h"
-#include "core/graph.h"
-#include "kernels/cuda/cuda_backend.h"
+#include "storage16_net.h"
+#include "cuda_or_skip.h"
 
 enum { BATCH = 48 };
 
-static const char *const model_text =
-    "input shape=3x6x6\n"
-    "flatten\n"
-    "dense units=64 act=relu name=d1\n"
-    "dense units=64 act=gelu name=d2\n"
-    "dense units=64 name=d3\n"
-    "add from=d1,d3\n"
-    "dropout rate=0.25\n"
-    "reshape shape=4x16\n"
-    "flatten\n"
-    "dense units=32 act=tanh name=d4\n"
-    "batchnorm\n"
-    "dense units=10 name=d5\n"
-    "loss softmax_cross_entropy\n";
-
-typedef struct Side {
-    const Backend *b;
-    ModelFile file;
-    Graph g;
-    Allocator alloc;
-    int built, alloc_ready;
-    double loss;
-} Side;
+// The batch is the test's own (uniform in [0, 1)), so input_low is unused.
+static const StorageNetSpec spec = {
+    .model_name = "storage.model",
+    .text = "input shape=3x6x6\n"
+            "flatten\n"
+            "dense units=64 act=relu name=d1\n"
+            "dense units=64 act=gelu name=d2\n"
+            "dense units=64 name=d3\n"
+            "add from=d1,d3\n"
+            "dropout rate=0.25\n"
+            "reshape shape=4x16\n"
+            "flatten\n"
+            "dense units=32 act=tanh name=d4\n"
+            "batchnorm\n"
+            "dense units=10 name=d5\n"
+            "loss softmax_cross_entropy\n",
+    .batch = BATCH, .classes = 10, .param_seed = 3, .ctx_seed = 17};
 
 static void report_status(const char *what, const Status *st) {
     char text[2048];
@@ -59,34 +51,14 @@ static void report_status(const char *what, const Status *st) {
     test_failures++;
 }
 
-// Builds, stores as `storage`, initialises from seed 3, loads the batch and runs one
+// Builds on b, stores as `storage`, initialises from seed 3, loads the batch and runs one
 // training forward and backward.
-static int side_run(Side *s, DType storage, const float *images, const int32_t *labels,
-                    Status *st) {
-    TRY(model_file_parse_text("storage.model", model_text, &s->file, st));
-    TRY(graph_build(&s->file, &s->g, NULL, st));
-    s->built = 1;
-    TRY(graph_set_storage(&s->g, storage, st));
-    TRY(alloc_init(&s->alloc, s->b, ALLOC_GROW, 0, st));
-    s->alloc_ready = 1;
-    TRY(graph_init_params(&s->g, s->b, &s->alloc, 3, st));
-    TRY(graph_allocate(&s->g, s->b, &s->alloc, BATCH, NULL, st));
-    TRY(graph_load_batch(&s->g, s->b, images, labels, BATCH, st));
-    LayerContext ctx = {.backend = s->b, .alloc = &s->alloc, .batch = BATCH, .training = 1,
-                        .seed = 17, .labels = (const int32_t *)s->g.labels.data};
-    TRY(graph_reset_loss_sums(&s->g, s->b, st));
-    TRY(graph_forward(&s->g, &ctx, st));
-    TRY(graph_backward(&s->g, &ctx, st));
-    TRY(graph_add_loss_sums(&s->g, s->b, BATCH, 0, st));
-    double correct;
-    TRY(graph_read_loss_sums(&s->g, s->b, &s->loss, &correct, st));
-    return s->b->synchronize(s->b, st);
-}
-
-static void side_free(Side *s) {
-    if (s->built) graph_free(&s->g);
-    if (s->alloc_ready) alloc_destroy(&s->alloc);
-    model_file_free(&s->file);
+static int side_run(StorageNet *n, const Backend *b, DType storage, const float *images,
+                    const int32_t *labels, double *loss, Status *st) {
+    TRY(storage_net_build_on(n, &spec, b, storage, st));
+    TRY(graph_load_batch(&n->g, b, images, labels, BATCH, st));
+    TRY(storage_net_pass(n, 1, loss, st));
+    return b->synchronize(b, st);
 }
 
 static float *fetch(const Backend *b, const Tensor *t, Status *st) {
@@ -100,7 +72,8 @@ static float *fetch(const Backend *b, const Tensor *t, Status *st) {
 }
 
 // Layer by layer, over its trainable parameters' gradients together.
-static void compare_gradients(const Side *gpu, const Side *cpu, double bound, const char *what) {
+static void compare_gradients(const StorageNet *gpu, const StorageNet *cpu, double bound,
+                              const char *what) {
     for (int i = 0; i < cpu->g.count; i++) {
         const Layer *c = cpu->g.layers[i], *d = gpu->g.layers[i];
         CHECK(strcmp(c->name, d->name) == 0);
@@ -138,14 +111,8 @@ static int gpu_matches_cpu(Precision precision, double loss_bound, double grad_b
     DType storage = precision_activation_dtype(precision);
     Status st;
     status_clear(&st);
-    CudaBackendOptions options = {.ordinal = 0, .precision = precision};
     const Backend *gpu_backend = NULL;
-    if (cuda_backend_open(&options, &gpu_backend, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        printf("%s skipped: %s", what, text);
-        return 77;
-    }
+    if (cuda_open_in_or_skip(precision, 0, what, &gpu_backend)) return 77;
     float images[BATCH * 108];
     int32_t labels[BATCH];
     Rng rng;
@@ -153,39 +120,30 @@ static int gpu_matches_cpu(Precision precision, double loss_bound, double grad_b
     for (int i = 0; i < BATCH * 108; i++) images[i] = rng_uniform(&rng);
     for (int i = 0; i < BATCH; i++) labels[i] = (int32_t)rng_below(&rng, 10);
 
-    Side gpu = {.b = gpu_backend}, cpu = {.b = cpu_backend()};
-    if (side_run(&cpu, storage, images, labels, &st)) report_status("the CPU side", &st);
-    else if (side_run(&gpu, storage, images, labels, &st)) report_status("the GPU side", &st);
+    StorageNet gpu, cpu;
+    double gpu_loss = 0.0, cpu_loss = 0.0;
+    memset(&gpu, 0, sizeof gpu);  // side_run may not reach it
+    if (side_run(&cpu, cpu_backend(), storage, images, labels, &cpu_loss, &st))
+        report_status("the CPU side", &st);
+    else if (side_run(&gpu, gpu_backend, storage, images, labels, &gpu_loss, &st))
+        report_status("the GPU side", &st);
     else {
-        double rel = fabs(gpu.loss - cpu.loss) / fabs(cpu.loss);
-        fprintf(stderr, "%s: loss GPU %.6f CPU %.6f (relative %.2e)\n", what, gpu.loss / BATCH,
-                cpu.loss / BATCH, rel);
+        double rel = fabs(gpu_loss - cpu_loss) / fabs(cpu_loss);
+        fprintf(stderr, "%s: loss GPU %.6f CPU %.6f (relative %.2e)\n", what, gpu_loss / BATCH,
+                cpu_loss / BATCH, rel);
         CHECK(rel < loss_bound);
         CHECK_INT_EQ(gpu.g.count, cpu.g.count);  // the same casts
         if (gpu.g.count == cpu.g.count) compare_gradients(&gpu, &cpu, grad_bound, what);
     }
-    side_free(&gpu);
-    side_free(&cpu);
+    storage_net_free(&gpu);
+    storage_net_free(&cpu);
     cuda_backend_close(gpu_backend);
     return 0;
 }
 
 int main(void) {
-    Status st;
-    status_clear(&st);
-    const Backend *probe = NULL;
-    CudaBackendOptions cuda = {.ordinal = 0};
-    if (cuda_backend_open(&cuda, &probe, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        if (st.code == STATUS_NO_DEVICE) {
-            printf("skipped: no usable CUDA backend: %s", text);
-            return 77;
-        }
-        fprintf(stderr, "cuda_backend_open: %s", text);
-        return 1;
-    }
-    cuda_backend_close(probe);
+    int probe = cuda_probe_or_skip();
+    if (probe) return probe;
     int fp16 = gpu_matches_cpu(PRECISION_FP16, 2e-3, 5e-3);
     int bf16 = gpu_matches_cpu(PRECISION_BF16, 1e-2, 5e-2);
     if (fp16 == 77 && bf16 == 77) return 77;

@@ -14,9 +14,8 @@
 // gives the loss, parameter gradients and running statistics of f32 storage within what
 // rounding the stored activations moves them; inference as well; and a batchnorm whose
 // input fans out adds its gradient into the 16-bit input gradient another reader wrote.
-#include "check.h"
-#include "base/rng.h"
-#include "core/graph.h"
+#include "storage16_net.h"
+#include "stored16.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,20 +28,12 @@ typedef struct Stored {
     float *wide;     // the same values widened: what the f32 op reads and writes
 } Stored;
 
-static uint16_t narrow_one(float v, DType dtype) {
-    return dtype == DTYPE_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
-}
-
-static float widen_one(uint16_t v, DType dtype) {
-    return dtype == DTYPE_BF16 ? bf16_to_f32(v) : f16_to_f32(v);
-}
-
 // n values uniform in [lo, hi), rounded to dtype, in both forms.
 static Stored stored_random(Rng *rng, size_t n, DType dtype, float lo, float hi) {
     Stored s = {calloc(n, sizeof *s.bits), calloc(n, sizeof *s.wide)};
     for (size_t i = 0; s.bits && s.wide && i < n; i++) {
-        s.bits[i] = narrow_one(lo + (hi - lo) * rng_uniform(rng), dtype);
-        s.wide[i] = widen_one(s.bits[i], dtype);
+        s.bits[i] = stored16_from_f32(lo + (hi - lo) * rng_uniform(rng), dtype);
+        s.wide[i] = stored16_to_f32(s.bits[i], dtype);
     }
     return s;
 }
@@ -63,11 +54,11 @@ static void check_rounded_once(const char *what, const uint16_t *got, const floa
                                DType dtype) {
     size_t bad = 0, first = 0;
     for (size_t i = 0; i < n; i++)
-        if (got[i] != narrow_one(wide[i], dtype) && bad++ == 0) first = i;
+        if (got[i] != stored16_from_f32(wide[i], dtype) && bad++ == 0) first = i;
     if (bad) {
         fprintf(stderr, "  CHECK failed: %s %s: %zu of %zu values are not the f32 result rounded "
                 "once (first [%zu]: %a, f32 %a)\n", dtype_name(dtype), what, bad, n, first,
-                widen_one(got[first], dtype), wide[first]);
+                stored16_to_f32(got[first], dtype), wide[first]);
         test_failures++;
     }
 }
@@ -257,21 +248,24 @@ static void empty_share_in_16_bits(DType dtype) {
 
 // ---- in a graph --------------------------------------------------------------------------
 
-enum { BATCH = 20 };
+// What the three models share: the batch, 6 classes, inputs in [-0.5, 1.5) and the seeds.
+#define BN16_SPEC(model_text)                                                            \
+    {.model_name = "bn16.model", .text = (model_text), .batch = 20, .classes = 6,         \
+     .input_low = -0.5f, .param_seed = 7, .ctx_seed = 3}
 
 // dense -> batchnorm -> activation -> dense, batchnorm over 24 features
-static const char *const features_model =
+static const StorageNetSpec features_model = BN16_SPEC(
     "input shape=2x3x3\n"
     "flatten\n"
     "dense units=24 name=d1\n"
     "batchnorm name=bn\n"
     "tanh name=t\n"
     "dense units=6 name=d2\n"
-    "loss softmax_cross_entropy\n";
+    "loss softmax_cross_entropy\n");
 
 // dense -> reshape to 3x4x4 -> batchnorm over 3 channels of 4x4 -> flatten -> dense: the
 // 2-D case without a convolution (those keep f32 storage for now).
-static const char *const channels_model =
+static const StorageNetSpec channels_model = BN16_SPEC(
     "input shape=2x3x3\n"
     "flatten\n"
     "dense units=48 name=d1\n"
@@ -279,10 +273,10 @@ static const char *const channels_model =
     "batchnorm name=bn\n"
     "flatten\n"
     "dense units=6 name=d2\n"
-    "loss softmax_cross_entropy\n";
+    "loss softmax_cross_entropy\n");
 
 // d1 read by two batchnorms: bn2's backward writes d1's gradient and bn1's adds to it.
-static const char *const fanout_model =
+static const StorageNetSpec fanout_model = BN16_SPEC(
     "input shape=2x3x3\n"
     "flatten\n"
     "dense units=24 name=d1\n"
@@ -290,89 +284,28 @@ static const char *const fanout_model =
     "batchnorm name=bn2 from=d1\n"
     "add from=bn1,bn2\n"
     "dense units=6 name=d2\n"
-    "loss softmax_cross_entropy\n";
+    "loss softmax_cross_entropy\n");
 
-typedef struct Net {
-    ModelFile file;
-    Graph g;
-    Allocator alloc;
-    int built;
-} Net;
+// Every net here is built with the batch drawn from this seed loaded.
+enum { BATCH_SEED = 5 };
 
-static int net_build(Net *n, const char *text, DType storage, Status *st) {
-    memset(n, 0, sizeof *n);
-    TRY(model_file_parse_text("bn16.model", text, &n->file, st));
-    TRY(graph_build(&n->file, &n->g, NULL, st));
-    n->built = 1;
-    TRY(graph_set_storage(&n->g, storage, st));
-    const Backend *b = cpu_backend();
-    TRY(alloc_init(&n->alloc, b, ALLOC_GROW, 0, st));
-    TRY(graph_init_params(&n->g, b, &n->alloc, 7, st));
-    TRY(graph_allocate(&n->g, b, &n->alloc, BATCH, NULL, st));
-    float images[BATCH * 18];
-    int32_t labels[BATCH];
-    Rng rng;
-    rng_seed(&rng, 5);
-    for (int i = 0; i < BATCH * 18; i++) images[i] = 2.0f * rng_uniform(&rng) - 0.5f;
-    for (int i = 0; i < BATCH; i++) labels[i] = (int32_t)rng_below(&rng, 6);
-    return graph_load_batch(&n->g, b, images, labels, BATCH, st);
-}
-
-static void net_free(Net *n) {
-    if (n->built) graph_free(&n->g);
-    alloc_destroy(&n->alloc);
-    model_file_free(&n->file);
-}
-
-// One forward (and, training, backward) pass; the batch's summed loss.
-static int net_pass(Net *n, int training, double *loss, Status *st) {
-    const Backend *b = cpu_backend();
-    LayerContext ctx = {.backend = b, .alloc = &n->alloc, .batch = BATCH, .training = training,
-                        .seed = 3, .labels = (const int32_t *)n->g.labels.data};
-    TRY(graph_reset_loss_sums(&n->g, b, st));
-    TRY(graph_forward(&n->g, &ctx, st));
-    if (training) TRY(graph_backward(&n->g, &ctx, st));
-    TRY(graph_add_loss_sums(&n->g, b, BATCH, 0, st));
-    double correct;
-    return graph_read_loss_sums(&n->g, b, loss, &correct, st);
-}
-
-static const Layer *layer_named(const Graph *g, const char *name) {
-    for (int i = 0; i < g->count; i++)
-        if (strcmp(g->layers[i]->name, name) == 0) return g->layers[i];
-    return NULL;
-}
-
-// What every storage plan keeps: each layer reads the dtype it stores (a view passes its
-// input's through), and every cast converts.
-static void check_reads_own_dtype(const Graph *g) {
-    for (int i = 0; i < g->count; i++) {
-        const Layer *l = g->layers[i];
-        int is_cast = strcmp(l->kind->name, "cast") == 0;
-        for (int k = 0; k < l->input_count; k++) {
-            int converts = l->inputs[k]->out_dtype != l->out_dtype;
-            if (l->kind->output_is_view || converts == is_cast) continue;
-            fprintf(stderr, "  CHECK failed: %s (%s) reads %s (%s)\n", l->name,
-                    dtype_name(l->out_dtype), l->inputs[k]->name,
-                    dtype_name(l->inputs[k]->out_dtype));
-            test_failures++;
-        }
-    }
+static int net_open_loaded(StorageNet *n, const StorageNetSpec *spec, DType storage) {
+    if (storage_net_open(n, spec, storage)) return -1;
+    Status st;
+    status_clear(&st);
+    if (!storage_net_load_batch(n, BATCH_SEED, &st)) return 0;
+    fprintf(stderr, "load batch: %s\n", st.message);
+    test_failures++;
+    storage_net_free(n);
+    return -1;
 }
 
 // batchnorm stores 16 bits and reads the dense layer before it with no cast between
 // (through the reshape view in the 2-D model); a cast stands only where a reader keeps f32
 // (the activation layer, for now, and the loss).
-static void casts_sit_where_storage_changes(const char *text, DType storage) {
-    Net n;
-    Status st;
-    status_clear(&st);
-    if (net_build(&n, text, storage, &st)) {
-        fprintf(stderr, "build: %s\n", st.message);
-        test_failures++;
-        net_free(&n);
-        return;
-    }
+static void casts_sit_where_storage_changes(const StorageNetSpec *spec, DType storage) {
+    StorageNet n;
+    if (net_open_loaded(&n, spec, storage)) return;
     check_reads_own_dtype(&n.g);
     const Layer *d1 = layer_named(&n.g, "d1"), *bn = layer_named(&n.g, "bn");
     const Layer *d2 = layer_named(&n.g, "d2");
@@ -388,27 +321,8 @@ static void casts_sit_where_storage_changes(const char *text, DType storage) {
         if (strcmp(d2_in->kind->name, "cast") == 0) CHECK(d2_in->inputs[0] != bn);
     }
     const Layer *to_loss = n.g.loss->inputs[0];
-    CHECK(strcmp(to_loss->kind->name, "cast") == 0 && to_loss->out_dtype == DTYPE_F32);
-    net_free(&n);
-}
-
-// The relative difference of two vectors, sqrt(sum (a - b)^2 / sum b^2); 0 when b is 0.
-static double relative_difference(const float *got, const float *want, size_t n) {
-    double diff = 0.0, norm = 0.0;
-    for (size_t j = 0; j < n; j++) {
-        diff += ((double)got[j] - want[j]) * ((double)got[j] - want[j]);
-        norm += (double)want[j] * want[j];
-    }
-    return norm > 0.0 ? sqrt(diff / norm) : 0.0;
-}
-
-static void check_bound(const char *what, const char *name, double rel, double bound) {
-    fprintf(stderr, "  %-4s %-16s relative difference %.2e\n", name, what, rel);
-    if (!(rel < bound)) {
-        fprintf(stderr, "  CHECK failed: %s %s: %.2e over the bound %.1e\n", name, what, rel,
-                bound);
-        test_failures++;
-    }
+    CHECK(is_cast(to_loss) && to_loss->out_dtype == DTYPE_F32);
+    storage_net_free(&n);
 }
 
 // bound: what rounding the stored activations and gradients to 8 (bf16) or 11 (f16)
@@ -417,87 +331,34 @@ static void check_bound(const char *what, const char *name, double rel, double b
 // about twice the largest difference measured over the three models (bf16 5.6e-3,
 // f16 6.3e-4, both in a layer's parameter gradients; the running statistics and the
 // losses move less).
-static void matches_f32(const char *label, const char *text, DType storage, double bound) {
-    Net wide, half;
-    Status st;
-    status_clear(&st);
-    double wide_loss = 0.0, half_loss = 0.0, wide_eval = 0.0, half_eval = 0.0;
-    int rc = net_build(&wide, text, DTYPE_F32, &st);
-    if (!rc) rc = net_build(&half, text, storage, &st);
-    if (!rc) rc = net_pass(&wide, 1, &wide_loss, &st);
-    if (!rc) rc = net_pass(&half, 1, &half_loss, &st);
-    if (rc) {
-        fprintf(stderr, "%s %s: %s\n", label, dtype_name(storage), st.message);
-        test_failures++;
-        net_free(&wide);
-        net_free(&half);
-        return;
-    }
-    fprintf(stderr, "%s, %s storage: loss %.6f vs f32 %.6f\n", label, dtype_name(storage),
-            half_loss / BATCH, wide_loss / BATCH);
-    CHECK(half_loss != wide_loss);  // the 16-bit path did round something
-    check_bound("training loss", "", fabs(half_loss - wide_loss) / wide_loss, bound);
-    // Per layer over its parameter gradients together: the bias gradient of a dense layer
-    // before a batchnorm over its features is zero but for rounding (the normalisation
-    // takes every shift out), and would make any rounding look large alone.
-    for (int i = 0; i < wide.g.count; i++) {
-        const Layer *w = wide.g.layers[i];
-        const Layer *h = layer_named(&half.g, w->name);
-        if (!w->param_count) continue;
-        CHECK(h != NULL);
-        if (!h) continue;
-        double diff = 0.0, norm = 0.0;
-        for (int p = 0; p < w->param_count; p++) {
-            size_t count = shape_numel(&w->params[p].shape);
-            if (w->params[p].buffer) {  // the running statistics the step moved
-                check_bound(w->params[p].name, w->name,
-                            relative_difference(tensor_f32(&h->params[p].value),
-                                                tensor_f32(&w->params[p].value), count),
-                            bound);
-                continue;
-            }
-            const float *got = tensor_f32(&h->params[p].grad);
-            const float *want = tensor_f32(&w->params[p].grad);
-            for (size_t j = 0; j < count; j++) {
-                diff += ((double)got[j] - want[j]) * ((double)got[j] - want[j]);
-                norm += (double)want[j] * want[j];
-            }
-        }
-        if (norm > 0.0) check_bound("gradients", w->name, sqrt(diff / norm), bound);
-    }
+static void matches_f32(const char *label, const StorageNetSpec *spec, DType storage,
+                        double bound) {
+    StoragePair p;
+    double wide_eval = 0.0, half_eval = 0.0;
     // evaluation normalises with the running statistics the step moved
-    rc = net_pass(&wide, 0, &wide_eval, &st);
-    if (!rc) rc = net_pass(&half, 0, &half_eval, &st);
-    if (rc) {
-        fprintf(stderr, "%s %s evaluation: %s\n", label, dtype_name(storage), st.message);
-        test_failures++;
-    } else {
-        check_bound("evaluation loss", "", fabs(half_eval - wide_eval) / wide_eval, bound);
+    if (!storage_pair_matches_f32(&p, spec, storage, BATCH_SEED, label, bound) &&
+        !storage_pair_evaluate(&p, &wide_eval, &half_eval)) {
+        char what[64];
+        snprintf(what, sizeof what, "%s, evaluation,", label);
+        check_losses_match(what, storage, half_eval, wide_eval, spec->batch, bound);
     }
-    net_free(&wide);
-    net_free(&half);
+    storage_pair_free(&p);
 }
 
 // bn1 adds its input gradient to the one bn2 wrote into d1's 16-bit gradient.
 static void fanout_accumulates_into_16_bit(DType storage) {
-    Net n;
-    Status st;
-    status_clear(&st);
-    if (net_build(&n, fanout_model, storage, &st)) {
-        fprintf(stderr, "build: %s\n", st.message);
-        test_failures++;
-    } else {
-        const Layer *d1 = layer_named(&n.g, "d1");
-        const Layer *bn1 = layer_named(&n.g, "bn1"), *bn2 = layer_named(&n.g, "bn2");
-        CHECK(d1 && bn1 && bn2);
-        if (d1 && bn1 && bn2) {
-            CHECK(bn1->inputs[0] == d1 && bn2->inputs[0] == d1);
-            CHECK(d1->grad.dtype == storage);
-            CHECK_INT_EQ(bn1->input_grad_accumulate[0], 1);
-            CHECK_INT_EQ(bn2->input_grad_accumulate[0], 0);
-        }
+    StorageNet n;
+    if (net_open_loaded(&n, &fanout_model, storage)) return;
+    const Layer *d1 = layer_named(&n.g, "d1");
+    const Layer *bn1 = layer_named(&n.g, "bn1"), *bn2 = layer_named(&n.g, "bn2");
+    CHECK(d1 && bn1 && bn2);
+    if (d1 && bn1 && bn2) {
+        CHECK(bn1->inputs[0] == d1 && bn2->inputs[0] == d1);
+        CHECK(d1->grad.dtype == storage);
+        CHECK_INT_EQ(bn1->input_grad_accumulate[0], 1);
+        CHECK_INT_EQ(bn2->input_grad_accumulate[0], 0);
     }
-    net_free(&n);
+    storage_net_free(&n);
 }
 
 int main(void) {
@@ -511,15 +372,15 @@ int main(void) {
     empty_share_in_16_bits(DTYPE_BF16);
     empty_share_in_16_bits(DTYPE_F16);
     for (int t = 0; t < 2; t++) {
-        casts_sit_where_storage_changes(features_model, halves[t]);
-        casts_sit_where_storage_changes(channels_model, halves[t]);
+        casts_sit_where_storage_changes(&features_model, halves[t]);
+        casts_sit_where_storage_changes(&channels_model, halves[t]);
         fanout_accumulates_into_16_bit(halves[t]);
     }
-    matches_f32("features", features_model, DTYPE_BF16, 0.012);
-    matches_f32("features", features_model, DTYPE_F16, 0.0013);
-    matches_f32("channels", channels_model, DTYPE_BF16, 0.012);
-    matches_f32("channels", channels_model, DTYPE_F16, 0.0013);
-    matches_f32("fan-out", fanout_model, DTYPE_BF16, 0.012);
-    matches_f32("fan-out", fanout_model, DTYPE_F16, 0.0013);
+    matches_f32("features", &features_model, DTYPE_BF16, 0.012);
+    matches_f32("features", &features_model, DTYPE_F16, 0.0013);
+    matches_f32("channels", &channels_model, DTYPE_BF16, 0.012);
+    matches_f32("channels", &channels_model, DTYPE_F16, 0.0013);
+    matches_f32("fan-out", &fanout_model, DTYPE_BF16, 0.012);
+    matches_f32("fan-out", &fanout_model, DTYPE_F16, 0.0013);
     return test_exit_code("test_storage16_batchnorm");
 }

@@ -6,28 +6,25 @@
 // dense layer after flatten) gives, from the same weights and batch, the loss and parameter
 // gradients of f32 storage within what rounding each stored value can move them; the casts
 // sit only where storage changes; and a 16-bit run learns.
-#include "check.h"
-#include "base/rng.h"
-#include "core/graph.h"
-#include "core/optimizer.h"
+#include "storage16_net.h"
 #include "kernels/cpu/cpu_ops.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { BATCH = 12 };
-
-static const char *const model_text =
-    "input shape=3x12x12\n"
-    "conv2d filters=6 kernel=3 pad=same act=relu name=c1\n"
-    "conv2d filters=8 kernel=3 stride=2 pad=1 act=gelu name=c2\n"
-    "conv2d filters=8 kernel=3 pad=1 groups=4 act=relu name=c3\n"
-    "conv2d filters=4 kernel=2 dilation=2 bias=false name=c4\n"
-    "maxpool size=2\n"
-    "flatten\n"
-    "dense units=5 name=d1\n"
-    "loss softmax_cross_entropy\n";
+static const StorageNetSpec spec = {
+    .model_name = "conv16.model",
+    .text = "input shape=3x12x12\n"
+            "conv2d filters=6 kernel=3 pad=same act=relu name=c1\n"
+            "conv2d filters=8 kernel=3 stride=2 pad=1 act=gelu name=c2\n"
+            "conv2d filters=8 kernel=3 pad=1 groups=4 act=relu name=c3\n"
+            "conv2d filters=4 kernel=2 dilation=2 bias=false name=c4\n"
+            "maxpool size=2\n"
+            "flatten\n"
+            "dense units=5 name=d1\n"
+            "loss softmax_cross_entropy\n",
+    .batch = 12, .classes = 5, .input_low = -1.0f, .param_seed = 7, .ctx_seed = 5};
 
 // ---- op level: widen, the f32 op, round once ---------------------------------------------
 
@@ -131,187 +128,35 @@ static void ops_round_once(DType dtype) {
 
 // ---- model level ---------------------------------------------------------------------------
 
-typedef struct Net {
-    ModelFile file;
-    Graph g;
-    Allocator alloc;
-    int built;
-} Net;
-
-static int net_build(Net *n, DType storage, Status *st) {
-    memset(n, 0, sizeof *n);
-    TRY(model_file_parse_text("conv16.model", model_text, &n->file, st));
-    TRY(graph_build(&n->file, &n->g, NULL, st));
-    n->built = 1;
-    TRY(graph_set_storage(&n->g, storage, st));
-    const Backend *b = cpu_backend();
-    TRY(alloc_init(&n->alloc, b, ALLOC_GROW, 0, st));
-    TRY(graph_init_params(&n->g, b, &n->alloc, 7, st));
-    return graph_allocate(&n->g, b, &n->alloc, BATCH, NULL, st);
-}
-
-static void net_free(Net *n) {
-    if (n->built) graph_free(&n->g);
-    alloc_destroy(&n->alloc);
-    model_file_free(&n->file);
-}
-
-static int load_batch(Net *n, uint64_t seed, Status *st) {
-    size_t values = (size_t)BATCH * shape_numel(&n->g.input->out_shape);
-    float images[BATCH * 3 * 12 * 12];
-    int32_t labels[BATCH];
-    Rng rng;
-    rng_seed(&rng, seed);
-    for (size_t i = 0; i < values; i++) images[i] = 2.0f * rng_uniform(&rng) - 1.0f;
-    for (int i = 0; i < BATCH; i++) labels[i] = (int32_t)rng_below(&rng, 5);
-    return graph_load_batch(&n->g, cpu_backend(), images, labels, BATCH, st);
-}
-
-static int step(Net *n, double *loss, Status *st) {
-    const Backend *b = cpu_backend();
-    LayerContext ctx = {.backend = b, .alloc = &n->alloc, .batch = BATCH, .training = 1,
-                        .seed = 5, .labels = (const int32_t *)n->g.labels.data};
-    TRY(graph_reset_loss_sums(&n->g, b, st));
-    TRY(graph_forward(&n->g, &ctx, st));
-    TRY(graph_backward(&n->g, &ctx, st));
-    TRY(graph_add_loss_sums(&n->g, b, BATCH, 0, st));
-    double correct;
-    return graph_read_loss_sums(&n->g, b, loss, &correct, st);
-}
-
-static const Layer *layer_named(const Graph *g, const char *name) {
-    for (int i = 0; i < g->count; i++)
-        if (strcmp(g->layers[i]->name, name) == 0) return g->layers[i];
-    return NULL;
-}
-
 // Every conv stores 16 bits (a fused activation's output too), and so do c2's gelu (which
 // cannot fuse: an act layer of its own), the pooling and the dense layer: the casts are
 // the input into c1 and d1's logits into the loss. Grouped c3 reads c2.act, c4 reads c3's
 // fused relu directly: two 16-bit convolutions in a row need none.
 static void casts_sit_where_storage_changes(DType storage) {
-    Net n;
-    Status st;
-    status_clear(&st);
-    if (net_build(&n, storage, &st)) {
-        fprintf(stderr, "build: %s\n", st.message);
-        test_failures++;
-        net_free(&n);
-        return;
-    }
-    const char *half = dtype_name(storage);
+    StorageNet n;
+    if (storage_net_open(&n, &spec, storage)) return;
     const char *conv[] = {"c1", "c1.act", "c2", "c3", "c3.act", "c4"};
     for (int i = 0; i < 6; i++) {
         const Layer *l = layer_named(&n.g, conv[i]);
         CHECK(l && l->out_dtype == storage);
     }
-    int casts = 0;
-    for (int i = 0; i < n.g.count; i++) {
-        const Layer *l = n.g.layers[i];
-        if (strcmp(l->kind->name, "cast") != 0) continue;
-        casts++;
-        CHECK(i > 0 && n.g.layers[i - 1] == l->inputs[0]);
-        CHECK(l->out_dtype != l->inputs[0]->out_dtype);
-    }
-    CHECK_INT_EQ(casts, 2);
+    CHECK_INT_EQ(check_casts_follow_their_input(&n.g), 2);
     char name[64];
-    snprintf(name, sizeof name, "input1:%s", half);
+    snprintf(name, sizeof name, "input1:%s", dtype_name(storage));
     CHECK(layer_named(&n.g, name) != NULL);
     CHECK(layer_named(&n.g, "d1:f32") != NULL);
     const Layer *c4 = layer_named(&n.g, "c4");
     CHECK(c4 && c4->inputs[0] == layer_named(&n.g, "c3.act"));
-    for (int i = 0; i < n.g.count; i++) {
-        const Layer *l = n.g.layers[i];
-        if (l->kind->output_is_view || strcmp(l->kind->name, "cast") == 0) continue;
-        for (int k = 0; k < l->input_count; k++)
-            if (l->inputs[k]->out_dtype != l->out_dtype) {
-                fprintf(stderr, "  CHECK failed: %s (%s) reads %s (%s)\n", l->name,
-                        dtype_name(l->out_dtype), l->inputs[k]->name,
-                        dtype_name(l->inputs[k]->out_dtype));
-                test_failures++;
-            }
-    }
-    net_free(&n);
-}
-
-// bound: the relative loss and per-layer gradient difference that rounding may give. Each
-// stored activation, gradient and weight copy is off by at most half a unit in its last
-// place (bf16 2^-9, f16 2^-12), the layers stack them, and a relu input rounded across
-// zero switches its unit's gradient on or off; the bounds are about twice the largest
-// difference measured (bf16 6.7e-2 at c3, f16 5.7e-3 at c1), in the ratio of the two
-// types' units (8).
-static void gradients_match_f32(DType storage, double bound) {
-    Net wide, half;
-    Status st;
-    status_clear(&st);
-    double wide_loss = 0.0, half_loss = 0.0;
-    int rc = net_build(&wide, DTYPE_F32, &st);
-    if (!rc) rc = net_build(&half, storage, &st);
-    if (!rc) rc = load_batch(&wide, 3, &st);
-    if (!rc) rc = load_batch(&half, 3, &st);
-    if (!rc) rc = step(&wide, &wide_loss, &st);
-    if (!rc) rc = step(&half, &half_loss, &st);
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", dtype_name(storage), st.message);
-        test_failures++;
-        net_free(&wide);
-        net_free(&half);
-        return;
-    }
-    fprintf(stderr, "%s storage: loss %.6f vs f32 %.6f\n", dtype_name(storage),
-            half_loss / BATCH, wide_loss / BATCH);
-    CHECK(fabs(half_loss - wide_loss) / wide_loss < bound);
-    CHECK(half_loss != wide_loss);  // the 16-bit path did round something
-    for (int i = 0; i < wide.g.count; i++) {
-        const Layer *w = wide.g.layers[i];
-        if (w->param_count == 0) continue;
-        const Layer *h = layer_named(&half.g, w->name);
-        CHECK(h != NULL);
-        double diff = 0.0, norm = 0.0;
-        for (int p = 0; h && p < w->param_count; p++) {
-            const float *got = tensor_f32(&h->params[p].grad);
-            const float *want = tensor_f32(&w->params[p].grad);
-            for (size_t j = 0; j < shape_numel(&w->params[p].shape); j++) {
-                diff += ((double)got[j] - want[j]) * ((double)got[j] - want[j]);
-                norm += (double)want[j] * want[j];
-            }
-        }
-        double rel = norm > 0.0 ? sqrt(diff / norm) : sqrt(diff);
-        fprintf(stderr, "  %-4s relative gradient difference %.2e\n", w->name, rel);
-        if (!(rel < bound)) {
-            fprintf(stderr, "  CHECK failed: %s: %.2e over the bound %.1e\n", w->name, rel,
-                    bound);
-            test_failures++;
-        }
-    }
-    net_free(&wide);
-    net_free(&half);
+    check_reads_own_dtype(&n.g);
+    storage_net_free(&n);
 }
 
 // Thirty Adam steps on one batch in 16-bit storage fit it, as they do in f32 (1.58 to
 // 3e-4 in all three): the rounded gradients still point downhill.
 static void sixteen_bit_training_learns(DType storage) {
-    Net n;
-    Status st;
-    status_clear(&st);
-    OptimizerConfig adam = {.kind = OPTIMIZER_ADAM, .lr = 0.01, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
-    double first = 0.0, last = 0.0;
-    int rc = net_build(&n, storage, &st);
-    if (!rc) rc = optimizer_prepare(&n.g, &adam, cpu_backend(), &n.alloc, &st);
-    if (!rc) rc = load_batch(&n, 11, &st);
-    for (int i = 0; !rc && i < 30; i++) {
-        rc = step(&n, i ? &last : &first, &st);
-        if (!rc) rc = optimizer_step(&n.g, &adam, cpu_backend(), i + 1, &st);
-    }
-    if (rc) {
-        fprintf(stderr, "%s training: %s\n", dtype_name(storage), st.message);
-        test_failures++;
-    } else {
-        fprintf(stderr, "%s training: loss %.4f -> %.4f\n", dtype_name(storage),
-                first / BATCH, last / BATCH);
-        CHECK(last < 0.01 * first);
-    }
-    net_free(&n);
+    OptimizerConfig adam = {.kind = OPTIMIZER_ADAM, .lr = 0.01, .beta1 = 0.9, .beta2 = 0.999,
+                            .eps = 1e-8};
+    check_training_learns(&spec, storage, &adam, 30, 11, 0.01);
 }
 
 int main(void) {
@@ -319,8 +164,14 @@ int main(void) {
     ops_round_once(DTYPE_F16);
     casts_sit_where_storage_changes(DTYPE_BF16);
     casts_sit_where_storage_changes(DTYPE_F16);
-    gradients_match_f32(DTYPE_BF16, 0.12);
-    gradients_match_f32(DTYPE_F16, 0.015);
+    // bound: the relative loss and per-layer gradient difference that rounding may give. Each
+    // stored activation, gradient and weight copy is off by at most half a unit in its last
+    // place (bf16 2^-9, f16 2^-12), the layers stack them, and a relu input rounded across
+    // zero switches its unit's gradient on or off; the bounds are about twice the largest
+    // difference measured (bf16 6.7e-2 at c3, f16 5.7e-3 at c1), in the ratio of the two
+    // types' units (8).
+    check_storage_matches_f32(&spec, DTYPE_BF16, 3, 0.12);
+    check_storage_matches_f32(&spec, DTYPE_F16, 3, 0.015);
     sixteen_bit_training_learns(DTYPE_BF16);
     sixteen_bit_training_learns(DTYPE_F16);
     return test_exit_code("test_storage16_conv");

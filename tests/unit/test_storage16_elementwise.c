@@ -7,9 +7,8 @@
 // adds between them stores 16 bits throughout, with no cast but into the first dense layer
 // and out to the loss, and its loss and parameter gradients match f32 storage within what
 // rounding each stored value can move them.
-#include "check.h"
-#include "base/rng.h"
-#include "core/graph.h"
+#include "storage16_net.h"
+#include "stored16.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,19 +20,11 @@ static const DType halves[] = {DTYPE_BF16, DTYPE_F16};
 
 enum { N = 301 };  // odd, so no loop gets a round count
 
-static uint16_t narrow1(float v, DType dtype) {
-    return dtype == DTYPE_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
-}
-
-static float widen1(uint16_t v, DType dtype) {
-    return dtype == DTYPE_BF16 ? bf16_to_f32(v) : f16_to_f32(v);
-}
-
 // n values uniform in [lo, hi), stored as dtype, and the same values (exactly) as f32.
 static void fill_stored(Rng *rng, DType dtype, float lo, float hi, uint16_t *half, float *wide) {
     for (int i = 0; i < N; i++) {
-        half[i] = narrow1(lo + (hi - lo) * rng_uniform(rng), dtype);
-        wide[i] = widen1(half[i], dtype);
+        half[i] = stored16_from_f32(lo + (hi - lo) * rng_uniform(rng), dtype);
+        wide[i] = stored16_to_f32(half[i], dtype);
     }
 }
 
@@ -42,7 +33,7 @@ static int check_rounded_once(const char *what, DType dtype, const uint16_t *got
                               const float *want_f32) {
     int bad = 0;
     for (int i = 0; i < N; i++) {
-        uint16_t want = narrow1(want_f32[i], dtype);
+        uint16_t want = stored16_from_f32(want_f32[i], dtype);
         if (got[i] != want) {
             if (!bad)
                 fprintf(stderr, "  CHECK failed: %s %s [%d]: 0x%04x, want 0x%04x (%g)\n", what,
@@ -72,7 +63,7 @@ static void activation_ops_round_once(DType dtype) {
         CHECK_INT_EQ(b->activation_forward(b, k, 0.1f, DTYPE_F32, wx, wy, N, &st), 0);
         check_rounded_once(what, dtype, y, wy);
         // backward from the stored y, as the layer runs it
-        for (int i = 0; i < N; i++) wy[i] = widen1(y[i], dtype);
+        for (int i = 0; i < N; i++) wy[i] = stored16_to_f32(y[i], dtype);
         for (int accumulate = 0; accumulate < 2; accumulate++) {
             uint16_t previous[N];
             float wprevious[N];
@@ -162,101 +153,37 @@ static void accumulate_sums_then_rounds_once(DType dtype) {
 
 // ---- a model ------------------------------------------------------------------------------
 
-enum { BATCH = 16, CLASSES = 6 };
-
 // Every activation kind as a layer of its own (dense layers here take no act=, so nothing
 // fuses), a 3-input and a 4-input add, dropout. Fan-outs make each kind add into a
 // gradient another reader wrote first: d1 feeds r1 and l1 (r1's backward adds), t2 feeds
 // sum3 and d5 (the add adds), g4 feeds dropout and res (dropout adds).
-static const char *const model_text =
-    "input shape=20\n"
-    "dense units=32 name=d1\n"
-    "relu name=r1\n"
-    "dense units=32 name=d2\n"
-    "tanh name=t2\n"
-    "dense units=32 name=d3\n"
-    "sigmoid name=s3\n"
-    "add from=r1,t2,s3 name=sum3\n"
-    "gelu name=g4\n"
-    "dropout rate=0.25 name=drop\n"
-    "dense units=32 from=t2 name=d5\n"
-    "leaky_relu slope=0.1 name=l5\n"
-    "leaky_relu slope=0.2 from=d1 name=l1\n"
-    "add from=drop,l5,g4,l1 act=relu name=res\n"
-    "dense units=6 name=out\n"
-    "loss softmax_cross_entropy\n";
-
-typedef struct Net {
-    ModelFile file;
-    Graph g;
-    Allocator alloc;
-    int built;
-} Net;
-
-static int net_build(Net *n, DType storage, Status *st) {
-    memset(n, 0, sizeof *n);
-    TRY(model_file_parse_text("elementwise.model", model_text, &n->file, st));
-    TRY(graph_build(&n->file, &n->g, NULL, st));
-    n->built = 1;
-    TRY(graph_set_storage(&n->g, storage, st));
-    const Backend *b = cpu_backend();
-    TRY(alloc_init(&n->alloc, b, ALLOC_GROW, 0, st));
-    TRY(graph_init_params(&n->g, b, &n->alloc, 7, st));
-    return graph_allocate(&n->g, b, &n->alloc, BATCH, NULL, st);
-}
-
-static void net_free(Net *n) {
-    if (n->built) graph_free(&n->g);
-    alloc_destroy(&n->alloc);
-    model_file_free(&n->file);
-}
-
-static int load_batch(Net *n, uint64_t seed, Status *st) {
-    float inputs[BATCH * 20];
-    int32_t labels[BATCH];
-    Rng rng;
-    rng_seed(&rng, seed);
-    for (int i = 0; i < BATCH * 20; i++) inputs[i] = 2.0f * rng_uniform(&rng) - 1.0f;
-    for (int i = 0; i < BATCH; i++) labels[i] = (int32_t)rng_below(&rng, CLASSES);
-    return graph_load_batch(&n->g, cpu_backend(), inputs, labels, BATCH, st);
-}
-
-// One forward (and, training, backward) pass; *loss is the batch's summed loss.
-static int pass(Net *n, int training, double *loss, Status *st) {
-    const Backend *b = cpu_backend();
-    LayerContext ctx = {.backend = b, .alloc = &n->alloc, .batch = BATCH, .training = training,
-                        .seed = 42, .labels = (const int32_t *)n->g.labels.data};
-    TRY(graph_reset_loss_sums(&n->g, b, st));
-    TRY(graph_forward(&n->g, &ctx, st));
-    if (training) TRY(graph_backward(&n->g, &ctx, st));
-    TRY(graph_add_loss_sums(&n->g, b, BATCH, 0, st));
-    double correct;
-    return graph_read_loss_sums(&n->g, b, loss, &correct, st);
-}
-
-static const Layer *layer_named(const Graph *g, const char *name) {
-    for (int i = 0; i < g->count; i++)
-        if (strcmp(g->layers[i]->name, name) == 0) return g->layers[i];
-    return NULL;
-}
+static const StorageNetSpec spec = {
+    .model_name = "elementwise.model",
+    .text = "input shape=20\n"
+            "dense units=32 name=d1\n"
+            "relu name=r1\n"
+            "dense units=32 name=d2\n"
+            "tanh name=t2\n"
+            "dense units=32 name=d3\n"
+            "sigmoid name=s3\n"
+            "add from=r1,t2,s3 name=sum3\n"
+            "gelu name=g4\n"
+            "dropout rate=0.25 name=drop\n"
+            "dense units=32 from=t2 name=d5\n"
+            "leaky_relu slope=0.1 name=l5\n"
+            "leaky_relu slope=0.2 from=d1 name=l1\n"
+            "add from=drop,l5,g4,l1 act=relu name=res\n"
+            "dense units=6 name=out\n"
+            "loss softmax_cross_entropy\n",
+    .batch = 16, .classes = 6, .input_low = -1.0f, .param_seed = 7, .ctx_seed = 42};
 
 static void no_casts_between_dense_layers(DType storage) {
-    Net n;
-    Status st;
-    status_clear(&st);
-    if (net_build(&n, storage, &st)) {
-        fprintf(stderr, "build: %s\n", st.message);
-        test_failures++;
-        net_free(&n);
-        return;
-    }
-    int casts = 0;
+    StorageNet n;
+    if (storage_net_open(&n, &spec, storage)) return;
+    int casts = check_casts_follow_their_input(&n.g);
     for (int i = 0; i < n.g.count; i++) {
         const Layer *l = n.g.layers[i];
-        if (strcmp(l->kind->name, "cast") == 0) {
-            casts++;
-            continue;
-        }
+        if (is_cast(l)) continue;
         int f32_end = l == n.g.input || l == n.g.loss;
         CHECK_INT_EQ(l->out_dtype, f32_end ? DTYPE_F32 : storage);
         if (l->fused_activation) {
@@ -283,67 +210,22 @@ static void no_casts_between_dense_layers(DType storage) {
     CHECK(r1 && r1->input_grad_accumulate[0]);
     CHECK(sum3 && sum3->input_grad_accumulate[1] && !sum3->input_grad_accumulate[0]);
     CHECK(drop && drop->input_grad_accumulate[0]);
-    net_free(&n);
+    check_reads_own_dtype(&n.g);
+    storage_net_free(&n);
 }
 
 // bound: the relative difference rounding to the storage type may make (measured: see
 // main) in the loss, and in each layer's weight and bias gradients taken together.
 static void gradients_match_f32(DType storage, double bound) {
-    Net wide, half;
-    Status st;
-    status_clear(&st);
-    double wide_loss = 0.0, half_loss = 0.0, wide_eval = 0.0, half_eval = 0.0;
-    int rc = net_build(&wide, DTYPE_F32, &st);
-    if (!rc) rc = net_build(&half, storage, &st);
-    if (!rc) rc = load_batch(&wide, 3, &st);
-    if (!rc) rc = load_batch(&half, 3, &st);
-    if (!rc) rc = pass(&wide, 1, &wide_loss, &st);
-    if (!rc) rc = pass(&half, 1, &half_loss, &st);
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", dtype_name(storage), st.message);
-        test_failures++;
-        net_free(&wide);
-        net_free(&half);
-        return;
-    }
-    fprintf(stderr, "%s storage: loss %.6f vs f32 %.6f\n", dtype_name(storage),
-            half_loss / BATCH, wide_loss / BATCH);
-    CHECK(fabs(half_loss - wide_loss) / wide_loss < bound);
-    CHECK(half_loss != wide_loss);  // the 16-bit path did round something
-    for (int i = 0; i < wide.g.count; i++) {
-        const Layer *w = wide.g.layers[i];
-        const Layer *h = layer_named(&half.g, w->name);
-        CHECK(h != NULL);
-        double diff = 0.0, norm = 0.0;
-        for (int p = 0; h && p < w->param_count; p++) {
-            const float *got = tensor_f32(&h->params[p].grad);
-            const float *want = tensor_f32(&w->params[p].grad);
-            for (size_t j = 0; j < shape_numel(&w->params[p].shape); j++) {
-                diff += ((double)got[j] - want[j]) * ((double)got[j] - want[j]);
-                norm += (double)want[j] * want[j];
-            }
-        }
-        if (norm == 0.0) continue;
-        double rel = sqrt(diff / norm);
-        fprintf(stderr, "  %-6s relative gradient difference %.2e\n", w->name, rel);
-        if (!(rel < bound)) {
-            fprintf(stderr, "  CHECK failed: %s: %.2e over the bound %.1e\n", w->name, rel,
-                    bound);
-            test_failures++;
-        }
-    }
+    StoragePair p;
+    double wide_eval = 0.0, half_eval = 0.0;
     // evaluation: dropout copies its 16-bit input (its identity), no mask applied
-    rc = pass(&wide, 0, &wide_eval, &st);
-    if (!rc) rc = pass(&half, 0, &half_eval, &st);
-    CHECK_INT_EQ(rc, 0);
-    if (!rc) {
-        fprintf(stderr, "%s storage, evaluation: loss %.6f vs f32 %.6f\n", dtype_name(storage),
-                half_eval / BATCH, wide_eval / BATCH);
-        CHECK(fabs(half_eval - wide_eval) / wide_eval < bound);
-        CHECK(wide_eval != wide_loss);  // dropout did drop while training
+    if (!storage_pair_matches_f32(&p, &spec, storage, 3, "", bound) &&
+        !storage_pair_evaluate(&p, &wide_eval, &half_eval)) {
+        check_losses_match("evaluation,", storage, half_eval, wide_eval, spec.batch, bound);
+        CHECK(wide_eval != p.wide_loss);  // dropout did drop while training
     }
-    net_free(&wide);
-    net_free(&half);
+    storage_pair_free(&p);
 }
 
 int main(void) {
