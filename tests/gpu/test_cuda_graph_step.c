@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_or_skip.h"
 #include "base/rng.h"
 #include "check.h"
 #include "core/device.h"
@@ -280,21 +281,8 @@ static size_t half_batch_limit(const char *text, const Dataset *ds) {
 }
 
 int main(void) {
-    Status st;
-    status_clear(&st);
-    const Backend *probe = NULL;
-    CudaBackendOptions cuda = {.ordinal = 0};
-    if (cuda_backend_open(&cuda, &probe, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        if (st.code == STATUS_NO_DEVICE) {
-            printf("skipped: no usable CUDA backend: %s", text);
-            return 77;
-        }
-        fprintf(stderr, "cuda_backend_open: %s", text);
-        return 1;
-    }
-    cuda_backend_close(probe);
+    int probe = cuda_probe_or_skip();
+    if (probe) return probe;
 
     Dataset ds = synthetic_dataset();
     graphs_match_plain("mlp adam cosine dropout", mlp_text, 0, NULL, &ds);

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_or_skip.h"
 #include "check.h"
 #include "core/device.h"
 #include "core/graph.h"
@@ -320,27 +321,15 @@ static void device_out_of_memory_is_a_status(void) {
 
 int main(void) {
     // A GPU first: the cheap question.
-    Status st;
-    status_clear(&st);
-    const Backend *probe = NULL;
-    CudaBackendOptions cuda = {.ordinal = 0, .allow_tf32 = 1};
-    if (cuda_backend_open(&cuda, &probe, &st)) {
-        char text[2048];
-        status_format(&st, text, sizeof text);
-        if (st.code == STATUS_NO_DEVICE) {
-            printf("skipped: no usable CUDA backend: %s", text);
-            return 77;
-        }
-        fprintf(stderr, "cuda_backend_open: %s", text);
-        return 1;
-    }
-    cuda_backend_close(probe);
+    int probe = cuda_probe_or_skip();
+    if (probe) return probe;
 
     const char *dir = getenv("TRAINER_FASHION_MNIST_DIR");
     char spec[1024];
     if (dir && dir[0]) snprintf(spec, sizeof spec, "idx:%s", dir);
     else snprintf(spec, sizeof spec, "fashion-mnist");
     Dataset train = {0}, test = {0};
+    Status st;
     status_clear(&st);
     if (dataset_load(spec, "train", &train, &st) || dataset_load(spec, "test", &test, &st)) {
         char text[2048];
