@@ -73,6 +73,11 @@ const char *bench_precision_name(BenchPrecision p);  // "fp32", "tf32", "bf16", 
 // Parses a precision name; -1 when it is none.
 int bench_precision_parse(const char *name);
 
+// Why a GPU of dev's compute capability cannot compute in `p` (TF32 and bf16 need 8.0,
+// fp16 7.0: base/precision.c's precision_min_compute), written into buf; NULL when it can,
+// and on the CPU, whose benchmarks each say what they lack themselves.
+const char *bench_gpu_lacks(const BenchDevice *dev, BenchPrecision p, char *buf, size_t size);
+
 // The median of count values (count >= 1); `values` is reordered.
 double bench_median(double *values, int count);
 
