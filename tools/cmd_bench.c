@@ -401,9 +401,8 @@ static void print_memory(const BenchMemoryReport *r, const BenchDevice *d) {
 }
 
 static void print_conv(const BenchConvReport *r, const BenchDevice *d) {
-    const char *f32_math = !d->is_gpu ? "fp32"
-                           : r->row_count && r->rows[0].precision == BENCH_TF32
-                               ? "tf32 (cuDNN may run it on TF32 tensor cores; not with --no-tf32)"
+    const char *f32_math = r->row_count && r->rows[0].precision == BENCH_TF32
+                               ? "tf32 math (cuDNN may use TF32 tensor cores; not with --no-tf32)"
                                : "fp32 math";
     printf("batch %d; per shape and op: f32 data in %s, then bf16 and fp16 data with fp32 "
            "sums%s; each beside its precision's peak\n", r->batch, f32_math,

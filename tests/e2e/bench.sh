@@ -96,7 +96,7 @@ for r in rows:
 # ---- conv ----
 run "$TRAINER" bench conv "${QUICK[@]}" --batch 1 --repeats 1
 expect_rc 0 "bench conv on the CPU"
-expect_match out '^batch 1; per shape and op: f32 data in fp32, then bf16 and fp16 data' \
+expect_match out '^batch 1; per shape and op: f32 data in fp32 math, then bf16 and fp16 data' \
     "conv says its batch and storages"
 expect_match out '^lenet conv2 32->64 5x5 14x14 +forward +fp32 +[0-9.]+ (ns|us|ms|s) +[0-9.]+ .*im2col' \
     "conv: lenet's second convolution forward, with the algorithm"

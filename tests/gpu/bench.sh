@@ -3,8 +3,9 @@
 # peak where the peak is known (a figure above it means a wrong timer, a wrong FLOP count
 # or a wrong peak), every GEMM precision runs on a card of compute capability 8.0 or newer,
 # every copy runs, the convolutions (f32, bf16 and f16 data) name cuDNN's algorithm, and
-# training steps and layers are timed, with every lever on and with each turned off (--without). Without a usable
-# GPU (as `trainer doctor --json` reports it) the test is skipped with exit 77.
+# training steps and layers are timed, with every lever on and with each turned off
+# (--without). Without a usable GPU (as `trainer doctor --json` reports it) the test is
+# skipped with exit 77.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/common.bash"
 
 require_usable_gpu
