@@ -406,7 +406,7 @@ static void print_conv(const BenchConvReport *r, const BenchDevice *d) {
                                : "fp32 math";
     printf("batch %d; per shape and op: f32 data in %s, then bf16 and fp16 data with fp32 "
            "sums%s; each beside its precision's peak\n", r->batch, f32_math,
-           d->is_gpu ? "" : " (the CPU widens them to f32 and rounds each result back)");
+           d->is_gpu ? "" : " (the CPU widens them to f32 and rounds each 16-bit result back)");
     printf("%-30s %-16s %-9s %10s %9s %9s %8s  %s\n", "shape (in->out channels)", "op",
            "precision", "time", "TFLOP/s", "peak", "of peak", "algorithm");
     for (int i = 0; i < r->row_count; i++) {
