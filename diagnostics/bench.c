@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/precision.h"
+
 static const char *const bench_precision_names[BENCH_PRECISION_COUNT] = {"fp32", "tf32", "bf16",
                                                                    "fp16"};
 
@@ -81,6 +83,24 @@ int bench_device_describe(const Device *d, BenchDevice *out, Status *st) {
     // An L2 the driver does not report: H100's 50 MiB, the largest of the table's cards.
     out->cache_bytes = gpu->l2_bytes ? gpu->l2_bytes : (size_t)50 << 20;
     return 0;
+}
+
+// BenchPrecision lists fp32, tf32, bf16, fp16 in Precision's order, one after its default.
+_Static_assert(PRECISION_FP16 - PRECISION_FP32 == BENCH_FP16 &&
+                   PRECISION_BF16 - PRECISION_FP32 == BENCH_BF16 &&
+                   PRECISION_TF32 - PRECISION_FP32 == BENCH_TF32,
+               "BenchPrecision follows Precision's order");
+static Precision as_precision(BenchPrecision p) {
+    return (Precision)(PRECISION_FP32 + (int)p);
+}
+
+const char *bench_gpu_lacks(const BenchDevice *dev, BenchPrecision p, char *buf, size_t size) {
+    int floor = precision_min_compute(as_precision(p));
+    if (!dev->is_gpu || dev->gpu.compute_major * 10 + dev->gpu.compute_minor >= floor)
+        return NULL;
+    snprintf(buf, size, "needs compute capability %d.%d or newer (this card: %d.%d)",
+             floor / 10, floor % 10, dev->gpu.compute_major, dev->gpu.compute_minor);
+    return buf;
 }
 
 int bench_input_sets(const BenchDevice *dev, size_t set_bytes, int max) {

@@ -73,6 +73,11 @@ const char *bench_precision_name(BenchPrecision p);  // "fp32", "tf32", "bf16", 
 // Parses a precision name; -1 when it is none.
 int bench_precision_parse(const char *name);
 
+// Why a GPU of dev's compute capability cannot compute in `p` (TF32 and bf16 need 8.0,
+// fp16 7.0: base/precision.c's precision_min_compute), written into buf; NULL when it can,
+// and on the CPU, whose benchmarks each say what they lack themselves.
+const char *bench_gpu_lacks(const BenchDevice *dev, BenchPrecision p, char *buf, size_t size);
+
 // The median of count values (count >= 1); `values` is reordered.
 double bench_median(double *values, int count);
 
@@ -153,25 +158,39 @@ typedef struct BenchConvShape {
 extern const BenchConvShape bench_conv_shapes[];
 extern const int bench_conv_shape_count;
 
+// The data a conv row's tensors (x, w, y and their gradients) are stored in; bias, dw
+// and dbias are f32 in each (backend.h's Conv2dGeometry.dtype).
+typedef enum BenchConvData { BENCH_CONV_F32, BENCH_CONV_BF16, BENCH_CONV_F16,
+                             BENCH_CONV_DATA_COUNT } BenchConvData;
+
 typedef struct BenchConvRow {
     const char *shape;                   // a bench_conv_shapes name
-    Conv2dGeometry geometry;             // with the batch
+    Conv2dGeometry geometry;             // with the batch, and the storage dtype
     BenchConvOp op;
+    // f32 data: BENCH_TF32 when cuDNN may use TF32, else BENCH_FP32; bf16 and f16 data:
+    // BENCH_BF16 and BENCH_FP16 (f32 sums, as the GEMMs of bench_gemm).
+    BenchPrecision precision;
+    int available;                       // 0: not measured; `unavailable` says why
+    char unavailable[BENCH_REASON_MAX];
     double median_ms;
     double tflops;                       // 2 N K C R S P Q / median_ms, for each op
-    double peak_tflops;                  // of the precision the op may run in; 0: unknown
-    BenchPrecision precision;            // BENCH_TF32 when TF32 is allowed, else BENCH_FP32
+    double peak_tflops;                  // the precision's; 0: unknown
     char algorithm[160];                 // what the backend ran: cuDNN's algorithm, ...
     size_t workspace_bytes;
     int input_sets;
 } BenchConvRow;
 
+enum { BENCH_CONV_MAX_SHAPES = 8 };
+
+// Rows grouped by shape, then op, then data (f32, bf16, f16).
 typedef struct BenchConvReport {
     int batch;
-    BenchConvRow rows[BENCH_CONV_OP_COUNT * 16];
+    BenchConvRow rows[BENCH_CONV_MAX_SHAPES * BENCH_CONV_OP_COUNT * BENCH_CONV_DATA_COUNT];
     int row_count;
 } BenchConvReport;
 
+// Every shape of bench_conv_shapes, each op, in f32 data and in bf16 and f16 data; a
+// storage the device cannot run is a row that says why.
 int bench_conv(Device *d, const BenchDevice *dev, const BenchOptions *o, int batch,
                BenchConvReport *out, Status *st);
 

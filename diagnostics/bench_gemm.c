@@ -129,13 +129,7 @@ static const char *unavailable_reason(const BenchDevice *dev, BenchPrecision p, 
                                       size_t size) {
     if (!dev->is_gpu)
         return p == BENCH_FP32 ? NULL : "not available on the CPU (its gemm is fp32 only)";
-    int needs_ampere = p == BENCH_TF32 || p == BENCH_BF16;
-    if (needs_ampere && dev->gpu.compute_major < 8) {
-        snprintf(buf, size, "needs compute capability 8.0 or newer (this card: %d.%d)",
-                 dev->gpu.compute_major, dev->gpu.compute_minor);
-        return buf;
-    }
-    return NULL;
+    return bench_gpu_lacks(dev, p, buf, size);
 }
 
 static int measure_row(Device *d, const BenchDevice *dev, CudaBenchGemm *cuda,

@@ -119,14 +119,20 @@ static cJSON *conv_json(const BenchConvReport *r) {
         json_add_text(row, "shape", c->shape);
         cJSON_AddItemToObject(row, "geometry", geometry_json(&c->geometry));
         json_add_text(row, "op", bench_conv_op_name(c->op));
-        json_add_text(row, "algorithm", c->algorithm);
-        cJSON_AddNumberToObject(row, "workspace_bytes", (double)c->workspace_bytes);
         json_add_text(row, "precision", bench_precision_name(c->precision));
-        add_figure(row, "median_ms", c->median_ms);
-        add_figure(row, "tflops", c->tflops);
-        add_figure(row, "peak_tflops", c->peak_tflops);
-        add_fraction(row, c->tflops, c->peak_tflops);
-        cJSON_AddNumberToObject(row, "input_sets", c->input_sets);
+        json_add_text(row, "dtype", dtype_name(c->geometry.dtype));
+        cJSON_AddBoolToObject(row, "available", c->available);
+        if (!c->available) {
+            json_add_text(row, "reason", c->unavailable);
+        } else {
+            json_add_text(row, "algorithm", c->algorithm);
+            cJSON_AddNumberToObject(row, "workspace_bytes", (double)c->workspace_bytes);
+            add_figure(row, "median_ms", c->median_ms);
+            add_figure(row, "tflops", c->tflops);
+            add_figure(row, "peak_tflops", c->peak_tflops);
+            add_fraction(row, c->tflops, c->peak_tflops);
+            cJSON_AddNumberToObject(row, "input_sets", c->input_sets);
+        }
         cJSON_AddItemToArray(rows, row);
     }
     cJSON_AddItemToObject(conv, "rows", rows);

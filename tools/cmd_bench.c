@@ -400,20 +400,27 @@ static void print_memory(const BenchMemoryReport *r, const BenchDevice *d) {
     if (peak_note) printf("host <-> device peak unknown: %s.\n", peak_note);
 }
 
-static void print_conv(const BenchConvReport *r, const BenchDevice *d, const BenchOptions *o) {
-    printf("batch %d, fp32 data%s\n", r->batch,
-           !d->is_gpu ? ""
-           : r->row_count && r->rows[0].precision == BENCH_TF32
-               ? "; cuDNN may run it as TF32 on tensor cores (not with --no-tf32): tf32's peak"
-               : "; fp32 math");
-    printf("%-30s %-16s %10s %9s %9s %8s  %s\n", "shape (in->out channels)", "op", "time",
-           "TFLOP/s", "peak", "of peak", "algorithm");
+static void print_conv(const BenchConvReport *r, const BenchDevice *d) {
+    const char *f32_math = r->row_count && r->rows[0].precision == BENCH_TF32
+                               ? "tf32 math (cuDNN may use TF32 tensor cores; not with --no-tf32)"
+                               : "fp32 math";
+    printf("batch %d; per shape and op: f32 data in %s, then bf16 and fp16 data with fp32 "
+           "sums%s; each beside its precision's peak\n", r->batch, f32_math,
+           d->is_gpu ? "" : " (the CPU widens them to f32 and rounds each 16-bit result back)");
+    printf("%-30s %-16s %-9s %10s %9s %9s %8s  %s\n", "shape (in->out channels)", "op",
+           "precision", "time", "TFLOP/s", "peak", "of peak", "algorithm");
     for (int i = 0; i < r->row_count; i++) {
         const BenchConvRow *c = &r->rows[i];
+        const char *precision = bench_precision_name(c->precision);
+        if (!c->available) {
+            printf("%-30s %-16s %-9s %s\n", c->shape, bench_conv_op_name(c->op), precision,
+                   c->unavailable);
+            continue;
+        }
         char time[32], rate[32], peak[32], share[32];
-        printf("%-30s %-16s %10s %9s %9s %8s  %s\n", c->shape, bench_conv_op_name(c->op),
-               duration(c->median_ms, time, sizeof time), sig(c->tflops, rate, sizeof rate),
-               peak_text(c->peak_tflops, peak, sizeof peak),
+        printf("%-30s %-16s %-9s %10s %9s %9s %8s  %s\n", c->shape, bench_conv_op_name(c->op),
+               precision, duration(c->median_ms, time, sizeof time),
+               sig(c->tflops, rate, sizeof rate), peak_text(c->peak_tflops, peak, sizeof peak),
                of_peak(c->tflops, c->peak_tflops, share, sizeof share), c->algorithm);
     }
 }
@@ -569,7 +576,7 @@ static void print_reports(const BenchArgs *a, const BenchDevice *dev, const Benc
     if (r->conv) {
         if (sections++) printf("\n");
         print_header("conv", dev, &a->options, "runs");
-        print_conv(r->conv, dev, &a->options);
+        print_conv(r->conv, dev);
     }
     if (r->has_train) {
         char what[600];

@@ -96,17 +96,33 @@ for r in rows:
 # ---- conv ----
 run "$TRAINER" bench conv "${QUICK[@]}" --batch 1 --repeats 1
 expect_rc 0 "bench conv on the CPU"
-expect_match out '^batch 1, fp32 data' "conv says its batch"
-expect_match out '^lenet conv2 32->64 5x5 14x14 +forward +[0-9.]+ (ns|us|ms|s) +[0-9.]+ .*im2col' \
+expect_match out '^batch 1; per shape and op: f32 data in fp32 math, then bf16 and fp16 data' \
+    "conv says its batch and storages"
+expect_match out '^lenet conv2 32->64 5x5 14x14 +forward +fp32 +[0-9.]+ (ns|us|ms|s) +[0-9.]+ .*im2col' \
     "conv: lenet's second convolution forward, with the algorithm"
-expect_match out '^resnet 512->512 3x3 7x7 +backward-filter ' "conv: resnet's last stage"
+for p in bf16:bf16 fp16:f16; do
+    expect_match out "^lenet conv2 32->64 5x5 14x14 +backward-data +${p%:*} +[0-9.]+ (ns|us|ms|s) +[0-9.]+ .*${p#*:} widened to f32" \
+        "conv: a ${p%:*} row says the CPU widens it"
+done
+expect_match out '^resnet 512->512 3x3 7x7 +backward-filter +fp16 ' "conv: resnet's last stage"
+expect_no_match out ' 0\.0* ' "conv: no figure printed as zero"
 
 run "$TRAINER" bench conv "${QUICK[@]}" --batch 1 --repeats 1 --json
-json_check "conv --json: 6 shapes x 3 ops, each with TFLOP/s and an algorithm" '
+json_check "conv --json: 6 shapes x 3 ops x 3 storages, each with TFLOP/s and an algorithm" '
 rows = doc["conv"]["rows"]
-assert len(rows) == 18 and doc["conv"]["batch"] == 1, len(rows)
+assert len(rows) == 54 and doc["conv"]["batch"] == 1, len(rows)
 assert {r["op"] for r in rows} == {"forward", "backward-data", "backward-filter"}
-assert all(r["tflops"] > 0 and r["median_ms"] > 0 and r["algorithm"] for r in rows)
+assert all(r["available"] and r["tflops"] > 0 and r["median_ms"] > 0 and r["algorithm"]
+           for r in rows), [r for r in rows if not r["available"]]
+for i in range(0, len(rows), 3):
+    group = rows[i:i + 3]
+    assert len({(r["shape"], r["op"]) for r in group}) == 1, group
+    assert [(r["precision"], r["dtype"]) for r in group] == \
+        [("fp32", "f32"), ("bf16", "bf16"), ("fp16", "f16")], group
+    assert "widened" not in group[0]["algorithm"], group[0]
+    for r in group[1:]:
+        assert r["algorithm"].startswith(r["dtype"] + " widened to f32"), r
+        assert r["peak_tflops"] is None and r["fraction_of_peak"] is None, r
 '
 
 # ---- train ----

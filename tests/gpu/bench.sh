@@ -2,9 +2,10 @@
 # `trainer bench` on a real GPU: every figure is positive and below the card's theoretical
 # peak where the peak is known (a figure above it means a wrong timer, a wrong FLOP count
 # or a wrong peak), every GEMM precision runs on a card of compute capability 8.0 or newer,
-# every copy runs, the convolutions name cuDNN's algorithm, and training steps and layers
-# are timed, with every lever on and with each turned off (--without). Without a usable
-# GPU (as `trainer doctor --json` reports it) the test is skipped with exit 77.
+# every copy runs, the convolutions (f32, bf16 and f16 data) name cuDNN's algorithm, and
+# training steps and layers are timed, with every lever on and with each turned off
+# (--without). Without a usable GPU (as `trainer doctor --json` reports it) the test is
+# skipped with exit 77.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/common.bash"
 
 require_usable_gpu
@@ -75,15 +76,33 @@ print("pinned/pageable host-to-device: %.2f" % (pinned["host-to-device pinned"] 
 # ---- conv ----
 run "$TRAINER" bench conv "${GPU[@]}" --batch 32 --json
 expect_rc 0 "bench conv --json on cuda:0"
-json_check "every convolution below the peak, with cuDNN's algorithm" '
-for r in doc["conv"]["rows"]:
-    below(r["tflops"], r["peak_tflops"], "%s %s (%s)" % (r["shape"], r["op"], r["algorithm"]))
-    assert "im2col" not in r["algorithm"] and r["algorithm"], r
+json_check "every convolution in f32, bf16 and f16 data below its peak, with cuDNN's algorithm" '
+d = doc["device"]
+major = int(d["compute_capability"].split(".")[0])
+rows = doc["conv"]["rows"]
+assert len(rows) == 54, len(rows)
+for i in range(0, len(rows), 3):
+    assert [r["dtype"] for r in rows[i:i + 3]] == ["f32", "bf16", "f16"], rows[i:i + 3]
+for r in rows:
+    what = "%s %s %s (%s)" % (r["shape"], r["op"], r["precision"], r.get("algorithm"))
+    if not r["available"]:
+        assert major < 8 and r["precision"] == "bf16", (what, r["reason"])
+        assert "needs compute capability 8.0" in r["reason"], r
+        continue
+    below(r["tflops"], r["peak_tflops"], what)
+    assert r["peak_tflops"] is None or r["peak_tflops"] == d["peak_tflops"][r["precision"]]
+    assert "im2col" not in r["algorithm"] and "widened" not in r["algorithm"], r
+    if r["dtype"] != "f32":
+        assert r["precision"] == {"bf16": "bf16", "f16": "fp16"}[r["dtype"]], r
+        # 16-bit data are never converted down again (cuda_conv2d.cu candidate_math).
+        assert "FP16 conversion" not in r["algorithm"], r
 '
 run "$TRAINER" bench conv "${GPU[@]}" --batch 8 --no-tf32 --json
-json_check "--no-tf32 compares convolutions with the fp32 peak" '
-assert all(r["precision"] == "fp32" for r in doc["conv"]["rows"])
-assert all("FMA" in r["algorithm"] or "direct" in r["algorithm"] for r in doc["conv"]["rows"])
+json_check "--no-tf32 compares f32 convolutions with the fp32 peak; 16-bit data keep theirs" '
+f32 = [r for r in doc["conv"]["rows"] if r["dtype"] == "f32"]
+assert f32 and all(r["precision"] == "fp32" for r in f32)
+assert all("FMA" in r["algorithm"] or "direct" in r["algorithm"] for r in f32)
+assert {r["precision"] for r in doc["conv"]["rows"] if r["dtype"] == "f16"} == {"fp16"}
 '
 
 # ---- train ----

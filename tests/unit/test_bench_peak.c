@@ -1,7 +1,8 @@
 // trainer bench's theoretical peaks (diagnostics/bench_peak.c) reproduce NVIDIA's datasheet
 // figures from the device facts the CUDA runtime reports, say "unknown" (0, with a reason)
 // for what the table lacks, and the helpers the benchmarks share behave: the median, the
-// precision names, how many input sets outgrow a cache.
+// precision names, how many input sets outgrow a cache, what compute capability a
+// precision needs.
 #include "check.h"
 #include "diagnostics/bench.h"
 
@@ -98,11 +99,34 @@ static void helpers(void) {
     CHECK_INT_EQ(bench_input_sets(&dev, 1024, 16), 16);              // capped
 }
 
+// What a card lacks, as gemm and conv both report it: TF32 and bf16 need 8.0, fp16 7.0,
+// fp32 nothing; the CPU is left to each benchmark (NULL here).
+static void gpu_lacks_follows_the_precision_floors(void) {
+    BenchDevice dev;
+    memset(&dev, 0, sizeof dev);
+    char why[BENCH_REASON_MAX];
+    CHECK(bench_gpu_lacks(&dev, BENCH_BF16, why, sizeof why) == NULL);  // the CPU
+    dev.is_gpu = 1;
+    dev.gpu = card("Tesla T4", 7, 5, 40, 1590);
+    CHECK(bench_gpu_lacks(&dev, BENCH_FP32, why, sizeof why) == NULL);
+    CHECK(bench_gpu_lacks(&dev, BENCH_FP16, why, sizeof why) == NULL);
+    CHECK_CONTAINS(bench_gpu_lacks(&dev, BENCH_BF16, why, sizeof why),
+                   "needs compute capability 8.0 or newer (this card: 7.5)");
+    CHECK_CONTAINS(bench_gpu_lacks(&dev, BENCH_TF32, why, sizeof why), "8.0 or newer");
+    dev.gpu = card("Tesla P100", 6, 0, 56, 1480);
+    CHECK_CONTAINS(bench_gpu_lacks(&dev, BENCH_FP16, why, sizeof why),
+                   "needs compute capability 7.0 or newer (this card: 6.0)");
+    dev.gpu = card("NVIDIA H100 80GB HBM3", 9, 0, 132, 1980);
+    for (int p = 0; p < BENCH_PRECISION_COUNT; p++)
+        CHECK(bench_gpu_lacks(&dev, (BenchPrecision)p, why, sizeof why) == NULL);
+}
+
 int main(void) {
     peaks_match_datasheets();
     geforce_tensor_rates_are_halved();
     unknown_peaks_are_zero_with_a_reason();
     memory_peak_from_clock_and_bus();
     helpers();
+    gpu_lacks_follows_the_precision_floors();
     return test_exit_code("test_bench_peak");
 }
