@@ -147,8 +147,8 @@ static int case_make(Case *k, const BnShape *s, Rng *rng) {
     k->dyw = calloc(n, sizeof(float));
     k->dx_before_w = calloc(n, sizeof(float));
     float *per_channel = calloc(6 * k->c, sizeof(float));
+    k->gamma = per_channel;  // case_free frees the block through it, whatever fails below
     if (!k->xw || !k->dyw || !k->dx_before_w || !per_channel) return -1;
-    k->gamma = per_channel;
     k->beta = per_channel + k->c;
     k->rm = per_channel + 2 * k->c;
     k->rv = per_channel + 3 * k->c;
@@ -165,7 +165,11 @@ static int case_make(Case *k, const BnShape *s, Rng *rng) {
     // this batch's statistics, as a training forward saves them for backward
     float *rm = malloc(2 * k->c * sizeof *rm);
     uint16_t *y = calloc(n, sizeof *y);
-    if (!rm || !y) return -1;
+    if (!rm || !y) {
+        free(rm);
+        free(y);
+        return -1;
+    }
     memcpy(rm, k->rm, 2 * k->c * sizeof *rm);
     BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial,
                           .momentum = 0.1f, .eps = 1e-5f, .dtype = storage};

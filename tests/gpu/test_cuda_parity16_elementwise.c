@@ -40,10 +40,32 @@ static int report(const char *what, int rc, const Status *st) {
     return rc;
 }
 
-// n random values in [lo, hi) stored as dtype (host memory, malloc'd).
+// A case's host buffers, freed together when the next case starts (and at the end), so that
+// a case that stops early on a failure leaks nothing: the device buffers' rule, host side.
+enum { HOST_BUFFERS_MAX = 32 };
+static void *host_held[HOST_BUFFERS_MAX];
+static int host_count;
+
+static void host_free_all(void) {
+    for (int i = 0; i < host_count; i++) free(host_held[i]);
+    host_count = 0;
+}
+
+// `bytes` (+1, so that 0 is a real allocation) of host memory held until host_free_all;
+// aborts the test when out of memory or slots, which a parity case never is.
+static void *host_alloc(size_t bytes) {
+    void *p = host_count < HOST_BUFFERS_MAX ? malloc(bytes + 1) : NULL;
+    if (!p) {
+        fprintf(stderr, "FAIL: host_alloc of %zu bytes\n", bytes);
+        abort();
+    }
+    return host_held[host_count++] = p;
+}
+
+// n random values in [lo, hi) stored as dtype (host memory, held until host_free_all).
 static void *host_values(DType dtype, size_t n, float lo, float hi) {
     size_t size = dtype_size(dtype);
-    unsigned char *out = malloc(n * size + 1);
+    unsigned char *out = host_alloc(n * size);
     for (size_t i = 0; i < n; i++) {
         float v = lo + (hi - lo) * rng_uniform(&rng);
         if (dtype == DTYPE_F32) memcpy(out + i * size, &v, size);
@@ -56,7 +78,7 @@ static void *host_values(DType dtype, size_t n, float lo, float hi) {
 }
 
 static void *host_copy(const void *src, size_t bytes) {
-    void *out = malloc(bytes + 1);
+    void *out = host_alloc(bytes);
     memcpy(out, src, bytes);
     return out;
 }
@@ -127,11 +149,12 @@ static int exact_forward(ActivationKind k) {
 
 static void activation_case(ActivationKind kind, DType dtype, size_t n) {
     device_free_all(&dev);
+    host_free_all();
     Status st;
     status_clear(&st);
     size_t bytes = n * dtype_size(dtype);
     const float slope = 0.1f;
-    void *x = host_values(dtype, n, -4.0f, 4.0f), *want_y = malloc(bytes + 1);
+    void *x = host_values(dtype, n, -4.0f, 4.0f), *want_y = host_alloc(bytes);
     void *d_x = device_upload(&dev, x, bytes);
     void *d_out = device_upload(&dev, x, bytes);  // y poisoned with x
     if (!d_x || !d_out) return;
@@ -164,22 +187,18 @@ static void activation_case(ActivationKind kind, DType dtype, size_t n) {
         void *got = from_device(d_dx, bytes);
         compare(what, dtype, n, got, want, kind != ACTIVATION_GELU);
         free(got);
-        free(want);
-        free(previous);
     }
-    free(x);
-    free(want_y);
-    free(dy);
     device_free_all(&dev);
 }
 
 static void dropout_case(DType dtype, size_t n, float rate, uint64_t seed) {
     device_free_all(&dev);
+    host_free_all();
     Status st;
     status_clear(&st);
     size_t bytes = n * dtype_size(dtype), mask_bytes = n * sizeof(float);
-    void *x = host_values(dtype, n, -3.0f, 3.0f), *want_y = malloc(bytes + 1);
-    float *want_mask = malloc(mask_bytes + 1);
+    void *x = host_values(dtype, n, -3.0f, 3.0f), *want_y = host_alloc(bytes);
+    float *want_mask = host_alloc(mask_bytes);
     void *d_x = device_upload(&dev, x, bytes), *d_y = device_upload(&dev, x, bytes);
     void *d_mask = device_upload(&dev, NULL, mask_bytes);
     if (!d_x || !d_y || !d_mask) return;
@@ -208,21 +227,16 @@ static void dropout_case(DType dtype, size_t n, float rate, uint64_t seed) {
         compare(accumulate ? "dropout_backward accumulate" : "dropout_backward", dtype, n, got,
                 want, 1);
         free(got);
-        free(want);
-        free(previous);
     }
     float *got_mask = from_device(d_mask, mask_bytes);
     compare("dropout_forward mask", DTYPE_F32, n, got_mask, want_mask, 1);
     free(got_mask);
-    free(x);
-    free(want_y);
-    free(want_mask);
-    free(dy);
     device_free_all(&dev);
 }
 
 static void accumulate_case(DType dtype, size_t n, int count, int accumulate) {
     device_free_all(&dev);
+    host_free_all();
     Status st;
     status_clear(&st);
     size_t bytes = n * dtype_size(dtype);
@@ -247,9 +261,6 @@ static void accumulate_case(DType dtype, size_t n, int count, int accumulate) {
     void *got = from_device(d_y, bytes);
     compare(what, dtype, n, got, want, 1);
     free(got);
-    free(want);
-    free(start);
-    for (int k = 0; k < count; k++) free(x[k]);
     device_free_all(&dev);
 }
 
@@ -288,6 +299,7 @@ int main(void) {
     if (run_in(PRECISION_DEFAULT) == 77) test_failures++;  // the probe opened it
     int fp16 = run_in(PRECISION_FP16);
     int bf16 = run_in(PRECISION_BF16);
+    host_free_all();
     if (fp16 == 77 && bf16 == 77) return 77;
     return test_exit_code("test_cuda_parity16_elementwise");
 }
