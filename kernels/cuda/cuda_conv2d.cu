@@ -104,6 +104,9 @@ typedef struct ConvPlan {
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv;
     cudnnActivationDescriptor_t relu, identity;  // made at first use by the fused forward
+    // 1: cudnnConvolutionBiasActivationForward refused this shape once; it runs unfused from
+    // then on rather than asking again every step.
+    int fused_refused;
     ConvCandidates forward, backward_data, backward_filter;
 } ConvPlan;
 
@@ -955,7 +958,7 @@ static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeo
     // A grouped convolution runs unfused: on an H200 (cuDNN 9.19) the fused call on one
     // with tensor-op math asked for more workspace than cudnnGetConvolutionForwardWorkspaceSize
     // gives the same algorithm, and failed with CUDNN_STATUS_BAD_PARAM.
-    int fusable = bias && choice && g->groups == 1 &&
+    int fusable = bias && choice && g->groups == 1 && !p->fused_refused &&
                   (g->dtype == DTYPE_F32 || ws.scratch) &&
                   !lever_off(ctx->disabled_levers, LEVER_CONV_FUSED) &&
                   (relu || (!act->apply &&
@@ -975,8 +978,16 @@ static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeo
     cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
         ctx->cudnn, &one, p->x, x, p->w, w, p->conv, (cudnnConvolutionFwdAlgo_t)choice->algo,
         ws.cudnn, choice->bytes, &zero, p->y, y, p->bias, call_bias, activation, p->y, y);
-    if (status == CUDNN_STATUS_NOT_SUPPORTED)
+    // The fused call is an optimisation: a configuration cuDNN will not fuse runs unfused,
+    // and is not offered again. BAD_PARAM counts as a refusal too: on the H200 the fused call
+    // answered it for grouped convolutions whose workspace the plain call's size query had
+    // given (hence the groups == 1 above), and 16-bit data have not run on a card yet. A
+    // real fault in the descriptors fails the unfused convolution as well, and is reported
+    // there.
+    if (status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM) {
+        p->fused_refused = 1;
         return forward_unfused(b, ctx, p, g, x, w, bias, act, y, &ws, st);
+    }
     CUDNN_CHECK(status);
     return 0;
 }
