@@ -264,7 +264,7 @@ static const StorageNetSpec features_model = BN16_SPEC(
     "loss softmax_cross_entropy\n");
 
 // dense -> reshape to 3x4x4 -> batchnorm over 3 channels of 4x4 -> flatten -> dense: the
-// 2-D case without a convolution (those keep f32 storage for now).
+// 2-D case on its own, without a convolution before it.
 static const StorageNetSpec channels_model = BN16_SPEC(
     "input shape=2x3x3\n"
     "flatten\n"
@@ -301,8 +301,8 @@ static int net_open_loaded(StorageNet *n, const StorageNetSpec *spec, DType stor
 }
 
 // batchnorm stores 16 bits and reads the dense layer before it with no cast between
-// (through the reshape view in the 2-D model); a cast stands only where a reader keeps f32
-// (the activation layer, for now, and the loss).
+// (through the reshape view in the 2-D model), and so does what reads it (the activation
+// layer, or a view): a cast stands only before the loss.
 static void casts_sit_where_storage_changes(const StorageNetSpec *spec, DType storage) {
     StorageNet n;
     if (net_open_loaded(&n, spec, storage)) return;
@@ -315,10 +315,10 @@ static void casts_sit_where_storage_changes(const StorageNetSpec *spec, DType st
         const Layer *in = bn->inputs[0];
         while (in->kind->output_is_view) in = in->inputs[0];
         CHECK(in == d1);  // no cast between
-        // d2 reads batchnorm's output (or the activation's, cast when that keeps f32)
+        // d2 reads batchnorm's output through a view, or the activation's, uncast
         const Layer *d2_in = d2->inputs[0];
         CHECK(d2_in->out_dtype == storage);
-        if (strcmp(d2_in->kind->name, "cast") == 0) CHECK(d2_in->inputs[0] != bn);
+        CHECK(strcmp(d2_in->kind->name, "cast") != 0);
     }
     const Layer *to_loss = n.g.loss->inputs[0];
     CHECK(is_cast(to_loss) && to_loss->out_dtype == DTYPE_F32);
