@@ -257,6 +257,18 @@ static int measure_data(Device *d, const BenchDevice *dev, const BenchOptions *o
     memset(&c, 0, sizeof c);
     c.alloc = &d->alloc;
     int rc = why ? 0 : buffers_alloc(d, g, sets, &c, st);
+    char no_room[BENCH_REASON_MAX];
+    if (rc == STATUS_OUT_OF_MEMORY) {
+        // A shape the device cannot hold is three rows that say so, as bench gemm's sizes
+        // are; the other shapes still run.
+        char bytes[32];
+        snprintf(no_room, sizeof no_room, "out of memory for %s of activations and their "
+                 "gradients, beside the weights and workspace",
+                 alloc_format_bytes(set_bytes * (size_t)sets, bytes, sizeof bytes));
+        why = no_room;
+        rc = 0;
+        status_clear(st);
+    }
     char algorithms[BENCH_CONV_OP_COUNT][160];
     if (!rc && !why) rc = describe_algorithms(d->backend, g, c.workspace_bytes, algorithms, st);
     for (int op = 0; !rc && op < BENCH_CONV_OP_COUNT; op++) {
