@@ -214,7 +214,7 @@ typedef struct BenchTrainReport {
     double step_ms;                      // the median step
     double forward_flops_per_sample;     // the model's, as `trainer check` counts them
     double tflops;                       // 3 x forward FLOPs per sample x samples/s
-    BenchPrecision precision;            // fp32, or TF32 when the GPU may use it
+    BenchPrecision precision;            // what the device computes in (--precision, or the model's)
     double peak_tflops;                  // that precision's; 0: unknown
     // per_layer: one entry per layer after the input, in forward order, and the update.
     BenchLayerTime *layers;

@@ -365,8 +365,11 @@ int bench_train(Device *d, const BenchDevice *dev, const BenchOptions *o, Graph 
     out->classes = graph_classes(g);
     out->optimizer = optimizer_names[config->optimizer.kind];
     out->forward_flops_per_sample = forward_flops_per_sample(g);
-    int tf32 = dev->is_gpu && dev->gpu.compute_major >= 8 && !o->no_tf32;
-    out->precision = tf32 ? BENCH_TF32 : BENCH_FP32;
+    // What the device computes in (core/device.h: the precision asked for, where it has it).
+    out->precision = d->precision == PRECISION_BF16   ? BENCH_BF16
+                     : d->precision == PRECISION_FP16 ? BENCH_FP16
+                     : d->precision == PRECISION_TF32 ? BENCH_TF32
+                                                      : BENCH_FP32;
     out->peak_tflops = dev->peak_tflops[out->precision];
 
     TrainBench t = {.graph = g, .config = config, .device = d, .graph_note = out->cuda_graph,

@@ -35,6 +35,8 @@ static const OptionSpec bench_options[] = {
     {"--per-layer", NULL, "train: also the forward and backward time of every layer"},
     {"--threads", "N", "CPU threads for BLAS (default: all cores)"},
     {"--no-tf32", NULL, "conv, train: keep fp32 math in full fp32 on GPUs with TF32"},
+    {"--precision", "P", "train: fp32, tf32, bf16 or fp16, as trainer train takes it (default: "
+                         "the model file's train precision=, else tf32 where the GPU has it)"},
     CUDA_GRAPH_OPTION_SPEC,
     {"--no-fuse", NULL, "train: run each act= activation as its own pass (to compare with the "
                         "fused default)"},
@@ -222,6 +224,7 @@ static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, S
     TRY(only_for(cmd, args, a, "--precisions", gemm, st));
     TRY(only_for(cmd, args, a, "--bytes", memory, st));
     TRY(only_for(cmd, args, a, "--steps", train, st));
+    TRY(only_for(cmd, args, a, "--precision", train, st));
     TRY(only_for(cmd, args, a, "--per-layer", train, st));
     TRY(only_for(cmd, args, a, "--cuda-graph", train, st));
     TRY(cuda_graph_from_args(cmd, args, &a->cuda_graph, st));
@@ -601,9 +604,16 @@ int run_bench(const Command *cmd, const ParsedArgs *args) {
         have_model = 1;
         for (int i = 0; i < g.count; i++) a.fused_layers += g.layers[i]->fused_activation != NULL;
     }
+    // A model is benchmarked in the precision `trainer train` would run it in: the model
+    // file's, or --precision, checked against the device, with its 16-bit storage.
+    PrecisionConfig precision = have_model ? config.precision : (PrecisionConfig){0};
     Device device;
-    int rc = open_device_from_args(cmd, args, &device, &st);
+    int rc = precision_from_args(cmd, args, &precision, &st);
+    if (!rc)
+        rc = open_device_with_precision(cmd, args, args_get(cmd, args, "--device"), &precision,
+                                        0, &device, &st);
     int device_open = rc == 0;
+    if (!rc && have_model) rc = check_device_precision(&g, &precision, &device, NULL, &st);
     if (device_open) a.disabled_levers = device.disabled_levers;
     BenchDevice dev;
     if (!rc && have_model)

@@ -189,6 +189,17 @@ expect_error 2 "--repeats 0" "zero repeats"
 run "$TRAINER" bench gemm --device cuda:99 --sizes 32
 expect_error 3 "cuda:99" "a GPU that is not there exits 3"
 
+# --precision: train only, checked against the device as `trainer train` checks it.
+run "$TRAINER" bench gemm --device cpu --precision bf16
+expect_error 2 "--precision does not apply to trainer bench gemm" "--precision outside train"
+run "$TRAINER" bench train models/mlp.model --device cpu --precision bf16 --steps 1 --repeats 1
+expect_error 3 "--precision bf16: layer 'dense1' (dense) would compute in bf16, but the CPU" \
+    "bench train refuses bf16 on the CPU, naming the layer"
+run "$TRAINER" bench train models/mlp.model --device cpu --precision fp32 --steps 1 --repeats 1 \
+    --warmup 0 --json
+expect_rc 0 "bench train --precision fp32 on the CPU"
+expect_in out '"precision": "fp32"' "its JSON says fp32"
+
 run "$TRAINER" bench --help
 expect_rc 0 "bench --help"
 expect_in out "--per-layer" "help lists --per-layer"
