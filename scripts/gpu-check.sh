@@ -40,10 +40,16 @@ and cnn-bn at batch 1024 with all on, each `--without LEVER`, --no-fuse and --cu
 on) in the time the build leaves; its results (levers-gpu.jsonl) and tables
 (levers-gpu.md) are in the logs, and in $OUT.
 
+With --profile, only the build and then `trainer bench train --per-layer --json` for the
+wide MLP at batch 4096 in bf16 and tf32, and lenet and cnn-bn at 1024 in bf16: each
+layer's forward and backward time and the update's, where issue 15's bf16 step loses its
+time; the JSON is in the logs (profile-*.json).
+
 options:
   --quick           skip the PyTorch comparison and the sanitizers
   --compare         build, then issue 15's comparison only (above)
   --levers          build, then each lever alone only (above)
+  --profile         build, then the per-layer profiles only (above)
   --no-bench        skip the PyTorch comparison
   --no-sanitize     skip compute-sanitizer
   --build-dir DIR   build folder (default build-gpu)
@@ -70,12 +76,14 @@ run_bench=1
 run_sanitize=1
 run_compare=0
 run_levers=0
+run_profile=0
 while [ $# -gt 0 ]; do
   case $1 in
   -h | --help) usage; exit 0 ;;
   --quick) run_bench=0 run_sanitize=0 ;;
   --compare) run_compare=1 ;;
   --levers) run_levers=1 ;;
+  --profile) run_profile=1 ;;
   --no-bench) run_bench=0 ;;
   --no-sanitize) run_sanitize=0 ;;
   --build-dir | --logs | --budget)
@@ -508,6 +516,31 @@ step_levers() {
   fi
 }
 
+# trainer bench train --per-layer for the runs issue 15 measures in bf16, one row each:
+# samples/s, and the JSON (every layer's forward and backward, the update) in the logs.
+step_profile() {
+  local spec model batch precision log json rate
+  for spec in wide-mlp:4096:bf16 wide-mlp:4096:tf32 lenet:1024:bf16 cnn-bn:1024:bf16; do
+    IFS=: read -r model batch precision <<<"$spec"
+    needs_build "profile $spec" && can_start "profile $spec" || return
+    new_log "profile-$model-$precision-$batch"
+    json=$log_dir/profile-$model-$precision-$batch.json
+    run_logged "$log" 120 "$trainer" bench train "models/$model.model" --device cuda:0 \
+      --batch "$batch" --precision "$precision" --per-layer --steps 10 --json
+    # The log holds the command line and any notices, then the JSON object: kept alone.
+    rate=$(python3 -c 'import json, sys
+text = open(sys.argv[1]).read()
+report, _ = json.JSONDecoder().raw_decode(text[text.index("\n{") + 1:])
+json.dump(report, open(sys.argv[2], "w"), indent=1)
+print(round(report["train"]["samples_per_second"]))' "$log" "$json" 2>/dev/null)
+    if [ "$step_rc" -ne 0 ] || [ -z "$rate" ]; then
+      record "profile $spec" FAIL "$step_secs" "" "" "$(why_failed "$log")"
+    else
+      record "profile $spec" PASS "$step_secs" "$rate" "" "per-layer times in $json"
+    fi
+  done
+}
+
 find_sanitizer() {
   local c
   for c in "$(command -v compute-sanitizer 2>/dev/null)" /usr/local/cuda/bin/compute-sanitizer \
@@ -610,6 +643,8 @@ if [ "$run_compare" = 1 ]; then
   step_compare
 elif [ "$run_levers" = 1 ]; then
   step_levers
+elif [ "$run_profile" = 1 ]; then
+  step_profile
 else
   step_doctor
   step_ctest
