@@ -42,3 +42,13 @@ int backend_storage_dtype_check(DType dtype, const char *op, Status *st) {
     status_hint(st, "this is a bug in trainer; please report it with the model file");
     return STATUS_RUNTIME_ERROR;
 }
+
+int backend_accumulate_check(DType dtype, int count, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "accumulate", st));
+    if (count >= 1 && count <= BACKEND_ACCUMULATE_MAX) return 0;
+    status_fail(st, STATUS_RUNTIME_ERROR, "accumulate: %d sources, where it sums 1 to %d",
+                count, BACKEND_ACCUMULATE_MAX);
+    // `add` asserts at compile time that its inputs fit one call: another count is a bug.
+    status_hint(st, "this is a bug in trainer; please report it with the model file");
+    return STATUS_RUNTIME_ERROR;
+}

@@ -484,6 +484,8 @@ int backend_missing_ops(const Backend *b, char *names, size_t size);
 // 0 when `dtype` is one activations may be stored in (f32, bf16, f16); otherwise
 // STATUS_RUNTIME_ERROR naming `op` and the dtype. Every backend's 16-bit ops check with it.
 int backend_storage_dtype_check(DType dtype, const char *op, Status *st);
+// The same for accumulate's dtype, and its 1 to BACKEND_ACCUMULATE_MAX sources.
+int backend_accumulate_check(DType dtype, int count, Status *st);
 
 // The CPU backend; `threads` <= 0 lets OpenBLAS choose.
 const Backend *cpu_backend(void);

@@ -308,13 +308,9 @@ static int stage(const BatchnormArgs *a, const void *x, const void *dy, void *ou
         s->out = out;
         return 0;
     }
-    s->out = read_out ? cpu_widen(out, dtype, count, st)
-                      : malloc((count ? count : 1) * sizeof(float));
+    s->out = cpu_wide_room(out, dtype, count, read_out, st);
     if (!s->out) {
         unstage_free(s);
-        if (!read_out)
-            return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %zu values",
-                               count);
         return st->code;
     }
     s->owned[2] = s->out;

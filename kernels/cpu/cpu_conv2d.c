@@ -356,15 +356,6 @@ static size_t weight_values(const Conv2dGeometry *g) {
     return (size_t)g->out_channels * (g->in_channels / g->groups) * g->kernel_h * g->kernel_w;
 }
 
-// f32 room for n values: dst's values widened when `keep` (a gradient accumulated into),
-// else uninitialised. NULL and *st set when out of host memory.
-static float *wide_room(const void *dst, DType dtype, size_t n, int keep, Status *st) {
-    if (keep) return cpu_widen(dst, dtype, n, st);
-    float *room = malloc((n ? n : 1) * sizeof *room);
-    if (!room) status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory widening %zu values", n);
-    return room;
-}
-
 static int forward_stored(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
                           const float *bias, const FusedActivation *act, void *y, void *workspace,
                           size_t workspace_bytes, const char *op, Status *st) {
@@ -373,7 +364,7 @@ static int forward_stored(const Backend *b, const Conv2dGeometry *g, const void 
         return forward_activation_f32(b, g, x, w, bias, act, y, workspace, workspace_bytes, st);
     float *wide_x = cpu_widen(x, g->dtype, input_values(g), st);
     float *wide_w = wide_x ? cpu_widen(w, g->dtype, weight_values(g), st) : NULL;
-    float *wide_y = wide_w ? wide_room(y, g->dtype, output_values(g), 0, st) : NULL;
+    float *wide_y = wide_w ? cpu_wide_room(y, g->dtype, output_values(g), 0, st) : NULL;
     int rc = wide_y ? forward_activation_f32(b, g, wide_x, wide_w, bias, act, wide_y, workspace,
                                              workspace_bytes, st)
                     : STATUS_RUNTIME_ERROR;
@@ -407,7 +398,7 @@ int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const vo
         return backward_data_f32(b, g, dy, w, dx, workspace, workspace_bytes, accumulate, st);
     float *wide_dy = cpu_widen(dy, g->dtype, output_values(g), st);
     float *wide_w = wide_dy ? cpu_widen(w, g->dtype, weight_values(g), st) : NULL;
-    float *wide_dx = wide_w ? wide_room(dx, g->dtype, input_values(g), accumulate, st) : NULL;
+    float *wide_dx = wide_w ? cpu_wide_room(dx, g->dtype, input_values(g), accumulate, st) : NULL;
     int rc = wide_dx ? backward_data_f32(b, g, wide_dy, wide_w, wide_dx, workspace,
                                          workspace_bytes, accumulate, st)
                      : STATUS_RUNTIME_ERROR;

@@ -38,6 +38,13 @@ float *cpu_widen(const void *src, DType dtype, size_t n, Status *st) {
     return out;
 }
 
+float *cpu_wide_room(const void *dst, DType dtype, size_t n, int keep, Status *st) {
+    if (keep) return cpu_widen(dst, dtype, n, st);
+    float *room = malloc((n ? n : 1) * sizeof *room);
+    if (!room) status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %zu f32 values", n);
+    return room;
+}
+
 void cpu_narrow(const float *src, void *dst, DType dtype, size_t n) {
     if (dtype == DTYPE_F32) {
         if (n && (const void *)src != dst) memmove(dst, src, n * sizeof *src);
@@ -63,10 +70,7 @@ int cpu_convert(const Backend *b, const void *src, DType src_dtype, void *dst, D
 // -0 input's sign, as the copy `add` made before this op took several sources.
 int cpu_accumulate(const Backend *b, DType dtype, void *y, const void *const *x, int count,
                    size_t n, int accumulate, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "accumulate", st));
-    if (count < 1 || count > BACKEND_ACCUMULATE_MAX)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "accumulate: %d sources (1 to %d)", count,
-                           BACKEND_ACCUMULATE_MAX);
+    TRY(backend_accumulate_check(dtype, count, st));
     if (dtype == DTYPE_F32) {
         float *out = y;
         if (count == 1 && accumulate) {  // a gradient fanning in: keep the loop vectorizable

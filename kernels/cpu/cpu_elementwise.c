@@ -70,12 +70,7 @@ static int wide_load(WideOperands *w, const void *const *src, int count, DType d
                      Status *st) {
     *w = (WideOperands){{NULL}};
     for (int k = 0; k < count; k++) {
-        if (src[k]) {
-            w->v[k] = cpu_widen(src[k], dtype, n, st);
-        } else {
-            w->v[k] = malloc((n ? n : 1) * sizeof(float));
-            if (!w->v[k]) status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-        }
+        w->v[k] = cpu_wide_room(src[k], dtype, n, src[k] != NULL, st);
         if (!w->v[k]) {
             wide_free(w);
             return STATUS_RUNTIME_ERROR;

@@ -16,6 +16,9 @@ int cpu_convert(const Backend *b, const void *src, DType src_dtype, void *dst, D
                 size_t n, int accumulate, Status *st);
 // n values of src as f32, in malloc'd memory (NULL and *st set when out of memory).
 float *cpu_widen(const void *src, DType dtype, size_t n, Status *st);
+// f32 room for an op's n outputs stored in dst: dst's values widened when `keep` (an output
+// accumulated into), else uninitialised; malloc'd (NULL and *st set when out of memory).
+float *cpu_wide_room(const void *dst, DType dtype, size_t n, int keep, Status *st);
 // n f32 values into dst stored as dtype, rounded to nearest even.
 void cpu_narrow(const float *src, void *dst, DType dtype, size_t n);
 int cpu_accumulate(const Backend *b, DType dtype, void *y, const void *const *x, int count,

@@ -43,14 +43,6 @@ typedef struct StoredPool {
     int reads_out;  // accumulate: out's old values are part of the sum
 } StoredPool;
 
-// n f32 values of malloc'd scratch for `op` (NULL and *st set when out of memory).
-static float *scratch(size_t n, const char *op, Status *st) {
-    float *out = malloc((n ? n : 1) * sizeof *out);
-    if (!out)
-        status_fail(st, STATUS_RUNTIME_ERROR, "%s: out of host memory for %zu f32 values", op, n);
-    return out;
-}
-
 // Runs fn with *in_slot and *out_slot pointing at the stored tensors when they are f32,
 // else at f32 copies: `in` widened, `out` widened when fn reads it, and rounded once into
 // the stored `out` afterwards.
@@ -63,9 +55,8 @@ static int for_planes_stored(PoolJob *job, const float **in_slot, float **out_sl
     }
     TRY(backend_storage_dtype_check(io->dtype, io->op, st));
     float *wide_in = cpu_widen(io->in, io->dtype, io->in_count, st);
-    float *wide_out = NULL;
-    if (wide_in && io->reads_out) wide_out = cpu_widen(io->out, io->dtype, io->out_count, st);
-    else if (wide_in) wide_out = scratch(io->out_count, io->op, st);
+    float *wide_out =
+        wide_in ? cpu_wide_room(io->out, io->dtype, io->out_count, io->reads_out, st) : NULL;
     int rc = wide_out ? 0 : (int)st->code;
     if (!rc) {
         *in_slot = wide_in;

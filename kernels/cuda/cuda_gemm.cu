@@ -509,10 +509,7 @@ static int launch_accumulate(const CudaContext *ctx, T *y, const void *const *x,
 
 static int cuda_accumulate(const Backend *b, DType dtype, void *y, const void *const *x,
                            int count, size_t n, int accumulate, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "accumulate", st));
-    if (count < 1 || count > BACKEND_ACCUMULATE_MAX)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "accumulate: %d sources (1 to %d)", count,
-                           BACKEND_ACCUMULATE_MAX);
+    TRY(backend_accumulate_check(dtype, count, st));
     if (n == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
