@@ -6,6 +6,7 @@
 
 #include "base/dtype.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 // v rounded to nearest even in `dtype` (DTYPE_BF16, otherwise f16).
@@ -16,6 +17,15 @@ static inline uint16_t stored16_from_f32(float v, DType dtype) {
 // The stored value, exactly, as f32.
 static inline float stored16_to_f32(uint16_t bits, DType dtype) {
     return dtype == DTYPE_BF16 ? bf16_to_f32(bits) : f16_to_f32(bits);
+}
+
+// n values rounded into `to` / widened into `to`: the arrays' forms of the two above, for
+// tests that must not build their expected bits with the CPU ops' own cpu_narrow/cpu_widen.
+static inline void stored16_narrow(const float *from, uint16_t *to, size_t n, DType dtype) {
+    for (size_t i = 0; i < n; i++) to[i] = stored16_from_f32(from[i], dtype);
+}
+static inline void stored16_widen(const uint16_t *from, float *to, size_t n, DType dtype) {
+    for (size_t i = 0; i < n; i++) to[i] = stored16_to_f32(from[i], dtype);
 }
 
 #endif

@@ -159,7 +159,7 @@ static void ops_round_once(DType dtype, int n, int channels, int spatial) {
                                     with_dx ? dx16 : NULL, dg16, db16, st));
         OP_OK(b->batchnorm_backward(b, &wide, x.wide, dy.wide, gamma, mean32, invstd32,
                                     with_dx ? dx32 : NULL, dg32, db32, st));
-        check_rounded_once("batchnorm_backward dx", dx16, dx32, count, dtype);
+        if (with_dx) check_rounded_once("batchnorm_backward dx", dx16, dx32, count, dtype);
         check_same_floats("batchnorm_backward dgamma, dbeta", dg16, dg32, 2 * c, dtype);
     }
 
@@ -230,7 +230,7 @@ static void empty_share_in_16_bits(DType dtype) {
     const Backend *b = cpu_backend();
     uint16_t x[1] = {0}, dy[1] = {0}, dx[1] = {0x1234}, y[1] = {0x1234};
     float gamma[2] = {1, 1}, beta[2] = {0, 0}, mean[2] = {0, 0}, invstd[2] = {1, 1};
-    float rm[2] = {0, 0}, rv[2] = {1, 1}, dg[2], db[2];
+    float rm[2] = {0, 0}, rv[2] = {1, 1}, dg[2] = {7, 7}, db[2] = {7, 7};
     double sums[5] = {1, 1, 1, 1, 1}, totals[5] = {2, 4, 2, 8, 4};
     BatchnormArgs args = {.n = 0, .channels = 2, .spatial = 3, .momentum = 0.1f, .eps = 1e-5f,
                           .accumulate_dx = 1, .dtype = dtype};

@@ -8,6 +8,7 @@
 // sit only where storage changes; and a 16-bit run learns.
 #include "storage16_net.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "stored16.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ static void fill_uniform(float *x, size_t n, Rng *rng) {
 static void check_same_bits(const char *what, DType dtype, const uint16_t *got,
                             const float *wide, size_t n) {
     uint16_t *want = malloc(n * sizeof *want);
-    cpu_narrow(wide, want, dtype, n);
+    stored16_narrow(wide, want, n, dtype);
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)
         if (got[i] != want[i] && bad++ < 3)
@@ -74,11 +75,14 @@ static void ops_round_once(DType dtype) {
     fill_uniform(dy, ny, &rng);
     fill_uniform(bias, 6, &rng);
     // The operands rounded to the storage, and back: the f32 op then sees the same values.
-    cpu_narrow(x, x16, dtype, nx);
-    cpu_narrow(w, w16, dtype, nw);
-    cpu_narrow(dy, dy16, dtype, ny);
-    float *wx = cpu_widen(x16, dtype, nx, &st), *ww = cpu_widen(w16, dtype, nw, &st);
-    float *wdy = cpu_widen(dy16, dtype, ny, &st);
+    stored16_narrow(x, x16, nx, dtype);
+    stored16_narrow(w, w16, nw, dtype);
+    stored16_narrow(dy, dy16, ny, dtype);
+    float *wx = malloc(nx * sizeof *wx), *ww = malloc(nw * sizeof *ww);
+    float *wdy = malloc(ny * sizeof *wdy);
+    stored16_widen(x16, wx, nx, dtype);
+    stored16_widen(w16, ww, nw, dtype);
+    stored16_widen(dy16, wdy, ny, dtype);
     size_t bytes = 0;
     CHECK_INT_EQ(b->conv2d_workspace_size(b, &g, &bytes, &st), 0);
     void *ws = malloc(bytes);
@@ -99,7 +103,8 @@ static void ops_round_once(DType dtype) {
     CHECK_INT_EQ(b->conv2d_backward_data(b, &g16, dy16, w16, dx16, ws, bytes, 0, &st), 0);
     CHECK_INT_EQ(b->conv2d_backward_data(b, &g32, wdy, ww, dx, ws, bytes, 0, &st), 0);
     check_same_bits("conv2d_backward_data", dtype, dx16, dx, nx);
-    float *wdx = cpu_widen(dx16, dtype, nx, &st);
+    float *wdx = malloc(nx * sizeof *wdx);
+    stored16_widen(dx16, wdx, nx, dtype);
     CHECK_INT_EQ(b->conv2d_backward_data(b, &g16, dy16, w16, dx16, ws, bytes, 1, &st), 0);
     CHECK_INT_EQ(b->conv2d_backward_data(b, &g32, wdy, ww, wdx, ws, bytes, 1, &st), 0);
     check_same_bits("conv2d_backward_data accumulate", dtype, dx16, wdx, nx);
