@@ -100,6 +100,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 case $budget in '' | *[!0-9]*) echo "gpu-check.sh: --budget takes whole seconds" >&2; exit 2 ;; esac
+if [ $((run_compare + run_levers + run_profile)) -gt 1 ]; then
+  echo "gpu-check.sh: --compare, --levers and --profile each take the whole budget: give one" >&2
+  exit 2
+fi
 
 trainer=$build_dir/trainer
 deadline=$((SECONDS + budget))
@@ -532,7 +536,7 @@ step_profile() {
 text = open(sys.argv[1]).read()
 report, _ = json.JSONDecoder().raw_decode(text[text.index("\n{") + 1:])
 json.dump(report, open(sys.argv[2], "w"), indent=1)
-print(round(report["train"]["samples_per_second"]))' "$log" "$json" 2>/dev/null)
+print(round(report["train"]["samples_per_second"]))' "$log" "$json" 2>>"$log")
     if [ "$step_rc" -ne 0 ] || [ -z "$rate" ]; then
       record "profile $spec" FAIL "$step_secs" "" "" "$(why_failed "$log")"
     else

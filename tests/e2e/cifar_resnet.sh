@@ -11,6 +11,7 @@ expect_in out "3x32x32" "its input is a CIFAR-10 image"
 # cifar_random FILE COUNT SEED: COUNT records of labels 0..9 and random pixels (seeded:
 # common.bash's random_bytes says why).
 cifar_random() {
+    require_python3 "draw the random images"
     python3 -c 'import random, sys
 random.seed(int(sys.argv[2]))
 sys.stdout.buffer.write(b"".join(bytes([i % 10]) + random.randbytes(3072)

@@ -267,6 +267,7 @@ sys.stdout.buffer.write(random.randbytes(int(sys.argv[1])))' "$1" "$2"
 # make_random_dataset DIR TRAIN TEST [SEED]: like make_dataset, with random pixels, so that
 # training moves the weights and the data order matters (runs compared share one dataset).
 make_random_dataset() {
+    require_python3 "draw the random images"
     mkdir -p "$1"
     local split count
     for split in train t10k; do

@@ -42,7 +42,7 @@ fi
 val_losses=$(sed -nE 's/^epoch ([0-9]+)\/20 .*  val loss ([0-9.]+) .*/\1 \2/p' <<<"$out")
 lowest=$(sort -k2,2g -k1,1n <<<"$val_losses" | head -n 1)
 if [ -n "$lowest" ] && [ "${lowest#* }" = "$best_loss" ] &&
-    grep -qx "$best_epoch $best_loss" <<<"$val_losses"; then
+    grep -Fqx "$best_epoch $best_loss" <<<"$val_losses"; then
     pass "the best is the lowest val loss of the epoch lines ($lowest)"
 else
     fail "the best is the lowest val loss of the epoch lines" \
