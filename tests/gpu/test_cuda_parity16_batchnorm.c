@@ -259,7 +259,8 @@ static void forward_cases(const Case *k) {
     if (!y || !got || !stats) goto done;
     memcpy(stats + 2 * c, k->rm, 2 * c * sizeof *stats);
     memcpy(stats + 6 * c, k->rm, 2 * c * sizeof *stats);
-    void *d_x = device_upload(&dev, k->x, bytes), *d_y = device_upload(&dev, got, bytes);
+    // y starts as NaN bits, so that an element the op skips shows
+    void *d_x = device_upload(&dev, k->x, bytes), *d_y = device_poisoned(&dev, bytes);
     float *d_gamma = device_upload(&dev, k->gamma, 2 * c * sizeof(float));  // gamma, beta
     float *d_stats = device_upload(&dev, stats + 4 * c, 4 * c * sizeof(float));
     if (dev.broken) goto done;

@@ -207,6 +207,7 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
     float *d_dw = device_upload(&dev, NULL, h.nw * 4), *d_db = device_upload(&dev, NULL, h.nb * 4);
     uint16_t *y16 = malloc(h.ny * 2), *dx16 = malloc(h.nx * 2);
     float *want_dw = host_floats(h.nw), want_db[128], *got_dw = host_floats(h.nw), got_db[128];
+    if (dev.broken) rc = 1;  // an upload failed (reported): no op gets a NULL device pointer
 
     // forward, with and without the bias
     for (int with_bias = 0; !rc && with_bias < 2; with_bias++) {
