@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cuda/cuda_activation.h"
 #include "kernels/cuda/cuda_channel_reduce.h"
 #include "kernels/cuda/cuda_internal.h"
 #include "kernels/cuda/cuda_storage.h"
@@ -117,21 +118,6 @@ struct CudaConvAlgoCache {
     int count;
 };
 
-// act applied to v (v itself when act.apply is 0): activation_forward's formulas
-// (cuda_elementwise.cu keeps its own, one kernel per kind, file-static there). Here the
-// kind is a launch argument, the same for every thread, so the switch never diverges.
-__device__ static inline float conv_activation(const FusedActivation &act, float v) {
-    if (!act.apply) return v;
-    switch (act.kind) {
-    case ACTIVATION_RELU: return v > 0.0f ? v : 0.0f;
-    case ACTIVATION_LEAKY_RELU: return v > 0.0f ? v : act.slope * v;
-    case ACTIVATION_SIGMOID: return 1.0f / (1.0f + expf(-v));
-    case ACTIVATION_TANH: return tanhf(v);
-    case ACTIVATION_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678f));
-    default: return v;
-    }
-}
-
 // y = act(y + bias[channel]) over a stored output [n, channels, plane] (bias may be NULL),
 // in one pass: the 16-bit forward's bias and activation after cudnnConvolutionForward,
 // where the f32 path runs cudnnAddTensor and activation_forward (f32 both) in turn. Block
@@ -147,7 +133,7 @@ __global__ static void conv2d_bias_activation_kernel(T *y, const float *bias, in
         T *row = y + p * plane;
         for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < plane;
              i += (size_t)gridDim.x * blockDim.x)
-            storage_store(row, i, conv_activation(act, storage_load(row, i) + b));
+            storage_store(row, i, fused_activation(act, storage_load(row, i) + b));
     }
 }
 
@@ -186,7 +172,7 @@ __global__ static void conv2d_direct_forward_kernel(Conv2dGeometry g, const T *x
                 }
             }
         }
-        storage_store(y, idx, conv_activation(act, bias ? sum + bias[f] : sum));
+        storage_store(y, idx, fused_activation(act, bias ? sum + bias[f] : sum));
     }
 }
 

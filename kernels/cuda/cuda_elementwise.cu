@@ -16,23 +16,11 @@
 // the CPU. sigmoid, tanh and gelu forward (and gelu backward) call expf/tanhf/erff, whose
 // CUDA versions are within 2 ulp of glibc's but not identical: compare those with a
 // tolerance.
+#include "kernels/cuda/cuda_activation.h"
 #include "kernels/cuda/cuda_graph.h"
 #include "kernels/cuda/cuda_storage.h"
 
 // ---- activations -------------------------------------------------------------------
-
-template <ActivationKind K>
-__device__ static inline float activation(float x, float slope) {
-    switch (K) {
-    case ACTIVATION_RELU: return x > 0.0f ? x : 0.0f;
-    case ACTIVATION_LEAKY_RELU: return x > 0.0f ? x : slope * x;
-    case ACTIVATION_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case ACTIVATION_TANH: return tanhf(x);
-    // The exact (erf) form, PyTorch's default, as on the CPU.
-    case ACTIVATION_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678f));
-    default: return 0.0f;
-    }
-}
 
 // In terms of the output where that is cheaper (sigmoid, tanh), of the input where the
 // output does not determine it (relu at 0, gelu): the CPU's choice, so the two agree.
