@@ -60,7 +60,8 @@ int graph_fuse_activations(Graph *g, int enabled);
 // reader that store differently; a view (flatten, reshape) keeps its input's dtype.
 // DTYPE_F32 removes the casts again. Call it after the last graph_fuse_activations (a
 // fused activation's output is its owner's dtype) and before graph_allocate and
-// memory_plan. Layers keep their order, a cast right after what it converts. Returns 0 or STATUS_RUNTIME_ERROR (out of host memory).
+// memory_plan. Layers keep their order, a cast right after what it converts. Returns 0 or
+// STATUS_RUNTIME_ERROR (out of host memory).
 int graph_set_storage(Graph *g, DType dtype, Status *st);
 
 // Sample shape and label range of a dataset against the model. `what` names the data

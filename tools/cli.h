@@ -173,10 +173,12 @@ const char *format_count(long value, char *buf, size_t size);
 // *set, 0 without the option; an unknown name is STATUS_BAD_INPUT naming the levers.
 // open_device_with_precision reads it too, and refuses it on the CPU.
 int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, Status *st);
+// The lever names for help texts, as base/lever.c's lever_names lists them.
+#define LEVER_NAMES_TEXT \
+    "bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,gemm-epilogue,conv-fused"
 #define WITHOUT_OPTION_SPEC                                                                 \
     {"--without", "LIST", "turn CUDA levers off, to measure each alone: some of "          \
-                          "bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,"    \
-                          "gemm-epilogue,conv-fused (docs/cli.md)"}
+                          LEVER_NAMES_TEXT " (docs/cli.md)"}
 
 // --cuda-graph off|auto|on (train, bench train) into *mode, left as it is without the
 // option; an unknown word is STATUS_BAD_INPUT.

@@ -41,8 +41,7 @@ static const OptionSpec bench_options[] = {
     {"--no-fuse", NULL, "train: run each act= activation as its own pass (to compare with the "
                         "fused default)"},
     {"--without", "LIST", "train, on a GPU: turn CUDA levers off, to measure each alone: some "
-                          "of bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,"
-                          "gemm-epilogue,conv-fused (docs/cli.md)"},
+                          "of " LEVER_NAMES_TEXT " (docs/cli.md)"},
     {NULL, NULL, NULL},
 };
 
