@@ -174,13 +174,26 @@ static inline void check_f32_storage_removes_casts(Graph *g, int casts) {
 
 // sqrt(sum (got - want)^2 / sum want^2), or the absolute sqrt(sum (got - want)^2) where
 // want is all zeros (a zero gradient must stay zero).
+// Adds n values' squared differences to *diff and the reference's squares to *norm: a
+// relative difference over several tensors together (a layer's parameters) is
+// difference_ratio of the totals.
+static inline void add_squared_difference(const float *got, const float *want, size_t n,
+                                          double *diff, double *norm) {
+    for (size_t j = 0; j < n; j++) {
+        *diff += ((double)got[j] - want[j]) * ((double)got[j] - want[j]);
+        *norm += (double)want[j] * want[j];
+    }
+}
+
+// sqrt(diff / norm), or the absolute sqrt(diff) where the reference is all zero.
+static inline double difference_ratio(double diff, double norm) {
+    return norm > 0.0 ? sqrt(diff / norm) : sqrt(diff);
+}
+
 static inline double relative_difference(const float *got, const float *want, size_t n) {
     double diff = 0.0, norm = 0.0;
-    for (size_t j = 0; j < n; j++) {
-        diff += ((double)got[j] - want[j]) * ((double)got[j] - want[j]);
-        norm += (double)want[j] * want[j];
-    }
-    return norm > 0.0 ? sqrt(diff / norm) : sqrt(diff);
+    add_squared_difference(got, want, n, &diff, &norm);
+    return difference_ratio(diff, norm);
 }
 
 static inline void check_within_bound(const char *name, const char *what, double rel,
@@ -261,15 +274,10 @@ static inline void storage_pair_check_gradients(const StoragePair *p, double bou
                                    bound);
                 continue;
             }
-            const float *got = tensor_f32(&h->params[k].grad);
-            const float *want = tensor_f32(&w->params[k].grad);
-            for (size_t j = 0; j < count; j++) {
-                diff += ((double)got[j] - want[j]) * ((double)got[j] - want[j]);
-                norm += (double)want[j] * want[j];
-            }
+            add_squared_difference(tensor_f32(&h->params[k].grad),
+                                   tensor_f32(&w->params[k].grad), count, &diff, &norm);
         }
-        check_within_bound(w->name, "gradients", norm > 0.0 ? sqrt(diff / norm) : sqrt(diff),
-                           bound);
+        check_within_bound(w->name, "gradients", difference_ratio(diff, norm), bound);
     }
 }
 
