@@ -233,7 +233,9 @@ struct Backend {
     // C = act(alpha * op(A) op(B) + beta * C + bias[c] in every row) in one pass over C
     // where the backend can (bias may be NULL): a dense layer and its act= activation.
     // The result is what gemm, add_bias_rows and activation_forward give in turn.
-    // The bias is f32 whatever C's type.
+    // The bias is f32; with a bf16 or f16 C it is rounded to C's type before it is added
+    // to the f32 sum (cuBLASLt's epilogue takes a bias of its output's type; PyTorch's
+    // autocast rounds a Linear's bias too), and C is rounded once after the activation.
     int (*gemm_bias_activation)(const Backend *b, const GemmArgs *g, const void *a,
                                 const void *bm, const float *bias, const FusedActivation *act,
                                 void *c, Status *st);

@@ -109,8 +109,9 @@ static int dense_forward(Layer *l, const LayerContext *ctx, Status *st) {
                        storage, shape_numel(&l->params[0].shape), 0, st));
     FusedActivation act = {0};
     int fused = l->fused_activation && activation_layer_fusable(l->fused_activation, &act);
-    // 16-bit storage always goes through the fused op: it adds an f32 bias to a 16-bit C
-    // (add_bias_rows is f32 only), with act.apply 0 when there is no activation to fuse.
+    // 16-bit storage always goes through the fused op: it adds the bias, rounded to C's
+    // type, to a 16-bit C (add_bias_rows is f32 only), with act.apply 0 when there is no
+    // activation to fuse.
     if (fused || storage != DTYPE_F32)
         return b->gemm_bias_activation(b, &xwt, l->inputs[0]->output.data, gemm_weights(l), bias,
                                        &act, fused ? l->fused_activation->output.data

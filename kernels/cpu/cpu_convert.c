@@ -53,6 +53,13 @@ void cpu_narrow(const float *src, void *dst, DType dtype, size_t n) {
     for (size_t i = 0; i < n; i++) store_value(dst, dtype, i, src[i]);
 }
 
+void cpu_round_values(float *values, DType dtype, size_t n) {
+    if (dtype == DTYPE_F32) return;
+    for (size_t i = 0; i < n; i++)
+        values[i] = dtype == DTYPE_BF16 ? bf16_to_f32(f32_to_bf16(values[i]))
+                                        : f16_to_f32(f32_to_f16(values[i]));
+}
+
 int cpu_convert(const Backend *b, const void *src, DType src_dtype, void *dst, DType dst_dtype,
                 size_t n, int accumulate, Status *st) {
     TRY(backend_storage_dtype_check(src_dtype, "convert", st));

@@ -23,7 +23,8 @@ static int all_f32(const GemmArgs *g) {
 
 // A GEMM with 16-bit operands (see GemmArgs): A and B widened to f32, the product, bias and
 // activation computed into packed f32 scratch (from C widened when beta is not zero), then
-// C rounded once. bias and act may be NULL.
+// C rounded once. bias and act may be NULL. The bias is first rounded to C's type, as
+// the op's contract says (kernels/backend.h): what cuBLASLt's epilogue adds.
 static int gemm_widened(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
                         const float *bias, const FusedActivation *act, void *c, Status *st) {
     TRY(backend_storage_dtype_check(g->a_dtype, "gemm", st));
@@ -37,8 +38,9 @@ static int gemm_widened(const Backend *b, const GemmArgs *g, const void *a, cons
     float *wide_a = cpu_widen(a, g->a_dtype, a_values, st);
     float *wide_b = wide_a ? cpu_widen(bm, g->b_dtype, b_values, st) : NULL;
     float *wide_c = wide_b ? calloc(c_values ? c_values : 1, sizeof *wide_c) : NULL;
+    float *rounded_bias = wide_c && bias ? cpu_widen(bias, DTYPE_F32, (size_t)g->n, st) : NULL;
     int rc = 0;
-    if (!wide_c) {
+    if (!wide_c || (bias && !rounded_bias)) {
         rc = st->code ? (int)st->code : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
         goto done;
     }
@@ -56,7 +58,10 @@ static int gemm_widened(const Backend *b, const GemmArgs *g, const void *a, cons
     GemmArgs packed = *g;
     packed.ldc = g->n;
     cpu_gemm_f32(&packed, wide_a, wide_b, wide_c);
-    if (bias) cpu_add_bias_rows(b, wide_c, bias, g->m, g->n, st);
+    if (bias) {
+        cpu_round_values(rounded_bias, g->c_dtype, (size_t)g->n);
+        cpu_add_bias_rows(b, wide_c, rounded_bias, g->m, g->n, st);
+    }
     if (act && act->apply)
         rc = cpu_activation_forward(b, act->kind, act->slope, DTYPE_F32, wide_c, wide_c, c_values,
                                     st);
@@ -66,6 +71,7 @@ static int gemm_widened(const Backend *b, const GemmArgs *g, const void *a, cons
                    (char *)c + (size_t)r * g->ldc * dtype_size(g->c_dtype), g->c_dtype,
                    (size_t)g->n);
 done:
+    free(rounded_bias);
     free(wide_a);
     free(wide_b);
     free(wide_c);

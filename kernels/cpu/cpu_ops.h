@@ -21,6 +21,8 @@ float *cpu_widen(const void *src, DType dtype, size_t n, Status *st);
 float *cpu_wide_room(const void *dst, DType dtype, size_t n, int keep, Status *st);
 // n f32 values into dst stored as dtype, rounded to nearest even.
 void cpu_narrow(const float *src, void *dst, DType dtype, size_t n);
+// Each of n f32 values replaced by the nearest value dtype can store (nothing for f32).
+void cpu_round_values(float *values, DType dtype, size_t n);
 int cpu_accumulate(const Backend *b, DType dtype, void *y, const void *const *x, int count,
                    size_t n, int accumulate, Status *st);
 

@@ -273,15 +273,17 @@ static int cuda_activation_bias_backward(const Backend *b, const FusedActivation
 //
 // cuda_gemm.cu's fallback where cuBLASLt has no epilogue for a 16-bit C: C was rounded by
 // the GEMM, and is widened, biased, activated and rounded again here (the CPU rounds once,
-// so the two may differ by one rounding of C). On the H200 every bf16 dense layer's forward
-// comes here, so the grid is cuda_gemm.cu's add_bias_rows_kernel's: threads across columns
-// (each keeps its bias in a register), rows down the block, no index division per element.
+// so the two may differ by one rounding of C). The bias is rounded to C's type first, as
+// the epilogue's 16-bit bias is. On the H200, while the epilogue was given an f32 bias,
+// every bf16 dense layer's forward came here, so the grid is cuda_gemm.cu's
+// add_bias_rows_kernel's: threads across columns (each keeps its bias in a register), rows
+// down the block, no index division per element.
 template <ActivationKind K, typename T>
 __global__ static void bias_activation_stored_kernel(T *c, int rows, int cols, int ldc,
                                                      const float *bias, int apply, float slope) {
     for (size_t col = blockIdx.x * (size_t)blockDim.x + threadIdx.x; col < (size_t)cols;
          col += (size_t)gridDim.x * blockDim.x) {
-        float b = bias ? bias[col] : 0.0f;
+        float b = bias ? storage_round(c, bias[col]) : 0.0f;
         for (size_t r = blockIdx.y * (size_t)blockDim.y + threadIdx.y; r < (size_t)rows;
              r += (size_t)gridDim.y * blockDim.y) {
             size_t at = r * (size_t)ldc + col;

@@ -89,10 +89,16 @@ static int cuda_gemm(const Backend *b, const GemmArgs *g, const void *a, const v
 // n swapped, each operand keeps its transpose flag and leading dimension). cuBLASLt's bias
 // vector has one value per row of its D, which is column-major n x m here: one per column
 // of our row-major C, what add_bias_rows adds. Compute types as gemm_compute_type picks
-// them from the precision; the scale type (alpha, beta) is f32, and so is the bias, which
-// cuBLASLt adds before the one rounding of a 16-bit D where its heuristic offers an
-// algorithm for that pairing (where it offers none, the GEMM rounds C and one pass adds
-// the bias and applies the activation: two roundings, cuda_bias_activation_stored).
+// them from the precision; the scale type (alpha, beta) is f32.
+//
+// The bias is of D's type: cublasLt.h (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE) allows another
+// type only to integer and fp8 kernels, and cuBLAS 13.1 on the H200 refused an f32 bias
+// beside a bf16 D (INVALID_VALUE), so every bf16 dense layer ran unfused: the GEMM rounded
+// C, then one more pass read and wrote all of it (cuda_bias_activation_stored). For a
+// 16-bit D the op therefore rounds the f32 bias into a 16-bit copy beside the workspace
+// (one tiny convert; the op's contract rounds the bias to C's type on every path, the
+// CPU's too) and the epilogue adds it in f32 before D's one rounding. Where the heuristic
+// still offers nothing for a shape, the unfused passes run, as before.
 //
 // Epilogues used: BIAS, RELU, RELU_BIAS. Not GELU: cuBLASLt's documentation does not say
 // which GELU its epilogue computes, and ours is the exact erf form (PyTorch's default), so
@@ -107,7 +113,11 @@ static int cuda_gemm(const Backend *b, const GemmArgs *g, const void *a, const v
 // The workspace cuBLASLt may use, allocated once per device outside the caching
 // allocator (like the reductions' partials), so no step allocates and a captured CUDA
 // Graph replays with the same pointer. The heuristic only offers algorithms that fit it.
+// The 16-bit bias copy follows it in the same allocation: room for a layer of up to
+// 131072 units (256 KiB); a wider 16-bit layer runs unfused. Dense layers' GEMMs run one
+// after another on the device's stream, so one copy serves them all.
 static const size_t GEMM_EPILOGUE_WORKSPACE_BYTES = (size_t)4 << 20;
+static const int GEMM_EPILOGUE_BIAS_VALUES = 1 << 17;
 enum { GEMM_EPILOGUE_MAX_PLANS = 64 };
 
 typedef struct GemmEpiloguePlan {
@@ -124,6 +134,7 @@ typedef struct GemmEpiloguePlan {
 struct CudaGemmEpilogues {
     cublasLtHandle_t handle;
     void *workspace;
+    void *bias16;  // GEMM_EPILOGUE_BIAS_VALUES 16-bit values, after the workspace
     GemmEpiloguePlan *plans[GEMM_EPILOGUE_MAX_PLANS];
     int count;
 };
@@ -142,7 +153,10 @@ int cuda_gemm_epilogues_open(CudaContext *ctx, Status *st) {
     if (!e) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     ctx->gemm_epilogues = e;
     CUBLAS_CHECK(cublasLtCreate(&e->handle));
-    CUDA_CHECK(cudaMalloc(&e->workspace, GEMM_EPILOGUE_WORKSPACE_BYTES));
+    // 16-bit values at an offset of 4 MiB: as aligned as the allocation (256 bytes).
+    CUDA_CHECK(cudaMalloc(&e->workspace, GEMM_EPILOGUE_WORKSPACE_BYTES +
+                                             (size_t)GEMM_EPILOGUE_BIAS_VALUES * 2));
+    e->bias16 = (char *)e->workspace + GEMM_EPILOGUE_WORKSPACE_BYTES;
     return 0;
 }
 
@@ -179,7 +193,7 @@ static int gemm_plan_build(CudaContext *ctx, GemmEpiloguePlan *p, Status *st) {
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->operation, CUBLASLT_MATMUL_DESC_EPILOGUE,
                                                 &p->epilogue, sizeof p->epilogue));
     if (p->has_bias) {
-        cudaDataType_t bias_type = CUDA_R_32F;
+        cudaDataType_t bias_type = cuda_storage_type(g->c_dtype);
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
             p->operation, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type));
     }
@@ -205,9 +219,10 @@ static int gemm_plan_build(CudaContext *ctx, GemmEpiloguePlan *p, Status *st) {
                                                 &returned);
     cublasLtMatmulPreferenceDestroy(preference);
     // NOT_SUPPORTED is cuBLASLt's answer for "no algorithm": not an error, a fallback. With a
-    // 16-bit D and the f32 bias, cuBLAS 13.1 on an H200 answers INVALID_VALUE instead (the
-    // pairing is not one it implements): the same fallback, for 16-bit D only, so that a
-    // wrong f32 descriptor still shows as the error it is.
+    // 16-bit D and an f32 bias, cuBLAS 13.1 on an H200 answered INVALID_VALUE instead (the
+    // pairing is not one it implements); the bias is D's type now, but until that has run
+    // on a card a 16-bit D keeps the same fallback, so that a wrong f32 descriptor still
+    // shows as the error it is.
     int refused_pairing = status == CUBLAS_STATUS_INVALID_VALUE && p->has_bias &&
                           g->c_dtype != DTYPE_F32;
     if (status == CUBLAS_STATUS_NOT_SUPPORTED || refused_pairing ||
@@ -292,28 +307,34 @@ static int cuda_gemm_bias_activation(const Backend *b, const GemmArgs *g, const 
                                      const FusedActivation *act, void *c, Status *st) {
     TRY(gemm_dtypes_check(g, st));
     if (g->m <= 0 || g->n <= 0) return 0;
+    CudaContext *ctx = cuda_context(b);
+    CudaGemmEpilogues *e = ctx->gemm_epilogues;
     int relu = act->apply && act->kind == ACTIVATION_RELU;
+    // A 16-bit D's epilogue reads the bias from its 16-bit copy (see above).
+    int bias16 = bias && g->c_dtype != DTYPE_F32;
+    const void *epilogue_bias = bias16 ? e->bias16 : bias;
     // With the gemm-epilogue lever off (base/lever.h), always the separate passes, to
     // measure what cuBLASLt's epilogue saves.
-    if ((!bias && !relu) || !epilogue_aligned(a, bm, bias, c) ||
-        lever_off(cuda_context(b)->disabled_levers, LEVER_GEMM_EPILOGUE)) {
+    if ((!bias && !relu) || (bias16 && g->n > GEMM_EPILOGUE_BIAS_VALUES) ||
+        !epilogue_aligned(a, bm, epilogue_bias, c) ||
+        lever_off(ctx->disabled_levers, LEVER_GEMM_EPILOGUE)) {
         TRY(cuda_gemm(b, g, a, bm, c, st));
         return epilogue_unfused(b, g, bias, act, c, st);
     }
     cublasLtEpilogue_t epilogue = !relu ? CUBLASLT_EPILOGUE_BIAS
                                   : bias ? CUBLASLT_EPILOGUE_RELU_BIAS
                                          : CUBLASLT_EPILOGUE_RELU;
-    CudaContext *ctx = cuda_context(b);
     GemmEpiloguePlan *p = NULL;
     TRY(gemm_plan_for(ctx, g, bias != NULL, epilogue, &p, st));
     if (p->unsupported) {
         TRY(cuda_gemm(b, g, a, bm, c, st));
         return epilogue_unfused(b, g, bias, act, c, st);
     }
+    if (bias16)
+        TRY(b->convert(b, bias, DTYPE_F32, e->bias16, g->c_dtype, (size_t)g->n, 0, st));
     if (bias)
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                    &bias, sizeof bias));
-    CudaGemmEpilogues *e = ctx->gemm_epilogues;
+                                                    &epilogue_bias, sizeof epilogue_bias));
     // The pointers are as aligned as the heuristic assumed (epilogue_aligned); should
     // cuBLASLt still refuse the algorithm, as NOT_SUPPORTED, the unfused ops run.
     cublasStatus_t status = cublasLtMatmul(e->handle, p->operation, &g->alpha, bm, p->first, a,

@@ -27,6 +27,16 @@ __device__ static inline void storage_store(__half *p, size_t i, float v) {
     p[i] = __float2half_rn(v);
 }
 
+// v as the nearest value *p's type can store, in f32 (the pointer only picks the type):
+// gemm_bias_activation's bias under a 16-bit C (kernels/backend.h).
+__device__ static inline float storage_round(const float *, float v) { return v; }
+__device__ static inline float storage_round(const __nv_bfloat16 *, float v) {
+    return __bfloat162float(__float2bfloat16_rn(v));
+}
+__device__ static inline float storage_round(const __half *, float v) {
+    return __half2float(__float2half_rn(v));
+}
+
 // cuBLAS's and cuBLASLt's name for a storage dtype; CUDA_R_32F for anything else, which
 // backend_storage_dtype_check has refused first.
 static inline cudaDataType_t cuda_storage_type(DType dtype) {
@@ -60,7 +70,8 @@ static inline cudaDataType_t cuda_storage_type(DType dtype) {
 
 // Bias and activation over a GEMM's stored C in one pass, for the shapes where cuBLASLt
 // runs no epilogue on 16-bit C (cuda_elementwise.cu): c[r][col] = act(c + bias[col]),
-// bias f32 or NULL, rows of `cols` values `ldc` apart.
+// bias f32 (rounded to C's type first, as the epilogue would) or NULL, rows of `cols`
+// values `ldc` apart.
 int cuda_bias_activation_stored(const CudaContext *ctx, DType dtype, void *c, int rows, int cols,
                                 int ldc, const float *bias, const FusedActivation *act,
                                 Status *st);

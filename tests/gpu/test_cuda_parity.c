@@ -2526,6 +2526,10 @@ static void test_storage16(void) {
         }
     gemm16_case(0, 1, 65, 33, 17, 1.0f, 1, &fused_activations[1], DTYPE_F32);
     end_case();
+    // A layer wider than the epilogue's 16-bit bias copy (1 << 17 values, cuda_gemm.cu)
+    // runs unfused, its bias rounded the same way.
+    gemm16_case(0, 1, 3, (1 << 17) + 3, 8, 0.0f, 1, &fused_activations[1], storage_dtype);
+    end_case();
     static const int sum_shapes[][2] = {{1, 1}, {4, 6}, {4096, 10}, {129, 1000}, {60000, 1}};
     for (size_t s = 0; s < sizeof sum_shapes / sizeof sum_shapes[0]; s++)
         for (size_t b = 0; b < sizeof betas / sizeof betas[0]; b++) {

@@ -214,6 +214,31 @@ static void accumulate_adds_elementwise(void) {
     CHECK_NEAR(untouched, 3.0, 0.0);
 }
 
+// With a 16-bit C the bias is rounded to C's type before it is added (what cuBLASLt's
+// epilogue adds, kernels/backend.h), then C once. With u C's unit in the last place at 1:
+// bias 1 + u/2 rounds (to even) to 1, and 1 + u/4 rounds to 1 again; an f32 bias would
+// give 1 + u/2 + u/4, which rounds up to 1 + u. Column 1: relu of -3 + u/4 is 0.
+static void gemm16_rounds_bias_to_c_type(DType dtype) {
+    const Backend *b = cpu_backend();
+    Status st;
+    status_clear(&st);
+    float u = dtype == DTYPE_BF16 ? 0x1p-7f : 0x1p-10f;
+    float a = 1.0f, bm[2] = {u / 4, u / 4}, bias[2] = {1.0f + u / 2, -3.0f};
+    uint16_t a16, b16[2], c16[2] = {0xffff, 0xffff};  // C is written, never read (beta 0)
+    cpu_narrow(&a, &a16, dtype, 1);
+    cpu_narrow(bm, b16, dtype, 2);
+    GemmArgs g = {.m = 1, .n = 2, .k = 1, .lda = 1, .ldb = 2, .ldc = 2, .alpha = 1.0f,
+                  .a_dtype = dtype, .b_dtype = dtype, .c_dtype = dtype};
+    FusedActivation relu = {.apply = 1, .kind = ACTIVATION_RELU};
+    CHECK_INT_EQ(b->gemm_bias_activation(b, &g, &a16, b16, bias, &relu, c16, &st), 0);
+    float *c = cpu_widen(c16, dtype, 2, &st);
+    CHECK(c != NULL);
+    if (!c) return;
+    CHECK_NEAR(c[0], 1.0, 0.0);
+    CHECK_NEAR(c[1], 0.0, 0.0);
+    free(c);
+}
+
 int main(void) {
     rng_seed(&rng, 2024);
     op_table_gemm_is_cpu_gemm();
@@ -223,5 +248,7 @@ int main(void) {
     add_bias_rows_adds_to_every_row();
     sum_rows_with_beta_zero_and_one();
     accumulate_adds_elementwise();
+    gemm16_rounds_bias_to_c_type(DTYPE_BF16);
+    gemm16_rounds_bias_to_c_type(DTYPE_F16);
     return test_exit_code("test_gemm");
 }

@@ -235,9 +235,14 @@ int main(void) {
         accumulate_sums_then_rounds_once(halves[h]);
         no_casts_between_dense_layers(halves[h]);
     }
-    // About twice the largest layer's difference measured (bf16 2.2e-2, f16 9.3e-4, both
+    // About twice the largest layer's difference measured (bf16 2.2e-2, f16 2.1e-2, both
     // at d1, which every other layer's rounding reaches); the losses differ far less.
+    // A relu makes the difference jump: an output of d1 within rounding of zero that lands
+    // on the other side of r1's relu. f16's was 6.0e-4 while dense layers added their bias
+    // in f32; rounded to f16 first (gemm_bias_activation's contract, kernels/backend.h),
+    // one such output crosses. Parameter seed 8 crosses with the f32 bias too (2.1e-2);
+    // seeds 9 and 11 stay at 5.3e-4 with the rounded bias.
     gradients_match_f32(DTYPE_BF16, 0.05);
-    gradients_match_f32(DTYPE_F16, 0.002);
+    gradients_match_f32(DTYPE_F16, 0.04);
     return test_exit_code("test_storage16_elementwise");
 }
