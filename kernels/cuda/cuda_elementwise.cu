@@ -17,6 +17,7 @@
 // CUDA versions are within 2 ulp of glibc's but not identical: compare those with a
 // tolerance.
 #include "kernels/cuda/cuda_activation.h"
+#include "kernels/cuda/cuda_column_sums.h"
 #include "kernels/cuda/cuda_graph.h"
 #include "kernels/cuda/cuda_storage.h"
 
@@ -167,48 +168,71 @@ static int cuda_activation_backward(const Backend *b, ActivationKind kind, float
 // Unfused, a dense layer's act= backward reads y and dy and writes dx (activation_backward),
 // then sum_rows reads dx again for the bias gradient. Here each thread owns a column, as
 // in cuda_gemm.cu's sum_rows_kernel, computes dx for its rows, writes it and keeps the
-// running column sum in a register: dx is written once and never read back. The block
-// shape, row order and tree are sum_rows_kernel's, and dx is activation_backward_kernel's
-// arithmetic, so the result is bitwise the unfused GPU path's (and agrees with the CPU's
-// row-by-row sum to rounding).
-static const unsigned BIAS_COL_THREADS = 32;
-static const unsigned BIAS_ROW_THREADS = 16;
-static const size_t BIAS_SHARED_BYTES = sizeof(float[BIAS_ROW_THREADS][BIAS_COL_THREADS]);
-
+// running column sum in a register: dx is written once and never read back. The split of
+// the rows over blocks, the row order and the tree are sum_rows_kernel's
+// (cuda_column_sums.h), and dx is activation_backward_kernel's arithmetic, so for f32 the
+// result is bitwise the unfused GPU path's (and agrees with the CPU's row-by-row sum to
+// rounding).
 //
 // y, dy and dx may be stored in bf16 or f16 (T): widened on the load, dx rounded once on
 // the store, and the bias gradient sums the unrounded f32 dx, as the CPU does. dbias may be
 // NULL (a 16-bit dx without a bias comes here too).
+
+// dx of one value, from the activation's output (y stands in for x: activation_backward
+// _kernel's relu fast path selects dy).
+template <ActivationKind K>
+__device__ static inline float gradient_from_output(float y, float dy, float slope) {
+    if (K == ACTIVATION_RELU) return y > 0.0f ? dy : 0.0f;
+    return __fmul_rn(dy, activation_derivative<K>(slope, y, y));
+}
+
+// Rows handled four at a time: the four rows' loads are issued before their stores, so a
+// thread has eight loads in flight instead of two (the compiler cannot move a load above
+// a store to dx itself: y, dy and dx could overlap). Each value is still read before it is
+// written, and the sum still adds rows in ascending order, as the one-row loop does.
+#define BACKWARD_ROWS_AT_ONCE 4
+
 template <ActivationKind K, typename T>
 __global__ static void activation_bias_backward_kernel(const T *y, const T *dy, T *dx,
                                                        float *dbias, int rows, int cols,
-                                                       float slope, float beta) {
-    __shared__ float partial[BIAS_ROW_THREADS][BIAS_COL_THREADS];  // BIAS_SHARED_BYTES
+                                                       float slope, float beta,
+                                                       ColumnSplit split, float *partials) {
+    __shared__ float partial[COLUMN_SUM_ROWS][COLUMN_SUM_COLS];
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
-    for (size_t tile = blockIdx.x; tile * BIAS_COL_THREADS < (size_t)cols; tile += gridDim.x) {
-        size_t c = tile * BIAS_COL_THREADS + tx;
+    const size_t first = column_chunk_first(split), end = column_chunk_end(split, rows);
+    const size_t stride = (size_t)cols;
+    for (size_t tile = blockIdx.x; tile * COLUMN_SUM_COLS < (size_t)cols; tile += gridDim.x) {
+        size_t c = tile * COLUMN_SUM_COLS + tx;
         float sum = 0.0f;
-        if (c < (size_t)cols)
-            for (size_t r = ty; r < (size_t)rows; r += BIAS_ROW_THREADS) {
-                size_t i = r * cols + c;
-                float yi = storage_load(y, i), dyi = storage_load(dy, i), g;
-                // y stands in for x: activation_backward_kernel's relu fast path selects dy.
-                if (K == ACTIVATION_RELU) g = yi > 0.0f ? dyi : 0.0f;
-                else g = __fmul_rn(dyi, activation_derivative<K>(slope, yi, yi));
+        if (c < (size_t)cols) {
+            size_t r = first + ty;
+            const size_t step = COLUMN_SUM_ROWS;
+            for (; r + (BACKWARD_ROWS_AT_ONCE - 1) * step < end;
+                 r += BACKWARD_ROWS_AT_ONCE * step) {
+                float yv[BACKWARD_ROWS_AT_ONCE], dyv[BACKWARD_ROWS_AT_ONCE];
+#pragma unroll
+                for (int u = 0; u < BACKWARD_ROWS_AT_ONCE; u++) {
+                    size_t i = (r + u * step) * stride + c;
+                    yv[u] = storage_load(y, i);
+                    dyv[u] = storage_load(dy, i);
+                }
+#pragma unroll
+                for (int u = 0; u < BACKWARD_ROWS_AT_ONCE; u++) {
+                    float g = gradient_from_output<K>(yv[u], dyv[u], slope);
+                    storage_store(dx, (r + u * step) * stride + c, g);
+                    sum += g;
+                }
+            }
+            for (; r < end; r += step) {
+                size_t i = r * stride + c;
+                float g = gradient_from_output<K>(storage_load(y, i), storage_load(dy, i), slope);
                 storage_store(dx, i, g);
                 sum += g;
             }
-        partial[ty][tx] = sum;
-        __syncthreads();
-        for (unsigned half = BIAS_ROW_THREADS / 2; half > 0; half /= 2) {
-            if (ty < half) partial[ty][tx] += partial[ty + half][tx];
-            __syncthreads();
         }
-        if (ty == 0 && c < (size_t)cols && dbias) {
-            float total = partial[0][tx];
-            dbias[c] = beta == 0.0f ? total : beta * dbias[c] + total;
-        }
-        __syncthreads();  // partial[0] is read above before the next tile overwrites it
+        float total = column_tile_total(sum, partial);
+        if (ty == 0 && c < (size_t)cols && dbias)
+            column_total_store(total, c, cols, dbias, beta, split, partials);
     }
 }
 
@@ -216,14 +240,14 @@ template <ActivationKind K, typename T>
 static int launch_activation_bias_backward(const CudaContext *ctx, const T *y, const T *dy, T *dx,
                                            float *dbias, int rows, int cols, float slope,
                                            float beta, Status *st) {
-    dim3 block(BIAS_COL_THREADS, BIAS_ROW_THREADS);
-    unsigned grid = cuda_blocks_capped((size_t)cols, BIAS_COL_THREADS);
-    CUDA_CHECK_CONFIG(ctx, "activation_bias_backward_kernel", grid, block, BIAS_SHARED_BYTES,
-                      (size_t)rows * cols, 64);
+    ColumnSplit split = column_split(rows, cols);
+    dim3 grid = column_sum_grid(cols, split), block = column_sum_block();
+    CUDA_CHECK_CONFIG(ctx, "activation_bias_backward_kernel", grid, block,
+                      sizeof(float[COLUMN_SUM_ROWS][COLUMN_SUM_COLS]), (size_t)rows * cols, 64);
     activation_bias_backward_kernel<K, T><<<grid, block, 0, ctx->stream>>>(
-        y, dy, dx, dbias, rows, cols, slope, beta);
+        y, dy, dx, dbias, rows, cols, slope, beta, split, (float *)ctx->partials);
     CUDA_CHECK_LAUNCH("activation_bias_backward_kernel");
-    return 0;
+    return column_sums_finish(ctx, dbias, split, cols, beta, st);
 }
 
 template <typename T>
@@ -299,9 +323,9 @@ template <ActivationKind K, typename T>
 static int launch_bias_activation_stored(const CudaContext *ctx, T *c, int rows, int cols,
                                          int ldc, const float *bias, int apply, float slope,
                                          Status *st) {
-    dim3 block(BIAS_COL_THREADS, BIAS_ROW_THREADS);
-    dim3 grid(cuda_blocks_capped((size_t)cols, BIAS_COL_THREADS),
-              cuda_blocks_capped((size_t)rows, BIAS_ROW_THREADS));
+    dim3 block(COLUMN_SUM_COLS, COLUMN_SUM_ROWS);
+    dim3 grid(cuda_blocks_capped((size_t)cols, COLUMN_SUM_COLS),
+              cuda_blocks_capped((size_t)rows, COLUMN_SUM_ROWS));
     CUDA_CHECK_CONFIG(ctx, "bias_activation_stored_kernel", grid, block, 0,
                       (size_t)rows * (size_t)ldc, 64);
     bias_activation_stored_kernel<K, T><<<grid, block, 0, ctx->stream>>>(c, rows, cols, ldc, bias,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cuda/cuda_column_sums.h"
 #include "kernels/cuda/cuda_storage.h"
 
 // ---- GEMM -------------------------------------------------------------------------
@@ -353,10 +354,10 @@ static int cuda_gemm_bias_activation(const Backend *b, const GemmArgs *g, const 
 // ---- row-broadcast kernels -------------------------------------------------------
 //
 // Both kernels below walk a rows x cols row-major matrix with 32 threads across columns
-// (one warp reads 32 consecutive floats of a row: one 128-byte transaction) and
-// ROW_THREADS warps down the rows. Each thread owns one column, so the per-column value
-// (bias, or the running sum) lives in a register for the whole walk. Both grid dimensions
-// stride, so any shape launches a valid grid (gridDim.y is capped at 65535).
+// (one warp reads 32 consecutive floats of a row: one 128-byte transaction) and warps down
+// the rows. Each thread owns one column, so the per-column value (bias, or the running
+// sum) lives in a register for the whole walk. add_bias_rows's grid strides along both
+// dimensions, so any shape launches a valid grid (gridDim.y is capped at 65535).
 static const unsigned COL_THREADS = 32;
 static const unsigned ROW_THREADS = 8;
 
@@ -383,56 +384,45 @@ static int cuda_add_bias_rows(const Backend *b, float *y, const float *bias, int
     return 0;
 }
 
-// Column sums (the bias gradient): out[c] = beta * out[c] + sum_r x[r][c].
-//
-// One block per tile of 32 columns, SUM_ROW_THREADS warps each summing every
-// SUM_ROW_THREADS-th row into a register, then a fixed-shape tree over the warps in
-// shared memory. No atomics: every element is added in the same order on every run, so
-// the gradient is bit-for-bit reproducible (the order differs from the CPU's row-by-row
-// sum, so the two agree to rounding, not bitwise). Only thread row 0 touches `out`, after
-// the reduction, and with beta == 0 it never reads it (it may hold NaN).
-//
-// One block per column tile gives little parallelism for a skinny matrix (10 columns,
-// 100k rows); the bias gradients this serves have rows = batch, where that does not matter.
-static const unsigned SUM_ROW_THREADS = 16;
-static const size_t SUM_ROWS_SHARED_BYTES = sizeof(float[SUM_ROW_THREADS][COL_THREADS]);
-
+// Column sums (the bias gradient): out[c] = beta * out[c] + sum_r x[r][c], rows split over
+// blocks as cuda_column_sums.h describes. Each thread sums its column's every 16th row of
+// the block's chunk into a register (no stores in the loop, so the compiler may issue the
+// unrolled loads together), then the fixed tree; no atomics, so the gradient is bit for bit
+// reproducible (and agrees with the CPU's row-by-row sum to rounding). Only thread row 0
+// writes, after the reduction, and with beta == 0 nothing reads out (it may hold NaN).
 template <typename T>
-__global__ static void sum_rows_kernel(float *out, const T *x, int rows, int cols, float beta) {
-    __shared__ float partial[SUM_ROW_THREADS][COL_THREADS];  // SUM_ROWS_SHARED_BYTES
+__global__ static void sum_rows_kernel(float *out, const T *x, int rows, int cols, float beta,
+                                       ColumnSplit split, float *partials) {
+    __shared__ float partial[COLUMN_SUM_ROWS][COLUMN_SUM_COLS];
     const unsigned tx = threadIdx.x, ty = threadIdx.y;
+    const size_t first = column_chunk_first(split), end = column_chunk_end(split, rows);
     // The loop bound depends only on blockIdx, so every thread of the block runs the same
     // number of iterations and reaches the same __syncthreads().
-    for (size_t tile = blockIdx.x; tile * COL_THREADS < (size_t)cols; tile += gridDim.x) {
-        size_t c = tile * COL_THREADS + tx;
+    for (size_t tile = blockIdx.x; tile * COLUMN_SUM_COLS < (size_t)cols; tile += gridDim.x) {
+        size_t c = tile * COLUMN_SUM_COLS + tx;
         float sum = 0.0f;
-        if (c < (size_t)cols)
-            for (size_t r = ty; r < (size_t)rows; r += SUM_ROW_THREADS)
-                sum += storage_load(x, r * cols + c);
-        partial[ty][tx] = sum;
-        __syncthreads();
-        for (unsigned half = SUM_ROW_THREADS / 2; half > 0; half /= 2) {
-            if (ty < half) partial[ty][tx] += partial[ty + half][tx];
-            __syncthreads();
+        if (c < (size_t)cols) {
+#pragma unroll 4
+            for (size_t r = first + ty; r < end; r += COLUMN_SUM_ROWS)
+                sum += storage_load(x, r * (size_t)cols + c);
         }
-        if (ty == 0 && c < (size_t)cols) {
-            float total = partial[0][tx];
-            out[c] = beta == 0.0f ? total : beta * out[c] + total;
-        }
-        __syncthreads();  // partial[0] is read above before the next tile overwrites it
+        float total = column_tile_total(sum, partial);
+        if (ty == 0 && c < (size_t)cols) column_total_store(total, c, cols, out, beta, split,
+                                                            partials);
     }
 }
 
 template <typename T>
 static int launch_sum_rows(const CudaContext *ctx, float *out, const T *x, int rows, int cols,
                            float beta, Status *st) {
-    dim3 block(COL_THREADS, SUM_ROW_THREADS);
-    unsigned grid = cuda_blocks_capped((size_t)cols, COL_THREADS);
-    CUDA_CHECK_CONFIG(ctx, "sum_rows_kernel", grid, block, SUM_ROWS_SHARED_BYTES,
-                      (size_t)rows * cols, 64);
-    sum_rows_kernel<T><<<grid, block, 0, ctx->stream>>>(out, x, rows, cols, beta);
+    ColumnSplit split = column_split(rows, cols);
+    dim3 grid = column_sum_grid(cols, split), block = column_sum_block();
+    CUDA_CHECK_CONFIG(ctx, "sum_rows_kernel", grid, block,
+                      sizeof(float[COLUMN_SUM_ROWS][COLUMN_SUM_COLS]), (size_t)rows * cols, 64);
+    sum_rows_kernel<T><<<grid, block, 0, ctx->stream>>>(out, x, rows, cols, beta, split,
+                                                        (float *)ctx->partials);
     CUDA_CHECK_LAUNCH("sum_rows_kernel");
-    return 0;
+    return column_sums_finish(ctx, out, split, cols, beta, st);
 }
 
 static int cuda_sum_rows(const Backend *b, float *out, const void *x, DType x_dtype, int rows,

@@ -820,14 +820,19 @@ static void sum_rows_case(int rows, int cols, float beta, DType dtype) {
 
 static void test_sum_rows(void) {
     REQUIRE(sum_rows);
+    // Past 256 rows the rows are split over blocks (cuda_column_sums.h): 257 is two chunks,
+    // the second one row short; 60000 x 1 is 235.
     static const int shapes[][2] = {{1, 1}, {1, 17}, {4, 6}, {1000, 3}, {4096, 10}, {129, 1000},
-                                    {60000, 1}};
+                                    {60000, 1}, {257, 33}};
     static const float betas[] = {0.0f, 1.0f, 0.5f};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t b = 0; b < sizeof betas / sizeof betas[0]; b++) {
             sum_rows_case(shapes[s][0], shapes[s][1], betas[b], DTYPE_F32);
             end_case();
         }
+    // Three chunks' partials of 131072 columns would not fit the scratch: two longer ones.
+    sum_rows_case(520, 131072, 1.0f, DTYPE_F32);
+    end_case();
 }
 
 static void accumulate_case(size_t n) {
@@ -1080,10 +1085,10 @@ static void activation_bias_backward_case(const FusedActivation *act, int rows, 
 
 static void test_activation_bias_backward(void) {
     REQUIRE(activation_bias_backward);
-    // Odd shapes, one row or column, more columns than one block's tile, and the dense
-    // layers of mlp and lenet at batch 1024.
+    // Odd shapes, one row or column, more columns than one block's tile, the dense layers
+    // of mlp and lenet at batch 1024, and rows split into two chunks, one row short.
     static const int shapes[][2] = {{1, 1}, {3, 5}, {1, 1000}, {1000, 1}, {129, 257},
-                                    {1024, 256}, {1024, 128}, {60000, 3}};
+                                    {1024, 256}, {1024, 128}, {60000, 3}, {257, 33}};
     static const float betas[] = {0.0f, 1.0f, 0.5f};
     for (int a = 1; a < FUSED_ACTIVATIONS; a++) {
         if (fused_activations[a].kind == ACTIVATION_GELU) continue;  // not from its output
@@ -2544,7 +2549,8 @@ static void test_storage16(void) {
                 convert_case(types[from], types[to], lengths[l], (int)(l & 1));
                 end_case();
             }
-    static const int act_shapes[][2] = {{1, 1}, {3, 5}, {129, 257}, {1024, 256}};
+    // The last: the wide MLP's hidden layers at batch 4096, rows in 16 chunks.
+    static const int act_shapes[][2] = {{1, 1}, {3, 5}, {129, 257}, {1024, 256}, {4096, 4096}};
     for (int a = 1; a < FUSED_ACTIVATIONS; a++) {
         if (fused_activations[a].kind == ACTIVATION_GELU) continue;  // not from its output
         for (size_t s = 0; s < sizeof act_shapes / sizeof act_shapes[0]; s++) {
