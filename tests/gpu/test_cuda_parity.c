@@ -2128,7 +2128,10 @@ static void scale_case(size_t n, float factor) {
 }
 
 static void test_norms(void) {
-    static const size_t sizes[] = {1, 1000, 65537, ((size_t)1 << 20) + 3};
+    // sum_squares splits past 16384 values (cuda_norm.cu): 65537 is five blocks, the last
+    // of one value; the last size is a 4096 x 4096 gradient's, and then some.
+    static const size_t sizes[] = {1, 1000, 16384, 65537, ((size_t)1 << 20) + 3,
+                                   ((size_t)1 << 24) + 7};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         if (HAVE(sum_squares)) {
             sum_squares_case(sizes[s], 0.0f);
