@@ -2358,6 +2358,21 @@ static void test_optimizers_multi(void) {
     // One tensor past the largest table entry (64 Mi values, MULTI_PIECE in
     // kernels/cuda/cuda_optimizer.cu): entered in two pieces.
     static const size_t pieces[] = {((size_t)4096 * 16384) + 4099, 5};
+    // The kernels' two paths (kernels/cuda/cuda_optimizer.cu): float4s where all of a
+    // tensor's arrays are 16-byte aligned, one value at a time where not. The layout puts
+    // these at offsets of 0, 1, 0, 0 and 2 floats past alignment: 3 chunks and 1 float4 and
+    // 1 value; 1 float off, over 3 chunks; whole chunks; 513 float4s (3 for thread 0, 2 for
+    // the others) and 2 values; and 6 values at 2 floats off.
+    static const size_t aligned[] = {3 * 4096 + 5, 8195, 8192, 2054, 6};
+    static const size_t aligned_offset[] = {0, 1, 0, 0, 2};
+    MultiLayout aligned_layout = multi_layout(aligned, 5);
+    for (int i = 0; i < 5; i++)
+        if (aligned_layout.at[i] % 4 != aligned_offset[i]) {
+            fprintf(stderr, "FAIL multi-tensor layout: tensor %d is %zu floats past alignment, "
+                            "not %zu (MULTI_GAP changed?)\n",
+                    i, aligned_layout.at[i] % 4, aligned_offset[i]);
+            test_failures++;
+        }
     static const SgdHyper sgd[] = {
         {.lr = 0.1f},
         {.lr = 0.05f, .momentum = 0.9f},
@@ -2378,6 +2393,8 @@ static void test_optimizers_multi(void) {
             end_case();
             multi_case("sgd, 70 tensors", many, 70, 0, sgd[k], no_adam, 2);
             end_case();
+            multi_case("sgd, aligned and not", aligned, 5, 0, sgd[k], no_adam, 2);
+            end_case();
         }
         multi_case("sgd, a tensor in two pieces", pieces, 2, 0, sgd[2], no_adam, 1);
         end_case();
@@ -2387,6 +2404,8 @@ static void test_optimizers_multi(void) {
             multi_case("adam, mixed sizes", mixed, 9, 1, no_sgd, adam[k], 3);
             end_case();
             multi_case("adam, 70 tensors", many, 70, 1, no_sgd, adam[k], 2);
+            end_case();
+            multi_case("adam, aligned and not", aligned, 5, 1, no_sgd, adam[k], 2);
             end_case();
         }
         multi_case("adam, a tensor in two pieces", pieces, 2, 1, no_sgd, adam[2], 1);
