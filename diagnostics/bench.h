@@ -216,7 +216,13 @@ typedef struct BenchTrainReport {
     double tflops;                       // 3 x forward FLOPs per sample x samples/s
     BenchPrecision precision;            // what the device computes in (--precision, or the model's)
     double peak_tflops;                  // that precision's; 0: unknown
-    // per_layer: one entry per layer after the input, in forward order, and the update.
+    // fp16 (core/loss_scale.h), as in training: loss_scale is the scale after the last
+    // step, 0 when the run does not scale; skipped_steps of steps_run (every step taken:
+    // warm-up, timed and per-layer) found non-finite gradients and skipped the update.
+    double loss_scale;
+    long skipped_steps, steps_run;
+    // per_layer: one entry per layer after the input, in forward order, and the update
+    // (under fp16 with the gradients' check and unscale before it).
     BenchLayerTime *layers;
     int layer_count;
     double optimizer_ms;
@@ -230,7 +236,8 @@ typedef struct BenchTrainReport {
 // input shape with random labels: o->warmup steps, then o->repeats repeats of `steps`
 // steps of `batch` samples. With per_layer, `steps` more steps with every layer timed.
 // With config->cuda_graph, the timed steps are replayed from a graph captured at the
-// first of them (after at least one plain step).
+// first of them (after at least one plain step). config->precision is the run's
+// (--precision applied): fp16 runs with training's dynamic loss scaling, so without graphs.
 int bench_train(Device *d, const BenchDevice *dev, const BenchOptions *o, Graph *g,
                 const RunConfig *config, int batch, int steps, int per_layer,
                 BenchTrainReport *out, Status *st);

@@ -13,6 +13,12 @@
 // backward and around the update; each layer's figure is its median over those steps. The
 // marks themselves cost a little (an event record each on a GPU), so these steps are not
 // the ones samples/s is measured on.
+//
+// --precision fp16 scales the loss and checks and unscales the gradients every step, as
+// core/train.c does (core/loss_scale.h): the check reads every gradient's sum of squares on
+// the host, so each step waits for the device, and an overflow skips the update. Without
+// them an fp16 figure would be what no training run gets. The update's per-layer figure
+// holds the check and the unscale.
 #include "diagnostics/bench.h"
 
 #include <stdio.h>
@@ -21,6 +27,7 @@
 
 #include "base/rng.h"
 #include "core/grad_clip.h"
+#include "core/loss_scale.h"
 #include "core/optimizer.h"
 #include "core/step_graph.h"
 
@@ -84,6 +91,10 @@ typedef struct TrainBench {
     SyntheticBatches batches;
     LayerContext ctx;
     long step;  // optimizer steps taken, from 1
+    // --precision fp16: the loss's gradient is multiplied by scaler.scale, and every step's
+    // gradients are checked and unscaled before the update, as in training.
+    int loss_scaling;
+    LossScaler scaler;
     int use_graph;    // --cuda-graph: steps replayed from `replay`, captured at the first
     void *replay;
     char *graph_note; // the report's cuda_graph, graph_note_size bytes
@@ -100,11 +111,51 @@ static int load_batch(TrainBench *t, Status *st) {
                              (size_t)t->ctx.batch * sizeof(int32_t), st);
 }
 
-// The loss sums and the update: what follows the backward pass in a training step.
+// The next step's number, its dropout seed and, under fp16, the scale its loss gradient is
+// multiplied by: the scaler's now, which the previous step may have halved or doubled.
+static void begin_step(TrainBench *t) {
+    t->step++;
+    t->ctx.seed = (uint64_t)t->step * 0x9E3779B97F4A7C15ull;
+    t->ctx.loss_scaling = t->loss_scaling ? (float)t->scaler.scale : 0.0f;
+}
+
+// fp16, core/train.c's unscale_or_skip on one device: the gradients are S times the true
+// ones. Non-finite ones (S too large for fp16 somewhere in backward) skip the step: *skip,
+// S halved, the skip counted in the scaler for the report (nothing here prints). Otherwise
+// they are divided by the S they were made with, the scale before the update, which may
+// have just doubled it.
+static int unscale_or_skip(TrainBench *t, int *skip, Status *st) {
+    const Backend *b = t->device->backend;
+    int finite = 1;
+    *skip = 0;
+    TRY(loss_scale_gradients_finite(t->graph, b, &t->device->alloc, &finite, st));
+    double scale = t->scaler.scale;
+    LossScaleEvent event = loss_scaler_update(&t->scaler, !finite);
+    if (event == LOSS_SCALE_TOO_SMALL) {
+        status_fail(st, STATUS_RUNTIME_ERROR, "fp16 loss scaling: the gradients are not finite "
+                    "even with the loss scaled by %g (step %ld of the benchmark, %ld steps "
+                    "skipped)", scale, t->step, t->scaler.skipped_steps);
+        status_hint(st, "the gradients overflow or are NaN unscaled: lower the model file's "
+                    "optimizer lr=, add clip_norm=1 to it, or bench with --precision bf16 "
+                    "(fp32's range)");
+        return STATUS_RUNTIME_ERROR;
+    }
+    if (event == LOSS_SCALE_HALVED) {
+        *skip = 1;
+        return 0;
+    }
+    return loss_scale_unscale_gradients(t->graph, b, scale, st);
+}
+
+// What follows the backward pass in a training step: the loss sums, fp16's check and
+// unscale (an overflow ends the step there, as in training), clipping and the update.
 static int update(TrainBench *t, Status *st) {
     const Backend *b = t->device->backend;
     const OptimizerConfig *o = &t->config->optimizer;
     TRY(graph_add_loss_sums(t->graph, b, t->ctx.batch, 0, st));
+    int skip = 0;
+    if (t->loss_scaling) TRY(unscale_or_skip(t, &skip, st));
+    if (skip) return 0;
     if (o->clip_norm > 0.0)
         TRY(clip_gradients(t->graph, b, &t->device->alloc, o->clip_norm, NULL, st));
     return optimizer_step(t->graph, o, b, (int)t->step, st);
@@ -113,7 +164,8 @@ static int update(TrainBench *t, Status *st) {
 // ---- the step from a CUDA Graph (--cuda-graph) ----
 // Recorded: forward, backward, the loss sums and (without clipping, which reads the norm on
 // the host) the update, as core/train.c records a training step. The batch's copy stays
-// outside: each step copies another set.
+// outside: each step copies another set. fp16 loss scaling never gets here: its check
+// reads the gradients on the host every step, so step_graphs_refusal refuses graphs.
 
 static int clipping(const TrainBench *t) { return t->config->optimizer.clip_norm > 0.0; }
 
@@ -164,8 +216,7 @@ static int replayed_rest(TrainBench *t, Status *st) {
 }
 
 static int step(TrainBench *t, Status *st) {
-    t->step++;
-    t->ctx.seed = (uint64_t)t->step * 0x9E3779B97F4A7C15ull;
+    begin_step(t);
     TRY(load_batch(t, st));
     return t->use_graph ? replayed_rest(t, st) : plain_rest(t, st);
 }
@@ -179,7 +230,8 @@ static int start_graphs(TrainBench *t, Status *st) {
     TRY(step_graphs_check_device(t->config->cuda_graph, b, st));
     StepGraphRun facts = {.has_graph_ops = b->capture_begin && b->capture_end &&
                                            b->graph_launch && b->graph_destroy,
-                          .replicas = 1, .processes = 1, .sync_check = t->config->sync_check};
+                          .replicas = 1, .processes = 1, .sync_check = t->config->sync_check,
+                          .loss_scaling = t->loss_scaling};
     const char *refusal = step_graphs_refusal(&facts);
     if (refusal) {
         snprintf(t->graph_note, t->graph_note_size, "plain launches: %s", refusal);
@@ -263,8 +315,7 @@ static int marked_step(TrainBench *t, LayerMarks *m, Status *st) {
     const Backend *b = t->device->backend;
     Graph *g = t->graph;
     int n = g->count;
-    t->step++;
-    t->ctx.seed = (uint64_t)t->step * 0x9E3779B97F4A7C15ull;
+    begin_step(t);
     TRY(load_batch(t, st));
     TRY(b->timer_record(b, m->forward[0], st));
     for (int i = 1; i < n; i++) {
@@ -352,6 +403,9 @@ static int prepare(TrainBench *t, const BenchDevice *dev, int batch, Status *st)
                         .labels = (const int32_t *)g->labels.data,
                         .sync_check = t->config->sync_check};
     t->ctx = ctx;
+    // As core/train.c decides it: config->precision is the run's, --precision included.
+    t->loss_scaling = t->config->precision.precision == PRECISION_FP16;
+    loss_scaler_init(&t->scaler, t->config->precision.initial_loss_scale);
     return 0;
 }
 
@@ -382,6 +436,9 @@ int bench_train(Device *d, const BenchDevice *dev, const BenchOptions *o, Graph 
     if (!rc) out->tflops = 3.0 * out->forward_flops_per_sample * out->samples_per_second / 1e12;
     if (!rc && per_layer) rc = measure_layers(&t, o, steps, out, st);
     if (!rc) rc = d->backend->synchronize(d->backend, st);
+    out->steps_run = t.step;
+    out->skipped_steps = t.scaler.skipped_steps;
+    out->loss_scale = t.loss_scaling ? t.scaler.scale : 0.0;
     if (t.replay) d->backend->graph_destroy(d->backend, t.replay);
     batches_free(&t.batches);
     graph_release_activations(g);

@@ -185,6 +185,12 @@ static cJSON *train_json(const BenchTrainReport *r, int repeats, unsigned disabl
     add_figure(train, "forward_flops_per_sample", r->forward_flops_per_sample);
     add_figure(train, "tflops", r->tflops);
     json_add_text(train, "precision", bench_precision_name(r->precision));
+    // null without fp16 loss scaling, and no counts then: a 0 there would read as measured.
+    add_figure(train, "loss_scale", r->loss_scale);
+    if (r->loss_scale > 0.0) {
+        cJSON_AddNumberToObject(train, "skipped_steps", (double)r->skipped_steps);
+        cJSON_AddNumberToObject(train, "steps_run", (double)r->steps_run);
+    }
     add_figure(train, "peak_tflops", r->peak_tflops);
     add_fraction(train, r->tflops, r->peak_tflops);
     if (r->layers) {

@@ -448,9 +448,11 @@ static void print_layers(const BenchTrainReport *r) {
                layer_time(l->forward_ms, forward, sizeof forward),
                layer_time(l->backward_ms, backward, sizeof backward), share);
     }
-    char update[32], share[32], sum[32];
+    char update[32], share[32], sum[32], kind[64];
     snprintf(share, sizeof share, "%.1f%%", total > 0.0 ? 100.0 * r->optimizer_ms / total : 0.0);
-    printf("%-20s %-22s %12s %12s %8s\n", "(update)", r->optimizer, "",
+    // Under fp16 the update's time holds the gradients' check and unscale: say so.
+    snprintf(kind, sizeof kind, "%s%s", r->optimizer, r->loss_scale > 0.0 ? " + fp16 scan" : "");
+    printf("%-20s %-22s %12s %12s %8s\n", "(update)", kind, "",
            layer_time(r->optimizer_ms, update, sizeof update), share);
     printf("%-20s %-22s %25s\n", "(sum)", "", duration(total, sum, sizeof sum));
     int unresolved = r->optimizer_ms <= 0.0;
@@ -494,6 +496,10 @@ static void print_train(const BenchTrainReport *r, const BenchOptions *o, int fu
                of_peak(r->tflops, r->peak_tflops, share, sizeof share));
     else
         printf("peak unknown\n");
+    if (r->loss_scale > 0.0)
+        printf("fp16 loss scaling  final scale %.10g, %ld of %ld steps skipped (warm-up "
+               "included; an overflow skips the update, as in training)\n", r->loss_scale,
+               r->skipped_steps, r->steps_run);
     if (r->cuda_graph[0]) printf("cuda graph  %s\n", r->cuda_graph);
     if (r->layers) print_layers(r);
 }
@@ -608,6 +614,9 @@ int run_bench(const Command *cmd, const ParsedArgs *args) {
     PrecisionConfig precision = have_model ? config.precision : (PrecisionConfig){0};
     Device device;
     int rc = precision_from_args(cmd, args, &precision, &st);
+    // bench_train reads the run's precision from config, as the training loop does (fp16's
+    // loss scaling): --precision over the model file's.
+    if (!rc && have_model) config.precision = precision;
     if (!rc)
         rc = open_device_with_precision(cmd, args, args_get(cmd, args, "--device"), &precision,
                                         0, &device, &st);

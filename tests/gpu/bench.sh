@@ -4,8 +4,8 @@
 # or a wrong peak), every GEMM precision runs on a card of compute capability 8.0 or newer,
 # every copy runs, the convolutions (f32, bf16 and f16 data) name cuDNN's algorithm, and
 # training steps and layers are timed, with every lever on and with each turned off
-# (--without). Without a usable GPU (as `trainer doctor --json` reports it) the test is
-# skipped with exit 77.
+# (--without), and fp16 steps with training's dynamic loss scaling. Without a usable GPU
+# (as `trainer doctor --json` reports it) the test is skipped with exit 77.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/common.bash"
 
 require_usable_gpu
@@ -125,6 +125,33 @@ expect_rc 0 "bench train mlp --per-layer on cuda:0"
 expect_match out '^samples/s +[0-9,]+ ' "the table has samples/s"
 expect_match out '^dense1 +dense +[0-9.]+ (ns|us|ms) +[0-9.]+ (ns|us|ms) +[0-9.]+%$' \
     "the per-layer table times dense1"
+
+# fp16 runs with training's dynamic loss scaling: a gradient check read on the host every
+# step (so plain launches, never a CUDA Graph), the update skipped on an overflow.
+run "$TRAINER" bench train models/mlp.model "${GPU[@]}" --precision fp16 --steps 5 --per-layer \
+    --cuda-graph auto
+expect_rc 0 "bench train mlp --precision fp16 on cuda:0"
+expect_match out '^fp16 loss scaling  final scale [0-9.e+]+, [0-9]+ of [0-9]+ steps skipped' \
+    "fp16 says its loss scale and skipped steps"
+expect_match out '^cuda graph  plain launches: fp16 loss scaling reads the gradients' \
+    "fp16 refuses CUDA Graphs as training does"
+expect_match out '^\(update\) +adam \+ fp16 scan +[0-9.]+ (ns|us|ms) ' \
+    "the per-layer update holds the gradients' check"
+run "$TRAINER" bench train models/mlp.model "${GPU[@]}" --precision fp16 --steps 5 --json
+expect_rc 0 "bench train mlp --precision fp16 --json on cuda:0"
+json_check "fp16 --json: a loss scale, skipped steps counted" '
+t = doc["train"]
+assert t["precision"] == "fp16", t["precision"]
+assert t["loss_scale"] is not None and t["loss_scale"] > 0, t["loss_scale"]
+assert 0 <= t["skipped_steps"] <= t["steps_run"] == 2 + 3 * 5, t
+print("loss scale %g, %d of %d steps skipped" % (t["loss_scale"], t["skipped_steps"],
+                                                t["steps_run"]))
+'
+run "$TRAINER" bench train models/mlp.model "${GPU[@]}" --precision fp32 --steps 2 --json
+json_check "no loss scaling outside fp16" '
+t = doc["train"]
+assert t["loss_scale"] is None and "skipped_steps" not in t and "steps_run" not in t, t
+'
 
 # ---- each lever off (--without; bench/levers_gpu.sh measures them at full size) ----
 # A tiny run per lever: it trains, and the log and the JSON say what was off.
