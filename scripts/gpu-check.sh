@@ -17,7 +17,7 @@ usage: bash scripts/gpu-check.sh [options]
 
 Builds trainer for the GPU it finds (Release, Ninja, CUDA architectures from nvidia-smi's
 compute capability) and runs, each step under a timeout:
-  build, trainer doctor, ctest -L gpu, trainer lab all,
+  build, trainer doctor, ctest -L gpu -j 4 (parity tests side by side), trainer lab all,
   every models/*.model for 5 epochs on cuda:0 (test accuracy, samples/s; a 3x32x32
   model on $TRAINER_CIFAR10_DIR, skipped without it),
   mlp for 5 epochs with --cuda-graph on (replayed steps: the same accuracy, samples/s
@@ -332,7 +332,8 @@ step_ctest() {
   local log
   needs_build "ctest -L gpu" && can_start "ctest -L gpu" || return
   new_log ctest-gpu
-  run_logged "$log" 240 ctest --test-dir "$build_dir" -L gpu --output-on-failure
+  # -j 4: the op parity tests share the card; the rest are RUN_SERIAL (tests/CMakeLists.txt).
+  run_logged "$log" 300 ctest --test-dir "$build_dir" -L gpu -j 4 --output-on-failure
   # "1/6 Test #23: test_cuda_devices ....   Passed    0.27 sec"; a skip (exit 77) is
   # "***Skipped" and counts as a failure here: on a GPU machine every gpu test must run.
   local counts
