@@ -1101,9 +1101,15 @@ extern "C" int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g,
     // What the ops would run given this workspace: cuDNN's part after the 16-bit scratch.
     size_t scratch = conv_scratch_bytes(g);
     size_t cudnn_bytes = workspace_bytes >= scratch ? workspace_bytes - scratch : workspace_bytes;
+    // 16-bit data given less than the scratch: cuda_conv2d_backward_filter runs the direct
+    // kernel (cuDNN would write dw in 16 bits with nowhere to put it), so say that rather
+    // than the cuDNN algorithm that would fit cudnn_bytes.
+    int filter_direct = scratch != 0 && workspace_bytes < scratch;
     size_t used = 0;
     for (int i = 0; i < 3 && used < size; i++) {
-        const ConvChoice *choice = p->direct ? NULL : candidates_pick(ops[i], cudnn_bytes);
+        const ConvChoice *choice = p->direct || (i == 2 && filter_direct)
+                                       ? NULL
+                                       : candidates_pick(ops[i], cudnn_bytes);
         int n = describe_choice(out + used, size - used, labels[i], choice, names[i]);
         used += n > 0 ? (size_t)n : 0;
         if (i < 2 && used + 2 < size) used += (size_t)snprintf(out + used, size - used, ", ");
