@@ -46,7 +46,9 @@ typedef struct ChannelSplit {
 // channels enough to fill the GPU one block each.
 static inline ChannelSplit channel_split(long long m, int channels, size_t room) {
     ChannelSplit split = {0, m};
-    if (m <= 0 || channels <= 0) return split;
+    // The split kernels launch one grid row per channel (gridDim.y <= 65535); since the
+    // scratch grew to 1 MiB, room alone no longer keeps channels below that.
+    if (m <= 0 || channels <= 0 || (size_t)channels > CUDA_MAX_BLOCKS) return split;
     long long chunks = (m + CHANNEL_CHUNK - 1) / CHANNEL_CHUNK;
     long long fit = (long long)(room / (size_t)channels);
     if (chunks > fit) chunks = fit;

@@ -897,6 +897,17 @@ static int cuda_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const 
 
 // ---- convolution, bias and activation in one call ------------------------------------
 //
+// Whether cuDNN refused a configuration rather than failed: cuDNN 9 answers with a
+// category and a detail (CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE is 3003, the category 3000),
+// so the whole NOT_SUPPORTED category counts, and BAD_PARAM itself (what the H200 answered
+// the fused call for grouped convolutions); BAD_PARAM's details (a null or misaligned
+// pointer) are faults and stay errors. For the optional paths only: their caller has
+// another way to the same result.
+static int cudnn_refused(cudnnStatus_t status) {
+    return status == CUDNN_STATUS_BAD_PARAM ||
+           (status >= CUDNN_STATUS_NOT_SUPPORTED && status < CUDNN_STATUS_NOT_SUPPORTED + 1000);
+}
+
 // cudnnConvolutionBiasActivationForward computes y = act(alpha1 conv(x, w) + alpha2 z +
 // bias) in one pass over y, in place of the convolution, cudnnAddTensor's bias pass and the
 // activation kernel's. Its activations here are RELU, and IDENTITY (no activation), which
@@ -970,7 +981,7 @@ static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeo
     // given (hence the groups == 1 above), and 16-bit data have not run on a card yet. A
     // real fault in the descriptors fails the unfused convolution as well, and is reported
     // there.
-    if (status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM) {
+    if (cudnn_refused(status)) {
         p->fused_refused = 1;
         return forward_unfused(b, ctx, p, g, x, w, bias, act, y, &ws, st);
     }
@@ -1014,8 +1025,12 @@ static int cudnn_path_bias(const Backend *b, CudaContext *ctx, ConvPlan *p,
                                                  dbias));
         return 0;
     }
-    CUDNN_CHECK(cudnnConvolutionBackwardBias(ctx->cudnn, &one, p->y, dy, &zero, p->bias,
-                                             ws->scratch));
+    // cuDNN's documentation gives no data types for this call; should cuDNN refuse 16-bit
+    // data here (not yet run on a card), ours computes the same gradient.
+    cudnnStatus_t status = cudnnConvolutionBackwardBias(ctx->cudnn, &one, p->y, dy, &zero,
+                                                        p->bias, ws->scratch);
+    if (cudnn_refused(status)) return backward_bias(ctx, g, dy, dbias, accumulate, st);
+    CUDNN_CHECK(status);
     return b->convert(b, ws->scratch, g->dtype, dbias, DTYPE_F32, (size_t)g->out_channels,
                       accumulate, st);
 }
