@@ -35,10 +35,11 @@ typedef struct CudaContext {
 
 // The device scratch of the two-pass reductions (cuda_channel_reduce.h: the convolution
 // bias gradient, batchnorm's statistics; cuda_column_sums.h: a dense layer's bias
-// gradient), allocated once when the device opens: 1 MiB, room for 131 072 double or
-// 262 144 float partial sums (a 4096-unit layer's 16 chunks at batch 4096 take 256 KiB). Every op of a device runs in order on its one
-// stream, so one buffer serves them all: an op's second pass has read the partials before
-// the next op's first pass can overwrite them. Fixed and small, so it lives outside the
+// gradient; cuda_norm.cu's sums of squares), allocated once when the device opens: 1 MiB,
+// room for 131 072 double or 262 144 float partial sums (a 4096-unit layer's 16 chunks at
+// batch 4096 take 256 KiB). Every op of a device runs in order on its one stream, so one
+// buffer serves them all: an op's second pass has read the partials before the next op's
+// first pass can overwrite them. Fixed and small, so it lives outside the
 // caching allocator (and --memory-limit), like the cuBLAS and cuDNN handles' own memory.
 #define CUDA_PARTIALS_BYTES ((size_t)1 << 20)
 
