@@ -40,6 +40,21 @@ int loss_scale_gradients_finite(Graph *g, const Backend *b, Allocator *a, int *f
     return rc;
 }
 
+int loss_scale_check(Graph *g, const Backend *b, Allocator *a, LossScaler *s, long step,
+                     const char *what, const char *hint, LossScaleEvent *event, double *scale,
+                     Status *st) {
+    int finite = 1;
+    TRY(loss_scale_gradients_finite(g, b, a, &finite, st));
+    *scale = s->scale;
+    *event = loss_scaler_update(s, !finite);
+    if (*event != LOSS_SCALE_TOO_SMALL) return 0;
+    status_fail(st, STATUS_RUNTIME_ERROR, "fp16 loss scaling: the gradients are not finite even "
+                "with the loss scaled by %g (step %ld of %s, %ld steps skipped)", *scale, step,
+                what, s->skipped_steps);
+    status_hint(st, "%s", hint);
+    return STATUS_RUNTIME_ERROR;
+}
+
 static int scale_gradients(Graph *g, const Backend *b, float factor, Status *st) {
     for (int i = 0; i < g->count; i++)
         for (int k = 0; k < g->layers[i]->param_count; k++) {

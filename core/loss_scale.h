@@ -46,6 +46,13 @@ LossScaleEvent loss_scaler_update(LossScaler *s, int overflow);
 // *finite = every trainable gradient of g is finite (one device read for all of them).
 int loss_scale_gradients_finite(Graph *g, const Backend *b, Allocator *a, int *finite,
                                 Status *st);
+// After a backward with the loss scaled by s->scale: *scale = that scale (what to unscale
+// by), then s updated from whether every trainable gradient of g is finite; *event says
+// which way. LOSS_SCALE_TOO_SMALL is returned as an error instead, naming `step` of `what`
+// ("the run") with `hint`. Training and `trainer bench train` both step through here.
+int loss_scale_check(Graph *g, const Backend *b, Allocator *a, LossScaler *s, long step,
+                     const char *what, const char *hint, LossScaleEvent *event, double *scale,
+                     Status *st);
 // Divides every trainable gradient of g by `scale`, undoing the scaled loss.
 int loss_scale_unscale_gradients(Graph *g, const Backend *b, double scale, Status *st);
 

@@ -532,21 +532,15 @@ static int update_replica(TrainRun *run, Replica *rep, long step, Status *st) {
 // step or two where GradScaler's Adam would not count the skipped one.
 static int unscale_or_skip(TrainRun *run, long step, int *skip, Status *st) {
     Replica *first = &run->replicas[0];
-    int finite = 1;
     *skip = 0;
     TRY(make_current(first->device, st));
-    TRY(loss_scale_gradients_finite(first->graph, first->device->backend, &first->device->alloc,
-                                    &finite, st));
-    double scale = run->scaler.scale;
-    LossScaleEvent event = loss_scaler_update(&run->scaler, !finite);
-    if (event == LOSS_SCALE_TOO_SMALL) {
-        status_fail(st, STATUS_RUNTIME_ERROR, "fp16 loss scaling: the gradients are not finite "
-                    "even with the loss scaled by %g (step %ld of the run, %ld steps skipped)",
-                    scale, step, run->scaler.skipped_steps);
-        status_hint(st, "the gradients overflow or are NaN unscaled: lower the learning rate, "
-                    "add --clip-norm 1, or train with --precision bf16 (fp32's range)");
-        return STATUS_RUNTIME_ERROR;
-    }
+    LossScaleEvent event;
+    double scale;
+    TRY(loss_scale_check(first->graph, first->device->backend, &first->device->alloc,
+                         &run->scaler, step, "the run",
+                         "the gradients overflow or are NaN unscaled: lower the learning rate, "
+                         "add --clip-norm 1, or train with --precision bf16 (fp32's range)",
+                         &event, &scale, st));
     if (event == LOSS_SCALE_HALVED) {
         *skip = 1;
         notice(run, "fp16 loss scaling: non-finite gradients at step %ld of the run with the "

@@ -126,24 +126,15 @@ static void begin_step(TrainBench *t) {
 // have just doubled it.
 static int unscale_or_skip(TrainBench *t, int *skip, Status *st) {
     const Backend *b = t->device->backend;
-    int finite = 1;
-    *skip = 0;
-    TRY(loss_scale_gradients_finite(t->graph, b, &t->device->alloc, &finite, st));
-    double scale = t->scaler.scale;
-    LossScaleEvent event = loss_scaler_update(&t->scaler, !finite);
-    if (event == LOSS_SCALE_TOO_SMALL) {
-        status_fail(st, STATUS_RUNTIME_ERROR, "fp16 loss scaling: the gradients are not finite "
-                    "even with the loss scaled by %g (step %ld of the benchmark, %ld steps "
-                    "skipped)", scale, t->step, t->scaler.skipped_steps);
-        status_hint(st, "the gradients overflow or are NaN unscaled: lower the model file's "
-                    "optimizer lr=, add clip_norm=1 to it, or bench with --precision bf16 "
-                    "(fp32's range)");
-        return STATUS_RUNTIME_ERROR;
-    }
-    if (event == LOSS_SCALE_HALVED) {
-        *skip = 1;
-        return 0;
-    }
+    LossScaleEvent event;
+    double scale;
+    TRY(loss_scale_check(t->graph, b, &t->device->alloc, &t->scaler, t->step, "the benchmark",
+                         "the gradients overflow or are NaN unscaled: lower the model file's "
+                         "optimizer lr=, add clip_norm=1 to it, or bench with --precision bf16 "
+                         "(fp32's range)",
+                         &event, &scale, st));
+    *skip = event == LOSS_SCALE_HALVED;
+    if (*skip) return 0;
     return loss_scale_unscale_gradients(t->graph, b, scale, st);
 }
 
