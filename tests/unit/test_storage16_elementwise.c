@@ -65,11 +65,7 @@ static void activation_ops_round_once(DType dtype) {
         // backward from the stored y, as the layer runs it
         for (int i = 0; i < N; i++) wy[i] = stored16_to_f32(y[i], dtype);
         for (int accumulate = 0; accumulate < 2; accumulate++) {
-            uint16_t previous[N];
-            float wprevious[N];
-            fill_stored(&rng, dtype, -1.0f, 1.0f, previous, wprevious);
-            memcpy(dx, previous, sizeof dx);
-            memcpy(wdx, wprevious, sizeof wdx);
+            fill_stored(&rng, dtype, -1.0f, 1.0f, dx, wdx);  // the old dx when accumulating
             snprintf(what, sizeof what, "activation_backward kind %d accumulate %d", kind,
                      accumulate);
             CHECK_INT_EQ(b->activation_backward(b, k, 0.1f, dtype, x, y, dy, dx, N, accumulate,
@@ -97,11 +93,7 @@ static void dropout_ops_round_once(DType dtype) {
     CHECK(memcmp(mask, wmask, sizeof mask) == 0);  // the mask is the f32 one whatever x is
     check_rounded_once("dropout_forward", dtype, y, wy);
     for (int accumulate = 0; accumulate < 2; accumulate++) {
-        uint16_t previous[N];
-        float wprevious[N];
-        fill_stored(&rng, dtype, -1.0f, 1.0f, previous, wprevious);
-        memcpy(dx, previous, sizeof dx);
-        memcpy(wdx, wprevious, sizeof wdx);
+        fill_stored(&rng, dtype, -1.0f, 1.0f, dx, wdx);  // the old dx when accumulating
         CHECK_INT_EQ(b->dropout_backward(b, dtype, dy, mask, dx, N, accumulate, &st), 0);
         CHECK_INT_EQ(b->dropout_backward(b, DTYPE_F32, wdy, mask, wdx, N, accumulate, &st), 0);
         check_rounded_once(accumulate ? "dropout_backward accumulate" : "dropout_backward",
