@@ -1837,6 +1837,7 @@ static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char 
     if (variant == CONV_WORKSPACE_ONE_SAMPLE) sizing.batch = 1;
     size_t bytes = 0;
     if (variant == CONV_WORKSPACE_LEAST) {
+        REQUIRE(conv2d_least_workspace);
         if (GPU_CALL(conv2d_least_workspace, g, &bytes)) return;
         record("conv2d_least_workspace", 0.0, 0);
     } else {
