@@ -59,13 +59,21 @@ typedef struct OptimizerTensor {
     size_t n;
 } OptimizerTensor;
 
+// How a batch of images is laid out in memory: NCHW (each channel a plane of H x W values,
+// PyTorch's default) or NHWC (a pixel's channels side by side, PyTorch's channels_last):
+// what tensor-core convolutions read, so cuDNN transposes NCHW activations around them.
+// Either way a sample's values are contiguous and samples follow each other, so a slice of
+// the batch is a pointer offset in both. Zero is NCHW, so zeroed geometries keep it.
+typedef enum Layout { LAYOUT_NCHW, LAYOUT_NHWC } Layout;
+
 // A 2-D convolution over NCHW activations as PyTorch's nn.Conv2d computes it (a
 // cross-correlation), weights [out_channels, in_channels / groups, kernel_h, kernel_w].
 // Padding is zeros: pad_top/pad_left place the first window, and the bottom/right padding
 // is whatever out_h/out_w imply (so pad=same can put an odd extra row at the bottom).
 // dtype is how x, y, their gradients and the weights the ops read are stored (zero:
 // DTYPE_F32, so a zeroed geometry is the all-f32 convolution); bias, dw and dbias are f32
-// whatever it is.
+// whatever it is. layout is that of x, y and their gradients (NHWC: [batch, h, w,
+// channels]); the weights are [out, in / groups, kh, kw] in either, as the parameters are.
 typedef struct Conv2dGeometry {
     int batch;
     int in_channels, in_h, in_w;
@@ -76,17 +84,19 @@ typedef struct Conv2dGeometry {
     int dilation_h, dilation_w;
     int groups;
     DType dtype;
+    Layout layout;
 } Conv2dGeometry;
 
 // A pooling window over NCHW activations, channel by channel. Padding never wins a max
 // and counts as zeros in an average, which divides by kernel_h * kernel_w everywhere
-// (PyTorch's default, count_include_pad=True).
+// (PyTorch's default, count_include_pad=True). layout is that of x, y and their gradients.
 typedef struct Pool2dGeometry {
     int batch, channels;
     int in_h, in_w, out_h, out_w;
     int kernel_h, kernel_w;
     int stride_h, stride_w;
     int pad_top, pad_left;
+    Layout layout;
 } Pool2dGeometry;
 
 // Which implementation fills a table, for the few places that must treat a GPU differently
@@ -147,6 +157,10 @@ struct Backend {
     const char *name;   // "cpu", "cuda:0"
     BackendKind kind;
     void *impl;         // backend-private state
+    // 1: graph_set_layouts lays the images between a network's convolutions out NHWC (the
+    // CUDA backend, unless --without nhwc); 0: every activation stays NCHW. The ops take
+    // either layout on both backends (the CPU's by transposing around its NCHW code).
+    int nhwc_activations;
 
     // ---- memory ----
     // Raw device allocation; the caching policy lives in core/alloc.
@@ -403,8 +417,9 @@ struct Backend {
     int (*conv2d_backward_filter)(const Backend *b, const Conv2dGeometry *g, const void *x,
                                   const void *dy, float *dw, float *dbias, void *workspace,
                                   size_t workspace_bytes, int accumulate, Status *st);
-    // y = the max of each window; argmax[i] = the index, within its (sample, channel)
-    // input plane, of the element that won output i, so backward needs no search. Windows
+    // y = the max of each window; argmax[i] = the index (h * in_w + w), within its
+    // (sample, channel) input plane, of the element that won output i, so backward needs
+    // no search; argmax is laid out as y is. Windows
     // are scanned row-major; the first maximum wins a tie and a NaN wins its window (as in
     // PyTorch); padding never wins. The pooling ops' x, y, dy and dx are all stored as
     // `dtype` (f32, bf16 or f16): a max is one of its inputs, so it needs no rounding;
@@ -420,6 +435,13 @@ struct Backend {
     // dx = (accumulate ? dx : 0) + each dy spread evenly over its window.
     int (*avgpool_backward)(const Backend *b, const Pool2dGeometry *g, DType dtype,
                             const void *dy, void *dx, int accumulate, Status *st);
+    // dst = (accumulate ? dst : 0) + src in the other layout: src holds n images of
+    // `channels` x `pixels` (H * W) values laid out as `from` says, dst the same images in
+    // the other layout (NCHW <-> NHWC); both stored as dtype, a sum rounded once. Where
+    // NHWC activations meet layers that read NCHW order (flatten before a dense layer).
+    int (*layout_convert)(const Backend *b, DType dtype, int n, int channels, int pixels,
+                          Layout from, const void *src, void *dst, int accumulate,
+                          Status *st);
 
     // ---- norms (gradient clipping, finding where values went non-finite) ----
     // *sum = the sum of x[i]^2 over n values, accumulated in double (a finite float
@@ -461,7 +483,7 @@ struct Backend {
     X(batchnorm_channel_sums) X(batchnorm_forward_with_sums)                                   \
     X(batchnorm_backward_channel_sums) X(batchnorm_backward_data_with_sums)                    \
     X(gemm_bias_activation) X(conv2d_forward_bias_activation) X(activation_bias_backward)     \
-    X(convert)
+    X(convert) X(layout_convert)
 
 // The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
 // meaningful: make_current, range_push/pop and the CUDA Graph ops (capture_begin to

@@ -175,7 +175,7 @@ const char *format_count(long value, char *buf, size_t size);
 int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, Status *st);
 // The lever names for help texts, as base/lever.c's lever_names lists them.
 #define LEVER_NAMES_TEXT \
-    "bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,gemm-epilogue,conv-fused"
+    "bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,gemm-epilogue,conv-fused,nhwc"
 #define WITHOUT_OPTION_SPEC                                                                 \
     {"--without", "LIST", "turn CUDA levers off, to measure each alone: some of "          \
                           LEVER_NAMES_TEXT " (docs/cli.md)"}

@@ -101,3 +101,57 @@ int cpu_accumulate(const Backend *b, DType dtype, void *y, const void *const *x,
     }
     return 0;
 }
+
+// Where value (channel c, pixel p) of an image sits within it in each layout.
+static size_t layout_offset(Layout layout, int channels, int pixels, int c, int p) {
+    return layout == LAYOUT_NHWC ? (size_t)p * channels + c : (size_t)c * pixels + p;
+}
+
+void cpu_layout_transpose(const void *src, void *dst, size_t value_size, int n, int channels,
+                          int pixels, Layout from) {
+    Layout to = from == LAYOUT_NHWC ? LAYOUT_NCHW : LAYOUT_NHWC;
+    size_t image = (size_t)channels * pixels;
+    const char *in = src;
+    char *out = dst;
+    for (size_t i = 0; i < (size_t)n; i++)
+        for (int c = 0; c < channels; c++)
+            for (int p = 0; p < pixels; p++)
+                memcpy(out + (i * image + layout_offset(to, channels, pixels, c, p)) * value_size,
+                       in + (i * image + layout_offset(from, channels, pixels, c, p)) * value_size,
+                       value_size);
+}
+
+void *cpu_layout_copy(const void *src, size_t value_size, int n, int channels, int pixels,
+                      Layout from, Status *st) {
+    size_t bytes = (size_t)n * channels * pixels * value_size;
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!copy) {
+        status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory transposing %zu bytes of "
+                    "images", bytes);
+        return NULL;
+    }
+    cpu_layout_transpose(src, copy, value_size, n, channels, pixels, from);
+    return copy;
+}
+
+int cpu_layout_convert(const Backend *b, DType dtype, int n, int channels, int pixels,
+                       Layout from, const void *src, void *dst, int accumulate, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "layout_convert", st));
+    if (n < 0 || channels < 0 || pixels < 0)
+        return status_fail(st, STATUS_BAD_INPUT, "layout_convert: %d images of %d channels x "
+                           "%d pixels", n, channels, pixels);
+    if (!accumulate) {
+        cpu_layout_transpose(src, dst, dtype_size(dtype), n, channels, pixels, from);
+        return 0;
+    }
+    Layout to = from == LAYOUT_NHWC ? LAYOUT_NCHW : LAYOUT_NHWC;
+    size_t image = (size_t)channels * pixels;
+    for (size_t i = 0; i < (size_t)n; i++)
+        for (int c = 0; c < channels; c++)
+            for (int p = 0; p < pixels; p++) {
+                size_t s = i * image + layout_offset(from, channels, pixels, c, p);
+                size_t d = i * image + layout_offset(to, channels, pixels, c, p);
+                store_value(dst, dtype, d, load_value(dst, dtype, d) + load_value(src, dtype, s));
+            }
+    return 0;
+}

@@ -14,6 +14,15 @@ int cpu_gather_samples(const Backend *b, const GatherArgs *g, const uint8_t *ima
 // cpu_convert.c: 16-bit activation storage, widened to f32 and rounded once on the store.
 int cpu_convert(const Backend *b, const void *src, DType src_dtype, void *dst, DType dst_dtype,
                 size_t n, int accumulate, Status *st);
+int cpu_layout_convert(const Backend *b, DType dtype, int n, int channels, int pixels,
+                       Layout from, const void *src, void *dst, int accumulate, Status *st);
+// n images of channels x pixels values of value_size bytes, from layout `from` into the
+// other one (NCHW <-> NHWC), bit for bit: into dst, or into malloc'd memory (NULL and *st
+// set when out of memory). The conv and pool ops run NHWC by wrapping their NCHW code in these.
+void cpu_layout_transpose(const void *src, void *dst, size_t value_size, int n, int channels,
+                          int pixels, Layout from);
+void *cpu_layout_copy(const void *src, size_t value_size, int n, int channels, int pixels,
+                      Layout from, Status *st);
 // n values of src as f32, in malloc'd memory (NULL and *st set when out of memory).
 float *cpu_widen(const void *src, DType dtype, size_t n, Status *st);
 // f32 room for an op's n outputs stored in dst: dst's values widened when `keep` (an output

@@ -356,6 +356,7 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     cuda_register_optimizer_ops(table);
     cuda_register_conv_ops(table);
     cuda_register_pool_ops(table);
+    cuda_register_layout_ops(table);
     cuda_register_batchnorm_ops(table);
     cuda_register_norm_ops(table);
     cuda_register_graph_ops(table);

@@ -168,6 +168,7 @@ void cuda_register_loss_ops(Backend *table);        // cuda_loss.cu
 void cuda_register_optimizer_ops(Backend *table);   // cuda_optimizer.cu
 void cuda_register_conv_ops(Backend *table);        // cuda_conv2d.cu
 void cuda_register_pool_ops(Backend *table);        // cuda_pool.cu
+void cuda_register_layout_ops(Backend *table);      // cuda_layout.cu
 void cuda_register_batchnorm_ops(Backend *table);   // cuda_batchnorm.cu
 void cuda_register_norm_ops(Backend *table);        // cuda_norm.cu
 void cuda_conv_cache_free(CudaContext *ctx);        // cuda_conv2d.cu

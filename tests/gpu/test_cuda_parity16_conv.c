@@ -40,17 +40,17 @@ typedef struct ConvCase {
 } ConvCase;
 
 // batch, in_channels, in_h, in_w, out_channels, out_h, out_w, kernel_h, kernel_w, stride_h,
-// stride_w, pad_top, pad_left, dilation_h, dilation_w, groups
+// stride_w, pad_top, pad_left, dilation_h, dilation_w, groups, dtype, layout
 static const ConvCase cases[] = {
-    {"3x3 pad 1", {8, 4, 10, 10, 8, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, DTYPE_F32}},
-    {"5x5 stride 2 pad 2", {6, 3, 13, 11, 6, 7, 6, 5, 5, 2, 2, 2, 2, 1, 1, 1, DTYPE_F32}},
-    {"3x3 groups 4", {4, 8, 9, 9, 8, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, 4, DTYPE_F32}},
-    {"3x3 dilation 2", {5, 3, 12, 12, 4, 8, 8, 3, 3, 1, 1, 0, 0, 2, 2, 1, DTYPE_F32}},
+    {"3x3 pad 1", {8, 4, 10, 10, 8, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, DTYPE_F32, LAYOUT_NCHW}},
+    {"5x5 stride 2 pad 2", {6, 3, 13, 11, 6, 7, 6, 5, 5, 2, 2, 2, 2, 1, 1, 1, DTYPE_F32, LAYOUT_NCHW}},
+    {"3x3 groups 4", {4, 8, 9, 9, 8, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, 4, DTYPE_F32, LAYOUT_NCHW}},
+    {"3x3 dilation 2", {5, 3, 12, 12, 4, 8, 8, 3, 3, 1, 1, 0, 0, 2, 2, 1, DTYPE_F32, LAYOUT_NCHW}},
     // pad=same with an even kernel: the extra row and column at the bottom and right,
     // which cuDNN cannot describe (the direct kernels).
-    {"2x2 pad=same", {3, 2, 6, 6, 4, 6, 6, 2, 2, 1, 1, 0, 0, 1, 1, 1, DTYPE_F32}},
+    {"2x2 pad=same", {3, 2, 6, 6, 4, 6, 6, 2, 2, 1, 1, 0, 0, 1, 1, 1, DTYPE_F32, LAYOUT_NCHW}},
     // LeNet's second layer at a small batch.
-    {"lenet conv2", {16, 32, 14, 14, 64, 14, 14, 5, 5, 1, 1, 2, 2, 1, 1, 1, DTYPE_F32}},
+    {"lenet conv2", {16, 32, 14, 14, 64, 14, 14, 5, 5, 1, 1, 2, 2, 1, 1, 1, DTYPE_F32, LAYOUT_NCHW}},
 };
 enum { CASES = sizeof cases / sizeof cases[0] };
 

@@ -1,0 +1,78 @@
+// Images between NCHW and NHWC on the GPU (the layout_convert op; CPU reference:
+// cpu_layout_convert in kernels/cpu/cpu_convert.c). An image is a channels x pixels matrix
+// in NCHW and its transpose in NHWC, so the op is a batched transpose. Tiles of 32 x 32
+// pass through shared memory so that both the reads and the writes of a warp touch
+// consecutive addresses; the tile's row pitch of 33 puts a column's values in different
+// banks. Values are widened to f32 in the tile and stored once, so a sum rounds once, as
+// the CPU's does.
+#include "kernels/cuda/cuda_internal.h"
+#include "kernels/cuda/cuda_storage.h"
+
+enum { LAYOUT_TILE = 32, LAYOUT_TILE_ROWS = 8, LAYOUT_MAX_GRID_Z = 65535 };
+
+// Each image of src is rows x cols; dst gets the cols x rows transpose (plus dst's own
+// values when accumulating). Images beyond the grid's depth are taken in turn.
+template <typename T>
+__global__ static void layout_transpose_kernel(const T *src, T *dst, int images, int rows,
+                                               int cols, int accumulate) {
+    __shared__ float tile[LAYOUT_TILE][LAYOUT_TILE + 1];
+    size_t image_size = (size_t)rows * cols;
+    int col0 = blockIdx.x * LAYOUT_TILE, row0 = blockIdx.y * LAYOUT_TILE;
+    for (int image = blockIdx.z; image < images; image += gridDim.z) {
+        const T *in = src + image * image_size;
+        T *out = dst + image * image_size;
+        for (int k = threadIdx.y; k < LAYOUT_TILE; k += LAYOUT_TILE_ROWS) {
+            int row = row0 + k, col = col0 + threadIdx.x;
+            if (row < rows && col < cols)
+                tile[k][threadIdx.x] = storage_load(in, (size_t)row * cols + col);
+        }
+        __syncthreads();
+        // The output's row is the input's column: a warp writes one output row's run.
+        for (int k = threadIdx.y; k < LAYOUT_TILE; k += LAYOUT_TILE_ROWS) {
+            int out_row = col0 + k, out_col = row0 + threadIdx.x;
+            if (out_row < cols && out_col < rows) {
+                size_t at = (size_t)out_row * rows + out_col;
+                float value = tile[threadIdx.x][k];
+                if (accumulate) value = storage_load(out, at) + value;
+                storage_store(out, at, value);
+            }
+        }
+        __syncthreads();  // the tile is refilled for the next image
+    }
+}
+
+template <typename T>
+static int launch_layout_transpose(const CudaContext *ctx, const T *src, T *dst, int images,
+                                   int rows, int cols, int accumulate, Status *st) {
+    dim3 block(LAYOUT_TILE, LAYOUT_TILE_ROWS);
+    dim3 grid((unsigned)((cols + LAYOUT_TILE - 1) / LAYOUT_TILE),
+              (unsigned)((rows + LAYOUT_TILE - 1) / LAYOUT_TILE),
+              (unsigned)(images < LAYOUT_MAX_GRID_Z ? images : LAYOUT_MAX_GRID_Z));
+    CUDA_CHECK_CONFIG(ctx, "layout_transpose_kernel", grid, block, 0,
+                      (size_t)images * rows * cols, 64);
+    layout_transpose_kernel<T><<<grid, block, 0, ctx->stream>>>(src, dst, images, rows, cols,
+                                                                accumulate);
+    CUDA_CHECK_LAUNCH("layout_transpose_kernel");
+    return 0;
+}
+
+static int cuda_layout_convert(const Backend *b, DType dtype, int n, int channels, int pixels,
+                               Layout from, const void *src, void *dst, int accumulate,
+                               Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "layout_convert", st));
+    if (n < 0 || channels < 0 || pixels < 0)
+        return status_fail(st, STATUS_BAD_INPUT, "layout_convert: %d images of %d channels x "
+                           "%d pixels", n, channels, pixels);
+    if (n == 0 || channels == 0 || pixels == 0) return 0;
+    const CudaContext *ctx = cuda_context(b);
+    // NCHW -> NHWC transposes each channels x pixels image; NHWC -> NCHW the reverse.
+    int rows = from == LAYOUT_NCHW ? channels : pixels;
+    int cols = from == LAYOUT_NCHW ? pixels : channels;
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(dtype, rc = launch_layout_transpose(ctx, (const storage_t *)src,
+                                                              (storage_t *)dst, n, rows, cols,
+                                                              accumulate != 0, st));
+    return rc;
+}
+
+void cuda_register_layout_ops(Backend *table) { table->layout_convert = cuda_layout_convert; }
