@@ -763,6 +763,61 @@ int graph_set_storage(Graph *g, DType dtype, Status *st) {
     return plan_gradients(g, st);
 }
 
+// ---- layouts: NCHW or NHWC images ----------------------------------------------------------
+
+// Whether `reader` can take `producer`'s images as they are laid out now.
+static int reads_layout(const Layer *reader, const Layer *producer) {
+    if (producer->layout == LAYOUT_NCHW || !layer_layout_matters(producer)) {
+        // NCHW bytes: fine for every reader but an NHWC one, unless the bytes are the same
+        return reader->layout == LAYOUT_NCHW || !layer_layout_matters(producer) ||
+               reader->kind->layout_use == LAYOUT_USE_READS_EITHER;
+    }
+    // NHWC bytes: an NHWC reader, or one that reads either
+    return reader->kind->layout_use == LAYOUT_USE_READS_EITHER ||
+           (reader->kind->layout_use == LAYOUT_USE_EITHER && reader->layout == LAYOUT_NHWC);
+}
+
+static int graph_has_conv2d(const Graph *g) {
+    for (int i = 0; i < g->count; i++)
+        if (g->layers[i]->kind->matmul == LAYER_MATMUL_CONVOLUTION) return 1;
+    return 0;
+}
+
+int graph_set_layouts(Graph *g, int nhwc) {
+    // Every image-to-image layer starts NHWC; then any that would hand NHWC bytes to a
+    // reader of NCHW, or read NCHW bytes it would take as NHWC, goes back to NCHW, until
+    // nothing changes. What stays NHWC is the convolutional trunk between the input (its
+    // one channel is the same bytes either way; nothing moves several channels into NHWC
+    // yet, so such a model stays NCHW) and the flatten or global_avgpool that ends it.
+    int use = nhwc && graph_has_conv2d(g);
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        l->layout = use && l->kind->layout_use == LAYOUT_USE_EITHER && l->out_shape.rank == 3
+                        ? LAYOUT_NHWC
+                        : LAYOUT_NCHW;
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < g->count; i++) {
+            Layer *l = g->layers[i];
+            if (l->layout != LAYOUT_NHWC) continue;
+            int fits = 1;
+            for (int k = 0; k < l->input_count; k++) fits = fits && reads_layout(l, l->inputs[k]);
+            for (int r = 0; r < g->count && fits; r++)
+                for (int k = 0; k < g->layers[r]->input_count; k++)
+                    if (g->layers[r]->inputs[k] == l) fits = fits && reads_layout(g->layers[r], l);
+            // A fused activation writes its owner's output: the two share one layout.
+            if (l->fused_activation && l->fused_activation->layout != LAYOUT_NHWC) fits = 0;
+            if (fits) continue;
+            l->layout = LAYOUT_NCHW;
+            changed = 1;
+        }
+    }
+    int count = 0;
+    for (int i = 0; i < g->count; i++) count += g->layers[i]->layout == LAYOUT_NHWC;
+    return count;
+}
+
 // ---- facts about a built graph ----------------------------------------------------------
 
 // Every loss outputs one score per class (loss_infer_scores).

@@ -64,6 +64,17 @@ int graph_fuse_activations(Graph *g, int enabled);
 // STATUS_RUNTIME_ERROR (out of host memory).
 int graph_set_storage(Graph *g, DType dtype, Status *st);
 
+// Lays out the images between a network's convolutions NHWC when `nhwc` is set (the
+// backend's nhwc_activations): tensor-core convolutions read NHWC, so cuDNN transposes
+// NCHW activations before and after each one. Every layer of LAYOUT_USE_EITHER whose
+// inputs and readers can take NHWC (Layer.layout); the trunk ends at a flatten, which then
+// copies the images into NCHW order (layer_reorders_input), or a global_avgpool. Parameters
+// and checkpoints do not change; results are bit for bit NCHW's on the CPU. nhwc 0, or a
+// graph without a conv2d, leaves every layer NCHW. Call it after graph_set_storage (casts
+// take their input's layout) and before graph_allocate and memory_plan. Returns how many
+// layers are NHWC.
+int graph_set_layouts(Graph *g, int nhwc);
+
 // Sample shape and label range of a dataset against the model. `what` names the data
 // in messages ("fashion-mnist train").
 int graph_check_dataset(const Graph *g, const Dataset *ds, const char *what, Status *st);

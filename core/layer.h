@@ -90,6 +90,15 @@ typedef struct LossRows {
     Tensor row_correct;  // [batch] 1 where argmax == label
 } LossRows;
 
+// How a kind treats NHWC images (graph_set_layouts, Layer.layout).
+typedef enum LayoutUse {
+    LAYOUT_USE_NCHW,         // reads and writes NCHW only (input, dense, reshape, losses)
+    LAYOUT_USE_EITHER,       // images in and out in Layer.layout (conv2d, pooling, batchnorm,
+                             // and the elementwise act, dropout, add, cast)
+    LAYOUT_USE_READS_EITHER  // reads images in its input's layout, writes a vector in NCHW
+                             // order (flatten, global_avgpool)
+} LayoutUse;
+
 struct Layer {
     const LayerKind *kind;
     char name[LAYER_NAME_MAX];
@@ -103,6 +112,9 @@ struct Layer {
     int input_grad_accumulate[LAYER_MAX_INPUTS];
     Shape out_shape;
     DType out_dtype;
+    // How the output images (and their gradient) are laid out: NCHW, or NHWC where
+    // graph_set_layouts chose it; out_shape stays [channels, h, w] either way.
+    Layout layout;
     Tensor output;                  // [batch] + out_shape
     Tensor grad;                    // d loss / d output; unallocated when nobody needs it
     int needs_grad;
@@ -144,6 +156,7 @@ struct LayerKind {
     // graph_set_storage gives such a layer 16-bit activations; every other kind keeps f32,
     // with a cast between them.
     int stores_16bit;
+    LayoutUse layout_use;
     // Read the statement's attributes into l->config (keys are already checked).
     int (*configure)(Layer *l, const ModelStatement *s, Status *st);
     // From the inputs' shapes, set out_shape, out_dtype and the params' shapes.
@@ -188,10 +201,22 @@ int activation_layer_fusable(const Layer *act, FusedActivation *out);
 // For a layer with a fused activation, in its backward: d loss / d its output (the
 // pre-activation) into owner->grad, from the activation's output and gradient.
 int activation_fused_backward(Layer *owner, const LayerContext *ctx, Status *st);
+// Whether l's input holds images whose bytes differ between the layouts: not one channel,
+// nor one pixel (where NCHW and NHWC are the same bytes), nor a vector.
+static inline int layer_layout_matters(const Layer *l) {
+    const Shape *s = &l->out_shape;
+    return s->rank == 3 && s->dims[0] > 1 && s->dims[1] * s->dims[2] > 1;
+}
+// Whether l (flatten) turns NHWC images into a vector in NCHW order: then its output is a
+// copy, not a view, so that a dense layer's weights mean what they mean without NHWC.
+static inline int layer_reorders_input(const Layer *l) {
+    return l->kind->layout_use == LAYOUT_USE_READS_EITHER && l->input_count == 1 &&
+           l->inputs[0]->layout == LAYOUT_NHWC && layer_layout_matters(l->inputs[0]);
+}
 // Whether l's output is a tensor of its own: not a view of its input, nor written by a
 // fused op into its act= layer's output.
 static inline int layer_owns_output(const Layer *l) {
-    return !l->kind->output_is_view && !l->fused_activation;
+    return (!l->kind->output_is_view || layer_reorders_input(l)) && !l->fused_activation;
 }
 
 // Shared by kinds: a STATUS_BAD_INPUT error at the layer's statement.

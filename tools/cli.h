@@ -71,8 +71,9 @@ int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionCon
                         Status *st);
 // precision_check (core/precision_check.h) of `g` on an open device: *effective (may be
 // NULL) is what it computes in there; a notice is printed; a refusal is returned. The
-// graph's activations are then stored as that precision stores them (graph_set_storage):
-// call it after the last graph_fuse_activations and before allocating.
+// graph's activations are then stored as that precision stores them (graph_set_storage),
+// and laid out as the device prefers (graph_set_layouts): call it after the last
+// graph_fuse_activations and before allocating.
 int check_device_precision(Graph *g, const PrecisionConfig *precision, const Device *d,
                            Precision *effective, Status *st);
 // "precision tf32 on cuda:0 (the default): GEMM and convolution inputs rounded ...".

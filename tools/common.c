@@ -170,6 +170,7 @@ int check_device_precision(Graph *g, const PrecisionConfig *precision, const Dev
     char notice[512];
     TRY(precision_check(g, precision, &target, &computed, notice, sizeof notice, st));
     TRY(graph_set_storage(g, precision_activation_dtype(computed), st));
+    graph_set_layouts(g, d->backend->nhwc_activations);
     if (notice[0]) print_notice("%s", notice);
     if (effective) *effective = computed;
     return 0;

@@ -122,6 +122,7 @@ const LayerKind layer_activation = {
     .summary = "elementwise activation: relu, leaky_relu (slope=), sigmoid, tanh, gelu",
     .keys = activation_keys,
     .input_count = 1,
+    .layout_use = LAYOUT_USE_EITHER,
     .stores_16bit = 1,
     .configure = activation_configure,
     .infer = activation_infer,

@@ -78,6 +78,7 @@ const LayerKind layer_add = {
     .keys = add_keys,
     .takes_act = 1,
     .input_count = LAYER_INPUTS_VARIADIC,
+    .layout_use = LAYOUT_USE_EITHER,
     .stores_16bit = 1,
     .configure = add_configure,
     .infer = add_infer,

@@ -29,6 +29,7 @@ const LayerKind layer_avgpool = {
     .summary = "mean over size=K|HxW windows, padding counted as zeros (stride= defaults to size)",
     .keys = pool_keys,
     .input_count = 1,
+    .layout_use = LAYOUT_USE_EITHER,
     .configure = pool_configure,
     .infer = pool_infer,
     .allocate = avgpool_allocate,

@@ -62,6 +62,16 @@ static int batchnorm_spatial(const Layer *l) {
     return (int)(shape_numel(&l->out_shape) / (size_t)l->out_shape.dims[0]);
 }
 
+// The ops' [n, channels, spatial] view of a batch. NHWC images (graph_set_layouts) have a
+// pixel's channels side by side: [batch * h * w, channels, 1], as after a dense layer.
+// Each channel's values are then visited in the same order as in NCHW.
+static void batchnorm_view(const Layer *l, int batch, BatchnormArgs *args) {
+    int nhwc = l->layout == LAYOUT_NHWC;
+    args->n = nhwc ? batch * batchnorm_spatial(l) : batch;
+    args->channels = batchnorm_channels(l);
+    args->spatial = nhwc ? 1 : batchnorm_spatial(l);
+}
+
 static int batchnorm_infer(Layer *l, Status *st) {
     l->out_shape = l->inputs[0]->out_shape;
     l->out_dtype = DTYPE_F32;
@@ -168,9 +178,9 @@ static int batchnorm_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const void *x = l->inputs[0]->output.data;
     void *y = l->output.data;
     state->batch_statistics = ctx->training != 0;
-    BatchnormArgs args = {.n = ctx->batch, .channels = batchnorm_channels(l),
-                          .spatial = batchnorm_spatial(l), .momentum = config->momentum,
-                          .eps = config->eps, .dtype = l->out_dtype};
+    BatchnormArgs args = {.momentum = config->momentum, .eps = config->eps,
+                          .dtype = l->out_dtype};
+    batchnorm_view(l, ctx->batch, &args);
     if (ctx->training && ctx->sum_over_ranks) return forward_over_ranks(l, ctx, &args, st);
     if (ctx->training)
         return b->batchnorm_forward_training(
@@ -188,12 +198,11 @@ static int batchnorm_backward(Layer *l, const LayerContext *ctx, Status *st) {
     const BatchnormState *state = l->state;
     // The input's gradient is stored as the input is, which graph_set_storage made ours.
     void *dx = l->input_needs_grad[0] ? l->inputs[0]->grad.data : NULL;
-    BatchnormArgs args = {.n = ctx->batch, .channels = batchnorm_channels(l),
-                          .spatial = batchnorm_spatial(l),
-                          .batch_statistics = state->batch_statistics,
+    BatchnormArgs args = {.batch_statistics = state->batch_statistics,
                           .accumulate_dx = l->input_grad_accumulate[0],
                           .accumulate_params = ctx->accumulate_param_grads,
                           .dtype = l->out_dtype};
+    batchnorm_view(l, ctx->batch, &args);
     if (state->batch_statistics && ctx->sum_over_ranks)
         return backward_over_ranks(l, ctx, &args, dx, st);
     return b->batchnorm_backward(
@@ -213,6 +222,7 @@ const LayerKind layer_batchnorm = {
     .input_count = 1,
     .normalises_over_batch = 1,
     .stores_16bit = 1,
+    .layout_use = LAYOUT_USE_EITHER,
     .configure = batchnorm_configure,
     .infer = batchnorm_infer,
     .allocate = batchnorm_allocate,

@@ -28,6 +28,7 @@ const LayerKind layer_cast = {
     .name = "cast",
     .summary = "storage conversion between f32 and bf16/f16 (inserted for --precision)",
     .input_count = 1,
+    .layout_use = LAYOUT_USE_EITHER,
     .infer = cast_infer,
     .forward = cast_forward,
     .backward = cast_backward,

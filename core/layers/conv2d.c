@@ -195,6 +195,7 @@ static int conv2d_allocate(Layer *l, const LayerContext *ctx, int batch, Status 
     Conv2dGeometry g = config->geometry;
     g.batch = batch;
     g.dtype = l->out_dtype;  // the CUDA workspace holds 16-bit scratch besides cuDNN's
+    g.layout = l->layout;    // and, for NHWC, the filters reordered as cuDNN reads them
     size_t bytes = 0;
     TRY(workspace_bytes(l, b, &g, &bytes, st));
     state->alloc = ctx->alloc;
@@ -214,6 +215,7 @@ static int conv2d_planned_bytes(const Layer *l, const Backend *b, int batch, siz
     Conv2dGeometry g = config->geometry;
     g.batch = batch;
     g.dtype = l->out_dtype;  // the CUDA workspace holds 16-bit scratch besides cuDNN's
+    g.layout = l->layout;    // and, for NHWC, the filters reordered as cuDNN reads them
     size_t bytes = 0;
     TRY(workspace_bytes(l, b, &g, &bytes, st));
     *state = l->out_dtype == DTYPE_F32
@@ -231,11 +233,13 @@ static void conv2d_release(Layer *l) {
     l->state = NULL;
 }
 
-// The geometry of this call: the shape infer found, the step's batch, the storage dtype.
+// The geometry of this call: the shape infer found, the step's batch, the storage dtype,
+// the layout graph_set_layouts chose.
 static Conv2dGeometry call_geometry(const Layer *l, const LayerContext *ctx) {
     Conv2dGeometry g = ((const Conv2dConfig *)l->config)->geometry;
     g.batch = ctx->batch;
     g.dtype = l->out_dtype;
+    g.layout = l->layout;
     return g;
 }
 
@@ -302,6 +306,7 @@ const LayerKind layer_conv2d = {
     .matmul = LAYER_MATMUL_CONVOLUTION,
     .fuses_act = 1,
     .stores_16bit = 1,
+    .layout_use = LAYOUT_USE_EITHER,
     .configure = conv2d_configure,
     .infer = conv2d_infer,
     .allocate = conv2d_allocate,

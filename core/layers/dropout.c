@@ -99,6 +99,7 @@ const LayerKind layer_dropout = {
     .summary = "zeroes a fraction rate= of activations while training",
     .keys = dropout_keys,
     .input_count = 1,
+    .layout_use = LAYOUT_USE_EITHER,
     .stores_16bit = 1,
     .configure = dropout_configure,
     .infer = dropout_infer,

@@ -1,5 +1,6 @@
 // `flatten`: CxHxW -> C*H*W. The output is a view of the input (same bytes, new shape),
-// so forward costs nothing; backward hands the gradient back unchanged.
+// so forward costs nothing; backward hands the gradient back unchanged. After NHWC images
+// it is a copy into NCHW order instead (below).
 #include "core/layer.h"
 
 static const char *const flatten_keys[] = {NULL};
@@ -32,14 +33,36 @@ int layer_view_backward(Layer *l, const LayerContext *ctx, Status *st) {
     return ctx->backend->copy_on_device(ctx->backend, dx, l->grad.data, n * sizeof(float), st);
 }
 
+// After NHWC images (graph_set_layouts) the vector must still come in NCHW order, the
+// order the dense layer after it was trained in and its weights are saved for: the output
+// is then a copy through layout_convert instead of a view (layer_reorders_input).
+static int flatten_forward(Layer *l, const LayerContext *ctx, Status *st) {
+    if (!layer_reorders_input(l)) return layer_view_forward(l, ctx, st);
+    const Shape *in = &l->inputs[0]->out_shape;
+    return ctx->backend->layout_convert(ctx->backend, l->out_dtype, ctx->batch, in->dims[0],
+                                        in->dims[1] * in->dims[2], LAYOUT_NHWC,
+                                        l->inputs[0]->output.data, l->output.data, 0, st);
+}
+
+static int flatten_backward(Layer *l, const LayerContext *ctx, Status *st) {
+    if (!layer_reorders_input(l)) return layer_view_backward(l, ctx, st);
+    if (!l->input_needs_grad[0]) return 0;
+    const Shape *in = &l->inputs[0]->out_shape;
+    return ctx->backend->layout_convert(ctx->backend, l->out_dtype, ctx->batch, in->dims[0],
+                                        in->dims[1] * in->dims[2], LAYOUT_NCHW, l->grad.data,
+                                        l->inputs[0]->grad.data, l->input_grad_accumulate[0],
+                                        st);
+}
+
 const LayerKind layer_flatten = {
     .name = "flatten",
-    .summary = "CxHxW -> C*H*W (a view, no copy)",
+    .summary = "CxHxW -> C*H*W (a view, no copy; a reordering copy after NHWC images)",
     .keys = flatten_keys,
     .input_count = 1,
+    .layout_use = LAYOUT_USE_READS_EITHER,
     .output_is_view = 1,
     .configure = flatten_configure,
     .infer = flatten_infer,
-    .forward = layer_view_forward,
-    .backward = layer_view_backward,
+    .forward = flatten_forward,
+    .backward = flatten_backward,
 };

@@ -40,6 +40,7 @@ static int global_avgpool_allocate(Layer *l, const LayerContext *ctx, int batch,
 static Pool2dGeometry geometry(const Layer *l, const LayerContext *ctx) {
     Pool2dGeometry g = ((const GlobalAvgpoolConfig *)l->config)->geometry;
     g.batch = ctx->batch;
+    g.layout = l->inputs[0]->layout;  // the [N, C] result is the same bytes in either
     return g;
 }
 
@@ -66,6 +67,7 @@ const LayerKind layer_global_avgpool = {
     .summary = "CxHxW -> C: the mean of each channel",
     .keys = global_avgpool_keys,
     .input_count = 1,
+    .layout_use = LAYOUT_USE_READS_EITHER,
     .configure = global_avgpool_configure,
     .infer = global_avgpool_infer,
     .allocate = global_avgpool_allocate,

@@ -60,6 +60,7 @@ const LayerKind layer_maxpool = {
     .summary = "max over size=K|HxW windows (stride= defaults to size, pad= at most size/2)",
     .keys = pool_keys,
     .input_count = 1,
+    .layout_use = LAYOUT_USE_EITHER,
     .configure = pool_configure,
     .infer = pool_infer,
     .allocate = maxpool_allocate,

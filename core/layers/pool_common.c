@@ -75,6 +75,7 @@ int pool_infer(Layer *l, Status *st) {
 Pool2dGeometry pool_geometry(const Layer *l, const LayerContext *ctx) {
     Pool2dGeometry g = ((const PoolConfig *)l->config)->geometry;
     g.batch = ctx->batch;
+    g.layout = l->layout;
     return g;
 }
 

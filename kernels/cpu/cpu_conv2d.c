@@ -375,9 +375,83 @@ static int forward_stored(const Backend *b, const Conv2dGeometry *g, const void 
     return rc;
 }
 
+// ---- NHWC: the NCHW code between transposes ----------------------------------------
+//
+// The CPU gains nothing from NHWC, but a graph laid out for the GPU (graph_set_layouts)
+// runs here too, bit for bit what NCHW gives, and the CUDA ops have their reference.
+// Images move to NCHW into malloc'd copies (in their storage type), the NCHW op runs on
+// those, and what it wrote moves back.
+
+static Conv2dGeometry nchw_geometry(const Conv2dGeometry *g) {
+    Conv2dGeometry nchw = *g;
+    nchw.layout = LAYOUT_NCHW;
+    return nchw;
+}
+
+// A batch of g's input (or output) images moved NHWC -> NCHW; src NULL: room only.
+static void *inputs_nchw(const Conv2dGeometry *g, const void *src, Status *st) {
+    return cpu_layout_copy(src, dtype_size(g->dtype), g->batch, g->in_channels,
+                           g->in_h * g->in_w, LAYOUT_NHWC, st);
+}
+static void *outputs_nchw(const Conv2dGeometry *g, const void *src, Status *st) {
+    return cpu_layout_copy(src, dtype_size(g->dtype), g->batch, g->out_channels,
+                           g->out_h * g->out_w, LAYOUT_NHWC, st);
+}
+
+static int forward_nhwc(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
+                        const float *bias, const FusedActivation *act, void *y, void *workspace,
+                        size_t workspace_bytes, const char *op, Status *st) {
+    Conv2dGeometry nchw = nchw_geometry(g);
+    void *x_nchw = inputs_nchw(g, x, st);
+    void *y_nchw = x_nchw ? outputs_nchw(g, NULL, st) : NULL;
+    int rc = y_nchw ? forward_stored(b, &nchw, x_nchw, w, bias, act, y_nchw, workspace,
+                                     workspace_bytes, op, st)
+                    : STATUS_RUNTIME_ERROR;
+    if (!rc)
+        cpu_layout_transpose(y_nchw, y, dtype_size(g->dtype), g->batch, g->out_channels,
+                             g->out_h * g->out_w, LAYOUT_NCHW);
+    free(x_nchw);
+    free(y_nchw);
+    return rc;
+}
+
+static int backward_data_nhwc(const Backend *b, const Conv2dGeometry *g, const void *dy,
+                              const void *w, void *dx, void *workspace, size_t workspace_bytes,
+                              int accumulate, Status *st) {
+    Conv2dGeometry nchw = nchw_geometry(g);
+    void *dy_nchw = outputs_nchw(g, dy, st);
+    void *dx_nchw = dy_nchw ? inputs_nchw(g, accumulate ? dx : NULL, st) : NULL;
+    int rc = dx_nchw ? cpu_conv2d_backward_data(b, &nchw, dy_nchw, w, dx_nchw, workspace,
+                                                workspace_bytes, accumulate, st)
+                     : STATUS_RUNTIME_ERROR;
+    if (!rc)
+        cpu_layout_transpose(dx_nchw, dx, dtype_size(g->dtype), g->batch, g->in_channels,
+                             g->in_h * g->in_w, LAYOUT_NCHW);
+    free(dy_nchw);
+    free(dx_nchw);
+    return rc;
+}
+
+static int backward_filter_nhwc(const Backend *b, const Conv2dGeometry *g, const void *x,
+                                const void *dy, float *dw, float *dbias, void *workspace,
+                                size_t workspace_bytes, int accumulate, Status *st) {
+    Conv2dGeometry nchw = nchw_geometry(g);
+    void *x_nchw = inputs_nchw(g, x, st);
+    void *dy_nchw = x_nchw ? outputs_nchw(g, dy, st) : NULL;
+    int rc = dy_nchw ? cpu_conv2d_backward_filter(b, &nchw, x_nchw, dy_nchw, dw, dbias,
+                                                  workspace, workspace_bytes, accumulate, st)
+                     : STATUS_RUNTIME_ERROR;
+    free(x_nchw);
+    free(dy_nchw);
+    return rc;
+}
+
 int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
                        const float *bias, void *y, void *workspace, size_t workspace_bytes,
                        Status *st) {
+    if (g->layout == LAYOUT_NHWC)
+        return forward_nhwc(b, g, x, w, bias, NULL, y, workspace, workspace_bytes,
+                            "conv2d_forward", st);
     return forward_stored(b, g, x, w, bias, NULL, y, workspace, workspace_bytes,
                           "conv2d_forward", st);
 }
@@ -386,6 +460,9 @@ int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g
                                        const void *w, const float *bias,
                                        const FusedActivation *act, void *y, void *workspace,
                                        size_t workspace_bytes, Status *st) {
+    if (g->layout == LAYOUT_NHWC)
+        return forward_nhwc(b, g, x, w, bias, act, y, workspace, workspace_bytes,
+                            "conv2d_forward_bias_activation", st);
     return forward_stored(b, g, x, w, bias, act, y, workspace, workspace_bytes,
                           "conv2d_forward_bias_activation", st);
 }
@@ -394,6 +471,8 @@ int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const vo
                              const void *w, void *dx, void *workspace, size_t workspace_bytes,
                              int accumulate, Status *st) {
     TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_data", st));
+    if (g->layout == LAYOUT_NHWC)
+        return backward_data_nhwc(b, g, dy, w, dx, workspace, workspace_bytes, accumulate, st);
     if (g->dtype == DTYPE_F32)
         return backward_data_f32(b, g, dy, w, dx, workspace, workspace_bytes, accumulate, st);
     float *wide_dy = cpu_widen(dy, g->dtype, output_values(g), st);
@@ -414,6 +493,9 @@ int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const 
                                const void *dy, float *dw, float *dbias, void *workspace,
                                size_t workspace_bytes, int accumulate, Status *st) {
     TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_filter", st));
+    if (g->layout == LAYOUT_NHWC)
+        return backward_filter_nhwc(b, g, x, dy, dw, dbias, workspace, workspace_bytes,
+                                    accumulate, st);
     if (g->dtype == DTYPE_F32)
         return backward_filter_f32(b, g, x, dy, dw, dbias, workspace, workspace_bytes,
                                    accumulate, st);

@@ -130,7 +130,7 @@ void *cpu_layout_copy(const void *src, size_t value_size, int n, int channels, i
                     "images", bytes);
         return NULL;
     }
-    cpu_layout_transpose(src, copy, value_size, n, channels, pixels, from);
+    if (src) cpu_layout_transpose(src, copy, value_size, n, channels, pixels, from);
     return copy;
 }
 

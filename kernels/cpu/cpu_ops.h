@@ -18,7 +18,8 @@ int cpu_layout_convert(const Backend *b, DType dtype, int n, int channels, int p
                        Layout from, const void *src, void *dst, int accumulate, Status *st);
 // n images of channels x pixels values of value_size bytes, from layout `from` into the
 // other one (NCHW <-> NHWC), bit for bit: into dst, or into malloc'd memory (NULL and *st
-// set when out of memory). The conv and pool ops run NHWC by wrapping their NCHW code in these.
+// set when out of memory; src NULL: the room only, uninitialised). The conv and pool ops
+// run NHWC by wrapping their NCHW code in these.
 void cpu_layout_transpose(const void *src, void *dst, size_t value_size, int n, int channels,
                           int pixels, Layout from);
 void *cpu_layout_copy(const void *src, size_t value_size, int n, int channels, int pixels,

@@ -150,9 +150,103 @@ static void maxpool_forward_planes(void *context, size_t begin, size_t end) {
     }
 }
 
+// ---- NHWC: the NCHW code between transposes ----------------------------------------
+//
+// As cpu_conv2d.c does (bit for bit what NCHW gives; argmax keeps its meaning, the index
+// within the (sample, channel) plane, and is laid out as y is): the images and argmax move
+// to NCHW in malloc'd copies, the NCHW op runs, and what it wrote moves back.
+
+typedef struct PoolNhwc {
+    Pool2dGeometry nchw;
+    size_t value_size;
+    void *x, *y;         // NCHW copies of the op's input and output images
+    int32_t *argmax;     // NCHW copy of argmax, or NULL
+} PoolNhwc;
+
+// Copies `in` (input-sized images when in_is_input, else output-sized) and makes room for
+// `out`, its values copied when keep_out (an accumulated output); argmax copied when
+// given and copy_argmax, else room for it when given.
+static int pool_nhwc_open(PoolNhwc *p, const Pool2dGeometry *g, DType dtype, const void *in,
+                          int in_is_input, const void *out, int keep_out, const int32_t *argmax,
+                          int copy_argmax, Status *st) {
+    memset(p, 0, sizeof *p);
+    p->nchw = *g;
+    p->nchw.layout = LAYOUT_NCHW;
+    p->value_size = dtype_size(dtype);
+    int in_pixels = g->in_h * g->in_w, out_pixels = g->out_h * g->out_w;
+    p->x = cpu_layout_copy(in, p->value_size, g->batch, g->channels,
+                           in_is_input ? in_pixels : out_pixels, LAYOUT_NHWC, st);
+    if (!p->x) return STATUS_RUNTIME_ERROR;
+    p->y = cpu_layout_copy(keep_out ? out : NULL, p->value_size, g->batch, g->channels,
+                           in_is_input ? out_pixels : in_pixels, LAYOUT_NHWC, st);
+    if (!p->y) return STATUS_RUNTIME_ERROR;
+    if (!argmax) return 0;
+    p->argmax = cpu_layout_copy(copy_argmax ? argmax : NULL, sizeof *argmax, g->batch,
+                                g->channels, out_pixels, LAYOUT_NHWC, st);
+    return p->argmax ? 0 : STATUS_RUNTIME_ERROR;
+}
+
+static void pool_nhwc_close(PoolNhwc *p) {
+    free(p->x);
+    free(p->y);
+    free(p->argmax);
+}
+
+// NCHW result `from` (pixels per plane) back into the caller's NHWC `to`.
+static void pool_nhwc_store(const Pool2dGeometry *g, const void *from, void *to,
+                            size_t value_size, int pixels) {
+    cpu_layout_transpose(from, to, value_size, g->batch, g->channels, pixels, LAYOUT_NCHW);
+}
+
+static int maxpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
+                                const void *x, void *y, int32_t *argmax, Status *st) {
+    PoolNhwc p;
+    int rc = pool_nhwc_open(&p, g, dtype, x, 1, NULL, 0, argmax, 0, st);
+    if (!rc) rc = cpu_maxpool_forward(b, &p.nchw, dtype, p.x, p.y, p.argmax, st);
+    if (!rc) {
+        pool_nhwc_store(g, p.y, y, p.value_size, g->out_h * g->out_w);
+        pool_nhwc_store(g, p.argmax, argmax, sizeof *argmax, g->out_h * g->out_w);
+    }
+    pool_nhwc_close(&p);
+    return rc;
+}
+
+static int maxpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
+                                 const void *dy, const int32_t *argmax, void *dx, int accumulate,
+                                 Status *st) {
+    PoolNhwc p;
+    int rc = pool_nhwc_open(&p, g, dtype, dy, 0, dx, accumulate, argmax, 1, st);
+    if (!rc) rc = cpu_maxpool_backward(b, &p.nchw, dtype, p.x, p.argmax, p.y, accumulate, st);
+    if (!rc) pool_nhwc_store(g, p.y, dx, p.value_size, g->in_h * g->in_w);
+    pool_nhwc_close(&p);
+    return rc;
+}
+
+static int avgpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
+                                const void *x, void *y, Status *st) {
+    PoolNhwc p;
+    int rc = pool_nhwc_open(&p, g, dtype, x, 1, NULL, 0, NULL, 0, st);
+    if (!rc) rc = cpu_avgpool_forward(b, &p.nchw, dtype, p.x, p.y, st);
+    if (!rc) pool_nhwc_store(g, p.y, y, p.value_size, g->out_h * g->out_w);
+    pool_nhwc_close(&p);
+    return rc;
+}
+
+static int avgpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
+                                 const void *dy, void *dx, int accumulate, Status *st) {
+    PoolNhwc p;
+    int rc = pool_nhwc_open(&p, g, dtype, dy, 0, dx, accumulate, NULL, 0, st);
+    if (!rc) rc = cpu_avgpool_backward(b, &p.nchw, dtype, p.x, p.y, accumulate, st);
+    if (!rc) pool_nhwc_store(g, p.y, dx, p.value_size, g->in_h * g->in_w);
+    pool_nhwc_close(&p);
+    return rc;
+}
+
 // In 16 bits the winner is a stored value already, so its store is exact.
 int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *x,
                         void *y, int32_t *argmax, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "maxpool_forward", st));
+    if (g->layout == LAYOUT_NHWC) return maxpool_forward_nhwc(b, g, dtype, x, y, argmax, st);
     PoolJob job = {.g = g, .argmax = argmax};
     StoredPool io = {"maxpool_forward", dtype, x, y, pool_inputs(g), pool_outputs(g), 0};
     return for_planes_stored(&job, &job.x, &job.y, &io, maxpool_forward_planes, st);
@@ -174,6 +268,9 @@ static void maxpool_backward_planes(void *arg, size_t begin, size_t end) {
 
 int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *dy,
                          const int32_t *argmax, void *dx, int accumulate, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "maxpool_backward", st));
+    if (g->layout == LAYOUT_NHWC)
+        return maxpool_backward_nhwc(b, g, dtype, dy, argmax, dx, accumulate, st);
     PoolJob job = {.g = g, .argmax = (int32_t *)argmax, .accumulate = accumulate};
     StoredPool io = {"maxpool_backward", dtype, dy, dx, pool_outputs(g), pool_inputs(g),
                      accumulate};
@@ -202,6 +299,8 @@ static void avgpool_forward_planes(void *arg, size_t begin, size_t end) {
 
 int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *x,
                         void *y, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "avgpool_forward", st));
+    if (g->layout == LAYOUT_NHWC) return avgpool_forward_nhwc(b, g, dtype, x, y, st);
     PoolJob job = {.g = g};
     StoredPool io = {"avgpool_forward", dtype, x, y, pool_inputs(g), pool_outputs(g), 0};
     return for_planes_stored(&job, &job.x, &job.y, &io, avgpool_forward_planes, st);
@@ -229,6 +328,9 @@ static void avgpool_backward_planes(void *arg, size_t begin, size_t end) {
 
 int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *dy,
                          void *dx, int accumulate, Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "avgpool_backward", st));
+    if (g->layout == LAYOUT_NHWC)
+        return avgpool_backward_nhwc(b, g, dtype, dy, dx, accumulate, st);
     PoolJob job = {.g = g, .accumulate = accumulate};
     StoredPool io = {"avgpool_backward", dtype, dy, dx, pool_outputs(g), pool_inputs(g),
                      accumulate};
