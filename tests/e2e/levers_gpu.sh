@@ -15,7 +15,7 @@ TINY=(--batch 4 --steps 1 --repeats 1 --warmup 1)
 # ---- trainer --without ------------------------------------------------------------------
 run "$TRAINER" bench train "$MODEL" --without nonsense
 expect_error 2 "unknown lever 'nonsense'" "an unknown lever is bad usage"
-expect_in err "bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,gemm-epilogue,conv-fused" \
+expect_in err "bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,gemm-epilogue,conv-fused,nhwc" \
     "the error lists every lever"
 run "$TRAINER" bench train "$MODEL" --without conv-fused,maxpool-scater
 expect_error 2 "did you mean 'maxpool-scatter'?" "a near miss gets a did-you-mean"
@@ -45,7 +45,8 @@ script=bench/levers_gpu.sh
 run bash "$script" -n
 expect_rc 0 "the dry run"
 expect_match out "--device cuda:0 --batch 1024 --per-layer --json +# all on$" "the all-on run"
-for lever in bias-gradient batchnorm-split maxpool-scatter multi-tensor gemm-epilogue conv-fused; do
+for lever in bias-gradient batchnorm-split maxpool-scatter multi-tensor gemm-epilogue conv-fused \
+    nhwc; do
     expect_in out "models/lenet.model --device cuda:0 --batch 1024 --per-layer --json --without $lever" \
         "lenet without $lever"
 done

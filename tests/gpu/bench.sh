@@ -155,7 +155,8 @@ assert t["loss_scale"] is None and "skipped_steps" not in t and "steps_run" not 
 
 # ---- each lever off (--without; bench/levers_gpu.sh measures them at full size) ----
 # A tiny run per lever: it trains, and the log and the JSON say what was off.
-for lever in bias-gradient batchnorm-split maxpool-scatter multi-tensor gemm-epilogue conv-fused; do
+for lever in bias-gradient batchnorm-split maxpool-scatter multi-tensor gemm-epilogue conv-fused \
+    nhwc; do
     model=models/lenet.model
     [ "$lever" = batchnorm-split ] && model=models/cnn-bn.model
     run "$TRAINER" bench train "$model" "${GPU[@]}" --batch 64 --steps 2 --without "$lever"
