@@ -60,6 +60,7 @@ typedef struct RunResult {
     double test_accuracy, test_loss;
     double samples_per_second;
     size_t peak_reserved, limit;
+    int nhwc_layers;          // layers graph_set_layouts laid out NHWC
     int notices;              // the training loop's notices (staging, splitting after out of memory)
     int split_notices;        // those that say a batch was split into micro-batches
     char split_notice[512];   // the last of them
@@ -105,11 +106,16 @@ static void model_path(const char *model, char *path, size_t size) {
     snprintf(path, size, "%s/models/%s.model", TRAINER_SOURCE_DIR, model);
 }
 
-// One epoch of `model` on device `spec` (memory_limit may be NULL). Returns the status
-// code of the first failure, with *st describing it.
+// How a run differs from the default: FP32 only (--no-tf32), or every activation NCHW
+// (--without nhwc) where the GPU would lay the convolutions' images out NHWC.
+enum { RUN_NO_TF32 = 1, RUN_NCHW = 2 };
+
+// One epoch of `model` on device `spec` (memory_limit may be NULL), laid out as the device
+// prefers (graph_set_layouts, as the CLI does). Returns the status code of the first
+// failure, with *st describing it.
 static int train_once(const char *model, const char *spec, const char *memory_limit,
-                      int no_tf32, const Dataset *train, const Dataset *test, RunResult *out,
-                      Status *st) {
+                      unsigned run_flags, const Dataset *train, const Dataset *test,
+                      RunResult *out, Status *st) {
     memset(out, 0, sizeof *out);
     char path[1024];
     model_path(model, path, sizeof path);
@@ -128,10 +134,12 @@ static int train_once(const char *model, const char *spec, const char *memory_li
     Device d;
     char notice[512];
     DeviceOptions options = {.spec = spec, .memory_limit = memory_limit, .mode = ALLOC_GROW,
-                             .no_tf32 = no_tf32};
+                             .no_tf32 = (run_flags & RUN_NO_TF32) != 0,
+                             .disabled_levers = run_flags & RUN_NCHW ? LEVER_BIT(LEVER_NHWC) : 0};
     rc = device_open(&options, &d, notice, sizeof notice, st);
     if (!rc) {
         if (notice[0]) printf("  notice: %s\n", notice);
+        out->nhwc_layers = graph_set_layouts(&g, d.backend->nhwc_activations);
         rc = graph_check_dataset(&g, train, "fashion-mnist train", st);
         if (!rc) rc = graph_check_dataset(&g, test, "fashion-mnist test", st);
         if (!rc) rc = graph_init_params(&g, d.backend, &d.alloc, (uint64_t)config.train.seed, st);
@@ -151,9 +159,9 @@ static int train_once(const char *model, const char *spec, const char *memory_li
 
 static void print_run(const char *model, const char *where, const RunResult *r) {
     printf("  %-6s %-22s first loss %.5f  train loss %.4f  test acc %.4f (loss %.4f)  "
-           "%.0f samples/s  peak %.1f MiB\n", model, where, r->first_loss, r->train_loss,
-           r->test_accuracy, r->test_loss, r->samples_per_second,
-           (double)r->peak_reserved / (1 << 20));
+           "%.0f samples/s  peak %.1f MiB  %d NHWC layers\n", model, where, r->first_loss,
+           r->train_loss, r->test_accuracy, r->test_loss, r->samples_per_second,
+           (double)r->peak_reserved / (1 << 20), r->nhwc_layers);
     fflush(stdout);
 }
 
@@ -186,9 +194,11 @@ static void compare_runs(const char *model, const char *where, const RunResult *
     }
 }
 
-// GPU (TF32 allowed, then FP32 only) against CPU, same model, data and seed.
+// GPU (TF32 allowed, then FP32 only, then TF32 with every activation NCHW) against CPU
+// (NCHW), same model, data and seed. The GPU lays a convolutional trunk out NHWC by
+// default, so for lenet the first two runs also check NHWC against NCHW end to end.
 static void gpu_training_matches_cpu(const char *model, const Dataset *train, const Dataset *test,
-                                     RunResult *gpu_out) {
+                                     int expect_nhwc, RunResult *gpu_out) {
     Status st;
     RunResult cpu, gpu;
     status_clear(&st);
@@ -198,18 +208,26 @@ static void gpu_training_matches_cpu(const char *model, const Dataset *train, co
         return;
     }
     print_run(model, "cpu", &cpu);
-    for (int no_tf32 = 0; no_tf32 <= 1; no_tf32++) {
-        const char *where = no_tf32 ? "cuda:0 --no-tf32" : "cuda:0";
+    static const unsigned runs[] = {0, RUN_NO_TF32, RUN_NCHW};
+    static const char *const names[] = {"cuda:0", "cuda:0 --no-tf32", "cuda:0 --without nhwc"};
+    for (int k = 0; k < 3; k++) {
         status_clear(&st);
-        if (train_once(model, "cuda:0", NULL, no_tf32, train, test, &gpu, &st)) {
+        if (train_once(model, "cuda:0", NULL, runs[k], train, test, &gpu, &st)) {
             fprintf(stderr, "%s: ", model);
-            report_status(where, &st);
+            report_status(names[k], &st);
             test_failures++;
             continue;
         }
-        print_run(model, where, &gpu);
-        compare_runs(model, where, &gpu, &cpu, no_tf32 ? FIRST_LOSS_RTOL_FP32 : FIRST_LOSS_RTOL_TF32);
-        if (!no_tf32) *gpu_out = gpu;
+        print_run(model, names[k], &gpu);
+        compare_runs(model, names[k], &gpu, &cpu,
+                     runs[k] & RUN_NO_TF32 ? FIRST_LOSS_RTOL_FP32 : FIRST_LOSS_RTOL_TF32);
+        int want = runs[k] & RUN_NCHW ? 0 : expect_nhwc;
+        if (gpu.nhwc_layers != want) {
+            fprintf(stderr, "%s on %s: %d layers NHWC, expected %d\n", model, names[k],
+                    gpu.nhwc_layers, want);
+            test_failures++;
+        }
+        if (k == 0) *gpu_out = gpu;
     }
 }
 
@@ -356,8 +374,9 @@ int main(void) {
     printf("data %s: %d train, %d test samples\n", spec, train.count, test.count);
 
     RunResult mlp_gpu = {0}, lenet_gpu = {0};
-    gpu_training_matches_cpu("mlp", &train, &test, &mlp_gpu);
-    gpu_training_matches_cpu("lenet", &train, &test, &lenet_gpu);
+    gpu_training_matches_cpu("mlp", &train, &test, 0, &mlp_gpu);
+    // lenet: conv2d1 and its relu, maxpool1, conv2d2 and its relu, maxpool2
+    gpu_training_matches_cpu("lenet", &train, &test, 6, &lenet_gpu);
     if (mlp_gpu.test_accuracy > 0) staged_dataset_trains_like_resident(&train, &test, &mlp_gpu);
     memory_limit_is_out_of_memory_not_a_crash(&train, &test);
     lenet_under_a_limit_splits_and_learns(&train, &test, &lenet_gpu);
