@@ -210,7 +210,8 @@ static inline int layer_layout_matters(const Layer *l) {
 // Whether l (flatten) turns NHWC images into a vector in NCHW order: then its output is a
 // copy, not a view, so that a dense layer's weights mean what they mean without NHWC.
 static inline int layer_reorders_input(const Layer *l) {
-    return l->kind->layout_use == LAYOUT_USE_READS_EITHER && l->input_count == 1 &&
+    return l->kind->output_is_view && l->kind->layout_use == LAYOUT_USE_READS_EITHER &&
+           l->input_count == 1 &&
            l->inputs[0]->layout == LAYOUT_NHWC && layer_layout_matters(l->inputs[0]);
 }
 // Whether l's output is a tensor of its own: not a view of its input, nor written by a

@@ -98,6 +98,38 @@ static void print_fusion(const Graph *g, const RunConfig *config) {
         printf("fusion: none (no dense or conv2d with act=relu, leaky_relu, sigmoid or tanh)\n");
 }
 
+// Which layers hold NHWC images (graph_set_layouts): on this device, or on a GPU when
+// checking for the CPU. The layers of an NHWC trunk are consecutive in the table.
+static void print_layouts(Graph *g, const Device *device) {
+    int here = device->backend->nhwc_activations;
+    int count = graph_set_layouts(g, 1);
+    const char *first = NULL, *last = NULL, *reorders = NULL;
+    for (int i = 0; i < g->count; i++) {
+        const Layer *l = g->layers[i];
+        if (l->layout == LAYOUT_NHWC) {
+            if (!first) first = l->name;
+            last = l->name;
+        }
+        if (layer_reorders_input(l)) reorders = l->name;
+    }
+    graph_set_layouts(g, here);  // what the plan above was made for
+    if (!count) {
+        printf("layout: NCHW throughout (NHWC is for convolutions on a one-channel input)\n");
+        return;
+    }
+    char trunk[2 * LAYER_NAME_MAX + 64], copy[LAYER_NAME_MAX + 64] = "";
+    snprintf(trunk, sizeof trunk, "%d layer%s from %s to %s", count, count == 1 ? "" : "s",
+             first, last);
+    if (reorders) snprintf(copy, sizeof copy, " (%s copies them back into NCHW order)", reorders);
+    if (here)
+        printf("layout: NHWC for the %s%s; train --without nhwc keeps NCHW\n", trunk, copy);
+    else if (device->backend->kind == BACKEND_CPU)
+        printf("layout: NCHW on %s; on a GPU NHWC for the %s, as cuDNN's tensor-core "
+               "convolutions read it%s\n", device->name, trunk, copy);
+    else
+        printf("layout: NCHW (--without nhwc); NHWC would be the %s\n", trunk);
+}
+
 // ---- the memory plan -----------------------------------------------------------------------
 
 // "  parameters              1.6 MiB  note"
@@ -316,6 +348,7 @@ static int check_with(const Command *cmd, const ParsedArgs *args, Graph *g,
         printf("train batch=%d epochs=%d seed=%ld\n", config->train.batch, config->train.epochs,
                config->train.seed);
         print_fusion(g, config);
+        print_layouts(g, device);
         print_check_precision(config, &precision, device);
         print_plan(config, &plan, have_data);
         memory_plan_free(&plan);
