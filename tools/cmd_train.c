@@ -314,7 +314,7 @@ static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r
         r->graphs_built++;
         graph_fuse_activations(&r->graphs[i], !r->config.train.no_fusion);
         TRY(graph_set_storage(&r->graphs[i], precision_activation_dtype(r->precision), st));
-        graph_set_layouts(&r->graphs[i], r->devices[i].backend->nhwc_activations);
+        graph_set_layouts(&r->graphs[i], r->device_list[i]->backend->nhwc_activations);
     }
     for (int i = 0; i < r->count; i++) r->graph_list[i] = &r->graphs[i];
     return 0;
