@@ -53,7 +53,7 @@ done
 expect_in out "models/cnn-bn.model --device cuda:0 --batch 1024 --per-layer --json --no-fuse" \
     "cnn-bn with --no-fuse"
 expect_in out "--cuda-graph on  # cuda-graph on" "the CUDA Graph run"
-expect_match out "^levers_gpu.sh dry run: 9 runs per model" "nine runs per model"
+expect_match out "^levers_gpu.sh dry run: 10 runs per model" "ten runs per model"
 run bash "$script" -n -m lenet -d cuda:1 128
 expect_in out "models/lenet.model --device cuda:1 --batch 128 " "-m, a positional batch and -d"
 expect_no_match out "cnn-bn" "-m lenet runs lenet only"
