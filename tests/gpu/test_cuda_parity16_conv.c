@@ -10,7 +10,8 @@
 // and conv-fused levers off (cudnnConvolutionBackwardBias through the 16-bit scratch; no
 // fused call). Every case runs in both layouts (Conv2dGeometry.layout): the CPU op in NCHW,
 // the GPU op on the same operands laid out NHWC, its results laid back out NCHW to compare
-// (the layout contract: the same values, transposed), with the same tolerances.
+// (the layout contract: the same values, transposed), with the same tolerances. NHWC with
+// no workspace has no room for the KRSC filter copy either: every op on the direct kernels.
 //
 // Tolerances, and why. Both sides sum the same (already rounded) operands in f32, in
 // different orders: ~sqrt(K) * 6e-8 of the sum of |terms| (`mag`, the CPU op run on
