@@ -50,6 +50,15 @@
 // With the bias-gradient lever off (base/lever.h) the old path runs, to measure the
 // difference: cuDNN's call where cuDNN runs the convolution, the direct kernel elsewhere.
 //
+// Layout (Conv2dGeometry.layout). NHWC activations go to cuDNN as NHWC tensors, which its
+// tensor-core kernels read as they are (with NCHW it transposes around each convolution).
+// Its filter descriptor is then NHWC too, so the weights, KCRS as the parameters are
+// stored, are copied KRSC into the workspace per call, and the weight gradient comes back
+// through the same room (see the workspace under NHWC below). The bias-and-activation pass
+// and the bias gradient take NHWC's channel order (the gradient as sum_rows, the column
+// sums of [n * h * w, channels]); the direct kernels index either layout. Plans are keyed
+// by the layout too.
+//
 // Accumulate flags are cuDNN's beta: 0 overwrites (cuDNN then never reads the output, so
 // it may hold garbage), 1 adds.
 #include <limits.h>
@@ -137,7 +146,62 @@ __global__ static void conv2d_bias_activation_kernel(T *y, const float *bias, in
     }
 }
 
+// The same over NHWC y, [n * out_h * out_w, channels]: a value's channel is its index
+// modulo the channels. A flat walk with one division per value, for simplicity: the
+// 16-bit forward's second pass, not the convolution.
+template <typename T>
+__global__ static void conv2d_bias_activation_nhwc_kernel(T *y, const float *bias, int channels,
+                                                          FusedActivation act, size_t total) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float b = bias ? bias[i % (size_t)channels] : 0.0f;
+        storage_store(y, i, fused_activation(act, storage_load(y, i) + b));
+    }
+}
+
+// Filters between KCRS ([filters, channels, kh * kw], as the parameters are stored) and
+// KRSC ([filters, kh * kw, channels], what cuDNN's NHWC filter descriptor reads): one thread
+// per dst value, dst = (accumulate ? dst : 0) + src, the sum in f32 and rounded once on the
+// store. S and D are storage types: the weights' copy keeps theirs; cuDNN's KRSC weight
+// gradient (16-bit with 16-bit data) goes into the f32 KCRS dw, as convert would.
+template <typename S, typename D>
+__global__ static void conv2d_filter_transpose_kernel(const S *src, D *dst, int channels,
+                                                      int taps, int to_krsc, int accumulate,
+                                                      size_t total) {
+    size_t per_filter = (size_t)channels * taps;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t k = i / per_filter, r = i % per_filter, from;
+        if (to_krsc) from = k * per_filter + (r % channels) * taps + r / channels;
+        else from = k * per_filter + (r % taps) * channels + r / taps;
+        float v = storage_load(src, from);
+        storage_store(dst, i, accumulate ? storage_load(dst, i) + v : v);
+    }
+}
+
 // ---- direct kernels ---------------------------------------------------------------
+//
+// They index activations through input_offset / output_offset, so one kernel serves both
+// layouts; in NCHW the offsets are the planes' arithmetic they replaced, the same values
+// summed in the same order. Threads walk outputs in NCHW order either way: NHWC reads
+// less coalesced, acceptable for the shapes cuDNN cannot describe.
+
+// Where element (n, c, h, w) of a [batch, channels, height, width] tensor lives in the
+// layout.
+__host__ __device__ static inline size_t activation_offset(Layout layout, int channels,
+                                                           int height, int width, int n, int c,
+                                                           int h, int w) {
+    if (layout == LAYOUT_NHWC) return (((size_t)n * height + h) * width + w) * channels + c;
+    return (((size_t)n * channels + c) * height + h) * width + w;
+}
+__host__ __device__ static inline size_t input_offset(const Conv2dGeometry *g, int n, int c,
+                                                      int h, int w) {
+    return activation_offset(g->layout, g->in_channels, g->in_h, g->in_w, n, c, h, w);
+}
+__host__ __device__ static inline size_t output_offset(const Conv2dGeometry *g, int n, int c,
+                                                       int h, int w) {
+    return activation_offset(g->layout, g->out_channels, g->out_h, g->out_w, n, c, h, w);
+}
 
 // One thread per output element y[n][f][oh][ow]: the dot product of f's weights with the
 // window, skipping taps in the padding. Neighbouring threads are neighbouring ow, so their
@@ -147,7 +211,7 @@ __global__ static void conv2d_direct_forward_kernel(Conv2dGeometry g, const T *x
                                                     const float *bias, FusedActivation act,
                                                     T *y, size_t total) {
     int group_channels = g.in_channels / g.groups, group_filters = g.out_channels / g.groups;
-    size_t in_plane = (size_t)g.in_h * g.in_w, taps = (size_t)g.kernel_h * g.kernel_w;
+    size_t taps = (size_t)g.kernel_h * g.kernel_w;
     for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
          idx += (size_t)gridDim.x * blockDim.x) {
         int ow = (int)(idx % (size_t)g.out_w);
@@ -159,7 +223,6 @@ __global__ static void conv2d_direct_forward_kernel(Conv2dGeometry g, const T *x
         const T *wf = w + (size_t)f * group_channels * taps;
         float sum = 0.0f;
         for (int c = 0; c < group_channels; c++) {
-            const T *plane = x + ((size_t)n * g.in_channels + c0 + c) * in_plane;
             const T *wc = wf + (size_t)c * taps;
             for (int i = 0; i < g.kernel_h; i++) {
                 int ih = oh * g.stride_h - g.pad_top + i * g.dilation_h;
@@ -168,11 +231,12 @@ __global__ static void conv2d_direct_forward_kernel(Conv2dGeometry g, const T *x
                     int iw = ow * g.stride_w - g.pad_left + j * g.dilation_w;
                     if (iw < 0 || iw >= g.in_w) continue;
                     sum += storage_load(wc, (size_t)(i * g.kernel_w + j)) *
-                           storage_load(plane, (size_t)ih * g.in_w + iw);
+                           storage_load(x, input_offset(&g, n, c0 + c, ih, iw));
                 }
             }
         }
-        storage_store(y, idx, fused_activation(act, bias ? sum + bias[f] : sum));
+        storage_store(y, output_offset(&g, n, f, oh, ow),
+                      fused_activation(act, bias ? sum + bias[f] : sum));
     }
 }
 
@@ -185,7 +249,7 @@ __global__ static void conv2d_direct_backward_data_kernel(Conv2dGeometry g, cons
                                                           const T *w, T *dx, int accumulate,
                                                           size_t total) {
     int group_channels = g.in_channels / g.groups, group_filters = g.out_channels / g.groups;
-    size_t out_plane = (size_t)g.out_h * g.out_w, taps = (size_t)g.kernel_h * g.kernel_w;
+    size_t taps = (size_t)g.kernel_h * g.kernel_w;
     for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
          idx += (size_t)gridDim.x * blockDim.x) {
         int iw = (int)(idx % (size_t)g.in_w);
@@ -197,7 +261,6 @@ __global__ static void conv2d_direct_backward_data_kernel(Conv2dGeometry g, cons
         float sum = 0.0f;
         for (int f = group * group_filters; f < (group + 1) * group_filters; f++) {
             const T *wf = w + ((size_t)f * group_channels + cg) * taps;
-            const T *grad = dy + ((size_t)n * g.out_channels + f) * out_plane;
             for (int i = 0; i < g.kernel_h; i++) {
                 int th = ih + g.pad_top - i * g.dilation_h;
                 if (th < 0 || th % g.stride_h) continue;
@@ -208,12 +271,13 @@ __global__ static void conv2d_direct_backward_data_kernel(Conv2dGeometry g, cons
                     if (tw < 0 || tw % g.stride_w) continue;
                     int ow = tw / g.stride_w;
                     if (ow >= g.out_w) continue;
-                    sum += storage_load(grad, (size_t)oh * g.out_w + ow) *
+                    sum += storage_load(dy, output_offset(&g, n, f, oh, ow)) *
                            storage_load(wf, (size_t)(i * g.kernel_w + j));
                 }
             }
         }
-        storage_store(dx, idx, accumulate ? storage_load(dx, idx) + sum : sum);
+        size_t at = input_offset(&g, n, c, ih, iw);
+        storage_store(dx, at, accumulate ? storage_load(dx, at) + sum : sum);
     }
 }
 
@@ -227,8 +291,7 @@ conv2d_direct_backward_filter_kernel(Conv2dGeometry g, const T *x, const T *dy, 
                                      int accumulate, size_t weights) {
     __shared__ float shared[32];  // CONV_REDUCE_SHARED_BYTES
     int group_channels = g.in_channels / g.groups, group_filters = g.out_channels / g.groups;
-    size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
-    size_t products = (size_t)g.batch * out_plane;
+    size_t products = (size_t)g.batch * g.out_h * g.out_w;
     for (size_t wi = blockIdx.x; wi < weights; wi += gridDim.x) {
         int j = (int)(wi % (size_t)g.kernel_w);
         size_t t = wi / (size_t)g.kernel_w;
@@ -244,10 +307,8 @@ conv2d_direct_backward_filter_kernel(Conv2dGeometry g, const T *x, const T *dy, 
             int ih = oh * g.stride_h - g.pad_top + i * g.dilation_h;
             int iw = ow * g.stride_w - g.pad_left + j * g.dilation_w;
             if (ih < 0 || ih >= g.in_h || iw < 0 || iw >= g.in_w) continue;
-            sum += storage_load(dy, ((size_t)n * g.out_channels + f) * out_plane +
-                                        (size_t)oh * g.out_w + ow) *
-                   storage_load(x, ((size_t)n * g.in_channels + c0 + c) * in_plane +
-                                       (size_t)ih * g.in_w + iw);
+            sum += storage_load(dy, output_offset(&g, n, f, oh, ow)) *
+                   storage_load(x, input_offset(&g, n, c0 + c, ih, iw));
         }
         sum = cuda_block_sum(sum, shared);
         if (threadIdx.x == 0) dw[wi] = accumulate ? dw[wi] + sum : sum;
@@ -264,7 +325,9 @@ conv2d_direct_backward_bias_kernel(Conv2dGeometry g, const T *dy, float *dbias, 
         float sum = 0.0f;
         for (size_t q = threadIdx.x; q < values; q += blockDim.x) {
             size_t n = q / out_plane, p = q % out_plane;
-            sum += storage_load(dy, (n * g.out_channels + f) * out_plane + p);
+            size_t at = g.layout == LAYOUT_NHWC ? (n * out_plane + p) * g.out_channels + f
+                                                : (n * g.out_channels + f) * out_plane + p;
+            sum += storage_load(dy, at);
         }
         sum = cuda_block_sum(sum, shared);
         if (threadIdx.x == 0) dbias[f] = accumulate ? dbias[f] + sum : sum;
@@ -438,9 +501,27 @@ static int backward_bias_t(CudaContext *ctx, const Conv2dGeometry *g, const T *d
     return 0;
 }
 
+// NHWC dy is a [n * out_h * out_w, filters] matrix and dbias its column sums: the dense
+// layers' bias gradient (sum_rows, cuda_column_sums.h's deterministic split), whose
+// threads read a row's neighbouring filters together. The direct kernel where the rows
+// overflow sum_rows's int, or with the bias-gradient lever off.
+static int backward_bias_nhwc(const Backend *b, CudaContext *ctx, const Conv2dGeometry *g,
+                              const void *dy, float *dbias, int accumulate, Status *st) {
+    long long rows = (long long)g->batch * g->out_h * g->out_w;
+    if (rows <= INT_MAX && !lever_off(ctx->disabled_levers, LEVER_BIAS_GRADIENT))
+        return b->sum_rows(b, dbias, dy, g->dtype, (int)rows, g->out_channels,
+                           accumulate ? 1.0f : 0.0f, st);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(g->dtype, rc = direct_backward_bias(ctx, g, (const storage_t *)dy,
+                                                              dbias, accumulate, st));
+    return rc;
+}
+
 // dy in g->dtype's storage type; dbias f32.
-static int backward_bias(CudaContext *ctx, const Conv2dGeometry *g, const void *dy,
-                         float *dbias, int accumulate, Status *st) {
+static int backward_bias(const Backend *b, CudaContext *ctx, const Conv2dGeometry *g,
+                         const void *dy, float *dbias, int accumulate, Status *st) {
+    if (g->layout == LAYOUT_NHWC)
+        return backward_bias_nhwc(b, ctx, g, dy, dbias, accumulate, st);
     int rc = 0;
     CUDA_STORAGE_DISPATCH(g->dtype, rc = backward_bias_t(ctx, g, (const storage_t *)dy, dbias,
                                                          accumulate, st));
@@ -469,7 +550,7 @@ static int same_geometry(const Conv2dGeometry *a, const Conv2dGeometry *b) {
            a->stride_h == b->stride_h && a->stride_w == b->stride_w &&
            a->pad_top == b->pad_top && a->pad_left == b->pad_left &&
            a->dilation_h == b->dilation_h && a->dilation_w == b->dilation_w &&
-           a->groups == b->groups && a->dtype == b->dtype;
+           a->groups == b->groups && a->dtype == b->dtype && a->layout == b->layout;
 }
 
 // The output size cuDNN derives along one axis from symmetric padding `pad`; -1 when the
@@ -663,17 +744,21 @@ static int plan_build_cudnn(CudaContext *ctx, ConvPlan *p, Status *st) {
     // data (and cudnnConvolutionBackwardBias writes it), so the ops round the f32 bias (or
     // read the 16-bit gradient) through the workspace's scratch (conv_scratch_bytes).
     cudnnDataType_t data = cudnn_storage_type(g->dtype);
+    // NHWC activations take an NHWC filter too (cuDNN wants the two formats to match for
+    // its tensor-core kernels): KRSC, the ops' copy of the KCRS weights (conv_filter_bytes).
+    // The bias follows y; with one value per channel its bytes are the same in both.
+    cudnnTensorFormat_t format =
+        g->layout == LAYOUT_NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NCHW, data, g->batch,
-                                           g->in_channels, g->in_h, g->in_w));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->x, format, data, g->batch, g->in_channels, g->in_h,
+                                           g->in_w));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NCHW, data, g->batch,
-                                           g->out_channels, g->out_h, g->out_w));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->y, format, data, g->batch, g->out_channels,
+                                           g->out_h, g->out_w));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->bias));
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->bias, CUDNN_TENSOR_NCHW, data, 1,
-                                           g->out_channels, 1, 1));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(p->bias, format, data, 1, g->out_channels, 1, 1));
     CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w));
-    CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, data, CUDNN_TENSOR_NCHW,
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(p->w, data, format,
                                            g->out_channels, g->in_channels / g->groups,
                                            g->kernel_h, g->kernel_w));
     CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv));
@@ -794,22 +879,90 @@ static size_t conv_scratch_bytes(const Conv2dGeometry *g) {
     return (bytes + CONV_SCRATCH_ALIGN - 1) / CONV_SCRATCH_ALIGN * CONV_SCRATCH_ALIGN;
 }
 
-// The caller's workspace split into the 16-bit scratch (NULL when f32, or when the caller
-// gave less than it: then the ops take the paths that need none) and cuDNN's part.
+// ---- the workspace under NHWC activations ------------------------------------------
+//
+// cuDNN's NHWC filter descriptor reads the weights KRSC ([filters, kh, kw, channels /
+// groups]), ours are KCRS as the parameters are stored. So forward and backward-data copy
+// w into a KRSC copy in the storage type (one small transpose launch; lenet's second layer
+// has 51 200 weights), and backward-filter has cuDNN write its KRSC weight gradient there,
+// beta 0, which the transpose back adds into the f32 KCRS dw, honouring accumulate (and
+// widening a 16-bit gradient, as convert does in NCHW). That region follows the 16-bit
+// scratch, padded likewise; NCHW needs none. Without it (a caller that gave less) an NHWC
+// op has nowhere to put the copy and runs the direct kernels.
+static size_t conv_filter_bytes(const Conv2dGeometry *g) {
+    if (g->layout != LAYOUT_NHWC) return 0;
+    size_t bytes = conv_weights(g) * dtype_size(g->dtype);
+    return (bytes + CONV_SCRATCH_ALIGN - 1) / CONV_SCRATCH_ALIGN * CONV_SCRATCH_ALIGN;
+}
+
+// What the ops keep at the start of the workspace, before cuDNN's part.
+static size_t conv_extra_bytes(const Conv2dGeometry *g) {
+    return conv_scratch_bytes(g) + conv_filter_bytes(g);
+}
+
+// The caller's workspace split into the 16-bit scratch, the NHWC filter copy and cuDNN's
+// part. scratch is NULL when f32, filter when NCHW; both are NULL when the caller gave
+// less than the two need (then the ops take the paths that need neither) and cuDNN gets
+// it all.
 typedef struct ConvWorkspace {
     void *scratch;
+    void *filter;
     void *cudnn;
     size_t cudnn_bytes;
 } ConvWorkspace;
 
 static ConvWorkspace split_workspace(const Conv2dGeometry *g, void *workspace, size_t bytes) {
-    size_t scratch = conv_scratch_bytes(g);
-    ConvWorkspace w = {NULL, workspace, bytes};
-    if (scratch == 0 || bytes < scratch || !workspace) return w;
-    w.scratch = workspace;
-    w.cudnn = (char *)workspace + scratch;
-    w.cudnn_bytes = bytes - scratch;
+    size_t scratch = conv_scratch_bytes(g), filter = conv_filter_bytes(g);
+    ConvWorkspace w = {NULL, NULL, workspace, bytes};
+    if (scratch + filter == 0 || bytes < scratch + filter || !workspace) return w;
+    if (scratch) w.scratch = workspace;
+    if (filter) w.filter = (char *)workspace + scratch;
+    w.cudnn = (char *)workspace + scratch + filter;
+    w.cudnn_bytes = bytes - scratch - filter;
     return w;
+}
+
+// Whether cuDNN can run an op of this plan with this workspace: not a direct-kernel shape,
+// and for NHWC, room for the KRSC filter.
+static int cudnn_usable(const ConvPlan *p, const ConvWorkspace *ws) {
+    return !p->direct && (p->key.layout != LAYOUT_NHWC || ws->filter);
+}
+
+template <typename S, typename D>
+static int filter_transpose_t(CudaContext *ctx, const Conv2dGeometry *g, const S *src, D *dst,
+                              int to_krsc, int accumulate, Status *st) {
+    size_t total = conv_weights(g);
+    unsigned grid = cuda_blocks_for(total);
+    CUDA_CHECK_CONFIG(ctx, "conv2d_filter_transpose_kernel", grid, CUDA_THREADS, 0, total, 64);
+    conv2d_filter_transpose_kernel<S, D><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+        src, dst, g->in_channels / g->groups, g->kernel_h * g->kernel_w, to_krsc, accumulate,
+        total);
+    CUDA_CHECK_LAUNCH("conv2d_filter_transpose_kernel");
+    return 0;
+}
+
+// The weights cuDNN reads: w itself under NCHW, else w copied KRSC into ws->filter (the
+// caller has checked cudnn_usable).
+static int cudnn_filter(CudaContext *ctx, const Conv2dGeometry *g, const void *w,
+                        const ConvWorkspace *ws, const void **out, Status *st) {
+    *out = w;
+    if (g->layout != LAYOUT_NHWC) return 0;
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(g->dtype, rc = filter_transpose_t(ctx, g, (const storage_t *)w,
+                                                            (storage_t *)ws->filter, 1, 0, st));
+    *out = ws->filter;
+    return rc;
+}
+
+// dw = (accumulate ? dw : 0) + cuDNN's KRSC weight gradient in ws->filter, made KCRS.
+static int filter_gradient_from_krsc(CudaContext *ctx, const Conv2dGeometry *g,
+                                     const ConvWorkspace *ws, float *dw, int accumulate,
+                                     Status *st) {
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(g->dtype,
+                          rc = filter_transpose_t(ctx, g, (const storage_t *)ws->filter, dw, 0,
+                                                  accumulate, st));
+    return rc;
 }
 
 static int cuda_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
@@ -825,29 +978,44 @@ static int cuda_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g,
         size_t need = ops[i]->list[ops[i]->budgeted].bytes;
         if (need > *bytes) *bytes = need;
     }
-    *bytes += conv_scratch_bytes(g);
+    *bytes += conv_extra_bytes(g);
     return 0;
 }
 
-// Every op runs in no workspace at all: candidates_pick finds cuDNN's best-ranked algorithm
-// that needs none (implicit GEMM usually), else the op runs our direct kernels.
+// NCHW: every op runs in no workspace at all: candidates_pick finds cuDNN's best-ranked
+// algorithm that needs none (implicit GEMM usually), else the op runs our direct kernels.
+// NHWC: not zero. With none, every op would run the direct kernels (no room for the KRSC
+// filter copy), so the least is the 16-bit scratch and the filter copy (conv_extra_bytes):
+// then cuDNN's algorithms that need nothing more run.
 static int cuda_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
                                        Status *st) {
     (void)b;
     *bytes = 0;
-    return check_geometry("conv2d_least_workspace", g, st);
+    TRY(check_geometry("conv2d_least_workspace", g, st));
+    if (g->layout == LAYOUT_NHWC && conv_outputs(g) > 0) *bytes = conv_extra_bytes(g);
+    return 0;
 }
 
 template <typename T>
 static int bias_activation_t(CudaContext *ctx, const Conv2dGeometry *g, T *y, const float *bias,
                              const FusedActivation *act, Status *st) {
+    FusedActivation none = {0, ACTIVATION_RELU, 0.0f};
+    if (g->layout == LAYOUT_NHWC) {
+        size_t total = conv_outputs(g);
+        unsigned grid = cuda_blocks_for(total);
+        CUDA_CHECK_CONFIG(ctx, "conv2d_bias_activation_nhwc_kernel", grid, CUDA_THREADS, 0,
+                          total, 64);
+        conv2d_bias_activation_nhwc_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+            y, bias, g->out_channels, act ? *act : none, total);
+        CUDA_CHECK_LAUNCH("conv2d_bias_activation_nhwc_kernel");
+        return 0;
+    }
     size_t plane = (size_t)g->out_h * g->out_w;
     size_t planes = (size_t)g->batch * (size_t)g->out_channels;
     dim3 grid(cuda_blocks_for(plane),
               (unsigned)(planes < CUDA_MAX_BLOCKS ? planes : CUDA_MAX_BLOCKS));
     CUDA_CHECK_CONFIG(ctx, "conv2d_bias_activation_kernel", grid, CUDA_THREADS, 0,
                       conv_outputs(g), 64);
-    FusedActivation none = {0, ACTIVATION_RELU, 0.0f};
     conv2d_bias_activation_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         y, bias, g->out_channels, plane, act ? *act : none, planes);
     CUDA_CHECK_LAUNCH("conv2d_bias_activation_kernel");
@@ -861,11 +1029,14 @@ static int forward_unfused(const Backend *b, CudaContext *ctx, ConvPlan *p,
                            const Conv2dGeometry *g, const void *x, const void *w,
                            const float *bias, const FusedActivation *act, void *y,
                            const ConvWorkspace *ws, Status *st) {
-    const ConvChoice *choice = p->direct ? NULL : candidates_pick(&p->forward, ws->cudnn_bytes);
+    const ConvChoice *choice =
+        cudnn_usable(p, ws) ? candidates_pick(&p->forward, ws->cudnn_bytes) : NULL;
     if (!choice) return direct_forward(ctx, g, x, w, bias, act, y, st);
+    const void *filter = NULL;
+    TRY(cudnn_filter(ctx, g, w, ws, &filter, st));
     const float one = 1.0f, zero = 0.0f;
     CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
-    CUDNN_CHECK(cudnnConvolutionForward(ctx->cudnn, &one, p->x, x, p->w, w, p->conv,
+    CUDNN_CHECK(cudnnConvolutionForward(ctx->cudnn, &one, p->x, x, p->w, filter, p->conv,
                                         (cudnnConvolutionFwdAlgo_t)choice->algo, ws->cudnn,
                                         choice->bytes, &zero, p->y, y));
     int activate = act && act->apply;
@@ -951,7 +1122,8 @@ static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeo
     TRY(plan_for(ctx, g, &p, st));
     ConvWorkspace ws = split_workspace(g, workspace, workspace_bytes);
     int relu = act->apply && act->kind == ACTIVATION_RELU;
-    const ConvChoice *choice = p->direct ? NULL : candidates_pick(&p->forward, ws.cudnn_bytes);
+    const ConvChoice *choice =
+        cudnn_usable(p, &ws) ? candidates_pick(&p->forward, ws.cudnn_bytes) : NULL;
     // A grouped convolution runs unfused: on an H200 (cuDNN 9.19) the fused call on one
     // with tensor-op math asked for more workspace than cudnnGetConvolutionForwardWorkspaceSize
     // gives the same algorithm, and failed with CUDNN_STATUS_BAD_PARAM.
@@ -969,11 +1141,13 @@ static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeo
                        st));
         call_bias = ws.scratch;
     }
+    const void *filter = NULL;
+    TRY(cudnn_filter(ctx, g, w, &ws, &filter, st));
     CUDA_CHECK(cudaMemsetAsync(y, 0, conv_outputs(g) * dtype_size(g->dtype), ctx->stream));
     const float one = 1.0f, zero = 0.0f;
     CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
     cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
-        ctx->cudnn, &one, p->x, x, p->w, w, p->conv, (cudnnConvolutionFwdAlgo_t)choice->algo,
+        ctx->cudnn, &one, p->x, x, p->w, filter, p->conv, (cudnnConvolutionFwdAlgo_t)choice->algo,
         ws.cudnn, choice->bytes, &zero, p->y, y, p->bias, call_bias, activation, p->y, y);
     // The fused call is an optimisation: a configuration cuDNN will not fuse runs unfused,
     // and is not offered again. BAD_PARAM counts as a refusal too: on the H200 the fused call
@@ -1000,12 +1174,14 @@ static int cuda_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, 
     TRY(plan_for(ctx, g, &p, st));
     ConvWorkspace ws = split_workspace(g, workspace, workspace_bytes);
     const ConvChoice *choice =
-        p->direct ? NULL : candidates_pick(&p->backward_data, ws.cudnn_bytes);
+        cudnn_usable(p, &ws) ? candidates_pick(&p->backward_data, ws.cudnn_bytes) : NULL;
     if (!choice) return direct_backward_data(ctx, g, dy, w, dx, accumulate, st);
+    const void *filter = NULL;
+    TRY(cudnn_filter(ctx, g, w, &ws, &filter, st));
     // beta 1 with 16-bit dx: cuDNN reads dx, adds in f32 and rounds once, as the CPU does.
     const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
     CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
-    CUDNN_CHECK(cudnnConvolutionBackwardData(ctx->cudnn, &one, p->w, w, p->y, dy, p->conv,
+    CUDNN_CHECK(cudnnConvolutionBackwardData(ctx->cudnn, &one, p->w, filter, p->y, dy, p->conv,
                                              (cudnnConvolutionBwdDataAlgo_t)choice->algo,
                                              ws.cudnn, choice->bytes, &beta, p->x, dx));
     return 0;
@@ -1018,7 +1194,7 @@ static int cudnn_path_bias(const Backend *b, CudaContext *ctx, ConvPlan *p,
                            const Conv2dGeometry *g, const void *dy, float *dbias,
                            const ConvWorkspace *ws, int accumulate, Status *st) {
     if (!lever_off(ctx->disabled_levers, LEVER_BIAS_GRADIENT))
-        return backward_bias(ctx, g, dy, dbias, accumulate, st);
+        return backward_bias(b, ctx, g, dy, dbias, accumulate, st);
     const float one = 1.0f, zero = 0.0f, beta = accumulate ? 1.0f : 0.0f;
     if (g->dtype == DTYPE_F32) {
         CUDNN_CHECK(cudnnConvolutionBackwardBias(ctx->cudnn, &one, p->y, dy, &beta, p->bias,
@@ -1029,7 +1205,7 @@ static int cudnn_path_bias(const Backend *b, CudaContext *ctx, ConvPlan *p,
     // data here (not yet run on a card), ours computes the same gradient.
     cudnnStatus_t status = cudnnConvolutionBackwardBias(ctx->cudnn, &one, p->y, dy, &zero,
                                                         p->bias, ws->scratch);
-    if (cudnn_refused(status)) return backward_bias(ctx, g, dy, dbias, accumulate, st);
+    if (cudnn_refused(status)) return backward_bias(b, ctx, g, dy, dbias, accumulate, st);
     CUDNN_CHECK(status);
     return b->convert(b, ws->scratch, g->dtype, dbias, DTYPE_F32, (size_t)g->out_channels,
                       accumulate, st);
@@ -1049,21 +1225,26 @@ static int cuda_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g
     TRY(plan_for(ctx, g, &p, st));
     ConvWorkspace ws = split_workspace(g, workspace, workspace_bytes);
     const ConvChoice *choice =
-        p->direct || (g->dtype != DTYPE_F32 && !ws.scratch)
+        !cudnn_usable(p, &ws) || (g->dtype != DTYPE_F32 && !ws.scratch)
             ? NULL
             : candidates_pick(&p->backward_filter, ws.cudnn_bytes);
     if (!choice) {
         TRY(direct_backward_filter(ctx, g, x, dy, dw, accumulate, st));
-        return dbias ? backward_bias(ctx, g, dy, dbias, accumulate, st) : 0;
+        return dbias ? backward_bias(b, ctx, g, dy, dbias, accumulate, st) : 0;
     }
     const float one = 1.0f, zero = 0.0f, beta = accumulate ? 1.0f : 0.0f;
     CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
-    void *filter_out = g->dtype == DTYPE_F32 ? (void *)dw : ws.scratch;
+    // NCHW: f32 straight into dw with beta, 16-bit into the scratch then convert. NHWC:
+    // KRSC into the filter copy's room with beta 0, then transposed (and widened) into dw.
+    int nhwc = g->layout == LAYOUT_NHWC;
+    void *filter_out = nhwc ? ws.filter : g->dtype == DTYPE_F32 ? (void *)dw : ws.scratch;
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(
         ctx->cudnn, &one, p->x, x, p->y, dy, p->conv,
         (cudnnConvolutionBwdFilterAlgo_t)choice->algo, ws.cudnn, choice->bytes,
-        g->dtype == DTYPE_F32 ? &beta : &zero, p->w, filter_out));
-    if (g->dtype != DTYPE_F32)
+        g->dtype == DTYPE_F32 && !nhwc ? &beta : &zero, p->w, filter_out));
+    if (nhwc)
+        TRY(filter_gradient_from_krsc(ctx, g, &ws, dw, accumulate, st));
+    else if (g->dtype != DTYPE_F32)
         TRY(b->convert(b, ws.scratch, g->dtype, dw, DTYPE_F32, conv_weights(g), accumulate,
                        st));
     return dbias ? cudnn_path_bias(b, ctx, p, g, dy, dbias, &ws, accumulate, st) : 0;
@@ -1113,16 +1294,20 @@ extern "C" int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g,
     const char *labels[3] = {"forward", "backward-data", "backward-filter"};
     const char *(*names[3])(int) = {forward_algorithm_name, backward_data_algorithm_name,
                                     backward_filter_algorithm_name};
-    // What the ops would run given this workspace: cuDNN's part after the 16-bit scratch.
-    size_t scratch = conv_scratch_bytes(g);
-    size_t cudnn_bytes = workspace_bytes >= scratch ? workspace_bytes - scratch : workspace_bytes;
+    // What the ops would run given this workspace: cuDNN's part after the 16-bit scratch
+    // and the NHWC filter copy (split_workspace).
+    size_t extra = conv_extra_bytes(g);
+    size_t cudnn_bytes = workspace_bytes >= extra ? workspace_bytes - extra : workspace_bytes;
     // 16-bit data given less than the scratch: cuda_conv2d_backward_filter runs the direct
     // kernel (cuDNN would write dw in 16 bits with nowhere to put it), so say that rather
-    // than the cuDNN algorithm that would fit cudnn_bytes.
-    int filter_direct = scratch != 0 && workspace_bytes < scratch;
+    // than the cuDNN algorithm that would fit cudnn_bytes. NHWC given less than the filter
+    // copy: every op runs the direct kernels.
+    int short_of_extra = extra != 0 && workspace_bytes < extra;
+    int filter_direct = short_of_extra;
+    int all_direct = short_of_extra && g->layout == LAYOUT_NHWC;
     size_t used = 0;
     for (int i = 0; i < 3 && used < size; i++) {
-        const ConvChoice *choice = p->direct || (i == 2 && filter_direct)
+        const ConvChoice *choice = p->direct || all_direct || (i == 2 && filter_direct)
                                        ? NULL
                                        : candidates_pick(ops[i], cudnn_bytes);
         int n = describe_choice(out + used, size - used, labels[i], choice, names[i]);

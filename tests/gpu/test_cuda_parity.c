@@ -1763,6 +1763,10 @@ static const ConvCase conv_cases[] = {
     {2, 4, 6, 6, 4, 2, 2, 2, 2, 0, 0, 1, 1, 2, 0, 1},     // 2x2 stride 2 (patchify), groups 2
     {16, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 1}, // CIFAR-sized
     {32, 32, 14, 14, 64, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, 1}, // LeNet's second layer, batch 32
+    // LeNet-5's own layers, 1 -> 6 and 6 -> 16 channels: in NHWC, pixels of 1, 6 and 16
+    // values, not the multiples of 8 tensor-core kernels like.
+    {8, 1, 28, 28, 6, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 1},
+    {8, 6, 12, 12, 16, 5, 5, 1, 1, 0, 0, 1, 1, 1, 0, 0},
     // The bias gradient's split reduction (cuda_channel_reduce.h, 16 384 values a block):
     // LeNet's two layers at batch 1024 (49 and 13 blocks per filter), then chunks that end
     // inside a sample's run and a last chunk shorter than the rest: 5 blocks of 78 255
@@ -1818,21 +1822,63 @@ static int conv_reference(const Conv2dGeometry *g, const ConvCase *k, const floa
 }
 
 // The workspace sizes each case runs in: what conv2d_workspace_size asks for, that for
-// batch 1, and conv2d_least_workspace's (none on a GPU: cuDNN's algorithms that need none,
-// or the direct kernels), which a run under a tight --memory-limit falls back to.
+// batch 1, and conv2d_least_workspace's (none on a GPU in NCHW, the KRSC filter copy in
+// NHWC: cuDNN's algorithms that need no more, or the direct kernels), which a run under a
+// tight --memory-limit falls back to.
 enum { CONV_WORKSPACE_FULL, CONV_WORKSPACE_ONE_SAMPLE, CONV_WORKSPACE_LEAST,
        CONV_WORKSPACE_SIZES };
 static const char *const conv_workspace_names[] = {"full", "1-sample", "least"};
 
+// Each case runs in both layouts (Conv2dGeometry.layout) against the one NCHW reference:
+// the NHWC ops get the operands transposed and their results are transposed back, which
+// is the layout contract itself (the same values, laid out otherwise), and the CPU's
+// reference runs once per case rather than once per layout.
+static const Layout conv_layouts[] = {LAYOUT_NCHW, LAYOUT_NHWC};
+enum { CONV_LAYOUTS = sizeof conv_layouts / sizeof conv_layouts[0] };
+
+// n images of channels x pixels values, NCHW made NHWC (to_nhwc) or NHWC made NCHW: a
+// new copy with each image transposed.
+static float *conv_relaid(const float *src, int n, int channels, int pixels, int to_nhwc) {
+    size_t image = (size_t)channels * pixels;
+    float *dst = floats((size_t)n * image);
+    for (size_t i = 0; i < (size_t)n; i++)
+        for (size_t c = 0; c < (size_t)channels; c++)
+            for (size_t p = 0; p < (size_t)pixels; p++) {
+                size_t nchw = i * image + c * pixels + p, nhwc = i * image + p * channels + c;
+                if (to_nhwc) dst[nhwc] = src[nchw];
+                else dst[nchw] = src[nhwc];
+            }
+    return dst;
+}
+
+// An NCHW operand as the ops get it in `layout` (itself in NCHW).
+static const float *conv_laid_out(const float *nchw, int n, int channels, int pixels,
+                                  Layout layout) {
+    return layout == LAYOUT_NHWC ? conv_relaid(nchw, n, channels, pixels, 1) : nchw;
+}
+
+// A device result in `layout` fetched into NCHW order, as the reference holds it.
+static float *conv_fetch_nchw(const float *d, int n, int channels, int pixels, Layout layout) {
+    float *h = fetch(d, (size_t)n * channels * pixels);
+    return layout == LAYOUT_NHWC ? conv_relaid(h, n, channels, pixels, 0) : h;
+}
+
 static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char *base_shape,
-                         int variant, const float *x, const float *w, const float *bias,
-                         const float *dy, const float *dx0, const float *dw0, const float *db0,
-                         const ConvReference *r) {
+                         int variant, const float *x_nchw, const float *w, const float *bias,
+                         const float *dy_nchw, const float *dx0_nchw, const float *dw0,
+                         const float *db0, const ConvReference *r) {
     Status st;
     status_clear(&st);
-    snprintf(shape, sizeof shape, "%s, %s workspace", base_shape, conv_workspace_names[variant]);
+    snprintf(shape, sizeof shape, "%s, layout %s, %s workspace", base_shape,
+             g->layout == LAYOUT_NHWC ? "NHWC" : "NCHW", conv_workspace_names[variant]);
     size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->f * g->out_h * g->out_w;
     size_t nw = (size_t)k->f * (k->c / k->groups) * k->kh * k->kw, nb = (size_t)k->f;
+    // The activations in g's layout; results come back in NCHW order to compare.
+    int in_pixels = k->h * k->w, out_pixels = g->out_h * g->out_w;
+    Layout lay = g->layout;
+    const float *x = conv_laid_out(x_nchw, k->n, k->c, in_pixels, lay);
+    const float *dy = conv_laid_out(dy_nchw, k->n, k->f, out_pixels, lay);
+    const float *dx0 = conv_laid_out(dx0_nchw, k->n, k->c, in_pixels, lay);
     Conv2dGeometry sizing = *g;
     if (variant == CONV_WORKSPACE_ONE_SAMPLE) sizing.batch = 1;
     size_t bytes = 0;
@@ -1858,7 +1904,8 @@ static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char 
     if (HAVE(conv2d_forward)) {
         float *d_y = dev_poison_floats(ny);
         if (!GPU_CALL(conv2d_forward, g, d_x, d_w, k->bias ? d_bias : NULL, d_y, ws, bytes))
-            compare("conv2d_forward", "y", fetch(d_y, ny), r->y, r->y_mag, ny);
+            compare("conv2d_forward", "y", conv_fetch_nchw(d_y, k->n, k->f, out_pixels, lay),
+                    r->y, r->y_mag, ny);
     }
     if (HAVE(conv2d_forward_bias_activation))
         for (int a = 0; a < FUSED_ACTIVATIONS; a++) {
@@ -1872,14 +1919,16 @@ static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char 
                 continue;
             char what[64];
             snprintf(what, sizeof what, "y (act=%s)", fused_name(act));
-            compare("conv2d_forward_bias_activation", what, fetch(d_y, ny), want,
+            compare("conv2d_forward_bias_activation", what,
+                    conv_fetch_nchw(d_y, k->n, k->f, out_pixels, lay), want,
                     fused_magnitude(r->y_mag, want, ny), ny);
         }
     for (int acc = 0; acc <= 1; acc++) {
         if (HAVE(conv2d_backward_data)) {
             float *d_dx = acc ? dev_floats(dx0, nx) : dev_poison_floats(nx);
             if (!GPU_CALL(conv2d_backward_data, g, d_dy, d_w, d_dx, ws, bytes, acc))
-                compare("conv2d_backward_data", acc ? "dx (accumulate)" : "dx", fetch(d_dx, nx),
+                compare("conv2d_backward_data", acc ? "dx (accumulate)" : "dx",
+                        conv_fetch_nchw(d_dx, k->n, k->c, in_pixels, lay),
                         r->dx[acc], r->dx_mag[acc], nx);
         }
         if (HAVE(conv2d_backward_filter)) {
@@ -1917,8 +1966,12 @@ static void conv_case(const ConvCase *k, int workspace_sizes) {
     float *db0 = uniform(nb, -1.0f, 1.0f);
     ConvReference r;
     if (conv_reference(&g, k, x, w, bias, dy, dx0, dw0, db0, &r)) return;
-    for (int v = 0; v < workspace_sizes && !device_broken; v++)
-        conv_variant(&g, k, base, v, x, w, bias, dy, dx0, dw0, db0, &r);
+    for (int l = 0; l < CONV_LAYOUTS; l++) {
+        Conv2dGeometry laid = g;
+        laid.layout = conv_layouts[l];
+        for (int v = 0; v < workspace_sizes && !device_broken; v++)
+            conv_variant(&laid, k, base, v, x, w, bias, dy, dx0, dw0, db0, &r);
+    }
 }
 
 static void test_conv(int workspace_sizes) {

@@ -8,7 +8,10 @@
 // workspace and with none (the 16-bit scratch missing: backward filter on the direct
 // kernel, the forward unfused); each with every lever on, and again with the bias-gradient
 // and conv-fused levers off (cudnnConvolutionBackwardBias through the 16-bit scratch; no
-// fused call).
+// fused call). Every case runs in both layouts (Conv2dGeometry.layout): the CPU op in NCHW,
+// the GPU op on the same operands laid out NHWC, its results laid back out NCHW to compare
+// (the layout contract: the same values, transposed), with the same tolerances. NHWC with
+// no workspace has no room for the KRSC filter copy either: every op on the direct kernels.
 //
 // Tolerances, and why. Both sides sum the same (already rounded) operands in f32, in
 // different orders: ~sqrt(K) * 6e-8 of the sum of |terms| (`mag`, the CPU op run on
@@ -51,6 +54,9 @@ static const ConvCase cases[] = {
     {"2x2 pad=same", {3, 2, 6, 6, 4, 6, 6, 2, 2, 1, 1, 0, 0, 1, 1, 1, DTYPE_F32, LAYOUT_NCHW}},
     // LeNet's second layer at a small batch.
     {"lenet conv2", {16, 32, 14, 14, 64, 14, 14, 5, 5, 1, 1, 2, 2, 1, 1, 1, DTYPE_F32, LAYOUT_NCHW}},
+    // LeNet-5's layers: 1 -> 6 and 6 -> 16 channels, NHWC pixels of 1, 6 and 16 values.
+    {"lenet-5 conv1", {8, 1, 28, 28, 6, 24, 24, 5, 5, 1, 1, 0, 0, 1, 1, 1, DTYPE_F32, LAYOUT_NCHW}},
+    {"lenet-5 conv2", {8, 6, 12, 12, 16, 8, 8, 5, 5, 1, 1, 0, 0, 1, 1, 1, DTYPE_F32, LAYOUT_NCHW}},
 };
 enum { CASES = sizeof cases / sizeof cases[0] };
 
@@ -169,22 +175,56 @@ static void poison16(void *d, size_t n) {
     free(nan);
 }
 
-static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u) {
+// n images of channels x pixels values of `size` bytes each, NCHW, laid out NHWC (to_nhwc)
+// or the reverse: a new copy (malloc'd), or a plain copy when the layout is NCHW.
+static void *relaid(const void *src, size_t size, int n, int channels, int pixels,
+                    Layout layout, int to_nhwc) {
+    size_t image = (size_t)channels * pixels, total = (size_t)n * image;
+    unsigned char *dst = malloc((total ? total : 1) * size);
+    const unsigned char *from = src;
+    for (size_t i = 0; i < (size_t)n; i++)
+        for (size_t c = 0; c < (size_t)channels; c++)
+            for (size_t p = 0; p < (size_t)pixels; p++) {
+                size_t nchw = i * image + c * pixels + p, nhwc = i * image + p * channels + c;
+                size_t to_at = layout == LAYOUT_NHWC && to_nhwc ? nhwc : nchw;
+                size_t from_at = layout == LAYOUT_NHWC && !to_nhwc ? nhwc : nchw;
+                memcpy(dst + to_at * size, from + from_at * size, size);
+            }
+    return dst;
+}
+
+// A GPU result in `layout` (widened f32, malloc'd), replaced by its NCHW order.
+static float *back_to_nchw(float *got, int n, int channels, int pixels, Layout layout) {
+    float *nchw = relaid(got, sizeof(float), n, channels, pixels, layout, 0);
+    free(got);
+    return nchw;
+}
+
+static void run_case(const ConvCase *k, DType dtype, Layout layout, int no_workspace, double u) {
     const Backend *cpu = cpu_backend();
+    // g (and g32, the magnitudes') for the CPU, NCHW; gl for the GPU, in `layout`.
     Conv2dGeometry g = k->g, g32 = k->g;
     g.dtype = dtype;
+    Conv2dGeometry gl = g;
+    gl.layout = layout;
+    int in_px = g.in_h * g.in_w, out_px = g.out_h * g.out_w;
     char shape[96];
-    snprintf(shape, sizeof shape, "%s %s%s", k->name, dtype_name(dtype),
-             no_workspace ? ", no workspace" : "");
+    snprintf(shape, sizeof shape, "%s %s %s%s", k->name, dtype_name(dtype),
+             layout == LAYOUT_NHWC ? "NHWC" : "NCHW", no_workspace ? ", no workspace" : "");
     Buffers h;
     buffers_make(&h, &g, dtype, 7 + (uint64_t)g.batch);
+    // The GPU's activations in its layout.
+    uint16_t *x16l = relaid(h.x16, 2, g.batch, g.in_channels, in_px, layout, 1);
+    uint16_t *dy16l = relaid(h.dy16, 2, g.batch, g.out_channels, out_px, layout, 1);
+    uint16_t *dx016l = relaid(h.dx016, 2, g.batch, g.in_channels, in_px, layout, 1);
     Status st;
     status_clear(&st);
     size_t cpu_bytes = 0, gpu_bytes = 0;
     if (cpu->conv2d_workspace_size(cpu, &g, &cpu_bytes, &st) ||
-        gpu->conv2d_workspace_size(gpu, &g, &gpu_bytes, &st)) {
+        gpu->conv2d_workspace_size(gpu, &gl, &gpu_bytes, &st)) {
         report("conv2d_workspace_size", &st);
         buffers_free(&h);
+        free(x16l), free(dy16l), free(dx016l);
         return;
     }
     if (no_workspace) gpu_bytes = 0;
@@ -200,8 +240,8 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
              cpu->conv2d_backward_filter(cpu, &g32, ax, ady, dw_mag, db_mag, cws, cpu_bytes, 0,
                                          &st);
     if (rc) report("the magnitudes", &st);
-    void *d_x = device_upload(&dev, h.x16, h.nx * 2), *d_w = device_upload(&dev, h.w16, h.nw * 2);
-    void *d_dy = device_upload(&dev, h.dy16, h.ny * 2), *d_y = device_upload(&dev, NULL, h.ny * 2);
+    void *d_x = device_upload(&dev, x16l, h.nx * 2), *d_w = device_upload(&dev, h.w16, h.nw * 2);
+    void *d_dy = device_upload(&dev, dy16l, h.ny * 2), *d_y = device_upload(&dev, NULL, h.ny * 2);
     void *d_dx = device_upload(&dev, NULL, h.nx * 2);
     float *d_bias = device_upload(&dev, h.bias, h.nb * 4);
     float *d_dw = device_upload(&dev, NULL, h.nw * 4), *d_db = device_upload(&dev, NULL, h.nb * 4);
@@ -215,10 +255,12 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
         poison16(d_y, h.ny);
         rc = cpu->conv2d_forward(cpu, &g, h.x16, h.w16, bias, y16, cws, cpu_bytes, &st);
         if (rc) { report("cpu conv2d_forward", &st); break; }
-        rc = gpu->conv2d_forward(gpu, &g, d_x, d_w, with_bias ? d_bias : NULL, d_y, gws,
+        rc = gpu->conv2d_forward(gpu, &gl, d_x, d_w, with_bias ? d_bias : NULL, d_y, gws,
                                  gpu_bytes, &st);
         if (rc) { report("conv2d_forward", &st); break; }
-        float *want = widened(y16, dtype, h.ny), *got = gpu_result16(d_y, dtype, h.ny);
+        float *want = widened(y16, dtype, h.ny);
+        float *got = back_to_nchw(gpu_result16(d_y, dtype, h.ny), g.batch, g.out_channels,
+                                  out_px, layout);
         compare(0, with_bias ? "y" : "y (no bias)", shape, got, want, y_mag, h.ny, u, 1);
         free(want), free(got);
     }
@@ -231,10 +273,12 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
         rc = cpu->conv2d_forward_bias_activation(cpu, &g, h.x16, h.w16, h.bias, &acts[a], y16,
                                                  cws, cpu_bytes, &st);
         if (rc) { report("cpu conv2d_forward_bias_activation", &st); break; }
-        rc = gpu->conv2d_forward_bias_activation(gpu, &g, d_x, d_w, d_bias, &acts[a], d_y, gws,
+        rc = gpu->conv2d_forward_bias_activation(gpu, &gl, d_x, d_w, d_bias, &acts[a], d_y, gws,
                                                  gpu_bytes, &st);
         if (rc) { report("conv2d_forward_bias_activation", &st); break; }
-        float *want = widened(y16, dtype, h.ny), *got = gpu_result16(d_y, dtype, h.ny);
+        float *want = widened(y16, dtype, h.ny);
+        float *got = back_to_nchw(gpu_result16(d_y, dtype, h.ny), g.batch, g.out_channels,
+                                  out_px, layout);
         compare(1, act_names[a], shape, got, want, y_mag, h.ny, u, 1);
         free(want), free(got);
     }
@@ -242,16 +286,18 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
     for (int acc = 0; !rc && acc < 2; acc++) {
         if (acc) {
             memcpy(dx16, h.dx016, h.nx * 2);
-            rc = gpu->copy_to_device(gpu, d_dx, h.dx016, h.nx * 2, &st);
+            rc = gpu->copy_to_device(gpu, d_dx, dx016l, h.nx * 2, &st);
         } else {
             poison16(d_dx, h.nx);
         }
         rc = rc || cpu->conv2d_backward_data(cpu, &g, h.dy16, h.w16, dx16, cws, cpu_bytes, acc,
                                              &st);
         if (rc) { report("cpu conv2d_backward_data", &st); break; }
-        rc = gpu->conv2d_backward_data(gpu, &g, d_dy, d_w, d_dx, gws, gpu_bytes, acc, &st);
+        rc = gpu->conv2d_backward_data(gpu, &gl, d_dy, d_w, d_dx, gws, gpu_bytes, acc, &st);
         if (rc) { report("conv2d_backward_data", &st); break; }
-        float *want = widened(dx16, dtype, h.nx), *got = gpu_result16(d_dx, dtype, h.nx);
+        float *want = widened(dx16, dtype, h.nx);
+        float *got = back_to_nchw(gpu_result16(d_dx, dtype, h.nx), g.batch, g.in_channels,
+                                  in_px, layout);
         compare(2, acc ? "dx (accumulate)" : "dx", shape, got, want, dx_mag, h.nx, u, 1);
         free(want), free(got);
     }
@@ -264,7 +310,7 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
              cpu->conv2d_backward_filter(cpu, &g, h.x16, h.dy16, want_dw, want_db, cws,
                                          cpu_bytes, acc, &st);
         if (rc) { report("cpu conv2d_backward_filter", &st); break; }
-        rc = gpu->conv2d_backward_filter(gpu, &g, d_x, d_dy, d_dw, d_db, gws, gpu_bytes, acc,
+        rc = gpu->conv2d_backward_filter(gpu, &gl, d_x, d_dy, d_dw, d_db, gws, gpu_bytes, acc,
                                          &st);
         if (rc) { report("conv2d_backward_filter", &st); break; }
         device_download(&dev, got_dw, d_dw, h.nw * 4);
@@ -279,6 +325,7 @@ static void run_case(const ConvCase *k, DType dtype, int no_workspace, double u)
     device_free_all(&dev);
     free(cws), free(ax), free(aw), free(ady), free(ab), free(y_mag), free(dx_mag), free(dw_mag);
     free(y16), free(dx16), free(want_dw), free(got_dw);
+    free(x16l), free(dy16l), free(dx016l);
     buffers_free(&h);
 }
 
@@ -292,7 +339,9 @@ static int run_pass(Precision precision, unsigned levers, const char *name) {
     double u = dtype == DTYPE_BF16 ? 1.0 / 128.0 : 1.0 / 1024.0;
     memset(worst, 0, sizeof worst);
     for (int c = 0; c < CASES; c++)
-        for (int none = 0; none < 2; none++) run_case(&cases[c], dtype, none, u);
+        for (int l = 0; l < 2; l++)
+            for (int none = 0; none < 2; none++)
+                run_case(&cases[c], dtype, l ? LAYOUT_NHWC : LAYOUT_NCHW, none, u);
     for (int op = 0; op < 5; op++)
         printf("%s: %-32s largest error %.3f of its tolerance\n", name, op_names[op], worst[op]);
     cuda_backend_close(gpu);
