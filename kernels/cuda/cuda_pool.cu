@@ -311,20 +311,25 @@ static int pool_layout_check(const Pool2dGeometry *g, const char *op, Status *st
     return STATUS_RUNTIME_ERROR;
 }
 
-template <typename T>
-static int maxpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
+// Each op's launch is templated on the layout (one launch, checked, per kernel); its
+// *_stored function picks the layout's instance.
+template <typename T, bool Nhwc>
+static int maxpool_forward_launch(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
                                   int32_t *argmax, Status *st) {
     size_t total = pool_outputs(g);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "maxpool_forward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);
-    if (g->layout == LAYOUT_NHWC)
-        maxpool_forward_kernel<T, true><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, argmax,
-                                                                                total);
-    else
-        maxpool_forward_kernel<T, false><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y,
-                                                                                 argmax, total);
+    maxpool_forward_kernel<T, Nhwc><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, argmax,
+                                                                            total);
     CUDA_CHECK_LAUNCH("maxpool_forward_kernel");
     return 0;
+}
+
+template <typename T>
+static int maxpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
+                                  int32_t *argmax, Status *st) {
+    return g->layout == LAYOUT_NHWC ? maxpool_forward_launch<T, true>(ctx, g, x, y, argmax, st)
+                                    : maxpool_forward_launch<T, false>(ctx, g, x, y, argmax, st);
 }
 
 static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype,
@@ -370,25 +375,27 @@ static int maxpool_backward_tiled(CudaContext *ctx, const Pool2dGeometry *g, con
     return 0;
 }
 
-template <typename T>
-static int maxpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *dy,
+template <typename T, bool Nhwc>
+static int maxpool_backward_launch(CudaContext *ctx, const Pool2dGeometry *g, const T *dy,
                                    const int32_t *argmax, T *dx, int accumulate, Status *st) {
-    int nhwc = g->layout == LAYOUT_NHWC;
     if (pool_outputs(g) > 0 && windows_disjoint(g) &&
         !lever_off(ctx->disabled_levers, LEVER_MAXPOOL_SCATTER))
-        return nhwc ? maxpool_backward_tiled<T, true>(ctx, g, dy, argmax, dx, accumulate, st)
-                    : maxpool_backward_tiled<T, false>(ctx, g, dy, argmax, dx, accumulate, st);
+        return maxpool_backward_tiled<T, Nhwc>(ctx, g, dy, argmax, dx, accumulate, st);
     size_t total = pool_inputs(g);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "maxpool_backward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);
-    if (nhwc)
-        maxpool_backward_kernel<T, true><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-            *g, dy, argmax, dx, accumulate, total);
-    else
-        maxpool_backward_kernel<T, false><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-            *g, dy, argmax, dx, accumulate, total);
+    maxpool_backward_kernel<T, Nhwc><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, argmax, dx,
+                                                                             accumulate, total);
     CUDA_CHECK_LAUNCH("maxpool_backward_kernel");
     return 0;
+}
+
+template <typename T>
+static int maxpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *dy,
+                                   const int32_t *argmax, T *dx, int accumulate, Status *st) {
+    if (g->layout == LAYOUT_NHWC)
+        return maxpool_backward_launch<T, true>(ctx, g, dy, argmax, dx, accumulate, st);
+    return maxpool_backward_launch<T, false>(ctx, g, dy, argmax, dx, accumulate, st);
 }
 
 static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype,
@@ -405,22 +412,25 @@ static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DTyp
     return rc;
 }
 
-template <typename T>
-static int avgpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
+template <typename T, bool Nhwc>
+static int avgpool_forward_launch(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
                                   Status *st) {
     size_t total = pool_outputs(g);
     // The CPU's scale, computed the same way, so the last multiply rounds alike.
     float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "avgpool_forward_kernel", grid, CUDA_THREADS, 0, total, 64);
-    if (g->layout == LAYOUT_NHWC)
-        avgpool_forward_kernel<T, true><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, scale,
-                                                                                total);
-    else
-        avgpool_forward_kernel<T, false><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, scale,
-                                                                                 total);
+    avgpool_forward_kernel<T, Nhwc><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, scale,
+                                                                            total);
     CUDA_CHECK_LAUNCH("avgpool_forward_kernel");
     return 0;
+}
+
+template <typename T>
+static int avgpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
+                                  Status *st) {
+    return g->layout == LAYOUT_NHWC ? avgpool_forward_launch<T, true>(ctx, g, x, y, st)
+                                    : avgpool_forward_launch<T, false>(ctx, g, x, y, st);
 }
 
 static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype,
@@ -435,21 +445,25 @@ static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType
     return rc;
 }
 
-template <typename T>
-static int avgpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *dy, T *dx,
+template <typename T, bool Nhwc>
+static int avgpool_backward_launch(CudaContext *ctx, const Pool2dGeometry *g, const T *dy, T *dx,
                                    int accumulate, Status *st) {
     size_t total = pool_inputs(g);
     float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "avgpool_backward_kernel", grid, CUDA_THREADS, 0, total, 64);
-    if (g->layout == LAYOUT_NHWC)
-        avgpool_backward_kernel<T, true><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-            *g, dy, dx, scale, accumulate, total);
-    else
-        avgpool_backward_kernel<T, false><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-            *g, dy, dx, scale, accumulate, total);
+    avgpool_backward_kernel<T, Nhwc><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, dx, scale,
+                                                                             accumulate, total);
     CUDA_CHECK_LAUNCH("avgpool_backward_kernel");
     return 0;
+}
+
+template <typename T>
+static int avgpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *dy, T *dx,
+                                   int accumulate, Status *st) {
+    if (g->layout == LAYOUT_NHWC)
+        return avgpool_backward_launch<T, true>(ctx, g, dy, dx, accumulate, st);
+    return avgpool_backward_launch<T, false>(ctx, g, dy, dx, accumulate, st);
 }
 
 static int cuda_avgpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype,
