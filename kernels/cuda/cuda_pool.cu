@@ -38,6 +38,18 @@
 // and each stored value is rounded once, as the CPU's widen / f32 loop / narrow does, so
 // the 16-bit results match the CPU's in the same storage bit for bit where the f32 ones do.
 // argmax stays int32.
+//
+// NHWC (g.layout; kernels/backend.h): the same kernels, templated on the layout, with only
+// the addressing changed. A thread's index i still names the element it writes (an output,
+// or an input for the gathers), now in [batch, h, w, channels] order: c = i % channels,
+// then the pixel within the plane, then the sample. So consecutive threads take
+// consecutive channels of one pixel, and their loads and stores are consecutive addresses
+// as NCHW's consecutive pixels are. A (sample, channel) plane is then no longer a
+// contiguous run but every channels-th value from sample * pixels * channels + c: the
+// kernels address pixel p of a plane as first + p * step (step 1 in NCHW). argmax keeps
+// its meaning (h * in_w + w within the plane) and is laid out as y is. The windows, the
+// visiting order and the float operations are those of NCHW, so the results are the CPU's
+// bit for bit in NHWC too (the CPU transposes around its NCHW loops).
 #include <limits.h>
 
 #include "kernels/cuda/cuda_storage.h"
@@ -87,32 +99,72 @@ __device__ static inline OutputRange outputs_containing(const Pool2dGeometry &g,
     return r;
 }
 
+// Where a plane of the batch lies, found from one element of a tensor (its thread's index):
+// `plane` is sample * channels + channel in NCHW and the sample in NHWC, where `channel`
+// holds the channel apart; `pixel` is h * w_size + w within the plane.
+template <typename Index>
+struct PlaneAt {
+    Index plane, pixel;
+    int channel;
+};
+
+// Element i of a tensor whose planes hold `pixels` values (NCHW: planes in a row; NHWC:
+// the channels of a pixel in a row). NCHW divides as the kernels did before NHWC existed.
+template <bool Nhwc, typename Index>
+__device__ static inline PlaneAt<Index> plane_at(Index i, Index pixels, int channels) {
+    PlaneAt<Index> at;
+    if (Nhwc) {
+        Index spot = i / (Index)channels;
+        at.channel = (int)(i - spot * (Index)channels);
+        at.plane = spot / pixels;
+        at.pixel = spot - at.plane * pixels;
+    } else {
+        at.channel = 0;
+        at.plane = i / pixels;
+        at.pixel = i % pixels;
+    }
+    return at;
+}
+
+// The offset of that plane's pixel 0 in a tensor (x, y, dx, dy or argmax) whose planes
+// hold `pixels` values; its pixel p lies plane_step apart from pixel p - 1.
+template <bool Nhwc, typename Index>
+__device__ static inline Index plane_first(const PlaneAt<Index> &at, Index pixels, int channels) {
+    return Nhwc ? at.plane * pixels * (Index)channels + (Index)at.channel : at.plane * pixels;
+}
+
+template <bool Nhwc, typename Index>
+__device__ static inline Index plane_step(int channels) {
+    return Nhwc ? (Index)channels : (Index)1;
+}
+
 // One thread per output. The window is visited row-major starting from its first element,
 // and `take` is the CPU's rule: a larger value wins, ties keep the first, a NaN wins (and
 // then stays, since nothing compares greater than NaN). Padding is never read, so it
 // never wins. pad <= size / 2 (checked at graph build) leaves every window at least one
 // input; an empty one would only arise from a geometry the graph never builds, and gets
 // -inf with argmax -1 (which backward never matches) instead of a read out of bounds.
-template <typename T>
+template <typename T, bool Nhwc>
 __global__ static void maxpool_forward_kernel(Pool2dGeometry g, const T *x, T *y,
                                               int32_t *argmax, size_t total) {
     size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
+    size_t step = plane_step<Nhwc, size_t>(g.channels);
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
-        size_t plane = i / out_plane;
-        PoolWindow win = output_window(g, i % out_plane);
+        PlaneAt<size_t> out = plane_at<Nhwc>(i, out_plane, g.channels);
+        PoolWindow win = output_window(g, out.pixel);
         if (win.h0 >= win.h1 || win.w0 >= win.w1) {
             storage_store(y, i, -INFINITY);
             argmax[i] = -1;
             continue;
         }
-        const T *image = x + plane * in_plane;
+        const T *image = x + plane_first<Nhwc>(out, in_plane, g.channels);
         int best_at = win.h0 * g.in_w + win.w0;
-        float best = storage_load(image, best_at);
+        float best = storage_load(image, (size_t)best_at * step);
         for (int ih = win.h0; ih < win.h1; ih++)
             for (int iw = win.w0; iw < win.w1; iw++) {
                 int at = ih * g.in_w + iw;
-                float v = storage_load(image, at);
+                float v = storage_load(image, (size_t)at * step);
                 bool take = (v > best) || (v != v && best == best);
                 best = take ? v : best;
                 best_at = take ? at : best_at;
@@ -124,21 +176,24 @@ __global__ static void maxpool_forward_kernel(Pool2dGeometry g, const T *x, T *y
 
 // One thread per input element: the sum of dy over the windows that contain it and chose
 // it, in ascending output order, as the CPU's scatter adds them.
-template <typename T>
+template <typename T, bool Nhwc>
 __global__ static void maxpool_backward_kernel(Pool2dGeometry g, const T *dy,
                                                const int32_t *argmax, T *dx, int accumulate,
                                                size_t total) {
     size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
+    size_t step = plane_step<Nhwc, size_t>(g.channels);
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
-        size_t plane = i / in_plane, at = i % in_plane;
+        PlaneAt<size_t> in = plane_at<Nhwc>(i, in_plane, g.channels);
+        size_t at = in.pixel;
         OutputRange out = outputs_containing(g, at);
-        const T *grad = dy + plane * out_plane;
-        const int32_t *arg = argmax + plane * out_plane;
+        size_t first = plane_first<Nhwc>(in, out_plane, g.channels);
+        const T *grad = dy + first;
+        const int32_t *arg = argmax + first;
         float sum = accumulate ? storage_load(dx, i) : 0.0f;
         for (int oh = out.h0; oh < out.h1; oh++)
             for (int ow = out.w0; ow < out.w1; ow++) {
-                size_t o = (size_t)oh * g.out_w + ow;
+                size_t o = ((size_t)oh * g.out_w + ow) * step;
                 if (arg[o] == (int32_t)at) sum += storage_load(grad, o);
             }
         storage_store(dx, i, sum);
@@ -161,47 +216,53 @@ __device__ static inline void owned_span(int o, int out, int stride, int pad, in
 // (the add of 0 turns a dy of -0 into +0, as the CPU's does); with accumulate, only
 // dx[argmax] += dy. An empty window's argmax (-1) matches no input. Index is int where
 // the tensors fit it (the launch checks), size_t otherwise.
-template <typename T, typename Index>
+template <typename T, bool Nhwc, typename Index>
 __global__ static void maxpool_backward_tiled_kernel(Pool2dGeometry g, const T *dy,
                                                      const int32_t *argmax, T *dx,
                                                      int accumulate, Index total) {
     Index in_plane = (Index)g.in_h * g.in_w, out_plane = (Index)g.out_h * g.out_w;
+    Index step = plane_step<Nhwc, Index>(g.channels);
     for (Index o = blockIdx.x * (Index)blockDim.x + threadIdx.x; o < total;
          o += (Index)gridDim.x * blockDim.x) {
-        T *image = dx + o / out_plane * in_plane;
+        PlaneAt<Index> out = plane_at<Nhwc>(o, out_plane, g.channels);
+        T *image = dx + plane_first<Nhwc>(out, in_plane, g.channels);
         int32_t winner = argmax[o];
         float grad = storage_load(dy, o);
         if (accumulate) {
-            if (winner >= 0) storage_store(image, winner, storage_load(image, winner) + grad);
+            if (winner >= 0) {
+                Index w = (Index)winner * step;
+                storage_store(image, w, storage_load(image, w) + grad);
+            }
             continue;
         }
-        int p = (int)(o % out_plane), h0, h1, w0, w1;
+        int p = (int)out.pixel, h0, h1, w0, w1;
         owned_span(p / g.out_w, g.out_h, g.stride_h, g.pad_top, g.in_h, &h0, &h1);
         owned_span(p % g.out_w, g.out_w, g.stride_w, g.pad_left, g.in_w, &w0, &w1);
         float routed = __fadd_rn(0.0f, grad);
         for (int ih = h0; ih < h1; ih++)
             for (int iw = w0; iw < w1; iw++) {
                 int at = ih * g.in_w + iw;
-                storage_store(image, at, at == winner ? routed : 0.0f);
+                storage_store(image, (Index)at * step, at == winner ? routed : 0.0f);
             }
     }
 }
 
 // One thread per output: the float sum of the clipped window, row-major, times
 // 1 / (kernel_h * kernel_w); the padding counts as zeros (count_include_pad).
-template <typename T>
+template <typename T, bool Nhwc>
 __global__ static void avgpool_forward_kernel(Pool2dGeometry g, const T *x, T *y, float scale,
                                               size_t total) {
     size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
+    size_t step = plane_step<Nhwc, size_t>(g.channels);
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
-        size_t plane = i / out_plane;
-        PoolWindow win = output_window(g, i % out_plane);
-        const T *image = x + plane * in_plane;
+        PlaneAt<size_t> out = plane_at<Nhwc>(i, out_plane, g.channels);
+        PoolWindow win = output_window(g, out.pixel);
+        const T *image = x + plane_first<Nhwc>(out, in_plane, g.channels);
         float sum = 0.0f;
         for (int ih = win.h0; ih < win.h1; ih++)
             for (int iw = win.w0; iw < win.w1; iw++)
-                sum += storage_load(image, (size_t)ih * g.in_w + iw);
+                sum += storage_load(image, ((size_t)ih * g.in_w + iw) * step);
         storage_store(y, i, sum * scale);
     }
 }
@@ -210,19 +271,20 @@ __global__ static void avgpool_forward_kernel(Pool2dGeometry g, const T *x, T *y
 // ascending output order. __fmul_rn keeps the share rounded on its own, as the CPU
 // computes it, instead of letting the compiler fuse it into the addition (an FMA would
 // differ from the CPU in the last bit).
-template <typename T>
+template <typename T, bool Nhwc>
 __global__ static void avgpool_backward_kernel(Pool2dGeometry g, const T *dy, T *dx, float scale,
                                                int accumulate, size_t total) {
     size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
+    size_t step = plane_step<Nhwc, size_t>(g.channels);
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
-        size_t plane = i / in_plane, at = i % in_plane;
-        OutputRange out = outputs_containing(g, at);
-        const T *grad = dy + plane * out_plane;
+        PlaneAt<size_t> in = plane_at<Nhwc>(i, in_plane, g.channels);
+        OutputRange out = outputs_containing(g, in.pixel);
+        const T *grad = dy + plane_first<Nhwc>(in, out_plane, g.channels);
         float sum = accumulate ? storage_load(dx, i) : 0.0f;
         for (int oh = out.h0; oh < out.h1; oh++)
             for (int ow = out.w0; ow < out.w1; ow++)
-                sum += __fmul_rn(storage_load(grad, (size_t)oh * g.out_w + ow), scale);
+                sum += __fmul_rn(storage_load(grad, ((size_t)oh * g.out_w + ow) * step), scale);
         storage_store(dx, i, sum);
     }
 }
@@ -239,20 +301,41 @@ static size_t pool_outputs(const Pool2dGeometry *g) {
 // is what argmax stores (int32). The tensors themselves they index with size_t.
 static size_t pool_plane(const Pool2dGeometry *g) { return (size_t)g->in_h * g->in_w; }
 
-template <typename T>
-static int maxpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
+// The kernels know two layouts; any other value is a geometry built wrong upstream, refused
+// rather than read as NCHW.
+static int pool_layout_check(const Pool2dGeometry *g, const char *op, Status *st) {
+    if (g->layout == LAYOUT_NCHW || g->layout == LAYOUT_NHWC) return 0;
+    status_fail(st, STATUS_RUNTIME_ERROR, "%s: unknown activation layout %d", op,
+                (int)g->layout);
+    status_hint(st, "this is a bug in trainer; please report it with the model file");
+    return STATUS_RUNTIME_ERROR;
+}
+
+// Each op's launch is templated on the layout (one launch, checked, per kernel); its
+// *_stored function picks the layout's instance.
+template <typename T, bool Nhwc>
+static int maxpool_forward_launch(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
                                   int32_t *argmax, Status *st) {
     size_t total = pool_outputs(g);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "maxpool_forward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);
-    maxpool_forward_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, argmax, total);
+    maxpool_forward_kernel<T, Nhwc><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, argmax,
+                                                                            total);
     CUDA_CHECK_LAUNCH("maxpool_forward_kernel");
     return 0;
+}
+
+template <typename T>
+static int maxpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
+                                  int32_t *argmax, Status *st) {
+    return g->layout == LAYOUT_NHWC ? maxpool_forward_launch<T, true>(ctx, g, x, y, argmax, st)
+                                    : maxpool_forward_launch<T, false>(ctx, g, x, y, argmax, st);
 }
 
 static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                 const void *x, void *y, int32_t *argmax, Status *st) {
     TRY(backend_storage_dtype_check(dtype, "maxpool_forward", st));
+    TRY(pool_layout_check(g, "maxpool_forward", st));
     if (pool_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
@@ -268,8 +351,9 @@ static int windows_disjoint(const Pool2dGeometry *g) {
 
 // The per-output kernel, with int indices where every index it forms (below the larger
 // tensor's count, plus one grid's stride past the last) fits an int; otherwise size_t for
-// the tensors, and int within a plane, as argmax holds it.
-template <typename T>
+// the tensors, and int within a plane, as argmax holds it. NHWC forms no larger index:
+// its offsets (plane start + pixel * channels) stay below the tensor's count too.
+template <typename T, bool Nhwc>
 static int maxpool_backward_tiled(CudaContext *ctx, const Pool2dGeometry *g, const T *dy,
                                   const int32_t *argmax, T *dx, int accumulate, Status *st) {
     size_t outputs = pool_outputs(g), inputs = pool_inputs(g);
@@ -278,38 +362,47 @@ static int maxpool_backward_tiled(CudaContext *ctx, const Pool2dGeometry *g, con
     if (largest + (size_t)grid * CUDA_THREADS <= (size_t)INT_MAX) {
         CUDA_CHECK_CONFIG(ctx, "maxpool_backward_tiled_kernel", grid, CUDA_THREADS, 0, largest,
                           32);
-        maxpool_backward_tiled_kernel<T, int><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+        maxpool_backward_tiled_kernel<T, Nhwc, int><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
             *g, dy, argmax, dx, accumulate, (int)outputs);
         CUDA_CHECK_LAUNCH("maxpool_backward_tiled_kernel");
         return 0;
     }
     CUDA_CHECK_CONFIG(ctx, "maxpool_backward_tiled_kernel", grid, CUDA_THREADS, 0, pool_plane(g),
                       32);
-    maxpool_backward_tiled_kernel<T, size_t><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+    maxpool_backward_tiled_kernel<T, Nhwc, size_t><<<grid, CUDA_THREADS, 0, ctx->stream>>>(
         *g, dy, argmax, dx, accumulate, outputs);
     CUDA_CHECK_LAUNCH("maxpool_backward_tiled_kernel");
+    return 0;
+}
+
+template <typename T, bool Nhwc>
+static int maxpool_backward_launch(CudaContext *ctx, const Pool2dGeometry *g, const T *dy,
+                                   const int32_t *argmax, T *dx, int accumulate, Status *st) {
+    if (pool_outputs(g) > 0 && windows_disjoint(g) &&
+        !lever_off(ctx->disabled_levers, LEVER_MAXPOOL_SCATTER))
+        return maxpool_backward_tiled<T, Nhwc>(ctx, g, dy, argmax, dx, accumulate, st);
+    size_t total = pool_inputs(g);
+    unsigned grid = cuda_blocks_for(total);
+    CUDA_CHECK_CONFIG(ctx, "maxpool_backward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);
+    maxpool_backward_kernel<T, Nhwc><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, argmax, dx,
+                                                                             accumulate, total);
+    CUDA_CHECK_LAUNCH("maxpool_backward_kernel");
     return 0;
 }
 
 template <typename T>
 static int maxpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *dy,
                                    const int32_t *argmax, T *dx, int accumulate, Status *st) {
-    if (pool_outputs(g) > 0 && windows_disjoint(g) &&
-        !lever_off(ctx->disabled_levers, LEVER_MAXPOOL_SCATTER))
-        return maxpool_backward_tiled(ctx, g, dy, argmax, dx, accumulate, st);
-    size_t total = pool_inputs(g);
-    unsigned grid = cuda_blocks_for(total);
-    CUDA_CHECK_CONFIG(ctx, "maxpool_backward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);
-    maxpool_backward_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, argmax, dx,
-                                                                       accumulate, total);
-    CUDA_CHECK_LAUNCH("maxpool_backward_kernel");
-    return 0;
+    if (g->layout == LAYOUT_NHWC)
+        return maxpool_backward_launch<T, true>(ctx, g, dy, argmax, dx, accumulate, st);
+    return maxpool_backward_launch<T, false>(ctx, g, dy, argmax, dx, accumulate, st);
 }
 
 static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                  const void *dy, const int32_t *argmax, void *dx, int accumulate,
                                  Status *st) {
     TRY(backend_storage_dtype_check(dtype, "maxpool_backward", st));
+    TRY(pool_layout_check(g, "maxpool_backward", st));
     if (pool_inputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
@@ -319,22 +412,31 @@ static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DTyp
     return rc;
 }
 
-template <typename T>
-static int avgpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
+template <typename T, bool Nhwc>
+static int avgpool_forward_launch(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
                                   Status *st) {
     size_t total = pool_outputs(g);
     // The CPU's scale, computed the same way, so the last multiply rounds alike.
     float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "avgpool_forward_kernel", grid, CUDA_THREADS, 0, total, 64);
-    avgpool_forward_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, scale, total);
+    avgpool_forward_kernel<T, Nhwc><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, scale,
+                                                                            total);
     CUDA_CHECK_LAUNCH("avgpool_forward_kernel");
     return 0;
+}
+
+template <typename T>
+static int avgpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
+                                  Status *st) {
+    return g->layout == LAYOUT_NHWC ? avgpool_forward_launch<T, true>(ctx, g, x, y, st)
+                                    : avgpool_forward_launch<T, false>(ctx, g, x, y, st);
 }
 
 static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                 const void *x, void *y, Status *st) {
     TRY(backend_storage_dtype_check(dtype, "avgpool_forward", st));
+    TRY(pool_layout_check(g, "avgpool_forward", st));
     if (pool_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
@@ -343,22 +445,31 @@ static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType
     return rc;
 }
 
-template <typename T>
-static int avgpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *dy, T *dx,
+template <typename T, bool Nhwc>
+static int avgpool_backward_launch(CudaContext *ctx, const Pool2dGeometry *g, const T *dy, T *dx,
                                    int accumulate, Status *st) {
     size_t total = pool_inputs(g);
     float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "avgpool_backward_kernel", grid, CUDA_THREADS, 0, total, 64);
-    avgpool_backward_kernel<T><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, dx, scale,
-                                                                       accumulate, total);
+    avgpool_backward_kernel<T, Nhwc><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, dx, scale,
+                                                                             accumulate, total);
     CUDA_CHECK_LAUNCH("avgpool_backward_kernel");
     return 0;
+}
+
+template <typename T>
+static int avgpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *dy, T *dx,
+                                   int accumulate, Status *st) {
+    if (g->layout == LAYOUT_NHWC)
+        return avgpool_backward_launch<T, true>(ctx, g, dy, dx, accumulate, st);
+    return avgpool_backward_launch<T, false>(ctx, g, dy, dx, accumulate, st);
 }
 
 static int cuda_avgpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                  const void *dy, void *dx, int accumulate, Status *st) {
     TRY(backend_storage_dtype_check(dtype, "avgpool_backward", st));
+    TRY(pool_layout_check(g, "avgpool_backward", st));
     if (pool_inputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;

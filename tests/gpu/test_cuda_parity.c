@@ -2011,24 +2011,35 @@ static const PoolCase pool_cases[] = {
     {3, 2, 5, 7, 3, 1, 3, 1, 1, 0},
     {1, 1, 1, 9, 1, 2, 1, 2, 0, 0},
     {5, 1, 3, 3, 3, 3, 3, 3, 0, 0},
+    // global_avgpool's window (the whole image, core/layers/global_avgpool.c), with channel
+    // counts that are not multiples of a warp, which NHWC's threads walk.
+    {8, 16, 7, 7, 7, 7, 1, 1, 0, 0},
+    {3, 37, 5, 6, 5, 6, 1, 1, 0, 0},
+    {2, 33, 9, 9, 2, 2, 2, 2, 0, 0},
 };
 enum { POOL_CASES = sizeof pool_cases / sizeof pool_cases[0] };
 
 enum { POOL_RANDOM, POOL_TIES, POOL_NEGATIVE, POOL_NAN };
 static const char *const pool_input_names[] = {"random", "ties", "all negative", "with NaN"};
 
-static Pool2dGeometry pool_geometry(const PoolCase *k) {
+// The case's geometry with x, y, dx, dy and argmax in `layout`: both backends get the same
+// one and read the same buffers in it (the CPU's NHWC transposes around its NCHW loops).
+static Pool2dGeometry pool_geometry(const PoolCase *k, Layout layout) {
     return (Pool2dGeometry){.batch = k->n, .channels = k->c, .in_h = k->h, .in_w = k->w,
                             .out_h = (k->h + 2 * k->ph - k->kh) / k->sh + 1,
                             .out_w = (k->w + 2 * k->pw - k->kw) / k->sw + 1, .kernel_h = k->kh,
                             .kernel_w = k->kw, .stride_h = k->sh, .stride_w = k->sw,
-                            .pad_top = k->ph, .pad_left = k->pw};
+                            .pad_top = k->ph, .pad_left = k->pw, .layout = layout};
+}
+
+static const char *layout_name(Layout layout) {
+    return layout == LAYOUT_NHWC ? "NHWC" : "NCHW";
 }
 
 static void pool_describe(const PoolCase *k, const Pool2dGeometry *g, const char *extra) {
-    snprintf(shape, sizeof shape, "n=%d c=%d in=%dx%d window=%dx%d stride=%dx%d pad=%dx%d -> %dx%d%s",
-             k->n, k->c, k->h, k->w, k->kh, k->kw, k->sh, k->sw, k->ph, k->pw, g->out_h, g->out_w,
-             extra);
+    snprintf(shape, sizeof shape, "%s n=%d c=%d in=%dx%d window=%dx%d stride=%dx%d pad=%dx%d "
+             "-> %dx%d%s", layout_name(g->layout), k->n, k->c, k->h, k->w, k->kh, k->kw, k->sh,
+             k->sw, k->ph, k->pw, g->out_h, g->out_w, extra);
 }
 
 static float *pool_input(size_t n, int kind) {
@@ -2041,8 +2052,8 @@ static float *pool_input(size_t n, int kind) {
     return x;
 }
 
-static void maxpool_forward_case(const PoolCase *k, int input) {
-    Pool2dGeometry g = pool_geometry(k);
+static void maxpool_forward_case(const PoolCase *k, Layout layout, int input) {
+    Pool2dGeometry g = pool_geometry(k, layout);
     char extra[40];
     snprintf(extra, sizeof extra, ", %s input", pool_input_names[input]);
     pool_describe(k, &g, extra);
@@ -2061,8 +2072,8 @@ static void maxpool_forward_case(const PoolCase *k, int input) {
     compare_exact("maxpool_forward", "argmax", got_arg, arg, ny, 1, 0);
 }
 
-static void maxpool_backward_case(const PoolCase *k, int input, int accumulate) {
-    Pool2dGeometry g = pool_geometry(k);
+static void maxpool_backward_case(const PoolCase *k, Layout layout, int input, int accumulate) {
+    Pool2dGeometry g = pool_geometry(k, layout);
     char extra[64];
     snprintf(extra, sizeof extra, ", %s input, accumulate=%d", pool_input_names[input], accumulate);
     pool_describe(k, &g, extra);
@@ -2086,8 +2097,8 @@ static void maxpool_backward_case(const PoolCase *k, int input, int accumulate) 
     compare_exact("maxpool_backward", "dx", fetch(d_dx, nx), want, nx, 0, 0);
 }
 
-static void avgpool_forward_case(const PoolCase *k) {
-    Pool2dGeometry g = pool_geometry(k);
+static void avgpool_forward_case(const PoolCase *k, Layout layout) {
+    Pool2dGeometry g = pool_geometry(k, layout);
     pool_describe(k, &g, "");
     Status st;
     status_clear(&st);
@@ -2101,8 +2112,8 @@ static void avgpool_forward_case(const PoolCase *k) {
     compare("avgpool_forward", "y", fetch(d_y, ny), y, mag, ny);
 }
 
-static void avgpool_backward_case(const PoolCase *k, int accumulate) {
-    Pool2dGeometry g = pool_geometry(k);
+static void avgpool_backward_case(const PoolCase *k, Layout layout, int accumulate) {
+    Pool2dGeometry g = pool_geometry(k, layout);
     pool_describe(k, &g, accumulate ? ", accumulate=1" : ", accumulate=0");
     Status st;
     status_clear(&st);
@@ -2117,31 +2128,88 @@ static void avgpool_backward_case(const PoolCase *k, int accumulate) {
     compare("avgpool_backward", "dx", fetch(d_dx, nx), want, mag, nx);
 }
 
+// The input kinds a case runs: all of them, except for NHWC's batch-1024 cases, random
+// only (NCHW runs their ties and NaNs; the layout changes the addressing, not the rule, and
+// the CPU reference takes a while over 25.7 million values).
+static int pool_last_input(const PoolCase *k, Layout layout) {
+    return layout == LAYOUT_NHWC && k->n >= 1024 ? POOL_RANDOM : POOL_NAN;
+}
+
+// Every case in NCHW, then in NHWC.
 static void test_pools(void) {
-    if (HAVE(maxpool_forward))
-        for (int i = 0; i < POOL_CASES; i++)
-            for (int input = POOL_RANDOM; input <= POOL_NAN; input++) {
-                maxpool_forward_case(&pool_cases[i], input);
-                end_case();
-            }
-    if (HAVE(maxpool_backward))
-        for (int i = 0; i < POOL_CASES; i++)
-            for (int acc = 0; acc <= 1; acc++)
-                for (int input = POOL_RANDOM; input <= POOL_NAN; input++) {
-                    maxpool_backward_case(&pool_cases[i], input, acc);
+    for (int l = 0; l < 2; l++) {
+        Layout layout = l ? LAYOUT_NHWC : LAYOUT_NCHW;
+        if (HAVE(maxpool_forward))
+            for (int i = 0; i < POOL_CASES; i++)
+                for (int in = POOL_RANDOM; in <= pool_last_input(&pool_cases[i], layout); in++) {
+                    maxpool_forward_case(&pool_cases[i], layout, in);
                     end_case();
                 }
-    if (HAVE(avgpool_forward))
-        for (int i = 0; i < POOL_CASES; i++) {
-            avgpool_forward_case(&pool_cases[i]);
-            end_case();
-        }
-    if (HAVE(avgpool_backward))
-        for (int i = 0; i < POOL_CASES; i++)
-            for (int acc = 0; acc <= 1; acc++) {
-                avgpool_backward_case(&pool_cases[i], acc);
+        if (HAVE(maxpool_backward))
+            for (int i = 0; i < POOL_CASES; i++)
+                for (int acc = 0; acc <= 1; acc++)
+                    for (int in = POOL_RANDOM; in <= pool_last_input(&pool_cases[i], layout);
+                         in++) {
+                        maxpool_backward_case(&pool_cases[i], layout, in, acc);
+                        end_case();
+                    }
+        if (HAVE(avgpool_forward))
+            for (int i = 0; i < POOL_CASES; i++) {
+                avgpool_forward_case(&pool_cases[i], layout);
                 end_case();
             }
+        if (HAVE(avgpool_backward))
+            for (int i = 0; i < POOL_CASES; i++)
+                for (int acc = 0; acc <= 1; acc++) {
+                    avgpool_backward_case(&pool_cases[i], layout, acc);
+                    end_case();
+                }
+    }
+}
+
+// ---- layout_convert --------------------------------------------------------------------------
+
+// A transpose, and with accumulate one f32 sum rounded once, on both backends: bit for bit.
+static void layout_convert_case(DType dtype, int n, int channels, int pixels, Layout from,
+                                int accumulate) {
+    Layout to = from == LAYOUT_NHWC ? LAYOUT_NCHW : LAYOUT_NHWC;
+    snprintf(shape, sizeof shape, "%s %s -> %s n=%d channels=%d pixels=%d accumulate=%d",
+             dtype_name(dtype), layout_name(from), layout_name(to), n, channels, pixels,
+             accumulate);
+    Status st;
+    status_clear(&st);
+    size_t count = (size_t)n * channels * pixels, bytes = count * dtype_size(dtype);
+    float *src = uniform(count, -3.0f, 3.0f), *dst0 = uniform(count, -3.0f, 3.0f);
+    void *src_stored = stored(src, count, dtype), *dst_stored = stored(dst0, count, dtype);
+    void *d_src = dev_copy(src_stored, bytes);
+    void *d_dst = accumulate ? dev_copy(dst_stored, bytes) : dev_poisoned(bytes);
+    if (GPU_CALL(layout_convert, dtype, n, channels, pixels, from, d_src, d_dst, accumulate))
+        return;
+    void *want = host_alloc(bytes ? bytes : 1);
+    memcpy(want, dst_stored, bytes);
+    if (CPU_CALL(layout_convert, dtype, n, channels, pixels, from, src_stored, want, accumulate))
+        return;
+    compare_exact("layout_convert", "dst", fetch_widened(d_dst, count, dtype),
+                  widened(want, count, dtype), count, 0, 0);
+}
+
+// Both directions, accumulate 0 and 1, every storage type; channels and pixels on and off
+// the kernel's 32 x 32 tiles, one channel, one pixel, no images, and more images than the
+// kernel's grid depth (65535), which it takes in turns.
+static void test_layout_convert(void) {
+    REQUIRE(layout_convert);
+    static const int sizes[][3] = {{1, 1, 1},   {2, 1, 49},   {3, 37, 1},    {2, 33, 45},
+                                   {4, 64, 196}, {2, 70, 1025}, {0, 3, 5},   {70001, 3, 5},
+                                   {65537, 1, 2}};
+    static const DType types[] = {DTYPE_F32, DTYPE_BF16, DTYPE_F16};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int t = 0; t < 3; t++)
+            for (int l = 0; l < 2; l++)
+                for (int acc = 0; acc <= 1; acc++) {
+                    layout_convert_case(types[t], sizes[s][0], sizes[s][1], sizes[s][2],
+                                        l ? LAYOUT_NHWC : LAYOUT_NCHW, acc);
+                    end_case();
+                }
 }
 
 // ---- norms ---------------------------------------------------------------------------------
@@ -2675,6 +2743,8 @@ static void run_fp32_pass(void) {
     test_conv(CONV_WORKSPACE_SIZES);
     section("pooling");
     test_pools();
+    section("layout_convert");
+    test_layout_convert();
     section("norms");
     test_norms();
     section("optimizers");

@@ -17,6 +17,8 @@
 // (`--without maxpool-scatter`, base/lever.h), which every overlapping shape takes anyway.
 // accumulate = 0 and 1 for both backwards (an old 16-bit dx summed in f32 with the new
 // gradients); output buffers start as NaN bytes so that a skipped element shows.
+// Every case runs in both layouts, NCHW and NHWC (the same stored values read as [batch, h,
+// w, channels], argmax laid out as y), each case's text naming its layout.
 //
 // Skipped (77) when no CUDA backend opens; bf16 alone is skipped on a GPU older than
 // compute capability 8.0 (the backend refuses to open in it).
@@ -160,18 +162,30 @@ static void compare_argmax(const int32_t *got, const int32_t *want, size_t n) {
 
 // ---- the ops ---------------------------------------------------------------------------------
 
-static void describe(const PoolShape *k, DType dtype, const char *extra) {
-    snprintf(label, sizeof label, "%s, %s: n=%d c=%d in=%dx%d window=%dx%d stride=%dx%d "
-             "pad=%dx%d%s", dtype_name(dtype), k->what, k->n, k->c, k->h, k->w, k->kh, k->kw,
-             k->sh, k->sw, k->ph, k->pw, extra);
+static const char *layout_name(Layout layout) {
+    return layout == LAYOUT_NHWC ? "NHWC" : "NCHW";
 }
 
-static void maxpool_forward_case(const Backend *gpu, const PoolShape *k, DType dtype, int kind) {
+static void describe(const PoolShape *k, DType dtype, Layout layout, const char *extra) {
+    snprintf(label, sizeof label, "%s %s, %s: n=%d c=%d in=%dx%d window=%dx%d stride=%dx%d "
+             "pad=%dx%d%s", dtype_name(dtype), layout_name(layout), k->what, k->n, k->c, k->h,
+             k->w, k->kh, k->kw, k->sh, k->sw, k->ph, k->pw, extra);
+}
+
+// The case's geometry with its activations (x, y, dx, dy and argmax) in `layout`.
+static Pool2dGeometry geometry_in(const PoolShape *k, Layout layout) {
+    Pool2dGeometry g = pool_geometry_of(k);
+    g.layout = layout;
+    return g;
+}
+
+static void maxpool_forward_case(const Backend *gpu, const PoolShape *k, DType dtype,
+                                 Layout layout, int kind) {
     char extra[48];
     snprintf(extra, sizeof extra, ", %s input", input_names[kind]);
-    describe(k, dtype, extra);
+    describe(k, dtype, layout, extra);
     dev.gpu = gpu;
-    Pool2dGeometry g = pool_geometry_of(k);
+    Pool2dGeometry g = geometry_in(k, layout);
     size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
@@ -194,14 +208,14 @@ static void maxpool_forward_case(const Backend *gpu, const PoolShape *k, DType d
     device_free_all(&dev);
 }
 
-static void maxpool_backward_case(const Backend *gpu, const PoolShape *k, DType dtype, int kind,
-                                  int accumulate, const char *path) {
+static void maxpool_backward_case(const Backend *gpu, const PoolShape *k, DType dtype,
+                                  Layout layout, int kind, int accumulate, const char *path) {
     char extra[96];
     snprintf(extra, sizeof extra, ", %s input, accumulate=%d, %s", input_names[kind], accumulate,
              path);
-    describe(k, dtype, extra);
+    describe(k, dtype, layout, extra);
     dev.gpu = gpu;
-    Pool2dGeometry g = pool_geometry_of(k);
+    Pool2dGeometry g = geometry_in(k, layout);
     size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
@@ -228,10 +242,11 @@ static void maxpool_backward_case(const Backend *gpu, const PoolShape *k, DType 
     device_free_all(&dev);
 }
 
-static void avgpool_forward_case(const Backend *gpu, const PoolShape *k, DType dtype) {
-    describe(k, dtype, "");
+static void avgpool_forward_case(const Backend *gpu, const PoolShape *k, DType dtype,
+                                 Layout layout) {
+    describe(k, dtype, layout, "");
     dev.gpu = gpu;
-    Pool2dGeometry g = pool_geometry_of(k);
+    Pool2dGeometry g = geometry_in(k, layout);
     size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
@@ -250,10 +265,10 @@ static void avgpool_forward_case(const Backend *gpu, const PoolShape *k, DType d
 }
 
 static void avgpool_backward_case(const Backend *gpu, const PoolShape *k, DType dtype,
-                                  int accumulate) {
-    describe(k, dtype, accumulate ? ", accumulate=1" : ", accumulate=0");
+                                  Layout layout, int accumulate) {
+    describe(k, dtype, layout, accumulate ? ", accumulate=1" : ", accumulate=0");
     dev.gpu = gpu;
-    Pool2dGeometry g = pool_geometry_of(k);
+    Pool2dGeometry g = geometry_in(k, layout);
     size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     Status st;
     status_clear(&st);
@@ -289,20 +304,25 @@ static int run_storage(Precision precision) {
         cuda_backend_close(gpu);
         return 0;
     }
-    printf("%s: pooling on %s storage, %d shapes\n", gpu->name, dtype_name(dtype), CASES);
-    for (int i = 0; i < CASES && !dev.broken; i++) {
-        const PoolShape *k = &cases[i];
-        int kinds = k->n >= 1024 ? 1 : INPUT_KINDS;
-        for (int kind = 0; kind < kinds; kind++) {
-            maxpool_forward_case(gpu, k, dtype, kind);
-            for (int acc = 0; acc <= 1; acc++) {
-                maxpool_backward_case(gpu, k, dtype, kind, acc, "maxpool-scatter on");
-                maxpool_backward_case(gather, k, dtype, kind, acc, "maxpool-scatter off");
+    printf("%s: pooling on %s storage, %d shapes, NCHW and NHWC\n", gpu->name,
+           dtype_name(dtype), CASES);
+    for (int i = 0; i < CASES && !dev.broken; i++)
+        for (int l = 0; l < 2 && !dev.broken; l++) {
+            const PoolShape *k = &cases[i];
+            Layout layout = l ? LAYOUT_NHWC : LAYOUT_NCHW;
+            int kinds = k->n >= 1024 ? 1 : INPUT_KINDS;
+            for (int kind = 0; kind < kinds; kind++) {
+                maxpool_forward_case(gpu, k, dtype, layout, kind);
+                for (int acc = 0; acc <= 1; acc++) {
+                    maxpool_backward_case(gpu, k, dtype, layout, kind, acc,
+                                          "maxpool-scatter on");
+                    maxpool_backward_case(gather, k, dtype, layout, kind, acc,
+                                          "maxpool-scatter off");
+                }
             }
+            avgpool_forward_case(gpu, k, dtype, layout);
+            for (int acc = 0; acc <= 1; acc++) avgpool_backward_case(gpu, k, dtype, layout, acc);
         }
-        avgpool_forward_case(gpu, k, dtype);
-        for (int acc = 0; acc <= 1; acc++) avgpool_backward_case(gpu, k, dtype, acc);
-    }
     cuda_backend_close(gather);
     cuda_backend_close(gpu);
     return 0;
