@@ -2707,50 +2707,75 @@ static void test_storage16(void) {
     }
 }
 
-static void section(const char *name) {
-    if (device_broken) return;
+// The words given on the command line (`test_cuda_parity conv2d pooling`): only the
+// sections whose name holds one of them run, to check a few ops on a card in less time
+// than the whole test (whose coverage check is then skipped). None: every section.
+static char *const *only_words;
+static int only_count;
+
+// Starts a section; 0 when it does not run (the device failed earlier, or a word given
+// on the command line leaves it out).
+static int section(const char *name) {
+    if (device_broken) return 0;
+    int wanted = only_count == 0;
+    for (int i = 0; i < only_count && !wanted; i++) wanted = strstr(name, only_words[i]) != NULL;
+    if (!wanted) return 0;
     printf("%s: %s\n", pass_name, name);
     fflush(stdout);
+    return 1;
 }
 
 static void run_fp32_pass(void) {
-    section("memory, copies, fill, synchronize");
-    test_total_memory();
-    test_raw_alloc();
-    test_synchronize();
-    test_copies();
-    test_fill();
-    test_ranges();
-    section("gather_samples");
-    test_gather_samples();
-    section("gemm, add_bias_rows, sum_rows, accumulate");
-    test_gemm();
-    test_add_bias_rows();
-    test_sum_rows();
-    test_accumulate();
-    section("activations, dropout");
-    test_activations();
-    section("gemm with bias and activation fused; their gradients in one pass");
-    test_gemm_bias_activation();
-    test_activation_bias_backward();
-    test_dropout();
-    section("losses");
-    test_losses();
-    section("batchnorm");
-    test_batchnorm();
-    test_batchnorm_sync();
-    section("conv2d");
-    test_conv(CONV_WORKSPACE_SIZES);
-    section("pooling");
-    test_pools();
-    section("layout_convert");
-    test_layout_convert();
-    section("norms");
-    test_norms();
-    section("optimizers");
-    test_optimizers();
-    section("multi-tensor optimizers");
-    test_optimizers_multi();
+    if (section("memory, copies, fill, synchronize")) {
+        test_total_memory();
+        test_raw_alloc();
+        test_synchronize();
+        test_copies();
+        test_fill();
+        test_ranges();
+    }
+    if (section("gather_samples")) {
+        test_gather_samples();
+    }
+    if (section("gemm, add_bias_rows, sum_rows, accumulate")) {
+        test_gemm();
+        test_add_bias_rows();
+        test_sum_rows();
+        test_accumulate();
+    }
+    if (section("activations, dropout")) {
+        test_activations();
+    }
+    if (section("gemm with bias and activation fused; their gradients in one pass")) {
+        test_gemm_bias_activation();
+        test_activation_bias_backward();
+        test_dropout();
+    }
+    if (section("losses")) {
+        test_losses();
+    }
+    if (section("batchnorm")) {
+        test_batchnorm();
+        test_batchnorm_sync();
+    }
+    if (section("conv2d")) {
+        test_conv(CONV_WORKSPACE_SIZES);
+    }
+    if (section("pooling")) {
+        test_pools();
+    }
+    if (section("layout_convert")) {
+        test_layout_convert();
+    }
+    if (section("norms")) {
+        test_norms();
+    }
+    if (section("optimizers")) {
+        test_optimizers();
+    }
+    if (section("multi-tensor optimizers")) {
+        test_optimizers_multi();
+    }
 }
 
 static void print_summary(void) {
@@ -2819,21 +2844,28 @@ static void run_levers_off_pass(void) {
     gpu = b;
     pass_name = "levers-off";
     rtol = FP32_RTOL;
-    section("gemm with bias and activation: GEMM, then bias, then activation (gemm-epilogue)");
-    test_gemm_bias_activation();
-    section("batchnorm: one block per channel (batchnorm-split)");
-    test_batchnorm();
-    test_batchnorm_sync();
-    section("conv2d: cuDNN's bias gradient, unfused forward (bias-gradient, conv-fused)");
-    test_conv(CONV_WORKSPACE_SIZES);
-    section("pooling: max-pool backward by the gather (maxpool-scatter)");
-    test_pools();
-    section("multi-tensor optimizers: one launch per tensor (multi-tensor)");
-    test_optimizers_multi();
+    if (section("gemm with bias and activation: GEMM, then bias, then activation (gemm-epilogue)")) {
+        test_gemm_bias_activation();
+    }
+    if (section("batchnorm: one block per channel (batchnorm-split)")) {
+        test_batchnorm();
+        test_batchnorm_sync();
+    }
+    if (section("conv2d: cuDNN's bias gradient, unfused forward (bias-gradient, conv-fused)")) {
+        test_conv(CONV_WORKSPACE_SIZES);
+    }
+    if (section("pooling: max-pool backward by the gather (maxpool-scatter)")) {
+        test_pools();
+    }
+    if (section("multi-tensor optimizers: one launch per tensor (multi-tensor)")) {
+        test_optimizers_multi();
+    }
     cuda_backend_close(b);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    only_words = argv + 1;
+    only_count = argc - 1;
     cpu = cpu_backend();
     memset(canary, CANARY_BYTE, sizeof canary);
     rng_seed(&rng, 20240611);
@@ -2871,11 +2903,13 @@ int main(void) {
                    compute);
         if (open_backend(1, &b, NULL) == 0) {
             gpu = b;
-            section("gemm (TF32 allowed)");
-            test_gemm();
-            test_gemm_bias_activation();
-            section("conv2d (TF32 allowed)");
-            test_conv(1);
+            if (section("gemm (TF32 allowed)")) {
+                test_gemm();
+                test_gemm_bias_activation();
+            }
+            if (section("conv2d (TF32 allowed)")) {
+                test_conv(1);
+            }
             cuda_backend_close(b);
         }
     } else {
@@ -2927,21 +2961,27 @@ int main(void) {
             test_failures++;
         }
         rtol = reduced[i].gemm_rtol;
-        section("gemm (inputs rounded to the precision)");
-        test_gemm();
-        test_gemm_bias_activation();
+        if (section("gemm (inputs rounded to the precision)")) {
+            test_gemm();
+            test_gemm_bias_activation();
+        }
         rtol = reduced[i].conv_rtol;
-        section("conv2d (inputs rounded to the precision's convolution precision)");
-        test_conv(1);
+        if (section("conv2d (inputs rounded to the precision's convolution precision)")) {
+            test_conv(1);
+        }
         rtol = FP32_RTOL;
         storage_dtype = reduced[i].precision == PRECISION_BF16 ? DTYPE_BF16 : DTYPE_F16;
-        section("activations stored in 16 bits (gemm, sum_rows, convert, activation_bias_backward)");
-        test_storage16();
+        if (section("activations stored in 16 bits (gemm, sum_rows, convert, activation_bias_backward)")) {
+            test_storage16();
+        }
         cuda_backend_close(b);
     }
 
     run_levers_off_pass();
     print_summary();
-    check_coverage();
+    if (only_count)
+        printf("coverage check skipped: only the sections naming %d word(s) ran\n", only_count);
+    else
+        check_coverage();
     return test_exit_code("test_cuda_parity");
 }
