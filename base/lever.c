@@ -5,7 +5,7 @@
 
 const char *const lever_names[] = {"bias-gradient", "batchnorm-split", "maxpool-scatter",
                                    "multi-tensor",  "gemm-epilogue",   "conv-fused",
-                                   "nhwc",          NULL};
+                                   NULL};
 
 int lever_parse(const char *name, Lever *out) {
     for (int i = 0; lever_names[i]; i++)

@@ -19,7 +19,6 @@ typedef enum Lever {
     LEVER_MULTI_TENSOR,     // one optimizer launch for many tensors (off: one per tensor)
     LEVER_GEMM_EPILOGUE,    // cuBLASLt's bias/ReLU epilogue (off: GEMM, then bias, then act)
     LEVER_CONV_FUSED,       // cudnnConvolutionBiasActivationForward (off: three passes)
-    LEVER_NHWC,             // NHWC images between convolutions (off: NCHW, cuDNN transposes)
     LEVER_COUNT
 } Lever;
 
@@ -28,7 +27,7 @@ typedef enum Lever {
 #define LEVER_ALL ((1u << LEVER_COUNT) - 1u)
 
 // "bias-gradient", "batchnorm-split", "maxpool-scatter", "multi-tensor", "gemm-epilogue",
-// "conv-fused", "nhwc": lever_names[l] names Lever l; NULL-terminated.
+// "conv-fused": lever_names[l] names Lever l; NULL-terminated.
 extern const char *const lever_names[];
 
 // Returns 0 and sets *out when `name` is one of lever_names.

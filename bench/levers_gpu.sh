@@ -5,8 +5,9 @@
 # model of -m, `trainer bench train models/MODEL.model --device DEV --batch BATCH
 # --per-layer --json` once with everything on, once per lever turned off with --without
 # (bias-gradient, batchnorm-split, maxpool-scatter, multi-tensor, gemm-epilogue,
-# conv-fused, nhwc: docs/cli.md), once with --no-fuse (act= activations as their own passes)
-# and once with --cuda-graph on (the default replays nothing). Then, per model:
+# conv-fused: docs/cli.md), once with --no-fuse (act= activations as their own passes),
+# once with --cuda-graph on (the default replays nothing) and once with --layout nhwc
+# (NHWC images between the convolutions). Then, per model:
 #   - configuration | samples/s | x all-on | step ms
 #   - the per-layer forward and backward times of the layers each lever touches (conv2d
 #     for bias-gradient and conv-fused, batchnorm, maxpool, dense for gemm-epilogue, the
@@ -64,10 +65,10 @@ case $device in cuda | cuda:[0-9]*) ;; *) usage_error "-d takes cuda or cuda:N, 
 for model in $models; do
   [ -f "models/$model.model" ] || usage_error "no model file models/$model.model"
 done
-levers=(bias-gradient batchnorm-split maxpool-scatter multi-tensor gemm-epilogue conv-fused nhwc)
+levers=(bias-gradient batchnorm-split maxpool-scatter multi-tensor gemm-epilogue conv-fused)
 
 # configuration name and its trainer options, in the tables' order
-configs=("all on|" "no-fuse|--no-fuse" "cuda-graph on|--cuda-graph on")
+configs=("all on|" "no-fuse|--no-fuse" "cuda-graph on|--cuda-graph on" "layout nhwc|--layout nhwc")
 for lever in "${levers[@]}"; do configs+=("without $lever|--without $lever"); done
 
 python=${PYTHON:-python3}
@@ -81,7 +82,7 @@ touches = {
     "without bias-gradient": ("conv2d",), "without conv-fused": ("conv2d",),
     "without batchnorm-split": ("batchnorm",), "without maxpool-scatter": ("maxpool",),
     "without gemm-epilogue": ("dense",), "without multi-tensor": (),
-    "without nhwc": ("conv2d", "batchnorm", "maxpool", "avgpool", "flatten", "add"),
+    "layout nhwc": ("conv2d", "batchnorm", "maxpool", "avgpool", "flatten", "add"),
     "no-fuse": None,  # None: every layer
     # --per-layer steps always run plainly, so a CUDA Graph shows in samples/s only.
 }

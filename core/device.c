@@ -77,7 +77,8 @@ static int open_cuda(const DeviceOptions *options, int ordinal, Device *d, Statu
     if (d->compute && precision_on_gpu(asked, d->compute) == PRECISION_DEFAULT)
         asked = PRECISION_FP32;
     CudaBackendOptions cuda = {.ordinal = ordinal, .precision = asked, .allow_tf32 = 1,
-                               .disabled_levers = options->disabled_levers};
+                               .disabled_levers = options->disabled_levers,
+                               .nhwc = options->nhwc};
     const Backend *backend = NULL;
     if (cuda_backend_open(&cuda, &backend, st)) {
         char message[sizeof st->message];

@@ -37,6 +37,9 @@ typedef struct DeviceOptions {
     // CUDA levers to turn off (base/lever.h's set), to measure each alone; the CPU has
     // none, and tools/ refuses a non-empty set there before opening it.
     unsigned disabled_levers;
+    // --layout nhwc: the CUDA backend asks graph_set_layouts for NHWC images between
+    // convolutions (Backend.nhwc_activations); tools/ refuses it on the CPU.
+    int nhwc;
 } DeviceOptions;
 
 // Opens the device `options->spec` names. `notice` receives a one-line message for the

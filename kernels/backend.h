@@ -157,9 +157,10 @@ struct Backend {
     const char *name;   // "cpu", "cuda:0"
     BackendKind kind;
     void *impl;         // backend-private state
-    // 1: graph_set_layouts lays the images between a network's convolutions out NHWC (the
-    // CUDA backend, unless --without nhwc); 0: every activation stays NCHW. The ops take
-    // either layout on both backends (the CPU's by transposing around its NCHW code).
+    // 1: graph_set_layouts lays the images between a network's convolutions out NHWC (a
+    // CUDA backend opened with --layout nhwc); 0, the default: every activation stays NCHW.
+    // The ops take either layout on both backends (the CPU's by transposing around its
+    // NCHW code, for the parity tests and tests/unit/test_layouts.c).
     int nhwc_activations;
 
     // ---- memory ----

@@ -168,7 +168,8 @@ static cJSON *levers_json(unsigned disabled) {
     return off;
 }
 
-static cJSON *train_json(const BenchTrainReport *r, int repeats, unsigned disabled_levers) {
+static cJSON *train_json(const BenchTrainReport *r, int repeats, unsigned disabled_levers,
+                         int nhwc_layers) {
     cJSON *train = cJSON_CreateObject();
     json_add_text(train, "model", r->model);
     cJSON_AddNumberToObject(train, "batch", r->batch);
@@ -182,6 +183,8 @@ static cJSON *train_json(const BenchTrainReport *r, int repeats, unsigned disabl
     add_figure(train, "step_ms", r->step_ms);
     if (r->cuda_graph[0]) json_add_text(train, "cuda_graph", r->cuda_graph);
     cJSON_AddItemToObject(train, "levers_off", levers_json(disabled_levers));
+    json_add_text(train, "layout", nhwc_layers ? "nhwc" : "nchw");
+    cJSON_AddNumberToObject(train, "nhwc_layers", nhwc_layers);
     add_figure(train, "forward_flops_per_sample", r->forward_flops_per_sample);
     add_figure(train, "tflops", r->tflops);
     json_add_text(train, "precision", bench_precision_name(r->precision));
@@ -216,6 +219,6 @@ cJSON *bench_json(const BenchRun *run) {
     if (run->conv) cJSON_AddItemToObject(root, "conv", conv_json(run->conv));
     if (run->train)
         cJSON_AddItemToObject(root, "train", train_json(run->train, run->options->repeats,
-                                                      run->disabled_levers));
+                                                      run->disabled_levers, run->nhwc_layers));
     return root;
 }

@@ -176,10 +176,18 @@ const char *format_count(long value, char *buf, size_t size);
 int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, Status *st);
 // The lever names for help texts, as base/lever.c's lever_names lists them.
 #define LEVER_NAMES_TEXT \
-    "bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,gemm-epilogue,conv-fused,nhwc"
+    "bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,gemm-epilogue,conv-fused"
 #define WITHOUT_OPTION_SPEC                                                                 \
     {"--without", "LIST", "turn CUDA levers off, to measure each alone: some of "          \
                           LEVER_NAMES_TEXT " (docs/cli.md)"}
+
+// --layout nchw|nhwc (train, bench train): NHWC images between convolutions on a GPU
+// (graph_set_layouts), as PyTorch's channels_last; NCHW, the default, without the option.
+// open_device_with_precision reads it, and refuses nhwc on the CPU.
+#define LAYOUT_OPTION_SPEC                                                                  \
+    {"--layout", "nchw|nhwc", "how images between convolutions lie on a GPU: nchw (the "   \
+                              "default) or nhwc, as cuDNN's tensor-core convolutions read " \
+                              "them (docs/cli.md)"}
 
 // --cuda-graph off|auto|on (train, bench train) into *mode, left as it is without the
 // option; an unknown word is STATUS_BAD_INPUT.

@@ -42,6 +42,8 @@ static const OptionSpec bench_options[] = {
                         "fused default)"},
     {"--without", "LIST", "train, on a GPU: turn CUDA levers off, to measure each alone: some "
                           "of " LEVER_NAMES_TEXT " (docs/cli.md)"},
+    {"--layout", "nchw|nhwc", "train, on a GPU: how images between convolutions lie: nchw (the "
+                              "default) or nhwc, as cuDNN's tensor-core convolutions read them"},
     {NULL, NULL, NULL},
 };
 
@@ -72,6 +74,7 @@ typedef struct BenchArgs {
     int no_fuse;        // train: --no-fuse
     int fused_layers;   // train: layers that run their act= activation (graph_fuse_activations)
     unsigned disabled_levers;  // train: --without, as the device opened with it
+    int nhwc_layers;    // train: layers holding NHWC images (--layout nhwc, graph_set_layouts)
 } BenchArgs;
 
 static int is(const BenchArgs *a, const char *name) { return strcmp(a->benchmark, name) == 0; }
@@ -229,6 +232,7 @@ static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, S
     TRY(cuda_graph_from_args(cmd, args, &a->cuda_graph, st));
     TRY(only_for(cmd, args, a, "--no-fuse", train, st));
     TRY(only_for(cmd, args, a, "--without", train, st));
+    TRY(only_for(cmd, args, a, "--layout", train, st));
     TRY(only_for(cmd, args, a, "--batch", batch, st));
     long value = 5;
     TRY(args_int(cmd, args, "--repeats", 1, BENCH_MAX_REPEATS, &value, NULL, st));
@@ -472,8 +476,17 @@ static void print_levers(unsigned disabled) {
     printf("levers: OFF (--without): %s\n", lever_set_format(disabled, names, sizeof names));
 }
 
+// On a GPU, how the images between convolutions lay (graph_set_layouts).
+static void print_layout(int nhwc_layers) {
+    if (nhwc_layers)
+        printf("layout: NHWC for %d layer%s (--layout nhwc)\n", nhwc_layers,
+               nhwc_layers == 1 ? "" : "s");
+    else
+        printf("layout: NCHW (--layout nhwc to compare)\n");
+}
+
 static void print_train(const BenchTrainReport *r, const BenchOptions *o, int fused_layers,
-                        int gpu, unsigned disabled_levers) {
+                        int gpu, unsigned disabled_levers, int nhwc_layers) {
     char rate[32], step[32], flops[32], tflops[32], peak[32], share[32];
     printf("batch %d, optimizer %s; %d timed repeat%s of %d steps on synthetic data (random "
            "inputs and labels, rotated on the device)\n", r->batch, r->optimizer, o->repeats,
@@ -481,6 +494,7 @@ static void print_train(const BenchTrainReport *r, const BenchOptions *o, int fu
     printf("fusion: %d act= activation%s computed inside the layer before%s\n", fused_layers,
            fused_layers == 1 ? "" : "s", fused_layers ? " (--no-fuse to compare)" : "");
     if (gpu) print_levers(disabled_levers);
+    if (gpu) print_layout(nhwc_layers);
     printf("samples/s   %s  (repeats:", format_count((long)(r->samples_per_second + 0.5), rate,
                                                     sizeof rate));
     for (int i = 0; i < o->repeats; i++)
@@ -564,7 +578,7 @@ static void print_reports(const BenchArgs *a, const BenchDevice *dev, const Benc
         BenchRun run = {.benchmark = a->benchmark, .device = dev, .options = &a->options,
                         .gemm = r->gemm, .memory = r->memory, .conv = r->conv,
                         .train = r->has_train ? &r->train : NULL,
-                        .disabled_levers = a->disabled_levers};
+                        .disabled_levers = a->disabled_levers, .nhwc_layers = a->nhwc_layers};
         cJSON *root = bench_json(&run);
         json_print(stdout, root, 0);
         cJSON_Delete(root);
@@ -590,7 +604,8 @@ static void print_reports(const BenchArgs *a, const BenchDevice *dev, const Benc
         char what[600];
         snprintf(what, sizeof what, "train %s", r->train.model);
         print_header(what, dev, &a->options, "steps");
-        print_train(&r->train, &a->options, a->fused_layers, dev->is_gpu, a->disabled_levers);
+        print_train(&r->train, &a->options, a->fused_layers, dev->is_gpu, a->disabled_levers,
+                    a->nhwc_layers);
     }
 }
 
@@ -622,6 +637,8 @@ int run_bench(const Command *cmd, const ParsedArgs *args) {
                                         0, &device, &st);
     int device_open = rc == 0;
     if (!rc && have_model) rc = check_device_precision(&g, &precision, &device, NULL, &st);
+    if (!rc && have_model)
+        for (int i = 0; i < g.count; i++) a.nhwc_layers += g.layers[i]->layout == LAYOUT_NHWC;
     if (device_open) a.disabled_levers = device.disabled_levers;
     BenchDevice dev;
     if (!rc && have_model)

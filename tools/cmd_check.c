@@ -98,8 +98,8 @@ static void print_fusion(const Graph *g, const RunConfig *config) {
         printf("fusion: none (no dense or conv2d with act=relu, leaky_relu, sigmoid or tanh)\n");
 }
 
-// Which layers hold NHWC images (graph_set_layouts): on this device, or on a GPU when
-// checking for the CPU. The layers of an NHWC trunk are consecutive in the table.
+// Which layers hold NHWC images (graph_set_layouts), or would under train --layout nhwc
+// on a GPU. The layers of an NHWC trunk are consecutive in the table.
 static void print_layouts(Graph *g, const Device *device) {
     int here = device->backend->nhwc_activations;
     int count = graph_set_layouts(g, 1);
@@ -122,12 +122,10 @@ static void print_layouts(Graph *g, const Device *device) {
              first, last);
     if (reorders) snprintf(copy, sizeof copy, " (%s copies them back into NCHW order)", reorders);
     if (here)
-        printf("layout: NHWC for the %s%s; train --without nhwc keeps NCHW\n", trunk, copy);
-    else if (device->backend->kind == BACKEND_CPU)
-        printf("layout: NCHW on %s; on a GPU NHWC for the %s, as cuDNN's tensor-core "
-               "convolutions read it%s\n", device->name, trunk, copy);
+        printf("layout: NHWC for the %s%s (--layout nhwc)\n", trunk, copy);
     else
-        printf("layout: NCHW (--without nhwc); NHWC would be the %s\n", trunk);
+        printf("layout: NCHW; train --layout nhwc on a GPU lays the %s out NHWC, as cuDNN's "
+               "tensor-core convolutions read it%s\n", trunk, copy);
 }
 
 // ---- the memory plan -----------------------------------------------------------------------

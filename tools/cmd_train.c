@@ -39,6 +39,7 @@ static const OptionSpec train_options[] = {
     WORLD_OPTION_SPECS,
     CUDA_GRAPH_OPTION_SPEC,
     WITHOUT_OPTION_SPEC,
+    LAYOUT_OPTION_SPEC,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };

@@ -81,6 +81,25 @@ static int refuse_levers_on_cpu(const char *device, Status *st) {
     return STATUS_BAD_INPUT;
 }
 
+// --layout nchw|nhwc into *nhwc (0 without the option).
+static int layout_from_args(const Command *cmd, const ParsedArgs *args, int *nhwc, Status *st) {
+    const char *text = args_get(cmd, args, "--layout");
+    *nhwc = text && strcmp(text, "nhwc") == 0;
+    if (!text || *nhwc || strcmp(text, "nchw") == 0) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "--layout %s: expected nchw or nhwc", text);
+    status_hint(st, "nchw (the default) keeps every activation NCHW; nhwc lays the images "
+                    "between convolutions out NHWC on a GPU");
+    return STATUS_BAD_INPUT;
+}
+
+// NHWC is for cuDNN's tensor-core convolutions: the CPU runs it only between transposes.
+static int refuse_nhwc_on_cpu(const char *device, Status *st) {
+    status_fail(st, STATUS_BAD_INPUT, "--layout nhwc: NHWC images are for a GPU's "
+                "convolutions; the device is %s", device);
+    status_hint(st, "run on a GPU (--device cuda), or drop --layout: the CPU computes in NCHW");
+    return STATUS_BAD_INPUT;
+}
+
 int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d, Status *st) {
     return open_device_spec(cmd, args, args_get(cmd, args, "--device"), d, st);
 }
@@ -119,14 +138,17 @@ int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const
     TRY(levers_from_args(cmd, args, &options.disabled_levers, st));
     if (options.disabled_levers && strcmp(options.spec, "cpu") == 0)
         return refuse_levers_on_cpu("cpu", st);
+    TRY(layout_from_args(cmd, args, &options.nhwc, st));
+    if (options.nhwc && strcmp(options.spec, "cpu") == 0) return refuse_nhwc_on_cpu("cpu", st);
     char notice[512];
     TRY(device_open(&options, d, notice, sizeof notice, st));
     if (notice[0]) print_notice("%s", notice);
-    if (options.disabled_levers && d->backend->kind != BACKEND_CUDA) {
+    if ((options.disabled_levers || options.nhwc) && d->backend->kind != BACKEND_CUDA) {
         char name[sizeof d->name];
         snprintf(name, sizeof name, "%s", d->name);
         device_close(d);
-        return refuse_levers_on_cpu(name, st);
+        return options.disabled_levers ? refuse_levers_on_cpu(name, st)
+                                        : refuse_nhwc_on_cpu(name, st);
     }
     if (options.disabled_levers) {
         char names[256];
@@ -170,8 +192,14 @@ int check_device_precision(Graph *g, const PrecisionConfig *precision, const Dev
     char notice[512];
     TRY(precision_check(g, precision, &target, &computed, notice, sizeof notice, st));
     TRY(graph_set_storage(g, precision_activation_dtype(computed), st));
-    graph_set_layouts(g, d->backend->nhwc_activations);
+    int nhwc = graph_set_layouts(g, d->backend->nhwc_activations);
     if (notice[0]) print_notice("%s", notice);
+    if (nhwc)
+        print_notice("%s: %d layer%s hold NHWC images (--layout nhwc)", d->name, nhwc,
+                     nhwc == 1 ? "" : "s");
+    else if (d->backend->nhwc_activations)
+        print_notice("--layout nhwc: no convolution on one-channel images here, so every "
+                     "activation stays NCHW (trainer check shows the layout)");
     if (effective) *effective = computed;
     return 0;
 }

@@ -350,8 +350,8 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     table->timer_record = cuda_timer_record;
     table->timer_elapsed = cuda_timer_elapsed;
     table->timer_destroy = cuda_timer_destroy;
-    // NHWC images between convolutions unless --without nhwc (graph_set_layouts).
-    table->nhwc_activations = !lever_off(ctx->disabled_levers, LEVER_NHWC);
+    // NHWC images between convolutions with --layout nhwc (graph_set_layouts).
+    table->nhwc_activations = options->nhwc != 0;
     cuda_register_gemm_ops(table);
     cuda_register_elementwise_ops(table);
     cuda_register_loss_ops(table);

@@ -22,6 +22,9 @@ typedef struct CudaBackendOptions {
     // Levers to turn off (base/lever.h): each op then runs the implementation the lever
     // replaced, for measuring the lever alone. 0: every lever on.
     unsigned disabled_levers;
+    // 1: ask for NHWC images between convolutions (Backend.nhwc_activations, --layout
+    // nhwc); 0: NCHW throughout, the default.
+    int nhwc;
 } CudaBackendOptions;
 
 // Selects the device, creates its stream and cuBLAS/cuDNN handles. Failures are

@@ -15,7 +15,7 @@ TINY=(--batch 4 --steps 1 --repeats 1 --warmup 1)
 # ---- trainer --without ------------------------------------------------------------------
 run "$TRAINER" bench train "$MODEL" --without nonsense
 expect_error 2 "unknown lever 'nonsense'" "an unknown lever is bad usage"
-expect_in err "bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,gemm-epilogue,conv-fused,nhwc" \
+expect_in err "bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,gemm-epilogue,conv-fused" \
     "the error lists every lever"
 run "$TRAINER" bench train "$MODEL" --without conv-fused,maxpool-scater
 expect_error 2 "did you mean 'maxpool-scatter'?" "a near miss gets a did-you-mean"
@@ -27,6 +27,17 @@ run "$TRAINER" train "$MODEL" --device cpu --without multi-tensor --epochs 1
 expect_error 2 "--without: levers are the CUDA backend's" "train refuses it on the CPU too"
 run "$TRAINER" bench gemm --without gemm-epilogue --device cpu
 expect_error 2 "--without does not apply to trainer bench gemm" "--without is for bench train"
+
+# ---- --layout nchw|nhwc -------------------------------------------------------------------
+run "$TRAINER" bench train "$MODEL" --layout nwhc "${TINY[@]}" --device cpu
+expect_error 2 "--layout nwhc: expected nchw or nhwc" "an unknown layout is bad usage"
+run "$TRAINER" train "$MODEL" --device cpu --layout nhwc --epochs 1
+expect_error 2 "--layout nhwc: NHWC images are for a GPU's convolutions; the device is cpu" \
+    "NHWC is refused on the CPU"
+run "$TRAINER" bench gemm --layout nhwc --device cpu
+expect_error 2 "--layout does not apply to trainer bench gemm" "--layout is for bench train"
+run "$TRAINER" bench train "$MODEL" --device cpu --layout nchw "${TINY[@]}"
+expect_rc 0 "--layout nchw, the default, runs on the CPU"
 run "$TRAINER" bench --help
 expect_in out "--without LIST" "bench --help lists --without"
 
@@ -45,14 +56,14 @@ script=bench/levers_gpu.sh
 run bash "$script" -n
 expect_rc 0 "the dry run"
 expect_match out "--device cuda:0 --batch 1024 --per-layer --json +# all on$" "the all-on run"
-for lever in bias-gradient batchnorm-split maxpool-scatter multi-tensor gemm-epilogue conv-fused \
-    nhwc; do
+for lever in bias-gradient batchnorm-split maxpool-scatter multi-tensor gemm-epilogue conv-fused; do
     expect_in out "models/lenet.model --device cuda:0 --batch 1024 --per-layer --json --without $lever" \
         "lenet without $lever"
 done
 expect_in out "models/cnn-bn.model --device cuda:0 --batch 1024 --per-layer --json --no-fuse" \
     "cnn-bn with --no-fuse"
 expect_in out "--cuda-graph on  # cuda-graph on" "the CUDA Graph run"
+expect_in out "--layout nhwc  # layout nhwc" "the NHWC run"
 expect_match out "^levers_gpu.sh dry run: 10 runs per model" "ten runs per model"
 run bash "$script" -n -m lenet -d cuda:1 128
 expect_in out "models/lenet.model --device cuda:1 --batch 128 " "-m, a positional batch and -d"

@@ -155,8 +155,7 @@ assert t["loss_scale"] is None and "skipped_steps" not in t and "steps_run" not 
 
 # ---- each lever off (--without; bench/levers_gpu.sh measures them at full size) ----
 # A tiny run per lever: it trains, and the log and the JSON say what was off.
-for lever in bias-gradient batchnorm-split maxpool-scatter multi-tensor gemm-epilogue conv-fused \
-    nhwc; do
+for lever in bias-gradient batchnorm-split maxpool-scatter multi-tensor gemm-epilogue conv-fused; do
     model=models/lenet.model
     [ "$lever" = batchnorm-split ] && model=models/cnn-bn.model
     run "$TRAINER" bench train "$model" "${GPU[@]}" --batch 64 --steps 2 --without "$lever"
@@ -167,6 +166,18 @@ run "$TRAINER" bench train models/lenet.model "${GPU[@]}" --batch 64 --steps 2 -
     --without bias-gradient,conv-fused
 json_check "--json lists the levers that were off" '
 assert doc["train"]["levers_off"] == ["bias-gradient", "conv-fused"], doc["train"]["levers_off"]
+assert doc["train"]["layout"] == "nchw" and doc["train"]["nhwc_layers"] == 0, doc["train"]
 '
+
+# ---- --layout nhwc: lenet's convolutions, pools and their activations in NHWC ----
+run "$TRAINER" bench train models/lenet.model "${GPU[@]}" --batch 64 --steps 2 --json \
+    --layout nhwc
+json_check "--layout nhwc lays lenet's six trunk layers out NHWC" '
+assert doc["train"]["layout"] == "nhwc" and doc["train"]["nhwc_layers"] == 6, doc["train"]
+'
+run "$TRAINER" bench train models/lenet.model "${GPU[@]}" --batch 64 --steps 2 --layout nhwc
+expect_rc 0 "bench train --layout nhwc"
+expect_in out "layout: NHWC for 6 layers (--layout nhwc)" "the report says NHWC"
+expect_in err "6 layers hold NHWC images (--layout nhwc)" "a notice says it too"
 
 finish

@@ -106,12 +106,12 @@ static void model_path(const char *model, char *path, size_t size) {
     snprintf(path, size, "%s/models/%s.model", TRAINER_SOURCE_DIR, model);
 }
 
-// How a run differs from the default: FP32 only (--no-tf32), or every activation NCHW
-// (--without nhwc) where the GPU would lay the convolutions' images out NHWC.
-enum { RUN_NO_TF32 = 1, RUN_NCHW = 2 };
+// How a run differs from the default: FP32 only (--no-tf32), or the images between
+// convolutions laid out NHWC (--layout nhwc).
+enum { RUN_NO_TF32 = 1, RUN_NHWC = 2 };
 
 // One epoch of `model` on device `spec` (memory_limit may be NULL), laid out as the device
-// prefers (graph_set_layouts, as the CLI does). Returns the status code of the first
+// is asked to (graph_set_layouts, as the CLI does). Returns the status code of the first
 // failure, with *st describing it.
 static int train_once(const char *model, const char *spec, const char *memory_limit,
                       unsigned run_flags, const Dataset *train, const Dataset *test,
@@ -135,7 +135,7 @@ static int train_once(const char *model, const char *spec, const char *memory_li
     char notice[512];
     DeviceOptions options = {.spec = spec, .memory_limit = memory_limit, .mode = ALLOC_GROW,
                              .no_tf32 = (run_flags & RUN_NO_TF32) != 0,
-                             .disabled_levers = run_flags & RUN_NCHW ? LEVER_BIT(LEVER_NHWC) : 0};
+                             .nhwc = (run_flags & RUN_NHWC) != 0};
     rc = device_open(&options, &d, notice, sizeof notice, st);
     if (!rc) {
         if (notice[0]) printf("  notice: %s\n", notice);
@@ -194,9 +194,9 @@ static void compare_runs(const char *model, const char *where, const RunResult *
     }
 }
 
-// GPU (TF32 allowed, then FP32 only, then TF32 with every activation NCHW) against CPU
-// (NCHW), same model, data and seed. The GPU lays a convolutional trunk out NHWC by
-// default, so for lenet the first two runs also check NHWC against NCHW end to end.
+// GPU (TF32 allowed, then FP32 only, then TF32 with NHWC images between the convolutions)
+// against CPU, same model, data and seed: for lenet the third run checks --layout nhwc
+// end to end.
 static void gpu_training_matches_cpu(const char *model, const Dataset *train, const Dataset *test,
                                      int expect_nhwc, RunResult *gpu_out) {
     Status st;
@@ -208,8 +208,8 @@ static void gpu_training_matches_cpu(const char *model, const Dataset *train, co
         return;
     }
     print_run(model, "cpu", &cpu);
-    static const unsigned runs[] = {0, RUN_NO_TF32, RUN_NCHW};
-    static const char *const names[] = {"cuda:0", "cuda:0 --no-tf32", "cuda:0 --without nhwc"};
+    static const unsigned runs[] = {0, RUN_NO_TF32, RUN_NHWC};
+    static const char *const names[] = {"cuda:0", "cuda:0 --no-tf32", "cuda:0 --layout nhwc"};
     for (int k = 0; k < 3; k++) {
         status_clear(&st);
         if (train_once(model, "cuda:0", NULL, runs[k], train, test, &gpu, &st)) {
@@ -221,7 +221,7 @@ static void gpu_training_matches_cpu(const char *model, const Dataset *train, co
         print_run(model, names[k], &gpu);
         compare_runs(model, names[k], &gpu, &cpu,
                      runs[k] & RUN_NO_TF32 ? FIRST_LOSS_RTOL_FP32 : FIRST_LOSS_RTOL_TF32);
-        int want = runs[k] & RUN_NCHW ? 0 : expect_nhwc;
+        int want = runs[k] & RUN_NHWC ? expect_nhwc : 0;
         if (gpu.nhwc_layers != want) {
             fprintf(stderr, "%s on %s: %d layers NHWC, expected %d\n", model, names[k],
                     gpu.nhwc_layers, want);
