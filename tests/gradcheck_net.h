@@ -282,4 +282,56 @@ static inline long net_check_param_grads(Net *n, float eps, const char *label) {
     return compared;
 }
 
+// One plain SGD step (lr 0.1, no momentum) over every trainable parameter, after a forward
+// and a backward of a new batch; *loss is that batch's loss. -1 on a failure (reported and
+// counted).
+static inline int net_sgd_step(Net *n, double *loss) {
+    if (net_draw_batch(n)) return -1;
+    *loss = net_loss(n);
+    if (isnan(*loss) || net_backward(n)) return -1;
+    Status st;
+    status_clear(&st);
+    SgdHyper h = {.lr = 0.1f, .momentum = 0.0f};
+    for (int i = 0; i < n->g.count; i++)
+        for (int p = 0; p < n->g.layers[i]->param_count; p++) {
+            Param *param = &n->g.layers[i]->params[p];
+            if (param->buffer) continue;
+            if (n->b->sgd_update(n->b, tensor_f32(&param->value), tensor_f32(&param->grad), NULL,
+                                 tensor_numel(&param->value), &h, &st)) {
+                report_status("sgd_update", &st);
+                test_failures++;
+                return -1;
+            }
+        }
+    return 0;
+}
+
+// Trains nets a and b (one model, two ways of running it: `a_way`, `b_way`) `steps` SGD
+// steps on the same batches and counts a failure for each step whose loss, and each
+// parameter whose bits, then differ: for what must change how a step runs, not what it
+// computes (test_fusion.c, test_layouts.c).
+static inline void net_train_alike(Net *a, Net *b, int steps, const char *label,
+                                   const char *a_way, const char *b_way) {
+    for (int step = 0; step < steps; step++) {
+        double loss_a, loss_b;
+        if (net_sgd_step(a, &loss_a) || net_sgd_step(b, &loss_b)) break;
+        if (loss_a != loss_b) {
+            fprintf(stderr, "%s: step %d loss %.17g %s vs %.17g %s\n", label, step, loss_a,
+                    a_way, loss_b, b_way);
+            test_failures++;
+        }
+    }
+    for (int i = 0; i < a->g.count; i++)
+        for (int p = 0; p < a->g.layers[i]->param_count; p++) {
+            const Tensor *x = &a->g.layers[i]->params[p].value;
+            const Tensor *y = &b->g.layers[i]->params[p].value;
+            if (memcmp(x->data, y->data, x->bytes) != 0) {
+                fprintf(stderr, "%s: %s.%s differs after %d steps %s and %s\n", label,
+                        a->g.layers[i]->name, a->g.layers[i]->params[p].name, steps, a_way,
+                        b_way);
+                test_failures++;
+            }
+        }
+}
+
 #endif

@@ -73,11 +73,17 @@ int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, 
     return STATUS_BAD_INPUT;
 }
 
-// Levers belong to the CUDA backend: on the CPU, --without would measure nothing.
-static int refuse_levers_on_cpu(const char *device, Status *st) {
-    status_fail(st, STATUS_BAD_INPUT, "--without: levers are the CUDA backend's; the device "
-                "is %s", device);
-    status_hint(st, "run on a GPU (--device cuda), or drop --without");
+// Levers belong to the CUDA backend: on the CPU, --without would measure nothing. NHWC is
+// for cuDNN's tensor-core convolutions: the CPU would only run it between transposes.
+static int refuse_on_cpu(int nhwc, const char *device, Status *st) {
+    if (nhwc)
+        status_fail(st, STATUS_BAD_INPUT, "--layout nhwc: NHWC images are for a GPU's "
+                    "convolutions; the device is %s", device);
+    else
+        status_fail(st, STATUS_BAD_INPUT, "--without: levers are the CUDA backend's; the "
+                    "device is %s", device);
+    status_hint(st, "run on a GPU (--device cuda), or drop %s", nhwc ? "--layout: the CPU "
+                "computes in NCHW" : "--without");
     return STATUS_BAD_INPUT;
 }
 
@@ -92,13 +98,6 @@ static int layout_from_args(const Command *cmd, const ParsedArgs *args, int *nhw
     return STATUS_BAD_INPUT;
 }
 
-// NHWC is for cuDNN's tensor-core convolutions: the CPU runs it only between transposes.
-static int refuse_nhwc_on_cpu(const char *device, Status *st) {
-    status_fail(st, STATUS_BAD_INPUT, "--layout nhwc: NHWC images are for a GPU's "
-                "convolutions; the device is %s", device);
-    status_hint(st, "run on a GPU (--device cuda), or drop --layout: the CPU computes in NCHW");
-    return STATUS_BAD_INPUT;
-}
 
 int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d, Status *st) {
     return open_device_spec(cmd, args, args_get(cmd, args, "--device"), d, st);
@@ -136,10 +135,9 @@ int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const
     TRY(args_int(cmd, args, "--threads", 1, 1024, &threads, NULL, st));
     options.threads = (int)threads;
     TRY(levers_from_args(cmd, args, &options.disabled_levers, st));
-    if (options.disabled_levers && strcmp(options.spec, "cpu") == 0)
-        return refuse_levers_on_cpu("cpu", st);
     TRY(layout_from_args(cmd, args, &options.nhwc, st));
-    if (options.nhwc && strcmp(options.spec, "cpu") == 0) return refuse_nhwc_on_cpu("cpu", st);
+    if ((options.disabled_levers || options.nhwc) && strcmp(options.spec, "cpu") == 0)
+        return refuse_on_cpu(options.nhwc && !options.disabled_levers, "cpu", st);
     char notice[512];
     TRY(device_open(&options, d, notice, sizeof notice, st));
     if (notice[0]) print_notice("%s", notice);
@@ -147,8 +145,7 @@ int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const
         char name[sizeof d->name];
         snprintf(name, sizeof name, "%s", d->name);
         device_close(d);
-        return options.disabled_levers ? refuse_levers_on_cpu(name, st)
-                                        : refuse_nhwc_on_cpu(name, st);
+        return refuse_on_cpu(options.nhwc && !options.disabled_levers, name, st);
     }
     if (options.disabled_levers) {
         char names[256];

@@ -39,28 +39,6 @@ static const char *const lenet_text =
 
 enum { BATCH = 8, STEPS = 4 };
 
-// One SGD step over every trainable parameter, after forward and backward.
-static int train_step(Net *n, double *loss) {
-    if (net_draw_batch(n)) return -1;
-    *loss = net_loss(n);
-    if (isnan(*loss) || net_backward(n)) return -1;
-    Status st;
-    status_clear(&st);
-    SgdHyper h = {.lr = 0.1f, .momentum = 0.0f};
-    for (int i = 0; i < n->g.count; i++)
-        for (int p = 0; p < n->g.layers[i]->param_count; p++) {
-            Param *param = &n->g.layers[i]->params[p];
-            if (param->buffer) continue;
-            if (n->b->sgd_update(n->b, tensor_f32(&param->value), tensor_f32(&param->grad), NULL,
-                                 tensor_numel(&param->value), &h, &st)) {
-                report_status("sgd_update", &st);
-                test_failures++;
-                return -1;
-            }
-        }
-    return 0;
-}
-
 static int count_fused(const Graph *g) {
     int fused = 0;
     for (int i = 0; i < g->count; i++) fused += g->layers[i]->fused_activation != NULL;
@@ -96,24 +74,7 @@ static void training_matches_unfused_bit_for_bit(const char *label, const char *
                 count_fused(&fused.g), expect_fused, count_fused(&unfused.g));
         test_failures++;
     }
-    for (int step = 0; step < STEPS; step++) {
-        double a, b;
-        if (train_step(&fused, &a) || train_step(&unfused, &b)) break;
-        if (a != b) {
-            fprintf(stderr, "%s: step %d loss %.17g fused vs %.17g unfused\n", label, step, a, b);
-            test_failures++;
-        }
-    }
-    for (int i = 0; i < fused.g.count; i++)
-        for (int p = 0; p < fused.g.layers[i]->param_count; p++) {
-            const Tensor *x = &fused.g.layers[i]->params[p].value;
-            const Tensor *y = &unfused.g.layers[i]->params[p].value;
-            if (memcmp(x->data, y->data, x->bytes) != 0) {
-                fprintf(stderr, "%s: %s differs after %d steps with fusion on and off\n", label,
-                        fused.g.layers[i]->params[p].name, STEPS);
-                test_failures++;
-            }
-        }
+    net_train_alike(&fused, &unfused, STEPS, label, "with fusion on", "off");
     net_close(&fused);
     net_close(&unfused);
 }

@@ -67,28 +67,6 @@ static const char *const mlp_text =
 
 enum { BATCH = 6, STEPS = 3 };
 
-// One SGD step over every trainable parameter, after forward and backward.
-static int train_step(Net *n, double *loss) {
-    if (net_draw_batch(n)) return -1;
-    *loss = net_loss(n);
-    if (isnan(*loss) || net_backward(n)) return -1;
-    Status st;
-    status_clear(&st);
-    SgdHyper h = {.lr = 0.1f, .momentum = 0.0f};
-    for (int i = 0; i < n->g.count; i++)
-        for (int p = 0; p < n->g.layers[i]->param_count; p++) {
-            Param *param = &n->g.layers[i]->params[p];
-            if (param->buffer) continue;
-            if (n->b->sgd_update(n->b, tensor_f32(&param->value), tensor_f32(&param->grad), NULL,
-                                 tensor_numel(&param->value), &h, &st)) {
-                report_status("sgd_update", &st);
-                test_failures++;
-                return -1;
-            }
-        }
-    return 0;
-}
-
 static int count_nhwc(const Graph *g) {
     int nhwc = 0;
     for (int i = 0; i < g->count; i++) nhwc += g->layers[i]->layout == LAYOUT_NHWC;
@@ -123,24 +101,7 @@ static void training_matches_nchw_bit_for_bit(const char *label, const char *tex
                 count_nhwc(&nhwc.g), expect_nhwc, count_nhwc(&nchw.g));
         test_failures++;
     }
-    for (int step = 0; step < STEPS; step++) {
-        double a, b;
-        if (train_step(&nhwc, &a) || train_step(&nchw, &b)) break;
-        if (a != b) {
-            fprintf(stderr, "%s: step %d loss %.17g NHWC vs %.17g NCHW\n", label, step, a, b);
-            test_failures++;
-        }
-    }
-    for (int i = 0; i < nhwc.g.count; i++)
-        for (int p = 0; p < nhwc.g.layers[i]->param_count; p++) {
-            const Tensor *x = &nhwc.g.layers[i]->params[p].value;
-            const Tensor *y = &nchw.g.layers[i]->params[p].value;
-            if (memcmp(x->data, y->data, x->bytes) != 0) {
-                fprintf(stderr, "%s: %s.%s differs after %d steps in NHWC and NCHW\n", label,
-                        nhwc.g.layers[i]->name, nhwc.g.layers[i]->params[p].name, STEPS);
-                test_failures++;
-            }
-        }
+    net_train_alike(&nhwc, &nchw, STEPS, label, "in NHWC", "in NCHW");
     net_close(&nhwc);
     net_close(&nchw);
 }
