@@ -184,7 +184,8 @@ static cJSON *train_json(const BenchTrainReport *r, int repeats, unsigned disabl
     if (r->cuda_graph[0]) json_add_text(train, "cuda_graph", r->cuda_graph);
     cJSON_AddItemToObject(train, "levers_off", levers_json(disabled_levers));
     json_add_text(train, "layout", nhwc_layers ? "nhwc" : "nchw");
-    cJSON_AddNumberToObject(train, "nhwc_layers", nhwc_layers);
+    // Only under NHWC: a 0 would read as a figure (the JSON never carries zeros as data).
+    if (nhwc_layers) cJSON_AddNumberToObject(train, "nhwc_layers", nhwc_layers);
     add_figure(train, "forward_flops_per_sample", r->forward_flops_per_sample);
     add_figure(train, "tflops", r->tflops);
     json_add_text(train, "precision", bench_precision_name(r->precision));

@@ -18,8 +18,8 @@ typedef struct BenchRun {
     // train: the CUDA levers --without turned off (base/lever.h), as "levers_off" (a list,
     // empty when all are on) so that a saved result says what it measured.
     unsigned disabled_levers;
-    // train: the layers laid out NHWC (--layout nhwc, graph_set_layouts), as "layout" and
-    // "nhwc_layers".
+    // train: the layers laid out NHWC (--layout nhwc, graph_set_layouts), as "layout" and,
+    // when there are any, "nhwc_layers".
     int nhwc_layers;
 } BenchRun;
 

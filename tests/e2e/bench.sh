@@ -150,6 +150,7 @@ t = doc["train"]
 assert t["model"] == "models/lenet.model" and t["batch"] == 2 and t["steps_per_repeat"] == 2
 assert t["samples_per_second"] > 0 and len(t["repeat_samples_per_second"]) == 2
 assert t["tflops"] > 0 and t["peak_tflops"] is None
+assert t["layout"] == "nchw" and "nhwc_layers" not in t, t
 layers = t["per_layer"]["layers"]
 assert [l["name"] for l in layers][:3] == ["conv2d1", "conv2d1.act", "maxpool1"], layers
 for l in layers:
