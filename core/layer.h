@@ -201,8 +201,8 @@ int activation_layer_fusable(const Layer *act, FusedActivation *out);
 // For a layer with a fused activation, in its backward: d loss / d its output (the
 // pre-activation) into owner->grad, from the activation's output and gradient.
 int activation_fused_backward(Layer *owner, const LayerContext *ctx, Status *st);
-// Whether l's input holds images whose bytes differ between the layouts: not one channel,
-// nor one pixel (where NCHW and NHWC are the same bytes), nor a vector.
+// Whether l's output images lie differently in NCHW and NHWC: not one channel, nor one
+// pixel (where the two are the same bytes), nor a vector.
 static inline int layer_layout_matters(const Layer *l) {
     const Shape *s = &l->out_shape;
     return s->rank == 3 && s->dims[0] > 1 && s->dims[1] * s->dims[2] > 1;
