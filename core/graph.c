@@ -813,6 +813,10 @@ int graph_set_layouts(Graph *g, int nhwc) {
             changed = 1;
         }
     }
+    return graph_nhwc_layers(g);
+}
+
+int graph_nhwc_layers(const Graph *g) {
     int count = 0;
     for (int i = 0; i < g->count; i++) count += g->layers[i]->layout == LAYOUT_NHWC;
     return count;

@@ -74,6 +74,8 @@ int graph_set_storage(Graph *g, DType dtype, Status *st);
 // take their input's layout) and before graph_allocate and memory_plan. Returns how many
 // layers are NHWC.
 int graph_set_layouts(Graph *g, int nhwc);
+// How many layers graph_set_layouts last laid out NHWC.
+int graph_nhwc_layers(const Graph *g);
 
 // Sample shape and label range of a dataset against the model. `what` names the data
 // in messages ("fashion-mnist train").

@@ -34,6 +34,31 @@ int backend_missing_ops(const Backend *b, char *names, size_t size) {
     return missing;
 }
 
+const char *layout_name(Layout layout) {
+    return layout == LAYOUT_NCHW ? "NCHW" : layout == LAYOUT_NHWC ? "NHWC" : "?";
+}
+
+int backend_layout_check(Layout layout, const char *op, Status *st) {
+    if (layout == LAYOUT_NCHW || layout == LAYOUT_NHWC) return 0;
+    status_fail(st, STATUS_RUNTIME_ERROR, "%s: unknown activation layout %d (NCHW is %d, NHWC "
+                "%d)", op, (int)layout, (int)LAYOUT_NCHW, (int)LAYOUT_NHWC);
+    // graph_set_layouts gives layers only those two: another reached an op through a bug.
+    status_hint(st, "this is a bug in trainer; please report it with the model file");
+    return STATUS_RUNTIME_ERROR;
+}
+
+int backend_layout_convert_check(DType dtype, int n, int channels, int pixels, Layout from,
+                                 Status *st) {
+    TRY(backend_storage_dtype_check(dtype, "layout_convert", st));
+    TRY(backend_layout_check(from, "layout_convert", st));
+    if (n >= 0 && channels >= 0 && pixels >= 0) return 0;
+    status_fail(st, STATUS_RUNTIME_ERROR, "layout_convert: %d images of %d channels x %d "
+                "pixels", n, channels, pixels);
+    // flatten passes its batch and its input's shape, never negative: a bug upstream.
+    status_hint(st, "this is a bug in trainer; please report it with the model file");
+    return STATUS_RUNTIME_ERROR;
+}
+
 int backend_storage_dtype_check(DType dtype, const char *op, Status *st) {
     if (dtype == DTYPE_F32 || dtype == DTYPE_BF16 || dtype == DTYPE_F16) return 0;
     status_fail(st, STATUS_RUNTIME_ERROR, "%s: activations cannot be stored as %s (f32, bf16 "

@@ -511,6 +511,15 @@ int backend_missing_ops(const Backend *b, char *names, size_t size);
 int backend_storage_dtype_check(DType dtype, const char *op, Status *st);
 // The same for accumulate's dtype, and its 1 to BACKEND_ACCUMULATE_MAX sources.
 int backend_accumulate_check(DType dtype, int count, Status *st);
+// "NCHW" or "NHWC" (for messages and test output); "?" for any other value.
+const char *layout_name(Layout layout);
+// 0 when `layout` is NCHW or NHWC; otherwise STATUS_RUNTIME_ERROR naming `op` (a geometry
+// built wrong upstream, refused rather than read as NCHW).
+int backend_layout_check(Layout layout, const char *op, Status *st);
+// layout_convert's arguments on every backend: a storage dtype, a known layout, no
+// negative count.
+int backend_layout_convert_check(DType dtype, int n, int channels, int pixels, Layout from,
+                                 Status *st);
 
 // The CPU backend; `threads` <= 0 lets OpenBLAS choose.
 const Backend *cpu_backend(void);

@@ -637,8 +637,7 @@ int run_bench(const Command *cmd, const ParsedArgs *args) {
                                         0, &device, &st);
     int device_open = rc == 0;
     if (!rc && have_model) rc = check_device_precision(&g, &precision, &device, NULL, &st);
-    if (!rc && have_model)
-        for (int i = 0; i < g.count; i++) a.nhwc_layers += g.layers[i]->layout == LAYOUT_NHWC;
+    if (!rc && have_model) a.nhwc_layers = graph_nhwc_layers(&g);
     if (device_open) a.disabled_levers = device.disabled_levers;
     BenchDevice dev;
     if (!rc && have_model)

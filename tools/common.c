@@ -98,7 +98,6 @@ static int layout_from_args(const Command *cmd, const ParsedArgs *args, int *nhw
     return STATUS_BAD_INPUT;
 }
 
-
 int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d, Status *st) {
     return open_device_spec(cmd, args, args_get(cmd, args, "--device"), d, st);
 }

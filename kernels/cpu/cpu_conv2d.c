@@ -401,6 +401,7 @@ static void *outputs_nchw(const Conv2dGeometry *g, const void *src, Status *st) 
 static int forward_nhwc(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
                         const float *bias, const FusedActivation *act, void *y, void *workspace,
                         size_t workspace_bytes, const char *op, Status *st) {
+    TRY(backend_storage_dtype_check(g->dtype, op, st));  // before dtype_size
     Conv2dGeometry nchw = nchw_geometry(g);
     void *x_nchw = inputs_nchw(g, x, st);
     void *y_nchw = x_nchw ? outputs_nchw(g, NULL, st) : NULL;
@@ -449,6 +450,7 @@ static int backward_filter_nhwc(const Backend *b, const Conv2dGeometry *g, const
 int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
                        const float *bias, void *y, void *workspace, size_t workspace_bytes,
                        Status *st) {
+    TRY(backend_layout_check(g->layout, "conv2d_forward", st));
     if (g->layout == LAYOUT_NHWC)
         return forward_nhwc(b, g, x, w, bias, NULL, y, workspace, workspace_bytes,
                             "conv2d_forward", st);
@@ -460,6 +462,7 @@ int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g
                                        const void *w, const float *bias,
                                        const FusedActivation *act, void *y, void *workspace,
                                        size_t workspace_bytes, Status *st) {
+    TRY(backend_layout_check(g->layout, "conv2d_forward_bias_activation", st));
     if (g->layout == LAYOUT_NHWC)
         return forward_nhwc(b, g, x, w, bias, act, y, workspace, workspace_bytes,
                             "conv2d_forward_bias_activation", st);
@@ -471,6 +474,7 @@ int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const vo
                              const void *w, void *dx, void *workspace, size_t workspace_bytes,
                              int accumulate, Status *st) {
     TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_data", st));
+    TRY(backend_layout_check(g->layout, "conv2d_backward_data", st));
     if (g->layout == LAYOUT_NHWC)
         return backward_data_nhwc(b, g, dy, w, dx, workspace, workspace_bytes, accumulate, st);
     if (g->dtype == DTYPE_F32)
@@ -493,6 +497,7 @@ int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const 
                                const void *dy, float *dw, float *dbias, void *workspace,
                                size_t workspace_bytes, int accumulate, Status *st) {
     TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_filter", st));
+    TRY(backend_layout_check(g->layout, "conv2d_backward_filter", st));
     if (g->layout == LAYOUT_NHWC)
         return backward_filter_nhwc(b, g, x, dy, dw, dbias, workspace, workspace_bytes,
                                     accumulate, st);

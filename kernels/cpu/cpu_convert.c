@@ -136,10 +136,7 @@ void *cpu_layout_copy(const void *src, size_t value_size, int n, int channels, i
 
 int cpu_layout_convert(const Backend *b, DType dtype, int n, int channels, int pixels,
                        Layout from, const void *src, void *dst, int accumulate, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "layout_convert", st));
-    if (n < 0 || channels < 0 || pixels < 0)
-        return status_fail(st, STATUS_BAD_INPUT, "layout_convert: %d images of %d channels x "
-                           "%d pixels", n, channels, pixels);
+    TRY(backend_layout_convert_check(dtype, n, channels, pixels, from, st));
     if (!accumulate) {
         cpu_layout_transpose(src, dst, dtype_size(dtype), n, channels, pixels, from);
         return 0;

@@ -163,13 +163,14 @@ typedef struct PoolNhwc {
     int32_t *argmax;     // NCHW copy of argmax, or NULL
 } PoolNhwc;
 
-// Copies `in` (input-sized images when in_is_input, else output-sized) and makes room for
-// `out`, its values copied when keep_out (an accumulated output); argmax copied when
-// given and copy_argmax, else room for it when given.
-static int pool_nhwc_open(PoolNhwc *p, const Pool2dGeometry *g, DType dtype, const void *in,
-                          int in_is_input, const void *out, int keep_out, const int32_t *argmax,
-                          int copy_argmax, Status *st) {
+// For `op`: copies `in` (input-sized images when in_is_input, else output-sized) and makes
+// room for `out`, its values copied when keep_out (an accumulated output); argmax copied
+// when given and copy_argmax, else room for it when given.
+static int pool_nhwc_open(PoolNhwc *p, const char *op, const Pool2dGeometry *g, DType dtype,
+                          const void *in, int in_is_input, const void *out, int keep_out,
+                          const int32_t *argmax, int copy_argmax, Status *st) {
     memset(p, 0, sizeof *p);
+    TRY(backend_storage_dtype_check(dtype, op, st));  // before dtype_size
     p->nchw = *g;
     p->nchw.layout = LAYOUT_NCHW;
     p->value_size = dtype_size(dtype);
@@ -201,7 +202,7 @@ static void pool_nhwc_store(const Pool2dGeometry *g, const void *from, void *to,
 static int maxpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                 const void *x, void *y, int32_t *argmax, Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(&p, g, dtype, x, 1, NULL, 0, argmax, 0, st);
+    int rc = pool_nhwc_open(&p, "maxpool_forward", g, dtype, x, 1, NULL, 0, argmax, 0, st);
     if (!rc) rc = cpu_maxpool_forward(b, &p.nchw, dtype, p.x, p.y, p.argmax, st);
     if (!rc) {
         pool_nhwc_store(g, p.y, y, p.value_size, g->out_h * g->out_w);
@@ -215,7 +216,8 @@ static int maxpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DTyp
                                  const void *dy, const int32_t *argmax, void *dx, int accumulate,
                                  Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(&p, g, dtype, dy, 0, dx, accumulate, argmax, 1, st);
+    int rc = pool_nhwc_open(&p, "maxpool_backward", g, dtype, dy, 0, dx, accumulate, argmax, 1,
+                            st);
     if (!rc) rc = cpu_maxpool_backward(b, &p.nchw, dtype, p.x, p.argmax, p.y, accumulate, st);
     if (!rc) pool_nhwc_store(g, p.y, dx, p.value_size, g->in_h * g->in_w);
     pool_nhwc_close(&p);
@@ -225,7 +227,7 @@ static int maxpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DTyp
 static int avgpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                 const void *x, void *y, Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(&p, g, dtype, x, 1, NULL, 0, NULL, 0, st);
+    int rc = pool_nhwc_open(&p, "avgpool_forward", g, dtype, x, 1, NULL, 0, NULL, 0, st);
     if (!rc) rc = cpu_avgpool_forward(b, &p.nchw, dtype, p.x, p.y, st);
     if (!rc) pool_nhwc_store(g, p.y, y, p.value_size, g->out_h * g->out_w);
     pool_nhwc_close(&p);
@@ -235,7 +237,8 @@ static int avgpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType
 static int avgpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                  const void *dy, void *dx, int accumulate, Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(&p, g, dtype, dy, 0, dx, accumulate, NULL, 0, st);
+    int rc = pool_nhwc_open(&p, "avgpool_backward", g, dtype, dy, 0, dx, accumulate, NULL, 0,
+                            st);
     if (!rc) rc = cpu_avgpool_backward(b, &p.nchw, dtype, p.x, p.y, accumulate, st);
     if (!rc) pool_nhwc_store(g, p.y, dx, p.value_size, g->in_h * g->in_w);
     pool_nhwc_close(&p);
@@ -245,7 +248,7 @@ static int avgpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DTyp
 // In 16 bits the winner is a stored value already, so its store is exact.
 int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *x,
                         void *y, int32_t *argmax, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "maxpool_forward", st));
+    TRY(backend_layout_check(g->layout, "maxpool_forward", st));
     if (g->layout == LAYOUT_NHWC) return maxpool_forward_nhwc(b, g, dtype, x, y, argmax, st);
     PoolJob job = {.g = g, .argmax = argmax};
     StoredPool io = {"maxpool_forward", dtype, x, y, pool_inputs(g), pool_outputs(g), 0};
@@ -268,7 +271,7 @@ static void maxpool_backward_planes(void *arg, size_t begin, size_t end) {
 
 int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *dy,
                          const int32_t *argmax, void *dx, int accumulate, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "maxpool_backward", st));
+    TRY(backend_layout_check(g->layout, "maxpool_backward", st));
     if (g->layout == LAYOUT_NHWC)
         return maxpool_backward_nhwc(b, g, dtype, dy, argmax, dx, accumulate, st);
     PoolJob job = {.g = g, .argmax = (int32_t *)argmax, .accumulate = accumulate};
@@ -299,7 +302,7 @@ static void avgpool_forward_planes(void *arg, size_t begin, size_t end) {
 
 int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *x,
                         void *y, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "avgpool_forward", st));
+    TRY(backend_layout_check(g->layout, "avgpool_forward", st));
     if (g->layout == LAYOUT_NHWC) return avgpool_forward_nhwc(b, g, dtype, x, y, st);
     PoolJob job = {.g = g};
     StoredPool io = {"avgpool_forward", dtype, x, y, pool_inputs(g), pool_outputs(g), 0};
@@ -328,7 +331,7 @@ static void avgpool_backward_planes(void *arg, size_t begin, size_t end) {
 
 int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *dy,
                          void *dx, int accumulate, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "avgpool_backward", st));
+    TRY(backend_layout_check(g->layout, "avgpool_backward", st));
     if (g->layout == LAYOUT_NHWC)
         return avgpool_backward_nhwc(b, g, dtype, dy, dx, accumulate, st);
     PoolJob job = {.g = g, .accumulate = accumulate};

@@ -836,6 +836,7 @@ void cuda_conv_cache_free(CudaContext *ctx) {
 // such a geometry, but a bad one should be an error, not a division by zero.
 static int check_geometry(const char *op, const Conv2dGeometry *g, Status *st) {
     TRY(backend_storage_dtype_check(g->dtype, op, st));
+    TRY(backend_layout_check(g->layout, op, st));
     if (g->batch >= 0 && g->in_channels >= 0 && g->in_h >= 0 && g->in_w >= 0 &&
         g->out_channels >= 0 && g->out_h >= 0 && g->out_w >= 0 && g->kernel_h > 0 &&
         g->kernel_w > 0 && g->stride_h > 0 && g->stride_w > 0 && g->dilation_h > 0 &&

@@ -59,10 +59,7 @@ static int launch_layout_transpose(const CudaContext *ctx, const T *src, T *dst,
 static int cuda_layout_convert(const Backend *b, DType dtype, int n, int channels, int pixels,
                                Layout from, const void *src, void *dst, int accumulate,
                                Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "layout_convert", st));
-    if (n < 0 || channels < 0 || pixels < 0)
-        return status_fail(st, STATUS_BAD_INPUT, "layout_convert: %d images of %d channels x "
-                           "%d pixels", n, channels, pixels);
+    TRY(backend_layout_convert_check(dtype, n, channels, pixels, from, st));
     if (n == 0 || channels == 0 || pixels == 0) return 0;
     const CudaContext *ctx = cuda_context(b);
     // NCHW -> NHWC transposes each channels x pixels image; NHWC -> NCHW the reverse.

@@ -301,16 +301,6 @@ static size_t pool_outputs(const Pool2dGeometry *g) {
 // is what argmax stores (int32). The tensors themselves they index with size_t.
 static size_t pool_plane(const Pool2dGeometry *g) { return (size_t)g->in_h * g->in_w; }
 
-// The kernels know two layouts; any other value is a geometry built wrong upstream, refused
-// rather than read as NCHW.
-static int pool_layout_check(const Pool2dGeometry *g, const char *op, Status *st) {
-    if (g->layout == LAYOUT_NCHW || g->layout == LAYOUT_NHWC) return 0;
-    status_fail(st, STATUS_RUNTIME_ERROR, "%s: unknown activation layout %d", op,
-                (int)g->layout);
-    status_hint(st, "this is a bug in trainer; please report it with the model file");
-    return STATUS_RUNTIME_ERROR;
-}
-
 // Each op's launch is templated on the layout (one launch, checked, per kernel); its
 // *_stored function picks the layout's instance.
 template <typename T, bool Nhwc>
@@ -335,7 +325,7 @@ static int maxpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, con
 static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                 const void *x, void *y, int32_t *argmax, Status *st) {
     TRY(backend_storage_dtype_check(dtype, "maxpool_forward", st));
-    TRY(pool_layout_check(g, "maxpool_forward", st));
+    TRY(backend_layout_check(g->layout, "maxpool_forward", st));
     if (pool_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
@@ -402,7 +392,7 @@ static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DTyp
                                  const void *dy, const int32_t *argmax, void *dx, int accumulate,
                                  Status *st) {
     TRY(backend_storage_dtype_check(dtype, "maxpool_backward", st));
-    TRY(pool_layout_check(g, "maxpool_backward", st));
+    TRY(backend_layout_check(g->layout, "maxpool_backward", st));
     if (pool_inputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
@@ -436,7 +426,7 @@ static int avgpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, con
 static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                 const void *x, void *y, Status *st) {
     TRY(backend_storage_dtype_check(dtype, "avgpool_forward", st));
-    TRY(pool_layout_check(g, "avgpool_forward", st));
+    TRY(backend_layout_check(g->layout, "avgpool_forward", st));
     if (pool_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
@@ -469,7 +459,7 @@ static int avgpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, co
 static int cuda_avgpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                  const void *dy, void *dx, int accumulate, Status *st) {
     TRY(backend_storage_dtype_check(dtype, "avgpool_backward", st));
-    TRY(pool_layout_check(g, "avgpool_backward", st));
+    TRY(backend_layout_check(g->layout, "avgpool_backward", st));
     if (pool_inputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;

@@ -1836,31 +1836,26 @@ static const char *const conv_workspace_names[] = {"full", "1-sample", "least"};
 static const Layout conv_layouts[] = {LAYOUT_NCHW, LAYOUT_NHWC};
 enum { CONV_LAYOUTS = sizeof conv_layouts / sizeof conv_layouts[0] };
 
-// n images of channels x pixels values, NCHW made NHWC (to_nhwc) or NHWC made NCHW: a
-// new copy with each image transposed.
-static float *conv_relaid(const float *src, int n, int channels, int pixels, int to_nhwc) {
-    size_t image = (size_t)channels * pixels;
-    float *dst = floats((size_t)n * image);
-    for (size_t i = 0; i < (size_t)n; i++)
-        for (size_t c = 0; c < (size_t)channels; c++)
-            for (size_t p = 0; p < (size_t)pixels; p++) {
-                size_t nchw = i * image + c * pixels + p, nhwc = i * image + p * channels + c;
-                if (to_nhwc) dst[nhwc] = src[nchw];
-                else dst[nchw] = src[nhwc];
-            }
+// n images of channels x pixels f32 values moved from layout `from` into the other: a new
+// copy, by the CPU's layout_convert (what flatten runs after NHWC images).
+static float *conv_relaid(const float *src, int n, int channels, int pixels, Layout from) {
+    Status st;
+    status_clear(&st);
+    float *dst = floats((size_t)n * channels * pixels);
+    CPU_CALL(layout_convert, DTYPE_F32, n, channels, pixels, from, src, dst, 0);
     return dst;
 }
 
 // An NCHW operand as the ops get it in `layout` (itself in NCHW).
 static const float *conv_laid_out(const float *nchw, int n, int channels, int pixels,
                                   Layout layout) {
-    return layout == LAYOUT_NHWC ? conv_relaid(nchw, n, channels, pixels, 1) : nchw;
+    return layout == LAYOUT_NHWC ? conv_relaid(nchw, n, channels, pixels, LAYOUT_NCHW) : nchw;
 }
 
 // A device result in `layout` fetched into NCHW order, as the reference holds it.
 static float *conv_fetch_nchw(const float *d, int n, int channels, int pixels, Layout layout) {
     float *h = fetch(d, (size_t)n * channels * pixels);
-    return layout == LAYOUT_NHWC ? conv_relaid(h, n, channels, pixels, 0) : h;
+    return layout == LAYOUT_NHWC ? conv_relaid(h, n, channels, pixels, LAYOUT_NHWC) : h;
 }
 
 static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char *base_shape,
@@ -1870,7 +1865,7 @@ static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char 
     Status st;
     status_clear(&st);
     snprintf(shape, sizeof shape, "%s, layout %s, %s workspace", base_shape,
-             g->layout == LAYOUT_NHWC ? "NHWC" : "NCHW", conv_workspace_names[variant]);
+             layout_name(g->layout), conv_workspace_names[variant]);
     size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->f * g->out_h * g->out_w;
     size_t nw = (size_t)k->f * (k->c / k->groups) * k->kh * k->kw, nb = (size_t)k->f;
     // The activations in g's layout; results come back in NCHW order to compare.
@@ -2030,10 +2025,6 @@ static Pool2dGeometry pool_geometry(const PoolCase *k, Layout layout) {
                             .out_w = (k->w + 2 * k->pw - k->kw) / k->sw + 1, .kernel_h = k->kh,
                             .kernel_w = k->kw, .stride_h = k->sh, .stride_w = k->sw,
                             .pad_top = k->ph, .pad_left = k->pw, .layout = layout};
-}
-
-static const char *layout_name(Layout layout) {
-    return layout == LAYOUT_NHWC ? "NHWC" : "NCHW";
 }
 
 static void pool_describe(const PoolCase *k, const Pool2dGeometry *g, const char *extra) {

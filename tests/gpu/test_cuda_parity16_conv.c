@@ -176,20 +176,15 @@ static void poison16(void *d, size_t n) {
 }
 
 // n images of channels x pixels values of `size` bytes each, NCHW, laid out NHWC (to_nhwc)
-// or the reverse: a new copy (malloc'd), or a plain copy when the layout is NCHW.
+// or the reverse: a new copy (malloc'd) by the CPU's transpose (cpu_layout_transpose), or a
+// plain copy when the layout is NCHW.
 static void *relaid(const void *src, size_t size, int n, int channels, int pixels,
                     Layout layout, int to_nhwc) {
-    size_t image = (size_t)channels * pixels, total = (size_t)n * image;
-    unsigned char *dst = malloc((total ? total : 1) * size);
-    const unsigned char *from = src;
-    for (size_t i = 0; i < (size_t)n; i++)
-        for (size_t c = 0; c < (size_t)channels; c++)
-            for (size_t p = 0; p < (size_t)pixels; p++) {
-                size_t nchw = i * image + c * pixels + p, nhwc = i * image + p * channels + c;
-                size_t to_at = layout == LAYOUT_NHWC && to_nhwc ? nhwc : nchw;
-                size_t from_at = layout == LAYOUT_NHWC && !to_nhwc ? nhwc : nchw;
-                memcpy(dst + to_at * size, from + from_at * size, size);
-            }
+    size_t total = (size_t)n * channels * pixels;
+    void *dst = malloc((total ? total : 1) * size);
+    if (layout != LAYOUT_NHWC) memcpy(dst, src, total * size);
+    else cpu_layout_transpose(src, dst, size, n, channels, pixels,
+                              to_nhwc ? LAYOUT_NCHW : LAYOUT_NHWC);
     return dst;
 }
 
@@ -210,7 +205,7 @@ static void run_case(const ConvCase *k, DType dtype, Layout layout, int no_works
     int in_px = g.in_h * g.in_w, out_px = g.out_h * g.out_w;
     char shape[96];
     snprintf(shape, sizeof shape, "%s %s %s%s", k->name, dtype_name(dtype),
-             layout == LAYOUT_NHWC ? "NHWC" : "NCHW", no_workspace ? ", no workspace" : "");
+             layout_name(layout), no_workspace ? ", no workspace" : "");
     Buffers h;
     buffers_make(&h, &g, dtype, 7 + (uint64_t)g.batch);
     // The GPU's activations in its layout.

@@ -162,10 +162,6 @@ static void compare_argmax(const int32_t *got, const int32_t *want, size_t n) {
 
 // ---- the ops ---------------------------------------------------------------------------------
 
-static const char *layout_name(Layout layout) {
-    return layout == LAYOUT_NHWC ? "NHWC" : "NCHW";
-}
-
 static void describe(const PoolShape *k, DType dtype, Layout layout, const char *extra) {
     snprintf(label, sizeof label, "%s %s, %s: n=%d c=%d in=%dx%d window=%dx%d stride=%dx%d "
              "pad=%dx%d%s", dtype_name(dtype), layout_name(layout), k->what, k->n, k->c, k->h,

@@ -67,12 +67,6 @@ static const char *const mlp_text =
 
 enum { BATCH = 6, STEPS = 3 };
 
-static int count_nhwc(const Graph *g) {
-    int nhwc = 0;
-    for (int i = 0; i < g->count; i++) nhwc += g->layers[i]->layout == LAYOUT_NHWC;
-    return nhwc;
-}
-
 // Opens the net with layouts chosen for `nhwc` and its activations reallocated.
 static int open_net(Net *n, const char *label, const char *text, int nhwc) {
     if (net_open_case(n, &net_setup, label, text, BATCH, BATCH, 23)) return -1;
@@ -96,9 +90,9 @@ static void training_matches_nchw_bit_for_bit(const char *label, const char *tex
         net_close(&nhwc);
         return;
     }
-    if (count_nhwc(&nhwc.g) != expect_nhwc || count_nhwc(&nchw.g) != 0) {
+    if (graph_nhwc_layers(&nhwc.g) != expect_nhwc || graph_nhwc_layers(&nchw.g) != 0) {
         fprintf(stderr, "%s: %d layers NHWC (expected %d), %d with NHWC off\n", label,
-                count_nhwc(&nhwc.g), expect_nhwc, count_nhwc(&nchw.g));
+                graph_nhwc_layers(&nhwc.g), expect_nhwc, graph_nhwc_layers(&nchw.g));
         test_failures++;
     }
     net_train_alike(&nhwc, &nchw, STEPS, label, "in NHWC", "in NCHW");
