@@ -14,7 +14,8 @@ extern "C" {  // the CUDA backend reads it too
 
 typedef enum Lever {
     LEVER_BIAS_GRADIENT,    // conv2d bias gradient, our two-pass reduction (off: cuDNN's)
-    LEVER_BATCHNORM_SPLIT,  // batchnorm over many blocks per long channel (off: one block)
+    LEVER_BATCHNORM_SPLIT,  // batchnorm over all SMs: many blocks per long channel, or
+                            // channels-last rows (off: one block per channel)
     LEVER_MAXPOOL_SCATTER,  // max-pool backward per output where windows do not overlap
     LEVER_MULTI_TENSOR,     // one optimizer launch for many tensors (off: one per tensor)
     LEVER_GEMM_EPILOGUE,    // cuBLASLt's bias/ReLU epilogue (off: GEMM, then bias, then act)

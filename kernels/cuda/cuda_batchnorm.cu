@@ -6,7 +6,9 @@
 // of its own choosing, which no test could hold to the reference's.
 //
 // Two layouts of the same arithmetic, chosen by shape (channel_split in
-// cuda_channel_reduce.h):
+// cuda_channel_reduce.h), and a third in cuda_batchnorm_rows.cu for large [rows, channels]
+// shapes (spatial 1: NHWC images, dense features), whose channels these kernels would read
+// one value per memory sector:
 //
 // One block per channel, where a channel's values fit one chunk (dense layers, small
 // batches) or there are more channels than partial sums: the block reduces the channel's
@@ -41,6 +43,8 @@
 // digits.
 #include <math.h>
 
+#include "kernels/cuda/cuda_batchnorm_math.h"
+#include "kernels/cuda/cuda_batchnorm_rows.h"
 #include "kernels/cuda/cuda_channel_reduce.h"
 #include "kernels/cuda/cuda_internal.h"
 #include "kernels/cuda/cuda_storage.h"
@@ -55,78 +59,6 @@
 // A channel's values are walked with cuda_channel_reduce.h's ChannelCursor: thread t of a
 // one-block-per-channel kernel visits flat indices t, t + B, t + 2B, ... (B = blockDim.x)
 // of its channel until the sample index reaches n.
-
-// ---- the arithmetic both layouts share ---------------------------------------------------
-
-// x * scale + shift, rounded after the multiply as the CPU's C (no FMA contraction)
-// rounds it, so the elementwise part matches the reference bit for bit given the same
-// statistics. The _rn intrinsics are never fused; the cost is nil in a memory-bound loop.
-__device__ static inline float normalise(float x, float scale, float shift) {
-    return __fadd_rn(__fmul_rn(x, scale), shift);
-}
-
-// 1 / sqrt(var + eps) from a channel's sum of squared deviations over m values, with the
-// biased variance: what normalises, as in PyTorch.
-__device__ static inline double channel_invstd(double squares, double m, float eps) {
-    double var = squares / m;
-    return 1.0 / sqrt(var + (double)eps);
-}
-
-// A channel's y = x * scale + shift. The CPU normalises in float with these float
-// constants; so do we.
-struct ChannelAffine {
-    float scale, shift;
-};
-
-__device__ static inline ChannelAffine channel_affine(float mean, float invstd, float gamma,
-                                                      float beta) {
-    ChannelAffine a;
-    a.scale = invstd * gamma;
-    a.shift = __fsub_rn(beta, __fmul_rn(mean, a.scale));
-    return a;
-}
-
-// What training forward keeps of channel c, from its mean and its sum of squared
-// deviations over m values: save_mean and save_invstd (rounded to float, as the CPU saves
-// them), and the running statistics. With one value the unbiased variance is 0/0: the
-// running statistics are then left alone. One thread per channel calls it.
-__device__ static inline void keep_statistics(int c, double mean, double squares, double m,
-                                              float momentum, float eps, float *save_mean,
-                                              float *save_invstd, float *running_mean,
-                                              float *running_var) {
-    save_mean[c] = (float)mean;
-    save_invstd[c] = (float)channel_invstd(squares, m, eps);
-    if (m > 1.0) {
-        double unbiased = squares / (m - 1.0);
-        running_mean[c] = (float)((1.0 - momentum) * running_mean[c] + momentum * mean);
-        running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased);
-    }
-}
-
-// xhat rounded to float, as the CPU computes it.
-__device__ static inline float channel_xhat(float x, float mean, float invstd) {
-    return (x - mean) * invstd;
-}
-
-// dbeta = sum dy and dgamma = sum dy * xhat of channel c, added to what they hold when
-// accumulate_params (otherwise they may hold garbage, and are only written).
-__device__ static inline void write_param_gradients(int c, double sum_dy, double sum_dy_xhat,
-                                                    int accumulate_params, float *dgamma,
-                                                    float *dbeta) {
-    dbeta[c] = (float)((accumulate_params ? (double)dbeta[c] : 0.0) + sum_dy);
-    dgamma[c] = (float)((accumulate_params ? (double)dgamma[c] : 0.0) + sum_dy_xhat);
-}
-
-// One element's input gradient, scale * (dy - mean(dy) - xhat * mean(dy * xhat)) with
-// scale = gamma * invstd (the means are 0 with fixed statistics), each operation rounded
-// on its own as the CPU rounds it, and not fused into the accumulation that follows.
-__device__ static inline float input_gradient(float x, float dy, float mean, float invstd,
-                                              float scale, float mean_dy,
-                                              float mean_dy_xhat) {
-    float xhat = channel_xhat(x, mean, invstd);
-    float centred = __fsub_rn(__fsub_rn(dy, mean_dy), __fmul_rn(xhat, mean_dy_xhat));
-    return __fmul_rn(scale, centred);
-}
 
 // ---- one block per channel ----------------------------------------------------------------
 
@@ -455,6 +387,9 @@ static int forward_training_stored(const Backend *b, const BatchnormArgs *a, con
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_forward_training", n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
+    if (batchnorm_rows_apply(ctx, a))
+        return batchnorm_rows_forward_training(ctx, a, x, y, gamma, beta, running_mean,
+                                               running_var, save_mean, save_invstd, st);
     ChannelSplit split = bn_split(ctx, a);
     if (split.chunks >= 2)
         return forward_training_split(ctx, a, split, x, y, gamma, beta, running_mean,
@@ -476,11 +411,14 @@ static int forward_inference_stored(const Backend *b, const BatchnormArgs *a, co
                                     float *save_mean, float *save_invstd, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_forward_inference", n, channels, spatial, st));
+    CudaContext *ctx = cuda_context(b);
+    if (batchnorm_rows_apply(ctx, a))
+        return batchnorm_rows_forward_inference(ctx, a, x, y, gamma, beta, running_mean,
+                                                running_var, save_mean, save_invstd, st);
     // Enough blocks along x to cover one channel's values (capped: grid-stride), and one
     // row of blocks per channel (capped at gridDim.y's limit: grid-stride too).
     size_t per_channel = (size_t)n * (size_t)spatial;
     dim3 grid(cuda_blocks_for(per_channel), channel_blocks(channels));
-    CudaContext *ctx = cuda_context(b);
     CUDA_CHECK_CONFIG(ctx, "batchnorm_forward_inference_kernel", grid, CUDA_THREADS, 0,
                       bn_elements(n, channels, spatial), 64);
     batchnorm_forward_inference_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
@@ -526,6 +464,9 @@ static int backward_stored(const Backend *b, const BatchnormArgs *a, const T *x,
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_sizes("batchnorm_backward", n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
+    if (batchnorm_rows_apply(ctx, a))
+        return batchnorm_rows_backward(ctx, a, x, dy, gamma, save_mean, save_invstd, dx, dgamma,
+                                       dbeta, st);
     ChannelSplit split = bn_split(ctx, a);
     if (split.chunks >= 2)
         return backward_split(ctx, a, split, x, dy, gamma, save_mean, save_invstd, dx, dgamma,

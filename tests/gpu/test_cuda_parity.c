@@ -1327,11 +1327,18 @@ typedef struct BnShape {
 // cuda_channel_reduce.h): cnn-bn's two batchnorms at batch 1024 (49 and 13 blocks per
 // channel), one sample of one channel (2 blocks), one channel whose 8 chunks end inside a
 // sample's run, chunks not a multiple of the block (3 of 11 000), and spatial 1 (4 blocks).
+// Then the channels-last rows kernels (cuda_batchnorm_rows.cu: spatial 1, at least 2^18
+// values): cnn-bn's two batchnorms in NHWC at batch 128 (rows = n * h * w; 196 and 98
+// chunks), five channels (51 threads each, one idle), 301 channels (two tiles of 151, the
+// second with an idle thread), two channels (128 threads each), and 4000 channels over 16
+// tiles, whose chunks the scratch cuts from 22 to 15.
 static const BnShape bn_shapes[] = {
     {1, 1, 1}, {1, 3, 1}, {2, 3, 1}, {7, 1, 3}, {4, 5, 49}, {1, 8, 15},
     {128, 16, 1}, {3, 2, 1000}, {16, 32, 196},
     {1024, 32, 784}, {1024, 64, 196}, {1, 1, 16385}, {3, 1, 40000}, {33, 5, 1000},
     {50000, 3, 1},
+    {100352, 32, 1}, {25088, 64, 1}, {70000, 5, 1}, {1500, 301, 1}, {131072, 2, 1},
+    {1400, 4000, 1},
 };
 enum { BN_SHAPES = sizeof bn_shapes / sizeof bn_shapes[0] };
 

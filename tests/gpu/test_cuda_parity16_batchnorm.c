@@ -2,7 +2,8 @@
 // storage (kernels/cpu/cpu_batchnorm.c, which tests/unit/test_storage16_batchnorm.c holds
 // to f32 storage rounded once): all seven ops, in both layouts of cuda_batchnorm.cu, one
 // block per channel (many channels, or any shape with the batchnorm-split lever off) and
-// many blocks per channel (few channels of many values each, cut by channel_split).
+// many blocks per channel (few channels of many values each, cut by channel_split), and
+// the three ops that have channels-last rows (cuda_batchnorm_rows.cu) in those.
 //
 // Tolerances, and why. Both sides widen the same stored values exactly and sum them in
 // double, in different orders: the statistics and sums then agree to double's rounding
@@ -477,6 +478,10 @@ static void run_shape(const BnShape *s, Rng *rng) {
 // each. With the batchnorm-split lever off, the long channels run one block each too.
 static const BnShape split_shapes[] = {{8, 3, 4900}, {5, 2, 4099}};
 static const BnShape block_shapes[] = {{33, 40, 7}, {65, 37, 1}, {1, 3, 5}};
+// Channels-last rows (cuda_batchnorm_rows.cu: spatial 1, at least 2^18 values): 32
+// channels as after a convolution in NHWC (batch 16 of 28 x 28), and six (42 threads each,
+// four idle). With the lever off they run one block per channel.
+static const BnShape rows_shapes[] = {{12544, 32, 1}, {70000, 6, 1}};
 
 static int run_storage(DType dtype, unsigned disabled_levers) {
     CudaBackendOptions options = {.ordinal = 0, .precision = PRECISION_FP32,
@@ -499,6 +504,9 @@ static int run_storage(DType dtype, unsigned disabled_levers) {
     if (!disabled_levers)
         for (size_t i = 0; i < sizeof block_shapes / sizeof *block_shapes && !dev.broken; i++)
             run_shape(&block_shapes[i], &rng);
+    layout = disabled_levers ? "one block per channel: batchnorm-split off" : "channels-last rows";
+    for (size_t i = 0; i < sizeof rows_shapes / sizeof *rows_shapes && !dev.broken; i++)
+        run_shape(&rows_shapes[i], &rng);
     cuda_backend_close(gpu);
     return 0;
 }

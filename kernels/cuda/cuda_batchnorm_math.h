@@ -1,0 +1,83 @@
+// The arithmetic of batch normalisation that every layout of its CUDA kernels shares: one
+// block per channel and many blocks per channel (cuda_batchnorm.cu, [n, channels, spatial]
+// tensors), and channels-last rows (cuda_batchnorm_rows.cu, [rows, channels]). One copy, so
+// that the layouts differ only in which thread reads which value and in the order of the
+// sums, never in how an element is rounded. Shared by those two .cu files only.
+#ifndef TRAINER_CUDA_BATCHNORM_MATH_H
+#define TRAINER_CUDA_BATCHNORM_MATH_H
+
+#include <math.h>
+
+#include "kernels/cuda/cuda_internal.h"
+
+// x * scale + shift, rounded after the multiply as the CPU's C (no FMA contraction)
+// rounds it, so the elementwise part matches the reference bit for bit given the same
+// statistics. The _rn intrinsics are never fused; the cost is nil in a memory-bound loop.
+__device__ static inline float normalise(float x, float scale, float shift) {
+    return __fadd_rn(__fmul_rn(x, scale), shift);
+}
+
+// 1 / sqrt(var + eps) from a channel's sum of squared deviations over m values, with the
+// biased variance: what normalises, as in PyTorch.
+__device__ static inline double channel_invstd(double squares, double m, float eps) {
+    double var = squares / m;
+    return 1.0 / sqrt(var + (double)eps);
+}
+
+// A channel's y = x * scale + shift. The CPU normalises in float with these float
+// constants; so do we.
+struct ChannelAffine {
+    float scale, shift;
+};
+
+__device__ static inline ChannelAffine channel_affine(float mean, float invstd, float gamma,
+                                                      float beta) {
+    ChannelAffine a;
+    a.scale = invstd * gamma;
+    a.shift = __fsub_rn(beta, __fmul_rn(mean, a.scale));
+    return a;
+}
+
+// What training forward keeps of channel c, from its mean and its sum of squared
+// deviations over m values: save_mean and save_invstd (rounded to float, as the CPU saves
+// them), and the running statistics. With one value the unbiased variance is 0/0: the
+// running statistics are then left alone. One thread per channel calls it.
+__device__ static inline void keep_statistics(int c, double mean, double squares, double m,
+                                              float momentum, float eps, float *save_mean,
+                                              float *save_invstd, float *running_mean,
+                                              float *running_var) {
+    save_mean[c] = (float)mean;
+    save_invstd[c] = (float)channel_invstd(squares, m, eps);
+    if (m > 1.0) {
+        double unbiased = squares / (m - 1.0);
+        running_mean[c] = (float)((1.0 - momentum) * running_mean[c] + momentum * mean);
+        running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased);
+    }
+}
+
+// xhat rounded to float, as the CPU computes it.
+__device__ static inline float channel_xhat(float x, float mean, float invstd) {
+    return (x - mean) * invstd;
+}
+
+// dbeta = sum dy and dgamma = sum dy * xhat of channel c, added to what they hold when
+// accumulate_params (otherwise they may hold garbage, and are only written).
+__device__ static inline void write_param_gradients(int c, double sum_dy, double sum_dy_xhat,
+                                                    int accumulate_params, float *dgamma,
+                                                    float *dbeta) {
+    dbeta[c] = (float)((accumulate_params ? (double)dbeta[c] : 0.0) + sum_dy);
+    dgamma[c] = (float)((accumulate_params ? (double)dgamma[c] : 0.0) + sum_dy_xhat);
+}
+
+// One element's input gradient, scale * (dy - mean(dy) - xhat * mean(dy * xhat)) with
+// scale = gamma * invstd (the means are 0 with fixed statistics), each operation rounded
+// on its own as the CPU rounds it, and not fused into the accumulation that follows.
+__device__ static inline float input_gradient(float x, float dy, float mean, float invstd,
+                                              float scale, float mean_dy,
+                                              float mean_dy_xhat) {
+    float xhat = channel_xhat(x, mean, invstd);
+    float centred = __fsub_rn(__fsub_rn(dy, mean_dy), __fmul_rn(xhat, mean_dy_xhat));
+    return __fmul_rn(scale, centred);
+}
+
+#endif
