@@ -484,36 +484,10 @@ static int backward_stored(const Backend *b, const BatchnormArgs *a, const T *x,
 // ---- statistics summed over processes (--sync-batchnorm) --------------------------------
 //
 // The CPU reference's notes (cpu_batchnorm.c) say why sum x and sum x^2 in double. Each
-// rank sums its share (the same two layouts as above: one block per channel, or many with
-// partials in the context's scratch), the caller adds the sums over the ranks on the
+// rank sums its share (the same layouts as above: one block per channel, many with
+// partials in the context's scratch, or cuda_batchnorm_rows.cu's channels-last rows), the caller adds the sums over the ranks on the
 // device (NCCL), and elementwise kernels finish from the totals; those read the count from
 // the summed buffer, so the host never waits for the sums.
-
-// One value's part of a share's two sums: forward (dy NULL) x and x^2; backward dy and
-// dy * xhat, xhat rounded to float as the CPU rounds it.
-template <typename T>
-__device__ static inline void add_share_value(const T *x, const T *dy, size_t at,
-                                              float mean, float invstd, double *first,
-                                              double *second) {
-    if (dy) {
-        float d = storage_load(dy, at);
-        *first += (double)d;
-        *second += (double)d * (double)channel_xhat(storage_load(x, at), mean, invstd);
-    } else {
-        double v = (double)storage_load(x, at);
-        *first += v;
-        *second += v * v;
-    }
-}
-
-// Channel c's two sums into `sums`; backward also writes this share's dgamma and dbeta.
-__device__ static inline void keep_share_sums(int c, int channels, double first, double second,
-                                              double *sums, float *dgamma, float *dbeta,
-                                              int accumulate_params) {
-    sums[c] = first;
-    sums[channels + c] = second;
-    if (dgamma) write_param_gradients(c, first, second, accumulate_params, dgamma, dbeta);
-}
 
 // One block per channel (grid-stride over channels).
 template <typename T>
@@ -586,23 +560,16 @@ __global__ static void batchnorm_normalise_with_sums_kernel(
     double m = sums[2 * channels];
     if (!(m >= 1.0)) return;  // no values on any rank: nothing to normalise
     for (int c = blockIdx.y; c < channels; c += gridDim.y) {
-        double mean = sums[c] / m;
-        double var = fmax(sums[channels + c] / m - mean * mean, 0.0);
-        float invstd = (float)(1.0 / sqrt(var + (double)eps));
-        ChannelAffine a = channel_affine((float)mean, invstd, gamma[c], beta[c]);
+        SummedStatistics stats = summed_statistics(sums, c, channels, m, eps);
+        ChannelAffine a = channel_affine((float)stats.mean, stats.invstd, gamma[c], beta[c]);
         for (ChannelCursor cur = channel_cursor(start, step, spatial); cur.s < n;
              channel_advance(&cur)) {
             size_t at = channel_at(cur, c, channels);
             storage_store(y, at, normalise(storage_load(x, at), a.scale, a.shift));
         }
-        if (start != 0) continue;
-        save_mean[c] = (float)mean;
-        save_invstd[c] = invstd;
-        if (m > 1.0) {
-            double unbiased = var * m / (m - 1.0);
-            running_mean[c] = (float)((1.0 - momentum) * running_mean[c] + momentum * mean);
-            running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased);
-        }
+        if (start == 0)
+            keep_summed_statistics(c, stats, m, momentum, save_mean, save_invstd, running_mean,
+                                   running_var);
     }
 }
 
@@ -644,6 +611,9 @@ static int share_sums(const Backend *b, const char *op, const BatchnormArgs *a, 
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_share_sizes(op, n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
+    if (batchnorm_rows_apply(ctx, a))
+        return batchnorm_rows_share_sums(ctx, a, x, dy, save_mean, save_invstd, sums, dgamma,
+                                         dbeta, st);
     size_t elements = bn_elements(n, channels, spatial);
     ChannelSplit split = bn_split(ctx, a);
     if (split.chunks < 2) {
@@ -686,6 +656,9 @@ static int forward_with_sums_stored(const Backend *b, const BatchnormArgs *a, co
     int n = a->n, channels = a->channels, spatial = a->spatial;
     TRY(check_share_sizes("batchnorm_forward_with_sums", n, channels, spatial, st));
     CudaContext *ctx = cuda_context(b);
+    if (batchnorm_rows_apply(ctx, a))
+        return batchnorm_rows_forward_with_sums(ctx, a, x, y, gamma, beta, sums, running_mean,
+                                                running_var, save_mean, save_invstd, st);
     dim3 grid = elementwise_grid(a);
     CUDA_CHECK_CONFIG(ctx, "batchnorm_normalise_with_sums_kernel", grid, CUDA_THREADS, 0,
                       bn_elements(n, channels, spatial), 64);
@@ -705,6 +678,9 @@ static int backward_data_with_sums_stored(const Backend *b, const BatchnormArgs 
     TRY(check_share_sizes("batchnorm_backward_data_with_sums", n, channels, spatial, st));
     if (n == 0) return 0;
     CudaContext *ctx = cuda_context(b);
+    if (batchnorm_rows_apply(ctx, a))
+        return batchnorm_rows_backward_data_with_sums(ctx, a, x, dy, gamma, save_mean,
+                                                      save_invstd, sums, dx, st);
     dim3 grid = elementwise_grid(a);
     CUDA_CHECK_CONFIG(ctx, "batchnorm_input_gradient_with_sums_kernel", grid, CUDA_THREADS, 0,
                       bn_elements(n, channels, spatial), 64);

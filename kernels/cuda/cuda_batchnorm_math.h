@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "kernels/cuda/cuda_internal.h"
+#include "kernels/cuda/cuda_storage.h"
 
 // x * scale + shift, rounded after the multiply as the CPU's C (no FMA contraction)
 // rounds it, so the elementwise part matches the reference bit for bit given the same
@@ -78,6 +79,67 @@ __device__ static inline float input_gradient(float x, float dy, float mean, flo
     float xhat = channel_xhat(x, mean, invstd);
     float centred = __fsub_rn(__fsub_rn(dy, mean_dy), __fmul_rn(xhat, mean_dy_xhat));
     return __fmul_rn(scale, centred);
+}
+
+// ---- --sync-batchnorm: statistics summed over processes ----------------------------------
+
+// One value's part of a share's two sums: forward (dy NULL) x and x^2; backward dy and
+// dy * xhat, xhat rounded to float as the CPU rounds it.
+template <typename T>
+__device__ static inline void add_share_value(const T *x, const T *dy, size_t at,
+                                              float mean, float invstd, double *first,
+                                              double *second) {
+    if (dy) {
+        float d = storage_load(dy, at);
+        *first += (double)d;
+        *second += (double)d * (double)channel_xhat(storage_load(x, at), mean, invstd);
+    } else {
+        double v = (double)storage_load(x, at);
+        *first += v;
+        *second += v * v;
+    }
+}
+
+// Channel c's two sums into `sums`; backward also writes this share's dgamma and dbeta.
+__device__ static inline void keep_share_sums(int c, int channels, double first, double second,
+                                              double *sums, float *dgamma, float *dbeta,
+                                              int accumulate_params) {
+    sums[c] = first;
+    sums[channels + c] = second;
+    if (dgamma) write_param_gradients(c, first, second, accumulate_params, dgamma, dbeta);
+}
+
+// A channel's statistics from the summed sum x and sum x^2 over m values (sums as
+// keep_share_sums lays them out): the mean, the biased variance (clamped at 0, which
+// E[x^2] - E[x]^2 can undershoot by rounding) and what normalises.
+struct SummedStatistics {
+    double mean, var;
+    float invstd;
+};
+
+__device__ static inline SummedStatistics summed_statistics(const double *sums, int c,
+                                                            int channels, double m, float eps) {
+    SummedStatistics stats;
+    stats.mean = sums[c] / m;
+    stats.var = fmax(sums[channels + c] / m - stats.mean * stats.mean, 0.0);
+    stats.invstd = (float)(1.0 / sqrt(stats.var + (double)eps));
+    return stats;
+}
+
+// What training forward keeps of channel c from summed statistics: save_mean and
+// save_invstd, and the running statistics unless the m values are one (0/0). One thread per
+// channel calls it, on every rank, so that all keep the same running statistics.
+__device__ static inline void keep_summed_statistics(int c, SummedStatistics stats, double m,
+                                                     float momentum, float *save_mean,
+                                                     float *save_invstd, float *running_mean,
+                                                     float *running_var) {
+    save_mean[c] = (float)stats.mean;
+    save_invstd[c] = stats.invstd;
+    if (m > 1.0) {
+        double unbiased = stats.var * m / (m - 1.0);
+        running_mean[c] = (float)((1.0 - momentum) * running_mean[c] + momentum * stats.mean);
+        running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased);
+    }
 }
 
 #endif

@@ -20,6 +20,8 @@
 // forward is five launches (sums, totals, squared deviations, totals, normalise), backward
 // three (the two sums, their totals, dx with dgamma and dbeta): more than the NCHW layout's
 // three and two, each a pass over a channel count of doubles, not over the tensor.
+// --sync-batchnorm's ops have rows versions too (a share's sums; the passes that finish
+// from the sums over the ranks).
 //
 // Deterministic: a shape fixes the split, each thread's rows and every order of addition,
 // so it gives the same bits every run (no atomics); the order differs from the CPU's
@@ -218,28 +220,25 @@ rows_normalise_kernel(const T *x, T *y, const float *gamma, const float *beta,
 
 // ---- backward -----------------------------------------------------------------------------
 
-// Pass 1: each (chunk, channel)'s sum of dy and of dy * xhat.
+// Backward's pass 1, and --sync-batchnorm's share sums: each (chunk, channel)'s sum of dy
+// and of dy * xhat, or, with dy NULL, of x and of x^2 (add_share_value).
 template <typename T>
 __global__ static void __launch_bounds__(ROWS_THREADS)
-rows_backward_partial_kernel(const T *x, const T *dy, const float *save_mean,
-                             const float *save_invstd, int channels, long long rows, RowSplit s,
-                             double *sums_dy, double *sums_dy_xhat) {
+rows_pair_partial_kernel(const T *x, const T *dy, const float *save_mean,
+                         const float *save_invstd, int channels, long long rows, RowSplit s,
+                         double *firsts, double *seconds) {
     __shared__ double shared[ROWS_THREADS];
     RowCursor cur = row_cursor(s, channels, rows);
     float mean = 0.0f, invstd = 0.0f;
-    if (cur.row < cur.end) {
+    if (dy && cur.row < cur.end) {
         mean = save_mean[cur.c];
         invstd = save_invstd[cur.c];
     }
-    double sum_dy = 0.0, sum_dy_xhat = 0.0;
-    for (; cur.row < cur.end; cur.row += s.lanes) {
-        size_t at = row_at(cur, channels);
-        float d = storage_load(dy, at);
-        sum_dy += (double)d;
-        sum_dy_xhat += (double)d * (double)channel_xhat(storage_load(x, at), mean, invstd);
-    }
-    store_partial(rows_block_total(sum_dy, shared, s), sums_dy, s, channels);
-    store_partial(rows_block_total(sum_dy_xhat, shared, s), sums_dy_xhat, s, channels);
+    double first = 0.0, second = 0.0;
+    for (; cur.row < cur.end; cur.row += s.lanes)
+        add_share_value(x, dy, row_at(cur, channels), mean, invstd, &first, &second);
+    store_partial(rows_block_total(first, shared, s), firsts, s, channels);
+    store_partial(rows_block_total(second, shared, s), seconds, s, channels);
 }
 
 // Pass 3: dgamma and dbeta from the totals (the first chunk's lane 0), and, unless dx is
@@ -261,6 +260,70 @@ rows_backward_data_kernel(const T *x, const T *dy, const float *gamma, const flo
     float mean = save_mean[c], invstd = save_invstd[c], scale = gamma[c] * invstd;
     float mean_dy = batch_statistics ? (float)(totals_dy[c] / (double)rows) : 0.0f;
     float mean_dy_xhat = batch_statistics ? (float)(totals_dy_xhat[c] / (double)rows) : 0.0f;
+    for (; cur.row < cur.end; cur.row += s.lanes) {
+        size_t at = row_at(cur, channels);
+        float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd, scale,
+                                 mean_dy, mean_dy_xhat);
+        storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
+    }
+}
+
+// ---- --sync-batchnorm: a share's sums, and the passes that finish from the summed ones -----
+//
+// As cuda_batchnorm.cu's: each rank sums its share, the caller adds the sums over the ranks
+// (NCCL), and the elementwise passes take the statistics from the totals. A rank whose
+// share is empty runs cuda_batchnorm.cu's kernels (batchnorm_rows_apply wants rows).
+
+// The share's totals into `sums` as keep_share_sums lays them out, the count after them;
+// backward (dgamma set) also writes the share's dgamma and dbeta.
+__global__ static void rows_share_store_kernel(const double *first_totals,
+                                               const double *second_totals, double *sums,
+                                               float *dgamma, float *dbeta, int channels,
+                                               long long rows, int accumulate_params) {
+    for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < channels;
+         c += gridDim.x * blockDim.x)
+        keep_share_sums(c, channels, first_totals[c], second_totals[c], sums, dgamma, dbeta,
+                        accumulate_params);
+    if (blockIdx.x == 0 && threadIdx.x == 0) sums[2 * channels] = (double)rows;
+}
+
+// Training forward from the summed statistics (this rank holds rows, so the count is at
+// least 1); the first lane of the first chunk saves them and moves the running ones.
+template <typename T>
+__global__ static void __launch_bounds__(ROWS_THREADS)
+rows_normalise_with_sums_kernel(const T *x, T *y, const float *gamma, const float *beta,
+                                const double *sums, float *running_mean, float *running_var,
+                                float *save_mean, float *save_invstd, int channels,
+                                long long rows, RowSplit s, float momentum, float eps) {
+    RowCursor cur = row_cursor(s, channels, rows);
+    int writer = row_channel_writer(s, channels);
+    if (cur.row >= cur.end && !writer) return;
+    int c = cur.c;
+    double m = sums[2 * channels];
+    SummedStatistics stats = summed_statistics(sums, c, channels, m, eps);
+    if (writer)
+        keep_summed_statistics(c, stats, m, momentum, save_mean, save_invstd, running_mean,
+                               running_var);
+    ChannelAffine a = channel_affine((float)stats.mean, stats.invstd, gamma[c], beta[c]);
+    for (; cur.row < cur.end; cur.row += s.lanes) {
+        size_t at = row_at(cur, channels);
+        storage_store(y, at, normalise(storage_load(x, at), a.scale, a.shift));
+    }
+}
+
+// dx from the summed sum dy and sum dy * xhat.
+template <typename T>
+__global__ static void __launch_bounds__(ROWS_THREADS)
+rows_input_gradient_with_sums_kernel(const T *x, const T *dy, const float *gamma,
+                                     const float *save_mean, const float *save_invstd,
+                                     const double *sums, T *dx, int channels, long long rows,
+                                     RowSplit s, int accumulate_dx) {
+    RowCursor cur = row_cursor(s, channels, rows);
+    if (cur.row >= cur.end) return;
+    int c = cur.c;
+    double m = sums[2 * channels];
+    float mean = save_mean[c], invstd = save_invstd[c], scale = gamma[c] * invstd;
+    float mean_dy = (float)(sums[c] / m), mean_dy_xhat = (float)(sums[channels + c] / m);
     for (; cur.row < cur.end; cur.row += s.lanes) {
         size_t at = row_at(cur, channels);
         float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd, scale,
@@ -294,6 +357,21 @@ static int rows_totals(CudaContext *ctx, const BatchnormArgs *a, const RowSplit 
         first, second ? second : first, a->channels, s.chunks);
     CUDA_CHECK_LAUNCH("rows_totals_kernel");
     return 0;
+}
+
+// A pair of sums per channel (rows_pair_partial_kernel) into their totals.
+template <typename T>
+static int rows_pair_sums(CudaContext *ctx, const BatchnormArgs *a, const RowSplit &s,
+                          const T *x, const T *dy, const float *save_mean,
+                          const float *save_invstd, double *firsts, double *seconds,
+                          Status *st) {
+    dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
+    CUDA_CHECK_CONFIG(ctx, "rows_pair_partial_kernel", grid, ROWS_THREADS, ROWS_SHARED_BYTES,
+                      rows_elements(a), 64);
+    rows_pair_partial_kernel<<<grid, ROWS_THREADS, 0, ctx->stream>>>(
+        x, dy, save_mean, save_invstd, a->channels, (long long)a->n, s, firsts, seconds);
+    CUDA_CHECK_LAUNCH("rows_pair_partial_kernel");
+    return rows_totals(ctx, a, s, firsts, seconds, st);
 }
 
 template <typename T>
@@ -357,12 +435,7 @@ static int rows_backward(CudaContext *ctx, const BatchnormArgs *a, const T *x, c
     double *sums_dy = (double *)ctx->partials, *sums_dy_xhat = sums_dy + ROWS_ROOM;
     dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
     size_t elements = rows_elements(a);
-    CUDA_CHECK_CONFIG(ctx, "rows_backward_partial_kernel", grid, ROWS_THREADS,
-                      ROWS_SHARED_BYTES, elements, 64);
-    rows_backward_partial_kernel<<<grid, ROWS_THREADS, 0, ctx->stream>>>(
-        x, dy, save_mean, save_invstd, channels, rows, s, sums_dy, sums_dy_xhat);
-    CUDA_CHECK_LAUNCH("rows_backward_partial_kernel");
-    TRY(rows_totals(ctx, a, s, sums_dy, sums_dy_xhat, st));
+    TRY(rows_pair_sums(ctx, a, s, x, dy, save_mean, save_invstd, sums_dy, sums_dy_xhat, st));
     // Without dx only the first chunk's blocks have work: dgamma and dbeta.
     dim3 finish(dx ? (unsigned)s.chunks : 1u, (unsigned)s.tiles);
     CUDA_CHECK_CONFIG(ctx, "rows_backward_data_kernel", finish, ROWS_THREADS, 0, elements, 64);
@@ -371,6 +444,59 @@ static int rows_backward(CudaContext *ctx, const BatchnormArgs *a, const T *x, c
         row_totals(sums_dy, channels, s.chunks), row_totals(sums_dy_xhat, channels, s.chunks),
         a->batch_statistics, a->accumulate_dx, a->accumulate_params);
     CUDA_CHECK_LAUNCH("rows_backward_data_kernel");
+    return 0;
+}
+
+template <typename T>
+static int rows_share_sums(CudaContext *ctx, const BatchnormArgs *a, const T *x, const T *dy,
+                           const float *save_mean, const float *save_invstd, double *sums,
+                           float *dgamma, float *dbeta, Status *st) {
+    RowSplit s;
+    TRY(rows_split_for(a, dy ? "batchnorm_backward_channel_sums" : "batchnorm_channel_sums", &s,
+                       st));
+    double *firsts = (double *)ctx->partials, *seconds = firsts + ROWS_ROOM;
+    TRY(rows_pair_sums(ctx, a, s, x, dy, save_mean, save_invstd, firsts, seconds, st));
+    unsigned grid = cuda_blocks_for((size_t)a->channels);
+    CUDA_CHECK_CONFIG(ctx, "rows_share_store_kernel", grid, CUDA_THREADS, 0,
+                      (size_t)a->channels, 64);
+    rows_share_store_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
+        row_totals(firsts, a->channels, s.chunks), row_totals(seconds, a->channels, s.chunks),
+        sums, dgamma, dbeta, a->channels, (long long)a->n, a->accumulate_params);
+    CUDA_CHECK_LAUNCH("rows_share_store_kernel");
+    return 0;
+}
+
+template <typename T>
+static int rows_forward_with_sums(CudaContext *ctx, const BatchnormArgs *a, const T *x, T *y,
+                                  const float *gamma, const float *beta, const double *sums,
+                                  float *running_mean, float *running_var, float *save_mean,
+                                  float *save_invstd, Status *st) {
+    RowSplit s;
+    TRY(rows_split_for(a, "batchnorm_forward_with_sums", &s, st));
+    dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
+    CUDA_CHECK_CONFIG(ctx, "rows_normalise_with_sums_kernel", grid, ROWS_THREADS, 0,
+                      rows_elements(a), 64);
+    rows_normalise_with_sums_kernel<<<grid, ROWS_THREADS, 0, ctx->stream>>>(
+        x, y, gamma, beta, sums, running_mean, running_var, save_mean, save_invstd, a->channels,
+        (long long)a->n, s, a->momentum, a->eps);
+    CUDA_CHECK_LAUNCH("rows_normalise_with_sums_kernel");
+    return 0;
+}
+
+template <typename T>
+static int rows_backward_data_with_sums(CudaContext *ctx, const BatchnormArgs *a, const T *x,
+                                        const T *dy, const float *gamma,
+                                        const float *save_mean, const float *save_invstd,
+                                        const double *sums, T *dx, Status *st) {
+    RowSplit s;
+    TRY(rows_split_for(a, "batchnorm_backward_data_with_sums", &s, st));
+    dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
+    CUDA_CHECK_CONFIG(ctx, "rows_input_gradient_with_sums_kernel", grid, ROWS_THREADS, 0,
+                      rows_elements(a), 64);
+    rows_input_gradient_with_sums_kernel<<<grid, ROWS_THREADS, 0, ctx->stream>>>(
+        x, dy, gamma, save_mean, save_invstd, sums, dx, a->channels, (long long)a->n, s,
+        a->accumulate_dx);
+    CUDA_CHECK_LAUNCH("rows_input_gradient_with_sums_kernel");
     return 0;
 }
 
@@ -409,5 +535,40 @@ int batchnorm_rows_backward(CudaContext *ctx, const BatchnormArgs *a, const void
                                         ctx, a, (const storage_t *)x, (const storage_t *)dy,
                                         gamma, save_mean, save_invstd, (storage_t *)dx, dgamma,
                                         dbeta, st));
+    return rc;
+}
+
+int batchnorm_rows_share_sums(CudaContext *ctx, const BatchnormArgs *a, const void *x,
+                              const void *dy, const float *save_mean, const float *save_invstd,
+                              double *sums, float *dgamma, float *dbeta, Status *st) {
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = rows_share_sums(
+                                        ctx, a, (const storage_t *)x, (const storage_t *)dy,
+                                        save_mean, save_invstd, sums, dgamma, dbeta, st));
+    return rc;
+}
+
+int batchnorm_rows_forward_with_sums(CudaContext *ctx, const BatchnormArgs *a, const void *x,
+                                     void *y, const float *gamma, const float *beta,
+                                     const double *sums, float *running_mean,
+                                     float *running_var, float *save_mean, float *save_invstd,
+                                     Status *st) {
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = rows_forward_with_sums(
+                                        ctx, a, (const storage_t *)x, (storage_t *)y, gamma,
+                                        beta, sums, running_mean, running_var, save_mean,
+                                        save_invstd, st));
+    return rc;
+}
+
+int batchnorm_rows_backward_data_with_sums(CudaContext *ctx, const BatchnormArgs *a,
+                                           const void *x, const void *dy, const float *gamma,
+                                           const float *save_mean, const float *save_invstd,
+                                           const double *sums, void *dx, Status *st) {
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = rows_backward_data_with_sums(
+                                        ctx, a, (const storage_t *)x, (const storage_t *)dy,
+                                        gamma, save_mean, save_invstd, sums, (storage_t *)dx,
+                                        st));
     return rc;
 }

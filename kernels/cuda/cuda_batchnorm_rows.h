@@ -24,5 +24,18 @@ int batchnorm_rows_backward(CudaContext *ctx, const BatchnormArgs *a, const void
                             const void *dy, const float *gamma, const float *save_mean,
                             const float *save_invstd, void *dx, float *dgamma, float *dbeta,
                             Status *st);
+// --sync-batchnorm's (a share of the batch on each rank): dy NULL sums x and x^2.
+int batchnorm_rows_share_sums(CudaContext *ctx, const BatchnormArgs *a, const void *x,
+                              const void *dy, const float *save_mean, const float *save_invstd,
+                              double *sums, float *dgamma, float *dbeta, Status *st);
+int batchnorm_rows_forward_with_sums(CudaContext *ctx, const BatchnormArgs *a, const void *x,
+                                     void *y, const float *gamma, const float *beta,
+                                     const double *sums, float *running_mean,
+                                     float *running_var, float *save_mean, float *save_invstd,
+                                     Status *st);
+int batchnorm_rows_backward_data_with_sums(CudaContext *ctx, const BatchnormArgs *a,
+                                           const void *x, const void *dy, const float *gamma,
+                                           const float *save_mean, const float *save_invstd,
+                                           const double *sums, void *dx, Status *st);
 
 #endif
