@@ -55,8 +55,8 @@ struct RowSplit {
     long long chunk_rows;  // rows per block (the last chunk may have fewer)
 };
 
-// Tiles as even as they can be (600 channels: two of 300, not 256 and 344 over three
-// blocks), and chunks of about ROWS_BLOCK_VALUES values, fewer and longer where their
+// Tiles as even as they can be (600 channels: three of 200, not 256, 256 and 88), and
+// chunks of about ROWS_BLOCK_VALUES values, fewer and longer where their
 // partials and the totals would not fit in `room` doubles.
 static RowSplit row_split(long long rows, int channels, size_t room) {
     RowSplit s = {0, 0, 0, 0, 0};
