@@ -3,7 +3,7 @@
 // to f32 storage rounded once): all seven ops, in both layouts of cuda_batchnorm.cu, one
 // block per channel (many channels, or any shape with the batchnorm-split lever off) and
 // many blocks per channel (few channels of many values each, cut by channel_split), and
-// the three ops that have channels-last rows (cuda_batchnorm_rows.cu) in those.
+// on channels-last rows (cuda_batchnorm_rows.cu: large shapes with spatial 1).
 //
 // Tolerances, and why. Both sides widen the same stored values exactly and sum them in
 // double, in different orders: the statistics and sums then agree to double's rounding
