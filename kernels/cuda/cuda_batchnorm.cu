@@ -485,9 +485,10 @@ static int backward_stored(const Backend *b, const BatchnormArgs *a, const T *x,
 //
 // The CPU reference's notes (cpu_batchnorm.c) say why sum x and sum x^2 in double. Each
 // rank sums its share (the same layouts as above: one block per channel, many with
-// partials in the context's scratch, or cuda_batchnorm_rows.cu's channels-last rows), the caller adds the sums over the ranks on the
-// device (NCCL), and elementwise kernels finish from the totals; those read the count from
-// the summed buffer, so the host never waits for the sums.
+// partials in the context's scratch, or cuda_batchnorm_rows.cu's channels-last rows), the
+// caller adds the sums over the ranks on the device (NCCL), and elementwise kernels finish
+// from the totals; those read the count from the summed buffer, so the host never waits
+// for the sums.
 
 // One block per channel (grid-stride over channels).
 template <typename T>

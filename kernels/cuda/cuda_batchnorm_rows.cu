@@ -51,6 +51,7 @@ struct RowSplit {
     int tiles;             // blocks across the channels
     int width;             // channels per tile
     int lanes;             // threads per channel in a block: ROWS_THREADS / width
+    int threads;           // per block: lanes * width rounded up to whole warps
     int chunks;            // blocks down the rows; 0: the shape does not fit the scratch
     long long chunk_rows;  // rows per block (the last chunk may have fewer)
 };
@@ -59,19 +60,24 @@ struct RowSplit {
 // chunks of about ROWS_BLOCK_VALUES values, fewer and longer where their
 // partials and the totals would not fit in `room` doubles.
 static RowSplit row_split(long long rows, int channels, size_t room) {
-    RowSplit s = {0, 0, 0, 0, 0};
+    RowSplit s = {0, 0, 0, 0, 0, 0};
     if (rows <= 0 || channels <= 0) return s;
     s.tiles = (channels + ROWS_THREADS - 1) / ROWS_THREADS;
     s.width = (channels + s.tiles - 1) / s.tiles;
     s.lanes = ROWS_THREADS / s.width;
+    // A tile of 129 to 256 channels has one lane: launching 256 threads would leave up to
+    // 127 of them idle at every barrier.
+    s.threads = (s.lanes * s.width + 31) / 32 * 32;
     long long chunk_rows = ROWS_BLOCK_VALUES / s.width;
     long long chunks = (rows + chunk_rows - 1) / chunk_rows;
     long long fit = (long long)(room / (size_t)channels) - 1;
     if (chunks > fit) chunks = fit;
     if (chunks > (long long)CUDA_MAX_BLOCKS) chunks = (long long)CUDA_MAX_BLOCKS;
     if (chunks < 1) return s;
-    s.chunks = (int)chunks;
     s.chunk_rows = (rows + chunks - 1) / chunks;
+    // Rounding the chunk up may leave the last chunks empty (5377 rows in 84 chunks of 65):
+    // count again, so every block has rows.
+    s.chunks = (int)((rows + s.chunk_rows - 1) / s.chunk_rows);
     return s;
 }
 
@@ -351,7 +357,8 @@ static int rows_split_for(const BatchnormArgs *a, const char *op, RowSplit *s, S
 static int rows_totals(CudaContext *ctx, const BatchnormArgs *a, const RowSplit &s,
                        double *first, double *second, Status *st) {
     dim3 grid((unsigned)a->channels, second ? 2u : 1u);
-    CUDA_CHECK_CONFIG(ctx, "rows_totals_kernel", grid, CHANNEL_REDUCE_THREADS, 0,
+    CUDA_CHECK_CONFIG(ctx, "rows_totals_kernel", grid, CHANNEL_REDUCE_THREADS,
+                      CHANNEL_REDUCE_THREADS / 32 * sizeof(double),
                       (size_t)a->channels * (size_t)s.chunks, 64);
     rows_totals_kernel<<<grid, CHANNEL_REDUCE_THREADS, 0, ctx->stream>>>(
         first, second ? second : first, a->channels, s.chunks);
@@ -366,9 +373,9 @@ static int rows_pair_sums(CudaContext *ctx, const BatchnormArgs *a, const RowSpl
                           const float *save_invstd, double *firsts, double *seconds,
                           Status *st) {
     dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
-    CUDA_CHECK_CONFIG(ctx, "rows_pair_partial_kernel", grid, ROWS_THREADS, ROWS_SHARED_BYTES,
+    CUDA_CHECK_CONFIG(ctx, "rows_pair_partial_kernel", grid, s.threads, ROWS_SHARED_BYTES,
                       rows_elements(a), 64);
-    rows_pair_partial_kernel<<<grid, ROWS_THREADS, 0, ctx->stream>>>(
+    rows_pair_partial_kernel<<<grid, s.threads, 0, ctx->stream>>>(
         x, dy, save_mean, save_invstd, a->channels, (long long)a->n, s, firsts, seconds);
     CUDA_CHECK_LAUNCH("rows_pair_partial_kernel");
     return rows_totals(ctx, a, s, firsts, seconds, st);
@@ -386,20 +393,20 @@ static int rows_forward_training(CudaContext *ctx, const BatchnormArgs *a, const
     double *sums = (double *)ctx->partials, *squares = sums + ROWS_ROOM;
     dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
     size_t elements = rows_elements(a);
-    CUDA_CHECK_CONFIG(ctx, "rows_sum_partial_kernel", grid, ROWS_THREADS, ROWS_SHARED_BYTES,
+    CUDA_CHECK_CONFIG(ctx, "rows_sum_partial_kernel", grid, s.threads, ROWS_SHARED_BYTES,
                       elements, 64);
-    rows_sum_partial_kernel<<<grid, ROWS_THREADS, 0, ctx->stream>>>(x, channels, rows, s, sums);
+    rows_sum_partial_kernel<<<grid, s.threads, 0, ctx->stream>>>(x, channels, rows, s, sums);
     CUDA_CHECK_LAUNCH("rows_sum_partial_kernel");
     TRY(rows_totals(ctx, a, s, sums, NULL, st));
     double *sum_totals = row_totals(sums, channels, s.chunks);
-    CUDA_CHECK_CONFIG(ctx, "rows_squares_partial_kernel", grid, ROWS_THREADS,
+    CUDA_CHECK_CONFIG(ctx, "rows_squares_partial_kernel", grid, s.threads,
                       ROWS_SHARED_BYTES, elements, 64);
-    rows_squares_partial_kernel<<<grid, ROWS_THREADS, 0, ctx->stream>>>(x, channels, rows, s,
+    rows_squares_partial_kernel<<<grid, s.threads, 0, ctx->stream>>>(x, channels, rows, s,
                                                                          sum_totals, squares);
     CUDA_CHECK_LAUNCH("rows_squares_partial_kernel");
     TRY(rows_totals(ctx, a, s, squares, NULL, st));
-    CUDA_CHECK_CONFIG(ctx, "rows_normalise_kernel", grid, ROWS_THREADS, 0, elements, 64);
-    rows_normalise_kernel<<<grid, ROWS_THREADS, 0, ctx->stream>>>(
+    CUDA_CHECK_CONFIG(ctx, "rows_normalise_kernel", grid, s.threads, 0, elements, 64);
+    rows_normalise_kernel<<<grid, s.threads, 0, ctx->stream>>>(
         x, y, gamma, beta, running_mean, running_var, save_mean, save_invstd, channels, rows, s,
         sum_totals, row_totals(squares, channels, s.chunks), a->momentum, a->eps);
     CUDA_CHECK_LAUNCH("rows_normalise_kernel");
@@ -414,9 +421,9 @@ static int rows_forward_inference(CudaContext *ctx, const BatchnormArgs *a, cons
     RowSplit s;
     TRY(rows_split_for(a, "batchnorm_forward_inference", &s, st));
     dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
-    CUDA_CHECK_CONFIG(ctx, "rows_normalise_kernel", grid, ROWS_THREADS, 0, rows_elements(a), 64);
+    CUDA_CHECK_CONFIG(ctx, "rows_normalise_kernel", grid, s.threads, 0, rows_elements(a), 64);
     // Evaluation reads the running statistics and never writes them (sum_totals NULL).
-    rows_normalise_kernel<<<grid, ROWS_THREADS, 0, ctx->stream>>>(
+    rows_normalise_kernel<<<grid, s.threads, 0, ctx->stream>>>(
         x, y, gamma, beta, (float *)running_mean, (float *)running_var, save_mean, save_invstd,
         a->channels, (long long)a->n, s, (const double *)NULL, (const double *)NULL,
         a->momentum, a->eps);
@@ -438,8 +445,8 @@ static int rows_backward(CudaContext *ctx, const BatchnormArgs *a, const T *x, c
     TRY(rows_pair_sums(ctx, a, s, x, dy, save_mean, save_invstd, sums_dy, sums_dy_xhat, st));
     // Without dx only the first chunk's blocks have work: dgamma and dbeta.
     dim3 finish(dx ? (unsigned)s.chunks : 1u, (unsigned)s.tiles);
-    CUDA_CHECK_CONFIG(ctx, "rows_backward_data_kernel", finish, ROWS_THREADS, 0, elements, 64);
-    rows_backward_data_kernel<<<finish, ROWS_THREADS, 0, ctx->stream>>>(
+    CUDA_CHECK_CONFIG(ctx, "rows_backward_data_kernel", finish, s.threads, 0, elements, 64);
+    rows_backward_data_kernel<<<finish, s.threads, 0, ctx->stream>>>(
         x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta, channels, rows, s,
         row_totals(sums_dy, channels, s.chunks), row_totals(sums_dy_xhat, channels, s.chunks),
         a->batch_statistics, a->accumulate_dx, a->accumulate_params);
@@ -474,9 +481,9 @@ static int rows_forward_with_sums(CudaContext *ctx, const BatchnormArgs *a, cons
     RowSplit s;
     TRY(rows_split_for(a, "batchnorm_forward_with_sums", &s, st));
     dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
-    CUDA_CHECK_CONFIG(ctx, "rows_normalise_with_sums_kernel", grid, ROWS_THREADS, 0,
+    CUDA_CHECK_CONFIG(ctx, "rows_normalise_with_sums_kernel", grid, s.threads, 0,
                       rows_elements(a), 64);
-    rows_normalise_with_sums_kernel<<<grid, ROWS_THREADS, 0, ctx->stream>>>(
+    rows_normalise_with_sums_kernel<<<grid, s.threads, 0, ctx->stream>>>(
         x, y, gamma, beta, sums, running_mean, running_var, save_mean, save_invstd, a->channels,
         (long long)a->n, s, a->momentum, a->eps);
     CUDA_CHECK_LAUNCH("rows_normalise_with_sums_kernel");
@@ -491,9 +498,9 @@ static int rows_backward_data_with_sums(CudaContext *ctx, const BatchnormArgs *a
     RowSplit s;
     TRY(rows_split_for(a, "batchnorm_backward_data_with_sums", &s, st));
     dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
-    CUDA_CHECK_CONFIG(ctx, "rows_input_gradient_with_sums_kernel", grid, ROWS_THREADS, 0,
+    CUDA_CHECK_CONFIG(ctx, "rows_input_gradient_with_sums_kernel", grid, s.threads, 0,
                       rows_elements(a), 64);
-    rows_input_gradient_with_sums_kernel<<<grid, ROWS_THREADS, 0, ctx->stream>>>(
+    rows_input_gradient_with_sums_kernel<<<grid, s.threads, 0, ctx->stream>>>(
         x, dy, gamma, save_mean, save_invstd, sums, dx, a->channels, (long long)a->n, s,
         a->accumulate_dx);
     CUDA_CHECK_LAUNCH("rows_input_gradient_with_sums_kernel");

@@ -7,8 +7,9 @@
 
 #include "kernels/cuda/cuda_internal.h"
 
-// Whether the rows kernels take this shape: spatial 1, several channels, a tensor large
-// enough to be worth their extra launches, and the batchnorm-split lever on.
+// Whether the rows kernels take this shape: spatial 1, several channels (up to 32 767,
+// whose partials fit the context's scratch), a tensor large enough to be worth their extra
+// launches, and the batchnorm-split lever on.
 int batchnorm_rows_apply(const CudaContext *ctx, const BatchnormArgs *a);
 
 // The ops of kernels/backend.h for such shapes; x, y, dy and dx stored as a->dtype.

@@ -1,7 +1,8 @@
 // Per-channel sums over [n, channels, spatial] tensors (NCHW activations: spatial = H*W)
 // with many blocks per channel. Shared by the CUDA backend's .cu files only: the
 // convolution bias gradient (cuda_conv2d.cu) and batchnorm's statistics
-// (cuda_batchnorm.cu).
+// (cuda_batchnorm.cu; cuda_batchnorm_rows.cu adds its partials with
+// channel_partials_total).
 //
 // Why split a channel: one block per channel keeps as many SMs busy as there are channels.
 // The H100 profile of cnn-bn and lenet at batch 1024 (docs/benchmarks.md) had its first

@@ -2823,8 +2823,9 @@ static int open_backend(int allow_tf32, const Backend **out, int *skip) {
 // Each lever's off path is the implementation it replaced, kept so that bench/levers_gpu.sh
 // can measure the lever alone; it must still compute what the CPU does. In fp32, under
 // the fp32 tolerances, with every lever off at once: the ops that have levers (conv2d's
-// bias gradient and fused forward, batchnorm at cnn-bn's long channels, max-pool backward
-// on disjoint windows, gemm_bias_activation, the multi-tensor optimizer ops) rerun.
+// bias gradient and fused forward, batchnorm at cnn-bn's long channels and on channels-last
+// rows (one block per channel for both), max-pool backward on disjoint windows,
+// gemm_bias_activation, the multi-tensor optimizer ops) rerun.
 static void run_levers_off_pass(void) {
     if (device_broken) return;
     CudaBackendOptions options = {.ordinal = 0, .precision = PRECISION_FP32,

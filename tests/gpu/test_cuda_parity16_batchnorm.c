@@ -479,9 +479,10 @@ static void run_shape(const BnShape *s, Rng *rng) {
 static const BnShape split_shapes[] = {{8, 3, 4900}, {5, 2, 4099}};
 static const BnShape block_shapes[] = {{33, 40, 7}, {65, 37, 1}, {1, 3, 5}};
 // Channels-last rows (cuda_batchnorm_rows.cu: spatial 1, at least 2^18 values): 32
-// channels as after a convolution in NHWC (batch 16 of 28 x 28), and six (42 threads each,
-// four idle). With the lever off they run one block per channel.
-static const BnShape rows_shapes[] = {{12544, 32, 1}, {70000, 6, 1}};
+// channels as after a convolution in NHWC (batch 16 of 28 x 28), six (42 threads each,
+// four idle), and 301 (two tiles of 151 channels). With the lever off they run one block
+// per channel.
+static const BnShape rows_shapes[] = {{12544, 32, 1}, {70000, 6, 1}, {1500, 301, 1}};
 
 static int run_storage(DType dtype, unsigned disabled_levers) {
     CudaBackendOptions options = {.ordinal = 0, .precision = PRECISION_FP32,
