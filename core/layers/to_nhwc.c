@@ -3,7 +3,7 @@
 // storage's cast of it keep that order) and the convolutional trunk after it reads NHWC.
 // One channel needs none: its bytes are the same in both layouts. A model file cannot name
 // it; as a layer of its own, like cast, the memory plan, the per-layer times and `trainer
-// check` show what it costs: one pass over the batch's images each step.
+// check` show what it costs: one pass over the batch's images each forward.
 #include "core/layer.h"
 
 static int to_nhwc_forward(Layer *l, const LayerContext *ctx, Status *st) {
