@@ -799,10 +799,10 @@ static int graph_has_conv2d(const Graph *g) {
 }
 
 // The images a conversion may take into NHWC: the model input's, or its cast's under
-// bf16/fp16 (half the bytes to move). Only there: a conversion in the middle of a network
-// costs two passes over its images each step (forward here, and its reader's NHWC output
-// back to NCHW somewhere), which the trunk after it would have to win back first; at the
-// input the data needs no gradient, so it costs one.
+// bf16/fp16 (half the bytes to move). Only there: in the middle of a network a conversion
+// costs two passes over its images each step, forward and its gradient back in backward,
+// which the NHWC trunk after it would have to win back before it paid; at the input the
+// data wants no gradient, so it costs the forward one alone.
 static int is_model_input(const Graph *g, const Layer *l) {
     return l == g->input || (is_cast(g, l) && l->inputs[0] == g->input);
 }
