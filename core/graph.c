@@ -667,29 +667,24 @@ int graph_fuse_activations(Graph *g, int enabled) {
     return fused;
 }
 
-// ---- storage: f32 or 16-bit activations ----------------------------------------------------
+// ---- internal layers: what graph_set_storage and graph_set_layouts insert ----------------
 
-extern const LayerKind layer_cast;
+extern const LayerKind layer_cast, layer_to_nhwc;
 
-static int is_cast(const Layer *l) { return l->kind == &layer_cast; }
+static int is_cast(const Graph *g, const Layer *l) { return l->kind == &layer_cast; }
+static int is_to_nhwc(const Graph *g, const Layer *l) { return l->kind == &layer_to_nhwc; }
 
-// The layer whose fused op writes l's output (l is its act= layer), or NULL.
-static const Layer *fused_owner(const Graph *g, const Layer *l) {
-    for (int i = 0; i < g->count; i++)
-        if (g->layers[i]->fused_activation == l) return g->layers[i];
-    return NULL;
-}
-
-// Takes every cast out again: its readers read what it converted.
-static void remove_casts(Graph *g) {
+// Takes out every layer `drop` picks (an internal one, reading one input): its readers read
+// what it read.
+static void remove_layers(Graph *g, int (*drop)(const Graph *g, const Layer *l)) {
     for (int i = 0; i < g->count; i++)
         for (int k = 0; k < g->layers[i]->input_count; k++)
-            while (is_cast(g->layers[i]->inputs[k]))
+            while (drop(g, g->layers[i]->inputs[k]))
                 g->layers[i]->inputs[k] = g->layers[i]->inputs[k]->inputs[0];
     int kept = 0;
     for (int i = 0; i < g->count; i++) {
         Layer *l = g->layers[i];
-        if (!is_cast(l)) {
+        if (!drop(g, l)) {
             g->layers[kept++] = l;
             continue;
         }
@@ -699,45 +694,65 @@ static void remove_casts(Graph *g) {
     g->count = kept;
 }
 
-// The cast of `from`'s output to `dtype`, shared by every reader that wants it; made and
-// placed right after `from` when there is none yet (*inserted_at is then the index it took,
-// -1 otherwise: the caller's own index moves on by one). NULL when out of host memory.
-static Layer *cast_of(Graph *g, Layer *from, DType dtype, int *inserted_at) {
-    *inserted_at = -1;
-    int at = 0;
-    for (int i = 0; i < g->count; i++) {
-        Layer *l = g->layers[i];
-        if (is_cast(l) && l->inputs[0] == from && l->out_dtype == dtype) return l;
-        if (l == from) at = i + 1;
-    }
+// A new layer of an internal `kind` reading `from`, placed right after it (at index *at),
+// named "<from>:<suffix>", with from's shape, dtype and model-file place. NULL when out of
+// host memory.
+static Layer *insert_after(Graph *g, Layer *from, const LayerKind *kind, const char *suffix,
+                           int *at) {
+    *at = index_of(g, from) + 1;
     Layer **grown = realloc(g->layers, (size_t)(g->count + 1) * sizeof *grown);
     if (!grown) return NULL;
     g->layers = grown;
     Layer *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->kind = &layer_cast;
-    snprintf(c->name, sizeof c->name, "%.*s:%s", LAYER_NAME_MAX - 8, from->name,
-             dtype_name(dtype));
+    c->kind = kind;
+    snprintf(c->name, sizeof c->name, "%.*s:%s", LAYER_NAME_MAX - 8, from->name, suffix);
     c->path = from->path;
     c->line = from->line;
     c->column = from->column;
     c->inputs[0] = from;
     c->input_count = 1;
     c->out_shape = from->out_shape;
-    c->out_dtype = dtype;
-    memmove(g->layers + at + 1, g->layers + at, (size_t)(g->count - at) * sizeof *g->layers);
-    g->layers[at] = c;
+    c->out_dtype = from->out_dtype;
+    memmove(g->layers + *at + 1, g->layers + *at, (size_t)(g->count - *at) * sizeof *g->layers);
+    g->layers[*at] = c;
     g->count++;
-    *inserted_at = at;
+    return c;
+}
+
+// ---- storage: f32 or 16-bit activations ----------------------------------------------------
+
+// The layer whose fused op writes l's output (l is its act= layer), or NULL.
+static const Layer *fused_owner(const Graph *g, const Layer *l) {
+    for (int i = 0; i < g->count; i++)
+        if (g->layers[i]->fused_activation == l) return g->layers[i];
+    return NULL;
+}
+
+// The cast of `from`'s output to `dtype`, shared by every reader that wants it; made and
+// placed right after `from` when there is none yet (*inserted_at is then the index it took,
+// -1 otherwise: the caller's own index moves on by one). NULL when out of host memory.
+static Layer *cast_of(Graph *g, Layer *from, DType dtype, int *inserted_at) {
+    *inserted_at = -1;
+    for (int i = 0; i < g->count; i++) {
+        Layer *l = g->layers[i];
+        if (is_cast(g, l) && l->inputs[0] == from && l->out_dtype == dtype) return l;
+    }
+    Layer *c = insert_after(g, from, &layer_cast, dtype_name(dtype), inserted_at);
+    if (c) c->out_dtype = dtype;
     return c;
 }
 
 int graph_set_storage(Graph *g, DType dtype, Status *st) {
-    remove_casts(g);
+    // graph_set_layouts' conversions read the casts this takes out, in the casts' dtype:
+    // they go first, and with them the layouts they made possible.
+    remove_layers(g, is_to_nhwc);
+    for (int i = 0; i < g->count; i++) g->layers[i]->layout = LAYOUT_NCHW;
+    remove_layers(g, is_cast);
     g->activation_dtype = dtype;
     for (int i = 0; i < g->count; i++) {
         Layer *l = g->layers[i];
-        if (is_cast(l)) continue;  // placed by this loop, dtype set
+        if (is_cast(g, l)) continue;  // placed by this loop, dtype set
         const Layer *owner = fused_owner(g, l);
         // Producers come first, so the dtypes this reads are already final.
         if (l->kind->input_count == 0) {
@@ -783,16 +798,79 @@ static int graph_has_conv2d(const Graph *g) {
     return 0;
 }
 
-int graph_set_layouts(Graph *g, int nhwc) {
+// The images a conversion may take into NHWC: the model input's, or its cast's under
+// bf16/fp16 (half the bytes to move). Only there: in the middle of a network a conversion
+// costs two passes over its images each step, forward and its gradient back in backward,
+// which the NHWC trunk after it would have to win back before it paid; at the input the
+// data wants no gradient, so it costs the forward one alone.
+static int is_model_input(const Graph *g, const Layer *l) {
+    return l == g->input || (is_cast(g, l) && l->inputs[0] == g->input);
+}
+
+// Whether `reader` may take its input from a conversion: an image layer that may go NHWC.
+// Not a cast: the conversion goes after it, where it moves the cast's dtype.
+static int may_read_nhwc(const Graph *g, const Layer *reader) {
+    return reader->kind->layout_use == LAYOUT_USE_EITHER && !is_cast(g, reader) &&
+           reader->out_shape.rank == 3;
+}
+
+// Puts one to_nhwc after each model input of several channels, shared by every reader that
+// may go NHWC. Returns 0 or STATUS_RUNTIME_ERROR (out of host memory).
+static int convert_model_inputs(Graph *g, Status *st) {
+    for (int i = 0; i < g->count; i++) {
+        Layer *from = g->layers[i];
+        if (!is_model_input(g, from) || !layer_layout_matters(from)) continue;
+        Layer *conversion = NULL;
+        for (int r = 0; r < g->count; r++) {
+            Layer *reader = g->layers[r];
+            for (int k = 0; k < reader->input_count; k++) {
+                if (reader->inputs[k] != from || !may_read_nhwc(g, reader)) continue;
+                int at;
+                if (!conversion) conversion = insert_after(g, from, &layer_to_nhwc, "nhwc", &at);
+                if (!conversion) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+                reader->inputs[k] = conversion;
+            }
+        }
+    }
+    return 0;
+}
+
+static int is_unread_to_nhwc(const Graph *g, const Layer *l) {
+    return is_to_nhwc(g, l) && l->layout != LAYOUT_NHWC;
+}
+
+// After the fixed point: a reader it sent back to NCHW reads the images the conversion
+// read, and a conversion no NHWC layer reads any more is taken out, so that a model whose
+// trunk cannot go NHWC (a reshape reads it) keeps the graph it had.
+static void drop_unread_conversions(Graph *g) {
+    for (int i = 0; i < g->count; i++) {
+        Layer *reader = g->layers[i];
+        for (int k = 0; k < reader->input_count; k++)
+            if (is_to_nhwc(g, reader->inputs[k]) && reader->layout != LAYOUT_NHWC)
+                reader->inputs[k] = reader->inputs[k]->inputs[0];
+    }
+    for (int i = 0; i < g->count; i++)
+        if (is_to_nhwc(g, g->layers[i]) && !read_by_other(g, g->layers[i], NULL))
+            g->layers[i]->layout = LAYOUT_NCHW;  // marks it for is_unread_to_nhwc
+    remove_layers(g, is_unread_to_nhwc);
+}
+
+int graph_set_layouts(Graph *g, int nhwc, Status *st) {
     // Every image-to-image layer starts NHWC; then any that would hand NHWC bytes to a
     // reader of NCHW, or read NCHW bytes it would take as NHWC, goes back to NCHW, until
-    // nothing changes. What stays NHWC is the convolutional trunk between the input (its
-    // one channel is the same bytes either way; nothing moves several channels into NHWC
-    // yet, so such a model stays NCHW) and the flatten or global_avgpool that ends it.
+    // nothing changes. What stays NHWC is the convolutional trunk between the input and
+    // the flatten or global_avgpool that ends it. An input of one channel is the same
+    // bytes either way; one of several goes through a to_nhwc first, which stays NHWC
+    // throughout (it reads NCHW and writes NHWC) and is dropped again when no reader
+    // stays NHWC.
+    remove_layers(g, is_to_nhwc);
     int use = nhwc && graph_has_conv2d(g);
+    if (use) TRY(convert_model_inputs(g, st));
     for (int i = 0; i < g->count; i++) {
         Layer *l = g->layers[i];
-        l->layout = use && l->kind->layout_use == LAYOUT_USE_EITHER && l->out_shape.rank == 3
+        LayoutUse how = l->kind->layout_use;
+        l->layout = use && (how == LAYOUT_USE_TO_NHWC ||
+                            (how == LAYOUT_USE_EITHER && l->out_shape.rank == 3))
                         ? LAYOUT_NHWC
                         : LAYOUT_NCHW;
     }
@@ -800,7 +878,7 @@ int graph_set_layouts(Graph *g, int nhwc) {
         changed = 0;
         for (int i = 0; i < g->count; i++) {
             Layer *l = g->layers[i];
-            if (l->layout != LAYOUT_NHWC) continue;
+            if (l->layout != LAYOUT_NHWC || is_to_nhwc(g, l)) continue;
             int fits = 1;
             for (int k = 0; k < l->input_count; k++) fits = fits && reads_layout(l, l->inputs[k]);
             for (int r = 0; r < g->count && fits; r++)
@@ -813,7 +891,9 @@ int graph_set_layouts(Graph *g, int nhwc) {
             changed = 1;
         }
     }
-    return graph_nhwc_layers(g);
+    drop_unread_conversions(g);
+    // Layers came or went: which gradients backward writes or adds is planned again.
+    return plan_gradients(g, st);
 }
 
 int graph_nhwc_layers(const Graph *g) {

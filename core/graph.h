@@ -60,21 +60,26 @@ int graph_fuse_activations(Graph *g, int enabled);
 // reader that store differently; a view (flatten, reshape) keeps its input's dtype.
 // DTYPE_F32 removes the casts again. Call it after the last graph_fuse_activations (a
 // fused activation's output is its owner's dtype) and before graph_allocate and
-// memory_plan. Layers keep their order, a cast right after what it converts. Returns 0 or
-// STATUS_RUNTIME_ERROR (out of host memory).
+// memory_plan. Layers keep their order, a cast right after what it converts. It also takes
+// out graph_set_layouts' conversions and lays every layer out NCHW again: call
+// graph_set_layouts after it. Returns 0 or STATUS_RUNTIME_ERROR (out of host memory).
 int graph_set_storage(Graph *g, DType dtype, Status *st);
 
 // Lays out the images between a network's convolutions NHWC when `nhwc` is set (the
 // backend's nhwc_activations): tensor-core convolutions read NHWC, so cuDNN transposes
 // NCHW activations before and after each one. Every layer of LAYOUT_USE_EITHER whose
 // inputs and readers can take NHWC (Layer.layout); the trunk ends at a flatten, which then
-// copies the images into NCHW order (layer_reorders_input), or a global_avgpool. Parameters
-// and checkpoints do not change; results are bit for bit NCHW's on the CPU. nhwc 0, or a
-// graph without a conv2d, leaves every layer NCHW. Call it after graph_set_storage (casts
-// take their input's layout) and before graph_allocate and memory_plan. Returns how many
-// layers are NHWC.
-int graph_set_layouts(Graph *g, int nhwc);
-// How many layers graph_set_layouts last laid out NHWC.
+// copies the images into NCHW order (layer_reorders_input), or a global_avgpool. A model
+// input of several channels (or its cast under bf16/fp16) gets a `to_nhwc` layer
+// (core/layers/to_nhwc.c) between it and the layers that go NHWC, one shared by all of
+// them, and only when some do. Parameters and checkpoints do not change; results are bit
+// for bit NCHW's on the CPU. nhwc 0, or a graph without a conv2d, leaves every layer NCHW
+// and no conversion. It may be called again with either value: it first takes out the
+// conversions it put in. Call it after graph_set_storage (casts take their input's layout)
+// and before graph_allocate and memory_plan; graph_nhwc_layers says how many layers are
+// NHWC. Returns 0 or STATUS_RUNTIME_ERROR (out of host memory).
+int graph_set_layouts(Graph *g, int nhwc, Status *st);
+// How many layers graph_set_layouts last laid out NHWC (its conversions included).
 int graph_nhwc_layers(const Graph *g);
 
 // Sample shape and label range of a dataset against the model. `what` names the data

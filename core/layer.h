@@ -95,8 +95,10 @@ typedef enum LayoutUse {
     LAYOUT_USE_NCHW,         // reads and writes NCHW only (input, dense, reshape, losses)
     LAYOUT_USE_EITHER,       // images in and out in Layer.layout (conv2d, pooling, batchnorm,
                              // and the elementwise act, dropout, add, cast)
-    LAYOUT_USE_READS_EITHER  // reads images in its input's layout, writes a vector in NCHW
+    LAYOUT_USE_READS_EITHER, // reads images in its input's layout, writes a vector in NCHW
                              // order (flatten, global_avgpool)
+    LAYOUT_USE_TO_NHWC       // reads NCHW images, writes them NHWC (to_nhwc, which
+                             // graph_set_layouts puts after a several-channel model input)
 } LayoutUse;
 
 struct Layer {

@@ -100,32 +100,47 @@ static void print_fusion(const Graph *g, const RunConfig *config) {
 
 // Which layers hold NHWC images (graph_set_layouts), or would under train --layout nhwc
 // on a GPU. The layers of an NHWC trunk are consecutive in the table.
-static void print_layouts(Graph *g, const Device *device) {
+static int print_layouts(Graph *g, const Device *device, Status *st) {
     int here = device->backend->nhwc_activations;
-    int count = graph_set_layouts(g, 1);
-    const char *first = NULL, *last = NULL, *reorders = NULL;
+    TRY(graph_set_layouts(g, 1, st));
+    int count = graph_nhwc_layers(g);
+    // Copied: the second graph_set_layouts takes the conversion out, its name with it.
+    char first[LAYER_NAME_MAX] = "", last[LAYER_NAME_MAX] = "", reorders[LAYER_NAME_MAX] = "";
+    char converts[LAYER_NAME_MAX] = "";
     for (int i = 0; i < g->count; i++) {
         const Layer *l = g->layers[i];
         if (l->layout == LAYOUT_NHWC) {
-            if (!first) first = l->name;
-            last = l->name;
+            if (!first[0]) snprintf(first, sizeof first, "%s", l->name);
+            snprintf(last, sizeof last, "%s", l->name);
         }
-        if (layer_reorders_input(l)) reorders = l->name;
+        if (layer_reorders_input(l)) snprintf(reorders, sizeof reorders, "%s", l->name);
+        if (l->kind->layout_use == LAYOUT_USE_TO_NHWC)
+            snprintf(converts, sizeof converts, "%s", l->name);
     }
-    graph_set_layouts(g, here);  // what the plan above was made for
+    TRY(graph_set_layouts(g, here, st));  // what the plan above was made for
     if (!count) {
-        printf("layout: NCHW throughout (NHWC is for convolutions on a one-channel input)\n");
-        return;
+        printf("layout: NCHW throughout (NHWC is for the images between convolutions; no "
+               "layer here can take it)\n");
+        return 0;
     }
-    char trunk[2 * LAYER_NAME_MAX + 64], copy[LAYER_NAME_MAX + 64] = "";
+    char trunk[2 * LAYER_NAME_MAX + 64], notes[2 * LAYER_NAME_MAX + 128] = "";
     snprintf(trunk, sizeof trunk, "%d layer%s from %s to %s", count, count == 1 ? "" : "s",
              first, last);
-    if (reorders) snprintf(copy, sizeof copy, " (%s copies them back into NCHW order)", reorders);
+    size_t used = 0;
+    if (converts[0])
+        used += (size_t)snprintf(notes, sizeof notes, " (%s converts the input into NHWC first",
+                                 converts);
+    if (reorders[0])
+        snprintf(notes + used, sizeof notes - used, "%s%s copies them back into NCHW order)",
+                 used ? "; " : " (", reorders);
+    else if (used)
+        snprintf(notes + used, sizeof notes - used, ")");
     if (here)
-        printf("layout: NHWC for the %s%s (--layout nhwc)\n", trunk, copy);
+        printf("layout: NHWC for the %s%s (--layout nhwc)\n", trunk, notes);
     else
         printf("layout: NCHW; train --layout nhwc on a GPU lays the %s out NHWC, as cuDNN's "
-               "tensor-core convolutions read it%s\n", trunk, copy);
+               "tensor-core convolutions read it%s\n", trunk, notes);
+    return 0;
 }
 
 // ---- the memory plan -----------------------------------------------------------------------
@@ -346,13 +361,13 @@ static int check_with(const Command *cmd, const ParsedArgs *args, Graph *g,
         printf("train batch=%d epochs=%d seed=%ld\n", config->train.batch, config->train.epochs,
                config->train.seed);
         print_fusion(g, config);
-        print_layouts(g, device);
-        print_check_precision(config, &precision, device);
-        print_plan(config, &plan, have_data);
+        rc = print_layouts(g, device, st);  // fails only out of host memory
+        if (!rc) print_check_precision(config, &precision, device);
+        if (!rc) print_plan(config, &plan, have_data);
         memory_plan_free(&plan);
-        rc = print_largest_batch(g, device, &options, st);
-        if (have_data) print_data_verdict(&data);
-        print_data_transform(config, &data.normalization, data.normalization_source);
+        if (!rc) rc = print_largest_batch(g, device, &options, st);
+        if (!rc && have_data) print_data_verdict(&data);
+        if (!rc) print_data_transform(config, &data.normalization, data.normalization_source);
     }
     run_data_free(&data);
     return rc;

@@ -315,7 +315,8 @@ static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r
         r->graphs_built++;
         graph_fuse_activations(&r->graphs[i], !r->config.train.no_fusion);
         TRY(graph_set_storage(&r->graphs[i], precision_activation_dtype(r->precision), st));
-        graph_set_layouts(&r->graphs[i], r->device_list[i]->backend->nhwc_activations);
+        TRY(graph_set_layouts(&r->graphs[i], r->device_list[i]->backend->nhwc_activations,
+                              st));
     }
     for (int i = 0; i < r->count; i++) r->graph_list[i] = &r->graphs[i];
     return 0;

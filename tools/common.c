@@ -188,13 +188,14 @@ int check_device_precision(Graph *g, const PrecisionConfig *precision, const Dev
     char notice[512];
     TRY(precision_check(g, precision, &target, &computed, notice, sizeof notice, st));
     TRY(graph_set_storage(g, precision_activation_dtype(computed), st));
-    int nhwc = graph_set_layouts(g, d->backend->nhwc_activations);
+    TRY(graph_set_layouts(g, d->backend->nhwc_activations, st));
+    int nhwc = graph_nhwc_layers(g);
     if (notice[0]) print_notice("%s", notice);
     if (nhwc)
         print_notice("%s: %d layer%s hold NHWC images (--layout nhwc)", d->name, nhwc,
                      nhwc == 1 ? "" : "s");
     else if (d->backend->nhwc_activations)
-        print_notice("--layout nhwc: no convolution on one-channel images here, so every "
+        print_notice("--layout nhwc: no layer here can take NHWC images, so every "
                      "activation stays NCHW (trainer check shows the layout)");
     if (effective) *effective = computed;
     return 0;

@@ -139,8 +139,9 @@ static int train_once(const char *model, const char *spec, const char *memory_li
     rc = device_open(&options, &d, notice, sizeof notice, st);
     if (!rc) {
         if (notice[0]) printf("  notice: %s\n", notice);
-        out->nhwc_layers = graph_set_layouts(&g, d.backend->nhwc_activations);
-        rc = graph_check_dataset(&g, train, "fashion-mnist train", st);
+        rc = graph_set_layouts(&g, d.backend->nhwc_activations, st);
+        out->nhwc_layers = graph_nhwc_layers(&g);
+        if (!rc) rc = graph_check_dataset(&g, train, "fashion-mnist train", st);
         if (!rc) rc = graph_check_dataset(&g, test, "fashion-mnist test", st);
         if (!rc) rc = graph_init_params(&g, d.backend, &d.alloc, (uint64_t)config.train.seed, st);
         TrainHooks hooks = {.user = out, .on_step = on_step, .on_epoch = on_epoch,

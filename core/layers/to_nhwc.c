@@ -1,0 +1,38 @@
+// The layout conversion graph_set_layouts puts after a model input of several channels
+// under --layout nhwc: the batch arrives NCHW (the datasets, the input layer and 16-bit
+// storage's cast of it keep that order) and the convolutional trunk after it reads NHWC.
+// One channel needs none: its bytes are the same in both layouts. A model file cannot name
+// it; as a layer of its own, like cast, the memory plan, the per-layer times and `trainer
+// check` show what it costs: one pass over the batch's images each forward.
+#include "core/layer.h"
+
+static int to_nhwc_forward(Layer *l, const LayerContext *ctx, Status *st) {
+    const Shape *s = &l->out_shape;
+    return ctx->backend->layout_convert(ctx->backend, l->out_dtype, ctx->batch, s->dims[0],
+                                        s->dims[1] * s->dims[2], LAYOUT_NCHW,
+                                        l->inputs[0]->output.data, l->output.data, 0, st);
+}
+
+// What it reads is the data, which wants no gradient (plan_gradients); the conversion back
+// is there for an input that some day does.
+static int to_nhwc_backward(Layer *l, const LayerContext *ctx, Status *st) {
+    if (!l->input_needs_grad[0]) return 0;
+    const Shape *s = &l->out_shape;
+    return ctx->backend->layout_convert(ctx->backend, l->out_dtype, ctx->batch, s->dims[0],
+                                        s->dims[1] * s->dims[2], LAYOUT_NHWC, l->grad.data,
+                                        l->inputs[0]->grad.data, l->input_grad_accumulate[0],
+                                        st);
+}
+
+// graph_set_layouts sets the shape, dtype and layout itself; nothing to infer.
+static int to_nhwc_infer(Layer *l, Status *st) { return 0; }
+
+const LayerKind layer_to_nhwc = {
+    .name = "to_nhwc",
+    .summary = "layout conversion NCHW to NHWC (inserted for --layout nhwc)",
+    .input_count = 1,
+    .layout_use = LAYOUT_USE_TO_NHWC,
+    .infer = to_nhwc_infer,
+    .forward = to_nhwc_forward,
+    .backward = to_nhwc_backward,
+};
