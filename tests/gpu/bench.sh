@@ -180,4 +180,12 @@ expect_rc 0 "bench train --layout nhwc"
 expect_in out "layout: NHWC for 6 layers (--layout nhwc)" "the report says NHWC"
 expect_in err "6 layers hold NHWC images (--layout nhwc)" "a notice says it too"
 
+# ---- --layout nhwc with a colour input and batchnorm: to_nhwc converts the input, and the
+# batchnorms run on channels-last rows (64 x 32 x 32 x 16 values and more) ----
+run "$TRAINER" bench train models/cifar-resnet.model "${GPU[@]}" --batch 64 --steps 2 --json \
+    --layout nhwc
+json_check "--layout nhwc lays cifar-resnet's 29 trunk layers out NHWC, its conversion first" '
+assert doc["train"]["layout"] == "nhwc" and doc["train"]["nhwc_layers"] == 29, doc["train"]
+'
+
 finish

@@ -1,11 +1,12 @@
 // Training end to end on the GPU (device "cuda:0", opened as the CLI opens it: with TF32
 // as by default, and FP32 only as with --no-tf32) against the same training on the CPU:
-// models/mlp.model and models/lenet.model, one epoch on the first 10 000 Fashion-MNIST
-// training images, same seed, so the same initial weights, batch order and dropout
-// masks; evaluated on the 10 000 test images. Then the memory limit on the GPU: a dataset
-// that does not fit is staged through the host and trains as well, a batch that does not
-// fit is split into micro-batches and learns the same, and out of memory that cannot be
-// split away (the limit's, and the device's own) is STATUS_OUT_OF_MEMORY, never a crash.
+// models/mlp.model and models/lenet.model (and cnn-bn.model in NHWC alone), one epoch on
+// the first 10 000 Fashion-MNIST training images, same seed, so the same initial weights,
+// batch order and dropout masks; evaluated on the 10 000 test images. Then the memory
+// limit on the GPU: a dataset that does not fit is staged through the host and trains as
+// well, a batch that does not fit is split into micro-batches and learns the same, and out
+// of memory that cannot be split away (the limit's, and the device's own) is
+// STATUS_OUT_OF_MEMORY, never a crash.
 //
 // Tolerances, and why
 // - Test accuracy within 2 points of the CPU's. The two runs differ only by rounding
@@ -166,6 +167,9 @@ static void print_run(const char *model, const char *where, const RunResult *r) 
     fflush(stdout);
 }
 
+// cnn-bn's trunk in NHWC: two of conv2d, batchnorm, its act and maxpool (`trainer check`).
+#define CNN_BN_NHWC_LAYERS 8
+
 static double relative(double a, double b) { return fabs(a - b) / fmax(fabs(b), 1e-12); }
 
 // One GPU run against the CPU's.
@@ -197,9 +201,9 @@ static void compare_runs(const char *model, const char *where, const RunResult *
 
 // GPU (TF32 allowed, then FP32 only, then TF32 with NHWC images between the convolutions)
 // against CPU, same model, data and seed: for lenet the third run checks --layout nhwc
-// end to end.
+// end to end. nhwc_only runs the third alone (gpu_out is then left alone).
 static void gpu_training_matches_cpu(const char *model, const Dataset *train, const Dataset *test,
-                                     int expect_nhwc, RunResult *gpu_out) {
+                                     int expect_nhwc, int nhwc_only, RunResult *gpu_out) {
     Status st;
     RunResult cpu, gpu;
     status_clear(&st);
@@ -211,7 +215,7 @@ static void gpu_training_matches_cpu(const char *model, const Dataset *train, co
     print_run(model, "cpu", &cpu);
     static const unsigned runs[] = {0, RUN_NO_TF32, RUN_NHWC};
     static const char *const names[] = {"cuda:0", "cuda:0 --no-tf32", "cuda:0 --layout nhwc"};
-    for (int k = 0; k < 3; k++) {
+    for (int k = nhwc_only ? 2 : 0; k < 3; k++) {
         status_clear(&st);
         if (train_once(model, "cuda:0", NULL, runs[k], train, test, &gpu, &st)) {
             fprintf(stderr, "%s: ", model);
@@ -375,9 +379,13 @@ int main(void) {
     printf("data %s: %d train, %d test samples\n", spec, train.count, test.count);
 
     RunResult mlp_gpu = {0}, lenet_gpu = {0};
-    gpu_training_matches_cpu("mlp", &train, &test, 0, &mlp_gpu);
+    gpu_training_matches_cpu("mlp", &train, &test, 0, 0, &mlp_gpu);
     // lenet: conv2d1 and its relu, maxpool1, conv2d2 and its relu, maxpool2
-    gpu_training_matches_cpu("lenet", &train, &test, 6, &lenet_gpu);
+    gpu_training_matches_cpu("lenet", &train, &test, 6, 0, &lenet_gpu);
+    // cnn-bn in NHWC: its batchnorms on channels-last rows (cuda_batchnorm_rows.cu) in a
+    // whole training run, the NCHW kernels having their own runs in tests/gpu/bench.sh and
+    // precision_train.sh.
+    gpu_training_matches_cpu("cnn-bn", &train, &test, CNN_BN_NHWC_LAYERS, 1, NULL);
     if (mlp_gpu.test_accuracy > 0) staged_dataset_trains_like_resident(&train, &test, &mlp_gpu);
     memory_limit_is_out_of_memory_not_a_crash(&train, &test);
     lenet_under_a_limit_splits_and_learns(&train, &test, &lenet_gpu);
