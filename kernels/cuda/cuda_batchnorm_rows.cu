@@ -147,6 +147,29 @@ __host__ __device__ static inline double *row_totals(double *partials, int chann
     return partials + (size_t)channels * (size_t)chunks;
 }
 
+// y = x * scale + shift over this thread's rows (y may alias x: each element is read and
+// then written by the same thread).
+template <typename T>
+__device__ static inline void rows_normalise(const T *x, T *y, RowCursor cur, int channels,
+                                             const RowSplit &s, ChannelAffine a) {
+    rows_normalise(x, y, cur, channels, s, a);
+}
+
+// dx over this thread's rows from its channel's constants (input_gradient), added to what
+// dx holds when accumulating. dx may alias dy, as y may alias x.
+template <typename T>
+__device__ static inline void rows_input_gradients(const T *x, const T *dy, T *dx, RowCursor cur,
+                                                   int channels, const RowSplit &s, float mean,
+                                                   float invstd, float scale, float mean_dy,
+                                                   float mean_dy_xhat, int accumulate_dx) {
+    for (; cur.row < cur.end; cur.row += s.lanes) {
+        size_t at = row_at(cur, channels);
+        float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd, scale,
+                                 mean_dy, mean_dy_xhat);
+        storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
+    }
+}
+
 // ---- training forward ---------------------------------------------------------------------
 
 // Pass 1: each (chunk, channel)'s sum.
@@ -218,10 +241,7 @@ rows_normalise_kernel(const T *x, T *y, const float *gamma, const float *beta,
         if (writer && save_invstd) save_invstd[c] = invstd;
     }
     ChannelAffine a = channel_affine(mean, invstd, gamma[c], beta[c]);
-    for (; cur.row < cur.end; cur.row += s.lanes) {
-        size_t at = row_at(cur, channels);
-        storage_store(y, at, normalise(storage_load(x, at), a.scale, a.shift));
-    }
+    rows_normalise(x, y, cur, channels, s, a);
 }
 
 // ---- backward -----------------------------------------------------------------------------
@@ -266,12 +286,8 @@ rows_backward_data_kernel(const T *x, const T *dy, const float *gamma, const flo
     float mean = save_mean[c], invstd = save_invstd[c], scale = gamma[c] * invstd;
     float mean_dy = batch_statistics ? (float)(totals_dy[c] / (double)rows) : 0.0f;
     float mean_dy_xhat = batch_statistics ? (float)(totals_dy_xhat[c] / (double)rows) : 0.0f;
-    for (; cur.row < cur.end; cur.row += s.lanes) {
-        size_t at = row_at(cur, channels);
-        float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd, scale,
-                                 mean_dy, mean_dy_xhat);
-        storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
-    }
+    rows_input_gradients(x, dy, dx, cur, channels, s, mean, invstd, scale, mean_dy, mean_dy_xhat,
+                         accumulate_dx);
 }
 
 // ---- --sync-batchnorm: a share's sums, and the passes that finish from the summed ones -----
@@ -311,10 +327,7 @@ rows_normalise_with_sums_kernel(const T *x, T *y, const float *gamma, const floa
         keep_summed_statistics(c, stats, m, momentum, save_mean, save_invstd, running_mean,
                                running_var);
     ChannelAffine a = channel_affine((float)stats.mean, stats.invstd, gamma[c], beta[c]);
-    for (; cur.row < cur.end; cur.row += s.lanes) {
-        size_t at = row_at(cur, channels);
-        storage_store(y, at, normalise(storage_load(x, at), a.scale, a.shift));
-    }
+    rows_normalise(x, y, cur, channels, s, a);
 }
 
 // dx from the summed sum dy and sum dy * xhat.
@@ -330,12 +343,8 @@ rows_input_gradient_with_sums_kernel(const T *x, const T *dy, const float *gamma
     double m = sums[2 * channels];
     float mean = save_mean[c], invstd = save_invstd[c], scale = gamma[c] * invstd;
     float mean_dy = (float)(sums[c] / m), mean_dy_xhat = (float)(sums[channels + c] / m);
-    for (; cur.row < cur.end; cur.row += s.lanes) {
-        size_t at = row_at(cur, channels);
-        float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd, scale,
-                                 mean_dy, mean_dy_xhat);
-        storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
-    }
+    rows_input_gradients(x, dy, dx, cur, channels, s, mean, invstd, scale, mean_dy, mean_dy_xhat,
+                         accumulate_dx);
 }
 
 // ---- the launches -------------------------------------------------------------------------
