@@ -234,6 +234,11 @@ size_t layer_batch_tensor_bytes(int batch, const Shape *sample, size_t element_s
 int layer_plans_nothing(const Layer *l, const Backend *b, int batch, size_t *state,
                         size_t *workspace, Status *st);
 
+// A batch of `images`' output-shaped images ([channels, h, w], stored as its out_dtype) from
+// layout `from` into the other (layout_convert: dst = (accumulate ? dst : 0) + src): the
+// reordering copies of flatten after NHWC images and of to_nhwc, forward and backward.
+int layer_images_convert(const Layer *images, const LayerContext *ctx, Layout from,
+                         const void *src, void *dst, int accumulate, Status *st);
 // forward/backward of kinds whose output is a view of their input (flatten, reshape).
 int layer_view_forward(Layer *l, const LayerContext *ctx, Status *st);
 int layer_view_backward(Layer *l, const LayerContext *ctx, Status *st);

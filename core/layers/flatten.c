@@ -38,20 +38,15 @@ int layer_view_backward(Layer *l, const LayerContext *ctx, Status *st) {
 // is then a copy through layout_convert instead of a view (layer_reorders_input).
 static int flatten_forward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!layer_reorders_input(l)) return layer_view_forward(l, ctx, st);
-    const Shape *in = &l->inputs[0]->out_shape;
-    return ctx->backend->layout_convert(ctx->backend, l->out_dtype, ctx->batch, in->dims[0],
-                                        in->dims[1] * in->dims[2], LAYOUT_NHWC,
-                                        l->inputs[0]->output.data, l->output.data, 0, st);
+    return layer_images_convert(l->inputs[0], ctx, LAYOUT_NHWC, l->inputs[0]->output.data,
+                                l->output.data, 0, st);
 }
 
 static int flatten_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!layer_reorders_input(l)) return layer_view_backward(l, ctx, st);
     if (!l->input_needs_grad[0]) return 0;
-    const Shape *in = &l->inputs[0]->out_shape;
-    return ctx->backend->layout_convert(ctx->backend, l->out_dtype, ctx->batch, in->dims[0],
-                                        in->dims[1] * in->dims[2], LAYOUT_NCHW, l->grad.data,
-                                        l->inputs[0]->grad.data, l->input_grad_accumulate[0],
-                                        st);
+    return layer_images_convert(l->inputs[0], ctx, LAYOUT_NCHW, l->grad.data,
+                                l->inputs[0]->grad.data, l->input_grad_accumulate[0], st);
 }
 
 const LayerKind layer_flatten = {

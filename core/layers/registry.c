@@ -102,6 +102,14 @@ size_t layer_batch_tensor_bytes(int batch, const Shape *sample, size_t element_s
     return alloc_charged_bytes((size_t)batch * shape_numel(sample) * element_size);
 }
 
+int layer_images_convert(const Layer *images, const LayerContext *ctx, Layout from,
+                         const void *src, void *dst, int accumulate, Status *st) {
+    const Shape *s = &images->out_shape;
+    return ctx->backend->layout_convert(ctx->backend, images->out_dtype, ctx->batch,
+                                        s->dims[0], s->dims[1] * s->dims[2], from, src, dst,
+                                        accumulate, st);
+}
+
 int layer_plans_nothing(const Layer *l, const Backend *b, int batch, size_t *state,
                         size_t *workspace, Status *st) {
     (void)l, (void)b, (void)batch, (void)st;

@@ -7,21 +7,16 @@
 #include "core/layer.h"
 
 static int to_nhwc_forward(Layer *l, const LayerContext *ctx, Status *st) {
-    const Shape *s = &l->out_shape;
-    return ctx->backend->layout_convert(ctx->backend, l->out_dtype, ctx->batch, s->dims[0],
-                                        s->dims[1] * s->dims[2], LAYOUT_NCHW,
-                                        l->inputs[0]->output.data, l->output.data, 0, st);
+    return layer_images_convert(l, ctx, LAYOUT_NCHW, l->inputs[0]->output.data,
+                                l->output.data, 0, st);
 }
 
 // What it reads is the data, which wants no gradient (plan_gradients); the conversion back
 // is there for an input that some day does.
 static int to_nhwc_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
-    const Shape *s = &l->out_shape;
-    return ctx->backend->layout_convert(ctx->backend, l->out_dtype, ctx->batch, s->dims[0],
-                                        s->dims[1] * s->dims[2], LAYOUT_NHWC, l->grad.data,
-                                        l->inputs[0]->grad.data, l->input_grad_accumulate[0],
-                                        st);
+    return layer_images_convert(l, ctx, LAYOUT_NHWC, l->grad.data, l->inputs[0]->grad.data,
+                                l->input_grad_accumulate[0], st);
 }
 
 // graph_set_layouts sets the shape, dtype and layout itself; nothing to infer.

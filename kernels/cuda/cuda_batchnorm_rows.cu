@@ -360,9 +360,12 @@ static size_t rows_elements(const BatchnormArgs *a) {
 static int rows_split_for(const BatchnormArgs *a, const char *op, RowSplit *s, Status *st) {
     *s = row_split(a->n, a->channels, ROWS_ROOM);
     if (a->spatial == 1 && s->chunks >= 1) return 0;
-    return status_fail(st, STATUS_RUNTIME_ERROR,
-                       "%s: n=%d channels=%d spatial=%d is not a shape for the rows kernels",
-                       op, a->n, a->channels, a->spatial);
+    status_fail(st, STATUS_RUNTIME_ERROR,
+                "%s: n=%d channels=%d spatial=%d is not a shape for the rows kernels", op, a->n,
+                a->channels, a->spatial);
+    // cuda_batchnorm.cu hands over only what batchnorm_rows_apply accepted.
+    status_hint(st, "this is a bug in trainer; please report it with the model file");
+    return STATUS_RUNTIME_ERROR;
 }
 
 // The totals of one reduction (second NULL) or two, from their partials.

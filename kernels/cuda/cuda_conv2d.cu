@@ -325,9 +325,9 @@ conv2d_direct_backward_bias_kernel(Conv2dGeometry g, const T *dy, float *dbias, 
         float sum = 0.0f;
         for (size_t q = threadIdx.x; q < values; q += blockDim.x) {
             size_t n = q / out_plane, p = q % out_plane;
-            size_t at = g.layout == LAYOUT_NHWC ? (n * out_plane + p) * g.out_channels + f
-                                                : (n * g.out_channels + f) * out_plane + p;
-            sum += storage_load(dy, at);
+            // The plane as one row of out_plane pixels.
+            sum += storage_load(dy, activation_offset(g.layout, g.out_channels, 1,
+                                                      (int)out_plane, (int)n, f, 0, (int)p));
         }
         sum = cuda_block_sum(sum, shared);
         if (threadIdx.x == 0) dbias[f] = accumulate ? dbias[f] + sum : sum;
@@ -1303,9 +1303,8 @@ extern "C" int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g,
     // kernel (cuDNN would write dw in 16 bits with nowhere to put it), so say that rather
     // than the cuDNN algorithm that would fit cudnn_bytes. NHWC given less than the filter
     // copy: every op runs the direct kernels.
-    int short_of_extra = extra != 0 && workspace_bytes < extra;
-    int filter_direct = short_of_extra;
-    int all_direct = short_of_extra && g->layout == LAYOUT_NHWC;
+    int filter_direct = extra != 0 && workspace_bytes < extra;
+    int all_direct = filter_direct && g->layout == LAYOUT_NHWC;
     size_t used = 0;
     for (int i = 0; i < 3 && used < size; i++) {
         const ConvChoice *choice = p->direct || all_direct || (i == 2 && filter_direct)
