@@ -143,8 +143,8 @@
     CAUSES("LD_LIBRARY_PATH puts /usr/local/cuda/lib64/stubs before the driver's libcuda.", \
            "The NVIDIA driver is not installed, so only the stub exists.",                  \
            "A container image has the toolkit but was started without the driver mounted."), \
-    .confirm = "`ldd $(which trainer) | grep libcuda` or `ldconfig -p | grep libcuda` shows " \
-               "which libcuda is found; a path ending in /stubs/ is the problem.",          \
+    .confirm = "`trainer doctor` names the libcuda that loaded and `ldconfig -p | grep "     \
+               "libcuda` those the loader finds; a path ending in /stubs/ is the problem.", \
     .fix = "Remove the stubs directory from LD_LIBRARY_PATH, install the NVIDIA driver, or " \
            "start the container with GPU access.",                                          \
     .pytorch = "torch.cuda.is_available() returns False; a CUDA call raises "               \

@@ -40,7 +40,8 @@ static void check_library(Diagnosis *d, const DoctorLibraryInfo *lib) {
     doctor_version_format(&lib->loaded, !cudart, loaded, sizeof loaded);
     const char *from = lib->path[0] ? lib->path : "an unknown file";
     if (!doctor_version_known(&lib->loaded)) {
-        add_problem(d, SEVERITY_WARNING, "check that the library loads: `ldd $(which trainer)`",
+        add_problem(d, SEVERITY_WARNING, "check that the library loads: `ldd` on trainer_cuda.so "
+                    "(beside the trainer binary) names what is missing",
                     "%s: built with %s, but the loaded library did not report its version",
                     lib->name, built);
         return;
@@ -241,6 +242,8 @@ static void check_all(Diagnosis *d) {
                  r->kernel_module[0] ? ": this machine has an NVIDIA driver, so a CUDA build "
                                        "could use its GPUs" : "");
         add_problem(d, SEVERITY_NO_DEVICE, fix, "this trainer was built without CUDA support");
+    } else if (r->backend_error[0]) {
+        add_problem(d, SEVERITY_BROKEN, r->backend_hint, "%s", r->backend_error);
     } else {
         check_driver(d);
         for (int i = 0; i < DOCTOR_LIBRARY_COUNT; i++) check_library(d, &r->libraries[i]);

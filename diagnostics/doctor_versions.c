@@ -19,17 +19,21 @@ static void add_line(DoctorVersionTable *table, const char *fmt, ...) {
 
 static void add_driver_lines(const DoctorReport *r, DoctorVersionTable *table) {
     char driver[32];
+    // A CUDA build whose backend did not load asked the driver nothing either.
+    int asked = r->built_with_cuda && !r->backend_error[0];
     add_line(table, "driver");
     add_line(table, "  NVIDIA kernel module   %s",
              r->kernel_module[0] ? r->kernel_module : "none (no /proc/driver/nvidia/version)");
     add_line(table, "  libcuda                %s",
              r->driver_library[0] ? r->driver_library
-             : r->built_with_cuda ? "not loaded"
+             : asked              ? "not loaded"
+             : r->built_with_cuda ? "not looked for (the CUDA backend did not load)"
                                   : "not loaded (built without CUDA, so never looked for)");
     add_line(table, "  newest CUDA supported  %s",
              doctor_version_known(&r->driver_cuda)
                  ? doctor_version_format(&r->driver_cuda, 0, driver, sizeof driver)
-             : r->built_with_cuda ? "none: no driver is loaded (cudaDriverGetVersion reports 0)"
+             : asked              ? "none: no driver is loaded (cudaDriverGetVersion reports 0)"
+             : r->built_with_cuda ? "not asked (the CUDA backend did not load)"
                                   : "not asked (built without CUDA)");
 }
 
@@ -39,7 +43,7 @@ static void add_library_lines(const DoctorReport *r, DoctorVersionTable *table) 
         const DoctorLibraryInfo *library = &r->libraries[i];
         int with_patch = i != DOCTOR_CUDART;
         char built[32], loaded[32];
-        if (r->built_with_cuda) {
+        if (r->built_with_cuda && !r->backend_error[0]) {
             doctor_version_format(&library->built, with_patch, built, sizeof built);
             doctor_version_format(&library->loaded, with_patch, loaded, sizeof loaded);
         } else {

@@ -37,6 +37,11 @@ static void driver_fact(const CudaVersions *v, ErrorFacts *facts) {
                         "not built in\"), so it cannot use a GPU on any machine");
         return;
     }
+    const char *unavailable = cuda_backend_unavailable(NULL);
+    if (unavailable) {
+        add_fact(facts, "%s; until it loads no GPU can be used", unavailable);
+        return;
+    }
     int runtime_major = v->runtime_version / 1000, runtime_minor = v->runtime_version % 1000 / 10;
     if (v->driver_version == 0) {
         add_fact(facts, "no NVIDIA driver is loaded (CUDA runtime %d.%d is built in); without a "
@@ -55,7 +60,7 @@ static void driver_fact(const CudaVersions *v, ErrorFacts *facts) {
 }
 
 static void library_fact(const CudaVersions *v, ErrorFacts *facts) {
-    if (!v->built_with_cuda) return;
+    if (!v->built_with_cuda || cuda_backend_unavailable(NULL)) return;
     add_fact(facts, "libraries loaded: cuBLAS %ld.%ld.%ld, cuDNN %ld.%ld.%ld, NCCL %d.%d.%d",
              v->cublas_version / 10000, v->cublas_version / 100 % 100, v->cublas_version % 100,
              v->cudnn_version / 10000, v->cudnn_version / 100 % 100, v->cudnn_version % 100,

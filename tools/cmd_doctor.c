@@ -38,7 +38,9 @@ static void print_text(const Diagnosis *d) {
     const DoctorReport *r = &d->report;
     printf("trainer %s doctor\n", TRAINER_VERSION);
     printf("build\n  CUDA backend           %s\n",
-           r->built_with_cuda ? "built in" : "not built in");
+           !r->built_with_cuda    ? "not built in"
+           : r->backend_error[0] ? "built in, did not load (see the problems below)"
+                                 : "built in");
     if (r->built_with_cuda)
         printf("  architectures          %s\n", r->architectures[0] ? r->architectures : "unknown");
     print_version_table(r);
@@ -212,6 +214,7 @@ static cJSON *json_diagnosis(const Diagnosis *d) {
     cJSON *root = cJSON_CreateObject();
     json_add_text(root, "trainer_version", TRAINER_VERSION);
     cJSON_AddBoolToObject(root, "built_with_cuda", r->built_with_cuda);
+    json_add_text(root, "backend_error", r->backend_error[0] ? r->backend_error : NULL);
     cJSON_AddItemToObject(root, "architectures", json_architectures(r));
     cJSON_AddItemToObject(root, "driver", json_driver(r));
     cJSON_AddItemToObject(root, "libraries", json_libraries(r));

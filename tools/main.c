@@ -37,6 +37,11 @@ static void print_version(void) {
         printf("CUDA: not built in\n");
         return;
     }
+    const char *unavailable = cuda_backend_unavailable(NULL);
+    if (unavailable) {
+        printf("CUDA: built in, but %s\n", unavailable);
+        return;
+    }
     printf("CUDA runtime %d.%d, driver %s", v.runtime_version / 1000,
            (v.runtime_version % 1000) / 10, v.driver_version ? "" : "none loaded");
     if (v.driver_version) printf("%d.%d", v.driver_version / 1000, (v.driver_version % 1000) / 10);

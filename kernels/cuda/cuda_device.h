@@ -1,5 +1,6 @@
 // CUDA device discovery, callable from plain C. Implemented in cuda_device.cu when the
-// toolkit is present and in cuda_absent.c otherwise, so callers need no #ifdefs.
+// toolkit is present (reached through cuda_loader.c, see cuda_entries.h) and in
+// cuda_absent.c otherwise, so callers need no #ifdefs.
 #ifndef TRAINER_CUDA_DEVICE_H
 #define TRAINER_CUDA_DEVICE_H
 
@@ -33,6 +34,11 @@ typedef struct CudaVersions {
 // there is one) and a hint.
 int cuda_list_devices(CudaDeviceInfo *devices, int max, int *count, Status *st);
 void cuda_versions(CudaVersions *out);
+
+// Why this program cannot use the CUDA backend at all, or NULL when it can (a device may
+// still be missing): "this trainer was built without CUDA support", or why trainer_cuda.so
+// did not load (cuda_loader.c). *hint, when asked for, gets what to do about it.
+const char *cuda_backend_unavailable(const char **hint);
 
 #ifdef __cplusplus
 }

@@ -3,8 +3,9 @@
 // their paths), the architectures compiled in, and every visible device. Only facts, no
 // verdicts: tools/cmd_doctor.c decides what is wrong and what to do about it.
 //
-// Implemented in cuda_doctor.cu, or in cuda_doctor_absent.c when built without CUDA (then
-// built_with_cuda is 0 and nothing but the kernel module and environment is filled).
+// Implemented in cuda_doctor.cu, or in cuda_doctor_absent.c when built without CUDA or when
+// trainer_cuda.so did not load (then backend_error says which, and nothing but the kernel
+// module and environment is filled).
 #ifndef TRAINER_CUDA_DOCTOR_H
 #define TRAINER_CUDA_DOCTOR_H
 
@@ -58,6 +59,10 @@ typedef struct DoctorDevice {
 
 typedef struct DoctorReport {
     int built_with_cuda;
+    // Why no CUDA backend can be used at all, and what to do, cuda_backend_unavailable()'s
+    // words ("" when it loaded): in a CUDA build, why trainer_cuda.so did not load.
+    char backend_error[1024];
+    char backend_hint[512];
     // cudaDriverGetVersion: the newest CUDA version the installed driver supports, e.g.
     // {13, 0}; all 0 when no driver is loaded.
     DoctorVersion driver_cuda;

@@ -1,0 +1,133 @@
+// The trainer's side of the CUDA backend module (cuda_entries.h says why there is one):
+// each entry point opens trainer_cuda.so the first time one is called and forwards to it.
+// When it cannot be opened, the absent_* versions answer (cuda_absent.h), with the reason
+// from cuda_backend_unavailable(): which library is missing, or where the module was
+// looked for.
+#define _DEFAULT_SOURCE  // readlink
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/cuda/cuda_absent.h"
+#include "kernels/cuda/cuda_entries.h"
+
+#ifndef TRAINER_CUDA_MODULE_BUILT
+#define TRAINER_CUDA_MODULE_BUILT ""  // CMake passes where the build writes trainer_cuda.so
+#endif
+
+#define MODULE_FILE "trainer_cuda.so"
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static const CudaModule *module;  // NULL until loaded, and when it did not load
+static char why_not[1024];
+static char what_to_do[512];
+
+static int file_exists(const char *path) { return path[0] && access(path, F_OK) == 0; }
+
+// The folder of the running program ("" when /proc is not mounted).
+static void program_folder(char *out, size_t size) {
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    out[0] = '\0';
+    if (n <= 0) return;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash) *slash = '\0';
+    snprintf(out, size, "%s", self);
+}
+
+static void open_module(const char *path) {
+    // RTLD_NOW: a missing symbol is found here, where it can be reported, rather than at
+    // some later call. RTLD_LOCAL: the module's copies of core stay out of our namespace.
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        snprintf(why_not, sizeof why_not, "the CUDA backend did not load: %s", dlerror());
+        snprintf(what_to_do, sizeof what_to_do,
+                 "`ldd %.300s` names what is missing: install it, or add the folder holding it "
+                 "to LD_LIBRARY_PATH; --device cpu trains without it", path);
+        return;
+    }
+    CudaModuleFunction table = (CudaModuleFunction)dlsym(handle, CUDA_MODULE_SYMBOL);
+    const CudaModule *found = table ? table() : NULL;
+    if (!found) {
+        snprintf(why_not, sizeof why_not, "%.900s is not a trainer CUDA backend: it has no "
+                 CUDA_MODULE_SYMBOL, path);
+    } else if (found->layout != cuda_module_layout() ||
+               strcmp(found->version, TRAINER_VERSION) != 0) {
+        snprintf(why_not, sizeof why_not, "the CUDA backend %.800s is from another build "
+                 "(trainer %.40s, layout %zu), not this trainer %s's (layout %zu)", path,
+                 found->version, found->layout, TRAINER_VERSION, cuda_module_layout());
+    }
+    if (!found || why_not[0]) {
+        snprintf(what_to_do, sizeof what_to_do,
+                 "rebuild (scripts/build.sh) and keep the " MODULE_FILE " it writes beside the "
+                 "trainer binary, or set TRAINER_CUDA_MODULE to that file");
+        dlclose(handle);
+        return;
+    }
+    module = found;
+}
+
+// TRAINER_CUDA_MODULE when set, and nothing else; else beside the program, where the build
+// puts it; else where this build wrote it, for the programs in build/tests.
+static void load_module(void) {
+    const char *asked = getenv("TRAINER_CUDA_MODULE");
+    if (asked && asked[0]) {
+        if (file_exists(asked)) {
+            open_module(asked);
+            return;
+        }
+        snprintf(why_not, sizeof why_not, "the CUDA backend TRAINER_CUDA_MODULE names, %.900s, "
+                 "does not exist", asked);
+        snprintf(what_to_do, sizeof what_to_do, "point TRAINER_CUDA_MODULE at a " MODULE_FILE
+                 ", or unset it to use the one beside the trainer binary");
+        return;
+    }
+    char folder[PATH_MAX], beside[PATH_MAX + sizeof MODULE_FILE + 1];
+    program_folder(folder, sizeof folder);
+    snprintf(beside, sizeof beside, "%s/" MODULE_FILE, folder);
+    if (file_exists(beside)) {
+        open_module(beside);
+    } else if (file_exists(TRAINER_CUDA_MODULE_BUILT)) {
+        open_module(TRAINER_CUDA_MODULE_BUILT);
+    } else {
+        snprintf(why_not, sizeof why_not, "the CUDA backend " MODULE_FILE " is neither beside "
+                 "this program (in %.400s) nor where the build wrote it (%.400s)", folder,
+                 TRAINER_CUDA_MODULE_BUILT);
+        snprintf(what_to_do, sizeof what_to_do, "copy " MODULE_FILE " from the build folder "
+                 "beside the trainer binary, or set TRAINER_CUDA_MODULE to its path; --device "
+                 "cpu trains without it");
+    }
+}
+
+static const CudaModule *loaded_module(void) {
+    pthread_once(&load_once, load_module);
+    return module;
+}
+
+const char *cuda_backend_unavailable(const char **hint) {
+    const CudaModule *loaded = loaded_module();
+    if (hint) *hint = loaded ? "" : what_to_do;
+    return loaded ? NULL : why_not;
+}
+
+#define CUDA_ENTRY(type, name, parameters, arguments)                                        \
+    type absent_##name parameters;                                                           \
+    type name parameters {                                                                   \
+        const CudaModule *loaded = loaded_module();                                          \
+        return loaded ? loaded->name arguments : absent_##name arguments;                    \
+    }
+#define CUDA_ENTRY_VOID(name, parameters, arguments)                                         \
+    void absent_##name parameters;                                                           \
+    void name parameters {                                                                   \
+        const CudaModule *loaded = loaded_module();                                          \
+        if (loaded)                                                                          \
+            loaded->name arguments;                                                          \
+        else                                                                                 \
+            absent_##name arguments;                                                         \
+    }
+CUDA_ENTRIES
