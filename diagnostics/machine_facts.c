@@ -16,6 +16,8 @@ int machine_list_gpus(CudaDeviceInfo *gpus, int max, int *count, Status *st) {
 
 void machine_cuda_versions(CudaVersions *out) { cuda_versions(out); }
 
+const char *machine_cuda_unavailable(void) { return cuda_backend_unavailable(NULL); }
+
 // ---- facts from this machine ----------------------------------------------------------------
 
 #define FACT_DEVICES_MAX 16

@@ -16,6 +16,10 @@ int machine_list_gpus(CudaDeviceInfo *gpus, int max, int *count, Status *st);
 // The CUDA runtime, driver and library versions; built_with_cuda 0 in a CPU-only build.
 void machine_cuda_versions(CudaVersions *out);
 
+// Why no CUDA backend can be used at all (built without it, or trainer_cuda.so did not
+// load), or NULL when it loaded.
+const char *machine_cuda_unavailable(void);
+
 // Facts about this machine that bear on an entry: CUDA_VISIBLE_DEVICES, the visible GPUs
 // and their compute capabilities, the driver, runtime and library versions, and what they
 // imply (e.g. "the driver supports CUDA 12.4, older than the runtime 13.0"). All of them

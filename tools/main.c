@@ -37,7 +37,7 @@ static void print_version(void) {
         printf("CUDA: not built in\n");
         return;
     }
-    const char *unavailable = cuda_backend_unavailable(NULL);
+    const char *unavailable = machine_cuda_unavailable();
     if (unavailable) {
         printf("CUDA: built in, but %s\n", unavailable);
         return;
