@@ -18,6 +18,16 @@ module="$(dirname "$TRAINER")/trainer_cuda.so"
 if [ -f "$module" ]; then pass "the build writes trainer_cuda.so beside the trainer"
 else rc=1 out="" err=""; ran="ls $module"; fail "the build writes trainer_cuda.so beside the trainer"; finish; fi
 
+# in_build_dirs PATH: PATH's folder is one of the build's CUDA library folders.
+in_build_dirs() {
+    local dir want
+    dir=$(cd "$(dirname "${1:-/nowhere/x}")" 2>/dev/null && pwd -P) || return 1
+    for want in "${wanted[@]}"; do
+        [ "$dir" = "$(cd "$want" 2>/dev/null && pwd -P)" ] && return 0
+    done
+    return 1
+}
+
 ran="readelf -d $module"
 runpath=$(readelf -d "$module" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]$/\1/p')
 IFS=: read -r -a wanted <<<"$TRAINER_CUDA_LIBRARY_DIRS"
@@ -30,12 +40,7 @@ ran="ldd $module (no LD_LIBRARY_PATH)"
 resolved=$(env -u LD_LIBRARY_PATH ldd "$module")
 for lib in libcudnn.so libnccl.so; do
     path=$(awk -v lib="$lib" 'index($1, lib) == 1 {print $3; exit}' <<<"$resolved")
-    dir=$(dirname "${path:-/nowhere/x}")
-    found=0
-    for want in "${wanted[@]}"; do
-        [ "$(cd "$dir" 2>/dev/null && pwd -P)" = "$(cd "$want" 2>/dev/null && pwd -P)" ] && found=1
-    done
-    if [ "$found" -eq 1 ]; then pass "$lib resolves in the build's directory ($path)"
+    if in_build_dirs "$path"; then pass "$lib resolves in the build's directory ($path)"
     else rc=1 out="$resolved" err=""; fail "$lib resolves in the build's directory" "it resolves to '${path:-nothing}'"; fi
 done
 
@@ -50,12 +55,7 @@ run env -u LD_LIBRARY_PATH "$TRAINER" doctor --json
 for key in cudnn nccl; do
     path=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["libraries"][sys.argv[1]]["path"])' \
         "$key" <<<"$out" 2>/dev/null)
-    dir=$(dirname "${path:-/nowhere/x}")
-    found=0
-    for want in "${wanted[@]}"; do
-        [ "$(cd "$dir" 2>/dev/null && pwd -P)" = "$(cd "$want" 2>/dev/null && pwd -P)" ] && found=1
-    done
-    if [ "$found" -eq 1 ]; then pass "doctor: the loaded $key is the build's ($path)"
+    if in_build_dirs "$path"; then pass "doctor: the loaded $key is the build's ($path)"
     else fail "doctor: the loaded $key is the build's" "doctor reports '${path:-nothing}'"; fi
 done
 finish
