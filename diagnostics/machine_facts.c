@@ -39,7 +39,7 @@ static void driver_fact(const CudaVersions *v, ErrorFacts *facts) {
                         "not built in\"), so it cannot use a GPU on any machine");
         return;
     }
-    const char *unavailable = cuda_backend_unavailable(NULL);
+    const char *unavailable = machine_cuda_unavailable();
     if (unavailable) {
         add_fact(facts, "%s; until it loads no GPU can be used", unavailable);
         return;
@@ -62,7 +62,7 @@ static void driver_fact(const CudaVersions *v, ErrorFacts *facts) {
 }
 
 static void library_fact(const CudaVersions *v, ErrorFacts *facts) {
-    if (!v->built_with_cuda || cuda_backend_unavailable(NULL)) return;
+    if (!v->built_with_cuda || machine_cuda_unavailable()) return;
     add_fact(facts, "libraries loaded: cuBLAS %ld.%ld.%ld, cuDNN %ld.%ld.%ld, NCCL %d.%d.%d",
              v->cublas_version / 10000, v->cublas_version / 100 % 100, v->cublas_version % 100,
              v->cudnn_version / 10000, v->cudnn_version / 100 % 100, v->cudnn_version % 100,

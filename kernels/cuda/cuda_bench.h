@@ -4,8 +4,8 @@
 // fp32 gemm cannot ask for. Nothing here times or prints: diagnostics/bench_*.c times
 // these with the backend's timer ops and tools/cmd_bench.c prints.
 //
-// Implemented in cuda_bench.cu, or in cuda_bench_absent.c ("built without CUDA") when the
-// toolkit is absent.
+// Implemented in cuda_bench.cu, or in cuda_bench_absent.c when the toolkit is absent or
+// trainer_cuda.so did not load (cuda_entries.h).
 #ifndef TRAINER_CUDA_BENCH_H
 #define TRAINER_CUDA_BENCH_H
 

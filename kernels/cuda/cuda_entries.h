@@ -1,7 +1,7 @@
 // The CUDA backend's entry points that code outside kernels/cuda calls, listed once.
 //
-// Why a list: the trainer does not link the CUDA libraries. cuBLASLt alone runs about
-// 0.2 s of static constructors at every start (51,000 page faults), which every command
+// Why a list: the trainer does not link the CUDA libraries. Linked, they cost every start
+// 0.3 s (51,000 page faults, most in cuBLASLt's static constructors), which every command
 // paid, `trainer check` and `trainer train --device cpu` too, and a machine missing one
 // CUDA library could not start the binary at all. The backend is built as a module,
 // trainer_cuda.so (cuda_module.cu hands out this table), that cuda_loader.c opens the
@@ -10,7 +10,8 @@
 //
 // CUDA_ENTRY(return type, name, (parameters), (arguments)) for functions returning a value;
 // CUDA_ENTRY_VOID(name, (parameters), (arguments)) for the others. A new entry point that
-// code above kernels/ calls goes here, in the module's table, and in an *_absent.c file.
+// code above kernels/ calls goes here and in an *_absent.c file; the module's table and
+// the loader's forwarding functions are made from this list.
 #ifndef TRAINER_CUDA_ENTRIES_H
 #define TRAINER_CUDA_ENTRIES_H
 
