@@ -671,20 +671,20 @@ int graph_fuse_activations(Graph *g, int enabled) {
 
 extern const LayerKind layer_cast, layer_to_nhwc;
 
-static int is_cast(const Graph *g, const Layer *l) { return l->kind == &layer_cast; }
-static int is_to_nhwc(const Graph *g, const Layer *l) { return l->kind == &layer_to_nhwc; }
+static int is_cast(const Layer *l) { return l->kind == &layer_cast; }
+static int is_to_nhwc(const Layer *l) { return l->kind == &layer_to_nhwc; }
 
 // Takes out every layer `drop` picks (an internal one, reading one input): its readers read
 // what it read.
-static void remove_layers(Graph *g, int (*drop)(const Graph *g, const Layer *l)) {
+static void remove_layers(Graph *g, int (*drop)(const Layer *l)) {
     for (int i = 0; i < g->count; i++)
         for (int k = 0; k < g->layers[i]->input_count; k++)
-            while (drop(g, g->layers[i]->inputs[k]))
+            while (drop(g->layers[i]->inputs[k]))
                 g->layers[i]->inputs[k] = g->layers[i]->inputs[k]->inputs[0];
     int kept = 0;
     for (int i = 0; i < g->count; i++) {
         Layer *l = g->layers[i];
-        if (!drop(g, l)) {
+        if (!drop(l)) {
             g->layers[kept++] = l;
             continue;
         }
@@ -736,7 +736,7 @@ static Layer *cast_of(Graph *g, Layer *from, DType dtype, int *inserted_at) {
     *inserted_at = -1;
     for (int i = 0; i < g->count; i++) {
         Layer *l = g->layers[i];
-        if (is_cast(g, l) && l->inputs[0] == from && l->out_dtype == dtype) return l;
+        if (is_cast(l) && l->inputs[0] == from && l->out_dtype == dtype) return l;
     }
     Layer *c = insert_after(g, from, &layer_cast, dtype_name(dtype), inserted_at);
     if (c) c->out_dtype = dtype;
@@ -752,7 +752,7 @@ int graph_set_storage(Graph *g, DType dtype, Status *st) {
     g->activation_dtype = dtype;
     for (int i = 0; i < g->count; i++) {
         Layer *l = g->layers[i];
-        if (is_cast(g, l)) continue;  // placed by this loop, dtype set
+        if (is_cast(l)) continue;  // placed by this loop, dtype set
         const Layer *owner = fused_owner(g, l);
         // Producers come first, so the dtypes this reads are already final.
         if (l->kind->input_count == 0) {
@@ -804,13 +804,13 @@ static int graph_has_conv2d(const Graph *g) {
 // which the NHWC trunk after it would have to win back before it paid; at the input the
 // data wants no gradient, so it costs the forward one alone.
 static int is_model_input(const Graph *g, const Layer *l) {
-    return l == g->input || (is_cast(g, l) && l->inputs[0] == g->input);
+    return l == g->input || (is_cast(l) && l->inputs[0] == g->input);
 }
 
 // Whether `reader` may take its input from a conversion: an image layer that may go NHWC.
 // Not a cast: the conversion goes after it, where it moves the cast's dtype.
-static int may_read_nhwc(const Graph *g, const Layer *reader) {
-    return reader->kind->layout_use == LAYOUT_USE_EITHER && !is_cast(g, reader) &&
+static int may_read_nhwc(const Layer *reader) {
+    return reader->kind->layout_use == LAYOUT_USE_EITHER && !is_cast(reader) &&
            reader->out_shape.rank == 3;
 }
 
@@ -824,7 +824,7 @@ static int convert_model_inputs(Graph *g, Status *st) {
         for (int r = 0; r < g->count; r++) {
             Layer *reader = g->layers[r];
             for (int k = 0; k < reader->input_count; k++) {
-                if (reader->inputs[k] != from || !may_read_nhwc(g, reader)) continue;
+                if (reader->inputs[k] != from || !may_read_nhwc(reader)) continue;
                 int at;
                 if (!conversion) conversion = insert_after(g, from, &layer_to_nhwc, "nhwc", &at);
                 if (!conversion) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
@@ -835,8 +835,8 @@ static int convert_model_inputs(Graph *g, Status *st) {
     return 0;
 }
 
-static int is_unread_to_nhwc(const Graph *g, const Layer *l) {
-    return is_to_nhwc(g, l) && l->layout != LAYOUT_NHWC;
+static int is_unread_to_nhwc(const Layer *l) {
+    return is_to_nhwc(l) && l->layout != LAYOUT_NHWC;
 }
 
 // After the fixed point: a reader it sent back to NCHW reads the images the conversion
@@ -846,11 +846,11 @@ static void drop_unread_conversions(Graph *g) {
     for (int i = 0; i < g->count; i++) {
         Layer *reader = g->layers[i];
         for (int k = 0; k < reader->input_count; k++)
-            if (is_to_nhwc(g, reader->inputs[k]) && reader->layout != LAYOUT_NHWC)
+            if (is_to_nhwc(reader->inputs[k]) && reader->layout != LAYOUT_NHWC)
                 reader->inputs[k] = reader->inputs[k]->inputs[0];
     }
     for (int i = 0; i < g->count; i++)
-        if (is_to_nhwc(g, g->layers[i]) && !read_by_other(g, g->layers[i], NULL))
+        if (is_to_nhwc(g->layers[i]) && !read_by_other(g, g->layers[i], NULL))
             g->layers[i]->layout = LAYOUT_NCHW;  // marks it for is_unread_to_nhwc
     remove_layers(g, is_unread_to_nhwc);
 }
@@ -878,7 +878,7 @@ int graph_set_layouts(Graph *g, int nhwc, Status *st) {
         changed = 0;
         for (int i = 0; i < g->count; i++) {
             Layer *l = g->layers[i];
-            if (l->layout != LAYOUT_NHWC || is_to_nhwc(g, l)) continue;
+            if (l->layout != LAYOUT_NHWC || is_to_nhwc(l)) continue;
             int fits = 1;
             for (int k = 0; k < l->input_count; k++) fits = fits && reads_layout(l, l->inputs[k]);
             for (int r = 0; r < g->count && fits; r++)

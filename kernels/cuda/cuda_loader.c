@@ -53,23 +53,22 @@ static void open_module(const char *path) {
     }
     CudaModuleFunction table = (CudaModuleFunction)dlsym(handle, CUDA_MODULE_SYMBOL);
     const CudaModule *found = table ? table() : NULL;
-    if (!found) {
+    if (found && found->layout == cuda_module_layout() &&
+        strcmp(found->version, TRAINER_VERSION) == 0) {
+        module = found;
+        return;
+    }
+    if (!found)
         snprintf(why_not, sizeof why_not, "%.900s is not a trainer CUDA backend: it has no "
                  CUDA_MODULE_SYMBOL, path);
-    } else if (found->layout != cuda_module_layout() ||
-               strcmp(found->version, TRAINER_VERSION) != 0) {
+    else
         snprintf(why_not, sizeof why_not, "the CUDA backend %.800s is from another build "
                  "(trainer %.40s, layout %zu), not this trainer %s's (layout %zu)", path,
                  found->version, found->layout, TRAINER_VERSION, cuda_module_layout());
-    }
-    if (!found || why_not[0]) {
-        snprintf(what_to_do, sizeof what_to_do,
-                 "rebuild (scripts/build.sh) and keep the " MODULE_FILE " it writes beside the "
-                 "trainer binary, or set TRAINER_CUDA_MODULE to that file");
-        dlclose(handle);
-        return;
-    }
-    module = found;
+    snprintf(what_to_do, sizeof what_to_do,
+             "rebuild (scripts/build.sh) and keep the " MODULE_FILE " it writes beside the "
+             "trainer binary, or set TRAINER_CUDA_MODULE to that file");
+    dlclose(handle);
 }
 
 // TRAINER_CUDA_MODULE when set, and nothing else; else beside the program, where the build
