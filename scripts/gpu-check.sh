@@ -310,7 +310,13 @@ step_build() {
   fi
   versions=$("$trainer" --version 2>&1 | grep '^CUDA runtime')
   if [ -z "$versions" ]; then
-    record build FAIL $((SECONDS - start)) "" "" "$trainer has no CUDA backend"
+    # The CUDA backend is trainer_cuda.so, opened at run time: --version's "CUDA: built in,
+    # but ..." line says why it did not load (a library its RUNPATH does not reach, ...).
+    local why
+    why=$("$trainer" --version 2>&1 | grep -m1 '^CUDA' | cut -c1-200)
+    "$trainer" --version >>"$log" 2>&1
+    record build FAIL $((SECONDS - start)) "" "" \
+      "$trainer has no CUDA backend: ${why:-no CUDA line}"
     return
   fi
   built=1
