@@ -155,7 +155,10 @@ __host__ __device__ static inline double *row_totals(double *partials, int chann
 template <typename T>
 __device__ static inline void rows_normalise(const T *x, T *y, RowCursor cur, int channels,
                                              const RowSplit &s, ChannelAffine a) {
-    rows_normalise(x, y, cur, channels, s, a);
+    for (; cur.row < cur.end; cur.row += s.lanes) {
+        size_t at = row_at(cur, channels);
+        storage_store(y, at, normalise(storage_load(x, at), a.scale, a.shift));
+    }
 }
 
 // dx over this thread's rows from its channel's constants (input_gradient), added to what
