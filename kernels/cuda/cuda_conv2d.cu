@@ -117,6 +117,9 @@ typedef struct ConvPlan {
     // 1: cudnnConvolutionBiasActivationForward refused this shape once; it runs unfused from
     // then on rather than asking again every step.
     int fused_refused;
+    // 1: cudnnConvolutionBackwardBias refused this shape (the bias-gradient lever off); our
+    // reduction computes the bias gradient instead, and conv2d_describe says so.
+    int bias_refused;
     ConvCandidates forward, backward_data, backward_filter;
 } ConvPlan;
 
@@ -1194,20 +1197,23 @@ static int cuda_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, 
 static int cudnn_path_bias(const Backend *b, CudaContext *ctx, ConvPlan *p,
                            const Conv2dGeometry *g, const void *dy, float *dbias,
                            const ConvWorkspace *ws, int accumulate, Status *st) {
-    if (!lever_off(ctx->disabled_levers, LEVER_BIAS_GRADIENT))
+    if (!lever_off(ctx->disabled_levers, LEVER_BIAS_GRADIENT) || p->bias_refused)
         return backward_bias(b, ctx, g, dy, dbias, accumulate, st);
     const float one = 1.0f, zero = 0.0f, beta = accumulate ? 1.0f : 0.0f;
-    if (g->dtype == DTYPE_F32) {
-        CUDNN_CHECK(cudnnConvolutionBackwardBias(ctx->cudnn, &one, p->y, dy, &beta, p->bias,
-                                                 dbias));
-        return 0;
+    // cuDNN's documentation gives no data types or layouts for this call, and neither 16-bit
+    // nor NHWC dy has reached it on a card yet: should cuDNN refuse one, ours computes the
+    // same gradient, and conv2d_describe names the refusal so that a measurement of this
+    // path can tell which ran.
+    int f32 = g->dtype == DTYPE_F32;
+    cudnnStatus_t status = cudnnConvolutionBackwardBias(ctx->cudnn, &one, p->y, dy,
+                                                        f32 ? &beta : &zero, p->bias,
+                                                        f32 ? (void *)dbias : ws->scratch);
+    if (cudnn_refused(status)) {
+        p->bias_refused = 1;
+        return backward_bias(b, ctx, g, dy, dbias, accumulate, st);
     }
-    // cuDNN's documentation gives no data types for this call; should cuDNN refuse 16-bit
-    // data here (not yet run on a card), ours computes the same gradient.
-    cudnnStatus_t status = cudnnConvolutionBackwardBias(ctx->cudnn, &one, p->y, dy, &zero,
-                                                        p->bias, ws->scratch);
-    if (cudnn_refused(status)) return backward_bias(b, ctx, g, dy, dbias, accumulate, st);
     CUDNN_CHECK(status);
+    if (f32) return 0;
     return b->convert(b, ws->scratch, g->dtype, dbias, DTYPE_F32, (size_t)g->out_channels,
                       accumulate, st);
 }
@@ -1314,6 +1320,12 @@ extern "C" int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g,
         used += n > 0 ? (size_t)n : 0;
         if (i < 2 && used + 2 < size) used += (size_t)snprintf(out + used, size - used, ", ");
     }
+    // What cuDNN refused so far on this shape, which our kernels then ran instead.
+    if (p->fused_refused && used < size)
+        used += (size_t)snprintf(out + used, size - used, "; cuDNN refused the fused forward");
+    if (p->bias_refused && used < size)
+        used += (size_t)snprintf(out + used, size - used,
+                                 "; cuDNN refused the bias gradient (ours ran)");
     return 0;
 }
 
