@@ -8,36 +8,40 @@
 #include "kernels/cuda/cuda_internal.h"
 #include "kernels/cuda/cuda_storage.h"
 
-enum { LAYOUT_TILE = 32, LAYOUT_TILE_ROWS = 8, LAYOUT_MAX_GRID_Z = 65535 };
+enum { LAYOUT_TILE = 32, LAYOUT_TILE_ROWS = 8, LAYOUT_MAX_GRID_YZ = 65535 };
 
 // Each image of src is rows x cols; dst gets the cols x rows transpose (plus dst's own
-// values when accumulating). Images beyond the grid's depth are taken in turn.
+// values when accumulating). Images beyond the grid's depth, and row tiles beyond its
+// height, are taken in turn: from NHWC the rows are pixels, and an image of more than
+// 65,535 tiles of 32 (about 1448 x 1448 pixels) would not fit the grid's y dimension.
 template <typename T>
 __global__ static void layout_transpose_kernel(const T *src, T *dst, int images, int rows,
                                                int cols, int accumulate) {
     __shared__ float tile[LAYOUT_TILE][LAYOUT_TILE + 1];
     size_t image_size = (size_t)rows * cols;
-    int col0 = blockIdx.x * LAYOUT_TILE, row0 = blockIdx.y * LAYOUT_TILE;
+    int col0 = blockIdx.x * LAYOUT_TILE;
     for (int image = blockIdx.z; image < images; image += gridDim.z) {
         const T *in = src + image * image_size;
         T *out = dst + image * image_size;
-        for (int k = threadIdx.y; k < LAYOUT_TILE; k += LAYOUT_TILE_ROWS) {
-            int row = row0 + k, col = col0 + threadIdx.x;
-            if (row < rows && col < cols)
-                tile[k][threadIdx.x] = storage_load(in, (size_t)row * cols + col);
-        }
-        __syncthreads();
-        // The output's row is the input's column: a warp writes one output row's run.
-        for (int k = threadIdx.y; k < LAYOUT_TILE; k += LAYOUT_TILE_ROWS) {
-            int out_row = col0 + k, out_col = row0 + threadIdx.x;
-            if (out_row < cols && out_col < rows) {
-                size_t at = (size_t)out_row * rows + out_col;
-                float value = tile[threadIdx.x][k];
-                if (accumulate) value = storage_load(out, at) + value;
-                storage_store(out, at, value);
+        for (int row0 = blockIdx.y * LAYOUT_TILE; row0 < rows; row0 += gridDim.y * LAYOUT_TILE) {
+            for (int k = threadIdx.y; k < LAYOUT_TILE; k += LAYOUT_TILE_ROWS) {
+                int row = row0 + k, col = col0 + threadIdx.x;
+                if (row < rows && col < cols)
+                    tile[k][threadIdx.x] = storage_load(in, (size_t)row * cols + col);
             }
+            __syncthreads();
+            // The output's row is the input's column: a warp writes one output row's run.
+            for (int k = threadIdx.y; k < LAYOUT_TILE; k += LAYOUT_TILE_ROWS) {
+                int out_row = col0 + k, out_col = row0 + threadIdx.x;
+                if (out_row < cols && out_col < rows) {
+                    size_t at = (size_t)out_row * rows + out_col;
+                    float value = tile[threadIdx.x][k];
+                    if (accumulate) value = storage_load(out, at) + value;
+                    storage_store(out, at, value);
+                }
+            }
+            __syncthreads();  // the tile is refilled for the next row tile or image
         }
-        __syncthreads();  // the tile is refilled for the next image
     }
 }
 
@@ -45,9 +49,10 @@ template <typename T>
 static int launch_layout_transpose(const CudaContext *ctx, const T *src, T *dst, int images,
                                    int rows, int cols, int accumulate, Status *st) {
     dim3 block(LAYOUT_TILE, LAYOUT_TILE_ROWS);
+    int row_tiles = (rows + LAYOUT_TILE - 1) / LAYOUT_TILE;
     dim3 grid((unsigned)((cols + LAYOUT_TILE - 1) / LAYOUT_TILE),
-              (unsigned)((rows + LAYOUT_TILE - 1) / LAYOUT_TILE),
-              (unsigned)(images < LAYOUT_MAX_GRID_Z ? images : LAYOUT_MAX_GRID_Z));
+              (unsigned)(row_tiles < LAYOUT_MAX_GRID_YZ ? row_tiles : LAYOUT_MAX_GRID_YZ),
+              (unsigned)(images < LAYOUT_MAX_GRID_YZ ? images : LAYOUT_MAX_GRID_YZ));
     CUDA_CHECK_CONFIG(ctx, "layout_transpose_kernel", grid, block, 0,
                       (size_t)images * rows * cols, 64);
     layout_transpose_kernel<T><<<grid, block, 0, ctx->stream>>>(src, dst, images, rows, cols,

@@ -2193,12 +2193,13 @@ static void layout_convert_case(DType dtype, int n, int channels, int pixels, La
 
 // Both directions, accumulate 0 and 1, every storage type; channels and pixels on and off
 // the kernel's 32 x 32 tiles, one channel, one pixel, no images, and more images than the
-// kernel's grid depth (65535), which it takes in turns.
+// kernel's grid depth (65535), which it takes in turns; and an image of more pixels than
+// 65535 row tiles of 32 (2,097,120), whose row tiles the kernel also takes in turns.
 static void test_layout_convert(void) {
     REQUIRE(layout_convert);
     static const int sizes[][3] = {{1, 1, 1},   {2, 1, 49},   {3, 37, 1},    {2, 33, 45},
                                    {4, 64, 196}, {2, 70, 1025}, {0, 3, 5},   {70001, 3, 5},
-                                   {65537, 1, 2}};
+                                   {65537, 1, 2}, {1, 2, 2100000}};
     static const DType types[] = {DTYPE_F32, DTYPE_BF16, DTYPE_F16};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (int t = 0; t < 3; t++)
