@@ -60,7 +60,7 @@ struct RowSplit {
 // chunks of about ROWS_BLOCK_VALUES values, fewer and longer where their partials and the
 // totals would not fit in `room` doubles. So past 256 channels the scratch caps a pass at
 // about room / 256 = 256 blocks (a 4096-feature batchnorm at batch 4096: 240, each thread
-// walking 273 rows), where the one-block-per-channel kernels would launch 4096: which is
+// walking 274 rows), where the one-block-per-channel kernels would launch 4096: which is
 // faster there is not measured.
 static RowSplit row_split(long long rows, int channels, size_t room) {
     RowSplit s = {0, 0, 0, 0, 0, 0};

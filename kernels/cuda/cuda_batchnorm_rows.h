@@ -7,7 +7,7 @@
 
 #include "kernels/cuda/cuda_internal.h"
 
-// Whether the rows kernels take this shape: spatial 1, several channels (up to 32 767,
+// Whether the rows kernels take this shape: spatial 1, several channels (up to 32 768,
 // whose partials fit the context's scratch), a tensor large enough to be worth their extra
 // launches, and the batchnorm-split lever on.
 int batchnorm_rows_apply(const CudaContext *ctx, const BatchnormArgs *a);
