@@ -305,6 +305,8 @@ static void forward_cases(const Case *k) {
     device_download(&dev, stats + 4 * c, d_stats, 2 * c * sizeof(float));
     mag = y_magnitudes(k, stats, stats + c);
     if (mag) compare_stored("batchnorm_forward_inference", "y", got, y, mag, count);
+    // save_mean is the running mean, copied: within F32_RTOL of itself.
+    compare_floats("batchnorm_forward_inference", "save_mean", stats + 4 * c, stats, NULL, c);
     compare_floats("batchnorm_forward_inference", "save_invstd", stats + 5 * c, stats + c, NULL,
                    c);
     free(mag);
@@ -415,6 +417,20 @@ static void sync_cases(const Case *k) {
                    c);
     compare_floats("batchnorm_forward_with_sums", "running_var", stats + 9 * c, stats + 3 * c,
                    NULL, c);
+    // The means against the mean of |x| (a mean near 0 of large values may differ by the
+    // rounding of its sum), the running mean against that plus |its old value|.
+    {
+        double *mean_mag = calloc(c, sizeof *mean_mag);
+        if (mean_mag) {
+            for (size_t j = 0; j < c; j++) mean_mag[j] = mag[j] / ((double)k->s.n * k->s.spatial);
+            compare_floats("batchnorm_forward_with_sums", "save_mean", stats + 6 * c, stats,
+                           mean_mag, c);
+            for (size_t j = 0; j < c; j++) mean_mag[j] += fabs(k->rm[j]);
+            compare_floats("batchnorm_forward_with_sums", "running_mean", stats + 8 * c,
+                           stats + 2 * c, mean_mag, c);
+        }
+        free(mean_mag);
+    }
 
     if (cpu->batchnorm_backward_channel_sums(cpu, &args, k->x, k->dy, k->mean, k->invstd, sums,
                                              stats + 4 * c, stats + 5 * c, &st))
