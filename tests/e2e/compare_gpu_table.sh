@@ -5,8 +5,10 @@
 # markers, leaving every other line as it was and every table well-formed; a file without
 # the markers or a bad record is an error naming it. Then the script's trainer-only dry run
 # (-T -d cpu) on a few Fashion-MNIST samples writes a results file the writer reads, and its
-# usage mistakes stop it with exit 1 and a message. No figure is judged: benchmarks are not
-# tests.
+# usage mistakes stop it with exit 1 and a message; stand-ins for PyTorch and for a GPU
+# trainer take it through its PyTorch columns and its accuracy check (tests/gpu/
+# precision_train.sh's own verdicts, read by the writer). No figure is judged: benchmarks
+# are not tests.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_python3 "run bench/gpu_table.py"
 
@@ -121,7 +123,8 @@ expect_rc 1 "--write into a file with two blocks"
 expect_in err "(found 2 and 2)" "the error counts the markers"
 
 # The accuracy check's records come from precision_train.sh's verdicts, which common.bash's
-# pass and fail print (a subshell: these are not this test's verdicts).
+# pass and fail print, here as that script worded them before 25dc9d9 (a subshell: these
+# are not this test's verdicts); its present wording is checked below, by running it.
 (
     pass "mlp bf16 test accuracy 0.8812 within 0.5 points of fp32's 0.8830 (0 steps skipped)"
     fail "lenet fp16 test accuracy 0.8702 within 0.5 points of fp32's 0.8830" "2 steps skipped"
@@ -216,6 +219,52 @@ if grep -q '^meta	pytorch	versions torch=0.0+standin ' "$work/cols.tsv" &&
 else
     fail "the versions line and a PyTorch row are recorded" "$(cat "$work/cols.tsv")"
 fi
+
+# The accuracy check as issue 15's run makes it: tests/gpu/precision_train.sh itself, given
+# a "GPU" trainer whose runs end at set test accuracies (mlp: bf16 0.8812 and fp16 0.8901
+# against fp32's 0.8830, both reach it; lenet: fp16 0.8702, 1.28 points below), then its
+# output read by gpu_table.py. Its verdicts once changed wording and the table found no
+# accuracy at all, which no test saw: here the two scripts meet.
+cat >"$work/bin/precision-trainer" <<'EOF'
+#!/usr/bin/env bash
+if [ "$1" = --version ]; then
+    echo "trainer (stand-in)"
+    echo "CUDA runtime 13.0, driver 13.0, cuBLAS 13.1.0, cuDNN 9.19.0, NCCL 2.28.9"
+    exit 0
+fi
+model=$(basename "$2" .model) precision=""
+while [ $# -gt 0 ]; do [ "$1" = --precision ] && precision=$2; shift; done
+case $model:$precision in
+mlp:bf16) acc=0.8812 ;; mlp:fp16) acc=0.8901 ;; lenet:fp16) acc=0.8702 ;; *) acc=0.8830 ;;
+esac
+[ "$precision" = fp16 ] && echo "trainer: notice: step 12 skipped (loss scale overflowed)" >&2
+[ -n "$precision" ] && echo "precision $precision on cuda:0 (--precision $precision): stand-in"
+echo "epoch 1/1  train loss 0.5000 acc 0.8000  test loss 0.4000 acc $acc  lr 0.001" \
+    " 900000 samples/s  0.1 s"
+EOF
+chmod +x "$work/bin/precision-trainer"
+run env TRAINER="$work/bin/precision-trainer" PRECISION_MODELS="mlp lenet" PRECISION_DEVICE=cuda:0 \
+    PRECISION_EPOCHS=1 bash tests/gpu/precision_train.sh
+expect_rc 1 "precision_train.sh with lenet in fp16 1.28 points below fp32"
+printf '%s\n' "$out" >"$work/precision-now.log"
+run python3 "$table" --accuracy-records "$work/precision-now.log"
+want=$(printf 'accuracy\t%s\t%s\t%s\t0.8830\n' mlp bf16 0.8812 mlp fp16 0.8901 lenet bf16 0.8830 \
+    lenet fp16 0.8702)
+if [ "$out" = "$want" ]; then
+    pass "--accuracy-records reads all four of precision_train.sh's verdicts as it words them"
+else
+    fail "--accuracy-records reads all four of precision_train.sh's verdicts as it words them" \
+        "$(cat "$work/precision-now.log")"$'\n'"records: $out"
+fi
+# And compare_gpu.sh's own accuracy step: an accuracy below the bar is the table's verdict,
+# not a failed run (exit 0), and the table shows each precision against fp32's.
+run env TRAINER="$work/bin/precision-trainer" OUT= TRAINER_FASHION_MNIST_DIR="$FASHION_DIR" \
+    bash "$script" -T -a -e 1 -m mlp -p tf32 -o "$work/accuracy.tsv" 128
+expect_rc 0 "compare_gpu.sh -a: a precision below fp32's is reported, not a failure"
+expect_in out 'accuracy: mlp fp32 0.8830, bf16 0.8812 (-0.18) met, fp16 0.8901 (+0.71) met' \
+    "mlp's precisions against fp32's in the table"
+expect_in out 'lenet fp32 0.8830, bf16 0.8830 (+0.00) met, fp16 0.8702 (-1.28) not met' \
+    "lenet's fp16 below the bar: not met"
 
 # A budget spent before the first run: every cell says so, and the table is still made.
 run env TRAINER="$work/bin/trainer" PYTHON="$work/bin/python" OUT= \
