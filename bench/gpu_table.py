@@ -18,7 +18,8 @@ batch, precision and column replaces an earlier one (so a run split over two com
 with its own file, makes one table).
 
 A results file is tab-separated text, one record per line, '#' lines ignored:
-  meta      KEY VALUE                        date, command, gpu, driver, trainer, pytorch, ...
+  meta      KEY VALUE                        date, command, gpu, driver, trainer_libraries,
+                                             pytorch, commit, ...
   run       MODEL BATCH PRECISION SIDE SAMPLES_PER_S TEST_ACC FIRST_EPOCH_S NOTE
             SIDE: trainer, eager, compile or graphs; '-' for a figure not measured, and NOTE
             says why (failed, timed out, not run)

@@ -38,7 +38,8 @@ launch() {
   shift
   mpirun -np "$n" --oversubscribe "$build/trainer" "$@" 2>&1 |
     awk '/^epoch/ { for (i = 1; i <= NF; i++) if ($i == "samples/s") v = $(i - 1) }
-         /gradient sums over/ { w = $0; sub(/.*\(/, "", w); sub(/ ms a step.*/, "", w) }
+         /gradient sums over/ { if (match($0, /\([0-9.]+ ms a step\)/))
+                                  w = substr($0, RSTART + 1, RLENGTH - 12) }
          END { print v + 0, w + 0 }'
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

@@ -41,13 +41,14 @@ launch() {
   [ "$n" -gt 1 ] && runner=(mpirun -np "$n" "$build/trainer")
   "${runner[@]}" "$@" 2>&1 |
     awk '/^epoch/ { for (i = 1; i <= NF; i++) if ($i == "samples/s" && $(i - 1) + 0 > v) v = $(i - 1) + 0 }
-         /gradient sums over/ { w = $0; sub(/.*\(/, "", w); sub(/ ms a step.*/, "", w) }
+         /gradient sums over/ { if (match($0, /\([0-9.]+ ms a step\)/))
+                                  w = substr($0, RSTART + 1, RLENGTH - 12) }
          END { print v + 0, w + 0 }'
 }
 # step_ms BATCH RATE: milliseconds a step at RATE samples/s
 step_ms() { awk -v b="$1" -v r="$2" 'BEGIN { printf "%.2f", r > 0 ? b * 1000 / r : 0 }'; }
 
-"$build/trainer" doctor 2>/dev/null | sed -n '1,3p'
+"$build/trainer" doctor 2>/dev/null | grep -E '^  cuda:[0-9]+ ' # the GPUs, one line each
 echo "best of $epochs epochs; step: ms a step (global batch); wait: ms a step rank 0's GPU waited"
 for config in "${configs[@]}"; do
   IFS=: read -r model batch samples <<<"$config"
