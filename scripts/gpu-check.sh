@@ -308,13 +308,14 @@ step_build() {
     record build FAIL "$step_secs" "" "" "$(why_failed "$log")"
     return
   fi
-  versions=$("$trainer" --version 2>&1 | grep '^CUDA runtime')
+  local version_text why
+  version_text=$("$trainer" --version 2>&1)
+  printf '%s\n' "$version_text" >>"$log"
+  versions=$(grep '^CUDA runtime' <<<"$version_text")
   if [ -z "$versions" ]; then
     # The CUDA backend is trainer_cuda.so, opened at run time: --version's "CUDA: built in,
     # but ..." line says why it did not load (a library its RUNPATH does not reach, ...).
-    local why
-    why=$("$trainer" --version 2>&1 | grep -m1 '^CUDA' | cut -c1-200)
-    "$trainer" --version >>"$log" 2>&1
+    why=$(grep -m1 '^CUDA' <<<"$version_text" | cut -c1-200)
     record build FAIL $((SECONDS - start)) "" "" \
       "$trainer has no CUDA backend: ${why:-no CUDA line}"
     return

@@ -30,9 +30,8 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/old" "$work/ptx"
 git archive "$rev" | tar -x -C "$work/old"
 
-# The build's definitions that reach device code; MPI's headers where the build has them.
-flags=(-O3 -ptx "-arch=$arch" -DTRAINER_HAVE_CUDA=1 -DTRAINER_HAVE_MPI=1
-  -isystem /usr/lib/x86_64-linux-gnu/openmpi/include)
+# The build's definition that reaches device code (no .cu includes MPI's headers).
+flags=(-O3 -ptx "-arch=$arch" -DTRAINER_HAVE_CUDA=1)
 compile() { # ROOT FILE OUT
   "$nvcc" "${flags[@]}" -I"$1" "$1/kernels/cuda/$2" -o "$3" 2>"$3.log" || echo failed >"$3.log.rc"
 }
