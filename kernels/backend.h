@@ -531,6 +531,15 @@ const char *cpu_blas_core_name(void);
 const char *cpu_blas_better_core(void);
 // Treat denormal floats as zero on this thread (and the threads it starts later).
 void cpu_backend_flush_denormals(void);
+// What the host can still give this process, in bytes, from /proc/meminfo's MemAvailable
+// (plus free swap) and, inside a memory cgroup (a container), the room under each level's
+// limit; SIZE_MAX when none of it can be read.
+size_t cpu_host_available_memory(void);
+// The same from the files' texts (tests): `meminfo` as /proc/meminfo reads, each of the
+// `levels` cgroup levels as {memory.max or memory.limit_in_bytes, memory.current or
+// memory.usage_in_bytes, memory.stat}, NULL where a file is missing.
+size_t cpu_available_memory_from(const char *meminfo, const char *const (*levels)[3],
+                                 int level_count);
 
 // The hash both backends use for dropout: uniform in [0, 1) from (seed, index). Index i
 // and seed s draw what index i + k draws with seed s - k * DROPOUT_HASH_STEP (mod 2^64).

@@ -1,6 +1,8 @@
 #define _DEFAULT_SOURCE  // sysconf's _SC_PHYS_PAGES
 #include <cblas.h>
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -15,12 +17,179 @@
 // 64-byte alignment: a cache line, and what AVX-512 loads want.
 enum { CPU_ALIGNMENT = 64 };
 
+// ---- what the host can still give ---------------------------------------------------------
+// Linux overcommits: malloc of more than is free succeeds, and the process is killed
+// (SIGKILL, nothing saved, no message) when it first touches pages the host does not have.
+// `trainer bench conv --device cpu --batch 100000` grew to 24 GB that way and was killed.
+// So a large allocation is first held against what the host reports it can give, and its
+// pages are touched at once, so that the next check's figure already counts them. A
+// refusal is then an out-of-memory status like a GPU's, which the allocator, `bench` and
+// training's micro-batching already act on.
+
+enum {
+    // Below this, reading /proc costs more than what one allocation could add; the
+    // allocator caches blocks, so training asks the host for memory a few hundred times.
+    CPU_CHECKED_BYTES = 1 << 20,
+    CPU_HOST_MARGIN = 64 << 20,  // MemAvailable is an estimate: leave the host some slack
+    CPU_PAGE_STRIDE = 4096,
+    CPU_FILE_TEXT = 8192,
+};
+
+// The number after `key` at the start of a line of `text` ("MemAvailable:   123 kB"),
+// times `unit`, into *out: 1, or 0 when no line has it.
+static int text_number(const char *text, const char *key, size_t unit, size_t *out) {
+    size_t key_length = strlen(key);
+    for (const char *line = text; line && *line;) {
+        const char *next = strchr(line, '\n');
+        if (strncmp(line, key, key_length) != 0) {
+            line = next ? next + 1 : NULL;
+            continue;
+        }
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(line + key_length, &end, 10);
+        if (end == line + key_length || errno) return 0;
+        *out = n > SIZE_MAX / unit ? SIZE_MAX : (size_t)n * unit;
+        return 1;
+    }
+    return 0;
+}
+
+size_t cpu_available_memory_from(const char *meminfo, const char *const (*levels)[3],
+                                 int level_count) {
+    size_t best = SIZE_MAX, available = 0, swap_free = 0;
+    if (meminfo && (text_number(meminfo, "MemAvailable:", 1024, &available) ||
+                    text_number(meminfo, "MemFree:", 1024, &available))) {
+        text_number(meminfo, "SwapFree:", 1024, &swap_free);
+        best = available > SIZE_MAX - swap_free ? SIZE_MAX : available + swap_free;
+    }
+    // Each cgroup level's limit less what the level holds, page cache aside: the kernel
+    // reclaims that before it kills. "max" (v2) or a huge number (v1) is no limit.
+    for (int i = 0; i < level_count; i++) {
+        const char *limit_text = levels[i][0], *usage_text = levels[i][1];
+        size_t limit = 0, usage = 0, cache = 0;
+        if (!limit_text || !usage_text || !text_number(limit_text, "", 1, &limit) ||
+            !text_number(usage_text, "", 1, &usage))
+            continue;
+        if (levels[i][2] && !text_number(levels[i][2], "file ", 1, &cache))
+            text_number(levels[i][2], "total_cache ", 1, &cache);
+        size_t held = usage > cache ? usage - cache : 0;
+        size_t room = limit > held ? limit - held : 0;
+        if (room < best) best = room;
+    }
+    return best;
+}
+
+// The file's first CPU_FILE_TEXT - 1 bytes as text in `buffer`, or NULL.
+static const char *read_text(const char *path, char *buffer) {
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    size_t n = fread(buffer, 1, CPU_FILE_TEXT - 1, f);
+    fclose(f);
+    buffer[n] = '\0';
+    return n ? buffer : NULL;
+}
+
+enum { CPU_CGROUP_LEVELS = 16, CPU_CGROUP_PATH = 1024 };
+
+// Whether the comma-separated `list` names `name`.
+static int list_has(const char *list, const char *name) {
+    size_t length = strlen(name);
+    for (const char *p = list; p; p = strchr(p, ','), p = p ? p + 1 : NULL)
+        if (strncmp(p, name, length) == 0 && (p[length] == ',' || p[length] == '\0')) return 1;
+    return 0;
+}
+
+// This process's memory cgroup levels, innermost first, as folders: v1's memory controller
+// ("4:memory:/a/b" in /proc/self/cgroup) where there is one, else v2's unified hierarchy
+// ("0::/a/b"). Inside a container the path is usually "/", the container's own level.
+static int cgroup_folders(char folders[CPU_CGROUP_LEVELS][CPU_CGROUP_PATH], int *v1) {
+    char text[CPU_FILE_TEXT], path[CPU_CGROUP_PATH] = "";
+    if (!read_text("/proc/self/cgroup", text)) return 0;
+    const char *root = NULL;
+    for (char *line = text; line && *line;) {
+        char *next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        char *controllers = strchr(line, ':');
+        char *own = controllers ? strchr(controllers + 1, ':') : NULL;
+        if (own) {
+            *own++ = '\0';
+            controllers++;
+            int unified = controllers[0] == '\0', memory = list_has(controllers, "memory");
+            if ((memory || (unified && !root)) && strlen(own) < sizeof path) {
+                snprintf(path, sizeof path, "%s", own);
+                root = memory ? "/sys/fs/cgroup/memory" : "/sys/fs/cgroup";
+                *v1 = memory;
+            }
+        }
+        line = next;
+    }
+    if (!root || path[0] != '/') return 0;
+    int count = 0;
+    for (;;) {
+        int n = snprintf(folders[count], CPU_CGROUP_PATH, "%s%s", root,
+                         strcmp(path, "/") == 0 ? "" : path);
+        if (n > 0 && n < CPU_CGROUP_PATH) count++;
+        if (strcmp(path, "/") == 0 || count == CPU_CGROUP_LEVELS) break;
+        char *slash = strrchr(path, '/');
+        if (slash == path) slash[1] = '\0';
+        else *slash = '\0';
+    }
+    return count;
+}
+
+size_t cpu_host_available_memory(void) {
+    char meminfo[CPU_FILE_TEXT], folders[CPU_CGROUP_LEVELS][CPU_CGROUP_PATH];
+    size_t best = cpu_available_memory_from(read_text("/proc/meminfo", meminfo), NULL, 0);
+    int v1 = 0, count = cgroup_folders(folders, &v1);
+    static const char *const names[2][3] = {
+        {"memory.max", "memory.current", "memory.stat"},
+        {"memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat"}};
+    // A level at a time: three small files each, read into the one set of buffers.
+    for (int i = 0; i < count; i++) {
+        char texts[3][CPU_FILE_TEXT];
+        const char *level[1][3];
+        for (int f = 0; f < 3; f++) {
+            char path[CPU_CGROUP_PATH + 32];
+            int n = snprintf(path, sizeof path, "%s/%s", folders[i], names[v1][f]);
+            level[0][f] = n > 0 && (size_t)n < sizeof path ? read_text(path, texts[f]) : NULL;
+        }
+        size_t room = cpu_available_memory_from(NULL, (const char *const(*)[3])level, 1);
+        if (room < best) best = room;
+    }
+    return best;
+}
+
+// Refuses `bytes` the host cannot give; 0 when it can, or when it cannot tell.
+static int host_room_check(size_t bytes, const char *what, StatusCode code, Status *st) {
+    if (bytes < CPU_CHECKED_BYTES) return 0;
+    size_t available = cpu_host_available_memory();
+    if (available == SIZE_MAX) return 0;
+    size_t usable = available > CPU_HOST_MARGIN ? available - CPU_HOST_MARGIN : 0;
+    if (bytes <= usable) return 0;
+    const double mib = 1024.0 * 1024.0;
+    return status_fail(st, code, "cpu: %s of %.1f MiB, but the host can give %.1f MiB "
+                       "(MemAvailable and free swap, within any memory cgroup's limit) and "
+                       "keeps %d MiB of it", what, (double)bytes / mib, (double)available / mib,
+                       CPU_HOST_MARGIN >> 20);
+}
+
+// A checked allocation's pages, faulted in now (why: above).
+static void touch_pages(void *p, size_t bytes) {
+    if (bytes < CPU_CHECKED_BYTES) return;
+    volatile char *c = p;
+    for (size_t i = 0; i < bytes; i += CPU_PAGE_STRIDE) c[i] = 0;
+}
+
 static int cpu_raw_alloc(const Backend *b, size_t bytes, void **ptr, Status *st) {
+    *ptr = NULL;
+    TRY(host_room_check(bytes, "an allocation", STATUS_OUT_OF_MEMORY, st));
     size_t rounded = (bytes + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
     *ptr = aligned_alloc(CPU_ALIGNMENT, rounded ? rounded : CPU_ALIGNMENT);
     if (!*ptr)
         return status_fail(st, STATUS_OUT_OF_MEMORY, "cpu: malloc of %zu bytes failed: %s", bytes,
                            strerror(errno));
+    touch_pages(*ptr, rounded);
     return 0;
 }
 
@@ -50,11 +219,14 @@ static int cpu_synchronize(const Backend *b, Status *st) { return 0; }
 // The CPU's "device" is host memory and its copies are memmove, finished on return: a
 // pinned buffer is ordinary memory and its fence is always passed.
 static int cpu_pinned_alloc(const Backend *b, size_t bytes, void **ptr, Status *st) {
+    *ptr = NULL;
+    TRY(host_room_check(bytes, "a staging buffer", STATUS_RUNTIME_ERROR, st));
     size_t rounded = (bytes + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
     *ptr = aligned_alloc(CPU_ALIGNMENT, rounded ? rounded : CPU_ALIGNMENT);
     if (!*ptr)
         return status_fail(st, STATUS_RUNTIME_ERROR, "cpu: no host memory for a %zu-byte staging "
                            "buffer: %s", bytes, strerror(errno));
+    touch_pages(*ptr, rounded);
     return 0;
 }
 
