@@ -8,6 +8,7 @@
 // nearest byte for luminance and for 16-bit samples).
 #define _POSIX_C_SOURCE 200809L
 
+#include "base/escape.h"
 #include "data/dataset.h"
 #include "data/image.h"
 
@@ -29,6 +30,26 @@ typedef struct NameList {
     char **names;
     int count;
 } NameList;
+
+// A name read from the disk, escaped for a message: folder and file names are bytes anyone
+// chose, and an escape sequence in them would drive the terminal that shows the error.
+typedef struct Escaped {
+    char text[4 * 256 + 8];
+} Escaped;
+
+static const char *escaped(const char *name, Escaped *out) {
+    return text_escape(name, strlen(name), out->text, sizeof out->text);
+}
+
+// The place of a failure under DIR ends in names read from the disk: escaped, like them.
+static int escape_place(Status *st, int rc) {
+    if (rc && st->file[0]) {
+        char place[sizeof st->file];
+        text_escape(st->file, strlen(st->file), place, sizeof place);
+        memcpy(st->file, place, sizeof place);
+    }
+    return rc;
+}
 
 static void names_free(NameList *list) {
     for (int i = 0; list->names && i < list->count; i++) free(list->names[i]);
@@ -106,8 +127,9 @@ static int check_classes(const char *root, const NameList *classes, Status *st) 
     }
     for (int i = 0; i < classes->count; i++) {
         if (strlen(classes->names[i]) < 64) continue;
+        Escaped name;
         status_fail_at(st, STATUS_BAD_INPUT, root, 0, 0, "class folder name '%.40s...' is "
-                       "longer than 63 bytes", classes->names[i]);
+                       "longer than 63 bytes", escaped(classes->names[i], &name));
         status_hint(st, "rename the folder");
         return STATUS_BAD_INPUT;
     }
@@ -159,8 +181,10 @@ static int collect_files(const char *root, const NameList *classes, PngSplit *sp
         char folder[2048];
         snprintf(folder, sizeof folder, "%s/%s", root, here.names[c]);
         if (label < 0) {
+            Escaped name;
             rc = status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "class folder '%s' is "
-                                "not among the training split's classes", here.names[c]);
+                                "not among the training split's classes",
+                                escaped(here.names[c], &name));
             status_hint(st, "the test split's class folders must also be in train/");
             break;
         }
@@ -191,12 +215,18 @@ static int choose_shape(const PngSplit *split, const DatasetOptions *options, Da
     return png_read_size(split->files[0].path, &out->width, &out->height, st);
 }
 
-int dataset_png_decode(const Dataset *ds, const char *path, float *values, uint8_t *out,
+// dataset_png_decode, with the failure's place left raw (dataset_load_png escapes it).
+static int decode_file(const Dataset *ds, const char *path, float *values, uint8_t *out,
                        Status *st) {
     TRY(png_read_sample(path, ds->channels, ds->height, ds->width, values, st));
     size_t sample = dataset_sample_size(ds);
     for (size_t v = 0; v < sample; v++) out[v] = (uint8_t)lrintf(values[v] * 255.0f);
     return 0;
+}
+
+int dataset_png_decode(const Dataset *ds, const char *path, float *values, uint8_t *out,
+                       Status *st) {
+    return escape_place(st, decode_file(ds, path, values, out, st));
 }
 
 // A streamed split checks only each file's header here (a PNG, the model's size); the
@@ -222,7 +252,7 @@ static int keep_file(PngSplit *split, int i, int stream, float *pixels, Dataset 
         file->path = NULL;  // owned by the dataset now
         out->path_count = out->count + 1;
     } else {
-        TRY(dataset_png_decode(out, file->path, pixels,
+        TRY(decode_file(out, file->path, pixels,
                                out->images + (size_t)out->count * dataset_sample_size(out), st));
     }
     out->labels[out->count++] = (uint8_t)file->label;
@@ -316,5 +346,5 @@ int dataset_load_png(const char *dir, const char *split, const DatasetOptions *o
     }
     snprintf(root, sizeof root, test ? "%s/test" : "%s", test ? dir : train);
     dataset_set_source(out, root);
-    return load_split(train, root, options, out, skipped, st);
+    return escape_place(st, load_split(train, root, options, out, skipped, st));
 }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "base/lever.h"
 #include "base/suggest.h"
 #include "core/checkpoint.h"
@@ -380,8 +381,12 @@ void print_run_data_notes(const RunData *data, int at_end) {
                "stream); %d files\n", train->count + data->val.count + data->test.count);
     if (!at_end && train->class_count > 0) {
         printf("classes:");
-        for (int i = 0; i < train->class_count; i++)
-            printf(" %d=%s", i, train->class_names[i]);
+        // Folder names: bytes from the disk, escaped like every such name.
+        for (int i = 0; i < train->class_count; i++) {
+            char name[4 * sizeof train->class_names[i]];
+            const char *raw = train->class_names[i];
+            printf(" %d=%s", i, text_escape(raw, strlen(raw), name, sizeof name));
+        }
         printf("\n");
     }
     if (at_end && data->skipped > 0)
