@@ -229,31 +229,62 @@ int dataset_png_decode(const Dataset *ds, const char *path, float *values, uint8
     return escape_place(st, decode_file(ds, path, values, out, st));
 }
 
-// A streamed split checks only each file's header here (a PNG, the model's size); the
-// pixels are decoded when a batch needs them.
-static int check_header(const Dataset *ds, const char *path, Status *st) {
-    int width, height;
-    TRY(png_read_size(path, &width, &height, st));
-    if (width == ds->width && height == ds->height) return 0;
+// An image of another size than the split's: the model's size, or (no model, as in `data
+// info`, or a flat input) the first image's, which is then named instead of a model.
+static int wrong_size(const Dataset *ds, const char *path, int width, int height,
+                      const char *first_image, Status *st) {
+    if (!first_image) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "image is %dx%d pixels (WxH), but the "
+                       "model takes %dx%d", width, height, ds->width, ds->height);
+        status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! "
+                        "out.png`", ds->width, ds->height, ds->width, ds->height);
+        return STATUS_BAD_INPUT;
+    }
+    Escaped first;
     status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "image is %dx%d pixels (WxH), but the "
-                   "model takes %dx%d", width, height, ds->width, ds->height);
-    status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! out.png`",
-                ds->width, ds->height, ds->width, ds->height);
+                   "split's first image, %s, is %dx%d", width, height,
+                   escaped(first_image, &first), ds->width, ds->height);
+    status_hint(st, "give every image of the folder one size, e.g. `convert IMAGE -resize "
+                    "%dx%d! out.png`", ds->width, ds->height);
     return STATUS_BAD_INPUT;
 }
 
+// A streamed split checks only each file's header here (a PNG, the split's size); the
+// pixels are decoded when a batch needs them.
+static int check_header(const Dataset *ds, const char *path, const char *first_image,
+                        Status *st) {
+    int width, height;
+    TRY(png_read_size(path, &width, &height, st));
+    if (width == ds->width && height == ds->height) return 0;
+    return wrong_size(ds, path, width, height, first_image, st);
+}
+
+// Decodes file i of the split into out->images. png_read_sample words a size mismatch for
+// the model; when the size is the first image's, the header is read again to say so.
+static int decode_kept(const PngFile *file, const char *first_image, float *pixels,
+                       Dataset *out, Status *st) {
+    int rc = decode_file(out, file->path, pixels,
+                         out->images + (size_t)out->count * dataset_sample_size(out), st);
+    int width, height;
+    Status header;
+    status_clear(&header);
+    if (rc && first_image && !png_read_size(file->path, &width, &height, &header) &&
+        (width != out->width || height != out->height))
+        rc = wrong_size(out, file->path, width, height, first_image, st);
+    return rc;
+}
+
 // Keeps file i of the split: decoded into out->images, or (streaming) its path.
-static int keep_file(PngSplit *split, int i, int stream, float *pixels, Dataset *out,
-                     Status *st) {
+static int keep_file(PngSplit *split, int i, int stream, const char *first_image,
+                     float *pixels, Dataset *out, Status *st) {
     PngFile *file = &split->files[i];
     if (stream) {
-        TRY(check_header(out, file->path, st));
+        TRY(check_header(out, file->path, first_image, st));
         out->paths[out->count] = file->path;
         file->path = NULL;  // owned by the dataset now
         out->path_count = out->count + 1;
     } else {
-        TRY(decode_file(out, file->path, pixels,
-                               out->images + (size_t)out->count * dataset_sample_size(out), st));
+        TRY(decode_kept(file, first_image, pixels, out, st));
     }
     out->labels[out->count++] = (uint8_t)file->label;
     return 0;
@@ -273,6 +304,10 @@ static int decide_streaming(const DatasetOptions *options, const PngSplit *split
 // fail, or are counted when skipping.
 static int decode_all(PngSplit *split, const DatasetOptions *options, int stream, Dataset *out,
                       int *skipped, Status *st) {
+    // Streaming moves each path into the dataset: the first one's name is copied.
+    char first_image[2048] = "";
+    if (options->height <= 0 || options->width <= 0)
+        snprintf(first_image, sizeof first_image, "%s", split->files[0].path);
     size_t sample = dataset_sample_size(out);
     float *pixels = malloc(sample * sizeof *pixels);
     if (stream) out->paths = calloc((size_t)split->count, sizeof *out->paths);
@@ -287,7 +322,8 @@ static int decode_all(PngSplit *split, const DatasetOptions *options, int stream
     for (int i = 0; !rc && i < split->count; i++) {
         Status bad;
         status_clear(&bad);
-        if (keep_file(split, i, stream, pixels, out, &bad)) {
+        if (keep_file(split, i, stream, first_image[0] ? first_image : NULL, pixels, out,
+                      &bad)) {
             if (options->skip_bad_samples && bad.code == STATUS_BAD_INPUT) (*skipped)++;
             else rc = (*st = bad).code;
         }
