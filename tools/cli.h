@@ -54,6 +54,9 @@ void flush_stdout(void);
 // closed descriptor), prints the error and returns 1, or exit_code when the command had
 // already failed; else returns exit_code.
 int finish_stdout(int exit_code);
+// The path to execute this trainer again by: its own (so the process is still named
+// `trainer`), or "/proc/self/exe" when that cannot be known. `path` is the room for it.
+const char *trainer_executable(char *path, size_t size);
 void print_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // Read and build the model named by the first positional argument.

@@ -332,7 +332,8 @@ static int run_in_own_process(const char *name) {
     if (child < 0) return -1;
     if (child == 0) {
         char *argv[] = {"trainer", "lab", (char *)name, NULL};
-        execv("/proc/self/exe", argv);
+        char self[4096];
+        execv(trainer_executable(self, sizeof self), argv);
         _exit(127);
     }
     int status = 0;

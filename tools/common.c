@@ -1,6 +1,7 @@
-#define _POSIX_C_SOURCE 200809L  // strtok_r
+#define _POSIX_C_SOURCE 200809L  // strtok_r, readlink
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/escape.h"
 #include "base/lever.h"
@@ -399,4 +400,20 @@ void run_data_free(RunData *data) {
     dataset_free(&data->train);
     dataset_free(&data->val);
     dataset_free(&data->test);
+}
+
+// The kernel names a process after the file it executes, so executing /proc/self/exe would
+// name it `exe` (pgrep, killall, ps -C and the OOM killer's log would not find `trainer`):
+// the binary's own path instead. /proc/self/exe stays the fallback: readlink can fail, and
+// a binary deleted or replaced since it started (a rebuild) reads " (deleted)", where only
+// /proc/self/exe still reaches this one.
+const char *trainer_executable(char *path, size_t size) {
+    static const char deleted[] = " (deleted)";
+    const size_t deleted_length = sizeof deleted - 1;
+    ssize_t n = size > 1 ? readlink("/proc/self/exe", path, size - 1) : -1;
+    if (n <= 0 || (size_t)n >= size - 1) return "/proc/self/exe";
+    path[n] = '\0';
+    if ((size_t)n > deleted_length && strcmp(path + n - deleted_length, deleted) == 0)
+        return "/proc/self/exe";
+    return path;
 }

@@ -1,6 +1,6 @@
 // trainer: the command line. Subcommands parse their options and call core/; only here
 // do statuses become text on stderr and exit codes.
-#define _POSIX_C_SOURCE 200809L  // setenv, execv, readlink
+#define _POSIX_C_SOURCE 200809L  // setenv, execv
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,22 +71,8 @@ static void restart_with_blas_settings(char **argv) {
         changed = 1;
     }
     if (!changed) return;
-    // The kernel names a process after the file it executes, so starting again through
-    // /proc/self/exe would name it `exe` (pgrep, killall, ps -C and the OOM killer's log
-    // would not find `trainer`): execute the binary's own path. /proc/self/exe stays the
-    // fallback: readlink can fail, and a binary deleted or replaced since it started (a
-    // rebuild) reads " (deleted)", where only /proc/self/exe still reaches this one.
-    static const char deleted[] = " (deleted)";
-    const size_t deleted_length = sizeof deleted - 1;
     char self[4096];
-    const char *path = "/proc/self/exe";
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0 && (size_t)n < sizeof self - 1) {
-        self[n] = '\0';
-        if ((size_t)n <= deleted_length || strcmp(self + n - deleted_length, deleted) != 0)
-            path = self;
-    }
-    execv(path, argv);  // returns only on failure: run as we are
+    execv(trainer_executable(self, sizeof self), argv);  // returns only on failure: run as we are
 }
 
 static int run_command(int argc, char **argv) {
