@@ -8,6 +8,7 @@
 // nearest byte for luminance and for 16-bit samples).
 #define _POSIX_C_SOURCE 200809L
 
+#include "base/escape.h"
 #include "data/dataset.h"
 #include "data/image.h"
 
@@ -29,6 +30,26 @@ typedef struct NameList {
     char **names;
     int count;
 } NameList;
+
+// A name read from the disk, escaped for a message: folder and file names are bytes anyone
+// chose, and an escape sequence in them would drive the terminal that shows the error.
+typedef struct Escaped {
+    char text[4 * 256 + 8];
+} Escaped;
+
+static const char *escaped(const char *name, Escaped *out) {
+    return text_escape(name, strlen(name), out->text, sizeof out->text);
+}
+
+// The place of a failure under DIR ends in names read from the disk: escaped, like them.
+static int escape_place(Status *st, int rc) {
+    if (rc && st->file[0]) {
+        char place[sizeof st->file];
+        text_escape(st->file, strlen(st->file), place, sizeof place);
+        memcpy(st->file, place, sizeof place);
+    }
+    return rc;
+}
 
 static void names_free(NameList *list) {
     for (int i = 0; list->names && i < list->count; i++) free(list->names[i]);
@@ -106,8 +127,9 @@ static int check_classes(const char *root, const NameList *classes, Status *st) 
     }
     for (int i = 0; i < classes->count; i++) {
         if (strlen(classes->names[i]) < 64) continue;
+        Escaped name;
         status_fail_at(st, STATUS_BAD_INPUT, root, 0, 0, "class folder name '%.40s...' is "
-                       "longer than 63 bytes", classes->names[i]);
+                       "longer than 63 bytes", escaped(classes->names[i], &name));
         status_hint(st, "rename the folder");
         return STATUS_BAD_INPUT;
     }
@@ -159,8 +181,10 @@ static int collect_files(const char *root, const NameList *classes, PngSplit *sp
         char folder[2048];
         snprintf(folder, sizeof folder, "%s/%s", root, here.names[c]);
         if (label < 0) {
+            Escaped name;
             rc = status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "class folder '%s' is "
-                                "not among the training split's classes", here.names[c]);
+                                "not among the training split's classes",
+                                escaped(here.names[c], &name));
             status_hint(st, "the test split's class folders must also be in train/");
             break;
         }
@@ -191,7 +215,8 @@ static int choose_shape(const PngSplit *split, const DatasetOptions *options, Da
     return png_read_size(split->files[0].path, &out->width, &out->height, st);
 }
 
-int dataset_png_decode(const Dataset *ds, const char *path, float *values, uint8_t *out,
+// dataset_png_decode, with the failure's place left raw (dataset_load_png escapes it).
+static int decode_file(const Dataset *ds, const char *path, float *values, uint8_t *out,
                        Status *st) {
     TRY(png_read_sample(path, ds->channels, ds->height, ds->width, values, st));
     size_t sample = dataset_sample_size(ds);
@@ -199,31 +224,67 @@ int dataset_png_decode(const Dataset *ds, const char *path, float *values, uint8
     return 0;
 }
 
-// A streamed split checks only each file's header here (a PNG, the model's size); the
-// pixels are decoded when a batch needs them.
-static int check_header(const Dataset *ds, const char *path, Status *st) {
-    int width, height;
-    TRY(png_read_size(path, &width, &height, st));
-    if (width == ds->width && height == ds->height) return 0;
+int dataset_png_decode(const Dataset *ds, const char *path, float *values, uint8_t *out,
+                       Status *st) {
+    return escape_place(st, decode_file(ds, path, values, out, st));
+}
+
+// An image of another size than the split's: the model's size, or (no model, as in `data
+// info`, or a flat input) the first image's, which is then named instead of a model.
+static int wrong_size(const Dataset *ds, const char *path, int width, int height,
+                      const char *first_image, Status *st) {
+    if (!first_image) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "image is %dx%d pixels (WxH), but the "
+                       "model takes %dx%d", width, height, ds->width, ds->height);
+        status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! "
+                        "out.png`", ds->width, ds->height, ds->width, ds->height);
+        return STATUS_BAD_INPUT;
+    }
+    Escaped first;
     status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "image is %dx%d pixels (WxH), but the "
-                   "model takes %dx%d", width, height, ds->width, ds->height);
-    status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! out.png`",
-                ds->width, ds->height, ds->width, ds->height);
+                   "split's first image, %s, is %dx%d", width, height,
+                   escaped(first_image, &first), ds->width, ds->height);
+    status_hint(st, "give every image of the folder one size, e.g. `convert IMAGE -resize "
+                    "%dx%d! out.png`", ds->width, ds->height);
     return STATUS_BAD_INPUT;
 }
 
+// A streamed split checks only each file's header here (a PNG, the split's size); the
+// pixels are decoded when a batch needs them.
+static int check_header(const Dataset *ds, const char *path, const char *first_image,
+                        Status *st) {
+    int width, height;
+    TRY(png_read_size(path, &width, &height, st));
+    if (width == ds->width && height == ds->height) return 0;
+    return wrong_size(ds, path, width, height, first_image, st);
+}
+
+// Decodes file i of the split into out->images. png_read_sample words a size mismatch for
+// the model; when the size is the first image's, the header is read again to say so.
+static int decode_kept(const PngFile *file, const char *first_image, float *pixels,
+                       Dataset *out, Status *st) {
+    int rc = decode_file(out, file->path, pixels,
+                         out->images + (size_t)out->count * dataset_sample_size(out), st);
+    int width, height;
+    Status header;
+    status_clear(&header);
+    if (rc && first_image && !png_read_size(file->path, &width, &height, &header) &&
+        (width != out->width || height != out->height))
+        rc = wrong_size(out, file->path, width, height, first_image, st);
+    return rc;
+}
+
 // Keeps file i of the split: decoded into out->images, or (streaming) its path.
-static int keep_file(PngSplit *split, int i, int stream, float *pixels, Dataset *out,
-                     Status *st) {
+static int keep_file(PngSplit *split, int i, int stream, const char *first_image,
+                     float *pixels, Dataset *out, Status *st) {
     PngFile *file = &split->files[i];
     if (stream) {
-        TRY(check_header(out, file->path, st));
+        TRY(check_header(out, file->path, first_image, st));
         out->paths[out->count] = file->path;
         file->path = NULL;  // owned by the dataset now
         out->path_count = out->count + 1;
     } else {
-        TRY(dataset_png_decode(out, file->path, pixels,
-                               out->images + (size_t)out->count * dataset_sample_size(out), st));
+        TRY(decode_kept(file, first_image, pixels, out, st));
     }
     out->labels[out->count++] = (uint8_t)file->label;
     return 0;
@@ -243,6 +304,10 @@ static int decide_streaming(const DatasetOptions *options, const PngSplit *split
 // fail, or are counted when skipping.
 static int decode_all(PngSplit *split, const DatasetOptions *options, int stream, Dataset *out,
                       int *skipped, Status *st) {
+    // Streaming moves each path into the dataset: the first one's name is copied.
+    char first_image[2048] = "";
+    if (options->height <= 0 || options->width <= 0)
+        snprintf(first_image, sizeof first_image, "%s", split->files[0].path);
     size_t sample = dataset_sample_size(out);
     float *pixels = malloc(sample * sizeof *pixels);
     if (stream) out->paths = calloc((size_t)split->count, sizeof *out->paths);
@@ -257,7 +322,8 @@ static int decode_all(PngSplit *split, const DatasetOptions *options, int stream
     for (int i = 0; !rc && i < split->count; i++) {
         Status bad;
         status_clear(&bad);
-        if (keep_file(split, i, stream, pixels, out, &bad)) {
+        if (keep_file(split, i, stream, first_image[0] ? first_image : NULL, pixels, out,
+                      &bad)) {
             if (options->skip_bad_samples && bad.code == STATUS_BAD_INPUT) (*skipped)++;
             else rc = (*st = bad).code;
         }
@@ -316,5 +382,5 @@ int dataset_load_png(const char *dir, const char *split, const DatasetOptions *o
     }
     snprintf(root, sizeof root, test ? "%s/test" : "%s", test ? dir : train);
     dataset_set_source(out, root);
-    return load_split(train, root, options, out, skipped, st);
+    return escape_place(st, load_split(train, root, options, out, skipped, st));
 }

@@ -170,10 +170,50 @@ static void print_error_explanation(const ErrorEntry *entry, const Status *st) {
     fprintf(stderr, "  more: trainer explain %s\n", entry->name);
 }
 
+// errno of the first failed flush of stdout; 0 when none failed (or only printf's own
+// flushes did, which leave no trace but the stream's error flag).
+static int stdout_errno;
+
+void flush_stdout(void) {
+    errno = 0;
+    if (fflush(stdout) != 0 && !stdout_errno) stdout_errno = errno;
+}
+
+int finish_stdout(int exit_code) {
+    flush_stdout();
+    int failed = ferror(stdout) || stdout_errno;
+    errno = 0;
+    // close() reports what only the file system knows at the end (NFS, quotas). A
+    // descriptor that was never open (`>&-`) fails close with EBADF; that is no loss unless
+    // something was written, which ferror has already seen.
+    if (fclose(stdout) != 0 && errno != EBADF) {
+        failed = 1;
+        if (!stdout_errno) stdout_errno = errno;
+    }
+    if (!failed) return exit_code;
+    // A reader that stopped reading (`| head`) knows it did: no message. The exit code still
+    // says the output was cut, as SIGPIPE's default (when not ignored) would.
+    if (stdout_errno != EPIPE) {
+        Status st;
+        status_clear(&st);
+        if (stdout_errno)
+            status_fail(&st, STATUS_RUNTIME_ERROR, "writing to standard output failed: %s",
+                        strerror(stdout_errno));
+        else
+            status_fail(&st, STATUS_RUNTIME_ERROR, "writing to standard output failed");
+        status_hint(&st, "check where the output goes: the disk may be full, or the file or "
+                         "pipe no longer writable");
+        char text[2400];
+        status_format(&st, text, sizeof text);
+        fputs(text, stderr);
+    }
+    return exit_code ? exit_code : 1;
+}
+
 int report_failure(const Status *st) {
     char text[2400];
     status_format(st, text, sizeof text);
-    fflush(stdout);
+    flush_stdout();
     fputs(text, stderr);
     const ErrorEntry *entry = st->error_name[0] ? error_catalog_lookup_name(st->error_name) : NULL;
     if (entry) print_error_explanation(entry, st);

@@ -48,6 +48,15 @@ void command_print_help(const Command *cmd, FILE *out);
 
 // Prints the status in the project's error format to stderr; returns its exit code.
 int report_failure(const Status *st);
+// fflush(stdout) that remembers why the first failed flush failed, for finish_stdout.
+void flush_stdout(void);
+// At exit: when not everything written to stdout reached it (a full disk, /dev/full, a
+// closed descriptor), prints the error and returns 1, or exit_code when the command had
+// already failed; else returns exit_code.
+int finish_stdout(int exit_code);
+// The path to execute this trainer again by: its own (so the process is still named
+// `trainer`), or "/proc/self/exe" when that cannot be known. `path` is the room for it.
+const char *trainer_executable(char *path, size_t size);
 void print_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // Read and build the model named by the first positional argument.

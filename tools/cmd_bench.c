@@ -653,7 +653,7 @@ int run_bench(const Command *cmd, const ParsedArgs *args) {
                                  &st);
     clear_progress(&progress);
     if (!rc) print_reports(&a, &dev, &reports);
-    fflush(stdout);
+    flush_stdout();
     reports_free(&reports);
     if (have_model) {
         graph_free(&g);

@@ -256,7 +256,7 @@ int run_doctor(const Command *cmd, const ParsedArgs *args) {
     }
     if (args_get(cmd, args, "--json")) print_json(d);
     else print_text(d);
-    fflush(stdout);
+    flush_stdout();
     int exit_code = d->exit_code;
     free(d);
     return exit_code;

@@ -112,7 +112,7 @@ static LabCode show_oom(void) {
     printf("trainer, training a small CNN (in memory) on the CPU with --memory-limit %s:\n",
            lab_oom_limit);
     printf("%s", lab_oom_model);
-    fflush(stdout);
+    flush_stdout();
     lab_oom_train(&r, print_train_notice, NULL);
     if (!r.diagnosed)
         printf("lab: training fitted in %s; expected out of memory\n", lab_oom_limit);
@@ -180,7 +180,7 @@ static LabCode show_dtype_mismatch(void) {
 static LabCode show_illegal_address(void) {
     LabResult r;
     // The scenario forks: what is buffered here must come out once, and before the child's.
-    fflush(stdout);
+    flush_stdout();
     fflush(stderr);
     lab_illegal_address(&r);
     if (r.went_wrong[0]) {
@@ -326,13 +326,14 @@ static void print_list(void) {
 
 // Runs `trainer lab NAME` as a new process, so each scenario starts with fresh CUDA state.
 static int run_in_own_process(const char *name) {
-    fflush(stdout);
+    flush_stdout();
     fflush(stderr);
     pid_t child = fork();
     if (child < 0) return -1;
     if (child == 0) {
         char *argv[] = {"trainer", "lab", (char *)name, NULL};
-        execv("/proc/self/exe", argv);
+        char self[4096];
+        execv(trainer_executable(self, sizeof self), argv);
         _exit(127);
     }
     int status = 0;
@@ -378,7 +379,7 @@ int run_lab(const Command *cmd, const ParsedArgs *args) {
         if (strcmp(name, scenarios[i].name) != 0) continue;
         printf("== lab %s: %s\n", scenarios[i].name, scenarios[i].summary);
         int code = scenarios[i].run();
-        fflush(stdout);
+        flush_stdout();
         return code;
     }
     names[SCENARIO_COUNT] = "all";

@@ -55,17 +55,31 @@ static void class_names_free(ClassNames *cn) {
 enum { ESCAPED_NAME_MAX = 4 * CHECKPOINT_CLASS_NAME_MAX };
 
 // The names a weights file records (a png:DIR's folders, CIFAR-10's), escaped: they are
-// bytes from a file. Used unless --classes names others.
-static int use_recorded_names(const LoadedInputs *in, ClassNames *cn, Status *st) {
+// bytes from a file. Used unless --classes names others, even when their count is not the
+// model's: a model trained on 2 folders keeps 10 outputs if its file says units=10, and
+// those are still the folders' classes, not Fashion-MNIST's. Outputs past the list are
+// `class N`; the mismatch is noticed on stderr.
+static int use_recorded_names(const LoadedInputs *in, int classes, const char *weights,
+                              ClassNames *cn, Status *st) {
     class_names_free(cn);
-    cn->names = malloc((size_t)in->class_count * sizeof *cn->names);
-    cn->text = malloc((size_t)in->class_count * ESCAPED_NAME_MAX);
+    cn->names = malloc((size_t)classes * sizeof *cn->names);
+    cn->text = malloc((size_t)classes * ESCAPED_NAME_MAX);
     if (!cn->names || !cn->text) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-    for (int i = 0; i < in->class_count; i++) {
+    for (int i = 0; i < classes; i++) {
         char *name = cn->text + (size_t)i * ESCAPED_NAME_MAX;
-        text_escape(in->class_names[i], strlen(in->class_names[i]), name, ESCAPED_NAME_MAX);
+        if (i < in->class_count)
+            text_escape(in->class_names[i], strlen(in->class_names[i]), name, ESCAPED_NAME_MAX);
+        else
+            snprintf(name, ESCAPED_NAME_MAX, "class %d", i);
         cn->names[i] = name;
     }
+    if (in->class_count < classes)
+        print_notice("the model has %d outputs, but %s names %d class%s: outputs %d to %d are "
+                     "shown as `class N`", classes, weights, in->class_count,
+                     in->class_count == 1 ? "" : "es", in->class_count, classes - 1);
+    else if (in->class_count > classes)
+        print_notice("the model has %d outputs, but %s names %d classes: the names past "
+                     "the first %d are not used", classes, weights, in->class_count, classes);
     return 0;
 }
 
@@ -387,8 +401,8 @@ static int run_model(const Command *cmd, PredictRun *run, Status *st) {
     TRY(load_weights(run->g, run->device.backend, run->weights, &loaded, st));
     int rc = normalize_images(run, &loaded, st);
     const LoadedInputs *in = &loaded.inputs;
-    if (!rc && !args_get(cmd, run->args, "--classes") && in->class_count == graph_classes(run->g))
-        rc = use_recorded_names(in, &run->names, st);
+    if (!rc && !args_get(cmd, run->args, "--classes") && in->class_count > 0)
+        rc = use_recorded_names(in, graph_classes(run->g), run->weights, &run->names, st);
     checkpoint_loaded_free(&loaded);
     return rc ? rc : predict_all(run, st);
 }

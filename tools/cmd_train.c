@@ -117,7 +117,7 @@ static int watch_validation_loss(TrainSession *session, const EpochReport *r, St
     printf("early stop: %s loss has not improved for %d epoch%s (%s); stopped after epoch %d "
            "of %d\n", session->evaluated, watch->epochs_without_improvement,
            watch->epochs_without_improvement == 1 ? "" : "s", best, r->epoch, r->epochs);
-    fflush(stdout);
+    flush_stdout();
     if (session->log) TRY(run_log_early_stop(session->log, watch, r, st));
     session->stopped_early = 1;
     return 1;
@@ -132,7 +132,7 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
         printf("  %s loss %.4f acc %.4f", session->evaluated, r->test.loss, r->test.accuracy);
     printf("  lr %.4g  %.0f samples/s  %.1f s\n", r->lr, r->samples_per_second,
            r->seconds);
-    fflush(stdout);
+    flush_stdout();
     if (session->log) TRY(run_log_epoch(session->log, r, st));
     TRY(checkpoints_after_epoch(&session->checkpoints, r, g, d, st));
     return watch_validation_loss(session, r, st);
@@ -408,7 +408,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     print_schedule(&r->config.schedule);
     print_data_transform(&r->config, &data->normalization, data->normalization_source);
     print_run_data_notes(data, 0);
-    fflush(stdout);
+    flush_stdout();
     session.evaluated = data->has_val ? "val" : "test";
     // Counted from this run's first epoch, a resumed one too: checkpoints do not record it.
     session.early_stop = early_stop_start(r->config.train.early_stop);

@@ -1,7 +1,9 @@
-#define _POSIX_C_SOURCE 200809L  // strtok_r
+#define _POSIX_C_SOURCE 200809L  // strtok_r, readlink
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/escape.h"
 #include "base/lever.h"
 #include "base/suggest.h"
 #include "core/checkpoint.h"
@@ -380,8 +382,12 @@ void print_run_data_notes(const RunData *data, int at_end) {
                "stream); %d files\n", train->count + data->val.count + data->test.count);
     if (!at_end && train->class_count > 0) {
         printf("classes:");
-        for (int i = 0; i < train->class_count; i++)
-            printf(" %d=%s", i, train->class_names[i]);
+        // Folder names: bytes from the disk, escaped like every such name.
+        for (int i = 0; i < train->class_count; i++) {
+            char name[4 * sizeof train->class_names[i]];
+            const char *raw = train->class_names[i];
+            printf(" %d=%s", i, text_escape(raw, strlen(raw), name, sizeof name));
+        }
         printf("\n");
     }
     if (at_end && data->skipped > 0)
@@ -394,4 +400,20 @@ void run_data_free(RunData *data) {
     dataset_free(&data->train);
     dataset_free(&data->val);
     dataset_free(&data->test);
+}
+
+// The kernel names a process after the file it executes, so executing /proc/self/exe would
+// name it `exe` (pgrep, killall, ps -C and the OOM killer's log would not find `trainer`):
+// the binary's own path instead. /proc/self/exe stays the fallback: readlink can fail, and
+// a binary deleted or replaced since it started (a rebuild) reads " (deleted)", where only
+// /proc/self/exe still reaches this one.
+const char *trainer_executable(char *path, size_t size) {
+    static const char deleted[] = " (deleted)";
+    const size_t deleted_length = sizeof deleted - 1;
+    ssize_t n = size > 1 ? readlink("/proc/self/exe", path, size - 1) : -1;
+    if (n <= 0 || (size_t)n >= size - 1) return "/proc/self/exe";
+    path[n] = '\0';
+    if ((size_t)n > deleted_length && strcmp(path + n - deleted_length, deleted) == 0)
+        return "/proc/self/exe";
+    return path;
 }

@@ -70,11 +70,12 @@ static void restart_with_blas_settings(char **argv) {
         setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
         changed = 1;
     }
-    if (changed) execv("/proc/self/exe", argv);  // returns only on failure: run as we are
+    if (!changed) return;
+    char self[4096];
+    execv(trainer_executable(self, sizeof self), argv);  // returns only on failure: run as we are
 }
 
-int main(int argc, char **argv) {
-    restart_with_blas_settings(argv);
+static int run_command(int argc, char **argv) {
     if (argc < 2) {
         print_usage(stderr);
         return 2;
@@ -115,4 +116,9 @@ int main(int argc, char **argv) {
     status_hint(&st, "commands: train, eval, check, predict, devices, bench, doctor, explain, "
                          "lab, plot, data; see `trainer --help`");
     return report_failure(&st);
+}
+
+int main(int argc, char **argv) {
+    restart_with_blas_settings(argv);
+    return finish_stdout(run_command(argc, argv));
 }

@@ -25,9 +25,12 @@ static int unwritable(const char *path, const char *what, Status *st) {
 
 static int make_directory(const char *dir, Status *st) {
     if (!make_directories(dir)) return 0;
+    // The stat below fails for a folder that could not be made, setting its own errno
+    // (ENOENT), where mkdir's (EACCES, EPERM, ENOTDIR) is the reason to report.
+    int reason = errno;
     struct stat info;
     int is_file = stat(dir, &info) == 0 && !S_ISDIR(info.st_mode);
-    if (is_file) errno = ENOTDIR;
+    errno = is_file ? ENOTDIR : reason;
     return unwritable(dir, is_file ? "use it as the log directory" : "create the log directory",
                       st);
 }

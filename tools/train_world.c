@@ -99,7 +99,7 @@ int world_print_ranks(const MpiWorld *world, const char *device_name, int uses_n
 
 void world_close(MpiWorld *world, int failed) {
     if (world->size > 1 && failed) {
-        fflush(stdout);
+        flush_stdout();
         fflush(stderr);
         mpi_world_abort(failed);
     }

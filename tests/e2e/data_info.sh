@@ -22,4 +22,27 @@ expect_in out "values 2.0000 to 4.0000, mean 3.0000, std 1.0000" "features as th
 run "$TRAINER" data list "idx:$work/tiny"
 expect_error 2 "trainer data takes \`info SPEC\`" "an unknown verb is refused"
 
+# A png:DIR image of another size: no model is involved, so the message names the first
+# image, whose size the others must have (it used to say "the model takes 28x28").
+require_python3 "write the test PNGs"
+python3 - "$work/sizes" <<'PY'
+import os, struct, sys, zlib
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+def png(path, width, height):
+    rows = b"".join(b"\x00" + bytes(width) for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) +
+                chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+for name in ("a", "b"):
+    os.makedirs(os.path.join(sys.argv[1], name))
+png(os.path.join(sys.argv[1], "a", "0.png"), 28, 28)
+png(os.path.join(sys.argv[1], "b", "0.png"), 30, 30)
+PY
+run "$TRAINER" data info "png:$work/sizes"
+expect_error 2 "$work/sizes/b/0.png: image is 30x30 pixels (WxH), but the split's first image, \
+$work/sizes/a/0.png, is 28x28" "data info names the first image's size, not a model's"
+expect_no_match err "model" "... and speaks of no model"
+
 finish

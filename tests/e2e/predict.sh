@@ -139,4 +139,31 @@ expect_error 2 "needs --weights FILE" "predict without --weights"
 run "$TRAINER" predict models/mlp.model --weights "$weights"
 expect_error 2 "one or more PNG images" "predict without images"
 
+# Weights trained on a png:DIR record its folders' names, used even when the model has
+# more outputs than folders (mlp.model's 10 on 2 folders): those outputs are `class N`, with
+# a notice, never Fashion-MNIST's names (they were printed, silently, when the counts differed).
+mkdir -p "$work/two/alpha" "$work/two/beta"
+for i in 1 2 3 4; do
+    cp "$work/boot.png" "$work/two/alpha/$i.png"
+    cp "$work/boot_rgb.png" "$work/two/beta/$i.png"
+done
+two_weights="$work/two.safetensors"
+run "$TRAINER" train models/mlp.model --data "png:$work/two" --val-split 0.25 --epochs 1 \
+    --device cpu --save "$two_weights"
+expect_rc 0 "mlp.model (10 outputs) trains on 2 class folders"
+run "$TRAINER" predict models/mlp.model --weights "$two_weights" "$work/boot.png" --top 10 \
+    --device cpu
+expect_rc 0 "predict with weights that name 2 of 10 classes"
+expect_match out "^  alpha +[0-9.e-]+$" "the recorded folder names are used"
+expect_match out "^  class 9 +[0-9.e-]+$" "outputs past them are class N"
+expect_no_match out "T-shirt|Trouser|Dress|Coat|Ankle boot" "no Fashion-MNIST name is printed"
+expect_match err "^trainer: notice: the model has 10 outputs, but .* names 2 classes" \
+    "a notice tells the counts apart"
+sed 's/units=10$/units=2/' models/mlp.model >"$work/two.model"
+run "$TRAINER" train "$work/two.model" --data "png:$work/two" --val-split 0.25 --epochs 1 \
+    --device cpu --save "$two_weights"
+run "$TRAINER" predict "$work/two.model" --weights "$two_weights" "$work/boot.png" --device cpu
+expect_match out "^  beta +[0-9.e-]+$" "a 2-output model gets both names"
+expect_no_match err "notice: the model has" "and no notice"
+
 finish
