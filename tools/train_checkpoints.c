@@ -28,8 +28,14 @@ static int read_options(const Command *cmd, const ParsedArgs *args, CheckpointSe
     s->best_accuracy = -1.0;
     TRY(read_every(cmd, args, s, st));
     long keep = 3;
-    TRY(args_int(cmd, args, "--keep-last", 1, 1000000, &keep, NULL, st));
+    int keep_given;
+    TRY(args_int(cmd, args, "--keep-last", 1, 1000000, &keep, &keep_given, st));
     s->keep_last = (int)keep;
+    if (keep_given && !s->folder) {
+        status_fail(st, STATUS_BAD_INPUT, "--keep-last needs --checkpoint DIR");
+        status_hint(st, "add --checkpoint DIR to say where the checkpoints go");
+        return STATUS_BAD_INPUT;
+    }
     if (args_get(cmd, args, "--resume") && args_get(cmd, args, "--init-from")) {
         status_fail(st, STATUS_BAD_INPUT, "--resume and --init-from both choose the start");
         status_hint(st, "--resume continues a run with its optimizer; --init-from starts a new "
@@ -76,8 +82,8 @@ static int resume(const char *given, Graph *const *graphs, Device *const *device
                  p->epochs_done, p->epochs_done == 1 ? "" : "s", p->step_in_epoch,
                  p->step_in_epoch == 1 ? "" : "s", p->optimizer_steps);
     if (p->epochs_done >= config->train.epochs)
-        print_notice("the checkpoint already has %d epochs; nothing to train (raise --epochs)",
-                     p->epochs_done);
+        print_notice("the checkpoint already has %d epoch%s; nothing to train (raise --epochs)",
+                     p->epochs_done, p->epochs_done == 1 ? "" : "s");
     return 0;
 }
 
