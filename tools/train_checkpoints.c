@@ -2,7 +2,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "base/atomic_file.h"
 #include "core/optimizer.h"
 
 static int read_every(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
@@ -102,6 +104,23 @@ static int init_from(const char *path, Graph *const *graphs, Device *const *devi
     return 0;
 }
 
+static int same_file(const char *a, const char *b) {
+    struct stat first, second;
+    return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev &&
+           first.st_ino == second.st_ino;
+}
+
+// Checked before the first step, so a bad --save costs no training.
+static int check_save_target(const char *save_path, const char *model_path, Status *st) {
+    if (same_file(save_path, model_path)) {
+        status_fail_at(st, STATUS_BAD_INPUT, save_path, 0, 0, "--save names the model file "
+                       "itself (%s); the weights would overwrite the model's text", model_path);
+        status_hint(st, "name another file, e.g. --save %.400s.safetensors", model_path);
+        return STATUS_BAD_INPUT;
+    }
+    return atomic_file_check_target(save_path, st);
+}
+
 int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
                      Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
                      Status *st) {
@@ -109,6 +128,7 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
     if (s->read_only) s->folder = s->save_path = NULL;
     s->model_path = graphs[0]->path;
     s->optimizer = &config->optimizer;
+    if (s->save_path) TRY(check_save_target(s->save_path, s->model_path, st));
     if (s->folder) {
         int swept = 0;
         TRY(checkpoint_folder_prepare(s->folder, &swept, st));
@@ -153,11 +173,8 @@ int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *
     return write_step_checkpoint(s, &at, g, d, st);
 }
 
-int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g, Device *d,
-                            Status *st) {
-    if (s->save_path)
-        TRY(checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, st));
-    if (!s->folder) return 0;
+static int write_epoch_checkpoints(CheckpointSession *s, const EpochReport *r, Graph *g,
+                                   Device *d, Status *st) {
     CheckpointPlace at = {.epochs_done = r->epoch, .optimizer_steps = g->optimizer_steps,
                           .seed = s->seed, .batch = s->batch,
                           .test_accuracy = r->has_test ? r->test.accuracy : -1.0};
@@ -168,6 +185,22 @@ int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g
     TRY(checkpoint_save(g, s->optimizer, d->backend, &at, &s->inputs, best, st));
     s->best_accuracy = r->test.accuracy;
     return 0;
+}
+
+// A --save that fails (the disk filled up) still lets the epoch's checkpoint be written:
+// the run stops on the save's error, with nothing of the epoch lost.
+int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g, Device *d,
+                            Status *st) {
+    int save_rc = s->save_path ? checkpoint_save(g, NULL, d->backend, NULL, &s->inputs,
+                                                 s->save_path, st) : 0;
+    if (!s->folder) return save_rc;
+    if (!save_rc) return write_epoch_checkpoints(s, r, g, d, st);
+    Status checkpoint_st;
+    status_clear(&checkpoint_st);
+    if (write_epoch_checkpoints(s, r, g, d, &checkpoint_st) == 0)
+        print_notice("--save failed, but epoch %d's checkpoint was written to %s", r->epoch,
+                     s->folder);
+    return save_rc;
 }
 
 static void print_resume_command(const CheckpointSession *s, const char *from) {

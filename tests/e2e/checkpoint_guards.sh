@@ -2,12 +2,70 @@
 # Guards around --save, --checkpoint, --keep-last and --resume (docs/checkpoints.md,
 # docs/cli.md), each checked before or as a run stops, so no training is lost:
 # --keep-last without --checkpoint is refused like --checkpoint-every; 'already has 1 epoch'
-# is singular.
+# is singular. A --save target that is a FIFO, a directory, in a missing folder or the model
+# file itself is refused before the first step (and the FIFO left alone); a --save that
+# fails at an epoch's end still leaves that epoch's checkpoint.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_random_dataset "$work/my data" 200 50
 write_tiny_model "$work/tiny.model"
 data=(--data "idx:$work/my data" --device cpu)
+
+# ---- --save ----
+mkfifo "$work/pipe"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --save "$work/pipe"
+expect_error 2 "$work/pipe: the path is a FIFO (named pipe), not a regular file" \
+    "--save naming a FIFO is refused"
+expect_no_match out '^epoch ' "... before the first step"
+[ -p "$work/pipe" ] && pass "... and the FIFO is still a FIFO" || fail "the FIFO is still a FIFO"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --save "$work"
+expect_error 2 "$work: the path is a directory, not a regular file" "--save naming a folder"
+expect_no_match out '^epoch ' "... is refused before the first step"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 \
+    --save "$work/nodir/w.safetensors" --checkpoint "$work/ck-nodir"
+expect_error 2 "the folder $work/nodir does not exist" "--save into a missing folder"
+expect_no_match out '^epoch ' "... is refused before the first step"
+cp "$work/tiny.model" "$work/self.model"
+run "$TRAINER" train "$work/self.model" "${data[@]}" --epochs 1 \
+    --save "$work/../${work##*/}/self.model"
+expect_error 2 "--save names the model file itself" "--save naming the model file is refused"
+mkdir -p "$work/locked" && chmod 500 "$work/locked"
+if [ -w "$work/locked" ]; then pass "(running as root: unwritable-folder check skipped)"
+else
+    run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 \
+        --save "$work/locked/w.safetensors"
+    expect_error 2 "the folder $work/locked is not writable" "--save into a read-only folder"
+fi
+
+# A --save that fails at an epoch's end (here its target turned into a FIFO during the run)
+# stops the run, but that epoch's checkpoint is written first.
+"$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 100000 --save "$work/late" \
+    --checkpoint "$work/ck-late" </dev/null >"$work/late.out" 2>"$work/late.err" &
+pid=$!
+ran="trainer train tiny.model --epochs 100000 --save late --checkpoint ck-late (late -> FIFO)"
+for ((i = 0; i < 300; i++)); do
+    [ -f "$work/late" ] && break
+    sleep 0.05
+done
+for ((i = 0; i < 100; i++)); do
+    rm -f "$work/late"
+    mkfifo "$work/late" 2>/dev/null && break
+done
+for ((i = 0; i < 200; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+done
+kill -KILL "$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+out=$(cat "$work/late.out")
+err=$(cat "$work/late.err")
+expect_error 2 "$work/late: the path is a FIFO" "a --save that fails at an epoch's end stops"
+epoch=$(sed -n "s/.*--save failed, but epoch \([0-9]*\)'s checkpoint was written.*/\1/p" <<<"$err")
+if [ -n "$epoch" ] && [ -f "$work/ck-late/step-$(printf '%010d' $((epoch * 13))).safetensors" ]
+then pass "... after writing that epoch's checkpoint (epoch $epoch)"
+else fail "... after writing that epoch's checkpoint" "folder: $(ls "$work/ck-late" | tr '\n' ' ')"
+fi
 
 # ---- --keep-last ----
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --keep-last 2
