@@ -59,10 +59,9 @@ static int resume_path(const char *given, char *path, size_t size, Status *st) {
     return checkpoint_latest(given, path, size, st);
 }
 
-static int resume(const char *given, Graph *const *graphs, Device *const *devices, int count,
+// `path`: the checkpoint file resume_path chose.
+static int resume(const char *path, Graph *const *graphs, Device *const *devices, int count,
                   RunConfig *config, Status *st) {
-    char path[1100];
-    TRY(resume_path(given, path, sizeof path, st));
     CheckpointLoaded loaded;
     memset(&loaded, 0, sizeof loaded);
     for (int i = 0; i < count; i++) {
@@ -121,6 +120,27 @@ static int check_save_target(const char *save_path, const char *model_path, Stat
     return atomic_file_check_target(save_path, st);
 }
 
+// Another run's step files in the folder would be pruned by step number and picked by
+// --resume as if they were this run's, so only the run that wrote the newest one (resumed
+// from it) may go on writing there.
+static int refuse_other_checkpoints(const char *folder, const char *resume_given,
+                                    const char *resume_file, Status *st) {
+    char newest[1100];
+    if (!checkpoint_folder_holds(folder, newest, sizeof newest)) return 0;
+    if (resume_file && same_file(resume_file, newest)) return 0;
+    const char *name = strrchr(newest, '/') ? strrchr(newest, '/') + 1 : newest;
+    if (resume_file)
+        status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "the checkpoint folder already holds "
+                       "checkpoints of another run (the newest: %s), and this run resumes from "
+                       "%s; its checkpoints would be mixed with them", name, resume_given);
+    else
+        status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "the checkpoint folder already holds "
+                       "checkpoints (the newest: %s); a new run's would be mixed with them", name);
+    status_hint(st, "to continue that run, resume it with --resume %s; else pick an empty "
+                "folder for --checkpoint, or remove the old checkpoints", folder);
+    return STATUS_BAD_INPUT;
+}
+
 int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
                      Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
                      Status *st) {
@@ -128,8 +148,13 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
     if (s->read_only) s->folder = s->save_path = NULL;
     s->model_path = graphs[0]->path;
     s->optimizer = &config->optimizer;
+    const char *resume_from = args_get(cmd, args, "--resume");
+    char resume_file[1100] = "";
+    if (resume_from) TRY(resume_path(resume_from, resume_file, sizeof resume_file, st));
     if (s->save_path) TRY(check_save_target(s->save_path, s->model_path, st));
     if (s->folder) {
+        TRY(refuse_other_checkpoints(s->folder, resume_from, resume_from ? resume_file : NULL,
+                                     st));
         int swept = 0;
         TRY(checkpoint_folder_prepare(s->folder, &swept, st));
         if (swept)
@@ -137,9 +162,8 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
                          swept == 1 ? "" : "s", s->folder);
         s->best_accuracy = checkpoint_best_accuracy(s->folder);
     }
-    const char *resume_from = args_get(cmd, args, "--resume");
     const char *init = args_get(cmd, args, "--init-from");
-    if (resume_from) TRY(resume(resume_from, graphs, devices, count, config, st));
+    if (resume_from) TRY(resume(resume_file, graphs, devices, count, config, st));
     if (init) TRY(init_from(init, graphs, devices, count, st));
     s->seed = config->train.seed;
     s->batch = config->train.batch;

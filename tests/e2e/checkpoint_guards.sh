@@ -4,7 +4,9 @@
 # --keep-last without --checkpoint is refused like --checkpoint-every; 'already has 1 epoch'
 # is singular. A --save target that is a FIFO, a directory, in a missing folder or the model
 # file itself is refused before the first step (and the FIFO left alone); a --save that
-# fails at an epoch's end still leaves that epoch's checkpoint.
+# fails at an epoch's end still leaves that epoch's checkpoint. A --checkpoint folder
+# holding another run's checkpoints is refused, unless this run resumes from its newest
+# (--resume DIR --checkpoint DIR).
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_random_dataset "$work/my data" 200 50
@@ -70,6 +72,35 @@ fi
 # ---- --keep-last ----
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --keep-last 2
 expect_error 2 "--keep-last needs --checkpoint DIR" "--keep-last without --checkpoint"
+
+# ---- a folder holding another run's checkpoints ----
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 --checkpoint "$work/ck"
+expect_rc 0 "2 epochs into ck"
+before=$(ls "$work/ck" | tr '\n' ' ')
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/ck"
+expect_error 2 "$work/ck: the checkpoint folder already holds checkpoints (the newest: \
+step-0000000026.safetensors)" "a fresh run into a folder with checkpoints is refused"
+expect_in err "resume it with --resume $work/ck" "... with a hint to resume"
+expect_no_match out '^epoch ' "... before the first step"
+[ "$(ls "$work/ck" | tr '\n' ' ')" = "$before" ] && pass "... leaving the folder as it was" ||
+    fail "... leaving the folder as it was" "folder: $(ls "$work/ck" | tr '\n' ' ')"
+write_tiny_model "$work/wide.model" 48
+run "$TRAINER" train "$work/wide.model" "${data[@]}" --epochs 1 --checkpoint "$work/ck" \
+    --keep-last 1
+expect_error 2 "already holds checkpoints" "another model's run into the folder is refused"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 3 --resume "$work/ck" \
+    --checkpoint "$work/ck"
+expect_rc 0 "resuming the folder into itself goes on"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/ck-other"
+expect_rc 0 "1 epoch into ck-other"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 --resume "$work/ck-other" \
+    --checkpoint "$work/ck"
+expect_error 2 "already holds checkpoints of another run (the newest: step-0000000039\
+.safetensors), and this run resumes from $work/ck-other" \
+    "--resume A --checkpoint B is refused when B holds other checkpoints"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 --resume "$work/ck-other" \
+    --checkpoint "$work/ck-fresh"
+expect_rc 0 "--resume A --checkpoint B goes on when B is empty"
 
 # ---- --resume with nothing left to train ----
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/ck-one"
