@@ -998,6 +998,21 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     return allocate_passes(run, st);
 }
 
+// A checkpoint's place within an epoch counts the steps of the data it was written with; on
+// fewer samples this run's epoch may end before that place.
+static int check_start_in_epoch(const TrainRun *run, Status *st) {
+    int done = run->config->start.step_in_epoch;
+    int steps = batcher_steps_per_epoch(&run->batcher);
+    if (done < steps) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "the checkpoint is %d steps into epoch %d, but an epoch of "
+                "this run has %d step%s (%d training samples, batch %d)", done,
+                run->config->start.epochs_done + 1, steps, steps == 1 ? "" : "s",
+                run->batcher.dataset->count, run->batch);
+    status_hint(st, "resume with the same data options as the run that wrote the checkpoint "
+                    "(--data, --train-limit, --val-split)");
+    return STATUS_BAD_INPUT;
+}
+
 int train_replicas(Graph *const *graphs, Device *const *devices, int count,
                    const RunConfig *config, const Dataset *train, const Dataset *test,
                    const TrainHooks *hooks, int *interrupted, Status *st) {
@@ -1006,6 +1021,7 @@ int train_replicas(Graph *const *graphs, Device *const *devices, int count,
     Graph *first = graphs[0];
     long global_step = first->optimizer_steps;
     int first_epoch = config->start.epochs_done + 1;
+    if (!rc && first_epoch <= config->train.epochs) rc = check_start_in_epoch(&run, st);
     for (int epoch = first_epoch; !rc && epoch <= config->train.epochs; epoch++) {
         EpochReport report = {.epoch = epoch, .epochs = config->train.epochs};
         int done = epoch == first_epoch ? config->start.step_in_epoch : 0;

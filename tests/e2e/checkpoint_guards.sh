@@ -6,7 +6,8 @@
 # file itself is refused before the first step (and the FIFO left alone); a --save that
 # fails at an epoch's end still leaves that epoch's checkpoint. A --checkpoint folder
 # holding another run's checkpoints is refused, unless this run resumes from its newest
-# (--resume DIR --checkpoint DIR).
+# (--resume DIR --checkpoint DIR). A mid-epoch checkpoint resumed where this run's epoch is
+# shorter is refused.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_random_dataset "$work/my data" 200 50
@@ -107,5 +108,15 @@ run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$w
 expect_rc 0 "1 epoch into ck-one"
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --resume "$work/ck-one"
 expect_in err "the checkpoint already has 1 epoch; nothing" "1 epoch, singular"
+
+# ---- a mid-epoch checkpoint on fewer samples ----
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/ck-mid" \
+    --checkpoint-every 10
+expect_rc 0 "a checkpoint 10 steps into an epoch of 13"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --train-limit 100 \
+    --resume "$work/ck-mid/step-0000000010.safetensors"
+expect_error 2 "the checkpoint is 10 steps into epoch 1, but an epoch of this run has 7 steps \
+(100 training samples, batch 16)" "a mid-epoch checkpoint past this run's epoch is refused"
+expect_in err "hint: resume with the same data options" "... with a hint"
 
 finish
