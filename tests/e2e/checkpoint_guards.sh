@@ -7,7 +7,7 @@
 # fails at an epoch's end still leaves that epoch's checkpoint. A --checkpoint folder
 # holding another run's checkpoints is refused, unless this run resumes from its newest
 # (--resume DIR --checkpoint DIR). A mid-epoch checkpoint resumed where this run's epoch is
-# shorter is refused.
+# shorter is refused. SIGINT during the evaluation after an epoch stops at its next batch.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_random_dataset "$work/my data" 200 50
@@ -118,5 +118,44 @@ run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --train-limit 10
 expect_error 2 "the checkpoint is 10 steps into epoch 1, but an epoch of this run has 7 steps \
 (100 training samples, batch 16)" "a mid-epoch checkpoint past this run's epoch is refused"
 expect_in err "hint: resume with the same data options" "... with a hint"
+
+# ---- signals ----
+# interrupt_when FOLDER DELAY ARGS...: trains with --checkpoint FOLDER, sends SIGINT DELAY
+# seconds after its first checkpoint, leaves its exit code and output as `run` does.
+interrupt_when() {
+    local folder=$1 delay=$2 i
+    shift 2
+    rm -rf "$folder"
+    "$TRAINER" train "$@" --checkpoint "$folder" </dev/null >"$work/sig.out" 2>"$work/sig.err" &
+    local pid=$!
+    ran="trainer train $* --checkpoint $folder (then SIGINT)"
+    for ((i = 0; i < 600; i++)); do
+        ls "$folder" 2>/dev/null | grep -q '^step-' && break
+        sleep 0.05
+    done
+    sleep "$delay"
+    kill -INT "$pid"
+    wait "$pid"
+    rc=$?
+    out=$(cat "$work/sig.out")
+    err=$(cat "$work/sig.err")
+}
+
+# A signal during the evaluation after an epoch stops it at the next batch: the run ends at
+# that epoch's last step (before the fix it evaluated on and took the next epoch's first
+# step). 2 steps an epoch, and an evaluation of 20,000 samples that takes most of the time.
+make_random_dataset "$work/eval" 32 20000
+write_tiny_model "$work/eval.model" 512
+for ((attempt = 1; attempt <= 3; attempt++)); do
+    interrupt_when "$work/sig-eval" 0.5 "$work/eval.model" --data "idx:$work/eval" \
+        --device cpu --epochs 100000
+    # A signal in the epoch's first step (a small window) stops there; try again.
+    grep -q 'step 1 of 2' <<<"$err" || break
+done
+expect_rc 130 "SIGINT during the evaluation exits 130"
+expect_match err "saved a checkpoint at epoch [0-9]+, step 2 of 2" \
+    "... stopping at the epoch's last step, not after the next epoch's first"
+stopped=$(sed -n 's/.*saved a checkpoint at epoch \([0-9]*\),.*/\1/p' <<<"$err")
+expect_no_match out "^epoch ${stopped:-x}/" "... without finishing that epoch's evaluation"
 
 finish
