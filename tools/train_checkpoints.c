@@ -24,7 +24,6 @@ static int read_every(const Command *cmd, const ParsedArgs *args, CheckpointSess
 
 static int read_options(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
                         Status *st) {
-    s->data = args_get(cmd, args, "--data");
     s->folder = args_get(cmd, args, "--checkpoint");
     s->save_path = args_get(cmd, args, "--save");
     s->best_accuracy = -1.0;
@@ -148,6 +147,8 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
     if (s->read_only) s->folder = s->save_path = NULL;
     s->model_path = graphs[0]->path;
     s->optimizer = &config->optimizer;
+    s->command = cmd;
+    s->args = args;
     const char *resume_from = args_get(cmd, args, "--resume");
     char resume_file[1100] = "";
     if (resume_from) TRY(resume_path(resume_from, resume_file, sizeof resume_file, st));
@@ -227,11 +228,50 @@ int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g
     return save_rc;
 }
 
+// `word` as one shell word: bare when it has only characters the shell leaves alone, else
+// in single quotes (a quote inside as '\'').
+static void append_shell_word(char *line, size_t size, const char *word) {
+    size_t used = strlen(line);
+    int plain = word[0] != '\0';
+    for (const char *c = word; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:,=+@%-",
+                    *c))
+            plain = 0;
+    if (used + 1 < size) line[used++] = ' ';
+    if (!plain && used + 1 < size) line[used++] = '\'';
+    for (const char *c = word; *c && used + 4 < size; c++) {
+        if (*c == '\'' && !plain) {
+            memcpy(line + used, "'\\''", 4);
+            used += 4;
+        } else {
+            line[used++] = *c;
+        }
+    }
+    if (!plain && used + 1 < size) line[used++] = '\'';
+    line[used] = '\0';
+}
+
+// The run's own options again, so that the resumed run trains toward the same --epochs on
+// the same data; --resume and --init-from give way to --resume FROM.
 static void print_resume_command(const CheckpointSession *s, const char *from) {
-    char launcher[48] = "";
-    if (s->processes > 1) snprintf(launcher, sizeof launcher, "mpirun -np %d ", s->processes);
-    fprintf(stderr, "trainer: to resume: %strainer train %s --resume %s%s%s\n", launcher,
-            s->model_path, from, s->data ? " --data " : "", s->data ? s->data : "");
+    char line[8192] = "";
+    if (s->processes > 1) snprintf(line, sizeof line, "mpirun -np %d", s->processes);
+    append_shell_word(line, sizeof line, "trainer");
+    append_shell_word(line, sizeof line, "train");
+    append_shell_word(line, sizeof line, s->model_path);
+    append_shell_word(line, sizeof line, "--resume");
+    append_shell_word(line, sizeof line, from);
+    const OptionSpec *options = s->command ? s->command->options : NULL;
+    for (int i = 0; options && options[i].name; i++) {
+        const char *value = s->args->values[i];
+        if (!value || strcmp(options[i].name, "--resume") == 0 ||
+            strcmp(options[i].name, "--init-from") == 0)
+            continue;
+        append_shell_word(line, sizeof line, options[i].name);
+        if (options[i].value_name) append_shell_word(line, sizeof line, value);
+    }
+    // The first word's leading space is the only one not wanted.
+    fprintf(stderr, "trainer: to resume: %s\n", line[0] == ' ' ? line + 1 : line);
 }
 
 void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d) {

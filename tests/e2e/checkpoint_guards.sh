@@ -8,6 +8,7 @@
 # holding another run's checkpoints is refused, unless this run resumes from its newest
 # (--resume DIR --checkpoint DIR). A mid-epoch checkpoint resumed where this run's epoch is
 # shorter is refused. SIGINT during the evaluation after an epoch stops at its next batch.
+# The printed resume command repeats the run's options, quoted, and works as printed.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_random_dataset "$work/my data" 200 50
@@ -140,6 +141,21 @@ interrupt_when() {
     out=$(cat "$work/sig.out")
     err=$(cat "$work/sig.err")
 }
+
+# The resume command repeats the run's options, quoted for the shell where needed.
+interrupt_when "$work/sig" 0.3 "$work/tiny.model" "${data[@]}" --epochs 100000 \
+    --train-limit 150 --lr 0.002
+expect_rc 130 "SIGINT exits 130"
+expect_in err "to resume: trainer train $work/tiny.model --resume $work/sig --data \
+'idx:$work/my data' --epochs 100000 --lr 0.002 --train-limit 150" \
+    "the resume command repeats the options, quoted"
+expect_in err "--checkpoint $work/sig" "... --checkpoint included"
+resume_command=$(sed -n 's/^trainer: to resume: trainer //p' <<<"$err")
+epoch=$(sed -n 's/.*saved a checkpoint at epoch \([0-9]*\),.*/\1/p' <<<"$err")
+eval "run \"\$TRAINER\" $resume_command --epochs $((epoch + 1))"
+expect_rc 0 "the printed command resumes"
+expect_in out ": 150 train" "... on the run's --train-limit"
+expect_match out "^epoch $((epoch + 1))/$((epoch + 1)) " "... and trains on to the next epoch"
 
 # A signal during the evaluation after an epoch stops it at the next batch: the run ends at
 # that epoch's last step (before the fix it evaluated on and took the next epoch's first
