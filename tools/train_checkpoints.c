@@ -130,8 +130,9 @@ static int refuse_other_checkpoints(const char *folder, const char *resume_given
     const char *name = strrchr(newest, '/') ? strrchr(newest, '/') + 1 : newest;
     if (resume_file)
         status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "the checkpoint folder already holds "
-                       "checkpoints of another run (the newest: %s), and this run resumes from "
-                       "%s; its checkpoints would be mixed with them", name, resume_given);
+                       "checkpoints (the newest: %s), and this run resumes from %s, not from "
+                       "that newest one; its checkpoints would be mixed with them", name,
+                       resume_given);
     else
         status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "the checkpoint folder already holds "
                        "checkpoints (the newest: %s); a new run's would be mixed with them", name);

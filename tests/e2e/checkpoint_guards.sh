@@ -93,12 +93,16 @@ expect_error 2 "already holds checkpoints" "another model's run into the folder 
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 3 --resume "$work/ck" \
     --checkpoint "$work/ck"
 expect_rc 0 "resuming the folder into itself goes on"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 \
+    --resume "$work/ck/step-0000000026.safetensors" --checkpoint "$work/ck"
+expect_error 2 "and this run resumes from $work/ck/step-0000000026.safetensors, not from that" \
+    "resuming an older file of the folder into it is refused"
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/ck-other"
 expect_rc 0 "1 epoch into ck-other"
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 --resume "$work/ck-other" \
     --checkpoint "$work/ck"
-expect_error 2 "already holds checkpoints of another run (the newest: step-0000000039\
-.safetensors), and this run resumes from $work/ck-other" \
+expect_error 2 "already holds checkpoints (the newest: step-0000000039.safetensors), and \
+this run resumes from $work/ck-other, not from that newest one" \
     "--resume A --checkpoint B is refused when B holds other checkpoints"
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 --resume "$work/ck-other" \
     --checkpoint "$work/ck-fresh"
