@@ -5,7 +5,71 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+static const char *kind_of(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+// rename() would put a regular file in place of a device or a FIFO (as root, /dev/full
+// became one), so only a regular file, or nothing, is ever replaced.
+static int refuse_unless_regular(const char *path, Status *st) {
+    struct stat info;
+    if (stat(path, &info) != 0 || S_ISREG(info.st_mode)) return 0;
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the path is %s, not a regular file, "
+                   "and trainer does not replace it", kind_of(info.st_mode));
+    if (S_ISDIR(info.st_mode))
+        status_hint(st, "name a file, e.g. %.900s/weights.safetensors", path);
+    else
+        status_hint(st, "name a regular file, or a new one, in a folder you can write to");
+    return STATUS_BAD_INPUT;
+}
+
+// The folder holding `path` ("." for a bare name).
+static void folder_of(const char *path, char *folder, size_t size) {
+    snprintf(folder, size, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (!slash) snprintf(folder, size, ".");
+    else if (slash == folder) folder[1] = '\0';
+    else *slash = '\0';
+}
+
+int atomic_file_check_target(const char *path, Status *st) {
+    TRY(refuse_unless_regular(path, st));
+    char folder[1024];
+    folder_of(path, folder, sizeof folder);
+    struct stat info;
+    int found = stat(folder, &info) == 0;
+    if (!found || !S_ISDIR(info.st_mode)) {
+        const char *why = found ? "is not a folder"
+                          : errno == ENOENT ? "does not exist" : strerror(errno);
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the folder %s %s%s", folder,
+                       found || errno == ENOENT ? "" : "cannot be reached: ", why);
+        status_hint(st, "create the folder first (mkdir -p %.900s), or name a file in an "
+                    "existing one", folder);
+        return STATUS_BAD_INPUT;
+    }
+    // Writing the very temporary file atomic_file_open will write is the one test that
+    // also holds for root, read-only mounts and ACLs.
+    char probe[1040];
+    snprintf(probe, sizeof probe, "%s.tmp", path);
+    FILE *f = fopen(probe, "wb");
+    if (!f) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the folder %s is not writable: %s",
+                       folder, strerror(errno));
+        status_hint(st, "name a file in a folder you can write to");
+        return STATUS_BAD_INPUT;
+    }
+    fclose(f);
+    remove(probe);
+    return 0;
+}
 
 int atomic_file_open(AtomicFile *f, const char *path, Status *st) {
     memset(f, 0, sizeof f[0]);
@@ -14,6 +78,7 @@ int atomic_file_open(AtomicFile *f, const char *path, Status *st) {
                     path);
         return STATUS_BAD_INPUT;
     }
+    TRY(refuse_unless_regular(path, st));
     snprintf(f->path, sizeof f->path, "%s", path);
     snprintf(f->temporary, sizeof f->temporary, "%s.tmp", path);
     f->file = fopen(f->temporary, "wb");
@@ -30,14 +95,10 @@ void atomic_file_abandon(AtomicFile *f) {
     remove(f->temporary);
 }
 
-// The folder holding `path` ("." for a bare name), opened to fsync its entries.
+// Opened to fsync its entries.
 static int fsync_folder_of(const char *path) {
     char folder[1024];
-    snprintf(folder, sizeof folder, "%s", path);
-    char *slash = strrchr(folder, '/');
-    if (!slash) snprintf(folder, sizeof folder, ".");
-    else if (slash == folder) folder[1] = '\0';
-    else *slash = '\0';
+    folder_of(path, folder, sizeof folder);
     int fd = open(folder, O_RDONLY | O_DIRECTORY);
     if (fd < 0) return -1;
     int rc = fsync(fd);
@@ -61,6 +122,11 @@ int atomic_file_commit(AtomicFile *f, Status *st) {
     int closed = fclose(f->file);
     f->file = NULL;
     if (closed != 0) return write_failed(f, "closing", st);
+    // Checked again here: the target may have changed while the file was written.
+    if (refuse_unless_regular(f->path, st)) {
+        atomic_file_abandon(f);
+        return st->code;
+    }
     if (rename(f->temporary, f->path) != 0) return write_failed(f, "renaming into place", st);
     // The rename is only durable once the folder's entry is on disk too.
     if (fsync_folder_of(f->path) != 0) {

@@ -15,7 +15,13 @@ typedef struct AtomicFile {
     char temporary[1040];  // PATH.tmp
 } AtomicFile;
 
+// Refuses (STATUS_BAD_INPUT) a target that exists and is not a regular file: a directory,
+// device, FIFO or socket is never renamed over.
 int atomic_file_open(AtomicFile *f, const char *path, Status *st);
+// Whether `path` could be written, asked before the work that produces it (--save before
+// the first step): not a directory, device, FIFO or socket, in an existing, writable
+// folder. STATUS_BAD_INPUT with the path and the reason when not.
+int atomic_file_check_target(const char *path, Status *st);
 // Flushes, fsyncs, renames over the target and fsyncs its folder.
 int atomic_file_commit(AtomicFile *f, Status *st);
 // Closes and removes the temporary file (after a failed write).

@@ -486,6 +486,22 @@ int checkpoint_latest(const char *folder, char *path, size_t size, Status *st) {
     return STATUS_BAD_INPUT;
 }
 
+int checkpoint_folder_holds(const char *folder, char *path, size_t size) {
+    long *steps;
+    int count;
+    path[0] = '\0';
+    if (list_steps(folder, &steps, &count) != 0) return 0;
+    if (count > 0) checkpoint_step_path(folder, steps[0], path, size);
+    free(steps);
+    if (count > 0) return 1;
+    snprintf(path, size, "%s/best.safetensors", folder);
+    FILE *best = fopen(path, "rb");
+    int found = best != NULL;
+    if (found) fclose(best);
+    else path[0] = '\0';
+    return found;
+}
+
 int checkpoint_prune(const char *folder, int keep, Status *st) {
     long *steps;
     int count;

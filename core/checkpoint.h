@@ -66,6 +66,10 @@ int checkpoint_folder_prepare(const char *folder, int *swept, Status *st);
 void checkpoint_step_path(const char *folder, long optimizer_steps, char *path, size_t size);
 // The step file with the most steps; STATUS_BAD_INPUT when there is none.
 int checkpoint_latest(const char *folder, char *path, size_t size, Status *st);
+// What a run would find already in `folder`: the newest step file into `path`, or
+// best.safetensors when there is no step file; 0 (and path "") when it holds neither or
+// does not exist.
+int checkpoint_folder_holds(const char *folder, char *path, size_t size);
 // The test accuracy recorded in the folder's best.safetensors; -1 when there is none.
 double checkpoint_best_accuracy(const char *folder);
 // Removes all but the `keep` newest step files (best.safetensors is never removed).

@@ -998,6 +998,39 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     return allocate_passes(run, st);
 }
 
+static int evaluate_stoppable(Graph *g, const RunConfig *config, Device *d, const Dataset *ds,
+                              int batch, const TrainHooks *hooks, int *stopped, EvalResult *out,
+                              Status *st);
+
+// A checkpoint's place within an epoch counts the steps of the data it was written with; on
+// fewer samples this run's epoch may end before that place.
+static int check_start_in_epoch(const TrainRun *run, Status *st) {
+    int done = run->config->start.step_in_epoch;
+    int steps = batcher_steps_per_epoch(&run->batcher);
+    if (done < steps) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "the checkpoint is %d steps into epoch %d, but an epoch of "
+                "this run has %d step%s (%d training samples, batch %d)", done,
+                run->config->start.epochs_done + 1, steps, steps == 1 ? "" : "s",
+                run->batcher.dataset->count, run->batch);
+    status_hint(st, "resume with the same data options as the run that wrote the checkpoint "
+                    "(--data, --train-limit, --val-split)");
+    return STATUS_BAD_INPUT;
+}
+
+// A stop asked for during the evaluation ends the run at the epoch's end, as a stop during
+// the epoch's steps does; every process agrees on it, as after a step.
+static int evaluate_epoch(TrainRun *run, const Dataset *test, EpochReport *report,
+                          Status *st) {
+    Replica *first = &run->replicas[0];
+    int stop = 0;
+    TRY(evaluate_stoppable(first->graph, run->config, first->device, test, run->batch,
+                           run->hooks, &stop, &report->test, st));
+    TRY(agree_on_stop(run, &stop, st));
+    if (!stop) return 0;
+    int steps = batcher_steps_per_epoch(&run->batcher);
+    return stop_training(report->epoch, steps, steps, report, st);
+}
+
 int train_replicas(Graph *const *graphs, Device *const *devices, int count,
                    const RunConfig *config, const Dataset *train, const Dataset *test,
                    const TrainHooks *hooks, int *interrupted, Status *st) {
@@ -1006,17 +1039,17 @@ int train_replicas(Graph *const *graphs, Device *const *devices, int count,
     Graph *first = graphs[0];
     long global_step = first->optimizer_steps;
     int first_epoch = config->start.epochs_done + 1;
+    if (!rc && first_epoch <= config->train.epochs) rc = check_start_in_epoch(&run, st);
     for (int epoch = first_epoch; !rc && epoch <= config->train.epochs; epoch++) {
         EpochReport report = {.epoch = epoch, .epochs = config->train.epochs};
         int done = epoch == first_epoch ? config->start.step_in_epoch : 0;
         rc = train_epoch(&run, epoch, done, &global_step, &report, st);
         for (int r = 0; r < count; r++) graphs[r]->optimizer_steps = global_step;
-        if (interrupted) *interrupted = report.interrupted;
         if (!rc && test) {
             report.has_test = 1;
-            if (!(rc = make_current(devices[0], st)))
-                rc = evaluate_model(first, config, devices[0], test, run.batch, &report.test, st);
+            if (!(rc = make_current(devices[0], st))) rc = evaluate_epoch(&run, test, &report, st);
         }
+        if (interrupted) *interrupted = report.interrupted;
         if (!rc && hooks && hooks->on_epoch) rc = hooks->on_epoch(hooks->user, &report, first,
                                                                   devices[0], st);
     }
@@ -1031,6 +1064,14 @@ int train_model(Graph *g, const RunConfig *config, Device *d, const Dataset *tra
 
 int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *ds, int batch,
                    EvalResult *out, Status *st) {
+    int stopped = 0;
+    return evaluate_stoppable(g, config, d, ds, batch, NULL, &stopped, out, st);
+}
+
+// *stopped: hooks->stop_requested said stop before the last batch; *out is then partial.
+static int evaluate_stoppable(Graph *g, const RunConfig *config, Device *d, const Dataset *ds,
+                              int batch, const TrainHooks *hooks, int *stopped, EvalResult *out,
+                              Status *st) {
     const Backend *b = d->backend;
     if (batch > ds->count) batch = ds->count;
     // After training split its batch to fit, evaluation takes the same smaller passes.
@@ -1055,6 +1096,10 @@ int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *
     if (!rc) rc = source_expect(&source, NULL, batch, 1, 0, batch, 0, st);
     if (!rc) rc = graph_reset_loss_sums(g, b, st);
     while (!rc) {
+        if (hooks && hooks->stop_requested && hooks->stop_requested(hooks->user)) {
+            *stopped = 1;
+            break;
+        }
         int n = batcher_next_indices(&batcher, indices);
         if (n == 0) break;
         ctx.batch = n;

@@ -61,6 +61,9 @@ typedef struct TrainHooks {
     // Optional: the newest checkpoint written so far (NULL when none), named when training
     // stops on a non-finite loss as the place to go back to.
     const char *(*last_checkpoint)(void *user);
+    // Optional: nonzero once a stop was asked for (a signal). The evaluation after each
+    // epoch asks between batches, so that a stop does not wait for the whole test set.
+    int (*stop_requested)(void *user);
 } TrainHooks;
 
 // Trains for config->train.epochs with config->optimizer, evaluating on `test` (may be

@@ -92,6 +92,11 @@ static int after_step(void *user, const StepPlace *place, Graph *g, Device *d, i
     return checkpoints_after_step(&session->checkpoints, place, g, d, st);
 }
 
+static int stop_requested(void *user) {
+    (void)user;
+    return interrupt_requested != 0;
+}
+
 // Named in the error when the loss goes non-finite: where a run can go back to.
 static const char *last_checkpoint(void *user) {
     const TrainSession *session = user;
@@ -422,7 +427,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     progress_init(&session.bar, stderr);
     TrainHooks hooks = {.user = &session, .on_step = on_step, .on_epoch = on_epoch,
                         .on_notice = on_notice, .after_step = after_step,
-                        .last_checkpoint = last_checkpoint};
+                        .last_checkpoint = last_checkpoint, .stop_requested = stop_requested};
     struct sigaction action = {.sa_handler = on_interrupt};
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);

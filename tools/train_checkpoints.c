@@ -2,7 +2,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "base/atomic_file.h"
 #include "core/optimizer.h"
 
 static int read_every(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
@@ -22,14 +24,19 @@ static int read_every(const Command *cmd, const ParsedArgs *args, CheckpointSess
 
 static int read_options(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
                         Status *st) {
-    s->data = args_get(cmd, args, "--data");
     s->folder = args_get(cmd, args, "--checkpoint");
     s->save_path = args_get(cmd, args, "--save");
     s->best_accuracy = -1.0;
     TRY(read_every(cmd, args, s, st));
     long keep = 3;
-    TRY(args_int(cmd, args, "--keep-last", 1, 1000000, &keep, NULL, st));
+    int keep_given;
+    TRY(args_int(cmd, args, "--keep-last", 1, 1000000, &keep, &keep_given, st));
     s->keep_last = (int)keep;
+    if (keep_given && !s->folder) {
+        status_fail(st, STATUS_BAD_INPUT, "--keep-last needs --checkpoint DIR");
+        status_hint(st, "add --checkpoint DIR to say where the checkpoints go");
+        return STATUS_BAD_INPUT;
+    }
     if (args_get(cmd, args, "--resume") && args_get(cmd, args, "--init-from")) {
         status_fail(st, STATUS_BAD_INPUT, "--resume and --init-from both choose the start");
         status_hint(st, "--resume continues a run with its optimizer; --init-from starts a new "
@@ -51,10 +58,9 @@ static int resume_path(const char *given, char *path, size_t size, Status *st) {
     return checkpoint_latest(given, path, size, st);
 }
 
-static int resume(const char *given, Graph *const *graphs, Device *const *devices, int count,
+// `path`: the checkpoint file resume_path chose.
+static int resume(const char *path, Graph *const *graphs, Device *const *devices, int count,
                   RunConfig *config, Status *st) {
-    char path[1100];
-    TRY(resume_path(given, path, sizeof path, st));
     CheckpointLoaded loaded;
     memset(&loaded, 0, sizeof loaded);
     for (int i = 0; i < count; i++) {
@@ -76,8 +82,8 @@ static int resume(const char *given, Graph *const *graphs, Device *const *device
                  p->epochs_done, p->epochs_done == 1 ? "" : "s", p->step_in_epoch,
                  p->step_in_epoch == 1 ? "" : "s", p->optimizer_steps);
     if (p->epochs_done >= config->train.epochs)
-        print_notice("the checkpoint already has %d epochs; nothing to train (raise --epochs)",
-                     p->epochs_done);
+        print_notice("the checkpoint already has %d epoch%s; nothing to train (raise --epochs)",
+                     p->epochs_done, p->epochs_done == 1 ? "" : "s");
     return 0;
 }
 
@@ -96,6 +102,45 @@ static int init_from(const char *path, Graph *const *graphs, Device *const *devi
     return 0;
 }
 
+static int same_file(const char *a, const char *b) {
+    struct stat first, second;
+    return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev &&
+           first.st_ino == second.st_ino;
+}
+
+// Checked before the first step, so a bad --save costs no training.
+static int check_save_target(const char *save_path, const char *model_path, Status *st) {
+    if (same_file(save_path, model_path)) {
+        status_fail_at(st, STATUS_BAD_INPUT, save_path, 0, 0, "--save names the model file "
+                       "itself (%s); the weights would overwrite the model's text", model_path);
+        status_hint(st, "name another file, e.g. --save %.400s.safetensors", model_path);
+        return STATUS_BAD_INPUT;
+    }
+    return atomic_file_check_target(save_path, st);
+}
+
+// Another run's step files in the folder would be pruned by step number and picked by
+// --resume as if they were this run's, so only the run that wrote the newest one (resumed
+// from it) may go on writing there.
+static int refuse_other_checkpoints(const char *folder, const char *resume_given,
+                                    const char *resume_file, Status *st) {
+    char newest[1100];
+    if (!checkpoint_folder_holds(folder, newest, sizeof newest)) return 0;
+    if (resume_file && same_file(resume_file, newest)) return 0;
+    const char *name = strrchr(newest, '/') ? strrchr(newest, '/') + 1 : newest;
+    if (resume_file)
+        status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "the checkpoint folder already holds "
+                       "checkpoints (the newest: %s), and this run resumes from %s, not from "
+                       "that newest one; its checkpoints would be mixed with them", name,
+                       resume_given);
+    else
+        status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "the checkpoint folder already holds "
+                       "checkpoints (the newest: %s); a new run's would be mixed with them", name);
+    status_hint(st, "to continue that run, resume it with --resume %s; else pick an empty "
+                "folder for --checkpoint, or remove the old checkpoints", folder);
+    return STATUS_BAD_INPUT;
+}
+
 int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
                      Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
                      Status *st) {
@@ -103,7 +148,15 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
     if (s->read_only) s->folder = s->save_path = NULL;
     s->model_path = graphs[0]->path;
     s->optimizer = &config->optimizer;
+    s->command = cmd;
+    s->args = args;
+    const char *resume_from = args_get(cmd, args, "--resume");
+    char resume_file[1100] = "";
+    if (resume_from) TRY(resume_path(resume_from, resume_file, sizeof resume_file, st));
+    if (s->save_path) TRY(check_save_target(s->save_path, s->model_path, st));
     if (s->folder) {
+        TRY(refuse_other_checkpoints(s->folder, resume_from, resume_from ? resume_file : NULL,
+                                     st));
         int swept = 0;
         TRY(checkpoint_folder_prepare(s->folder, &swept, st));
         if (swept)
@@ -111,9 +164,8 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
                          swept == 1 ? "" : "s", s->folder);
         s->best_accuracy = checkpoint_best_accuracy(s->folder);
     }
-    const char *resume_from = args_get(cmd, args, "--resume");
     const char *init = args_get(cmd, args, "--init-from");
-    if (resume_from) TRY(resume(resume_from, graphs, devices, count, config, st));
+    if (resume_from) TRY(resume(resume_file, graphs, devices, count, config, st));
     if (init) TRY(init_from(init, graphs, devices, count, st));
     s->seed = config->train.seed;
     s->batch = config->train.batch;
@@ -147,11 +199,8 @@ int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *
     return write_step_checkpoint(s, &at, g, d, st);
 }
 
-int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g, Device *d,
-                            Status *st) {
-    if (s->save_path)
-        TRY(checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, st));
-    if (!s->folder) return 0;
+static int write_epoch_checkpoints(CheckpointSession *s, const EpochReport *r, Graph *g,
+                                   Device *d, Status *st) {
     CheckpointPlace at = {.epochs_done = r->epoch, .optimizer_steps = g->optimizer_steps,
                           .seed = s->seed, .batch = s->batch,
                           .test_accuracy = r->has_test ? r->test.accuracy : -1.0};
@@ -164,11 +213,66 @@ int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g
     return 0;
 }
 
+// A --save that fails (the disk filled up) still lets the epoch's checkpoint be written:
+// the run stops on the save's error, with nothing of the epoch lost.
+int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g, Device *d,
+                            Status *st) {
+    int save_rc = s->save_path ? checkpoint_save(g, NULL, d->backend, NULL, &s->inputs,
+                                                 s->save_path, st) : 0;
+    if (!s->folder) return save_rc;
+    if (!save_rc) return write_epoch_checkpoints(s, r, g, d, st);
+    Status checkpoint_st;
+    status_clear(&checkpoint_st);
+    if (write_epoch_checkpoints(s, r, g, d, &checkpoint_st) == 0)
+        print_notice("--save failed, but epoch %d's checkpoint was written to %s", r->epoch,
+                     s->folder);
+    return save_rc;
+}
+
+// `word` as one shell word: bare when it has only characters the shell leaves alone, else
+// in single quotes (a quote inside as '\'').
+static void append_shell_word(char *line, size_t size, const char *word) {
+    size_t used = strlen(line);
+    int plain = word[0] != '\0';
+    for (const char *c = word; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:,=+@%-",
+                    *c))
+            plain = 0;
+    if (used + 1 < size) line[used++] = ' ';
+    if (!plain && used + 1 < size) line[used++] = '\'';
+    for (const char *c = word; *c && used + 4 < size; c++) {
+        if (*c == '\'' && !plain) {
+            memcpy(line + used, "'\\''", 4);
+            used += 4;
+        } else {
+            line[used++] = *c;
+        }
+    }
+    if (!plain && used + 1 < size) line[used++] = '\'';
+    line[used] = '\0';
+}
+
+// The run's own options again, so that the resumed run trains toward the same --epochs on
+// the same data; --resume and --init-from give way to --resume FROM.
 static void print_resume_command(const CheckpointSession *s, const char *from) {
-    char launcher[48] = "";
-    if (s->processes > 1) snprintf(launcher, sizeof launcher, "mpirun -np %d ", s->processes);
-    fprintf(stderr, "trainer: to resume: %strainer train %s --resume %s%s%s\n", launcher,
-            s->model_path, from, s->data ? " --data " : "", s->data ? s->data : "");
+    char line[8192] = "";
+    if (s->processes > 1) snprintf(line, sizeof line, "mpirun -np %d", s->processes);
+    append_shell_word(line, sizeof line, "trainer");
+    append_shell_word(line, sizeof line, "train");
+    append_shell_word(line, sizeof line, s->model_path);
+    append_shell_word(line, sizeof line, "--resume");
+    append_shell_word(line, sizeof line, from);
+    const OptionSpec *options = s->command ? s->command->options : NULL;
+    for (int i = 0; options && options[i].name; i++) {
+        const char *value = s->args->values[i];
+        if (!value || strcmp(options[i].name, "--resume") == 0 ||
+            strcmp(options[i].name, "--init-from") == 0)
+            continue;
+        append_shell_word(line, sizeof line, options[i].name);
+        if (options[i].value_name) append_shell_word(line, sizeof line, value);
+    }
+    // The first word's leading space is the only one not wanted.
+    fprintf(stderr, "trainer: to resume: %s\n", line[0] == ' ' ? line + 1 : line);
 }
 
 void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d) {

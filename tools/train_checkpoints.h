@@ -23,7 +23,8 @@ typedef struct CheckpointSession {
                                // (the ranks of an mpirun launch other than 0)
     int processes;             // of the mpirun launch (0 or 1: none), for the resume command
     const char *model_path;
-    const char *data;          // --data as given, for the resume command
+    const Command *command;    // the options as given, repeated in the resume command
+    const ParsedArgs *args;
     const char *folder;        // --checkpoint; NULL when none
     const char *save_path;     // --save; NULL when none
     int every_steps;           // 0: after every epoch

@@ -1,0 +1,109 @@
+// base/atomic_file: a target that exists and is not a regular file (a directory, a FIFO) is
+// refused by open, by commit (when it appeared while the file was written) and by
+// atomic_file_check_target, and is left as it was; a regular file is replaced.
+#define _POSIX_C_SOURCE 200809L  // mkdtemp
+#include "check.h"
+#include "base/atomic_file.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char folder[64];
+
+static void path_in_folder(const char *name, char *path, size_t size) {
+    snprintf(path, size, "%s/%s", folder, name);
+}
+
+static int is_fifo(const char *path) {
+    struct stat info;
+    return stat(path, &info) == 0 && S_ISFIFO(info.st_mode);
+}
+
+static void a_fifo_is_never_replaced(void) {
+    char path[128];
+    path_in_folder("pipe", path, sizeof path);
+    CHECK_INT_EQ(mkfifo(path, 0600), 0);
+    AtomicFile f;
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(atomic_file_open(&f, path, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "is a FIFO (named pipe), not a regular file");
+    CHECK(is_fifo(path));
+    status_clear(&st);
+    CHECK_INT_EQ(atomic_file_check_target(path, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.file, "pipe");
+    unlink(path);
+}
+
+static void a_directory_is_refused(void) {
+    Status st;
+    status_clear(&st);
+    AtomicFile f;
+    CHECK_INT_EQ(atomic_file_open(&f, folder, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "is a directory, not a regular file");
+    CHECK_CONTAINS(st.hint, "weights.safetensors");
+}
+
+// What was a new name at open became a FIFO before the rename: commit refuses too and
+// leaves no temporary file behind.
+static void commit_checks_the_target_again(void) {
+    char path[128], temporary[160];
+    path_in_folder("late", path, sizeof path);
+    AtomicFile f;
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(atomic_file_open(&f, path, &st), 0);
+    fputs("data", f.file);
+    CHECK_INT_EQ(mkfifo(path, 0600), 0);
+    CHECK_INT_EQ(atomic_file_commit(&f, &st), STATUS_BAD_INPUT);
+    CHECK(is_fifo(path));
+    snprintf(temporary, sizeof temporary, "%s.tmp", path);
+    CHECK(access(temporary, F_OK) != 0);
+    unlink(path);
+}
+
+static void a_regular_file_is_replaced(void) {
+    char path[128];
+    path_in_folder("plain", path, sizeof path);
+    FILE *old = fopen(path, "w");
+    CHECK(old != NULL);
+    if (old) fclose(old);
+    AtomicFile f;
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(atomic_file_check_target(path, &st), 0);
+    CHECK_INT_EQ(atomic_file_open(&f, path, &st), 0);
+    fputs("new", f.file);
+    CHECK_INT_EQ(atomic_file_commit(&f, &st), 0);
+    struct stat info;
+    CHECK(stat(path, &info) == 0 && S_ISREG(info.st_mode) && info.st_size == 3);
+    unlink(path);
+}
+
+static void a_missing_folder_is_named(void) {
+    char path[160];
+    path_in_folder("absent/weights.safetensors", path, sizeof path);
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(atomic_file_check_target(path, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "/absent does not exist");
+    CHECK_CONTAINS(st.hint, "mkdir -p");
+}
+
+int main(void) {
+    snprintf(folder, sizeof folder, "/tmp/test_atomic_file.XXXXXX");
+    if (!mkdtemp(folder)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    a_fifo_is_never_replaced();
+    a_directory_is_refused();
+    commit_checks_the_target_again();
+    a_regular_file_is_replaced();
+    a_missing_folder_is_named();
+    rmdir(folder);
+    return test_exit_code("test_atomic_file");
+}
