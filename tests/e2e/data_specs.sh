@@ -170,6 +170,24 @@ expect_in out "30 train, 10 val samples" "it holds out a quarter"
 run "$TRAINER" train "$csv_model" --data "csv:$work/good.csv" --device cpu
 expect_error 2 "has no test split" "CSV without --val-split asks for one"
 
+# A `~` after `csv:` (or `png:`, `idx:`) is not the shell's to expand: the trainer reads it
+# as $HOME, as torchvision's dataset roots do; an export destination too.
+mkdir -p "$work/home/tables"
+cp "$work/good.csv" "$work/home/tables/good.csv"
+HOME="$work/home" run "$TRAINER" train "$csv_model" --data "csv:~/tables/good.csv,label=label" \
+    --val-split 0.25 --device cpu
+expect_rc 0 "csv:~/FILE reads \$HOME/FILE"
+HOME="$work/home" run "$TRAINER" data info "png:~/shirts"
+expect_error 2 "$work/home/shirts: cannot open the dataset folder" \
+    "png:~/DIR's error names the folder under \$HOME"
+HOME="$work/home" run "$TRAINER" data export "idx:~/nothing" "png:~/out"
+expect_error 2 "$work/home/nothing" "idx:~/DIR is read under \$HOME"
+make_dataset "$work/home/idx" 20 10
+HOME="$work/home" run "$TRAINER" data export "idx:~/idx" "png:~/exported"
+if [ "$rc" -eq 0 ] && [ -d "$work/home/exported/train" ] && [ ! -e "$work/home/~" ] &&
+    [ ! -e "$TRAINER_SOURCE_DIR/~" ]; then pass "data export png:~/DIR writes under \$HOME"
+else fail "data export png:~/DIR writes under \$HOME"; fi
+
 { echo "x,a,b,c,d"; echo "1,2,3,4,5"; } >"$work/first.csv"
 run "$TRAINER" check "$csv_model" --data "csv:$work/first.csv,label=x" --val-split 0.5
 expect_error 2 "--val-split 0.5 of 1 training samples" "one row cannot be split"
