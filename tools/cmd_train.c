@@ -175,7 +175,7 @@ static int check_early_stop(const Command *cmd, const ParsedArgs *args, const Ru
         status_fail(st, STATUS_BAD_INPUT, "--early-stop %d needs a validation split, and this "
                     "run has none", patience);
     else
-        status_fail_at(st, STATUS_BAD_INPUT, model_path, config->train.line, 0, "train "
+        status_fail_at(st, STATUS_BAD_INPUT, model_path, config->train.line, 1, "train "
                        "early_stop=%d needs a validation split, and this run has none", patience);
     status_hint(st, "add --val-split 0.1 (or val_split= in the data statement) to hold out a "
                 "tenth of the training data; the test split is never watched, as stopping by "

@@ -193,7 +193,7 @@ run "$TRAINER" check "$csv_model" --data "csv:$work/first.csv,label=x" --val-spl
 expect_error 2 "--val-split 0.5 of 1 training samples" "one row cannot be split"
 
 run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=kind" --val-split 0.25
-expect_error 2 "$work/good.csv:1: no column 'kind'" "a missing label column is named"
+expect_error 2 "$work/good.csv:1:1: no column 'kind'" "a missing label column is named"
 # Found by tests/libfuzzer/fuzz_csv.c: the name comes from the spec (or a model file's
 # `data` statement) and was printed raw, terminal escape codes and all.
 run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=k$(printf '\033')[2J" \
@@ -207,12 +207,16 @@ expect_error 2 "$work/word.csv:3:7: 'x\\xff' is not a number" \
 
 { echo "a,b,label,c,d"; echo "1,2,0,3,4"; echo "1,2,0,3"; } >"$work/ragged.csv"
 run "$TRAINER" check "$csv_model" --data "csv:$work/ragged.csv" --val-split 0.5
-expect_error 2 "$work/ragged.csv:3: row has 4 fields, but the header has 5 columns" \
-    "a ragged row is named by its line"
+expect_error 2 "$work/ragged.csv:3:8: row has 4 fields, but the header has 5 columns" \
+    "a short row is named by its line, at its end"
+{ echo "a,b,label,c,d"; echo "1,2,0,3,4"; echo "1,2,0,3,4,5"; } >"$work/long.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/long.csv" --val-split 0.5
+expect_error 2 "$work/long.csv:3:10: row has 6 fields, but the header has 5 columns" \
+    "a long row is named at the comma of its first extra field"
 
 : >"$work/empty.csv"
 run "$TRAINER" check "$csv_model" --data "csv:$work/empty.csv" --val-split 0.5
-expect_error 2 "$work/empty.csv:1: empty file" "an empty CSV is refused"
+expect_error 2 "$work/empty.csv:1:1: empty file" "an empty CSV is refused"
 
 mkfifo "$work/pipe.csv"
 run timeout 10 "$TRAINER" check "$csv_model" --data "csv:$work/pipe.csv" --val-split 0.5
