@@ -364,6 +364,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     const Dataset *test = data->has_val ? &data->val : &data->test;
     TRY(resolve_run_normalization(&r->config, g->path, data, st));
     if (data->normalization.count) r->config.normalization = &data->normalization;
+    TRY(check_augment_option(cmd, args, &r->config, data, st));
     TRY(check_run_data(g, &r->config, data, st));
     for (int i = 0; i < r->count; i++) {
         Device *d = r->device_list[i];
