@@ -92,6 +92,16 @@ expect_error 2 "takes one model file, got 2 arguments" "an option after -- is an
 run "$TRAINER" check models/mlp.model --
 expect_rc 0 "a trailing -- is not taken for an argument"
 
+# The model and the weights swapped: each reader names what it was given.
+printf '\x02\x00\x00\x00\x00\x00\x00\x00{}' >"$work/w.safetensors"
+run "$TRAINER" eval "$work/w.safetensors" --weights models/mlp.model --device cpu
+expect_error 2 "w.safetensors:1:1: this is a safetensors file" \
+    "weights given as the model are named as a safetensors file"
+expect_in err "the model file (.model) comes first" "with a hint on the order"
+run "$TRAINER" eval models/mlp.model --weights models/mlp.model --device cpu
+expect_error 2 "models/mlp.model: not a safetensors file: it starts with text" \
+    "a model file given as the weights is named as text"
+
 run "$TRAINER" check
 expect_error 2 "takes one model file" "check without a model file is a usage error"
 run "$TRAINER" check models/mlp.model models/mlp.model
