@@ -196,7 +196,8 @@ static int parse_row(const CsvCursor *c, const CsvHeader *h, float *features, ui
                 break;
             }
         status_fail_at(st, STATUS_BAD_INPUT, c->path, c->line, (int)at + 1, "row has %d "
-                       "field%s, but the header has %d columns", fields, fields == 1 ? "" : "s", h->columns);
+                       "field%s, but the header has %d columns", fields, fields == 1 ? "" : "s",
+                       h->columns);
         status_hint(st, "every row needs one value per header column");
         return STATUS_BAD_INPUT;
     }
