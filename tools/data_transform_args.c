@@ -47,7 +47,8 @@ int check_augment_option(const Command *cmd, const ParsedArgs *args, const RunCo
     return st->code;
 }
 
-// A given normalization's errors point at the statement (or name the option).
+// A given normalization's errors point at the statement, or name the option (line 0: the
+// values came from --normalize).
 static int from_given(const NormalizeConfig *n, int groups, const char *model_path,
                       Normalization *out, Status *st) {
     int rc = normalization_from_values(n->mean, n->std, n->given, groups, out, st);
@@ -55,6 +56,8 @@ static int from_given(const NormalizeConfig *n, int groups, const char *model_pa
         snprintf(st->file, sizeof st->file, "%s", model_path);
         st->line = n->line;
         st->column = 1;
+    } else if (rc) {
+        status_prefix(st, "--normalize: ");
     }
     return rc;
 }

@@ -93,6 +93,10 @@ expect_error 2 "error: --augment 'crop=28': augment crop=28 shifts" \
 expect_no_match err "mlp\.model:" "the --augment error points at no model-file line"
 run "$TRAINER" check models/mlp.model "${data[@]}" --augment 'crop=28'
 expect_error 2 "error: --augment 'crop=28': augment crop=28 shifts" "check --data refuses it too"
+run "$TRAINER" train models/mlp.model "${data[@]}" --epochs 1 --normalize 'mean=0.5,0.4 std=0.2,0.2'
+expect_error 2 "error: --normalize: normalization gives 2 values, but the data has 1 channel" \
+    "two --normalize values for a gray dataset name the option"
+expect_no_match err "mlp\.model:" "the --normalize error points at no model-file line"
 run "$TRAINER" train models/mlp.model "${data[@]}" --normalize bogus
 expect_error 2 "--normalize 'bogus': unknown normalization 'bogus'" "an unknown --normalize"
 run "$TRAINER" train models/mlp.model "${data[@]}" --normalize 'mean=0.5 std=0'
