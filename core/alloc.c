@@ -134,13 +134,18 @@ static int fail_out_of_memory(Allocator *a, size_t request, const char *why, Sta
                 "out of memory on %s: requested %s with %s in use, %s cached, %s reserved by "
                 "this process, largest free block %s, limit %s%s (%.300s)",
                 a->backend->name, req, used, cached, held, largest, lim, device, why);
-    status_hint(st, "lower --batch, or raise --memory-limit if the device has room");
-    // The explanation a user of PyTorch knows this as: the CUDA error on a GPU, the
-    // framework's message under a limit (the CPU's limit stands in for a full GPU).
-    if (!strstr(why, "TRAINER_FAIL_ALLOC"))
-        snprintf(st->error_name, sizeof st->error_name, "%s",
-                 a->backend->kind == BACKEND_CUDA ? "cudaErrorMemoryAllocation"
-                                                   : "cuda-out-of-memory");
+    // On a GPU, the catalog's entry for the CUDA error explains it. Host memory has no such
+    // entry: the GPU's (nvidia-smi, PYTORCH_CUDA_ALLOC_CONF) would mislead, so the hint
+    // alone says what to do. `trainer lab oom` names the framework's entry itself, its CPU
+    // limit standing in for a full GPU.
+    if (a->backend->kind == BACKEND_CUDA) {
+        status_hint(st, "lower --batch, or raise --memory-limit if the device has room");
+        if (!strstr(why, "TRAINER_FAIL_ALLOC"))
+            snprintf(st->error_name, sizeof st->error_name, "cudaErrorMemoryAllocation");
+    } else {
+        status_hint(st, "lower --batch, raise --memory-limit if the machine has room, or free "
+                        "host memory (other processes)");
+    }
     return STATUS_OUT_OF_MEMORY;
 }
 

@@ -593,7 +593,7 @@ int graph_build(const ModelFile *file, Graph *g, RunConfig *config, Status *st) 
     int rc = 0;
     if (g->count == 0) {
         int line = file->count ? file->statements[0].line : 1;
-        rc = fail_at(&b, line, 0,
+        rc = fail_at(&b, line, 1,
                      "a model starts with `input shape=...`, then layers, then `loss ...`; see "
                      "models/mlp.model",
                      "the model has no layers");

@@ -30,6 +30,36 @@ void dataset_set_source(Dataset *ds, const char *where) {
     ds->source[n] = '\0';
 }
 
+const char *dataset_expand_home(const char *path, char *out, size_t size) {
+    const char *home = getenv("HOME");
+    int tilde = path[0] == '~' && (path[1] == '/' || path[1] == '\0');
+    if (!tilde || !home || !home[0] ||
+        (size_t)snprintf(out, size, "%s%s", home, path + 1) >= size)
+        snprintf(out, size, "%s", path);
+    return out;
+}
+
+const char *dataset_expand_spec(const char *spec, char *out, size_t size) {
+    const char *colon = strchr(spec, ':');
+    int idx = strncmp(spec, "idx:", 4) == 0, csv = strncmp(spec, "csv:", 4) == 0;
+    size_t used = colon ? (size_t)(colon - spec) + 1 : 0;
+    snprintf(out, size, "%.*s", (int)used, spec);
+    for (const char *part = colon ? colon + 1 : spec; colon && used < size;) {
+        // Only idx: lists paths after commas; elsewhere a comma may be in a folder's name.
+        const char *end = idx ? strchr(part, ',') : csv ? strstr(part, ",label=") : NULL;
+        if (!end) end = part + strlen(part);
+        char piece[4096], expanded[4096];
+        snprintf(piece, sizeof piece, "%.*s", (int)(end - part), part);
+        used += (size_t)snprintf(out + used, size - used, "%s%s",
+                                 dataset_expand_home(piece, expanded, sizeof expanded),
+                                 idx && *end ? "," : end);
+        if (!idx || !*end) break;
+        part = end + 1;
+    }
+    if (!colon || used >= size) snprintf(out, size, "%s", spec);
+    return out;
+}
+
 int dataset_largest_label(const uint8_t *labels, int count) {
     int max = 0;
     for (int i = 0; i < count; i++)
@@ -158,8 +188,8 @@ const char *const *dataset_known_class_names(const char *spec, int *count) {
 int dataset_has_test_split(const char *spec) {
     if (spec && has_prefix(spec, "csv:")) return 0;
     if (!spec || !has_prefix(spec, "png:")) return 1;
-    char test[1024];
-    snprintf(test, sizeof test, "%s/test", spec + 4);
+    char dir[4096], test[4112];
+    snprintf(test, sizeof test, "%s/test", dataset_expand_home(spec + 4, dir, sizeof dir));
     return is_directory(test);
 }
 
@@ -192,7 +222,9 @@ int dataset_load_with(const char *spec, const char *split, const DatasetOptions 
         return STATUS_BAD_INPUT;
     }
     TRY(check_split(split, st));
-    int rc = load_by_spec(spec, split, options, out, skipped, st);
+    char expanded[4096];
+    int rc = load_by_spec(dataset_expand_spec(spec, expanded, sizeof expanded), split, options,
+                          out, skipped, st);
     if (rc) dataset_free(out);
     return rc;
 }

@@ -120,7 +120,7 @@ static int find_label_column(const CsvCursor *c, size_t length, const char *want
     char shown[200], shown_wanted[200];
     escape_cell(line, length, shown, sizeof shown);
     escape_cell(wanted, strlen(wanted), shown_wanted, sizeof shown_wanted);
-    status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 0, "no column '%s' in the header "
+    status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 1, "no column '%s' in the header "
                    "'%s'", shown_wanted, shown);
     status_hint(st, "name one of the header's columns: csv:FILE,label=COLUMN");
     return STATUS_BAD_INPUT;
@@ -129,14 +129,14 @@ static int find_label_column(const CsvCursor *c, size_t length, const char *want
 static int read_header(CsvCursor *c, const char *label, CsvHeader *h, Status *st) {
     size_t length = line_length(c);
     if (c->length == 0 || length == 0) {
-        status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 0, c->length == 0
+        status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 1, c->length == 0
                        ? "empty file: no header row" : "the header row is empty");
         status_hint(st, "%s", CSV_HINT);
         return STATUS_BAD_INPUT;
     }
     h->columns = count_fields(c->text + c->line_start, length);
     if (h->columns < 2 || h->columns > CSV_MAX_COLUMNS) {
-        status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 0, "the header has %d column%s; a "
+        status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 1, "the header has %d column%s; a "
                        "label and 1 to %d features are needed", h->columns,
                        h->columns == 1 ? "" : "s", CSV_MAX_COLUMNS - 1);
         status_hint(st, "%s", CSV_HINT);
@@ -187,8 +187,17 @@ static int parse_row(const CsvCursor *c, const CsvHeader *h, float *features, ui
     size_t length = line_length(c);
     int fields = count_fields(line, length);
     if (fields != h->columns) {
-        status_fail_at(st, STATUS_BAD_INPUT, c->path, c->line, 0, "row has %d field%s, but "
-                       "the header has %d columns", fields, fields == 1 ? "" : "s", h->columns);
+        // The place to fix: the comma that starts the first extra field, or the line's end
+        // where a field is missing.
+        size_t at = length;
+        for (int commas = 0, i = 0; fields > h->columns && (size_t)i < length; i++)
+            if (line[i] == ',' && ++commas == h->columns) {
+                at = (size_t)i;
+                break;
+            }
+        status_fail_at(st, STATUS_BAD_INPUT, c->path, c->line, (int)at + 1, "row has %d "
+                       "field%s, but the header has %d columns", fields, fields == 1 ? "" : "s",
+                       h->columns);
         status_hint(st, "every row needs one value per header column");
         return STATUS_BAD_INPUT;
     }
@@ -212,7 +221,7 @@ static int count_rows(CsvCursor c) {
 static int parse_rows(CsvCursor *c, const CsvHeader *h, Dataset *out, Status *st) {
     int rows = count_rows(*c);
     if (rows == 0) {
-        status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 0, "no rows after the header");
+        status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 1, "no rows after the header");
         status_hint(st, "%s", CSV_HINT);
         return STATUS_BAD_INPUT;
     }

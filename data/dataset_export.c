@@ -77,6 +77,8 @@ static int fail_make(const char *dir, Status *st) {
 }
 
 int dataset_export_prepare(const char *dir, int force, Status *st) {
+    char expanded[4096];
+    dir = dataset_expand_home(dir, expanded, sizeof expanded);
     struct stat sb;
     if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) && !force && !is_empty_folder(dir)) {
         status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "the folder is not empty");
@@ -119,6 +121,8 @@ static void interleave(const Dataset *ds, const uint8_t *chw, uint8_t *hwc) {
 
 int dataset_export_split(const Dataset *ds, const ExportFolders *folders, const char *dir,
                          ExportProgress progress, void *context, Status *st) {
+    char expanded[4096];
+    dir = dataset_expand_home(dir, expanded, sizeof expanded);
     TRY(check_exportable(ds, st));
     TRY(make_class_folders(dir, folders, st));
     size_t sample = dataset_sample_size(ds);

@@ -207,6 +207,14 @@ static int parse_header(const cJSON *root, const unsigned char *data, uint64_t d
     return rc;
 }
 
+// Whether the first bytes read as text: a header length that large is then no length at all
+// (a model file, a JSON file given where the weights go).
+static int starts_with_text(const unsigned char *bytes, size_t size) {
+    for (size_t i = 0; i < 8 && i < size; i++)
+        if (!(bytes[i] >= 0x20 && bytes[i] < 0x7f) && !strchr("\t\n\r", bytes[i])) return 0;
+    return 1;
+}
+
 int safetensors_parse(const unsigned char *bytes, size_t size, const char *path,
                       Safetensors *out, Status *st) {
     memset(out, 0, sizeof *out);
@@ -214,11 +222,25 @@ int safetensors_parse(const unsigned char *bytes, size_t size, const char *path,
         return malformed(path, st, "%s%s bytes is too short for the 8-byte header length", NULL,
                          size ? "fewer than 8" : "0");
     uint64_t header_size = read_u64_le(bytes);
+    if ((header_size > SAFETENSORS_MAX_HEADER || header_size > size - 8) &&
+        starts_with_text(bytes, size)) {
+        char shown[96];
+        text_escape((const char *)bytes, size < 16 ? size : 16, shown, sizeof shown);
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "not a safetensors file: it starts "
+                       "with text ('%s...'), where a safetensors file starts with its header's "
+                       "length in 8 bytes", shown);
+        status_hint(st, "pass the weights `trainer train --save FILE` wrote; a model file "
+                        "(.model) comes first: trainer eval MODEL --weights FILE");
+        return STATUS_BAD_INPUT;
+    }
     if (header_size > SAFETENSORS_MAX_HEADER || header_size > size - 8) {
         char detail[128];
-        snprintf(detail, sizeof detail, "%llu bytes, but the file holds %zu after the length and "
-                 "the limit is %u", (unsigned long long)header_size, size - 8,
-                 SAFETENSORS_MAX_HEADER);
+        if (header_size > size - 8)
+            snprintf(detail, sizeof detail, "%llu bytes, more than the %zu bytes the file holds "
+                     "after it", (unsigned long long)header_size, size - 8);
+        else
+            snprintf(detail, sizeof detail, "%llu bytes, more than the limit of %u",
+                     (unsigned long long)header_size, SAFETENSORS_MAX_HEADER);
         return malformed(path, st, "%sthe header length is %s", NULL, detail);
     }
     cJSON *root = cJSON_ParseWithLength((const char *)bytes + 8, (size_t)header_size);

@@ -98,6 +98,10 @@ void lab_oom_train(LabResult *r, void (*on_notice)(void *user, const char *line)
     TrainHooks hooks = {.user = user, .on_notice = on_notice};
     status_clear(&r->diagnosis);
     r->diagnosed = train_until_out_of_memory(&hooks, &r->diagnosis) != 0;
+    // The CPU's limit stands in for a full GPU here, so the diagnosis links the framework's
+    // entry, which a CPU out-of-memory outside the lab does not (core/alloc.c).
+    if (r->diagnosis.code == STATUS_OUT_OF_MEMORY && !r->diagnosis.error_name[0])
+        snprintf(r->diagnosis.error_name, sizeof r->diagnosis.error_name, "cuda-out-of-memory");
     int raw_failed = !r->raw_ran || r->raw.triggered;
     r->code = raw_failed && r->diagnosed && r->diagnosis.code == STATUS_OUT_OF_MEMORY
                   ? LAB_SHOWN

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +373,29 @@ static int fail_nul_byte(const char *path, const char *buffer, size_t nul_at, St
     return STATUS_BAD_INPUT;
 }
 
+// A NUL among the first bytes: a binary file, most often the weights given where the model
+// goes (`eval W.safetensors --weights M.model`). Checked before the size limit, since
+// weights are often larger than a model file may be.
+enum { BINARY_START = 16 };
+
+static int fail_binary_start(const char *path, const char *buffer, size_t length, size_t nul_at,
+                             Status *st) {
+    uint64_t header = 0;
+    for (int i = 7; i >= 0 && length >= 9; i--) header = header << 8 | (unsigned char)buffer[i];
+    if (length >= 9 && buffer[8] == '{' && header <= (uint64_t)length - 8)
+        status_fail_at(st, STATUS_BAD_INPUT, path, 1, 1, "this is a safetensors file (an 8-byte "
+                       "header length, then '{'), not a model file");
+    else if (memchr(buffer, '\n', nul_at))
+        return fail_nul_byte(path, buffer, nul_at, st);  // a text line came first
+    else
+        status_fail_at(st, STATUS_BAD_INPUT, path, 1, (int)nul_at + 1, "unexpected character "
+                       "'\\x00' (byte 0x00) among the first bytes: this looks like a binary "
+                       "file, not a model file");
+    status_hint(st, "a model file is plain text; the model file (.model) comes first and the "
+                    "weights after --weights: trainer eval MODEL --weights FILE");
+    return STATUS_BAD_INPUT;
+}
+
 int model_file_read(const char *path, ModelFile *out, Status *st) {
     memset(out, 0, sizeof *out);
     if (!path) path = "";
@@ -392,8 +416,11 @@ int model_file_read(const char *path, ModelFile *out, Status *st) {
     int read_error = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
     int rc;
+    const char *early_nul = memchr(buffer, '\0', length < BINARY_START ? length : BINARY_START);
     if (read_error)
         rc = fail_unreadable(path, "read", read_error, st);
+    else if (early_nul)
+        rc = fail_binary_start(path, buffer, length, (size_t)(early_nul - buffer), st);
     else if (length > MODEL_FILE_BYTES_MAX)
         rc = fail_too_large(path, "more than that", st);
     else {

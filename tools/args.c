@@ -16,6 +16,16 @@ static int find_option(const Command *cmd, const char *name, size_t length) {
     return -1;
 }
 
+static int add_positional(const Command *cmd, const char *arg, ParsedArgs *out, Status *st) {
+    if (out->positional_count == CLI_MAX_POSITIONALS) {
+        status_fail(st, STATUS_BAD_INPUT, "more than %d arguments", CLI_MAX_POSITIONALS);
+        status_hint(st, "see `trainer %s --help`", cmd->name);
+        return STATUS_BAD_INPUT;
+    }
+    out->positionals[out->positional_count++] = arg;
+    return 0;
+}
+
 static int unknown_option(const Command *cmd, const char *arg, Status *st) {
     const char *names[CLI_MAX_OPTIONS + 1];
     int n = 0;
@@ -44,6 +54,11 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
                            CLI_MAX_OPTIONS);
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
+        // `--` ends the options, as in POSIX tools: a model file named `-x.model` can follow.
+        if (strcmp(arg, "--") == 0) {
+            while (++i < argc) TRY(add_positional(cmd, argv[i], out, st));
+            break;
+        }
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             out->help = 1;
             continue;
@@ -52,14 +67,8 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
         int short_option = arg[0] == '-' && arg[1] != '-' && arg[1] != '\0';
         if (short_option && find_option(cmd, arg, strlen(arg)) < 0)
             return unknown_option(cmd, arg, st);
-        if (!short_option &&
-            (strncmp(arg, "--", 2) != 0 || strcmp(arg, "--") == 0 || arg[2] == '\0')) {
-            if (out->positional_count == CLI_MAX_POSITIONALS) {
-                status_fail(st, STATUS_BAD_INPUT, "more than %d arguments", CLI_MAX_POSITIONALS);
-                status_hint(st, "see `trainer %s --help`", cmd->name);
-                return STATUS_BAD_INPUT;
-            }
-            out->positionals[out->positional_count++] = arg;
+        if (!short_option && strncmp(arg, "--", 2) != 0) {
+            TRY(add_positional(cmd, arg, out, st));
             continue;
         }
         const char *eq = strchr(arg, '=');
@@ -107,13 +116,44 @@ int args_int(const Command *cmd, const ParsedArgs *args, const char *name, long 
     errno = 0;
     long value = strtol(text, &end, 10);
     if (errno || end == text || *end || value < min || value > max) {
-        status_fail(st, STATUS_BAD_INPUT, "%s %s: expected a whole number from %ld to %ld", name,
-                    text, min, max);
-        status_hint(st, "see `trainer %s --help`", cmd->name);
+        // The words an option takes besides a number ("N|epoch": epoch) are valid too.
+        int index = find_option(cmd, name, strlen(name));
+        const char *value_name = index < 0 ? NULL : cmd->options[index].value_name;
+        const char *words = value_name ? strchr(value_name, '|') : NULL;
+        char shown[64] = "";
+        if (words) snprintf(shown, sizeof shown, "%s", words + 1);
+        for (char *bar = strchr(shown, '|'); bar; bar = strchr(bar, '|')) *bar = '/';
+        status_fail(st, STATUS_BAD_INPUT, "%s %s: expected a whole number from %ld to %ld%s%s",
+                    name, text, min, max, words ? ", or " : "", shown);
+        char first[64];
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(shown, "/"), shown);
+        if (words && suggest_is_near_miss(text, first))
+            status_hint(st, "did you mean '%s %s'?", name, first);
+        else
+            status_hint(st, "see `trainer %s --help`", cmd->name);
         return STATUS_BAD_INPUT;
     }
     *out = value;
     return 0;
+}
+
+// A bound a hair off a whole number (1e-9, 1 - 1e-9) is how a caller writes an exclusive
+// bound at that number; the message says so in words rather than print 1e-09 or a 1 that
+// is itself refused.
+static int exclusive_bound(double bound, double *whole) {
+    *whole = round(bound);
+    return bound != *whole && fabs(bound - *whole) <= 1e-6 * fmax(1.0, fabs(*whole));
+}
+
+static void describe_range(double min, double max, char *text, size_t size) {
+    double low, high;
+    int low_open = exclusive_bound(min, &low), high_open = exclusive_bound(max, &high);
+    if (!low_open && !high_open) {
+        snprintf(text, size, "from %g to %g", min, max);
+        return;
+    }
+    snprintf(text, size, "%s %g and %s %g", low_open ? "more than" : "at least",
+             low_open ? low : min, high_open ? "less than" : "at most", high_open ? high : max);
 }
 
 int args_float(const Command *cmd, const ParsedArgs *args, const char *name, double min,
@@ -125,8 +165,9 @@ int args_float(const Command *cmd, const ParsedArgs *args, const char *name, dou
     errno = 0;
     double value = strtod(text, &end);
     if (errno || end == text || *end || !isfinite(value) || value < min || value > max) {
-        status_fail(st, STATUS_BAD_INPUT, "%s %s: expected a number from %g to %g", name, text,
-                    min, max);
+        char range[96];
+        describe_range(min, max, range, sizeof range);
+        status_fail(st, STATUS_BAD_INPUT, "%s %s: expected a number %s", name, text, range);
         status_hint(st, "see `trainer %s --help`", cmd->name);
         return STATUS_BAD_INPUT;
     }

@@ -132,6 +132,10 @@ int read_statement_option(const char *option, const char *kind, const char *spec
 // --normalize SPEC and --augment SPEC read as the statements `normalize SPEC`, `augment SPEC`.
 int apply_data_transform_overrides(const Command *cmd, const ParsedArgs *args,
                                    RunConfig *config, Status *st);
+// --augment checked against the training data, its error naming the option (the model
+// file's augment statement is checked by check_run_data, at its line).
+int check_augment_option(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
+                         const RunData *data, Status *st);
 #define DATA_TRANSFORM_OPTION_SPECS                                                              {"--normalize", "auto|none|'mean=M std=S'", "per-channel normalization: auto computes "                                                  "mean and std on the training split "                                                        "(overrides the model's normalize)"},           {"--augment", "'crop=P flip=true'|none", "training-only augmentation: a random crop of "                                               "the image padded by P pixels, a random "                                                    "left-right flip (overrides augment)"}
 // "classes: a=0 b=1 ..." for datasets with named classes, and the skipped count.
 void print_run_data_notes(const RunData *data, int at_end);

@@ -87,6 +87,8 @@ static int usage_error(Status *st, const char *hint, const char *message) {
 
 // ---- reading the arguments ------------------------------------------------------------
 
+enum { ITEM_UNREADABLE = 1, ITEM_OUT_OF_RANGE = 2 };  // what parse returns on failure
+
 // The items of a comma-separated list, each handed to parse; at most BENCH_MAX_SIZES.
 static int each_item(const char *option, const char *list, int (*parse)(const char *, void *, int),
                      void *out, int *count, Status *st) {
@@ -101,8 +103,11 @@ static int each_item(const char *option, const char *list, int (*parse)(const ch
             status_hint(st, "run trainer bench again for the rest");
             return STATUS_BAD_INPUT;
         }
-        if (parse(item, out, (*count)++)) {
-            status_fail(st, STATUS_BAD_INPUT, "%s %s: cannot read '%s'", option, list, item);
+        int failed = parse(item, out, (*count)++);
+        if (failed) {
+            status_fail(st, STATUS_BAD_INPUT, failed == ITEM_OUT_OF_RANGE
+                        ? "%s %s: '%s' is out of range" : "%s %s: cannot read '%s'", option,
+                        list, item);
             return STATUS_BAD_INPUT;
         }
     }
@@ -117,7 +122,8 @@ static int parse_dimension(const char **text, int *out) {
     char *end;
     errno = 0;
     long value = strtol(*text, &end, 10);
-    if (errno || end == *text || value < 1 || value > 65536) return 1;
+    if (end == *text) return ITEM_UNREADABLE;
+    if (errno || value < 1 || value > 65536) return ITEM_OUT_OF_RANGE;
     *out = (int)value;
     *text = end;
     return 0;
@@ -127,15 +133,17 @@ static int parse_dimension(const char **text, int *out) {
 static int parse_gemm_size(const char *item, void *out, int index) {
     BenchGemmSize *s = &((BenchGemmSize *)out)[index];
     const char *p = item;
-    if (parse_dimension(&p, &s->m)) return 1;
+    int failed = parse_dimension(&p, &s->m);
+    if (failed) return failed;
     if (!*p) {
         s->n = s->k = s->m;
         return 0;
     }
-    if (*p++ != 'x' || parse_dimension(&p, &s->n) || *p++ != 'x' ||
-        parse_dimension(&p, &s->k))
-        return 1;
-    return *p != '\0';
+    if (*p++ != 'x') return ITEM_UNREADABLE;
+    if ((failed = parse_dimension(&p, &s->n))) return failed;
+    if (*p++ != 'x') return ITEM_UNREADABLE;
+    if ((failed = parse_dimension(&p, &s->k))) return failed;
+    return *p != '\0' ? ITEM_UNREADABLE : 0;
 }
 
 static int parse_precision(const char *item, void *out, int index) {
@@ -150,7 +158,8 @@ static int parse_bytes(const char *item, void *out, int index) {
     char *end;
     errno = 0;
     double value = strtod(item, &end);
-    if (errno || end == item || !(value > 0.0)) return 1;
+    if (end == item) return ITEM_UNREADABLE;
+    if (errno || !(value > 0.0)) return ITEM_OUT_OF_RANGE;
     double unit = 1.0;
     switch (*end) {
     case 'K': case 'k': unit = 1024.0; end++; break;
@@ -160,7 +169,8 @@ static int parse_bytes(const char *item, void *out, int index) {
     }
     if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0) end += strlen(end);
     double bytes = value * unit;
-    if (*end || bytes < 4.0 || bytes > 64.0 * 1024 * 1024 * 1024) return 1;
+    if (*end) return ITEM_UNREADABLE;
+    if (bytes < 4.0 || bytes > 64.0 * 1024 * 1024 * 1024) return ITEM_OUT_OF_RANGE;
     ((size_t *)out)[index] = (size_t)bytes;
     return 0;
 }
@@ -268,7 +278,8 @@ static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, S
     }
     text = args_get(cmd, args, "--bytes");
     if (text && each_item("--bytes", text, parse_bytes, a->bytes, &a->byte_count, st)) {
-        status_hint(st, "bytes per copy, with K, M or G for KiB, MiB, GiB: --bytes 64M,1G");
+        status_hint(st, "bytes per copy, 4 bytes to 64 GiB, with K, M or G for KiB, MiB, "
+                        "GiB: --bytes 64M,1G");
         return STATUS_BAD_INPUT;
     }
     return 0;

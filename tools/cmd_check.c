@@ -282,6 +282,7 @@ static int load_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
                      Status *st) {
     TRY(load_run_data(cmd, args, g, config, data, st));
     TRY(resolve_run_normalization(config, g->path, data, st));
+    TRY(check_augment_option(cmd, args, config, data, st));
     TRY(check_run_data(g, config, data, st));
     options->train_samples = data->train.count;
     options->test_samples = data->has_val ? data->val.count : data->test.count;

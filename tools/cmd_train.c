@@ -180,7 +180,7 @@ static int check_early_stop(const Command *cmd, const ParsedArgs *args, const Ru
         status_fail(st, STATUS_BAD_INPUT, "--early-stop %d needs a validation split, and this "
                     "run has none", patience);
     else
-        status_fail_at(st, STATUS_BAD_INPUT, model_path, config->train.line, 0, "train "
+        status_fail_at(st, STATUS_BAD_INPUT, model_path, config->train.line, 1, "train "
                        "early_stop=%d needs a validation split, and this run has none", patience);
     status_hint(st, "add --val-split 0.1 (or val_split= in the data statement) to hold out a "
                 "tenth of the training data; the test split is never watched, as stopping by "
@@ -369,6 +369,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     const Dataset *test = data->has_val ? &data->val : &data->test;
     TRY(resolve_run_normalization(&r->config, g->path, data, st));
     if (data->normalization.count) r->config.normalization = &data->normalization;
+    TRY(check_augment_option(cmd, args, &r->config, data, st));
     TRY(check_run_data(g, &r->config, data, st));
     for (int i = 0; i < r->count; i++) {
         Device *d = r->device_list[i];

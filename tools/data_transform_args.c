@@ -17,18 +17,38 @@ static int read_augment(const char *path, const ModelStatement *s, void *out, St
 
 int apply_data_transform_overrides(const Command *cmd, const ParsedArgs *args,
                                    RunConfig *config, Status *st) {
+    // The statement read from an option is on line 1 of its own text, not of the model
+    // file: line 0 keeps later errors from pointing into the model file.
     const char *normalize = args_get(cmd, args, "--normalize");
-    if (normalize)
+    if (normalize) {
         TRY(read_statement_option("--normalize", "normalize", normalize, read_normalize,
                                   &config->data.normalize, st));
+        config->data.normalize.line = 0;
+    }
     const char *augment = args_get(cmd, args, "--augment");
-    if (augment)
+    if (augment) {
         TRY(read_statement_option("--augment", "augment", augment, read_augment,
                                   &config->data.augment, st));
+        config->data.augment.line = 0;
+    }
     return 0;
 }
 
-// A given normalization's errors point at the statement (or name the option).
+int check_augment_option(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
+                         const RunData *data, Status *st) {
+    const char *augment = args_get(cmd, args, "--augment");
+    if (!augment) return 0;
+    DataTransform t = {.crop_padding = config->data.augment.crop_padding,
+                       .flip = config->data.augment.flip};
+    if (!data_transform_check(&t, &data->train, st)) return 0;
+    st->file[0] = '\0';
+    st->line = st->column = 0;
+    status_prefix(st, "--augment '%s': ", augment);
+    return st->code;
+}
+
+// A given normalization's errors point at the statement, or name the option (line 0: the
+// values came from --normalize).
 static int from_given(const NormalizeConfig *n, int groups, const char *model_path,
                       Normalization *out, Status *st) {
     int rc = normalization_from_values(n->mean, n->std, n->given, groups, out, st);
@@ -36,6 +56,8 @@ static int from_given(const NormalizeConfig *n, int groups, const char *model_pa
         snprintf(st->file, sizeof st->file, "%s", model_path);
         st->line = n->line;
         st->column = 1;
+    } else if (rc) {
+        status_prefix(st, "--normalize: ");
     }
     return rc;
 }

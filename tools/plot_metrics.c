@@ -31,7 +31,7 @@ static int add_if_present(Curve *curve, const cJSON *row, const char *key, doubl
 }
 
 static int malformed(const char *path, int line, const char *what, Status *st) {
-    status_fail_at(st, STATUS_BAD_INPUT, path, line, 0, "%s", what);
+    status_fail_at(st, STATUS_BAD_INPUT, path, line, 1, "%s", what);
     status_hint(st, "each line must be one JSON object as `trainer train --logdir` writes it "
                     "(docs/cli.md)");
     return STATUS_BAD_INPUT;

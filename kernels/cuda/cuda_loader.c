@@ -40,15 +40,34 @@ static void program_folder(char *out, size_t size) {
     snprintf(out, size, "%s", self);
 }
 
-static void open_module(const char *path) {
+// Whether the file starts with the ELF magic: dlopen's "invalid ELF header" (or "file too
+// short") then means the file is no library at all, and ldd has nothing to say about it.
+static int is_elf(const char *path) {
+    unsigned char magic[4] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(magic, 1, sizeof magic, f) : 0;
+    if (f) fclose(f);
+    return n == sizeof magic && memcmp(magic, "\177ELF", sizeof magic) == 0;
+}
+
+static void open_module(const char *path, int asked) {
     // RTLD_NOW: a missing symbol is found here, where it can be reported, rather than at
     // some later call. RTLD_LOCAL: the module's copies of core stay out of our namespace.
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         snprintf(why_not, sizeof why_not, "the CUDA backend did not load: %s", dlerror());
-        snprintf(what_to_do, sizeof what_to_do,
-                 "`ldd %.300s` names what is missing: install it, or add the folder holding it "
-                 "to LD_LIBRARY_PATH; --device cpu trains without it", path);
+        if (!is_elf(path) && asked)
+            snprintf(what_to_do, sizeof what_to_do, "%.300s is not a shared library (no ELF "
+                     "header): point TRAINER_CUDA_MODULE at the " MODULE_FILE " built beside "
+                     "the trainer binary, or unset it; --device cpu trains without it", path);
+        else if (!is_elf(path))
+            snprintf(what_to_do, sizeof what_to_do, "%.300s is not a shared library (no ELF "
+                     "header): rebuild (scripts/build.sh) to write it again; --device cpu "
+                     "trains without it", path);
+        else
+            snprintf(what_to_do, sizeof what_to_do,
+                     "`ldd %.300s` names what is missing: install it, or add the folder holding "
+                     "it to LD_LIBRARY_PATH; --device cpu trains without it", path);
         return;
     }
     CudaModuleFunction table = (CudaModuleFunction)dlsym(handle, CUDA_MODULE_SYMBOL);
@@ -77,7 +96,7 @@ static void load_module(void) {
     const char *asked = getenv("TRAINER_CUDA_MODULE");
     if (asked && asked[0]) {
         if (file_exists(asked)) {
-            open_module(asked);
+            open_module(asked, 1);
             return;
         }
         snprintf(why_not, sizeof why_not, "the CUDA backend TRAINER_CUDA_MODULE names, %.900s, "
@@ -90,9 +109,9 @@ static void load_module(void) {
     program_folder(folder, sizeof folder);
     snprintf(beside, sizeof beside, "%s/" MODULE_FILE, folder);
     if (file_exists(beside)) {
-        open_module(beside);
+        open_module(beside, 0);
     } else if (file_exists(TRAINER_CUDA_MODULE_BUILT)) {
-        open_module(TRAINER_CUDA_MODULE_BUILT);
+        open_module(TRAINER_CUDA_MODULE_BUILT, 0);
     } else {
         snprintf(why_not, sizeof why_not, "the CUDA backend " MODULE_FILE " is neither beside "
                  "this program (in %.400s) nor where the build wrote it (%.400s)", folder,

@@ -182,7 +182,7 @@ expect_error 2 "--sizes 12x: cannot read '12x'" "a malformed size"
 run "$TRAINER" bench gemm --device cpu --precisions fp64
 expect_error 2 "cannot read 'fp64'" "an unknown precision"
 run "$TRAINER" bench memory --device cpu --bytes 0
-expect_error 2 "--bytes 0" "zero bytes"
+expect_error 2 "--bytes 0: '0' is out of range" "zero bytes"
 run "$TRAINER" bench gemm --device cpu --per-layer
 expect_error 2 "--per-layer does not apply to trainer bench gemm" "--per-layer outside train"
 run "$TRAINER" bench gemm --device cpu --repeats 0

@@ -67,6 +67,41 @@ expect_error 2 "--epochs 0" "--epochs 0 is refused"
 run "$TRAINER" check models/mlp.model --batch -5
 expect_error 2 "--batch -5" "check --batch -5 is refused"
 
+# A range says which ends are allowed, in words: 0 and 1 are both refused.
+for split in 0 1; do
+    run "$TRAINER" train models/mlp.model --val-split "$split"
+    expect_error 2 "--val-split $split: expected a number more than 0 and less than 1" \
+        "--val-split $split is refused with the range it takes"
+done
+# An option taking a word besides a number names the word, and suggests it for a near miss.
+run "$TRAINER" train models/mlp.model --checkpoint "$work/ck" --checkpoint-every epoc
+expect_error 2 "--checkpoint-every epoc: expected a whole number from 1 to 1073741824, or epoch" \
+    "--checkpoint-every epoc names 'epoch' as accepted"
+expect_in err "hint: did you mean '--checkpoint-every epoch'?" "and suggests it"
+run "$TRAINER" bench gemm --device cpu --sizes 99999999
+expect_error 2 "--sizes 99999999: '99999999' is out of range" \
+    "a size too large is out of range, not unreadable"
+run "$TRAINER" bench memory --device cpu --bytes 128G
+expect_error 2 "--bytes 128G: '128G' is out of range" "a copy too large is out of range"
+
+# `--` ends the options, as in POSIX tools: what follows is a positional argument.
+run "$TRAINER" check -- models/mlp.model
+expect_rc 0 "check -- MODEL reads the model after --"
+run "$TRAINER" check models/mlp.model -- --batch
+expect_error 2 "takes one model file, got 2 arguments" "an option after -- is an argument"
+run "$TRAINER" check models/mlp.model --
+expect_rc 0 "a trailing -- is not taken for an argument"
+
+# The model and the weights swapped: each reader names what it was given.
+printf '\x02\x00\x00\x00\x00\x00\x00\x00{}' >"$work/w.safetensors"
+run "$TRAINER" eval "$work/w.safetensors" --weights models/mlp.model --device cpu
+expect_error 2 "w.safetensors:1:1: this is a safetensors file" \
+    "weights given as the model are named as a safetensors file"
+expect_in err "the model file (.model) comes first" "with a hint on the order"
+run "$TRAINER" eval models/mlp.model --weights models/mlp.model --device cpu
+expect_error 2 "models/mlp.model: not a safetensors file: it starts with text" \
+    "a model file given as the weights is named as text"
+
 run "$TRAINER" check
 expect_error 2 "takes one model file" "check without a model file is a usage error"
 run "$TRAINER" check models/mlp.model models/mlp.model

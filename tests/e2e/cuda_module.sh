@@ -39,7 +39,10 @@ run env TRAINER_CUDA_MODULE="$work/garbage.so" "$TRAINER" train models/mlp.model
     --device cuda
 expect_error 3 "the CUDA backend did not load: $work/garbage.so:" \
     "a module that does not load: exit 3 with the loader's words"
-expect_in err "hint: \`ldd $work/garbage.so\` names what is missing" "its hint says how to find out why"
+expect_in err "hint: $work/garbage.so is not a shared library (no ELF header): point \
+TRAINER_CUDA_MODULE at the trainer_cuda.so built beside the trainer binary, or unset it" \
+    "its hint says it is no library, and what to point at instead"
+expect_no_match err "ldd" "no ldd advice for a file that is not a library"
 
 if [ -n "$other" ]; then
     run env TRAINER_CUDA_MODULE="$other" "$TRAINER" train models/mlp.model "${tiny[@]}" --device cuda
@@ -59,7 +62,7 @@ expect_match out '^CUDA: built in, but the CUDA backend did not load' "--version
 run env TRAINER_CUDA_MODULE="$work/garbage.so" "$TRAINER" doctor
 expect_rc 1 "doctor calls a module that does not load broken"
 expect_match out 'CUDA backend +built in, did not load' "doctor's build line says so"
-expect_in out "fix: \`ldd $work/garbage.so\`" "doctor's fix is the loader's hint"
+expect_in out "fix: $work/garbage.so is not a shared library" "doctor's fix is the loader's hint"
 run env TRAINER_CUDA_MODULE="$work/garbage.so" "$TRAINER" doctor --json
 if python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if "did not load" in (d["backend_error"] or "") else 1)' <<<"$out"; then
     pass "doctor --json has backend_error"

@@ -170,12 +170,30 @@ expect_in out "30 train, 10 val samples" "it holds out a quarter"
 run "$TRAINER" train "$csv_model" --data "csv:$work/good.csv" --device cpu
 expect_error 2 "has no test split" "CSV without --val-split asks for one"
 
+# A `~` after `csv:` (or `png:`, `idx:`) is not the shell's to expand: the trainer reads it
+# as $HOME, as torchvision's dataset roots do; an export destination too.
+mkdir -p "$work/home/tables"
+cp "$work/good.csv" "$work/home/tables/good.csv"
+HOME="$work/home" run "$TRAINER" train "$csv_model" --data "csv:~/tables/good.csv,label=label" \
+    --val-split 0.25 --device cpu
+expect_rc 0 "csv:~/FILE reads \$HOME/FILE"
+HOME="$work/home" run "$TRAINER" data info "png:~/shirts"
+expect_error 2 "$work/home/shirts: cannot open the dataset folder" \
+    "png:~/DIR's error names the folder under \$HOME"
+HOME="$work/home" run "$TRAINER" data export "idx:~/nothing" "png:~/out"
+expect_error 2 "$work/home/nothing" "idx:~/DIR is read under \$HOME"
+make_dataset "$work/home/idx" 20 10
+HOME="$work/home" run "$TRAINER" data export "idx:~/idx" "png:~/exported"
+if [ "$rc" -eq 0 ] && [ -d "$work/home/exported/train" ] && [ ! -e "$work/home/~" ] &&
+    [ ! -e "$TRAINER_SOURCE_DIR/~" ]; then pass "data export png:~/DIR writes under \$HOME"
+else fail "data export png:~/DIR writes under \$HOME"; fi
+
 { echo "x,a,b,c,d"; echo "1,2,3,4,5"; } >"$work/first.csv"
 run "$TRAINER" check "$csv_model" --data "csv:$work/first.csv,label=x" --val-split 0.5
 expect_error 2 "--val-split 0.5 of 1 training samples" "one row cannot be split"
 
 run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=kind" --val-split 0.25
-expect_error 2 "$work/good.csv:1: no column 'kind'" "a missing label column is named"
+expect_error 2 "$work/good.csv:1:1: no column 'kind'" "a missing label column is named"
 # Found by tests/libfuzzer/fuzz_csv.c: the name comes from the spec (or a model file's
 # `data` statement) and was printed raw, terminal escape codes and all.
 run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=k$(printf '\033')[2J" \
@@ -189,12 +207,16 @@ expect_error 2 "$work/word.csv:3:7: 'x\\xff' is not a number" \
 
 { echo "a,b,label,c,d"; echo "1,2,0,3,4"; echo "1,2,0,3"; } >"$work/ragged.csv"
 run "$TRAINER" check "$csv_model" --data "csv:$work/ragged.csv" --val-split 0.5
-expect_error 2 "$work/ragged.csv:3: row has 4 fields, but the header has 5 columns" \
-    "a ragged row is named by its line"
+expect_error 2 "$work/ragged.csv:3:8: row has 4 fields, but the header has 5 columns" \
+    "a short row is named by its line, at its end"
+{ echo "a,b,label,c,d"; echo "1,2,0,3,4"; echo "1,2,0,3,4,5"; } >"$work/long.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/long.csv" --val-split 0.5
+expect_error 2 "$work/long.csv:3:10: row has 6 fields, but the header has 5 columns" \
+    "a long row is named at the comma of its first extra field"
 
 : >"$work/empty.csv"
 run "$TRAINER" check "$csv_model" --data "csv:$work/empty.csv" --val-split 0.5
-expect_error 2 "$work/empty.csv:1: empty file" "an empty CSV is refused"
+expect_error 2 "$work/empty.csv:1:1: empty file" "an empty CSV is refused"
 
 mkfifo "$work/pipe.csv"
 run timeout 10 "$TRAINER" check "$csv_model" --data "csv:$work/pipe.csv" --val-split 0.5

@@ -88,7 +88,7 @@ expect_error 2 "--early-stop 2 needs a validation split, and this run has none" 
 expect_in err "add --val-split 0.1" "the hint says how to get a validation split"
 expect_no_match out '^epoch ' "nothing was trained"
 run "$TRAINER" train "$work/patient.model" "${data[@]}"
-expect_error 2 "$work/patient.model:10: train early_stop=2 needs a validation split" \
+expect_error 2 "$work/patient.model:10:1: train early_stop=2 needs a validation split" \
     "the model file's early_stop= without a validation split is refused at its line"
 run "$TRAINER" train "$work/patient.model" "${data[@]}" --early-stop 0 --epochs 1
 expect_rc 0 "--early-stop 0 turns the model file's early_stop= off"

@@ -13,6 +13,9 @@ tiny=(train models/mlp.model --data fashion-mnist --train-limit 512 --test-limit
 run "$TRAINER" "${tiny[@]}" --memory-limit 1M
 expect_error 1 "out of memory" "--memory-limit 1M is too small: exit 1, out of memory"
 expect_in err "1.0 MiB" "the out-of-memory error quotes the limit"
+# Host memory ran out, not a GPU's: no GPU or PyTorch advice follows the hint.
+expect_no_match err "nvidia-smi|PYTORCH_CUDA_ALLOC_CONF|GPU|torch" \
+    "a CPU out-of-memory gets no GPU explanation"
 if [ "$rc" -ge 128 ]; then fail "out of memory is not a crash" "killed by signal $((rc - 128))"
 else pass "out of memory is not a crash"; fi
 

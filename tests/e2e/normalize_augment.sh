@@ -86,10 +86,17 @@ run "$TRAINER" train "$work/rgb.model" "${data[@]}" --epochs 1
 expect_error 2 "normalization gives 2 values, but the data has 1 channel" \
     "two values for a gray dataset are refused"
 expect_in err "$work/rgb.model:$(wc -l <"$work/rgb.model"):1:" "at the statement's line"
+# The option's error names the option, not line 1 of the model file (a comment there).
 run "$TRAINER" train models/mlp.model "${data[@]}" --epochs 1 --augment 'crop=28'
-expect_error 2 "augment crop=28 shifts" "a crop as wide as the image is refused"
+expect_error 2 "error: --augment 'crop=28': augment crop=28 shifts" \
+    "a crop as wide as the image is refused, naming the option"
+expect_no_match err "mlp\.model:" "the --augment error points at no model-file line"
 run "$TRAINER" check models/mlp.model "${data[@]}" --augment 'crop=28'
-expect_error 2 "augment crop=28 shifts" "check --data refuses it too"
+expect_error 2 "error: --augment 'crop=28': augment crop=28 shifts" "check --data refuses it too"
+run "$TRAINER" train models/mlp.model "${data[@]}" --epochs 1 --normalize 'mean=0.5,0.4 std=0.2,0.2'
+expect_error 2 "error: --normalize: normalization gives 2 values, but the data has 1 channel" \
+    "two --normalize values for a gray dataset name the option"
+expect_no_match err "mlp\.model:" "the --normalize error points at no model-file line"
 run "$TRAINER" train models/mlp.model "${data[@]}" --normalize bogus
 expect_error 2 "--normalize 'bogus': unknown normalization 'bogus'" "an unknown --normalize"
 run "$TRAINER" train models/mlp.model "${data[@]}" --normalize 'mean=0.5 std=0'

@@ -50,7 +50,7 @@ expect_error 2 "no loss to plot" "a log without rows is an error"
 mkdir -p "$work/bad" && { head -n 2 "$work/logs/metrics.jsonl"; echo '{"kind": "step", '; } \
     >"$work/bad/metrics.jsonl"
 run "$TRAINER" plot "$work/bad" -o "$work/x.png"
-expect_error 2 "$work/bad/metrics.jsonl:3: not valid JSON" "a malformed line is named by file:line"
+expect_error 2 "$work/bad/metrics.jsonl:3:1: not valid JSON" "a malformed line is named by file:line"
 
 # With --val-split the epochs are evaluated on the validation split, and the log says so.
 run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 2 \

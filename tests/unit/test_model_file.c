@@ -429,6 +429,32 @@ static void nul_bytes_and_huge_files_are_refused_when_read(void) {
     model_file_free(&file);
     unlink(path);
 
+    // A NUL among the first bytes: a binary file, named as one, even past the size limit.
+    const char binary[] = "ab\0cd\n";
+    write_temp_file(path, sizeof path, binary, sizeof binary - 1);
+    status_clear(&st);
+    CHECK_INT_EQ(model_file_read(path, &file, &st), STATUS_BAD_INPUT);
+    CHECK_INT_EQ(st.line, 1);
+    CHECK_INT_EQ(st.column, 3);
+    CHECK_CONTAINS(st.message, "this looks like a binary file, not a model file");
+    CHECK_CONTAINS(st.hint, "the model file (.model) comes first");
+    model_file_free(&file);
+    unlink(path);
+    // Safetensors weights given as the model: 8 bytes of header length, then '{'.
+    size_t weights_size = (size_t)MODEL_FILE_BYTES_MAX + 100;
+    char *weights = calloc(weights_size, 1);
+    weights[0] = 2;
+    memcpy(weights + 8, "{}", 2);
+    write_temp_file(path, sizeof path, weights, weights_size);
+    status_clear(&st);
+    CHECK_INT_EQ(model_file_read(path, &file, &st), STATUS_BAD_INPUT);
+    CHECK_INT_EQ(st.column, 1);
+    CHECK_CONTAINS(st.message, "this is a safetensors file");
+    CHECK_CONTAINS(st.hint, "--weights");
+    model_file_free(&file);
+    unlink(path);
+    free(weights);
+
     size_t size = (size_t)MODEL_FILE_BYTES_MAX + 10;
     char *big = malloc(size);
     memset(big, '#', size);

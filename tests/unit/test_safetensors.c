@@ -115,15 +115,30 @@ static void lengths_are_checked_before_parsing(void) {
     status_clear(&st);
     CHECK_INT_EQ(safetensors_parse(short_file, sizeof short_file, "f", &s, &st), STATUS_BAD_INPUT);
     CHECK_INT_EQ(safetensors_parse(huge, sizeof huge, "f", &s, &st), STATUS_BAD_INPUT);
-    CHECK_CONTAINS(st.message, "header length");
+    CHECK_CONTAINS(st.message, "header length is 9223372036854775807 bytes, more than the 8 "
+                               "bytes");
     char message[256];
     CHECK_INT_EQ(parse_header_text("{}", 0, message, sizeof message), 0);
     CHECK_INT_EQ(parse_header_text("{}      ", 0, message, sizeof message), 0);  // padded
+}
+
+// A model file given as the weights: its first 8 bytes are text, not a length.
+static void text_is_named_as_such(void) {
+    const char text[] = "# models/mlp.model\ninput shape=784\n";
+    Safetensors s;
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(safetensors_parse((const unsigned char *)text, sizeof text - 1, "m.model", &s,
+                                   &st),
+                 STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "not a safetensors file: it starts with text ('# models/mlp.mod");
+    CHECK_CONTAINS(st.hint, "a model file (.model) comes first");
 }
 
 int main(void) {
     round_trip_keeps_names_shapes_values_and_metadata();
     malformed_headers_are_refused();
     lengths_are_checked_before_parsing();
+    text_is_named_as_such();
     return test_exit_code("test_safetensors");
 }
