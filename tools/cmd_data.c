@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/escape.h"
+#include "base/suggest.h"
 #include "data/dataset_export.h"
 #include "data/dataset_stats.h"
 #include "tools/cli.h"
@@ -77,6 +78,16 @@ static int check_usage(const Command *cmd, const ParsedArgs *args, Status *st) {
         status_hint(st, "e.g. trainer data export fashion-mnist png:/tmp/fashion-png");
         return STATUS_BAD_INPUT;
     }
+    static const char *const actions[] = {"info", "export", NULL};
+    const char *typed = args->positional_count ? args->positionals[0] : NULL;
+    const char *near = typed ? suggest(typed, actions) : NULL;
+    if (near && strcmp(near, typed) != 0) {
+        char escaped[256];
+        status_fail(st, STATUS_BAD_INPUT, "trainer data: unknown action '%s'",
+                    text_escape(typed, strlen(typed), escaped, sizeof escaped));
+        status_hint(st, "did you mean 'trainer data %s'? See `trainer data --help`", near);
+        return STATUS_BAD_INPUT;
+    }
     status_fail(st, STATUS_BAD_INPUT, "trainer data takes `info SPEC` or `export SPEC png:DIR`");
     status_hint(st, "e.g. trainer data info fashion-mnist; see `trainer data --help`");
     return STATUS_BAD_INPUT;
@@ -87,7 +98,11 @@ static int read_options(const Command *cmd, const ParsedArgs *args, DatasetOptio
     memset(options, 0, sizeof *options);
     long channels = 1;
     TRY(args_int(cmd, args, "--channels", 1, 3, &channels, NULL, st));
-    if (channels == 2) return status_fail(st, STATUS_BAD_INPUT, "--channels must be 1 or 3");
+    if (channels == 2) {
+        status_fail(st, STATUS_BAD_INPUT, "--channels 2: must be 1 or 3");
+        status_hint(st, "--channels 1 reads images as gray, --channels 3 as RGB");
+        return STATUS_BAD_INPUT;
+    }
     options->channels = (int)channels;
     const char *bad = args_get(cmd, args, "--on-bad-sample");
     options->skip_bad_samples = bad && strcmp(bad, "skip") == 0;

@@ -128,7 +128,7 @@ static int parse_class_file(const char *path, int classes, ClassNames *cn, Statu
             if (!empty_line) empty_line = line;
         } else {
             if (empty_line) {
-                status_fail_at(st, STATUS_BAD_INPUT, path, empty_line, 0, "empty class name");
+                status_fail_at(st, STATUS_BAD_INPUT, path, empty_line, 1, "empty class name");
                 status_hint(st, "write one name per line, in class order, with no blank lines");
                 return STATUS_BAD_INPUT;
             }

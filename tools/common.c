@@ -194,8 +194,8 @@ int check_device_precision(Graph *g, const PrecisionConfig *precision, const Dev
     int nhwc = graph_nhwc_layers(g);
     if (notice[0]) print_notice("%s", notice);
     if (nhwc)
-        print_notice("%s: %d layer%s hold NHWC images (--layout nhwc)", d->name, nhwc,
-                     nhwc == 1 ? "" : "s");
+        print_notice("%s: %d layer%s NHWC images (--layout nhwc)", d->name, nhwc,
+                     nhwc == 1 ? " holds" : "s hold");
     else if (d->backend->nhwc_activations)
         print_notice("--layout nhwc: no layer here can take NHWC images, so every "
                      "activation stays NCHW (trainer check shows the layout)");
@@ -245,9 +245,9 @@ int load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded 
                  Status *st) {
     TRY(checkpoint_load_weights(g, b, path, loaded, st));
     if (loaded->nonfinite_count)
-        fprintf(stderr, "trainer: warning: %s: %d tensor%s hold NaN or infinite values: %s\n",
-                path, loaded->nonfinite_count, loaded->nonfinite_count == 1 ? "" : "s",
-                loaded->nonfinite);
+        fprintf(stderr, "trainer: warning: %s: %d tensor%s NaN or infinite values: %s\n",
+                path, loaded->nonfinite_count,
+                loaded->nonfinite_count == 1 ? " holds" : "s hold", loaded->nonfinite);
     return 0;
 }
 

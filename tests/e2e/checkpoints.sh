@@ -118,7 +118,7 @@ open(sys.argv[2], "wb").write(data)
 PY
 run "$TRAINER" eval "$work/tiny.model" "${data[@]}" --weights "$work/nan.safetensors"
 expect_rc 0 "eval of weights holding NaN still runs"
-expect_in err "warning: $work/nan.safetensors: 1 tensor hold NaN or infinite values: dense2.bias" \
+expect_in err "warning: $work/nan.safetensors: 1 tensor holds NaN or infinite values: dense2.bias" \
     "eval warns naming the tensor"
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 9 --resume "$work/nan.safetensors"
 expect_error 2 "NaN or infinite values in 1 tensor: dense2.bias" "resume refuses NaN weights"

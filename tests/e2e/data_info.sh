@@ -45,4 +45,10 @@ expect_error 2 "$work/sizes/b/0.png: image is 30x30 pixels (WxH), but the split'
 $work/sizes/a/0.png, is 28x28" "data info names the first image's size, not a model's"
 expect_no_match err "model" "... and speaks of no model"
 
+run "$TRAINER" data inof fashion-mnist
+expect_error 2 "unknown action 'inof'" "a mistyped action is refused"
+expect_in err "did you mean 'trainer data info'?" "... with the action it was near"
+run "$TRAINER" data info "csv:$work/two.csv" --channels 2
+expect_error 2 "--channels 2: must be 1 or 3" "--channels 2 is refused, with a hint"
+
 finish

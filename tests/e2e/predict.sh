@@ -113,6 +113,11 @@ printf 'a\nb\n' >"$work/classes.txt"
 run "$TRAINER" predict models/mlp.model --weights "$weights" "$work/boot.png" \
     --classes "$work/classes.txt" --device cpu
 expect_error 2 "has 2 class names, but the model gives 10" "a names file of the wrong length"
+printf 'a\n\nb\n' >"$work/classes.txt"
+run "$TRAINER" predict models/mlp.model --weights "$weights" "$work/boot.png" \
+    --classes "$work/classes.txt" --device cpu
+expect_error 2 "$work/classes.txt:2:1: empty class name" \
+    "an empty line in a names file is placed at its line and column"
 
 run "$TRAINER" predict models/mlp.model --weights "$weights" "$work/big.png" --device cpu
 expect_error 2 "$work/big.png" "a 32x32 image is refused, naming the file"
