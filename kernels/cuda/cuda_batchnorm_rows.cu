@@ -29,66 +29,17 @@
 // the CPU does (cuda_batchnorm_math.h).
 #include "kernels/cuda/cuda_batchnorm_math.h"
 #include "kernels/cuda/cuda_batchnorm_rows.h"
+#include "kernels/cuda/cuda_batchnorm_rows_split.h"
 #include "kernels/cuda/cuda_channel_reduce.h"
 #include "kernels/cuda/cuda_storage.h"
 
-#define ROWS_THREADS 256
-// Values per block: 64 per thread, as CHANNEL_CHUNK (cuda_channel_reduce.h), for the same
-// reason: enough work to hide a block's reduction and its writes.
-#define ROWS_BLOCK_VALUES ((long long)ROWS_THREADS * 64)
-// Below this many values (1 MiB of floats, well inside L2) a step is launch-bound, and the
-// one-block-per-channel kernel's single launch wins whatever its loads cost. A judgement
-// from the launch counts, not a measurement.
-#define ROWS_MIN_VALUES ((long long)1 << 18)
 #define ROWS_SHARED_BYTES (ROWS_THREADS * sizeof(double))
-
-// Each of a pass's two reductions owns half the scratch: [channels][chunks] partials, then
-// the channels' totals.
-static const size_t ROWS_ROOM = CUDA_PARTIALS_BYTES / (2 * sizeof(double));
-
-// How a shape is cut: gridDim = (chunks, tiles).
-struct RowSplit {
-    int tiles;             // blocks across the channels
-    int width;             // channels per tile
-    int lanes;             // threads per channel in a block: ROWS_THREADS / width
-    int threads;           // per block: lanes * width rounded up to whole warps
-    int chunks;            // blocks down the rows; 0: the shape does not fit the scratch
-    long long chunk_rows;  // rows per block (the last chunk may have fewer)
-};
-
-// Tiles as even as they can be (600 channels: three of 200, not 256, 256 and 88), and
-// chunks of about ROWS_BLOCK_VALUES values, fewer and longer where their partials and the
-// totals would not fit in `room` doubles. So past 256 channels the scratch caps a pass at
-// about room / 256 = 256 blocks (a 4096-feature batchnorm at batch 4096: 240, each thread
-// walking 274 rows), where the one-block-per-channel kernels would launch 4096: which is
-// faster there is not measured.
-static RowSplit row_split(long long rows, int channels, size_t room) {
-    RowSplit s = {0, 0, 0, 0, 0, 0};
-    if (rows <= 0 || channels <= 0) return s;
-    s.tiles = (channels + ROWS_THREADS - 1) / ROWS_THREADS;
-    s.width = (channels + s.tiles - 1) / s.tiles;
-    s.lanes = ROWS_THREADS / s.width;
-    // A tile of 129 to 256 channels has one lane: launching 256 threads would leave up to
-    // 127 of them idle at every barrier.
-    s.threads = (s.lanes * s.width + 31) / 32 * 32;
-    long long chunk_rows = ROWS_BLOCK_VALUES / s.width;
-    long long chunks = (rows + chunk_rows - 1) / chunk_rows;
-    long long fit = (long long)(room / (size_t)channels) - 1;
-    if (chunks > fit) chunks = fit;
-    if (chunks > (long long)CUDA_MAX_BLOCKS) chunks = (long long)CUDA_MAX_BLOCKS;
-    if (chunks < 1) return s;
-    s.chunk_rows = (rows + chunks - 1) / chunks;
-    // Rounding the chunk up may leave the last chunks empty (5377 rows in 84 chunks of 65):
-    // count again, so every block has rows.
-    s.chunks = (int)((rows + s.chunk_rows - 1) / s.chunk_rows);
-    return s;
-}
+static_assert(ROWS_MAX_BLOCKS == (long long)CUDA_MAX_BLOCKS, "the split's grid limit");
+static_assert(ROWS_PARTIALS_BYTES == CUDA_PARTIALS_BYTES, "the split's scratch");
 
 int batchnorm_rows_apply(const CudaContext *ctx, const BatchnormArgs *a) {
-    if (a->spatial != 1 || a->channels < 2 || a->n <= 0) return 0;
     if (lever_off(ctx->disabled_levers, LEVER_BATCHNORM_SPLIT)) return 0;
-    if ((long long)a->n * a->channels < ROWS_MIN_VALUES) return 0;
-    return row_split(a->n, a->channels, ROWS_ROOM).chunks >= 1;
+    return batchnorm_rows_take(a->n, a->channels, a->spatial);
 }
 
 // ---- the kernels' walk over their values -------------------------------------------------

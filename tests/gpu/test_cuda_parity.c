@@ -54,6 +54,7 @@
 #include "base/rng.h"
 #include "kernels/backend.h"
 #include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_batchnorm_rows_split.h"
 #include "kernels/cuda/cuda_device.h"
 
 #define FP32_RTOL 1e-4
@@ -1730,7 +1731,21 @@ static void test_batchnorm_sync(void) {
             }
 }
 
+// The six rows shapes the comment above bn_shapes names must reach the rows kernels: one
+// that missed would pass here on the other kernels.
+static void check_rows_shapes(void) {
+    int rows = 0;
+    for (int s = 0; s < BN_SHAPES; s++)
+        rows += batchnorm_rows_take(bn_shapes[s].n, bn_shapes[s].channels, bn_shapes[s].spatial);
+    if (rows != 6) {
+        fprintf(stderr, "FAIL batchnorm: %d of the shapes take the channels-last rows kernels, "
+                "where the comment above bn_shapes names 6\n", rows);
+        test_failures++;
+    }
+}
+
 static void test_batchnorm(void) {
+    check_rows_shapes();
     if (HAVE(batchnorm_forward_training))
         for (int s = 0; s < BN_SHAPES; s++) {
             batchnorm_training_case(&bn_shapes[s]);

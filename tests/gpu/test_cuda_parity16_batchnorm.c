@@ -31,6 +31,7 @@
 #include "cuda_or_skip.h"
 #include "device_buffers.h"
 #include "stored16.h"
+#include "kernels/cuda/cuda_batchnorm_rows_split.h"
 #include "kernels/cuda/cuda_device.h"
 
 #define F32_RTOL 1e-4
@@ -500,6 +501,20 @@ static const BnShape block_shapes[] = {{33, 40, 7}, {65, 37, 1}, {1, 3, 5}};
 // per channel.
 static const BnShape rows_shapes[] = {{12544, 32, 1}, {70000, 6, 1}, {1500, 301, 1}};
 
+// The shapes meant for a set of kernels must reach them: the rows kernels take a shape by
+// its size (cuda_batchnorm_rows_split.h), and one that missed would test the other kernels
+// under the rows' name.
+static void check_path(const BnShape *shapes, size_t count, int rows, const char *which) {
+    for (size_t i = 0; i < count; i++) {
+        const BnShape *s = &shapes[i];
+        if (batchnorm_rows_take(s->n, s->channels, s->spatial) == rows) continue;
+        fprintf(stderr, "FAIL n=%d channels=%d spatial=%d is among the %s shapes, but the rows "
+                "kernels %s it\n", s->n, s->channels, s->spatial, which,
+                rows ? "do not take" : "take");
+        test_failures++;
+    }
+}
+
 static int run_storage(DType dtype, unsigned disabled_levers) {
     CudaBackendOptions options = {.ordinal = 0, .precision = PRECISION_FP32,
                                   .disabled_levers = disabled_levers};
@@ -530,6 +545,9 @@ static int run_storage(DType dtype, unsigned disabled_levers) {
 
 int main(void) {
     cpu = cpu_backend();
+    check_path(split_shapes, sizeof split_shapes / sizeof *split_shapes, 0, "split");
+    check_path(block_shapes, sizeof block_shapes / sizeof *block_shapes, 0, "block");
+    check_path(rows_shapes, sizeof rows_shapes / sizeof *rows_shapes, 1, "channels-last rows");
     int probe = cuda_probe_or_skip();
     if (probe) return probe;
     Status st;
