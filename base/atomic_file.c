@@ -1,12 +1,16 @@
-#define _POSIX_C_SOURCE 200809L  // fileno, fsync, dirent
+#define _XOPEN_SOURCE 700  // fileno, fsync, dirent, lstat, realpath
 #include "base/atomic_file.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "base/escape.h"
 
 static const char *kind_of(mode_t mode) {
     if (S_ISDIR(mode)) return "a directory";
@@ -31,6 +35,39 @@ static int refuse_unless_regular(const char *path, Status *st) {
     return STATUS_BAD_INPUT;
 }
 
+// Where a write to `path` lands: `path` itself, or the file a symbolic link there points
+// to. Renaming over the link would replace it with a regular file and leave its target
+// stale, where `cp` and torch.save write through the link; so the target is what gets
+// replaced, by a temporary file beside it. A link to nothing is refused: where the user
+// meant the file to go is a guess.
+static int resolve_link(const char *path, char *target, size_t size, Status *st) {
+    struct stat info;
+    if (lstat(path, &info) != 0 || !S_ISLNK(info.st_mode)) {
+        snprintf(target, size, "%s", path);
+        return 0;
+    }
+    char resolved[PATH_MAX];
+    int resolved_ok = realpath(path, resolved) != NULL;
+    int error = resolved_ok ? ENAMETOOLONG : errno;
+    if (resolved_ok && strlen(resolved) < size) {
+        snprintf(target, size, "%s", resolved);
+        return 0;
+    }
+    char points_to[PATH_MAX] = "", shown[400];
+    ssize_t n = readlink(path, points_to, sizeof points_to - 1);
+    if (n > 0) points_to[n] = '\0';
+    text_escape(points_to, strlen(points_to), shown, sizeof shown);
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the path is a symbolic link to %s, %s%s",
+                   shown, error == ENOENT ? "which does not exist" : "which cannot be followed: ",
+                   error == ENOENT ? "" : strerror(error));
+    if (error == ENOENT)
+        status_hint(st, "create the file it points to first (e.g. touch it), replace the link, "
+                        "or name another file");
+    else
+        status_hint(st, "fix or remove the link, or name another file");
+    return STATUS_BAD_INPUT;
+}
+
 // The folder holding `path` ("." for a bare name).
 static void folder_of(const char *path, char *folder, size_t size) {
     snprintf(folder, size, "%s", path);
@@ -40,7 +77,9 @@ static void folder_of(const char *path, char *folder, size_t size) {
     else *slash = '\0';
 }
 
-int atomic_file_check_target(const char *path, Status *st) {
+int atomic_file_check_target(const char *given, Status *st) {
+    char path[1024];
+    TRY(resolve_link(given, path, sizeof path, st));
     TRY(refuse_unless_regular(path, st));
     char folder[1024];
     folder_of(path, folder, sizeof folder);
@@ -78,9 +117,9 @@ int atomic_file_open(AtomicFile *f, const char *path, Status *st) {
                     path);
         return STATUS_BAD_INPUT;
     }
-    TRY(refuse_unless_regular(path, st));
-    snprintf(f->path, sizeof f->path, "%s", path);
-    snprintf(f->temporary, sizeof f->temporary, "%s.tmp", path);
+    TRY(resolve_link(path, f->path, sizeof f->path, st));
+    TRY(refuse_unless_regular(f->path, st));
+    snprintf(f->temporary, sizeof f->temporary, "%s.tmp", f->path);
     f->file = fopen(f->temporary, "wb");
     if (f->file) return 0;
     status_fail_at(st, STATUS_RUNTIME_ERROR, path, 0, 0, "cannot write %s: %s", f->temporary,

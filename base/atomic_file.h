@@ -11,16 +11,18 @@
 
 typedef struct AtomicFile {
     FILE *file;            // write here between open and commit
-    char path[1024];       // the target
-    char temporary[1040];  // PATH.tmp
+    char path[1024];       // the target: the file a symbolic link points to, not the link
+    char temporary[1040];  // PATH.tmp, beside it
 } AtomicFile;
 
 // Refuses (STATUS_BAD_INPUT) a target that exists and is not a regular file: a directory,
-// device, FIFO or socket is never renamed over.
+// device, FIFO or socket is never renamed over. A symbolic link is written through, as `cp`
+// does: its target is replaced and the link stays; a link to nothing is refused.
 int atomic_file_open(AtomicFile *f, const char *path, Status *st);
 // Whether `path` could be written, asked before the work that produces it (--save before
 // the first step): not a directory, device, FIFO or socket, in an existing, writable
-// folder. STATUS_BAD_INPUT with the path and the reason when not.
+// folder (the link's target's, for a symbolic link). STATUS_BAD_INPUT with the path and
+// the reason when not.
 int atomic_file_check_target(const char *path, Status *st);
 // Flushes, fsyncs, renames over the target and fsyncs its folder.
 int atomic_file_commit(AtomicFile *f, Status *st);

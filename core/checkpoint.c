@@ -279,12 +279,94 @@ static int load_matching(const SlotList *list, const Safetensors *file, const Ba
     return 0;
 }
 
+// 1 when every parameter is in the file with its shape and nothing else is there but
+// optimizer state: what differs is then the optimizer, not the model.
+static int only_optimizer_differs(const SlotList *list, const Safetensors *file) {
+    for (int i = 0; i < list->count; i++) {
+        const SafetensorsTensor *t = safetensors_find(file, list->slots[i].name);
+        if (!is_optimizer_name(list->slots[i].name) &&
+            (!t || !shape_equal(&t->shape, list->slots[i].shape)))
+            return 0;
+    }
+    for (int i = 0; i < file->count; i++)
+        if (!is_optimizer_name(file->tensors[i].name) && !listed(list, file->tensors[i].name))
+            return 0;
+    return 1;
+}
+
+// "adam_m and adam_v", "momentum" or "no state": the kinds of state tensor (the name's last
+// part) among `names`, which may come from a file and so are escaped.
+static void describe_state(const char *const *names, int count, char *text, size_t size) {
+    char kinds[4][64];
+    int kind_count = 0;
+    for (int i = 0; i < count; i++) {
+        if (!is_optimizer_name(names[i])) continue;
+        const char *kind = strrchr(names[i], '.') + 1;  // the prefix holds a dot
+        int seen = 0;
+        for (int k = 0; k < kind_count; k++) seen |= strcmp(kinds[k], kind) == 0;
+        if (!seen && kind_count < 4)
+            text_escape(kind, strlen(kind), kinds[kind_count++], sizeof kinds[0]);
+    }
+    if (!kind_count) {
+        snprintf(text, size, "no state");
+        return;
+    }
+    text[0] = '\0';
+    for (int k = 0; k < kind_count; k++)
+        snprintf(text + strlen(text), size - strlen(text), "%s%s",
+                 k == 0 ? "" : k + 1 == kind_count ? " and " : ", ", kinds[k]);
+    snprintf(text + strlen(text), size - strlen(text), " for each parameter");
+}
+
+// The checkpoint's optimizer is not the model file's: say both, since "a different model
+// file" sends the user looking at layers that are the same.
+static int optimizer_changed(const Graph *g, const OptimizerConfig *optimizer,
+                             const SlotList *list, const Safetensors *file, const char *path,
+                             Status *st) {
+    const char **names = calloc((size_t)(file->count + list->count) + 1, sizeof *names);
+    if (!names) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    char file_state[160], model_state[160];
+    for (int i = 0; i < file->count; i++) names[i] = file->tensors[i].name;
+    describe_state(names, file->count, file_state, sizeof file_state);
+    for (int i = 0; i < list->count; i++) names[i] = list->slots[i].name;
+    describe_state(names, list->count, model_state, sizeof model_state);
+    free(names);
+    const char *written = safetensors_metadata(file, "optimizer");
+    char file_optimizer[96] = "an optimizer it does not name", model_optimizer[96];
+    if (written) text_escape(written, strlen(written), file_optimizer, sizeof file_optimizer);
+    // sgd with and without momentum share the name but not the state.
+    if (written && strcmp(written, "sgd") == 0)
+        snprintf(file_optimizer + strlen(file_optimizer),
+                 sizeof file_optimizer - strlen(file_optimizer), " %s momentum",
+                 strcmp(file_state, "no state") == 0 ? "without" : "with");
+    if (optimizer->kind == OPTIMIZER_SGD && optimizer->momentum != 0.0)
+        snprintf(model_optimizer, sizeof model_optimizer, "sgd with momentum=%g",
+                 optimizer->momentum);
+    else
+        snprintf(model_optimizer, sizeof model_optimizer, "%s%s",
+                 optimizer_names[optimizer->kind],
+                 optimizer->kind == OPTIMIZER_SGD ? " without momentum" : "");
+    char where[600];
+    if (optimizer->line) snprintf(where, sizeof where, "%s:%d", g->path, optimizer->line);
+    else snprintf(where, sizeof where, "%s (no optimizer line: the default)", g->path);
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the checkpoint holds optimizer state for "
+                   "%s (%s), but %s asks for %s (%s): the optimizer cannot change on resume",
+                   file_optimizer, file_state, where, model_optimizer, model_state);
+    status_hint(st, "resume with the optimizer the checkpoint was trained with (%s), or start "
+                    "from its weights with `trainer train %s --init-from %s`, which loads the "
+                    "parameters only (the optimizer and the epochs start afresh)",
+                file_optimizer, g->path, path);
+    return STATUS_BAD_INPUT;
+}
+
 static int load_exact(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
                       const char *path, const Safetensors *file, CheckpointLoaded *out,
                       Status *st) {
     SlotList list;
     TRY(list_slots(g, optimizer, &list, st));
     int rc = check_same_tensors(&list, file, optimizer == NULL, path, st);
+    if (rc && optimizer && only_optimizer_differs(&list, file))
+        rc = optimizer_changed(g, optimizer, &list, file, path, st);
     if (!rc) rc = load_matching(&list, file, b, out, st);
     free(list.slots);
     return rc;

@@ -43,6 +43,9 @@ static void draw_curves(Raster *raster, const RunCurves *c) {
     bottom.top = PANEL_HEIGHT;
     bottom.y_label = "accuracy";
     bottom.series = accuracy;
+    // One margin for both, wide enough for either's tick labels: the steps line up.
+    Panel both[] = {top, bottom};
+    top.margin_left = bottom.margin_left = chart_left_margin(both, 2);
     chart_draw_panel(raster, &top);
     chart_draw_panel(raster, &bottom);
 }

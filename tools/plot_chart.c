@@ -2,11 +2,15 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-static const Rgb INK = {0, 0, 0}, GRID = {225, 225, 225}, LEGEND_EDGE = {150, 150, 150};
-static const Rgb WHITE = {255, 255, 255};
+static const Rgb INK = {0, 0, 0}, GRID = {225, 225, 225};
 enum { TEXT_SCALE = 2, TICK_LENGTH = 6, LINE_THICKNESS = 2, MARKER_SIZE = 7 };
-enum { MARGIN_LEFT = 90, MARGIN_RIGHT = 24, MARGIN_TOP = 40, MARGIN_BOTTOM = 56 };
+enum { MARGIN_RIGHT = 24, MARGIN_TOP = 40, MARGIN_BOTTOM = 56 };
+// Left of the plot: the widest y tick label, the gap to its tick, the tick, and a border
+// so that no label touches the image's edge; never less than MARGIN_LEFT_MIN.
+enum { TICK_LABEL_GAP = 4, LEFT_BORDER = 12, MARGIN_LEFT_MIN = 60 };
+enum { LEGEND_SWATCH = 28, LEGEND_GAP = 8, LEGEND_SPACING = 24 };
 
 typedef struct Axis {
     double low, high, step;  // the range, widened to whole ticks, and the tick spacing
@@ -48,6 +52,21 @@ static void data_range(const Panel *panel, int use_y, double *low, double *high)
         }
 }
 
+static Axis panel_axis(const Panel *panel, int use_y) {
+    double low, high;
+    data_range(panel, use_y, &low, &high);
+    return axis_over(low, high);
+}
+
+static int tick_count(const Axis *axis) {
+    return (int)lround((axis->high - axis->low) / axis->step) + 1;
+}
+
+// The i-th tick, as a whole multiple of the step: summing steps would print 0.30000004.
+static double tick_value(const Axis *axis, int i) {
+    return (round(axis->low / axis->step) + i) * axis->step;
+}
+
 static int to_pixel_x(const Area *area, const Axis *axis, double x) {
     return area->left + (int)lround((x - axis->low) / (axis->high - axis->low) *
                                     (area->right - area->left));
@@ -58,38 +77,122 @@ static int to_pixel_y(const Area *area, const Axis *axis, double y) {
                                       (area->bottom - area->top));
 }
 
-// As many decimals as the tick step needs, so 0.05 steps read 0.10, 0.15, not 0.1, 0.15.
-static void format_tick(double value, double step, char *buf, size_t size) {
-    int decimals = step >= 1.0 ? 0 : (int)ceil(-log10(step) - 1e-9);
+void chart_format_tick(double value, double low, double high, double step, char *buf,
+                       size_t size) {
     if (fabs(value) < step * 1e-6) value = 0.0;  // no "-0.00"
-    snprintf(buf, size, "%.*f", decimals, value);
+    int step_power = (int)floor(log10(step) + 1e-9);
+    int decimals = step_power >= 0 ? 0 : -step_power;  // steps are 1, 2 or 5 times 10^power
+    double largest = fmax(fabs(low), fabs(high));
+    if (!((decimals > 4 && largest < 0.01) || largest >= 1e6)) {
+        snprintf(buf, size, "%.*f", decimals, value);
+        return;
+    }
+    if (value == 0.0) {  // not "0.0e-5"
+        snprintf(buf, size, "0");
+        return;
+    }
+    // Scientific: the mantissa gets the digits down to the step's, as the decimals do above.
+    int power = (int)floor(log10(fabs(value)) + 1e-9);
+    double mantissa = value / pow(10.0, power);
+    int digits = power > step_power ? power - step_power : 0;
+    char text[32];
+    snprintf(text, sizeof text, "%.*f", digits, mantissa);
+    if (fabs(atof(text)) >= 10.0) {  // 9.96 printed as 10.0: one power up
+        power++;
+        snprintf(text, sizeof text, "%.*f", digits, mantissa / 10.0);
+    }
+    snprintf(buf, size, "%se%d", text, power);
+}
+
+static void format_tick(const Axis *axis, int i, char *buf, size_t size) {
+    chart_format_tick(tick_value(axis, i), axis->low, axis->high, axis->step, buf, size);
+}
+
+static int widest_tick_label(const Axis *axis) {
+    int widest = 0;
+    for (int i = 0; i < tick_count(axis); i++) {
+        char label[48];
+        format_tick(axis, i, label, sizeof label);
+        int w = raster_text_width(label, TEXT_SCALE);
+        if (w > widest) widest = w;
+    }
+    return widest;
+}
+
+static int margin_for(int widest_label) {
+    int margin = LEFT_BORDER + widest_label + TICK_LABEL_GAP + TICK_LENGTH;
+    return margin > MARGIN_LEFT_MIN ? margin : MARGIN_LEFT_MIN;
+}
+
+int chart_left_margin(const Panel *panels, int count) {
+    int margin = MARGIN_LEFT_MIN;
+    for (int p = 0; p < count; p++) {
+        Axis y_axis = panel_axis(&panels[p], 1);
+        int m = margin_for(widest_tick_label(&y_axis));
+        if (m > margin) margin = m;
+    }
+    return margin;
+}
+
+static int legend_entry_width(const Series *s) {
+    return LEGEND_SWATCH + LEGEND_GAP + raster_text_width(s->label, TEXT_SCALE);
+}
+
+ChartLayout chart_layout(const Panel *panel) {
+    ChartLayout layout;
+    Axis y_axis = panel_axis(panel, 1);
+    layout.widest_y_tick = widest_tick_label(&y_axis);
+    int margin = panel->margin_left ? panel->margin_left : margin_for(layout.widest_y_tick);
+    int right = panel->left + panel->width - MARGIN_RIGHT;
+    int bottom = panel->top + panel->height - MARGIN_BOTTOM;
+    layout.plot = (ChartBox){panel->left + margin, panel->top + MARGIN_TOP,
+                             right - (panel->left + margin), bottom - (panel->top + MARGIN_TOP)};
+    layout.y_tick_left = layout.plot.left - TICK_LENGTH - TICK_LABEL_GAP - layout.widest_y_tick;
+    int text_height = raster_text_height(TEXT_SCALE);
+    int band_top = panel->top + (MARGIN_TOP - text_height) / 2;
+    layout.y_name = (ChartBox){layout.plot.left, band_top,
+                               raster_text_width(panel->y_label, TEXT_SCALE), text_height};
+    // In the band above the plot, where the y axis's name leaves room: inside the plot the
+    // curves go anywhere (a noisy accuracy fills every corner), so no place there is free.
+    int width = 0;
+    for (int s = 0; s < panel->series_count; s++)
+        width += (s ? LEGEND_SPACING : 0) + legend_entry_width(&panel->series[s]);
+    layout.legend = (ChartBox){right - width, band_top, width, text_height};
+    return layout;
+}
+
+static Area area_of(const ChartLayout *layout) {
+    return (Area){layout->plot.left, layout->plot.top, layout->plot.left + layout->plot.width,
+                  layout->plot.top + layout->plot.height};
 }
 
 static void draw_x_ticks(Raster *raster, const Area *area, const Axis *axis) {
-    for (double v = axis->low; v <= axis->high + axis->step * 1e-6; v += axis->step) {
-        int x = to_pixel_x(area, axis, v);
+    for (int i = 0; i < tick_count(axis); i++) {
+        int x = to_pixel_x(area, axis, tick_value(axis, i));
         raster_line(raster, x, area->top, x, area->bottom, 1, GRID);
         raster_line(raster, x, area->bottom, x, area->bottom + TICK_LENGTH, 1, INK);
-        char label[32];
-        format_tick(v, axis->step, label, sizeof label);
+        char label[48];
+        format_tick(axis, i, label, sizeof label);
         raster_text(raster, x - raster_text_width(label, TEXT_SCALE) / 2,
                     area->bottom + TICK_LENGTH + 4, label, TEXT_SCALE, INK);
     }
 }
 
 static void draw_y_ticks(Raster *raster, const Area *area, const Axis *axis) {
-    for (double v = axis->low; v <= axis->high + axis->step * 1e-6; v += axis->step) {
-        int y = to_pixel_y(area, axis, v);
+    for (int i = 0; i < tick_count(axis); i++) {
+        int y = to_pixel_y(area, axis, tick_value(axis, i));
         raster_line(raster, area->left, y, area->right, y, 1, GRID);
         raster_line(raster, area->left - TICK_LENGTH, y, area->left, y, 1, INK);
-        char label[32];
-        format_tick(v, axis->step, label, sizeof label);
-        raster_text(raster, area->left - TICK_LENGTH - 4 - raster_text_width(label, TEXT_SCALE),
+        char label[48];
+        format_tick(axis, i, label, sizeof label);
+        raster_text(raster, area->left - TICK_LENGTH - TICK_LABEL_GAP -
+                                raster_text_width(label, TEXT_SCALE),
                     y - raster_text_height(TEXT_SCALE) / 2, label, TEXT_SCALE, INK);
     }
 }
 
-static void draw_frame_and_labels(Raster *raster, const Panel *panel, const Area *area) {
+static void draw_frame_and_labels(Raster *raster, const Panel *panel, const Area *area,
+                                  const ChartLayout *layout) {
     raster_line(raster, area->left, area->top, area->left, area->bottom, 1, INK);
     raster_line(raster, area->left, area->bottom, area->right, area->bottom, 1, INK);
     raster_line(raster, area->right, area->top, area->right, area->bottom, 1, INK);
@@ -98,8 +201,8 @@ static void draw_frame_and_labels(Raster *raster, const Panel *panel, const Area
     raster_text(raster, (area->left + area->right - x_label_width) / 2,
                 area->bottom + TICK_LENGTH + 8 + raster_text_height(TEXT_SCALE) + 6,
                 panel->x_label, TEXT_SCALE, INK);
-    raster_text(raster, area->left, panel->top + (MARGIN_TOP - raster_text_height(TEXT_SCALE)) / 2,
-                panel->y_label, TEXT_SCALE, INK);
+    raster_text(raster, layout->y_name.left, layout->y_name.top, panel->y_label, TEXT_SCALE,
+                INK);
 }
 
 static void draw_series(Raster *raster, const Area *area, const Axis *x_axis,
@@ -122,62 +225,30 @@ static void draw_series(Raster *raster, const Area *area, const Axis *x_axis,
     }
 }
 
-typedef struct Box {
-    int left, top, width, height;
-} Box;
-
-static int points_inside(const Panel *panel, const Area *area, const Axis *x_axis,
-                         const Axis *y_axis, const Box *box) {
-    int count = 0;
-    for (int s = 0; s < panel->series_count; s++)
-        for (int i = 0; i < panel->series[s].count; i++) {
-            int x = to_pixel_x(area, x_axis, panel->series[s].x[i]);
-            int y = to_pixel_y(area, y_axis, panel->series[s].y[i]);
-            count += x >= box->left && x < box->left + box->width && y >= box->top &&
-                     y < box->top + box->height;
-        }
-    return count;
-}
-
-// Top right inside the plot area, or bottom right when the curves crowd the top (accuracy
-// rises there): a swatch of each series' colour beside its label.
-static void draw_legend(Raster *raster, const Panel *panel, const Area *area,
-                        const Axis *x_axis, const Axis *y_axis) {
-    int widest = 0, line_height = raster_text_height(TEXT_SCALE) + 8, swatch = 28;
+// Each series' colour (a line, with a marker where its curve has them) beside its label.
+static void draw_legend(Raster *raster, const Panel *panel, const ChartBox *box) {
+    int x = box->left, middle = box->top + box->height / 2;
     for (int s = 0; s < panel->series_count; s++) {
-        int w = raster_text_width(panel->series[s].label, TEXT_SCALE);
-        if (w > widest) widest = w;
-    }
-    int width = swatch + 8 + widest + 16, height = panel->series_count * line_height + 8;
-    Box top = {area->right - width - 10, area->top + 10, width, height};
-    Box bottom = {top.left, area->bottom - height - 10, width, height};
-    Box box = points_inside(panel, area, x_axis, y_axis, &bottom) <
-                      points_inside(panel, area, x_axis, y_axis, &top)
-                  ? bottom : top;
-    raster_fill_rect(raster, box.left, box.top, width, height, LEGEND_EDGE);
-    raster_fill_rect(raster, box.left + 1, box.top + 1, width - 2, height - 2, WHITE);
-    for (int s = 0; s < panel->series_count; s++) {
-        int y = box.top + 8 + s * line_height + raster_text_height(TEXT_SCALE) / 2;
-        raster_line(raster, box.left + 8, y, box.left + 8 + swatch, y, LINE_THICKNESS + 1,
-                    panel->series[s].color);
-        raster_text(raster, box.left + 8 + swatch + 8, y - raster_text_height(TEXT_SCALE) / 2,
-                    panel->series[s].label, TEXT_SCALE, INK);
+        const Series *series = &panel->series[s];
+        raster_line(raster, x, middle, x + LEGEND_SWATCH, middle, LINE_THICKNESS + 1,
+                    series->color);
+        if (series->markers)
+            raster_fill_rect(raster, x + (LEGEND_SWATCH - MARKER_SIZE) / 2,
+                             middle - MARKER_SIZE / 2, MARKER_SIZE, MARKER_SIZE, series->color);
+        raster_text(raster, x + LEGEND_SWATCH + LEGEND_GAP, box->top, series->label, TEXT_SCALE,
+                    INK);
+        x += legend_entry_width(series) + LEGEND_SPACING;
     }
 }
 
 void chart_draw_panel(Raster *raster, const Panel *panel) {
-    Area area = {panel->left + MARGIN_LEFT, panel->top + MARGIN_TOP,
-                 panel->left + panel->width - MARGIN_RIGHT,
-                 panel->top + panel->height - MARGIN_BOTTOM};
-    double low, high;
-    data_range(panel, 0, &low, &high);
-    Axis x_axis = axis_over(low, high);
-    data_range(panel, 1, &low, &high);
-    Axis y_axis = axis_over(low, high);
+    ChartLayout layout = chart_layout(panel);
+    Area area = area_of(&layout);
+    Axis x_axis = panel_axis(panel, 0), y_axis = panel_axis(panel, 1);
     draw_x_ticks(raster, &area, &x_axis);
     draw_y_ticks(raster, &area, &y_axis);
-    draw_frame_and_labels(raster, panel, &area);
+    draw_frame_and_labels(raster, panel, &area, &layout);
     for (int s = 0; s < panel->series_count; s++)
         draw_series(raster, &area, &x_axis, &y_axis, &panel->series[s]);
-    draw_legend(raster, panel, &area, &x_axis, &y_axis);
+    draw_legend(raster, panel, &layout.legend);
 }

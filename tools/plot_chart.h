@@ -3,6 +3,8 @@
 #ifndef TRAINER_PLOT_CHART_H
 #define TRAINER_PLOT_CHART_H
 
+#include <stddef.h>
+
 #include "tools/plot_raster.h"
 
 typedef struct Series {
@@ -18,8 +20,33 @@ typedef struct Panel {
     const char *x_label, *y_label;
     const Series *series;
     int series_count;
+    // Pixels left of the plot area, for the y tick labels; 0: fitted to this panel's own.
+    // Stacked panels pass chart_left_margin of all of them, so their x axes line up.
+    int margin_left;
 } Panel;
 
+typedef struct ChartBox {
+    int left, top, width, height;
+} ChartBox;
+
+// Where a panel's parts go on the raster, worked out before anything is drawn.
+typedef struct ChartLayout {
+    ChartBox plot;          // the frame the curves are drawn in
+    ChartBox legend;        // above the plot, right-aligned: it never covers a curve
+    ChartBox y_name;        // the y axis's name, above the plot at its left
+    int widest_y_tick;      // the widest y tick label, in pixels
+    int y_tick_left;        // where that label starts: the leftmost ink of the panel
+} ChartLayout;
+
+// The margin that fits every y tick label of the `count` panels, with room to spare.
+int chart_left_margin(const Panel *panels, int count);
+ChartLayout chart_layout(const Panel *panel);
+// A tick label on an axis running from `low` to `high` in steps of `step`: as many
+// decimals as the step needs (0.05 steps read 0.10, 0.15), or, for ticks all under 0.01
+// that would need more than 4 decimals, or of a million and more, compact scientific
+// notation (1.2e-4), so that labels stay a few characters wide.
+void chart_format_tick(double value, double low, double high, double step, char *buf,
+                       size_t size);
 void chart_draw_panel(Raster *raster, const Panel *panel);
 
 #endif

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `trainer plot` draws a run logged with --logdir into a PNG that reads back as a valid
-# 1000x800 RGB image (its header and every row's pixels, through zlib); a missing log, an
-# empty one and a malformed line are errors in the project's format.
+# 1000x800 RGB image (its header and every row's pixels, through zlib); tiny losses keep
+# their tick labels inside the image and the legend stays off the curves; a missing log,
+# an empty one and a malformed line are errors in the project's format.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_dataset "$work/data" 640 64
@@ -35,6 +36,69 @@ PYTHON
 )
 if [ "$check" = "ok 1000x800 depth 8 color type 2" ]; then pass "the PNG reads back: $check"
 else fail "the PNG reads back as 1000x800 RGB" "$check"; fi
+
+# A log written by hand: losses of 1.2e-4 (their tick labels once ran off the image's left
+# edge) and an accuracy that jumps across the whole panel (the legend, drawn inside the
+# plot, covered it). The image's leftmost columns must be blank, and no text (black ink)
+# may lie inside a plot's frame: only grid, curves and white.
+mkdir -p "$work/small"
+python3 - "$work/small/metrics.jsonl" <<'PYTHON'
+import json, math, sys
+with open(sys.argv[1], "w") as log:
+    for step in range(1, 201):
+        row = {"kind": "step", "step": step, "epoch": 1 + (step - 1) // 20,
+               "loss": 0.00012 + 0.0002 * math.exp(-step / 50),
+               "accuracy": 1.0 if step % 2 else 0.98}
+        log.write(json.dumps(row) + "\n")
+        if step % 20 == 0:
+            row.update(kind="epoch", test_loss=row["loss"] * 1.1, test_accuracy=0.99)
+            log.write(json.dumps(row) + "\n")
+PYTHON
+run "$TRAINER" plot "$work/small" -o "$work/small.png"
+expect_rc 0 "trainer plot draws losses of 1.2e-4"
+layout=$(python3 - "$work/small.png" 2>&1 <<'PYTHON'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+pos, idat = 8, b""
+while pos < len(data):
+    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    if kind == b"IHDR": width, height = struct.unpack(">II", data[pos + 8:pos + 16])
+    if kind == b"IDAT": idat += data[pos + 8:pos + 8 + length]
+    pos += 12 + length
+raw, stride = zlib.decompress(idat), 1 + width * 3
+rows, previous = [], bytearray(width * 3)
+for y in range(height):  # undo the PNG filters (0 none, 1 sub, 2 up, 3 average, 4 paeth)
+    kind, line = raw[y * stride], bytearray(raw[y * stride + 1:(y + 1) * stride])
+    for i in range(len(line)):
+        a = line[i - 3] if i >= 3 else 0
+        b, c = previous[i], previous[i - 3] if i >= 3 else 0
+        p = a + b - c
+        pred = [0, a, b, (a + b) // 2,
+                a if abs(p - a) <= abs(p - b) and abs(p - a) <= abs(p - c)
+                else b if abs(p - b) <= abs(p - c) else c][kind]
+        line[i] = (line[i] + pred) & 255
+    rows.append(line)
+    previous = line
+black = lambda x, y: rows[y][3 * x:3 * x + 3] == b"\0\0\0"
+white = lambda x, y: rows[y][3 * x:3 * x + 3] == b"\xff\xff\xff"
+problems = []
+if not all(white(x, y) for y in range(height) for x in range(4)):
+    problems.append("ink in the 4 leftmost columns: a tick label runs off the image")
+for top in (0, height // 2):  # the two panels: the frame is their long black lines
+    span = range(top, top + height // 2)
+    columns = [x for x in range(width) if sum(black(x, y) for y in span) > 200]
+    lines = [y for y in span if sum(black(x, y) for x in range(width)) > 600]
+    if not columns or not lines:
+        problems.append(f"no frame found in the panel at row {top}")
+        continue
+    inside = sum(black(x, y) for y in range(lines[0] + 2, lines[-1] - 1)
+                 for x in range(columns[0] + 2, columns[-1] - 1))
+    if inside: problems.append(f"{inside} black pixels inside the frame at row {top}")
+print("; ".join(problems) or "ok")
+PYTHON
+)
+if [ "$layout" = ok ]; then pass "labels stay in the image and the legend off the curves"
+else fail "labels stay in the image and the legend off the curves" "$layout"; fi
 
 run "$TRAINER" plot "$work/logs"
 expect_rc 0 "without -o it writes DIR/curves.png"

@@ -1,6 +1,7 @@
 // base/atomic_file: a target that exists and is not a regular file (a directory, a FIFO) is
 // refused by open, by commit (when it appeared while the file was written) and by
-// atomic_file_check_target, and is left as it was; a regular file is replaced.
+// atomic_file_check_target, and is left as it was; a regular file is replaced; a symbolic
+// link is written through (its target replaced, the link kept), a dangling one refused.
 #define _POSIX_C_SOURCE 200809L  // mkdtemp
 #include "check.h"
 #include "base/atomic_file.h"
@@ -83,6 +84,68 @@ static void a_regular_file_is_replaced(void) {
     unlink(path);
 }
 
+static int is_link(const char *path) {
+    struct stat info;
+    return lstat(path, &info) == 0 && S_ISLNK(info.st_mode);
+}
+
+static long size_of(const char *path) {
+    struct stat info;
+    return stat(path, &info) == 0 ? (long)info.st_size : -1;
+}
+
+// As `cp` and torch.save do: the link keeps pointing at its target, which holds the new
+// data, and the temporary file was made beside the target (the link's folder is clean).
+static void a_link_is_written_through(void) {
+    char store[128], target[160], link[128], link_tmp[160], target_tmp[192];
+    path_in_folder("store", store, sizeof store);
+    CHECK_INT_EQ(mkdir(store, 0700), 0);
+    snprintf(target, sizeof target, "%s/weights", store);
+    FILE *old = fopen(target, "w");
+    CHECK(old != NULL);
+    if (old) fclose(old);
+    path_in_folder("link", link, sizeof link);
+    CHECK_INT_EQ(symlink("store/weights", link), 0);  // relative, as `ln -s` makes them
+    AtomicFile f;
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(atomic_file_check_target(link, &st), 0);
+    CHECK_INT_EQ(atomic_file_open(&f, link, &st), 0);
+    snprintf(link_tmp, sizeof link_tmp, "%s.tmp", link);
+    snprintf(target_tmp, sizeof target_tmp, "%s.tmp", target);
+    CHECK(access(target_tmp, F_OK) == 0);
+    CHECK(access(link_tmp, F_OK) != 0);
+    fputs("new", f.file);
+    CHECK_INT_EQ(atomic_file_commit(&f, &st), 0);
+    CHECK(is_link(link));
+    CHECK_INT_EQ(size_of(link), 3);
+    CHECK_INT_EQ(size_of(target), 3);
+    CHECK(access(target_tmp, F_OK) != 0);
+    unlink(link);
+    unlink(target);
+    rmdir(store);
+}
+
+static void a_dangling_link_is_refused(void) {
+    char link[128];
+    path_in_folder("dangling", link, sizeof link);
+    CHECK_INT_EQ(symlink("nowhere/weights", link), 0);
+    AtomicFile f;
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(atomic_file_check_target(link, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "is a symbolic link to nowhere/weights, which does not exist");
+    CHECK_CONTAINS(st.hint, "create the file it points to");
+    status_clear(&st);
+    CHECK_INT_EQ(atomic_file_open(&f, link, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.file, "dangling");
+    CHECK(is_link(link));
+    char nowhere[128];
+    path_in_folder("nowhere", nowhere, sizeof nowhere);
+    CHECK(access(nowhere, F_OK) != 0);
+    unlink(link);
+}
+
 static void a_missing_folder_is_named(void) {
     char path[160];
     path_in_folder("absent/weights.safetensors", path, sizeof path);
@@ -104,6 +167,8 @@ int main(void) {
     commit_checks_the_target_again();
     a_regular_file_is_replaced();
     a_missing_folder_is_named();
+    a_link_is_written_through();
+    a_dangling_link_is_refused();
     rmdir(folder);
     return test_exit_code("test_atomic_file");
 }

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# A checkpoint resumed under a model file whose optimizer is another (adam's state under
+# `optimizer sgd`, sgd with momentum under sgd without) is refused naming both optimizers
+# and the model file's line, not as "a different model file": the layers are the same,
+# and the hint offers --init-from, which takes the parameters only. The message it
+# replaced listed every state tensor as missing or unexpected and blamed the model file.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+
+make_dataset "$work/data" 64 16
+data=(--data "idx:$work/data" --device cpu --epochs 2)
+write_tiny_model "$work/adam.model"
+sed 's/^optimizer adam lr=0.001$/optimizer sgd lr=0.01/' "$work/adam.model" >"$work/sgd.model"
+sed 's/^optimizer adam lr=0.001$/optimizer sgd lr=0.01 momentum=0.9/' "$work/adam.model" \
+    >"$work/momentum.model"
+grep -q '^optimizer sgd lr=0.01$' "$work/sgd.model" || fail "the sgd model file was made"
+
+run "$TRAINER" train "$work/adam.model" "${data[@]}" --epochs 1 --checkpoint "$work/adam-ck"
+expect_rc 0 "one epoch with adam and --checkpoint"
+checkpoint=$(ls "$work"/adam-ck/step-*.safetensors | tail -n 1)
+
+run "$TRAINER" train "$work/sgd.model" "${data[@]}" --resume "$work/adam-ck"
+expect_error 2 "$checkpoint: the checkpoint holds optimizer state for adam (adam_m and adam_v \
+for each parameter), but $work/sgd.model:6 asks for sgd without momentum (no state): the \
+optimizer cannot change on resume" "adam's checkpoint under optimizer sgd names both optimizers"
+expect_in err "hint: resume with the optimizer the checkpoint was trained with (adam), or \
+start from its weights with \`trainer train $work/sgd.model --init-from $checkpoint\`, which \
+loads the parameters only" "the hint offers the same optimizer or --init-from"
+expect_no_match err "different model file" "it does not blame the model's layers"
+expect_no_match out '^epoch ' "nothing is trained"
+
+run "$TRAINER" train "$work/momentum.model" "${data[@]}" --epochs 1 --checkpoint "$work/m-ck"
+expect_rc 0 "one epoch with sgd momentum=0.9 and --checkpoint"
+run "$TRAINER" train "$work/sgd.model" "${data[@]}" --resume "$work/m-ck"
+expect_error 2 "holds optimizer state for sgd with momentum (momentum for each parameter), \
+but $work/sgd.model:6 asks for sgd without momentum (no state)" \
+    "sgd with momentum under sgd without: the same name, another state"
+run "$TRAINER" train "$work/adam.model" "${data[@]}" --resume "$work/m-ck"
+expect_error 2 "asks for adam (adam_m and adam_v for each parameter)" \
+    "sgd's checkpoint under optimizer adam names what adam keeps"
+
+# The way out the hint gives works, and the same optimizer still resumes.
+run "$TRAINER" train "$work/sgd.model" "${data[@]}" --init-from "$checkpoint"
+expect_rc 0 "--init-from the adam checkpoint trains with sgd"
+run "$TRAINER" train "$work/adam.model" "${data[@]}" --resume "$work/adam-ck"
+expect_rc 0 "the same optimizer resumes"
+
+# Another model and another optimizer at once: the layers are what to fix first.
+write_tiny_model "$work/wide.model" 48
+sed -i 's/^optimizer adam lr=0.001$/optimizer sgd lr=0.01/' "$work/wide.model"
+run "$TRAINER" train "$work/wide.model" "${data[@]}" --resume "$work/adam-ck"
+expect_error 2 "dense1.weight (32x784 in the file, 48x784 in the model)" \
+    "with the layers changed too, the tensors are named as before"
+
+finish

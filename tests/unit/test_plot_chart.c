@@ -1,0 +1,104 @@
+// tools/plot_chart's layout, before anything is drawn: the y tick labels of very small
+// losses fit left of the plot (they ran off the image's left edge at 0.00012), stacked
+// panels share one margin, the legend sits outside the plot area (it covered curves that
+// filled both right corners), and tick labels read compactly (1.5e-4, not 0.00015).
+#include "check.h"
+#include "tools/plot_chart.h"
+
+#include <math.h>
+#include <stdio.h>
+
+enum { COUNT = 200 };
+static double steps[COUNT], small_loss[COUNT], noisy_accuracy[COUNT], big_loss[COUNT];
+
+static void make_curves(void) {
+    for (int i = 0; i < COUNT; i++) {
+        steps[i] = i + 1;
+        small_loss[i] = 0.00012 + 0.0002 * exp(-4.0 * i / COUNT);
+        // Jumping from top to bottom at every step: no corner of the plot is free of it.
+        noisy_accuracy[i] = i % 2 ? 0.98 : 1.0;
+        big_loss[i] = 1.0 + 3e7 * i / COUNT;
+    }
+}
+
+static Panel panel_of(const Series *series) {
+    return (Panel){.left = 0, .top = 400, .width = 1000, .height = 400, .x_label = "step",
+                   .y_label = "loss", .series = series, .series_count = 2};
+}
+
+static int overlap(const ChartBox *a, const ChartBox *b) {
+    return a->left < b->left + b->width && b->left < a->left + a->width &&
+           a->top < b->top + b->height && b->top < a->top + a->height;
+}
+
+static void check_layout(const Panel *panel, const char *what) {
+    ChartLayout layout = chart_layout(panel);
+    fprintf(stderr, "%s: plot left %d, widest tick %d, ticks start at %d\n", what,
+            layout.plot.left, layout.widest_y_tick, layout.y_tick_left);
+    CHECK(layout.y_tick_left >= panel->left + 8);  // inside the image, with a border
+    CHECK(layout.plot.width > 0 && layout.plot.height > 0);
+    CHECK(!overlap(&layout.legend, &layout.plot));
+    CHECK(!overlap(&layout.legend, &layout.y_name));
+    CHECK(layout.legend.left >= panel->left && layout.legend.top >= panel->top);
+    CHECK(layout.legend.left + layout.legend.width <= panel->left + panel->width);
+    CHECK(layout.legend.width >= raster_text_width("train", 2) + raster_text_width("test", 2));
+}
+
+static void small_losses_fit(void) {
+    Series series[] = {{"train", steps, small_loss, COUNT, {31, 119, 180}, 0},
+                       {"test", steps, small_loss, COUNT, {230, 85, 13}, 1}};
+    Panel panel = panel_of(series);
+    check_layout(&panel, "losses of 1.2e-4");
+    Series noisy[] = {{"train", steps, noisy_accuracy, COUNT, {31, 119, 180}, 0},
+                      {"test", steps, noisy_accuracy, COUNT, {230, 85, 13}, 1}};
+    Panel accuracy = panel_of(noisy);
+    check_layout(&accuracy, "an accuracy filling the plot");
+    Series big[] = {{"train", steps, big_loss, COUNT, {31, 119, 180}, 0},
+                    {"test", steps, big_loss, COUNT, {230, 85, 13}, 1}};
+    Panel diverged = panel_of(big);
+    check_layout(&diverged, "losses of 3e7");
+
+    // Stacked: the margin fits the wider labels of both, and both panels take it.
+    Panel both[] = {panel, accuracy};
+    int margin = chart_left_margin(both, 2);
+    ChartLayout own = chart_layout(&panel), other = chart_layout(&accuracy);
+    CHECK(margin >= own.plot.left - panel.left && margin >= other.plot.left - accuracy.left);
+    panel.margin_left = accuracy.margin_left = margin;
+    CHECK_INT_EQ(chart_layout(&panel).plot.left, chart_layout(&accuracy).plot.left);
+    check_layout(&panel, "stacked");
+}
+
+static void expect_tick(double value, double low, double high, double step, const char *want) {
+    char label[48];
+    chart_format_tick(value, low, high, step, label, sizeof label);
+    if (strcmp(label, want) != 0) {
+        fprintf(stderr, "tick %g on [%g, %g] by %g: \"%s\", expected \"%s\"\n", value, low,
+                high, step, label, want);
+        test_failures++;
+    }
+}
+
+static void ticks_read_compactly(void) {
+    expect_tick(0.5, 0.0, 2.5, 0.5, "0.5");
+    expect_tick(0.0, 0.0, 2.5, 0.5, "0.0");
+    expect_tick(0.15, 0.0, 0.3, 0.05, "0.15");
+    expect_tick(0.985, 0.98, 1.0, 0.005, "0.985");
+    expect_tick(400.0, 0.0, 500.0, 100.0, "400");
+    expect_tick(1e-18, -0.2, 0.2, 0.1, "0.0");       // no -0.0 from rounding
+    expect_tick(0.00015, 0.0001, 0.00035, 0.00005, "1.5e-4");
+    expect_tick(0.0001, 0.0001, 0.00035, 0.00005, "1.0e-4");
+    expect_tick(0.00012, 0.0001, 0.00013, 0.00001, "1.2e-4");
+    expect_tick(4.5e-7, 1e-7, 4.5e-7, 5e-8, "4.5e-7");
+    expect_tick(0.0, 0.0, 4e-7, 1e-7, "0");
+    expect_tick(2e7, 0.0, 3e7, 5e6, "2.0e7");
+    expect_tick(3e7, 0.0, 3e7, 1e7, "3e7");
+    // Near 1 with a fine step, decimals read better than 9.9998e-1.
+    expect_tick(0.99998, 0.99996, 1.0, 0.00001, "0.99998");
+}
+
+int main(void) {
+    make_curves();
+    small_losses_fit();
+    ticks_read_compactly();
+    return test_exit_code("test_plot_chart");
+}
