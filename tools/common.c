@@ -9,6 +9,7 @@
 #include "core/checkpoint.h"
 #include "core/precision_check.h"
 #include "core/step_graph.h"
+#include "data/dataset_stats.h"
 #include "tools/cli.h"
 
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
@@ -354,8 +355,12 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
 static int check_transform(const RunConfig *config, const char *model_path,
                            const DataTransform *t, const Dataset *ds, Status *st) {
     int rc = data_transform_check(t, ds, st);
-    int line = t->crop_padding || t->flip ? config->data.augment.line
-                                          : config->data.normalize.line;
+    // The statement whose check failed: data_transform_check looks at the normalization
+    // first. An augmentation given as --augment has line 0: no place in the model file.
+    int normalization_misfits = t->normalization &&
+                                t->normalization->count != dataset_stat_groups(ds);
+    int line = normalization_misfits ? config->data.normalize.line
+               : t->crop_padding || t->flip ? config->data.augment.line : 0;
     if (rc && line && !st->file[0]) {
         snprintf(st->file, sizeof st->file, "%s", model_path);
         st->line = line;

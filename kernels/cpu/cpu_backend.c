@@ -181,16 +181,23 @@ static void touch_pages(void *p, size_t bytes) {
     for (size_t i = 0; i < bytes; i += CPU_PAGE_STRIDE) c[i] = 0;
 }
 
-static int cpu_raw_alloc(const Backend *b, size_t bytes, void **ptr, Status *st) {
+// Host memory for the backend: 64-byte aligned, held against what the host can give, its
+// pages used at once (above). `what` names it in messages; `code` is the failure's.
+static int host_alloc(size_t bytes, const char *what, StatusCode code, void **ptr,
+                      Status *st) {
     *ptr = NULL;
-    TRY(host_room_check(bytes, "an allocation", STATUS_OUT_OF_MEMORY, st));
+    TRY(host_room_check(bytes, what, code, st));
     size_t rounded = (bytes + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
     *ptr = aligned_alloc(CPU_ALIGNMENT, rounded ? rounded : CPU_ALIGNMENT);
     if (!*ptr)
-        return status_fail(st, STATUS_OUT_OF_MEMORY, "cpu: malloc of %zu bytes failed: %s", bytes,
+        return status_fail(st, code, "cpu: no host memory for %s of %zu bytes: %s", what, bytes,
                            strerror(errno));
     touch_pages(*ptr, rounded);
     return 0;
+}
+
+static int cpu_raw_alloc(const Backend *b, size_t bytes, void **ptr, Status *st) {
+    return host_alloc(bytes, "an allocation", STATUS_OUT_OF_MEMORY, ptr, st);
 }
 
 static void cpu_raw_free(const Backend *b, void *ptr) { free(ptr); }
@@ -219,15 +226,7 @@ static int cpu_synchronize(const Backend *b, Status *st) { return 0; }
 // The CPU's "device" is host memory and its copies are memmove, finished on return: a
 // pinned buffer is ordinary memory and its fence is always passed.
 static int cpu_pinned_alloc(const Backend *b, size_t bytes, void **ptr, Status *st) {
-    *ptr = NULL;
-    TRY(host_room_check(bytes, "a staging buffer", STATUS_RUNTIME_ERROR, st));
-    size_t rounded = (bytes + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
-    *ptr = aligned_alloc(CPU_ALIGNMENT, rounded ? rounded : CPU_ALIGNMENT);
-    if (!*ptr)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "cpu: no host memory for a %zu-byte staging "
-                           "buffer: %s", bytes, strerror(errno));
-    touch_pages(*ptr, rounded);
-    return 0;
+    return host_alloc(bytes, "a staging buffer", STATUS_RUNTIME_ERROR, ptr, st);
 }
 
 static void cpu_pinned_free(const Backend *b, void *ptr) { free(ptr); }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kernels/cuda/cuda_absent.h"
@@ -40,13 +41,18 @@ static void program_folder(char *out, size_t size) {
     snprintf(out, size, "%s", self);
 }
 
-// Whether the file starts with the ELF magic: dlopen's "invalid ELF header" (or "file too
-// short") then means the file is no library at all, and ldd has nothing to say about it.
-static int is_elf(const char *path) {
-    unsigned char magic[4] = {0};
+// 1: the file starts with the ELF magic; 0: it is a readable regular file that does not
+// (dlopen's "invalid ELF header" or "file too short": no library at all, and ldd has nothing
+// to say about it); -1: it cannot be read as a file (a folder, no permission), which
+// dlerror's own words then say.
+static int elf_magic(const char *path) {
+    struct stat info;
+    if (stat(path, &info) != 0 || !S_ISREG(info.st_mode)) return -1;
     FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(magic, 1, sizeof magic, f) : 0;
-    if (f) fclose(f);
+    if (!f) return -1;
+    unsigned char magic[4] = {0};
+    size_t n = fread(magic, 1, sizeof magic, f);
+    fclose(f);
     return n == sizeof magic && memcmp(magic, "\177ELF", sizeof magic) == 0;
 }
 
@@ -56,14 +62,19 @@ static void open_module(const char *path, int asked) {
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         snprintf(why_not, sizeof why_not, "the CUDA backend did not load: %s", dlerror());
-        if (!is_elf(path) && asked)
+        int elf = elf_magic(path);
+        if (elf == 0 && asked)
             snprintf(what_to_do, sizeof what_to_do, "%.300s is not a shared library (no ELF "
                      "header): point TRAINER_CUDA_MODULE at the " MODULE_FILE " built beside "
                      "the trainer binary, or unset it; --device cpu trains without it", path);
-        else if (!is_elf(path))
+        else if (elf == 0)
             snprintf(what_to_do, sizeof what_to_do, "%.300s is not a shared library (no ELF "
                      "header): rebuild (scripts/build.sh) to write it again; --device cpu "
                      "trains without it", path);
+        else if (elf < 0 && asked)
+            snprintf(what_to_do, sizeof what_to_do, "point TRAINER_CUDA_MODULE at the "
+                     MODULE_FILE " file itself, one you can read, or unset it; --device cpu "
+                     "trains without it");
         else
             snprintf(what_to_do, sizeof what_to_do,
                      "`ldd %.300s` names what is missing: install it, or add the folder holding "

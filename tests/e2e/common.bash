@@ -132,6 +132,28 @@ train     batch=$4 epochs=2 seed=3
 MODEL
 }
 
+# write_class_pngs FOLDER VALUE COUNT: COUNT 28x28 gray PNGs FOLDER/00.png, 01.png, ...,
+# image i's rows holding (VALUE + i + x) mod 256 at column x (plain python3; the caller
+# checks require_python3). Tests of png:DIR readers make their class folders with it.
+write_class_pngs() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import os, struct, sys, zlib
+
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+folder, value, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+os.makedirs(folder, exist_ok=True)
+header = struct.pack(">IIBBBBB", 28, 28, 8, 0, 0, 0, 0)
+for i in range(count):
+    rows = b"".join(b"\x00" + bytes([(value + i + x) % 256 for x in range(28)])
+                    for _ in range(28))
+    with open(os.path.join(folder, "%02d.png" % i), "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) +
+                chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+PY
+}
+
 # expect_same_weights A B WHAT: the two safetensors files hold the same tensors within a
 # relative error of 1e-5 (tests/e2e/compare_weights.py).
 expect_same_weights() {

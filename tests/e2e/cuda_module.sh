@@ -44,6 +44,12 @@ TRAINER_CUDA_MODULE at the trainer_cuda.so built beside the trainer binary, or u
     "its hint says it is no library, and what to point at instead"
 expect_no_match err "ldd" "no ldd advice for a file that is not a library"
 
+run env TRAINER_CUDA_MODULE="$work" "$TRAINER" train models/mlp.model "${tiny[@]}" --device cuda
+expect_error 3 "the CUDA backend did not load: $work: " "a folder as the module: exit 3"
+expect_in err "hint: point TRAINER_CUDA_MODULE at the trainer_cuda.so file itself" \
+    "its hint asks for the file, not for an ELF header the folder cannot have"
+expect_no_match err "no ELF header" "... and does not call the folder a non-library file"
+
 if [ -n "$other" ]; then
     run env TRAINER_CUDA_MODULE="$other" "$TRAINER" train models/mlp.model "${tiny[@]}" --device cuda
     expect_error 3 "is not a trainer CUDA backend: it has no trainer_cuda_module" \

@@ -6,26 +6,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_python3 "write the test PNGs"
 
 esc=$'\x1b'
-# DIR/{b,cl ESC[1mA}/N.png: 28x28 gray. Plain python3.
-python3 - "$work/pe" "cl${esc}[1mA" <<'PY'
-import os, struct, sys, zlib
-
-def chunk(kind, data):
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-def png(path, value):
-    rows = b"".join(b"\x00" + bytes([(value + x) % 256 for x in range(28)]) for _ in range(28))
-    header = struct.pack(">IIBBBBB", 28, 28, 8, 0, 0, 0, 0)
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) +
-                chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
-
-for name, value in (("b", 10), (sys.argv[2], 200)):
-    folder = os.path.join(sys.argv[1], name)
-    os.makedirs(folder)
-    for i in range(8):
-        png(os.path.join(folder, "%02d.png" % i), value + i)
-PY
+# DIR/{b,cl ESC[1mA}/N.png: 28x28 gray.
+write_class_pngs "$work/pe/b" 10 8
+write_class_pngs "$work/pe/cl${esc}[1mA" 200 8
 
 # expect_no_raw_esc WHAT: neither stream of the last run holds an ESC byte.
 expect_no_raw_esc() {

@@ -6,28 +6,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 require_python3 "write the test PNGs"
 
-# DIR/{train,test}/{cat,dog}/N.png: 28x28 gray, cats dark and dogs bright. Plain python3.
-python3 - "$work/pets" <<'PY'
-import os, struct, sys, zlib
-
-def chunk(kind, data):
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-def png(path, value):
-    rows = b"".join(b"\x00" + bytes([(value + x) % 256 for x in range(28)]) for _ in range(28))
-    header = struct.pack(">IIBBBBB", 28, 28, 8, 0, 0, 0, 0)
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) +
-                chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
-
-root = sys.argv[1]
-for split, count in (("train", 20), ("test", 6)):
-    for name, value in (("cat", 10), ("dog", 200)):
-        folder = os.path.join(root, split, name)
-        os.makedirs(folder)
-        for i in range(count):
-            png(os.path.join(folder, "%02d.png" % i), value + i)
-PY
+# DIR/{train,test}/{cat,dog}/N.png: 28x28 gray, cats dark and dogs bright.
+for split in train test; do
+    count=20
+    [ "$split" = test ] && count=6
+    write_class_pngs "$work/pets/$split/cat" 10 "$count"
+    write_class_pngs "$work/pets/$split/dog" 200 "$count"
+done
 
 train=("$TRAINER" train models/mlp.model --epochs 1 --batch 8 --device cpu)
 sed 's/units=10$/units=2/' models/mlp.model >"$work/two.model"

@@ -77,7 +77,8 @@ expect_error 2 "truncated" "eval of a truncated weights file is refused"
 # Not a weights file at all.
 run "$TRAINER" eval models/mlp.model --weights models/mlp.model --data fashion-mnist \
     --test-limit 100 --device cpu
-expect_error 2 "not a safetensors file: it starts with text" "eval of a file that is not weights is refused"
+expect_error 2 "not a safetensors file: it starts with text" \
+    "eval of a file that is not weights is refused"
 
 run "$TRAINER" eval models/mlp.model --weights "$work/absent.safetensors" --data fashion-mnist \
     --test-limit 100 --device cpu

@@ -1,7 +1,7 @@
 // The CPU standing in for the GPU in a gpu test, so that the test's own code (its cases,
 // its copies to and from the "device", its comparisons, its bookkeeping) runs on every
-// build, not only on the few sessions that are lent a card. tests/CMakeLists.txt compiles
-// the tests in `gpu_tests_with_a_cpu_stand_in` a second time, as `<name>_cpu_stand_in`
+// build, not only on the few sessions that are lent a card. tests/CMakeLists.txt's
+// trainer_cpu_stand_in_test compiles a gpu test a second time, as `<name>_cpu_stand_in`
 // (label unit), with this header included first.
 //
 // Both sides of every comparison are then the CPU backend, so a FAIL or a crash there is a

@@ -1745,7 +1745,6 @@ static void check_rows_shapes(void) {
 }
 
 static void test_batchnorm(void) {
-    check_rows_shapes();
     if (HAVE(batchnorm_forward_training))
         for (int s = 0; s < BN_SHAPES; s++) {
             batchnorm_training_case(&bn_shapes[s]);
@@ -2882,6 +2881,7 @@ int main(int argc, char **argv) {
     only_words = argv + 1;
     only_count = argc - 1;
     cpu = cpu_backend();
+    check_rows_shapes();
     memset(canary, CANARY_BYTE, sizeof canary);
     rng_seed(&rng, 20240611);
     const Backend *b = NULL;

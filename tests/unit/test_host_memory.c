@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/sysinfo.h>
 
 enum { KIB = 1024, MIB = 1024 * 1024 };
 
@@ -62,7 +63,12 @@ int main(void) {
     Status st;
     status_clear(&st);
     void *p = (void *)1;
-    size_t too_much = available + (size_t)1024 * MIB;
+    // More than the host has at all (RAM and swap), so no memory freed meanwhile by another
+    // process can make it fit.
+    struct sysinfo host;
+    CHECK(sysinfo(&host) == 0);
+    size_t too_much = ((size_t)host.totalram + (size_t)host.totalswap) * host.mem_unit +
+                      (size_t)1024 * MIB;
     CHECK_INT_EQ(cpu->raw_alloc(cpu, too_much, &p, &st), STATUS_OUT_OF_MEMORY);
     CHECK(p == NULL);
     CHECK_CONTAINS(st.message, "the host can give");
