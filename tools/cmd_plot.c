@@ -108,6 +108,11 @@ static int check_output(const char *output, const char *log, Status *st) {
 // so that a crash or a full disk leaves the earlier image whole, never half of a new one.
 static int write_image(const Raster *raster, const char *output, Status *st) {
     AtomicFile file;
+    // A missing or read-only folder is the -o given (exit 2), not a failed write.
+    if (atomic_file_check_target(output, st)) {
+        status_hint(st, "choose an -o path in a directory you can write to");
+        return STATUS_BAD_INPUT;
+    }
     TRY(atomic_file_open(&file, output, st));
     if (raster_write_png(raster, file.temporary, st)) {
         atomic_file_abandon(&file);

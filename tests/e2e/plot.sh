@@ -174,6 +174,8 @@ cmp -s models/mlp.model "$work/mlp.model" && pass "... the file is untouched" ||
     fail "... the file is untouched"
 run "$TRAINER" plot "$work/logs" -o "$work/logs/curves.png"
 expect_rc 0 "-o an earlier PNG replaces it"
+run "$TRAINER" plot "$work/logs" -o "$work/no-such-folder/curves.png"
+expect_error 2 "the folder $work/no-such-folder does not exist" "-o in a missing folder: exit 2"
 ls "$work/logs"/*.tmp >/dev/null 2>&1 && fail "no temporary file is left" ||
     pass "no temporary file is left"
 
