@@ -1,7 +1,10 @@
+#define _POSIX_C_SOURCE 200809L  // fdopen
 #include "core/tf_event.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/crc32c.h"
 
@@ -112,10 +115,22 @@ static int write_record(EventFile *events, const uint8_t *payload, size_t size, 
 
 int event_file_open(EventFile *events, const char *dir, double wall_time, const char *host,
                     Status *st) {
-    snprintf(events->path, sizeof events->path, "%s/events.out.tfevents.%ld.%s", dir,
-             (long)wall_time, host);
-    events->file = fopen(events->path, "wb");
+    // A name taken (a resumed run started in the same second as the run it resumes) is
+    // never written over: that would lose the first part's scalars. The next free
+    // ".N" is used; TensorBoard reads every file whose name holds "tfevents", and sorts
+    // them by name, which keeps the parts in order.
+    int fd = -1;
+    for (int n = 0; fd < 0 && n < 1000; n++) {
+        int used = snprintf(events->path, sizeof events->path, "%s/events.out.tfevents.%ld.%s",
+                            dir, (long)wall_time, host);
+        if (n && used > 0 && (size_t)used < sizeof events->path)
+            snprintf(events->path + used, sizeof events->path - (size_t)used, ".%d", n);
+        fd = open(events->path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    events->file = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!events->file) {
+        if (fd >= 0) close(fd);
         status_fail_at(st, STATUS_BAD_INPUT, events->path, 0, 0,
                        "cannot create the TensorBoard event file: %s", strerror(errno));
         status_hint(st, "choose a --logdir you can write to");

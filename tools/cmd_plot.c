@@ -4,12 +4,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/atomic_file.h"
 #include "tools/cli.h"
 #include "tools/plot_chart.h"
 #include "tools/plot_metrics.h"
 
 static const OptionSpec plot_options[] = {
-    {"-o", "FILE", "the PNG to write (default: DIR/curves.png)"},
+    {"-o", "FILE", "the PNG to write (default: curves.png beside the log); an existing file "
+                   "is replaced only if it is a PNG"},
     {"--output", "FILE", "same as -o"},
     {NULL, NULL, NULL},
 };
@@ -38,7 +40,8 @@ static void draw_curves(Raster *raster, const RunCurves *c) {
     Series accuracy[] = {series_of("train", &c->train_accuracy, TRAIN_COLOR, 0),
                          series_of(c->evaluated, &c->test_accuracy, TEST_COLOR, 1)};
     Panel top = {.left = 0, .top = 0, .width = IMAGE_WIDTH, .height = PANEL_HEIGHT,
-                 .x_label = "step", .y_label = "loss", .series = loss, .series_count = 2};
+                 .x_label = "step", .y_label = "loss", .series = loss, .series_count = 2,
+                 .x_whole = 1};
     Panel bottom = top;
     bottom.top = PANEL_HEIGHT;
     bottom.y_label = "accuracy";
@@ -50,29 +53,89 @@ static void draw_curves(Raster *raster, const RunCurves *c) {
     chart_draw_panel(raster, &bottom);
 }
 
-// DIR, or the metrics file itself.
-static void metrics_path(const char *given, char *path, size_t size) {
+// DIR, or the metrics file itself; the image goes beside the log by default.
+static void metrics_path(const char *given, char *path, size_t size, char *output,
+                         size_t output_size) {
     struct stat info;
-    if (stat(given, &info) == 0 && S_ISDIR(info.st_mode))
+    if (stat(given, &info) == 0 && S_ISDIR(info.st_mode)) {
         snprintf(path, size, "%s/metrics.jsonl", given);
+        snprintf(output, output_size, "%s/curves.png", given);
+        return;
+    }
+    snprintf(path, size, "%s", given);
+    const char *slash = strrchr(given, '/');
+    if (slash)
+        snprintf(output, output_size, "%.*s/curves.png", (int)(slash - given), given);
     else
-        snprintf(path, size, "%s", given);
+        snprintf(output, output_size, "curves.png");
+}
+
+static int refuse_output(const char *output, const char *why, const char *hint, Status *st) {
+    status_fail_at(st, STATUS_BAD_INPUT, output, 0, 0, "%s", why);
+    status_hint(st, "%s", hint);
+    return STATUS_BAD_INPUT;
+}
+
+// -o is a path typed by hand, one slip away from the log itself or a model file: only a
+// new file, an empty one or an earlier PNG is replaced. Anything that is not a regular file
+// (a directory, a FIFO, /dev/full) is refused too, before the log is read.
+static int check_output(const char *output, const char *log, Status *st) {
+    struct stat out, in;
+    if (stat(output, &out) != 0) return 0;
+    if (stat(log, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+        return refuse_output(output, "-o names the metrics log being plotted; writing the "
+                             "image there would replace the log", "choose another -o, e.g. "
+                             "curves.png beside the log (the default without -o)", st);
+    if (!S_ISREG(out.st_mode))
+        return refuse_output(output, S_ISDIR(out.st_mode)
+                                         ? "-o names a directory, not an image file"
+                                         : "-o names something that is not a regular file "
+                                           "(a FIFO or a device), and trainer does not replace it",
+                             "name the PNG to write, e.g. curves.png", st);
+    static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    unsigned char head[8] = {0};
+    FILE *file = fopen(output, "rb");
+    size_t got = file ? fread(head, 1, sizeof head, file) : 0;
+    if (file) fclose(file);
+    if (out.st_size == 0 || (got == sizeof head && memcmp(head, signature, sizeof head) == 0))
+        return 0;
+    return refuse_output(output, "the file exists and is not a PNG image; trainer plot "
+                         "replaces only an earlier image", "choose another -o, or remove the "
+                         "file first if it is really meant to go", st);
+}
+
+// The PNG writer takes a path, not a stream: it writes the temporary file AtomicFile made,
+// so that a crash or a full disk leaves the earlier image whole, never half of a new one.
+static int write_image(const Raster *raster, const char *output, Status *st) {
+    AtomicFile file;
+    // A missing or read-only folder is the -o given (exit 2), not a failed write.
+    if (atomic_file_check_target(output, st)) {
+        status_hint(st, "choose an -o path in a directory you can write to");
+        return STATUS_BAD_INPUT;
+    }
+    TRY(atomic_file_open(&file, output, st));
+    if (raster_write_png(raster, file.temporary, st)) {
+        atomic_file_abandon(&file);
+        return st->code;
+    }
+    return atomic_file_commit(&file, st);
 }
 
 static int plot(const char *dir, const char *output, Status *st) {
     char path[1024], default_output[1024];
-    metrics_path(dir, path, sizeof path);
-    if (!output) {
-        snprintf(default_output, sizeof default_output, "%s/curves.png", dir);
-        output = default_output;
-    }
+    metrics_path(dir, path, sizeof path, default_output, sizeof default_output);
+    if (!output) output = default_output;
+    TRY(check_output(output, path, st));
     RunCurves curves;
     TRY(run_curves_read(path, &curves, st));
+    if (curves.unfinished_line)
+        print_notice("%s:%d: the last line is unfinished (the run is writing it, or was killed "
+                     "mid-line); plotting the rows before it", path, curves.unfinished_line);
     Raster raster;
     int rc = raster_init(&raster, IMAGE_WIDTH, 2 * PANEL_HEIGHT, (Rgb){255, 255, 255}, st);
     if (!rc) {
         draw_curves(&raster, &curves);
-        rc = raster_write_png(&raster, output, st);
+        rc = write_image(&raster, output, st);
         raster_free(&raster);
     }
     run_curves_free(&curves);

@@ -422,8 +422,14 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     RunLog log;
     const char *logdir = r->world.rank == 0 ? args_get(cmd, args, "--logdir") : NULL;
     if (logdir) {
-        TRY(run_log_open(&log, logdir, session.evaluated, st));
+        // A resumed run continues its log: the rows up to the checkpoint's step stand.
+        long resumed_step = args_get(cmd, args, "--resume") ? g->optimizer_steps : -1;
+        TRY(run_log_open(&log, logdir, session.evaluated, resumed_step, st));
         session.log = &log;
+        if (log.dropped_rows)
+            print_notice("%s: kept %d row%s up to step %ld; dropped %d after it, as those "
+                         "steps are trained again", log.metrics_path, log.kept_rows,
+                         log.kept_rows == 1 ? "" : "s", resumed_step, log.dropped_rows);
     }
     progress_init(&session.bar, stderr);
     TrainHooks hooks = {.user = &session, .on_step = on_step, .on_epoch = on_epoch,

@@ -28,13 +28,16 @@ static double tick_step(double span) {
     return (fraction < 1.5 ? 1.0 : fraction < 3.5 ? 2.0 : fraction < 7.5 ? 5.0 : 10.0) * power;
 }
 
-static Axis axis_over(double low, double high) {
+// `whole`: the values are counts (steps), so a tick between two of them (3.4) names
+// nothing; the spacing is at least 1, and 1, 2 or 5 times a power of ten above it.
+static Axis axis_over(double low, double high, int whole) {
     if (!(high > low)) {  // one value, or none: a unit-wide range around it
         double middle = isfinite(low) ? low : 0.0;
         low = middle - 0.5;
         high = middle + 0.5;
     }
     Axis axis = {.step = tick_step(high - low)};
+    if (whole && axis.step < 1.0) axis.step = 1.0;
     axis.low = floor(low / axis.step) * axis.step;
     axis.high = ceil(high / axis.step) * axis.step;
     return axis;
@@ -55,7 +58,7 @@ static void data_range(const Panel *panel, int use_y, double *low, double *high)
 static Axis panel_axis(const Panel *panel, int use_y) {
     double low, high;
     data_range(panel, use_y, &low, &high);
-    return axis_over(low, high);
+    return axis_over(low, high, !use_y && panel->x_whole);
 }
 
 static int tick_count(const Axis *axis) {
@@ -102,6 +105,13 @@ void chart_format_tick(double value, double low, double high, double step, char 
         snprintf(text, sizeof text, "%.*f", digits, mantissa / 10.0);
     }
     snprintf(buf, size, "%se%d", text, power);
+}
+
+int chart_x_ticks(const Panel *panel, double *ticks, int max) {
+    Axis axis = panel_axis(panel, 0);
+    int count = tick_count(&axis);
+    for (int i = 0; i < count && i < max; i++) ticks[i] = tick_value(&axis, i);
+    return count;
 }
 
 static void format_tick(const Axis *axis, int i, char *buf, size_t size) {
@@ -205,18 +215,25 @@ static void draw_frame_and_labels(Raster *raster, const Panel *panel, const Area
                 INK);
 }
 
+static int point_finite(const Series *s, int i) {
+    return i >= 0 && i < s->count && isfinite(s->x[i]) && isfinite(s->y[i]);
+}
+
 static void draw_series(Raster *raster, const Area *area, const Axis *x_axis,
                         const Axis *y_axis, const Series *s) {
     int previous_x = 0, previous_y = 0, has_previous = 0;
     for (int i = 0; i < s->count; i++) {
-        if (!isfinite(s->x[i]) || !isfinite(s->y[i])) {
+        if (!point_finite(s, i)) {
             has_previous = 0;  // a gap rather than a line to infinity
             continue;
         }
         int x = to_pixel_x(area, x_axis, s->x[i]), y = to_pixel_y(area, y_axis, s->y[i]);
         if (has_previous) raster_line(raster, previous_x, previous_y, x, y, LINE_THICKNESS,
                                       s->color);
-        if (s->markers)
+        // A point no line reaches (a run's first logged step alone) is drawn as a marker,
+        // or it would not show at all.
+        int alone = !point_finite(s, i - 1) && !point_finite(s, i + 1);
+        if (s->markers || alone)
             raster_fill_rect(raster, x - MARKER_SIZE / 2, y - MARKER_SIZE / 2, MARKER_SIZE,
                              MARKER_SIZE, s->color);
         previous_x = x;

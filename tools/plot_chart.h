@@ -23,6 +23,7 @@ typedef struct Panel {
     // Pixels left of the plot area, for the y tick labels; 0: fitted to this panel's own.
     // Stacked panels pass chart_left_margin of all of them, so their x axes line up.
     int margin_left;
+    int x_whole;  // the x values are counts (steps): ticks only on whole numbers
 } Panel;
 
 typedef struct ChartBox {
@@ -47,6 +48,10 @@ ChartLayout chart_layout(const Panel *panel);
 // notation (1.2e-4), so that labels stay a few characters wide.
 void chart_format_tick(double value, double low, double high, double step, char *buf,
                        size_t size);
+// The x axis's ticks: how many there are, the first `max` of them into `ticks`.
+int chart_x_ticks(const Panel *panel, double *ticks, int max);
+// Each series as a line through its points, with a marker at every point where it asks for
+// them and at any point no line reaches (a series of one point, or one between gaps).
 void chart_draw_panel(Raster *raster, const Panel *panel);
 
 #endif

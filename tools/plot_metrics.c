@@ -1,12 +1,13 @@
-#define _POSIX_C_SOURCE 200809L  // getline
 #include "tools/plot_metrics.h"
 
-#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
+
+#include "tools/metrics_file.h"
 
 static int curve_add(Curve *curve, double step, double value, Status *st) {
     if (curve->count == curve->capacity) {
@@ -65,32 +66,41 @@ static int add_row(RunCurves *curves, const cJSON *row, const char *path, int li
     return 0;  // a kind a later version writes: not ours to draw
 }
 
+// A line holding a NUL byte is not JSON, whatever cJSON would make of the text before it.
+static cJSON *parse_line(const MetricsLine *line) {
+    if (memchr(line->text, '\0', line->length)) return NULL;
+    return cJSON_ParseWithLength(line->text, line->length);
+}
+
 static int read_rows(FILE *file, RunCurves *curves, const char *path, int *rows, Status *st) {
-    char *text = NULL;
-    size_t size = 0;
-    int rc = 0;
-    for (int line = 1; !rc && getline(&text, &size, file) >= 0; line++) {
-        if (strspn(text, " \t\r\n") == strlen(text)) continue;
-        cJSON *row = cJSON_Parse(text);
-        rc = row ? add_row(curves, row, path, line, st)
-                 : malformed(path, line, "not valid JSON", st);
+    MetricsLine line = {0};
+    int rc = 0, got = 0;
+    for (int number = 1; !rc; number++) {
+        rc = metrics_line_read(file, &line, &got, path, number, st);
+        if (rc || !got) break;
+        if (metrics_line_blank(&line)) continue;
+        cJSON *row = parse_line(&line);
+        // The writer flushes whole lines, but a run killed mid-write, or read while its
+        // line is on its way to the disk, ends in part of one: the rows before it stand.
+        if (!row && !line.finished) {
+            curves->unfinished_line = number;
+            break;
+        }
+        rc = row ? add_row(curves, row, path, number, st)
+                 : malformed(path, number, "not valid JSON", st);
         cJSON_Delete(row);
         if (!rc) (*rows)++;
     }
-    free(text);
+    metrics_line_free(&line);
     return rc;
 }
 
 int run_curves_read(const char *path, RunCurves *curves, Status *st) {
     memset(curves, 0, sizeof *curves);
     snprintf(curves->evaluated, sizeof curves->evaluated, "test");
-    FILE *file = fopen(path, "r");
-    if (!file) {
-        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot read the metrics log: %s",
-                       strerror(errno));
-        status_hint(st, "`trainer train MODEL --logdir DIR` writes DIR/metrics.jsonl");
-        return STATUS_BAD_INPUT;
-    }
+    FILE *file;
+    TRY(metrics_file_open(path, O_RDONLY, "r", "`trainer train MODEL --logdir DIR` writes "
+                          "DIR/metrics.jsonl, a regular file; pass DIR or that file", &file, st));
     int rows = 0;
     int rc = read_rows(file, curves, path, &rows, st);
     fclose(file);

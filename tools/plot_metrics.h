@@ -14,10 +14,14 @@ typedef struct Curve {
 typedef struct RunCurves {
     Curve train_loss, train_accuracy, test_loss, test_accuracy;
     char evaluated[8];  // "test" or "val": which split test_loss and test_accuracy are of
+    int unfinished_line;  // the last line, cut short by its writer and passed over; 0: none
 } RunCurves;
 
-// `path` is the metrics.jsonl file. A line that is not a JSON object with a "kind" and a
-// numeric "step" is an error at path:line; a file without any rows is an error too.
+// `path` is the metrics.jsonl file, a regular file (anything else is refused before it is
+// read). A line that is not a JSON object with a "kind" and a numeric "step" is an error
+// at path:line, as is one longer than METRICS_LINE_MAX; a last line without its newline
+// that is not JSON is what a writer cut short leaves: passed over, its number in
+// unfinished_line. A file without any loss is an error too.
 int run_curves_read(const char *path, RunCurves *curves, Status *st);
 void run_curves_free(RunCurves *curves);
 

@@ -1,9 +1,11 @@
-#define _POSIX_C_SOURCE 200809L  // gethostname, mkdir, clock_gettime
+#define _POSIX_C_SOURCE 200809L  // gethostname, mkdir, clock_gettime, ftruncate, fileno
 #include "tools/run_log.h"
 
 #include "base/directories.h"
+#include "tools/metrics_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -35,13 +37,105 @@ static int make_directory(const char *dir, Status *st) {
                       st);
 }
 
-int run_log_open(RunLog *log, const char *dir, const char *evaluated, Status *st) {
+// The rows of metrics.jsonl a run finds there when it starts. Steps only grow down the
+// file, so the rows to keep are a prefix: `keep` bytes.
+typedef struct EarlierRows {
+    int rows, kept, dropped;
+    long last_step, keep;
+} EarlierRows;
+
+static int earlier_row_invalid(const RunLog *log, int number, Status *st) {
+    status_fail_at(st, STATUS_BAD_INPUT, log->metrics_path, number, 1, "not a row `trainer "
+                   "train --logdir` writes, so the rows the resumed steps replace are unknown");
+    status_hint(st, "fix or remove that line, or pass a new --logdir for the resumed run");
+    return STATUS_BAD_INPUT;
+}
+
+// Reads the rows already in the file: those of steps up to `resumed_step` are kept (a
+// fresh run, -1, keeps none), later ones dropped, as the resumed run trains those steps
+// again. The last line without its newline is what a killed writer left: dropped.
+static int read_earlier_rows(RunLog *log, long resumed_step, EarlierRows *e, Status *st) {
+    memset(e, 0, sizeof *e);
+    e->last_step = -1;
+    MetricsLine line = {0};
+    int rc = 0, got = 0, dropping = 0;
+    for (int number = 1; !rc; number++) {
+        rc = metrics_line_read(log->metrics, &line, &got, log->metrics_path, number, st);
+        if (rc || !got) break;
+        if (metrics_line_blank(&line)) continue;
+        e->rows++;
+        cJSON *row = memchr(line.text, '\0', line.length)
+                         ? NULL : cJSON_ParseWithLength(line.text, line.length);
+        const cJSON *step = cJSON_GetObjectItemCaseSensitive(row, "step");
+        int valid = cJSON_IsObject(row) && cJSON_IsNumber(step);
+        if (valid) e->last_step = (long)step->valuedouble;
+        cJSON_Delete(row);
+        if (!valid && !line.finished) {  // the cut-short tail
+            e->dropped++;
+            break;
+        }
+        if (resumed_step < 0) continue;
+        if (!dropping && !valid) {
+            rc = earlier_row_invalid(log, number, st);
+            break;
+        }
+        dropping = dropping || e->last_step > resumed_step;
+        if (dropping) {
+            e->dropped++;
+        } else {
+            e->kept++;
+            e->keep = ftell(log->metrics);
+        }
+    }
+    metrics_line_free(&line);
+    return rc;
+}
+
+// A fresh run appending to another run's rows would draw two runs as one curve, with the
+// steps starting over halfway; replacing them would lose a run. So, as with the
+// --checkpoint folder, a log that holds rows is refused: each run gets its own folder,
+// which is also how TensorBoard compares runs (--logdir runs/1, runs/2, ...).
+static int refuse_earlier_run(const RunLog *log, const EarlierRows *e, Status *st) {
+    char last[64] = "";
+    if (e->last_step >= 0) snprintf(last, sizeof last, ", the last at step %ld", e->last_step);
+    status_fail_at(st, STATUS_BAD_INPUT, log->metrics_path, 0, 0, "already holds %d row%s of "
+                   "an earlier run%s", e->rows, e->rows == 1 ? "" : "s", last);
+    status_hint(st, "give each run its own --logdir (runs/2 beside runs/1); to continue that "
+                "run, add --resume with its checkpoint; or remove %.600s", log->metrics_path);
+    return STATUS_BAD_INPUT;
+}
+
+static int keep_earlier_rows(RunLog *log, long resumed_step, Status *st) {
+    EarlierRows e;
+    TRY(read_earlier_rows(log, resumed_step, &e, st));
+    if (resumed_step < 0 && e.rows) return refuse_earlier_run(log, &e, st);
+    log->kept_rows = e.kept;
+    log->dropped_rows = e.dropped;
+    // Truncated, then written at the end: stdio wants a seek between reading and writing.
+    if (ftruncate(fileno(log->metrics), (off_t)e.keep) != 0 ||
+        fseek(log->metrics, 0, SEEK_END) != 0) {
+        status_fail_at(st, STATUS_RUNTIME_ERROR, log->metrics_path, 0, 0, "cannot cut the "
+                       "metrics log back to step %ld: %s", resumed_step, strerror(errno));
+        status_hint(st, "check the file's permissions and the --logdir disk");
+        return STATUS_RUNTIME_ERROR;
+    }
+    return 0;
+}
+
+int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resumed_step,
+                 Status *st) {
     memset(log, 0, sizeof *log);
     snprintf(log->evaluated, sizeof log->evaluated, "%s", evaluated);
     TRY(make_directory(dir, st));
     snprintf(log->metrics_path, sizeof log->metrics_path, "%s/metrics.jsonl", dir);
-    log->metrics = fopen(log->metrics_path, "w");
-    if (!log->metrics) return unwritable(log->metrics_path, "create the metrics log", st);
+    TRY(metrics_file_open(log->metrics_path, O_RDWR | O_CREAT, "r+", "choose a --logdir you "
+                          "can write to, where metrics.jsonl is missing or a regular file",
+                          &log->metrics, st));
+    if (keep_earlier_rows(log, resumed_step, st)) {
+        fclose(log->metrics);
+        log->metrics = NULL;
+        return st->code;
+    }
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
     return event_file_open(&log->events, dir, wall_seconds(), host, st);
@@ -57,7 +151,9 @@ static int metrics_write_failed(const RunLog *log, Status *st) {
 // One object per line: cJSON's unformatted print never breaks a line.
 static int write_line(RunLog *log, cJSON *object, Status *st) {
     char *text = cJSON_PrintUnformatted(object);
-    int ok = text && fprintf(log->metrics, "%s\n", text) > 0;
+    // Flushed whole: a reader (trainer plot during the run) or a crash finds only whole rows,
+    // where stdio's buffer would leave the file ending mid-row. A row per log step is cheap.
+    int ok = text && fprintf(log->metrics, "%s\n", text) > 0 && fflush(log->metrics) == 0;
     cJSON_free(text);
     cJSON_Delete(object);
     return ok ? 0 : metrics_write_failed(log, st);

@@ -1,7 +1,8 @@
 // --logdir DIR: the record of a run that outlives its terminal. DIR/metrics.jsonl gets one
 // JSON object per logged step and per epoch (what `trainer plot` draws), and
-// DIR/events.out.tfevents.* the same figures as TensorBoard scalars. Both are flushed at
-// every epoch's end, so a crash loses at most the epoch it happened in.
+// DIR/events.out.tfevents.* the same figures as TensorBoard scalars. metrics.jsonl is
+// flushed after every row, so it holds whole rows only (a crash mid-write aside); the
+// event file at every epoch's end, so a crash loses at most the epoch it happened in.
 #ifndef TRAINER_RUN_LOG_H
 #define TRAINER_RUN_LOG_H
 
@@ -18,11 +19,17 @@ typedef struct RunLog {
     // The split each epoch is evaluated on, "test" or "val" (--val-split): it names the
     // epoch rows' figures (test_loss or val_loss) and the TensorBoard tags (test/loss...).
     char evaluated[8];
+    int kept_rows, dropped_rows;  // of an earlier metrics.jsonl, when resuming
 } RunLog;
 
-// Creates DIR (one level) when missing and opens both files; an unwritable DIR fails here,
-// before training starts.
-int run_log_open(RunLog *log, const char *dir, const char *evaluated, Status *st);
+// Creates DIR (with its parents) when missing and opens both files; an unwritable DIR, or a
+// metrics.jsonl that is not a regular file, fails here, before training starts.
+// `resumed_step`: the optimizer step a --resume'd run starts after; its rows up to that step
+// are kept and the later ones (trained again) dropped, new rows appended. -1: a fresh run,
+// refused (STATUS_BAD_INPUT) when metrics.jsonl already holds rows. Each run opens an event
+// file of its own, which TensorBoard reads together with the earlier ones.
+int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resumed_step,
+                 Status *st);
 int run_log_step(RunLog *log, const StepReport *report, Status *st);
 // Writes the epoch's line and flushes both files.
 int run_log_epoch(RunLog *log, const EpochReport *report, Status *st);

@@ -2,7 +2,10 @@
 # `trainer plot` draws a run logged with --logdir into a PNG that reads back as a valid
 # 1000x800 RGB image (its header and every row's pixels, through zlib); tiny losses keep
 # their tick labels inside the image and the legend stays off the curves; a missing log,
-# an empty one and a malformed line are errors in the project's format.
+# an empty one and a malformed line are errors in the project's format, an unfinished
+# last line is passed over, and what is not a regular file is refused before it is read.
+# The default image goes beside the log; -o never replaces the log or a file that is not
+# a PNG.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_dataset "$work/data" 640 64
@@ -115,6 +118,66 @@ mkdir -p "$work/bad" && { head -n 2 "$work/logs/metrics.jsonl"; echo '{"kind": "
     >"$work/bad/metrics.jsonl"
 run "$TRAINER" plot "$work/bad" -o "$work/x.png"
 expect_error 2 "$work/bad/metrics.jsonl:3:1: not valid JSON" "a malformed line is named by file:line"
+
+# A log whose last line is cut short (a run killed mid-write, or still writing it) plots
+# the rows before it, with a notice; it was refused as "not valid JSON" (exit 2).
+mkdir -p "$work/cut" && { cat "$work/logs/metrics.jsonl"; printf '{"kind":"step","st'; } \
+    >"$work/cut/metrics.jsonl"
+lines=$(($(wc -l <"$work/logs/metrics.jsonl") + 1))
+run "$TRAINER" plot "$work/cut" -o "$work/cut.png"
+expect_rc 0 "a log ending in an unfinished line plots"
+expect_in err "notice: $work/cut/metrics.jsonl:$lines: the last line is unfinished" \
+    "... saying which line it passed over"
+{ cat "$work/cut/metrics.jsonl"; echo; cat "$work/logs/metrics.jsonl"; } >"$work/cut/middle"
+run "$TRAINER" plot "$work/cut/middle" -o "$work/cut.png"
+expect_error 2 "$work/cut/middle:$lines:1: not valid JSON" "a cut line in the middle is an error"
+
+# A line of 2 MiB is no row trainer wrote: refused by its number, not read into memory.
+python3 -c 'import sys; sys.stdout.write("{\"kind\":\"step\",\"step\":1,\"loss\":1,\"pad\":\"" +
+    "x" * (2 << 20) + "\"}\n")' >"$work/long.jsonl"
+run "$TRAINER" plot "$work/long.jsonl" -o "$work/x.png"
+expect_error 2 "$work/long.jsonl:1:1: a line longer than 1048576 bytes" "an endless line is refused"
+
+# Not a regular file: a FIFO (given, or as DIR/metrics.jsonl) blocked the open forever and
+# /dev/zero is read forever; all are refused before they are read.
+mkfifo "$work/fifo" && mkdir "$work/fifo-dir" && mkfifo "$work/fifo-dir/metrics.jsonl"
+for log in "$work/fifo" "$work/fifo-dir"; do
+    run timeout 20 "$TRAINER" plot "$log" -o "$work/x.png"
+    expect_error 2 "the metrics log is a FIFO (named pipe), not a regular file" \
+        "plot $(basename "$log") (a FIFO) is refused, not waited on"
+done
+run timeout 20 "$TRAINER" plot /dev/zero -o "$work/x.png"
+expect_error 2 "/dev/zero: the metrics log is a character device" "plot /dev/zero is refused"
+
+# The log's own path without -o: the image goes beside it (it went to metrics.jsonl/curves.png).
+rm -f "$work/logs/curves.png"
+run "$TRAINER" plot "$work/logs/metrics.jsonl"
+expect_rc 0 "plot DIR/metrics.jsonl without -o"
+expect_in out "wrote $work/logs/curves.png" "... writes DIR/curves.png, beside the log"
+rm -f "$work/logs/curves.png"
+(cd "$work/logs" && "$TRAINER" plot metrics.jsonl >/dev/null 2>&1) &&
+    [ -s "$work/logs/curves.png" ] && pass "plot metrics.jsonl in its folder writes ./curves.png" ||
+    fail "plot metrics.jsonl in its folder writes ./curves.png"
+
+# -o one slip away from the log or a model file: refused, the file untouched. An earlier
+# image is replaced, by a whole new one (written beside it, then renamed).
+sum=$(md5sum <"$work/logs/metrics.jsonl")
+run "$TRAINER" plot "$work/logs" -o "$work/logs/metrics.jsonl"
+expect_error 2 "-o names the metrics log being plotted" "-o the log itself is refused"
+[ "$(md5sum <"$work/logs/metrics.jsonl")" = "$sum" ] && pass "... the log is untouched" ||
+    fail "... the log is untouched"
+cp models/mlp.model "$work/mlp.model"
+run "$TRAINER" plot "$work/logs" -o "$work/mlp.model"
+expect_error 2 "$work/mlp.model: the file exists and is not a PNG image" \
+    "-o an existing file that is not a PNG is refused"
+cmp -s models/mlp.model "$work/mlp.model" && pass "... the file is untouched" ||
+    fail "... the file is untouched"
+run "$TRAINER" plot "$work/logs" -o "$work/logs/curves.png"
+expect_rc 0 "-o an earlier PNG replaces it"
+run "$TRAINER" plot "$work/logs" -o "$work/no-such-folder/curves.png"
+expect_error 2 "the folder $work/no-such-folder does not exist" "-o in a missing folder: exit 2"
+ls "$work/logs"/*.tmp >/dev/null 2>&1 && fail "no temporary file is left" ||
+    pass "no temporary file is left"
 
 # With --val-split the epochs are evaluated on the validation split, and the log says so.
 run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 2 \

@@ -1,7 +1,8 @@
 // tools/plot_chart's layout, before anything is drawn: the y tick labels of very small
 // losses fit left of the plot (they ran off the image's left edge at 0.00012), stacked
 // panels share one margin, the legend sits outside the plot area (it covered curves that
-// filled both right corners), and tick labels read compactly (1.5e-4, not 0.00015).
+// filled both right corners), and tick labels read compactly (1.5e-4, not 0.00015); the
+// step axis ticks whole steps only, and a series of one point is drawn (as a marker).
 #include "check.h"
 #include "tools/plot_chart.h"
 
@@ -96,9 +97,71 @@ static void ticks_read_compactly(void) {
     expect_tick(0.99998, 0.99996, 1.0, 0.00001, "0.99998");
 }
 
+// A run of a few steps: ticks on the step axis at 3.4 and 4.6 named steps that never were.
+static void step_ticks_are_whole(void) {
+    static const double few[] = {3, 4, 5}, one[] = {1}, two[] = {40, 80}, odd[] = {3, 7};
+    static const double *xs[] = {few, one, two, odd};
+    static const int counts[] = {3, 1, 2, 2};
+    for (int c = 0; c < 4; c++) {
+        Series series[] = {{"train", xs[c], xs[c], counts[c], {31, 119, 180}, 0},
+                           {"test", xs[c], xs[c], counts[c], {230, 85, 13}, 1}};
+        Panel panel = panel_of(series);
+        panel.x_whole = 1;
+        double ticks[64];
+        int n = chart_x_ticks(&panel, ticks, 64);
+        CHECK(n >= 2 && n <= 64);
+        for (int i = 0; i < n && i < 64; i++)
+            if (ticks[i] != floor(ticks[i])) {
+                fprintf(stderr, "steps %g..%g: a tick at %g\n", xs[c][0], xs[c][counts[c] - 1],
+                        ticks[i]);
+                test_failures++;
+            }
+        CHECK(ticks[0] <= xs[c][0] && ticks[n - 1] >= xs[c][counts[c] - 1]);
+    }
+    // Losses are no counts: their axis keeps fractional ticks.
+    Series series[] = {{"train", few, small_loss, 3, {31, 119, 180}, 0},
+                       {"test", few, small_loss, 3, {230, 85, 13}, 1}};
+    Panel panel = panel_of(series);
+    double ticks[64];
+    CHECK(chart_x_ticks(&panel, ticks, 64) >= 2 && ticks[1] != floor(ticks[1]));
+}
+
+static int count_color(const Raster *raster, const ChartBox *box, Rgb color) {
+    int n = 0;
+    for (int y = box->top; y < box->top + box->height; y++)
+        for (int x = box->left; x < box->left + box->width; x++) {
+            const uint8_t *p = raster->pixels + 3 * ((size_t)y * raster->width + x);
+            n += p[0] == color.r && p[1] == color.g && p[2] == color.b;
+        }
+    return n;
+}
+
+// A training curve of one logged step has no line to draw: without a marker it vanished.
+static void a_lone_point_shows(void) {
+    static const double step[] = {5}, loss[] = {2.3};
+    Rgb blue = {31, 119, 180};
+    Series series[] = {{"train", step, loss, 1, blue, 0}};
+    Panel panel = panel_of(series);
+    panel.series_count = 1;
+    panel.top = 0;
+    panel.x_whole = 1;
+    Raster raster;
+    Status st;
+    status_clear(&st);
+    CHECK(raster_init(&raster, 1000, 400, (Rgb){255, 255, 255}, &st) == 0);
+    chart_draw_panel(&raster, &panel);
+    ChartLayout layout = chart_layout(&panel);
+    int inked = count_color(&raster, &layout.plot, blue);
+    fprintf(stderr, "a lone point: %d pixels of its colour in the plot\n", inked);
+    CHECK(inked >= 25);
+    raster_free(&raster);
+}
+
 int main(void) {
     make_curves();
     small_losses_fit();
     ticks_read_compactly();
+    step_ticks_are_whole();
+    a_lone_point_shows();
     return test_exit_code("test_plot_chart");
 }
