@@ -562,6 +562,20 @@ int checkpoint_latest(const char *folder, char *path, size_t size, Status *st) {
     if (count > 0) checkpoint_step_path(folder, steps[0], path, size);
     free(steps);
     if (count > 0) return 0;
+    // A run that stopped before its first step file can leave best.safetensors alone; it is
+    // a whole checkpoint too, but of the best epoch, not where the run stopped, so it is
+    // named for the user to choose rather than taken.
+    char best[1100];
+    snprintf(best, sizeof best, "%s/best.safetensors", folder);
+    FILE *f = fopen(best, "rb");
+    if (f) {
+        fclose(f);
+        status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "no step checkpoint "
+                       "(step-*.safetensors) in the folder, only best.safetensors (the best "
+                       "epoch's, which need not be the last)");
+        status_hint(st, "to continue from that best epoch, --resume %.1000s", best);
+        return STATUS_BAD_INPUT;
+    }
     status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "no checkpoint (step-*.safetensors) in "
                    "the folder");
     status_hint(st, "train with --checkpoint %s first", folder);

@@ -136,8 +136,14 @@ static int refuse_other_checkpoints(const char *folder, const char *resume_given
     else
         status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "the checkpoint folder already holds "
                        "checkpoints (the newest: %s); a new run's would be mixed with them", name);
-    status_hint(st, "to continue that run, resume it with --resume %s; else pick an empty "
-                "folder for --checkpoint, or remove the old checkpoints", folder);
+    // best.safetensors alone: `--resume DIR` would find no step file, but the file resumes.
+    if (strcmp(name, "best.safetensors") == 0)
+        status_hint(st, "to continue that run from its best epoch, --resume %s (with "
+                    "--checkpoint %s); else pick an empty folder for --checkpoint, or remove "
+                    "the old checkpoints", newest, folder);
+    else
+        status_hint(st, "to continue that run, resume it with --resume %s; else pick an empty "
+                    "folder for --checkpoint, or remove the old checkpoints", folder);
     return STATUS_BAD_INPUT;
 }
 
@@ -196,6 +202,17 @@ int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *
     s->has_last = 1;
     if (!s->folder || !s->every_steps || place->optimizer_steps % s->every_steps != 0) return 0;
     CheckpointPlace at = place_of(s, place);
+    return write_step_checkpoint(s, &at, g, d, st);
+}
+
+// Steps after the last multiple of --checkpoint-every would otherwise be lost to --resume,
+// which would train them again (and an N longer than the run would leave no step file).
+int checkpoints_finish(CheckpointSession *s, Graph *g, Device *d, Status *st) {
+    if (!s->folder || !s->every_steps || !s->has_last) return 0;
+    char path[1100];
+    checkpoint_step_path(s->folder, s->last.optimizer_steps, path, sizeof path);
+    if (strcmp(path, s->last_written) == 0) return 0;
+    CheckpointPlace at = place_of(s, &s->last);
     return write_step_checkpoint(s, &at, g, d, st);
 }
 

@@ -108,6 +108,26 @@ run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 --resume "$work/
     --checkpoint "$work/ck-fresh"
 expect_rc 0 "--resume A --checkpoint B goes on when B is empty"
 
+# A folder holding only best.safetensors (a run stopped before its first step file): the
+# hints name that file, which resumes, rather than --resume DIR, which finds no step file.
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/ck-src"
+expect_rc 0 "1 epoch into ck-src"
+mkdir -p "$work/ck-best" && cp "$work/ck-src/best.safetensors" "$work/ck-best/"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 --checkpoint "$work/ck-best"
+expect_error 2 "already holds checkpoints (the newest: best.safetensors)" \
+    "a fresh run into a folder holding only best.safetensors is refused"
+expect_in err "hint: to continue that run from its best epoch, --resume \
+$work/ck-best/best.safetensors (with --checkpoint $work/ck-best)" "... hinting at the file"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 --resume "$work/ck-best"
+expect_error 2 "no step checkpoint (step-*.safetensors) in the folder, only best.safetensors" \
+    "--resume of a folder holding only best.safetensors says so"
+expect_in err "hint: to continue from that best epoch, --resume $work/ck-best/best.safetensors" \
+    "... hinting at the file"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 \
+    --resume "$work/ck-best/best.safetensors" --checkpoint "$work/ck-best"
+expect_rc 0 "the hinted command resumes"
+expect_in err "1 epoch and 0 steps done" "... from the best epoch"
+
 # ---- --resume with nothing left to train ----
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/ck-one"
 expect_rc 0 "1 epoch into ck-one"
