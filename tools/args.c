@@ -16,14 +16,15 @@ static int find_option(const Command *cmd, const char *name, size_t length) {
     return -1;
 }
 
-static int add_positional(const Command *cmd, const char *arg, ParsedArgs *out, Status *st) {
-    if (out->positional_count == CLI_MAX_POSITIONALS) {
-        status_fail(st, STATUS_BAD_INPUT, "more than %d arguments", CLI_MAX_POSITIONALS);
-        status_hint(st, "see `trainer %s --help`", cmd->name);
-        return STATUS_BAD_INPUT;
-    }
+// args_parse made room for every argument, so none can overflow it.
+static void add_positional(const char *arg, ParsedArgs *out) {
     out->positionals[out->positional_count++] = arg;
-    return 0;
+}
+
+void args_free(ParsedArgs *args) {
+    free(args->positionals);
+    args->positionals = NULL;
+    args->positional_count = 0;
 }
 
 static int unknown_option(const Command *cmd, const char *arg, Status *st) {
@@ -52,11 +53,16 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
         return status_fail(st, STATUS_RUNTIME_ERROR, "trainer %s lists %d options, more than "
                            "CLI_MAX_OPTIONS (%d) in tools/cli.h", cmd->name, listed,
                            CLI_MAX_OPTIONS);
+    // Room for every argument as a positional: no count the shell can pass is refused.
+    out->positionals = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *out->positionals);
+    if (!out->positionals)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %d arguments",
+                           argc);
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         // `--` ends the options, as in POSIX tools: a model file named `-x.model` can follow.
         if (strcmp(arg, "--") == 0) {
-            while (++i < argc) TRY(add_positional(cmd, argv[i], out, st));
+            while (++i < argc) add_positional(argv[i], out);
             break;
         }
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -68,7 +74,7 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
         if (short_option && find_option(cmd, arg, strlen(arg)) < 0)
             return unknown_option(cmd, arg, st);
         if (!short_option && strncmp(arg, "--", 2) != 0) {
-            TRY(add_positional(cmd, arg, out, st));
+            add_positional(arg, out);
             continue;
         }
         const char *eq = strchr(arg, '=');

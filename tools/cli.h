@@ -15,7 +15,6 @@
 // The most options one command lists: args_parse refuses a command that lists more, since
 // ParsedArgs keeps a value per option.
 #define CLI_MAX_OPTIONS 64
-#define CLI_MAX_POSITIONALS 64
 
 typedef struct OptionSpec {
     const char *name;        // "--epochs"
@@ -25,7 +24,9 @@ typedef struct OptionSpec {
 
 typedef struct ParsedArgs {
     const char *values[CLI_MAX_OPTIONS];  // by spec index; flags get "1"
-    const char *positionals[CLI_MAX_POSITIONALS];
+    // As many as the command line holds (`predict MODEL dir/*/*.png`): pointers into argv,
+    // in an array args_parse allocates.
+    const char **positionals;
     int positional_count;
     int help;                             // --help / -h was given
 } ParsedArgs;
@@ -38,7 +39,9 @@ typedef struct Command {
     int (*run)(const struct Command *cmd, const ParsedArgs *args);
 } Command;
 
+// After a failure too, `out` is to be freed with args_free.
 int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Status *st);
+void args_free(ParsedArgs *args);
 const char *args_get(const Command *cmd, const ParsedArgs *args, const char *name);
 int args_int(const Command *cmd, const ParsedArgs *args, const char *name, long min, long max,
              long *out, int *present, Status *st);
