@@ -21,6 +21,38 @@ static void add_positional(const char *arg, ParsedArgs *out) {
     out->positionals[out->positional_count++] = arg;
 }
 
+int option_takes_path(const OptionSpec *spec) {
+    const char *word = spec->value_name;
+    if (!word || !*word) return 0;
+    // Every word of "DIR|FILE" names a path; "N|epoch", "SPEC" or "NAMES" do not.
+    while (*word) {
+        size_t n = strcspn(word, "|");
+        int path = (n == 3 && strncmp(word, "DIR", 3) == 0) ||
+                   (n == 4 && (strncmp(word, "FILE", 4) == 0 || strncmp(word, "PATH", 4) == 0));
+        if (!path) return 0;
+        word += n;
+        if (*word == '|') word++;
+    }
+    return 1;
+}
+
+// An empty path would reach the file system as "" and fail late, after training, naming no
+// file (`--save "$OUT"` with OUT unset): it is refused before anything runs.
+static int check_path_values(const Command *cmd, const ParsedArgs *out, Status *st) {
+    for (int i = 0; cmd->options[i].name; i++) {
+        const OptionSpec *spec = &cmd->options[i];
+        const char *value = out->values[i];
+        if (!value || !option_takes_path(spec)) continue;
+        if (!value[0]) {
+            status_fail(st, STATUS_BAD_INPUT, "%s was given an empty path", spec->name);
+            status_hint(st, "write %s %s; an unset or empty shell variable (%s \"$VAR\") is "
+                        "the usual cause", spec->name, spec->value_name, spec->name);
+            return STATUS_BAD_INPUT;
+        }
+    }
+    return 0;
+}
+
 void args_free(ParsedArgs *args) {
     free(args->positionals);
     args->positionals = NULL;
@@ -105,7 +137,7 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
             return STATUS_BAD_INPUT;
         }
     }
-    return 0;
+    return check_path_values(cmd, out, st);
 }
 
 const char *args_get(const Command *cmd, const ParsedArgs *args, const char *name) {

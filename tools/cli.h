@@ -18,9 +18,13 @@
 
 typedef struct OptionSpec {
     const char *name;        // "--epochs"
-    const char *value_name;  // "N"; NULL for a flag
+    const char *value_name;  // "N"; NULL for a flag; "FILE", "DIR", "DIR|FILE": a path
     const char *help;
 } OptionSpec;
+
+// The words of a value_name that make an option's value a path: args_parse refuses such a
+// value when empty (docs/cli.md).
+int option_takes_path(const OptionSpec *spec);
 
 typedef struct ParsedArgs {
     const char *values[CLI_MAX_OPTIONS];  // by spec index; flags get "1"

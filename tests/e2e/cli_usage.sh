@@ -102,6 +102,21 @@ run "$TRAINER" eval models/mlp.model --weights models/mlp.model --device cpu
 expect_error 2 "models/mlp.model: not a safetensors file: it starts with text" \
     "a model file given as the weights is named as text"
 
+# An empty path (an unset shell variable: --save "$OUT") is refused up front, naming the
+# option; --save "" used to train and then fail with 'renaming into place failed'.
+make_random_dataset "$work/tiny-data" 64 16
+tiny=(--data "idx:$work/tiny-data" --device cpu --epochs 1)
+for option in --save --checkpoint --logdir --resume --init-from; do
+    run "$TRAINER" train models/mlp.model "${tiny[@]}" "$option" ""
+    expect_error 2 "$option was given an empty path" "train $option '' is refused"
+    expect_in err "unset or empty shell variable" "... with a hint at the usual cause"
+    expect_no_match out '^epoch ' "... before the first step"
+done
+run "$TRAINER" train models/mlp.model "${tiny[@]}" --save=
+expect_error 2 "--save was given an empty path" "train --save= is refused"
+run "$TRAINER" eval models/mlp.model --device cpu --weights ""
+expect_error 2 "--weights was given an empty path" "eval --weights '' is refused"
+
 run "$TRAINER" check
 expect_error 2 "takes one model file" "check without a model file is a usage error"
 run "$TRAINER" check models/mlp.model models/mlp.model
