@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error_catalog.h"
+#include "data/dataset.h"
 #include "diagnostics/machine_facts.h"
 #include "tools/cli.h"
 #include "base/suggest.h"
@@ -37,8 +38,9 @@ int option_takes_path(const OptionSpec *spec) {
 }
 
 // An empty path would reach the file system as "" and fail late, after training, naming no
-// file (`--save "$OUT"` with OUT unset): it is refused before anything runs.
-static int check_path_values(const Command *cmd, const ParsedArgs *out, Status *st) {
+// file (`--save "$OUT"` with OUT unset); a `~` the shell left alone (`--save=~/w`, a quoted
+// "~/w") would make a folder named `~` here. Both are settled before anything runs.
+static int check_path_values(const Command *cmd, ParsedArgs *out, Status *st) {
     for (int i = 0; cmd->options[i].name; i++) {
         const OptionSpec *spec = &cmd->options[i];
         const char *value = out->values[i];
@@ -49,6 +51,14 @@ static int check_path_values(const Command *cmd, const ParsedArgs *out, Status *
                         "the usual cause", spec->name, spec->value_name, spec->name);
             return STATUS_BAD_INPUT;
         }
+        if (value[0] != '~' || (value[1] != '/' && value[1] != '\0')) continue;
+        const char *home = getenv("HOME");
+        size_t size = strlen(value) + (home ? strlen(home) : 0) + 1;
+        out->expanded[i] = malloc(size);
+        if (!out->expanded[i])
+            return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory reading %s",
+                               spec->name);
+        out->values[i] = dataset_expand_home(value, out->expanded[i], size);
     }
     return 0;
 }
@@ -57,6 +67,10 @@ void args_free(ParsedArgs *args) {
     free(args->positionals);
     args->positionals = NULL;
     args->positional_count = 0;
+    for (int i = 0; i < CLI_MAX_OPTIONS; i++) {
+        free(args->expanded[i]);
+        args->expanded[i] = NULL;
+    }
 }
 
 static int unknown_option(const Command *cmd, const char *arg, Status *st) {

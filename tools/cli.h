@@ -23,7 +23,7 @@ typedef struct OptionSpec {
 } OptionSpec;
 
 // The words of a value_name that make an option's value a path: args_parse refuses such a
-// value when empty (docs/cli.md).
+// value when empty and expands its leading `~` (docs/cli.md).
 int option_takes_path(const OptionSpec *spec);
 
 typedef struct ParsedArgs {
@@ -33,6 +33,7 @@ typedef struct ParsedArgs {
     const char **positionals;
     int positional_count;
     int help;                             // --help / -h was given
+    char *expanded[CLI_MAX_OPTIONS];      // the values that args_parse expanded `~` in
 } ParsedArgs;
 
 typedef struct Command {
