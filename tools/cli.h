@@ -34,6 +34,7 @@ typedef struct ParsedArgs {
     int positional_count;
     int help;                             // --help / -h was given
     char *expanded[CLI_MAX_OPTIONS];      // the values that args_parse expanded `~` in
+    const char *program;                  // argv[0], as the user ran trainer (main sets it)
 } ParsedArgs;
 
 typedef struct Command {

@@ -95,8 +95,11 @@ static int run_command(int argc, char **argv) {
         ParsedArgs args;
         Status st;
         status_clear(&st);
-        int rc;
-        if (args_parse(cmd, argc - 2, argv + 2, &args, &st)) {
+        int rc = args_parse(cmd, argc - 2, argv + 2, &args, &st);
+        // The printed resume command runs the trainer again by this name; the OpenBLAS
+        // restart above execs with this same argv, so it is the name the user typed.
+        args.program = argv[0];
+        if (rc) {
             rc = report_failure(&st);
         } else if (args.help) {
             command_print_help(cmd, stdout);

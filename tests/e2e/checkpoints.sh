@@ -163,7 +163,7 @@ for signal in INT:130 TERM:143; do
     interrupt_run "${signal%:*}"
     expect_rc "${signal#*:}" "SIG${signal%:*} exits ${signal#*:}"
     expect_in err "saved a checkpoint at epoch" "SIG${signal%:*} writes a checkpoint"
-    expect_in err "to resume: trainer train $work/tiny.model --resume $work/sig" \
+    expect_in err "to resume: $TRAINER train $work/tiny.model --resume $work/sig" \
         "SIG${signal%:*} prints the command that resumes"
     epoch=$(sed -n 's/.*saved a checkpoint at epoch \([0-9]*\),.*/\1/p' <<<"$err")
     run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs $((epoch + 1)) \
