@@ -446,7 +446,7 @@ int checkpoint_load_resume(Graph *g, const OptimizerConfig *optimizer, const Bac
 
 double checkpoint_best_accuracy(const char *folder) {
     char path[1100];
-    snprintf(path, sizeof path, "%s/best.safetensors", folder);
+    checkpoint_folder_file(folder, "best.safetensors", path, sizeof path);
     Safetensors file;
     Status ignored;
     if (safetensors_read_file(path, &file, &ignored)) return -1.0;
@@ -483,9 +483,20 @@ int checkpoint_init_from(Graph *g, const Backend *b, const char *path, int *load
 #define STEP_PREFIX "step-"
 #define STEP_SUFFIX ".safetensors"
 
+void checkpoint_folder_file(const char *folder, const char *name, char *path, size_t size) {
+    // `--resume ck/` would otherwise print `ck//step-...`: the folder's own trailing slashes
+    // give way to the one joining it to the name (a folder of only slashes is the root).
+    size_t length = strlen(folder);
+    while (length > 1 && folder[length - 1] == '/') length--;
+    int root = length == 1 && folder[0] == '/';
+    snprintf(path, size, "%.*s%s%s", (int)length, folder, root ? "" : "/", name);
+}
+
 void checkpoint_step_path(const char *folder, long optimizer_steps, char *path, size_t size) {
     // Zero-padded, so that names sort in step order for people listing the folder too.
-    snprintf(path, size, "%s/" STEP_PREFIX "%010ld" STEP_SUFFIX, folder, optimizer_steps);
+    char name[64];
+    snprintf(name, sizeof name, STEP_PREFIX "%010ld" STEP_SUFFIX, optimizer_steps);
+    checkpoint_folder_file(folder, name, path, size);
 }
 
 static int folder_failed(const char *folder, const char *what, Status *st) {
@@ -499,7 +510,7 @@ int checkpoint_folder_prepare(const char *folder, int *swept, Status *st) {
     if (make_directories(folder)) return folder_failed(folder, "creating it", st);
     *swept = atomic_file_sweep(folder);
     char probe[1100];
-    snprintf(probe, sizeof probe, "%s/.write-probe.tmp", folder);
+    checkpoint_folder_file(folder, ".write-probe.tmp", probe, sizeof probe);
     FILE *f = fopen(probe, "wb");
     if (!f) return folder_failed(folder, "writing a probe file", st);
     fclose(f);
@@ -562,6 +573,20 @@ int checkpoint_latest(const char *folder, char *path, size_t size, Status *st) {
     if (count > 0) checkpoint_step_path(folder, steps[0], path, size);
     free(steps);
     if (count > 0) return 0;
+    // A run that stopped before its first step file can leave best.safetensors alone; it is
+    // a whole checkpoint too, but of the best epoch, not where the run stopped, so it is
+    // named for the user to choose rather than taken.
+    char best[1100];
+    checkpoint_folder_file(folder, "best.safetensors", best, sizeof best);
+    FILE *f = fopen(best, "rb");
+    if (f) {
+        fclose(f);
+        status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "no step checkpoint "
+                       "(step-*.safetensors) in the folder, only best.safetensors (the best "
+                       "epoch's, which need not be the last)");
+        status_hint(st, "to continue from that best epoch, --resume %.1000s", best);
+        return STATUS_BAD_INPUT;
+    }
     status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "no checkpoint (step-*.safetensors) in "
                    "the folder");
     status_hint(st, "train with --checkpoint %s first", folder);
@@ -576,7 +601,7 @@ int checkpoint_folder_holds(const char *folder, char *path, size_t size) {
     if (count > 0) checkpoint_step_path(folder, steps[0], path, size);
     free(steps);
     if (count > 0) return 1;
-    snprintf(path, size, "%s/best.safetensors", folder);
+    checkpoint_folder_file(folder, "best.safetensors", path, size);
     FILE *best = fopen(path, "rb");
     int found = best != NULL;
     if (found) fclose(best);

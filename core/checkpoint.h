@@ -63,6 +63,8 @@ int checkpoint_init_from(Graph *g, const Backend *b, const char *path, int *load
 // Creates the folder if needed, removes the *.tmp files a killed run left (*swept says how
 // many), and proves it writable with a probe file, so a bad folder fails before step 1.
 int checkpoint_folder_prepare(const char *folder, int *swept, Status *st);
+// FOLDER/NAME, one slash between them however many FOLDER ends with.
+void checkpoint_folder_file(const char *folder, const char *name, char *path, size_t size);
 void checkpoint_step_path(const char *folder, long optimizer_steps, char *path, size_t size);
 // The step file with the most steps; STATUS_BAD_INPUT when there is none.
 int checkpoint_latest(const char *folder, char *path, size_t size, Status *st);

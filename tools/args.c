@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error_catalog.h"
+#include "data/dataset.h"
 #include "diagnostics/machine_facts.h"
 #include "tools/cli.h"
 #include "base/suggest.h"
@@ -16,14 +17,60 @@ static int find_option(const Command *cmd, const char *name, size_t length) {
     return -1;
 }
 
-static int add_positional(const Command *cmd, const char *arg, ParsedArgs *out, Status *st) {
-    if (out->positional_count == CLI_MAX_POSITIONALS) {
-        status_fail(st, STATUS_BAD_INPUT, "more than %d arguments", CLI_MAX_POSITIONALS);
-        status_hint(st, "see `trainer %s --help`", cmd->name);
-        return STATUS_BAD_INPUT;
-    }
+// args_parse made room for every argument, so none can overflow it.
+static void add_positional(const char *arg, ParsedArgs *out) {
     out->positionals[out->positional_count++] = arg;
+}
+
+int option_takes_path(const OptionSpec *spec) {
+    const char *word = spec->value_name;
+    if (!word || !*word) return 0;
+    // Every word of "DIR|FILE" names a path; "N|epoch", "SPEC" or "NAMES" do not.
+    while (*word) {
+        size_t n = strcspn(word, "|");
+        int path = (n == 3 && strncmp(word, "DIR", 3) == 0) ||
+                   (n == 4 && (strncmp(word, "FILE", 4) == 0 || strncmp(word, "PATH", 4) == 0));
+        if (!path) return 0;
+        word += n;
+        if (*word == '|') word++;
+    }
+    return 1;
+}
+
+// An empty path would reach the file system as "" and fail late, after training, naming no
+// file (`--save "$OUT"` with OUT unset); a `~` the shell left alone (`--save=~/w`, a quoted
+// "~/w") would make a folder named `~` here. Both are settled before anything runs.
+static int check_path_values(const Command *cmd, ParsedArgs *out, Status *st) {
+    for (int i = 0; cmd->options[i].name; i++) {
+        const OptionSpec *spec = &cmd->options[i];
+        const char *value = out->values[i];
+        if (!value || !option_takes_path(spec)) continue;
+        if (!value[0]) {
+            status_fail(st, STATUS_BAD_INPUT, "%s was given an empty path", spec->name);
+            status_hint(st, "write %s %s; an unset or empty shell variable (%s \"$VAR\") is "
+                        "the usual cause", spec->name, spec->value_name, spec->name);
+            return STATUS_BAD_INPUT;
+        }
+        if (value[0] != '~' || (value[1] != '/' && value[1] != '\0')) continue;
+        const char *home = getenv("HOME");
+        size_t size = strlen(value) + (home ? strlen(home) : 0) + 1;
+        out->expanded[i] = malloc(size);
+        if (!out->expanded[i])
+            return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory reading %s",
+                               spec->name);
+        out->values[i] = dataset_expand_home(value, out->expanded[i], size);
+    }
     return 0;
+}
+
+void args_free(ParsedArgs *args) {
+    free(args->positionals);
+    args->positionals = NULL;
+    args->positional_count = 0;
+    for (int i = 0; i < CLI_MAX_OPTIONS; i++) {
+        free(args->expanded[i]);
+        args->expanded[i] = NULL;
+    }
 }
 
 static int unknown_option(const Command *cmd, const char *arg, Status *st) {
@@ -52,11 +99,16 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
         return status_fail(st, STATUS_RUNTIME_ERROR, "trainer %s lists %d options, more than "
                            "CLI_MAX_OPTIONS (%d) in tools/cli.h", cmd->name, listed,
                            CLI_MAX_OPTIONS);
+    // Room for every argument as a positional: no count the shell can pass is refused.
+    out->positionals = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *out->positionals);
+    if (!out->positionals)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %d arguments",
+                           argc);
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         // `--` ends the options, as in POSIX tools: a model file named `-x.model` can follow.
         if (strcmp(arg, "--") == 0) {
-            while (++i < argc) TRY(add_positional(cmd, argv[i], out, st));
+            while (++i < argc) add_positional(argv[i], out);
             break;
         }
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -68,7 +120,7 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
         if (short_option && find_option(cmd, arg, strlen(arg)) < 0)
             return unknown_option(cmd, arg, st);
         if (!short_option && strncmp(arg, "--", 2) != 0) {
-            TRY(add_positional(cmd, arg, out, st));
+            add_positional(arg, out);
             continue;
         }
         const char *eq = strchr(arg, '=');
@@ -99,7 +151,7 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
             return STATUS_BAD_INPUT;
         }
     }
-    return 0;
+    return check_path_values(cmd, out, st);
 }
 
 const char *args_get(const Command *cmd, const ParsedArgs *args, const char *name) {

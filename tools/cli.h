@@ -15,19 +15,26 @@
 // The most options one command lists: args_parse refuses a command that lists more, since
 // ParsedArgs keeps a value per option.
 #define CLI_MAX_OPTIONS 64
-#define CLI_MAX_POSITIONALS 64
 
 typedef struct OptionSpec {
     const char *name;        // "--epochs"
-    const char *value_name;  // "N"; NULL for a flag
+    const char *value_name;  // "N"; NULL for a flag; "FILE", "DIR", "DIR|FILE": a path
     const char *help;
 } OptionSpec;
 
+// The words of a value_name that make an option's value a path: args_parse refuses such a
+// value when empty and expands its leading `~` (docs/cli.md).
+int option_takes_path(const OptionSpec *spec);
+
 typedef struct ParsedArgs {
     const char *values[CLI_MAX_OPTIONS];  // by spec index; flags get "1"
-    const char *positionals[CLI_MAX_POSITIONALS];
+    // As many as the command line holds (`predict MODEL dir/*/*.png`): pointers into argv,
+    // in an array args_parse allocates.
+    const char **positionals;
     int positional_count;
     int help;                             // --help / -h was given
+    char *expanded[CLI_MAX_OPTIONS];      // the values that args_parse expanded `~` in
+    const char *program;                  // argv[0], as the user ran trainer (main sets it)
 } ParsedArgs;
 
 typedef struct Command {
@@ -38,7 +45,9 @@ typedef struct Command {
     int (*run)(const struct Command *cmd, const ParsedArgs *args);
 } Command;
 
+// After a failure too, `out` is to be freed with args_free.
 int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Status *st);
+void args_free(ParsedArgs *args);
 const char *args_get(const Command *cmd, const ParsedArgs *args, const char *name);
 int args_int(const Command *cmd, const ParsedArgs *args, const char *name, long min, long max,
              long *out, int *present, Status *st);

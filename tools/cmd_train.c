@@ -445,6 +445,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     if (session.log) run_log_close(session.log);
     if (session.log_failed) *st = session.log_status;
     if (session.stopped_early) rc = 0;  // a finished run: on_epoch's return only ended the loop
+    if (!rc && !interrupted)
+        rc = checkpoints_finish(&session.checkpoints, g, r->device_list[0], st);
     if (interrupted) checkpoints_interrupted(&session.checkpoints, g, r->device_list[0]);
     if (!rc) rc = evaluate_test_at_end(r, data, st);
     if (!rc) print_run_data_notes(data, 1);

@@ -95,12 +95,20 @@ static int run_command(int argc, char **argv) {
         ParsedArgs args;
         Status st;
         status_clear(&st);
-        if (args_parse(cmd, argc - 2, argv + 2, &args, &st)) return report_failure(&st);
-        if (args.help) {
+        int rc = args_parse(cmd, argc - 2, argv + 2, &args, &st);
+        // The printed resume command runs the trainer again by this name; the OpenBLAS
+        // restart above execs with this same argv, so it is the name the user typed.
+        args.program = argv[0];
+        if (rc) {
+            rc = report_failure(&st);
+        } else if (args.help) {
             command_print_help(cmd, stdout);
-            return 0;
+            rc = 0;
+        } else {
+            rc = cmd->run(cmd, &args);
         }
-        return cmd->run(cmd, &args);
+        args_free(&args);
+        return rc;
     }
     const char *names[COMMAND_COUNT + 1];
     for (int i = 0; i < COMMAND_COUNT; i++) names[i] = commands[i]->name;

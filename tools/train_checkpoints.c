@@ -136,8 +136,14 @@ static int refuse_other_checkpoints(const char *folder, const char *resume_given
     else
         status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "the checkpoint folder already holds "
                        "checkpoints (the newest: %s); a new run's would be mixed with them", name);
-    status_hint(st, "to continue that run, resume it with --resume %s; else pick an empty "
-                "folder for --checkpoint, or remove the old checkpoints", folder);
+    // best.safetensors alone: `--resume DIR` would find no step file, but the file resumes.
+    if (strcmp(name, "best.safetensors") == 0)
+        status_hint(st, "to continue that run from its best epoch, --resume %s (with "
+                    "--checkpoint %s); else pick an empty folder for --checkpoint, or remove "
+                    "the old checkpoints", newest, folder);
+    else
+        status_hint(st, "to continue that run, resume it with --resume %s; else pick an empty "
+                    "folder for --checkpoint, or remove the old checkpoints", folder);
     return STATUS_BAD_INPUT;
 }
 
@@ -199,6 +205,17 @@ int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *
     return write_step_checkpoint(s, &at, g, d, st);
 }
 
+// Steps after the last multiple of --checkpoint-every would otherwise be lost to --resume,
+// which would train them again (and an N longer than the run would leave no step file).
+int checkpoints_finish(CheckpointSession *s, Graph *g, Device *d, Status *st) {
+    if (!s->folder || !s->every_steps || !s->has_last) return 0;
+    char path[1100];
+    checkpoint_step_path(s->folder, s->last.optimizer_steps, path, sizeof path);
+    if (strcmp(path, s->last_written) == 0) return 0;
+    CheckpointPlace at = place_of(s, &s->last);
+    return write_step_checkpoint(s, &at, g, d, st);
+}
+
 static int write_epoch_checkpoints(CheckpointSession *s, const EpochReport *r, Graph *g,
                                    Device *d, Status *st) {
     CheckpointPlace at = {.epochs_done = r->epoch, .optimizer_steps = g->optimizer_steps,
@@ -207,7 +224,7 @@ static int write_epoch_checkpoints(CheckpointSession *s, const EpochReport *r, G
     if (!s->every_steps) TRY(write_step_checkpoint(s, &at, g, d, st));
     if (!r->has_test || r->test.accuracy <= s->best_accuracy) return 0;
     char best[1100];
-    snprintf(best, sizeof best, "%s/best.safetensors", s->folder);
+    checkpoint_folder_file(s->folder, "best.safetensors", best, sizeof best);
     TRY(checkpoint_save(g, s->optimizer, d->backend, &at, &s->inputs, best, st));
     s->best_accuracy = r->test.accuracy;
     return 0;
@@ -252,24 +269,42 @@ static void append_shell_word(char *line, size_t size, const char *word) {
     line[used] = '\0';
 }
 
+// `--name VALUE`, or `--name=VALUE` where VALUE starts with `-`: the parser takes a
+// following `--word` for a forgotten value, so the two-word form would be refused.
+static void append_option(char *line, size_t size, const char *name, const char *value) {
+    if (value[0] != '-') {
+        append_shell_word(line, size, name);
+        append_shell_word(line, size, value);
+        return;
+    }
+    char joined[4200];
+    snprintf(joined, sizeof joined, "%s=%s", name, value);
+    append_shell_word(line, size, joined);
+}
+
 // The run's own options again, so that the resumed run trains toward the same --epochs on
-// the same data; --resume and --init-from give way to --resume FROM.
+// the same data; --resume and --init-from give way to --resume FROM. The trainer is named
+// as it was run (`./build/trainer` is not on PATH), and a model path starting with `-`
+// gets `./` so that it is not read as an option.
 static void print_resume_command(const CheckpointSession *s, const char *from) {
     char line[8192] = "";
     if (s->processes > 1) snprintf(line, sizeof line, "mpirun -np %d", s->processes);
-    append_shell_word(line, sizeof line, "trainer");
+    const char *program = s->args && s->args->program && s->args->program[0]
+                              ? s->args->program : "trainer";
+    append_shell_word(line, sizeof line, program);
     append_shell_word(line, sizeof line, "train");
-    append_shell_word(line, sizeof line, s->model_path);
-    append_shell_word(line, sizeof line, "--resume");
-    append_shell_word(line, sizeof line, from);
+    char model[4200];
+    snprintf(model, sizeof model, "%s%s", s->model_path[0] == '-' ? "./" : "", s->model_path);
+    append_shell_word(line, sizeof line, model);
+    append_option(line, sizeof line, "--resume", from);
     const OptionSpec *options = s->command ? s->command->options : NULL;
     for (int i = 0; options && options[i].name; i++) {
         const char *value = s->args->values[i];
         if (!value || strcmp(options[i].name, "--resume") == 0 ||
             strcmp(options[i].name, "--init-from") == 0)
             continue;
-        append_shell_word(line, sizeof line, options[i].name);
-        if (options[i].value_name) append_shell_word(line, sizeof line, value);
+        if (options[i].value_name) append_option(line, sizeof line, options[i].name, value);
+        else append_shell_word(line, sizeof line, options[i].name);
     }
     // The first word's leading space is the only one not wanted.
     fprintf(stderr, "trainer: to resume: %s\n", line[0] == ' ' ? line + 1 : line);

@@ -11,8 +11,8 @@
 #define CHECKPOINT_OPTION_SPECS                                                               \
     {"--save", "FILE", "write the weights (safetensors) to FILE after every epoch"},          \
     {"--checkpoint", "DIR", "write resumable checkpoints (safetensors) into DIR"},            \
-    {"--checkpoint-every", "N|epoch", "a checkpoint every N steps, or after every epoch "    \
-                                      "(default)"},                                            \
+    {"--checkpoint-every", "N|epoch", "a checkpoint every N steps and at the run's last, "  \
+                                      "or after every epoch (default)"},                       \
     {"--keep-last", "K", "keep the K newest step checkpoints (default 3), and best.safetensors"}, \
     {"--resume", "DIR|FILE", "continue a run from its newest checkpoint in DIR, or from FILE"}, \
     {"--init-from", "FILE", "start from the parameters in FILE that match by name and shape "  \
@@ -56,6 +56,10 @@ int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *
                            Status *st);
 int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g, Device *d,
                             Status *st);
+// After the run's last step, when it finished (the last epoch, or an early stop): with
+// --checkpoint-every N, a step checkpoint there unless the last multiple of N was it, so
+// the folder always holds where the run ended.
+int checkpoints_finish(CheckpointSession *s, Graph *g, Device *d, Status *st);
 // After a signal stopped training: a checkpoint where it stopped (or --save's weights),
 // and the command that resumes, on stderr.
 void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d);

@@ -8,7 +8,9 @@
 # holding another run's checkpoints is refused, unless this run resumes from its newest
 # (--resume DIR --checkpoint DIR). A mid-epoch checkpoint resumed where this run's epoch is
 # shorter is refused. SIGINT during the evaluation after an epoch stops at its next batch.
-# The printed resume command repeats the run's options, quoted, and works as printed.
+# The printed resume command repeats the run's options, quoted, and works as printed, also
+# run as ./trainer-link (not on PATH) and for a model named -m.model; --resume DIR/ prints
+# no doubled slash.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_random_dataset "$work/my data" 200 50
@@ -108,6 +110,26 @@ run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 --resume "$work/
     --checkpoint "$work/ck-fresh"
 expect_rc 0 "--resume A --checkpoint B goes on when B is empty"
 
+# A folder holding only best.safetensors (a run stopped before its first step file): the
+# hints name that file, which resumes, rather than --resume DIR, which finds no step file.
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/ck-src"
+expect_rc 0 "1 epoch into ck-src"
+mkdir -p "$work/ck-best" && cp "$work/ck-src/best.safetensors" "$work/ck-best/"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 --checkpoint "$work/ck-best"
+expect_error 2 "already holds checkpoints (the newest: best.safetensors)" \
+    "a fresh run into a folder holding only best.safetensors is refused"
+expect_in err "hint: to continue that run from its best epoch, --resume \
+$work/ck-best/best.safetensors (with --checkpoint $work/ck-best)" "... hinting at the file"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 --resume "$work/ck-best"
+expect_error 2 "no step checkpoint (step-*.safetensors) in the folder, only best.safetensors" \
+    "--resume of a folder holding only best.safetensors says so"
+expect_in err "hint: to continue from that best epoch, --resume $work/ck-best/best.safetensors" \
+    "... hinting at the file"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 \
+    --resume "$work/ck-best/best.safetensors" --checkpoint "$work/ck-best"
+expect_rc 0 "the hinted command resumes"
+expect_in err "1 epoch and 0 steps done" "... from the best epoch"
+
 # ---- --resume with nothing left to train ----
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/ck-one"
 expect_rc 0 "1 epoch into ck-one"
@@ -125,13 +147,16 @@ expect_error 2 "the checkpoint is 10 steps into epoch 1, but an epoch of this ru
 expect_in err "hint: resume with the same data options" "... with a hint"
 
 # ---- signals ----
-# interrupt_when FOLDER DELAY ARGS...: trains with --checkpoint FOLDER, sends SIGINT DELAY
-# seconds after its first checkpoint, leaves its exit code and output as `run` does.
+# interrupt_when FOLDER DELAY ARGS...: trains with --checkpoint FOLDER (given first, so that
+# ARGS may end with `-- MODEL`), sends SIGINT DELAY seconds after its first checkpoint,
+# leaves its exit code and output as `run` does. $trainer_as, when set, is run in place of
+# $TRAINER.
 interrupt_when() {
     local folder=$1 delay=$2 i
     shift 2
     rm -rf "$folder"
-    "$TRAINER" train "$@" --checkpoint "$folder" </dev/null >"$work/sig.out" 2>"$work/sig.err" &
+    "${trainer_as:-$TRAINER}" train --checkpoint "$folder" "$@" </dev/null >"$work/sig.out" \
+        2>"$work/sig.err" &
     local pid=$!
     ran="trainer train $* --checkpoint $folder (then SIGINT)"
     for ((i = 0; i < 600; i++)); do
@@ -150,16 +175,37 @@ interrupt_when() {
 interrupt_when "$work/sig" 0.3 "$work/tiny.model" "${data[@]}" --epochs 100000 \
     --train-limit 150 --lr 0.002
 expect_rc 130 "SIGINT exits 130"
-expect_in err "to resume: trainer train $work/tiny.model --resume $work/sig --data \
+expect_in err "to resume: $TRAINER train $work/tiny.model --resume $work/sig --data \
 'idx:$work/my data' --epochs 100000 --lr 0.002 --train-limit 150" \
     "the resume command repeats the options, quoted"
 expect_in err "--checkpoint $work/sig" "... --checkpoint included"
-resume_command=$(sed -n 's/^trainer: to resume: trainer //p' <<<"$err")
+resume_command=$(sed -n 's/^trainer: to resume: //p' <<<"$err")
 epoch=$(sed -n 's/.*saved a checkpoint at epoch \([0-9]*\),.*/\1/p' <<<"$err")
-eval "run \"\$TRAINER\" $resume_command --epochs $((epoch + 1))"
+eval "run $resume_command --epochs $((epoch + 1))"
 expect_rc 0 "the printed command resumes"
 expect_in out ": 150 train" "... on the run's --train-limit"
 expect_match out "^epoch $((epoch + 1))/$((epoch + 1)) " "... and trains on to the next epoch"
+
+# The printed command works as printed where it used to break: the trainer is named as it
+# was run (./trainer-link, not on PATH; it always said `trainer`), and a model path that
+# starts with - (given after --) gets ./ (it was read as an unknown option -m.model).
+mkdir -p "$work/dash" && cp "$work/tiny.model" "$work/dash/-m.model"
+ln -s "$TRAINER" "$work/dash/trainer-link"
+cd "$work/dash" || exit 1
+trainer_as=./trainer-link interrupt_when ck 0.3 "${data[@]}" --epochs 100000 \
+    --train-limit 150 -- -m.model
+expect_rc 130 "SIGINT of ./trainer-link train -- -m.model exits 130"
+expect_in err "to resume: ./trainer-link train ./-m.model --resume ck " \
+    "the resume command names the trainer as run, and the model as ./-m.model"
+resume_command=$(sed -n 's/^trainer: to resume: //p' <<<"$err")
+epoch=$(sed -n 's/.*saved a checkpoint at epoch \([0-9]*\),.*/\1/p' <<<"$err")
+eval "run $resume_command --epochs $((epoch + 1))"
+expect_rc 0 "... and resumes as printed"
+expect_match out "^epoch $((epoch + 1))/$((epoch + 1)) " "... training on to the next epoch"
+# --resume DIR/ names the file without a doubled slash (it said ck//step-...).
+run ./trainer-link train ./-m.model "${data[@]}" --epochs 1 --resume ck/
+expect_match err "resuming from ck/step-[0-9]+\.safetensors" "--resume ck/ joins one slash"
+cd "$TRAINER_SOURCE_DIR" || exit 1
 
 # A signal during the evaluation after an epoch stops it at the next batch: the run ends at
 # that epoch's last step (before the fix it evaluated on and took the next epoch's first

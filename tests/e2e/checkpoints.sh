@@ -26,12 +26,28 @@ if cmp -s "$work/straight.safetensors" "$work/resumed.safetensors"; then
 else fail "2 epochs + resume for 2 = 4 epochs, byte for byte"; fi
 
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 --checkpoint "$work/steps" \
-    --checkpoint-every 5 --keep-last 2
-expect_rc 0 "--checkpoint-every 5 --keep-last 2"
+    --checkpoint-every 5 --keep-last 3
+expect_rc 0 "--checkpoint-every 5 --keep-last 3"
+# 26 steps: 5, 10, ... 25, and the run's last step, 26, which no multiple of 5 covers.
 listing=$(ls "$work/steps" | tr '\n' ' ')
-if [ "$listing" = "best.safetensors step-0000000020.safetensors step-0000000025.safetensors " ]
-then pass "the 2 newest step checkpoints and best.safetensors are kept"
-else fail "the 2 newest step checkpoints and best.safetensors are kept" "folder: $listing"; fi
+if [ "$listing" = "best.safetensors step-0000000020.safetensors step-0000000025.safetensors \
+step-0000000026.safetensors " ]
+then pass "the 3 newest step checkpoints (the run's last step among them) and best are kept"
+else fail "the 3 newest step checkpoints (the run's last step among them) and best are kept" \
+    "folder: $listing"; fi
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 --resume "$work/steps" \
+    --save "$work/end.safetensors"
+expect_in err "resuming from $work/steps/step-0000000026.safetensors: 2 epochs and 0 steps" \
+    "--resume DIR takes the run's last step, not the last multiple of --checkpoint-every"
+if cmp -s "$work/straight.safetensors" "$work/end.safetensors"; then
+    pass "... and gives the 4-epoch weights byte for byte (no step trained twice)"
+else fail "... and gives the 4-epoch weights byte for byte (no step trained twice)"; fi
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/long" \
+    --checkpoint-every 1000
+expect_rc 0 "--checkpoint-every longer than the run"
+[ -f "$work/long/step-0000000013.safetensors" ] &&
+    pass "... still leaves a step checkpoint at the run's end" ||
+    fail "... still leaves a step checkpoint at the run's end" "folder: $(ls "$work/long")"
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 4 \
     --resume "$work/steps/step-0000000020.safetensors" --save "$work/mid.safetensors"
 expect_in err "1 epoch and 7 steps done" "a step checkpoint resumes mid-epoch"
@@ -147,7 +163,7 @@ for signal in INT:130 TERM:143; do
     interrupt_run "${signal%:*}"
     expect_rc "${signal#*:}" "SIG${signal%:*} exits ${signal#*:}"
     expect_in err "saved a checkpoint at epoch" "SIG${signal%:*} writes a checkpoint"
-    expect_in err "to resume: trainer train $work/tiny.model --resume $work/sig" \
+    expect_in err "to resume: $TRAINER train $work/tiny.model --resume $work/sig" \
         "SIG${signal%:*} prints the command that resumes"
     epoch=$(sed -n 's/.*saved a checkpoint at epoch \([0-9]*\),.*/\1/p' <<<"$err")
     run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs $((epoch + 1)) \

@@ -102,6 +102,38 @@ run "$TRAINER" eval models/mlp.model --weights models/mlp.model --device cpu
 expect_error 2 "models/mlp.model: not a safetensors file: it starts with text" \
     "a model file given as the weights is named as text"
 
+# An empty path (an unset shell variable: --save "$OUT") is refused up front, naming the
+# option; --save "" used to train and then fail with 'renaming into place failed'.
+make_random_dataset "$work/tiny-data" 64 16
+tiny=(--data "idx:$work/tiny-data" --device cpu --epochs 1)
+for option in --save --checkpoint --logdir --resume --init-from; do
+    run "$TRAINER" train models/mlp.model "${tiny[@]}" "$option" ""
+    expect_error 2 "$option was given an empty path" "train $option '' is refused"
+    expect_in err "unset or empty shell variable" "... with a hint at the usual cause"
+    expect_no_match out '^epoch ' "... before the first step"
+done
+run "$TRAINER" train models/mlp.model "${tiny[@]}" --save=
+expect_error 2 "--save was given an empty path" "train --save= is refused"
+run "$TRAINER" eval models/mlp.model --device cpu --weights ""
+expect_error 2 "--weights was given an empty path" "eval --weights '' is refused"
+
+# `~` after `=` is expanded from $HOME, as the shell does at a word's start: --checkpoint=~/ck
+# made a folder named `~` in the current one. Run from a scratch folder so that a failure
+# leaves its `~` there, not in the source tree.
+mkdir -p "$work/home" "$work/cwd"
+cd "$work/cwd" || exit 1
+HOME="$work/home" run "$TRAINER" train "$TRAINER_SOURCE_DIR/models/mlp.model" "${tiny[@]}" \
+    --save=~/w.safetensors --checkpoint=~/ck --logdir=~/lg
+expect_rc 0 "train --save=~/... --checkpoint=~/... --logdir=~/..."
+[ -f "$work/home/w.safetensors" ] && [ -d "$work/home/ck" ] && [ -d "$work/home/lg" ] &&
+    pass "... writes into \$HOME" || fail "... writes into \$HOME" "home: $(ls "$work/home")"
+[ ! -e "$work/cwd/~" ] && pass "... and makes no folder named ~" ||
+    fail "... and makes no folder named ~"
+HOME="$work/home" run "$TRAINER" eval "$TRAINER_SOURCE_DIR/models/mlp.model" --device cpu \
+    --data "idx:$work/tiny-data" --weights="~/w.safetensors"
+expect_rc 0 "eval --weights='~/w.safetensors' (quoted) reads from \$HOME"
+cd "$TRAINER_SOURCE_DIR" || exit 1
+
 run "$TRAINER" check
 expect_error 2 "takes one model file" "check without a model file is a usage error"
 run "$TRAINER" check models/mlp.model models/mlp.model

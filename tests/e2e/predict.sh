@@ -139,6 +139,17 @@ expect_in err "$work/big.png" "every bad image is reported, not only the first"
 if [ -z "$out" ]; then pass "no predictions are printed when an image is bad"
 else fail "no predictions are printed when an image is bad"; fi
 
+# No cap on how many images one command takes (`dir/*/*.png`): 300 used to be refused as
+# 'more than 64 arguments'.
+mkdir -p "$work/many"
+for ((i = 0; i < 300; i++)); do cp "$work/boot.png" "$work/many/$i.png"; done
+run "$TRAINER" predict models/mlp.model --weights "$weights" --top 1 --device cpu \
+    "$work"/many/*.png
+expect_rc 0 "predict takes 300 images"
+count=$(grep -c "^$work/many/[0-9]*\.png$" <<<"$out")
+[ "$count" = 300 ] && pass "... and prints a prediction for each" ||
+    fail "... and prints a prediction for each" "$count images named on stdout"
+
 run "$TRAINER" predict models/mlp.model "$work/boot.png"
 expect_error 2 "needs --weights FILE" "predict without --weights"
 run "$TRAINER" predict models/mlp.model --weights "$weights"
