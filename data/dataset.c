@@ -203,7 +203,9 @@ static int load_by_spec(const char *spec, const char *split, const DatasetOption
     if (has_prefix(spec, "csv:") && strcmp(split, "test") == 0) {
         status_fail(st, STATUS_BAD_INPUT, "%s has no test split: a CSV file is all training "
                     "data", spec);
-        status_hint(st, "hold out part of it with --val-split 0.1");
+        // Read by train and eval alike: the hint fits both.
+        status_hint(st, "hold out part of it with --val-split F: 0.1 to train; to evaluate, "
+                    "the F (and --seed) the run trained with");
         return STATUS_BAD_INPUT;
     }
     if (has_prefix(spec, "csv:")) return dataset_load_csv(spec + 4, out, st);
