@@ -972,8 +972,9 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
                                    .flip = config->data.augment.flip};
         TRY(source_open(&rep->source, rep->device->backend, &memory, train, &transform,
                         run->micro_batch, graph_classes(rep->graph), st));
-        // A streamed dataset is staged by design; tools/ says so in the header.
-        if (!rep->source.on_device && r == 0 && !train->paths) {
+        // Staged by design, not for want of room: a streamed dataset (tools/ says so in the
+        // header) and CSV features (floats; the device's gather op takes bytes).
+        if (!rep->source.on_device && r == 0 && !train->paths && !train->features) {
             char bytes[32];
             notice(run, "the training set (%s) does not fit on %s beside the model; batches are "
                    "staged through the host", alloc_format_bytes((size_t)train->count *
