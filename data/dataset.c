@@ -193,6 +193,12 @@ int dataset_has_test_split(const char *spec) {
     return is_directory(test);
 }
 
+const char *dataset_spec_source(const char *spec, const Dataset *train, char *out,
+                                size_t size) {
+    if (!spec || !has_prefix(spec, "png:")) return train->source;
+    return dataset_expand_home(spec + 4, out, size);
+}
+
 static int load_by_spec(const char *spec, const char *split, const DatasetOptions *options,
                         Dataset *out, int *skipped, Status *st) {
     if (strcmp(spec, "fashion-mnist") == 0 || has_prefix(spec, "idx:"))

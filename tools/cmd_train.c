@@ -396,7 +396,10 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
                                  r->device_list[i]->name);
     printf("model %s: %s parameters, %d layers\n", g->path,
            format_count(graph_parameter_count(g), count, sizeof count), g->count);
-    printf("data %s: %d train", train->source, train->count);
+    char source[4096];
+    printf("data %s: %d train", dataset_spec_source(data_spec_from_args(cmd, args, &r->config),
+                                                    train, source, sizeof source),
+           train->count);
     if (data->has_val) printf(", %d val", data->val.count);
     if (data->has_test) printf(", %d test", data->test.count);
     printf(" samples; device %s", devices);
