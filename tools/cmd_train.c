@@ -470,6 +470,7 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = world_check_batch(cmd, args, &replicas.world, &replicas.config, &st);
     if (!rc) rc = apply_data_transform_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = check_early_stop(cmd, args, &replicas.config, first.path, &st);
+    if (!rc) rc = check_schedule_rates(cmd, args, &replicas.config, first.path, &st);
     if (!rc) rc = precision_from_args(cmd, args, &replicas.config.precision, &st);
     if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
     if (!rc)
