@@ -337,13 +337,18 @@ static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, 
     int batch = shared || r->count == 1 ? choice.batch : choice.batch * r->count;
     if (batch > train->count) batch = train->count;
     r->config.train.batch = batch;
-    char budget[32], cap[64] = "";
-    if (choice.capped)
-        snprintf(cap, sizeof cap, ", capped at %d", train->count < BATCH_AUTO_MAX ? train->count
-                                                                                 : BATCH_AUTO_MAX);
-    printf("batch auto: %d (the memory plan allows %d in %s on %s, keeping 10%% free%s; %d "
-           "trial step%s)\n", batch,
-           choice.planned, alloc_format_bytes(choice.budget, budget, sizeof budget), d->name, cap,
+    char budget[32], planned[160];
+    // The plan's own answer past the cap means nothing: it clamps a batch to the training
+    // set, so past that size every batch "fits" (1048576 on 500 samples). The cap instead.
+    if (choice.capped && train->count <= BATCH_AUTO_MAX)
+        snprintf(planned, sizeof planned, "the whole training set, %d samples,", train->count);
+    else if (choice.capped)
+        snprintf(planned, sizeof planned, "%d or more (the cap: a bigger batch buys no speed)",
+                 BATCH_AUTO_MAX);
+    else snprintf(planned, sizeof planned, "%d", choice.planned);
+    printf("batch auto: %d (the memory plan allows %s in %s on %s, keeping 10%% free; %d "
+           "trial step%s)\n", batch, planned,
+           alloc_format_bytes(choice.budget, budget, sizeof budget), d->name,
            choice.trials, choice.trials == 1 ? "" : "s");
     return 0;
 }
@@ -377,7 +382,11 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
         TRY(graph_init_params(r->graph_list[i], d->backend, &d->alloc,
                               (uint64_t)r->config.train.seed, st));
     }
-    if (batch_is_auto(cmd, args)) TRY(choose_batch(r, train, test, st));
+    // A resumed run keeps the checkpoint's batch (its data order depends on it), so a
+    // choice here would only cost trial steps and then be overridden.
+    if (batch_is_auto(cmd, args) && args_get(cmd, args, "--resume"))
+        printf("batch auto: not chosen: --resume continues at the checkpoint's batch\n");
+    else if (batch_is_auto(cmd, args)) TRY(choose_batch(r, train, test, st));
     TrainSession session;
     memset(&session, 0, sizeof session);
     // Every rank resumes from the checkpoint; only rank 0 writes.
