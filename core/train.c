@@ -956,6 +956,13 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     long steps_per_epoch = batcher_steps_per_epoch(&run->batcher);
     run->schedule = schedule_in_steps(&config->schedule, steps_per_epoch);
     run->total_steps = steps_per_epoch * config->train.epochs;
+    // Known only now (the batch may be --batch auto's): a warmup past the run's end leaves
+    // the rate below lr for good, and that is worth a word, not a refusal.
+    if (config->schedule.warmup > run->total_steps)
+        notice(run, "warmup of %ld steps is longer than the run's %ld; the rate rises only to "
+               "%g (lr %g) by its last step", config->schedule.warmup, run->total_steps,
+               lr_at(&run->schedule, config->optimizer.lr, run->total_steps - 1,
+                     run->total_steps), config->optimizer.lr);
     run->lr = config->optimizer.lr;
     run->loss_scaling = config->precision.precision == PRECISION_FP16;
     loss_scaler_init(&run->scaler, config->precision.initial_loss_scale);
@@ -972,8 +979,9 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
                                    .flip = config->data.augment.flip};
         TRY(source_open(&rep->source, rep->device->backend, &memory, train, &transform,
                         run->micro_batch, graph_classes(rep->graph), st));
-        // A streamed dataset is staged by design; tools/ says so in the header.
-        if (!rep->source.on_device && r == 0 && !train->paths) {
+        // Staged by design, not for want of room: a streamed dataset (tools/ says so in the
+        // header) and CSV features (floats; the device's gather op takes bytes).
+        if (!rep->source.on_device && r == 0 && !train->paths && !train->features) {
             char bytes[32];
             notice(run, "the training set (%s) does not fit on %s beside the model; batches are "
                    "staged through the host", alloc_format_bytes((size_t)train->count *

@@ -193,6 +193,12 @@ int dataset_has_test_split(const char *spec) {
     return is_directory(test);
 }
 
+const char *dataset_spec_source(const char *spec, const Dataset *train, char *out,
+                                size_t size) {
+    if (!spec || !has_prefix(spec, "png:")) return train->source;
+    return dataset_expand_home(spec + 4, out, size);
+}
+
 static int load_by_spec(const char *spec, const char *split, const DatasetOptions *options,
                         Dataset *out, int *skipped, Status *st) {
     if (strcmp(spec, "fashion-mnist") == 0 || has_prefix(spec, "idx:"))
@@ -203,7 +209,9 @@ static int load_by_spec(const char *spec, const char *split, const DatasetOption
     if (has_prefix(spec, "csv:") && strcmp(split, "test") == 0) {
         status_fail(st, STATUS_BAD_INPUT, "%s has no test split: a CSV file is all training "
                     "data", spec);
-        status_hint(st, "hold out part of it with --val-split 0.1");
+        // Read by train and eval alike: the hint fits both.
+        status_hint(st, "hold out part of it with --val-split F: 0.1 to train; to evaluate, "
+                    "the F (and --seed) the run trained with");
         return STATUS_BAD_INPUT;
     }
     if (has_prefix(spec, "csv:")) return dataset_load_csv(spec + 4, out, st);

@@ -73,6 +73,13 @@ const char *const *dataset_known_class_names(const char *spec, int *count);
 // Whether the spec has a test split of its own (a png:DIR of class folders has none: it is
 // all training data, and --val-split holds some of it out).
 int dataset_has_test_split(const char *spec);
+// Where a run's data comes from, as its header names it: png:DIR's DIR (the training split
+// is read from DIR/train when there is a test/ beside it, but the user named DIR), else the
+// training split's source. Returns `out` or train->source.
+const char *dataset_spec_source(const char *spec, const Dataset *train, char *out,
+                                size_t size);
+// The folder `fashion-mnist` reads: $TRAINER_FASHION_MNIST_DIR, else Debian's.
+const char *dataset_fashion_mnist_dir(void);
 // Moves a random `fraction` (0 < fraction < 1, rounded to whole samples) of `train`,
 // chosen from `seed`, into `val`; both keep their samples' order. Random, not the last
 // part: class folders and many CSV files are sorted by class. Both keep at least one.

@@ -10,7 +10,7 @@
 // - any other dataset gets the zero-padded label alone ("0", "1", ...).
 // Every class folder is made, even one the split (or its --limit) has no sample of: an
 // absent folder would renumber the classes after it.
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700  // realpath
 
 #include "data/dataset_export.h"
 
@@ -87,6 +87,92 @@ int dataset_export_prepare(const char *dir, int force, Status *st) {
         return STATUS_BAD_INPUT;
     }
     return make_directories(dir) ? fail_make(dir, st) : 0;
+}
+
+// `path` made absolute with every link resolved, as realpath(3) does, but for a path whose
+// last parts do not exist yet: those are appended to the real path of what exists. Returns
+// a malloc'ed string, or NULL when that cannot be known.
+static char *real_path_to_be(const char *path) {
+    char *real = realpath(path, NULL);
+    if (real || errno != ENOENT) return real;
+    char parent[4096];
+    if ((size_t)snprintf(parent, sizeof parent, "%s", path) >= sizeof parent) return NULL;
+    size_t n = strlen(parent);
+    while (n > 1 && parent[n - 1] == '/') parent[--n] = '\0';
+    char *slash = strrchr(parent, '/');
+    const char *last = slash ? slash + 1 : parent;
+    char name[4096];
+    snprintf(name, sizeof name, "%s", last);
+    if (slash == parent) parent[1] = '\0';  // "/x": the root is the parent
+    else if (slash) *slash = '\0';
+    else snprintf(parent, sizeof parent, ".");
+    if (!name[0] || strcmp(parent, path) == 0) return NULL;  // no shorter path to try
+    char *base = real_path_to_be(parent);
+    if (!base || strcmp(name, ".") == 0) return base;
+    if (strcmp(name, "..") == 0) {  // of a folder that does not exist: mkdir -p's reading
+        char *up = strrchr(base, '/');
+        if (up) up[up == base ? 1 : 0] = '\0';
+        return base;
+    }
+    size_t size = strlen(base) + strlen(name) + 2;
+    char *joined = malloc(size);
+    if (joined) snprintf(joined, size, "%s%s%s", base, strcmp(base, "/") == 0 ? "" : "/", name);
+    free(base);
+    return joined;
+}
+
+// Whether `inner` is `outer` or lies inside it (both real paths).
+static int is_within(const char *inner, const char *outer) {
+    size_t n = strlen(outer);
+    if (strcmp(outer, "/") == 0) return 1;
+    return strncmp(inner, outer, n) == 0 && (inner[n] == '\0' || inner[n] == '/');
+}
+
+// The places an expanded spec reads: its folder, or each file it names (idx: four files,
+// csv:FILE). Returns how many, at most 4.
+static int spec_places(const char *spec, char places[4][4096]) {
+    if (strcmp(spec, "fashion-mnist") == 0) {
+        snprintf(places[0], sizeof places[0], "%s", dataset_fashion_mnist_dir());
+        return 1;
+    }
+    const char *colon = strchr(spec, ':');
+    if (!colon) return 0;
+    const char *part = colon + 1;
+    int idx = strncmp(spec, "idx:", 4) == 0, csv = strncmp(spec, "csv:", 4) == 0, count = 0;
+    while (count < 4) {
+        const char *end = idx ? strchr(part, ',') : csv ? strstr(part, ",label=") : NULL;
+        if (!end) end = part + strlen(part);
+        snprintf(places[count++], sizeof places[0], "%.*s", (int)(end - part), part);
+        if (!idx || !*end) break;
+        part = end + 1;
+    }
+    return count;
+}
+
+int dataset_export_check_target(const char *spec, const char *dir, Status *st) {
+    char expanded_spec[4096], expanded_dir[4096], places[4][4096];
+    dataset_expand_spec(spec, expanded_spec, sizeof expanded_spec);
+    dir = dataset_expand_home(dir, expanded_dir, sizeof expanded_dir);
+    char *target = real_path_to_be(dir);
+    if (!target) return 0;  // not knowable: making the folder will say what is wrong
+    int count = spec_places(expanded_spec, places), rc = 0;
+    for (int i = 0; i < count && !rc; i++) {
+        char *source = realpath(places[i], NULL);  // missing: reading it says so
+        if (!source) continue;
+        const char *how = strcmp(source, target) == 0 ? "is"
+                          : is_within(target, source) ? "lies inside"
+                          : is_within(source, target) ? "holds" : NULL;
+        if (how) {
+            status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "the destination %s %s %s, which "
+                           "%s reads from", target, how, source, spec);
+            status_hint(st, "export into a folder outside %s and not holding it: an export "
+                        "into its own source replaces and adds images there", source);
+            rc = STATUS_BAD_INPUT;
+        }
+        free(source);
+    }
+    free(target);
+    return rc;
 }
 
 static int check_exportable(const Dataset *ds, Status *st) {

@@ -22,6 +22,10 @@ void dataset_export_folders(const char *spec, const Dataset *ds, int label_max,
 // Makes DIR (with its parents). A DIR that exists and is not empty is STATUS_BAD_INPUT
 // unless `force`.
 int dataset_export_prepare(const char *dir, int force, Status *st);
+// Refuses (STATUS_BAD_INPUT) a DIR that is a place `spec` reads from, lies inside one, or
+// holds one (compared as real paths, links resolved; DIR need not exist yet): the export
+// would write into the folders it reads, replacing and adding images.
+int dataset_export_check_target(const char *spec, const char *dir, Status *st);
 // Writes every sample of `ds` as DIR/FOLDER/NNNNN.png (NNNNN its index in `ds`, 1 channel
 // as gray, 3 as RGB), making every folder of `folders`. `progress` may be NULL.
 int dataset_export_split(const Dataset *ds, const ExportFolders *folders, const char *dir,

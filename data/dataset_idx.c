@@ -31,6 +31,11 @@ static int is_directory(const char *path, int *err) {
     return *err == 0;
 }
 
+const char *dataset_fashion_mnist_dir(void) {
+    const char *env = getenv(FASHION_MNIST_ENV);
+    return env && env[0] ? env : FASHION_MNIST_DIR;
+}
+
 // Resolves the spec to the folder that holds the IDX files, checking that it exists.
 static int resolve_folder(const char *spec, char *dir, size_t size, int *is_fashion,
                           Status *st) {
@@ -41,7 +46,7 @@ static int resolve_folder(const char *spec, char *dir, size_t size, int *is_fash
         // folder without touching the system one.
         const char *env = getenv(FASHION_MNIST_ENV);
         int overridden = env && env[0];
-        const char *path = overridden ? env : FASHION_MNIST_DIR;
+        const char *path = dataset_fashion_mnist_dir();
         *is_fashion = 1;
         if ((size_t)snprintf(dir, size, "%s", path) >= size) {
             status_fail(st, STATUS_BAD_INPUT, "%s is too long (%zu characters)",

@@ -375,7 +375,9 @@ int dataset_load_png(const char *dir, const char *split, const DatasetOptions *o
         if (test) {
             status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "png:%s has no test split (no "
                            "train/ and test/ folders)", dir);
-            status_hint(st, "hold out part of the training data with --val-split 0.1");
+            // Read by train and eval alike: the hint fits both.
+            status_hint(st, "hold out part of the training data with --val-split F: 0.1 to "
+                        "train; to evaluate, the F (and --seed) the run trained with");
             return STATUS_BAD_INPUT;
         }
         snprintf(train, sizeof train, "%s", dir);  // DIR/CLASS/*.png: all training data

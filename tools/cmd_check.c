@@ -292,8 +292,10 @@ static int load_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     return 0;
 }
 
-static void print_data_verdict(const RunData *data) {
-    printf("data %s: valid, %d train", data->train.source, data->train.count);
+static void print_data_verdict(const char *spec, const RunData *data) {
+    char source[4096];
+    printf("data %s: valid, %d train", dataset_spec_source(spec, &data->train, source,
+                                                           sizeof source), data->train.count);
     if (data->has_val) printf(", %d val", data->val.count);
     if (data->has_test) printf(", %d test", data->test.count);
     printf(" samples\n");
@@ -367,7 +369,7 @@ static int check_with(const Command *cmd, const ParsedArgs *args, Graph *g,
         if (!rc) print_plan(config, &plan, have_data);
         memory_plan_free(&plan);
         if (!rc) rc = print_largest_batch(g, device, &options, st);
-        if (!rc && have_data) print_data_verdict(&data);
+        if (!rc && have_data) print_data_verdict(data_spec_from_args(cmd, args, config), &data);
         if (!rc) print_data_transform(config, &data.normalization, data.normalization_source);
     }
     run_data_free(&data);

@@ -209,6 +209,8 @@ static int write_splits(const Command *cmd, const ParsedArgs *args, const Export
 }
 
 static int export_png(const Command *cmd, const ParsedArgs *args, Status *st) {
+    // Before reading, so the refusal costs no waiting.
+    TRY(dataset_export_check_target(args->positionals[1], args->positionals[2] + 4, st));
     ExportSplits splits = {0};
     int rc = read_splits(cmd, args, &splits, st);
     if (!rc) rc = write_splits(cmd, args, &splits, st);

@@ -337,13 +337,18 @@ static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, 
     int batch = shared || r->count == 1 ? choice.batch : choice.batch * r->count;
     if (batch > train->count) batch = train->count;
     r->config.train.batch = batch;
-    char budget[32], cap[64] = "";
-    if (choice.capped)
-        snprintf(cap, sizeof cap, ", capped at %d", train->count < BATCH_AUTO_MAX ? train->count
-                                                                                 : BATCH_AUTO_MAX);
-    printf("batch auto: %d (the memory plan allows %d in %s on %s, keeping 10%% free%s; %d "
-           "trial step%s)\n", batch,
-           choice.planned, alloc_format_bytes(choice.budget, budget, sizeof budget), d->name, cap,
+    char budget[32], planned[160];
+    // The plan's own answer past the cap means nothing: it clamps a batch to the training
+    // set, so past that size every batch "fits" (1048576 on 500 samples). The cap instead.
+    if (choice.capped && train->count <= BATCH_AUTO_MAX)
+        snprintf(planned, sizeof planned, "the whole training set, %d samples,", train->count);
+    else if (choice.capped)
+        snprintf(planned, sizeof planned, "%d or more (the cap: a bigger batch buys no speed)",
+                 BATCH_AUTO_MAX);
+    else snprintf(planned, sizeof planned, "%d", choice.planned);
+    printf("batch auto: %d (the memory plan allows %s in %s on %s, keeping 10%% free; %d "
+           "trial step%s)\n", batch, planned,
+           alloc_format_bytes(choice.budget, budget, sizeof budget), d->name,
            choice.trials, choice.trials == 1 ? "" : "s");
     return 0;
 }
@@ -377,7 +382,11 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
         TRY(graph_init_params(r->graph_list[i], d->backend, &d->alloc,
                               (uint64_t)r->config.train.seed, st));
     }
-    if (batch_is_auto(cmd, args)) TRY(choose_batch(r, train, test, st));
+    // A resumed run keeps the checkpoint's batch (its data order depends on it), so a
+    // choice here would only cost trial steps and then be overridden.
+    if (batch_is_auto(cmd, args) && args_get(cmd, args, "--resume"))
+        printf("batch auto: not chosen: --resume continues at the checkpoint's batch\n");
+    else if (batch_is_auto(cmd, args)) TRY(choose_batch(r, train, test, st));
     TrainSession session;
     memset(&session, 0, sizeof session);
     // Every rank resumes from the checkpoint; only rank 0 writes.
@@ -396,7 +405,10 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
                                  r->device_list[i]->name);
     printf("model %s: %s parameters, %d layers\n", g->path,
            format_count(graph_parameter_count(g), count, sizeof count), g->count);
-    printf("data %s: %d train", train->source, train->count);
+    char source[4096];
+    printf("data %s: %d train", dataset_spec_source(data_spec_from_args(cmd, args, &r->config),
+                                                    train, source, sizeof source),
+           train->count);
     if (data->has_val) printf(", %d val", data->val.count);
     if (data->has_test) printf(", %d test", data->test.count);
     printf(" samples; device %s", devices);
@@ -475,6 +487,7 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = world_check_batch(cmd, args, &replicas.world, &replicas.config, &st);
     if (!rc) rc = apply_data_transform_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = check_early_stop(cmd, args, &replicas.config, first.path, &st);
+    if (!rc) rc = check_schedule_rates(cmd, args, &replicas.config, first.path, &st);
     if (!rc) rc = precision_from_args(cmd, args, &replicas.config.precision, &st);
     if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
     if (!rc)

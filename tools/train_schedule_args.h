@@ -15,6 +15,10 @@
 
 int apply_schedule_overrides(const Command *cmd, const ParsedArgs *args, RunConfig *config,
                              Status *st);
+// A cosine schedule's min_lr above the run's learning rate (after --lr) is STATUS_BAD_INPUT
+// naming both and where each came from (the option, or the model file's line).
+int check_schedule_rates(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
+                         const char *model_path, Status *st);
 // "schedule cosine warmup=100 min_lr=0" when the run has one other than a constant rate.
 void print_schedule(const ScheduleConfig *schedule);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # --batch auto (issue 6): the memory plan proposes the largest batch under the limit, a
-# trial step confirms it, and training then runs that batch without running out of memory.
+# trial step confirms it, and training then runs that batch without running out of memory;
+# a choice capped at the training set says so, and --resume keeps the checkpoint's batch.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_fashion_mnist
 
@@ -15,6 +16,24 @@ chosen=$(sed -n 's/^batch auto: \([0-9]*\).*/\1/p' <<<"$out")
 expect_match out "batch $chosen, 1 epoch" "training runs the chosen batch"
 expect_match out "^memory on cpu: .* 0 out-of-memory" "the chosen batch never runs out of memory"
 if [ -n "$chosen" ] && [ "$chosen" -gt 1 ]; then pass "a useful batch ($chosen) fits"; else fail "a useful batch fits" "chose '$chosen'"; fi
+
+# Past the training set's size the plan's own answer is meaningless (it clamps a batch to
+# the data, so 1048576 "fit" in 14.4 MiB): the cap is what is reported.
+small=(train models/mlp.model --device cpu --train-limit 500 --test-limit 100)
+run "$TRAINER" "${small[@]}" --epochs 1 --batch auto --memory-limit 16M
+expect_in out "batch auto: 500 (the memory plan allows the whole training set, 500 samples," \
+    "a choice capped at the training set says so, not the plan's uncapped number"
+expect_no_match out "1048576" "the plan's uncapped answer is not shown"
+
+# --resume continues at the checkpoint's batch: no trial steps, no choice to override.
+run "$TRAINER" "${small[@]}" --epochs 1 --checkpoint "$work/ck"
+run "$TRAINER" "${small[@]}" --epochs 2 --batch auto --memory-limit 16M --resume "$work/ck" \
+    --checkpoint "$work/ck"
+expect_rc 0 "--batch auto with --resume trains"
+expect_in out "batch auto: not chosen: --resume continues at the checkpoint's batch" \
+    "with --resume the checkpoint's batch is used, and said so"
+expect_no_match out "trial step" "no trial step is run"
+expect_match out "batch 128, 2 epochs" "the run continues at the checkpoint's batch, 128"
 
 run "$TRAINER" "${tiny[@]}" --memory-limit 8M
 expect_error 1 "out of memory" "a limit under the parameters' needs is the out-of-memory error"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `trainer data export SPEC png:DIR`: Fashion-MNIST written as PNG class folders trains
 # from png:DIR to what the IDX files give (issue 14), CIFAR-10 comes out as RGB, labels
-# round-trip through the folder names, and a folder that is not empty is refused.
+# round-trip through the folder names, and a folder that is not empty is refused, as is
+# an export into its own source.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_fashion_mnist
 require_python3 "write the class-sorted IDX copy"
@@ -22,6 +23,26 @@ run "$TRAINER" data export fashion-mnist "png:$png" --limit 5
 expect_error 2 "$png: the folder is not empty" "a folder that is not empty is refused"
 run "$TRAINER" data export fashion-mnist "$work/plain"
 expect_error 2 "writes png:DIR" "only png: is a target"
+
+# An export into its own source (the same folder, by any path or link; one inside it; one
+# holding it) is refused before anything is written: --force once rewrote 65 images as 123.
+cp -r "$png/test" "$work/src"
+ln -s src "$work/src-link"
+count_pngs() { find "$1" -name '*.png' | wc -l; }
+before=$(count_pngs "$work/src")
+run "$TRAINER" data export "png:$work/src" "png:$work/src" --force
+expect_error 2 "the destination $work/src is $work/src, which png:$work/src reads from" \
+    "an export into its own source folder is refused"
+run "$TRAINER" data export "png:$work/src-link" "png:$work/./src/" --force
+expect_error 2 "is $work/src, which png:$work/src-link reads" "so is one through a link"
+run "$TRAINER" data export "png:$work/src" "png:$work/src/new/more"
+expect_error 2 "the destination $work/src/new/more lies inside $work/src" \
+    "and one into a new folder inside it"
+run "$TRAINER" data export "png:$work/src/0_T-shirt_top/.." "png:$work" --force
+expect_error 2 "the destination $work holds $work/src" "and one into a folder holding it"
+if [ "$(count_pngs "$work/src")" = "$before" ] && [ ! -e "$work/src/new" ]; then
+    pass "the source is left as it was ($before images)"
+else fail "the source changed" "$(count_pngs "$work/src") images, $before before"; fi
 
 # The same samples as IDX files, each split sorted by label (stably), which is the order
 # png:DIR reads them in: class folders in label order, files in index order.

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# `trainer eval --val-split F` evaluates the validation split `train --val-split F` held out:
+# the same samples (same seed, same --train-limit), so it prints the loss and accuracy the
+# run's last epoch printed; a spec without a test split (a png: folder of classes, a CSV
+# file) is evaluated that way, and without --val-split it is refused with a hint that eval
+# can follow.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+require_fashion_mnist
+require_python3 "write the CSV file"
+
+# A png: folder of classes, no train/ or test/: all training data.
+run "$TRAINER" data export fashion-mnist "png:$work/ex" --train-limit 300 --test-limit 1
+mv "$work/ex/train" "$work/classes"
+
+# The val figures of the run's last epoch, "val loss L acc A", against eval's line.
+val_of_run() { sed -n 's/^epoch .*  val loss \([0-9.]*\) acc \([0-9.]*\) .*/\1 \2/p' <<<"$out"; }
+val_of_eval() { sed -n 's/^val loss \([0-9.]*\)  accuracy \([0-9.]*\) .*/\1 \2/p' <<<"$out"; }
+
+# check_same_split SPEC WHAT OPTIONS...: trains with OPTIONS, then evaluates the saved
+# weights with the same OPTIONS; the two val figures must be equal.
+check_same_split() {
+    local spec=$1 what=$2
+    shift 2
+    run "$TRAINER" train models/mlp.model --data "$spec" --device cpu --epochs 1 \
+        --save "$work/w.safetensors" "$@"
+    local trained
+    trained=$(val_of_run)
+    [ "$rc" -eq 0 ] || { fail "$what: training failed"; return; }
+    run "$TRAINER" eval models/mlp.model --weights "$work/w.safetensors" --data "$spec" \
+        --device cpu "$@"
+    if [ "$rc" -eq 0 ] && [ -n "$trained" ] && [ "$(val_of_eval)" = "$trained" ]; then
+        pass "$what: eval measures the run's validation split ($trained)"
+    else fail "$what: eval's validation figures differ from the run's" "run: '$trained'"; fi
+}
+
+check_same_split "png:$work/classes" "png: folder of classes" --val-split 0.2
+expect_in out "(60 samples of $work/classes, held out by --val-split 0.2 with seed 1)" \
+    "eval says which samples it measured"
+check_same_split "png:$work/classes" "another seed and --train-limit" --val-split 0.25 \
+    --seed 9 --train-limit 200
+expect_in out "(50 samples of" "a quarter of the first 200 samples"
+# Fashion-MNIST has a test split; --val-split still picks the run's validation split.
+check_same_split fashion-mnist "a spec with a test split" --val-split 0.1 --train-limit 400
+
+python3 - "$work/t.csv" <<'PY'
+import random, sys
+random.seed(3)
+with open(sys.argv[1], "w") as f:
+    f.write(",".join(["label"] + ["f%d" % i for i in range(784)]) + "\n")
+    for i in range(120):
+        f.write(",".join([str(i % 10)] + ["%.3f" % random.random() for _ in range(784)]) + "\n")
+PY
+check_same_split "csv:$work/t.csv" "csv: file" --val-split 0.25
+
+# Without --val-split, a spec with no test split is refused, with a hint eval can follow.
+run "$TRAINER" eval models/mlp.model --weights "$work/w.safetensors" --data "png:$work/classes" \
+    --device cpu
+expect_error 2 "dataset png:$work/classes has no test split to evaluate on" \
+    "eval of a folder of classes without --val-split is refused"
+expect_in err "give eval the same --val-split F" "the hint names eval's own option"
+run "$TRAINER" eval models/mlp.model --weights "$work/w.safetensors" --data "csv:$work/t.csv" \
+    --device cpu
+expect_error 2 "has no test split to evaluate on" "so is a CSV file's"
+
+# Options that would be ignored are refused rather than silently measure something else.
+run "$TRAINER" eval models/mlp.model --weights "$work/w.safetensors" --data "csv:$work/t.csv" \
+    --device cpu --val-split 0.25 --test-limit 10
+expect_error 2 "--test-limit 10 limits the test split, but --val-split 0.25" \
+    "--test-limit with --val-split is refused"
+run "$TRAINER" eval models/mlp.model --weights "$work/w.safetensors" --device cpu --seed 4
+expect_error 2 "--seed 4 chooses the validation split with --val-split" \
+    "--seed without --val-split is refused"
+
+finish
