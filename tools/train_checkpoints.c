@@ -208,6 +208,14 @@ int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *
 // Steps after the last multiple of --checkpoint-every would otherwise be lost to --resume,
 // which would train them again (and an N longer than the run would leave no step file).
 int checkpoints_finish(CheckpointSession *s, Graph *g, Device *d, Status *st) {
+    // A resumed run with nothing left to train takes no step: --save still gets the
+    // checkpoint's weights (a signal in the last epoch's evaluation leaves such a run).
+    if (s->save_path && !s->has_last) {
+        TRY(checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, st));
+        print_notice("nothing left to train: wrote the checkpoint's weights to %s",
+                     s->save_path);
+        return 0;
+    }
     if (!s->folder || !s->every_steps || !s->has_last) return 0;
     char path[1100];
     checkpoint_step_path(s->folder, s->last.optimizer_steps, path, sizeof path);
@@ -321,6 +329,16 @@ void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d) {
         }
         print_notice("saved a checkpoint at epoch %d, step %d of %d to %s", s->last.epoch,
                      s->last.step, s->last.steps, s->folder);
+        // Stopped in the evaluation after an epoch: the epoch's training is done, and
+        // --save, written after every epoch, holds it too.
+        if (s->save_path && s->last.step == s->last.steps) {
+            if (checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, &st)) {
+                report_failure(&st);
+                return;
+            }
+            print_notice("saved epoch %d's weights to %s (its evaluation was cut short)",
+                         s->last.epoch, s->save_path);
+        }
         print_resume_command(s, s->folder);
     } else if (s->save_path) {
         if (checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, &st)) {

@@ -214,7 +214,7 @@ make_random_dataset "$work/eval" 32 20000
 write_tiny_model "$work/eval.model" 512
 for ((attempt = 1; attempt <= 3; attempt++)); do
     interrupt_when "$work/sig-eval" 0.5 "$work/eval.model" --data "idx:$work/eval" \
-        --device cpu --epochs 100000
+        --device cpu --epochs 100000 --save "$work/sig-eval.safetensors"
     # A signal in the epoch's first step (a small window) stops there; try again.
     grep -q 'step 1 of 2' <<<"$err" || break
 done
@@ -223,5 +223,27 @@ expect_match err "saved a checkpoint at epoch [0-9]+, step 2 of 2" \
     "... stopping at the epoch's last step, not after the next epoch's first"
 stopped=$(sed -n 's/.*saved a checkpoint at epoch \([0-9]*\),.*/\1/p' <<<"$err")
 expect_no_match out "^epoch ${stopped:-x}/" "... without finishing that epoch's evaluation"
+# --save holds that epoch's weights all the same (it held the epoch before's, or nothing).
+expect_in err "saved epoch ${stopped:-x}'s weights to $work/sig-eval.safetensors" \
+    "... and --save gets the stopped epoch's weights"
+step_file=$(ls "$work/sig-eval"/step-*.safetensors | tail -1)
+if python3 - "$work/sig-eval.safetensors" "$step_file" <<'PY'
+import sys
+sys.path.insert(0, "tests/e2e")
+from compare_weights import tensors
+a, b = tensors(sys.argv[1]), tensors(sys.argv[2])
+b = {k: v for k, v in b.items() if not k.startswith("optimizer.")}
+sys.exit(0 if a == b else 1)
+PY
+then pass "... the parameters of the checkpoint it stopped at"
+else fail "... the parameters of the checkpoint it stopped at" "--save differs from $step_file"
+fi
+# Resumed with nothing left to train, a run still writes --save.
+run "$TRAINER" train "$work/eval.model" --data "idx:$work/eval" --device cpu \
+    --epochs "${stopped:-1}" --resume "$work/sig-eval" --save "$work/resumed.safetensors"
+expect_rc 0 "a resume with nothing left to train succeeds"
+expect_in err "nothing left to train: wrote the checkpoint's weights to $work/resumed.safetensors" \
+    "... and writes --save"
+[ -s "$work/resumed.safetensors" ] && pass "... which exists" || fail "... which exists" "no file"
 
 finish
