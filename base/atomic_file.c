@@ -43,8 +43,15 @@ static int refuse_unless_regular(const char *path, Status *st) {
 static int resolve_link(const char *path, char *target, size_t size, Status *st) {
     struct stat info;
     if (lstat(path, &info) != 0 || !S_ISLNK(info.st_mode)) {
-        snprintf(target, size, "%s", path);
-        return 0;
+        if (strlen(path) < size) {
+            snprintf(target, size, "%s", path);
+            return 0;
+        }
+        // Cut short, the name would be another file's.
+        status_fail(st, STATUS_BAD_INPUT, "path too long (%zu bytes, at most %zu): %.80s...",
+                    strlen(path), size - 1, path);
+        status_hint(st, "name a file with a shorter path");
+        return STATUS_BAD_INPUT;
     }
     char resolved[PATH_MAX];
     int resolved_ok = realpath(path, resolved) != NULL;
@@ -94,19 +101,25 @@ int atomic_file_check_target(const char *given, Status *st) {
                     "existing one", folder);
         return STATUS_BAD_INPUT;
     }
-    // Writing the very temporary file atomic_file_open will write is the one test that
-    // also holds for root, read-only mounts and ACLs.
+    // Creating the very temporary file atomic_file_open will write is the one test that
+    // also holds for root, read-only mounts and ACLs. Created new or not at all: a file
+    // already there under that name is not ours to empty or remove, and access() speaks
+    // for the folder then.
     char probe[1040];
     snprintf(probe, sizeof probe, "%s.tmp", path);
-    FILE *f = fopen(probe, "wb");
-    if (!f) {
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    int writable = fd >= 0 || (errno == EEXIST && access(folder, W_OK) == 0);
+    int error = errno;
+    if (fd >= 0) {
+        close(fd);
+        remove(probe);
+    }
+    if (!writable) {
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the folder %s is not writable: %s",
-                       folder, strerror(errno));
+                       folder, strerror(error));
         status_hint(st, "name a file in a folder you can write to");
         return STATUS_BAD_INPUT;
     }
-    fclose(f);
-    remove(probe);
     return 0;
 }
 

@@ -1,7 +1,8 @@
 // base/atomic_file: a target that exists and is not a regular file (a directory, a FIFO) is
 // refused by open, by commit (when it appeared while the file was written) and by
 // atomic_file_check_target, and is left as it was; a regular file is replaced; a symbolic
-// link is written through (its target replaced, the link kept), a dangling one refused.
+// link is written through (its target replaced, the link kept), a dangling one refused; the
+// check's probe never touches a file already there; a path too long is refused.
 #define _POSIX_C_SOURCE 200809L  // mkdtemp
 #include "check.h"
 #include "base/atomic_file.h"
@@ -156,6 +157,38 @@ static void a_missing_folder_is_named(void) {
     CHECK_CONTAINS(st.hint, "mkdir -p");
 }
 
+// The check's probe is created new: a FILE.tmp already there (another program's, or a user's)
+// is neither emptied nor removed, and the folder still passes as writable.
+static void an_existing_probe_name_is_left_alone(void) {
+    char path[160], probe[176];
+    path_in_folder("kept.safetensors", path, sizeof path);
+    snprintf(probe, sizeof probe, "%s.tmp", path);
+    FILE *f = fopen(probe, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("someone's data", f);
+        fclose(f);
+    }
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(atomic_file_check_target(path, &st), 0);
+    struct stat info;
+    CHECK(stat(probe, &info) == 0 && info.st_size == 14);
+    unlink(probe);
+}
+
+// A path longer than the writer holds is refused, not cut to another file's name.
+static void a_path_too_long_is_refused(void) {
+    char path[1200];
+    int n = snprintf(path, sizeof path, "%s/", folder);
+    memset(path + n, 'a', sizeof path - (size_t)n - 1);
+    path[sizeof path - 1] = '\0';
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(atomic_file_check_target(path, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "path too long");
+}
+
 int main(void) {
     snprintf(folder, sizeof folder, "/tmp/test_atomic_file.XXXXXX");
     if (!mkdtemp(folder)) {
@@ -169,6 +202,8 @@ int main(void) {
     a_missing_folder_is_named();
     a_link_is_written_through();
     a_dangling_link_is_refused();
+    an_existing_probe_name_is_left_alone();
+    a_path_too_long_is_refused();
     rmdir(folder);
     return test_exit_code("test_atomic_file");
 }
