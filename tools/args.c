@@ -189,42 +189,39 @@ int args_int(const Command *cmd, const ParsedArgs *args, const char *name, long 
     return 0;
 }
 
-// A bound a hair off a whole number (1e-9, 1 - 1e-9) is how a caller writes an exclusive
-// bound at that number; the message says so in words rather than print 1e-09 or a 1 that
-// is itself refused.
-static int exclusive_bound(double bound, double *whole) {
-    *whole = round(bound);
-    return bound != *whole && fabs(bound - *whole) <= 1e-6 * fmax(1.0, fabs(*whole));
-}
-
-static void describe_range(double min, double max, char *text, size_t size) {
-    double low, high;
-    int low_open = exclusive_bound(min, &low), high_open = exclusive_bound(max, &high);
-    if (!low_open && !high_open) {
+static void describe_range(double min, double max, RangeEnds ends, char *text, size_t size) {
+    if (ends == RANGE_CLOSED) {
         snprintf(text, size, "from %g to %g", min, max);
         return;
     }
-    snprintf(text, size, "%s %g and %s %g", low_open ? "more than" : "at least",
-             low_open ? low : min, high_open ? "less than" : "at most", high_open ? high : max);
+    snprintf(text, size, "%s %g and %s %g", ends & RANGE_OPEN_LOW ? "more than" : "at least",
+             min, ends & RANGE_OPEN_HIGH ? "less than" : "at most", max);
 }
 
-int args_float(const Command *cmd, const ParsedArgs *args, const char *name, double min,
-               double max, double *out, int *present, Status *st) {
+int args_float_in(const Command *cmd, const ParsedArgs *args, const char *name, double min,
+                  double max, RangeEnds ends, double *out, int *present, Status *st) {
     const char *text = args_get(cmd, args, name);
     if (present) *present = text != NULL;
     if (!text) return 0;
     char *end;
     errno = 0;
     double value = strtod(text, &end);
-    if (errno || end == text || *end || !isfinite(value) || value < min || value > max) {
+    int outside = value < min || value > max || (ends & RANGE_OPEN_LOW && value == min) ||
+                  (ends & RANGE_OPEN_HIGH && value == max);
+    if (errno || end == text || *end || !isfinite(value) || outside) {
         char range[96];
-        describe_range(min, max, range, sizeof range);
+        describe_range(min, max, ends, range, sizeof range);
         status_fail(st, STATUS_BAD_INPUT, "%s %s: expected a number %s", name, text, range);
         status_hint(st, "see `trainer %s --help`", cmd->name);
         return STATUS_BAD_INPUT;
     }
     *out = value;
     return 0;
+}
+
+int args_float(const Command *cmd, const ParsedArgs *args, const char *name, double min,
+               double max, double *out, int *present, Status *st) {
+    return args_float_in(cmd, args, name, min, max, RANGE_CLOSED, out, present, st);
 }
 
 void command_print_help(const Command *cmd, FILE *out) {

@@ -53,6 +53,15 @@ int args_int(const Command *cmd, const ParsedArgs *args, const char *name, long 
              long *out, int *present, Status *st);
 int args_float(const Command *cmd, const ParsedArgs *args, const char *name, double min,
                double max, double *out, int *present, Status *st);
+// Which ends of args_float_in's range are excluded: (0, 1] is RANGE_OPEN_LOW.
+typedef enum RangeEnds {
+    RANGE_CLOSED = 0,
+    RANGE_OPEN_LOW = 1,
+    RANGE_OPEN_HIGH = 2,
+    RANGE_OPEN = 3,
+} RangeEnds;
+int args_float_in(const Command *cmd, const ParsedArgs *args, const char *name, double min,
+                  double max, RangeEnds ends, double *out, int *present, Status *st);
 void command_print_help(const Command *cmd, FILE *out);
 
 // Prints the status in the project's error format to stderr; returns its exit code.

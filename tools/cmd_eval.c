@@ -47,7 +47,8 @@ static int choose_split(const Command *cmd, const ParsedArgs *args, const RunCon
     int given = 0;
     split->fraction = 0;
     split->name = "test";
-    TRY(args_float(cmd, args, "--val-split", 1e-9, 1 - 1e-9, &split->fraction, &given, st));
+    TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &split->fraction,
+                      &given, st));
     const char *spec = data_spec_from_args(cmd, args, config);
     const char *test_limit = args_get(cmd, args, "--test-limit");
     if (given && test_limit) {

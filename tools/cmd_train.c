@@ -165,7 +165,7 @@ static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig
     TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &value, &present, st));
     if (present) config->train.seed = value;
     double lr;
-    TRY(args_float(cmd, args, "--lr", 1e-12, 100.0, &lr, &present, st));
+    TRY(args_float_in(cmd, args, "--lr", 0.0, 100.0, RANGE_OPEN_LOW, &lr, &present, st));
     if (present) config->optimizer.lr = lr;
     return apply_schedule_overrides(cmd, args, config, st);
 }

@@ -315,7 +315,7 @@ static int split_validation(const Command *cmd, const ParsedArgs *args,
                             const RunConfig *config, RunData *data, Status *st) {
     double fraction = config->data.val_split;
     int given = 0;
-    TRY(args_float(cmd, args, "--val-split", 1e-9, 1 - 1e-9, &fraction, &given, st));
+    TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &fraction, &given, st));
     data->has_val = given || fraction > 0;
     if (!data->has_val) return 0;
     return dataset_split_off(&data->train, fraction, (uint64_t)config->train.seed, &data->val,

@@ -112,6 +112,12 @@ for option in --save --checkpoint --logdir --resume --init-from; do
     expect_in err "unset or empty shell variable" "... with a hint at the usual cause"
     expect_no_match out '^epoch ' "... before the first step"
 done
+# --lr's range is open at 0 only: any positive rate trains, however small (1e-13 was
+# refused, with a message saying "more than 0").
+run "$TRAINER" train models/mlp.model "${tiny[@]}" --lr 1e-13
+expect_rc 0 "--lr 1e-13 trains"
+run "$TRAINER" train models/mlp.model "${tiny[@]}" --lr 0
+expect_error 2 "--lr 0: expected a number more than 0 and at most 100" "--lr 0 is refused"
 run "$TRAINER" train models/mlp.model "${tiny[@]}" --save=
 expect_error 2 "--save was given an empty path" "train --save= is refused"
 run "$TRAINER" eval models/mlp.model --device cpu --weights ""
