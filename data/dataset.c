@@ -39,24 +39,43 @@ const char *dataset_expand_home(const char *path, char *out, size_t size) {
     return out;
 }
 
-const char *dataset_expand_spec(const char *spec, char *out, size_t size) {
+// Appends `length` bytes of `text` at *used; room is the caller's to have made.
+static void append_bytes(char *out, size_t *used, const char *text, size_t length) {
+    memcpy(out + *used, text, length);
+    *used += length;
+    out[*used] = '\0';
+}
+
+char *dataset_expand_spec(const char *spec) {
+    const char *home = getenv("HOME");
+    size_t home_length = home ? strlen(home) : 0;
+    // At most four paths (idx:), each growing by $HOME less its `~`.
+    char *out = malloc(strlen(spec) + 4 * home_length + 1);
+    if (!out) return NULL;
     const char *colon = strchr(spec, ':');
+    size_t used = 0;
+    append_bytes(out, &used, spec, colon ? (size_t)(colon - spec) + 1 : strlen(spec));
     int idx = strncmp(spec, "idx:", 4) == 0, csv = strncmp(spec, "csv:", 4) == 0;
-    size_t used = colon ? (size_t)(colon - spec) + 1 : 0;
-    snprintf(out, size, "%.*s", (int)used, spec);
-    for (const char *part = colon ? colon + 1 : spec; colon && used < size;) {
+    for (const char *part = colon ? colon + 1 : NULL; part;) {
         // Only idx: lists paths after commas; elsewhere a comma may be in a folder's name.
         const char *end = idx ? strchr(part, ',') : csv ? strstr(part, ",label=") : NULL;
         if (!end) end = part + strlen(part);
-        char piece[4096], expanded[4096];
-        snprintf(piece, sizeof piece, "%.*s", (int)(end - part), part);
-        used += (size_t)snprintf(out + used, size - used, "%s%s",
-                                 dataset_expand_home(piece, expanded, sizeof expanded),
-                                 idx && *end ? "," : end);
-        if (!idx || !*end) break;
+        size_t length = (size_t)(end - part);
+        int tilde = length && part[0] == '~' && (length == 1 || part[1] == '/') &&
+                    home_length;
+        if (tilde) {
+            append_bytes(out, &used, home, home_length);
+            append_bytes(out, &used, part + 1, length - 1);
+        } else {
+            append_bytes(out, &used, part, length);
+        }
+        if (!idx || !*end) {
+            append_bytes(out, &used, end, strlen(end));
+            break;
+        }
+        append_bytes(out, &used, ",", 1);
         part = end + 1;
     }
-    if (!colon || used >= size) snprintf(out, size, "%s", spec);
     return out;
 }
 
@@ -230,9 +249,10 @@ int dataset_load_with(const char *spec, const char *split, const DatasetOptions 
         return STATUS_BAD_INPUT;
     }
     TRY(check_split(split, st));
-    char expanded[4096];
-    int rc = load_by_spec(dataset_expand_spec(spec, expanded, sizeof expanded), split, options,
-                          out, skipped, st);
+    char *expanded = dataset_expand_spec(spec);
+    if (!expanded) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    int rc = load_by_spec(expanded, split, options, out, skipped, st);
+    free(expanded);
     if (rc) dataset_free(out);
     return rc;
 }

@@ -97,9 +97,10 @@ int dataset_load_csv(const char *spec, Dataset *out, Status *st);
 // os.path.expanduser does for torchvision's dataset roots. `~user` and a path with $HOME
 // unset or too long for `size` are copied unchanged. Returns `out`.
 const char *dataset_expand_home(const char *path, char *out, size_t size);
-// A spec with each path in it expanded so: the one after `kind:`, and each of
-// idx:TI,TL,SI,SL's four; csv:FILE,label=COLUMN's COLUMN is not a path. Returns `out`.
-const char *dataset_expand_spec(const char *spec, char *out, size_t size);
+// A spec with each path in it expanded so, however long: the one after `kind:`, and each
+// of idx:TI,TL,SI,SL's four; csv:FILE,label=COLUMN's COLUMN is not a path. Allocated (the
+// caller frees it); NULL only when out of memory.
+char *dataset_expand_spec(const char *spec);
 // Helpers the readers share (data/dataset.c).
 int dataset_largest_label(const uint8_t *labels, int count);
 void dataset_set_source(Dataset *ds, const char *where);

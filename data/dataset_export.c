@@ -150,12 +150,14 @@ static int spec_places(const char *spec, char places[4][4096]) {
 }
 
 int dataset_export_check_target(const char *spec, const char *dir, Status *st) {
-    char expanded_spec[4096], expanded_dir[4096], places[4][4096];
-    dataset_expand_spec(spec, expanded_spec, sizeof expanded_spec);
+    char expanded_dir[4096], places[4][4096];
+    char *expanded_spec = dataset_expand_spec(spec);
+    if (!expanded_spec) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     dir = dataset_expand_home(dir, expanded_dir, sizeof expanded_dir);
     char *target = real_path_to_be(dir);
+    int count = target ? spec_places(expanded_spec, places) : 0, rc = 0;
+    free(expanded_spec);
     if (!target) return 0;  // not knowable: making the folder will say what is wrong
-    int count = spec_places(expanded_spec, places), rc = 0;
     for (int i = 0; i < count && !rc; i++) {
         char *source = realpath(places[i], NULL);  // missing: reading it says so
         if (!source) continue;

@@ -126,8 +126,15 @@ int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resum
                  Status *st) {
     memset(log, 0, sizeof *log);
     snprintf(log->evaluated, sizeof log->evaluated, "%s", evaluated);
+    if ((size_t)snprintf(log->metrics_path, sizeof log->metrics_path, "%s/metrics.jsonl",
+                         dir) >= sizeof log->metrics_path) {
+        // Cut short, the name would be another file's (a folder, say).
+        status_fail(st, STATUS_BAD_INPUT, "--logdir: the path is too long (%zu bytes; at most "
+                    "%zu)", strlen(dir), sizeof log->metrics_path - sizeof "/metrics.jsonl");
+        status_hint(st, "choose a --logdir with a shorter path");
+        return STATUS_BAD_INPUT;
+    }
     TRY(make_directory(dir, st));
-    snprintf(log->metrics_path, sizeof log->metrics_path, "%s/metrics.jsonl", dir);
     TRY(metrics_file_open(log->metrics_path, O_RDWR | O_CREAT, "r+", "choose a --logdir you "
                           "can write to, where metrics.jsonl is missing or a regular file",
                           &log->metrics, st));

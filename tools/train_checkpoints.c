@@ -152,7 +152,9 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
                      Status *st) {
     TRY(read_options(cmd, args, s, st));
     if (s->read_only) s->folder = s->save_path = NULL;
-    s->model_path = graphs[0]->path;
+    // As given: the graph keeps only the first 511 bytes of the path, for messages, and the
+    // --save check and the resume command need the file itself.
+    s->model_path = args->positional_count ? args->positionals[0] : graphs[0]->path;
     s->optimizer = &config->optimizer;
     s->command = cmd;
     s->args = args;
@@ -256,16 +258,21 @@ int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g
 
 // `word` as one shell word: bare when it has only characters the shell leaves alone, else
 // in single quotes (a quote inside as '\'').
-static void append_shell_word(char *line, size_t size, const char *word) {
+// Appends ` word`, quoted for the shell where it needs it: 0, or -1 (the line unchanged)
+// when it would not fit, since a command cut short would run something else.
+static int append_shell_word(char *line, size_t size, const char *word) {
     size_t used = strlen(line);
     int plain = word[0] != '\0';
     for (const char *c = word; *c; c++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:,=+@%-",
                     *c))
             plain = 0;
-    if (used + 1 < size) line[used++] = ' ';
-    if (!plain && used + 1 < size) line[used++] = '\'';
-    for (const char *c = word; *c && used + 4 < size; c++) {
+    size_t needed = 1 + (plain ? 0 : 2);
+    for (const char *c = word; *c; c++) needed += *c == '\'' && !plain ? 4 : 1;
+    if (used + needed >= size) return -1;
+    line[used++] = ' ';
+    if (!plain) line[used++] = '\'';
+    for (const char *c = word; *c; c++) {
         if (*c == '\'' && !plain) {
             memcpy(line + used, "'\\''", 4);
             used += 4;
@@ -273,21 +280,21 @@ static void append_shell_word(char *line, size_t size, const char *word) {
             line[used++] = *c;
         }
     }
-    if (!plain && used + 1 < size) line[used++] = '\'';
+    if (!plain) line[used++] = '\'';
     line[used] = '\0';
+    return 0;
 }
 
 // `--name VALUE`, or `--name=VALUE` where VALUE starts with `-`: the parser takes a
 // following `--word` for a forgotten value, so the two-word form would be refused.
-static void append_option(char *line, size_t size, const char *name, const char *value) {
-    if (value[0] != '-') {
-        append_shell_word(line, size, name);
-        append_shell_word(line, size, value);
-        return;
-    }
+static int append_option(char *line, size_t size, const char *name, const char *value) {
+    if (value[0] != '-')
+        return append_shell_word(line, size, name) || append_shell_word(line, size, value)
+                   ? -1 : 0;
     char joined[4200];
-    snprintf(joined, sizeof joined, "%s=%s", name, value);
-    append_shell_word(line, size, joined);
+    if ((size_t)snprintf(joined, sizeof joined, "%s=%s", name, value) >= sizeof joined)
+        return -1;
+    return append_shell_word(line, size, joined);
 }
 
 // The run's own options again, so that the resumed run trains toward the same --epochs on
@@ -299,20 +306,26 @@ static void print_resume_command(const CheckpointSession *s, const char *from) {
     if (s->processes > 1) snprintf(line, sizeof line, "mpirun -np %d", s->processes);
     const char *program = s->args && s->args->program && s->args->program[0]
                               ? s->args->program : "trainer";
-    append_shell_word(line, sizeof line, program);
-    append_shell_word(line, sizeof line, "train");
     char model[4200];
-    snprintf(model, sizeof model, "%s%s", s->model_path[0] == '-' ? "./" : "", s->model_path);
-    append_shell_word(line, sizeof line, model);
-    append_option(line, sizeof line, "--resume", from);
+    int cut = (size_t)snprintf(model, sizeof model, "%s%s", s->model_path[0] == '-' ? "./" : "",
+                               s->model_path) >= sizeof model;
+    cut = cut || append_shell_word(line, sizeof line, program) ||
+          append_shell_word(line, sizeof line, "train") ||
+          append_shell_word(line, sizeof line, model) ||
+          append_option(line, sizeof line, "--resume", from);
     const OptionSpec *options = s->command ? s->command->options : NULL;
-    for (int i = 0; options && options[i].name; i++) {
+    for (int i = 0; options && options[i].name && !cut; i++) {
         const char *value = s->args->values[i];
         if (!value || strcmp(options[i].name, "--resume") == 0 ||
             strcmp(options[i].name, "--init-from") == 0)
             continue;
-        if (options[i].value_name) append_option(line, sizeof line, options[i].name, value);
-        else append_shell_word(line, sizeof line, options[i].name);
+        cut = options[i].value_name ? append_option(line, sizeof line, options[i].name, value)
+                                    : append_shell_word(line, sizeof line, options[i].name);
+    }
+    if (cut) {
+        fprintf(stderr, "trainer: to resume: run the same command with --resume %s in place of "
+                "any --resume or --init-from (its options are too long to repeat here)\n", from);
+        return;
     }
     // The first word's leading space is the only one not wanted.
     fprintf(stderr, "trainer: to resume: %s\n", line[0] == ' ' ? line + 1 : line);

@@ -186,6 +186,23 @@ expect_rc 0 "the printed command resumes"
 expect_in out ": 150 train" "... on the run's --train-limit"
 expect_match out "^epoch $((epoch + 1))/$((epoch + 1)) " "... and trains on to the next epoch"
 
+# Options too long to repeat in the line (the model file, idx:'s four files, --save and
+# --logdir through runs of ./ segments: about 10,000 bytes) get a sentence instead of a
+# command cut short (it was cut silently at 8,192 bytes).
+long="$work/$(printf './%.0s' {1..470})my data"
+long_data="idx:$long/train-images-idx3-ubyte,$long/train-labels-idx1-ubyte"
+long_data+=",$long/t10k-images-idx3-ubyte,$long/t10k-labels-idx1-ubyte"
+interrupt_when "$work/sig-long" 0.3 "$work/$(printf './%.0s' {1..1500})tiny.model" \
+    --data "$long_data" --device cpu --epochs 100000 --train-limit 150 \
+    --logdir "$work/$(printf './%.0s' {1..480})log" \
+    --save "$work/$(printf './%.0s' {1..480})long.safetensors"
+expect_rc 130 "SIGINT of a run with 8 KB of options exits 130"
+expect_in err "to resume: run the same command with --resume $work/sig-long in place of any \
+--resume or --init-from (its options are too long to repeat here)" \
+    "... and says how to resume rather than print a cut command"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --logdir "$work/$(printf './%.0s' {1..600})"
+expect_error 2 "--logdir: the path is too long" "a --logdir too long to hold metrics.jsonl"
+
 # The printed command works as printed where it used to break: the trainer is named as it
 # was run (./trainer-link, not on PATH; it always said `trainer`), and a model path that
 # starts with - (given after --) gets ./ (it was read as an unknown option -m.model).
