@@ -561,26 +561,39 @@ static int list_steps(const char *folder, long **steps, int *count) {
     return 0;
 }
 
-int checkpoint_latest(const char *folder, char *path, size_t size, Status *st) {
+// The folder's newest step file into path: 1, or 0 when it has none, -1 when it cannot be
+// listed (errno says why).
+static int newest_step_file(const char *folder, char *path, size_t size) {
     long *steps;
     int count;
-    if (list_steps(folder, &steps, &count) != 0) {
+    if (list_steps(folder, &steps, &count) != 0) return -1;
+    if (count > 0) checkpoint_step_path(folder, steps[0], path, size);
+    free(steps);
+    return count > 0;
+}
+
+// Whether the folder holds best.safetensors, named into path either way.
+static int holds_best(const char *folder, char *path, size_t size) {
+    checkpoint_folder_file(folder, "best.safetensors", path, size);
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+int checkpoint_latest(const char *folder, char *path, size_t size, Status *st) {
+    int found = newest_step_file(folder, path, size);
+    if (found < 0) {
         status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "cannot open the checkpoint folder: "
                        "%s", strerror(errno));
         status_hint(st, "pass --resume the folder given to --checkpoint, or one checkpoint file");
         return STATUS_BAD_INPUT;
     }
-    if (count > 0) checkpoint_step_path(folder, steps[0], path, size);
-    free(steps);
-    if (count > 0) return 0;
+    if (found) return 0;
     // A run that stopped before its first step file can leave best.safetensors alone; it is
     // a whole checkpoint too, but of the best epoch, not where the run stopped, so it is
     // named for the user to choose rather than taken.
     char best[1100];
-    checkpoint_folder_file(folder, "best.safetensors", best, sizeof best);
-    FILE *f = fopen(best, "rb");
-    if (f) {
-        fclose(f);
+    if (holds_best(folder, best, sizeof best)) {
         status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "no step checkpoint "
                        "(step-*.safetensors) in the folder, only best.safetensors (the best "
                        "epoch's, which need not be the last)");
@@ -594,19 +607,11 @@ int checkpoint_latest(const char *folder, char *path, size_t size, Status *st) {
 }
 
 int checkpoint_folder_holds(const char *folder, char *path, size_t size) {
-    long *steps;
-    int count;
+    int found = newest_step_file(folder, path, size);
+    if (found) return found > 0;
+    if (holds_best(folder, path, size)) return 1;
     path[0] = '\0';
-    if (list_steps(folder, &steps, &count) != 0) return 0;
-    if (count > 0) checkpoint_step_path(folder, steps[0], path, size);
-    free(steps);
-    if (count > 0) return 1;
-    checkpoint_folder_file(folder, "best.safetensors", path, size);
-    FILE *best = fopen(path, "rb");
-    int found = best != NULL;
-    if (found) fclose(best);
-    else path[0] = '\0';
-    return found;
+    return 0;
 }
 
 int checkpoint_prune(const char *folder, int keep, Status *st) {

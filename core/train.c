@@ -1006,9 +1006,58 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     return allocate_passes(run, st);
 }
 
+// *stopped: hooks->stop_requested said stop before the last batch; *out is then partial.
 static int evaluate_stoppable(Graph *g, const RunConfig *config, Device *d, const Dataset *ds,
                               int batch, const TrainHooks *hooks, int *stopped, EvalResult *out,
-                              Status *st);
+                              Status *st) {
+    const Backend *b = d->backend;
+    if (batch > ds->count) batch = ds->count;
+    // After training split its batch to fit, evaluation takes the same smaller passes.
+    if (g->allocated_batch > 0 && g->allocated_batch < batch) batch = g->allocated_batch;
+    if (g->allocated_batch < batch) TRY(graph_allocate(g, b, &d->alloc, batch, NULL, st));
+    Batcher batcher;
+    TRY(batcher_init(&batcher, ds, batch, 0, 0, st));
+    BatchSource source;
+    int32_t *indices = malloc((size_t)batch * sizeof *indices);
+    DeviceMemory memory = device_memory(d);
+    DataTransform transform = {.normalization = config->normalization};  // no augmentation
+    int rc = indices ? source_open(&source, b, &memory, ds, &transform, batch, graph_classes(g),
+                                   st)
+                     : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!indices) memset(&source, 0, sizeof source);
+    LayerContext ctx = {.backend = b, .alloc = &d->alloc, .training = 0,
+                        .labels = (const int32_t *)g->labels.data,
+                        .sync_check = config->sync_check};
+    double loss_sum = 0.0, correct_sum = 0.0;
+    int seen = 0;
+    batcher_start_epoch(&batcher, 0);
+    if (!rc) rc = source_expect(&source, NULL, batch, 1, 0, batch, 0, st);
+    if (!rc) rc = graph_reset_loss_sums(g, b, st);
+    while (!rc) {
+        if (hooks && hooks->stop_requested && hooks->stop_requested(hooks->user)) {
+            *stopped = 1;
+            break;
+        }
+        int n = batcher_next_indices(&batcher, indices);
+        if (n == 0) break;
+        ctx.batch = n;
+        rc = source_load(&source, indices, n, tensor_f32(&g->input->output),
+                         (int32_t *)g->labels.data, st);
+        if (!rc) rc = graph_forward(g, &ctx, st);
+        if (!rc) rc = graph_add_loss_sums(g, b, n, 0, st);
+        seen += n;
+    }
+    if (!rc) rc = graph_read_loss_sums(g, b, &loss_sum, &correct_sum, st);
+    if (!rc) rc = source_check_labels(&source, st);
+    source_close(&source);
+    batcher_free(&batcher);
+    free(indices);
+    if (rc) return rc;
+    out->samples = seen;
+    out->loss = seen ? loss_sum / seen : 0.0;
+    out->accuracy = seen ? correct_sum / seen : 0.0;
+    return 0;
+}
 
 // A checkpoint's place within an epoch counts the steps of the data it was written with; on
 // fewer samples this run's epoch may end before that place.
@@ -1076,55 +1125,3 @@ int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *
     return evaluate_stoppable(g, config, d, ds, batch, NULL, &stopped, out, st);
 }
 
-// *stopped: hooks->stop_requested said stop before the last batch; *out is then partial.
-static int evaluate_stoppable(Graph *g, const RunConfig *config, Device *d, const Dataset *ds,
-                              int batch, const TrainHooks *hooks, int *stopped, EvalResult *out,
-                              Status *st) {
-    const Backend *b = d->backend;
-    if (batch > ds->count) batch = ds->count;
-    // After training split its batch to fit, evaluation takes the same smaller passes.
-    if (g->allocated_batch > 0 && g->allocated_batch < batch) batch = g->allocated_batch;
-    if (g->allocated_batch < batch) TRY(graph_allocate(g, b, &d->alloc, batch, NULL, st));
-    Batcher batcher;
-    TRY(batcher_init(&batcher, ds, batch, 0, 0, st));
-    BatchSource source;
-    int32_t *indices = malloc((size_t)batch * sizeof *indices);
-    DeviceMemory memory = device_memory(d);
-    DataTransform transform = {.normalization = config->normalization};  // no augmentation
-    int rc = indices ? source_open(&source, b, &memory, ds, &transform, batch, graph_classes(g),
-                                   st)
-                     : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-    if (!indices) memset(&source, 0, sizeof source);
-    LayerContext ctx = {.backend = b, .alloc = &d->alloc, .training = 0,
-                        .labels = (const int32_t *)g->labels.data,
-                        .sync_check = config->sync_check};
-    double loss_sum = 0.0, correct_sum = 0.0;
-    int seen = 0;
-    batcher_start_epoch(&batcher, 0);
-    if (!rc) rc = source_expect(&source, NULL, batch, 1, 0, batch, 0, st);
-    if (!rc) rc = graph_reset_loss_sums(g, b, st);
-    while (!rc) {
-        if (hooks && hooks->stop_requested && hooks->stop_requested(hooks->user)) {
-            *stopped = 1;
-            break;
-        }
-        int n = batcher_next_indices(&batcher, indices);
-        if (n == 0) break;
-        ctx.batch = n;
-        rc = source_load(&source, indices, n, tensor_f32(&g->input->output),
-                         (int32_t *)g->labels.data, st);
-        if (!rc) rc = graph_forward(g, &ctx, st);
-        if (!rc) rc = graph_add_loss_sums(g, b, n, 0, st);
-        seen += n;
-    }
-    if (!rc) rc = graph_read_loss_sums(g, b, &loss_sum, &correct_sum, st);
-    if (!rc) rc = source_check_labels(&source, st);
-    source_close(&source);
-    batcher_free(&batcher);
-    free(indices);
-    if (rc) return rc;
-    out->samples = seen;
-    out->loss = seen ? loss_sum / seen : 0.0;
-    out->accuracy = seen ? correct_sum / seen : 0.0;
-    return 0;
-}

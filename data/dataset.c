@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "data/dataset.h"
+#include "base/escape.h"
 #include "base/suggest.h"
 
 #include <ctype.h>
@@ -77,6 +78,11 @@ char *dataset_expand_spec(const char *spec) {
         part = end + 1;
     }
     return out;
+}
+
+const char *dataset_class_name_shown(const Dataset *ds, int c, char *out) {
+    const char *raw = c >= 0 && c < ds->class_count ? ds->class_names[c] : "";
+    return text_escape(raw, strnlen(raw, sizeof ds->class_names[0]), out, DATASET_SHOWN_NAME);
 }
 
 int dataset_largest_label(const uint8_t *labels, int count) {

@@ -70,6 +70,10 @@ int dataset_load_with(const char *spec, const char *split, const DatasetOptions 
 // ("T-shirt/top" ... "Ankle boot") for "fashion-mnist", CIFAR-10's ("airplane" ... "truck")
 // for "cifar10:DIR"; NULL (and *count 0) for any other.
 const char *const *dataset_known_class_names(const char *spec, int *count);
+// Class c's name as a message shows it: escaped, since a png:DIR's folder names are bytes
+// from the disk; "" when the dataset names no class c. `out` holds DATASET_SHOWN_NAME bytes.
+enum { DATASET_SHOWN_NAME = 4 * 64 + 1 };
+const char *dataset_class_name_shown(const Dataset *ds, int c, char *out);
 // Whether the spec has a test split of its own (a png:DIR of class folders has none: it is
 // all training data, and --val-split holds some of it out).
 int dataset_has_test_split(const char *spec);

@@ -41,10 +41,8 @@ static void print_split(const char *split, const Dataset *ds, int skipped) {
     printf("%s: %d samples of %dx%dx%d from %s%s\n", split, stats.count, ds->channels,
            ds->height, ds->width, ds->source, ds->features ? " (f32 features)" : "");
     for (int c = 0; c <= ds->label_max; c++) {
-        // A png:DIR's folder names: bytes from the disk, escaped like every such name.
-        char name[4 * 64];
-        const char *raw = c < ds->class_count ? ds->class_names[c] : "";
-        printf("  class %3d %-16s %8d\n", c, text_escape(raw, strlen(raw), name, sizeof name),
+        char name[DATASET_SHOWN_NAME];
+        printf("  class %3d %-16s %8d\n", c, dataset_class_name_shown(ds, c, name),
                stats.per_class[c]);
     }
     printf("  values %.4f to %.4f, mean %.4f, std %.4f\n", stats.min, stats.max, stats.mean,

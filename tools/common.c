@@ -3,7 +3,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/escape.h"
 #include "base/lever.h"
 #include "base/suggest.h"
 #include "core/checkpoint.h"
@@ -387,11 +386,9 @@ void print_run_data_notes(const RunData *data, int at_end) {
                "stream); %d files\n", train->count + data->val.count + data->test.count);
     if (!at_end && train->class_count > 0) {
         printf("classes:");
-        // Folder names: bytes from the disk, escaped like every such name.
         for (int i = 0; i < train->class_count; i++) {
-            char name[4 * sizeof train->class_names[i]];
-            const char *raw = train->class_names[i];
-            printf(" %d=%s", i, text_escape(raw, strlen(raw), name, sizeof name));
+            char name[DATASET_SHOWN_NAME];
+            printf(" %d=%s", i, dataset_class_name_shown(train, i, name));
         }
         printf("\n");
     }
