@@ -102,25 +102,35 @@ int atomic_file_check_target(const char *given, Status *st) {
         return STATUS_BAD_INPUT;
     }
     // Creating the very temporary file atomic_file_open will write is the one test that
-    // also holds for root, read-only mounts and ACLs. Created new or not at all: a file
-    // already there under that name is not ours to empty or remove, and access() speaks
-    // for the folder then.
+    // also holds for root, read-only mounts and ACLs. Created new, so that the check itself
+    // removes nothing it did not make. One already there (a crash's leftover) is what the
+    // writer will empty and replace: it must be a regular file it can write.
     char probe[1040];
     snprintf(probe, sizeof probe, "%s.tmp", path);
     int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    int writable = fd >= 0 || (errno == EEXIST && access(folder, W_OK) == 0);
-    int error = errno;
     if (fd >= 0) {
         close(fd);
         remove(probe);
+        return 0;
     }
-    if (!writable) {
-        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the folder %s is not writable: %s",
-                       folder, strerror(error));
-        status_hint(st, "name a file in a folder you can write to");
+    int error = errno;
+    if (error == EEXIST) {
+        struct stat left;
+        if (lstat(probe, &left) == 0 && S_ISREG(left.st_mode) && access(probe, W_OK) == 0)
+            return 0;
+        int known = lstat(probe, &left) == 0;
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the writer's temporary file %s is "
+                       "in the way: it is %s", probe,
+                       !known ? "gone or unreadable" : S_ISREG(left.st_mode)
+                                   ? "a file this process cannot write"
+                                   : kind_of(left.st_mode));
+        status_hint(st, "remove %.900s, or name another --save file", probe);
         return STATUS_BAD_INPUT;
     }
-    return 0;
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the folder %s is not writable: %s",
+                   folder, strerror(error));
+    status_hint(st, "name a file in a folder you can write to");
+    return STATUS_BAD_INPUT;
 }
 
 int atomic_file_open(AtomicFile *f, const char *path, Status *st) {

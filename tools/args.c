@@ -22,7 +22,9 @@ static void add_positional(const char *arg, ParsedArgs *out) {
     out->positionals[out->positional_count++] = arg;
 }
 
-int option_takes_path(const OptionSpec *spec) {
+// The words of a value_name that make an option's value a path: args_parse refuses such a
+// value when empty and expands its leading `~` (docs/cli.md).
+static int option_takes_path(const OptionSpec *spec) {
     const char *word = spec->value_name;
     if (!word || !*word) return 0;
     // Every word of "DIR|FILE" names a path; "N|epoch", "SPEC" or "NAMES" do not.
@@ -151,7 +153,8 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
             return STATUS_BAD_INPUT;
         }
     }
-    return check_path_values(cmd, out, st);
+    // --help shows the help whatever else the line holds.
+    return out->help ? 0 : check_path_values(cmd, out, st);
 }
 
 const char *args_get(const Command *cmd, const ParsedArgs *args, const char *name) {

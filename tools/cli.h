@@ -22,9 +22,6 @@ typedef struct OptionSpec {
     const char *help;
 } OptionSpec;
 
-// The words of a value_name that make an option's value a path: args_parse refuses such a
-// value when empty and expands its leading `~` (docs/cli.md).
-int option_takes_path(const OptionSpec *spec);
 
 typedef struct ParsedArgs {
     const char *values[CLI_MAX_OPTIONS];  // by spec index; flags get "1"

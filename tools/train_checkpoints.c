@@ -147,6 +147,20 @@ static int refuse_other_checkpoints(const char *folder, const char *resume_given
     return STATUS_BAD_INPUT;
 }
 
+// The longest name the folder gets (a step file) must fit the writer's path, or the first
+// checkpoint would fail after an epoch of training.
+static int check_folder_length(const char *folder, Status *st) {
+    char longest[2200];
+    checkpoint_step_path(folder, 9999999999L, longest, sizeof longest);
+    AtomicFile probe;
+    if (strlen(longest) < sizeof probe.path) return 0;
+    status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "--checkpoint: the path is too long "
+                   "(%zu bytes): its step files' names would be %zu, at most %zu", strlen(folder),
+                   strlen(longest), sizeof probe.path - 1);
+    status_hint(st, "choose a --checkpoint folder with a shorter path");
+    return STATUS_BAD_INPUT;
+}
+
 int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
                      Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
                      Status *st) {
@@ -163,6 +177,7 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
     if (resume_from) TRY(resume_path(resume_from, resume_file, sizeof resume_file, st));
     if (s->save_path) TRY(check_save_target(s->save_path, s->model_path, st));
     if (s->folder) {
+        TRY(check_folder_length(s->folder, st));
         TRY(refuse_other_checkpoints(s->folder, resume_from, resume_from ? resume_file : NULL,
                                      st));
         int swept = 0;

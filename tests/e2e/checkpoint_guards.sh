@@ -200,6 +200,11 @@ expect_rc 130 "SIGINT of a run with 8 KB of options exits 130"
 expect_in err "to resume: run the same command with --resume $work/sig-long in place of any \
 --resume or --init-from (its options are too long to repeat here)" \
     "... and says how to resume rather than print a cut command"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" \
+    --checkpoint "$work/$(printf './%.0s' {1..495})ck"
+expect_error 2 "--checkpoint: the path is too long" \
+    "a --checkpoint too long for its step files' names, before training (it failed after it)"
+expect_no_match out '^epoch ' "... no epoch trained"
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --logdir "$work/$(printf './%.0s' {1..600})"
 expect_error 2 "--logdir: the path is too long" "a --logdir too long to hold metrics.jsonl"
 

@@ -112,6 +112,11 @@ for option in --save --checkpoint --logdir --resume --init-from; do
     expect_in err "unset or empty shell variable" "... with a hint at the usual cause"
     expect_no_match out '^epoch ' "... before the first step"
 done
+# --help shows the help even beside an option it would refuse.
+run "$TRAINER" train --save "" --help
+expect_rc 0 "train --save '' --help shows the help"
+expect_in out "usage: trainer train MODEL" "... the usage line"
+
 # --lr's range is open at 0 only: any positive rate trains, however small (1e-13 was
 # refused, with a message saying "more than 0").
 run "$TRAINER" train models/mlp.model "${tiny[@]}" --lr 1e-13

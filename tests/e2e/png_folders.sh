@@ -22,11 +22,11 @@ run "${two[@]}" --data "png:$work/pets"
 expect_rc 0 "png:DIR of class folders trains"
 expect_in out "data $work/pets: 40 train, 12 test samples" \
     "it reads both splits, and the header names the spec's folder (not its train/)"
-run "$TRAINER" check "$work/two.model" --data "png:$work/pets"
-expect_in out "data $work/pets: valid, 40 train, 12 test samples" "so does check's verdict"
 expect_in out "classes: 0=cat 1=dog" "the class names are printed, sorted"
 if [ "$(grep -c '^classes:' <<<"$out")" -eq 1 ]; then pass "once"
 else fail "the class names are printed more than once"; fi
+run "$TRAINER" check "$work/two.model" --data "png:$work/pets"
+expect_in out "data $work/pets: valid, 40 train, 12 test samples" "so does check's verdict"
 
 printf 'not a png' >"$work/pets/train/dog/zz.png"
 run "${two[@]}" --data "png:$work/pets"

@@ -177,6 +177,20 @@ static void an_existing_probe_name_is_left_alone(void) {
     unlink(probe);
 }
 
+// A FILE.tmp that the writer could not replace (a directory) is refused by the check, before
+// a run trains, not by the first write after an epoch.
+static void a_probe_name_in_the_way_is_refused(void) {
+    char path[160], probe[176];
+    path_in_folder("blocked.safetensors", path, sizeof path);
+    snprintf(probe, sizeof probe, "%s.tmp", path);
+    CHECK_INT_EQ(mkdir(probe, 0700), 0);
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(atomic_file_check_target(path, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "is in the way: it is a directory");
+    rmdir(probe);
+}
+
 // A path longer than the writer holds is refused, not cut to another file's name.
 static void a_path_too_long_is_refused(void) {
     char path[1200];
@@ -203,6 +217,7 @@ int main(void) {
     a_link_is_written_through();
     a_dangling_link_is_refused();
     an_existing_probe_name_is_left_alone();
+    a_probe_name_in_the_way_is_refused();
     a_path_too_long_is_refused();
     rmdir(folder);
     return test_exit_code("test_atomic_file");
