@@ -38,9 +38,10 @@ static int make_directory(const char *dir, Status *st) {
 }
 
 // The rows of metrics.jsonl a run finds there when it starts. Steps only grow down the
-// file, so the rows to keep are a prefix: `keep` bytes.
+// file, so the rows to keep are a prefix: `keep` bytes. `unfinished`: the last row kept
+// is whole but lacks its newline, which must be added before the next row is appended.
 typedef struct EarlierRows {
-    int rows, kept, dropped;
+    int rows, kept, dropped, unfinished;
     long last_step, keep;
 } EarlierRows;
 
@@ -60,12 +61,13 @@ static int read_earlier_rows(RunLog *log, long resumed_step, EarlierRows *e, Sta
     MetricsLine line = {0};
     int rc = 0, got = 0, dropping = 0;
     for (int number = 1; !rc; number++) {
-        rc = metrics_line_read(log->metrics, &line, &got, log->metrics_path, number, st);
+        rc = metrics_line_read(log->metrics, &line, &got, log->metrics_path, number,
+                               "remove that line, or pass a new --logdir for the resumed run",
+                               st);
         if (rc || !got) break;
         if (metrics_line_blank(&line)) continue;
         e->rows++;
-        cJSON *row = memchr(line.text, '\0', line.length)
-                         ? NULL : cJSON_ParseWithLength(line.text, line.length);
+        cJSON *row = metrics_line_parse(&line);
         const cJSON *step = cJSON_GetObjectItemCaseSensitive(row, "step");
         int valid = cJSON_IsObject(row) && cJSON_IsNumber(step);
         if (valid) e->last_step = (long)step->valuedouble;
@@ -85,6 +87,7 @@ static int read_earlier_rows(RunLog *log, long resumed_step, EarlierRows *e, Sta
         } else {
             e->kept++;
             e->keep = ftell(log->metrics);
+            e->unfinished = !line.finished;
         }
     }
     metrics_line_free(&line);
@@ -112,8 +115,10 @@ static int keep_earlier_rows(RunLog *log, long resumed_step, Status *st) {
     log->kept_rows = e.kept;
     log->dropped_rows = e.dropped;
     // Truncated, then written at the end: stdio wants a seek between reading and writing.
+    // A kept last row without its newline gets one, or the next row would share its line.
     if (ftruncate(fileno(log->metrics), (off_t)e.keep) != 0 ||
-        fseek(log->metrics, 0, SEEK_END) != 0) {
+        fseek(log->metrics, 0, SEEK_END) != 0 ||
+        (e.unfinished && (fputc('\n', log->metrics) == EOF || fflush(log->metrics) != 0))) {
         status_fail_at(st, STATUS_RUNTIME_ERROR, log->metrics_path, 0, 0, "cannot cut the "
                        "metrics log back to step %ld: %s", resumed_step, strerror(errno));
         status_hint(st, "check the file's permissions and the --logdir disk");

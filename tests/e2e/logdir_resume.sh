@@ -46,6 +46,33 @@ if [ "$(ls "$work/resumed"/events.out.tfevents.* | wc -l)" -eq 2 ]; then
     pass "each part of the run has its TensorBoard event file"
 else fail "each part of the run has its TensorBoard event file" "$(ls "$work/resumed")"; fi
 
+# A log whose last row lost its newline (an editor, a copy cut short at a row's end): the
+# row is kept and the newline added, where the next row once went on the same line, read
+# by plot and later resumes as that one row alone.
+mkdir -p "$work/nonl"
+head -c -1 "$work/resumed/metrics.jsonl" >"$work/nonl/metrics.jsonl"
+rows=$(wc -l <"$work/resumed/metrics.jsonl")
+third=("$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 3
+    --batch 16)
+run "${third[@]}" --logdir "$work/nonl" --resume "$work/ck/step-0000000080.safetensors"
+expect_rc 0 "resumed from step 80 into a log whose last row lacks its newline"
+if python3 -c 'import json, sys
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[-1] == "", "no final newline"
+for line in lines[:-1]:
+    assert isinstance(json.loads(line), dict), line
+assert len(lines) - 1 == int(sys.argv[2]), "%d rows" % (len(lines) - 1)' \
+    "$work/nonl/metrics.jsonl" "$((rows + 4))" 2>"$work/nonl.err"; then
+    pass "... each row on its own line, epoch 3's 4 appended"
+else fail "... each row on its own line, epoch 3's 4 appended" "$(tail -n 1 "$work/nonl.err")"; fi
+
+# Two rows on one line read as the first alone: now the line is no row.
+mkdir -p "$work/joined"
+{ head -n 1 "$work/resumed/metrics.jsonl" | tr -d '\n'
+    tail -n +2 "$work/resumed/metrics.jsonl"; } >"$work/joined/metrics.jsonl"
+run "${third[@]}" --logdir "$work/joined" --resume "$work/ck/step-0000000080.safetensors"
+expect_error 2 "$work/joined/metrics.jsonl:1:1: not a row" "two rows on one line are refused"
+
 # Resumed from the end (step 80) with one more epoch: all rows stay, epoch 3's are added.
 run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 3 \
     --batch 16 --logdir "$work/resumed" --resume "$work/ck"
