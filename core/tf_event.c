@@ -121,10 +121,18 @@ int event_file_open(EventFile *events, const char *dir, double wall_time, const 
     // them by name, which keeps the parts in order.
     int fd = -1;
     for (int n = 0; fd < 0 && n < 1000; n++) {
-        int used = snprintf(events->path, sizeof events->path, "%s/events.out.tfevents.%ld.%s",
-                            dir, (long)wall_time, host);
-        if (n && used > 0 && (size_t)used < sizeof events->path)
-            snprintf(events->path + used, sizeof events->path - (size_t)used, ".%d", n);
+        char part[16] = "";
+        if (n) snprintf(part, sizeof part, ".%d", n);
+        int used = snprintf(events->path, sizeof events->path, "%s/events.out.tfevents.%ld.%s%s",
+                            dir, (long)wall_time, host, part);
+        // Cut short, the name would be another file's, or the same one for every n.
+        if (used < 0 || (size_t)used >= sizeof events->path) {
+            status_fail(st, STATUS_BAD_INPUT, "--logdir: the path is too long for the "
+                        "TensorBoard event file's name (%d bytes; at most %zu)", used,
+                        sizeof events->path - 1);
+            status_hint(st, "choose a --logdir with a shorter path");
+            return STATUS_BAD_INPUT;
+        }
         fd = open(events->path, O_WRONLY | O_CREAT | O_EXCL, 0666);
         if (fd < 0 && errno != EEXIST) break;
     }

@@ -31,6 +31,7 @@ typedef struct EventFile {
 
 // Creates DIR/events.out.tfevents.<seconds>.<host> (.<seconds>.<host>.1, .2, ... when the
 // name is taken: an existing file is never written over) and writes the file_version event.
+// A name that does not fit EventFile.path is STATUS_BAD_INPUT, never cut short.
 int event_file_open(EventFile *events, const char *dir, double wall_time, const char *host,
                     Status *st);
 int event_file_add_scalar(EventFile *events, double wall_time, long step, const char *tag,

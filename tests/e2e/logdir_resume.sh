@@ -73,6 +73,30 @@ mkdir -p "$work/joined"
 run "${third[@]}" --logdir "$work/joined" --resume "$work/ck/step-0000000080.safetensors"
 expect_error 2 "$work/joined/metrics.jsonl:1:1: not a row" "two rows on one line are refused"
 
+# A last line cut mid-row is dropped whatever its step; the notice counts it apart from
+# the rows after the resumed step (it once counted it among them).
+mkdir -p "$work/cut"
+{ cat "$work/resumed/metrics.jsonl"; printf '{"kind":"step","st'; } >"$work/cut/metrics.jsonl"
+run "${third[@]}" --logdir "$work/cut" --resume "$work/ck/step-0000000080.safetensors"
+expect_rc 0 "resumed from step 80 into a log ending in a cut line"
+expect_in err "kept $rows rows up to step 80; dropped 0 after it, as those steps are trained \
+again, and an unfinished last line" "... the notice names the cut line apart"
+
+# A --logdir of 1000 bytes leaves metrics.jsonl room but not the event file's name, which
+# was cut (events.out.tfeve...): refused before any step, and a resume there refused
+# before metrics.jsonl is cut back (it once failed "File exists" after the cut).
+long="$work/"
+long+=$(printf './%.0s' $(seq 1 $(((1000 - ${#long} - 3) / 2))))log
+run "${train[@]}" --logdir "$long"
+expect_error 2 "--logdir: the path is too long" "a --logdir too long for the event file's name"
+expect_no_match out "^epoch " "... is refused before the first step"
+mkdir -p "$long" && cp "$work/resumed/metrics.jsonl" "$long/metrics.jsonl"
+sum=$(md5sum <"$long/metrics.jsonl")
+run "${train[@]}" --logdir "$long" --resume "$work/ck/step-0000000020.safetensors"
+expect_error 2 "--logdir: the path is too long" "... also for a resumed run"
+[ "$(md5sum <"$long/metrics.jsonl")" = "$sum" ] && pass "... its metrics.jsonl untouched" ||
+    fail "... its metrics.jsonl untouched"
+
 # Resumed from the end (step 80) with one more epoch: all rows stay, epoch 3's are added.
 run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 3 \
     --batch 16 --logdir "$work/resumed" --resume "$work/ck"
