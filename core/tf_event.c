@@ -11,7 +11,10 @@
 // Protobuf wire types.
 enum { WIRE_VARINT = 0, WIRE_FIXED64 = 1, WIRE_LENGTH_DELIMITED = 2, WIRE_FIXED32 = 5 };
 // Field numbers of tensorflow.Event and tensorflow.Summary(.Value).
-enum { EVENT_WALL_TIME = 1, EVENT_STEP = 2, EVENT_FILE_VERSION = 3, EVENT_SUMMARY = 5 };
+enum { EVENT_WALL_TIME = 1, EVENT_STEP = 2, EVENT_FILE_VERSION = 3, EVENT_SUMMARY = 5,
+       EVENT_SESSION_LOG = 7 };  // 6 is the deprecated log_message
+// tensorflow.SessionLog: status = 1, an enum whose START is 1.
+enum { SESSION_LOG_STATUS = 1, SESSION_LOG_START = 1 };
 enum { SUMMARY_VALUE = 1, VALUE_TAG = 1, VALUE_SIMPLE_VALUE = 2 };
 
 // A bounded output buffer; `size` runs past `capacity` on overflow, which callers test once.
@@ -89,6 +92,19 @@ size_t tf_event_encode_file_version(double wall_time, uint8_t *out, size_t capac
     return finished(&event);
 }
 
+size_t tf_event_encode_start(double wall_time, long step, uint8_t *out, size_t capacity) {
+    uint8_t session_log[8];
+    Writer status = {session_log, 0, sizeof session_log};
+    put_key(&status, SESSION_LOG_STATUS, WIRE_VARINT);
+    put_varint(&status, SESSION_LOG_START);
+    Writer event = {out, 0, capacity};
+    put_double_field(&event, EVENT_WALL_TIME, wall_time);
+    put_key(&event, EVENT_STEP, WIRE_VARINT);
+    put_varint(&event, (uint64_t)(int64_t)step);
+    put_bytes_field(&event, EVENT_SESSION_LOG, session_log, status.size);
+    return finished(&event);
+}
+
 size_t tfrecord_frame(const uint8_t *data, size_t size, uint8_t *out, size_t capacity) {
     uint8_t length[8];
     Writer length_writer = {length, 0, sizeof length};
@@ -155,6 +171,12 @@ int event_file_add_scalar(EventFile *events, double wall_time, long step, const 
     size_t size = tf_event_encode_scalar(wall_time, step, tag, value, payload, sizeof payload);
     if (size == 0)
         return status_fail(st, STATUS_RUNTIME_ERROR, "TensorBoard tag '%.80s' is too long", tag);
+    return write_record(events, payload, size, st);
+}
+
+int event_file_add_start(EventFile *events, double wall_time, long step, Status *st) {
+    uint8_t payload[TF_EVENT_MAX_BYTES];
+    size_t size = tf_event_encode_start(wall_time, step, payload, sizeof payload);
     return write_record(events, payload, size, st);
 }
 

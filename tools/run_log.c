@@ -166,6 +166,10 @@ int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resum
     int rc = read_earlier_rows(log, resumed_step, &e, st);
     if (!rc && resumed_step < 0 && e.rows) rc = refuse_earlier_run(log, &e, st);
     if (!rc) rc = event_file_open(&log->events, dir, wall_seconds(), host, st);
+    // TensorBoard drops what the earlier event files hold from this step on (the steps
+    // trained again), as it does after a restart from a checkpoint.
+    if (!rc && resumed_step >= 0)
+        rc = event_file_add_start(&log->events, wall_seconds(), resumed_step + 1, st);
     if (!rc && keep_earlier_rows(log, resumed_step, &e, st)) rc = st->code;
     if (rc) {
         if (log->events.file) unlink(log->events.path);  // no empty part left behind

@@ -46,6 +46,51 @@ if [ "$(ls "$work/resumed"/events.out.tfevents.* | wc -l)" -eq 2 ]; then
     pass "each part of the run has its TensorBoard event file"
 else fail "each part of the run has its TensorBoard event file" "$(ls "$work/resumed")"; fi
 
+# The resumed part's event file starts with a SessionLog START at step 21, the first step
+# trained again: TensorBoard drops the first part's events from there on, which it drew
+# twice (steps 32 to 80 from both files).
+starts=$(python3 - "$(ls "$work/resumed"/events.out.tfevents.* | tail -n 1)" <<'PYTHON'
+import struct, sys
+
+def fields(data):
+    at = 0
+    while at < len(data):
+        key, at = varint(data, at)
+        kind = key & 7
+        if kind == 0:
+            value, at = varint(data, at)
+        elif kind == 1:
+            value, at = data[at:at + 8], at + 8
+        elif kind == 5:
+            value, at = data[at:at + 4], at + 4
+        else:
+            size, at = varint(data, at)
+            value, at = data[at:at + size], at + size
+        yield key >> 3, value
+
+def varint(data, at):
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+data = open(sys.argv[1], "rb").read()
+at = 0
+while at < len(data):
+    size = struct.unpack_from("<Q", data, at)[0]
+    event = dict(fields(data[at + 12:at + 12 + size]))
+    at += 12 + size + 4
+    if 7 in event:
+        print(event.get(2), dict(fields(event[7])))
+PYTHON
+)
+[ "$starts" = "21 {1: 1}" ] && pass "the resumed part's event file starts at step 21" ||
+    fail "the resumed part's event file starts at step 21" "SessionLog events: $starts"
+
 # A log whose last row lost its newline (an editor, a copy cut short at a row's end): the
 # row is kept and the newline added, where the next row once went on the same line, read
 # by plot and later resumes as that one row alone.
