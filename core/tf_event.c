@@ -11,7 +11,10 @@
 // Protobuf wire types.
 enum { WIRE_VARINT = 0, WIRE_FIXED64 = 1, WIRE_LENGTH_DELIMITED = 2, WIRE_FIXED32 = 5 };
 // Field numbers of tensorflow.Event and tensorflow.Summary(.Value).
-enum { EVENT_WALL_TIME = 1, EVENT_STEP = 2, EVENT_FILE_VERSION = 3, EVENT_SUMMARY = 5 };
+enum { EVENT_WALL_TIME = 1, EVENT_STEP = 2, EVENT_FILE_VERSION = 3, EVENT_SUMMARY = 5,
+       EVENT_SESSION_LOG = 7 };  // 6 is the deprecated log_message
+// tensorflow.SessionLog: status = 1, an enum whose START is 1.
+enum { SESSION_LOG_STATUS = 1, SESSION_LOG_START = 1 };
 enum { SUMMARY_VALUE = 1, VALUE_TAG = 1, VALUE_SIMPLE_VALUE = 2 };
 
 // A bounded output buffer; `size` runs past `capacity` on overflow, which callers test once.
@@ -89,6 +92,19 @@ size_t tf_event_encode_file_version(double wall_time, uint8_t *out, size_t capac
     return finished(&event);
 }
 
+size_t tf_event_encode_start(double wall_time, long step, uint8_t *out, size_t capacity) {
+    uint8_t session_log[8];
+    Writer status = {session_log, 0, sizeof session_log};
+    put_key(&status, SESSION_LOG_STATUS, WIRE_VARINT);
+    put_varint(&status, SESSION_LOG_START);
+    Writer event = {out, 0, capacity};
+    put_double_field(&event, EVENT_WALL_TIME, wall_time);
+    put_key(&event, EVENT_STEP, WIRE_VARINT);
+    put_varint(&event, (uint64_t)(int64_t)step);
+    put_bytes_field(&event, EVENT_SESSION_LOG, session_log, status.size);
+    return finished(&event);
+}
+
 size_t tfrecord_frame(const uint8_t *data, size_t size, uint8_t *out, size_t capacity) {
     uint8_t length[8];
     Writer length_writer = {length, 0, sizeof length};
@@ -121,10 +137,18 @@ int event_file_open(EventFile *events, const char *dir, double wall_time, const 
     // them by name, which keeps the parts in order.
     int fd = -1;
     for (int n = 0; fd < 0 && n < 1000; n++) {
-        int used = snprintf(events->path, sizeof events->path, "%s/events.out.tfevents.%ld.%s",
-                            dir, (long)wall_time, host);
-        if (n && used > 0 && (size_t)used < sizeof events->path)
-            snprintf(events->path + used, sizeof events->path - (size_t)used, ".%d", n);
+        char part[16] = "";
+        if (n) snprintf(part, sizeof part, ".%d", n);
+        int used = snprintf(events->path, sizeof events->path, "%s/events.out.tfevents.%ld.%s%s",
+                            dir, (long)wall_time, host, part);
+        // Cut short, the name would be another file's, or the same one for every n.
+        if (used < 0 || (size_t)used >= sizeof events->path) {
+            status_fail(st, STATUS_BAD_INPUT, "--logdir: the path is too long for the "
+                        "TensorBoard event file's name (%d bytes; at most %zu)", used,
+                        sizeof events->path - 1);
+            status_hint(st, "choose a --logdir with a shorter path");
+            return STATUS_BAD_INPUT;
+        }
         fd = open(events->path, O_WRONLY | O_CREAT | O_EXCL, 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
@@ -147,6 +171,12 @@ int event_file_add_scalar(EventFile *events, double wall_time, long step, const 
     size_t size = tf_event_encode_scalar(wall_time, step, tag, value, payload, sizeof payload);
     if (size == 0)
         return status_fail(st, STATUS_RUNTIME_ERROR, "TensorBoard tag '%.80s' is too long", tag);
+    return write_record(events, payload, size, st);
+}
+
+int event_file_add_start(EventFile *events, double wall_time, long step, Status *st) {
+    uint8_t payload[TF_EVENT_MAX_BYTES];
+    size_t size = tf_event_encode_start(wall_time, step, payload, sizeof payload);
     return write_record(events, payload, size, st);
 }
 

@@ -438,10 +438,13 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
         long resumed_step = args_get(cmd, args, "--resume") ? g->optimizer_steps : -1;
         TRY(run_log_open(&log, logdir, session.evaluated, resumed_step, st));
         session.log = &log;
-        if (log.dropped_rows)
+        // A cut-short last line has no step to place it by: counted apart from the rows
+        // dropped for being after the resumed step.
+        if (log.dropped_rows || log.cut_row)
             print_notice("%s: kept %d row%s up to step %ld; dropped %d after it, as those "
-                         "steps are trained again", log.metrics_path, log.kept_rows,
-                         log.kept_rows == 1 ? "" : "s", resumed_step, log.dropped_rows);
+                         "steps are trained again%s", log.metrics_path, log.kept_rows,
+                         log.kept_rows == 1 ? "" : "s", resumed_step, log.dropped_rows,
+                         log.cut_row ? ", and an unfinished last line" : "");
     }
     progress_init(&session.bar, stderr);
     TrainHooks hooks = {.user = &session, .on_step = on_step, .on_epoch = on_epoch,

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 static const char *kind_of(mode_t mode) {
     if (S_ISDIR(mode)) return "a directory";
     if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
@@ -66,17 +68,16 @@ static int grow(MetricsLine *line, Status *st) {
 // Byte by byte, so that the cap holds before the memory is taken and NUL bytes are counted
 // (getline would hold a whole endless line, fgets loses the length at a NUL).
 int metrics_line_read(FILE *file, MetricsLine *line, int *got, const char *path, int number,
-                      Status *st) {
+                      const char *hint, Status *st) {
     *got = 0;
     line->length = 0;
     line->finished = 0;
-    line->start = ftell(file);
     int c;
     while ((c = getc(file)) != EOF && c != '\n') {
         if (line->length == METRICS_LINE_MAX) {
             status_fail_at(st, STATUS_BAD_INPUT, path, number, 1, "a line longer than %d bytes: "
                            "not a row `trainer train --logdir` writes", METRICS_LINE_MAX);
-            status_hint(st, "pass the metrics.jsonl of a run trained with --logdir");
+            status_hint(st, "%s", hint);
             return STATUS_BAD_INPUT;
         }
         if (line->length + 1 >= line->capacity) TRY(grow(line, st));
@@ -94,6 +95,20 @@ int metrics_line_read(FILE *file, MetricsLine *line, int *got, const char *path,
     line->finished = c == '\n';
     *got = 1;
     return 0;
+}
+
+struct cJSON *metrics_line_parse(const MetricsLine *line) {
+    if (memchr(line->text, '\0', line->length)) return NULL;
+    const char *end = NULL;
+    cJSON *value = cJSON_ParseWithLengthOpts(line->text, line->length, &end, 0);
+    if (!value) return NULL;
+    for (const char *c = end; c < line->text + line->length; c++) {
+        if (!strchr(" \t\r", *c)) {
+            cJSON_Delete(value);
+            return NULL;
+        }
+    }
+    return value;
 }
 
 int metrics_line_blank(const MetricsLine *line) {

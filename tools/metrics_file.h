@@ -24,14 +24,18 @@ typedef struct MetricsLine {
     char *text;        // NUL-terminated; may hold NUL bytes of its own (length says)
     size_t length, capacity;
     int finished;      // it ended with a newline: a writer cut short leaves an unfinished one
-    long start;        // its offset in the file
 } MetricsLine;
 
 // The next line of `file` (the newline not included) into `line`, *got 1; at the end of
-// the file *got 0. A line longer than METRICS_LINE_MAX is STATUS_BAD_INPUT at path:number,
-// memory running out STATUS_RUNTIME_ERROR.
+// the file *got 0. A line longer than METRICS_LINE_MAX is STATUS_BAD_INPUT at path:number
+// with `hint` (what the caller's user can do about it), memory running out
+// STATUS_RUNTIME_ERROR.
 int metrics_line_read(FILE *file, MetricsLine *line, int *got, const char *path, int number,
-                      Status *st);
+                      const char *hint, Status *st);
+// The line's JSON value, or NULL when it is not exactly one: a NUL byte in it, invalid
+// JSON, or anything but whitespace after the value. cJSON stops at the value's end, so
+// `{...}{...}` (two rows run together) would otherwise read as its first row alone.
+struct cJSON *metrics_line_parse(const MetricsLine *line);
 // Only spaces, tabs and carriage returns: a line to pass over.
 int metrics_line_blank(const MetricsLine *line);
 void metrics_line_free(MetricsLine *line);

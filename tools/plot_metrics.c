@@ -66,20 +66,15 @@ static int add_row(RunCurves *curves, const cJSON *row, const char *path, int li
     return 0;  // a kind a later version writes: not ours to draw
 }
 
-// A line holding a NUL byte is not JSON, whatever cJSON would make of the text before it.
-static cJSON *parse_line(const MetricsLine *line) {
-    if (memchr(line->text, '\0', line->length)) return NULL;
-    return cJSON_ParseWithLength(line->text, line->length);
-}
-
 static int read_rows(FILE *file, RunCurves *curves, const char *path, int *rows, Status *st) {
     MetricsLine line = {0};
     int rc = 0, got = 0;
     for (int number = 1; !rc; number++) {
-        rc = metrics_line_read(file, &line, &got, path, number, st);
+        rc = metrics_line_read(file, &line, &got, path, number, "pass the metrics.jsonl of a "
+                               "run trained with --logdir", st);
         if (rc || !got) break;
         if (metrics_line_blank(&line)) continue;
-        cJSON *row = parse_line(&line);
+        cJSON *row = metrics_line_parse(&line);
         // The writer flushes whole lines, but a run killed mid-write, or read while its
         // line is on its way to the disk, ends in part of one: the rows before it stand.
         if (!row && !line.finished) {

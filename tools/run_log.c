@@ -38,9 +38,11 @@ static int make_directory(const char *dir, Status *st) {
 }
 
 // The rows of metrics.jsonl a run finds there when it starts. Steps only grow down the
-// file, so the rows to keep are a prefix: `keep` bytes.
+// file, so the rows to keep are a prefix: `keep` bytes. `cut`: the last line was cut short
+// (what a killed writer leaves), dropped whatever its step. `unfinished`: the last row kept
+// is whole but lacks its newline, which must be added before the next row is appended.
 typedef struct EarlierRows {
-    int rows, kept, dropped;
+    int rows, kept, dropped, cut, unfinished;
     long last_step, keep;
 } EarlierRows;
 
@@ -53,25 +55,27 @@ static int earlier_row_invalid(const RunLog *log, int number, Status *st) {
 
 // Reads the rows already in the file: those of steps up to `resumed_step` are kept (a
 // fresh run, -1, keeps none), later ones dropped, as the resumed run trains those steps
-// again. The last line without its newline is what a killed writer left: dropped.
+// again. The last line without its newline that is no row is what a killed writer left:
+// dropped.
 static int read_earlier_rows(RunLog *log, long resumed_step, EarlierRows *e, Status *st) {
     memset(e, 0, sizeof *e);
     e->last_step = -1;
     MetricsLine line = {0};
     int rc = 0, got = 0, dropping = 0;
     for (int number = 1; !rc; number++) {
-        rc = metrics_line_read(log->metrics, &line, &got, log->metrics_path, number, st);
+        rc = metrics_line_read(log->metrics, &line, &got, log->metrics_path, number,
+                               "remove that line, or pass a new --logdir for the resumed run",
+                               st);
         if (rc || !got) break;
         if (metrics_line_blank(&line)) continue;
         e->rows++;
-        cJSON *row = memchr(line.text, '\0', line.length)
-                         ? NULL : cJSON_ParseWithLength(line.text, line.length);
+        cJSON *row = metrics_line_parse(&line);
         const cJSON *step = cJSON_GetObjectItemCaseSensitive(row, "step");
         int valid = cJSON_IsObject(row) && cJSON_IsNumber(step);
         if (valid) e->last_step = (long)step->valuedouble;
         cJSON_Delete(row);
         if (!valid && !line.finished) {  // the cut-short tail
-            e->dropped++;
+            e->cut = 1;
             break;
         }
         if (resumed_step < 0) continue;
@@ -85,6 +89,7 @@ static int read_earlier_rows(RunLog *log, long resumed_step, EarlierRows *e, Sta
         } else {
             e->kept++;
             e->keep = ftell(log->metrics);
+            e->unfinished = !line.finished;
         }
     }
     metrics_line_free(&line);
@@ -105,15 +110,16 @@ static int refuse_earlier_run(const RunLog *log, const EarlierRows *e, Status *s
     return STATUS_BAD_INPUT;
 }
 
-static int keep_earlier_rows(RunLog *log, long resumed_step, Status *st) {
-    EarlierRows e;
-    TRY(read_earlier_rows(log, resumed_step, &e, st));
-    if (resumed_step < 0 && e.rows) return refuse_earlier_run(log, &e, st);
-    log->kept_rows = e.kept;
-    log->dropped_rows = e.dropped;
+static int keep_earlier_rows(RunLog *log, long resumed_step, const EarlierRows *e,
+                             Status *st) {
+    log->kept_rows = e->kept;
+    log->dropped_rows = e->dropped;
+    log->cut_row = e->cut;
     // Truncated, then written at the end: stdio wants a seek between reading and writing.
-    if (ftruncate(fileno(log->metrics), (off_t)e.keep) != 0 ||
-        fseek(log->metrics, 0, SEEK_END) != 0) {
+    // A kept last row without its newline gets one, or the next row would share its line.
+    if (ftruncate(fileno(log->metrics), (off_t)e->keep) != 0 ||
+        fseek(log->metrics, 0, SEEK_END) != 0 ||
+        (e->unfinished && (fputc('\n', log->metrics) == EOF || fflush(log->metrics) != 0))) {
         status_fail_at(st, STATUS_RUNTIME_ERROR, log->metrics_path, 0, 0, "cannot cut the "
                        "metrics log back to step %ld: %s", resumed_step, strerror(errno));
         status_hint(st, "check the file's permissions and the --logdir disk");
@@ -122,30 +128,56 @@ static int keep_earlier_rows(RunLog *log, long resumed_step, Status *st) {
     return 0;
 }
 
+static int path_too_long(const char *dir, size_t longest, Status *st) {
+    status_fail(st, STATUS_BAD_INPUT, "--logdir: the path is too long (%zu bytes; at most %zu)",
+                strlen(dir), longest);
+    status_hint(st, "choose a --logdir with a shorter path");
+    return STATUS_BAD_INPUT;
+}
+
+// Both file names must fit whole: cut short, a name would be another file's (a folder, or
+// an event file of the run resumed). The longest event name is checked before anything is
+// touched, with 10 digits of seconds and the ".999" of the last free name tried.
+static int check_path_lengths(RunLog *log, const char *dir, const char *host, Status *st) {
+    size_t metrics_room = sizeof log->metrics_path - sizeof "/metrics.jsonl";
+    size_t events_room = sizeof log->events.path - sizeof "/events.out.tfevents.0123456789."
+                         - strlen(host) - strlen(".999");
+    size_t longest = metrics_room < events_room ? metrics_room : events_room;
+    if (strlen(dir) > longest) return path_too_long(dir, longest, st);
+    snprintf(log->metrics_path, sizeof log->metrics_path, "%s/metrics.jsonl", dir);
+    return 0;
+}
+
+// Nothing in DIR changes until everything that can be refused has been: the earlier rows
+// are read (a fresh run into a used DIR is refused) and the event file created before
+// metrics.jsonl is cut back to the resumed step.
 int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resumed_step,
                  Status *st) {
     memset(log, 0, sizeof *log);
     snprintf(log->evaluated, sizeof log->evaluated, "%s", evaluated);
-    if ((size_t)snprintf(log->metrics_path, sizeof log->metrics_path, "%s/metrics.jsonl",
-                         dir) >= sizeof log->metrics_path) {
-        // Cut short, the name would be another file's (a folder, say).
-        status_fail(st, STATUS_BAD_INPUT, "--logdir: the path is too long (%zu bytes; at most "
-                    "%zu)", strlen(dir), sizeof log->metrics_path - sizeof "/metrics.jsonl");
-        status_hint(st, "choose a --logdir with a shorter path");
-        return STATUS_BAD_INPUT;
-    }
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    TRY(check_path_lengths(log, dir, host, st));
     TRY(make_directory(dir, st));
     TRY(metrics_file_open(log->metrics_path, O_RDWR | O_CREAT, "r+", "choose a --logdir you "
                           "can write to, where metrics.jsonl is missing or a regular file",
                           &log->metrics, st));
-    if (keep_earlier_rows(log, resumed_step, st)) {
+    EarlierRows e;
+    int rc = read_earlier_rows(log, resumed_step, &e, st);
+    if (!rc && resumed_step < 0 && e.rows) rc = refuse_earlier_run(log, &e, st);
+    if (!rc) rc = event_file_open(&log->events, dir, wall_seconds(), host, st);
+    // TensorBoard drops what the earlier event files hold from this step on (the steps
+    // trained again), as it does after a restart from a checkpoint.
+    if (!rc && resumed_step >= 0)
+        rc = event_file_add_start(&log->events, wall_seconds(), resumed_step + 1, st);
+    if (!rc && keep_earlier_rows(log, resumed_step, &e, st)) rc = st->code;
+    if (rc) {
+        if (log->events.file) unlink(log->events.path);  // no empty part left behind
+        event_file_close(&log->events);
         fclose(log->metrics);
         log->metrics = NULL;
-        return st->code;
     }
-    char host[256] = "localhost";
-    gethostname(host, sizeof host - 1);
-    return event_file_open(&log->events, dir, wall_seconds(), host, st);
+    return rc;
 }
 
 static int metrics_write_failed(const RunLog *log, Status *st) {

@@ -20,6 +20,7 @@ typedef struct RunLog {
     // epoch rows' figures (test_loss or val_loss) and the TensorBoard tags (test/loss...).
     char evaluated[8];
     int kept_rows, dropped_rows;  // of an earlier metrics.jsonl, when resuming
+    int cut_row;  // its last line was cut short (a killed writer's), dropped too
 } RunLog;
 
 // Creates DIR (with its parents) when missing and opens both files; an unwritable DIR, or a

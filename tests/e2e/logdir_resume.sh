@@ -46,6 +46,102 @@ if [ "$(ls "$work/resumed"/events.out.tfevents.* | wc -l)" -eq 2 ]; then
     pass "each part of the run has its TensorBoard event file"
 else fail "each part of the run has its TensorBoard event file" "$(ls "$work/resumed")"; fi
 
+# The resumed part's event file starts with a SessionLog START at step 21, the first step
+# trained again: TensorBoard drops the first part's events from there on, which it drew
+# twice (steps 32 to 80 from both files).
+starts=$(python3 - "$(ls "$work/resumed"/events.out.tfevents.* | tail -n 1)" <<'PYTHON'
+import struct, sys
+
+def fields(data):
+    at = 0
+    while at < len(data):
+        key, at = varint(data, at)
+        kind = key & 7
+        if kind == 0:
+            value, at = varint(data, at)
+        elif kind == 1:
+            value, at = data[at:at + 8], at + 8
+        elif kind == 5:
+            value, at = data[at:at + 4], at + 4
+        else:
+            size, at = varint(data, at)
+            value, at = data[at:at + size], at + size
+        yield key >> 3, value
+
+def varint(data, at):
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+data = open(sys.argv[1], "rb").read()
+at = 0
+while at < len(data):
+    size = struct.unpack_from("<Q", data, at)[0]
+    event = dict(fields(data[at + 12:at + 12 + size]))
+    at += 12 + size + 4
+    if 7 in event:
+        print(event.get(2), dict(fields(event[7])))
+PYTHON
+)
+[ "$starts" = "21 {1: 1}" ] && pass "the resumed part's event file starts at step 21" ||
+    fail "the resumed part's event file starts at step 21" "SessionLog events: $starts"
+
+# A log whose last row lost its newline (an editor, a copy cut short at a row's end): the
+# row is kept and the newline added, where the next row once went on the same line, read
+# by plot and later resumes as that one row alone.
+mkdir -p "$work/nonl"
+head -c -1 "$work/resumed/metrics.jsonl" >"$work/nonl/metrics.jsonl"
+rows=$(wc -l <"$work/resumed/metrics.jsonl")
+third=("$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 3
+    --batch 16)
+run "${third[@]}" --logdir "$work/nonl" --resume "$work/ck/step-0000000080.safetensors"
+expect_rc 0 "resumed from step 80 into a log whose last row lacks its newline"
+if python3 -c 'import json, sys
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[-1] == "", "no final newline"
+for line in lines[:-1]:
+    assert isinstance(json.loads(line), dict), line
+assert len(lines) - 1 == int(sys.argv[2]), "%d rows" % (len(lines) - 1)' \
+    "$work/nonl/metrics.jsonl" "$((rows + 4))" 2>"$work/nonl.err"; then
+    pass "... each row on its own line, epoch 3's 4 appended"
+else fail "... each row on its own line, epoch 3's 4 appended" "$(tail -n 1 "$work/nonl.err")"; fi
+
+# Two rows on one line read as the first alone: now the line is no row.
+mkdir -p "$work/joined"
+{ head -n 1 "$work/resumed/metrics.jsonl" | tr -d '\n'
+    tail -n +2 "$work/resumed/metrics.jsonl"; } >"$work/joined/metrics.jsonl"
+run "${third[@]}" --logdir "$work/joined" --resume "$work/ck/step-0000000080.safetensors"
+expect_error 2 "$work/joined/metrics.jsonl:1:1: not a row" "two rows on one line are refused"
+
+# A last line cut mid-row is dropped whatever its step; the notice counts it apart from
+# the rows after the resumed step (it once counted it among them).
+mkdir -p "$work/cut"
+{ cat "$work/resumed/metrics.jsonl"; printf '{"kind":"step","st'; } >"$work/cut/metrics.jsonl"
+run "${third[@]}" --logdir "$work/cut" --resume "$work/ck/step-0000000080.safetensors"
+expect_rc 0 "resumed from step 80 into a log ending in a cut line"
+expect_in err "kept $rows rows up to step 80; dropped 0 after it, as those steps are trained \
+again, and an unfinished last line" "... the notice names the cut line apart"
+
+# A --logdir of 1000 bytes leaves metrics.jsonl room but not the event file's name, which
+# was cut (events.out.tfeve...): refused before any step, and a resume there refused
+# before metrics.jsonl is cut back (it once failed "File exists" after the cut).
+long="$work/"
+long+=$(printf './%.0s' $(seq 1 $(((1000 - ${#long} - 3) / 2))))log
+run "${train[@]}" --logdir "$long"
+expect_error 2 "--logdir: the path is too long" "a --logdir too long for the event file's name"
+expect_no_match out "^epoch " "... is refused before the first step"
+mkdir -p "$long" && cp "$work/resumed/metrics.jsonl" "$long/metrics.jsonl"
+sum=$(md5sum <"$long/metrics.jsonl")
+run "${train[@]}" --logdir "$long" --resume "$work/ck/step-0000000020.safetensors"
+expect_error 2 "--logdir: the path is too long" "... also for a resumed run"
+[ "$(md5sum <"$long/metrics.jsonl")" = "$sum" ] && pass "... its metrics.jsonl untouched" ||
+    fail "... its metrics.jsonl untouched"
+
 # Resumed from the end (step 80) with one more epoch: all rows stay, epoch 3's are added.
 run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 3 \
     --batch 16 --logdir "$work/resumed" --resume "$work/ck"

@@ -119,6 +119,13 @@ mkdir -p "$work/bad" && { head -n 2 "$work/logs/metrics.jsonl"; echo '{"kind": "
 run "$TRAINER" plot "$work/bad" -o "$work/x.png"
 expect_error 2 "$work/bad/metrics.jsonl:3:1: not valid JSON" "a malformed line is named by file:line"
 
+# Two rows run together on one line (a row appended to a last row without its newline)
+# read as the first alone, the second lost without a word: now the line is not valid JSON.
+mkdir -p "$work/joined" && { head -n 1 "$work/logs/metrics.jsonl" | tr -d '\n'
+    tail -n +2 "$work/logs/metrics.jsonl"; } >"$work/joined/metrics.jsonl"
+run "$TRAINER" plot "$work/joined" -o "$work/x.png"
+expect_error 2 "$work/joined/metrics.jsonl:1:1: not valid JSON" "two rows on one line are refused"
+
 # A log whose last line is cut short (a run killed mid-write, or still writing it) plots
 # the rows before it, with a notice; it was refused as "not valid JSON" (exit 2).
 mkdir -p "$work/cut" && { cat "$work/logs/metrics.jsonl"; printf '{"kind":"step","st'; } \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # TensorBoard itself reads the event file `trainer train --logdir` writes: its
 # EventAccumulator finds the scalars train/loss, train/accuracy, lr, test/loss and
-# test/accuracy at the steps metrics.jsonl records, with the same values (as float32).
+# test/accuracy at the steps metrics.jsonl records, with the same values (as float32), also
+# after a resume, whose retrained steps it reads once.
 # TensorBoard comes from PyPI into a virtual environment kept in the build directory, so
 # later runs reuse it; without python3-venv, pip or the network the test is skipped (77).
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
@@ -28,7 +29,9 @@ expect_rc 0 "a small run with --logdir trains"
 if ls "$logdir"/events.out.tfevents.* >/dev/null 2>&1; then pass "an event file is written"
 else fail "an event file is written" "$(ls -la "$logdir" 2>&1)"; fi
 
-check=$("$venv/bin/python" - "$logdir" 2>&1 <<'PYTHON'
+# What EventAccumulator reads of a logdir against its metrics.jsonl: "ok: ..." or the
+# differences.
+cat >"$work/check.py" <<'PYTHON'
 import json, math, sys
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -63,7 +66,7 @@ if not steps or not epochs:
 print("\n".join(problems) if problems else
       f"ok: {len(tags)} tags, {len(steps)} step rows, {len(epochs)} epoch rows")
 PYTHON
-)
+check=$("$venv/bin/python" "$work/check.py" "$logdir" 2>&1)
 if [[ $check == ok:* ]]; then pass "EventAccumulator reads the scalars of metrics.jsonl ($check)"
 else fail "EventAccumulator reads the scalars of metrics.jsonl" "$check"; fi
 
@@ -71,6 +74,21 @@ else fail "EventAccumulator reads the scalars of metrics.jsonl" "$check"; fi
 expect_rows=$(grep -c '"kind":"step"' "$logdir/metrics.jsonl")
 if [ "$expect_rows" -eq 6 ]; then pass "metrics.jsonl has the 6 logged steps"
 else fail "metrics.jsonl has the 6 logged steps" "found $expect_rows"; fi
+
+# Resumed from step 20 into the same logdir: the second event file repeats steps 32 to 80,
+# which TensorBoard drew twice until that file began with a SessionLog START at step 21
+# (it drops the earlier files' events from that step on, as after a restart).
+resumed=("$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 2
+    --batch 16 --schedule cosine --warmup 10 --logdir "$work/resumed")
+run "${resumed[@]}" --checkpoint "$work/ck" --checkpoint-every 20 --keep-last 10
+expect_rc 0 "a run with a checkpoint every 20 steps"
+run "${resumed[@]}" --resume "$work/ck/step-0000000020.safetensors"
+expect_rc 0 "... resumed from step 20 into its --logdir"
+# (Its purge is logged on stderr as "Detected out of order event.step ...".)
+check=$("$venv/bin/python" "$work/check.py" "$work/resumed" 2>"$work/check.err")
+if [[ $check == ok:* ]]; then pass "EventAccumulator reads each step of the resumed run once"
+else fail "EventAccumulator reads each step of the resumed run once" "$check
+$(tail -n 5 "$work/check.err")"; fi
 
 run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 1 \
     --logdir "$work/data/train-images-idx3-ubyte"
