@@ -194,7 +194,7 @@ long_data="idx:$long/train-images-idx3-ubyte,$long/train-labels-idx1-ubyte"
 long_data+=",$long/t10k-images-idx3-ubyte,$long/t10k-labels-idx1-ubyte"
 interrupt_when "$work/sig-long" 0.3 "$work/$(printf './%.0s' {1..1500})tiny.model" \
     --data "$long_data" --device cpu --epochs 100000 --train-limit 150 \
-    --logdir "$work/$(printf './%.0s' {1..480})log" \
+    --logdir "$work/$(printf './%.0s' {1..400})log" \
     --save "$work/$(printf './%.0s' {1..480})long.safetensors"
 expect_rc 130 "SIGINT of a run with 8 KB of options exits 130"
 expect_in err "to resume: run the same command with --resume $work/sig-long in place of any \
