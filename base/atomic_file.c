@@ -12,7 +12,7 @@
 
 #include "base/escape.h"
 
-static const char *kind_of(mode_t mode) {
+const char *file_kind_name(mode_t mode) {
     if (S_ISDIR(mode)) return "a directory";
     if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
     if (S_ISCHR(mode)) return "a character device";
@@ -27,7 +27,7 @@ static int refuse_unless_regular(const char *path, Status *st) {
     struct stat info;
     if (stat(path, &info) != 0 || S_ISREG(info.st_mode)) return 0;
     status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the path is %s, not a regular file, "
-                   "and trainer does not replace it", kind_of(info.st_mode));
+                   "and trainer does not replace it", file_kind_name(info.st_mode));
     if (S_ISDIR(info.st_mode))
         status_hint(st, "name a file, e.g. %.900s/weights.safetensors", path);
     else
@@ -123,7 +123,7 @@ int atomic_file_check_target(const char *given, Status *st) {
                        "in the way: it is %s", probe,
                        !known ? "gone or unreadable" : S_ISREG(left.st_mode)
                                    ? "a file this process cannot write"
-                                   : kind_of(left.st_mode));
+                                   : file_kind_name(left.st_mode));
         status_hint(st, "remove %.900s, or name another --save file", probe);
         return STATUS_BAD_INPUT;
     }

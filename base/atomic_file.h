@@ -6,6 +6,7 @@
 #define TRAINER_ATOMIC_FILE_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "base/status.h"
 
@@ -24,6 +25,9 @@ int atomic_file_open(AtomicFile *f, const char *path, Status *st);
 // folder (the link's target's, for a symbolic link). STATUS_BAD_INPUT with the path and
 // the reason when not.
 int atomic_file_check_target(const char *path, Status *st);
+// What a path that is not a regular file is, for messages: "a directory", "a FIFO (named
+// pipe)", "a character device", ...
+const char *file_kind_name(mode_t mode);
 // Flushes, fsyncs, renames over the target and fsyncs its folder.
 int atomic_file_commit(AtomicFile *f, Status *st);
 // Closes and removes the temporary file (after a failed write).

@@ -10,18 +10,11 @@
 
 #include <cjson/cJSON.h>
 
-static const char *kind_of(mode_t mode) {
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
-}
+#include "base/atomic_file.h"
 
 static int not_regular(const char *path, mode_t mode, const char *hint, Status *st) {
     status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the metrics log is %s, not a regular "
-                   "file (reading or writing it could block or never end)", kind_of(mode));
+                   "file (reading or writing it could block or never end)", file_kind_name(mode));
     status_hint(st, "%s", hint);
     return STATUS_BAD_INPUT;
 }
