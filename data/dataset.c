@@ -47,36 +47,46 @@ static void append_bytes(char *out, size_t *used, const char *text, size_t lengt
     out[*used] = '\0';
 }
 
+int dataset_spec_next_path(const char *spec, const char **part, size_t *length) {
+    int idx = strncmp(spec, "idx:", 4) == 0, csv = strncmp(spec, "csv:", 4) == 0;
+    if (!*part) {
+        const char *colon = strchr(spec, ':');
+        if (!colon) return 0;
+        *part = colon + 1;
+    } else {
+        const char *end = *part + *length;
+        if (!idx || *end != ',') return 0;
+        *part = end + 1;
+    }
+    const char *end = idx ? strchr(*part, ',') : csv ? strstr(*part, ",label=") : NULL;
+    *length = end ? (size_t)(end - *part) : strlen(*part);
+    return 1;
+}
+
+// Whether a spec's path starts with the `~` that dataset_expand_home expands.
+static int starts_with_tilde(const char *part, size_t length) {
+    return length && part[0] == '~' && (length == 1 || part[1] == '/');
+}
+
 char *dataset_expand_spec(const char *spec) {
     const char *home = getenv("HOME");
-    size_t home_length = home ? strlen(home) : 0;
-    // At most four paths (idx:), each growing by $HOME less its `~`.
-    char *out = malloc(strlen(spec) + 4 * home_length + 1);
+    size_t home_length = home ? strlen(home) : 0, tildes = 0, length = 0;
+    const char *part = NULL;
+    // Sized by the paths there are: an idx: list may have any number of parts (a spec of
+    // more than four is refused later, by its reader, with the form expected).
+    while (dataset_spec_next_path(spec, &part, &length)) tildes += starts_with_tilde(part, length);
+    char *out = malloc(strlen(spec) + tildes * home_length + 1);
     if (!out) return NULL;
-    const char *colon = strchr(spec, ':');
+    const char *copied = spec;  // what lies before `copied` is in `out`
     size_t used = 0;
-    append_bytes(out, &used, spec, colon ? (size_t)(colon - spec) + 1 : strlen(spec));
-    int idx = strncmp(spec, "idx:", 4) == 0, csv = strncmp(spec, "csv:", 4) == 0;
-    for (const char *part = colon ? colon + 1 : NULL; part;) {
-        // Only idx: lists paths after commas; elsewhere a comma may be in a folder's name.
-        const char *end = idx ? strchr(part, ',') : csv ? strstr(part, ",label=") : NULL;
-        if (!end) end = part + strlen(part);
-        size_t length = (size_t)(end - part);
-        int tilde = length && part[0] == '~' && (length == 1 || part[1] == '/') &&
-                    home_length;
-        if (tilde) {
-            append_bytes(out, &used, home, home_length);
-            append_bytes(out, &used, part + 1, length - 1);
-        } else {
-            append_bytes(out, &used, part, length);
-        }
-        if (!idx || !*end) {
-            append_bytes(out, &used, end, strlen(end));
-            break;
-        }
-        append_bytes(out, &used, ",", 1);
-        part = end + 1;
+    out[0] = '\0';
+    for (part = NULL; home_length && dataset_spec_next_path(spec, &part, &length);) {
+        if (!starts_with_tilde(part, length)) continue;
+        append_bytes(out, &used, copied, (size_t)(part - copied));
+        append_bytes(out, &used, home, home_length);
+        copied = part + 1;
     }
+    append_bytes(out, &used, copied, strlen(copied));
     return out;
 }
 

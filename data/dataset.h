@@ -101,9 +101,14 @@ int dataset_load_csv(const char *spec, Dataset *out, Status *st);
 // os.path.expanduser does for torchvision's dataset roots. `~user` and a path with $HOME
 // unset or too long for `size` are copied unchanged. Returns `out`.
 const char *dataset_expand_home(const char *path, char *out, size_t size);
-// A spec with each path in it expanded so, however long: the one after `kind:`, and each
-// of idx:TI,TL,SI,SL's four; csv:FILE,label=COLUMN's COLUMN is not a path. Allocated (the
-// caller frees it); NULL only when out of memory.
+// The paths a spec names, one per call, so that every reader of a spec splits it the same
+// way: the one after `kind:`, or each comma-separated part of idx:'s list (however many);
+// csv:FILE,label=COLUMN's COLUMN is not a path, and elsewhere a comma may be in a name.
+// Start with *part NULL; each call sets *part and *length (not NUL-terminated) to the next
+// path and returns 1, or returns 0 after the last. "fashion-mnist" names none.
+int dataset_spec_next_path(const char *spec, const char **part, size_t *length);
+// A spec with each of its paths (dataset_spec_next_path) expanded so, however long and
+// however many. Allocated (the caller frees it); NULL only when out of memory.
 char *dataset_expand_spec(const char *spec);
 // Helpers the readers share (data/dataset.c).
 int dataset_largest_label(const uint8_t *labels, int count);

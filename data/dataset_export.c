@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "base/directories.h"
+#include "base/escape.h"
 #include "data/image.h"
 
 static int digits(int value) {
@@ -89,36 +90,59 @@ int dataset_export_prepare(const char *dir, int force, Status *st) {
     return make_directories(dir) ? fail_make(dir, st) : 0;
 }
 
+// Appends path component `name` (`length` bytes) to the absolute path `out` (of *used
+// bytes) as mkdir -p would reach it: "." stays, ".." goes up one (the folder does not
+// exist, so it is no link to follow back).
+static void append_component(char *out, size_t *used, const char *name, size_t length) {
+    if (length == 1 && name[0] == '.') return;
+    if (length == 2 && name[0] == '.' && name[1] == '.') {
+        char *up = strrchr(out, '/');
+        *used = up == out ? 1 : (size_t)(up - out);
+        out[*used] = '\0';
+        return;
+    }
+    if (!(*used == 1 && out[0] == '/')) out[(*used)++] = '/';
+    memcpy(out + *used, name, length);
+    *used += length;
+    out[*used] = '\0';
+}
+
 // `path` made absolute with every link resolved, as realpath(3) does, but for a path whose
 // last parts do not exist yet: those are appended to the real path of what exists. Returns
-// a malloc'ed string, or NULL when that cannot be known.
+// a malloc'ed string, or NULL when that cannot be known. A loop, not a recursion per
+// missing part: a destination of thousands of new folders must not run out of stack.
 static char *real_path_to_be(const char *path) {
-    char *real = realpath(path, NULL);
-    if (real || errno != ENOENT) return real;
-    char parent[4096];
-    if ((size_t)snprintf(parent, sizeof parent, "%s", path) >= sizeof parent) return NULL;
-    size_t n = strlen(parent);
-    while (n > 1 && parent[n - 1] == '/') parent[--n] = '\0';
-    char *slash = strrchr(parent, '/');
-    const char *last = slash ? slash + 1 : parent;
-    char name[4096];
-    snprintf(name, sizeof name, "%s", last);
-    if (slash == parent) parent[1] = '\0';  // "/x": the root is the parent
-    else if (slash) *slash = '\0';
-    else snprintf(parent, sizeof parent, ".");
-    if (!name[0] || strcmp(parent, path) == 0) return NULL;  // no shorter path to try
-    char *base = real_path_to_be(parent);
-    if (!base || strcmp(name, ".") == 0) return base;
-    if (strcmp(name, "..") == 0) {  // of a folder that does not exist: mkdir -p's reading
-        char *up = strrchr(base, '/');
-        if (up) up[up == base ? 1 : 0] = '\0';
-        return base;
+    char *head = path[0] ? strdup(path) : NULL;  // "" names no folder
+    if (!head) return NULL;
+    size_t cut = strlen(head);  // path[cut..] is what is not known to exist
+    char *real = NULL;
+    for (;;) {
+        real = realpath(cut ? head : ".", NULL);
+        if (real || errno != ENOENT || cut == 0) break;
+        size_t before = cut;
+        while (cut > 1 && head[cut - 1] == '/') cut--;  // trailing slashes
+        while (cut > 0 && head[cut - 1] != '/') cut--;  // the last name
+        while (cut > 1 && head[cut - 1] == '/') cut--;  // the slashes before it, not a root
+        if (cut == before) break;                       // nothing shorter to try
+        head[cut] = '\0';
     }
-    size_t size = strlen(base) + strlen(name) + 2;
-    char *joined = malloc(size);
-    if (joined) snprintf(joined, size, "%s%s%s", base, strcmp(base, "/") == 0 ? "" : "/", name);
-    free(base);
-    return joined;
+    free(head);
+    if (!real) return NULL;
+    const char *tail = path + cut;
+    size_t used = strlen(real);
+    // Each name of the tail gains at most one '/', which the tail's own separators or the
+    // one more byte pay for.
+    char *out = malloc(used + strlen(tail) + 2);
+    if (out) {
+        memcpy(out, real, used + 1);
+        while (*tail) {
+            size_t length = strcspn(tail, "/");
+            if (length) append_component(out, &used, tail, length);
+            tail += length + (tail[length] == '/');
+        }
+    }
+    free(real);
+    return out;
 }
 
 // Whether `inner` is `outer` or lies inside it (both real paths).
@@ -128,51 +152,66 @@ static int is_within(const char *inner, const char *outer) {
     return strncmp(inner, outer, n) == 0 && (inner[n] == '\0' || inner[n] == '/');
 }
 
-// The places an expanded spec reads: its folder, or each file it names (idx: four files,
-// csv:FILE). Returns how many, at most 4.
-static int spec_places(const char *spec, char places[4][4096]) {
-    if (strcmp(spec, "fashion-mnist") == 0) {
-        snprintf(places[0], sizeof places[0], "%s", dataset_fashion_mnist_dir());
-        return 1;
+// A real path as a message shows it: escaped (link targets are bytes from the disk).
+// Allocated; NULL when out of memory.
+static char *shown_path(const char *path) {
+    size_t size = 4 * strlen(path) + 1;  // \xNN at most per byte
+    char *out = malloc(size);
+    return out ? (char *)text_escape(path, strlen(path), out, size) : NULL;
+}
+
+// Refuses `target` (the destination's real path to be) when it is, lies inside or holds
+// `place`, a path `spec` reads; a place that does not exist is left to its reader.
+static int check_place(const char *place, const char *target, const char *dir,
+                       const char *spec, Status *st) {
+    char *source = realpath(place, NULL);
+    if (!source) return 0;
+    const char *how = strcmp(source, target) == 0 ? "is"
+                      : is_within(target, source) ? "lies inside"
+                      : is_within(source, target) ? "holds" : NULL;
+    int rc = 0;
+    if (how) {
+        char *target_shown = shown_path(target), *source_shown = shown_path(source);
+        if (!target_shown || !source_shown) {
+            rc = status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        } else {
+            status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "the destination %s %s %s, which "
+                           "%s reads from", target_shown, how, source_shown, spec);
+            status_hint(st, "export into a folder outside %s and not holding it: an export "
+                        "into its own source replaces and adds images there", source_shown);
+            rc = STATUS_BAD_INPUT;
+        }
+        free(target_shown);
+        free(source_shown);
     }
-    const char *colon = strchr(spec, ':');
-    if (!colon) return 0;
-    const char *part = colon + 1;
-    int idx = strncmp(spec, "idx:", 4) == 0, csv = strncmp(spec, "csv:", 4) == 0, count = 0;
-    while (count < 4) {
-        const char *end = idx ? strchr(part, ',') : csv ? strstr(part, ",label=") : NULL;
-        if (!end) end = part + strlen(part);
-        snprintf(places[count++], sizeof places[0], "%.*s", (int)(end - part), part);
-        if (!idx || !*end) break;
-        part = end + 1;
-    }
-    return count;
+    free(source);
+    return rc;
 }
 
 int dataset_export_check_target(const char *spec, const char *dir, Status *st) {
-    char expanded_dir[4096], places[4][4096];
-    char *expanded_spec = dataset_expand_spec(spec);
-    if (!expanded_spec) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    char expanded_dir[4096];
     dir = dataset_expand_home(dir, expanded_dir, sizeof expanded_dir);
     char *target = real_path_to_be(dir);
-    int count = target ? spec_places(expanded_spec, places) : 0, rc = 0;
-    free(expanded_spec);
     if (!target) return 0;  // not knowable: making the folder will say what is wrong
-    for (int i = 0; i < count && !rc; i++) {
-        char *source = realpath(places[i], NULL);  // missing: reading it says so
-        if (!source) continue;
-        const char *how = strcmp(source, target) == 0 ? "is"
-                          : is_within(target, source) ? "lies inside"
-                          : is_within(source, target) ? "holds" : NULL;
-        if (how) {
-            status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "the destination %s %s %s, which "
-                           "%s reads from", target, how, source, spec);
-            status_hint(st, "export into a folder outside %s and not holding it: an export "
-                        "into its own source replaces and adds images there", source);
-            rc = STATUS_BAD_INPUT;
-        }
-        free(source);
+    char *expanded_spec = dataset_expand_spec(spec);
+    if (!expanded_spec) {
+        free(target);
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     }
+    int rc = 0;
+    if (strcmp(expanded_spec, "fashion-mnist") == 0)
+        rc = check_place(dataset_fashion_mnist_dir(), target, dir, spec, st);
+    // The places a spec reads: its folder, or each file it names (idx:'s, csv:FILE), each
+    // copied whole (a part cut short would be another path).
+    const char *part = NULL;
+    size_t length = 0;
+    while (!rc && dataset_spec_next_path(expanded_spec, &part, &length)) {
+        char *place = strndup(part, length);
+        rc = place ? check_place(place, target, dir, spec, st)
+                   : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        free(place);
+    }
+    free(expanded_spec);
     free(target);
     return rc;
 }
@@ -194,7 +233,13 @@ static int check_exportable(const Dataset *ds, Status *st) {
 static int make_class_folders(const char *dir, const ExportFolders *folders, Status *st) {
     char path[4096];
     for (int c = 0; c < folders->count; c++) {
-        snprintf(path, sizeof path, "%s/%s", dir, folders->names[c]);
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, folders->names[c]) >= sizeof path) {
+            // Cut short, it would name another folder to make.
+            status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "the folder's path is too long "
+                           "for its class folders");
+            status_hint(st, "export into a folder with a shorter path");
+            return STATUS_BAD_INPUT;
+        }
         if (make_directories(path)) return fail_make(path, st);
     }
     return 0;

@@ -44,9 +44,10 @@ static int resolve_folder(const char *spec, char *dir, size_t size, int *is_fash
     if (strcmp(spec, "fashion-mnist") == 0) {
         // The override lets tests (and people with a copy elsewhere) point at another
         // folder without touching the system one.
-        const char *env = getenv(FASHION_MNIST_ENV);
-        int overridden = env && env[0];
         const char *path = dataset_fashion_mnist_dir();
+        // Named as overridden only when it points elsewhere: unsetting a variable that
+        // names Debian's folder would not help.
+        int overridden = strcmp(path, FASHION_MNIST_DIR) != 0;
         *is_fashion = 1;
         if ((size_t)snprintf(dir, size, "%s", path) >= size) {
             status_fail(st, STATUS_BAD_INPUT, "%s is too long (%zu characters)",

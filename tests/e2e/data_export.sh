@@ -44,6 +44,14 @@ if [ "$(count_pngs "$work/src")" = "$before" ] && [ ! -e "$work/src/new" ]; then
     pass "the source is left as it was ($before images)"
 else fail "the source changed" "$(count_pngs "$work/src") images, $before before"; fi
 
+# A destination of ~1900 folders yet to be made: finding its real path to be once took a
+# recursion per missing folder, two 4 KB buffers a frame, and overflowed the stack.
+deep="$work/deep$(printf '/a%.0s' $(seq 1900))"
+run "$TRAINER" data export "png:$work/src" "png:$deep" --limit 2
+if [ "$rc" -eq 0 ] || { [ "$rc" -eq 2 ] && grep -q '^trainer: error: ' <<<"$err"; }; then
+    pass "a destination 1900 new folders deep is checked without a crash (exit $rc)"
+else fail "a deep new destination crashed the check" "exit $rc"; fi
+
 # The same samples as IDX files, each split sorted by label (stably), which is the order
 # png:DIR reads them in: class folders in label order, files in index order.
 python3 - "$FASHION_DIR" "$work/sorted" $train_limit $test_limit <<'PY'

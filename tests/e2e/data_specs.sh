@@ -20,6 +20,12 @@ run "${train[@]}" --data "idx:$d/train-images-idx3-ubyte-mine,$d/train-labels-id
 expect_rc 0 "idx:A,B,C,D reads the four named files"
 run "${train[@]}" --data "idx:$d/train-images-idx3-ubyte-mine,$d/train-labels-idx1-ubyte-mine"
 expect_error 2 "expected four files" "two named files are refused with the form expected"
+# Six paths with ~: the spec's ~ expansion is sized by the parts there are, not by idx:'s
+# four (it overflowed its buffer), and the reader then refuses the list.
+HOME="$work/home" run "${train[@]}" --data "idx:~/a,~/b,~/c,~/d,~/e,~/f"
+expect_error 2 "expected four files" "six ~ paths are expanded, then refused as not four"
+expect_in err "idx:$work/home/a,$work/home/b,$work/home/c,$work/home/d,$work/home/e," \
+    "each ~ of the six is expanded"
 
 make_dataset "$work/twice" 100 50
 write_images "$work/twice/old-train-images" 100
