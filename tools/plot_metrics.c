@@ -1,6 +1,7 @@
 #include "tools/plot_metrics.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,10 @@ static int curve_add(Curve *curve, double step, double value, Status *st) {
 static int add_if_present(Curve *curve, const cJSON *row, const char *key, double step,
                           Status *st) {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(row, key);
-    return cJSON_IsNumber(item) ? curve_add(curve, step, item->valuedouble, st) : 0;
+    // A diverged loss is written as null and left out; 1e999 (infinite once read) is too,
+    // as nothing can be drawn at infinity.
+    return cJSON_IsNumber(item) && isfinite(item->valuedouble)
+               ? curve_add(curve, step, item->valuedouble, st) : 0;
 }
 
 static int malformed(const char *path, int line, const char *what, Status *st) {
@@ -48,6 +52,7 @@ static int add_row(RunCurves *curves, const cJSON *row, const char *path, int li
     if (!cJSON_IsString(kind) || !cJSON_IsNumber(step))
         return malformed(path, line, "a row without a \"kind\" string and a numeric \"step\"", st);
     double at = step->valuedouble;
+    if (!isfinite(at)) return malformed(path, line, "a row whose \"step\" is not finite", st);
     if (strcmp(kind->valuestring, "step") == 0) {
         TRY(add_if_present(&curves->train_loss, row, "loss", at, st));
         return add_if_present(&curves->train_accuracy, row, "accuracy", at, st);

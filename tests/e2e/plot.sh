@@ -197,6 +197,16 @@ else fail "its epoch rows carry val_loss and val_accuracy, not test figures"; fi
 run "$TRAINER" plot "$work/val-logs" -o "$work/val.png"
 expect_rc 0 "trainer plot draws the validation curve"
 
+# Numbers too large for a double read as infinity: a step there is refused, a loss there is
+# left out like a diverged run's null (it was drawn at infinity).
+mkdir -p "$work/huge"
+printf '{"kind":"step","step":1e999,"loss":1}\n' >"$work/huge/metrics.jsonl"
+run "$TRAINER" plot "$work/huge" -o "$work/huge.png"
+expect_error 2 "metrics.jsonl:1:1: a row whose \"step\" is not finite" "an infinite step"
+printf '{"kind":"step","step":1,"loss":1e999}\n' >"$work/huge/metrics.jsonl"
+run "$TRAINER" plot "$work/huge" -o "$work/huge.png"
+expect_error 2 "no loss to plot: 1 row, none with a loss" "an infinite loss is left out"
+
 run "$TRAINER" plot --help
 expect_rc 0 "plot --help"
 expect_in out "usage: trainer plot DIR" "the help shows the usage"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the data-reader fuzz targets (tests/libfuzzer/corpus/{idx,
-cifar10,csv,png,model_check}, and checkpoint metadata): small valid files of each kind and a few broken ones, so
+cifar10,csv,metrics,png,model_check}, and checkpoint metadata): small valid files of each kind and a few broken ones, so
 libFuzzer starts past the header checks. Deterministic; rerun after changing it:
     python3 tests/libfuzzer/make_seeds.py"""
 import gzip
@@ -63,6 +63,22 @@ def csv_seeds():
     write("csv", "missing_named_label", b"@target\nlabel,f\n1,2\n")
     write("csv", "header_only", b"label,f\n")
 
+
+def metrics_seeds():
+    # fuzz_metrics: a --logdir's metrics.jsonl as trainer plot reads it.
+    step = b'{"kind":"step","step":16,"epoch":1,"loss":1.72,"accuracy":0.47,"lr":0.001}\n'
+    epoch = (b'{"kind":"epoch","step":16,"epoch":1,"loss":1.72,"accuracy":0.47,'
+             b'"test_loss":1.13,"test_accuracy":0.61,"lr":0.001,"seconds":0.08}\n')
+    val = (b'{"kind":"epoch","step":32,"epoch":2,"loss":0.93,"accuracy":0.65,'
+           b'"val_loss":0.9,"val_accuracy":0.66}\n')
+    write("metrics", "two_epochs", step + epoch + step.replace(b"16", b"32") + val)
+    write("metrics", "unfinished_last_line", step + epoch + b'{"kind":"st')
+    write("metrics", "two_rows_one_line", step.rstrip(b"\n") + epoch)
+    write("metrics", "no_loss", b'{"kind":"step","step":1}\n')
+    write("metrics", "huge_numbers",
+          b'{"kind":"step","step":1e999,"loss":1}\n{"kind":"step","step":2,"loss":1e999}\n')
+    write("metrics", "not_json", b"step 16 loss 1.7\n")
+    write("metrics", "empty", b"")
 
 def png_chunk(kind, data):
     body = kind + data
@@ -146,6 +162,7 @@ if __name__ == "__main__":
     idx_seeds()
     cifar_seeds()
     csv_seeds()
+    metrics_seeds()
     png_seeds()
     model_seeds()
     checkpoint_metadata_seeds()

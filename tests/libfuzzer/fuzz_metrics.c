@@ -1,0 +1,42 @@
+// libFuzzer target for the metrics log reader of `trainer plot` (tools/plot_metrics.c over
+// tools/metrics_file.c, whose line reader and row parser --logdir's resume shares). A
+// metrics.jsonl is outside bytes: copied from another machine, cut by a crash, edited by
+// hand. Whatever the bytes: no crash, no read outside them, no leak; a refusal is
+// STATUS_BAD_INPUT with a message; an accepted log has a loss (training or evaluated), and
+// every curve's points are finite numbers.
+#include "fuzz_files.h"  // first: it sets _POSIX_C_SOURCE
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/plot_metrics.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_curve(const Curve *c) {
+    if (c->count < 0 || (c->count && (!c->step || !c->value))) abort();
+    for (int i = 0; i < c->count; i++)
+        if (!isfinite(c->step[i]) || !isfinite(c->value[i])) abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    const char *path = fuzz_write("metrics.jsonl", data, size);
+    RunCurves curves;
+    memset(&curves, 0, sizeof curves);
+    Status st;
+    status_clear(&st);
+    int rc = run_curves_read(path, &curves, &st);
+    if (rc) {
+        if (rc != STATUS_BAD_INPUT || !st.message[0]) abort();
+    } else {
+        if (curves.train_loss.count + curves.test_loss.count <= 0) abort();
+        check_curve(&curves.train_loss);
+        check_curve(&curves.train_accuracy);
+        check_curve(&curves.test_loss);
+        check_curve(&curves.test_accuracy);
+    }
+    run_curves_free(&curves);
+    return 0;
+}
