@@ -28,6 +28,9 @@ int atomic_file_check_target(const char *path, Status *st);
 // What a path that is not a regular file is, for messages: "a directory", "a FIFO (named
 // pipe)", "a character device", ...
 const char *file_kind_name(mode_t mode);
+// Whether the two paths name one existing file (the same device and inode), however each
+// is spelt: a link, `./`, another name.
+int files_are_same(const char *a, const char *b);
 // Flushes, fsyncs, renames over the target and fsyncs its folder.
 int atomic_file_commit(AtomicFile *f, Status *st);
 // Closes and removes the temporary file (after a failed write).

@@ -80,9 +80,9 @@ static int refuse_output(const char *output, const char *why, const char *hint, 
 // new file, an empty one or an earlier PNG is replaced. Anything that is not a regular file
 // (a directory, a FIFO, /dev/full) is refused too, before the log is read.
 static int check_output(const char *output, const char *log, Status *st) {
-    struct stat out, in;
+    struct stat out;
     if (stat(output, &out) != 0) return 0;
-    if (stat(log, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+    if (files_are_same(output, log))
         return refuse_output(output, "-o names the metrics log being plotted; writing the "
                              "image there would replace the log", "choose another -o, e.g. "
                              "curves.png beside the log (the default without -o)", st);

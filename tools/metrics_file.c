@@ -43,8 +43,10 @@ int metrics_file_open(const char *path, int flags, const char *mode, const char 
     if (!*out) {
         int error = errno;
         close(fd);
-        return status_fail_at(st, STATUS_RUNTIME_ERROR, path, 0, 0, "cannot open the metrics "
-                              "log: %s", strerror(error));
+        status_fail_at(st, STATUS_RUNTIME_ERROR, path, 0, 0, "cannot open the metrics log: %s",
+                       strerror(error));
+        status_hint(st, "%s", hint);
+        return STATUS_RUNTIME_ERROR;
     }
     return 0;
 }

@@ -102,15 +102,9 @@ static int init_from(const char *path, Graph *const *graphs, Device *const *devi
     return 0;
 }
 
-static int same_file(const char *a, const char *b) {
-    struct stat first, second;
-    return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev &&
-           first.st_ino == second.st_ino;
-}
-
 // Checked before the first step, so a bad --save costs no training.
 static int check_save_target(const char *save_path, const char *model_path, Status *st) {
-    if (same_file(save_path, model_path)) {
+    if (files_are_same(save_path, model_path)) {
         status_fail_at(st, STATUS_BAD_INPUT, save_path, 0, 0, "--save names the model file "
                        "itself (%s); the weights would overwrite the model's text", model_path);
         status_hint(st, "name another file, e.g. --save %.400s.safetensors", model_path);
@@ -126,7 +120,7 @@ static int refuse_other_checkpoints(const char *folder, const char *resume_given
                                     const char *resume_file, Status *st) {
     char newest[1100];
     if (!checkpoint_folder_holds(folder, newest, sizeof newest)) return 0;
-    if (resume_file && same_file(resume_file, newest)) return 0;
+    if (resume_file && files_are_same(resume_file, newest)) return 0;
     const char *name = strrchr(newest, '/') ? strrchr(newest, '/') + 1 : newest;
     if (resume_file)
         status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "the checkpoint folder already holds "

@@ -168,10 +168,12 @@ static int host_room_check(size_t bytes, const char *what, StatusCode code, Stat
     size_t usable = available > CPU_HOST_MARGIN ? available - CPU_HOST_MARGIN : 0;
     if (bytes <= usable) return 0;
     const double mib = 1024.0 * 1024.0;
-    return status_fail(st, code, "cpu: %s of %.1f MiB, but the host can give %.1f MiB "
-                       "(MemAvailable and free swap, within any memory cgroup's limit) and "
-                       "keeps %d MiB of it", what, (double)bytes / mib, (double)available / mib,
-                       CPU_HOST_MARGIN >> 20);
+    status_fail(st, code, "cpu: %s of %.1f MiB, but the host can give %.1f MiB (MemAvailable "
+                "and free swap, within any memory cgroup's limit) and keeps %d MiB of it", what,
+                (double)bytes / mib, (double)available / mib, CPU_HOST_MARGIN >> 20);
+    status_hint(st, "lower --batch (or bench's --batch, --bytes), or free host memory that "
+                    "other processes hold");
+    return code;
 }
 
 // A checked allocation's pages, faulted in now (why: above).
