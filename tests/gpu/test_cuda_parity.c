@@ -1016,10 +1016,11 @@ static void gemm_bias_activation_case(int ta, int tb, int m, int n, int k, float
 
 static void test_gemm_bias_activation(void) {
     REQUIRE(gemm_bias_activation);
-    // Odd sizes, batch 1, and the dense layers of mlp and lenet (x W^T: ta=0, tb=1).
+    // Odd sizes, batch 1, and the dense layers of mlp and lenet (x W^T: ta=0, tb=1); mlp's
+    // last layer at batch 128 takes the bias epilogue with no activation.
     static const int shapes[][3] = {
         {1, 1, 1}, {7, 13, 5}, {33, 1, 17}, {1, 17, 9}, {128, 256, 784}, {1024, 10, 256},
-        {1024, 256, 3136}, {129, 257, 1025},
+        {1024, 256, 3136}, {129, 257, 1025}, {128, 10, 128},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int a = 0; a < FUSED_ACTIVATIONS; a++)
