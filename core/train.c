@@ -606,10 +606,10 @@ static int graph_step(TrainRun *run, int n, long step, int *done, Status *st) {
     StepValues values = {.lr = (float)run->lr, .step = (int)step,
                          .seed = step_seed(run->config->train.seed, step)};
     TRY(make_current(rep->device, st));
-    // Outside the graph: a copy from host memory recorded in it would copy the recorded
-    // step's indices at every replay.
-    TRY(source_put_indices(&rep->source, run->step_indices, n, st));
     if (action == STEP_CAPTURE) {
+        // Outside the graph: a copy from host memory recorded in it would copy the
+        // recorded step's indices at every replay.
+        TRY(source_put_indices(&rep->source, run->step_indices, n, st));
         // A graph's first launch counts as part of its capture: a graph the driver will
         // not launch has run nothing either.
         Status failed;
@@ -630,6 +630,10 @@ static int graph_step(TrainRun *run, int n, long step, int *done, Status *st) {
                    "replayed from then on (one graph per step shape, at most %d kept)", step,
                    STEP_GRAPHS_KEPT);
     } else {
+        // A replay's indices go with its values, in one launch (StepValues).
+        values.indices = run->step_indices;
+        values.index_count = n;
+        TRY(source_indices_target(&rep->source, n, &values.indices_to, st));
         TRY(b->graph_launch(b, graph, &values, st));
     }
     if (!update_in_graph(run)) TRY(update_replica(run, rep, step, st));

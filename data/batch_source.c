@@ -135,12 +135,20 @@ static int load_staged(BatchSource *s, const int32_t *indices, int count, float 
     return rc ? rc : fenced;
 }
 
-int source_put_indices(BatchSource *s, const int32_t *indices, int count, Status *st) {
+int source_indices_target(BatchSource *s, int count, int32_t **device_indices, Status *st) {
+    *device_indices = NULL;
     if (count > s->capacity)
         return status_fail(st, STATUS_RUNTIME_ERROR, "%d indices for a source of %d samples "
                            "a load", count, s->capacity);
+    *device_indices = s->indices;
+    return 0;
+}
+
+int source_put_indices(BatchSource *s, const int32_t *indices, int count, Status *st) {
+    int32_t *to;
+    TRY(source_indices_target(s, count, &to, st));
     const Backend *b = s->backend;
-    return b->copy_to_device(b, s->indices, indices, (size_t)count * sizeof *indices, st);
+    return b->copy_to_device(b, to, indices, (size_t)count * sizeof *indices, st);
 }
 
 int source_gather(BatchSource *s, int first, int count, float *images, int32_t *labels,

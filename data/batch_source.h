@@ -77,8 +77,11 @@ int source_load(BatchSource *s, const int32_t *indices, int count, float *images
 // device (at most `capacity`), then samples [first, first + count) of them gathered there.
 // A step replayed from a CUDA Graph (core/train.c) copies its indices before the replay
 // and records only the gathers, since a copy from host memory recorded in the graph would
-// replay the indices it was recorded with.
+// replay the indices it was recorded with. source_indices_target is where
+// source_put_indices copies them, for a replay that copies them in its own launch
+// (StepValues.indices); it fails as source_put_indices does.
 int source_put_indices(BatchSource *s, const int32_t *indices, int count, Status *st);
+int source_indices_target(BatchSource *s, int count, int32_t **device_indices, Status *st);
 int source_gather(BatchSource *s, int first, int count, float *images, int32_t *labels,
                   Status *st);
 

@@ -146,10 +146,17 @@ typedef struct GatherArgs {
 // take) and step (Adam's bias correction), and the step's dropout seed
 // (LayerContext.seed). A step captured as a CUDA Graph would replay the values it was
 // captured with; graph_launch hands the backend each replay's own (see below).
+// `indices`: the replay's sample indices, `index_count` int32 values that graph_launch
+// copies to `indices_to` (device memory: the batch source's, which the recorded gathers
+// read) in the same launch as the values, where a copy and a launch would each cost a
+// small step a few microseconds. index_count 0: none, the caller copied them.
 typedef struct StepValues {
     float lr;
     int step;
     uint64_t seed;
+    const int32_t *indices;
+    int32_t *indices_to;
+    int index_count;
 } StepValues;
 
 typedef struct Backend Backend;

@@ -8,7 +8,10 @@
 // - the MLP with AdamW and --clip-norm: the graph ends after backward, clipping and the
 //   update run plainly;
 // - the MLP under a memory limit that holds half the batch: every step is two
-//   micro-batches, captured together.
+//   micro-batches, captured together;
+// - the MLP at batch 272: a replay's indices past the 256 that travel in its values'
+//   launch are copied before it (kernels/cuda/cuda_graph.cu), its short step's in the
+//   launch.
 // 300 samples at batch 64 make four full steps and a short one of 44 per epoch, so each
 // run captures two shapes (the full step in epoch 1, the short one in epoch 2) and replays
 // both in epoch 3.
@@ -63,6 +66,15 @@ static const char *const lenet_text =
     "optimizer sgd lr=0.05 momentum=0.9\n"
     "schedule step every=1 gamma=0.5\n"
     "train batch=64 epochs=3 seed=9\n";
+
+static const char *const large_batch_text =
+    "input shape=64\n"
+    "dense units=48 act=relu\n"
+    "dropout rate=0.3\n"
+    "dense units=4\n"
+    "loss softmax_cross_entropy\n"
+    "optimizer adam lr=0.01\n"
+    "train batch=272 epochs=3 seed=7\n";
 
 static const char *const clipped_text =
     "input shape=64\n"
@@ -288,6 +300,7 @@ int main(void) {
     graphs_match_plain("mlp adam cosine dropout", mlp_text, 0, NULL, &ds);
     graphs_match_plain("lenet sgd step dropout", lenet_text, 0, NULL, &ds);
     graphs_match_plain("mlp adamw clip-norm", clipped_text, 0, NULL, &ds);
+    graphs_match_plain("mlp at batch 272", large_batch_text, 0, NULL, &ds);
     size_t limit = half_batch_limit(mlp_text, &ds);
     if (limit) graphs_match_plain("mlp in micro-batches", mlp_text, limit, "micro-batches", &ds);
     else test_failures++;
