@@ -1136,8 +1136,8 @@ int graph_reset_loss_sums(Graph *g, const Backend *b, Status *st) {
 int graph_add_loss_sums(Graph *g, const Backend *b, int count, int into_step, Status *st) {
     const LossRows *state = g->loss->kind->loss_rows(g->loss);
     float *sums = tensor_f32(&g->loss_sums) + (into_step ? 2 : 0);
-    TRY(b->sum_rows(b, sums, tensor_f32(&state->row_loss), DTYPE_F32, count, 1, 1.0f, st));
-    return b->sum_rows(b, sums + 1, tensor_f32(&state->row_correct), DTYPE_F32, count, 1, 1.0f, st);
+    // Both sums in one kernel: the loss and the hit of a sample lie side by side.
+    return b->sum_rows(b, sums, tensor_f32(&state->row_stats), DTYPE_F32, count, 2, 1.0f, st);
 }
 
 int graph_commit_step_loss_sums(Graph *g, const Backend *b, Status *st) {
@@ -1163,24 +1163,20 @@ int graph_read_loss_sums(const Graph *g, const Backend *b, double *loss_sum, dou
 int graph_read_loss(const Graph *g, const Backend *b, int count, double *loss_sum,
                     double *correct, Status *st) {
     const LossRows *state = g->loss->kind->loss_rows(g->loss);
-    float stack_loss[1024], stack_correct[1024];
-    float *host_loss = count <= 1024 ? stack_loss : malloc((size_t)count * sizeof(float));
-    float *host_correct = count <= 1024 ? stack_correct : malloc((size_t)count * sizeof(float));
-    int rc = (!host_loss || !host_correct)
-                 ? status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory")
-                 : 0;
-    if (!rc) rc = b->copy_to_host(b, host_loss, state->row_loss.data, (size_t)count * sizeof(float), st);
-    if (!rc) rc = b->copy_to_host(b, host_correct, state->row_correct.data, (size_t)count * sizeof(float), st);
+    float stack_stats[2 * 1024];
+    size_t values = 2 * (size_t)count;
+    float *stats = count <= 1024 ? stack_stats : malloc(values * sizeof(float));
+    int rc = stats ? b->copy_to_host(b, stats, state->row_stats.data, values * sizeof(float), st)
+                   : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     if (!rc) {
         double sum = 0.0, hits = 0.0;
         for (int i = 0; i < count; i++) {
-            sum += host_loss[i];
-            hits += host_correct[i];
+            sum += stats[2 * (size_t)i];
+            hits += stats[2 * (size_t)i + 1];
         }
         *loss_sum = sum;
         *correct = hits;
     }
-    if (host_loss != stack_loss) free(host_loss);
-    if (host_correct != stack_correct) free(host_correct);
+    if (stats != stack_stats) free(stats);
     return rc;
 }

@@ -83,11 +83,10 @@ typedef enum LayerMatmul {
     LAYER_MATMUL_CONVOLUTION
 } LayerMatmul;
 
-// What a loss layer's last forward left on the device, one value per sample, so that the
+// What a loss layer's last forward left on the device, two values per sample, so that the
 // graph can sum and read them without knowing how the kind keeps its state.
 typedef struct LossRows {
-    Tensor row_loss;     // [batch] loss of each sample
-    Tensor row_correct;  // [batch] 1 where argmax == label
+    Tensor row_stats;  // [batch, 2]: each sample's loss, then 1 where argmax == label
 } LossRows;
 
 // How a kind treats NHWC images (graph_set_layouts, Layer.layout).

@@ -311,20 +311,23 @@ struct Backend {
                             void *dx, size_t n, int accumulate, Status *st);
 
     // ---- losses (per-row values stay on the device until the caller reads them) ----
-    // probs = softmax(logits); row_loss[r] = -log probs[r][label]; row_correct[r] = 1 when
-    // argmax == label. Labels are already validated to lie in [0, classes).
+    // probs = softmax(logits); row_stats is [rows][2]: row_stats[2r] = -log probs[r][label],
+    // row_stats[2r + 1] = 1 when argmax == label, else 0. Side by side, so that one column
+    // sum (sum_rows over 2 columns) makes a step's loss and accuracy sums, one kernel
+    // where a small step has about twenty. Labels are already validated to lie in
+    // [0, classes).
     int (*softmax_cross_entropy_forward)(const Backend *b, const float *logits,
                                          const int32_t *labels, int rows, int classes,
-                                         float *probs, float *row_loss, float *row_correct,
-                                         Status *st);
+                                         float *probs, float *row_stats, Status *st);
     // dlogits = (probs - onehot(label)) * scale.
     int (*softmax_cross_entropy_backward)(const Backend *b, const float *probs,
                                           const int32_t *labels, int rows, int classes,
                                           float scale, float *dlogits, int accumulate,
                                           Status *st);
-    // Targets are one-hot labels: row_loss[r] = sum_c (y - t)^2, row_correct as above.
+    // Targets are one-hot labels: row_stats[2r] = sum_c (y - t)^2, row_stats[2r + 1] as
+    // above.
     int (*mse_forward)(const Backend *b, const float *predictions, const int32_t *labels,
-                       int rows, int classes, float *row_loss, float *row_correct, Status *st);
+                       int rows, int classes, float *row_stats, Status *st);
     // dy = 2 (y - t) * scale.
     int (*mse_backward)(const Backend *b, const float *predictions, const int32_t *labels,
                         int rows, int classes, float scale, float *dpredictions, int accumulate,

@@ -29,29 +29,23 @@ int loss_allocate_rows(Layer *l, const LayerContext *ctx, int batch, Status *st)
         if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
         l->state = state;
     }
-    Shape scalar = {.rank = 0};
-    tensor_free(&state->row_loss);
-    tensor_free(&state->row_correct);
-    tensor_set_shape(&state->row_loss, DTYPE_F32, batch, &scalar);
-    tensor_set_shape(&state->row_correct, DTYPE_F32, batch, &scalar);
-    TRY(tensor_alloc(&state->row_loss, ctx->alloc, st));
-    return tensor_alloc(&state->row_correct, ctx->alloc, st);
+    Shape pair = shape_make1(2);
+    tensor_free(&state->row_stats);
+    tensor_set_shape(&state->row_stats, DTYPE_F32, batch, &pair);
+    return tensor_alloc(&state->row_stats, ctx->alloc, st);
 }
 
 int loss_planned_rows(const Layer *l, const Backend *b, int batch, size_t *state,
                       size_t *workspace, Status *st) {
-    Shape scalar = {.rank = 0};  // row_loss and row_correct
-    *state = 2 * layer_batch_tensor_bytes(batch, &scalar, sizeof(float));
+    Shape pair = shape_make1(2);  // row_stats
+    *state = layer_batch_tensor_bytes(batch, &pair, sizeof(float));
     *workspace = 0;
     return 0;
 }
 
 void loss_release_rows(Layer *l) {
     LossRows *state = l->state;
-    if (state) {
-        tensor_free(&state->row_loss);
-        tensor_free(&state->row_correct);
-    }
+    if (state) tensor_free(&state->row_stats);
     free(state);
     l->state = NULL;
 }

@@ -11,8 +11,8 @@ static int mse_infer(Layer *l, Status *st) { return loss_infer_scores(l, 1, st);
 static int mse_forward(Layer *l, const LayerContext *ctx, Status *st) {
     LossRows *state = l->state;
     return ctx->backend->mse_forward(ctx->backend, tensor_f32(&l->inputs[0]->output), ctx->labels,
-                                     ctx->batch, loss_classes(l), tensor_f32(&state->row_loss),
-                                     tensor_f32(&state->row_correct), st);
+                                     ctx->batch, loss_classes(l), tensor_f32(&state->row_stats),
+                                     st);
 }
 
 static int mse_backward(Layer *l, const LayerContext *ctx, Status *st) {

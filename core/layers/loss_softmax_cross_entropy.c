@@ -13,7 +13,7 @@ static int xent_forward(Layer *l, const LayerContext *ctx, Status *st) {
     LossRows *state = l->state;
     return ctx->backend->softmax_cross_entropy_forward(
         ctx->backend, tensor_f32(&l->inputs[0]->output), ctx->labels, ctx->batch, loss_classes(l),
-        tensor_f32(&l->output), tensor_f32(&state->row_loss), tensor_f32(&state->row_correct), st);
+        tensor_f32(&l->output), tensor_f32(&state->row_stats), st);
 }
 
 static int xent_backward(Layer *l, const LayerContext *ctx, Status *st) {

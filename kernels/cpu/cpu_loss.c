@@ -10,8 +10,8 @@ static int argmax(const float *row, int n) {
 }
 
 int cpu_softmax_cross_entropy_forward(const Backend *b, const float *logits, const int32_t *labels,
-                                      int rows, int classes, float *probs, float *row_loss,
-                                      float *row_correct, Status *st) {
+                                      int rows, int classes, float *probs, float *row_stats,
+                                      Status *st) {
     for (int r = 0; r < rows; r++) {
         const float *z = logits + (size_t)r * classes;
         float *p = probs + (size_t)r * classes;
@@ -27,8 +27,8 @@ int cpu_softmax_cross_entropy_forward(const Backend *b, const float *logits, con
         float inv = (float)(1.0 / sum);
         for (int c = 0; c < classes; c++) p[c] *= inv;
         int label = labels[r];
-        row_loss[r] = (float)(log(sum) - (double)(z[label] - max));
-        row_correct[r] = argmax(z, classes) == label ? 1.0f : 0.0f;
+        row_stats[2 * (size_t)r] = (float)(log(sum) - (double)(z[label] - max));
+        row_stats[2 * (size_t)r + 1] = argmax(z, classes) == label ? 1.0f : 0.0f;
     }
     return 0;
 }
@@ -48,7 +48,7 @@ int cpu_softmax_cross_entropy_backward(const Backend *b, const float *probs, con
 }
 
 int cpu_mse_forward(const Backend *b, const float *predictions, const int32_t *labels, int rows,
-                    int classes, float *row_loss, float *row_correct, Status *st) {
+                    int classes, float *row_stats, Status *st) {
     for (int r = 0; r < rows; r++) {
         const float *y = predictions + (size_t)r * classes;
         double sum = 0.0;
@@ -56,8 +56,8 @@ int cpu_mse_forward(const Backend *b, const float *predictions, const int32_t *l
             double diff = y[c] - (c == labels[r] ? 1.0 : 0.0);
             sum += diff * diff;
         }
-        row_loss[r] = (float)sum;
-        row_correct[r] = argmax(y, classes) == labels[r] ? 1.0f : 0.0f;
+        row_stats[2 * (size_t)r] = (float)sum;
+        row_stats[2 * (size_t)r + 1] = argmax(y, classes) == labels[r] ? 1.0f : 0.0f;
     }
     return 0;
 }

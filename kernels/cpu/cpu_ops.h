@@ -65,13 +65,13 @@ int cpu_dropout_backward(const Backend *b, DType dtype, const void *dy, const fl
 
 // cpu_loss.c
 int cpu_softmax_cross_entropy_forward(const Backend *b, const float *logits, const int32_t *labels,
-                                      int rows, int classes, float *probs, float *row_loss,
-                                      float *row_correct, Status *st);
+                                      int rows, int classes, float *probs, float *row_stats,
+                                      Status *st);
 int cpu_softmax_cross_entropy_backward(const Backend *b, const float *probs, const int32_t *labels,
                                        int rows, int classes, float scale, float *dlogits,
                                        int accumulate, Status *st);
 int cpu_mse_forward(const Backend *b, const float *predictions, const int32_t *labels, int rows,
-                    int classes, float *row_loss, float *row_correct, Status *st);
+                    int classes, float *row_stats, Status *st);
 int cpu_mse_backward(const Backend *b, const float *predictions, const int32_t *labels, int rows,
                      int classes, float scale, float *dpredictions, int accumulate, Status *st);
 

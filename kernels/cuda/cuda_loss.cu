@@ -103,8 +103,7 @@ __device__ static inline int warp_argmax(const float *row, int n, unsigned lane)
 __global__ static void softmax_cross_entropy_forward_kernel(const float *logits,
                                                             const int32_t *labels, int rows,
                                                             int classes, float *probs,
-                                                            float *row_loss,
-                                                            float *row_correct) {
+                                                            float *row_stats) {
     unsigned lane = threadIdx.x % WARP;
     // r is the same in all lanes of a warp, so the whole warp enters the shuffles together.
     for (size_t r = warp_first_row(); r < (size_t)rows; r += grid_warps()) {
@@ -119,23 +118,22 @@ __global__ static void softmax_cross_entropy_forward_kernel(const float *logits,
         for (int c = (int)lane; c < classes; c += WARP) p[c] = expf(z[c] - zmax) * inv;
         if (lane == 0) {
             int label = labels[r];
-            row_loss[r] = logf(sum) - (z[label] - zmax);
-            row_correct[r] = best == label ? 1.0f : 0.0f;
+            row_stats[2 * r] = logf(sum) - (z[label] - zmax);
+            row_stats[2 * r + 1] = best == label ? 1.0f : 0.0f;
         }
     }
 }
 
 static int cuda_softmax_cross_entropy_forward(const Backend *b, const float *logits,
                                               const int32_t *labels, int rows, int classes,
-                                              float *probs, float *row_loss, float *row_correct,
-                                              Status *st) {
+                                              float *probs, float *row_stats, Status *st) {
     if (rows <= 0 || classes <= 0) return 0;
     CudaContext *ctx = cuda_context(b);
     unsigned grid = forward_blocks(rows);
     CUDA_CHECK_CONFIG(ctx, "softmax_cross_entropy_forward_kernel", grid, FORWARD_THREADS, 0,
                       (size_t)rows * classes, 64);
     softmax_cross_entropy_forward_kernel<<<grid, FORWARD_THREADS, 0, ctx->stream>>>(
-        logits, labels, rows, classes, probs, row_loss, row_correct);
+        logits, labels, rows, classes, probs, row_stats);
     CUDA_CHECK_LAUNCH("softmax_cross_entropy_forward_kernel");
     return 0;
 }
@@ -180,8 +178,7 @@ static int cuda_softmax_cross_entropy_backward(const Backend *b, const float *pr
 // L1). Summed in float per lane then a butterfly; the CPU sums in double, so the two agree
 // to float rounding.
 __global__ static void mse_forward_kernel(const float *predictions, const int32_t *labels,
-                                          int rows, int classes, float *row_loss,
-                                          float *row_correct) {
+                                          int rows, int classes, float *row_stats) {
     unsigned lane = threadIdx.x % WARP;
     for (size_t r = warp_first_row(); r < (size_t)rows; r += grid_warps()) {
         const float *y = predictions + r * classes;
@@ -194,22 +191,21 @@ __global__ static void mse_forward_kernel(const float *predictions, const int32_
         }
         sum = warp_sum(sum);
         if (lane == 0) {
-            row_loss[r] = sum;
-            row_correct[r] = best == label ? 1.0f : 0.0f;
+            row_stats[2 * r] = sum;
+            row_stats[2 * r + 1] = best == label ? 1.0f : 0.0f;
         }
     }
 }
 
 static int cuda_mse_forward(const Backend *b, const float *predictions, const int32_t *labels,
-                            int rows, int classes, float *row_loss, float *row_correct,
-                            Status *st) {
+                            int rows, int classes, float *row_stats, Status *st) {
     if (rows <= 0 || classes <= 0) return 0;
     CudaContext *ctx = cuda_context(b);
     unsigned grid = forward_blocks(rows);
     CUDA_CHECK_CONFIG(ctx, "mse_forward_kernel", grid, FORWARD_THREADS, 0,
                       (size_t)rows * classes, 64);
     mse_forward_kernel<<<grid, FORWARD_THREADS, 0, ctx->stream>>>(predictions, labels, rows,
-                                                                  classes, row_loss, row_correct);
+                                                                  classes, row_stats);
     CUDA_CHECK_LAUNCH("mse_forward_kernel");
     return 0;
 }

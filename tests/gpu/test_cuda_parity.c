@@ -37,7 +37,7 @@
 // - Bit for bit: dropout masks (both backends hash (seed, index) with dropout_uniform),
 //   maxpool's output and argmax (ties go to the first maximum in row-major window order,
 //   and a NaN wins its window, as on the CPU and in PyTorch), maxpool's input gradient
-//   (sums of dy in the CPU's order), row_correct, copies, fill.
+//   (sums of dy in the CPU's order), a loss's hits (row_stats), copies, fill.
 // - A NULL entry in the CUDA table is a failure that names the op, not a skip.
 //
 // Skipped (exit 77) only when cuda_backend_open answers STATUS_NO_DEVICE: no driver, no
@@ -1167,7 +1167,7 @@ static void test_dropout(void) {
 // ---- losses --------------------------------------------------------------------------------
 
 // rows x classes scores, offset + U(-5, 5), rerolled until each row has one largest value,
-// so argmax (row_correct) is well defined on any backend.
+// so argmax (row_stats' second column) is well defined on any backend.
 static float *scores(int rows, int classes, float offset) {
     float *z = floats((size_t)rows * classes);
     for (int r = 0; r < rows; r++) {
@@ -1191,6 +1191,17 @@ static int32_t *labels_for(int rows, int classes) {
     return labels;
 }
 
+// A loss op's [rows][2] row_stats as its two columns: each row's loss, and whether it was
+// right.
+static void split_row_stats(const float *row_stats, int rows, float **loss, float **correct) {
+    *loss = floats((size_t)rows);
+    *correct = floats((size_t)rows);
+    for (int r = 0; r < rows; r++) {
+        (*loss)[r] = row_stats[2 * (size_t)r];
+        (*correct)[r] = row_stats[2 * (size_t)r + 1];
+    }
+}
+
 static const int loss_shapes[][2] = {{1, 1}, {1, 10}, {7, 3}, {128, 10}, {33, 1000}, {5, 4099},
                                      {1024, 10}};
 enum { LOSS_SHAPES = sizeof loss_shapes / sizeof loss_shapes[0] };
@@ -1204,22 +1215,24 @@ static void softmax_forward_case(int rows, int classes, float offset) {
     int32_t *labels = labels_for(rows, classes);
     float *d_z = dev_floats(z, n), *d_probs = dev_poison_floats(n);
     int32_t *d_labels = dev_copy(labels, (size_t)rows * sizeof *labels);
-    float *d_loss = dev_poison_floats((size_t)rows), *d_correct = dev_poison_floats((size_t)rows);
-    if (GPU_CALL(softmax_cross_entropy_forward, d_z, d_labels, rows, classes, d_probs, d_loss,
-                 d_correct))
+    float *d_stats = dev_poison_floats(2 * (size_t)rows);
+    if (GPU_CALL(softmax_cross_entropy_forward, d_z, d_labels, rows, classes, d_probs, d_stats))
         return;
-    float *probs = poisoned(n), *loss = poisoned((size_t)rows), *correct = poisoned((size_t)rows);
-    CPU_CALL(softmax_cross_entropy_forward, z, labels, rows, classes, probs, loss, correct);
+    float *probs = poisoned(n), *row_stats = poisoned(2 * (size_t)rows), *loss, *correct;
+    CPU_CALL(softmax_cross_entropy_forward, z, labels, rows, classes, probs, row_stats);
+    split_row_stats(row_stats, rows, &loss, &correct);
+    float *gpu_loss, *gpu_correct;
+    split_row_stats(fetch(d_stats, 2 * (size_t)rows), rows, &gpu_loss, &gpu_correct);
     // Probabilities relative to themselves (exp and a division, no cancellation). The loss
     // is log(sum) + (max - z[label]), two terms >= 0, so relative too, except that a float
     // log(sum) near log(1) is off by ~6e-8 absolute: hence the 0.01.
     float *loss_mag = floats((size_t)rows);
     for (int r = 0; r < rows; r++) loss_mag[r] = fabsf(loss[r]) + 0.01f;
     compare("softmax_cross_entropy_forward", "probs", fetch(d_probs, n), probs, NULL, n);
-    compare("softmax_cross_entropy_forward", "row_loss", fetch(d_loss, (size_t)rows), loss,
-            loss_mag, (size_t)rows);
-    compare_exact("softmax_cross_entropy_forward", "row_correct", fetch(d_correct, (size_t)rows),
-                  correct, (size_t)rows, 0, 0);
+    compare("softmax_cross_entropy_forward", "row_stats (loss)", gpu_loss, loss, loss_mag,
+            (size_t)rows);
+    compare_exact("softmax_cross_entropy_forward", "row_stats (correct)", gpu_correct, correct,
+                  (size_t)rows, 0, 0);
 }
 
 static void softmax_backward_case(int rows, int classes, int accumulate) {
@@ -1228,9 +1241,9 @@ static void softmax_backward_case(int rows, int classes, int accumulate) {
     status_clear(&st);
     size_t n = (size_t)rows * classes;
     float *z = scores(rows, classes, 0.0f), *probs = floats(n);
-    float *loss = floats((size_t)rows), *correct = floats((size_t)rows);
+    float *row_stats = floats(2 * (size_t)rows);
     int32_t *labels = labels_for(rows, classes);
-    if (CPU_CALL(softmax_cross_entropy_forward, z, labels, rows, classes, probs, loss, correct)) return;
+    if (CPU_CALL(softmax_cross_entropy_forward, z, labels, rows, classes, probs, row_stats)) return;
     float scale = 1.0f / (float)rows;
     float *d0 = accumulate ? uniform(n, -1.0f, 1.0f) : poisoned(n);
     float *d_probs = dev_floats(probs, n), *d_d = dev_floats(d0, n);
@@ -1256,14 +1269,15 @@ static void mse_forward_case(int rows, int classes) {
     int32_t *labels = labels_for(rows, classes);
     float *d_y = dev_floats(y, n);
     int32_t *d_labels = dev_copy(labels, (size_t)rows * sizeof *labels);
-    float *d_loss = dev_poison_floats((size_t)rows), *d_correct = dev_poison_floats((size_t)rows);
-    if (GPU_CALL(mse_forward, d_y, d_labels, rows, classes, d_loss, d_correct)) return;
-    float *loss = poisoned((size_t)rows), *correct = poisoned((size_t)rows);
-    CPU_CALL(mse_forward, y, labels, rows, classes, loss, correct);
+    float *d_stats = dev_poison_floats(2 * (size_t)rows);
+    if (GPU_CALL(mse_forward, d_y, d_labels, rows, classes, d_stats)) return;
+    float *row_stats = poisoned(2 * (size_t)rows), *loss, *correct, *gpu_loss, *gpu_correct;
+    CPU_CALL(mse_forward, y, labels, rows, classes, row_stats);
+    split_row_stats(row_stats, rows, &loss, &correct);
+    split_row_stats(fetch(d_stats, 2 * (size_t)rows), rows, &gpu_loss, &gpu_correct);
     // A sum of squares: every term >= 0, so relative to the result.
-    compare("mse_forward", "row_loss", fetch(d_loss, (size_t)rows), loss, NULL, (size_t)rows);
-    compare_exact("mse_forward", "row_correct", fetch(d_correct, (size_t)rows), correct,
-                  (size_t)rows, 0, 0);
+    compare("mse_forward", "row_stats (loss)", gpu_loss, loss, NULL, (size_t)rows);
+    compare_exact("mse_forward", "row_stats (correct)", gpu_correct, correct, (size_t)rows, 0, 0);
 }
 
 static void mse_backward_case(int rows, int classes, int accumulate) {

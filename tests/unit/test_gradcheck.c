@@ -218,13 +218,13 @@ static void backward_ops_accumulate_into_dx(void) {
     check_accumulated("dropout", previous, fresh, dx, ACC_N);
 
     enum { N = ACC_ROWS * ACC_CLASSES };
-    float logits[N], probs[N], row_loss[ACC_ROWS], row_correct[ACC_ROWS];
+    float logits[N], probs[N], row_stats[2 * ACC_ROWS];
     float prev_l[N], fresh_l[N], dl[N];
     int32_t labels[ACC_ROWS] = {2, 0, 3};
     fill_uniform(&rng, logits, N, -2.0f, 2.0f);
     fill_uniform(&rng, prev_l, N, -1.0f, 1.0f);
     CHECK_INT_EQ(cpu_softmax_cross_entropy_forward(b, logits, labels, ACC_ROWS, ACC_CLASSES, probs,
-                                                   row_loss, row_correct, &st), 0);
+                                                   row_stats, &st), 0);
     CHECK_INT_EQ(cpu_softmax_cross_entropy_backward(b, probs, labels, ACC_ROWS, ACC_CLASSES,
                                                     1.0f / 3, fresh_l, 0, &st), 0);
     memcpy(dl, prev_l, sizeof dl);
@@ -261,15 +261,16 @@ static void softmax_cross_entropy_matches_hand_computation(void) {
     status_clear(&st);
     float logits[6] = {0.0f, logf(2.0f), logf(5.0f), logf(3.0f), 0.0f, 0.0f};
     int32_t labels[2] = {2, 1};
-    float probs[6], row_loss[2], row_correct[2], grad[6];
-    CHECK_INT_EQ(b->softmax_cross_entropy_forward(b, logits, labels, 2, 3, probs, row_loss,
-                                                  row_correct, &st), 0);
+    float probs[6], row_stats[4], grad[6];
+    CHECK_INT_EQ(b->softmax_cross_entropy_forward(b, logits, labels, 2, 3, probs, row_stats, &st),
+                 0);
     const double want_probs[6] = {1.0 / 8, 2.0 / 8, 5.0 / 8, 3.0 / 5, 1.0 / 5, 1.0 / 5};
     for (int i = 0; i < 6; i++) CHECK_NEAR(probs[i], want_probs[i], 1e-6);
-    CHECK_NEAR(row_loss[0], log(1.6), 1e-6);
-    CHECK_NEAR(row_loss[1], log(5.0), 1e-6);
-    CHECK_NEAR(row_correct[0], 1.0, 0.0);
-    CHECK_NEAR(row_correct[1], 0.0, 0.0);
+    // Each row's loss, then whether it was right, side by side.
+    CHECK_NEAR(row_stats[0], log(1.6), 1e-6);
+    CHECK_NEAR(row_stats[1], 1.0, 0.0);
+    CHECK_NEAR(row_stats[2], log(5.0), 1e-6);
+    CHECK_NEAR(row_stats[3], 0.0, 0.0);
     CHECK_INT_EQ(b->softmax_cross_entropy_backward(b, probs, labels, 2, 3, 0.5f, grad, 0, &st), 0);
     const double want_grad[6] = {1.0 / 16, 2.0 / 16, -3.0 / 16, 0.3, -0.4, 0.1};
     for (int i = 0; i < 6; i++) CHECK_NEAR(grad[i], want_grad[i], 1e-6);
@@ -296,7 +297,7 @@ static void softmax_cross_entropy_matches_hand_computation(void) {
     model_file_free(&f);
 }
 
-// Predictions against one-hot targets, row_loss = sum over classes of (y - t)^2:
+// Predictions against one-hot targets, each row's loss = sum over classes of (y - t)^2:
 //   row 0: y (0.2, 0.7, 0.1), label 1 -> 0.2^2 + 0.3^2 + 0.1^2 = 0.14, argmax 1: correct.
 //   row 1: y (0.5, -0.5, 1.0), label 0 -> 0.5^2 + 0.5^2 + 1.0^2 = 1.5, argmax 2: wrong.
 // Gradient 2 (y - t) / batch with batch 2: row 0 (0.2, -0.3, 0.1); row 1 (-0.5, -0.5, 1.0).
@@ -306,12 +307,12 @@ static void mse_matches_hand_computation(void) {
     status_clear(&st);
     float y[6] = {0.2f, 0.7f, 0.1f, 0.5f, -0.5f, 1.0f};
     int32_t labels[2] = {1, 0};
-    float row_loss[2], row_correct[2], grad[6];
-    CHECK_INT_EQ(b->mse_forward(b, y, labels, 2, 3, row_loss, row_correct, &st), 0);
-    CHECK_NEAR(row_loss[0], 0.14, 1e-6);
-    CHECK_NEAR(row_loss[1], 1.5, 1e-6);
-    CHECK_NEAR(row_correct[0], 1.0, 0.0);
-    CHECK_NEAR(row_correct[1], 0.0, 0.0);
+    float row_stats[4], grad[6];
+    CHECK_INT_EQ(b->mse_forward(b, y, labels, 2, 3, row_stats, &st), 0);
+    CHECK_NEAR(row_stats[0], 0.14, 1e-6);
+    CHECK_NEAR(row_stats[1], 1.0, 0.0);
+    CHECK_NEAR(row_stats[2], 1.5, 1e-6);
+    CHECK_NEAR(row_stats[3], 0.0, 0.0);
     CHECK_INT_EQ(b->mse_backward(b, y, labels, 2, 3, 0.5f, grad, 0, &st), 0);
     const double want_grad[6] = {0.2, -0.3, 0.1, -0.5, -0.5, 1.0};
     for (int i = 0; i < 6; i++) CHECK_NEAR(grad[i], want_grad[i], 1e-6);
