@@ -40,10 +40,12 @@ and cnn-bn at batch 1024 with all on, each `--without LEVER`, --no-fuse and --cu
 on) in the time the build leaves; its results (levers-gpu.jsonl) and tables
 (levers-gpu.md) are in the logs, and in $OUT.
 
-With --profile, only the build and then `trainer bench train --per-layer --json` for the
-wide MLP at batch 4096 in bf16 and tf32, and lenet and cnn-bn at 1024 in bf16: each
-layer's forward and backward time and the update's, where issue 15's bf16 step loses its
-time; the JSON is in the logs (profile-*.json).
+With --profile, only the build and then `trainer bench train --per-layer --json` for
+mlp at batch 128 in tf32 (steps plain, then replayed from a CUDA Graph), the wide MLP at
+batch 4096 in bf16 and tf32, and lenet and cnn-bn at 1024 in bf16: each layer's forward
+and backward time and the update's, where issue 15's steps lose their time; the JSON is in
+the logs (profile-*.json). Then each kernel of mlp's plain steps at batch 128 timed by
+Nsight Compute, where ncu is found (kernels-mlp-tf32-128.csv).
 
 options:
   --quick           skip the PyTorch comparison and the sanitizers
@@ -542,17 +544,25 @@ step_levers() {
   fi
 }
 
-# trainer bench train --per-layer for the runs issue 15 measures in bf16, one row each:
-# samples/s, and the JSON (every layer's forward and backward, the update) in the logs.
+# trainer bench train --per-layer for the runs issue 15 measures, one row each: samples/s,
+# and the JSON (every layer's forward and backward, the update) in the logs. mlp at batch
+# 128 (a step of about 20 small kernels, 70 us on the H200) twice, its steps plain and
+# replayed from a CUDA Graph, then each of its kernels timed by Nsight Compute
+# (step_kernel_times): where that step's time goes.
 step_profile() {
-  local spec model batch precision log json rate
-  for spec in wide-mlp:4096:bf16 wide-mlp:4096:tf32 lenet:1024:bf16 cnn-bn:1024:bf16; do
-    IFS=: read -r model batch precision <<<"$spec"
+  local spec model batch precision graph name log json rate
+  for spec in mlp:128:tf32:off mlp:128:tf32:on wide-mlp:4096:bf16 wide-mlp:4096:tf32 \
+    lenet:1024:bf16 cnn-bn:1024:bf16; do
+    IFS=: read -r model batch precision graph <<<"$spec"
+    graph=${graph:-off}
     needs_build "profile $spec" && can_start "profile $spec" || return
-    new_log "profile-$model-$precision-$batch"
-    json=$log_dir/profile-$model-$precision-$batch.json
+    name=profile-$model-$precision-$batch
+    [ "$graph" = on ] && name=$name-graph
+    new_log "$name"
+    json=$log_dir/$name.json
     run_logged "$log" 120 "$trainer" bench train "models/$model.model" --device cuda:0 \
-      --batch "$batch" --precision "$precision" --per-layer --steps 10 --json
+      --batch "$batch" --precision "$precision" --per-layer --steps 10 --cuda-graph "$graph" \
+      --json
     # The log holds the command line and any notices, then the JSON object: kept alone.
     rate=$(python3 -c 'import json, sys
 text = open(sys.argv[1]).read()
@@ -565,6 +575,38 @@ print(round(report["train"]["samples_per_second"]))' "$log" "$json" 2>>"$log")
       record "profile $spec" PASS "$step_secs" "$rate" "" "per-layer times in $json"
     fi
   done
+  step_kernel_times
+}
+
+find_ncu() {
+  local c
+  for c in "$(command -v ncu 2>/dev/null)" /usr/local/cuda/bin/ncu; do
+    [ -n "$c" ] && [ -x "$c" ] && { echo "$c"; return 0; }
+  done
+  return 1
+}
+
+# Every kernel of two plain mlp steps at batch 128 (one warm-up, one timed), each with its
+# duration (gpu__time_duration.sum; Nsight Compute runs them one at a time, so launch gaps
+# are not in it): the kernels a replayed step is made of, and which of them are long.
+step_kernel_times() {
+  local ncu csv
+  needs_build "kernel times mlp:128:tf32" && can_start "kernel times mlp:128:tf32" || return
+  new_log "kernels-mlp-tf32-128"
+  if ! ncu=$(find_ncu); then
+    record "kernel times mlp:128:tf32" SKIP "" "" "" "no ncu (Nsight Compute) on this machine"
+    return
+  fi
+  csv=$log_dir/kernels-mlp-tf32-128.csv
+  run_logged "$log" 120 "$ncu" --metrics gpu__time_duration.sum --csv --log-file "$csv" \
+    "$trainer" bench train models/mlp.model --device cuda:0 --batch 128 --precision tf32 \
+    --steps 1 --warmup 1 --repeats 1
+  if [ "$step_rc" -ne 0 ] || [ ! -s "$csv" ]; then
+    record "kernel times mlp:128:tf32" FAIL "$step_secs" "" "" "$(why_failed "$log")"
+  else
+    record "kernel times mlp:128:tf32" PASS "$step_secs" "" "" \
+      "$(grep -c gpu__time_duration "$csv") kernels in $csv"
+  fi
 }
 
 find_sanitizer() {
