@@ -87,6 +87,7 @@ typedef enum LayerMatmul {
 // graph can sum and read them without knowing how the kind keeps its state.
 typedef struct LossRows {
     Tensor row_stats;  // [batch, 2]: each sample's loss, then 1 where argmax == label
+    int input_grad_written;  // the last forward also wrote the input's gradient
 } LossRows;
 
 // How a kind treats NHWC images (graph_set_layouts, Layer.layout).

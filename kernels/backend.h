@@ -314,11 +314,14 @@ struct Backend {
     // probs = softmax(logits); row_stats is [rows][2]: row_stats[2r] = -log probs[r][label],
     // row_stats[2r + 1] = 1 when argmax == label, else 0. Side by side, so that one column
     // sum (sum_rows over 2 columns) makes a step's loss and accuracy sums, one kernel
-    // where a small step has about twenty. Labels are already validated to lie in
-    // [0, classes).
+    // where a small step has about twenty. With dlogits non-NULL the same pass also writes
+    // what softmax_cross_entropy_backward would with this scale and accumulate 0, bit for
+    // bit: the gradient made while probs are at hand, one kernel less. Labels are already
+    // validated to lie in [0, classes).
     int (*softmax_cross_entropy_forward)(const Backend *b, const float *logits,
                                          const int32_t *labels, int rows, int classes,
-                                         float *probs, float *row_stats, Status *st);
+                                         float *probs, float *row_stats, float *dlogits,
+                                         float scale, Status *st);
     // dlogits = (probs - onehot(label)) * scale.
     int (*softmax_cross_entropy_backward)(const Backend *b, const float *probs,
                                           const int32_t *labels, int rows, int classes,

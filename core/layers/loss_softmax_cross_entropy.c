@@ -9,15 +9,22 @@ static int xent_configure(Layer *l, const ModelStatement *s, Status *st) { retur
 
 static int xent_infer(Layer *l, Status *st) { return loss_infer_scores(l, 2, st); }
 
+// In training the forward pass also writes the logits' gradient (one kernel, where a small
+// step has about twenty), unless another consumer of the logits writes it first in the
+// backward order and this loss must add to it: then the backward pass does.
 static int xent_forward(Layer *l, const LayerContext *ctx, Status *st) {
     LossRows *state = l->state;
+    state->input_grad_written = ctx->training && l->input_needs_grad[0] &&
+                                !l->input_grad_accumulate[0];
     return ctx->backend->softmax_cross_entropy_forward(
         ctx->backend, tensor_f32(&l->inputs[0]->output), ctx->labels, ctx->batch, loss_classes(l),
-        tensor_f32(&l->output), tensor_f32(&state->row_stats), st);
+        tensor_f32(&l->output), tensor_f32(&state->row_stats),
+        state->input_grad_written ? tensor_f32(&l->inputs[0]->grad) : NULL, loss_scale(ctx), st);
 }
 
 static int xent_backward(Layer *l, const LayerContext *ctx, Status *st) {
-    if (!l->input_needs_grad[0]) return 0;
+    const LossRows *state = l->state;
+    if (!l->input_needs_grad[0] || state->input_grad_written) return 0;
     return ctx->backend->softmax_cross_entropy_backward(
         ctx->backend, tensor_f32(&l->output), ctx->labels, ctx->batch, loss_classes(l),
         loss_scale(ctx), tensor_f32(&l->inputs[0]->grad), l->input_grad_accumulate[0], st);

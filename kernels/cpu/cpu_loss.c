@@ -11,7 +11,7 @@ static int argmax(const float *row, int n) {
 
 int cpu_softmax_cross_entropy_forward(const Backend *b, const float *logits, const int32_t *labels,
                                       int rows, int classes, float *probs, float *row_stats,
-                                      Status *st) {
+                                      float *dlogits, float scale, Status *st) {
     for (int r = 0; r < rows; r++) {
         const float *z = logits + (size_t)r * classes;
         float *p = probs + (size_t)r * classes;
@@ -30,7 +30,10 @@ int cpu_softmax_cross_entropy_forward(const Backend *b, const float *logits, con
         row_stats[2 * (size_t)r] = (float)(log(sum) - (double)(z[label] - max));
         row_stats[2 * (size_t)r + 1] = argmax(z, classes) == label ? 1.0f : 0.0f;
     }
-    return 0;
+    // The backward's own loop, on the probabilities just stored: the same bits.
+    return dlogits ? cpu_softmax_cross_entropy_backward(b, probs, labels, rows, classes, scale,
+                                                        dlogits, 0, st)
+                   : 0;
 }
 
 int cpu_softmax_cross_entropy_backward(const Backend *b, const float *probs, const int32_t *labels,

@@ -66,7 +66,7 @@ int cpu_dropout_backward(const Backend *b, DType dtype, const void *dy, const fl
 // cpu_loss.c
 int cpu_softmax_cross_entropy_forward(const Backend *b, const float *logits, const int32_t *labels,
                                       int rows, int classes, float *probs, float *row_stats,
-                                      Status *st);
+                                      float *dlogits, float scale, Status *st);
 int cpu_softmax_cross_entropy_backward(const Backend *b, const float *probs, const int32_t *labels,
                                        int rows, int classes, float scale, float *dlogits,
                                        int accumulate, Status *st);

@@ -103,7 +103,8 @@ __device__ static inline int warp_argmax(const float *row, int n, unsigned lane)
 __global__ static void softmax_cross_entropy_forward_kernel(const float *logits,
                                                             const int32_t *labels, int rows,
                                                             int classes, float *probs,
-                                                            float *row_stats) {
+                                                            float *row_stats, float *dlogits,
+                                                            float scale) {
     unsigned lane = threadIdx.x % WARP;
     // r is the same in all lanes of a warp, so the whole warp enters the shuffles together.
     for (size_t r = warp_first_row(); r < (size_t)rows; r += grid_warps()) {
@@ -115,9 +116,17 @@ __global__ static void softmax_cross_entropy_forward_kernel(const float *logits,
         for (int c = (int)lane; c < classes; c += WARP) sum += expf(z[c] - zmax);
         sum = warp_sum(sum);
         float inv = 1.0f / sum;
-        for (int c = (int)lane; c < classes; c += WARP) p[c] = expf(z[c] - zmax) * inv;
+        int label = labels[r];
+        for (int c = (int)lane; c < classes; c += WARP) {
+            // __fmul_rn rounds as the plain product did and is never fused with the
+            // subtraction below into an FMA: the gradient is then, bit for bit, what the
+            // backward kernel makes from the stored probability.
+            float pc = __fmul_rn(expf(z[c] - zmax), inv);
+            p[c] = pc;
+            if (dlogits)
+                dlogits[r * classes + c] = __fmul_rn(pc - (c == label ? 1.0f : 0.0f), scale);
+        }
         if (lane == 0) {
-            int label = labels[r];
             row_stats[2 * r] = logf(sum) - (z[label] - zmax);
             row_stats[2 * r + 1] = best == label ? 1.0f : 0.0f;
         }
@@ -126,14 +135,15 @@ __global__ static void softmax_cross_entropy_forward_kernel(const float *logits,
 
 static int cuda_softmax_cross_entropy_forward(const Backend *b, const float *logits,
                                               const int32_t *labels, int rows, int classes,
-                                              float *probs, float *row_stats, Status *st) {
+                                              float *probs, float *row_stats, float *dlogits,
+                                              float scale, Status *st) {
     if (rows <= 0 || classes <= 0) return 0;
     CudaContext *ctx = cuda_context(b);
     unsigned grid = forward_blocks(rows);
     CUDA_CHECK_CONFIG(ctx, "softmax_cross_entropy_forward_kernel", grid, FORWARD_THREADS, 0,
                       (size_t)rows * classes, 64);
     softmax_cross_entropy_forward_kernel<<<grid, FORWARD_THREADS, 0, ctx->stream>>>(
-        logits, labels, rows, classes, probs, row_stats);
+        logits, labels, rows, classes, probs, row_stats, dlogits, scale);
     CUDA_CHECK_LAUNCH("softmax_cross_entropy_forward_kernel");
     return 0;
 }

@@ -1206,20 +1206,28 @@ static const int loss_shapes[][2] = {{1, 1}, {1, 10}, {7, 3}, {128, 10}, {33, 10
                                      {1024, 10}};
 enum { LOSS_SHAPES = sizeof loss_shapes / sizeof loss_shapes[0] };
 
-static void softmax_forward_case(int rows, int classes, float offset) {
-    snprintf(shape, sizeof shape, "rows=%d classes=%d logits %+g + U(-5,5)", rows, classes, offset);
+// with_gradient: the forward training runs, which also writes the logits' gradient; it
+// must be the CPU's, and bit for bit what the GPU's own backward makes from its probs.
+static void softmax_forward_case(int rows, int classes, float offset, int with_gradient) {
+    snprintf(shape, sizeof shape, "rows=%d classes=%d logits %+g + U(-5,5) gradient=%d", rows,
+             classes, offset, with_gradient);
     Status st;
     status_clear(&st);
     size_t n = (size_t)rows * classes;
+    float scale = 1.0f / (float)rows;
     float *z = scores(rows, classes, offset);
     int32_t *labels = labels_for(rows, classes);
     float *d_z = dev_floats(z, n), *d_probs = dev_poison_floats(n);
     int32_t *d_labels = dev_copy(labels, (size_t)rows * sizeof *labels);
     float *d_stats = dev_poison_floats(2 * (size_t)rows);
-    if (GPU_CALL(softmax_cross_entropy_forward, d_z, d_labels, rows, classes, d_probs, d_stats))
+    float *d_grad = with_gradient ? dev_poison_floats(n) : NULL;
+    if (GPU_CALL(softmax_cross_entropy_forward, d_z, d_labels, rows, classes, d_probs, d_stats,
+                 d_grad, scale))
         return;
     float *probs = poisoned(n), *row_stats = poisoned(2 * (size_t)rows), *loss, *correct;
-    CPU_CALL(softmax_cross_entropy_forward, z, labels, rows, classes, probs, row_stats);
+    float *grad = with_gradient ? poisoned(n) : NULL;
+    CPU_CALL(softmax_cross_entropy_forward, z, labels, rows, classes, probs, row_stats, grad,
+             scale);
     split_row_stats(row_stats, rows, &loss, &correct);
     float *gpu_loss, *gpu_correct;
     split_row_stats(fetch(d_stats, 2 * (size_t)rows), rows, &gpu_loss, &gpu_correct);
@@ -1233,6 +1241,18 @@ static void softmax_forward_case(int rows, int classes, float offset) {
             (size_t)rows);
     compare_exact("softmax_cross_entropy_forward", "row_stats (correct)", gpu_correct, correct,
                   (size_t)rows, 0, 0);
+    if (!with_gradient) return;
+    float *mag = floats(n);
+    for (size_t i = 0; i < n; i++)
+        mag[i] = (probs[i] + (labels[i / (size_t)classes] == (int32_t)(i % (size_t)classes))) * scale;
+    float *gpu_grad = fetch(d_grad, n);
+    compare("softmax_cross_entropy_forward", "dlogits", gpu_grad, grad, mag, n);
+    float *d_backward = dev_poison_floats(n);
+    if (GPU_CALL(softmax_cross_entropy_backward, d_probs, d_labels, rows, classes, scale,
+                 d_backward, 0))
+        return;
+    compare_exact("softmax_cross_entropy_forward", "dlogits (= the GPU's backward)", gpu_grad,
+                  fetch(d_backward, n), n, 0, 0);
 }
 
 static void softmax_backward_case(int rows, int classes, int accumulate) {
@@ -1243,7 +1263,9 @@ static void softmax_backward_case(int rows, int classes, int accumulate) {
     float *z = scores(rows, classes, 0.0f), *probs = floats(n);
     float *row_stats = floats(2 * (size_t)rows);
     int32_t *labels = labels_for(rows, classes);
-    if (CPU_CALL(softmax_cross_entropy_forward, z, labels, rows, classes, probs, row_stats)) return;
+    if (CPU_CALL(softmax_cross_entropy_forward, z, labels, rows, classes, probs, row_stats, NULL,
+                 0.0f))
+        return;
     float scale = 1.0f / (float)rows;
     float *d0 = accumulate ? uniform(n, -1.0f, 1.0f) : poisoned(n);
     float *d_probs = dev_floats(probs, n), *d_d = dev_floats(d0, n);
@@ -1301,16 +1323,19 @@ static void mse_backward_case(int rows, int classes, int accumulate) {
 
 static void test_losses(void) {
     if (HAVE(softmax_cross_entropy_forward)) {
-        for (int s = 0; s < LOSS_SHAPES; s++) {
-            softmax_forward_case(loss_shapes[s][0], loss_shapes[s][1], 0.0f);
-            end_case();
-        }
+        for (int s = 0; s < LOSS_SHAPES; s++)
+            for (int with_gradient = 0; with_gradient <= 1; with_gradient++) {
+                softmax_forward_case(loss_shapes[s][0], loss_shapes[s][1], 0.0f, with_gradient);
+                end_case();
+            }
         // Far from 0, where exp() without subtracting the row's max overflows (+100) or
         // underflows to a zero sum (-100).
-        softmax_forward_case(64, 10, 100.0f);
-        end_case();
-        softmax_forward_case(64, 10, -100.0f);
-        end_case();
+        for (int with_gradient = 0; with_gradient <= 1; with_gradient++) {
+            softmax_forward_case(64, 10, 100.0f, with_gradient);
+            end_case();
+            softmax_forward_case(64, 10, -100.0f, with_gradient);
+            end_case();
+        }
     }
     if (HAVE(softmax_cross_entropy_backward))
         for (int s = 0; s < LOSS_SHAPES; s++)

@@ -224,7 +224,7 @@ static void backward_ops_accumulate_into_dx(void) {
     fill_uniform(&rng, logits, N, -2.0f, 2.0f);
     fill_uniform(&rng, prev_l, N, -1.0f, 1.0f);
     CHECK_INT_EQ(cpu_softmax_cross_entropy_forward(b, logits, labels, ACC_ROWS, ACC_CLASSES, probs,
-                                                   row_stats, &st), 0);
+                                                   row_stats, NULL, 0.0f, &st), 0);
     CHECK_INT_EQ(cpu_softmax_cross_entropy_backward(b, probs, labels, ACC_ROWS, ACC_CLASSES,
                                                     1.0f / 3, fresh_l, 0, &st), 0);
     memcpy(dl, prev_l, sizeof dl);
@@ -262,7 +262,8 @@ static void softmax_cross_entropy_matches_hand_computation(void) {
     float logits[6] = {0.0f, logf(2.0f), logf(5.0f), logf(3.0f), 0.0f, 0.0f};
     int32_t labels[2] = {2, 1};
     float probs[6], row_stats[4], grad[6];
-    CHECK_INT_EQ(b->softmax_cross_entropy_forward(b, logits, labels, 2, 3, probs, row_stats, &st),
+    CHECK_INT_EQ(b->softmax_cross_entropy_forward(b, logits, labels, 2, 3, probs, row_stats, NULL,
+                                                  0.0f, &st),
                  0);
     const double want_probs[6] = {1.0 / 8, 2.0 / 8, 5.0 / 8, 3.0 / 5, 1.0 / 5, 1.0 / 5};
     for (int i = 0; i < 6; i++) CHECK_NEAR(probs[i], want_probs[i], 1e-6);
@@ -274,6 +275,14 @@ static void softmax_cross_entropy_matches_hand_computation(void) {
     CHECK_INT_EQ(b->softmax_cross_entropy_backward(b, probs, labels, 2, 3, 0.5f, grad, 0, &st), 0);
     const double want_grad[6] = {1.0 / 16, 2.0 / 16, -3.0 / 16, 0.3, -0.4, 0.1};
     for (int i = 0; i < 6; i++) CHECK_NEAR(grad[i], want_grad[i], 1e-6);
+    // The forward pass that also writes the gradient (training's): the backward's bits.
+    float fused_probs[6], fused_stats[4], fused_grad[6];
+    CHECK_INT_EQ(b->softmax_cross_entropy_forward(b, logits, labels, 2, 3, fused_probs,
+                                                  fused_stats, fused_grad, 0.5f, &st),
+                 0);
+    CHECK(memcmp(fused_probs, probs, sizeof probs) == 0);
+    CHECK(memcmp(fused_stats, row_stats, sizeof row_stats) == 0);
+    CHECK(memcmp(fused_grad, grad, sizeof grad) == 0);
 
     // Through a graph whose loss reads the input directly: graph_read_loss is the sum.
     ModelFile f;
