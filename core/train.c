@@ -630,7 +630,8 @@ static int graph_step(TrainRun *run, int n, long step, int *done, Status *st) {
                    "replayed from then on (one graph per step shape, at most %d kept)", step,
                    STEP_GRAPHS_KEPT);
     } else {
-        // A replay's indices go with its values, in one launch (StepValues).
+        // A replay's indices go with its values (StepValues): one launch on CUDA for a
+        // small batch.
         values.indices = run->step_indices;
         values.index_count = n;
         TRY(source_indices_target(&rep->source, n, &values.indices_to, st));

@@ -147,9 +147,10 @@ typedef struct GatherArgs {
 // (LayerContext.seed). A step captured as a CUDA Graph would replay the values it was
 // captured with; graph_launch hands the backend each replay's own (see below).
 // `indices`: the replay's sample indices, `index_count` int32 values that graph_launch
-// copies to `indices_to` (device memory: the batch source's, which the recorded gathers
-// read) in the same launch as the values, where a copy and a launch would each cost a
-// small step a few microseconds. index_count 0: none, the caller copied them.
+// puts at `indices_to` (device memory: the batch source's, which the recorded gathers
+// read) before the replay: on CUDA up to 256 in the same launch as the values, where a
+// copy and a launch would each cost a small step a few microseconds, more by a copy
+// first. index_count 0: none, the caller copied them.
 typedef struct StepValues {
     float lr;
     int step;
@@ -316,8 +317,8 @@ struct Backend {
     // sum (sum_rows over 2 columns) makes a step's loss and accuracy sums, one kernel
     // where a small step has about twenty. With dlogits non-NULL the same pass also writes
     // what softmax_cross_entropy_backward would with this scale and accumulate 0, bit for
-    // bit: the gradient made while probs are at hand, one kernel less. Labels are already
-    // validated to lie in [0, classes).
+    // bit: the gradient made while probs are at hand, one kernel less. dlogits must not
+    // overlap logits or probs. Labels are already validated to lie in [0, classes).
     int (*softmax_cross_entropy_forward)(const Backend *b, const float *logits,
                                          const int32_t *labels, int rows, int classes,
                                          float *probs, float *row_stats, float *dlogits,

@@ -113,7 +113,8 @@ static int dense_forward(Layer *l, const LayerContext *ctx, Status *st) {
     // is no activation to fuse: on the GPU the bias is then added in the GEMM's epilogue,
     // not by one more kernel (a classifier's last layer; at mlp's batch 128 each kernel of
     // the step is a few of its 70 us), and a 16-bit C gets the bias rounded to its type
-    // (add_bias_rows is f32 only). On the CPU the op is gemm then add_bias_rows, as below.
+    // (add_bias_rows is f32 only). On the CPU, in f32, the op is gemm then add_bias_rows:
+    // the same bits as before.
     if (fused || bias || storage != DTYPE_F32)
         return b->gemm_bias_activation(b, &xwt, l->inputs[0]->output.data, gemm_weights(l), bias,
                                        &act, fused ? l->fused_activation->output.data

@@ -10,8 +10,9 @@ static int xent_configure(Layer *l, const ModelStatement *s, Status *st) { retur
 static int xent_infer(Layer *l, Status *st) { return loss_infer_scores(l, 2, st); }
 
 // In training the forward pass also writes the logits' gradient (one kernel, where a small
-// step has about twenty), unless another consumer of the logits writes it first in the
-// backward order and this loss must add to it: then the backward pass does.
+// step has about twenty). graph_build makes the loss the last layer and its input's only
+// reader, so it never adds to a gradient another layer wrote; should it ever have to
+// (input_grad_accumulate), the backward pass does, as before.
 static int xent_forward(Layer *l, const LayerContext *ctx, Status *st) {
     LossRows *state = l->state;
     state->input_grad_written = ctx->training && l->input_needs_grad[0] &&

@@ -193,7 +193,8 @@ static int cuda_graph_launch(const Backend *b, void *graph, const StepValues *va
     CudaContext *ctx = cuda_context(b);
     CudaStepGraph *step = (CudaStepGraph *)graph;
     CudaStepLaunch launch;
-    memset(&launch.values, 0, sizeof launch.values);
+    // All of it, unused indices and padding too: every byte is copied to the launch.
+    memset(&launch, 0, sizeof launch);
     if (step->has_adam) {
         AdamHyper h = step->adam;
         h.lr = values->lr;

@@ -9,9 +9,9 @@
 //   update run plainly;
 // - the MLP under a memory limit that holds half the batch: every step is two
 //   micro-batches, captured together;
-// - the MLP at batch 272: a replay's indices past the 256 that travel in its values'
-//   launch are copied before it (kernels/cuda/cuda_graph.cu), its short step's in the
-//   launch.
+// - the MLP at batch 272: more indices than the 256 that travel in a replay's values
+//   launch, so its full steps' are copied before it (kernels/cuda/cuda_graph.cu), and its
+//   short step's 28 go in the launch.
 // 300 samples at batch 64 make four full steps and a short one of 44 per epoch, so each
 // run captures two shapes (the full step in epoch 1, the short one in epoch 2) and replays
 // both in epoch 3.
