@@ -137,9 +137,12 @@ static int load_staged(BatchSource *s, const int32_t *indices, int count, float 
 
 int source_indices_target(BatchSource *s, int count, int32_t **device_indices, Status *st) {
     *device_indices = NULL;
-    if (count > s->capacity)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "%d indices for a source of %d samples "
-                           "a load", count, s->capacity);
+    if (count > s->capacity) {
+        status_fail(st, STATUS_RUNTIME_ERROR, "%d indices for a source of %d samples a load",
+                    count, s->capacity);
+        status_hint(st, "this is a bug in trainer; please report it with the command line");
+        return STATUS_RUNTIME_ERROR;
+    }
     *device_indices = s->indices;
     return 0;
 }

@@ -160,6 +160,13 @@ size_t cpu_host_available_memory(void) {
     return best;
 }
 
+// What to do about either refusal below: the same two ways out.
+static int host_memory_hint(StatusCode code, Status *st) {
+    status_hint(st, "lower --batch (or bench's --batch, --bytes), or free host memory that "
+                    "other processes hold");
+    return code;
+}
+
 // Refuses `bytes` the host cannot give; 0 when it can, or when it cannot tell.
 static int host_room_check(size_t bytes, const char *what, StatusCode code, Status *st) {
     if (bytes < CPU_CHECKED_BYTES) return 0;
@@ -171,9 +178,7 @@ static int host_room_check(size_t bytes, const char *what, StatusCode code, Stat
     status_fail(st, code, "cpu: %s of %.1f MiB, but the host can give %.1f MiB (MemAvailable "
                 "and free swap, within any memory cgroup's limit) and keeps %d MiB of it", what,
                 (double)bytes / mib, (double)available / mib, CPU_HOST_MARGIN >> 20);
-    status_hint(st, "lower --batch (or bench's --batch, --bytes), or free host memory that "
-                    "other processes hold");
-    return code;
+    return host_memory_hint(code, st);
 }
 
 // A checked allocation's pages, faulted in now (why: above).
@@ -191,9 +196,11 @@ static int host_alloc(size_t bytes, const char *what, StatusCode code, void **pt
     TRY(host_room_check(bytes, what, code, st));
     size_t rounded = (bytes + CPU_ALIGNMENT - 1) / CPU_ALIGNMENT * CPU_ALIGNMENT;
     *ptr = aligned_alloc(CPU_ALIGNMENT, rounded ? rounded : CPU_ALIGNMENT);
-    if (!*ptr)
-        return status_fail(st, code, "cpu: no host memory for %s of %zu bytes: %s", what, bytes,
-                           strerror(errno));
+    if (!*ptr) {
+        status_fail(st, code, "cpu: no host memory for %s of %zu bytes: %s", what, bytes,
+                    strerror(errno));
+        return host_memory_hint(code, st);
+    }
     touch_pages(*ptr, rounded);
     return 0;
 }

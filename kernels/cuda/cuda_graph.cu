@@ -208,7 +208,6 @@ static int cuda_graph_launch(const Backend *b, void *graph, const StepValues *va
     }
     launch.values.seed = values->seed;
     launch.indices_to = values->indices_to;
-    launch.index_count = 0;
     if (values->index_count > STEP_INDICES_INLINE)
         CUDA_CHECK(cudaMemcpyAsync(values->indices_to, values->indices,
                                    (size_t)values->index_count * sizeof *values->indices,

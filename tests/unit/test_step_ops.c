@@ -24,7 +24,7 @@ enum { BATCH = 8 };
 
 static struct {
     int gemm, gemm_bias_activation, add_bias_rows, sum_rows, activation_forward,
-        activation_backward, activation_bias_backward, softmax_forward, softmax_backward,
+        activation_bias_backward, softmax_forward, softmax_backward,
         softmax_forward_with_gradient;
 } calls;
 
