@@ -584,14 +584,6 @@ print(round(report["train"]["samples_per_second"]))' "$log" "$json" 2>>"$log")
   done
 }
 
-find_ncu() {
-  local c
-  for c in "$(command -v ncu 2>/dev/null)" /usr/local/cuda/bin/ncu; do
-    [ -n "$c" ] && [ -x "$c" ] && { echo "$c"; return 0; }
-  done
-  return 1
-}
-
 # Each kernel of `trainer bench train` for mlp at batch 128 (setup, one warm-up step, one
 # timed step), with its duration (gpu__time_duration.sum). Nsight Compute runs them one at
 # a time at the card's own clocks and warm caches (--clock-control none, --cache-control
@@ -601,7 +593,7 @@ find_ncu() {
 step_kernel_times() {
   local ncu csv log count
   needs_build "kernel times mlp:128:tf32" && can_start "kernel times mlp:128:tf32" || return 0
-  if ! ncu=$(find_ncu); then
+  if ! ncu=$(find_cuda_tool ncu /usr/local/cuda/bin/ncu); then
     record "kernel times mlp:128:tf32" SKIP "" "" "" "no ncu (Nsight Compute) on this machine"
     return 0
   fi
@@ -623,10 +615,11 @@ step_kernel_times() {
   fi
 }
 
-find_sanitizer() {
-  local c
-  for c in "$(command -v compute-sanitizer 2>/dev/null)" /usr/local/cuda/bin/compute-sanitizer \
-    /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+# find_cuda_tool NAME [PATH...]: NAME on the PATH, else the first PATH that is executable.
+find_cuda_tool() {
+  local name=$1 c
+  shift
+  for c in "$(command -v "$name" 2>/dev/null)" "$@"; do
     [ -n "$c" ] && [ -x "$c" ] && { echo "$c"; return 0; }
   done
   return 1
@@ -674,7 +667,8 @@ step_sanitize() {
   fi
   needs_build sanitizers && can_start sanitizers || return
   local sanitizer
-  if ! sanitizer=$(find_sanitizer); then
+  if ! sanitizer=$(find_cuda_tool compute-sanitizer /usr/local/cuda/bin/compute-sanitizer \
+    /usr/local/cuda/compute-sanitizer/compute-sanitizer); then
     record sanitizers FAIL "" "" "" "compute-sanitizer not found (PATH, /usr/local/cuda)"
     return
   fi
