@@ -359,13 +359,21 @@ static int optimizer_changed(const Graph *g, const OptimizerConfig *optimizer,
     return STATUS_BAD_INPUT;
 }
 
+// adam and adamw keep the same state, so only the name the checkpoint records tells them
+// apart; a checkpoint that records none (written before it did) is taken as it is.
+static int optimizer_renamed(const OptimizerConfig *optimizer, const Safetensors *file) {
+    const char *written = safetensors_metadata(file, "optimizer");
+    return written && strcmp(written, optimizer_names[optimizer->kind]) != 0;
+}
+
 static int load_exact(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
                       const char *path, const Safetensors *file, CheckpointLoaded *out,
                       Status *st) {
     SlotList list;
     TRY(list_slots(g, optimizer, &list, st));
     int rc = check_same_tensors(&list, file, optimizer == NULL, path, st);
-    if (rc && optimizer && only_optimizer_differs(&list, file))
+    if (optimizer && (rc ? only_optimizer_differs(&list, file)
+                         : optimizer_renamed(optimizer, file)))
         rc = optimizer_changed(g, optimizer, &list, file, path, st);
     if (!rc) rc = load_matching(&list, file, b, out, st);
     free(list.slots);

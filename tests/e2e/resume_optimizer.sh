@@ -38,6 +38,17 @@ run "$TRAINER" train "$work/adam.model" "${data[@]}" --resume "$work/m-ck"
 expect_error 2 "asks for adam (adam_m and adam_v for each parameter)" \
     "sgd's checkpoint under optimizer adam names what adam keeps"
 
+# adam and adamw keep the same state tensors: the name the checkpoint records tells them
+# apart (adamw's decoupled weight decay is another update, so the run would change silently).
+sed 's/^optimizer adam lr=0.001$/optimizer adamw lr=0.001/' "$work/adam.model" \
+    >"$work/adamw.model"
+grep -q '^optimizer adamw lr=0.001$' "$work/adamw.model" || fail "the adamw model file was made"
+run "$TRAINER" train "$work/adamw.model" "${data[@]}" --resume "$work/adam-ck"
+expect_error 2 "the checkpoint holds optimizer state for adam (adam_m and adam_v for each \
+parameter), but $work/adamw.model:6 asks for adamw (adam_m and adam_v for each parameter): \
+the optimizer cannot change on resume" "adam's checkpoint under adamw is refused by its name"
+expect_no_match out '^epoch ' "nothing is trained under adamw"
+
 # The way out the hint gives works, and the same optimizer still resumes.
 run "$TRAINER" train "$work/sgd.model" "${data[@]}" --init-from "$checkpoint"
 expect_rc 0 "--init-from the adam checkpoint trains with sgd"
