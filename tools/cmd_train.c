@@ -72,6 +72,7 @@ typedef struct TrainSession {
     const char *evaluated;  // "test", or "val" when --val-split holds some training data out
     EarlyStop early_stop;   // patience 0: off
     int stopped_early;      // on_epoch stopped training because early_stop said so
+    int last_epoch;         // the last epoch reported, for the log's final test row
 } TrainSession;
 
 static int on_step(void *user, const StepReport *r) {
@@ -130,6 +131,7 @@ static int watch_validation_loss(TrainSession *session, const EpochReport *r, St
 
 static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Status *st) {
     TrainSession *session = user;
+    session->last_epoch = r->epoch;
     progress_clear(&session->bar);
     printf("epoch %d/%d  train loss %.4f acc %.4f", r->epoch, r->epochs, r->train_loss,
            r->train_accuracy);
@@ -354,16 +356,19 @@ static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, 
 }
 
 // With --val-split, the test split is evaluated once, after the last epoch.
-static int evaluate_test_at_end(Replicas *r, const RunData *data, Status *st) {
+static int evaluate_test_at_end(Replicas *r, const RunData *data, const TrainSession *session,
+                                Status *st) {
     if (!data->has_val || !data->has_test) return 0;
     int batch = r->config.train.batch < data->test.count ? r->config.train.batch
                                                           : data->test.count;
     EvalResult result;
-    TRY(evaluate_model(r->graph_list[0], &r->config, r->device_list[0], &data->test, batch,
-                       &result, st));
+    Graph *g = r->graph_list[0];
+    TRY(evaluate_model(g, &r->config, r->device_list[0], &data->test, batch, &result, st));
     printf("test loss %.4f acc %.4f  (%d samples)\n", result.loss, result.accuracy,
            result.samples);
-    return 0;
+    if (!session->log) return 0;
+    return run_log_test(session->log, g->optimizer_steps, session->last_epoch, result.loss,
+                        result.accuracy, result.samples, st);
 }
 
 static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, RunData *data,
@@ -428,6 +433,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     print_run_data_notes(data, 0);
     flush_stdout();
     session.evaluated = data->has_val ? "val" : "test";
+    session.last_epoch = r->config.start.epochs_done;  // a resume with no epoch left to train
     // Counted from this run's first epoch, a resumed one too: checkpoints do not record it.
     session.early_stop = early_stop_start(r->config.train.early_stop);
 
@@ -457,13 +463,13 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     int rc = train_replicas(r->graph_list, r->device_list, r->count, &r->config, train, test,
                             &hooks, &interrupted, st);
     progress_clear(&session.bar);
-    if (session.log) run_log_close(session.log);
     if (session.log_failed) *st = session.log_status;
     if (session.stopped_early) rc = 0;  // a finished run: on_epoch's return only ended the loop
     if (!rc && !interrupted)
         rc = checkpoints_finish(&session.checkpoints, g, r->device_list[0], st);
     if (interrupted) checkpoints_interrupted(&session.checkpoints, g, r->device_list[0]);
-    if (!rc) rc = evaluate_test_at_end(r, data, st);
+    if (!rc) rc = evaluate_test_at_end(r, data, &session, st);
+    if (session.log) run_log_close(session.log);
     if (!rc) print_run_data_notes(data, 1);
     if (!rc)
         for (int i = 0; i < r->devices_open; i++) print_memory(&r->devices[i]);

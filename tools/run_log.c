@@ -71,8 +71,12 @@ static int read_earlier_rows(RunLog *log, long resumed_step, EarlierRows *e, Sta
         e->rows++;
         cJSON *row = metrics_line_parse(&line);
         const cJSON *step = cJSON_GetObjectItemCaseSensitive(row, "step");
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(row, "kind");
         int valid = cJSON_IsObject(row) && cJSON_IsNumber(step);
         if (valid) e->last_step = (long)step->valuedouble;
+        // A run's last row, the test split evaluated after its last step: a run resumed at
+        // that step (nothing left to train) evaluates it again and writes its own.
+        int final_test = valid && cJSON_IsString(kind) && strcmp(kind->valuestring, "test") == 0;
         cJSON_Delete(row);
         if (!valid && !line.finished) {  // the cut-short tail
             e->cut = 1;
@@ -83,7 +87,8 @@ static int read_earlier_rows(RunLog *log, long resumed_step, EarlierRows *e, Sta
             rc = earlier_row_invalid(log, number, st);
             break;
         }
-        dropping = dropping || e->last_step > resumed_step;
+        dropping = dropping || e->last_step > resumed_step ||
+                   (final_test && e->last_step == resumed_step);
         if (dropping) {
             e->dropped++;
         } else {
@@ -273,6 +278,21 @@ int run_log_early_stop(RunLog *log, const EarlyStop *watch, const EpochReport *r
     snprintf(best_key, sizeof best_key, "best_%s_loss", log->evaluated);
     if (watch->best_epoch) cJSON_AddNumberToObject(line, best_key, watch->best_loss);
     TRY(write_line(log, line, st));
+    return flush_both(log, st);
+}
+
+// After --val-split's last epoch, the test split's only evaluation: in the log beside the
+// val rows, where `test_*` keys and `test/` tags never mean the val split.
+int run_log_test(RunLog *log, long step, int epoch, double loss, double accuracy,
+                 int samples, Status *st) {
+    cJSON *line = new_row("test", step, epoch);
+    cJSON_AddNumberToObject(line, "test_loss", loss);
+    cJSON_AddNumberToObject(line, "test_accuracy", accuracy);
+    cJSON_AddNumberToObject(line, "samples", samples);
+    TRY(write_line(log, line, st));
+    static const char *const tags[] = {"test/loss", "test/accuracy"};
+    double values[] = {loss, accuracy};
+    TRY(add_scalars(log, step, tags, values, 2, st));
     return flush_both(log, st);
 }
 

@@ -37,6 +37,11 @@ int run_log_epoch(RunLog *log, const EpochReport *report, Status *st);
 // After the epoch early stopping ended training at: a "kind":"early_stop" row saying why.
 int run_log_early_stop(RunLog *log, const EarlyStop *watch, const EpochReport *report,
                        Status *st);
+// With --val-split, the test split evaluated once after the last epoch: a "kind":"test" row
+// and test/loss, test/accuracy scalars at the run's last step. A run resumed at that step
+// drops the earlier one, as it writes its own.
+int run_log_test(RunLog *log, long step, int epoch, double loss, double accuracy,
+                 int samples, Status *st);
 void run_log_close(RunLog *log);
 
 #endif

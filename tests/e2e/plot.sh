@@ -187,13 +187,34 @@ ls "$work/logs"/*.tmp >/dev/null 2>&1 && fail "no temporary file is left" ||
     pass "no temporary file is left"
 
 # With --val-split the epochs are evaluated on the validation split, and the log says so.
-run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 2 \
-    --batch 16 --val-split 0.25 --logdir "$work/val-logs"
+# The test split, evaluated once after the last epoch, is the log's last row (it was
+# printed and logged nowhere).
+val_run=("$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 2
+    --batch 16 --val-split 0.25 --logdir "$work/val-logs" --checkpoint "$work/val-ck")
+run "${val_run[@]}"
 expect_rc 0 "a run with --val-split and --logdir trains"
-if grep -q '"kind":"epoch".*"val_loss".*"val_accuracy"' "$work/val-logs/metrics.jsonl" &&
-    ! grep -q '"test_accuracy"' "$work/val-logs/metrics.jsonl"; then
+val_log="$work/val-logs/metrics.jsonl"
+if grep -q '"kind":"epoch".*"val_loss".*"val_accuracy"' "$val_log" &&
+    ! grep '"kind":"epoch"' "$val_log" | grep -q '"test_accuracy"'; then
     pass "its epoch rows carry val_loss and val_accuracy, not test figures"
 else fail "its epoch rows carry val_loss and val_accuracy, not test figures"; fi
+test_line=$(grep '^test loss ' <<<"$out")
+last_step=$(grep '"kind":"epoch"' "$val_log" | tail -n 1 | sed 's/.*"step":\([0-9]*\),.*/\1/')
+test_accuracy=$(sed -n 's/^test loss [0-9.]* acc \([0-9.]*\) .*/\1/p' <<<"$test_line")
+if tail -n 1 "$val_log" | grep -q "^{\"kind\":\"test\",\"step\":$last_step,\"epoch\":2,\"test_loss\":" &&
+    [ "$(tail -n 1 "$val_log" | sed 's/.*"test_accuracy":\([0-9.e-]*\),.*/\1/' |
+        xargs printf '%.4f')" = "$test_accuracy" ] &&
+    [ "$(grep -c '"kind":"test"' "$val_log")" -eq 1 ]; then
+    pass "the final test evaluation is the log's last row, at the last step ($test_line)"
+else fail "the final test evaluation is the log's last row" "$(tail -n 2 "$val_log")"; fi
+# Resumed at its last step, the run has nothing to train but evaluates the test split
+# again: its row replaces the earlier one, which is not logged twice.
+run "${val_run[@]}" --resume "$work/val-ck"
+expect_rc 0 "the run resumed with nothing left to train"
+if [ "$(grep -c '"kind":"test"' "$val_log")" -eq 1 ] &&
+    tail -n 1 "$val_log" | grep -q "^{\"kind\":\"test\",\"step\":$last_step,"; then
+    pass "a resume at the last step keeps one test row"
+else fail "a resume at the last step keeps one test row" "$(grep -c . "$val_log") rows"; fi
 run "$TRAINER" plot "$work/val-logs" -o "$work/val.png"
 expect_rc 0 "trainer plot draws the validation curve"
 
