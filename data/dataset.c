@@ -34,10 +34,10 @@ void dataset_set_source(Dataset *ds, const char *where) {
 const char *dataset_expand_home(const char *path, char *out, size_t size) {
     const char *home = getenv("HOME");
     int tilde = path[0] == '~' && (path[1] == '/' || path[1] == '\0');
-    if (!tilde || !home || !home[0] ||
-        (size_t)snprintf(out, size, "%s%s", home, path + 1) >= size)
-        snprintf(out, size, "%s", path);
-    return out;
+    if (tilde && home && home[0] && (size_t)snprintf(out, size, "%s%s", home, path + 1) < size)
+        return out;
+    // Whole or not at all: a path cut to fit `out` could name another file that exists.
+    return (size_t)snprintf(out, size, "%s", path) < size ? out : path;
 }
 
 // Appends `length` bytes of `text` at *used; room is the caller's to have made.

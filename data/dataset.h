@@ -99,7 +99,8 @@ int dataset_load_csv(const char *spec, Dataset *out, Status *st);
 // A path's leading `~/` (or a bare `~`) as $HOME, as a shell would have done had the path
 // not followed `png:` (the shell expands `~` only at a word's start), and as Python's
 // os.path.expanduser does for torchvision's dataset roots. `~user` and a path with $HOME
-// unset or too long for `size` are copied unchanged. Returns `out`.
+// unset or too long for `size` are copied unchanged. Returns `out`, or `path` itself when
+// even that copy would not fit (never a path cut short).
 const char *dataset_expand_home(const char *path, char *out, size_t size);
 // The paths a spec names, one per call, so that every reader of a spec splits it the same
 // way: the one after `kind:`, or each comma-separated part of idx:'s list (however many);

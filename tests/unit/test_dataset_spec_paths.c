@@ -1,7 +1,7 @@
 // A spec's paths, as dataset_spec_next_path splits them for every reader of a spec: idx:'s
 // comma-separated list however long, csv:'s file without its label= column, a comma
 // inside any other path kept; and dataset_expand_spec's `~`, in each of as many parts as
-// there are (its buffer was once sized for four).
+// there are (its buffer was once sized for four); dataset_expand_home never cuts a path.
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
@@ -63,8 +63,23 @@ static void every_tilde_is_expanded(void) {
     }
 }
 
+// dataset_expand_home into a buffer too small for the result: the path comes back whole
+// (the caller's own pointer), never cut to fit, which could name another file.
+static void a_path_too_long_is_never_cut(void) {
+    setenv("HOME", "/home/u", 1);
+    char out[16];
+    CHECK_INT_EQ(strcmp(dataset_expand_home("~/a", out, sizeof out), "/home/u/a"), 0);
+    const char *longer = "~/a-folder-name-past-16";
+    CHECK(dataset_expand_home(longer, out, sizeof out) == longer);
+    const char *plain = "/data/a-folder-name-past-16";
+    CHECK(dataset_expand_home(plain, out, sizeof out) == plain);
+    CHECK_INT_EQ(strcmp(dataset_expand_home("/data/short", out, sizeof out), "/data/short"), 0);
+    unsetenv("HOME");
+}
+
 int main(void) {
     paths_are_split_as_each_kind_reads_them();
     every_tilde_is_expanded();
+    a_path_too_long_is_never_cut();
     return test_exit_code("test_dataset_spec_paths");
 }
