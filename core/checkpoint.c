@@ -187,6 +187,11 @@ int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Back
     add_owned(&m, "normalize_mean", mean, 0);
     add_owned(&m, "normalize_std", std, 1);
     add_owned(&m, "class_names", names, 2);
+    char fraction[32], seed[24], train_limit[24];
+    checkpoint_inputs_format_held_out(inputs, fraction, seed, train_limit);
+    if (fraction[0]) add_entry(&m, "val_split", "%s", fraction);
+    if (seed[0]) add_entry(&m, "val_split_seed", "%s", seed);
+    if (train_limit[0]) add_entry(&m, "train_limit", "%s", train_limit);
     if (!rc) rc = write_file(outputs, list.count, &m, model_text, path, st);
     for (int i = 0; i < 3; i++) free(m.owned[i]);
     for (int i = 0; outputs && i < list.count; i++) free((void *)outputs[i].values);

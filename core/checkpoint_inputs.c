@@ -1,6 +1,7 @@
 #include "core/checkpoint_inputs.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,16 @@ int checkpoint_inputs_format(const CheckpointInputs *in, char **mean, char **std
     free(*class_names);
     *mean = *std = *class_names = NULL;
     return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for checkpoint metadata");
+}
+
+void checkpoint_inputs_format_held_out(const CheckpointInputs *in, char fraction[32],
+                                       char seed[24], char train_limit[24]) {
+    fraction[0] = seed[0] = train_limit[0] = '\0';
+    if (!in || !(in->held_out.fraction > 0)) return;
+    // 17 significant digits: the double back exactly, so the split is drawn the same.
+    snprintf(fraction, 32, "%.17g", in->held_out.fraction);
+    snprintf(seed, 24, "%ld", in->held_out.seed);
+    if (in->held_out.train_limit > 0) snprintf(train_limit, 24, "%ld", in->held_out.train_limit);
 }
 
 static int bad_value(const char *path, const char *key, const char *value, const char *expected,
@@ -109,11 +120,45 @@ static int read_names(const Safetensors *file, const char *path, LoadedInputs *o
     return 0;
 }
 
+// A whole number in [min, max] from metadata `key`; absent: *value 0.
+static int read_whole_number(const Safetensors *file, const char *path, const char *key,
+                             long min, long max, long *value, Status *st) {
+    const char *text = safetensors_metadata(file, key);
+    *value = 0;
+    if (!text) return 0;
+    char *end = NULL;
+    errno = 0;
+    long number = strtol(text, &end, 10);
+    if (end == text || *end || errno || number < min || number > max) {
+        char expected[64];
+        snprintf(expected, sizeof expected, "a whole number from %ld to %ld", min, max);
+        return bad_value(path, key, text, expected, st);
+    }
+    *value = number;
+    return 0;
+}
+
+static int read_held_out(const Safetensors *file, const char *path, HeldOutSplit *out,
+                         Status *st) {
+    const char *fraction = safetensors_metadata(file, "val_split");
+    if (!fraction) return 0;
+    char *end = NULL;
+    double value = strtod(fraction, &end);
+    if (end == fraction || *end || !(value > 0 && value < 1))
+        return bad_value(path, "val_split", fraction, "a number between 0 and 1", st);
+    out->fraction = value;
+    if (!safetensors_metadata(file, "val_split_seed"))
+        return bad_value(path, "val_split_seed", "", "the seed beside val_split", st);
+    TRY(read_whole_number(file, path, "val_split_seed", 0, 0x7fffffffL, &out->seed, st));
+    return read_whole_number(file, path, "train_limit", 1, 100000000L, &out->train_limit, st);
+}
+
 int checkpoint_inputs_read(const Safetensors *file, const char *path, LoadedInputs *out,
                            Status *st) {
     memset(out, 0, sizeof *out);
     int rc = read_normalization(file, path, &out->normalization, st);
     if (!rc) rc = read_names(file, path, out, st);
+    if (!rc) rc = read_held_out(file, path, &out->held_out, st);
     if (rc) checkpoint_inputs_free(out);
     return rc;
 }

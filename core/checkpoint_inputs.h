@@ -9,10 +9,20 @@
 
 #define CHECKPOINT_CLASS_NAME_MAX 64  // bytes of a name with its NUL, as Dataset holds them
 
+// The validation split a run held out of its training data (--val-split), recorded so that
+// `eval --val-split` draws the same samples again: with another seed or limit it would
+// measure samples the weights were trained on.
+typedef struct HeldOutSplit {
+    double fraction;   // 0: the run held none out
+    long seed;         // chose which samples
+    long train_limit;  // the training samples kept before the split (--train-limit); 0: all
+} HeldOutSplit;
+
 typedef struct CheckpointInputs {
     const Normalization *normalization;  // NULL: none
     int class_count;                     // 0: no names
     const char *const *class_names;      // each under CHECKPOINT_CLASS_NAME_MAX bytes
+    HeldOutSplit held_out;
 } CheckpointInputs;
 
 // What a loaded file said; everything owned (checkpoint_inputs_free).
@@ -20,12 +30,17 @@ typedef struct LoadedInputs {
     Normalization normalization;         // count 0: the file names none
     int class_count;
     char (*class_names)[CHECKPOINT_CLASS_NAME_MAX];
+    HeldOutSplit held_out;               // fraction 0: none recorded
 } LoadedInputs;
 
 // The metadata values: heap strings for normalize_mean, normalize_std (NULL without a
 // normalization) and class_names (a JSON array; NULL without names).
 int checkpoint_inputs_format(const CheckpointInputs *in, char **mean, char **std,
                              char **class_names, Status *st);
+// The held-out split's metadata values (val_split, val_split_seed, train_limit) into the
+// given buffers; "" for a key not to write (no split, or no limit).
+void checkpoint_inputs_format_held_out(const CheckpointInputs *in, char fraction[32],
+                                       char seed[24], char train_limit[24]);
 // Reads them back. Absent keys leave the parts empty; a value that does not parse is
 // STATUS_BAD_INPUT naming the file and key.
 int checkpoint_inputs_read(const Safetensors *file, const char *path, LoadedInputs *out,

@@ -117,6 +117,7 @@ const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,
 typedef struct RunData {
     Dataset train, val, test;
     int has_val, has_test;
+    HeldOutSplit held_out;  // how val was drawn, recorded in the weights for eval
     int skipped;
     Normalization normalization;  // what config's normalize statement came to; count 0: none
     char normalization_source[128];  // "given", "computed on N training samples"

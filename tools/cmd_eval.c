@@ -14,11 +14,12 @@ static const OptionSpec eval_options[] = {
     {"--batch", "N", "evaluation batch size (default: the model's train batch=)"},
     {"--test-limit", "N", "evaluate on the first N test samples only"},
     {"--val-split", "F", "evaluate on the validation split `train --val-split F` held out "
-                         "(give the run's F, --seed and --train-limit)"},
-    {"--seed", "N", "with --val-split: the run's seed, which chose the split (default: the "
-                    "model file's train seed=)"},
+                         "(default: the split the weights record, on a dataset without a "
+                         "test split)"},
+    {"--seed", "N", "with --val-split: the seed that chose the split (default: the one the "
+                    "weights record, else the model file's train seed=)"},
     {"--train-limit", "N", "with --val-split: the run's --train-limit, applied before the "
-                           "split"},
+                           "split (default: the one the weights record)"},
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -32,21 +33,59 @@ const Command eval_command = {
     .run = run_eval,
 };
 
-// What eval measures: the test split, or the validation split a run held out, which
-// --val-split F (with the run's --seed and --train-limit) chooses again as train did.
+// What eval measures: the test split, or the validation split a run held out, drawn again
+// as train drew it (tools/common.c, load_run_data): the training split cut to train_limit,
+// then dataset_split_off with the same fraction and seed.
 typedef struct EvalSplit {
-    double fraction;  // 0: the test split
-    const char *name; // "test" or "val", for the result line
+    double fraction;   // 0: the test split
+    long seed;
+    long train_limit;  // 0: the whole training split
+    const char *name;  // "test" or "val", for the result line
 } EvalSplit;
 
+static int refuse_unused_options(const Command *cmd, const ParsedArgs *args, const char *spec,
+                                 Status *st) {
+    // Without a split to choose, these would be ignored: say so rather than measure
+    // something else than the user meant.
+    const char *unused = args_get(cmd, args, "--seed") ? "--seed" :
+                         args_get(cmd, args, "--train-limit") ? "--train-limit" : NULL;
+    if (!unused) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "%s %s chooses the validation split with --val-split, "
+                "but this eval measures %s's test split", unused, args_get(cmd, args, unused),
+                spec);
+    status_hint(st, "add the run's --val-split F to evaluate its validation split, or drop %s",
+                unused);
+    return STATUS_BAD_INPUT;
+}
+
+// Another seed, fraction or limit than the run's draws other samples, most of them ones the
+// weights were trained on: the figures would flatter them. Said, not refused: the user may
+// mean it.
+static void warn_other_split(const EvalSplit *split, const HeldOutSplit *recorded,
+                             const char *weights) {
+    if (!(recorded->fraction > 0) || (split->fraction == recorded->fraction &&
+                                      split->seed == recorded->seed &&
+                                      split->train_limit == recorded->train_limit))
+        return;
+    char run_limit[48] = "", this_limit[48] = "";
+    if (recorded->train_limit)
+        snprintf(run_limit, sizeof run_limit, ", --train-limit %ld", recorded->train_limit);
+    if (split->train_limit)
+        snprintf(this_limit, sizeof this_limit, ", --train-limit %ld", split->train_limit);
+    print_notice("%s was trained holding out --val-split %g with seed %ld%s; this eval draws "
+                 "--val-split %g with seed %ld%s, another split, which holds samples the "
+                 "weights were trained on", weights, recorded->fraction, recorded->seed,
+                 run_limit, split->fraction, split->seed, this_limit);
+}
+
 // The split to evaluate: --val-split; else the test split; else, for a spec without one, the
-// model file's `data val_split=` (the split a run of it evaluated on). With neither, refused
-// here with a hint that fits eval (data/'s own hint names the option both commands take).
+// model file's `data val_split=`, or the split the weights record. With none, refused here
+// with a hint that fits eval (data/'s own hint names the option both commands take). The
+// seed and limit: given, else the weights' record, else the model file's seed and no limit.
 static int choose_split(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
-                        EvalSplit *split, Status *st) {
+                        const HeldOutSplit *recorded, EvalSplit *split, Status *st) {
     int given = 0;
-    split->fraction = 0;
-    split->name = "test";
+    *split = (EvalSplit){.name = "test"};
     TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &split->fraction,
                       &given, st));
     const char *spec = data_spec_from_args(cmd, args, config);
@@ -59,76 +98,66 @@ static int choose_split(const Command *cmd, const ParsedArgs *args, const RunCon
                     "training data the validation split is drawn from");
         return STATUS_BAD_INPUT;
     }
-    if (!given && dataset_has_test_split(spec)) {
-        // Without a split to choose, these would be ignored: say so rather than measure
-        // something else than the user meant.
-        const char *unused = args_get(cmd, args, "--seed") ? "--seed" :
-                             args_get(cmd, args, "--train-limit") ? "--train-limit" : NULL;
-        if (!unused) return 0;
-        status_fail(st, STATUS_BAD_INPUT, "%s %s chooses the validation split with "
-                    "--val-split, but this eval measures %s's test split", unused,
-                    args_get(cmd, args, unused), spec);
-        status_hint(st, "add the run's --val-split F to evaluate its validation split, or "
-                    "drop %s", unused);
+    if (!given && dataset_has_test_split(spec)) return refuse_unused_options(cmd, args, spec, st);
+    if (!given) split->fraction = config->data.val_split > 0 ? config->data.val_split
+                                                             : recorded->fraction;
+    if (!(split->fraction > 0)) {
+        status_fail(st, STATUS_BAD_INPUT, "dataset %s has no test split to evaluate on", spec);
+        status_hint(st, "evaluate the part `trainer train --val-split F` held out: give eval "
+                    "the same --val-split F, and the run's --seed and --train-limit if it had "
+                    "them");
         return STATUS_BAD_INPUT;
     }
-    if (!given) split->fraction = config->data.val_split;
-    if (split->fraction > 0) {
-        split->name = "val";
-        return 0;
-    }
-    status_fail(st, STATUS_BAD_INPUT, "dataset %s has no test split to evaluate on", spec);
-    status_hint(st, "evaluate the part `trainer train --val-split F` held out: give eval the "
-                "same --val-split F, and the run's --seed and --train-limit if it had them");
-    return STATUS_BAD_INPUT;
+    split->name = "val";
+    int from_record = recorded->fraction > 0;
+    split->seed = from_record ? recorded->seed : config->train.seed;
+    split->train_limit = from_record ? recorded->train_limit : 0;
+    TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &split->seed, NULL, st));
+    return args_int(cmd, args, "--train-limit", 1, 100000000, &split->train_limit, NULL, st);
 }
 
-// The validation split exactly as train makes it (tools/common.c, load_run_data): the
-// training split, cut by --train-limit, then dataset_split_off with the same seed.
 static int load_validation(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
-                           const DatasetOptions *options, double fraction, Dataset *val,
+                           const DatasetOptions *options, const EvalSplit *split, Dataset *val,
                            int *skipped, Status *st) {
     Dataset train;
-    TRY(load_dataset_from_args(cmd, args, config, "train", "--train-limit", options, &train,
-                               skipped, st));
-    int rc = dataset_split_off(&train, fraction, (uint64_t)config->train.seed, val, st);
+    TRY(dataset_load_with(data_spec_from_args(cmd, args, config), "train", options, &train,
+                          skipped, st));
+    if (split->train_limit) dataset_truncate(&train, (int)split->train_limit);
+    int rc = dataset_split_off(&train, split->fraction, (uint64_t)split->seed, val, st);
     dataset_free(&train);
     return rc;
 }
 
 static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
                      const RunConfig *config, Device *d, const EvalSplit *split,
-                     Dataset *test, Status *st) {
+                     const CheckpointLoaded *loaded, Dataset *test, Status *st) {
     const char *weights = args_get(cmd, args, "--weights");
     long batch = config->train.batch;
     TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &batch, NULL, st));
     TRY(graph_check_dataset(g, test, split->fraction ? "the validation set" : "the test set",
                             st));
-    TRY(graph_init_params(g, d->backend, &d->alloc, 0, st));
-    CheckpointLoaded loaded;
-    TRY(load_weights(g, d->backend, weights, &loaded, st));
     // The samples normalized as in training: by what the weights file records.
     RunConfig evaluated = *config;
     Normalization normalization;
-    int rc = weights_normalization(config, g->path, weights, &loaded, dataset_stat_groups(test),
-                                   &normalization, st);
-    int recorded = loaded.inputs.normalization.count > 0;
-    checkpoint_loaded_free(&loaded);
-    if (rc) return rc;
+    TRY(weights_normalization(config, g->path, weights, loaded, dataset_stat_groups(test),
+                              &normalization, st));
     if (normalization.count) {
         evaluated.normalization = &normalization;
         char source[1100];
         snprintf(source, sizeof source, "as recorded in %s", weights);
-        print_data_transform(NULL, &normalization, recorded ? source : "given");
+        print_data_transform(NULL, &normalization,
+                             loaded->inputs.normalization.count > 0 ? source : "given");
     }
     EvalResult result;
-    rc = evaluate_model(g, &evaluated, d, test, (int)batch, &result, st);
+    int rc = evaluate_model(g, &evaluated, d, test, (int)batch, &result, st);
     normalization_free(&normalization);
     if (rc) return rc;
     printf("%s loss %.4f  accuracy %.4f  (%d samples of %s", split->name, result.loss,
            result.accuracy, result.samples, test->source);
+    if (split->train_limit) printf(", held out of the first %ld", split->train_limit);
     if (split->fraction)
-        printf(", held out by --val-split %g with seed %ld", split->fraction, config->train.seed);
+        printf("%sby --val-split %g with seed %ld", split->train_limit ? " " : ", held out ",
+               split->fraction, split->seed);
     printf(")\n");
     return 0;
 }
@@ -148,11 +177,6 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
         rc = status_fail(&st, STATUS_BAD_INPUT, "trainer eval needs --weights FILE");
         status_hint(&st, "train with `trainer train %s --save FILE` first", g.path);
     }
-    // --seed as train reads it: it chose the validation split.
-    long seed = 0;
-    int seed_given = 0;
-    if (!rc) rc = args_int(cmd, args, "--seed", 0, 0x7fffffffL, &seed, &seed_given, &st);
-    if (!rc && seed_given) config.train.seed = seed;
     // Only --precision: the model file's `train precision=` is about training.
     PrecisionConfig precision = {0};
     if (!rc) rc = precision_from_args(cmd, args, &precision, &st);
@@ -160,19 +184,29 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
                                              &precision, 0, &device, &st);
     if (!rc) device_open = 1;
     if (!rc) rc = check_device_precision(&g, &precision, &device, NULL, &st);
+    // The weights before the data: a file of another model fails without the wait, and the
+    // split they record chooses the samples.
+    CheckpointLoaded loaded;
+    memset(&loaded, 0, sizeof loaded);
+    if (!rc) rc = graph_init_params(&g, device.backend, &device.alloc, 0, &st);
+    if (!rc) rc = load_weights(&g, device.backend, args_get(cmd, args, "--weights"), &loaded,
+                               &st);
     DatasetOptions options;
     if (!rc) rc = dataset_options_from_args(cmd, args, &g, &options, &st);
     int skipped = 0;
     EvalSplit split;
-    if (!rc) rc = choose_split(cmd, args, &config, &split, &st);
-    if (!rc && split.fraction)
-        rc = load_validation(cmd, args, &config, &options, split.fraction, &test, &skipped, &st);
-    else if (!rc)
+    if (!rc) rc = choose_split(cmd, args, &config, &loaded.inputs.held_out, &split, &st);
+    if (!rc && split.fraction) {
+        warn_other_split(&split, &loaded.inputs.held_out, args_get(cmd, args, "--weights"));
+        rc = load_validation(cmd, args, &config, &options, &split, &test, &skipped, &st);
+    } else if (!rc) {
         rc = load_dataset_from_args(cmd, args, &config, "test", "--test-limit", &options, &test,
                                     &skipped, &st);
+    }
     if (!rc && skipped) printf("skipped %d unreadable sample%s (--on-bad-sample skip)\n",
                                skipped, skipped == 1 ? "" : "s");
-    if (!rc) rc = eval_with(cmd, args, &g, &config, &device, &split, &test, &st);
+    if (!rc) rc = eval_with(cmd, args, &g, &config, &device, &split, &loaded, &test, &st);
+    checkpoint_loaded_free(&loaded);
     int exit_code = rc ? report_failure(&st) : 0;
     dataset_free(&test);
     graph_free(&g);

@@ -401,6 +401,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
                          r->count, &r->config, st));
     checkpoints_record_inputs(&session.checkpoints, r->config.normalization, train,
                               data_spec_from_args(cmd, args, &r->config));
+    session.checkpoints.inputs.held_out = data->held_out;
     TRY(world_print_ranks(&r->world, r->device_list[0]->name,
                           r->device_list[0]->backend->kind == BACKEND_CUDA, st));
     char count[32], optimizer[160], devices[256] = "";

@@ -317,6 +317,10 @@ static int split_validation(const Command *cmd, const ParsedArgs *args,
     TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &fraction, &given, st));
     data->has_val = given || fraction > 0;
     if (!data->has_val) return 0;
+    long limit = 0;
+    TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &limit, NULL, st));
+    data->held_out = (HeldOutSplit){.fraction = fraction, .seed = config->train.seed,
+                                    .train_limit = limit};
     return dataset_split_off(&data->train, fraction, (uint64_t)config->train.seed, &data->val,
                              st);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `trainer eval --val-split F` evaluates the validation split `train --val-split F` held out:
-# the same samples (same seed, same --train-limit), so it prints the loss and accuracy the
+# the same samples (same seed, same --train-limit, which the weights record), so it prints the loss and accuracy the
 # run's last epoch printed; a spec without a test split (a png: folder of classes, a CSV
 # file) is evaluated that way, and without --val-split it is refused with a hint that eval
 # can follow.
@@ -38,7 +38,31 @@ expect_in out "(60 samples of $work/classes, held out by --val-split 0.2 with se
     "eval says which samples it measured"
 check_same_split "png:$work/classes" "another seed and --train-limit" --val-split 0.25 \
     --seed 9 --train-limit 200
-expect_in out "(50 samples of" "a quarter of the first 200 samples"
+expect_in out "(50 samples of $work/classes, held out of the first 200 by --val-split 0.25 \
+with seed 9)" "a quarter of the first 200 samples"
+recorded=$(val_of_eval)
+
+# The weights record the split (val_split, val_split_seed, train_limit): eval draws it again
+# without the run's --seed and --train-limit. Before, it drew another split with the model
+# file's seed and measured mostly samples the weights were trained on, without a word.
+eval_classes=("$TRAINER" eval models/mlp.model --weights "$work/w.safetensors"
+    --data "png:$work/classes" --device cpu)
+run "${eval_classes[@]}" --val-split 0.25
+if [ "$rc" -eq 0 ] && [ "$(val_of_eval)" = "$recorded" ]; then
+    pass "--val-split alone takes the seed and limit the weights record ($recorded)"
+else fail "--val-split alone takes the seed and limit the weights record" "$(val_of_eval)"; fi
+expect_no_match err "notice" "the recorded split draws no notice"
+run "${eval_classes[@]}"
+if [ "$rc" -eq 0 ] && [ "$(val_of_eval)" = "$recorded" ]; then
+    pass "a spec without a test split evaluates the split the weights record"
+else fail "a spec without a test split evaluates the split the weights record" "$err"; fi
+# Another split is measured as asked, with a notice that its samples are others.
+run "${eval_classes[@]}" --val-split 0.25 --seed 4
+expect_rc 0 "another seed than the run's is evaluated"
+expect_in err "trainer: notice: $work/w.safetensors was trained holding out --val-split 0.25 \
+with seed 9, --train-limit 200; this eval draws --val-split 0.25 with seed 4, --train-limit \
+200, another split, which holds samples the weights were trained on" "with a notice"
+expect_in out "with seed 4)" "and says which split it measured"
 # Fashion-MNIST has a test split; --val-split still picks the run's validation split.
 check_same_split fashion-mnist "a spec with a test split" --val-split 0.1 --train-limit 400
 
@@ -52,14 +76,18 @@ with open(sys.argv[1], "w") as f:
 PY
 check_same_split "csv:$work/t.csv" "csv: file" --val-split 0.25
 
-# Without --val-split, a spec with no test split is refused, with a hint eval can follow.
-run "$TRAINER" eval models/mlp.model --weights "$work/w.safetensors" --data "png:$work/classes" \
-    --device cpu
+# Without --val-split, a spec with no test split is refused, with a hint eval can follow,
+# when the weights record no split either (trained on a dataset with a test split).
+run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --train-limit 100 \
+    --test-limit 10 --save "$work/plain.safetensors"
+expect_rc 0 "weights trained without a validation split"
+run "$TRAINER" eval models/mlp.model --weights "$work/plain.safetensors" \
+    --data "png:$work/classes" --device cpu
 expect_error 2 "dataset png:$work/classes has no test split to evaluate on" \
     "eval of a folder of classes without --val-split is refused"
 expect_in err "give eval the same --val-split F" "the hint names eval's own option"
-run "$TRAINER" eval models/mlp.model --weights "$work/w.safetensors" --data "csv:$work/t.csv" \
-    --device cpu
+run "$TRAINER" eval models/mlp.model --weights "$work/plain.safetensors" \
+    --data "csv:$work/t.csv" --device cpu
 expect_error 2 "has no test split to evaluate on" "so is a CSV file's"
 
 # Options that would be ignored are refused rather than silently measure something else.

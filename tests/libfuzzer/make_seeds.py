@@ -145,7 +145,8 @@ train     batch=8 epochs=1 seed=1
 
 
 def checkpoint_metadata_seeds():
-    """Metadata eval and predict read (normalization, class names) in a file of no tensors;
+    """Metadata eval and predict read (normalization, class names, the held-out split) in a
+    file of no tensors;
     the checkpoint target's other seeds come from real checkpoints."""
     def safetensors(metadata):
         import json
@@ -156,6 +157,8 @@ def checkpoint_metadata_seeds():
         "class_names": '["airplane","automobile","bird"]'}))
     write("checkpoint", "inputs_metadata_bad", safetensors({
         "normalize_mean": "0.5,x", "normalize_std": "0", "class_names": '["a",3]'}))
+    write("checkpoint", "held_out_split", safetensors({
+        "val_split": "0.10000000000000001", "val_split_seed": "3", "train_limit": "500"}))
 
 
 if __name__ == "__main__":
