@@ -453,6 +453,7 @@ int checkpoint_load_resume(Graph *g, const OptimizerConfig *optimizer, const Bac
     Safetensors file;
     TRY(safetensors_read_file(path, &file, st));
     int rc = checkpoint_load_resume_parsed(g, optimizer, b, &file, path, out, st);
+    if (!rc) rc = checkpoint_inputs_read(&file, path, &out->inputs, st);
     safetensors_free(&file);
     return rc;
 }

@@ -34,7 +34,7 @@ typedef struct CheckpointLoaded {
     CheckpointPlace place;
     int nonfinite_count;    // tensors holding NaN or infinity
     char nonfinite[512];    // their names, escaped, comma-separated (maybe cut short)
-    LoadedInputs inputs;    // checkpoint_load_weights only: normalization and class names
+    LoadedInputs inputs;    // normalization, class names, held-out split (not from _parsed)
 } CheckpointLoaded;
 void checkpoint_loaded_free(CheckpointLoaded *loaded);
 
@@ -46,6 +46,7 @@ int checkpoint_load_weights(Graph *g, const Backend *b, const char *path, Checkp
                             Status *st);
 // Resuming: parameters and the optimizer's state (already allocated by optimizer_prepare)
 // must match exactly, the place must be there, and nothing may be NaN or infinite.
+// out->inputs says how the run fed its samples (free out with checkpoint_loaded_free).
 int checkpoint_load_resume(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
                            const char *path, CheckpointLoaded *out, Status *st);
 // The same from a file already read and checked by safetensors_parse (`path` names it in

@@ -57,7 +57,11 @@ int checkpoint_inputs_format(const CheckpointInputs *in, char **mean, char **std
 void checkpoint_inputs_format_held_out(const CheckpointInputs *in, char fraction[32],
                                        char seed[24], char train_limit[24]) {
     fraction[0] = seed[0] = train_limit[0] = '\0';
-    if (!in || !(in->held_out.fraction > 0)) return;
+    if (!in) return;
+    if (!(in->held_out.fraction > 0)) {
+        snprintf(fraction, 32, "0");
+        return;
+    }
     // 17 significant digits: the double back exactly, so the split is drawn the same.
     snprintf(fraction, 32, "%.17g", in->held_out.fraction);
     snprintf(seed, 24, "%ld", in->held_out.seed);
@@ -138,14 +142,18 @@ static int read_whole_number(const Safetensors *file, const char *path, const ch
     return 0;
 }
 
-static int read_held_out(const Safetensors *file, const char *path, HeldOutSplit *out,
+static int read_held_out(const Safetensors *file, const char *path, LoadedInputs *in,
                          Status *st) {
+    HeldOutSplit *out = &in->held_out;
     const char *fraction = safetensors_metadata(file, "val_split");
     if (!fraction) return 0;
     char *end = NULL;
     double value = strtod(fraction, &end);
-    if (end == fraction || *end || !(value > 0 && value < 1))
-        return bad_value(path, "val_split", fraction, "a number between 0 and 1", st);
+    if (end == fraction || *end || !(value >= 0 && value < 1))
+        return bad_value(path, "val_split", fraction, "0 (none) or a number between 0 and 1",
+                         st);
+    in->held_out_recorded = 1;
+    if (value == 0) return 0;
     out->fraction = value;
     if (!safetensors_metadata(file, "val_split_seed"))
         return bad_value(path, "val_split_seed", "", "the seed beside val_split", st);
@@ -158,7 +166,7 @@ int checkpoint_inputs_read(const Safetensors *file, const char *path, LoadedInpu
     memset(out, 0, sizeof *out);
     int rc = read_normalization(file, path, &out->normalization, st);
     if (!rc) rc = read_names(file, path, out, st);
-    if (!rc) rc = read_held_out(file, path, &out->held_out, st);
+    if (!rc) rc = read_held_out(file, path, out, st);
     if (rc) checkpoint_inputs_free(out);
     return rc;
 }

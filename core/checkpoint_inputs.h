@@ -30,7 +30,8 @@ typedef struct LoadedInputs {
     Normalization normalization;         // count 0: the file names none
     int class_count;
     char (*class_names)[CHECKPOINT_CLASS_NAME_MAX];
-    HeldOutSplit held_out;               // fraction 0: none recorded
+    HeldOutSplit held_out;               // fraction 0: none held out, or none recorded
+    int held_out_recorded;               // the file says (val_split, "0" for none)
 } LoadedInputs;
 
 // The metadata values: heap strings for normalize_mean, normalize_std (NULL without a
@@ -38,7 +39,8 @@ typedef struct LoadedInputs {
 int checkpoint_inputs_format(const CheckpointInputs *in, char **mean, char **std,
                              char **class_names, Status *st);
 // The held-out split's metadata values (val_split, val_split_seed, train_limit) into the
-// given buffers; "" for a key not to write (no split, or no limit).
+// given buffers; "" for a key not to write. A run without a split writes val_split "0",
+// so that a resume can tell it from a file written before trainer recorded splits.
 void checkpoint_inputs_format_held_out(const CheckpointInputs *in, char fraction[32],
                                        char seed[24], char train_limit[24]);
 // Reads them back. Absent keys leave the parts empty; a value that does not parse is

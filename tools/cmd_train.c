@@ -397,8 +397,13 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     // Every rank resumes from the checkpoint; only rank 0 writes.
     session.checkpoints.read_only = r->world.rank != 0;
     session.checkpoints.processes = r->world.size;
+    // Open fails before its resume or not at all (--init-from with --resume is refused first).
     TRY(checkpoints_open(cmd, args, &session.checkpoints, r->graph_list, r->device_list,
                          r->count, &r->config, st));
+    TRY(checkpoints_check_resumed_inputs(&session.checkpoints, &data->held_out,
+                                         r->config.data.normalize.kind, &data->normalization,
+                                         data->normalization_source,
+                                         sizeof data->normalization_source, st));
     checkpoints_record_inputs(&session.checkpoints, r->config.normalization, train,
                               data_spec_from_args(cmd, args, &r->config));
     session.checkpoints.inputs.held_out = data->held_out;

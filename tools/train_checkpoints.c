@@ -59,17 +59,21 @@ static int resume_path(const char *given, char *path, size_t size, Status *st) {
 }
 
 // `path`: the checkpoint file resume_path chose.
-static int resume(const char *path, Graph *const *graphs, Device *const *devices, int count,
-                  RunConfig *config, Status *st) {
+static int resume(CheckpointSession *s, const char *path, Graph *const *graphs,
+                  Device *const *devices, int count, RunConfig *config, Status *st) {
     CheckpointLoaded loaded;
     memset(&loaded, 0, sizeof loaded);
     for (int i = 0; i < count; i++) {
         const Backend *b = devices[i]->backend;
+        checkpoint_loaded_free(&loaded);  // the previous replica's inputs: the same file's
         if (b->make_current) TRY(b->make_current(b, st));
         TRY(optimizer_prepare(graphs[i], &config->optimizer, b, &devices[i]->alloc, st));
         TRY(checkpoint_load_resume(graphs[i], &config->optimizer, b, path, &loaded, st));
         graphs[i]->optimizer_steps = loaded.place.optimizer_steps;
     }
+    s->resumed_inputs = loaded.inputs;  // kept for checkpoints_check_resumed_inputs
+    snprintf(s->resumed_file, sizeof s->resumed_file, "%s", path);
+    s->resumed_path = s->resumed_file;
     const CheckpointPlace *p = &loaded.place;
     if (p->seed != config->train.seed || p->batch != config->train.batch)
         print_notice("resuming with the checkpoint's seed %ld and batch %d (the data order and "
@@ -182,11 +186,121 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
         s->best_accuracy = checkpoint_best_accuracy(s->folder);
     }
     const char *init = args_get(cmd, args, "--init-from");
-    if (resume_from) TRY(resume(resume_file, graphs, devices, count, config, st));
+    if (resume_from) TRY(resume(s, resume_file, graphs, devices, count, config, st));
     if (init) TRY(init_from(init, graphs, devices, count, st));
     s->seed = config->train.seed;
     s->batch = config->train.batch;
     return 0;
+}
+
+// "--val-split 0.1 with seed 3 of the first 2000 training samples", or "no validation split".
+static void describe_split(const HeldOutSplit *split, char *text, size_t size) {
+    if (!(split->fraction > 0)) {
+        snprintf(text, size, "no validation split");
+        return;
+    }
+    int used = snprintf(text, size, "--val-split %g with seed %ld", split->fraction,
+                        split->seed);
+    if (split->train_limit && used > 0 && (size_t)used < size)
+        snprintf(text + used, size - (size_t)used, " of the first %ld training samples "
+                 "(--train-limit)", split->train_limit);
+}
+
+static int same_split(const HeldOutSplit *a, const HeldOutSplit *b) {
+    if (!(a->fraction > 0) || !(b->fraction > 0)) return !(a->fraction > 0) && !(b->fraction > 0);
+    return a->fraction == b->fraction && a->seed == b->seed && a->train_limit == b->train_limit;
+}
+
+static int check_resumed_split(const CheckpointSession *s, const HeldOutSplit *split,
+                               Status *st) {
+    const LoadedInputs *recorded = &s->resumed_inputs;
+    // A checkpoint written before splits were recorded says nothing either way.
+    if (!recorded->held_out_recorded || same_split(&recorded->held_out, split)) return 0;
+    char theirs[160], ours[160], options[160] = "without --val-split";
+    describe_split(&recorded->held_out, theirs, sizeof theirs);
+    describe_split(split, ours, sizeof ours);
+    const HeldOutSplit *h = &recorded->held_out;
+    if (h->fraction > 0) {
+        int used = snprintf(options, sizeof options, "--val-split %g --seed %ld", h->fraction,
+                            h->seed);
+        if (h->train_limit && used > 0 && (size_t)used < sizeof options)
+            snprintf(options + used, sizeof options - (size_t)used, " --train-limit %ld",
+                     h->train_limit);
+    }
+    status_fail_at(st, STATUS_BAD_INPUT, s->resumed_path, 0, 0, "the checkpoint's run held "
+                   "out %s; this run holds out %s: %s", theirs, ours, split->fraction > 0
+                   ? "its validation split would hold samples the checkpoint was trained on"
+                   : "it would train on the samples the checkpoint's run validated on");
+    status_hint(st, "resume with the run's data options (%s), or start from its weights with "
+                "`trainer train %s --init-from %s`, which starts the epochs afresh", options,
+                s->model_path, s->resumed_path);
+    return STATUS_BAD_INPUT;
+}
+
+static int same_normalization(const Normalization *a, const Normalization *b) {
+    if (a->count != b->count) return 0;
+    for (int g = 0; g < a->count; g++)
+        if (a->mean[g] != b->mean[g] || a->std[g] != b->std[g]) return 0;
+    return 1;
+}
+
+// "mean 0.286 std 0.353" (cut with "..." past a few groups), or "none (values / 255)".
+static void describe_normalization(const Normalization *n, char *text, size_t size) {
+    if (!n->count) {
+        snprintf(text, size, "none (values / 255)");
+        return;
+    }
+    char mean[64], std[64];
+    int shown = n->count < 4 ? n->count : 4;
+    normalization_format(n->mean, shown, 4, mean, sizeof mean);
+    normalization_format(n->std, shown, 4, std, sizeof std);
+    const char *more = shown < n->count ? ",..." : "";
+    snprintf(text, size, "mean %s%s std %s%s", mean, more, std, more);
+}
+
+static int check_resumed_normalization(const CheckpointSession *s, NormalizeKind normalize,
+                                       Normalization *normalization, char *source,
+                                       size_t source_size, Status *st) {
+    const Normalization *recorded = &s->resumed_inputs.normalization;
+    if (same_normalization(recorded, normalization)) return 0;
+    char theirs[200], ours[200];
+    describe_normalization(recorded, theirs, sizeof theirs);
+    describe_normalization(normalization, ours, sizeof ours);
+    // auto computes on this run's training data, which may differ a little from the first
+    // part's (another --train-limit): the values the weights learned with stand.
+    if (normalize == NORMALIZE_AUTO && recorded->count && recorded->count == normalization->count) {
+        for (int g = 0; g < recorded->count; g++) {
+            normalization->mean[g] = recorded->mean[g];
+            normalization->std[g] = recorded->std[g];
+        }
+        snprintf(source, source_size, "as recorded in the checkpoint resumed");
+        print_notice("normalize auto: resuming with the checkpoint's %s, which its weights were "
+                     "trained with (this run's training data gives %s)", theirs, ours);
+        return 0;
+    }
+    status_fail_at(st, STATUS_BAD_INPUT, s->resumed_path, 0, 0, "the checkpoint's run "
+                   "normalized its inputs with %s; this run with %s: the weights would see "
+                   "other inputs than they were trained on", theirs, ours);
+    status_hint(st, "resume with the run's normalize statement or --normalize option (%s), or "
+                "start from its weights with `trainer train %s --init-from %s`", recorded->count
+                ? "--normalize auto, if the run computed it" : "--normalize none",
+                s->model_path, s->resumed_path);
+    return STATUS_BAD_INPUT;
+}
+
+int checkpoints_check_resumed_inputs(CheckpointSession *s, const HeldOutSplit *split,
+                                     NormalizeKind normalize, Normalization *normalization,
+                                     char *normalization_source, size_t source_size,
+                                     Status *st) {
+    int rc = 0;
+    if (s->resumed_path) {
+        rc = check_resumed_split(s, split, st);
+        if (!rc)
+            rc = check_resumed_normalization(s, normalize, normalization, normalization_source,
+                                             source_size, st);
+    }
+    checkpoint_inputs_free(&s->resumed_inputs);
+    return rc;
 }
 
 // A step's place as a checkpoint records it: an epoch's last step completes the epoch.

@@ -39,6 +39,11 @@ typedef struct CheckpointSession {
     // Recorded in every file written: normalization and class names (checkpoint_inputs.h).
     CheckpointInputs inputs;
     const char *class_name_list[256];
+    // What the checkpoint --resume read records of its run's inputs, until
+    // checkpoints_check_resumed_inputs has compared them with this run's (and freed them).
+    LoadedInputs resumed_inputs;
+    const char *resumed_path;  // NULL: no resume
+    char resumed_file[1100];
 } CheckpointSession;
 
 // What eval and predict need to know of the data, into s->inputs: the normalization and
@@ -52,6 +57,17 @@ void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normal
 int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
                      Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
                      Status *st);
+// After checkpoints_open, before training: a resumed run must feed its samples as the
+// checkpoint's run did. Another validation split than the one it records is refused (it
+// would hold samples the weights were trained on, or train on those it was validated
+// on), and so is another normalization, except with `normalize auto`, which takes the
+// recorded mean and std (with a notice when this run's data gives others).
+// `normalization_source` is updated when the recorded values are taken. Frees
+// s->resumed_inputs.
+int checkpoints_check_resumed_inputs(CheckpointSession *s, const HeldOutSplit *split,
+                                     NormalizeKind normalize, Normalization *normalization,
+                                     char *normalization_source, size_t source_size,
+                                     Status *st);
 int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *g, Device *d,
                            Status *st);
 int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g, Device *d,

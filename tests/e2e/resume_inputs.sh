@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# A resumed run feeds its samples as the checkpoint's run did. Checkpoints record the
+# validation split (val_split, val_split_seed, train_limit) and the normalization; a resume
+# that would draw another split is refused (exit 2), as its validation samples would be
+# ones the checkpoint was trained on (or it would train on those it was validated on), and
+# so is another normalization. `normalize auto` computed on other data takes the recorded
+# mean and std, with a notice. Before, each of these resumed silently: --val-split added at
+# the resume validated on trained samples, and a forgotten --normalize auto changed every
+# input the weights saw.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+require_fashion_mnist
+
+train=("$TRAINER" train models/mlp.model --device cpu --train-limit 600 --test-limit 100)
+
+run "${train[@]}" --epochs 1 --val-split 0.2 --seed 7 --checkpoint "$work/split"
+expect_rc 0 "one epoch holding out --val-split 0.2 with seed 7"
+checkpoint=$(ls "$work"/split/step-*.safetensors | tail -n 1)
+
+run "${train[@]}" --epochs 2 --resume "$work/split"
+expect_error 2 "$checkpoint: the checkpoint's run held out --val-split 0.2 with seed 7 of the \
+first 600 training samples (--train-limit); this run holds out no validation split: it would \
+train on the samples the checkpoint's run validated on" "the split dropped at the resume"
+expect_in err "hint: resume with the run's data options (--val-split 0.2 --seed 7 \
+--train-limit 600), or start from its weights with \`trainer train models/mlp.model \
+--init-from $checkpoint\`" "the hint gives the run's options, or --init-from"
+expect_no_match out '^epoch ' "nothing is trained"
+
+run "${train[@]}" --epochs 2 --val-split 0.2 --resume "$work/split"
+expect_error 2 "held out --val-split 0.2 with seed 7 of the first 600 training samples \
+(--train-limit); this run holds out --val-split 0.2 with seed 1 of the first 600 training \
+samples (--train-limit): its validation split would hold samples the checkpoint was trained on" \
+    "the same fraction drawn with another seed (the model file's) is another split"
+run "$TRAINER" train models/mlp.model --device cpu --train-limit 500 --test-limit 100 \
+    --epochs 2 --val-split 0.2 --seed 7 --resume "$work/split"
+expect_error 2 "this run holds out --val-split 0.2 with seed 7 of the first 500" \
+    "another --train-limit is another split"
+
+run "${train[@]}" --epochs 2 --val-split 0.2 --seed 7 --resume "$work/split"
+expect_rc 0 "the run's own options resume"
+expect_in out "epoch 2/2" "and train the second epoch"
+
+# A run without a split records that too: adding one at the resume is refused.
+run "${train[@]}" --epochs 1 --checkpoint "$work/whole"
+expect_rc 0 "one epoch without a validation split"
+run "${train[@]}" --epochs 2 --val-split 0.1 --resume "$work/whole"
+expect_error 2 "the checkpoint's run held out no validation split; this run holds out \
+--val-split 0.1 with seed 1 of the first 600 training samples (--train-limit): its validation \
+split would hold samples the checkpoint was trained on" "a split added at the resume"
+expect_in err "hint: resume with the run's data options (without --val-split)" \
+    "the hint says to leave it out"
+
+# Normalization: another one is refused; auto on other data takes the recorded values.
+run "${train[@]}" --epochs 1 --normalize auto --checkpoint "$work/auto"
+expect_rc 0 "one epoch with --normalize auto"
+recorded=$(sed -n 's/^normalize: \(mean [0-9.]* std [0-9.]*\) .*/\1/p' <<<"$out")
+checkpoint=$(ls "$work"/auto/step-*.safetensors | tail -n 1)
+run "${train[@]}" --epochs 2 --resume "$work/auto"
+expect_error 2 "$checkpoint: the checkpoint's run normalized its inputs with $recorded; this run \
+with none (values / 255): the weights would see other inputs than they were trained on" \
+    "--normalize auto forgotten at the resume"
+expect_in err "hint: resume with the run's normalize statement or --normalize option \
+(--normalize auto, if the run computed it)" "the hint names --normalize auto"
+run "${train[@]}" --epochs 2 --resume "$work/auto" --normalize "mean=0.5 std=0.5"
+expect_error 2 "this run with mean 0.5 std 0.5" "other values given are refused"
+run "${train[@]}" --epochs 2 --resume "$work/auto" --normalize auto
+expect_rc 0 "--normalize auto on the same data resumes"
+expect_no_match err "normalize auto: resuming" "with no notice: the values are the same"
+run "$TRAINER" train models/mlp.model --device cpu --train-limit 700 --test-limit 100 \
+    --epochs 2 --resume "$work/auto" --normalize auto
+expect_rc 0 "--normalize auto on more data resumes"
+expect_in err "trainer: notice: normalize auto: resuming with the checkpoint's $recorded, which \
+its weights were trained with (this run's training data gives mean" \
+    "with the recorded values, and a notice"
+expect_in out "normalize: $recorded (1 value, as recorded in the checkpoint resumed)" \
+    "the run's header says which values it uses"
+
+run "${train[@]}" --epochs 1 --checkpoint "$work/plain"
+expect_rc 0 "one epoch without normalization"
+run "${train[@]}" --epochs 2 --resume "$work/plain" --normalize auto
+expect_error 2 "normalized its inputs with none (values / 255); this run with mean" \
+    "normalization added at the resume is refused"
+expect_in err "(--normalize none)" "the hint names --normalize none"
+
+finish
