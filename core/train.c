@@ -1130,3 +1130,10 @@ int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *
     return evaluate_stoppable(g, config, d, ds, batch, NULL, &stopped, out, st);
 }
 
+int evaluate_model_stoppable(Graph *g, const RunConfig *config, Device *d, const Dataset *ds,
+                             int batch, const TrainHooks *hooks, int *stopped, EvalResult *out,
+                             Status *st) {
+    *stopped = 0;
+    return evaluate_stoppable(g, config, d, ds, batch, hooks, stopped, out, st);
+}
+

@@ -90,6 +90,11 @@ int train_replicas(Graph *const *graphs, Device *const *devices, int count,
 // `batch` rather than config's: training evaluates at the batch it clamped to its data.
 int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *ds, int batch,
                    EvalResult *out, Status *st);
+// The same, asking hooks->stop_requested before each batch: *stopped 1 when it said stop,
+// *out then partial (a signal during the test evaluation after training).
+int evaluate_model_stoppable(Graph *g, const RunConfig *config, Device *d, const Dataset *ds,
+                             int batch, const TrainHooks *hooks, int *stopped, EvalResult *out,
+                             Status *st);
 double monotonic_seconds(void);
 
 #endif

@@ -355,15 +355,26 @@ static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, 
     return 0;
 }
 
-// With --val-split, the test split is evaluated once, after the last epoch.
+// With --val-split, the test split is evaluated once, after the last epoch. A signal stops
+// it at the next batch (the run's weights and checkpoints are written by then), as it stops
+// an epoch's evaluation.
 static int evaluate_test_at_end(Replicas *r, const RunData *data, const TrainSession *session,
-                                Status *st) {
+                                const TrainHooks *hooks, Status *st) {
     if (!data->has_val || !data->has_test) return 0;
     int batch = r->config.train.batch < data->test.count ? r->config.train.batch
                                                           : data->test.count;
     EvalResult result;
     Graph *g = r->graph_list[0];
-    TRY(evaluate_model(g, &r->config, r->device_list[0], &data->test, batch, &result, st));
+    int stopped = 0;
+    TRY(evaluate_model_stoppable(g, &r->config, r->device_list[0], &data->test, batch, hooks,
+                                 &stopped, &result, st));
+    if (stopped) {
+        status_fail(st, STATUS_RUNTIME_ERROR, "interrupted during the test split's evaluation "
+                    "after the last epoch; the training itself is finished and saved");
+        status_hint(st, "measure the test split later with `trainer eval %s --weights FILE` "
+                    "(the --save file or a checkpoint)", g->path);
+        return STATUS_RUNTIME_ERROR;
+    }
     printf("test loss %.4f acc %.4f  (%d samples)\n", result.loss, result.accuracy,
            result.samples);
     if (!session->log) return 0;
@@ -474,7 +485,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     if (!rc && !interrupted)
         rc = checkpoints_finish(&session.checkpoints, g, r->device_list[0], st);
     if (interrupted) checkpoints_interrupted(&session.checkpoints, g, r->device_list[0]);
-    if (!rc) rc = evaluate_test_at_end(r, data, &session, st);
+    if (!rc) rc = evaluate_test_at_end(r, data, &session, &hooks, st);
     if (session.log) run_log_close(session.log);
     if (!rc) print_run_data_notes(data, 1);
     if (!rc)

@@ -65,4 +65,31 @@ run "$TRAINER" eval models/mlp.model --weights "$weights" --data fashion-mnist -
 expect_rc 0 "the weights saved on interrupt load in trainer eval"
 expect_match out "^test loss [0-9.]+  accuracy [0-9.]+  \(1000 samples" "eval reports loss and accuracy"
 
+# With --val-split the test split is evaluated once after the last epoch: lenet on 10,000
+# samples, one thread, takes seconds. SIGINT there stops it at the next batch and exits
+# 130; it was swallowed: the evaluation ran to its end and the run exited 0.
+final="$work/final.safetensors"
+"$TRAINER" train models/lenet.model --device cpu --threads 1 --epochs 1 --train-limit 256 \
+    --val-split 0.5 --save "$final" </dev/null >"$work/final.out" 2>"$work/final.err" &
+pid=$!
+ran="trainer train models/lenet.model --device cpu --threads 1 --epochs 1 --train-limit 256 \
+--val-split 0.5 --save $final"
+for ((i = 0; i < 600; i++)); do
+    grep -q '^epoch 1/1 ' "$work/final.out" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+done
+kill -INT "$pid"
+start=$SECONDS
+wait "$pid"
+rc=$?
+out=$(cat "$work/final.out")
+err=$(cat "$work/final.err")
+expect_rc 130 "SIGINT during the final test evaluation exits 130 ($((SECONDS - start)) s)"
+expect_in err "interrupted during the test split's evaluation after the last epoch; the \
+training itself is finished and saved" "stderr says what was cut short"
+expect_no_match out '^test loss ' "no partial test figures are printed"
+if [ -s "$final" ]; then pass "--save holds the trained weights"
+else fail "--save holds the trained weights" "$final is missing or empty"; fi
+
 finish
