@@ -224,7 +224,11 @@ int dataset_has_test_split(const char *spec) {
     if (spec && has_prefix(spec, "csv:")) return 0;
     if (!spec || !has_prefix(spec, "png:")) return 1;
     char dir[4096], test[4112];
-    snprintf(test, sizeof test, "%s/test", dataset_expand_home(spec + 4, dir, sizeof dir));
+    const char *root = dataset_expand_home(spec + 4, dir, sizeof dir);
+    // A folder that is not there (a typo) is the loader's to report: "no test split" would
+    // send the user to --val-split, and only then to the path.
+    if (!is_directory(root)) return 1;
+    snprintf(test, sizeof test, "%s/test", root);
     return is_directory(test);
 }
 

@@ -75,7 +75,8 @@ const char *const *dataset_known_class_names(const char *spec, int *count);
 enum { DATASET_SHOWN_NAME = 4 * 64 + 1 };
 const char *dataset_class_name_shown(const Dataset *ds, int c, char *out);
 // Whether the spec has a test split of its own (a png:DIR of class folders has none: it is
-// all training data, and --val-split holds some of it out).
+// all training data, and --val-split holds some of it out). A png:DIR that is no folder
+// says 1, so that its loader reports the path rather than a missing split.
 int dataset_has_test_split(const char *spec);
 // Where a run's data comes from, as its header names it: png:DIR's DIR (the training split
 // is read from DIR/train when there is a test/ beside it, but the user named DIR), else the

@@ -49,4 +49,13 @@ run "${two[@]}" --data "png:$work/pets/train" --val-split 0.25 --on-bad-sample s
 expect_rc 0 "one folder of classes trains with --val-split"
 expect_in out "30 train, 10 val samples" "a quarter is held out, no test split"
 
+# A mistyped folder is named as missing. It was "has no test split to evaluate on", with a
+# hint to add --val-split, and only that run named the path.
+for command in train check; do
+    run "$TRAINER" "$command" models/mlp.model --device cpu --data "png:$work/no-such-folder"
+    expect_error 2 "$work/no-such-folder: cannot open the dataset folder: No such file or \
+directory" "$command with a missing png: folder names the folder"
+    expect_no_match err "no test split" "$command does not blame a missing test split"
+done
+
 finish
