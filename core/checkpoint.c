@@ -84,17 +84,19 @@ static uint64_t text_hash(const char *text) {
     return h;
 }
 
-enum { MODEL_TEXT_MAX = 1 << 20 };
+// "fnv1a64:" and 16 hex digits: what model_hash records.
+static void format_model_hash(const char *text, char *out, size_t size) {
+    snprintf(out, size, "fnv1a64:%016llx", (unsigned long long)text_hash(text));
+}
 
-// The model file's text, so a checkpoint says what it was trained from; NULL if unreadable.
-static char *read_model_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *text = malloc(MODEL_TEXT_MAX + 1);
-    size_t n = text ? fread(text, 1, MODEL_TEXT_MAX, f) : 0;
-    fclose(f);
-    if (text) text[n] = '\0';
-    return text;
+// A model file's text other than the one the file was trained from: a changed activation,
+// dropout rate or loss keeps every tensor's name and shape, so nothing else would tell.
+static int model_text_changed(const Graph *g, const Safetensors *file) {
+    const char *recorded = safetensors_metadata(file, "model_hash");
+    if (!recorded || !g->model_text) return 0;
+    char hash[32];
+    format_model_hash(g->model_text, hash, sizeof hash);
+    return strcmp(recorded, hash) != 0;
 }
 
 enum { METADATA_MAX = 20 };
@@ -173,13 +175,16 @@ int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Back
         rc = copy_slot_values(&list.slots[i], b, (float **)&outputs[i].values, st);
     }
     Metadata m = {.count = 0};
-    char *model_text = read_model_text(g->path);
+    const char *model_text = g->model_text;
     add_entry(&m, "format", "trainer checkpoint 1");
     add_entry(&m, "trainer_version", "%s", TRAINER_VERSION);
     add_entry(&m, "precision", "fp32");
     add_entry(&m, "model_file", "%.120s", g->path);
-    if (model_text) add_entry(&m, "model_hash", "fnv1a64:%016llx",
-                              (unsigned long long)text_hash(model_text));
+    if (model_text) {
+        char hash[32];
+        format_model_hash(model_text, hash, sizeof hash);
+        add_entry(&m, "model_hash", "%s", hash);
+    }
     if (optimizer) add_entry(&m, "optimizer", "%s", optimizer_names[optimizer->kind]);
     if (place) describe_place(&m, place);
     char *mean = NULL, *std = NULL, *names = NULL;
@@ -196,7 +201,6 @@ int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Back
     for (int i = 0; i < 3; i++) free(m.owned[i]);
     for (int i = 0; outputs && i < list.count; i++) free((void *)outputs[i].values);
     free(outputs);
-    free(model_text);
     free(list.slots);
     return rc;
 }
@@ -381,6 +385,7 @@ static int load_exact(Graph *g, const OptimizerConfig *optimizer, const Backend 
                          : optimizer_renamed(optimizer, file)))
         rc = optimizer_changed(g, optimizer, &list, file, path, st);
     if (!rc) rc = load_matching(&list, file, b, out, st);
+    if (!rc && out) out->model_changed = model_text_changed(g, file);
     free(list.slots);
     return rc;
 }

@@ -35,6 +35,9 @@ typedef struct CheckpointLoaded {
     int nonfinite_count;    // tensors holding NaN or infinity
     char nonfinite[512];    // their names, escaped, comma-separated (maybe cut short)
     LoadedInputs inputs;    // normalization, class names, held-out split (not from _parsed)
+    // The graph's model text is not the one the file records (model_hash): the tensors
+    // match, but an activation, dropout rate or loss may have changed since.
+    int model_changed;
 } CheckpointLoaded;
 void checkpoint_loaded_free(CheckpointLoaded *loaded);
 

@@ -583,6 +583,12 @@ int graph_build(const ModelFile *file, Graph *g, RunConfig *config, Status *st) 
                       .eps = 1e-8},
         .train = {.batch = 32, .epochs = 1, .seed = 1}};
     Builder b = {.file = file, .g = g, .config = config, .st = st};
+    if (file->text) {
+        size_t length = strlen(file->text);
+        if (!(g->model_text = malloc(length + 1)))
+            return status_fail(st, STATUS_OUT_OF_MEMORY, "out of host memory building the model");
+        memcpy(g->model_text, file->text, length + 1);
+    }
     for (int i = 0; i < file->count; i++) {
         int rc = build_statement(&b, &file->statements[i]);
         if (rc) {
@@ -635,6 +641,7 @@ void graph_free(Graph *g) {
     tensor_free(&g->labels);
     tensor_free(&g->loss_sums);
     free(g->layers);
+    free(g->model_text);
     memset(g, 0, sizeof *g);
 }
 

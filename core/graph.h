@@ -28,6 +28,9 @@ typedef struct Graph {
     // What graph_set_storage last stored the 16-bit-capable layers' activations in (f32
     // until it is called).
     DType activation_dtype;
+    // The model file's text the graph was built from (owned; NULL when it had none): what a
+    // checkpoint records, whatever the file on disk says by then.
+    char *model_text;
 } Graph;
 
 // The allocation that ran out of memory: its layer, and the bytes it asked for (0 when a

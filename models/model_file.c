@@ -342,6 +342,11 @@ int model_file_parse_text(const char *path, const char *text, ModelFile *out, St
     }
     Scanner sc = {.path = path, .text = text, .pos = 0, .line_start = 0, .line = 1, .st = st};
     int rc = parse_all_lines(&sc, out);
+    // Kept as parsed: the file on disk may change while a run trains from this text.
+    if (!rc && !(out->text = malloc(length + 1)))
+        rc = status_fail(st, STATUS_OUT_OF_MEMORY, "out of host memory reading model file %s",
+                         path);
+    if (!rc) memcpy(out->text, text, length + 1);
     if (rc) model_file_free(out);
     return rc;
 }
@@ -440,6 +445,8 @@ void model_file_free(ModelFile *file) {
     free(file->statements);
     file->statements = NULL;
     file->count = 0;
+    free(file->text);
+    file->text = NULL;
 }
 
 // ---------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ typedef struct ModelFile {
     char path[512];                // as given; used in every error
     ModelStatement *statements;    // heap array, file order
     int count;
+    char *text;                    // the text parsed, owned: what checkpoints record
 } ModelFile;
 
 // Read and tokenize a file. Errors (unreadable file, `key=` without value, a second

@@ -244,6 +244,11 @@ int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const Run
 int load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *loaded,
                  Status *st) {
     TRY(checkpoint_load_weights(g, b, path, loaded, st));
+    if (loaded->model_changed)
+        print_notice("%s was trained from another text than %s (its model_hash differs): the "
+                     "layers match by name and shape, but a changed activation, dropout or "
+                     "loss would not show; the file's model_text holds the text it was trained "
+                     "from", path, g->path);
     if (loaded->nonfinite_count)
         fprintf(stderr, "trainer: warning: %s: %d tensor%s NaN or infinite values: %s\n",
                 path, loaded->nonfinite_count,

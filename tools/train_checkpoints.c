@@ -72,6 +72,11 @@ static int resume(CheckpointSession *s, const char *path, Graph *const *graphs,
         graphs[i]->optimizer_steps = loaded.place.optimizer_steps;
     }
     s->resumed_inputs = loaded.inputs;  // kept for checkpoints_check_resumed_inputs
+    // An edit of epochs= or lr= changes the text as well, so a notice, not a refusal.
+    if (loaded.model_changed)
+        print_notice("%s is not the text %s was trained from (its model_hash differs): the "
+                     "layers match by name and shape; the file's model_text holds that text",
+                     graphs[0]->path, path);
     snprintf(s->resumed_file, sizeof s->resumed_file, "%s", path);
     s->resumed_path = s->resumed_file;
     const CheckpointPlace *p = &loaded.place;
