@@ -161,7 +161,7 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
                               DatasetOptions *options, Status *st);
 #define DATA_OPTION_SPECS                                                                  \
     {"--val-split", "F", "hold out a seeded random fraction F (0 < F < 1) of the training "  \
-                         "data; evaluate on it each epoch, on the test split at the end"},   \
+                         "data as a validation split (train evaluates each epoch on it)"},   \
     {"--on-bad-sample", "fail|skip", "an unreadable image stops the run (fail, the default) " \
                                      "or is left out and counted (skip)"},                   \
     {"--decode", "auto|upfront|stream", "png:DIR: decode every image before training "       \

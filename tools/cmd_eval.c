@@ -8,7 +8,8 @@
 static const OptionSpec eval_options[] = {
     {"--weights", "FILE", "safetensors weights: from `trainer train --save`, or a checkpoint "
                           "(required)"},
-    {"--data", "SPEC", "fashion-mnist (default), idx:DIR, cifar10:DIR or png:DIR"},
+    {"--data", "SPEC", "fashion-mnist (default), idx:DIR, cifar10:DIR, png:DIR or csv:FILE "
+                       "(a spec without a test split needs --val-split)"},
     {"--on-bad-sample", "fail|skip", "an unreadable image stops the run (fail, the default) "
                                      "or is left out and counted (skip)"},
     {"--batch", "N", "evaluation batch size (default: the model's train batch=)"},

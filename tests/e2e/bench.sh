@@ -54,6 +54,11 @@ for p in tf32 bf16 fp16; do
     expect_match out "^$p +64x64x64 +not available on the CPU" "$p says it is not available"
 done
 expect_no_match out ' 0\.0* ' "no figure printed as zero"
+# 16 sets of a 64x64x64 GEMM (768 KiB) fit in any last cache: the footnote says so. It
+# claimed the sets outgrew twice the cache at every size.
+expect_match out "^A, B and C rotate through up to 16 sets .*: at 2 of these sizes even all \
+16 fit in twice the last cache \([0-9.]+ [KMG]iB\), so their figures are partly the cache's" \
+    "the footnote names the sizes that stay in cache"
 
 run "$TRAINER" bench gemm "${QUICK[@]}" --sizes 64 --json
 expect_rc 0 "bench gemm --json"
