@@ -356,7 +356,7 @@ static const char *of_peak(double measured, double peak, char *buf, size_t size)
 }
 
 static void print_header(const char *what, const BenchDevice *d, const BenchOptions *o,
-                         const char *runs) {
+                         const char *run, const char *runs) {
     printf("trainer bench %s on %s (%s)\n", what, d->name, d->detail);
     if (d->peak_tflops[BENCH_FP32] > 0.0) {
         char text[BENCH_PRECISION_COUNT][32], memory[32];
@@ -369,7 +369,7 @@ static void print_header(const char *what, const BenchDevice *d, const BenchOpti
         printf("peak: unknown (%s)\n", d->peak_unknown);
     }
     printf("each figure: the median of %d timed repeat%s after %d warm-up %s; %s\n\n",
-           o->repeats, o->repeats == 1 ? "" : "s", o->warmup, runs,
+           o->repeats, o->repeats == 1 ? "" : "s", o->warmup, o->warmup == 1 ? run : runs,
            d->is_gpu ? "device time (CUDA events)" : "monotonic clock (a CPU op is done when it "
                                                      "returns)");
 }
@@ -513,9 +513,9 @@ static void print_layout(int nhwc_layers) {
 static void print_train(const BenchTrainReport *r, const BenchOptions *o, int fused_layers,
                         int gpu, unsigned disabled_levers, int nhwc_layers) {
     char rate[32], step[32], flops[32], tflops[32], peak[32], share[32];
-    printf("batch %d, optimizer %s; %d timed repeat%s of %d steps on synthetic data (random "
+    printf("batch %d, optimizer %s; %d timed repeat%s of %d step%s on synthetic data (random "
            "inputs and labels, rotated on the device)\n", r->batch, r->optimizer, o->repeats,
-           o->repeats == 1 ? "" : "s", r->steps);
+           o->repeats == 1 ? "" : "s", r->steps, r->steps == 1 ? "" : "s");
     printf("fusion: %d act= activation%s computed inside the layer before%s\n", fused_layers,
            fused_layers == 1 ? "" : "s", fused_layers ? " (--no-fuse to compare)" : "");
     if (gpu) print_levers(disabled_levers);
@@ -611,24 +611,24 @@ static void print_reports(const BenchArgs *a, const BenchDevice *dev, const Benc
     }
     int sections = 0;
     if (r->gemm) {
-        print_header("gemm", dev, &a->options, "runs");
+        print_header("gemm", dev, &a->options, "run", "runs");
         print_gemm(r->gemm, dev);
         sections++;
     }
     if (r->memory) {
         if (sections++) printf("\n");
-        print_header("memory", dev, &a->options, "copies");
+        print_header("memory", dev, &a->options, "copy", "copies");
         print_memory(r->memory, dev);
     }
     if (r->conv) {
         if (sections++) printf("\n");
-        print_header("conv", dev, &a->options, "runs");
+        print_header("conv", dev, &a->options, "run", "runs");
         print_conv(r->conv, dev);
     }
     if (r->has_train) {
         char what[600];
         snprintf(what, sizeof what, "train %s", r->train.model);
-        print_header(what, dev, &a->options, "steps");
+        print_header(what, dev, &a->options, "step", "steps");
         print_train(&r->train, &a->options, a->fused_layers, dev->is_gpu, a->disabled_levers,
                     a->nhwc_layers);
     }

@@ -343,7 +343,8 @@ static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, 
     // The plan's own answer past the cap means nothing: it clamps a batch to the training
     // set, so past that size every batch "fits" (1048576 on 500 samples). The cap instead.
     if (choice.capped && train->count <= BATCH_AUTO_MAX)
-        snprintf(planned, sizeof planned, "the whole training set, %d samples,", train->count);
+        snprintf(planned, sizeof planned, "the whole training set, %d sample%s,", train->count,
+                 train->count == 1 ? "" : "s");
     else if (choice.capped)
         snprintf(planned, sizeof planned, "%d or more (the cap: a bigger batch buys no speed)",
                  BATCH_AUTO_MAX);
@@ -440,10 +441,16 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     if (r->config.train.early_stop)
         snprintf(early_stop, sizeof early_stop, " (early stop: patience %d)",
                  r->config.train.early_stop);
-    printf("\noptimizer %s; batch %d, %d epoch%s%s, seed %ld\n",
-           optimizer_describe(&r->config.optimizer, optimizer, sizeof optimizer),
-           r->config.train.batch, r->config.train.epochs, r->config.train.epochs == 1 ? "" : "s",
-           early_stop, r->config.train.seed);
+    // A batch past the training set is one step of the whole set (core/train.c clamps it).
+    char batch[96];
+    if (r->config.train.batch > train->count)
+        snprintf(batch, sizeof batch, "%d (the whole training set; %d asked)", train->count,
+                 r->config.train.batch);
+    else snprintf(batch, sizeof batch, "%d", r->config.train.batch);
+    printf("\noptimizer %s; batch %s, %d epoch%s%s, seed %ld\n",
+           optimizer_describe(&r->config.optimizer, optimizer, sizeof optimizer), batch,
+           r->config.train.epochs, r->config.train.epochs == 1 ? "" : "s", early_stop,
+           r->config.train.seed);
     print_precision(&r->config.precision, r->precision, r->device_list[0]->name);
     print_schedule(&r->config.schedule);
     print_data_transform(&r->config, &data->normalization, data->normalization_source);

@@ -24,6 +24,13 @@ run "$TRAINER" "${small[@]}" --epochs 1 --batch auto --memory-limit 16M
 expect_in out "batch auto: 500 (the memory plan allows the whole training set, 500 samples," \
     "a choice capped at the training set says so, not the plan's uncapped number"
 expect_no_match out "1048576" "the plan's uncapped answer is not shown"
+run "$TRAINER" train models/mlp.model --device cpu --train-limit 1 --test-limit 10 --epochs 1 \
+    --batch auto --memory-limit 16M
+expect_in out "the whole training set, 1 sample," "one sample, singular"
+# A batch given past the training set is one step of all of it, and the header says so.
+run "$TRAINER" "${small[@]}" --epochs 1 --batch 5000
+expect_in out "batch 500 (the whole training set; 5000 asked), 1 epoch" \
+    "the header gives the batch the steps take, and the one asked"
 
 # --resume continues at the checkpoint's batch: no trial steps, no choice to override.
 run "$TRAINER" "${small[@]}" --epochs 1 --checkpoint "$work/ck"

@@ -47,6 +47,7 @@ run "$TRAINER" bench gemm "${QUICK[@]}" --sizes 64,32x48x16
 expect_rc 0 "bench gemm on the CPU"
 expect_match out '^trainer bench gemm on cpu \(' "gemm names the device"
 expect_match out '^peak: unknown \(' "the CPU's peak is unknown, not a number"
+expect_in out "the median of 2 timed repeats after 1 warm-up run;" "one warm-up run, singular"
 expect_match out '^fp32 +64x64x64 +[0-9.]+ (ns|us|ms|s) +[0-9.]+ +unknown ' \
     "an fp32 row with time and TFLOP/s"
 expect_match out '^fp32 +32x48x16 +[0-9.]+ (ns|us|ms|s) ' "an MxNxK size"
