@@ -281,8 +281,15 @@ static int open_replica_devices(const Command *cmd, const ParsedArgs *args, Repl
         for (int i = 0; i < r->count; i++) {
             char spec[32];
             snprintf(spec, sizeof spec, "cuda:%d", ordinals[i]);
-            TRY(open_device_with_precision(cmd, args, spec, &r->config.precision, 0,
-                                           &r->devices[i], st));
+            int rc = open_device_with_precision(cmd, args, spec, &r->config.precision, 0,
+                                                &r->devices[i], st);
+            if (rc) {
+                // The device's message names --device, which the user did not type.
+                size_t skip = strncmp(st->message, "--device ", 9) == 0 ? 9 : 0;
+                memmove(st->message, st->message + skip, strlen(st->message + skip) + 1);
+                status_prefix(st, "--gpus %s: ", gpus);
+                return rc;
+            }
             r->devices_open++;
             r->device_list[i] = &r->devices[i];
         }

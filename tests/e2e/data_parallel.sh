@@ -24,7 +24,8 @@ fi
 
 if ! "$TRAINER" devices 2>/dev/null | grep -q '^cuda:0'; then
     run "$TRAINER" "${tiny[@]}" --gpus 0,1
-    expect_error 3 "--device cuda:0" "--gpus without a usable GPU exits 3 and says why"
+    expect_error 3 "--gpus 0,1: cuda:0: " "--gpus without a usable GPU exits 3 and says why"
+    expect_no_match err "--device cuda" "naming the option given, not --device"
 fi
 
 run "$TRAINER" "${tiny[@]}" --gpus 0,0
