@@ -99,7 +99,9 @@ static int model_text_changed(const Graph *g, const Safetensors *file) {
     return strcmp(recorded, hash) != 0;
 }
 
-enum { METADATA_MAX = 20 };
+// Every key checkpoint_save may write (19 today, model_text apart), with room: a key past
+// it would be dropped, which tests/e2e/model_text.sh would catch as a missing key.
+enum { METADATA_MAX = 24 };
 
 typedef struct Metadata {
     SafetensorsEntry entries[METADATA_MAX];
@@ -112,7 +114,7 @@ typedef struct Metadata {
 // with the metadata. NULL adds nothing.
 static void add_owned(Metadata *m, const char *key, char *value, int slot) {
     m->owned[slot] = value;
-    if (!value) return;
+    if (!value || m->count >= METADATA_MAX) return;
     m->entries[m->count].key = (char *)key;
     m->entries[m->count].value = value;
     m->count++;
@@ -121,6 +123,7 @@ static void add_owned(Metadata *m, const char *key, char *value, int slot) {
 static void add_entry(Metadata *m, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void add_entry(Metadata *m, const char *key, const char *fmt, ...) {
+    if (m->count >= METADATA_MAX) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(m->values[m->count], sizeof m->values[m->count], fmt, ap);
@@ -137,6 +140,7 @@ static void describe_place(Metadata *m, const CheckpointPlace *place) {
     add_entry(m, "seed", "%ld", place->seed);
     add_entry(m, "batch", "%d", place->batch);
     if (place->test_accuracy >= 0) add_entry(m, "test_accuracy", "%.17g", place->test_accuracy);
+    add_entry(m, "epoch_evaluated", "%d", place->epoch_evaluated ? 1 : 0);
 }
 
 // ---- saving ----
@@ -429,9 +433,13 @@ static int read_place(const Safetensors *file, const char *path, CheckpointPlace
     TRY(metadata_number(file, "seed", 0, 0x7fffffffL, &seed, path, st));
     TRY(metadata_number(file, "batch", 1, 1L << 20, &batch, path, st));
     const char *accuracy = safetensors_metadata(file, "test_accuracy");
+    long evaluated = 1;
+    if (safetensors_metadata(file, "epoch_evaluated"))
+        TRY(metadata_number(file, "epoch_evaluated", 0, 1, &evaluated, path, st));
     *place = (CheckpointPlace){.epochs_done = (int)epochs, .step_in_epoch = (int)step,
                                .optimizer_steps = steps, .seed = seed, .batch = (int)batch,
-                               .test_accuracy = accuracy ? strtod(accuracy, NULL) : -1.0};
+                               .test_accuracy = accuracy ? strtod(accuracy, NULL) : -1.0,
+                               .epoch_evaluated = (int)evaluated};
     return 0;
 }
 

@@ -19,6 +19,10 @@ typedef struct CheckpointPlace {
     long seed;              // the run's seed
     int batch;              // samples per step: positions in an epoch count in these
     double test_accuracy;   // after the last completed epoch; < 0 when not measured
+    // At an epoch's end (step_in_epoch 0): its evaluation had finished when the file was
+    // written. 0 for a step file written before it, or a signal during it; a file that does
+    // not say (written before trainer recorded it) reads as 1.
+    int epoch_evaluated;
 } CheckpointPlace;
 
 // Parameters, then optimizer state when `optimizer` is not NULL, then metadata (the

@@ -68,6 +68,10 @@ typedef struct PrecisionConfig {
 typedef struct TrainStart {
     int epochs_done;       // epochs already trained; training goes on to train.epochs
     int step_in_epoch;     // steps already taken in the epoch after them
+    // The checkpoint ends an epoch whose evaluation had not finished (a signal during it):
+    // that evaluation is run first, so its figures, best.safetensors and the log's epoch
+    // row are not lost.
+    int evaluate_first;
 } TrainStart;
 // The model file's `data spec=SPEC val_split=F`: what --data and --val-split default to.
 // The model file's `normalize` statement: none (the default: values / 255), auto (each

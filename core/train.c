@@ -816,6 +816,8 @@ static int train_epoch(TrainRun *run, int epoch, int done, long *global_step,
         source_set_augment_key(&run->replicas[r].source, augment_key);
     const AugmentConfig *augment = &run->config->data.augment;
     run->augment_key = augment->crop_padding || augment->flip ? augment_key : 0;
+    report->first_step = done + 1;
+    report->steps = steps;
     long skipped = (long)done * run->batch, count = run->batcher.dataset->count;
     run->batcher.position = (int)(skipped < count ? skipped : count);
     TRY(expect_loads(run, run->batcher.position, st));
@@ -1093,6 +1095,28 @@ static int evaluate_epoch(TrainRun *run, const Dataset *test, EpochReport *repor
     return stop_training(report->epoch, steps, steps, report, st);
 }
 
+// The evaluation of the epoch the resumed checkpoint ends, which the run that wrote it did
+// not finish: reported like an epoch's, without train figures.
+static int evaluate_resumed_epoch(TrainRun *run, const Dataset *test, Graph *first,
+                                  Device *device, int *interrupted, Status *st) {
+    const RunConfig *config = run->config;
+    long global_step = first->optimizer_steps;
+    EpochReport report = {.epoch = config->start.epochs_done, .epochs = config->train.epochs,
+                          .evaluation_only = 1, .has_test = 1, .global_step = global_step,
+                          .steps = batcher_steps_per_epoch(&run->batcher)};
+    report.first_step = report.steps + 1;  // no step trained
+    report.lr = lr_at(&run->schedule, config->optimizer.lr, global_step - 1, run->total_steps);
+    report.memory_in_use = first_device_stats(run)->in_use;
+    report.memory_peak = first_device_stats(run)->peak_in_use;
+    TRY(make_current(device, st));
+    int rc = evaluate_epoch(run, test, &report, st);
+    if (interrupted) *interrupted = report.interrupted;
+    const TrainHooks *hooks = run->hooks;
+    if (!rc && hooks && hooks->on_epoch) rc = hooks->on_epoch(hooks->user, &report, first, device,
+                                                              st);
+    return rc;
+}
+
 int train_replicas(Graph *const *graphs, Device *const *devices, int count,
                    const RunConfig *config, const Dataset *train, const Dataset *test,
                    const TrainHooks *hooks, int *interrupted, Status *st) {
@@ -1101,6 +1125,8 @@ int train_replicas(Graph *const *graphs, Device *const *devices, int count,
     Graph *first = graphs[0];
     long global_step = first->optimizer_steps;
     int first_epoch = config->start.epochs_done + 1;
+    if (!rc && config->start.evaluate_first && test)
+        rc = evaluate_resumed_epoch(&run, test, first, devices[0], interrupted, st);
     if (!rc && first_epoch <= config->train.epochs) rc = check_start_in_epoch(&run, st);
     for (int epoch = first_epoch; !rc && epoch <= config->train.epochs; epoch++) {
         EpochReport report = {.epoch = epoch, .epochs = config->train.epochs};

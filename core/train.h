@@ -27,6 +27,12 @@ typedef struct EvalResult {
 
 typedef struct EpochReport {
     int epoch, epochs;
+    // The train figures are over steps first_step..steps of the epoch: first_step is 1 but
+    // in the epoch a run resumed mid-way, whose earlier steps the figures do not cover.
+    int first_step, steps;
+    // Only the evaluation of an epoch trained before the resume (TrainStart.evaluate_first):
+    // no train figures, no training time.
+    int evaluation_only;
     double train_loss, train_accuracy;
     int has_test;
     EvalResult test;

@@ -133,12 +133,19 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
     TrainSession *session = user;
     session->last_epoch = r->epoch;
     progress_clear(&session->bar);
-    printf("epoch %d/%d  train loss %.4f acc %.4f", r->epoch, r->epochs, r->train_loss,
-           r->train_accuracy);
-    if (r->has_test)
-        printf("  %s loss %.4f acc %.4f", session->evaluated, r->test.loss, r->test.accuracy);
-    printf("  lr %.4g  %.0f samples/s  %.1f s\n", r->lr, r->samples_per_second,
-           r->seconds);
+    if (r->evaluation_only) {
+        printf("epoch %d/%d  (evaluated on resume)  %s loss %.4f acc %.4f  lr %.4g\n", r->epoch,
+               r->epochs, session->evaluated, r->test.loss, r->test.accuracy, r->lr);
+    } else {
+        printf("epoch %d/%d  train loss %.4f acc %.4f", r->epoch, r->epochs, r->train_loss,
+               r->train_accuracy);
+        // Resumed mid-epoch: the running means cover the steps this run took, not the epoch.
+        if (r->first_step > 1) printf(" (steps %d-%d)", r->first_step, r->steps);
+        if (r->has_test)
+            printf("  %s loss %.4f acc %.4f", session->evaluated, r->test.loss, r->test.accuracy);
+        printf("  lr %.4g  %.0f samples/s  %.1f s\n", r->lr, r->samples_per_second,
+               r->seconds);
+    }
     flush_stdout();
     if (session->log) TRY(run_log_epoch(session->log, r, st));
     TRY(checkpoints_after_epoch(&session->checkpoints, r, g, d, st));

@@ -246,8 +246,13 @@ static int flush_both(RunLog *log, Status *st) {
 
 int run_log_epoch(RunLog *log, const EpochReport *r, Status *st) {
     cJSON *line = new_row("epoch", r->global_step, r->epoch);
-    cJSON_AddNumberToObject(line, "loss", r->train_loss);
-    cJSON_AddNumberToObject(line, "accuracy", r->train_accuracy);
+    // An evaluation-only row (the epoch's evaluation, cut short, done on resume) has no
+    // train figures; a mid-epoch resume's cover only the steps from first_step.
+    if (!r->evaluation_only) {
+        cJSON_AddNumberToObject(line, "loss", r->train_loss);
+        cJSON_AddNumberToObject(line, "accuracy", r->train_accuracy);
+        if (r->first_step > 1) cJSON_AddNumberToObject(line, "first_step", r->first_step);
+    }
     char loss_key[16], accuracy_key[24], loss_tag[16], accuracy_tag[24];
     snprintf(loss_key, sizeof loss_key, "%s_loss", log->evaluated);
     snprintf(accuracy_key, sizeof accuracy_key, "%s_accuracy", log->evaluated);
@@ -258,14 +263,18 @@ int run_log_epoch(RunLog *log, const EpochReport *r, Status *st) {
         cJSON_AddNumberToObject(line, accuracy_key, r->test.accuracy);
     }
     cJSON_AddNumberToObject(line, "lr", r->lr);
-    cJSON_AddNumberToObject(line, "samples_per_second", r->samples_per_second);
-    cJSON_AddNumberToObject(line, "seconds", r->seconds);
+    if (!r->evaluation_only) {
+        cJSON_AddNumberToObject(line, "samples_per_second", r->samples_per_second);
+        cJSON_AddNumberToObject(line, "seconds", r->seconds);
+    }
     add_memory(line, r->memory_in_use, r->memory_peak);
     TRY(write_line(log, line, st));
     const char *const tags[] = {"epoch/train_loss", "epoch/train_accuracy", loss_tag,
                                 accuracy_tag};
     double values[] = {r->train_loss, r->train_accuracy, r->test.loss, r->test.accuracy};
-    TRY(add_scalars(log, r->global_step, tags, values, r->has_test ? 4 : 2, st));
+    int first = r->evaluation_only ? 2 : 0;
+    TRY(add_scalars(log, r->global_step, tags + first, values + first,
+                    (r->has_test ? 4 : 2) - first, st));
     return flush_both(log, st);
 }
 

@@ -86,13 +86,19 @@ static int resume(CheckpointSession *s, const char *path, Graph *const *graphs,
     config->train.seed = p->seed;
     config->train.batch = p->batch;
     config->start = (TrainStart){.epochs_done = p->epochs_done,
-                                 .step_in_epoch = p->step_in_epoch};
+                                 .step_in_epoch = p->step_in_epoch,
+                                 .evaluate_first = p->step_in_epoch == 0 &&
+                                                   p->epochs_done > 0 && !p->epoch_evaluated};
     print_notice("resuming from %s: %d epoch%s and %d step%s done, %ld optimizer steps", path,
                  p->epochs_done, p->epochs_done == 1 ? "" : "s", p->step_in_epoch,
                  p->step_in_epoch == 1 ? "" : "s", p->optimizer_steps);
+    if (config->start.evaluate_first)
+        print_notice("epoch %d's evaluation did not finish before the checkpoint was written: "
+                     "evaluating it first", p->epochs_done);
     if (p->epochs_done >= config->train.epochs)
-        print_notice("the checkpoint already has %d epoch%s; nothing to train (raise --epochs)",
-                     p->epochs_done, p->epochs_done == 1 ? "" : "s");
+        print_notice("the checkpoint already has %d epoch%s; nothing %sto train (raise --epochs)",
+                     p->epochs_done, p->epochs_done == 1 ? "" : "s",
+                     config->start.evaluate_first ? "else " : "");
     return 0;
 }
 
@@ -308,13 +314,14 @@ int checkpoints_check_resumed_inputs(CheckpointSession *s, const HeldOutSplit *s
     return rc;
 }
 
-// A step's place as a checkpoint records it: an epoch's last step completes the epoch.
+// A step's place as a checkpoint records it: an epoch's last step completes the epoch,
+// whose evaluation comes after the step.
 static CheckpointPlace place_of(const CheckpointSession *s, const StepPlace *p) {
     int complete = p->step >= p->steps;
     return (CheckpointPlace){.epochs_done = complete ? p->epoch : p->epoch - 1,
                              .step_in_epoch = complete ? 0 : p->step,
                              .optimizer_steps = p->optimizer_steps, .seed = s->seed,
-                             .batch = s->batch, .test_accuracy = -1.0};
+                             .batch = s->batch, .test_accuracy = -1.0, .epoch_evaluated = 0};
 }
 
 static int write_step_checkpoint(CheckpointSession *s, const CheckpointPlace *place, Graph *g,
@@ -351,6 +358,7 @@ int checkpoints_finish(CheckpointSession *s, Graph *g, Device *d, Status *st) {
     checkpoint_step_path(s->folder, s->last.optimizer_steps, path, sizeof path);
     if (strcmp(path, s->last_written) == 0) return 0;
     CheckpointPlace at = place_of(s, &s->last);
+    at.epoch_evaluated = 1;  // called after the last epoch's evaluation
     return write_step_checkpoint(s, &at, g, d, st);
 }
 
@@ -358,8 +366,15 @@ static int write_epoch_checkpoints(CheckpointSession *s, const EpochReport *r, G
                                    Device *d, Status *st) {
     CheckpointPlace at = {.epochs_done = r->epoch, .optimizer_steps = g->optimizer_steps,
                           .seed = s->seed, .batch = s->batch,
-                          .test_accuracy = r->has_test ? r->test.accuracy : -1.0};
-    if (!s->every_steps) TRY(write_step_checkpoint(s, &at, g, d, st));
+                          .test_accuracy = r->has_test ? r->test.accuracy : -1.0,
+                          .epoch_evaluated = 1};
+    // With --checkpoint-every N, a step file at this epoch's last step was written before
+    // the evaluation: written again, it says the evaluation finished, and a resume from it
+    // does not evaluate the epoch a second time.
+    char epoch_end[1100];
+    checkpoint_step_path(s->folder, g->optimizer_steps, epoch_end, sizeof epoch_end);
+    if (!s->every_steps || strcmp(epoch_end, s->last_written) == 0)
+        TRY(write_step_checkpoint(s, &at, g, d, st));
     if (!r->has_test || r->test.accuracy <= s->best_accuracy) return 0;
     char best[1100];
     checkpoint_folder_file(s->folder, "best.safetensors", best, sizeof best);

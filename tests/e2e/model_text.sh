@@ -4,7 +4,7 @@
 # was recorded as what the weights were trained from, and a model read from a pipe was
 # recorded as nothing. eval, predict and --resume compare the hash with the model file
 # they are given: the tensors of another activation or dropout rate have the same names
-# and shapes, so this notice is all that tells.
+# and shapes, so this notice is all that tells. And a checkpoint holds every key at once.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_python3 "read the safetensors header"
 
@@ -59,5 +59,27 @@ run "$TRAINER" train "$work/tanh.model" "${data[@]}" --epochs 2 --resume "$work/
 expect_rc 0 "a resume under an edited model goes on (an edit of epochs= changes the text too)"
 expect_in err "trainer: notice: $work/tanh.model is not the text $checkpoint was trained from \
 (its model_hash differs)" "with a notice"
+
+# Every metadata key at once (normalization, class names, a held-out split with a limit, an
+# evaluated epoch): checkpoint_save has room for a fixed number, and drops what would not
+# fit.
+if [ -e "$FASHION_DIR/train-images-idx3-ubyte" ] || [ -e "$FASHION_DIR/train-images-idx3-ubyte.gz" ]
+then
+    run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --train-limit 300 \
+        --test-limit 50 --val-split 0.2 --normalize auto --checkpoint "$work/all"
+    expect_rc 0 "a run that records every key"
+    keys=$(python3 - "$work/all/best.safetensors" <<'PY'
+import json, struct, sys
+with open(sys.argv[1], "rb") as f:
+    size = struct.unpack("<Q", f.read(8))[0]
+    print(" ".join(sorted(json.loads(f.read(size))["__metadata__"])))
+PY
+)
+    want="batch class_names epoch epoch_evaluated format model_file model_hash model_text \
+normalize_mean normalize_std optimizer optimizer_steps precision seed step_in_epoch \
+test_accuracy train_limit trainer_version val_split val_split_seed"
+    if [ "$keys" = "$want" ]; then pass "best.safetensors holds all 20 metadata keys"
+    else fail "best.safetensors holds all 20 metadata keys" "got: $keys"; fi
+fi
 
 finish
