@@ -99,7 +99,7 @@ static int model_text_changed(const Graph *g, const Safetensors *file) {
     return strcmp(recorded, hash) != 0;
 }
 
-// Every key checkpoint_save may write (19 today, model_text apart), with room: a key past
+// Every key checkpoint_save may write (21 today, model_text apart), with room: a key past
 // it would be dropped, which tests/e2e/model_text.sh would catch as a missing key.
 enum { METADATA_MAX = 24 };
 
@@ -141,6 +141,9 @@ static void describe_place(Metadata *m, const CheckpointPlace *place) {
     add_entry(m, "batch", "%d", place->batch);
     if (place->test_accuracy >= 0) add_entry(m, "test_accuracy", "%.17g", place->test_accuracy);
     add_entry(m, "epoch_evaluated", "%d", place->epoch_evaluated ? 1 : 0);
+    if (place->optimizer_settings[0])
+        add_entry(m, "optimizer_settings", "%s", place->optimizer_settings);
+    if (place->schedule[0]) add_entry(m, "schedule", "%s", place->schedule);
 }
 
 // ---- saving ----
@@ -440,6 +443,12 @@ static int read_place(const Safetensors *file, const char *path, CheckpointPlace
                                .optimizer_steps = steps, .seed = seed, .batch = (int)batch,
                                .test_accuracy = accuracy ? strtod(accuracy, NULL) : -1.0,
                                .epoch_evaluated = (int)evaluated};
+    // Only compared and shown (escaped): any text will do, cut to fit.
+    const char *settings = safetensors_metadata(file, "optimizer_settings");
+    const char *schedule = safetensors_metadata(file, "schedule");
+    if (settings)
+        snprintf(place->optimizer_settings, sizeof place->optimizer_settings, "%s", settings);
+    if (schedule) snprintf(place->schedule, sizeof place->schedule, "%s", schedule);
     return 0;
 }
 

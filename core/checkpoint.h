@@ -23,6 +23,10 @@ typedef struct CheckpointPlace {
     // written. 0 for a step file written before it, or a signal during it; a file that does
     // not say (written before trainer recorded it) reads as 1.
     int epoch_evaluated;
+    // The run's optimizer and schedule as optimizer_describe and schedule_describe word
+    // them ("" when not recorded), so that a resume can say which settings it changes.
+    char optimizer_settings[128];
+    char schedule[128];
 } CheckpointPlace;
 
 // Parameters, then optimizer state when `optimizer` is not NULL, then metadata (the

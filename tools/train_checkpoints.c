@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include "base/atomic_file.h"
+#include "base/escape.h"
+#include "core/lr_schedule.h"
 #include "core/optimizer.h"
 
 static int read_every(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
@@ -58,6 +60,31 @@ static int resume_path(const char *given, char *path, size_t size, Status *st) {
     return checkpoint_latest(given, path, size, st);
 }
 
+// The optimizer and schedule words a checkpoint records of its run.
+static void describe_settings(const OptimizerConfig *optimizer, const ScheduleConfig *schedule,
+                              CheckpointPlace *at) {
+    optimizer_describe(optimizer, at->optimizer_settings, sizeof at->optimizer_settings);
+    schedule_describe(schedule, at->schedule, sizeof at->schedule);
+}
+
+// A resume may change the learning rate, schedule or clipping on purpose (the options are
+// the user's), so it is said rather than refused: a PyTorch user would expect the
+// checkpoint's own to be restored.
+static void notice_changed_settings(const CheckpointPlace *p, const RunConfig *config) {
+    CheckpointPlace now;
+    describe_settings(&config->optimizer, &config->schedule, &now);
+    const char *names[2] = {"optimizer", "schedule"};
+    const char *recorded[2] = {p->optimizer_settings, p->schedule};
+    const char *current[2] = {now.optimizer_settings, now.schedule};
+    for (int i = 0; i < 2; i++) {
+        if (!recorded[i][0] || strcmp(recorded[i], current[i]) == 0) continue;
+        char escaped[300];
+        text_escape(recorded[i], strlen(recorded[i]), escaped, sizeof escaped);
+        print_notice("resuming with %s %s; the checkpoint's run had %s", names[i], current[i],
+                     escaped);
+    }
+}
+
 // `path`: the checkpoint file resume_path chose.
 static int resume(CheckpointSession *s, const char *path, Graph *const *graphs,
                   Device *const *devices, int count, RunConfig *config, Status *st) {
@@ -72,6 +99,7 @@ static int resume(CheckpointSession *s, const char *path, Graph *const *graphs,
         graphs[i]->optimizer_steps = loaded.place.optimizer_steps;
     }
     s->resumed_inputs = loaded.inputs;  // kept for checkpoints_check_resumed_inputs
+    notice_changed_settings(&loaded.place, config);
     // An edit of epochs= or lr= changes the text as well, so a notice, not a refusal.
     if (loaded.model_changed)
         print_notice("%s is not the text %s was trained from (its model_hash differs): the "
@@ -179,6 +207,7 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
     // --save check and the resume command need the file itself.
     s->model_path = args->positional_count ? args->positionals[0] : graphs[0]->path;
     s->optimizer = &config->optimizer;
+    s->schedule = &config->schedule;
     s->command = cmd;
     s->args = args;
     const char *resume_from = args_get(cmd, args, "--resume");
@@ -318,10 +347,12 @@ int checkpoints_check_resumed_inputs(CheckpointSession *s, const HeldOutSplit *s
 // whose evaluation comes after the step.
 static CheckpointPlace place_of(const CheckpointSession *s, const StepPlace *p) {
     int complete = p->step >= p->steps;
-    return (CheckpointPlace){.epochs_done = complete ? p->epoch : p->epoch - 1,
-                             .step_in_epoch = complete ? 0 : p->step,
-                             .optimizer_steps = p->optimizer_steps, .seed = s->seed,
-                             .batch = s->batch, .test_accuracy = -1.0, .epoch_evaluated = 0};
+    CheckpointPlace at = {.epochs_done = complete ? p->epoch : p->epoch - 1,
+                          .step_in_epoch = complete ? 0 : p->step,
+                          .optimizer_steps = p->optimizer_steps, .seed = s->seed,
+                          .batch = s->batch, .test_accuracy = -1.0, .epoch_evaluated = 0};
+    describe_settings(s->optimizer, s->schedule, &at);
+    return at;
 }
 
 static int write_step_checkpoint(CheckpointSession *s, const CheckpointPlace *place, Graph *g,
@@ -368,6 +399,7 @@ static int write_epoch_checkpoints(CheckpointSession *s, const EpochReport *r, G
                           .seed = s->seed, .batch = s->batch,
                           .test_accuracy = r->has_test ? r->test.accuracy : -1.0,
                           .epoch_evaluated = 1};
+    describe_settings(s->optimizer, s->schedule, &at);
     // With --checkpoint-every N, a step file at this epoch's last step was written before
     // the evaluation: written again, it says the evaluation finished, and a resume from it
     // does not evaluate the epoch a second time.

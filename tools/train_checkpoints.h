@@ -30,6 +30,7 @@ typedef struct CheckpointSession {
     int every_steps;           // 0: after every epoch
     int keep_last;
     const OptimizerConfig *optimizer;
+    const ScheduleConfig *schedule;
     long seed;
     int batch;
     double best_accuracy;      // of best.safetensors; -1 before the first

@@ -76,10 +76,10 @@ with open(sys.argv[1], "rb") as f:
 PY
 )
     want="batch class_names epoch epoch_evaluated format model_file model_hash model_text \
-normalize_mean normalize_std optimizer optimizer_steps precision seed step_in_epoch \
-test_accuracy train_limit trainer_version val_split val_split_seed"
-    if [ "$keys" = "$want" ]; then pass "best.safetensors holds all 20 metadata keys"
-    else fail "best.safetensors holds all 20 metadata keys" "got: $keys"; fi
+normalize_mean normalize_std optimizer optimizer_settings optimizer_steps precision schedule \
+seed step_in_epoch test_accuracy train_limit trainer_version val_split val_split_seed"
+    if [ "$keys" = "$want" ]; then pass "best.safetensors holds all 22 metadata keys"
+    else fail "best.safetensors holds all 22 metadata keys" "got: $keys"; fi
 fi
 
 finish

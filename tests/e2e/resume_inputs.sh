@@ -81,4 +81,19 @@ expect_error 2 "normalized its inputs with none (values / 255); this run with me
     "normalization added at the resume is refused"
 expect_in err "(--normalize none)" "the hint names --normalize none"
 
+# The learning rate, schedule and clipping may change on resume (the options are the
+# user's), but not silently: the checkpoint records its run's (optimizer_settings,
+# schedule) and the resume names what differs.
+run "${train[@]}" --epochs 3 --resume "$work/plain" --checkpoint "$work/plain" --lr 0.01 \
+    --schedule cosine
+expect_rc 0 "a resume with another --lr and --schedule trains"
+expect_in err "trainer: notice: resuming with optimizer adam lr=0.01 beta1=0.9 beta2=0.999 \
+eps=1e-08 weight_decay=0; the checkpoint's run had adam lr=0.001 beta1=0.9" "names the new lr"
+expect_in err "trainer: notice: resuming with schedule cosine min_lr=0; the checkpoint's run \
+had constant" "and the new schedule"
+run "${train[@]}" --epochs 4 --resume "$work/plain" --lr 0.01 --schedule cosine
+expect_rc 0 "resumed again with those settings"
+expect_no_match err "resuming with optimizer" "which its checkpoint records: no notice"
+expect_no_match err "resuming with schedule" "for the schedule either"
+
 finish
