@@ -109,17 +109,19 @@ static size_t budget_of(const Device *d) {
 }
 
 int batch_auto_choose(Graph *g, const RunConfig *config, Device *d, const Dataset *train,
-                      const Dataset *test, int max_batch, BatchChoice *choice, Status *st) {
+                      const Dataset *test, int max_batch, int sharing, BatchChoice *choice,
+                      Status *st) {
     memset(choice, 0, sizeof *choice);
     const Backend *b = d->backend;
+    if (sharing < 1) sharing = 1;
     TRY(optimizer_prepare(g, &config->optimizer, b, &d->alloc, st));
     // Plan against the trial's share, so the plan's answer is usually the one that passes.
-    choice->budget = (size_t)((double)budget_of(d) * BATCH_AUTO_TRIAL_SHARE);
+    choice->budget = (size_t)((double)budget_of(d) * BATCH_AUTO_TRIAL_SHARE) / (size_t)sharing;
     MemoryPlanOptions options = {
         .optimizer = &config->optimizer, .train_samples = train->count, .test_samples = test ? test->count : 0,
         // Staged datasets (features, streamed images) keep no copy on the device.
         .sample_bytes = train->features || train->paths ? 0 : dataset_sample_size(train),
-        .limit = d->alloc.limit, .mode = d->alloc.mode};
+        .limit = d->alloc.limit / (size_t)sharing, .mode = d->alloc.mode};
     TRY(memory_plan_largest_batch_with(g, b, &options, choice->budget, &choice->planned, st));
     int candidate = choice->planned;
     int cap = max_batch < BATCH_AUTO_MAX ? max_batch : BATCH_AUTO_MAX;

@@ -28,9 +28,13 @@ typedef struct BatchChoice {
 } BatchChoice;
 
 // Chooses the batch for `g` (parameters initialised) on `d`, at most `max_batch` (the
-// training set's size). Leaves g without activations and its batchnorm running statistics
-// as they were. STATUS_OUT_OF_MEMORY when not even one sample fits.
+// training set's size). `sharing`: the replicas that train on `d` (CPU replicas), each of
+// which holds its own parameters, gradients, optimizer state, data copy and activations:
+// the choice is per replica, planned and tried in 1/sharing of the budget. Leaves g without
+// activations and its batchnorm running statistics as they were. STATUS_OUT_OF_MEMORY when
+// not even one sample fits.
 int batch_auto_choose(Graph *g, const RunConfig *config, Device *d, const Dataset *train,
-                      const Dataset *test, int max_batch, BatchChoice *choice, Status *st);
+                      const Dataset *test, int max_batch, int sharing, BatchChoice *choice,
+                      Status *st);
 
 #endif

@@ -343,14 +343,17 @@ static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r
     return 0;
 }
 
-// --batch auto on replica 0's device. Replicas on distinct GPUs each take that batch;
-// replicas sharing the CPU share its memory, so together they take it once.
+// --batch auto on replica 0's device, per replica: replicas on distinct GPUs each take
+// that batch; replicas sharing the CPU each hold their own parameters, optimizer state and
+// activations, so the choice is made in their share of its memory (it was made for one
+// replica in all of it, and the first step then ran out of memory).
 static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, Status *st) {
     BatchChoice choice;
     Device *d = r->device_list[0];
-    TRY(batch_auto_choose(r->graph_list[0], &r->config, d, train, test, train->count, &choice, st));
     int shared = r->count > 1 && r->device_list[1] == d;
-    int batch = shared || r->count == 1 ? choice.batch : choice.batch * r->count;
+    TRY(batch_auto_choose(r->graph_list[0], &r->config, d, train, test, train->count,
+                          shared ? r->count : 1, &choice, st));
+    int batch = choice.batch * r->count;
     if (batch > train->count) batch = train->count;
     r->config.train.batch = batch;
     char budget[32], planned[160];
@@ -363,10 +366,15 @@ static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, 
         snprintf(planned, sizeof planned, "%d or more (the cap: a bigger batch buys no speed)",
                  BATCH_AUTO_MAX);
     else snprintf(planned, sizeof planned, "%d", choice.planned);
-    printf("batch auto: %d (the memory plan allows %s in %s on %s, keeping 10%% free; %d "
-           "trial step%s)\n", batch, planned,
-           alloc_format_bytes(choice.budget, budget, sizeof budget), d->name,
-           choice.trials, choice.trials == 1 ? "" : "s");
+    char replicas[96] = "";
+    if (r->count > 1)
+        snprintf(replicas, sizeof replicas, "%d on each of %d replicas; ", batch / r->count,
+                 r->count);
+    printf("batch auto: %d (%sthe memory plan allows %s%s in %s %s %s, keeping 10%% free; "
+           "%d trial step%s)\n", batch, replicas, planned, r->count > 1 ? " per replica" : "",
+           alloc_format_bytes(choice.budget, budget, sizeof budget),
+           shared ? "(each replica's share) on" : "on", d->name, choice.trials,
+           choice.trials == 1 ? "" : "s");
     return 0;
 }
 

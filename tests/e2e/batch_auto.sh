@@ -27,6 +27,15 @@ expect_no_match out "1048576" "the plan's uncapped answer is not shown"
 run "$TRAINER" train models/mlp.model --device cpu --train-limit 1 --test-limit 10 --epochs 1 \
     --batch auto --memory-limit 16M
 expect_in out "the whole training set, 1 sample," "one sample, singular"
+# Replicas sharing the CPU each hold their own parameters, optimizer state and
+# activations: the choice is per replica, in its share of the memory. It was made for one
+# replica in all of it, and the first step ran out of memory (2 micro-batches of 11).
+run "$TRAINER" train models/lenet.model --device cpu --epochs 1 --train-limit 300 \
+    --test-limit 100 --batch auto --replicas 2 --memory-limit 64M
+expect_rc 0 "--batch auto with two CPU replicas trains"
+expect_match out "^batch auto: [0-9]+ \([0-9]+ on each of 2 replicas; the memory plan allows .* \
+per replica in [0-9.]+ MiB \(each replica's share\) on cpu" "the choice is per replica"
+expect_no_match err "out of memory at batch" "and training never runs out of memory"
 # A batch given past the training set is one step of all of it, and the header says so.
 run "$TRAINER" "${small[@]}" --epochs 1 --batch 5000
 expect_in out "batch 500 (the whole training set; 5000 asked), 1 epoch" \
