@@ -54,6 +54,23 @@ int checkpoint_inputs_format(const CheckpointInputs *in, char **mean, char **std
     return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for checkpoint metadata");
 }
 
+int held_out_same(const HeldOutSplit *a, const HeldOutSplit *b) {
+    if (!(a->fraction > 0) || !(b->fraction > 0)) return !(a->fraction > 0) && !(b->fraction > 0);
+    return a->fraction == b->fraction && a->seed == b->seed && a->train_limit == b->train_limit;
+}
+
+void held_out_describe(const HeldOutSplit *split, char *text, size_t size) {
+    if (!(split->fraction > 0)) {
+        snprintf(text, size, "no validation split");
+        return;
+    }
+    int used = snprintf(text, size, "--val-split %g with seed %ld", split->fraction,
+                        split->seed);
+    if (split->train_limit && used > 0 && (size_t)used < size)
+        snprintf(text + used, size - (size_t)used, " of the first %ld training samples "
+                 "(--train-limit)", split->train_limit);
+}
+
 void checkpoint_inputs_format_held_out(const CheckpointInputs *in, char fraction[32],
                                        char seed[24], char train_limit[24]) {
     fraction[0] = seed[0] = train_limit[0] = '\0';

@@ -18,6 +18,12 @@ typedef struct HeldOutSplit {
     long train_limit;  // the training samples kept before the split (--train-limit); 0: all
 } HeldOutSplit;
 
+// Whether two splits hold out the same samples (no split is the same as no split).
+int held_out_same(const HeldOutSplit *a, const HeldOutSplit *b);
+// "--val-split 0.1 with seed 3 of the first 2000 training samples (--train-limit)", or "no
+// validation split".
+void held_out_describe(const HeldOutSplit *split, char *text, size_t size);
+
 typedef struct CheckpointInputs {
     const Normalization *normalization;  // NULL: none
     int class_count;                     // 0: no names

@@ -38,10 +38,8 @@ const Command eval_command = {
 // as train drew it (tools/common.c, load_run_data): the training split cut to train_limit,
 // then dataset_split_off with the same fraction and seed.
 typedef struct EvalSplit {
-    double fraction;   // 0: the test split
-    long seed;
-    long train_limit;  // 0: the whole training split
-    const char *name;  // "test" or "val", for the result line
+    HeldOutSplit held;  // fraction 0: the test split
+    const char *name;   // "test" or "val", for the result line
 } EvalSplit;
 
 static int refuse_unused_options(const Command *cmd, const ParsedArgs *args, const char *spec,
@@ -64,45 +62,40 @@ static int refuse_unused_options(const Command *cmd, const ParsedArgs *args, con
 // mean it.
 static void warn_other_split(const EvalSplit *split, const HeldOutSplit *recorded,
                              const char *weights) {
-    if (!(recorded->fraction > 0) || (split->fraction == recorded->fraction &&
-                                      split->seed == recorded->seed &&
-                                      split->train_limit == recorded->train_limit))
-        return;
-    char run_limit[48] = "", this_limit[48] = "";
-    if (recorded->train_limit)
-        snprintf(run_limit, sizeof run_limit, ", --train-limit %ld", recorded->train_limit);
-    if (split->train_limit)
-        snprintf(this_limit, sizeof this_limit, ", --train-limit %ld", split->train_limit);
-    print_notice("%s was trained holding out --val-split %g with seed %ld%s; this eval draws "
-                 "--val-split %g with seed %ld%s, another split, which holds samples the "
-                 "weights were trained on", weights, recorded->fraction, recorded->seed,
-                 run_limit, split->fraction, split->seed, this_limit);
+    if (!(recorded->fraction > 0) || held_out_same(&split->held, recorded)) return;
+    char theirs[160], ours[160];
+    held_out_describe(recorded, theirs, sizeof theirs);
+    held_out_describe(&split->held, ours, sizeof ours);
+    print_notice("%s was trained holding out %s; this eval draws %s, another split, which "
+                 "holds samples the weights were trained on", weights, theirs, ours);
 }
 
 // The split to evaluate: --val-split; else the test split; else, for a spec without one, the
-// model file's `data val_split=`, or the split the weights record. With none, refused here
+// split the weights record, or the model file's `data val_split=`. With none, refused here
 // with a hint that fits eval (data/'s own hint names the option both commands take). The
 // seed and limit: given, else the weights' record, else the model file's seed and no limit.
 static int choose_split(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
                         const HeldOutSplit *recorded, EvalSplit *split, Status *st) {
     int given = 0;
     *split = (EvalSplit){.name = "test"};
-    TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &split->fraction,
-                      &given, st));
+    HeldOutSplit *held = &split->held;
+    TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &held->fraction, &given,
+                      st));
     const char *spec = data_spec_from_args(cmd, args, config);
     const char *test_limit = args_get(cmd, args, "--test-limit");
     if (given && test_limit) {
         status_fail(st, STATUS_BAD_INPUT, "--test-limit %s limits the test split, but "
                     "--val-split %g evaluates the validation split", test_limit,
-                    split->fraction);
+                    held->fraction);
         status_hint(st, "drop --test-limit; --train-limit, as the run had it, sizes the "
                     "training data the validation split is drawn from");
         return STATUS_BAD_INPUT;
     }
     if (!given && dataset_has_test_split(spec)) return refuse_unused_options(cmd, args, spec, st);
-    if (!given) split->fraction = config->data.val_split > 0 ? config->data.val_split
-                                                             : recorded->fraction;
-    if (!(split->fraction > 0)) {
+    // The weights' own record first: it is the split their run held out.
+    if (!given) held->fraction = recorded->fraction > 0 ? recorded->fraction
+                                                        : config->data.val_split;
+    if (!(held->fraction > 0)) {
         status_fail(st, STATUS_BAD_INPUT, "dataset %s has no test split to evaluate on", spec);
         status_hint(st, "evaluate the part `trainer train --val-split F` held out: give eval "
                     "the same --val-split F, and the run's --seed and --train-limit if it had "
@@ -111,20 +104,24 @@ static int choose_split(const Command *cmd, const ParsedArgs *args, const RunCon
     }
     split->name = "val";
     int from_record = recorded->fraction > 0;
-    split->seed = from_record ? recorded->seed : config->train.seed;
-    split->train_limit = from_record ? recorded->train_limit : 0;
-    TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &split->seed, NULL, st));
-    return args_int(cmd, args, "--train-limit", 1, 100000000, &split->train_limit, NULL, st);
+    held->seed = from_record ? recorded->seed : config->train.seed;
+    held->train_limit = from_record ? recorded->train_limit : 0;
+    TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &held->seed, NULL, st));
+    return args_int(cmd, args, "--train-limit", 1, 100000000, &held->train_limit, NULL, st);
 }
 
+// A limit at or past the training split's size cuts nothing: it becomes 0, as train
+// records it, so that it compares equal to no limit.
 static int load_validation(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
-                           const DatasetOptions *options, const EvalSplit *split, Dataset *val,
+                           const DatasetOptions *options, EvalSplit *split, Dataset *val,
                            int *skipped, Status *st) {
     Dataset train;
     TRY(dataset_load_with(data_spec_from_args(cmd, args, config), "train", options, &train,
                           skipped, st));
-    if (split->train_limit) dataset_truncate(&train, (int)split->train_limit);
-    int rc = dataset_split_off(&train, split->fraction, (uint64_t)split->seed, val, st);
+    if (split->held.train_limit >= train.count) split->held.train_limit = 0;
+    dataset_truncate(&train, (int)split->held.train_limit);
+    int rc = dataset_split_off(&train, split->held.fraction, (uint64_t)split->held.seed, val,
+                               st);
     dataset_free(&train);
     return rc;
 }
@@ -135,8 +132,8 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
     const char *weights = args_get(cmd, args, "--weights");
     long batch = config->train.batch;
     TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &batch, NULL, st));
-    TRY(graph_check_dataset(g, test, split->fraction ? "the validation set" : "the test set",
-                            st));
+    TRY(graph_check_dataset(g, test, split->held.fraction ? "the validation set"
+                                                          : "the test set", st));
     // The samples normalized as in training: by what the weights file records.
     RunConfig evaluated = *config;
     Normalization normalization;
@@ -155,10 +152,11 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
     if (rc) return rc;
     printf("%s loss %.4f  accuracy %.4f  (%d samples of %s", split->name, result.loss,
            result.accuracy, result.samples, test->source);
-    if (split->train_limit) printf(", held out of the first %ld", split->train_limit);
-    if (split->fraction)
-        printf("%sby --val-split %g with seed %ld", split->train_limit ? " " : ", held out ",
-               split->fraction, split->seed);
+    const HeldOutSplit *held = &split->held;
+    if (held->train_limit) printf(", held out of the first %ld", held->train_limit);
+    if (held->fraction)
+        printf("%sby --val-split %g with seed %ld", held->train_limit ? " " : ", held out ",
+               held->fraction, held->seed);
     printf(")\n");
     return 0;
 }
@@ -197,9 +195,10 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     int skipped = 0;
     EvalSplit split;
     if (!rc) rc = choose_split(cmd, args, &config, &loaded.inputs.held_out, &split, &st);
-    if (!rc && split.fraction) {
-        warn_other_split(&split, &loaded.inputs.held_out, args_get(cmd, args, "--weights"));
+    if (!rc && split.held.fraction) {
         rc = load_validation(cmd, args, &config, &options, &split, &test, &skipped, &st);
+        if (!rc)
+            warn_other_split(&split, &loaded.inputs.held_out, args_get(cmd, args, "--weights"));
     } else if (!rc) {
         rc = load_dataset_from_args(cmd, args, &config, "test", "--test-limit", &options, &test,
                                     &skipped, &st);

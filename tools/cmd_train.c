@@ -290,13 +290,12 @@ static int open_replica_devices(const Command *cmd, const ParsedArgs *args, Repl
             snprintf(spec, sizeof spec, "cuda:%d", ordinals[i]);
             int rc = open_device_with_precision(cmd, args, spec, &r->config.precision, 0,
                                                 &r->devices[i], st);
-            if (rc) {
+            if (rc && strncmp(st->message, "--device ", 9) == 0) {
                 // The device's message names --device, which the user did not type.
-                size_t skip = strncmp(st->message, "--device ", 9) == 0 ? 9 : 0;
-                memmove(st->message, st->message + skip, strlen(st->message + skip) + 1);
+                memmove(st->message, st->message + 9, strlen(st->message + 9) + 1);
                 status_prefix(st, "--gpus %s: ", gpus);
-                return rc;
             }
+            if (rc) return rc;
             r->devices_open++;
             r->device_list[i] = &r->devices[i];
         }
@@ -392,10 +391,17 @@ static int evaluate_test_at_end(Replicas *r, const RunData *data, const TrainSes
     TRY(evaluate_model_stoppable(g, &r->config, r->device_list[0], &data->test, batch, hooks,
                                  &stopped, &result, st));
     if (stopped) {
+        const CheckpointSession *kept = &session->checkpoints;
         status_fail(st, STATUS_RUNTIME_ERROR, "interrupted during the test split's evaluation "
-                    "after the last epoch; the training itself is finished and saved");
-        status_hint(st, "measure the test split later with `trainer eval %s --weights FILE` "
-                    "(the --save file or a checkpoint)", g->path);
+                    "after the last epoch; the training itself is finished%s",
+                    kept->save_path || kept->folder ? " and saved" : ", but its weights were "
+                    "not kept (no --save or --checkpoint)");
+        if (kept->save_path || kept->folder)
+            status_hint(st, "measure the test split later with `trainer eval %s --weights "
+                        "FILE` (the --save file or a checkpoint)", g->path);
+        else
+            status_hint(st, "add --save FILE to keep a run's weights, and measure them with "
+                        "`trainer eval %s --weights FILE`", g->path);
         return STATUS_RUNTIME_ERROR;
     }
     printf("test loss %.4f acc %.4f  (%d samples)\n", result.loss, result.accuracy,
@@ -488,13 +494,14 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     if (logdir) {
         // A resumed run continues its log: the rows up to the checkpoint's step stand.
         long resumed_step = args_get(cmd, args, "--resume") ? g->optimizer_steps : -1;
-        TRY(run_log_open(&log, logdir, session.evaluated, resumed_step, st));
+        TRY(run_log_open(&log, logdir, session.evaluated, resumed_step,
+                         r->config.start.evaluate_first, st));
         session.log = &log;
         // A cut-short last line has no step to place it by: counted apart from the rows
         // dropped for being after the resumed step.
         if (log.dropped_rows || log.cut_row)
-            print_notice("%s: kept %d row%s up to step %ld; dropped %d after it, as those "
-                         "steps are trained again%s", log.metrics_path, log.kept_rows,
+            print_notice("%s: kept %d row%s up to step %ld; dropped %d, of steps trained or "
+                         "evaluations done again%s", log.metrics_path, log.kept_rows,
                          log.kept_rows == 1 ? "" : "s", resumed_step, log.dropped_rows,
                          log.cut_row ? ", and an unfinished last line" : "");
     }

@@ -315,17 +315,18 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
     return STATUS_BAD_INPUT;
 }
 
+// `applied_limit`: the --train-limit that cut the training split, 0 when none did (none
+// given, or one at or past its size, which is the same split as none).
 static int split_validation(const Command *cmd, const ParsedArgs *args,
-                            const RunConfig *config, RunData *data, Status *st) {
+                            const RunConfig *config, long applied_limit, RunData *data,
+                            Status *st) {
     double fraction = config->data.val_split;
     int given = 0;
     TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &fraction, &given, st));
     data->has_val = given || fraction > 0;
     if (!data->has_val) return 0;
-    long limit = 0;
-    TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &limit, NULL, st));
     data->held_out = (HeldOutSplit){.fraction = fraction, .seed = config->train.seed,
-                                    .train_limit = limit};
+                                    .train_limit = applied_limit};
     return dataset_split_off(&data->train, fraction, (uint64_t)config->train.seed, &data->val,
                              st);
 }
@@ -349,9 +350,12 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
         return STATUS_BAD_INPUT;
     }
     int skipped_test = 0;
-    TRY(load_dataset_from_args(cmd, args, config, "train", "--train-limit", &options,
-                               &data->train, &data->skipped, st));
-    TRY(split_validation(cmd, args, config, data, st));
+    long limit = 0;
+    TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &limit, NULL, st));
+    TRY(dataset_load_with(spec, "train", &options, &data->train, &data->skipped, st));
+    long applied = limit && limit < data->train.count ? limit : 0;
+    dataset_truncate(&data->train, (int)applied);
+    TRY(split_validation(cmd, args, config, applied, data, st));
     if (data->has_test)
         TRY(load_dataset_from_args(cmd, args, config, "test", "--test-limit", &options,
                                    &data->test, &skipped_test, st));

@@ -57,7 +57,8 @@ static int earlier_row_invalid(const RunLog *log, int number, Status *st) {
 // fresh run, -1, keeps none), later ones dropped, as the resumed run trains those steps
 // again. The last line without its newline that is no row is what a killed writer left:
 // dropped.
-static int read_earlier_rows(RunLog *log, long resumed_step, EarlierRows *e, Status *st) {
+static int read_earlier_rows(RunLog *log, long resumed_step, int evaluate_first,
+                             EarlierRows *e, Status *st) {
     memset(e, 0, sizeof *e);
     e->last_step = -1;
     MetricsLine line = {0};
@@ -74,9 +75,12 @@ static int read_earlier_rows(RunLog *log, long resumed_step, EarlierRows *e, Sta
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(row, "kind");
         int valid = cJSON_IsObject(row) && cJSON_IsNumber(step);
         if (valid) e->last_step = (long)step->valuedouble;
-        // A run's last row, the test split evaluated after its last step: a run resumed at
-        // that step (nothing left to train) evaluates it again and writes its own.
-        int final_test = valid && cJSON_IsString(kind) && strcmp(kind->valuestring, "test") == 0;
+        // Rows of evaluations the resumed run does again at its first step: the test split
+        // after the last epoch (a resume with nothing left to train), and the epoch whose
+        // evaluation the checkpoint says had not finished.
+        int redone = valid && cJSON_IsString(kind) &&
+                     (strcmp(kind->valuestring, "test") == 0 ||
+                      (evaluate_first && strcmp(kind->valuestring, "epoch") == 0));
         cJSON_Delete(row);
         if (!valid && !line.finished) {  // the cut-short tail
             e->cut = 1;
@@ -88,7 +92,7 @@ static int read_earlier_rows(RunLog *log, long resumed_step, EarlierRows *e, Sta
             break;
         }
         dropping = dropping || e->last_step > resumed_step ||
-                   (final_test && e->last_step == resumed_step);
+                   (redone && e->last_step == resumed_step);
         if (dropping) {
             e->dropped++;
         } else {
@@ -157,7 +161,7 @@ static int check_path_lengths(RunLog *log, const char *dir, const char *host, St
 // are read (a fresh run into a used DIR is refused) and the event file created before
 // metrics.jsonl is cut back to the resumed step.
 int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resumed_step,
-                 Status *st) {
+                 int evaluate_first, Status *st) {
     memset(log, 0, sizeof *log);
     snprintf(log->evaluated, sizeof log->evaluated, "%s", evaluated);
     char host[256] = "localhost";
@@ -168,7 +172,7 @@ int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resum
                           "can write to, where metrics.jsonl is missing or a regular file",
                           &log->metrics, st));
     EarlierRows e;
-    int rc = read_earlier_rows(log, resumed_step, &e, st);
+    int rc = read_earlier_rows(log, resumed_step, evaluate_first, &e, st);
     if (!rc && resumed_step < 0 && e.rows) rc = refuse_earlier_run(log, &e, st);
     if (!rc) rc = event_file_open(&log->events, dir, wall_seconds(), host, st);
     // TensorBoard drops what the earlier event files hold from this step on (the steps

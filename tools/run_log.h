@@ -29,8 +29,10 @@ typedef struct RunLog {
 // are kept and the later ones (trained again) dropped, new rows appended. -1: a fresh run,
 // refused (STATUS_BAD_INPUT) when metrics.jsonl already holds rows. Each run opens an event
 // file of its own, which TensorBoard reads together with the earlier ones.
+// `evaluate_first`: the resumed run evaluates the epoch that ends at resumed_step again
+// (TrainStart.evaluate_first), so an epoch row there is dropped too.
 int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resumed_step,
-                 Status *st);
+                 int evaluate_first, Status *st);
 int run_log_step(RunLog *log, const StepReport *report, Status *st);
 // Writes the epoch's line and flushes both files.
 int run_log_epoch(RunLog *log, const EpochReport *report, Status *st);
@@ -39,7 +41,8 @@ int run_log_early_stop(RunLog *log, const EarlyStop *watch, const EpochReport *r
                        Status *st);
 // With --val-split, the test split evaluated once after the last epoch: a "kind":"test" row
 // and test/loss, test/accuracy scalars at the run's last step. A run resumed at that step
-// drops the earlier one, as it writes its own.
+// drops the earlier row from metrics.jsonl, as it writes its own; TensorBoard, told to drop
+// events only after that step, keeps the earlier scalars beside the new ones.
 int run_log_test(RunLog *log, long step, int epoch, double loss, double accuracy,
                  int samples, Status *st);
 void run_log_close(RunLog *log);

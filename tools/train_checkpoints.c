@@ -233,32 +233,14 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
     return 0;
 }
 
-// "--val-split 0.1 with seed 3 of the first 2000 training samples", or "no validation split".
-static void describe_split(const HeldOutSplit *split, char *text, size_t size) {
-    if (!(split->fraction > 0)) {
-        snprintf(text, size, "no validation split");
-        return;
-    }
-    int used = snprintf(text, size, "--val-split %g with seed %ld", split->fraction,
-                        split->seed);
-    if (split->train_limit && used > 0 && (size_t)used < size)
-        snprintf(text + used, size - (size_t)used, " of the first %ld training samples "
-                 "(--train-limit)", split->train_limit);
-}
-
-static int same_split(const HeldOutSplit *a, const HeldOutSplit *b) {
-    if (!(a->fraction > 0) || !(b->fraction > 0)) return !(a->fraction > 0) && !(b->fraction > 0);
-    return a->fraction == b->fraction && a->seed == b->seed && a->train_limit == b->train_limit;
-}
-
 static int check_resumed_split(const CheckpointSession *s, const HeldOutSplit *split,
                                Status *st) {
     const LoadedInputs *recorded = &s->resumed_inputs;
     // A checkpoint written before splits were recorded says nothing either way.
-    if (!recorded->held_out_recorded || same_split(&recorded->held_out, split)) return 0;
+    if (!recorded->held_out_recorded || held_out_same(&recorded->held_out, split)) return 0;
     char theirs[160], ours[160], options[160] = "without --val-split";
-    describe_split(&recorded->held_out, theirs, sizeof theirs);
-    describe_split(split, ours, sizeof ours);
+    held_out_describe(&recorded->held_out, theirs, sizeof theirs);
+    held_out_describe(split, ours, sizeof ours);
     const HeldOutSplit *h = &recorded->held_out;
     if (h->fraction > 0) {
         int used = snprintf(options, sizeof options, "--val-split %g --seed %ld", h->fraction,
@@ -285,15 +267,16 @@ static int same_normalization(const Normalization *a, const Normalization *b) {
 }
 
 // "mean 0.286 std 0.353" (cut with "..." past a few groups), or "none (values / 255)".
-static void describe_normalization(const Normalization *n, char *text, size_t size) {
+static void describe_normalization(const Normalization *n, int digits, char *text,
+                                   size_t size) {
     if (!n->count) {
         snprintf(text, size, "none (values / 255)");
         return;
     }
-    char mean[64], std[64];
+    char mean[128], std[128];
     int shown = n->count < 4 ? n->count : 4;
-    normalization_format(n->mean, shown, 4, mean, sizeof mean);
-    normalization_format(n->std, shown, 4, std, sizeof std);
+    normalization_format(n->mean, shown, digits, mean, sizeof mean);
+    normalization_format(n->std, shown, digits, std, sizeof std);
     const char *more = shown < n->count ? ",..." : "";
     snprintf(text, size, "mean %s%s std %s%s", mean, more, std, more);
 }
@@ -303,9 +286,13 @@ static int check_resumed_normalization(const CheckpointSession *s, NormalizeKind
                                        size_t source_size, Status *st) {
     const Normalization *recorded = &s->resumed_inputs.normalization;
     if (same_normalization(recorded, normalization)) return 0;
-    char theirs[200], ours[200];
-    describe_normalization(recorded, theirs, sizeof theirs);
-    describe_normalization(normalization, ours, sizeof ours);
+    char theirs[320], ours[320];
+    describe_normalization(recorded, 4, theirs, sizeof theirs);
+    describe_normalization(normalization, 4, ours, sizeof ours);
+    if (strcmp(theirs, ours) == 0) {  // they differ past 4 digits: show all 9
+        describe_normalization(recorded, 9, theirs, sizeof theirs);
+        describe_normalization(normalization, 9, ours, sizeof ours);
+    }
     // auto computes on this run's training data, which may differ a little from the first
     // part's (another --train-limit): the values the weights learned with stand.
     if (normalize == NORMALIZE_AUTO && recorded->count && recorded->count == normalization->count) {
@@ -403,9 +390,11 @@ static int write_epoch_checkpoints(CheckpointSession *s, const EpochReport *r, G
     // With --checkpoint-every N, a step file at this epoch's last step was written before
     // the evaluation: written again, it says the evaluation finished, and a resume from it
     // does not evaluate the epoch a second time.
+    // An epoch evaluated on resume rewrites the file resumed from, so that the next resume
+    // does not evaluate it again.
     char epoch_end[1100];
     checkpoint_step_path(s->folder, g->optimizer_steps, epoch_end, sizeof epoch_end);
-    if (!s->every_steps || strcmp(epoch_end, s->last_written) == 0)
+    if (!s->every_steps || r->evaluation_only || strcmp(epoch_end, s->last_written) == 0)
         TRY(write_step_checkpoint(s, &at, g, d, st));
     if (!r->has_test || r->test.accuracy <= s->best_accuracy) return 0;
     char best[1100];

@@ -60,8 +60,9 @@ else fail "a spec without a test split evaluates the split the weights record" "
 run "${eval_classes[@]}" --val-split 0.25 --seed 4
 expect_rc 0 "another seed than the run's is evaluated"
 expect_in err "trainer: notice: $work/w.safetensors was trained holding out --val-split 0.25 \
-with seed 9, --train-limit 200; this eval draws --val-split 0.25 with seed 4, --train-limit \
-200, another split, which holds samples the weights were trained on" "with a notice"
+with seed 9 of the first 200 training samples (--train-limit); this eval draws --val-split 0.25 \
+with seed 4 of the first 200 training samples (--train-limit), another split, which holds \
+samples the weights were trained on" "with a notice"
 expect_in out "with seed 4)" "and says which split it measured"
 # Fashion-MNIST has a test split; --val-split still picks the run's validation split.
 check_same_split fashion-mnist "a spec with a test split" --val-split 0.1 --train-limit 400
@@ -75,6 +76,19 @@ with open(sys.argv[1], "w") as f:
         f.write(",".join([str(i % 10)] + ["%.3f" % random.random() for _ in range(784)]) + "\n")
 PY
 check_same_split "csv:$work/t.csv" "csv: file" --val-split 0.25
+# The split the weights record wins over the model file's `data val_split=`: it is the one
+# their run held out (--val-split overrode the file's there).
+cp models/mlp.model "$work/split.model"
+echo "data val_split=0.5" >>"$work/split.model"
+run "$TRAINER" train "$work/split.model" --data "csv:$work/t.csv" --device cpu --epochs 1 \
+    --save "$work/split.safetensors" --val-split 0.25
+trained=$(val_of_run)
+run "$TRAINER" eval "$work/split.model" --weights "$work/split.safetensors" \
+    --data "csv:$work/t.csv" --device cpu
+if [ "$rc" -eq 0 ] && [ -n "$trained" ] && [ "$(val_of_eval)" = "$trained" ]; then
+    pass "eval takes the weights' split over the model file's val_split= ($trained)"
+else fail "eval takes the weights' split over the model file's val_split=" "$out $err"; fi
+expect_in out "held out by --val-split 0.25 with seed 1)" "and says so"
 
 # Without --val-split, a spec with no test split is refused, with a hint eval can follow,
 # when the weights record no split either (trained on a dataset with a test split).

@@ -35,7 +35,8 @@ expect_rc 0 "the run with a checkpoint every 20 steps"
 before=$(wc -l <"$work/resumed/metrics.jsonl")
 run "${train[@]}" --logdir "$work/resumed" --resume "$work/ck/step-0000000020.safetensors"
 expect_rc 0 "resumed from step 20 with the same --logdir"
-expect_in err "metrics.jsonl: kept 1 row up to step 20; dropped $((before - 1)) after it" \
+expect_in err "metrics.jsonl: kept 1 row up to step 20; dropped $((before - 1)), of steps \
+trained or evaluations done again" \
     "a notice says which rows were kept and which dropped"
 got=$(rows_of "$work/resumed/metrics.jsonl")
 if [ "$got" = "$whole" ]; then
@@ -124,7 +125,7 @@ mkdir -p "$work/cut"
 { cat "$work/resumed/metrics.jsonl"; printf '{"kind":"step","st'; } >"$work/cut/metrics.jsonl"
 run "${third[@]}" --logdir "$work/cut" --resume "$work/ck/step-0000000080.safetensors"
 expect_rc 0 "resumed from step 80 into a log ending in a cut line"
-expect_in err "kept $rows rows up to step 80; dropped 0 after it, as those steps are trained \
+expect_in err "kept $rows rows up to step 80; dropped 0, of steps trained or evaluations done \
 again, and an unfinished last line" "... the notice names the cut line apart"
 
 # A --logdir of 1000 bytes leaves metrics.jsonl room but not the event file's name, which

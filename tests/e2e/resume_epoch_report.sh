@@ -10,52 +10,60 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_fashion_mnist
 
 # lenet on one thread takes seconds over the 10,000 test samples and a moment over its 64
-# training samples, so a signal 1.5 s after training starts lands in the evaluation.
-first=("$TRAINER" train models/lenet.model --device cpu --threads 1 --epochs 1 --train-limit 64
-    --checkpoint "$work/ck" --logdir "$work/logs")
-"${first[@]}" </dev/null >"$work/first.out" 2>"$work/first.err" &
-pid=$!
-ran="${first[*]}"
-for ((i = 0; i < 600; i++)); do
-    grep -q '^optimizer ' "$work/first.out" 2>/dev/null && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
+# training samples (one step), so a signal half a second after training starts lands in
+# the evaluation. Once with a checkpoint after each epoch, once with one after every step,
+# whose file at the epoch's end is written before the evaluation.
+for every in epoch 1; do
+    ck="$work/ck-$every" logs="$work/logs-$every"
+    first=("$TRAINER" train models/lenet.model --device cpu --threads 1 --epochs 1
+        --train-limit 64 --checkpoint "$ck" --checkpoint-every "$every" --logdir "$logs")
+    "${first[@]}" </dev/null >"$work/first.out" 2>"$work/first.err" &
+    pid=$!
+    ran="${first[*]}"
+    for ((i = 0; i < 600; i++)); do
+        grep -q '^optimizer ' "$work/first.out" 2>/dev/null && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    sleep 0.5
+    kill -INT "$pid"
+    wait "$pid"
+    rc=$?
+    out=$(cat "$work/first.out")
+    err=$(cat "$work/first.err")
+    expect_rc 130 "--checkpoint-every $every: SIGINT during the epoch's evaluation"
+    expect_no_match out '^epoch 1/1' "the epoch's figures were not printed"
+    checkpoint=$(ls "$ck"/step-*.safetensors 2>/dev/null | tail -n 1)
+    if [ -n "$checkpoint" ] && [ ! -e "$ck/best.safetensors" ]; then
+        pass "a step checkpoint, and no best.safetensors yet"
+    else fail "a step checkpoint, and no best.safetensors yet" "$(ls "$ck")"; fi
+
+    resume=("$TRAINER" train models/lenet.model --device cpu --epochs 1 --train-limit 64
+        --test-limit 1000 --checkpoint "$ck" --checkpoint-every "$every" --logdir "$logs"
+        --resume "$ck")
+    run "${resume[@]}"
+    expect_rc 0 "the resume with no epoch left to train"
+    expect_in err "trainer: notice: epoch 1's evaluation did not finish before the checkpoint \
+was written: evaluating it first" "says it evaluates the epoch first"
+    expect_match out '^epoch 1/1  \(evaluated on resume\)  test loss [0-9.]+ acc [0-9.]+  lr ' \
+        "prints the epoch's evaluation"
+    if [ -e "$ck/best.safetensors" ]; then pass "best.safetensors is written"
+    else fail "best.safetensors is written" "$(ls "$ck")"; fi
+    if grep -q '^{"kind":"epoch","step":[0-9]*,"epoch":1,"test_loss":' "$logs/metrics.jsonl"
+    then pass "the log gets the epoch's row, without train figures"
+    else fail "the log gets the epoch's row, without train figures" "$(cat "$logs/metrics.jsonl")"
+    fi
+
+    # The step file now says its epoch was evaluated: resumed again, nothing is evaluated
+    # twice, and the log keeps one epoch row.
+    run "${resume[@]}"
+    expect_rc 0 "resumed once more"
+    expect_no_match out "evaluated on resume" "the epoch is not evaluated again"
+    expect_no_match err "evaluating it first" "and no notice says so"
+    if [ "$(grep -c '"kind":"epoch"' "$logs/metrics.jsonl")" -eq 1 ]; then
+        pass "the log holds one epoch row"
+    else fail "the log holds one epoch row" "$(cat "$logs/metrics.jsonl")"; fi
 done
-sleep 1.5
-kill -INT "$pid"
-wait "$pid"
-rc=$?
-out=$(cat "$work/first.out")
-err=$(cat "$work/first.err")
-expect_rc 130 "SIGINT during the epoch's evaluation"
-expect_no_match out '^epoch 1/1' "the epoch's figures were not printed"
-checkpoint=$(ls "$work"/ck/step-*.safetensors 2>/dev/null | tail -n 1)
-if [ -n "$checkpoint" ] && [ ! -e "$work/ck/best.safetensors" ]; then
-    pass "a step checkpoint, and no best.safetensors yet"
-else fail "a step checkpoint, and no best.safetensors yet" "$(ls "$work/ck")"; fi
-
-resume=("$TRAINER" train models/lenet.model --device cpu --epochs 1 --train-limit 64
-    --test-limit 1000 --checkpoint "$work/ck" --logdir "$work/logs" --resume "$work/ck")
-run "${resume[@]}"
-expect_rc 0 "the resume with no epoch left to train"
-expect_in err "trainer: notice: epoch 1's evaluation did not finish before the checkpoint was \
-written: evaluating it first" "says it evaluates the epoch first"
-expect_match out '^epoch 1/1  \(evaluated on resume\)  test loss [0-9.]+ acc [0-9.]+  lr ' \
-    "prints the epoch's evaluation"
-if [ -e "$work/ck/best.safetensors" ]; then pass "best.safetensors is written"
-else fail "best.safetensors is written" "$(ls "$work/ck")"; fi
-if grep -q '^{"kind":"epoch","step":[0-9]*,"epoch":1,"test_loss":' "$work/logs/metrics.jsonl"; then
-    pass "the log gets the epoch's row, without train figures"
-else fail "the log gets the epoch's row, without train figures" "$(tail -n 2 "$work/logs/metrics.jsonl")"; fi
-
-# The step file now says its epoch was evaluated: resumed again, nothing is evaluated twice.
-run "${resume[@]}"
-expect_rc 0 "resumed once more"
-expect_no_match out "evaluated on resume" "the epoch is not evaluated again"
-expect_no_match err "evaluating it first" "and no notice says so"
-if [ "$(grep -c '"kind":"epoch"' "$work/logs/metrics.jsonl")" -eq 1 ]; then
-    pass "the log holds one epoch row"
-else fail "the log holds one epoch row" "$(cat "$work/logs/metrics.jsonl")"; fi
 
 # With --checkpoint-every N the step file at an epoch's end is written before the epoch's
 # evaluation, then again after it: a resume from it does not evaluate the epoch twice.

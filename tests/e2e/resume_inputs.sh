@@ -39,6 +39,19 @@ run "${train[@]}" --epochs 2 --val-split 0.2 --seed 7 --resume "$work/split"
 expect_rc 0 "the run's own options resume"
 expect_in out "epoch 2/2" "and train the second epoch"
 
+# A --train-limit at or past the training set's size cuts nothing: the same split as none.
+make_dataset "$work/small" 100 10
+small=("$TRAINER" train models/mlp.model --data "idx:$work/small" --device cpu --batch 16
+    --val-split 0.2)
+run "${small[@]}" --epochs 1 --checkpoint "$work/small-ck"
+expect_rc 0 "a run of 100 samples holding out a fifth, no --train-limit"
+run "${small[@]}" --epochs 2 --resume "$work/small-ck" --train-limit 5000
+expect_rc 0 "resumed with --train-limit 5000, which cuts nothing: the same split"
+run "$TRAINER" eval models/mlp.model --data "idx:$work/small" --device cpu --val-split 0.2 \
+    --train-limit 100 --weights "$(ls "$work"/small-ck/step-*.safetensors | tail -n 1)"
+expect_rc 0 "eval with --train-limit 100 of 100"
+expect_no_match err "another split" "draws the run's split, with no notice"
+
 # A run without a split records that too: adding one at the resume is refused.
 run "${train[@]}" --epochs 1 --checkpoint "$work/whole"
 expect_rc 0 "one epoch without a validation split"
