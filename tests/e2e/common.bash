@@ -181,6 +181,17 @@ write_labels() {
     for ((i = 0; i < $2; i++)); do body+="\\x0$((i % 10))"; done
     printf '%b' "\\x00\\x00\\x08\\x01$(be32 "$2")$body" >"$1"
 }
+# wait_for_output FILE PATTERN PID: until a line of FILE matches PATTERN (grep -E), for at
+# most 60 s; 1 when PID exits first or the time runs out.
+wait_for_output() {
+    local i
+    for ((i = 0; i < 1200; i++)); do
+        grep -qE -- "$2" "$1" 2>/dev/null && return 0
+        kill -0 "$3" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
 # make_dataset DIR TRAIN TEST: a complete, valid idx:DIR folder of TRAIN + TEST samples.
 make_dataset() {
     mkdir -p "$1"

@@ -15,12 +15,7 @@ ran="trainer train models/mlp.model --data fashion-mnist --epochs 1000 --device 
 
 # Wait for the header it prints once the data is loaded and training is about to start
 # (the Ctrl-C handler is installed right after it), then let it train a moment.
-for ((i = 0; i < 600; i++)); do
-    grep -q '^optimizer ' "$work/train.out" 2>/dev/null && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-done
-if ! grep -q '^optimizer ' "$work/train.out"; then
+if ! wait_for_output "$work/train.out" '^optimizer ' "$pid"; then
     kill -KILL "$pid" 2>/dev/null
     wait "$pid"
     rc=$?
@@ -74,11 +69,7 @@ final="$work/final.safetensors"
 pid=$!
 ran="trainer train models/lenet.model --device cpu --threads 1 --epochs 1 --train-limit 256 \
 --val-split 0.5 --save $final"
-for ((i = 0; i < 600; i++)); do
-    grep -q '^epoch 1/1 ' "$work/final.out" 2>/dev/null && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-done
+wait_for_output "$work/final.out" '^epoch 1/1 ' "$pid"
 kill -INT "$pid"
 start=$SECONDS
 wait "$pid"

@@ -20,11 +20,7 @@ for every in epoch 1; do
     "${first[@]}" </dev/null >"$work/first.out" 2>"$work/first.err" &
     pid=$!
     ran="${first[*]}"
-    for ((i = 0; i < 600; i++)); do
-        grep -q '^optimizer ' "$work/first.out" 2>/dev/null && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
+    wait_for_output "$work/first.out" '^optimizer ' "$pid"
     sleep 0.5
     kill -INT "$pid"
     wait "$pid"
