@@ -60,8 +60,8 @@ static int refuse(const Graph *g, const PrecisionConfig *asked, const char *why,
 static int refuse_on_cpu(const Graph *g, const PrecisionConfig *asked, Status *st) {
     refuse(g, asked, "the CPU backend computes in fp32 only", st);
     status_hint(st, "on the CPU use --precision fp32 (or leave it out), or use a GPU with "
-                "--device cuda (%s needs compute capability %d.%d or newer)", precision_name(asked->precision),
-                precision_min_compute(asked->precision) / 10,
+                "--device cuda (%s needs compute capability %d.%d or newer)",
+                precision_name(asked->precision), precision_min_compute(asked->precision) / 10,
                 precision_min_compute(asked->precision) % 10);
     return STATUS_NO_DEVICE;
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# `trainer eval --val-split F` evaluates the validation split `train --val-split F` held out:
-# the same samples (same seed, same --train-limit, which the weights record), so it prints the loss and accuracy the
-# run's last epoch printed; a spec without a test split (a png: folder of classes, a CSV
-# file) is evaluated that way, and without --val-split it is refused with a hint that eval
-# can follow.
+# `trainer eval --val-split F` evaluates the validation split `train --val-split F` held
+# out: the same samples (same seed, same --train-limit, which the weights record), so it
+# prints the loss and accuracy the run's last epoch printed; a spec without a test split
+# (a png: folder of classes, a CSV file) is evaluated that way, and without --val-split it
+# is refused with a hint that eval can follow.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_fashion_mnist
 require_python3 "write the CSV file"

@@ -23,7 +23,8 @@ PY
 }
 
 # The model read from a pipe: the file is gone by the time the weights are saved.
-run "$TRAINER" train <(cat "$work/tiny.model") "${data[@]}" --epochs 1 --save "$work/piped.safetensors"
+run "$TRAINER" train <(cat "$work/tiny.model") "${data[@]}" --epochs 1 \
+    --save "$work/piped.safetensors"
 expect_rc 0 "a model read from a pipe trains"
 if [ "$(metadata "$work/piped.safetensors" model_text)" = "$(cat "$work/tiny.model")" ]; then
     pass "model_text is the text the run parsed"

@@ -201,7 +201,8 @@ else fail "its epoch rows carry val_loss and val_accuracy, not test figures"; fi
 test_line=$(grep '^test loss ' <<<"$out")
 last_step=$(grep '"kind":"epoch"' "$val_log" | tail -n 1 | sed 's/.*"step":\([0-9]*\),.*/\1/')
 test_accuracy=$(sed -n 's/^test loss [0-9.]* acc \([0-9.]*\) .*/\1/p' <<<"$test_line")
-if tail -n 1 "$val_log" | grep -q "^{\"kind\":\"test\",\"step\":$last_step,\"epoch\":2,\"test_loss\":" &&
+test_row="^{\"kind\":\"test\",\"step\":$last_step,\"epoch\":2,\"test_loss\":"
+if tail -n 1 "$val_log" | grep -q "$test_row" &&
     [ "$(tail -n 1 "$val_log" | sed 's/.*"test_accuracy":\([0-9.e-]*\),.*/\1/' |
         xargs printf '%.4f')" = "$test_accuracy" ] &&
     [ "$(grep -c '"kind":"test"' "$val_log")" -eq 1 ]; then

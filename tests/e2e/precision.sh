@@ -15,7 +15,8 @@ for p in bf16 fp16; do
     run "$TRAINER" train models/mlp.model "${data[@]}" --device cpu --precision "$p"
     expect_error 3 "models/mlp.model:4:1: --precision $p: layer 'dense1' (dense) would compute \
 in $p, but the CPU backend computes in fp32 only" "--precision $p on the CPU is refused at dense1"
-    expect_in err "hint: on the CPU use --precision fp32 (or leave it out), or use a GPU with --device cuda" \
+    expect_in err "hint: on the CPU use --precision fp32 (or leave it out), or use a GPU \
+with --device cuda" \
         "the $p refusal's hint says what to do"
     [ -z "$out" ] && pass "nothing is trained or printed on stdout ($p)" ||
         fail "nothing is trained or printed on stdout ($p)"
