@@ -388,10 +388,8 @@ static int write_epoch_checkpoints(CheckpointSession *s, const EpochReport *r, G
                           .epoch_evaluated = 1};
     describe_settings(s->optimizer, s->schedule, &at);
     // With --checkpoint-every N, a step file at this epoch's last step was written before
-    // the evaluation: written again, it says the evaluation finished, and a resume from it
-    // does not evaluate the epoch a second time.
-    // An epoch evaluated on resume rewrites the file resumed from, so that the next resume
-    // does not evaluate it again.
+    // the evaluation, and an epoch evaluated on resume came from one: written again, it
+    // says the evaluation finished, and the next resume does not evaluate the epoch again.
     char epoch_end[1100];
     checkpoint_step_path(s->folder, g->optimizer_steps, epoch_end, sizeof epoch_end);
     if (!s->every_steps || r->evaluation_only || strcmp(epoch_end, s->last_written) == 0)
