@@ -1,10 +1,13 @@
-#define _POSIX_C_SOURCE 200809L  // mkdir, stat
+#define _DEFAULT_SOURCE  // mkdir, stat, and flock (BSD, not POSIX)
 #include "base/directories.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int make_one(const char *path) {
     if (mkdir(path, 0777) == 0) return 0;
@@ -32,4 +35,16 @@ int make_directories(const char *path) {
         if (rc) return -1;
     }
     return make_one(partial);
+}
+
+int directory_lock(const char *path) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    // flock rather than fcntl's locks: it takes a folder opened read-only, and closing some
+    // other descriptor of the folder does not drop it.
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+    int reason = errno;
+    close(fd);
+    errno = reason;
+    return -1;
 }

@@ -21,10 +21,12 @@ typedef struct RunLog {
     char evaluated[8];
     int kept_rows, dropped_rows;  // of an earlier metrics.jsonl, when resuming
     int cut_row;  // its last line was cut short (a killed writer's), dropped too
+    int lock;     // the folder's lock (base/directories.h), -1 where it could not be taken
 } RunLog;
 
-// Creates DIR (with its parents) when missing and opens both files; an unwritable DIR, or a
-// metrics.jsonl that is not a regular file, fails here, before training starts.
+// Creates DIR (with its parents) when missing, locks it and opens both files; an unwritable
+// DIR, one another trainer process is writing into, or a metrics.jsonl that is not a
+// regular file, fails here, before training starts.
 // `resumed_step`: the optimizer step a --resume'd run starts after; its rows up to that step
 // are kept and the later ones (trained again) dropped, new rows appended. -1: a fresh run,
 // refused (STATUS_BAD_INPUT) when metrics.jsonl already holds rows. Each run opens an event

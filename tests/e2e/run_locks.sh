@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One run per --checkpoint folder and per --logdir at a time. A second run started into
+# either while the first trains (the same command twice, a scheduler's retry) is refused
+# (exit 2) before it trains: it would have pruned and resumed the other's step files,
+# swept its files in the writing as a killed run's *.tmp, and interleaved log rows. The
+# lock is the kernel's (flock), so a run killed with SIGKILL leaves none behind.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+require_fashion_mnist
+
+# Far more epochs than the test waits for, so that the first run is still training.
+first=("$TRAINER" train models/mlp.model --device cpu --epochs 1000 --checkpoint "$work/ck"
+    --logdir "$work/logs")
+"${first[@]}" </dev/null >"$work/first.out" 2>"$work/first.err" &
+pid=$!
+if ! wait_for_output "$work/first.out" '^optimizer ' "$pid"; then
+    kill -KILL "$pid" 2>/dev/null
+    fail "the first run started within 60 s" "$(cat "$work/first.err")"
+    finish
+fi
+pass "the first run trains"
+
+run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --train-limit 100 \
+    --test-limit 10 --checkpoint "$work/ck"
+expect_error 2 "$work/ck: another trainer process is using this --checkpoint folder (it holds \
+the folder's lock)" "a second run into the same --checkpoint folder is refused"
+expect_no_match out '^epoch ' "it trains nothing"
+run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --train-limit 100 \
+    --test-limit 10 --logdir "$work/logs"
+expect_error 2 "$work/logs: another trainer process is writing into this --logdir (it holds \
+the folder's lock)" "a second run into the same --logdir is refused"
+
+if command -v flock >/dev/null; then
+    if flock -n "$work/ck" true; then fail "flock(1) sees the folder locked"
+    else pass "flock(1) sees the folder locked"; fi
+fi
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+pass "the first run was killed with SIGKILL"
+if command -v flock >/dev/null; then
+    if flock -n "$work/ck" true && flock -n "$work/logs" true; then
+        pass "the killed run left no lock behind"
+    else fail "the killed run left no lock behind"; fi
+fi
+run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --train-limit 100 \
+    --test-limit 10 --logdir "$work/logs-2" --checkpoint "$work/ck-2"
+expect_rc 0 "runs into other folders train"
+
+finish
