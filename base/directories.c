@@ -37,14 +37,37 @@ int make_directories(const char *path) {
     return make_one(partial);
 }
 
+// The folders this process holds: asked again for one, directory_lock has it already (a
+// second flock of the same process, on another descriptor, would be refused).
+enum { HELD_MAX = 8 };
+static struct {
+    dev_t device;
+    ino_t inode;
+} held[HELD_MAX];
+static int held_count;
+
 int directory_lock(const char *path) {
+    struct stat info;
+    if (stat(path, &info) != 0) return -1;
+    for (int i = 0; i < held_count; i++)
+        if (held[i].device == info.st_dev && held[i].inode == info.st_ino) return 0;
+    if (held_count == HELD_MAX) {
+        errno = ENOLCK;
+        return -1;
+    }
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return -1;
     // flock rather than fcntl's locks: it takes a folder opened read-only, and closing some
-    // other descriptor of the folder does not drop it.
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
-    int reason = errno;
-    close(fd);
-    errno = reason;
-    return -1;
+    // other descriptor of the folder does not drop it. The descriptor stays open, and the
+    // lock held, until the process ends.
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int reason = errno;
+        close(fd);
+        errno = reason;
+        return -1;
+    }
+    held[held_count].device = info.st_dev;
+    held[held_count].inode = info.st_ino;
+    held_count++;
+    return 0;
 }

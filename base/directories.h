@@ -7,9 +7,9 @@
 // the step that failed (ENOTDIR when a part of the path is a file).
 int make_directories(const char *path);
 
-// An exclusive lock on the folder `path` for as long as the returned descriptor stays open,
-// which the kernel closes when the process ends however it ends: no lock outlives its run.
-// -1 with errno when it cannot be taken: EWOULDBLOCK when another process holds it.
+// An exclusive lock on the folder `path`, held until the process ends (the kernel drops it
+// then, however the process ends: no lock outlives its run). 0 when held, also when this
+// process took it before; -1 with errno when not: EWOULDBLOCK when another process holds it.
 int directory_lock(const char *path);
 
 #endif

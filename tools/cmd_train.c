@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/batch_auto.h"
 #include "core/early_stop.h"
@@ -529,6 +530,23 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     return rc;
 }
 
+static int is_folder(const char *path) {
+    struct stat info;
+    return stat(path, &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+// Before the data load, which can take minutes: a --checkpoint folder or --logdir another
+// run is using is refused now. Locked here, they stay locked (for this process) when the
+// run opens them; one that does not exist yet is made and locked then. Rank 0 only: the
+// other processes of an mpirun launch write nothing.
+static int refuse_busy_folders(const Command *cmd, const ParsedArgs *args, Status *st) {
+    const char *folder = args_get(cmd, args, "--checkpoint");
+    if (folder && is_folder(folder)) TRY(checkpoints_lock_folder(folder, st));
+    const char *logdir = args_get(cmd, args, "--logdir");
+    if (logdir && is_folder(logdir)) TRY(run_log_lock(logdir, st));
+    return 0;
+}
+
 int run_train(const Command *cmd, const ParsedArgs *args) {
     Status st;
     status_clear(&st);
@@ -558,6 +576,7 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = check_replica_precision(&first, &replicas, &st);
     if (rc) graph_free(&first);
     if (!rc) rc = build_replica_graphs(&file, &first, &replicas, &st);
+    if (!rc && replicas.world.rank == 0) rc = refuse_busy_folders(cmd, args, &st);
     if (!rc)
         rc = load_run_data(cmd, args, &first, &replicas.config, &data, &st);
     if (!rc) rc = train_with(cmd, args, &replicas, &data, &st);

@@ -162,9 +162,8 @@ static int check_path_lengths(RunLog *log, const char *dir, const char *host, St
 // metrics.jsonl is cut back to the resumed step.
 // Two runs writing one log would interleave their rows, and a resume would cut back the
 // other's. A filesystem without locks (errno other than EWOULDBLOCK) runs unlocked.
-static int lock_directory(RunLog *log, const char *dir, Status *st) {
-    log->lock = directory_lock(dir);
-    if (log->lock >= 0 || errno != EWOULDBLOCK) return 0;
+int run_log_lock(const char *dir, Status *st) {
+    if (directory_lock(dir) == 0 || errno != EWOULDBLOCK) return 0;
     status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "another trainer process is writing into "
                    "this --logdir (it holds the folder's lock)");
     status_hint(st, "wait for that run to end, or give this run its own --logdir (runs/2 "
@@ -172,27 +171,19 @@ static int lock_directory(RunLog *log, const char *dir, Status *st) {
     return STATUS_BAD_INPUT;
 }
 
-static void unlock_directory(RunLog *log) {
-    if (log->lock >= 0) close(log->lock);
-    log->lock = -1;
-}
-
 int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resumed_step,
                  int evaluate_first, Status *st) {
     memset(log, 0, sizeof *log);
-    log->lock = -1;
     snprintf(log->evaluated, sizeof log->evaluated, "%s", evaluated);
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
     TRY(check_path_lengths(log, dir, host, st));
     TRY(make_directory(dir, st));
-    TRY(lock_directory(log, dir, st));
+    TRY(run_log_lock(dir, st));
     if (metrics_file_open(log->metrics_path, O_RDWR | O_CREAT, "r+", "choose a --logdir you "
                           "can write to, where metrics.jsonl is missing or a regular file",
-                          &log->metrics, st)) {
-        unlock_directory(log);
+                          &log->metrics, st))
         return st->code;
-    }
     EarlierRows e;
     int rc = read_earlier_rows(log, resumed_step, evaluate_first, &e, st);
     if (!rc && resumed_step < 0 && e.rows) rc = refuse_earlier_run(log, &e, st);
@@ -207,7 +198,6 @@ int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resum
         event_file_close(&log->events);
         fclose(log->metrics);
         log->metrics = NULL;
-        unlock_directory(log);
     }
     return rc;
 }
@@ -336,5 +326,4 @@ void run_log_close(RunLog *log) {
     if (log->metrics) fclose(log->metrics);
     log->metrics = NULL;
     event_file_close(&log->events);
-    unlock_directory(log);
 }

@@ -21,8 +21,12 @@ typedef struct RunLog {
     char evaluated[8];
     int kept_rows, dropped_rows;  // of an earlier metrics.jsonl, when resuming
     int cut_row;  // its last line was cut short (a killed writer's), dropped too
-    int lock;     // the folder's lock (base/directories.h), -1 where it could not be taken
 } RunLog;
+
+// Locks DIR, a folder, for this process's life (base/directories.h): STATUS_BAD_INPUT when
+// another trainer process holds it. run_log_open calls it; train calls it before the data
+// load too, for a DIR that exists, so that a busy one is refused without the wait.
+int run_log_lock(const char *dir, Status *st);
 
 // Creates DIR (with its parents) when missing, locks it and opens both files; an unwritable
 // DIR, one another trainer process is writing into, or a metrics.jsonl that is not a

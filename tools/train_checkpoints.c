@@ -201,12 +201,11 @@ static int check_folder_length(const char *folder, Status *st) {
 }
 
 // Two runs in one folder would prune each other's step files and resume from each other's,
-// and one would sweep the other's files in the writing as a killed run's *.tmp. The lock is
-// held until the process ends (the kernel drops it then, however it ends). A folder that
-// cannot be made is left to checkpoint_folder_prepare to report; a filesystem without
+// and one would sweep the other's files in the writing as a killed run's *.tmp. A folder
+// that cannot be made is left to checkpoint_folder_prepare to report; a filesystem without
 // locks runs unlocked.
-static int lock_folder(const char *folder, Status *st) {
-    if (make_directories(folder) != 0 || directory_lock(folder) >= 0 || errno != EWOULDBLOCK)
+int checkpoints_lock_folder(const char *folder, Status *st) {
+    if (make_directories(folder) != 0 || directory_lock(folder) == 0 || errno != EWOULDBLOCK)
         return 0;
     status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "another trainer process is using this "
                    "--checkpoint folder (it holds the folder's lock)");
@@ -232,7 +231,7 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
     if (s->save_path) TRY(check_save_target(s->save_path, s->model_path, st));
     if (s->folder) {
         TRY(check_folder_length(s->folder, st));
-        TRY(lock_folder(s->folder, st));
+        TRY(checkpoints_lock_folder(s->folder, st));
         TRY(refuse_other_checkpoints(s->folder, resume_from, resume_from ? resume_file : NULL,
                                      st));
         int swept = 0;

@@ -55,6 +55,10 @@ void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normal
 // Reads the options; before anything trains, readies the folder (an unwritable one fails
 // here) and applies --resume (parameters and optimizer state into every replica, the
 // place into config->start, the checkpoint's seed and batch) or --init-from.
+// Creates and locks the --checkpoint folder for this process's life (base/directories.h):
+// STATUS_BAD_INPUT when another trainer process holds it. checkpoints_open calls it; train
+// calls it before the data load too, for a folder that exists.
+int checkpoints_lock_folder(const char *folder, Status *st);
 int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
                      Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
                      Status *st);

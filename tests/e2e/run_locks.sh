@@ -28,6 +28,11 @@ run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --train-limit 100 
     --test-limit 10 --logdir "$work/logs"
 expect_error 2 "$work/logs: another trainer process is writing into this --logdir (it holds \
 the folder's lock)" "a second run into the same --logdir is refused"
+# Before its data is read: a folder of images can take minutes to load.
+run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --checkpoint "$work/ck" \
+    --data "png:$work/no-such-folder"
+expect_error 2 "another trainer process is using this --checkpoint folder" \
+    "the busy folder is refused before the data is read (here a missing one)"
 
 if command -v flock >/dev/null; then
     if flock -n "$work/ck" true; then fail "flock(1) sees the folder locked"
