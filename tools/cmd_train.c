@@ -535,15 +535,17 @@ static int is_folder(const char *path) {
     return stat(path, &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-// Before the data load, which can take minutes: a --checkpoint folder or --logdir another
-// run is using is refused now. Locked here, they stay locked (for this process) when the
-// run opens them; one that does not exist yet is made and locked then. Rank 0 only: the
-// other processes of an mpirun launch write nothing.
-static int refuse_busy_folders(const Command *cmd, const ParsedArgs *args, Status *st) {
+// Before the data load, which can take minutes: a --checkpoint folder or --logdir that
+// another run is using, or that holds another run's checkpoints or rows, is refused now.
+// Locked here, they stay locked (for this process) when the run opens them; one that does
+// not exist yet is made and locked then. Rank 0 only: the other processes of an mpirun
+// launch write nothing.
+static int check_run_folders(const Command *cmd, const ParsedArgs *args, Status *st) {
+    const char *resume_from = args_get(cmd, args, "--resume");
     const char *folder = args_get(cmd, args, "--checkpoint");
-    if (folder && is_folder(folder)) TRY(checkpoints_lock_folder(folder, st));
+    if (folder && is_folder(folder)) TRY(checkpoints_check_folder(folder, resume_from, st));
     const char *logdir = args_get(cmd, args, "--logdir");
-    if (logdir && is_folder(logdir)) TRY(run_log_lock(logdir, st));
+    if (logdir && is_folder(logdir)) TRY(run_log_check(logdir, resume_from != NULL, st));
     return 0;
 }
 
@@ -576,7 +578,7 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = check_replica_precision(&first, &replicas, &st);
     if (rc) graph_free(&first);
     if (!rc) rc = build_replica_graphs(&file, &first, &replicas, &st);
-    if (!rc && replicas.world.rank == 0) rc = refuse_busy_folders(cmd, args, &st);
+    if (!rc && replicas.world.rank == 0) rc = check_run_folders(cmd, args, &st);
     if (!rc)
         rc = load_run_data(cmd, args, &first, &replicas.config, &data, &st);
     if (!rc) rc = train_with(cmd, args, &replicas, &data, &st);

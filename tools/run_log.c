@@ -157,6 +157,24 @@ static int check_path_lengths(RunLog *log, const char *dir, const char *host, St
     return 0;
 }
 
+int run_log_check(const char *dir, int resuming, Status *st) {
+    RunLog log;
+    memset(&log, 0, sizeof log);
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    TRY(check_path_lengths(&log, dir, host, st));  // sets metrics_path, never cut short
+    TRY(run_log_lock(dir, st));
+    struct stat info;
+    if (resuming || stat(log.metrics_path, &info) != 0) return 0;
+    TRY(metrics_file_open(log.metrics_path, O_RDONLY, "r", "choose a --logdir where "
+                          "metrics.jsonl is missing or a regular file", &log.metrics, st));
+    EarlierRows e;
+    int rc = read_earlier_rows(&log, -1, 0, &e, st);
+    if (!rc && e.rows) rc = refuse_earlier_run(&log, &e, st);
+    fclose(log.metrics);
+    return rc;
+}
+
 // Nothing in DIR changes until everything that can be refused has been: the earlier rows
 // are read (a fresh run into a used DIR is refused) and the event file created before
 // metrics.jsonl is cut back to the resumed step.

@@ -24,9 +24,12 @@ typedef struct RunLog {
 } RunLog;
 
 // Locks DIR, a folder, for this process's life (base/directories.h): STATUS_BAD_INPUT when
-// another trainer process holds it. run_log_open calls it; train calls it before the data
-// load too, for a DIR that exists, so that a busy one is refused without the wait.
+// another trainer process holds it. run_log_open calls it.
 int run_log_lock(const char *dir, Status *st);
+// Before the data load, for a DIR that exists, so that a wrong one is refused without the
+// wait: run_log_lock, and for a fresh run (not `resuming`) the refusal of a metrics.jsonl
+// that holds rows, which run_log_open would make after it.
+int run_log_check(const char *dir, int resuming, Status *st);
 
 // Creates DIR (with its parents) when missing, locks it and opens both files; an unwritable
 // DIR, one another trainer process is writing into, or a metrics.jsonl that is not a

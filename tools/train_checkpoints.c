@@ -204,13 +204,21 @@ static int check_folder_length(const char *folder, Status *st) {
 // and one would sweep the other's files in the writing as a killed run's *.tmp. A folder
 // that cannot be made is left to checkpoint_folder_prepare to report; a filesystem without
 // locks runs unlocked.
-int checkpoints_lock_folder(const char *folder, Status *st) {
+static int lock_folder(const char *folder, Status *st) {
     if (make_directories(folder) != 0 || directory_lock(folder) == 0 || errno != EWOULDBLOCK)
         return 0;
     status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "another trainer process is using this "
                    "--checkpoint folder (it holds the folder's lock)");
     status_hint(st, "wait for that run to end, or give this run its own --checkpoint folder");
     return STATUS_BAD_INPUT;
+}
+
+int checkpoints_check_folder(const char *folder, const char *resume_from, Status *st) {
+    char resume_file[1100] = "";
+    if (resume_from) TRY(resume_path(resume_from, resume_file, sizeof resume_file, st));
+    TRY(check_folder_length(folder, st));
+    TRY(lock_folder(folder, st));
+    return refuse_other_checkpoints(folder, resume_from, resume_from ? resume_file : NULL, st);
 }
 
 int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
@@ -230,10 +238,7 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
     if (resume_from) TRY(resume_path(resume_from, resume_file, sizeof resume_file, st));
     if (s->save_path) TRY(check_save_target(s->save_path, s->model_path, st));
     if (s->folder) {
-        TRY(check_folder_length(s->folder, st));
-        TRY(checkpoints_lock_folder(s->folder, st));
-        TRY(refuse_other_checkpoints(s->folder, resume_from, resume_from ? resume_file : NULL,
-                                     st));
+        TRY(checkpoints_check_folder(s->folder, resume_from, st));
         int swept = 0;
         TRY(checkpoint_folder_prepare(s->folder, &swept, st));
         if (swept)

@@ -55,10 +55,13 @@ void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normal
 // Reads the options; before anything trains, readies the folder (an unwritable one fails
 // here) and applies --resume (parameters and optimizer state into every replica, the
 // place into config->start, the checkpoint's seed and batch) or --init-from.
-// Creates and locks the --checkpoint folder for this process's life (base/directories.h):
-// STATUS_BAD_INPUT when another trainer process holds it. checkpoints_open calls it; train
-// calls it before the data load too, for a folder that exists.
-int checkpoints_lock_folder(const char *folder, Status *st);
+// The --checkpoint folder's checks that need neither model nor data, each STATUS_BAD_INPUT:
+// its path leaves room for the step files' names; it is created and locked for this
+// process's life (base/directories.h), refused when another trainer process holds it; it
+// holds no other run's checkpoints (`resume_from`, --resume's value or NULL, may be its
+// newest). checkpoints_open runs them; train runs them before the data load too, for a
+// folder that exists, so that a wrong one is refused without the wait.
+int checkpoints_check_folder(const char *folder, const char *resume_from, Status *st);
 int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
                      Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
                      Status *st);

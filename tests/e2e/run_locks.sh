@@ -3,7 +3,9 @@
 # either while the first trains (the same command twice, a scheduler's retry) is refused
 # (exit 2) before it trains: it would have pruned and resumed the other's step files,
 # swept its files in the writing as a killed run's *.tmp, and interleaved log rows. The
-# lock is the kernel's (flock), so a run killed with SIGKILL leaves none behind.
+# lock is the kernel's (flock), so a run killed with SIGKILL leaves none behind. These
+# refusals, and those of a folder holding another run's checkpoints or rows, come before
+# the data is read.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_fashion_mnist
 
@@ -49,5 +51,16 @@ fi
 run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --train-limit 100 \
     --test-limit 10 --logdir "$work/logs-2" --checkpoint "$work/ck-2"
 expect_rc 0 "runs into other folders train"
+
+# The other refusals of a used folder come before the data is read too: a fresh run into a
+# --checkpoint folder holding another run's step files, or a --logdir holding its rows.
+run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --checkpoint "$work/ck-2" \
+    --data "png:$work/no-such-folder"
+expect_error 2 "$work/ck-2: the checkpoint folder already holds checkpoints" \
+    "another run's checkpoints are refused before the data is read"
+run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --logdir "$work/logs-2" \
+    --data "png:$work/no-such-folder"
+expect_error 2 "$work/logs-2/metrics.jsonl: already holds" \
+    "another run's log rows are refused before the data is read"
 
 finish
