@@ -243,6 +243,13 @@ void command_print_help(const Command *cmd, FILE *out) {
 // under the standard two; the whole text is one `trainer explain NAME` away.
 static void print_error_explanation(const ErrorEntry *entry, const Status *st) {
     enum { CAUSES_SHOWN = 3 };
+    // trainer's own checks (a label past the last class, a launch CUDA would refuse) name
+    // the CUDA error a framework would have stopped with: what follows explains that error,
+    // and no context was harmed.
+    int caught_before = st->code == STATUS_BAD_INPUT;
+    if (caught_before)
+        fputs("  caught by trainer's own check, so nothing on the device broke; on a GPU, a "
+              "framework would stop with this CUDA error:\n", stderr);
     fprintf(stderr, "  meaning: %s\n", entry->meaning);
     fputs("  likely causes:", stderr);
     for (int i = 0; i < CAUSES_SHOWN && entry->causes[i]; i++)
@@ -255,9 +262,10 @@ static void print_error_explanation(const ErrorEntry *entry, const Status *st) {
     if (facts.count) fputc('\n', stderr);
     fprintf(stderr, "  confirm: %s\n", entry->confirm);
     // The hint usually is the catalog's fix already (kernels/cuda/cuda_errors.cu).
-    if (strncmp(st->hint, entry->fix, sizeof st->hint - 1) != 0)
+    // Caught before, the hint is the fix: the catalog's would restart a healthy process.
+    if (!caught_before && strncmp(st->hint, entry->fix, sizeof st->hint - 1) != 0)
         fprintf(stderr, "  fix: %s\n", entry->fix);
-    if (entry->poisons_context)
+    if (entry->poisons_context && !caught_before)
         fputs("  the CUDA context is now unusable: the process must restart (with --checkpoint "
               "DIR, --resume DIR continues from the last checkpoint)\n", stderr);
     fprintf(stderr, "  more: trainer explain %s\n", entry->name);
