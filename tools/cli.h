@@ -169,6 +169,19 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
                                         "loader thread (stream); auto streams when the "     \
                                         "images would take over half the memory"}
 
+// The names of a dataset's classes in label order, into list (room for 256): a known
+// dataset's (by its spec), or a png:DIR's folder names. Returns how many; 0 when it names
+// none.
+int dataset_class_name_list(const char *spec, const Dataset *ds, const char **list);
+// The classes `recorded` (from `path`, a weights file or checkpoint) against `names` of the
+// data at hand (`where`, e.g. "png:shirts"): the first label whose name differs (png:
+// folders labelled by their sorted names shift every label after a missing folder) is
+// STATUS_BAD_INPUT naming both when `refuse` (a resume would train on shifted labels), else
+// a notice (eval measures as asked). Names compare as `data export` writes them (0_T-shirt_top
+// is T-shirt/top). Nothing to compare when either names none; fewer classes here than
+// recorded, with the same names, are fine.
+int check_recorded_classes(const LoadedInputs *recorded, const char *const *names, int count,
+                           const char *path, const char *where, int refuse, Status *st);
 // Parameters from a safetensors file (`train --save` or a checkpoint) for eval and predict;
 // tensors holding NaN or infinity load with a warning naming them. *loaded says what else
 // the file records (normalization, class names): free it with checkpoint_loaded_free.

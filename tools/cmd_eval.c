@@ -134,6 +134,9 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
     TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &batch, NULL, st));
     TRY(graph_check_dataset(g, test, split->held.fraction ? "the validation set"
                                                           : "the test set", st));
+    const char *spec = data_spec_from_args(cmd, args, config), *names[256];
+    int classes = dataset_class_name_list(spec, test, names);
+    TRY(check_recorded_classes(&loaded->inputs, names, classes, weights, spec, 0, st));
     // The samples normalized as in training: by what the weights file records.
     RunConfig evaluated = *config;
     Normalization normalization;

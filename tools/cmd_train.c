@@ -444,7 +444,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     TRY(checkpoints_check_resumed_inputs(&session.checkpoints, &data->held_out,
                                          r->config.data.normalize.kind, &data->normalization,
                                          data->normalization_source,
-                                         sizeof data->normalization_source, st));
+                                         sizeof data->normalization_source, train,
+                                         data_spec_from_args(cmd, args, &r->config), st));
     checkpoints_record_inputs(&session.checkpoints, r->config.normalization, train,
                               data_spec_from_args(cmd, args, &r->config));
     session.checkpoints.inputs.held_out = data->held_out;

@@ -1,8 +1,10 @@
 #define _POSIX_C_SOURCE 200809L  // strtok_r, readlink
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/escape.h"
 #include "base/lever.h"
 #include "base/suggest.h"
 #include "core/checkpoint.h"
@@ -239,6 +241,60 @@ int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const Run
     }
     dataset_truncate(ds, (int)limit);
     return 0;
+}
+
+int dataset_class_name_list(const char *spec, const Dataset *ds, const char **list) {
+    int count = 0;
+    const char *const *known = dataset_known_class_names(spec, &count);
+    if (known) {
+        for (int i = 0; i < count && i < 256; i++) list[i] = known[i];
+        return count < 256 ? count : 256;
+    }
+    count = ds->class_count < 256 ? ds->class_count : 256;
+    for (int i = 0; i < count; i++) list[i] = ds->class_names[i];
+    return count;
+}
+
+// Whether two names are one class's: `data export` writes Fashion-MNIST's "T-shirt/top"
+// as the folder 0_T-shirt_top, so a leading "N_" and everything but letters and digits are
+// left out, and case too.
+static int same_class_name(const char *a, const char *b) {
+    const char *names[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        const char *p = names[i];
+        while (*p >= '0' && *p <= '9') p++;
+        if (*p == '_' && p != names[i]) names[i] = p + 1;
+    }
+    for (a = names[0], b = names[1];; a++, b++) {
+        while (*a && !isalnum((unsigned char)*a)) a++;
+        while (*b && !isalnum((unsigned char)*b)) b++;
+        if (!*a || !*b) return !*a && !*b;
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+    }
+}
+
+int check_recorded_classes(const LoadedInputs *recorded, const char *const *names, int count,
+                           const char *path, const char *where, int refuse, Status *st) {
+    int shared = recorded->class_count < count ? recorded->class_count : count;
+    int label = 0;
+    while (label < shared && same_class_name(recorded->class_names[label], names[label]))
+        label++;
+    if (label == shared) return 0;
+    char theirs[260], ours[260], what[900];
+    text_escape(recorded->class_names[label], strlen(recorded->class_names[label]), theirs,
+                sizeof theirs);
+    text_escape(names[label], strlen(names[label]), ours, sizeof ours);
+    snprintf(what, sizeof what, "label %d was class '%s' when these weights were trained, but "
+             "%s names it '%s' (%d classes there, %d here): from that label on, the labels "
+             "may mean other classes", label, theirs, where, ours, recorded->class_count, count);
+    if (!refuse) {
+        print_notice("%s: %s", path, what);
+        return 0;
+    }
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "%s", what);
+    status_hint(st, "use the data the weights were trained on, with the same class folders "
+                "(a missing or extra folder shifts the labels of every folder after it)");
+    return STATUS_BAD_INPUT;
 }
 
 int load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *loaded,

@@ -339,10 +339,14 @@ static int check_resumed_normalization(const CheckpointSession *s, NormalizeKind
 int checkpoints_check_resumed_inputs(CheckpointSession *s, const HeldOutSplit *split,
                                      NormalizeKind normalize, Normalization *normalization,
                                      char *normalization_source, size_t source_size,
-                                     Status *st) {
+                                     const Dataset *train, const char *spec, Status *st) {
     int rc = 0;
     if (s->resumed_path) {
-        rc = check_resumed_split(s, split, st);
+        const char *names[256];
+        int classes = dataset_class_name_list(spec, train, names);
+        rc = check_recorded_classes(&s->resumed_inputs, names, classes, s->resumed_path, spec,
+                                    1, st);
+        if (!rc) rc = check_resumed_split(s, split, st);
         if (!rc)
             rc = check_resumed_normalization(s, normalize, normalization, normalization_source,
                                              source_size, st);
@@ -548,13 +552,6 @@ void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d) {
 void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normalization,
                                const Dataset *train, const char *spec) {
     s->inputs.normalization = normalization && normalization->count ? normalization : NULL;
-    int count = 0;
-    const char *const *known = dataset_known_class_names(spec, &count);
-    if (!known && train->class_count > 0) {
-        count = train->class_count < 256 ? train->class_count : 256;
-        for (int i = 0; i < count; i++) s->class_name_list[i] = train->class_names[i];
-        known = s->class_name_list;
-    }
-    s->inputs.class_count = known ? count : 0;
-    s->inputs.class_names = known;
+    s->inputs.class_count = dataset_class_name_list(spec, train, s->class_name_list);
+    s->inputs.class_names = s->inputs.class_count ? s->class_name_list : NULL;
 }

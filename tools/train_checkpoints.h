@@ -69,13 +69,14 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
 // checkpoint's run did. Another validation split than the one it records is refused (it
 // would hold samples the weights were trained on, or train on those it was validated
 // on), and so is another normalization, except with `normalize auto`, which takes the
-// recorded mean and std (with a notice when this run's data gives others).
+// recorded mean and std (with a notice when this run's data gives others). The classes of
+// `train` (by `spec`) must have the names the checkpoint records, label for label.
 // `normalization_source` is updated when the recorded values are taken. Frees
 // s->resumed_inputs.
 int checkpoints_check_resumed_inputs(CheckpointSession *s, const HeldOutSplit *split,
                                      NormalizeKind normalize, Normalization *normalization,
                                      char *normalization_source, size_t source_size,
-                                     Status *st);
+                                     const Dataset *train, const char *spec, Status *st);
 int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *g, Device *d,
                            Status *st);
 int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g, Device *d,

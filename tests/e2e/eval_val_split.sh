@@ -64,6 +64,32 @@ with seed 9 of the first 200 training samples (--train-limit); this eval draws -
 with seed 4 of the first 200 training samples (--train-limit), another split, which holds \
 samples the weights were trained on" "with a notice"
 expect_in out "with seed 4)" "and says which split it measured"
+
+# The classes are the folders' names in sorted order: without the first folder every label
+# shifts. The weights record the names: eval says so (it measured 0.0000 without a word), a
+# resume is refused (it trained on the shifted labels).
+mkdir "$work/fewer"
+for folder in "$work"/classes/*/; do
+    case "$(basename "$folder")" in 0_*) ;; *) cp -r "$folder" "$work/fewer/" ;; esac
+done
+run "$TRAINER" eval models/mlp.model --weights "$work/w.safetensors" --data "png:$work/fewer" \
+    --device cpu --val-split 0.25
+expect_rc 0 "eval on a folder of classes without the first one still measures"
+expect_in err "trainer: notice: $work/w.safetensors: label 0 was class '0_T-shirt_top' when \
+these weights were trained, but png:$work/fewer names it '1_Trouser' (10 classes there, 9 \
+here)" "with a notice that the labels shifted"
+run "$TRAINER" train models/mlp.model --data "png:$work/classes" --device cpu --epochs 1 \
+    --val-split 0.2 --checkpoint "$work/classes-ck"
+expect_rc 0 "a run on the folder of classes with checkpoints"
+run "$TRAINER" train models/mlp.model --data "png:$work/fewer" --device cpu --epochs 2 \
+    --val-split 0.2 --resume "$work/classes-ck"
+expect_error 2 "label 0 was class '0_T-shirt_top' when these weights were trained, but \
+png:$work/fewer names it '1_Trouser'" "a resume on the shifted classes is refused"
+# Fashion-MNIST's own names and the folders `data export` writes are one set of classes.
+run "$TRAINER" eval models/mlp.model --weights "$work/w.safetensors" --device cpu \
+    --test-limit 100
+expect_rc 0 "the exported folders' weights evaluate on fashion-mnist"
+expect_no_match err "label 0 was class" "without a notice: 0_T-shirt_top is T-shirt/top"
 # Fashion-MNIST has a test split; --val-split still picks the run's validation split.
 check_same_split fashion-mnist "a spec with a test split" --val-split 0.1 --train-limit 400
 
