@@ -59,6 +59,10 @@ int held_out_same(const HeldOutSplit *a, const HeldOutSplit *b) {
     return a->fraction == b->fraction && a->seed == b->seed && a->train_limit == b->train_limit;
 }
 
+int held_out_same_data(const HeldOutSplit *a, const HeldOutSplit *b) {
+    return !a->samples || !b->samples || a->samples == b->samples;
+}
+
 void held_out_describe(const HeldOutSplit *split, char *text, size_t size) {
     if (!(split->fraction > 0)) {
         snprintf(text, size, "no validation split");
@@ -72,8 +76,8 @@ void held_out_describe(const HeldOutSplit *split, char *text, size_t size) {
 }
 
 void checkpoint_inputs_format_held_out(const CheckpointInputs *in, char fraction[32],
-                                       char seed[24], char train_limit[24]) {
-    fraction[0] = seed[0] = train_limit[0] = '\0';
+                                       char seed[24], char train_limit[24], char samples[24]) {
+    fraction[0] = seed[0] = train_limit[0] = samples[0] = '\0';
     if (!in) return;
     if (!(in->held_out.fraction > 0)) {
         snprintf(fraction, 32, "0");
@@ -83,6 +87,7 @@ void checkpoint_inputs_format_held_out(const CheckpointInputs *in, char fraction
     snprintf(fraction, 32, "%.17g", in->held_out.fraction);
     snprintf(seed, 24, "%ld", in->held_out.seed);
     if (in->held_out.train_limit > 0) snprintf(train_limit, 24, "%ld", in->held_out.train_limit);
+    if (in->held_out.samples > 0) snprintf(samples, 24, "%ld", in->held_out.samples);
 }
 
 static int bad_value(const char *path, const char *key, const char *value, const char *expected,
@@ -175,6 +180,7 @@ static int read_held_out(const Safetensors *file, const char *path, LoadedInputs
     if (!safetensors_metadata(file, "val_split_seed"))
         return bad_value(path, "val_split_seed", "", "the seed beside val_split", st);
     TRY(read_whole_number(file, path, "val_split_seed", 0, 0x7fffffffL, &out->seed, st));
+    TRY(read_whole_number(file, path, "val_split_of", 1, 1000000000L, &out->samples, st));
     return read_whole_number(file, path, "train_limit", 1, 100000000L, &out->train_limit, st);
 }
 

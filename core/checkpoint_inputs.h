@@ -16,10 +16,15 @@ typedef struct HeldOutSplit {
     double fraction;   // 0: the run held none out
     long seed;         // chose which samples
     long train_limit;  // the training samples kept before the split (--train-limit); 0: all
+    long samples;      // the training samples it was drawn from (val_split_of); 0: unknown
 } HeldOutSplit;
 
-// Whether two splits hold out the same samples (no split is the same as no split).
+// Whether two splits hold out the same samples (no split is the same as no split), as far
+// as the options tell: the sample counts are compared apart (held_out_same_data).
 int held_out_same(const HeldOutSplit *a, const HeldOutSplit *b);
+// 0 when both know how many training samples they were drawn from and the counts differ:
+// the same options then draw another split (a bad image fixed, another CSV file).
+int held_out_same_data(const HeldOutSplit *a, const HeldOutSplit *b);
 // "--val-split 0.1 with seed 3 of the first 2000 training samples (--train-limit)", or "no
 // validation split".
 void held_out_describe(const HeldOutSplit *split, char *text, size_t size);
@@ -44,11 +49,12 @@ typedef struct LoadedInputs {
 // normalization) and class_names (a JSON array; NULL without names).
 int checkpoint_inputs_format(const CheckpointInputs *in, char **mean, char **std,
                              char **class_names, Status *st);
-// The held-out split's metadata values (val_split, val_split_seed, train_limit) into the
+// The held-out split's metadata values (val_split, val_split_seed, train_limit,
+// val_split_of) into the
 // given buffers; "" for a key not to write. A run without a split writes val_split "0",
 // so that a resume can tell it from a file written before trainer recorded splits.
 void checkpoint_inputs_format_held_out(const CheckpointInputs *in, char fraction[32],
-                                       char seed[24], char train_limit[24]);
+                                       char seed[24], char train_limit[24], char samples[24]);
 // Reads them back. Absent keys leave the parts empty; a value that does not parse is
 // STATUS_BAD_INPUT naming the file and key.
 int checkpoint_inputs_read(const Safetensors *file, const char *path, LoadedInputs *out,

@@ -62,7 +62,15 @@ static int refuse_unused_options(const Command *cmd, const ParsedArgs *args, con
 // mean it.
 static void warn_other_split(const EvalSplit *split, const HeldOutSplit *recorded,
                              const char *weights) {
-    if (!(recorded->fraction > 0) || held_out_same(&split->held, recorded)) return;
+    if (!(recorded->fraction > 0)) return;
+    if (held_out_same(&split->held, recorded) && !held_out_same_data(&split->held, recorded)) {
+        print_notice("%s was trained holding out its validation split of %ld training samples; "
+                     "the same options draw another split of the %ld here, which holds samples "
+                     "the weights were trained on", weights, recorded->samples,
+                     split->held.samples);
+        return;
+    }
+    if (held_out_same(&split->held, recorded)) return;
     char theirs[160], ours[160];
     held_out_describe(recorded, theirs, sizeof theirs);
     held_out_describe(&split->held, ours, sizeof ours);
@@ -120,6 +128,7 @@ static int load_validation(const Command *cmd, const ParsedArgs *args, const Run
                           skipped, st));
     if (split->held.train_limit >= train.count) split->held.train_limit = 0;
     dataset_truncate(&train, (int)split->held.train_limit);
+    split->held.samples = train.count;
     int rc = dataset_split_off(&train, split->held.fraction, (uint64_t)split->held.seed, val,
                                st);
     dataset_free(&train);

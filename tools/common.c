@@ -382,7 +382,8 @@ static int split_validation(const Command *cmd, const ParsedArgs *args,
     data->has_val = given || fraction > 0;
     if (!data->has_val) return 0;
     data->held_out = (HeldOutSplit){.fraction = fraction, .seed = config->train.seed,
-                                    .train_limit = applied_limit};
+                                    .train_limit = applied_limit,
+                                    .samples = data->train.count};
     return dataset_split_off(&data->train, fraction, (uint64_t)config->train.seed, &data->val,
                              st);
 }

@@ -258,7 +258,19 @@ static int check_resumed_split(const CheckpointSession *s, const HeldOutSplit *s
                                Status *st) {
     const LoadedInputs *recorded = &s->resumed_inputs;
     // A checkpoint written before splits were recorded says nothing either way.
-    if (!recorded->held_out_recorded || held_out_same(&recorded->held_out, split)) return 0;
+    if (!recorded->held_out_recorded) return 0;
+    if (held_out_same(&recorded->held_out, split) &&
+        !held_out_same_data(&recorded->held_out, split)) {
+        status_fail_at(st, STATUS_BAD_INPUT, s->resumed_path, 0, 0, "the checkpoint's run drew "
+                       "its validation split from %ld training samples, this run from %ld: the "
+                       "same options draw another split, which would hold samples the "
+                       "checkpoint was trained on", recorded->held_out.samples, split->samples);
+        status_hint(st, "resume on the training data the run had (the same --data and "
+                    "--on-bad-sample), or start from its weights with `trainer train %s "
+                    "--init-from %s`", s->model_path, s->resumed_path);
+        return STATUS_BAD_INPUT;
+    }
+    if (held_out_same(&recorded->held_out, split)) return 0;
     char theirs[160], ours[160], options[160] = "without --val-split";
     held_out_describe(&recorded->held_out, theirs, sizeof theirs);
     held_out_describe(split, ours, sizeof ours);

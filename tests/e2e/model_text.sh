@@ -78,9 +78,10 @@ PY
 )
     want="batch class_names epoch epoch_evaluated format model_file model_hash model_text \
 normalize_mean normalize_std optimizer optimizer_settings optimizer_steps precision schedule \
-seed step_in_epoch test_accuracy train_limit trainer_version val_split val_split_seed"
-    if [ "$keys" = "$want" ]; then pass "best.safetensors holds all 22 metadata keys"
-    else fail "best.safetensors holds all 22 metadata keys" "got: $keys"; fi
+seed step_in_epoch test_accuracy train_limit trainer_version val_split val_split_of \
+val_split_seed"
+    if [ "$keys" = "$want" ]; then pass "best.safetensors holds all 23 metadata keys"
+    else fail "best.safetensors holds all 23 metadata keys" "got: $keys"; fi
 fi
 
 finish

@@ -51,6 +51,18 @@ run "$TRAINER" eval models/mlp.model --data "idx:$work/small" --device cpu --val
     --train-limit 100 --weights "$(ls "$work"/small-ck/step-*.safetensors | tail -n 1)"
 expect_rc 0 "eval with --train-limit 100 of 100"
 expect_no_match err "another split" "draws the run's split, with no notice"
+# The same options on other training data (here 90 samples for 100; a bad image fixed, a
+# CSV file cut) draw another split: the checkpoint records how many samples it was drawn
+# from (val_split_of).
+make_dataset "$work/fewer" 90 10
+run "${small[@]}" --epochs 2 --resume "$work/small-ck" --data "idx:$work/fewer"
+expect_error 2 "the checkpoint's run drew its validation split from 100 training samples, this \
+run from 90: the same options draw another split" "a resume on other training data is refused"
+run "$TRAINER" eval models/mlp.model --data "idx:$work/fewer" --device cpu --val-split 0.2 \
+    --weights "$(ls "$work"/small-ck/step-*.safetensors | tail -n 1)"
+expect_rc 0 "eval on other training data measures as asked"
+expect_in err "was trained holding out its validation split of 100 training samples; the same \
+options draw another split of the 90 here" "with a notice"
 
 # A run without a split records that too: adding one at the resume is refused.
 run "${train[@]}" --epochs 1 --checkpoint "$work/whole"

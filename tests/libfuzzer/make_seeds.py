@@ -158,7 +158,8 @@ def checkpoint_metadata_seeds():
     write("checkpoint", "inputs_metadata_bad", safetensors({
         "normalize_mean": "0.5,x", "normalize_std": "0", "class_names": '["a",3]'}))
     write("checkpoint", "held_out_split", safetensors({
-        "val_split": "0.10000000000000001", "val_split_seed": "3", "train_limit": "500"}))
+        "val_split": "0.10000000000000001", "val_split_seed": "3", "train_limit": "500",
+        "val_split_of": "500"}))
 
 
 if __name__ == "__main__":
