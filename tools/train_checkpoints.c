@@ -207,8 +207,9 @@ static int check_folder_length(const char *folder, Status *st) {
 static int lock_folder(const char *folder, Status *st) {
     if (make_directories(folder) != 0 || directory_lock(folder) == 0 || errno != EWOULDBLOCK)
         return 0;
-    status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "another trainer process is using this "
-                   "--checkpoint folder (it holds the folder's lock)");
+    status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "another trainer process holds this "
+                   "folder's lock (it trains into it, as its --checkpoint folder or --logdir), "
+                   "so it cannot be this run's --checkpoint folder");
     status_hint(st, "wait for that run to end, or give this run its own --checkpoint folder");
     return STATUS_BAD_INPUT;
 }
@@ -299,11 +300,12 @@ static int same_normalization(const Normalization *a, const Normalization *b) {
     return 1;
 }
 
-// "mean 0.286 std 0.353" (cut with "..." past a few groups), or "none (values / 255)".
+// "mean 0.286 std 0.353" (cut with "..." past a few groups), or "none" (image bytes / 255,
+// CSV features as they are).
 static void describe_normalization(const Normalization *n, int digits, char *text,
                                    size_t size) {
     if (!n->count) {
-        snprintf(text, size, "none (values / 255)");
+        snprintf(text, size, "none");
         return;
     }
     char mean[128], std[128];

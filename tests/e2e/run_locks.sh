@@ -23,17 +23,24 @@ pass "the first run trains"
 
 run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --train-limit 100 \
     --test-limit 10 --checkpoint "$work/ck"
-expect_error 2 "$work/ck: another trainer process is using this --checkpoint folder (it holds \
-the folder's lock)" "a second run into the same --checkpoint folder is refused"
+expect_error 2 "$work/ck: another trainer process holds this folder's lock (it trains into it, \
+as its --checkpoint folder or --logdir), so it cannot be this run's --checkpoint folder" \
+    "a second run into the same --checkpoint folder is refused"
 expect_no_match out '^epoch ' "it trains nothing"
 run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --train-limit 100 \
     --test-limit 10 --logdir "$work/logs"
-expect_error 2 "$work/logs: another trainer process is writing into this --logdir (it holds \
-the folder's lock)" "a second run into the same --logdir is refused"
+expect_error 2 "$work/logs: another trainer process holds this folder's lock (it trains into \
+it, as its --checkpoint folder or --logdir), so it cannot be this run's --logdir" \
+    "a second run into the same --logdir is refused"
+# The other run's --checkpoint folder as this run's --logdir: the message does not say
+# what the other run uses it for.
+run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --train-limit 100 \
+    --test-limit 10 --logdir "$work/ck"
+expect_error 2 "so it cannot be this run's --logdir" "its checkpoint folder as a --logdir"
 # Before its data is read: a folder of images can take minutes to load.
 run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --checkpoint "$work/ck" \
     --data "png:$work/no-such-folder"
-expect_error 2 "another trainer process is using this --checkpoint folder" \
+expect_error 2 "so it cannot be this run's --checkpoint folder" \
     "the busy folder is refused before the data is read (here a missing one)"
 
 if command -v flock >/dev/null; then
