@@ -255,9 +255,13 @@ int dataset_class_name_list(const char *spec, const Dataset *ds, const char **li
     return count;
 }
 
+// Whether a name's byte counts when class names are compared: letters, digits, and every
+// byte of a UTF-8 character (names in other scripts differ only there).
+static int significant(unsigned char c) { return isalnum(c) || c >= 0x80; }
+
 // Whether two names are one class's: `data export` writes Fashion-MNIST's "T-shirt/top"
-// as the folder 0_T-shirt_top, so a leading "N_" and everything but letters and digits are
-// left out, and case too.
+// as the folder 0_T-shirt_top, so a leading "N_" and ASCII punctuation are left out, and
+// case too.
 static int same_class_name(const char *a, const char *b) {
     const char *names[2] = {a, b};
     for (int i = 0; i < 2; i++) {
@@ -266,8 +270,8 @@ static int same_class_name(const char *a, const char *b) {
         if (*p == '_' && p != names[i]) names[i] = p + 1;
     }
     for (a = names[0], b = names[1];; a++, b++) {
-        while (*a && !isalnum((unsigned char)*a)) a++;
-        while (*b && !isalnum((unsigned char)*b)) b++;
+        while (*a && !significant((unsigned char)*a)) a++;
+        while (*b && !significant((unsigned char)*b)) b++;
         if (!*a || !*b) return !*a && !*b;
         if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
     }
