@@ -37,6 +37,11 @@ int make_directories(const char *path) {
     return make_one(partial);
 }
 
+int path_is_directory(const char *path) {
+    struct stat info;
+    return stat(path, &info) == 0 && S_ISDIR(info.st_mode);
+}
+
 // The folders this process holds: asked again for one, directory_lock has it already (a
 // second flock of the same process, on another descriptor, would be refused).
 enum { HELD_MAX = 8 };

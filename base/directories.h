@@ -7,6 +7,9 @@
 // the step that failed (ENOTDIR when a part of the path is a file).
 int make_directories(const char *path);
 
+// Whether `path` is a folder now (following links); 0 for anything else or nothing there.
+int path_is_directory(const char *path);
+
 // An exclusive lock on the folder `path`, held until the process ends (the kernel drops it
 // then, however the process ends: no lock outlives its run). 0 when held, also when this
 // process took it before; -1 with errno when not: EWOULDBLOCK when another process holds it.

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "data/dataset.h"
+#include "base/directories.h"
 #include "base/escape.h"
 #include "base/suggest.h"
 
@@ -18,11 +19,6 @@
 #include <unistd.h>
 
 #define SPEC_FORMS "'fashion-mnist', 'idx:DIR', 'cifar10:DIR', 'png:DIR' or 'csv:FILE'"
-
-static int is_directory(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
 
 void dataset_set_source(Dataset *ds, const char *where) {
     size_t n = strlen(where);
@@ -182,7 +178,7 @@ static int fail_unknown_spec(const char *spec, Status *st) {
         status_hint(st, "did you mean 'idx:%s'? write it lower-case, the folder right "
                         "after the colon",
                     *rest ? rest : "DIR");
-    } else if (is_directory(spec)) {
+    } else if (path_is_directory(spec)) {
         status_hint(st, "to read the IDX files in that folder, pass --data idx:%s", spec);
     } else {
         status_hint(st, "accepted: fashion-mnist (apt-get install dataset-fashion-mnist), "
@@ -227,9 +223,9 @@ int dataset_has_test_split(const char *spec) {
     const char *root = dataset_expand_home(spec + 4, dir, sizeof dir);
     // A folder that is not there (a typo) is the loader's to report: "no test split" would
     // send the user to --val-split, and only then to the path.
-    if (!is_directory(root)) return 1;
+    if (!path_is_directory(root)) return 1;
     snprintf(test, sizeof test, "%s/test", root);
-    return is_directory(test);
+    return path_is_directory(test);
 }
 
 const char *dataset_spec_source(const char *spec, const Dataset *train, char *out,

@@ -8,6 +8,7 @@
 // nearest byte for luminance and for 16-bit samples).
 #define _POSIX_C_SOURCE 200809L
 
+#include "base/directories.h"
 #include "base/escape.h"
 #include "data/dataset.h"
 #include "data/image.h"
@@ -62,11 +63,6 @@ static int compare_names(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int is_directory(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
 static int has_png_suffix(const char *name) {
     size_t n = strlen(name);
     return n > 4 && (strcmp(name + n - 4, ".png") == 0 || strcmp(name + n - 4, ".PNG") == 0);
@@ -78,7 +74,7 @@ static int wanted(const char *dir, const char *name, int folders) {
     if (!folders) return has_png_suffix(name);
     char path[2048];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    return is_directory(path);
+    return path_is_directory(path);
 }
 
 static int add_name(NameList *list, const char *name) {
@@ -371,7 +367,7 @@ int dataset_load_png(const char *dir, const char *split, const DatasetOptions *o
     char train[1024], root[1024];
     snprintf(train, sizeof train, "%s/train", dir);
     int test = strcmp(split, "test") == 0;
-    if (!is_directory(train)) {
+    if (!path_is_directory(train)) {
         if (test) {
             status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "png:%s has no test split (no "
                            "train/ and test/ folders)", dir);

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "base/directories.h"
 #include "core/batch_auto.h"
 #include "core/early_stop.h"
 #include "core/optimizer.h"
@@ -531,11 +531,6 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     return rc;
 }
 
-static int is_folder(const char *path) {
-    struct stat info;
-    return stat(path, &info) == 0 && S_ISDIR(info.st_mode);
-}
-
 // Before the data load, which can take minutes: a --checkpoint folder or --logdir that
 // another run is using, or that holds another run's checkpoints or rows, is refused now.
 // Locked here, they stay locked (for this process) when the run opens them; one that does
@@ -544,9 +539,9 @@ static int is_folder(const char *path) {
 static int check_run_folders(const Command *cmd, const ParsedArgs *args, Status *st) {
     const char *resume_from = args_get(cmd, args, "--resume");
     const char *folder = args_get(cmd, args, "--checkpoint");
-    if (folder && is_folder(folder)) TRY(checkpoints_check_folder(folder, resume_from, st));
+    if (folder && path_is_directory(folder)) TRY(checkpoints_check_folder(folder, resume_from, st));
     const char *logdir = args_get(cmd, args, "--logdir");
-    if (logdir && is_folder(logdir)) TRY(run_log_check(logdir, resume_from != NULL, st));
+    if (logdir && path_is_directory(logdir)) TRY(run_log_check(logdir, resume_from != NULL, st));
     return 0;
 }
 
