@@ -368,14 +368,15 @@ int dataset_split_off(Dataset *train, double fraction, uint64_t seed, Dataset *v
     return rc;
 }
 
-void dataset_truncate(Dataset *ds, int count) {
-    if (count <= 0 || count >= ds->count) return;
+int dataset_truncate(Dataset *ds, int count) {
+    if (count <= 0 || count >= ds->count) return 0;
     // The buffers keep their size; only the visible prefix shrinks. label_max is
     // recomputed so it stays "the largest label present".
     ds->count = count;
     ds->label_max = dataset_largest_label(ds->labels, count);
     for (int i = count; ds->paths && i < ds->path_count; i++) free(ds->paths[i]);
     if (ds->paths) ds->path_count = count;
+    return 1;
 }
 
 int sample_scratch_open(const Dataset *ds, SampleScratch *s, Status *st) {

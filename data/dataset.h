@@ -120,8 +120,9 @@ int dataset_check_folder(const char *dir, const char *spec_kind, const char *hin
 // size. Anything else is STATUS_BAD_INPUT naming the file and what it is.
 int dataset_open_regular(const char *path, const char *what, FILE **out, long long *bytes,
                          Status *st);
-// Keep only the first `count` samples (no-op when count <= 0 or >= ds->count).
-void dataset_truncate(Dataset *ds, int count);
+// Keep only the first `count` samples (no-op when count <= 0 or >= ds->count). Returns 1
+// when it cut samples, 0 when the limit cut nothing (which is then the same data as none).
+int dataset_truncate(Dataset *ds, int count);
 // Where a streamed dataset's samples are decoded, allocated once per batch (or pass) rather
 // than once per image; empty (nothing allocated) for a dataset held in memory.
 typedef struct SampleScratch {

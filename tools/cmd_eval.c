@@ -126,8 +126,7 @@ static int load_validation(const Command *cmd, const ParsedArgs *args, const Run
     Dataset train;
     TRY(dataset_load_with(data_spec_from_args(cmd, args, config), "train", options, &train,
                           skipped, st));
-    if (split->held.train_limit >= train.count) split->held.train_limit = 0;
-    dataset_truncate(&train, (int)split->held.train_limit);
+    if (!dataset_truncate(&train, (int)split->held.train_limit)) split->held.train_limit = 0;
     split->held.samples = train.count;
     int rc = dataset_split_off(&train, split->held.fraction, (uint64_t)split->held.seed, val,
                                st);

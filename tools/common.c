@@ -414,8 +414,7 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     long limit = 0;
     TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &limit, NULL, st));
     TRY(dataset_load_with(spec, "train", &options, &data->train, &data->skipped, st));
-    long applied = limit && limit < data->train.count ? limit : 0;
-    dataset_truncate(&data->train, (int)applied);
+    long applied = dataset_truncate(&data->train, (int)limit) ? limit : 0;
     TRY(split_validation(cmd, args, config, applied, data, st));
     if (data->has_test)
         TRY(load_dataset_from_args(cmd, args, config, "test", "--test-limit", &options,
