@@ -63,14 +63,15 @@ static int refuse_unused_options(const Command *cmd, const ParsedArgs *args, con
 static void warn_other_split(const EvalSplit *split, const HeldOutSplit *recorded,
                              const char *weights) {
     if (!(recorded->fraction > 0)) return;
-    if (held_out_same(&split->held, recorded) && !held_out_same_data(&split->held, recorded)) {
+    int same = held_out_same(&split->held, recorded);
+    if (same && held_out_same_data(&split->held, recorded)) return;
+    if (same) {
         print_notice("%s was trained holding out its validation split of %ld training samples; "
                      "the same options draw another split of the %ld here, which holds samples "
                      "the weights were trained on", weights, recorded->samples,
                      split->held.samples);
         return;
     }
-    if (held_out_same(&split->held, recorded)) return;
     char theirs[160], ours[160];
     held_out_describe(recorded, theirs, sizeof theirs);
     held_out_describe(&split->held, ours, sizeof ours);

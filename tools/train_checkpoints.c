@@ -260,8 +260,9 @@ static int check_resumed_split(const CheckpointSession *s, const HeldOutSplit *s
     const LoadedInputs *recorded = &s->resumed_inputs;
     // A checkpoint written before splits were recorded says nothing either way.
     if (!recorded->held_out_recorded) return 0;
-    if (held_out_same(&recorded->held_out, split) &&
-        !held_out_same_data(&recorded->held_out, split)) {
+    int same = held_out_same(&recorded->held_out, split);
+    if (same && held_out_same_data(&recorded->held_out, split)) return 0;
+    if (same) {
         status_fail_at(st, STATUS_BAD_INPUT, s->resumed_path, 0, 0, "the checkpoint's run drew "
                        "its validation split from %ld training samples, this run from %ld: the "
                        "same options draw another split, which would hold samples the "
@@ -271,7 +272,6 @@ static int check_resumed_split(const CheckpointSession *s, const HeldOutSplit *s
                     "--init-from %s`", s->model_path, s->resumed_path);
         return STATUS_BAD_INPUT;
     }
-    if (held_out_same(&recorded->held_out, split)) return 0;
     char theirs[160], ours[160], options[160] = "without --val-split";
     held_out_describe(&recorded->held_out, theirs, sizeof theirs);
     held_out_describe(split, ours, sizeof ours);
