@@ -585,8 +585,12 @@ int graph_build(const ModelFile *file, Graph *g, RunConfig *config, Status *st) 
     Builder b = {.file = file, .g = g, .config = config, .st = st};
     if (file->text) {
         size_t length = strlen(file->text);
-        if (!(g->model_text = malloc(length + 1)))
-            return status_fail(st, STATUS_OUT_OF_MEMORY, "out of host memory building the model");
+        if (!(g->model_text = malloc(length + 1))) {
+            status_fail(st, STATUS_OUT_OF_MEMORY, "out of host memory for the model's text "
+                        "(%zu bytes) while building %s", length + 1, file->path);
+            status_hint(st, "free host memory that other processes hold");
+            return STATUS_OUT_OF_MEMORY;
+        }
         memcpy(g->model_text, file->text, length + 1);
     }
     for (int i = 0; i < file->count; i++) {
@@ -1174,7 +1178,9 @@ int graph_read_loss(const Graph *g, const Backend *b, int count, double *loss_su
     size_t values = 2 * (size_t)count;
     float *stats = count <= 1024 ? stack_stats : malloc(values * sizeof(float));
     int rc = stats ? b->copy_to_host(b, stats, state->row_stats.data, values * sizeof(float), st)
-                   : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+                   : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for the loss of "
+                                 "%d samples (%zu bytes)", count, values * sizeof(float));
+    if (!stats) status_hint(st, "lower --batch, or free host memory that other processes hold");
     if (!rc) {
         double sum = 0.0, hits = 0.0;
         for (int i = 0; i < count; i++) {

@@ -343,9 +343,11 @@ int model_file_parse_text(const char *path, const char *text, ModelFile *out, St
     Scanner sc = {.path = path, .text = text, .pos = 0, .line_start = 0, .line = 1, .st = st};
     int rc = parse_all_lines(&sc, out);
     // Kept as parsed: the file on disk may change while a run trains from this text.
-    if (!rc && !(out->text = malloc(length + 1)))
-        rc = status_fail(st, STATUS_OUT_OF_MEMORY, "out of host memory reading model file %s",
-                         path);
+    if (!rc && !(out->text = malloc(length + 1))) {
+        rc = status_fail(st, STATUS_OUT_OF_MEMORY, "out of host memory keeping the text of "
+                         "model file %s (%zu bytes)", path, length + 1);
+        status_hint(st, "free host memory that other processes hold");
+    }
     if (!rc) memcpy(out->text, text, length + 1);
     if (rc) model_file_free(out);
     return rc;
