@@ -73,11 +73,12 @@ static void describe_settings(const OptimizerConfig *optimizer, const ScheduleCo
 // the user's), so it is said rather than refused: a PyTorch user would expect the
 // checkpoint's own to be restored.
 static void notice_changed_settings(const CheckpointPlace *p, const RunConfig *config) {
-    CheckpointPlace now;
-    describe_settings(&config->optimizer, &config->schedule, &now);
+    char optimizer[sizeof p->optimizer_settings], schedule[sizeof p->schedule];
+    optimizer_describe(&config->optimizer, optimizer, sizeof optimizer);
+    schedule_describe(&config->schedule, schedule, sizeof schedule);
     const char *names[2] = {"optimizer", "schedule"};
     const char *recorded[2] = {p->optimizer_settings, p->schedule};
-    const char *current[2] = {now.optimizer_settings, now.schedule};
+    const char *current[2] = {optimizer, schedule};
     for (int i = 0; i < 2; i++) {
         if (!recorded[i][0] || strcmp(recorded[i], current[i]) == 0) continue;
         char escaped[300];
