@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
     Status st = {0};
     Dataset ds = {0};
     double seconds[100];
-    // The model's channels; height and width 0 take the first image's size, which for
+    // The model's channels; height and width 0 take the images' own size, which for
     // these folders is the model's.
     DatasetOptions options = {.channels = channels,
                               .decode = stream ? DECODE_STREAM : DECODE_UPFRONT};

@@ -37,7 +37,7 @@ typedef struct Dataset {
 // What a spec's reader needs to know of the run.
 typedef struct DatasetOptions {
     // The model's sample shape: PNG images are converted to `channels` (1 or 3) and must be
-    // height x width; 0 takes the first image's height and width, in 1 channel (gray).
+    // height x width; 0 takes the size most images have, in 1 channel (gray).
     int channels, height, width;
     int skip_bad_samples;   // --on-bad-sample skip: leave unreadable PNGs out, counted
     // png:DIR: keep the file list and decode each image when its batch is made, instead

@@ -200,14 +200,66 @@ static int fail_no_images(const char *root, Status *st) {
     return STATUS_BAD_INPUT;
 }
 
-// The sample shape: the model's, or else the first image's size in 1 channel.
+// How many headers choose_shape reads to pick a split's size: enough that one odd image
+// (the first, say) is outvoted, few enough to cost nothing beside decoding the split.
+#define SIZE_SAMPLE_COUNT 64
+
+// The size most of the split's images have, from the headers of up to SIZE_SAMPLE_COUNT
+// files spread over the split (the earliest wins a tie); `reference` is one image of that
+// size, named when another size is refused. The first file alone would not do: an odd or
+// unreadable first image would make every good one wrong, even under --on-bad-sample skip.
+static int most_common_size(const PngSplit *split, int skip_bad_samples, Dataset *out,
+                            char *reference, size_t reference_size, Status *st) {
+    int sampled = split->count < SIZE_SAMPLE_COUNT ? split->count : SIZE_SAMPLE_COUNT;
+    int widths[SIZE_SAMPLE_COUNT], heights[SIZE_SAMPLE_COUNT], files[SIZE_SAMPLE_COUNT];
+    int readable = 0, best = -1, best_votes = 0;
+    Status first_failure;
+    status_clear(&first_failure);
+    for (int s = 0; s < sampled; s++) {
+        int i = (int)((long long)s * split->count / sampled);
+        Status bad;
+        status_clear(&bad);
+        if (png_read_size(split->files[i].path, &widths[readable], &heights[readable], &bad)) {
+            if (!first_failure.code) first_failure = bad;
+            continue;
+        }
+        files[readable++] = i;
+    }
+    for (int r = 0; r < readable; r++) {
+        int votes = 0;
+        for (int other = 0; other < readable; other++)
+            votes += widths[other] == widths[r] && heights[other] == heights[r];
+        if (votes > best_votes) best = r, best_votes = votes;
+    }
+    if (best < 0) {
+        if (!skip_bad_samples) return (*st = first_failure).code;
+        if (sampled == split->count)
+            status_fail_at(st, STATUS_BAD_INPUT, split->files[0].path, 0, 0, "all %d images "
+                           "were unreadable and skipped", split->count);
+        else
+            status_fail_at(st, STATUS_BAD_INPUT, split->files[0].path, 0, 0, "the %d images "
+                           "read for the split's size (of %d) were all unreadable", sampled,
+                           split->count);
+        status_hint(st, "run with --on-bad-sample fail to see the first one's error");
+        return STATUS_BAD_INPUT;
+    }
+    out->width = widths[best];
+    out->height = heights[best];
+    snprintf(reference, reference_size, "%s", split->files[files[best]].path);
+    return 0;
+}
+
+// The sample shape: the model's, or else (`reference` then names an image of it) the size
+// most of the split's images have, in 1 channel.
 static int choose_shape(const PngSplit *split, const DatasetOptions *options, Dataset *out,
-                        Status *st) {
+                        char *reference, size_t reference_size, Status *st) {
     out->channels = options->channels > 0 ? options->channels : 1;
     out->height = options->height;
     out->width = options->width;
+    reference[0] = '\0';
     if (out->height > 0 && out->width > 0) return 0;
-    return png_read_size(split->files[0].path, &out->width, &out->height, st);
+    return most_common_size(split, options->skip_bad_samples, out, reference, reference_size,
+                            st);
 }
 
 // dataset_png_decode, with the failure's place left raw (dataset_load_png escapes it).
@@ -225,20 +277,20 @@ int dataset_png_decode(const Dataset *ds, const char *path, float *values, uint8
 }
 
 // An image of another size than the split's: the model's size, or (no model, as in `data
-// info`, or a flat input) the first image's, which is then named instead of a model.
+// info`, or a flat input) the most common one, named by an image of it instead of a model.
 static int wrong_size(const Dataset *ds, const char *path, int width, int height,
-                      const char *first_image, Status *st) {
-    if (!first_image) {
+                      const char *reference, Status *st) {
+    if (!reference) {
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "image is %dx%d pixels (WxH), but the "
                        "model takes %dx%d", width, height, ds->width, ds->height);
         status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! "
                         "out.png`", ds->width, ds->height, ds->width, ds->height);
         return STATUS_BAD_INPUT;
     }
-    Escaped first;
+    Escaped like;
     status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "image is %dx%d pixels (WxH), but the "
-                   "split's first image, %s, is %dx%d", width, height,
-                   escaped(first_image, &first), ds->width, ds->height);
+                   "split's images are %dx%d (the most common size; e.g. %s)", width, height,
+                   ds->width, ds->height, escaped(reference, &like));
     status_hint(st, "give every image of the folder one size, e.g. `convert IMAGE -resize "
                     "%dx%d! out.png`", ds->width, ds->height);
     return STATUS_BAD_INPUT;
@@ -246,40 +298,40 @@ static int wrong_size(const Dataset *ds, const char *path, int width, int height
 
 // A streamed split checks only each file's header here (a PNG, the split's size); the
 // pixels are decoded when a batch needs them.
-static int check_header(const Dataset *ds, const char *path, const char *first_image,
+static int check_header(const Dataset *ds, const char *path, const char *reference,
                         Status *st) {
     int width, height;
     TRY(png_read_size(path, &width, &height, st));
     if (width == ds->width && height == ds->height) return 0;
-    return wrong_size(ds, path, width, height, first_image, st);
+    return wrong_size(ds, path, width, height, reference, st);
 }
 
 // Decodes file i of the split into out->images. png_read_sample words a size mismatch for
-// the model; when the size is the first image's, the header is read again to say so.
-static int decode_kept(const PngFile *file, const char *first_image, float *pixels,
+// the model; when the size is the split's own, the header is read again to say so.
+static int decode_kept(const PngFile *file, const char *reference, float *pixels,
                        Dataset *out, Status *st) {
     int rc = decode_file(out, file->path, pixels,
                          out->images + (size_t)out->count * dataset_sample_size(out), st);
     int width, height;
     Status header;
     status_clear(&header);
-    if (rc && first_image && !png_read_size(file->path, &width, &height, &header) &&
+    if (rc && reference && !png_read_size(file->path, &width, &height, &header) &&
         (width != out->width || height != out->height))
-        rc = wrong_size(out, file->path, width, height, first_image, st);
+        rc = wrong_size(out, file->path, width, height, reference, st);
     return rc;
 }
 
 // Keeps file i of the split: decoded into out->images, or (streaming) its path.
-static int keep_file(PngSplit *split, int i, int stream, const char *first_image,
+static int keep_file(PngSplit *split, int i, int stream, const char *reference,
                      float *pixels, Dataset *out, Status *st) {
     PngFile *file = &split->files[i];
     if (stream) {
-        TRY(check_header(out, file->path, first_image, st));
+        TRY(check_header(out, file->path, reference, st));
         out->paths[out->count] = file->path;
         file->path = NULL;  // owned by the dataset now
         out->path_count = out->count + 1;
     } else {
-        TRY(decode_kept(file, first_image, pixels, out, st));
+        TRY(decode_kept(file, reference, pixels, out, st));
     }
     out->labels[out->count++] = (uint8_t)file->label;
     return 0;
@@ -297,12 +349,8 @@ static int decide_streaming(const DatasetOptions *options, const PngSplit *split
 
 // Decodes every file into out->images (or keeps the paths of a streamed split); bad files
 // fail, or are counted when skipping.
-static int decode_all(PngSplit *split, const DatasetOptions *options, int stream, Dataset *out,
-                      int *skipped, Status *st) {
-    // Streaming moves each path into the dataset: the first one's name is copied.
-    char first_image[2048] = "";
-    if (options->height <= 0 || options->width <= 0)
-        snprintf(first_image, sizeof first_image, "%s", split->files[0].path);
+static int decode_all(PngSplit *split, const DatasetOptions *options, int stream,
+                      const char *reference, Dataset *out, int *skipped, Status *st) {
     size_t sample = dataset_sample_size(out);
     float *pixels = malloc(sample * sizeof *pixels);
     if (stream) out->paths = calloc((size_t)split->count, sizeof *out->paths);
@@ -317,8 +365,7 @@ static int decode_all(PngSplit *split, const DatasetOptions *options, int stream
     for (int i = 0; !rc && i < split->count; i++) {
         Status bad;
         status_clear(&bad);
-        if (keep_file(split, i, stream, first_image[0] ? first_image : NULL, pixels, out,
-                      &bad)) {
+        if (keep_file(split, i, stream, reference[0] ? reference : NULL, pixels, out, &bad)) {
             if (options->skip_bad_samples && bad.code == STATUS_BAD_INPUT) (*skipped)++;
             else rc = (*st = bad).code;
         }
@@ -349,10 +396,12 @@ static int load_split(const char *classes_root, const char *root, const DatasetO
     int rc = check_classes(classes_root, &classes, st);
     if (!rc) rc = collect_files(root, &classes, &split, st);
     if (!rc && split.count == 0) rc = fail_no_images(root, st);
-    if (!rc) rc = choose_shape(&split, options, out, st);
+    // Streaming moves each path into the dataset: the reference image's name is copied.
+    char reference[2048];
+    if (!rc) rc = choose_shape(&split, options, out, reference, sizeof reference, st);
     int stream = 0;
     if (!rc) stream = decide_streaming(options, &split, out);
-    if (!rc) rc = decode_all(&split, options, stream, out, skipped, st);
+    if (!rc) rc = decode_all(&split, options, stream, reference, out, skipped, st);
     if (!rc) rc = keep_class_names(&classes, out, st);
     if (!rc) out->label_max = dataset_largest_label(out->labels, out->count);
     split_free(&split);

@@ -22,8 +22,8 @@ expect_in out "values 2.0000 to 4.0000, mean 3.0000, std 1.0000" "features as th
 run "$TRAINER" data list "idx:$work/tiny"
 expect_error 2 "trainer data takes \`info SPEC\`" "an unknown verb is refused"
 
-# A png:DIR image of another size: no model is involved, so the message names the first
-# image, whose size the others must have (it used to say "the model takes 28x28").
+# A png:DIR image of another size: no model is involved, so the message names the size most
+# images have and one of them (it used to say "the model takes 28x28").
 require_python3 "write the test PNGs"
 python3 - "$work/sizes" <<'PY'
 import os, struct, sys, zlib
@@ -39,11 +39,27 @@ for name in ("a", "b"):
     os.makedirs(os.path.join(sys.argv[1], name))
 png(os.path.join(sys.argv[1], "a", "0.png"), 28, 28)
 png(os.path.join(sys.argv[1], "b", "0.png"), 30, 30)
+# The first image is empty and the second of another size: neither sets the split's size.
+odd = sys.argv[1] + "-odd"
+for name in ("a", "b"):
+    os.makedirs(os.path.join(odd, name))
+open(os.path.join(odd, "a", "0.png"), "wb").close()
+png(os.path.join(odd, "a", "1.png"), 30, 30)
+for path in ("a/2.png", "b/0.png", "b/1.png"):
+    png(os.path.join(odd, path), 28, 28)
 PY
 run "$TRAINER" data info "png:$work/sizes"
-expect_error 2 "$work/sizes/b/0.png: image is 30x30 pixels (WxH), but the split's first image, \
-$work/sizes/a/0.png, is 28x28" "data info names the first image's size, not a model's"
+expect_error 2 "$work/sizes/b/0.png: image is 30x30 pixels (WxH), but the split's images are \
+28x28 (the most common size; e.g. $work/sizes/a/0.png)" \
+    "data info names the split's own size (a tie: the earlier), not a model's"
 expect_no_match err "model" "... and speaks of no model"
+
+run "$TRAINER" data info "png:$work/sizes-odd" --on-bad-sample skip
+expect_rc 0 "an empty first image and an odd second one are skipped, not made the split's size"
+expect_in out "train: 3 samples of 1x28x28" "the three 28x28 images are kept"
+expect_in out "skipped 2 unreadable samples" "and the two bad ones counted"
+run "$TRAINER" data info "png:$work/sizes-odd"
+expect_error 2 "$work/sizes-odd/a/0.png: " "without skip, the empty first image stops it"
 
 run "$TRAINER" data inof fashion-mnist
 expect_error 2 "unknown action 'inof'" "a mistyped action is refused"
