@@ -227,6 +227,15 @@ const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,
     return config && config->data.spec[0] ? config->data.spec : "fashion-mnist";
 }
 
+// dataset_truncate, saying so when the limit is past the split: all of it is used, where
+// the user may have meant another count (Python's slicing would say nothing; Subset fails).
+static int limit_split(Dataset *ds, long limit, const char *limit_option, const char *split) {
+    if (limit > ds->count)
+        print_notice("%s %ld is more than the %d %s samples: all %d are used", limit_option,
+                     limit, ds->count, split, ds->count);
+    return dataset_truncate(ds, (int)limit);
+}
+
 int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
                            const char *split, const char *limit_option,
                            const DatasetOptions *options, Dataset *ds, int *skipped, Status *st) {
@@ -239,7 +248,7 @@ int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const Run
         dataset_free(ds);
         return rc;
     }
-    dataset_truncate(ds, (int)limit);
+    limit_split(ds, limit, limit_option, split);
     return 0;
 }
 
@@ -414,7 +423,7 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     long limit = 0;
     TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &limit, NULL, st));
     TRY(dataset_load_with(spec, "train", &options, &data->train, &data->skipped, st));
-    long applied = dataset_truncate(&data->train, (int)limit) ? limit : 0;
+    long applied = limit_split(&data->train, limit, "--train-limit", "training") ? limit : 0;
     TRY(split_validation(cmd, args, config, applied, data, st));
     if (data->has_test)
         TRY(load_dataset_from_args(cmd, args, config, "test", "--test-limit", &options,

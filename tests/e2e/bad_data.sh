@@ -11,6 +11,11 @@ make_dataset "$work/good" 100 50
 run "${train[@]}" --data "idx:$work/good"
 expect_rc 0 "a valid tiny idx:DIR dataset trains"
 expect_in out "100 train, 50 test samples" "it reads all 100 + 50 samples"
+run "${train[@]}" --data "idx:$work/good" --train-limit 101 --test-limit 50
+expect_rc 0 "a --train-limit past the split trains on all of it"
+expect_in err "notice: --train-limit 101 is more than the 100 training samples: all 100 are used" \
+    "... and says so (the user may have meant another count)"
+expect_no_match err "test-limit" "a --test-limit of the split's size is no news"
 
 # Also gzip-compressed, as the IDX distribution ships.
 make_dataset "$work/gz" 100 50
