@@ -1,3 +1,4 @@
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -170,7 +171,8 @@ int args_int(const Command *cmd, const ParsedArgs *args, const char *name, long 
     char *end;
     errno = 0;
     long value = strtol(text, &end, 10);
-    if (errno || end == text || *end || value < min || value > max) {
+    if (errno || end == text || *end || isspace((unsigned char)text[0]) || value < min ||
+        value > max) {
         // The words an option takes besides a number ("N|epoch": epoch) are valid too.
         int index = find_option(cmd, name, strlen(name));
         const char *value_name = index < 0 ? NULL : cmd->options[index].value_name;
@@ -211,7 +213,10 @@ int args_float_in(const Command *cmd, const ParsedArgs *args, const char *name, 
     double value = strtod(text, &end);
     int outside = value < min || value > max || (ends & RANGE_OPEN_LOW && value == min) ||
                   (ends & RANGE_OPEN_HIGH && value == max);
-    if (errno || end == text || *end || !isfinite(value) || outside) {
+    // strtod also reads leading spaces and hexadecimal ("0x1p-3"): a decimal number only, as
+    // the help shows, so a stray byte in a script's value is not a silent other number.
+    int not_decimal = isspace((unsigned char)text[0]) || strpbrk(text, "xX") != NULL;
+    if (errno || end == text || *end || !isfinite(value) || outside || not_decimal) {
         char range[96];
         describe_range(min, max, ends, range, sizeof range);
         status_fail(st, STATUS_BAD_INPUT, "%s %s: expected a number %s", name, text, range);

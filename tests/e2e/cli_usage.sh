@@ -73,6 +73,13 @@ for split in 0 1; do
     expect_error 2 "--val-split $split: expected a number more than 0 and less than 1" \
         "--val-split $split is refused with the range it takes"
 done
+# strtod and strtol read more than a decimal number: hexadecimal and leading spaces are refused.
+for split in 0x0.2p0 " 0.1"; do
+    run "$TRAINER" train models/mlp.model --val-split "$split"
+    expect_error 2 "--val-split $split: expected a number" "--val-split '$split' is refused"
+done
+run "$TRAINER" train models/mlp.model --epochs " 2"
+expect_error 2 "--epochs  2: expected a whole number" "a whole number with a leading space too"
 # An option taking a word besides a number names the word, and suggests it for a near miss.
 run "$TRAINER" train models/mlp.model --checkpoint "$work/ck" --checkpoint-every epoc
 expect_error 2 "--checkpoint-every epoc: expected a whole number from 1 to 1073741824, or epoch" \
