@@ -8,18 +8,18 @@
 #include "base/escape.h"
 #include "data/dataset.h"
 
-#include "base/escape.h"
-
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CSV_MAX_BYTES ((long long)1 << 30)
 #define CSV_MAX_COLUMNS 65536
 #define CSV_HINT "a csv:FILE starts with a header row of column names; then one sample a " \
                  "line, numbers separated by commas"
+#define CSV_OPTION_HINT "csv:FILE takes one option, label=COLUMN (the label column's name)"
 
 // The text being parsed, and where in it: line and column are 1-based, for messages.
 typedef struct CsvCursor {
@@ -257,15 +257,48 @@ static int parse_spec(const char *spec, char *path, size_t size, const char **la
         status_hint(st, "%s", CSV_HINT);
         return STATUS_BAD_INPUT;
     }
+    // Column names hold no comma (the header is split at every one): one here starts
+    // another option, and label= is the only one.
+    const char *after = option ? strchr(*label, ',') : NULL;
+    if (after) {
+        char shown_spec[300], shown[300];
+        text_escape(spec, (size_t)(after - spec), shown_spec, sizeof shown_spec);
+        text_escape(after + 1, strlen(after + 1), shown, sizeof shown);
+        status_fail(st, STATUS_BAD_INPUT, "dataset 'csv:%s': unknown option '%s' after "
+                    "label=", shown_spec, shown);
+        status_hint(st, "%s", CSV_OPTION_HINT);
+        return STATUS_BAD_INPUT;
+    }
     memcpy(path, spec, length);
     path[length] = '\0';
     return 0;
+}
+
+// A file name may hold commas, so "FILE,labl=a" reads as a file that does not exist. When
+// the name before its last comma is a file and what follows is NAME=VALUE, that is said as
+// the mistyped option it is, not as a missing file.
+static int refuse_unknown_option(const char *path, Status *st) {
+    struct stat info;
+    const char *comma = strrchr(path, ',');
+    const char *equals = comma ? strchr(comma, '=') : NULL;
+    if (!equals || strchr(comma, '/') || stat(path, &info) == 0) return 0;
+    char file[1024];
+    snprintf(file, sizeof file, "%.*s", (int)(comma - path), path);
+    if (stat(file, &info) != 0 || !S_ISREG(info.st_mode)) return 0;
+    char option[300], shown_file[300];
+    text_escape(comma + 1, (size_t)(equals - comma), option, sizeof option);
+    text_escape(file, strlen(file), shown_file, sizeof shown_file);
+    status_fail(st, STATUS_BAD_INPUT, "dataset 'csv:%s': unknown option '%s' after the file "
+                "name", shown_file, option);
+    status_hint(st, "%s", CSV_OPTION_HINT);
+    return STATUS_BAD_INPUT;
 }
 
 int dataset_load_csv(const char *spec, Dataset *out, Status *st) {
     char path[1024];
     const char *label = NULL;
     TRY(parse_spec(spec, path, sizeof path, &label, st));
+    TRY(refuse_unknown_option(path, st));
     CsvCursor cursor = {.path = path, .line = 1};
     TRY(read_whole_file(path, &cursor.text, &cursor.length, st));
     dataset_set_source(out, path);

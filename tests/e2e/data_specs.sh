@@ -202,6 +202,15 @@ expect_error 2 "--val-split 0.5 of 1 training samples" "one row cannot be split"
 
 run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=kind" --val-split 0.25
 expect_error 2 "$work/good.csv:1:1: no column 'kind'" "a missing label column is named"
+# A mistyped option read as part of a file name said "cannot open", as if the file were not
+# there; a second option after label= was read as part of the column's name.
+run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,labl=label" --val-split 0.25
+expect_error 2 "dataset 'csv:$work/good.csv': unknown option 'labl=' after the file name" \
+    "a mistyped label= is named as an option"
+expect_in err "csv:FILE takes one option, label=COLUMN" "... with the one there is"
+run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=label,skip=1" --val-split 0.25
+expect_error 2 "unknown option 'skip=1' after label=" "an option after label= is refused"
+
 # Found by tests/libfuzzer/fuzz_csv.c: the name comes from the spec (or a model file's
 # `data` statement) and was printed raw, terminal escape codes and all.
 run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=k$(printf '\033')[2J" \
