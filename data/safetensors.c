@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/directories.h"
 #include "base/escape.h"
 
 // Where each tensor's bytes sit while the header is checked.
@@ -253,6 +254,14 @@ int safetensors_parse(const unsigned char *bytes, size_t size, const char *path,
 }
 
 static int read_whole_file(const char *path, unsigned char **bytes, size_t *size, Status *st) {
+    // fopen opens a folder, and reading it fails: said as what it is, with the files a
+    // --checkpoint folder (the folder a user most likely meant) holds.
+    if (path_is_directory(path)) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "is a folder, not a weights file");
+        status_hint(st, "name a .safetensors file; a --checkpoint folder holds "
+                        "best.safetensors and step-NNNNNNNNNN.safetensors");
+        return STATUS_BAD_INPUT;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot open: %s", strerror(errno));

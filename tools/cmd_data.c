@@ -38,8 +38,9 @@ const Command data_command = {
 static void print_split(const char *split, const Dataset *ds, int skipped) {
     DatasetStats stats;
     dataset_stats(ds, &stats);
-    printf("%s: %d samples of %dx%dx%d from %s%s\n", split, stats.count, ds->channels,
-           ds->height, ds->width, ds->source, ds->features ? " (f32 features)" : "");
+    printf("%s: %d sample%s of %dx%dx%d from %s%s\n", split, stats.count,
+           stats.count == 1 ? "" : "s", ds->channels, ds->height, ds->width, ds->source,
+           ds->features ? " (f32 features)" : "");
     for (int c = 0; c <= ds->label_max; c++) {
         char name[DATASET_SHOWN_NAME];
         printf("  class %3d %-16s %8d\n", c, dataset_class_name_shown(ds, c, name),
@@ -198,9 +199,10 @@ static int write_splits(const Command *cmd, const ParsedArgs *args, const Export
         ExportLine line = {splits->names[i], isatty(fileno(stderr)), 0};
         double start = now_seconds();
         TRY(dataset_export_split(ds, &folders, where, draw_progress, &line, st));
-        printf("%s: %d images of %dx%dx%d in %d class folders under %s (%.1f s)\n",
-               splits->names[i], ds->count, ds->channels, ds->height, ds->width,
-               folders.count, where, now_seconds() - start);
+        printf("%s: %d image%s of %dx%dx%d in %d class folder%s under %s (%.1f s)\n",
+               splits->names[i], ds->count, ds->count == 1 ? "" : "s", ds->channels,
+               ds->height, ds->width, folders.count, folders.count == 1 ? "" : "s", where,
+               now_seconds() - start);
     }
     printf("read it with --data png:%s\n", dir);
     return 0;

@@ -405,8 +405,8 @@ static int evaluate_test_at_end(Replicas *r, const RunData *data, const TrainSes
                         "`trainer eval %s --weights FILE`", g->path);
         return STATUS_RUNTIME_ERROR;
     }
-    printf("test loss %.4f acc %.4f  (%d samples)\n", result.loss, result.accuracy,
-           result.samples);
+    printf("test loss %.4f acc %.4f  (%d sample%s)\n", result.loss, result.accuracy,
+           result.samples, result.samples == 1 ? "" : "s");
     if (!session->log) return 0;
     return run_log_test(session->log, g->optimizer_steps, session->last_epoch, result.loss,
                         result.accuracy, result.samples, st);

@@ -79,6 +79,10 @@ expect_rc 0 "--init-from another model's checkpoint"
 expect_in err "initialised 1 parameter tensor from" "--init-from counts what matched"
 expect_in err "kept fresh (new or reshaped): dense1.weight, dense1.bias, dense2.weight" \
     "--init-from lists the tensors it left fresh"
+run "$TRAINER" train "$work/wide.model" "${data[@]}" --epochs 1 --init-from "$work/ck"
+expect_error 2 "$work/ck: is a folder, not a weights file" \
+    "--init-from a checkpoint folder says so (it said: cannot read the file)"
+expect_in err "a --checkpoint folder holds best.safetensors" "... and names the files in one"
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 3 \
     --resume "$work/straight.safetensors"
 expect_error 2 "'epoch' is (absent)" "a weights-only file (--save) does not resume"
