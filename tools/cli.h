@@ -156,6 +156,11 @@ int check_augment_option(const Command *cmd, const ParsedArgs *args, const RunCo
 // "classes: a=0 b=1 ..." for datasets with named classes, and the skipped count.
 void print_run_data_notes(const RunData *data, int at_end);
 void run_data_free(RunData *data);
+// dataset_truncate to `limit` (0: none), with a notice when the limit is past the split's
+// size ("--train-limit 60001 is more than the 60000 training samples").
+int apply_split_limit(Dataset *ds, long limit, const char *limit_option, const char *split);
+// --on-bad-sample fail|skip: *skip set for skip; another word is refused.
+int args_on_bad_sample(const Command *cmd, const ParsedArgs *args, int *skip, Status *st);
 // The reading options of a Graph's input: its shape and --on-bad-sample.
 int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const Graph *g,
                               DatasetOptions *options, Status *st);

@@ -18,16 +18,17 @@ static const OptionSpec data_options[] = {
     {"--channels", "N", "png:DIR: read images as 1 (gray, the default) or 3 (RGB) channels"},
     {"--on-bad-sample", "fail|skip", "an unreadable image stops (fail, the default) or is left "
                                      "out and counted (skip)"},
-    {"--limit", "N", "export: the first N samples of each split"},
-    {"--train-limit", "N", "export: the first N training samples (overrides --limit)"},
-    {"--test-limit", "N", "export: the first N test samples (overrides --limit)"},
+    {"--limit", "N", "the first N samples of each split"},
+    {"--train-limit", "N", "the first N training samples (overrides --limit)"},
+    {"--test-limit", "N", "the first N test samples (overrides --limit)"},
     {"--force", NULL, "export: write into a folder that is not empty"},
     {NULL, NULL, NULL},
 };
 
 const Command data_command = {
     .name = "data",
-    .usage = "info SPEC [--channels N] [--on-bad-sample fail|skip]\n"
+    .usage = "info SPEC [--limit N] [--train-limit N] [--test-limit N] [--channels N]\n"
+             "                         [--on-bad-sample fail|skip]\n"
              "       trainer data export SPEC png:DIR [--limit N] [--train-limit N] [--test-limit N]\n"
              "                           [--force] [--channels N]",
     .summary = "describe a dataset (samples per class, shape, values), or export it as PNGs",
@@ -92,9 +93,15 @@ static int check_usage(const Command *cmd, const ParsedArgs *args, Status *st) {
     return STATUS_BAD_INPUT;
 }
 
+// What both actions read: the images' channels, --on-bad-sample, and each split's limit.
 static int read_options(const Command *cmd, const ParsedArgs *args, DatasetOptions *options,
-                        Status *st) {
+                        long limits[2], Status *st) {
     memset(options, 0, sizeof *options);
+    long limit = 0;
+    TRY(args_int(cmd, args, "--limit", 1, 1000000000, &limit, NULL, st));
+    limits[0] = limits[1] = limit;
+    TRY(args_int(cmd, args, "--train-limit", 1, 1000000000, &limits[0], NULL, st));
+    TRY(args_int(cmd, args, "--test-limit", 1, 1000000000, &limits[1], NULL, st));
     long channels = 1;
     TRY(args_int(cmd, args, "--channels", 1, 3, &channels, NULL, st));
     if (channels == 2) {
@@ -103,20 +110,44 @@ static int read_options(const Command *cmd, const ParsedArgs *args, DatasetOptio
         return STATUS_BAD_INPUT;
     }
     options->channels = (int)channels;
-    const char *bad = args_get(cmd, args, "--on-bad-sample");
-    options->skip_bad_samples = bad && strcmp(bad, "skip") == 0;
+    return args_on_bad_sample(cmd, args, &options->skip_bad_samples, st);
+}
+
+// The option that limits split i: --train-limit or --test-limit when given, else --limit.
+static const char *limit_option(const Command *cmd, const ParsedArgs *args, int i) {
+    const char *own = i == 0 ? "--train-limit" : "--test-limit";
+    return args_get(cmd, args, own) ? own : "--limit";
+}
+
+// Reads split i (0: train, 1: test) of the spec, cut to its limit. --channels chooses how
+// PNGs are read; any other source has its own channels, which another count cannot change.
+static int read_split(const Command *cmd, const ParsedArgs *args, const DatasetOptions *options,
+                      const long limits[2], int i, Dataset *ds, int *skipped, Status *st) {
+    static const char *const names[2] = {"train", "test"};
+    const char *spec = args->positionals[1];
+    TRY(dataset_load_with(spec, names[i], options, ds, skipped, st));
+    if (args_get(cmd, args, "--channels") && strncmp(spec, "png:", 4) != 0 &&
+        ds->channels != options->channels) {
+        status_fail(st, STATUS_BAD_INPUT, "--channels %d: %s has %d channel%s of its own",
+                    options->channels, spec, ds->channels, ds->channels == 1 ? "" : "s");
+        status_hint(st, "--channels chooses how png:DIR images are read; leave it out here");
+        dataset_free(ds);
+        return STATUS_BAD_INPUT;
+    }
+    apply_split_limit(ds, limits[i], limit_option(cmd, args, i), i == 0 ? "training" : "test");
     return 0;
 }
 
 static int describe(const Command *cmd, const ParsedArgs *args, Status *st) {
     const char *spec = args->positionals[1];
     DatasetOptions options;
-    TRY(read_options(cmd, args, &options, st));
+    long limits[2];
+    TRY(read_options(cmd, args, &options, limits, st));
     const char *splits[2] = {"train", "test"};
     for (int i = 0; i < (dataset_has_test_split(spec) ? 2 : 1); i++) {
         Dataset ds;
         int skipped = 0;
-        TRY(dataset_load_with(spec, splits[i], &options, &ds, &skipped, st));
+        TRY(read_split(cmd, args, &options, limits, i, &ds, &skipped, st));
         print_split(splits[i], &ds, skipped);
         dataset_free(&ds);
     }
@@ -162,19 +193,14 @@ static int read_splits(const Command *cmd, const ParsedArgs *args, ExportSplits 
                        Status *st) {
     const char *spec = args->positionals[1];
     DatasetOptions options;
-    TRY(read_options(cmd, args, &options, st));
-    long limit = 0, limits[2] = {0, 0};
-    TRY(args_int(cmd, args, "--limit", 1, 1000000000, &limit, NULL, st));
-    limits[0] = limits[1] = limit;
-    TRY(args_int(cmd, args, "--train-limit", 1, 1000000000, &limits[0], NULL, st));
-    TRY(args_int(cmd, args, "--test-limit", 1, 1000000000, &limits[1], NULL, st));
+    long limits[2];
+    TRY(read_options(cmd, args, &options, limits, st));
     splits->names[0] = "train";
     splits->names[1] = "test";
     for (int i = 0; i < (dataset_has_test_split(spec) ? 2 : 1); i++) {
         int skipped = 0;
-        TRY(dataset_load_with(spec, splits->names[i], &options, &splits->sets[i], &skipped, st));
+        TRY(read_split(cmd, args, &options, limits, i, &splits->sets[i], &skipped, st));
         splits->count++;
-        dataset_truncate(&splits->sets[i], (int)limits[i]);
         if (skipped) print_notice("%s: skipped %d unreadable sample%s", splits->names[i],
                                   skipped, skipped == 1 ? "" : "s");
     }

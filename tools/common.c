@@ -229,7 +229,7 @@ const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,
 
 // dataset_truncate, saying so when the limit is past the split: all of it is used, where
 // the user may have meant another count (Python's slicing would say nothing; Subset fails).
-static int limit_split(Dataset *ds, long limit, const char *limit_option, const char *split) {
+int apply_split_limit(Dataset *ds, long limit, const char *limit_option, const char *split) {
     if (limit > ds->count)
         print_notice("%s %ld is more than the %d %s samples: all %d are used", limit_option,
                      limit, ds->count, split, ds->count);
@@ -248,7 +248,7 @@ int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const Run
         dataset_free(ds);
         return rc;
     }
-    limit_split(ds, limit, limit_option, split);
+    apply_split_limit(ds, limit, limit_option, split);
     return 0;
 }
 
@@ -372,12 +372,13 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
         }
         options->decode = found == 0 ? DECODE_UPFRONT : found == 1 ? DECODE_STREAM : DECODE_AUTO;
     }
+    return args_on_bad_sample(cmd, args, &options->skip_bad_samples, st);
+}
+
+int args_on_bad_sample(const Command *cmd, const ParsedArgs *args, int *skip, Status *st) {
     const char *bad = args_get(cmd, args, "--on-bad-sample");
-    if (!bad || strcmp(bad, "fail") == 0) return 0;
-    if (strcmp(bad, "skip") == 0) {
-        options->skip_bad_samples = 1;
-        return 0;
-    }
+    *skip = bad && strcmp(bad, "skip") == 0;
+    if (!bad || strcmp(bad, "fail") == 0 || *skip) return 0;
     status_fail(st, STATUS_BAD_INPUT, "--on-bad-sample %s: expected fail or skip", bad);
     status_hint(st, "fail (the default) stops at the first unreadable image; skip leaves such "
                     "images out and counts them");
@@ -423,7 +424,8 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     long limit = 0;
     TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &limit, NULL, st));
     TRY(dataset_load_with(spec, "train", &options, &data->train, &data->skipped, st));
-    long applied = limit_split(&data->train, limit, "--train-limit", "training") ? limit : 0;
+    int cut = apply_split_limit(&data->train, limit, "--train-limit", "training");
+    long applied = cut ? limit : 0;
     TRY(split_validation(cmd, args, config, applied, data, st));
     if (data->has_test)
         TRY(load_dataset_from_args(cmd, args, config, "test", "--test-limit", &options,

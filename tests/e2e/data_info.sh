@@ -19,6 +19,19 @@ expect_rc 0 "data info describes a CSV (no test split)"
 expect_in out "train: 2 samples of 1x1x1 from $work/two.csv (f32 features)" "its shape"
 expect_in out "values 2.0000 to 4.0000, mean 3.0000, std 1.0000" "features as they are"
 
+# The limits train takes describe the samples a run with them would see (they were ignored).
+run "$TRAINER" data info "idx:$work/tiny" --limit 4 --test-limit 11
+expect_rc 0 "data info takes --limit and --test-limit"
+expect_in out "train: 4 samples of 1x28x28" "--limit cuts the training split"
+expect_in out "test: 10 samples of 1x28x28" "--test-limit past the test split keeps it whole"
+expect_in err "notice: --test-limit 11 is more than the 10 test samples: all 10 are used" \
+    "... and says so"
+run "$TRAINER" data info "idx:$work/tiny" --channels 3
+expect_error 2 "--channels 3: idx:$work/tiny has 1 channel of its own" \
+    "--channels for a source that is not png: is refused, not ignored"
+run "$TRAINER" data info "idx:$work/tiny" --on-bad-sample ignore
+expect_error 2 "--on-bad-sample ignore: expected fail or skip" "an unknown word is refused"
+
 run "$TRAINER" data list "idx:$work/tiny"
 expect_error 2 "trainer data takes \`info SPEC\`" "an unknown verb is refused"
 
