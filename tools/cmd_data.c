@@ -36,15 +36,20 @@ const Command data_command = {
     .run = run_data,
 };
 
-static void print_split(const char *split, const Dataset *ds, int skipped) {
+// The class names are the dataset's own (a png:DIR's folders) or, for Fashion-MNIST and
+// CIFAR-10, the ones their files do not hold.
+static void print_split(const char *spec, const char *split, const Dataset *ds, int skipped) {
     DatasetStats stats;
     dataset_stats(ds, &stats);
+    const char *names[256];
+    int named = dataset_class_name_list(spec, ds, names);
     printf("%s: %d sample%s of %dx%dx%d from %s%s\n", split, stats.count,
            stats.count == 1 ? "" : "s", ds->channels, ds->height, ds->width, ds->source,
            ds->features ? " (f32 features)" : "");
     for (int c = 0; c <= ds->label_max; c++) {
         char name[DATASET_SHOWN_NAME];
-        printf("  class %3d %-16s %8d\n", c, dataset_class_name_shown(ds, c, name),
+        const char *raw = c < named ? names[c] : "";
+        printf("  class %3d %-16s %8d\n", c, text_escape(raw, strlen(raw), name, sizeof name),
                stats.per_class[c]);
     }
     printf("  values %.4f to %.4f, mean %.4f, std %.4f\n", stats.min, stats.max, stats.mean,
@@ -148,7 +153,7 @@ static int describe(const Command *cmd, const ParsedArgs *args, Status *st) {
         Dataset ds;
         int skipped = 0;
         TRY(read_split(cmd, args, &options, limits, i, &ds, &skipped, st));
-        print_split(splits[i], &ds, skipped);
+        print_split(spec, splits[i], &ds, skipped);
         dataset_free(&ds);
     }
     return 0;

@@ -139,6 +139,8 @@ cifar_batch "$work/cifar/test_batch.bin" 10
 run "$TRAINER" train "$cifar_model" --data "cifar10:$work/cifar" --epochs 1 --batch 10 --device cpu
 expect_rc 0 "a small cifar10:DIR trains"
 expect_in out "50 train, 10 test samples" "it reads data_batch_1..2 and test_batch"
+run "$TRAINER" data info "cifar10:$work/cifar"
+expect_match out "^  class   9 truck +5$" "data info names CIFAR-10's classes (it showed none)"
 
 cp -r "$work/cifar" "$work/cifar_cut"
 head -c $((3073 * 5 + 100)) "$work/cifar/data_batch_2.bin" >"$work/cifar_cut/data_batch_2.bin"
