@@ -344,10 +344,19 @@ int dataset_split_off(Dataset *train, double fraction, uint64_t seed, Dataset *v
     memset(val, 0, sizeof *val);
     int held = (int)(train->count * fraction + 0.5);
     if (!(fraction > 0 && fraction < 1) || held < 1 || held >= train->count) {
-        status_fail(st, STATUS_BAD_INPUT, "--val-split %g of %d training samples leaves %d for "
-                    "validation and %d for training; each needs at least one", fraction,
-                    train->count, held, train->count - held);
-        status_hint(st, "give a fraction between 0 and 1, e.g. --val-split 0.1");
+        status_fail(st, STATUS_BAD_INPUT, "--val-split %g of %d training sample%s leaves %d "
+                    "for validation and %d for training; each needs at least one", fraction,
+                    train->count, train->count == 1 ? "" : "s", held, train->count - held);
+        // A fraction this split can take, worked out from its size: "0.1" fails for 4
+        // samples as much as the one given did.
+        int fitting = (int)(train->count * 0.1 + 0.5);
+        if (fitting < 1) fitting = 1;
+        if (train->count < 2)
+            status_hint(st, "a validation split needs at least 2 samples; add samples, or "
+                            "use data with a test split");
+        else
+            status_hint(st, "e.g. --val-split %g holds out %d of the %d", (double)fitting /
+                        train->count, fitting, train->count);
         return STATUS_BAD_INPUT;
     }
     uint8_t *chosen = NULL;

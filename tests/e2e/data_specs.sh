@@ -200,7 +200,16 @@ else fail "data export png:~/DIR writes under \$HOME"; fi
 
 { echo "x,a,b,c,d"; echo "1,2,3,4,5"; } >"$work/first.csv"
 run "$TRAINER" check "$csv_model" --data "csv:$work/first.csv,label=x" --val-split 0.5
-expect_error 2 "--val-split 0.5 of 1 training samples" "one row cannot be split"
+expect_error 2 "--val-split 0.5 of 1 training sample leaves" "one row cannot be split"
+expect_in err "a validation split needs at least 2 samples" "... which the hint says"
+{ echo "x,a,b,c,d"; echo "1,2,3,4,5"; echo "0,2,3,4,5"; echo "1,2,3,4,5"; } >"$work/three.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/three.csv,label=x" --val-split 0.1
+expect_error 2 "--val-split 0.1 of 3 training samples leaves 0 for validation" \
+    "0.1 of three rows holds out none"
+expect_in err "hint: e.g. --val-split 0.333333 holds out 1 of the 3" \
+    "the hint gives a fraction these 3 rows can take (it said 0.1, which had just failed)"
+run "$TRAINER" check "$csv_model" --data "csv:$work/three.csv,label=x" --val-split 0.333333
+expect_rc 0 "... and that fraction works"
 
 run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=kind" --val-split 0.25
 expect_error 2 "$work/good.csv:1:1: no column 'kind'" "a missing label column is named"
