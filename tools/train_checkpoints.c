@@ -120,9 +120,10 @@ static int resume(CheckpointSession *s, const char *path, Graph *const *graphs,
                                  .step_in_epoch = p->step_in_epoch,
                                  .evaluate_first = p->step_in_epoch == 0 &&
                                                    p->epochs_done > 0 && !p->epoch_evaluated};
-    print_notice("resuming from %s: %d epoch%s and %d step%s done, %ld optimizer steps", path,
-                 p->epochs_done, p->epochs_done == 1 ? "" : "s", p->step_in_epoch,
-                 p->step_in_epoch == 1 ? "" : "s", p->optimizer_steps);
+    print_notice("resuming from %s: %d epoch%s and %d step%s done, %ld optimizer step%s",
+                 path, p->epochs_done, p->epochs_done == 1 ? "" : "s", p->step_in_epoch,
+                 p->step_in_epoch == 1 ? "" : "s", p->optimizer_steps,
+                 p->optimizer_steps == 1 ? "" : "s");
     if (config->start.evaluate_first)
         print_notice("epoch %d's evaluation did not finish before the checkpoint was written: "
                      "evaluating it first", p->epochs_done);
@@ -555,7 +556,13 @@ void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d) {
                          s->last.epoch, s->save_path);
         }
         print_resume_command(s, s->folder);
-    } else if (s->save_path) {
+        return;
+    }
+    // Stopped before this run finished a step (in the epoch a resume evaluates first): the
+    // checkpoint it resumed from still says where the run stands, and resumes it again.
+    if (!s->has_last && s->resumed_path && !s->read_only)
+        print_resume_command(s, s->resumed_path);
+    if (s->save_path) {
         if (checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, &st)) {
             report_failure(&st);
             return;

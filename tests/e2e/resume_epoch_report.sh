@@ -34,6 +34,25 @@ for every in epoch 1; do
         pass "a step checkpoint, and no best.safetensors yet"
     else fail "a step checkpoint, and no best.safetensors yet" "$(ls "$ck")"; fi
 
+    if [ "$every" = epoch ]; then
+        # A signal in the evaluation the resume does first, before it trains a step: no
+        # checkpoint is written, and the one it resumed from resumes it again (the resume
+        # command was not printed).
+        again=("$TRAINER" train models/lenet.model --device cpu --threads 1 --epochs 1
+            --train-limit 64 --checkpoint "$ck" --resume "$ck")
+        "${again[@]}" </dev/null >"$work/again.out" 2>"$work/again.err" &
+        pid=$!
+        wait_for_output "$work/again.err" 'evaluating it first' "$pid"
+        sleep 0.3
+        kill -INT "$pid"
+        wait "$pid"
+        rc=$?
+        err=$(cat "$work/again.err")
+        expect_rc 130 "SIGINT during the evaluation a resume does first"
+        expect_in err "trainer: to resume: $TRAINER train models/lenet.model --resume $ck/step-" \
+            "... prints the command that resumes it, from the same checkpoint"
+    fi
+
     resume=("$TRAINER" train models/lenet.model --device cpu --epochs 1 --train-limit 64
         --test-limit 1000 --checkpoint "$ck" --checkpoint-every "$every" --logdir "$logs"
         --resume "$ck")
