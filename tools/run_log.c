@@ -19,6 +19,44 @@ static double wall_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+// A row's TensorBoard scalars: which of its keys, under which tag, by the row's kind. One
+// table for the rows this run writes and for the earlier rows a resume repeats (below).
+typedef struct ScalarKey {
+    const char *kind, *key, *tag;
+} ScalarKey;
+
+static int add_row_scalars(RunLog *log, const cJSON *row, Status *st) {
+    char loss_key[16], accuracy_key[24], loss_tag[16], accuracy_tag[24];
+    snprintf(loss_key, sizeof loss_key, "%s_loss", log->evaluated);
+    snprintf(accuracy_key, sizeof accuracy_key, "%s_accuracy", log->evaluated);
+    snprintf(loss_tag, sizeof loss_tag, "%s/loss", log->evaluated);
+    snprintf(accuracy_tag, sizeof accuracy_tag, "%s/accuracy", log->evaluated);
+    const ScalarKey keys[] = {
+        {"step", "loss", "train/loss"},
+        {"step", "accuracy", "train/accuracy"},
+        {"step", "lr", "lr"},
+        {"step", "samples_per_second", "train/samples_per_second"},
+        {"epoch", "loss", "epoch/train_loss"},
+        {"epoch", "accuracy", "epoch/train_accuracy"},
+        {"epoch", loss_key, loss_tag},
+        {"epoch", accuracy_key, accuracy_tag},
+        // After --val-split's last epoch: `test_*` keys and `test/` tags never mean val.
+        {"test", "test_loss", "test/loss"},
+        {"test", "test_accuracy", "test/accuracy"},
+    };
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(row, "kind");
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(row, "step");
+    if (!cJSON_IsString(kind) || !cJSON_IsNumber(step)) return 0;
+    double now = wall_seconds();
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const cJSON *value = cJSON_GetObjectItemCaseSensitive(row, keys[i].key);
+        if (strcmp(kind->valuestring, keys[i].kind) != 0 || !cJSON_IsNumber(value)) continue;
+        TRY(event_file_add_scalar(&log->events, now, (long)step->valuedouble, keys[i].tag,
+                                  (float)value->valuedouble, st));
+    }
+    return 0;
+}
+
 static int unwritable(const char *path, const char *what, Status *st) {
     status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot %s: %s", what, strerror(errno));
     status_hint(st, "choose a --logdir you can write to (it is created when missing)");
@@ -41,9 +79,12 @@ static int make_directory(const char *dir, Status *st) {
 // file, so the rows to keep are a prefix: `keep` bytes. `cut`: the last line was cut short
 // (what a killed writer leaves), dropped whatever its step. `unfinished`: the last row kept
 // is whole but lacks its newline, which must be added before the next row is appended.
+// `at_resumed`: the kept rows of the resumed step itself, whose scalars the new event file
+// repeats (see run_log_open).
 typedef struct EarlierRows {
     int rows, kept, dropped, cut, unfinished;
     long last_step, keep;
+    cJSON *at_resumed;
 } EarlierRows;
 
 static int earlier_row_invalid(const RunLog *log, int number, Status *st) {
@@ -71,6 +112,7 @@ static int read_earlier_rows(RunLog *log, long resumed_step, int evaluate_first,
         if (metrics_line_blank(&line)) continue;
         e->rows++;
         cJSON *row = metrics_line_parse(&line);
+        int kept_row = 0;
         const cJSON *step = cJSON_GetObjectItemCaseSensitive(row, "step");
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(row, "kind");
         int valid = cJSON_IsObject(row) && cJSON_IsNumber(step);
@@ -81,25 +123,25 @@ static int read_earlier_rows(RunLog *log, long resumed_step, int evaluate_first,
         int redone = valid && cJSON_IsString(kind) &&
                      (strcmp(kind->valuestring, "test") == 0 ||
                       (evaluate_first && strcmp(kind->valuestring, "epoch") == 0));
-        cJSON_Delete(row);
         if (!valid && !line.finished) {  // the cut-short tail
             e->cut = 1;
-            break;
-        }
-        if (resumed_step < 0) continue;
-        if (!dropping && !valid) {
+        } else if (resumed_step >= 0 && !dropping && !valid) {
             rc = earlier_row_invalid(log, number, st);
-            break;
+        } else if (resumed_step >= 0) {
+            dropping = dropping || e->last_step > resumed_step ||
+                       (redone && e->last_step == resumed_step);
+            if (dropping) {
+                e->dropped++;
+            } else {
+                e->kept++;
+                e->keep = ftell(log->metrics);
+                e->unfinished = !line.finished;
+                kept_row = e->last_step == resumed_step;
+            }
         }
-        dropping = dropping || e->last_step > resumed_step ||
-                   (redone && e->last_step == resumed_step);
-        if (dropping) {
-            e->dropped++;
-        } else {
-            e->kept++;
-            e->keep = ftell(log->metrics);
-            e->unfinished = !line.finished;
-        }
+        if (kept_row && !e->at_resumed) e->at_resumed = cJSON_CreateArray();
+        if (!kept_row || !cJSON_AddItemToArray(e->at_resumed, row)) cJSON_Delete(row);
+        if (e->cut || rc) break;
     }
     metrics_line_free(&line);
     return rc;
@@ -207,10 +249,16 @@ int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resum
     int rc = read_earlier_rows(log, resumed_step, evaluate_first, &e, st);
     if (!rc && resumed_step < 0 && e.rows) rc = refuse_earlier_run(log, &e, st);
     if (!rc) rc = event_file_open(&log->events, dir, wall_seconds(), host, st);
-    // TensorBoard drops what the earlier event files hold from this step on (the steps
-    // trained again), as it does after a restart from a checkpoint.
+    // TensorBoard drops what the earlier event files hold from this step on, as after a
+    // restart from a checkpoint: the steps trained again, and the evaluations of the resumed
+    // step done again (a START one step later kept those, each then drawn twice). The
+    // resumed step's rows that are kept have their scalars written again after it.
     if (!rc && resumed_step >= 0)
-        rc = event_file_add_start(&log->events, wall_seconds(), resumed_step + 1, st);
+        rc = event_file_add_start(&log->events, wall_seconds(), resumed_step, st);
+    for (const cJSON *row = e.at_resumed ? e.at_resumed->child : NULL; !rc && row;
+         row = row->next)
+        rc = add_row_scalars(log, row, st);
+    cJSON_Delete(e.at_resumed);
     if (!rc && keep_earlier_rows(log, resumed_step, &e, st)) rc = st->code;
     if (rc) {
         if (log->events.file) unlink(log->events.path);  // no empty part left behind
@@ -239,17 +287,19 @@ static int write_line(RunLog *log, cJSON *object, Status *st) {
     return ok ? 0 : metrics_write_failed(log, st);
 }
 
+// A row into metrics.jsonl and its scalars into the event file (add_row_scalars).
+static int write_row(RunLog *log, cJSON *row, Status *st) {
+    int rc = add_row_scalars(log, row, st);
+    if (rc) {
+        cJSON_Delete(row);
+        return rc;
+    }
+    return write_line(log, row, st);
+}
+
 static void add_memory(cJSON *object, size_t in_use, size_t peak) {
     cJSON_AddNumberToObject(object, "memory_in_use", (double)in_use);
     cJSON_AddNumberToObject(object, "memory_peak", (double)peak);
-}
-
-static int add_scalars(RunLog *log, long step, const char *const *tags, const double *values,
-                       int count, Status *st) {
-    double now = wall_seconds();
-    for (int i = 0; i < count; i++)
-        TRY(event_file_add_scalar(&log->events, now, step, tags[i], (float)values[i], st));
-    return 0;
 }
 
 // Every row starts with what it is and where in the run it was written.
@@ -268,11 +318,7 @@ int run_log_step(RunLog *log, const StepReport *r, Status *st) {
     cJSON_AddNumberToObject(line, "lr", r->lr);
     cJSON_AddNumberToObject(line, "samples_per_second", r->samples_per_second);
     add_memory(line, r->memory_in_use, r->memory_peak);
-    TRY(write_line(log, line, st));
-    static const char *const tags[] = {"train/loss", "train/accuracy", "lr",
-                                       "train/samples_per_second"};
-    double values[] = {r->loss, r->accuracy, r->lr, r->samples_per_second};
-    return add_scalars(log, r->global_step, tags, values, 4, st);
+    return write_row(log, line, st);
 }
 
 static int flush_both(RunLog *log, Status *st) {
@@ -289,11 +335,9 @@ int run_log_epoch(RunLog *log, const EpochReport *r, Status *st) {
         cJSON_AddNumberToObject(line, "accuracy", r->train_accuracy);
         if (r->first_step > 1) cJSON_AddNumberToObject(line, "first_step", r->first_step);
     }
-    char loss_key[16], accuracy_key[24], loss_tag[16], accuracy_tag[24];
+    char loss_key[16], accuracy_key[24];
     snprintf(loss_key, sizeof loss_key, "%s_loss", log->evaluated);
     snprintf(accuracy_key, sizeof accuracy_key, "%s_accuracy", log->evaluated);
-    snprintf(loss_tag, sizeof loss_tag, "%s/loss", log->evaluated);
-    snprintf(accuracy_tag, sizeof accuracy_tag, "%s/accuracy", log->evaluated);
     if (r->has_test) {
         cJSON_AddNumberToObject(line, loss_key, r->test.loss);
         cJSON_AddNumberToObject(line, accuracy_key, r->test.accuracy);
@@ -304,13 +348,7 @@ int run_log_epoch(RunLog *log, const EpochReport *r, Status *st) {
         cJSON_AddNumberToObject(line, "seconds", r->seconds);
     }
     add_memory(line, r->memory_in_use, r->memory_peak);
-    TRY(write_line(log, line, st));
-    const char *const tags[] = {"epoch/train_loss", "epoch/train_accuracy", loss_tag,
-                                accuracy_tag};
-    double values[] = {r->train_loss, r->train_accuracy, r->test.loss, r->test.accuracy};
-    int first = r->evaluation_only ? 2 : 0;
-    TRY(add_scalars(log, r->global_step, tags + first, values + first,
-                    (r->has_test ? 4 : 2) - first, st));
+    TRY(write_row(log, line, st));
     return flush_both(log, st);
 }
 
@@ -334,10 +372,7 @@ int run_log_test(RunLog *log, long step, int epoch, double loss, double accuracy
     cJSON_AddNumberToObject(line, "test_loss", loss);
     cJSON_AddNumberToObject(line, "test_accuracy", accuracy);
     cJSON_AddNumberToObject(line, "samples", samples);
-    TRY(write_line(log, line, st));
-    static const char *const tags[] = {"test/loss", "test/accuracy"};
-    double values[] = {loss, accuracy};
-    TRY(add_scalars(log, step, tags, values, 2, st));
+    TRY(write_row(log, line, st));
     return flush_both(log, st);
 }
 

@@ -39,18 +39,28 @@ logdir = sys.argv[1]
 rows = [json.loads(line) for line in open(logdir + "/metrics.jsonl")]
 steps = [r for r in rows if r["kind"] == "step"]
 epochs = [r for r in rows if r["kind"] == "epoch"]
+def points(kinds, key):
+    return [(r["step"], r[key]) for r in rows if r["kind"] in kinds and key in r]
 want = {
-    "train/loss": [(r["step"], r["loss"]) for r in steps],
-    "train/accuracy": [(r["step"], r["accuracy"]) for r in steps],
-    "lr": [(r["step"], r["lr"]) for r in steps],
-    "test/loss": [(r["step"], r["test_loss"]) for r in epochs],
-    "test/accuracy": [(r["step"], r["test_accuracy"]) for r in epochs],
+    "train/loss": points(["step"], "loss"),
+    "train/accuracy": points(["step"], "accuracy"),
+    "lr": points(["step"], "lr"),
+    "epoch/train_loss": points(["epoch"], "loss"),
+    "epoch/train_accuracy": points(["epoch"], "accuracy"),
+    "test/loss": points(["epoch", "test"], "test_loss"),
+    "test/accuracy": points(["epoch", "test"], "test_accuracy"),
+    "val/loss": points(["epoch"], "val_loss"),
+    "val/accuracy": points(["epoch"], "val_accuracy"),
 }
 events = EventAccumulator(logdir)
 events.Reload()
 tags = events.Tags()["scalars"]
 problems = []
 for tag, expected in want.items():
+    if not expected:
+        if tag in tags:
+            problems.append(f"{tag}: {len(events.Scalars(tag))} points, none in metrics.jsonl")
+        continue
     if tag not in tags:
         problems.append(f"tag {tag} missing (tags: {tags})")
         continue
@@ -76,8 +86,8 @@ if [ "$expect_rows" -eq 6 ]; then pass "metrics.jsonl has the 6 logged steps"
 else fail "metrics.jsonl has the 6 logged steps" "found $expect_rows"; fi
 
 # Resumed from step 20 into the same logdir: the second event file repeats steps 32 to 80,
-# which TensorBoard drew twice until that file began with a SessionLog START at step 21
-# (it drops the earlier files' events from that step on, as after a restart).
+# which TensorBoard drew twice until that file began with a SessionLog START (it drops the
+# earlier files' events from that step on, as after a restart).
 resumed=("$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 2
     --batch 16 --schedule cosine --warmup 10 --logdir "$work/resumed")
 run "${resumed[@]}" --checkpoint "$work/ck" --checkpoint-every 20 --keep-last 10
@@ -88,6 +98,20 @@ expect_rc 0 "... resumed from step 20 into its --logdir"
 check=$("$venv/bin/python" "$work/check.py" "$work/resumed" 2>"$work/check.err")
 if [[ $check == ok:* ]]; then pass "EventAccumulator reads each step of the resumed run once"
 else fail "EventAccumulator reads each step of the resumed run once" "$check
+$(tail -n 5 "$work/check.err")"; fi
+
+# Resumed at its last step with nothing left to train, a --val-split run evaluates the test
+# split again: TensorBoard drew the test/ scalars twice at that step (the START event came
+# one step later), where metrics.jsonl holds one row; the step's kept rows are drawn once.
+held=("$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 1
+    --batch 16 --val-split 0.25 --logdir "$work/held" --checkpoint "$work/held-ck")
+run "${held[@]}"
+expect_rc 0 "a --val-split run with a checkpoint"
+run "${held[@]}" --resume "$work/held-ck"
+expect_rc 0 "... resumed at its last step, evaluating the test split again"
+check=$("$venv/bin/python" "$work/check.py" "$work/held" 2>"$work/check.err")
+if [[ $check == ok:* ]]; then pass "EventAccumulator reads the test split's figures once"
+else fail "EventAccumulator reads the test split's figures once" "$check
 $(tail -n 5 "$work/check.err")"; fi
 
 run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 1 \
