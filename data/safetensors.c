@@ -10,6 +10,7 @@
 
 #include "base/directories.h"
 #include "base/escape.h"
+#include "data/dataset.h"
 
 // Where each tensor's bytes sit while the header is checked.
 typedef struct Span {
@@ -262,14 +263,16 @@ static int read_whole_file(const char *path, unsigned char **bytes, size_t *size
                         "best.safetensors and step-NNNNNNNNNN.safetensors");
         return STATUS_BAD_INPUT;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot open: %s", strerror(errno));
-        status_hint(st, "check the path; `trainer train MODEL --save FILE` writes one");
+    // A FIFO would block the open (and a device never end): only a regular file is read,
+    // its size from fstat, not from seeking.
+    FILE *f;
+    long long length;
+    if (dataset_open_regular(path, "a safetensors weights file", &f, &length, st)) {
+        if (errno == ENOENT)
+            status_hint(st, "check the path; `trainer train MODEL --save FILE` writes one");
         return STATUS_BAD_INPUT;
     }
-    long length = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    *bytes = length >= 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc((size_t)length + 1) : NULL;
+    *bytes = (size_t)length < SIZE_MAX ? malloc((size_t)length + 1) : NULL;
     int ok = *bytes && fread(*bytes, 1, (size_t)length, f) == (size_t)length;
     fclose(f);
     if (!ok) {

@@ -84,10 +84,10 @@ static int use_recorded_names(const LoadedInputs *in, int classes, const char *w
 }
 
 static int read_text_file(const char *path, char **out, Status *st) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot open class names: %s",
-                       strerror(errno));
+    // Only a regular file: a FIFO would block the open, a directory read as nothing.
+    FILE *f;
+    long long bytes;
+    if (dataset_open_regular(path, "a file of class names", &f, &bytes, st)) {
         status_hint(st, "--classes takes fashion-mnist or a file with one class name per line");
         return STATUS_BAD_INPUT;
     }

@@ -119,6 +119,19 @@ run "$TRAINER" predict models/mlp.model --weights "$weights" "$work/boot.png" \
 expect_error 2 "$work/classes.txt:2:1: empty class name" \
     "an empty line in a names file is placed at its line and column"
 
+# A FIFO blocked the open for good, a directory asked malloc for 2^63 bytes (ftell).
+mkfifo "$work/fifo"
+run timeout 20 "$TRAINER" predict models/mlp.model --weights "$work/fifo" "$work/boot.png" \
+    --device cpu
+expect_error 2 "$work/fifo: cannot read: is a FIFO (named pipe), expected a safetensors" \
+    "--weights naming a FIFO is refused, not waited on"
+run timeout 20 "$TRAINER" predict models/mlp.model --weights "$weights" "$work/boot.png" \
+    --classes "$work/fifo" --device cpu
+expect_error 2 "$work/fifo: cannot read: is a FIFO (named pipe), expected a file of class" \
+    "--classes naming a FIFO is refused"
+run "$TRAINER" predict models/mlp.model --weights "$work" "$work/boot.png" --device cpu
+expect_error 2 "$work: is a folder, not a weights file" "--weights naming a folder says so"
+
 run "$TRAINER" predict models/mlp.model --weights "$weights" "$work/big.png" --device cpu
 expect_error 2 "$work/big.png" "a 32x32 image is refused, naming the file"
 expect_in err "32x32" "the message gives the image's size"
