@@ -100,6 +100,25 @@ static int read_batch_file(const char *path, Dataset *out, Status *st) {
     return rc;
 }
 
+// A subset of the training batches (data_batch_1 alone, say) is read as the first
+// `present` files. One missing before another that is there is refused: reading up to the
+// gap would leave the later batches out without a word (a lost download, 10,000 images).
+static int check_batch_gap(const char *folder, int present, Status *st) {
+    char missing[700], later[700];
+    snprintf(missing, sizeof missing, "%s/data_batch_%d.bin", folder, present + 1);
+    for (int i = present + 2; i <= CIFAR_TRAIN_FILES; i++) {
+        snprintf(later, sizeof later, "%s/data_batch_%d.bin", folder, i);
+        if (!exists(later)) continue;
+        status_fail_at(st, STATUS_BAD_INPUT, missing, 0, 0, "missing data_batch_%d.bin in %s, "
+                       "but data_batch_%d.bin is there", present + 1, folder, i);
+        status_hint(st, "restore the missing batch (download the dataset again), or keep "
+                        "only data_batch_1.bin ... data_batch_%d.bin to train on fewer",
+                    present);
+        return STATUS_BAD_INPUT;
+    }
+    return 0;
+}
+
 int dataset_load_cifar10(const char *dir, const char *split, Dataset *out, Status *st) {
     TRY(dataset_check_folder(dir, "cifar10", CIFAR_FOLDER_HINT, st));
     char folder[600], path[700];
@@ -112,8 +131,10 @@ int dataset_load_cifar10(const char *dir, const char *split, Dataset *out, Statu
     for (int i = 1; i <= files; i++) {
         if (test) snprintf(path, sizeof path, "%s/test_batch.bin", folder);
         else snprintf(path, sizeof path, "%s/data_batch_%d.bin", folder, i);
-        // A subset of the training batches (data_batch_1 alone, say) is fine; none is not.
-        if (!test && i > 1 && !exists(path)) break;
+        if (!test && i > 1 && !exists(path)) {
+            TRY(check_batch_gap(folder, i - 1, st));
+            break;
+        }
         if (!exists(path)) {
             status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "missing %s in %s",
                            test ? "test_batch.bin" : "data_batch_1.bin", folder);

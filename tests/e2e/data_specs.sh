@@ -154,6 +154,14 @@ run "$TRAINER" check "$cifar_model" --data "cifar10:$work/cifar_label"
 expect_error 2 "$work/cifar_label/test_batch.bin: record 1 (byte offset 0) has label 12" \
     "a label of 10 or more is refused with its record"
 
+# Batches 1 and 3 without 2: batch 3 was left out without a word.
+mkdir -p "$work/cifar_gap"
+cp "$work/cifar/data_batch_1.bin" "$work/cifar/test_batch.bin" "$work/cifar_gap/"
+cp "$work/cifar/data_batch_2.bin" "$work/cifar_gap/data_batch_3.bin"
+run "$TRAINER" data info "cifar10:$work/cifar_gap"
+expect_error 2 "$work/cifar_gap/data_batch_2.bin: missing data_batch_2.bin in $work/cifar_gap, \
+but data_batch_3.bin is there" "a batch missing before another is refused, naming both"
+
 mkdir -p "$work/cifar_none"
 run "$TRAINER" check "$cifar_model" --data "cifar10:$work/cifar_none"
 expect_error 2 "missing data_batch_1.bin" "an empty folder says what it lacks"
