@@ -27,3 +27,12 @@ const char *text_escape(const char *text, size_t length, char *out, size_t size)
     out[used] = '\0';
     return out;
 }
+
+int status_escape_place(Status *st, int rc) {
+    if (rc && st->file[0]) {
+        char place[sizeof st->file];
+        text_escape(st->file, strlen(st->file), place, sizeof place);
+        memcpy(st->file, place, sizeof place);
+    }
+    return rc;
+}

@@ -6,9 +6,16 @@
 
 #include <stddef.h>
 
+#include "base/status.h"
+
 // Copies `length` bytes of `text` into `out` (NUL-terminated, truncated to `size` with
 // "..." at the end): printable ASCII as is, backslash as \\, everything else (control
 // bytes, ESC, bytes >= 0x7f) as \xNN. Returns out.
 const char *text_escape(const char *text, size_t length, char *out, size_t size);
+
+// For a failure whose place (st->file) is a path read from the disk or given by the user,
+// so holding any bytes: the place escaped as text_escape does. Returns rc, so that a call
+// can wrap the failing one: `return status_escape_place(st, read(path, st));`.
+int status_escape_place(Status *st, int rc);
 
 #endif

@@ -41,16 +41,6 @@ static const char *escaped(const char *name, Escaped *out) {
     return text_escape(name, strlen(name), out->text, sizeof out->text);
 }
 
-// The place of a failure under DIR ends in names read from the disk: escaped, like them.
-static int escape_place(Status *st, int rc) {
-    if (rc && st->file[0]) {
-        char place[sizeof st->file];
-        text_escape(st->file, strlen(st->file), place, sizeof place);
-        memcpy(st->file, place, sizeof place);
-    }
-    return rc;
-}
-
 static void names_free(NameList *list) {
     for (int i = 0; list->names && i < list->count; i++) free(list->names[i]);
     free(list->names);
@@ -273,7 +263,7 @@ static int decode_file(const Dataset *ds, const char *path, float *values, uint8
 
 int dataset_png_decode(const Dataset *ds, const char *path, float *values, uint8_t *out,
                        Status *st) {
-    return escape_place(st, decode_file(ds, path, values, out, st));
+    return status_escape_place(st, decode_file(ds, path, values, out, st));
 }
 
 // An image of another size than the split's: the model's size, or (no model, as in `data
@@ -428,5 +418,5 @@ int dataset_load_png(const char *dir, const char *split, const DatasetOptions *o
     }
     snprintf(root, sizeof root, test ? "%s/test" : "%s", test ? dir : train);
     dataset_set_source(out, root);
-    return escape_place(st, load_split(train, root, options, out, skipped, st));
+    return status_escape_place(st, load_split(train, root, options, out, skipped, st));
 }

@@ -25,7 +25,7 @@ static const OptionSpec predict_options[] = {
                           "(required)"},
     {"--top", "K", "print the K most likely classes of each image (default 3)"},
     {"--classes", "NAMES", "fashion-mnist or FILE, one name per line (default: the names the "
-                           "weights file records, else fashion-mnist's for 10 classes)"},
+                           "weights file records, else class indices)"},
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -54,8 +54,7 @@ static void class_names_free(ClassNames *cn) {
 
 enum { ESCAPED_NAME_MAX = 4 * CHECKPOINT_CLASS_NAME_MAX };
 
-// The names a weights file records (a png:DIR's folders, CIFAR-10's), escaped: they are
-// bytes from a file. Used unless --classes names others, even when their count is not the
+// The names a weights file records (a png:DIR's folders, CIFAR-10's). Used unless --classes names others, even when their count is not the
 // model's: a model trained on 2 folders keeps 10 outputs if its file says units=10, and
 // those are still the folders' classes, not Fashion-MNIST's. Outputs past the list are
 // `class N`; the mismatch is noticed on stderr.
@@ -68,7 +67,7 @@ static int use_recorded_names(const LoadedInputs *in, int classes, const char *w
     for (int i = 0; i < classes; i++) {
         char *name = cn->text + (size_t)i * ESCAPED_NAME_MAX;
         if (i < in->class_count)
-            text_escape(in->class_names[i], strlen(in->class_names[i]), name, ESCAPED_NAME_MAX);
+            snprintf(name, ESCAPED_NAME_MAX, "%s", in->class_names[i]);
         else
             snprintf(name, ESCAPED_NAME_MAX, "class %d", i);
         cn->names[i] = name;
@@ -149,9 +148,11 @@ static int parse_class_file(const char *path, int classes, ClassNames *cn, Statu
 static int load_class_names(const Command *cmd, const ParsedArgs *args, int classes,
                             ClassNames *cn, Status *st) {
     const char *spec = args_get(cmd, args, "--classes");
-    if (spec && strcmp(spec, "fashion-mnist") != 0) return parse_class_file(spec, classes, cn, st);
+    // Without --classes, the names are those the weights record (run_model), else indices:
+    // Fashion-MNIST's names given to any 10-class model called MNIST digits "Dress".
+    if (!spec) return 0;
+    if (strcmp(spec, "fashion-mnist") != 0) return parse_class_file(spec, classes, cn, st);
     if (classes != FASHION_MNIST_CLASSES) {
-        if (!spec) return 0;  // no names to give: print class indices
         status_fail(st, STATUS_BAD_INPUT,
                     "--classes fashion-mnist names %d classes, but the model gives %d class scores",
                     FASHION_MNIST_CLASSES, classes);
@@ -230,7 +231,9 @@ static int read_images(const ParsedArgs *args, const ImageInput *in, size_t samp
     for (int i = 1; i < args->positional_count; i++) {
         Status st;
         status_clear(&st);
-        if (read_image(args->positionals[i], in, images + (size_t)(i - 1) * sample, &st)) {
+        // The image's name is the user's, any bytes: escaped where the error names it.
+        if (status_escape_place(&st, read_image(args->positionals[i], in,
+                                                images + (size_t)(i - 1) * sample, &st))) {
             int code = report_failure(&st);
             if (!exit_code) exit_code = code;
         }
@@ -265,14 +268,22 @@ static void top_classes(const double *probs, int classes, int k, int *order) {
     }
 }
 
+// Class c as printed: its name escaped (names come from files, and so do image paths,
+// whose bytes could drive the terminal or split a result's lines), else `class c`.
+static const char *shown_class_name(const ClassNames *cn, int c, char *out, size_t size) {
+    if (!cn->names) snprintf(out, size, "class %d", c);
+    else text_escape(cn->names[c], strlen(cn->names[c]), out, size);
+    return out;
+}
+
 static void print_prediction(const char *image, const double *probs, const int *order, int k,
                              const ClassNames *cn, int name_width) {
-    printf("%s\n", image);
+    char shown[4 * 4096 + 8];
+    printf("%s\n", text_escape(image, strlen(image), shown, sizeof shown));
     for (int r = 0; r < k; r++) {
         int c = order[r];
-        char index[16];
-        snprintf(index, sizeof index, "%d", c);
-        const char *name = cn->names ? cn->names[c] : index;
+        char name[ESCAPED_NAME_MAX];
+        shown_class_name(cn, c, name, sizeof name);
         // Never print 0.0000 for a probability that is not zero.
         if (probs[c] >= 0.00005 || probs[c] == 0.0)
             printf("  %-*s  %.4f\n", name_width, name, probs[c]);
@@ -325,7 +336,8 @@ static int predict_all(PredictRun *run, Status *st) {
     TRY(graph_allocate(g, b, &run->device.alloc, batch, NULL, st));
     int name_width = 0;
     for (int c = 0; c < classes; c++) {
-        int len = run->names.names ? (int)strlen(run->names.names[c]) : snprintf(NULL, 0, "%d", c);
+        char name[ESCAPED_NAME_MAX];
+        int len = (int)strlen(shown_class_name(&run->names, c, name, sizeof name));
         if (len > name_width) name_width = len < 40 ? len : 40;
     }
     float *scores = malloc((size_t)batch * classes * sizeof *scores);
@@ -403,6 +415,10 @@ static int run_model(const Command *cmd, PredictRun *run, Status *st) {
     const LoadedInputs *in = &loaded.inputs;
     if (!rc && !args_get(cmd, run->args, "--classes") && in->class_count > 0)
         rc = use_recorded_names(in, graph_classes(run->g), run->weights, &run->names, st);
+    else if (!rc && !args_get(cmd, run->args, "--classes"))
+        print_notice("%s records no class names (its training data had none, as idx: and "
+                     "csv: data do): classes are shown by index; --classes FILE or "
+                     "--classes fashion-mnist names them", run->weights);
     checkpoint_loaded_free(&loaded);
     return rc ? rc : predict_all(run, st);
 }

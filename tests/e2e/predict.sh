@@ -119,6 +119,39 @@ run "$TRAINER" predict models/mlp.model --weights "$weights" "$work/boot.png" \
 expect_error 2 "$work/classes.txt:2:1: empty class name" \
     "an empty line in a names file is placed at its line and column"
 
+# Weights trained on idx: data record no class names: classes by index, with a notice (they
+# were shown with Fashion-MNIST's names, an MNIST digit model answering "Dress").
+make_dataset "$work/digits" 40 10
+run "$TRAINER" train models/mlp.model --data "idx:$work/digits" --epochs 1 --device cpu \
+    --save "$work/digits.safetensors"
+expect_rc 0 "a model trained on idx: data"
+run "$TRAINER" predict models/mlp.model --weights "$work/digits.safetensors" "$work/boot.png" \
+    --top 2 --device cpu
+expect_rc 0 "predict with weights that record no class names"
+expect_match out "^  class [0-9] +[0-9.]+$" "classes are shown by index"
+expect_no_match out "^  (Dress|Trouser|Bag|Sneaker|Shirt|Coat|Sandal|Ankle boot|Pullover|T-shirt)" \
+    "... not by Fashion-MNIST's names"
+expect_in err "records no class names" "a notice says why"
+run "$TRAINER" predict models/mlp.model --weights "$work/digits.safetensors" "$work/boot.png" \
+    --top 10 --classes fashion-mnist --device cpu
+check_top "$work/boot.png" 10 "--classes fashion-mnist still names them"
+
+# An image's name and a --classes file's names are bytes anyone chose: printed escaped (an
+# ESC drove the terminal, a newline split one result into two).
+odd="$work/odd$(printf '\033')[31m
+name.png"
+cp "$work/boot.png" "$odd"
+printf 'zero\033[2J\none\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\n' \
+    >"$work/odd_classes.txt"
+run "$TRAINER" predict models/mlp.model --weights "$weights" "$odd" --top 10 \
+    --classes "$work/odd_classes.txt" --device cpu
+expect_rc 0 "predict an image with an ESC and a newline in its name"
+expect_match out "^$work/odd\\\\x1b\\[31m\\\\x0aname\\.png$" "its name is printed escaped, on one line"
+expect_in out "zero\\x1b[2J" "a class name from --classes is printed escaped"
+run "$TRAINER" predict models/mlp.model --weights "$weights" "$odd.missing" --device cpu
+expect_error 2 "$work/odd\\x1b[31m\\x0aname.png.missing: cannot open" \
+    "an error names the image escaped"
+
 # A FIFO blocked the open for good, a directory asked malloc for 2^63 bytes (ftell).
 mkfifo "$work/fifo"
 run timeout 20 "$TRAINER" predict models/mlp.model --weights "$work/fifo" "$work/boot.png" \
