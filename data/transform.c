@@ -133,17 +133,20 @@ int data_transform_check(const DataTransform *t, const Dataset *ds, Status *st) 
     return 0;
 }
 
+void byte_scale_shift(const Normalization *n, int c, float *scale, float *shift) {
+    // Without normalization exactly the bytes / 255 of before: a shift of 0 adds nothing.
+    *scale = n ? 1.0f / (255.0f * n->std[c]) : 1.0f / 255.0f;
+    *shift = n ? -n->mean[c] / n->std[c] : 0.0f;
+}
+
 void data_transform_for_bytes(const DataTransform *t, const Dataset *ds, SampleTransform *out) {
     memset(out, 0, sizeof *out);
     out->channels = ds->channels;
     out->height = ds->height;
     out->width = ds->width;
     const Normalization *n = t ? t->normalization : NULL;
-    for (int c = 0; c < ds->channels && c < SAMPLE_TRANSFORM_MAX_CHANNELS; c++) {
-        // Without normalization exactly the bytes / 255 of before: a shift of 0 adds nothing.
-        out->channel_scale[c] = n ? 1.0f / (255.0f * n->std[c]) : 1.0f / 255.0f;
-        out->channel_shift[c] = n ? -n->mean[c] / n->std[c] : 0.0f;
-    }
+    for (int c = 0; c < ds->channels && c < SAMPLE_TRANSFORM_MAX_CHANNELS; c++)
+        byte_scale_shift(n, c, &out->channel_scale[c], &out->channel_shift[c]);
     if (t) {
         out->crop_padding = t->crop_padding;
         out->flip = t->flip;

@@ -47,5 +47,9 @@ int data_transform_check(const DataTransform *t, const Dataset *ds, Status *st);
 // The gather op's transform for an image dataset held as bytes; t checked for ds (NULL:
 // bytes / 255).
 void data_transform_for_bytes(const DataTransform *t, const Dataset *ds, SampleTransform *out);
+// Channel c's byte-to-value map under `n` (NULL: none): value = byte * scale + shift, as
+// data_transform_for_bytes sets it, for a reader of single images (predict) to give the
+// model the values training gave it, bit for bit.
+void byte_scale_shift(const Normalization *n, int c, float *scale, float *shift);
 
 #endif

@@ -315,10 +315,17 @@ static int normalize_images(PredictRun *run, const CheckpointLoaded *loaded, Sta
                               st));
     size_t plane = run->sample / (size_t)channels;
     int count = run->args->positional_count - 1;
-    for (int i = 0; n.count && i < count; i++)
+    // As training reads images: each value rounded to a byte (a dataset keeps bytes; the
+    // luminance of colour and alpha compositing fall between them), then the byte mapped
+    // as the gather op maps it. The decoded floats, normalized, differed in the last bits,
+    // and by up to half a byte's step, from what the model saw in training.
+    for (int i = 0; i < count; i++)
         for (int c = 0; c < channels; c++) {
             float *values = run->images + (size_t)i * run->sample + (size_t)c * plane;
-            for (size_t p = 0; p < plane; p++) values[p] = (values[p] - n.mean[c]) / n.std[c];
+            float scale, shift;
+            byte_scale_shift(n.count ? &n : NULL, c, &scale, &shift);
+            for (size_t p = 0; p < plane; p++)
+                values[p] = (float)(uint8_t)lrintf(values[p] * 255.0f) * scale + shift;
         }
     normalization_free(&n);
     return 0;
