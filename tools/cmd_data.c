@@ -46,7 +46,9 @@ static void print_split(const char *spec, const char *split, const Dataset *ds, 
     printf("%s: %d sample%s of %dx%dx%d from %s%s\n", split, stats.count,
            stats.count == 1 ? "" : "s", ds->channels, ds->height, ds->width, ds->source,
            ds->features ? " (f32 features)" : "");
-    for (int c = 0; c <= ds->label_max; c++) {
+    // Every named class, also those with no sample (an empty folder last in a png:DIR).
+    int last = named - 1 > ds->label_max ? named - 1 : ds->label_max;
+    for (int c = 0; c <= last; c++) {
         char name[DATASET_SHOWN_NAME];
         const char *raw = c < named ? names[c] : "";
         printf("  class %3d %-16s %8d\n", c, text_escape(raw, strlen(raw), name, sizeof name),

@@ -67,6 +67,11 @@ expect_error 2 "$work/sizes/b/0.png: image is 30x30 pixels (WxH), but the split'
     "data info names the split's own size (a tie: the earlier), not a model's"
 expect_no_match err "model" "... and speaks of no model"
 
+# An empty class folder last: it is a class (train counts it), shown with 0 samples.
+mkdir -p "$work/sizes-odd/c"
+run "$TRAINER" data info "png:$work/sizes-odd" --on-bad-sample skip
+expect_match out "^  class   2 c +0$" "an empty last class folder is listed, with 0"
+rmdir "$work/sizes-odd/c"
 run "$TRAINER" data info "png:$work/sizes-odd" --on-bad-sample skip
 expect_rc 0 "an empty first image and an odd second one are skipped, not made the split's size"
 expect_in out "train: 3 samples of 1x28x28" "the three 28x28 images are kept"
