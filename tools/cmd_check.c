@@ -352,7 +352,10 @@ static int check_with(const Command *cmd, const ParsedArgs *args, Graph *g,
                                  .precision = precision.computed};
     RunData data = {0};
     int have_data = args_get(cmd, args, "--data") != NULL || config->data.spec[0];
-    int rc = have_data ? load_data(cmd, args, g, config, &data, &options, st) : 0;
+    // The reading options are checked with no data to read too: a typo is one either way.
+    DatasetOptions reading;
+    int rc = dataset_options_from_args(cmd, args, g, &reading, st);
+    if (!rc && have_data) rc = load_data(cmd, args, g, config, &data, &options, st);
     MemoryPlan plan;
     if (!rc) rc = memory_plan(g, device->backend, &options, &plan, st);
     if (!rc) {

@@ -80,6 +80,9 @@ for split in 0x0.2p0 " 0.1"; do
 done
 run "$TRAINER" train models/mlp.model --epochs " 2"
 expect_error 2 "--epochs  2: expected a whole number" "a whole number with a leading space too"
+run "$TRAINER" check models/mlp.model --on-bad-sample sikp
+expect_error 2 "--on-bad-sample sikp: expected fail or skip" \
+    "check refuses a mistyped --on-bad-sample without --data too (it exited 0)"
 # An option taking a word besides a number names the word, and suggests it for a near miss.
 run "$TRAINER" train models/mlp.model --checkpoint "$work/ck" --checkpoint-every epoc
 expect_error 2 "--checkpoint-every epoc: expected a whole number from 1 to 1073741824, or epoch" \
