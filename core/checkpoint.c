@@ -215,13 +215,26 @@ int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Back
 
 // ---- comparing a file with the graph ----
 
-// "name, name, ..." of up to a few escaped names, into a growing message.
-static void append_name(char *text, size_t size, const char *name) {
+// Room kept at the end of a list of names for end_name_list's " and 99999 more".
+enum { NAME_LIST_END = 24 };
+
+// "name, name, ..." (escaped) into a growing message: a name is added whole, or, past the
+// room, counted in *left_out for end_name_list (a name cut in the middle, "s2_bn2.running_me",
+// reads as another name).
+static void append_name(char *text, size_t size, const char *name, int *left_out) {
     size_t used = strlen(text);
-    if (used + 8 >= size) return;
     char escaped[160];
     text_escape(name, strlen(name), escaped, sizeof escaped);
+    if (used + 2 + strlen(escaped) + NAME_LIST_END >= size) {
+        (*left_out)++;
+        return;
+    }
     snprintf(text + used, size - used, "%s%s", used ? ", " : "", escaped);
+}
+
+static void end_name_list(char *text, size_t size, int left_out) {
+    size_t used = strlen(text);
+    if (left_out) snprintf(text + used, size - used, " and %d more", left_out);
 }
 
 static int is_optimizer_name(const char *name) {
@@ -238,25 +251,27 @@ static int listed(const SlotList *list, const char *name) {
 static int check_same_tensors(const SlotList *list, const Safetensors *file, int skip_optimizer,
                               const char *path, Status *st) {
     char missing[400] = "", unexpected[400] = "", reshaped[400] = "";
+    int left_out[3] = {0, 0, 0};
     for (int i = 0; i < list->count; i++) {
         const SafetensorsTensor *t = safetensors_find(file, list->slots[i].name);
-        if (!t) append_name(missing, sizeof missing, list->slots[i].name);
+        if (!t) append_name(missing, sizeof missing, list->slots[i].name, &left_out[0]);
         else if (!shape_equal(&t->shape, list->slots[i].shape)) {
             char in_file[64], in_model[64], entry[300];
             snprintf(entry, sizeof entry, "%s (%s in the file, %s in the model)",
                      list->slots[i].name, shape_format(&t->shape, in_file, sizeof in_file),
                      shape_format(list->slots[i].shape, in_model, sizeof in_model));
-            append_name(reshaped, sizeof reshaped, entry);
+            append_name(reshaped, sizeof reshaped, entry, &left_out[2]);
         }
     }
     for (int i = 0; i < file->count; i++)
         if (!(skip_optimizer && is_optimizer_name(file->tensors[i].name)) &&
             !listed(list, file->tensors[i].name))
-            append_name(unexpected, sizeof unexpected, file->tensors[i].name);
+            append_name(unexpected, sizeof unexpected, file->tensors[i].name, &left_out[1]);
     if (!missing[0] && !unexpected[0] && !reshaped[0]) return 0;
     char what[1300] = "";
     const char *labels[3] = {"missing ", "unexpected ", "other shape "};
-    const char *lists[3] = {missing, unexpected, reshaped};
+    char *lists[3] = {missing, unexpected, reshaped};
+    for (int i = 0; i < 3; i++) end_name_list(lists[i], sizeof missing, left_out[i]);
     for (int i = 0; i < 3; i++)
         if (lists[i][0])
             snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s%s",
@@ -275,14 +290,14 @@ static int all_finite(const float *values, size_t n) {
 }
 
 static int load_slot(const Slot *s, const SafetensorsTensor *t, const Backend *b,
-                     CheckpointLoaded *out, Status *st) {
+                     CheckpointLoaded *out, int *nonfinite_left_out, Status *st) {
     size_t n = shape_numel(s->shape);
     float *values = malloc(n * sizeof *values + 1);
     if (!values) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     safetensors_copy_f32(t, values);
     if (out && !all_finite(values, n)) {
         out->nonfinite_count++;
-        append_name(out->nonfinite, sizeof out->nonfinite, s->name);
+        append_name(out->nonfinite, sizeof out->nonfinite, s->name, nonfinite_left_out);
     }
     int rc = n ? b->copy_to_device(b, s->tensor->data, values, n * sizeof *values, st) : 0;
     free(values);
@@ -291,8 +306,11 @@ static int load_slot(const Slot *s, const SafetensorsTensor *t, const Backend *b
 
 static int load_matching(const SlotList *list, const Safetensors *file, const Backend *b,
                          CheckpointLoaded *out, Status *st) {
+    int left_out = 0;
     for (int i = 0; i < list->count; i++)
-        TRY(load_slot(&list->slots[i], safetensors_find(file, list->slots[i].name), b, out, st));
+        TRY(load_slot(&list->slots[i], safetensors_find(file, list->slots[i].name), b, out,
+                      &left_out, st));
+    if (out) end_name_list(out->nonfinite, sizeof out->nonfinite, left_out);
     return 0;
 }
 
@@ -500,16 +518,17 @@ int checkpoint_init_from(Graph *g, const Backend *b, const char *path, int *load
     *loaded = 0;
     skipped[0] = '\0';
     TRY(safetensors_read_file(path, &file, st));
-    int rc = list_slots(g, NULL, &list, st);
+    int rc = list_slots(g, NULL, &list, st), left_out = 0;
     for (int i = 0; !rc && i < list.count; i++) {
         const SafetensorsTensor *t = safetensors_find(&file, list.slots[i].name);
         if (!t || !shape_equal(&t->shape, list.slots[i].shape)) {
-            append_name(skipped, skipped_size, list.slots[i].name);
+            append_name(skipped, skipped_size, list.slots[i].name, &left_out);
             continue;
         }
-        rc = load_slot(&list.slots[i], t, b, NULL, st);
+        rc = load_slot(&list.slots[i], t, b, NULL, NULL, st);
         *loaded += !rc;
     }
+    end_name_list(skipped, skipped_size, left_out);
     free(list.slots);
     safetensors_free(&file);
     return rc;

@@ -79,6 +79,17 @@ expect_rc 0 "--init-from another model's checkpoint"
 expect_in err "initialised 1 parameter tensor from" "--init-from counts what matched"
 expect_in err "kept fresh (new or reshaped): dense1.weight, dense1.bias, dense2.weight" \
     "--init-from lists the tensors it left fresh"
+# A list of tensor names too long for the message ends in "and N more", where it was cut
+# in the middle of a name ("dense2..." read as another tensor).
+{ echo "input shape=784 dtype=f32"
+    for ((i = 0; i < 40; i++)); do echo "dense units=2 act=relu"; done
+    echo "dense units=10"; echo "loss softmax_cross_entropy"; } >"$work/deep.model"
+run "$TRAINER" train "$work/deep.model" "${data[@]}" --epochs 1 --save "$work/deep.safetensors"
+expect_rc 0 "a 41-layer MLP trains"
+run "$TRAINER" eval "$work/tiny.model" "${data[@]}" --weights "$work/deep.safetensors"
+expect_error 2 "the file does not match the model" "another model's 82 tensors are refused"
+expect_match err "unexpected dense[0-9]+\\.(weight|bias)(, dense[0-9]+\\.(weight|bias))* and [0-9]+ \
+more" "the unexpected list holds whole names, then says how many more"
 run "$TRAINER" train "$work/wide.model" "${data[@]}" --epochs 1 --init-from "$work/ck"
 expect_error 2 "$work/ck: is a folder, not a weights file" \
     "--init-from a checkpoint folder says so (it said: cannot read the file)"
