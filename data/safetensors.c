@@ -29,6 +29,25 @@ static int malformed(const char *path, Status *st, const char *fmt, const char *
     return STATUS_BAD_INPUT;
 }
 
+// A half or double precision file (PyTorch's model.half() saved, a bf16 checkpoint) is a
+// valid safetensors file of another dtype: said as that, with how to convert it, not as a
+// truncated or foreign file.
+static int is_other_float(const char *dtype) {
+    return strcmp(dtype, "F16") == 0 || strcmp(dtype, "BF16") == 0 || strcmp(dtype, "F64") == 0;
+}
+
+static int refuse_other_float(const char *path, const char *name, const char *dtype,
+                              Status *st) {
+    char escaped[160];
+    text_escape(name, strlen(name), escaped, sizeof escaped);
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "tensor '%s' is %s; trainer reads F32 "
+                   "weights only", escaped, dtype);
+    status_hint(st, "convert the file to float32, e.g. in Python: from safetensors.torch "
+                    "import load_file, save_file; save_file({k: v.float() for k, v in "
+                    "load_file(IN).items()}, OUT)");
+    return STATUS_BAD_INPUT;
+}
+
 static uint64_t read_u64_le(const unsigned char *p) {
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
@@ -79,6 +98,8 @@ static int parse_tensor(const cJSON *entry, uint64_t data_size, const char *path
     if (!cJSON_IsObject(entry))
         return malformed(path, st, "tensor '%s' is not a JSON object%s", name, "");
     const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(entry, "dtype");
+    if (cJSON_IsString(dtype) && is_other_float(dtype->valuestring))
+        return refuse_other_float(path, name, dtype->valuestring, st);
     if (!cJSON_IsString(dtype) || strcmp(dtype->valuestring, "F32") != 0)
         return malformed(path, st, "tensor '%s' has dtype %s; only F32 is read", name,
                          cJSON_IsString(dtype) ? "other than F32" : "missing");
@@ -212,8 +233,10 @@ static int parse_header(const cJSON *root, const unsigned char *data, uint64_t d
 // Whether the first bytes read as text: a header length that large is then no length at all
 // (a model file, a JSON file given where the weights go).
 static int starts_with_text(const unsigned char *bytes, size_t size) {
+    // (strchr finds a NUL byte too, as the string's end: tested apart.)
     for (size_t i = 0; i < 8 && i < size; i++)
-        if (!(bytes[i] >= 0x20 && bytes[i] < 0x7f) && !strchr("\t\n\r", bytes[i])) return 0;
+        if (!(bytes[i] >= 0x20 && bytes[i] < 0x7f) && (!bytes[i] || !strchr("\t\n\r", bytes[i])))
+            return 0;
     return 1;
 }
 

@@ -78,7 +78,10 @@ static void malformed_headers_are_refused(void) {
     static const BadCase cases[] = {
         {"[1,2]", 0, "not a JSON object"},
         {"{\"a\":", 0, "not valid JSON"},
-        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2, "dtype"},
+        {"{\"a\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2,
+         "tensor 'a' is F16; trainer reads F32 weights only"},
+        {"{\"a\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8,
+         "dtype other than F32"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4, "shape"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,8]}}", 4, "data_offsets"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,0]}}", 4, "data_offsets"},
@@ -117,6 +120,10 @@ static void lengths_are_checked_before_parsing(void) {
     CHECK_INT_EQ(safetensors_parse(huge, sizeof huge, "f", &s, &st), STATUS_BAD_INPUT);
     CHECK_CONTAINS(st.message, "header length is 9223372036854775807 bytes, more than the 8 "
                                "bytes");
+    // Its 8 bytes hold NULs, which once passed for text (strchr finds the string's end).
+    unsigned char nuls[16] = {0, 0, 0, 0, 0, 0, 0, 0x40, '{', '}'};
+    CHECK_INT_EQ(safetensors_parse(nuls, sizeof nuls, "f", &s, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "header length is 4611686018427387904 bytes");
     char message[256];
     CHECK_INT_EQ(parse_header_text("{}", 0, message, sizeof message), 0);
     CHECK_INT_EQ(parse_header_text("{}      ", 0, message, sizeof message), 0);  // padded
