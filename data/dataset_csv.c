@@ -166,7 +166,10 @@ static int parse_number(const CsvCursor *c, size_t start, size_t size, float *va
     errno = 0;
     *value = strtof(cell, &end);
     if (end != cell + size) return fail_cell(c, start, size, "not a number", st);
-    if (!isfinite(*value) || errno == ERANGE)
+    // strtof sets ERANGE on underflow as well: 1e-40 reads as a denormal and 1e-50 as 0,
+    // values a float holds (and as near as it gets). Only overflow, +-HUGE_VALF, is refused.
+    int overflow = errno == ERANGE && fabsf(*value) == HUGE_VALF;
+    if (!isfinite(*value) || overflow)
         return fail_cell(c, start, size, "not a finite number a float holds", st);
     return 0;
 }

@@ -241,6 +241,16 @@ run "$TRAINER" check "$csv_model" --data "csv:$work/word.csv" --val-split 0.5
 expect_error 2 "$work/word.csv:3:7: 'x\\xff' is not a number" \
     "a non-numeric cell is named by line:column, its bytes escaped"
 
+# strtof says ERANGE on underflow too, and numbers too small for a float were refused as if
+# too large: they read as the float nearest them (a denormal, or 0). Overflow is refused.
+{ echo "label,a,b,c,d"; echo "0,1e-38,1e-40,1e-50,-1e-45"; echo "1,2,3,4,5"; } >"$work/tiny.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/tiny.csv" --val-split 0.5
+expect_rc 0 "numbers too small for a float (1e-38 to 1e-50) read as floats"
+{ echo "label,a,b,c,d"; echo "0,1,2,3,4"; echo "1,2,3,-1e39,5"; } >"$work/huge.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/huge.csv" --val-split 0.5
+expect_error 2 "$work/huge.csv:3:7: '-1e39' is not a finite number a float holds" \
+    "a number too large for a float is refused where it is"
+
 { echo "a,b,label,c,d"; echo "1,2,0,3,4"; echo "1,2,0,3"; } >"$work/ragged.csv"
 run "$TRAINER" check "$csv_model" --data "csv:$work/ragged.csv" --val-split 0.5
 expect_error 2 "$work/ragged.csv:3:8: row has 4 fields, but the header has 5 columns" \

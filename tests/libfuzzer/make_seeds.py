@@ -62,6 +62,7 @@ def csv_seeds():
     write("csv", "nan_inf", b"label,f\n1,nan\n2,inf\n")
     write("csv", "missing_named_label", b"@target\nlabel,f\n1,2\n")
     write("csv", "header_only", b"label,f\n")
+    write("csv", "underflow", b"label,f,g\n0,1e-40,-1e-50\n1e-50,1e-38,2\n")
 
 
 def metrics_seeds():

@@ -1,0 +1,79 @@
+// csv:FILE (data/dataset_csv.c) on the inputs a user audit found read wrong: the values a
+// table's cells read as, and where a refusal points (file, line, column) and what it says.
+#define _POSIX_C_SOURCE 200809L
+
+#include "check.h"
+#include "data/dataset.h"
+
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static char folder[] = "/tmp/test_dataset_csv.XXXXXX";
+static char path[256];
+
+// Writes `text` to the table file and loads it as csv:FILE (with ",label=NAME" when label is
+// not NULL). Returns the loader's status code; *ds is the table when it is 0.
+static int load(const char *text, const char *label, Dataset *ds, Status *st) {
+    FILE *file = fopen(path, "wb");
+    if (!file) {
+        perror(path);
+        exit(1);
+    }
+    fputs(text, file);
+    fclose(file);
+    char spec[400];
+    if (label) snprintf(spec, sizeof spec, "%s,label=%s", path, label);
+    else snprintf(spec, sizeof spec, "%s", path);
+    memset(ds, 0, sizeof *ds);
+    status_clear(st);
+    return dataset_load_csv(spec, ds, st);
+}
+
+// strtof says ERANGE for a number too small for a float as for one too large; only the
+// large ones are out of a float's range. The small ones read as the float nearest them.
+static void tiny_numbers_read_as_floats(void) {
+    Dataset ds;
+    Status st;
+    CHECK_INT_EQ(load("label,x\n0,1e-38\n1,1e-40\n0,1e-50\n1,-1e-45\n0,3.4e38\n", NULL, &ds,
+                      &st), 0);
+    CHECK_INT_EQ(ds.count, 5);
+    if (ds.count == 5) {
+        CHECK(ds.features[0] == strtof("1e-38", NULL) && ds.features[0] > 0);
+        CHECK(ds.features[1] == strtof("1e-40", NULL) && ds.features[1] > 0);
+        CHECK(ds.features[1] < FLT_MIN);  // a denormal
+        CHECK(ds.features[2] == 0.0f);
+        CHECK(ds.features[3] < 0 && ds.features[3] > -FLT_MIN);
+        CHECK(ds.features[4] == 3.4e38f);
+        CHECK_INT_EQ(ds.labels[1], 1);
+    }
+    dataset_free(&ds);
+
+    // A label too small to be anything but 0 is the class 0.
+    CHECK_INT_EQ(load("label,x\n1e-50,1\n", NULL, &ds, &st), 0);
+    if (ds.count == 1) CHECK_INT_EQ(ds.labels[0], 0);
+    dataset_free(&ds);
+
+    const char *too_large[] = {"label,x\n0,1e39\n", "label,x\n0,-3.5e38\n",
+                               "label,x\n0,1e400\n"};
+    for (size_t i = 0; i < sizeof too_large / sizeof *too_large; i++) {
+        CHECK_INT_EQ(load(too_large[i], NULL, &ds, &st), STATUS_BAD_INPUT);
+        CHECK_CONTAINS(st.message, "is not a finite number a float holds");
+        CHECK_INT_EQ(st.line, 2);
+        CHECK_INT_EQ(st.column, 3);
+        dataset_free(&ds);
+    }
+}
+
+int main(void) {
+    if (!mkdtemp(folder)) {
+        perror(folder);
+        return 1;
+    }
+    snprintf(path, sizeof path, "%s/table.csv", folder);
+    tiny_numbers_read_as_floats();
+    unlink(path);
+    rmdir(folder);
+    return test_exit_code("test_dataset_csv");
+}
