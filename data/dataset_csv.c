@@ -59,6 +59,42 @@ static int read_whole_file(const char *path, char **text, size_t *length, Status
     return rc;
 }
 
+// The file's name for a shell command in a hint: as it is when the shell reads it so, else
+// FILE for the user to fill in (quoting a name with quotes in it is not worth a hint's room).
+static const char *name_for_shell(const char *path) {
+    return path[strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                             "_./+-")] ? "FILE" : path;
+}
+
+// Old Mac OS ends a line with a carriage return alone. Such a file read as one long header
+// line, and the reader said "no rows after the header", which sent the user looking at the
+// rows. LF and CRLF end lines (a '\r' ending the text is the last line's CRLF, cut short);
+// any other '\r' is named where it is, in the words the model-file parser uses for it.
+static int refuse_lone_carriage_return(const CsvCursor *c, Status *st) {
+    const char *end = c->text + c->length;
+    const char *cr = c->text;
+    while ((cr = memchr(cr, '\r', (size_t)(end - cr))) && (cr + 1 == end || cr[1] == '\n'))
+        cr++;
+    if (!cr) return 0;
+    int line = 1;
+    const char *line_start = c->text;
+    for (const char *p = c->text; p < cr; p++)
+        if (*p == '\n') {
+            line++;
+            line_start = p + 1;
+        }
+    // The text is at most CSV_MAX_BYTES (1 GiB), so a line or column fits an int.
+    status_fail_at(st, STATUS_BAD_INPUT, c->path, line, (int)(cr - line_start) + 1,
+                   "a lone carriage return '\\r' (byte 0x0d) is not a line break: lines end "
+                   "in LF or CRLF");
+    const char *name = name_for_shell(c->path);
+    size_t stem = strlen(name);
+    if (stem > 4 && strcmp(name + stem - 4, ".csv") == 0) stem -= 4;
+    status_hint(st, "convert the line endings (old Mac files end lines in CR alone): "
+                "tr '\\r' '\\n' < %s > %.*s-lf.csv", name, (int)stem, name);
+    return STATUS_BAD_INPUT;
+}
+
 // The current line's end (its '\n' or the text's end), without a trailing '\r'.
 static size_t line_length(const CsvCursor *c) {
     const char *line = c->text + c->line_start;
@@ -306,7 +342,8 @@ int dataset_load_csv(const char *spec, Dataset *out, Status *st) {
     TRY(read_whole_file(path, &cursor.text, &cursor.length, st));
     dataset_set_source(out, path);
     CsvHeader header;
-    int rc = read_header(&cursor, label, &header, st);
+    int rc = refuse_lone_carriage_return(&cursor, st);
+    if (!rc) rc = read_header(&cursor, label, &header, st);
     if (!rc) rc = parse_rows(&cursor, &header, out, st);
     free(cursor.text);
     return rc;

@@ -260,6 +260,25 @@ run "$TRAINER" check "$csv_model" --data "csv:$work/long.csv" --val-split 0.5
 expect_error 2 "$work/long.csv:3:10: row has 6 fields, but the header has 5 columns" \
     "a long row is named at the comma of its first extra field"
 
+# Old Mac line endings (CR alone) made the file one long header line: "no rows after the
+# header". The lone carriage return is named where it is; CRLF ends lines as LF does.
+printf 'label,a,b,c,d\r0,1,2,3,4\r1,2,3,4,5\r' >"$work/mac.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/mac.csv" --val-split 0.5
+expect_error 2 "$work/mac.csv:1:14: a lone carriage return '\\r' (byte 0x0d) is not a line break" \
+    "a CSV with old Mac line endings names its first lone carriage return"
+expect_in err "hint: convert the line endings" "... and says to convert them"
+expect_in err "tr '\\r' '\\n' < $work/mac.csv > $work/mac-lf.csv" "... with a command that does"
+tr '\r' '\n' <"$work/mac.csv" >"$work/mac-lf.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/mac-lf.csv" --val-split 0.5
+expect_rc 0 "... which gives a file that reads"
+printf 'label,a,b,c,d\r\n0,1,2,3,4\r\n\r\n1,2,3,4,5\r\n' >"$work/crlf.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/crlf.csv" --val-split 0.5
+expect_rc 0 "a CSV with CRLF line endings reads"
+printf 'label,a,b,c,d\r\n0,1,2,3,4\r\n1,2,3,4,5\r0,1,2,3,4\r\n' >"$work/mixed.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/mixed.csv" --val-split 0.5
+expect_error 2 "$work/mixed.csv:3:10: a lone carriage return" \
+    "a lone carriage return among CRLFs is named at its line and column"
+
 : >"$work/empty.csv"
 run "$TRAINER" check "$csv_model" --data "csv:$work/empty.csv" --val-split 0.5
 expect_error 2 "$work/empty.csv:1:1: empty file" "an empty CSV is refused"

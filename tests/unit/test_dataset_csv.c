@@ -66,6 +66,39 @@ static void tiny_numbers_read_as_floats(void) {
     }
 }
 
+// A carriage return ends a line only before a line feed (or at the end of the file, a CRLF
+// cut short); one anywhere else is named at its line and column, whatever comes after it.
+static void lone_carriage_return_is_named(void) {
+    Dataset ds;
+    Status st;
+    CHECK_INT_EQ(load("label,x\r\n0,1\r\n\r\n1,2\r\n", NULL, &ds, &st), 0);
+    CHECK_INT_EQ(ds.count, 2);
+    dataset_free(&ds);
+    CHECK_INT_EQ(load("label,x\n0,1\n1,2\r", NULL, &ds, &st), 0);
+    CHECK_INT_EQ(ds.count, 2);
+    dataset_free(&ds);
+
+    struct {
+        const char *text;
+        int line, column;
+    } lone[] = {
+        {"label,x\r0,1\r1,2\r", 1, 8},            // old Mac line endings
+        {"label,x\r\n0,1\r\n1,2\r1,3\r\n", 3, 4},  // one lone among CRLFs
+        {"label,x\n0,1\r\r\n", 2, 4},              // CR CR LF: the first is lone
+        {"\rlabel,x\n0,1\n", 1, 1},
+    };
+    for (size_t i = 0; i < sizeof lone / sizeof *lone; i++) {
+        CHECK_INT_EQ(load(lone[i].text, NULL, &ds, &st), STATUS_BAD_INPUT);
+        CHECK_CONTAINS(st.message, "a lone carriage return '\\r' (byte 0x0d) is not a line "
+                                   "break");
+        CHECK_INT_EQ(st.line, lone[i].line);
+        CHECK_INT_EQ(st.column, lone[i].column);
+        CHECK_CONTAINS(st.hint, "tr '\\r' '\\n' < ");
+        CHECK_CONTAINS(st.hint, "/table-lf.csv");
+        dataset_free(&ds);
+    }
+}
+
 int main(void) {
     if (!mkdtemp(folder)) {
         perror(folder);
@@ -73,6 +106,7 @@ int main(void) {
     }
     snprintf(path, sizeof path, "%s/table.csv", folder);
     tiny_numbers_read_as_floats();
+    lone_carriage_return_is_named();
     unlink(path);
     rmdir(folder);
     return test_exit_code("test_dataset_csv");
