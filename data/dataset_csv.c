@@ -17,6 +17,7 @@
 
 #define CSV_MAX_BYTES ((long long)1 << 30)
 #define CSV_MAX_COLUMNS 65536
+#define CSV_NUMBER_BYTES 64  // a number cell's longest text, and its NUL
 #define CSV_HINT "a csv:FILE starts with a header row of column names; then one sample a " \
                  "line, numbers separated by commas"
 #define CSV_OPTION_HINT "csv:FILE takes one option, label=COLUMN (the label column's name)"
@@ -129,23 +130,88 @@ static void field_at(const char *line, size_t length, int index, size_t *start, 
     *size = end - at;
 }
 
+// Whether a cell, all of it, is a number strtof reads: *value is what it reads, and
+// *overflow whether the number is too large for a float.
+static int read_float(const char *cell, size_t size, float *value, int *overflow) {
+    char copy[CSV_NUMBER_BYTES];
+    if (size == 0 || size >= sizeof copy) return 0;
+    memcpy(copy, cell, size);
+    copy[size] = '\0';
+    char *end = NULL;
+    errno = 0;
+    *value = strtof(copy, &end);
+    // strtof sets ERANGE on underflow as well: 1e-40 reads as a denormal and 1e-50 as 0,
+    // values a float holds (and as near as it gets). Only overflow, +-HUGE_VALF, is out of
+    // a float's range.
+    *overflow = errno == ERANGE && fabsf(*value) == HUGE_VALF;
+    return end == copy + size;
+}
+
+// Column names are words. A first line of numbers only is a sample, in a file with no
+// header row, and reading it as the header lost that sample without a word. A number here
+// holds a digit: "nan" and "inf" read as numbers, and are as likely to be names.
+static int holds_only_numbers(const char *line, size_t length) {
+    for (size_t at = 0; at <= length;) {
+        const char *comma = memchr(line + at, ',', length - at);
+        size_t end = comma ? (size_t)(comma - line) : length, start = at;
+        at = end + 1;
+        while (start < end && (line[start] == ' ' || line[start] == '\t')) start++;
+        while (end > start && (line[end - 1] == ' ' || line[end - 1] == '\t')) end--;
+        float value;
+        int overflow, digits = 0;
+        for (size_t i = start; i < end; i++) digits += line[i] >= '0' && line[i] <= '9';
+        if (!digits || !read_float(line + start, end - start, &value, &overflow)) return 0;
+    }
+    return 1;
+}
+
+// The header a table of `columns` columns could have: NAME,x1,x2 or NAME,x1,x2,...,xN.
+static void example_header(const char *name, int columns, char *out, size_t size) {
+    int features = columns - 1;
+    size_t n = (size_t)snprintf(out, size, "%s", name);
+    for (int f = 1; f <= features && n < size; f++) {
+        if (features > 3 && f == 3) {
+            snprintf(out + n, size - n, ",...,x%d", features);
+            return;
+        }
+        n += (size_t)snprintf(out + n, size - n, ",x%d", f);
+    }
+}
+
+static int refuse_numbers_header(const CsvCursor *c, size_t length, const char *label,
+                                 int columns, Status *st) {
+    char shown[200], name[200] = "label", example[300];
+    escape_cell(c->text + c->line_start, length, shown, sizeof shown);
+    if (label) escape_cell(label, strlen(label), name, sizeof name);
+    example_header(name, columns, example, sizeof example);
+    status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 1, "the first line '%s' holds only "
+                   "numbers, where a header row of column names is expected", shown);
+    status_hint(st, "add a header line such as '%s' above the rows (if the line is a header "
+                "of numbered columns, name its label column: csv:FILE,label=0)", example);
+    return STATUS_BAD_INPUT;
+}
+
 typedef struct CsvHeader {
     int columns;
     int label_column;
 } CsvHeader;
 
+// The index of the header's column called `name`, or -1 when there is none.
+static int column_named(const char *line, size_t length, int columns, const char *name) {
+    size_t name_length = strlen(name);
+    for (int f = 0; f < columns; f++) {
+        size_t start, size;
+        field_at(line, length, f, &start, &size);
+        if (size == name_length && strncmp(line + start, name, size) == 0) return f;
+    }
+    return -1;
+}
+
 static int find_label_column(const CsvCursor *c, size_t length, const char *wanted,
                              CsvHeader *h, Status *st) {
     const char *line = c->text + c->line_start;
-    const char *name = wanted ? wanted : "label";
-    for (int f = 0; f < h->columns; f++) {
-        size_t start, size;
-        field_at(line, length, f, &start, &size);
-        if (size == strlen(name) && strncmp(line + start, name, size) == 0) {
-            h->label_column = f;
-            return 0;
-        }
-    }
+    h->label_column = column_named(line, length, h->columns, wanted ? wanted : "label");
+    if (h->label_column >= 0) return 0;
     if (!wanted) {
         h->label_column = 0;  // no column named "label": the first is the label
         return 0;
@@ -178,6 +244,12 @@ static int read_header(CsvCursor *c, const char *label, CsvHeader *h, Status *st
         status_hint(st, "%s", CSV_HINT);
         return STATUS_BAD_INPUT;
     }
+    // A label= naming one of the numbers says the line is a header of numbered columns
+    // (pandas writes 0,1,2,... for a frame without column names).
+    const char *line = c->text + c->line_start;
+    if ((!label || column_named(line, length, h->columns, label) < 0) &&
+        holds_only_numbers(line, length))
+        return refuse_numbers_header(c, length, label, h->columns, st);
     return find_label_column(c, length, label, h, st);
 }
 
@@ -193,18 +265,11 @@ static int fail_cell(const CsvCursor *c, size_t start, size_t size, const char *
 
 static int parse_number(const CsvCursor *c, size_t start, size_t size, float *value,
                         Status *st) {
-    char cell[64];
     if (size == 0) return fail_cell(c, start, size, "an empty cell, not a number", st);
-    if (size >= sizeof cell) return fail_cell(c, start, size, "not a number (too long)", st);
-    memcpy(cell, c->text + c->line_start + start, size);
-    cell[size] = '\0';
-    char *end = NULL;
-    errno = 0;
-    *value = strtof(cell, &end);
-    if (end != cell + size) return fail_cell(c, start, size, "not a number", st);
-    // strtof sets ERANGE on underflow as well: 1e-40 reads as a denormal and 1e-50 as 0,
-    // values a float holds (and as near as it gets). Only overflow, +-HUGE_VALF, is refused.
-    int overflow = errno == ERANGE && fabsf(*value) == HUGE_VALF;
+    if (size >= CSV_NUMBER_BYTES) return fail_cell(c, start, size, "not a number (too long)", st);
+    int overflow = 0;
+    if (!read_float(c->text + c->line_start + start, size, value, &overflow))
+        return fail_cell(c, start, size, "not a number", st);
     if (!isfinite(*value) || overflow)
         return fail_cell(c, start, size, "not a finite number a float holds", st);
     return 0;

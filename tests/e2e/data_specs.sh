@@ -241,6 +241,18 @@ run "$TRAINER" check "$csv_model" --data "csv:$work/word.csv" --val-split 0.5
 expect_error 2 "$work/word.csv:3:7: 'x\\xff' is not a number" \
     "a non-numeric cell is named by line:column, its bytes escaped"
 
+# A file with no header row lost its first sample, read as the header, without a word. A
+# first line of numbers only is refused; label= naming one of them reads it as a header.
+printf '0,1,2,3,4\n0,1,2,3,4\n1,3,4,5,6\n' >"$work/no_header.csv"
+run "$TRAINER" data info "csv:$work/no_header.csv"
+expect_error 2 "$work/no_header.csv:1:1: the first line '0,1,2,3,4' holds only numbers, where a" \
+    "a CSV with no header row is refused, not read with its first sample as the header"
+expect_in err "where a header row of column names is expected" "... saying what was expected"
+expect_in err "hint: add a header line such as 'label,x1,x2,...,x4'" "... and what to add"
+run "$TRAINER" data info "csv:$work/no_header.csv,label=0"
+expect_rc 0 "a header of numbered columns reads when label= names one of them"
+expect_in out "train: 2 samples" "... and its first line is the header"
+
 # strtof says ERANGE on underflow too, and numbers too small for a float were refused as if
 # too large: they read as the float nearest them (a denormal, or 0). Overflow is refused.
 { echo "label,a,b,c,d"; echo "0,1e-38,1e-40,1e-50,-1e-45"; echo "1,2,3,4,5"; } >"$work/tiny.csv"

@@ -62,6 +62,8 @@ def csv_seeds():
     write("csv", "nan_inf", b"label,f\n1,nan\n2,inf\n")
     write("csv", "missing_named_label", b"@target\nlabel,f\n1,2\n")
     write("csv", "header_only", b"label,f\n")
+    write("csv", "no_header", b"0,1,2\n0,1,2\n1,3,4\n")
+    write("csv", "numbered_header", b"@2\n0,1,2\n1,-3.5e2,4\n0,0x1p3,6\n")
     write("csv", "mac_line_endings", b"label,f\r1,2\r0,3\r")
     write("csv", "lone_cr_among_crlf", b"label,f\r\n1,2\r\n0,3\r1,1\r\n")
     write("csv", "underflow", b"label,f,g\n0,1e-40,-1e-50\n1e-50,1e-38,2\n")

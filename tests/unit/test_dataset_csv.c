@@ -99,6 +99,48 @@ static void lone_carriage_return_is_named(void) {
     }
 }
 
+// A file with no header row: its first line is a sample, and was read as the header,
+// losing that sample. A first line of numbers only is refused, unless label= names one of
+// them (a header of numbered columns, as pandas writes for a frame without names).
+static void header_of_numbers_is_refused(void) {
+    Dataset ds;
+    Status st;
+    const char *no_header[] = {"0,1,2\n0,1,2\n1,3,4\n", " 1 , -2.5e3,0x1p3\n0,1,2\n",
+                               "0,1,2\r\n1,3,4\r\n"};
+    for (size_t i = 0; i < sizeof no_header / sizeof *no_header; i++) {
+        CHECK_INT_EQ(load(no_header[i], NULL, &ds, &st), STATUS_BAD_INPUT);
+        CHECK_CONTAINS(st.message, "holds only numbers, where a header row of column names is "
+                                   "expected");
+        CHECK_INT_EQ(st.line, 1);
+        CHECK_INT_EQ(st.column, 1);
+        CHECK_CONTAINS(st.hint, "add a header line such as 'label,x1,x2'");
+        dataset_free(&ds);
+    }
+    CHECK_INT_EQ(load("0,1,2,3,4,5\n0,1,2,3,4,5\n", NULL, &ds, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "the first line '0,1,2,3,4,5' holds only numbers");
+    CHECK_CONTAINS(st.hint, "'label,x1,x2,...,x5'");
+    dataset_free(&ds);
+    // label= naming no column of a line of numbers: the missing header is the likelier cause.
+    CHECK_INT_EQ(load("0,1,2\n0,1,2\n", "y", &ds, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "holds only numbers");
+    CHECK_CONTAINS(st.hint, "'y,x1,x2'");
+    dataset_free(&ds);
+
+    CHECK_INT_EQ(load("0,1,2\n1,3,4\n0,5,6\n", "2", &ds, &st), 0);
+    CHECK_INT_EQ(ds.count, 2);
+    if (ds.count == 2) CHECK(ds.labels[0] == 4 && ds.labels[1] == 6 && ds.features[0] == 1);
+    dataset_free(&ds);
+    // A name that is not a number makes a header, and so do "nan" and "inf", which strtof
+    // reads as numbers but hold no digit.
+    const char *headers[] = {"label,1,2\n0,1,2\n", "1,x\n0,1\n", "nan,inf\n0,1\n",
+                             "0,,2\n0,1,2\n"};
+    for (size_t i = 0; i < sizeof headers / sizeof *headers; i++) {
+        CHECK_INT_EQ(load(headers[i], NULL, &ds, &st), 0);
+        CHECK_INT_EQ(ds.count, 1);
+        dataset_free(&ds);
+    }
+}
+
 int main(void) {
     if (!mkdtemp(folder)) {
         perror(folder);
@@ -107,6 +149,7 @@ int main(void) {
     snprintf(path, sizeof path, "%s/table.csv", folder);
     tiny_numbers_read_as_floats();
     lone_carriage_return_is_named();
+    header_of_numbers_is_refused();
     unlink(path);
     rmdir(folder);
     return test_exit_code("test_dataset_csv");
