@@ -431,6 +431,8 @@ static int build_data(Builder *b, const ModelStatement *s) {
     TRY(model_check_keys(b->file->path, s, data_keys, b->st));
     const ModelAttr *spec = model_attr_find(s, "spec");
     if (spec) snprintf(d->spec, sizeof d->spec, "%s", spec->value);
+    if (spec) d->spec_column = spec->value_column;
+    snprintf(d->model_path, sizeof d->model_path, "%s", b->file->path);
     d->line = s->line;
     return model_attr_float_interval(b->file->path, s, "val_split", 0.0, 0.0, 1.0,
                                      MODEL_EXCLUDE_MAX, &d->val_split, b->st);

@@ -96,6 +96,8 @@ typedef struct DataConfig {
     char spec[256];        // "" when the model names no dataset
     double val_split;      // 0: none
     int line;              // statement line, 0 when defaulted
+    int spec_column;       // of spec='s value, for errors of the dataset it names
+    char model_path[512];  // the model file holding the statement
     NormalizeConfig normalize;
     AugmentConfig augment;
 } DataConfig;

@@ -35,6 +35,10 @@ static int is_value_char(int c) {
     return is_word_char(c) || c == ',' || c == ':' || c == '/' || c == '+';
 }
 
+// A dataset spec (`data spec=csv:~/t.csv,label=kind`) is a --data value: a path, with
+// `~`, and csv's label= option. Its value alone takes those two bytes besides a value's.
+static int is_spec_char(int c) { return is_value_char(c) || c == '=' || c == '~'; }
+
 static int is_blank(int c) { return c == ' ' || c == '\t'; }
 
 // A CR ends a line only right before LF or at the end of the text (CRLF files from
@@ -193,7 +197,8 @@ static int parse_attr(Scanner *sc, ModelStatement *s, size_t key_start) {
     copy_run(key, text + key_start, key_length);
 
     size_t value_start = sc->pos + 1;
-    size_t value_length = run_length(text, value_start, is_value_char);
+    int spec = strcmp(key, "spec") == 0;
+    size_t value_length = run_length(text, value_start, spec ? is_spec_char : is_value_char);
     if (value_length >= MODEL_VALUE_MAX)
         return fail_too_long(sc, value_start, value_length, "value", MODEL_VALUE_MAX - 1,
                              "values are short: numbers, shapes, names, lists of names");

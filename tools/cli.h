@@ -110,6 +110,15 @@ int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const Run
 // The dataset a run reads: --data, else the model file's `data spec=`, else fashion-mnist.
 const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,
                                 const RunConfig *config);
+// A failure (rc) reading the dataset of the model file's `data spec=` (no --data given)
+// points at that statement: its place when the error has none ("unknown dataset"), else a
+// hint naming it. Returns rc.
+int place_in_data_statement(const Command *cmd, const ParsedArgs *args,
+                            const RunConfig *config, int rc, Status *st);
+// dataset_load_with of data_spec_from_args's split, failures placed as above.
+int load_data_split(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
+                    const char *split, const DatasetOptions *options, Dataset *ds,
+                    int *skipped, Status *st);
 // The datasets a run reads: `train` (--data, --train-limit); `val`, a seeded random
 // --val-split (or the model's data val_split=) of it, when given; `test` (--test-limit) when the spec has a test split.
 // PNG images are read at the graph's input shape; --on-bad-sample skip counts what it

@@ -125,8 +125,7 @@ static int load_validation(const Command *cmd, const ParsedArgs *args, const Run
                            const DatasetOptions *options, EvalSplit *split, Dataset *val,
                            int *skipped, Status *st) {
     Dataset train;
-    TRY(dataset_load_with(data_spec_from_args(cmd, args, config), "train", options, &train,
-                          skipped, st));
+    TRY(load_data_split(cmd, args, config, "train", options, &train, skipped, st));
     if (!dataset_truncate(&train, (int)split->held.train_limit)) split->held.train_limit = 0;
     split->held.samples = train.count;
     int rc = dataset_split_off(&train, split->held.fraction, (uint64_t)split->held.seed, val,

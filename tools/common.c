@@ -227,6 +227,31 @@ const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,
     return config && config->data.spec[0] ? config->data.spec : "fashion-mnist";
 }
 
+int place_in_data_statement(const Command *cmd, const ParsedArgs *args,
+                            const RunConfig *config, int rc, Status *st) {
+    if (!rc || args_get(cmd, args, "--data") || !config || !config->data.spec[0]) return rc;
+    const DataConfig *d = &config->data;
+    if (!st->file[0]) {
+        status_set_place_if_unset(st, d->model_path, d->line, d->spec_column);
+        return rc;
+    }
+    // The error names the dataset's own file: the statement is named in the hint.
+    char hint[sizeof st->hint + 300];
+    snprintf(hint, sizeof hint, "%s (the dataset is %.200s:%d's `data spec=`; --data "
+             "overrides it)", st->hint, d->model_path, d->line);
+    status_hint(st, "%.*s", (int)sizeof st->hint - 1, hint);
+    return rc;
+}
+
+int load_data_split(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
+                    const char *split, const DatasetOptions *options, Dataset *ds,
+                    int *skipped, Status *st) {
+    DatasetOptions defaults = {0};
+    int rc = dataset_load_with(data_spec_from_args(cmd, args, config), split,
+                               options ? options : &defaults, ds, skipped, st);
+    return place_in_data_statement(cmd, args, config, rc, st);
+}
+
 // dataset_truncate, saying so when the limit is past the split: all of it is used, where
 // the user may have meant another count (Python's slicing would say nothing; Subset fails).
 int apply_split_limit(Dataset *ds, long limit, const char *limit_option, const char *split) {
@@ -239,9 +264,7 @@ int apply_split_limit(Dataset *ds, long limit, const char *limit_option, const c
 int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
                            const char *split, const char *limit_option,
                            const DatasetOptions *options, Dataset *ds, int *skipped, Status *st) {
-    DatasetOptions defaults = {0};
-    TRY(dataset_load_with(data_spec_from_args(cmd, args, config), split,
-                          options ? options : &defaults, ds, skipped, st));
+    TRY(load_data_split(cmd, args, config, split, options, ds, skipped, st));
     long limit = 0;
     int rc = args_int(cmd, args, limit_option, 1, 100000000, &limit, NULL, st);
     if (rc) {
@@ -410,7 +433,7 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     if (!data->has_test && !args_get(cmd, args, "--val-split") && !config->data.val_split) {
         status_fail(st, STATUS_BAD_INPUT, "dataset %s has no test split to evaluate on", spec);
         status_hint(st, "hold out part of the training data: --val-split 0.1");
-        return STATUS_BAD_INPUT;
+        return place_in_data_statement(cmd, args, config, STATUS_BAD_INPUT, st);
     }
     DatasetOptions options;
     TRY(dataset_options_from_args(cmd, args, g, &options, st));
@@ -423,7 +446,8 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     int skipped_test = 0;
     long limit = 0;
     TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &limit, NULL, st));
-    TRY(dataset_load_with(spec, "train", &options, &data->train, &data->skipped, st));
+    TRY(load_data_split(cmd, args, config, "train", &options, &data->train, &data->skipped,
+                        st));
     int cut = apply_split_limit(&data->train, limit, "--train-limit", "training");
     long applied = cut ? limit : 0;
     TRY(split_validation(cmd, args, config, applied, data, st));

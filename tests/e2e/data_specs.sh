@@ -230,6 +230,22 @@ expect_in err "csv:FILE takes one option, label=COLUMN" "... with the one there 
 run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=label,skip=1" --val-split 0.25
 expect_error 2 "unknown option 'skip=1' after label=" "an option after label= is refused"
 
+# The model file's `data spec=` takes csv's label= (the '=' was refused there) and a `~`;
+# an error of the dataset it names points at the statement (it had no place at all).
+printf 'data spec=csv:%s,label=kind val_split=0.25\n' "$work/good.csv" | cat "$csv_model" - \
+    >"$work/spec.model"
+run "$TRAINER" check "$work/spec.model"
+expect_error 2 "$work/good.csv:1:1: no column 'kind'" "spec=csv:FILE,label=COLUMN is read"
+expect_in err "(the dataset is $work/spec.model:" "... and the hint names the statement"
+{ cat "$csv_model"; echo "data spec=nope:x"; } >"$work/nope.model"
+run "$TRAINER" check "$work/nope.model"
+expect_error 2 "$work/nope.model:$(($(wc -l <"$csv_model") + 1)):11: unknown dataset 'nope:x'" \
+    "an unknown spec in the model file is placed at its value"
+{ cat "$csv_model"; echo "data spec=csv:~/tables/good.csv,label=label val_split=0.25"; } \
+    >"$work/home.model"
+HOME="$work/home" run "$TRAINER" check "$work/home.model"
+expect_rc 0 "spec=csv:~/FILE,label=NAME in a model file reads \$HOME/FILE"
+
 # Found by tests/libfuzzer/fuzz_csv.c: the name comes from the spec (or a model file's
 # `data` statement) and was printed raw, terminal escape codes and all.
 run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=k$(printf '\033')[2J" \

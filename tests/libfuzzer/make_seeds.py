@@ -147,6 +147,9 @@ train     batch=8 epochs=1 seed=1
                                        b"flatten\ndense units=10\nloss softmax_cross_entropy\n"
                                        b"normalize mean=0.49,0.48,0.45 std=0.25,0.24,0.26\n"
                                        b"augment crop=2 flip=true\n")
+    write("model_check", "data_spec", b"input shape=4\ndense units=3\nloss "
+                                      b"softmax_cross_entropy\n"
+                                      b"data spec=csv:~/t.csv,label=kind val_split=0.25\n")
 
 
 def checkpoint_metadata_seeds():
