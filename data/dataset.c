@@ -98,6 +98,29 @@ int dataset_largest_label(const uint8_t *labels, int count) {
     return max;
 }
 
+// "png:DIR,channels=3": an option a folder spec does not take reads as part of a folder
+// name that does not exist. Said as the option it is when the name before its last comma
+// is a folder and what follows is NAME=VALUE.
+static int refuse_folder_option(const char *dir, const char *spec_kind, Status *st) {
+    const char *comma = strrchr(dir, ',');
+    const char *equals = comma ? strchr(comma, '=') : NULL;
+    if (!equals || strchr(comma, '/')) return 0;
+    char folder[4096];
+    struct stat sb;
+    snprintf(folder, sizeof folder, "%.*s", (int)(comma - dir), dir);
+    if (stat(folder, &sb) != 0 || !S_ISDIR(sb.st_mode)) return 0;
+    char option[300];
+    text_escape(comma + 1, (size_t)(equals - comma), option, sizeof option);
+    status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "unknown option '%s' after the folder "
+                   "name: %s:DIR takes none", option, spec_kind);
+    if (strcmp(spec_kind, "png") == 0)
+        status_hint(st, "options go on the command line: --channels 3 reads the PNGs in "
+                        "colour, --on-bad-sample skip leaves unreadable ones out");
+    else
+        status_hint(st, "write %s:DIR alone (docs/data.md)", spec_kind);
+    return STATUS_BAD_INPUT;
+}
+
 int dataset_check_folder(const char *dir, const char *spec_kind, const char *hint, Status *st) {
     struct stat sb;
     if (!dir[0]) {
@@ -105,7 +128,9 @@ int dataset_check_folder(const char *dir, const char *spec_kind, const char *hin
         status_hint(st, "write %s:DIR", spec_kind);
         return STATUS_BAD_INPUT;
     }
-    if (stat(dir, &sb) != 0) {
+    if (stat(dir, &sb) != 0 && refuse_folder_option(dir, spec_kind, st)) {
+        return STATUS_BAD_INPUT;
+    } else if (stat(dir, &sb) != 0) {
         status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "cannot open the dataset folder: %s",
                        strerror(errno));
     } else if (!S_ISDIR(sb.st_mode)) {

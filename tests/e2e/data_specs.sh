@@ -162,6 +162,10 @@ run "$TRAINER" data info "cifar10:$work/cifar_gap"
 expect_error 2 "$work/cifar_gap/data_batch_2.bin: missing data_batch_2.bin in $work/cifar_gap, \
 but data_batch_3.bin is there" "a batch missing before another is refused, naming both"
 
+run "$TRAINER" data info "cifar10:$work/cifar,channels=3"
+expect_error 2 "$work/cifar: unknown option 'channels=' after the folder name: cifar10:DIR \
+takes none" "an option after a folder is named as one, not as a missing folder"
+
 mkdir -p "$work/cifar_none"
 run "$TRAINER" check "$cifar_model" --data "cifar10:$work/cifar_none"
 expect_error 2 "missing data_batch_1.bin" "an empty folder says what it lacks"
