@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/escape.h"
 #include "diagnostics/doctor.h"
 #include "tools/cli.h"
 
@@ -45,11 +46,16 @@ static void print_text(const Diagnosis *d) {
         printf("  architectures          %s\n", r->architectures[0] ? r->architectures : "unknown");
     print_version_table(r);
     printf("environment\n");
+    // Anyone's bytes (an ESC in them would drive the terminal): escaped.
+    char visible[4 * sizeof r->cuda_visible_devices], library_path[4 * sizeof r->ld_library_path];
+    text_escape(r->cuda_visible_devices, strlen(r->cuda_visible_devices), visible,
+                sizeof visible);
+    text_escape(r->ld_library_path, strlen(r->ld_library_path), library_path,
+                sizeof library_path);
     printf("  CUDA_VISIBLE_DEVICES   %s%s%s\n", r->cuda_visible_devices_set ? "\"" : "",
-           r->cuda_visible_devices_set ? r->cuda_visible_devices : "(not set)",
+           r->cuda_visible_devices_set ? visible : "(not set)",
            r->cuda_visible_devices_set ? "\"" : "");
-    printf("  LD_LIBRARY_PATH        %s\n",
-           r->ld_library_path_set ? r->ld_library_path : "(not set)");
+    printf("  LD_LIBRARY_PATH        %s\n", r->ld_library_path_set ? library_path : "(not set)");
     printf("devices\n");
     if (r->device_count_error[0]) printf("  none: %s\n", r->device_count_error);
     else if (r->device_count == 0) printf("  none visible\n");

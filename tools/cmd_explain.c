@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/error_catalog.h"
+#include "base/escape.h"
 #include "diagnostics/machine_facts.h"
 #include "tools/cli.h"
 
@@ -202,11 +203,14 @@ static int unknown_failure(const char *text) {
     Status st;
     status_clear(&st);
     const char *near = error_catalog_suggest(text);
+    // A pasted message may hold the terminal's colour codes: shown escaped.
+    char shown[4 * 200 + 8];
+    text_escape(text, strlen(text) < 200 ? strlen(text) : 200, shown, sizeof shown);
     if (near)
         status_fail(&st, STATUS_BAD_INPUT, "no catalog entry for '%s'; did you mean '%s'?",
-                    text, near);
+                    shown, near);
     else
-        status_fail(&st, STATUS_BAD_INPUT, "no catalog entry matches '%.200s%s'", text,
+        status_fail(&st, STATUS_BAD_INPUT, "no catalog entry matches '%s%s'", shown,
                     strlen(text) > 200 ? "..." : "");
     status_hint(&st, "give an error's name (cudaErrorX, CUDA_ERROR_X, CUBLAS_STATUS_X, "
                      "CUDNN_STATUS_X, ncclX), a code with its family (cuda:2, driver:101, "

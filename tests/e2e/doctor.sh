@@ -103,4 +103,12 @@ expect_error 2 "takes no arguments" "doctor with an argument is a usage error"
 run "$TRAINER" doctor --jsn
 expect_error 2 "did you mean '--json'" "a misspelt option gets a suggestion"
 
+# Environment values are anyone's bytes: an ESC in them is printed escaped, not sent to the
+# terminal.
+CUDA_VISIBLE_DEVICES="0$(printf '\033')[2J" LD_LIBRARY_PATH="/x$(printf '\033')[31m" \
+    run "$TRAINER" doctor
+expect_in out 'CUDA_VISIBLE_DEVICES   "0\x1b[2J"' "CUDA_VISIBLE_DEVICES is shown escaped"
+expect_in out 'LD_LIBRARY_PATH        /x\x1b[31m' "LD_LIBRARY_PATH too"
+if [[ $out == *$'\033'* ]]; then fail "no ESC byte reaches stdout"; else pass "no ESC byte reaches stdout"; fi
+
 finish

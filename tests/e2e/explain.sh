@@ -114,4 +114,8 @@ if command -v python3 >/dev/null; then
     else fail "--list --json is valid JSON with every entry"; fi
 fi
 
+# A pasted message with the terminal's colour codes: echoed escaped in the error.
+run "$TRAINER" explain "no such $(printf '\033')[31merror"
+expect_error 2 "no catalog entry matches 'no such \x1b[31merror'" "the text is shown escaped"
+
 finish
