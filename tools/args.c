@@ -76,6 +76,22 @@ void args_free(ParsedArgs *args) {
     }
 }
 
+// `-o=x.png`: a long option takes its value after '=' (`--output=x.png`), a short one only
+// after a space, as getopt reads `-o=x.png` as the file "=x.png". Said plainly: "unknown
+// option '-o'; did you mean '-o'?" contradicted itself.
+static int short_option_with_equals(const OptionSpec *spec, const char *arg, Status *st) {
+    const char *value = strchr(arg, '=') + 1;
+    if (!spec->value_name) {
+        status_fail(st, STATUS_BAD_INPUT, "option %s takes no value (got %s)", spec->name, arg);
+        status_hint(st, "write just %s", spec->name);
+        return STATUS_BAD_INPUT;
+    }
+    status_fail(st, STATUS_BAD_INPUT, "%s: a short option takes its value after a space, not "
+                "'='", arg);
+    status_hint(st, "write %s %s", spec->name, *value ? value : spec->value_name);
+    return STATUS_BAD_INPUT;
+}
+
 static int unknown_option(const Command *cmd, const char *arg, Status *st) {
     const char *names[CLI_MAX_OPTIONS + 1];
     int n = 0;
@@ -85,6 +101,9 @@ static int unknown_option(const Command *cmd, const char *arg, Status *st) {
     snprintf(word, sizeof word, "%s", arg);
     char *eq = strchr(word, '=');
     if (eq) *eq = '\0';
+    // A long option's `=` is read before this, so only a short one gets here by its name.
+    int known = eq ? find_option(cmd, word, strlen(word)) : -1;
+    if (known >= 0) return short_option_with_equals(&cmd->options[known], arg, st);
     const char *near = suggest(word, names);
     if (near) status_fail(st, STATUS_BAD_INPUT, "unknown option '%s' for %s; did you mean '%s'?",
                           word, cmd->name, near);

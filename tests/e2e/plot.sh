@@ -229,6 +229,17 @@ printf '{"kind":"step","step":1,"loss":1e999}\n' >"$work/huge/metrics.jsonl"
 run "$TRAINER" plot "$work/huge" -o "$work/huge.png"
 expect_error 2 "no loss to plot: 1 row, none with a loss" "an infinite loss is left out"
 
+# `-o=FILE` said "unknown option '-o' for plot; did you mean '-o'?". The long option takes
+# `--output=FILE`; the short one takes its value after a space, and says so.
+run "$TRAINER" plot "$work/logs" -o="$work/eq.png"
+expect_error 2 "-o=$work/eq.png: a short option takes its value after a space, not '='" \
+    "-o=FILE is refused, saying why"
+expect_in err "hint: write -o $work/eq.png" "... and how to write it"
+expect_no_match err "did you mean" "... without suggesting the option it names"
+[ -e "$work/eq.png" ] && fail "... and writes nothing" || pass "... and writes nothing"
+run "$TRAINER" plot "$work/logs" --output="$work/eq.png"
+expect_rc 0 "--output=FILE is accepted"
+
 run "$TRAINER" plot --help
 expect_rc 0 "plot --help"
 expect_in out "usage: trainer plot DIR" "the help shows the usage"
