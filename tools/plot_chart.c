@@ -144,6 +144,18 @@ int chart_left_margin(const Panel *panels, int count) {
     return margin;
 }
 
+static int point_finite(const Series *s, int i) {
+    return i >= 0 && i < s->count && isfinite(s->x[i]) && isfinite(s->y[i]);
+}
+
+// A series with no point to draw (a log without evaluated rows) gets no legend entry: the
+// legend names only the curves that are there.
+static int series_drawn(const Series *s) {
+    for (int i = 0; i < s->count; i++)
+        if (point_finite(s, i)) return 1;
+    return 0;
+}
+
 static int legend_entry_width(const Series *s) {
     return LEGEND_SWATCH + LEGEND_GAP + raster_text_width(s->label, TEXT_SCALE);
 }
@@ -166,7 +178,8 @@ ChartLayout chart_layout(const Panel *panel) {
     // curves go anywhere (a noisy accuracy fills every corner), so no place there is free.
     int width = 0;
     for (int s = 0; s < panel->series_count; s++)
-        width += (s ? LEGEND_SPACING : 0) + legend_entry_width(&panel->series[s]);
+        if (series_drawn(&panel->series[s]))
+            width += (width ? LEGEND_SPACING : 0) + legend_entry_width(&panel->series[s]);
     layout.legend = (ChartBox){right - width, band_top, width, text_height};
     return layout;
 }
@@ -215,10 +228,6 @@ static void draw_frame_and_labels(Raster *raster, const Panel *panel, const Area
                 INK);
 }
 
-static int point_finite(const Series *s, int i) {
-    return i >= 0 && i < s->count && isfinite(s->x[i]) && isfinite(s->y[i]);
-}
-
 static void draw_series(Raster *raster, const Area *area, const Axis *x_axis,
                         const Axis *y_axis, const Series *s) {
     int previous_x = 0, previous_y = 0, has_previous = 0;
@@ -247,6 +256,7 @@ static void draw_legend(Raster *raster, const Panel *panel, const ChartBox *box)
     int x = box->left, middle = box->top + box->height / 2;
     for (int s = 0; s < panel->series_count; s++) {
         const Series *series = &panel->series[s];
+        if (!series_drawn(series)) continue;
         raster_line(raster, x, middle, x + LEGEND_SWATCH, middle, LINE_THICKNESS + 1,
                     series->color);
         if (series->markers)

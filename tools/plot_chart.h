@@ -1,5 +1,6 @@
-// One panel of `trainer plot`: axes with ticks and numeric labels, axis names, a legend,
-// and each series as a line (with markers where points are sparse, e.g. once per epoch).
+// One panel of `trainer plot`: axes with ticks and numeric labels, axis names, a legend of
+// the series that have points, and each series as a line (with markers where points are
+// sparse, e.g. once per epoch).
 #ifndef TRAINER_PLOT_CHART_H
 #define TRAINER_PLOT_CHART_H
 

@@ -9,6 +9,42 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_dataset "$work/data" 640 64
+
+# color_counts PNG R,G,B...: how many pixels of the image have each colour, in that order
+# (the PNG's rows unfiltered with plain python3).
+color_counts() {
+    python3 - "$@" <<'PYTHON'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+pos, idat = 8, b""
+while pos < len(data):
+    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    if kind == b"IHDR": width, height = struct.unpack(">II", data[pos + 8:pos + 16])
+    if kind == b"IDAT": idat += data[pos + 8:pos + 8 + length]
+    pos += 12 + length
+raw, stride = zlib.decompress(idat), 1 + width * 3
+pixels, previous = bytearray(), bytearray(width * 3)
+for y in range(height):  # undo the PNG filters (0 none, 1 sub, 2 up, 3 average, 4 paeth)
+    kind, line = raw[y * stride], bytearray(raw[y * stride + 1:(y + 1) * stride])
+    for i in range(len(line)):
+        a = line[i - 3] if i >= 3 else 0
+        b, c = previous[i], previous[i - 3] if i >= 3 else 0
+        p = a + b - c
+        pred = [0, a, b, (a + b) // 2,
+                a if abs(p - a) <= abs(p - b) and abs(p - a) <= abs(p - c)
+                else b if abs(p - b) <= abs(p - c) else c][kind]
+        line[i] = (line[i] + pred) & 255
+    pixels += line
+    previous = line
+colors = [bytes(int(v) for v in rgb.split(",")) for rgb in sys.argv[2:]]
+counts = dict.fromkeys(colors, 0)
+for i in range(0, len(pixels), 3):
+    pixel = bytes(pixels[i:i + 3])
+    if pixel in counts: counts[pixel] += 1
+print(" ".join(str(counts[c]) for c in colors))
+PYTHON
+}
+TRAIN_RGB=31,119,180 EVALUATED_RGB=230,85,13
 run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 2 \
     --batch 16 --logdir "$work/logs"
 expect_rc 0 "a small run with --logdir trains"
@@ -102,6 +138,19 @@ PYTHON
 )
 if [ "$layout" = ok ]; then pass "labels stay in the image and the legend off the curves"
 else fail "labels stay in the image and the legend off the curves" "$layout"; fi
+
+# A log of step rows only (a run stopped in its first epoch): the legend listed `test`, a
+# curve it did not draw. Nothing orange now, the training curve's blue still there.
+mkdir -p "$work/steps" && grep '"kind":"step"' "$work/logs/metrics.jsonl" | head -n 5 \
+    >"$work/steps/metrics.jsonl"
+run "$TRAINER" plot "$work/steps" -o "$work/steps.png"
+expect_rc 0 "a log of step rows only plots"
+read -r train_pixels evaluated_pixels < <(color_counts "$work/steps.png" "$TRAIN_RGB" \
+    "$EVALUATED_RGB")
+if [ "$evaluated_pixels" = 0 ] && [ "$train_pixels" -gt 0 ]; then
+    pass "... its legend names only the training curve"
+else fail "... its legend names only the training curve" \
+    "$train_pixels train pixels, $evaluated_pixels of the evaluated split's colour"; fi
 
 run "$TRAINER" plot "$work/logs"
 expect_rc 0 "without -o it writes DIR/curves.png"

@@ -2,7 +2,8 @@
 // losses fit left of the plot (they ran off the image's left edge at 0.00012), stacked
 // panels share one margin, the legend sits outside the plot area (it covered curves that
 // filled both right corners), and tick labels read compactly (1.5e-4, not 0.00015); the
-// step axis ticks whole steps only, and a series of one point is drawn (as a marker).
+// step axis ticks whole steps only, a series of one point is drawn (as a marker), and the
+// legend names only the series that have points.
 #include "check.h"
 #include "tools/plot_chart.h"
 
@@ -157,11 +158,33 @@ static void a_lone_point_shows(void) {
     raster_free(&raster);
 }
 
+// A log with step rows only: the legend listed `test` beside `train`, a curve not drawn.
+static void legend_names_drawn_series_only(void) {
+    static const double step[] = {1, 2}, loss[] = {2.3, 2.1};
+    Rgb blue = {31, 119, 180}, orange = {230, 85, 13};
+    Series both[] = {{"train", step, loss, 2, blue, 0}, {"test", NULL, NULL, 0, orange, 1}};
+    Panel panel = panel_of(both), train_only = panel_of(both);
+    panel.top = train_only.top = 0;
+    train_only.series_count = 1;
+    ChartLayout layout = chart_layout(&panel);
+    CHECK_INT_EQ(layout.legend.width, chart_layout(&train_only).legend.width);
+    Raster raster;
+    Status st;
+    status_clear(&st);
+    CHECK(raster_init(&raster, 1000, 400, (Rgb){255, 255, 255}, &st) == 0);
+    chart_draw_panel(&raster, &panel);
+    ChartBox whole = {0, 0, 1000, 400};
+    CHECK_INT_EQ(count_color(&raster, &whole, orange), 0);
+    CHECK(count_color(&raster, &layout.legend, blue) > 0);
+    raster_free(&raster);
+}
+
 int main(void) {
     make_curves();
     small_losses_fit();
     ticks_read_compactly();
     step_ticks_are_whole();
     a_lone_point_shows();
+    legend_names_drawn_series_only();
     return test_exit_code("test_plot_chart");
 }
