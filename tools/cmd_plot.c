@@ -45,6 +45,7 @@ static void draw_curves(Raster *raster, const RunCurves *c) {
     Panel bottom = top;
     bottom.top = PANEL_HEIGHT;
     bottom.y_label = "accuracy";
+    bottom.y_fraction = 1;
     bottom.series = accuracy;
     // One margin for both, wide enough for either's tick labels: the steps line up.
     Panel both[] = {top, bottom};

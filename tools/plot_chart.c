@@ -55,10 +55,20 @@ static void data_range(const Panel *panel, int use_y, double *low, double *high)
         }
 }
 
+// An accuracy axis past 0 or 1 shows values no run can have (it ran from -0.2 to 1.2): the
+// padding stays inside [0, 1]. Both are ticks, as the step over a range inside [0, 1] is
+// 0.2 or finer.
+static void keep_inside_unit(Axis *axis, double low, double high) {
+    if (low >= 0.0 && axis->low < 0.0) axis->low = 0.0;
+    if (high <= 1.0 && axis->high > 1.0) axis->high = 1.0;
+}
+
 static Axis panel_axis(const Panel *panel, int use_y) {
     double low, high;
     data_range(panel, use_y, &low, &high);
-    return axis_over(low, high, !use_y && panel->x_whole);
+    Axis axis = axis_over(low, high, !use_y && panel->x_whole);
+    if (use_y && panel->y_fraction) keep_inside_unit(&axis, low, high);
+    return axis;
 }
 
 static int tick_count(const Axis *axis) {
@@ -107,11 +117,19 @@ void chart_format_tick(double value, double low, double high, double step, char 
     snprintf(buf, size, "%se%d", text, power);
 }
 
-int chart_x_ticks(const Panel *panel, double *ticks, int max) {
-    Axis axis = panel_axis(panel, 0);
+static int axis_ticks(const Panel *panel, int use_y, double *ticks, int max) {
+    Axis axis = panel_axis(panel, use_y);
     int count = tick_count(&axis);
     for (int i = 0; i < count && i < max; i++) ticks[i] = tick_value(&axis, i);
     return count;
+}
+
+int chart_x_ticks(const Panel *panel, double *ticks, int max) {
+    return axis_ticks(panel, 0, ticks, max);
+}
+
+int chart_y_ticks(const Panel *panel, double *ticks, int max) {
+    return axis_ticks(panel, 1, ticks, max);
 }
 
 static void format_tick(const Axis *axis, int i, char *buf, size_t size) {

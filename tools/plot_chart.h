@@ -25,6 +25,7 @@ typedef struct Panel {
     // Stacked panels pass chart_left_margin of all of them, so their x axes line up.
     int margin_left;
     int x_whole;  // the x values are counts (steps): ticks only on whole numbers
+    int y_fraction;  // the y values are fractions (accuracy): inside [0, 1], so is the axis
 } Panel;
 
 typedef struct ChartBox {
@@ -49,8 +50,10 @@ ChartLayout chart_layout(const Panel *panel);
 // notation (1.2e-4), so that labels stay a few characters wide.
 void chart_format_tick(double value, double low, double high, double step, char *buf,
                        size_t size);
-// The x axis's ticks: how many there are, the first `max` of them into `ticks`.
+// An axis's ticks: how many there are, the first `max` of them into `ticks`; the first and
+// the last are the ends of the axis.
 int chart_x_ticks(const Panel *panel, double *ticks, int max);
+int chart_y_ticks(const Panel *panel, double *ticks, int max);
 // Each series as a line through its points, with a marker at every point where it asks for
 // them and at any point no line reaches (a series of one point, or one between gaps).
 void chart_draw_panel(Raster *raster, const Panel *panel);

@@ -2,8 +2,8 @@
 // losses fit left of the plot (they ran off the image's left edge at 0.00012), stacked
 // panels share one margin, the legend sits outside the plot area (it covered curves that
 // filled both right corners), and tick labels read compactly (1.5e-4, not 0.00015); the
-// step axis ticks whole steps only, a series of one point is drawn (as a marker), and the
-// legend names only the series that have points.
+// step axis ticks whole steps only, a series of one point is drawn (as a marker), the
+// legend names only the series that have points, and an accuracy axis stays inside [0, 1].
 #include "check.h"
 #include "tools/plot_chart.h"
 
@@ -179,6 +179,30 @@ static void legend_names_drawn_series_only(void) {
     raster_free(&raster);
 }
 
+// Accuracy is a fraction: its axis ran from -0.2 to 1.2 (a constant 1.0 up to 1.6). Inside
+// [0, 1] whatever the data, and still around them; a loss axis keeps its padding.
+static void accuracy_axis_stays_in_unit(void) {
+    static const double step[] = {1, 2}, lows[] = {0.0, 0.1, 1.0, 0.0, 0.3, 0.97},
+                        highs[] = {1.0, 0.9, 1.0, 0.0, 0.3, 0.99};
+    for (int c = 0; c < 6; c++) {
+        double values[] = {lows[c], highs[c]}, ticks[64];
+        Series series[] = {{"train", step, values, 2, {31, 119, 180}, 0}};
+        Panel panel = panel_of(series);
+        panel.series_count = 1;
+        panel.y_fraction = 1;
+        int n = chart_y_ticks(&panel, ticks, 64);
+        fprintf(stderr, "accuracy %g..%g: axis %g..%g, %d ticks\n", lows[c], highs[c],
+                ticks[0], ticks[n - 1], n);
+        CHECK(n >= 2 && n <= 64);
+        CHECK(ticks[0] >= -1e-12 && ticks[n - 1] <= 1.0 + 1e-12);
+        CHECK(ticks[0] <= lows[c] && ticks[n - 1] >= highs[c]);
+        CHECK(ticks[n - 1] > ticks[0]);
+        panel.y_fraction = 0;
+        n = chart_y_ticks(&panel, ticks, 64);
+        if (c == 2) CHECK(ticks[n - 1] > 1.0);  // a loss of 1.0 keeps room above it
+    }
+}
+
 int main(void) {
     make_curves();
     small_losses_fit();
@@ -186,5 +210,6 @@ int main(void) {
     step_ticks_are_whole();
     a_lone_point_shows();
     legend_names_drawn_series_only();
+    accuracy_axis_stays_in_unit();
     return test_exit_code("test_plot_chart");
 }
