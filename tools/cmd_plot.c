@@ -41,7 +41,8 @@ static void draw_curves(Raster *raster, const RunCurves *c) {
                          series_of(c->evaluated, &c->test_accuracy, TEST_COLOR, 1)};
     Panel top = {.left = 0, .top = 0, .width = IMAGE_WIDTH, .height = PANEL_HEIGHT,
                  .x_label = "step", .y_label = "loss", .series = loss, .series_count = 2,
-                 .x_whole = 1};
+                 .x_whole = 1, .has_x_range = c->first_step <= c->last_step,
+                 .x_range = {c->first_step, c->last_step}};
     Panel bottom = top;
     bottom.top = PANEL_HEIGHT;
     bottom.y_label = "accuracy";
@@ -122,6 +123,19 @@ static int write_image(const Raster *raster, const char *output, Status *st) {
     return atomic_file_commit(&file, st);
 }
 
+// What the image leaves out, by the line it is on: a diverged run's log is one to plot, but
+// a loss that vanished without a word reads as a run that never had it.
+static void print_notices(const RunCurves *curves, const char *path) {
+    if (curves->not_finite)
+        print_notice("%s:%d: %d value%s not finite (null or beyond a double's range, as a "
+                     "diverging run logs it), left out of the plot; the first is on this line",
+                     path, curves->first_not_finite_line, curves->not_finite,
+                     curves->not_finite == 1 ? " is" : "s are");
+    if (curves->unfinished_line)
+        print_notice("%s:%d: the last line is unfinished (the run is writing it, or was killed "
+                     "mid-line); plotting the rows before it", path, curves->unfinished_line);
+}
+
 static int plot(const char *dir, const char *output, Status *st) {
     char path[1024], default_output[1024];
     metrics_path(dir, path, sizeof path, default_output, sizeof default_output);
@@ -129,9 +143,7 @@ static int plot(const char *dir, const char *output, Status *st) {
     TRY(check_output(output, path, st));
     RunCurves curves;
     TRY(run_curves_read(path, &curves, st));
-    if (curves.unfinished_line)
-        print_notice("%s:%d: the last line is unfinished (the run is writing it, or was killed "
-                     "mid-line); plotting the rows before it", path, curves.unfinished_line);
+    print_notices(&curves, path);
     Raster raster;
     int rc = raster_init(&raster, IMAGE_WIDTH, 2 * PANEL_HEIGHT, (Rgb){255, 255, 255}, st);
     if (!rc) {

@@ -66,6 +66,10 @@ static void keep_inside_unit(Axis *axis, double low, double high) {
 static Axis panel_axis(const Panel *panel, int use_y) {
     double low, high;
     data_range(panel, use_y, &low, &high);
+    if (!use_y && panel->has_x_range) {
+        low = fmin(low, panel->x_range[0]);
+        high = fmax(high, panel->x_range[1]);
+    }
     Axis axis = axis_over(low, high, !use_y && panel->x_whole);
     if (use_y && panel->y_fraction) keep_inside_unit(&axis, low, high);
     return axis;

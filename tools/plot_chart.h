@@ -25,6 +25,10 @@ typedef struct Panel {
     // Stacked panels pass chart_left_margin of all of them, so their x axes line up.
     int margin_left;
     int x_whole;  // the x values are counts (steps): ticks only on whole numbers
+    // With has_x_range, the x axis covers x_range as well as the points: stacked panels pass
+    // the steps of all rows, so that one left without a point at a step still lines up.
+    int has_x_range;
+    double x_range[2];
     int y_fraction;  // the y values are fractions (accuracy): inside [0, 1], so is the axis
 } Panel;
 

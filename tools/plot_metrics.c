@@ -25,14 +25,32 @@ static int curve_add(Curve *curve, double step, double value, Status *st) {
     return 0;
 }
 
-// A value the row may lack (test figures appear on epoch rows only).
-static int add_if_present(Curve *curve, const cJSON *row, const char *key, double step,
-                          Status *st) {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(row, key);
-    // A diverged loss is written as null and left out; 1e999 (infinite once read) is too,
-    // as nothing can be drawn at infinity.
-    return cJSON_IsNumber(item) && isfinite(item->valuedouble)
-               ? curve_add(curve, step, item->valuedouble, st) : 0;
+// A row being read: its JSON, its step and its line in the file.
+typedef struct Row {
+    const cJSON *json;
+    double step;
+    int line;
+} Row;
+
+// A value the row may lack (test figures appear on epoch rows only). One that is there but
+// not finite cannot be drawn: null (what the writer makes of NaN or infinity, a diverged
+// run's last loss) or 1e999 (infinite once read). It is left out and counted, for a notice.
+static int add_value(RunCurves *curves, Curve *curve, const Row *row, const char *key,
+                     Status *st) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(row->json, key);
+    if (cJSON_IsNumber(item) && isfinite(item->valuedouble))
+        return curve_add(curve, row->step, item->valuedouble, st);
+    if (cJSON_IsNull(item) || cJSON_IsNumber(item)) {
+        if (!curves->not_finite++) curves->first_not_finite_line = row->line;
+    }
+    return 0;
+}
+
+// Every row drawn from widens the step range, its values finite or not: the panels share
+// it, so that a step where only the loss is left out still lines up with the accuracy.
+static void include_step(RunCurves *curves, double step) {
+    if (step < curves->first_step) curves->first_step = step;
+    if (step > curves->last_step) curves->last_step = step;
 }
 
 static int malformed(const char *path, int line, const char *what, Status *st) {
@@ -42,31 +60,33 @@ static int malformed(const char *path, int line, const char *what, Status *st) {
     return STATUS_BAD_INPUT;
 }
 
-// Step rows carry the training curve; epoch rows the test curve (their training figures
-// repeat the epoch's last step row).
-static int add_row(RunCurves *curves, const cJSON *row, const char *path, int line,
+// Step rows carry the training curve; epoch rows the evaluated split's (their training
+// figures repeat the epoch's last step row).
+static int add_row(RunCurves *curves, const cJSON *json, const char *path, int line,
                    Status *st) {
-    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(row, "kind");
-    const cJSON *step = cJSON_GetObjectItemCaseSensitive(row, "step");
-    if (!cJSON_IsObject(row)) return malformed(path, line, "not a JSON object", st);
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(json, "step");
+    if (!cJSON_IsObject(json)) return malformed(path, line, "not a JSON object", st);
     if (!cJSON_IsString(kind) || !cJSON_IsNumber(step))
         return malformed(path, line, "a row without a \"kind\" string and a numeric \"step\"", st);
-    double at = step->valuedouble;
-    if (!isfinite(at)) return malformed(path, line, "a row whose \"step\" is not finite", st);
+    Row row = {json, step->valuedouble, line};
+    if (!isfinite(row.step)) return malformed(path, line, "a row whose \"step\" is not finite", st);
     if (strcmp(kind->valuestring, "step") == 0) {
-        TRY(add_if_present(&curves->train_loss, row, "loss", at, st));
-        return add_if_present(&curves->train_accuracy, row, "accuracy", at, st);
+        include_step(curves, row.step);
+        TRY(add_value(curves, &curves->train_loss, &row, "loss", st));
+        return add_value(curves, &curves->train_accuracy, &row, "accuracy", st);
     }
     if (strcmp(kind->valuestring, "epoch") == 0) {
+        include_step(curves, row.step);
         // A run evaluates on one split each epoch: test, or val with --val-split.
-        const char *split = cJSON_GetObjectItemCaseSensitive(row, "val_loss") ? "val" : "test";
+        const char *split = cJSON_GetObjectItemCaseSensitive(json, "val_loss") ? "val" : "test";
         char loss_key[16], accuracy_key[24];
         snprintf(loss_key, sizeof loss_key, "%s_loss", split);
         snprintf(accuracy_key, sizeof accuracy_key, "%s_accuracy", split);
-        if (cJSON_GetObjectItemCaseSensitive(row, loss_key))
+        if (cJSON_GetObjectItemCaseSensitive(json, loss_key))
             snprintf(curves->evaluated, sizeof curves->evaluated, "%s", split);
-        TRY(add_if_present(&curves->test_loss, row, loss_key, at, st));
-        return add_if_present(&curves->test_accuracy, row, accuracy_key, at, st);
+        TRY(add_value(curves, &curves->test_loss, &row, loss_key, st));
+        return add_value(curves, &curves->test_accuracy, &row, accuracy_key, st);
     }
     return 0;  // a kind a later version writes: not ours to draw
 }
@@ -95,21 +115,35 @@ static int read_rows(FILE *file, RunCurves *curves, const char *path, int *rows,
     return rc;
 }
 
+static int no_loss(const RunCurves *curves, const char *path, int rows, Status *st) {
+    if (!curves->not_finite) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "no loss to plot: %d row%s, none "
+                       "with a loss", rows, rows == 1 ? "" : "s");
+        status_hint(st, "the run wrote no step or epoch yet; plot it after its first epoch");
+        return STATUS_BAD_INPUT;
+    }
+    status_fail_at(st, STATUS_BAD_INPUT, path, curves->first_not_finite_line, 0, "no loss to "
+                   "plot: %d row%s, none with a finite loss (%d value%s not finite, the first "
+                   "on this line)", rows, rows == 1 ? "" : "s", curves->not_finite,
+                   curves->not_finite == 1 ? "" : "s");
+    status_hint(st, "the run diverged before it logged a finite loss; train it again with a "
+                    "lower learning rate (--lr)");
+    return STATUS_BAD_INPUT;
+}
+
 int run_curves_read(const char *path, RunCurves *curves, Status *st) {
     memset(curves, 0, sizeof *curves);
     snprintf(curves->evaluated, sizeof curves->evaluated, "test");
+    curves->first_step = INFINITY;
+    curves->last_step = -INFINITY;
     FILE *file;
     TRY(metrics_file_open(path, O_RDONLY, "r", "`trainer train MODEL --logdir DIR` writes "
                           "DIR/metrics.jsonl, a regular file; pass DIR or that file", &file, st));
     int rows = 0;
     int rc = read_rows(file, curves, path, &rows, st);
     fclose(file);
-    if (!rc && curves->train_loss.count + curves->test_loss.count == 0) {
-        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "no loss to plot: %d row%s, none with "
-                       "a loss", rows, rows == 1 ? "" : "s");
-        status_hint(st, "the run wrote no step or epoch yet; plot it after its first epoch");
-        rc = STATUS_BAD_INPUT;
-    }
+    if (!rc && curves->train_loss.count + curves->test_loss.count == 0)
+        rc = no_loss(curves, path, rows, st);
     if (rc) run_curves_free(curves);
     return rc;
 }

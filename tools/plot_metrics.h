@@ -15,6 +15,12 @@ typedef struct RunCurves {
     Curve train_loss, train_accuracy, test_loss, test_accuracy;
     char evaluated[8];  // "test" or "val": which split test_loss and test_accuracy are of
     int unfinished_line;  // the last line, cut short by its writer and passed over; 0: none
+    // Values present but not finite (null, or a number past a double's range), left out of
+    // the curves; where the first was, 0 when none.
+    int not_finite, first_not_finite_line;
+    // The lowest and highest step of the rows drawn from, whether or not their values are
+    // finite: one step range for every panel.
+    double first_step, last_step;
 } RunCurves;
 
 // `path` is the metrics.jsonl file, a regular file (anything else is refused before it is

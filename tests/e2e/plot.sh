@@ -10,12 +10,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_dataset "$work/data" 640 64
 
-# color_counts PNG R,G,B...: how many pixels of the image have each colour, in that order
-# (the PNG's rows unfiltered with plain python3).
-color_counts() {
+# color_spans PNG FROM TO R,G,B...: for each colour, in rows FROM to TO-1 of the image, how
+# many pixels have it and the leftmost and rightmost column holding one ("0 -1 -1": none).
+# The PNG's rows are unfiltered with plain python3.
+color_spans() {
     python3 - "$@" <<'PYTHON'
 import struct, sys, zlib
 data = open(sys.argv[1], "rb").read()
+first, last = int(sys.argv[2]), int(sys.argv[3])
 pos, idat = 8, b""
 while pos < len(data):
     length, kind = struct.unpack(">I4s", data[pos:pos + 8])
@@ -23,7 +25,9 @@ while pos < len(data):
     if kind == b"IDAT": idat += data[pos + 8:pos + 8 + length]
     pos += 12 + length
 raw, stride = zlib.decompress(idat), 1 + width * 3
-pixels, previous = bytearray(), bytearray(width * 3)
+colors = [bytes(int(v) for v in rgb.split(",")) for rgb in sys.argv[4:]]
+spans = {c: [0, -1, -1] for c in colors}
+previous = bytearray(width * 3)
 for y in range(height):  # undo the PNG filters (0 none, 1 sub, 2 up, 3 average, 4 paeth)
     kind, line = raw[y * stride], bytearray(raw[y * stride + 1:(y + 1) * stride])
     for i in range(len(line)):
@@ -34,14 +38,15 @@ for y in range(height):  # undo the PNG filters (0 none, 1 sub, 2 up, 3 average,
                 a if abs(p - a) <= abs(p - b) and abs(p - a) <= abs(p - c)
                 else b if abs(p - b) <= abs(p - c) else c][kind]
         line[i] = (line[i] + pred) & 255
-    pixels += line
     previous = line
-colors = [bytes(int(v) for v in rgb.split(",")) for rgb in sys.argv[2:]]
-counts = dict.fromkeys(colors, 0)
-for i in range(0, len(pixels), 3):
-    pixel = bytes(pixels[i:i + 3])
-    if pixel in counts: counts[pixel] += 1
-print(" ".join(str(counts[c]) for c in colors))
+    if not first <= y < last: continue
+    for x in range(width):
+        span = spans.get(bytes(line[3 * x:3 * x + 3]))
+        if span is None: continue
+        span[0] += 1
+        span[1] = x if span[1] < 0 else min(span[1], x)
+        span[2] = max(span[2], x)
+print(" ".join(" ".join(map(str, spans[c])) for c in colors))
 PYTHON
 }
 TRAIN_RGB=31,119,180 EVALUATED_RGB=230,85,13
@@ -145,8 +150,8 @@ mkdir -p "$work/steps" && grep '"kind":"step"' "$work/logs/metrics.jsonl" | head
     >"$work/steps/metrics.jsonl"
 run "$TRAINER" plot "$work/steps" -o "$work/steps.png"
 expect_rc 0 "a log of step rows only plots"
-read -r train_pixels evaluated_pixels < <(color_counts "$work/steps.png" "$TRAIN_RGB" \
-    "$EVALUATED_RGB")
+read -r train_pixels _ _ evaluated_pixels _ < <(color_spans "$work/steps.png" 0 800 \
+    "$TRAIN_RGB" "$EVALUATED_RGB")
 if [ "$evaluated_pixels" = 0 ] && [ "$train_pixels" -gt 0 ]; then
     pass "... its legend names only the training curve"
 else fail "... its legend names only the training curve" \
@@ -276,7 +281,30 @@ run "$TRAINER" plot "$work/huge" -o "$work/huge.png"
 expect_error 2 "metrics.jsonl:1:1: a row whose \"step\" is not finite" "an infinite step"
 printf '{"kind":"step","step":1,"loss":1e999}\n' >"$work/huge/metrics.jsonl"
 run "$TRAINER" plot "$work/huge" -o "$work/huge.png"
-expect_error 2 "no loss to plot: 1 row, none with a loss" "an infinite loss is left out"
+expect_error 2 "metrics.jsonl:1: no loss to plot: 1 row, none with a finite loss (1 value not" \
+    "an infinite loss is left out"
+
+# A diverged run's log is one to plot: a loss of 1e999 (or null) at step 16 was dropped
+# without a word, and the loss panel's step axis (31 to 33, around its one point) no longer
+# lined up with the accuracy's (16 to 32). The value is left out with a notice, and both
+# panels run over every row's steps: the loss at step 32 sits above the accuracy's.
+mkdir -p "$work/inf"
+printf '%s\n' '{"kind":"step","step":16,"epoch":1,"loss":1e999,"accuracy":0.5}' \
+    '{"kind":"step","step":32,"epoch":1,"loss":0.7,"accuracy":0.6}' >"$work/inf/metrics.jsonl"
+run "$TRAINER" plot "$work/inf" -o "$work/inf.png"
+expect_rc 0 "a log with an infinite loss plots"
+expect_in err "trainer: notice: $work/inf/metrics.jsonl:1: 1 value is not finite" \
+    "... saying how many values it left out and the first one's line"
+# Rows 34 to 399 and 434 to 799: each panel below its legend.
+read -r loss_pixels loss_left loss_right < <(color_spans "$work/inf.png" 34 400 "$TRAIN_RGB")
+read -r accuracy_pixels accuracy_left accuracy_right < <(color_spans "$work/inf.png" 434 800 \
+    "$TRAIN_RGB")
+if [ "$loss_pixels" -gt 0 ] && [ "$accuracy_pixels" -gt 0 ] &&
+    [ $((loss_right - accuracy_right)) -le 4 ] && [ $((accuracy_right - loss_right)) -le 4 ] &&
+    [ $((accuracy_right - accuracy_left)) -gt 800 ]; then
+    pass "... on one step axis: step 32 is column $loss_right above, $accuracy_right below"
+else fail "... on one step axis" \
+    "loss columns $loss_left..$loss_right, accuracy $accuracy_left..$accuracy_right"; fi
 
 # `-o=FILE` said "unknown option '-o' for plot; did you mean '-o'?". The long option takes
 # `--output=FILE`; the short one takes its value after a space, and says so.

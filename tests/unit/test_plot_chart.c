@@ -3,7 +3,8 @@
 // panels share one margin, the legend sits outside the plot area (it covered curves that
 // filled both right corners), and tick labels read compactly (1.5e-4, not 0.00015); the
 // step axis ticks whole steps only, a series of one point is drawn (as a marker), the
-// legend names only the series that have points, and an accuracy axis stays inside [0, 1].
+// legend names only the series that have points, an accuracy axis stays inside [0, 1], and
+// a panel's step axis spans the range it is given (all rows' steps), not only its points.
 #include "check.h"
 #include "tools/plot_chart.h"
 
@@ -203,6 +204,23 @@ static void accuracy_axis_stays_in_unit(void) {
     }
 }
 
+// Stacked panels share the steps of all rows: a loss left out at step 16 drew its panel's
+// axis around step 32 alone (31 to 33) above an accuracy axis from 16 to 32.
+static void x_range_covers_all_rows(void) {
+    static const double late[] = {32}, loss[] = {0.7};
+    Series series[] = {{"train", late, loss, 1, {31, 119, 180}, 0}};
+    Panel panel = panel_of(series);
+    panel.series_count = 1;
+    panel.x_whole = 1;
+    panel.has_x_range = 1;
+    panel.x_range[0] = 16;
+    panel.x_range[1] = 32;
+    double ticks[64];
+    int n = chart_x_ticks(&panel, ticks, 64);
+    CHECK(n >= 2 && n <= 64);
+    CHECK(ticks[0] <= 16 && ticks[0] > 0 && ticks[n - 1] >= 32 && ticks[n - 1] < 40);
+}
+
 int main(void) {
     make_curves();
     small_losses_fit();
@@ -211,5 +229,6 @@ int main(void) {
     a_lone_point_shows();
     legend_names_drawn_series_only();
     accuracy_axis_stays_in_unit();
+    x_range_covers_all_rows();
     return test_exit_code("test_plot_chart");
 }
