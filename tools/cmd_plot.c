@@ -25,23 +25,31 @@ const Command plot_command = {
     .run = run_plot,
 };
 
-enum { IMAGE_WIDTH = 1000, PANEL_HEIGHT = 400 };
-static const Rgb TRAIN_COLOR = {31, 119, 180}, TEST_COLOR = {230, 85, 13};
+enum { IMAGE_WIDTH = 1000, PANEL_HEIGHT = 400, SERIES_PER_PANEL = 3 };
+static const Rgb TRAIN_COLOR = {31, 119, 180}, EVALUATED_COLOR = {230, 85, 13},
+                 FINAL_TEST_COLOR = {44, 160, 44};
 
-static Series series_of(const char *label, const Curve *curve, Rgb color, int markers) {
+static Series series_of(const char *label, const Curve *curve, Rgb color, MarkerShape markers) {
     return (Series){.label = label, .x = curve->step, .y = curve->value, .count = curve->count,
                     .color = color, .markers = markers};
 }
 
-// Two panels, loss above accuracy; the test curve has a point per epoch, so it is marked.
+// Two panels, loss above accuracy; the evaluated split has a point per epoch, so it is
+// marked. After --val-split the test split's one evaluation is a diamond beside val's
+// squares: a point of its own, not a continuation of the val curve.
 static void draw_curves(Raster *raster, const RunCurves *c) {
-    Series loss[] = {series_of("train", &c->train_loss, TRAIN_COLOR, 0),
-                     series_of(c->evaluated, &c->test_loss, TEST_COLOR, 1)};
-    Series accuracy[] = {series_of("train", &c->train_accuracy, TRAIN_COLOR, 0),
-                         series_of(c->evaluated, &c->test_accuracy, TEST_COLOR, 1)};
+    Series loss[SERIES_PER_PANEL] = {
+        series_of("train", &c->train_loss, TRAIN_COLOR, MARKER_NONE),
+        series_of(c->evaluated, &c->test_loss, EVALUATED_COLOR, MARKER_SQUARE),
+        series_of("test", &c->final_test_loss, FINAL_TEST_COLOR, MARKER_DIAMOND)};
+    Series accuracy[SERIES_PER_PANEL] = {
+        series_of("train", &c->train_accuracy, TRAIN_COLOR, MARKER_NONE),
+        series_of(c->evaluated, &c->test_accuracy, EVALUATED_COLOR, MARKER_SQUARE),
+        series_of("test", &c->final_test_accuracy, FINAL_TEST_COLOR, MARKER_DIAMOND)};
     Panel top = {.left = 0, .top = 0, .width = IMAGE_WIDTH, .height = PANEL_HEIGHT,
-                 .x_label = "step", .y_label = "loss", .series = loss, .series_count = 2,
-                 .x_whole = 1, .has_x_range = c->first_step <= c->last_step,
+                 .x_label = "step", .y_label = "loss", .series = loss,
+                 .series_count = SERIES_PER_PANEL, .x_whole = 1,
+                 .has_x_range = c->first_step <= c->last_step,
                  .x_range = {c->first_step, c->last_step}};
     Panel bottom = top;
     bottom.top = PANEL_HEIGHT;

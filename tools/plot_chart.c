@@ -6,6 +6,8 @@
 
 static const Rgb INK = {0, 0, 0}, GRID = {225, 225, 225};
 enum { TEXT_SCALE = 2, TICK_LENGTH = 6, LINE_THICKNESS = 2, MARKER_SIZE = 7 };
+// From the centre to a tip: a diamond a little larger than the square, as it covers less.
+enum { DIAMOND_RADIUS = 6 };
 enum { MARGIN_RIGHT = 24, MARGIN_TOP = 40, MARGIN_BOTTOM = 56 };
 // Left of the plot: the widest y tick label, the gap to its tick, the tick, and a border
 // so that no label touches the image's edge; never less than MARGIN_LEFT_MIN.
@@ -250,6 +252,18 @@ static void draw_frame_and_labels(Raster *raster, const Panel *panel, const Area
                 INK);
 }
 
+static void draw_marker(Raster *raster, int x, int y, MarkerShape shape, Rgb color) {
+    if (shape != MARKER_DIAMOND) {
+        raster_fill_rect(raster, x - MARKER_SIZE / 2, y - MARKER_SIZE / 2, MARKER_SIZE,
+                         MARKER_SIZE, color);
+        return;
+    }
+    for (int dy = -DIAMOND_RADIUS; dy <= DIAMOND_RADIUS; dy++) {
+        int half = DIAMOND_RADIUS - abs(dy);
+        raster_fill_rect(raster, x - half, y + dy, 2 * half + 1, 1, color);
+    }
+}
+
 static void draw_series(Raster *raster, const Area *area, const Axis *x_axis,
                         const Axis *y_axis, const Series *s) {
     int previous_x = 0, previous_y = 0, has_previous = 0;
@@ -264,9 +278,7 @@ static void draw_series(Raster *raster, const Area *area, const Axis *x_axis,
         // A point no line reaches (a run's first logged step alone) is drawn as a marker,
         // or it would not show at all.
         int alone = !point_finite(s, i - 1) && !point_finite(s, i + 1);
-        if (s->markers || alone)
-            raster_fill_rect(raster, x - MARKER_SIZE / 2, y - MARKER_SIZE / 2, MARKER_SIZE,
-                             MARKER_SIZE, s->color);
+        if (s->markers || alone) draw_marker(raster, x, y, s->markers, s->color);
         previous_x = x;
         previous_y = y;
         has_previous = 1;
@@ -282,8 +294,7 @@ static void draw_legend(Raster *raster, const Panel *panel, const ChartBox *box)
         raster_line(raster, x, middle, x + LEGEND_SWATCH, middle, LINE_THICKNESS + 1,
                     series->color);
         if (series->markers)
-            raster_fill_rect(raster, x + (LEGEND_SWATCH - MARKER_SIZE) / 2,
-                             middle - MARKER_SIZE / 2, MARKER_SIZE, MARKER_SIZE, series->color);
+            draw_marker(raster, x + LEGEND_SWATCH / 2, middle, series->markers, series->color);
         raster_text(raster, x + LEGEND_SWATCH + LEGEND_GAP, box->top, series->label, TEXT_SCALE,
                     INK);
         x += legend_entry_width(series) + LEGEND_SPACING;

@@ -8,12 +8,16 @@
 
 #include "tools/plot_raster.h"
 
+// What is drawn at each point of a series: a diamond tells a point apart from the squares
+// of another series of the same kind (the test split's final evaluation beside val's).
+typedef enum MarkerShape { MARKER_NONE, MARKER_SQUARE, MARKER_DIAMOND } MarkerShape;
+
 typedef struct Series {
     const char *label;
     const double *x, *y;
     int count;
     Rgb color;
-    int markers;      // draw a square at each point
+    MarkerShape markers;  // drawn at each point (and in the legend)
 } Series;
 
 typedef struct Panel {

@@ -61,7 +61,7 @@ static int malformed(const char *path, int line, const char *what, Status *st) {
 }
 
 // Step rows carry the training curve; epoch rows the evaluated split's (their training
-// figures repeat the epoch's last step row).
+// figures repeat the epoch's last step row); test rows the test split's after --val-split.
 static int add_row(RunCurves *curves, const cJSON *json, const char *path, int line,
                    Status *st) {
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(json, "kind");
@@ -87,6 +87,11 @@ static int add_row(RunCurves *curves, const cJSON *json, const char *path, int l
             snprintf(curves->evaluated, sizeof curves->evaluated, "%s", split);
         TRY(add_value(curves, &curves->test_loss, &row, loss_key, st));
         return add_value(curves, &curves->test_accuracy, &row, accuracy_key, st);
+    }
+    if (strcmp(kind->valuestring, "test") == 0) {
+        include_step(curves, row.step);
+        TRY(add_value(curves, &curves->final_test_loss, &row, "test_loss", st));
+        return add_value(curves, &curves->final_test_accuracy, &row, "test_accuracy", st);
     }
     return 0;  // a kind a later version writes: not ours to draw
 }
@@ -142,7 +147,8 @@ int run_curves_read(const char *path, RunCurves *curves, Status *st) {
     int rows = 0;
     int rc = read_rows(file, curves, path, &rows, st);
     fclose(file);
-    if (!rc && curves->train_loss.count + curves->test_loss.count == 0)
+    if (!rc && curves->train_loss.count + curves->test_loss.count +
+                       curves->final_test_loss.count == 0)
         rc = no_loss(curves, path, rows, st);
     if (rc) run_curves_free(curves);
     return rc;
@@ -159,4 +165,6 @@ void run_curves_free(RunCurves *curves) {
     curve_free(&curves->train_accuracy);
     curve_free(&curves->test_loss);
     curve_free(&curves->test_accuracy);
+    curve_free(&curves->final_test_loss);
+    curve_free(&curves->final_test_accuracy);
 }

@@ -1,6 +1,7 @@
 // The curves `trainer plot` draws, read from a run's metrics.jsonl (tools/run_log.h):
-// training loss and accuracy at each logged step, and at each epoch the loss and accuracy
-// on the split the run evaluated (test, or val with --val-split).
+// training loss and accuracy at each logged step, at each epoch the loss and accuracy on
+// the split the run evaluated (test, or val with --val-split), and with --val-split the
+// test split's one evaluation after the last epoch.
 #ifndef TRAINER_PLOT_METRICS_H
 #define TRAINER_PLOT_METRICS_H
 
@@ -14,6 +15,8 @@ typedef struct Curve {
 typedef struct RunCurves {
     Curve train_loss, train_accuracy, test_loss, test_accuracy;
     char evaluated[8];  // "test" or "val": which split test_loss and test_accuracy are of
+    // The "kind":"test" rows: the test split evaluated after --val-split's last epoch.
+    Curve final_test_loss, final_test_accuracy;
     int unfinished_line;  // the last line, cut short by its writer and passed over; 0: none
     // Values present but not finite (null, or a number past a double's range), left out of
     // the curves; where the first was, 0 when none.

@@ -5,7 +5,9 @@
 # an empty one and a malformed line are errors in the project's format, an unfinished
 # last line is passed over, and what is not a regular file is refused before it is read.
 # The default image goes beside the log; -o never replaces the log or a file that is not
-# a PNG.
+# a PNG, and `-o=FILE` says to write `-o FILE`. The legend names only the curves drawn, a
+# value that is not finite is left out with a notice while the panels keep one step axis,
+# and --val-split's final test row is drawn beside the val curve.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_dataset "$work/data" 640 64
@@ -49,7 +51,7 @@ for y in range(height):  # undo the PNG filters (0 none, 1 sub, 2 up, 3 average,
 print(" ".join(" ".join(map(str, spans[c])) for c in colors))
 PYTHON
 }
-TRAIN_RGB=31,119,180 EVALUATED_RGB=230,85,13
+TRAIN_RGB=31,119,180 EVALUATED_RGB=230,85,13 FINAL_TEST_RGB=44,160,44
 run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 2 \
     --batch 16 --logdir "$work/logs"
 expect_rc 0 "a small run with --logdir trains"
@@ -272,6 +274,16 @@ if [ "$(grep -c '"kind":"test"' "$val_log")" -eq 1 ] &&
 else fail "a resume at the last step keeps one test row" "$(grep -c . "$val_log") rows"; fi
 run "$TRAINER" plot "$work/val-logs" -o "$work/val.png"
 expect_rc 0 "trainer plot draws the validation curve"
+# The test row was never drawn: it is a green diamond at the last step in both panels,
+# beside the orange val curve, and the legend names it (rows 0 to 33: the loss legend).
+spans=$(for rows in "0 34" "34 400" "434 800"; do
+    color_spans "$work/val.png" $rows "$EVALUATED_RGB" "$FINAL_TEST_RGB"; done)
+problems=$(awk 'NR == 1 && $4 == 0 { print "no test entry in the legend" }
+    NR > 1 && $1 == 0 { print "no val curve in panel " NR - 1 }
+    NR > 1 && ($4 == 0 || $6 < 900) { print "no test point at the last step in panel " NR - 1 }
+    ' <<<"$spans")
+if [ -z "$problems" ]; then pass "... and the test row as a point of its own, in both panels"
+else fail "... and the test row as a point of its own, in both panels" "$problems"; fi
 
 # Numbers too large for a double read as infinity: a step there is refused, a loss there is
 # left out like a diverged run's null (it was drawn at infinity).

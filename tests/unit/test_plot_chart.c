@@ -4,7 +4,8 @@
 // filled both right corners), and tick labels read compactly (1.5e-4, not 0.00015); the
 // step axis ticks whole steps only, a series of one point is drawn (as a marker), the
 // legend names only the series that have points, an accuracy axis stays inside [0, 1], and
-// a panel's step axis spans the range it is given (all rows' steps), not only its points.
+// a panel's step axis spans the range it is given (all rows' steps), not only its points;
+// a diamond marker is one.
 #include "check.h"
 #include "tools/plot_chart.h"
 
@@ -221,6 +222,34 @@ static void x_range_covers_all_rows(void) {
     CHECK(ticks[0] <= 16 && ticks[0] > 0 && ticks[n - 1] >= 32 && ticks[n - 1] < 40);
 }
 
+// The test split's final evaluation is a diamond, told apart from val's squares by shape
+// as well as colour: its bounding square's corners stay blank, its tips are drawn.
+static void a_diamond_marks_a_point(void) {
+    static const double step[] = {1, 5}, loss[] = {2.0, 1.0}, final_step[] = {3},
+                        final_loss[] = {1.5};
+    Rgb blue = {31, 119, 180}, green = {44, 160, 44};
+    Series series[] = {{"train", step, loss, 2, blue, MARKER_NONE},
+                       {"test", final_step, final_loss, 1, green, MARKER_DIAMOND}};
+    Panel panel = panel_of(series);
+    panel.top = 0;
+    Raster raster;
+    Status st;
+    status_clear(&st);
+    CHECK(raster_init(&raster, 1000, 400, (Rgb){255, 255, 255}, &st) == 0);
+    chart_draw_panel(&raster, &panel);
+    ChartLayout layout = chart_layout(&panel);
+    int green_pixels = count_color(&raster, &layout.plot, green);
+    fprintf(stderr, "a diamond: %d pixels of its colour in the plot\n", green_pixels);
+    CHECK(green_pixels >= 60);
+    int cx = layout.plot.left + layout.plot.width / 2, cy = layout.plot.top +
+             layout.plot.height / 2;  // step 3 of 1..5, loss 1.5 of 1..2: the middle
+    ChartBox tip = {cx - 1, cy - 6, 3, 2}, corner = {cx - 6, cy - 6, 2, 2};
+    CHECK(count_color(&raster, &tip, green) > 0);
+    CHECK_INT_EQ(count_color(&raster, &corner, green), 0);
+    CHECK(count_color(&raster, &layout.legend, green) > 0);
+    raster_free(&raster);
+}
+
 int main(void) {
     make_curves();
     small_losses_fit();
@@ -230,5 +259,6 @@ int main(void) {
     legend_names_drawn_series_only();
     accuracy_axis_stays_in_unit();
     x_range_covers_all_rows();
+    a_diamond_marks_a_point();
     return test_exit_code("test_plot_chart");
 }
