@@ -2,8 +2,8 @@
 // tools/metrics_file.c, whose line reader and row parser --logdir's resume shares). A
 // metrics.jsonl is outside bytes: copied from another machine, cut by a crash, edited by
 // hand. Whatever the bytes: no crash, no read outside them, no leak; a refusal is
-// STATUS_BAD_INPUT with a message; an accepted log has a loss (training or evaluated), and
-// every curve's points are finite numbers.
+// STATUS_BAD_INPUT with a message; an accepted log has a loss (training, evaluated, or the
+// final test row's), one finite step range, and every curve's points are finite numbers.
 #include "fuzz_files.h"  // first: it sets _POSIX_C_SOURCE
 
 #include <math.h>
@@ -31,11 +31,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc) {
         if (rc != STATUS_BAD_INPUT || !st.message[0]) abort();
     } else {
-        if (curves.train_loss.count + curves.test_loss.count <= 0) abort();
+        if (curves.train_loss.count + curves.test_loss.count +
+                curves.final_test_loss.count <= 0)
+            abort();
+        // Every row's step bounds the panels' one step range.
+        if (!isfinite(curves.first_step) || !isfinite(curves.last_step) ||
+            curves.first_step > curves.last_step)
+            abort();
         check_curve(&curves.train_loss);
         check_curve(&curves.train_accuracy);
         check_curve(&curves.test_loss);
         check_curve(&curves.test_accuracy);
+        check_curve(&curves.final_test_loss);
+        check_curve(&curves.final_test_accuracy);
     }
     run_curves_free(&curves);
     return 0;
