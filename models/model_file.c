@@ -339,6 +339,9 @@ int model_file_parse_text(const char *path, const char *text, ModelFile *out, St
         status_hint(st, "pass the file's contents, or an empty string for an empty model");
         return STATUS_BAD_INPUT;
     }
+    // A UTF-8 byte order mark, which some Windows editors write first, is no statement: it
+    // was refused as "unexpected character '\xef'" with a hint about curly quotes.
+    if (strncmp(text, "\xef\xbb\xbf", 3) == 0) text += 3;
     size_t length = strlen(text);
     if (length > MODEL_FILE_BYTES_MAX) {
         char size_text[64];

@@ -103,6 +103,21 @@ static int read_text_file(const char *path, char **out, Status *st) {
         return STATUS_BAD_INPUT;
     }
     text[n] = '\0';
+    // A NUL would end the names there without a word ("has 1 class names"): a text file
+    // holds none.
+    const char *nul = memchr(text, '\0', n);
+    if (nul) {
+        int line = 1;
+        const char *line_start = text;
+        for (const char *p = text; p < nul; p++)
+            if (*p == '\n') line++, line_start = p + 1;
+        int column = (int)(nul - line_start) + 1;
+        free(text);
+        status_fail_at(st, STATUS_BAD_INPUT, path, line, column,
+                       "a NUL byte (0x00) in the class names");
+        status_hint(st, "--classes takes a text file with one class name per line");
+        return STATUS_BAD_INPUT;
+    }
     *out = text;
     return 0;
 }

@@ -170,6 +170,12 @@ run "$TRAINER" predict models/mlp.model --weights "$weights" "$odd.missing" --de
 expect_error 2 "$work/odd\\x1b[31m\\x0aname.png.missing: cannot open" \
     "an error names the image escaped"
 
+printf 'a\nb\000c\n' >"$work/nul_classes.txt"
+run "$TRAINER" predict models/mlp.model --weights "$weights" "$work/boot.png" \
+    --classes "$work/nul_classes.txt" --device cpu
+expect_error 2 "$work/nul_classes.txt:2:2: a NUL byte (0x00) in the class names" \
+    "a NUL byte in --classes is placed (it cut the list short: 'has 2 class names')"
+
 # A FIFO blocked the open for good, a directory asked malloc for 2^63 bytes (ftell).
 mkfifo "$work/fifo"
 run timeout 20 "$TRAINER" predict models/mlp.model --weights "$work/fifo" "$work/boot.png" \

@@ -197,6 +197,11 @@ static void crlf_and_missing_final_newline(void) {
     const ModelStatement *s = parse_one("dense units=2\r", &file);
     if (s) check_attr(s, 0, "units", "2", 7, 13);
     model_file_free(&file);
+    // A UTF-8 byte order mark first is passed over; columns count from after it, as an
+    // editor shows them.
+    s = parse_one("\xef\xbb\xbf" "dense units=2", &file);
+    if (s) check_attr(s, 0, "units", "2", 7, 13);
+    model_file_free(&file);
 }
 
 static void tabs_separate_and_count_one_column(void) {
