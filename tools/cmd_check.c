@@ -270,9 +270,12 @@ static int print_largest_batch(const Graph *g, const Device *device, const Memor
     options.batch = batch;
     TRY(memory_plan(g, b, &options, &fit, st));
     char fit_text[32];
+    // The plan takes no batch past the training set: a larger one that fits is that set.
     printf("largest batch in %s (%s): %d (plan %s)%s\n", budget_text, why, fit.batch,
            alloc_format_bytes(fit.total, fit_text, sizeof fit_text),
-           batch == MEMORY_PLAN_MAX_BATCH ? ", the most the planner tries" : "");
+           fit.batch < batch                ? ", the whole training set: a larger one fits"
+           : batch == MEMORY_PLAN_MAX_BATCH ? ", the most the planner tries"
+                                            : "");
     memory_plan_free(&fit);
     return 0;
 }

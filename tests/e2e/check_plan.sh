@@ -32,6 +32,13 @@ expect_rc 0 "check --device cpu succeeds"
 expect_match out "^largest batch in .* \(cpu total .* less 10% for what the allocator does not see\): [0-9]+" \
     "without a limit the budget is the CPU's memory less a margin"
 
+# A training set of 3 samples: the plan's batch is the whole set, which is said as such (it
+# said "the most the planner tries").
+make_dataset "$work/three" 3 2
+run "$TRAINER" check models/mlp.model --device cpu --data "idx:$work/three"
+expect_match out "^largest batch in .*: 3 \(plan [0-9.]+ [KM]iB\), the whole training set: a \
+larger one fits$" "a batch capped by the training set says so"
+
 # Not even one sample fits: said, not an error (check's job is to tell).
 run "$TRAINER" check models/mlp.model --memory-limit 1M
 expect_rc 0 "check under a limit the parameters exceed still succeeds"
