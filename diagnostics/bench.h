@@ -203,6 +203,9 @@ typedef struct BenchLayerTime {
     // resolution (a view that launches nothing): printed as such, never as 0.
     double forward_ms, backward_ms;
     double forward_flops;                // per sample, as `trainer check` counts them
+    // An act= layer whose activation the layer before computes (fused): that layer's name,
+    // whose times hold it; its own times are the timer marks' alone. "" when not fused.
+    char fused_into[64];
 } BenchLayerTime;
 
 typedef struct BenchTrainReport {

@@ -357,6 +357,8 @@ static int measure_layers(TrainBench *t, const BenchOptions *o, int steps, Bench
             const Layer *l = g->layers[i];
             snprintf(lt->name, sizeof lt->name, "%s", l->name);
             lt->kind = l->kind->name;
+            if (l->input_count && l->inputs[0]->fused_activation == l)
+                snprintf(lt->fused_into, sizeof lt->fused_into, "%s", l->inputs[0]->name);
             lt->forward_flops = l->kind->flops ? l->kind->flops(l) : 0.0;
             // A timer that measured less than nothing (the clock's rounding) counts as 0.
             lt->forward_ms = bench_median(&samples[(size_t)2 * (i - 1) * steps], steps);

@@ -155,6 +155,7 @@ static cJSON *layers_json(const BenchTrainReport *r) {
         add_layer_time(layer, "forward_ms", "forward_below_resolution", l->forward_ms);
         add_layer_time(layer, "backward_ms", "backward_below_resolution", l->backward_ms);
         add_figure(layer, "forward_flops_per_sample", l->forward_flops);
+        if (l->fused_into[0]) json_add_text(layer, "fused_into", l->fused_into);
         cJSON_AddItemToArray(layers, layer);
     }
     return layers;

@@ -464,13 +464,20 @@ static const char *layer_time(double ms, char *buf, size_t size) {
 static void print_layers(const BenchTrainReport *r) {
     double total = r->optimizer_ms;
     for (int i = 0; i < r->layer_count; i++)
-        total += r->layers[i].forward_ms + r->layers[i].backward_ms;
+        if (!r->layers[i].fused_into[0])
+            total += r->layers[i].forward_ms + r->layers[i].backward_ms;
     printf("\nper layer: the median of %d more steps, with a timer mark between every two "
            "layers\n", r->per_layer_steps);
     printf("%-20s %-22s %12s %12s %8s\n", "layer", "kind", "forward", "backward", "of step");
     for (int i = 0; i < r->layer_count; i++) {
         const BenchLayerTime *l = &r->layers[i];
         char forward[32], backward[32], share[32];
+        if (l->fused_into[0]) {  // its time is in the row of the layer computing it
+            char kind[96];
+            snprintf(kind, sizeof kind, "%s (in %s)", l->kind, l->fused_into);
+            printf("%-20s %-22s %12s %12s %8s\n", l->name, kind, "-", "-", "-");
+            continue;
+        }
         snprintf(share, sizeof share, "%.1f%%",
                  total > 0.0 ? 100.0 * (l->forward_ms + l->backward_ms) / total : 0.0);
         printf("%-20s %-22s %12s %12s %8s\n", l->name, l->kind,
@@ -484,9 +491,15 @@ static void print_layers(const BenchTrainReport *r) {
     printf("%-20s %-22s %12s %12s %8s\n", "(update)", kind, "",
            layer_time(r->optimizer_ms, update, sizeof update), share);
     printf("%-20s %-22s %25s\n", "(sum)", "", duration(total, sum, sizeof sum));
-    int unresolved = r->optimizer_ms <= 0.0;
-    for (int i = 0; i < r->layer_count; i++)
-        unresolved |= r->layers[i].forward_ms <= 0.0 || r->layers[i].backward_ms <= 0.0;
+    int unresolved = r->optimizer_ms <= 0.0, fused = 0;
+    for (int i = 0; i < r->layer_count; i++) {
+        fused |= r->layers[i].fused_into[0] != '\0';
+        unresolved |= !r->layers[i].fused_into[0] &&
+                      (r->layers[i].forward_ms <= 0.0 || r->layers[i].backward_ms <= 0.0);
+    }
+    if (fused)
+        printf("(in LAYER): an activation LAYER computes (fused), its time in LAYER's row; "
+               "--no-fuse times it apart.\n");
     if (unresolved)
         printf("<resolution: below the timer's resolution (a layer that launches no work).\n");
 }

@@ -143,9 +143,14 @@ expect_no_match out '^per layer' "no per-layer table unless asked"
 
 run "$TRAINER" bench train models/mlp.model "${QUICK[@]}" --batch 16 --steps 3 --per-layer
 expect_rc 0 "bench train --per-layer"
-for layer in dense1 dense1.act dense2 dense2.act dense3 loss1; do
+for layer in dense1 dense2 dense3 loss1; do
     expect_match out "^$layer +[a-z_]+ +([0-9.]+ (ns|us|ms|s)|<resolution) +([0-9.]+ (ns|us|ms|s)|<resolution) +[0-9.]+%$" \
         "per-layer row for $layer"
+done
+# A fused activation has no time of its own (it showed the timer marks' nanoseconds).
+for layer in dense1 dense2; do
+    expect_match out "^$layer\\.act +act \\(in $layer\\) +- +- +-$" \
+        "$layer.act's row says it is computed in $layer"
 done
 expect_match out '^\(update\) +adam +[0-9.]+ (ns|us|ms|s) +[0-9.]+%$' "per-layer update row"
 
@@ -159,6 +164,7 @@ assert t["tflops"] > 0 and t["peak_tflops"] is None
 assert t["layout"] == "nchw" and "nhwc_layers" not in t, t
 layers = t["per_layer"]["layers"]
 assert [l["name"] for l in layers][:3] == ["conv2d1", "conv2d1.act", "maxpool1"], layers
+assert layers[1]["fused_into"] == "conv2d1" and "fused_into" not in layers[0], layers
 for l in layers:
     for phase in ("forward", "backward"):
         assert l[phase + "_ms"] is not None or l.get(phase + "_below_resolution"), l
