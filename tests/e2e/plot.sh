@@ -12,36 +12,21 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_dataset "$work/data" 640 64
 
+# python3 that imports tests/e2e/png_rows.py (and writes no __pycache__ into the sources).
+png_python=(env PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$(dirname "${BASH_SOURCE[0]}")" python3)
+
 # color_spans PNG FROM TO R,G,B...: for each colour, in rows FROM to TO-1 of the image, how
 # many pixels have it and the leftmost and rightmost column holding one ("0 -1 -1": none).
-# The PNG's rows are unfiltered with plain python3.
 color_spans() {
-    python3 - "$@" <<'PYTHON'
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
+    "${png_python[@]}" - "$@" <<'PYTHON'
+import sys
+from png_rows import rgb_rows
+width, height, rows = rgb_rows(sys.argv[1])
 first, last = int(sys.argv[2]), int(sys.argv[3])
-pos, idat = 8, b""
-while pos < len(data):
-    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    if kind == b"IHDR": width, height = struct.unpack(">II", data[pos + 8:pos + 16])
-    if kind == b"IDAT": idat += data[pos + 8:pos + 8 + length]
-    pos += 12 + length
-raw, stride = zlib.decompress(idat), 1 + width * 3
 colors = [bytes(int(v) for v in rgb.split(",")) for rgb in sys.argv[4:]]
 spans = {c: [0, -1, -1] for c in colors}
-previous = bytearray(width * 3)
-for y in range(height):  # undo the PNG filters (0 none, 1 sub, 2 up, 3 average, 4 paeth)
-    kind, line = raw[y * stride], bytearray(raw[y * stride + 1:(y + 1) * stride])
-    for i in range(len(line)):
-        a = line[i - 3] if i >= 3 else 0
-        b, c = previous[i], previous[i - 3] if i >= 3 else 0
-        p = a + b - c
-        pred = [0, a, b, (a + b) // 2,
-                a if abs(p - a) <= abs(p - b) and abs(p - a) <= abs(p - c)
-                else b if abs(p - b) <= abs(p - c) else c][kind]
-        line[i] = (line[i] + pred) & 255
-    previous = line
-    if not first <= y < last: continue
+for y in range(first, min(last, height)):
+    line = rows[y]
     for x in range(width):
         span = spans.get(bytes(line[3 * x:3 * x + 3]))
         if span is None: continue
@@ -102,29 +87,10 @@ with open(sys.argv[1], "w") as log:
 PYTHON
 run "$TRAINER" plot "$work/small" -o "$work/small.png"
 expect_rc 0 "trainer plot draws losses of 1.2e-4"
-layout=$(python3 - "$work/small.png" 2>&1 <<'PYTHON'
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-pos, idat = 8, b""
-while pos < len(data):
-    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    if kind == b"IHDR": width, height = struct.unpack(">II", data[pos + 8:pos + 16])
-    if kind == b"IDAT": idat += data[pos + 8:pos + 8 + length]
-    pos += 12 + length
-raw, stride = zlib.decompress(idat), 1 + width * 3
-rows, previous = [], bytearray(width * 3)
-for y in range(height):  # undo the PNG filters (0 none, 1 sub, 2 up, 3 average, 4 paeth)
-    kind, line = raw[y * stride], bytearray(raw[y * stride + 1:(y + 1) * stride])
-    for i in range(len(line)):
-        a = line[i - 3] if i >= 3 else 0
-        b, c = previous[i], previous[i - 3] if i >= 3 else 0
-        p = a + b - c
-        pred = [0, a, b, (a + b) // 2,
-                a if abs(p - a) <= abs(p - b) and abs(p - a) <= abs(p - c)
-                else b if abs(p - b) <= abs(p - c) else c][kind]
-        line[i] = (line[i] + pred) & 255
-    rows.append(line)
-    previous = line
+layout=$("${png_python[@]}" - "$work/small.png" 2>&1 <<'PYTHON'
+import sys
+from png_rows import rgb_rows
+width, height, rows = rgb_rows(sys.argv[1])
 black = lambda x, y: rows[y][3 * x:3 * x + 3] == b"\0\0\0"
 white = lambda x, y: rows[y][3 * x:3 * x + 3] == b"\xff\xff\xff"
 problems = []
