@@ -94,11 +94,17 @@ run "${resumed[@]}" --checkpoint "$work/ck" --checkpoint-every 20 --keep-last 10
 expect_rc 0 "a run with a checkpoint every 20 steps"
 run "${resumed[@]}" --resume "$work/ck/step-0000000020.safetensors"
 expect_rc 0 "... resumed from step 20 into its --logdir"
-# (Its purge is logged on stderr as "Detected out of order event.step ...".)
-check=$("$venv/bin/python" "$work/check.py" "$work/resumed" 2>"$work/check.err")
-if [[ $check == ok:* ]]; then pass "EventAccumulator reads each step of the resumed run once"
-else fail "EventAccumulator reads each step of the resumed run once" "$check
+# expect_read_once LOGDIR WHAT: EventAccumulator reads LOGDIR's scalars as its metrics.jsonl
+# holds them, each once.
+expect_read_once() {
+    local check
+    # (A purge is logged on stderr as "Detected out of order event.step ...".)
+    check=$("$venv/bin/python" "$work/check.py" "$1" 2>"$work/check.err")
+    if [[ $check == ok:* ]]; then pass "$2"
+    else fail "$2" "$check
 $(tail -n 5 "$work/check.err")"; fi
+}
+expect_read_once "$work/resumed" "EventAccumulator reads each step of the resumed run once"
 
 # Resumed at its last step with nothing left to train, a --val-split run evaluates the test
 # split again: TensorBoard drew the test/ scalars twice at that step (the START event came
@@ -109,10 +115,7 @@ run "${held[@]}"
 expect_rc 0 "a --val-split run with a checkpoint"
 run "${held[@]}" --resume "$work/held-ck"
 expect_rc 0 "... resumed at its last step, evaluating the test split again"
-check=$("$venv/bin/python" "$work/check.py" "$work/held" 2>"$work/check.err")
-if [[ $check == ok:* ]]; then pass "EventAccumulator reads the test split's figures once"
-else fail "EventAccumulator reads the test split's figures once" "$check
-$(tail -n 5 "$work/check.err")"; fi
+expect_read_once "$work/held" "EventAccumulator reads the test split's figures once"
 
 run "$TRAINER" train models/mlp.model --data "idx:$work/data" --device cpu --epochs 1 \
     --logdir "$work/data/train-images-idx3-ubyte"

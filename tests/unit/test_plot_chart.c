@@ -35,6 +35,15 @@ static int overlap(const ChartBox *a, const ChartBox *b) {
            a->top < b->top + b->height && b->top < a->top + a->height;
 }
 
+// The panel drawn alone on a white 1000x400 raster (the caller frees it); its layout.
+static ChartLayout draw_alone(const Panel *panel, Raster *raster) {
+    Status st;
+    status_clear(&st);
+    CHECK(raster_init(raster, 1000, 400, (Rgb){255, 255, 255}, &st) == 0);
+    chart_draw_panel(raster, panel);
+    return chart_layout(panel);
+}
+
 static void check_layout(const Panel *panel, const char *what) {
     ChartLayout layout = chart_layout(panel);
     fprintf(stderr, "%s: plot left %d, widest tick %d, ticks start at %d\n", what,
@@ -149,11 +158,7 @@ static void a_lone_point_shows(void) {
     panel.top = 0;
     panel.x_whole = 1;
     Raster raster;
-    Status st;
-    status_clear(&st);
-    CHECK(raster_init(&raster, 1000, 400, (Rgb){255, 255, 255}, &st) == 0);
-    chart_draw_panel(&raster, &panel);
-    ChartLayout layout = chart_layout(&panel);
+    ChartLayout layout = draw_alone(&panel, &raster);
     int inked = count_color(&raster, &layout.plot, blue);
     fprintf(stderr, "a lone point: %d pixels of its colour in the plot\n", inked);
     CHECK(inked >= 25);
@@ -168,13 +173,9 @@ static void legend_names_drawn_series_only(void) {
     Panel panel = panel_of(both), train_only = panel_of(both);
     panel.top = train_only.top = 0;
     train_only.series_count = 1;
-    ChartLayout layout = chart_layout(&panel);
-    CHECK_INT_EQ(layout.legend.width, chart_layout(&train_only).legend.width);
     Raster raster;
-    Status st;
-    status_clear(&st);
-    CHECK(raster_init(&raster, 1000, 400, (Rgb){255, 255, 255}, &st) == 0);
-    chart_draw_panel(&raster, &panel);
+    ChartLayout layout = draw_alone(&panel, &raster);
+    CHECK_INT_EQ(layout.legend.width, chart_layout(&train_only).legend.width);
     ChartBox whole = {0, 0, 1000, 400};
     CHECK_INT_EQ(count_color(&raster, &whole, orange), 0);
     CHECK(count_color(&raster, &layout.legend, blue) > 0);
@@ -233,11 +234,7 @@ static void a_diamond_marks_a_point(void) {
     Panel panel = panel_of(series);
     panel.top = 0;
     Raster raster;
-    Status st;
-    status_clear(&st);
-    CHECK(raster_init(&raster, 1000, 400, (Rgb){255, 255, 255}, &st) == 0);
-    chart_draw_panel(&raster, &panel);
-    ChartLayout layout = chart_layout(&panel);
+    ChartLayout layout = draw_alone(&panel, &raster);
     int green_pixels = count_color(&raster, &layout.plot, green);
     fprintf(stderr, "a diamond: %d pixels of its colour in the plot\n", green_pixels);
     CHECK(green_pixels >= 60);
