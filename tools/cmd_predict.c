@@ -54,10 +54,11 @@ static void class_names_free(ClassNames *cn) {
 
 enum { ESCAPED_NAME_MAX = 4 * CHECKPOINT_CLASS_NAME_MAX };
 
-// The names a weights file records (a png:DIR's folders, CIFAR-10's). Used unless --classes names others, even when their count is not the
-// model's: a model trained on 2 folders keeps 10 outputs if its file says units=10, and
-// those are still the folders' classes, not Fashion-MNIST's. Outputs past the list are
-// `class N`; the mismatch is noticed on stderr.
+// The names a weights file records (a png:DIR's folders, CIFAR-10's), escaped when printed.
+// Used unless --classes names others, even when their count is not the model's: a model
+// trained on 2 folders keeps 10 outputs if its file says units=10, and those are still the
+// folders' classes, not Fashion-MNIST's. Outputs past the list are `class N`; the mismatch
+// is noticed on stderr.
 static int use_recorded_names(const LoadedInputs *in, int classes, const char *weights,
                               ClassNames *cn, Status *st) {
     class_names_free(cn);

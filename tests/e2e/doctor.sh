@@ -109,6 +109,7 @@ CUDA_VISIBLE_DEVICES="0$(printf '\033')[2J" LD_LIBRARY_PATH="/x$(printf '\033')[
     run "$TRAINER" doctor
 expect_in out 'CUDA_VISIBLE_DEVICES   "0\x1b[2J"' "CUDA_VISIBLE_DEVICES is shown escaped"
 expect_in out 'LD_LIBRARY_PATH        /x\x1b[31m' "LD_LIBRARY_PATH too"
-if [[ $out == *$'\033'* ]]; then fail "no ESC byte reaches stdout"; else pass "no ESC byte reaches stdout"; fi
+if [[ $out == *$'\033'* ]]; then fail "no ESC byte reaches stdout"
+else pass "no ESC byte reaches stdout"; fi
 
 finish

@@ -164,7 +164,8 @@ printf 'zero\033[2J\none\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\n' \
 run "$TRAINER" predict models/mlp.model --weights "$weights" "$odd" --top 10 \
     --classes "$work/odd_classes.txt" --device cpu
 expect_rc 0 "predict an image with an ESC and a newline in its name"
-expect_match out "^$work/odd\\\\x1b\\[31m\\\\x0aname\\.png$" "its name is printed escaped, on one line"
+expect_match out "^$work/odd\\\\x1b\\[31m\\\\x0aname\\.png$" \
+    "its name is printed escaped, on one line"
 expect_in out "zero\\x1b[2J" "a class name from --classes is printed escaped"
 run "$TRAINER" predict models/mlp.model --weights "$weights" "$odd.missing" --device cpu
 expect_error 2 "$work/odd\\x1b[31m\\x0aname.png.missing: cannot open" \
