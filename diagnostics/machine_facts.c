@@ -3,8 +3,6 @@
 // `trainer --version` print.
 #include "diagnostics/machine_facts.h"
 
-#include "base/escape.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,12 +75,9 @@ static void visible_devices_fact(ErrorFacts *facts) {
         add_fact(facts, "CUDA_VISIBLE_DEVICES is unset: every GPU the driver sees is visible");
     else if (!visible[0])
         add_fact(facts, "CUDA_VISIBLE_DEVICES is set but empty: it hides every GPU");
-    else {
-        char shown[4 * 128 + 8];  // anyone's bytes: escaped
-        text_escape(visible, strlen(visible), shown, sizeof shown);
+    else
         add_fact(facts, "CUDA_VISIBLE_DEVICES=\"%s\": only those GPUs are visible, renumbered "
-                        "cuda:0, cuda:1, ... in the order listed", shown);
-    }
+                        "cuda:0, cuda:1, ... in the order listed", visible);
 }
 
 static void devices_fact(ErrorFacts *facts) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error_catalog.h"
+#include "base/escape.h"
 #include "data/dataset.h"
 #include "diagnostics/machine_facts.h"
 #include "tools/cli.h"
@@ -281,8 +282,11 @@ static void print_error_explanation(const ErrorEntry *entry, const Status *st) {
     fputc('\n', stderr);
     ErrorFacts facts;
     error_catalog_machine_facts(entry, &facts);
-    for (int i = 0; i < facts.count; i++)
-        fprintf(stderr, "%s%s", i ? "; " : "  on this machine: ", facts.lines[i]);
+    for (int i = 0; i < facts.count; i++) {
+        char shown[4 * sizeof facts.lines[i]];  // the environment's bytes among them
+        fprintf(stderr, "%s%s", i ? "; " : "  on this machine: ",
+                text_escape(facts.lines[i], strlen(facts.lines[i]), shown, sizeof shown));
+    }
     if (facts.count) fputc('\n', stderr);
     fprintf(stderr, "  confirm: %s\n", entry->confirm);
     // The hint usually is the catalog's fix already (kernels/cuda/cuda_errors.cu).

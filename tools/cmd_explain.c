@@ -86,7 +86,13 @@ static void print_facts(const ErrorEntry *e) {
     error_catalog_machine_facts(e, &facts);
     printf("\nOn this machine\n");
     if (facts.count == 0) print_wrapped("  ", "(nothing about this machine bears on this error)");
-    for (int i = 0; i < facts.count; i++) print_wrapped("  - ", facts.lines[i]);
+    // A fact may hold the environment's bytes (CUDA_VISIBLE_DEVICES): escaped for the
+    // terminal here, made valid UTF-8 for --json.
+    for (int i = 0; i < facts.count; i++) {
+        char shown[4 * sizeof facts.lines[i]];
+        print_wrapped("  - ", text_escape(facts.lines[i], strlen(facts.lines[i]), shown,
+                                          sizeof shown));
+    }
 }
 
 static void print_entry(const ErrorEntry *e) {

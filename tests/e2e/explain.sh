@@ -114,6 +114,9 @@ if command -v python3 >/dev/null; then
     else fail "--list --json is valid JSON with every entry"; fi
 fi
 
+# The machine's facts hold CUDA_VISIBLE_DEVICES, anyone's bytes: escaped on the terminal.
+CUDA_VISIBLE_DEVICES="0$(printf '\033')[2J" run "$TRAINER" explain cudaErrorInvalidDevice
+expect_in out 'CUDA_VISIBLE_DEVICES="0\x1b[2J"' "CUDA_VISIBLE_DEVICES is shown escaped"
 # A pasted message with the terminal's colour codes: echoed escaped in the error.
 run "$TRAINER" explain "no such $(printf '\033')[31merror"
 expect_error 2 "no catalog entry matches 'no such \x1b[31merror'" "the text is shown escaped"
