@@ -170,6 +170,56 @@ static int write_file(const SafetensorsOutput *outputs, int count, const Metadat
     return atomic_file_commit(&file, st);
 }
 
+// Room kept at the end of a list of names for end_name_list's " and 99999 more".
+enum { NAME_LIST_END = 24 };
+
+// "name, name, ..." (escaped) into a growing message: a name is added whole, or, past the
+// room, counted in *left_out for end_name_list (a name cut in the middle, "s2_bn2.running_me",
+// reads as another name).
+static void append_name(char *text, size_t size, const char *name, int *left_out) {
+    size_t used = strlen(text);
+    char escaped[160];
+    text_escape(name, strlen(name), escaped, sizeof escaped);
+    if (used + 2 + strlen(escaped) + NAME_LIST_END >= size) {
+        (*left_out)++;
+        return;
+    }
+    snprintf(text + used, size - used, "%s%s", used ? ", " : "", escaped);
+}
+
+static void end_name_list(char *text, size_t size, int left_out) {
+    size_t used = strlen(text);
+    if (left_out) snprintf(text + used, size - used, " and %d more", left_out);
+}
+
+static int all_finite(const float *values, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(values[i])) return 0;
+    return 1;
+}
+
+// Weights that went NaN or infinite (a diverging run, between two reads of its loss) are
+// not written: a step checkpoint would be kept in place of a good one that --keep-last then
+// prunes, and --save would replace the last good weights. The files already there stay.
+static int refuse_nonfinite(const SlotList *list, const SafetensorsOutput *outputs,
+                            const char *path, Status *st) {
+    char names[400] = "";
+    int count = 0, left_out = 0;
+    for (int i = 0; i < list->count; i++) {
+        if (all_finite(outputs[i].values, shape_numel(list->slots[i].shape))) continue;
+        count++;
+        append_name(names, sizeof names, list->slots[i].name, &left_out);
+    }
+    if (!count) return 0;
+    end_name_list(names, sizeof names, left_out);
+    status_fail_at(st, STATUS_RUNTIME_ERROR, path, 0, 0, "not written: training diverged, "
+                   "%d tensor%s NaN or infinite values (%s)", count,
+                   count == 1 ? " holds" : "s hold", names);
+    status_hint(st, "lower the learning rate or add --clip-norm 1; the files written before "
+                    "are kept");
+    return STATUS_RUNTIME_ERROR;
+}
+
 int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Backend *b,
                     const CheckpointPlace *place, const CheckpointInputs *inputs,
                     const char *path, Status *st) {
@@ -181,6 +231,7 @@ int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Back
         outputs[i] = (SafetensorsOutput){.name = list.slots[i].name, .shape = *list.slots[i].shape};
         rc = copy_slot_values(&list.slots[i], b, (float **)&outputs[i].values, st);
     }
+    if (!rc) rc = refuse_nonfinite(&list, outputs, path, st);
     Metadata m = {.count = 0};
     const char *model_text = g->model_text;
     add_entry(&m, "format", "trainer checkpoint 1");
@@ -214,28 +265,6 @@ int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Back
 }
 
 // ---- comparing a file with the graph ----
-
-// Room kept at the end of a list of names for end_name_list's " and 99999 more".
-enum { NAME_LIST_END = 24 };
-
-// "name, name, ..." (escaped) into a growing message: a name is added whole, or, past the
-// room, counted in *left_out for end_name_list (a name cut in the middle, "s2_bn2.running_me",
-// reads as another name).
-static void append_name(char *text, size_t size, const char *name, int *left_out) {
-    size_t used = strlen(text);
-    char escaped[160];
-    text_escape(name, strlen(name), escaped, sizeof escaped);
-    if (used + 2 + strlen(escaped) + NAME_LIST_END >= size) {
-        (*left_out)++;
-        return;
-    }
-    snprintf(text + used, size - used, "%s%s", used ? ", " : "", escaped);
-}
-
-static void end_name_list(char *text, size_t size, int left_out) {
-    size_t used = strlen(text);
-    if (left_out) snprintf(text + used, size - used, " and %d more", left_out);
-}
 
 static int is_optimizer_name(const char *name) {
     return strncmp(name, OPTIMIZER_PREFIX, strlen(OPTIMIZER_PREFIX)) == 0;
@@ -281,12 +310,6 @@ static int check_same_tensors(const SlotList *list, const Safetensors *file, int
     status_hint(st, "it was written for a different model file; to start from the layers "
                     "that match, use `trainer train MODEL --init-from FILE`");
     return STATUS_BAD_INPUT;
-}
-
-static int all_finite(const float *values, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(values[i])) return 0;
-    return 1;
 }
 
 static int load_slot(const Slot *s, const SafetensorsTensor *t, const Backend *b,

@@ -387,7 +387,17 @@ static int write_step_checkpoint(CheckpointSession *s, const CheckpointPlace *pl
                                  Device *d, Status *st) {
     char path[1100];
     checkpoint_step_path(s->folder, place->optimizer_steps, path, sizeof path);
-    TRY(checkpoint_save(g, s->optimizer, d->backend, place, &s->inputs, path, st));
+    if (checkpoint_save(g, s->optimizer, d->backend, place, &s->inputs, path, st)) {
+        // Where the run can go back to: the newest file written, which nothing pruned.
+        char hint[sizeof st->hint + sizeof s->last_written + 32];
+        if (s->last_written[0]) {
+            snprintf(hint, sizeof hint, "%s; the newest checkpoint: %s", st->hint,
+                     s->last_written);
+            status_hint(st, "%.*s", (int)sizeof st->hint - 1, hint);
+        }
+        status_prefix(st, "after step %ld: ", place->optimizer_steps);
+        return st->code;
+    }
     snprintf(s->last_written, sizeof s->last_written, "%s", path);
     return checkpoint_prune(s->folder, s->keep_last, st);
 }

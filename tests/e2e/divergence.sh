@@ -33,4 +33,31 @@ run "$TRAINER" train "$work/diverge.model" --data "idx:$work/data" --device cpu 
 expect_rc 0 "with --lr 0.01 --clip-norm 1 the same model trains"
 expect_in out "clip_norm=1" "the header shows the clipping"
 
+# A checkpoint every 5 steps: the loss is read every 16, so the weights went NaN steps
+# before the loss said so (here at 55, the loss at 63). Those checkpoints were written and
+# the good ones pruned (--keep-last 3), and the hint named a NaN file as the last good one.
+# Weights that are not finite are not written now: the run stops there, the good files stay.
+require_fashion_mnist  # the divergence needs real images
+cat >"$work/momentum.model" <<'MODEL'
+input shape=784 dtype=f32
+dense units=64
+dense units=64
+dense units=10
+loss softmax_cross_entropy
+optimizer sgd lr=0.1 momentum=0.9
+train batch=32 epochs=3 seed=1
+MODEL
+run "$TRAINER" train "$work/momentum.model" --train-limit 2000 --test-limit 200 \
+    --device cpu --checkpoint "$work/ck" --checkpoint-every 5
+expect_error 1 "after step 55: not written: training diverged, 12 tensors hold NaN" \
+    "a step checkpoint of NaN weights is refused"
+expect_in err "the newest checkpoint: $work/ck/step-0000000050.safetensors" \
+    "... and the hint names the newest kept"
+# (The weights at step 50 are already on their way out: what counts is that the file reads.)
+run "$TRAINER" train "$work/momentum.model" --train-limit 2000 --test-limit 200 \
+    --device cpu --lr 0.01 --resume "$work/ck"
+expect_in err "resuming from $work/ck/step-0000000050.safetensors" \
+    "the folder resumes from its newest file"
+expect_no_match err "holds NaN or infinite values" "... which holds no NaN (it was refused)"
+
 finish
