@@ -107,6 +107,9 @@ void print_precision(const PrecisionConfig *asked, Precision effective, const ch
 int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
                            const char *split, const char *limit_option,
                            const DatasetOptions *options, Dataset *ds, int *skipped, Status *st);
+// A loss as printed: 4 decimals (4 digits from a million on: 1.955e+13), or nan / inf
+// (printf writes "-nan" for some NaNs).
+const char *loss_text(double loss, char *buf, size_t size);
 // The dataset a run reads: --data, else the model file's `data spec=`, else fashion-mnist.
 const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,
                                 const RunConfig *config);

@@ -161,8 +161,10 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
     int rc = evaluate_model(g, &evaluated, d, test, (int)batch, &result, st);
     normalization_free(&normalization);
     if (rc) return rc;
-    printf("%s loss %.4f  accuracy %.4f  (%d sample%s of %s", split->name, result.loss,
-           result.accuracy, result.samples, result.samples == 1 ? "" : "s", test->source);
+    char loss[16];
+    printf("%s loss %s  accuracy %.4f  (%d sample%s of %s", split->name,
+           loss_text(result.loss, loss, sizeof loss), result.accuracy, result.samples,
+           result.samples == 1 ? "" : "s", test->source);
     const HeldOutSplit *held = &split->held;
     if (held->train_limit) printf(", held out of the first %ld", held->train_limit);
     if (held->fraction)

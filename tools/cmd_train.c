@@ -134,16 +134,18 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
     TrainSession *session = user;
     session->last_epoch = r->epoch;
     progress_clear(&session->bar);
+    char test_loss[16], train_loss[16];
+    loss_text(r->test.loss, test_loss, sizeof test_loss);
     if (r->evaluation_only) {
-        printf("epoch %d/%d  (evaluated on resume)  %s loss %.4f acc %.4f  lr %.4g\n", r->epoch,
-               r->epochs, session->evaluated, r->test.loss, r->test.accuracy, r->lr);
+        printf("epoch %d/%d  (evaluated on resume)  %s loss %s acc %.4f  lr %.4g\n", r->epoch,
+               r->epochs, session->evaluated, test_loss, r->test.accuracy, r->lr);
     } else {
-        printf("epoch %d/%d  train loss %.4f acc %.4f", r->epoch, r->epochs, r->train_loss,
-               r->train_accuracy);
+        printf("epoch %d/%d  train loss %s acc %.4f", r->epoch, r->epochs,
+               loss_text(r->train_loss, train_loss, sizeof train_loss), r->train_accuracy);
         // Resumed mid-epoch: the running means cover the steps this run took, not the epoch.
         if (r->first_step > 1) printf(" (steps %d-%d)", r->first_step, r->steps);
         if (r->has_test)
-            printf("  %s loss %.4f acc %.4f", session->evaluated, r->test.loss, r->test.accuracy);
+            printf("  %s loss %s acc %.4f", session->evaluated, test_loss, r->test.accuracy);
         printf("  lr %.4g  %.0f samples/s  %.1f s\n", r->lr, r->samples_per_second,
                r->seconds);
     }
@@ -405,8 +407,9 @@ static int evaluate_test_at_end(Replicas *r, const RunData *data, const TrainSes
                         "`trainer eval %s --weights FILE`", g->path);
         return STATUS_RUNTIME_ERROR;
     }
-    printf("test loss %.4f acc %.4f  (%d sample%s)\n", result.loss, result.accuracy,
-           result.samples, result.samples == 1 ? "" : "s");
+    char loss[16];
+    printf("test loss %s acc %.4f  (%d sample%s)\n", loss_text(result.loss, loss, sizeof loss),
+           result.accuracy, result.samples, result.samples == 1 ? "" : "s");
     if (!session->log) return 0;
     return run_log_test(session->log, g->optimizer_steps, session->last_epoch, result.loss,
                         result.accuracy, result.samples, st);

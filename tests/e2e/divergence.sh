@@ -60,4 +60,12 @@ expect_in err "resuming from $work/ck/step-0000000050.safetensors" \
     "the folder resumes from its newest file"
 expect_no_match err "holds NaN or infinite values" "... which holds no NaN (it was refused)"
 
+# Losses past a million print in 4 digits (a 16-byte field cut them: "19549691209318."), a
+# NaN evaluation as nan (it printed glibc's "-nan").
+run "$TRAINER" train "$work/momentum.model" --train-limit 500 --test-limit 100 --batch 500 \
+    --device cpu --lr 2 --epochs 20
+expect_match out "^epoch [0-9]+/20  train loss [0-9.]+e\\+[0-9]+ acc " "a huge loss in 4 digits"
+expect_match out "test loss nan acc " "a NaN test loss prints as nan"
+expect_no_match out "-nan" "never as -nan"
+
 finish
