@@ -31,6 +31,7 @@ static int read_options(const Command *cmd, const ParsedArgs *args, CheckpointSe
     s->folder = args_get(cmd, args, "--checkpoint");
     s->save_path = args_get(cmd, args, "--save");
     s->best_accuracy = -1.0;
+    s->epoch_accuracy = -1.0;
     TRY(read_every(cmd, args, s, st));
     long keep = 3;
     int keep_given;
@@ -428,6 +429,7 @@ int checkpoints_finish(CheckpointSession *s, Graph *g, Device *d, Status *st) {
     if (strcmp(path, s->last_written) == 0) return 0;
     CheckpointPlace at = place_of(s, &s->last);
     at.epoch_evaluated = 1;  // called after the last epoch's evaluation
+    if (at.step_in_epoch == 0) at.test_accuracy = s->epoch_accuracy;
     return write_step_checkpoint(s, &at, g, d, st);
 }
 
@@ -438,6 +440,7 @@ static int write_epoch_checkpoints(CheckpointSession *s, const EpochReport *r, G
                           .test_accuracy = r->has_test ? r->test.accuracy : -1.0,
                           .epoch_evaluated = 1};
     describe_settings(s->optimizer, s->schedule, &at);
+    s->epoch_accuracy = at.test_accuracy;  // for the run's last step file (checkpoints_finish)
     // With --checkpoint-every N, a step file at this epoch's last step was written before
     // the evaluation, and an epoch evaluated on resume came from one: written again, it
     // says the evaluation finished, and the next resume does not evaluate the epoch again.

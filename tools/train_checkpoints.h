@@ -34,6 +34,7 @@ typedef struct CheckpointSession {
     long seed;
     int batch;
     double best_accuracy;      // of best.safetensors; -1 before the first
+    double epoch_accuracy;     // of the last epoch evaluated; -1 before the first
     int has_last;              // a step has finished: `last` is where training stands
     StepPlace last;
     char last_written[1100];   // the newest step checkpoint this run wrote; "" before

@@ -98,6 +98,18 @@ run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 3 \
     --resume "$work/straight.safetensors"
 expect_error 2 "'epoch' is (absent)" "a weights-only file (--save) does not resume"
 
+# The run's last step file, written at its end when the last step is no multiple of N, is
+# an epoch's end: it records that epoch's accuracy, as every file after an epoch does (it
+# had none).
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 --checkpoint "$work/every7" \
+    --checkpoint-every 7 --keep-last 20
+expect_rc 0 "a run with a checkpoint every 7 steps"
+last=$(ls "$work/every7"/step-*.safetensors | tail -n 1)
+if [ -n "$(metadata "$last" test_accuracy)" ] && [ "$(metadata "$last" epoch_evaluated)" = 1 ]
+then pass "the last step file records the last epoch's test_accuracy"
+else fail "the last step file records the last epoch's test_accuracy" "$(basename "$last"): \
+'$(metadata "$last" test_accuracy)'"; fi
+
 # ---- the folder ----
 echo "a file, not a folder" >"$work/plain"
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 1 --checkpoint "$work/plain/ck"

@@ -192,6 +192,15 @@ wait_for_output() {
     done
     return 1
 }
+# metadata FILE KEY: the value of KEY in FILE's safetensors __metadata__.
+metadata() {
+    python3 - "$1" "$2" <<'PY'
+import json, struct, sys
+with open(sys.argv[1], "rb") as f:
+    size = struct.unpack("<Q", f.read(8))[0]
+    print(json.loads(f.read(size))["__metadata__"].get(sys.argv[2], ""), end="")
+PY
+}
 # make_dataset DIR TRAIN TEST: a complete, valid idx:DIR folder of TRAIN + TEST samples.
 make_dataset() {
     mkdir -p "$1"

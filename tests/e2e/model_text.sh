@@ -12,16 +12,6 @@ make_dataset "$work/data" 64 16
 data=(--data "idx:$work/data" --device cpu)
 write_tiny_model "$work/tiny.model"
 
-# metadata FILE KEY: the value of KEY in FILE's safetensors __metadata__.
-metadata() {
-    python3 - "$1" "$2" <<'PY'
-import json, struct, sys
-with open(sys.argv[1], "rb") as f:
-    size = struct.unpack("<Q", f.read(8))[0]
-    print(json.loads(f.read(size))["__metadata__"].get(sys.argv[2], ""), end="")
-PY
-}
-
 # The model read from a pipe: the file is gone by the time the weights are saved.
 run "$TRAINER" train <(cat "$work/tiny.model") "${data[@]}" --epochs 1 \
     --save "$work/piped.safetensors"
