@@ -11,7 +11,18 @@ typedef struct Candidate {
     const Layer *layer;
     const Tensor *tensor;
     const char *param_name;  // NULL: the layer's output or its gradient
+    int is_value;            // the parameter itself, not its gradient
 } Candidate;
+
+// A parameter an update made non-finite comes before every output: the forward that read
+// it went non-finite because of it (blaming the first layer's output hid the update).
+static int add_values(const Layer *l, Candidate *list, int count) {
+    for (int k = 0; k < l->param_count; k++)
+        if (!l->params[k].buffer && l->params[k].value.data)
+            list[count++] = (Candidate){.layer = l, .tensor = &l->params[k].value,
+                                        .param_name = l->params[k].name, .is_value = 1};
+    return count;
+}
 
 // A view shares its input's memory, so its producer is named instead.
 static int add_output(const Layer *l, Candidate *list, int count) {
@@ -32,6 +43,7 @@ static int add_gradients(const Layer *l, Candidate *list, int count) {
 
 static int candidates_in_order(const Graph *g, Candidate *list) {
     int count = 0;
+    for (int i = 0; i < g->count; i++) count = add_values(g->layers[i], list, count);
     for (int i = 0; i < g->count; i++) count = add_output(g->layers[i], list, count);
     for (int i = g->count - 1; i >= 0; i--) count = add_gradients(g->layers[i], list, count);
     return count;
@@ -39,7 +51,9 @@ static int candidates_in_order(const Graph *g, Candidate *list) {
 
 static void describe(const Candidate *c, NonfiniteSite *site) {
     site->layer = c->layer;
-    if (c->param_name)
+    if (c->is_value)
+        snprintf(site->what, sizeof site->what, "the value of parameter '%s'", c->param_name);
+    else if (c->param_name)
         snprintf(site->what, sizeof site->what, "the gradient of parameter '%s'", c->param_name);
     else if (c->tensor == &c->layer->output)
         snprintf(site->what, sizeof site->what, "the output");
@@ -64,7 +78,7 @@ int find_first_nonfinite(const Graph *g, const Backend *b, Allocator *a, Nonfini
                          Status *st) {
     site->layer = NULL;
     site->what[0] = '\0';
-    size_t capacity = (size_t)g->count * (2 + LAYER_MAX_PARAMS) + 1;
+    size_t capacity = (size_t)g->count * (2 + 2 * LAYER_MAX_PARAMS) + 1;
     Candidate *list = malloc(capacity * sizeof *list);
     const Tensor **tensors = malloc(capacity * sizeof *tensors);
     double *sums = malloc(capacity * sizeof *sums);
