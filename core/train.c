@@ -840,9 +840,12 @@ static int train_epoch(TrainRun *run, int epoch, int done, long *global_step,
         seen += n;
         if (step % LOSS_READ_INTERVAL != 0 && step != steps) continue;
         TRY(read_loss_sums(run, &loss_sum, &correct_sum, st));
+        // Reported first: the log's last row is the non-finite loss (null), where a
+        // diverged run's log stopped at its last finite row, as if nothing had happened.
+        int reported = report_step(run, epoch, step, steps, seen, start, loss_sum,
+                                   correct_sum, *global_step, report, st);
         TRY(check_finite_loss(run, loss_sum, epoch, step, *global_step, st));
-        TRY(report_step(run, epoch, step, steps, seen, start, loss_sum, correct_sum,
-                        *global_step, report, st));
+        if (reported) return reported;
     }
     report->seconds = monotonic_seconds() - start;
     report->train_loss = seen ? loss_sum / seen : 0.0;

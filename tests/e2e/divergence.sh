@@ -16,8 +16,14 @@ optimizer sgd lr=100
 train batch=32 epochs=1 seed=1
 MODEL
 
-run "$TRAINER" train "$work/diverge.model" --data "idx:$work/data" --device cpu
+run "$TRAINER" train "$work/diverge.model" --data "idx:$work/data" --device cpu \
+    --logdir "$work/log"
 expect_error 1 "training diverged: the loss became" "a divergence stops training"
+# The log ends in the non-finite loss (null), not at the last finite row.
+if tail -n 1 "$work/log/metrics.jsonl" | grep -q '"loss":null'; then
+    pass "the log's last row holds the diverged loss, as null"
+else fail "the log's last row holds the diverged loss, as null" \
+    "$(tail -n 1 "$work/log/metrics.jsonl")"; fi
 # Which layer goes first depends on the data; it must be one of the model's, and the error's
 # place must be that layer's statement (line 3 or 4).
 expect_match err "^trainer: error: $work/diverge.model:[34]:[0-9]+: " \
