@@ -292,7 +292,16 @@ typedef struct ProgressBar {
     int drawn;              // a bar is on screen and must be cleared before other output
 } ProgressBar;
 
+// What one redraw shows.
+typedef struct ProgressLine {
+    int epoch, epochs, step, steps;
+    double loss, samples_per_second, remaining_seconds;
+} ProgressLine;
+
 void progress_init(ProgressBar *bar, FILE *out);
+// The line for a terminal `columns` wide, in at most columns - 1 characters (and size - 1):
+// the bar narrows, then the rate, the ETA, the bar and the loss are left out, in that order.
+void progress_format_line(char *buf, size_t size, int columns, const ProgressLine *line);
 void progress_update(ProgressBar *bar, int epoch, int epochs, int step, int steps, double loss,
                      double samples_per_second, double epoch_seconds);
 void progress_clear(ProgressBar *bar);
