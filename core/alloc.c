@@ -34,7 +34,7 @@ const char *alloc_format_bytes(size_t bytes, char *buf, size_t size) {
         value /= 1024.0;
         unit++;
     }
-    if (unit == 0) snprintf(buf, size, "%zu bytes", bytes);
+    if (unit == 0) snprintf(buf, size, "%zu %s", bytes, bytes == 1 ? "byte" : "bytes");
     else snprintf(buf, size, "%.1f %s", value, units[unit]);
     return buf;
 }
@@ -60,9 +60,11 @@ int alloc_init(Allocator *a, const Backend *backend, AllocMode mode, size_t limi
     if (limit == 0)
         return status_fail(st, STATUS_BAD_INPUT, "memory mode 'reserve' needs a size to reserve");
     size_t arena_size = limit / ALLOC_GRANULE * ALLOC_GRANULE;
-    if (arena_size == 0)
-        return status_fail(st, STATUS_BAD_INPUT, "memory limit %zu bytes is below one block (%d bytes)",
-                           limit, ALLOC_GRANULE);
+    if (arena_size == 0) {
+        char given[32];
+        return status_fail(st, STATUS_BAD_INPUT, "memory limit %s is below one block (%d bytes)",
+                           alloc_format_bytes(limit, given, sizeof given), ALLOC_GRANULE);
+    }
     if (backend->raw_alloc(backend, arena_size, &a->arena, st)) {
         char want[32];
         status_fail(st, STATUS_OUT_OF_MEMORY, "%s: could not reserve %s up front", backend->name,
@@ -355,6 +357,17 @@ void alloc_destroy(Allocator *a) {
     a->stats.in_use = a->stats.reserved = 0;
 }
 
+// "0.5", "1.0", "1e-1": a number written with a point or an exponent is a fraction when it
+// is at most 1, so that 1.0 is all of the device's memory; "1" is still one byte.
+static int written_as_fraction(const char *text, const char *end, double value) {
+    if (value > 1.0) return 0;
+    for (const char *c = text; c < end; c++)
+        if (*c == 'x' || *c == 'X') return 0;  // hexadecimal: 'e' is a digit there
+    for (const char *c = text; c < end; c++)
+        if (*c == '.' || *c == 'e' || *c == 'E') return 1;
+    return 0;
+}
+
 int alloc_parse_limit(const char *text, size_t device_total, size_t *out, Status *st) {
     char *end;
     errno = 0;
@@ -369,7 +382,7 @@ int alloc_parse_limit(const char *text, size_t device_total, size_t *out, Status
     double multiplier = 1.0;
     const char *suffix = end;
     if (*suffix == '\0') {
-        if (value < 1.0) {
+        if (written_as_fraction(text, end, value)) {
             if (device_total == 0) {
                 status_fail(st, STATUS_BAD_INPUT,
                             "memory limit '%s' is a fraction, but the device's memory size is "
@@ -377,12 +390,21 @@ int alloc_parse_limit(const char *text, size_t device_total, size_t *out, Status
                 status_hint(st, "give a size instead, e.g. 512M or 2G");
                 return STATUS_BAD_INPUT;
             }
-            *out = (size_t)(value * (double)device_total);
+            double bytes = value * (double)device_total;
+            // Less than a byte would read as 0, which is no limit at all.
+            if (bytes < 1.0) {
+                status_fail(st, STATUS_BAD_INPUT, "memory limit '%s' is less than a byte of the "
+                            "device's %zu bytes", text, device_total);
+                status_hint(st, "give a larger fraction (0.5 is half) or a size, e.g. 512M");
+                return STATUS_BAD_INPUT;
+            }
+            *out = (size_t)bytes;
             return 0;
         }
         if (value != floor(value)) {
             status_fail(st, STATUS_BAD_INPUT, "memory limit '%s': bytes must be whole", text);
-            status_hint(st, "add a unit (did you mean %sG?) or give a fraction below 1", text);
+            status_hint(st, "add a unit (did you mean %sG?) or give a fraction up to 1.0",
+                        text);
             return STATUS_BAD_INPUT;
         }
     } else {

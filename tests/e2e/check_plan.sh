@@ -45,6 +45,15 @@ expect_rc 0 "check under a limit the parameters exceed still succeeds"
 expect_match out "^largest batch in 1\.0 MiB \(--memory-limit\): none; batch 1 needs [0-9.]+ MiB" \
     "check says when not even batch 1 fits"
 
+# 1.0 is a fraction: all of the device's memory (it was read as 1 byte); a bare 1 is a byte.
+run "$TRAINER" check models/mlp.model --device cpu --memory-limit 1.0
+expect_rc 0 "check --memory-limit 1.0 succeeds"
+expect_match out "^largest batch in [0-9.]+ (MiB|GiB|TiB) \(--memory-limit\): [0-9]+ " \
+    "--memory-limit 1.0 is the device's whole memory, and a batch fits it"
+run "$TRAINER" check models/mlp.model --device cpu --memory-limit 1
+expect_match out "^largest batch in 1 byte \(--memory-limit\): none; " \
+    "--memory-limit 1 is one byte, said in the singular"
+
 run "$TRAINER" check models/mlp.model --memory-limit abc
 expect_error 2 "memory limit 'abc'" "a bad --memory-limit is a usage error"
 run "$TRAINER" check models/mlp.model --device tpu

@@ -29,6 +29,10 @@ expect_rc 0 "--memory-limit in plain bytes trains"
 run "$TRAINER" "${tiny[@]}" --memory-limit 0.5
 expect_rc 0 "--memory-limit as a fraction of the device's memory trains"
 
+# 1.0 is the whole device's memory, not 1 byte (it ran out of memory at "limit 1 bytes").
+run "$TRAINER" "${tiny[@]}" --memory-limit 1.0
+expect_rc 0 "--memory-limit 1.0, all of the device's memory, trains"
+
 for bad in abc 0 -5 12Q; do
     run "$TRAINER" "${tiny[@]}" --memory-limit "$bad"
     expect_error 2 "memory limit '$bad'" "--memory-limit $bad is a usage error"

@@ -228,6 +228,14 @@ static void parse_limit_accepts_sizes_and_fractions(void) {
     parse_ok("100B", 0, 100);
     parse_ok("0.5", 8 * GiB, 4 * GiB);
     parse_ok("0.25", 1000, 250);
+    // Written with a point or an exponent, up to 1 is a fraction: 1.0 is the whole device
+    // (it was read as 1 byte); a bare integer stays bytes.
+    parse_ok("1.0", 8 * GiB, 8 * GiB);
+    parse_ok("1.", 1000, 1000);
+    parse_ok("1e0", 1000, 1000);
+    parse_ok("5e-1", 1000, 500);
+    parse_ok("1", 1000, 1);
+    parse_ok("2e3", 0, 2000);  // above 1: bytes, however written
 }
 
 static void parse_limit_rejects_nonsense(void) {
@@ -239,12 +247,15 @@ static void parse_limit_rejects_nonsense(void) {
     parse_bad("12MBx", 8u << 30, "unit");
     parse_bad("1.5", 8u << 30, "whole");  // fractional bytes: neither a fraction nor bytes
     parse_bad("0.5", 0, "fraction");      // a fraction of an unknown total
+    parse_bad("1.0", 0, "fraction");
+    parse_bad("0.0001", 1000, "less than a byte");  // 0 bytes would be no limit at all
 }
 
 static void format_bytes_is_human_readable(void) {
     char buf[32];
     CHECK_CONTAINS(alloc_format_bytes(0, buf, sizeof buf), "0 bytes");
     CHECK(strcmp(alloc_format_bytes(1023, buf, sizeof buf), "1023 bytes") == 0);
+    CHECK(strcmp(alloc_format_bytes(1, buf, sizeof buf), "1 byte") == 0);
     CHECK(strcmp(alloc_format_bytes(1024, buf, sizeof buf), "1.0 KiB") == 0);
     CHECK(strcmp(alloc_format_bytes(1536, buf, sizeof buf), "1.5 KiB") == 0);
     CHECK(strcmp(alloc_format_bytes((size_t)512 << 20, buf, sizeof buf), "512.0 MiB") == 0);
