@@ -988,10 +988,13 @@ int graph_alloc_tensor(Tensor *t, Allocator *a, const Layer *l, const char *what
         used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%d", d ? "x" : "[", t->dims[d]);
     char batch[32] = "";
     if (per_batch && t->rank > 0) snprintf(batch, sizeof batch, ", batch %d", t->dims[0]);
-    char message[sizeof st->message];
+    // Room for all of it (800 + the name, shape and batch's most), then cut to the status's
+    // size with a bound gcc can see: formatting straight into a message-sized buffer failed
+    // the sanitizer build's -Werror=format-truncation.
+    char message[sizeof st->message + 256];
     snprintf(message, sizeof message, "%.800s, for the %s of layer '%s' (%s] %s%s)", st->message,
              what, l->name, shape, dtype_name(t->dtype), batch);
-    snprintf(st->message, sizeof st->message, "%s", message);
+    snprintf(st->message, sizeof st->message, "%.*s", (int)sizeof st->message - 1, message);
     status_set_place_if_unset(st, l->path, l->line, l->column);
     if (strstr(st->message, "TRAINER_FAIL_ALLOC"))
         status_hint(st, "this failure was injected for testing: unset TRAINER_FAIL_ALLOC");
