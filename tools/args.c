@@ -93,6 +93,21 @@ static int short_option_with_equals(const OptionSpec *spec, const char *arg, Sta
     return STATUS_BAD_INPUT;
 }
 
+// `--clip` for `--clip-norm`: a word that begins one option's name and no other's, with
+// three letters or more past the dashes to say which, is that option cut short. The edit
+// distance alone, five edits there, suggested nothing.
+static const char *only_option_starting_with(const char *word, const char *const *names) {
+    size_t length = strlen(word);
+    if (strncmp(word, "--", 2) != 0 || length < 5) return NULL;
+    const char *found = NULL;
+    for (int i = 0; names[i]; i++) {
+        if (strncmp(names[i], word, length) != 0) continue;
+        if (found) return NULL;  // `--sync` begins two options: naming one would be a guess
+        found = names[i];
+    }
+    return found;
+}
+
 static int unknown_option(const Command *cmd, const char *arg, Status *st) {
     const char *names[CLI_MAX_OPTIONS + 1];
     int n = 0;
@@ -106,6 +121,7 @@ static int unknown_option(const Command *cmd, const char *arg, Status *st) {
     int known = eq ? find_option(cmd, word, strlen(word)) : -1;
     if (known >= 0) return short_option_with_equals(&cmd->options[known], arg, st);
     const char *near = suggest(word, names);
+    if (!near) near = only_option_starting_with(word, names);
     if (near) status_fail(st, STATUS_BAD_INPUT, "unknown option '%s' for %s; did you mean '%s'?",
                           word, cmd->name, near);
     else status_fail(st, STATUS_BAD_INPUT, "unknown option '%s' for %s", word, cmd->name);

@@ -51,6 +51,19 @@ expect_error 2 "unknown command 'frobnicate'" "an unknown command is refused"
 run "$TRAINER" train models/mlp.model --epoch 3
 expect_error 2 "unknown option '--epoch' for train; did you mean '--epochs'?" \
     "a misspelt option gets a suggestion"
+# An option cut short is suggested whole when it begins that option alone (--clip was five
+# edits from --clip-norm, and got nothing); one that begins two options names neither.
+run "$TRAINER" train models/mlp.model --clip 1
+expect_error 2 "unknown option '--clip' for train; did you mean '--clip-norm'?" \
+    "an option cut short gets a suggestion"
+run "$TRAINER" train models/mlp.model --clip=1
+expect_error 2 "did you mean '--clip-norm'?" "an option cut short before '=' gets one too"
+run "$TRAINER" train models/mlp.model --sync
+expect_error 2 "unknown option '--sync' for train" "a start of two options is refused"
+expect_no_match err "did you mean" "and neither --sync-batchnorm nor --sync-check is guessed"
+run "$TRAINER" train models/mlp.model --l 0.1
+expect_error 2 "unknown option '--l' for train; did you mean '--lr'?" \
+    "one letter past the dashes is still a typo of --lr, not the start of --logdir"
 run "$TRAINER" eval models/mlp.model --wieghts w.bin
 expect_error 2 "did you mean '--weights'?" "a misspelt eval option gets a suggestion"
 run "$TRAINER" check models/mlp.model --epochs 3
