@@ -114,6 +114,19 @@ int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spe
     return open_device_with_precision(cmd, args, spec, &precision, 0, d, st);
 }
 
+// More threads than cores only take turns on them, and a user who asked for 1000 on two
+// cores likely meant otherwise; the run still goes on, as asked. Said once: --gpus opens a
+// device, and reads --threads, for each GPU.
+static void notice_threads_over_cores(long threads) {
+    static int said;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (said || cores <= 0 || threads <= cores) return;
+    said = 1;
+    print_notice("--threads %ld is more than the %ld %s here: the extra threads take turns on "
+                 "them and add no speed (--threads %ld uses every core)", threads, cores,
+                 cores == 1 ? "core" : "cores", cores);
+}
+
 int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const char *spec,
                                const PrecisionConfig *precision, int local_rank, Device *d,
                                Status *st) {
@@ -138,6 +151,7 @@ int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const
     long threads = 0;
     TRY(args_int(cmd, args, "--threads", 1, 1024, &threads, NULL, st));
     options.threads = (int)threads;
+    notice_threads_over_cores(threads);
     TRY(levers_from_args(cmd, args, &options.disabled_levers, st));
     TRY(layout_from_args(cmd, args, &options.nhwc, st));
     if ((options.disabled_levers || options.nhwc) && strcmp(options.spec, "cpu") == 0)
