@@ -985,7 +985,8 @@ int graph_alloc_tensor(Tensor *t, Allocator *a, const Layer *l, const char *what
     size_t used = 0;
     shape[0] = '\0';
     for (int d = 0; d < t->rank && used < sizeof shape; d++)
-        used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%d", d ? "x" : "[", t->dims[d]);
+        used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%d", d ? "x" : "[",
+                                 t->dims[d]);
     char batch[32] = "";
     if (per_batch && t->rank > 0) snprintf(batch, sizeof batch, ", batch %d", t->dims[0]);
     // Room for all of it (800 + the name, shape and batch's most), then cut to the status's

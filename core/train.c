@@ -166,10 +166,12 @@ static int cannot_split(const TrainRun *run, const Replica *failed, const Status
         workspace_dominates = plan.workspace > plan.activations + plan.activation_gradients;
         memory_plan_free(&plan);
     }
-    char message[sizeof st->message];
+    // Room for all of it, then cut to the status's size with a bound gcc sees (the sanitizer
+    // Debug build's -Werror=format-truncation).
+    char message[sizeof st->message + sizeof text + 64];
     snprintf(message, sizeof message, "%.600s; even one sample per pass does not fit%s",
              cause->message, text);
-    snprintf(st->message, sizeof st->message, "%s", message);
+    snprintf(st->message, sizeof st->message, "%.*s", (int)sizeof st->message - 1, message);
     if (workspace_dominates)
         status_hint(st, "the parameters, optimizer state and the convolutions' workspace (%s at "
                         "one sample) leave no room: raise --memory-limit; `trainer check MODEL "

@@ -224,7 +224,7 @@ static void check_library_folders(Diagnosis *d) {
         if (!seen) snprintf(folders[count++], sizeof folders[0], "%s", folder);
     }
     if (count < 2) return;
-    char list[640] = "";
+    char list[400] = "";  // of a note's 600 bytes: the sentence's other words fit beside it
     for (int k = 0; k < count; k++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
                  folders[k]);
