@@ -54,28 +54,35 @@ static int snapshot_restore(const Graph *g, const Backend *b, const BufferSnapsh
     return 0;
 }
 
-// Forward and backward of `batch` training samples with everything a step allocates,
-// then all of it given back. STATUS_OUT_OF_MEMORY when the batch does not fit.
-static int trial_step(Graph *g, Device *d, const Dataset *train, int batch, Status *st) {
+// Every sharing replica's activations for `batch` samples, then forward and backward of
+// graphs[0] with everything a step allocates, then all of it given back.
+// STATUS_OUT_OF_MEMORY when the batch does not fit. Training holds every replica's
+// activations at once but runs the replicas' passes one after another, so one pass beside
+// the others' activations is the peak a step reaches.
+static int trial_step(Graph *const *graphs, int sharing, Device *d, const Dataset *train,
+                      int batch, Status *st) {
     const Backend *b = d->backend;
+    Graph *g = graphs[0];
     size_t sample = (size_t)train->channels * train->height * train->width;
     float *images = malloc((size_t)batch * sample * sizeof *images);
-    int32_t *labels = malloc((size_t)batch * sizeof *labels), *indices = malloc((size_t)batch * sizeof *indices);
+    int32_t *labels = malloc((size_t)batch * sizeof *labels);
+    int32_t *indices = malloc((size_t)batch * sizeof *indices);
     int rc = (!images || !labels || !indices)
                  ? status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory")
                  : 0;
     if (!rc) {
         for (int i = 0; i < batch; i++) indices[i] = i % train->count;
         rc = dataset_gather(train, NULL, indices, batch, images, labels, st);
-        if (!rc) rc = graph_allocate(g, b, &d->alloc, batch, NULL, st);
     }
+    for (int r = 0; r < sharing && !rc; r++)
+        rc = graph_allocate(graphs[r], b, &d->alloc, batch, NULL, st);
     if (!rc) rc = graph_load_batch(g, b, images, labels, batch, st);
     LayerContext ctx = {.backend = b, .alloc = &d->alloc, .batch = batch, .training = 1,
                         .labels = (const int32_t *)g->labels.data, .seed = 1};
     if (!rc) rc = graph_forward(g, &ctx, st);
     if (!rc) rc = graph_backward(g, &ctx, st);
     if (!rc) rc = b->synchronize(b, st);
-    graph_release_activations(g);
+    for (int r = 0; r < sharing; r++) graph_release_activations(graphs[r]);
     alloc_release_cache(&d->alloc);
     free(images);
     free(labels);
@@ -84,14 +91,15 @@ static int trial_step(Graph *g, Device *d, const Dataset *train, int batch, Stat
 }
 
 // The trial under the tighter limit; the allocator's own limit is back afterwards.
-static int trial_fits(Graph *g, Device *d, const Dataset *train, int batch, size_t trial_limit,
-                      BatchChoice *choice, int *fits, Status *st) {
+static int trial_fits(Graph *const *graphs, int sharing, Device *d, const Dataset *train,
+                      int batch, size_t trial_limit, BatchChoice *choice, int *fits,
+                      Status *st) {
     Allocator *a = &d->alloc;
     size_t saved_limit = a->limit;
     if (a->mode == ALLOC_GROW) a->limit = trial_limit;
     Status trial;
     status_clear(&trial);
-    int rc = trial_step(g, d, train, batch, &trial);
+    int rc = trial_step(graphs, sharing, d, train, batch, &trial);
     a->limit = saved_limit;
     choice->trials++;
     *fits = rc == 0;
@@ -102,21 +110,38 @@ static int trial_fits(Graph *g, Device *d, const Dataset *train, int batch, size
     return 0;
 }
 
+// The trials are the search for a batch, not the run: the memory line after training
+// would count their probes past the limit as the run's out-of-memory events, and the
+// largest probe's peak as the run's. The allocation counts keep the trials' calls: some of
+// what they took (each graph's loss sums) stays for the run.
+static void forget_trials(Allocator *a, const AllocStats *before) {
+    AllocStats *s = &a->stats;
+    s->out_of_memory = before->out_of_memory;
+    s->peak_in_use = before->peak_in_use > s->in_use ? before->peak_in_use : s->in_use;
+    s->peak_reserved = before->peak_reserved > s->reserved ? before->peak_reserved : s->reserved;
+}
+
 static size_t budget_of(const Device *d) {
     if (d->alloc.limit) return d->alloc.limit;
     size_t total = d->backend->total_memory(d->backend);
     return (size_t)((double)total * (1.0 - MEMORY_PLAN_DEVICE_MARGIN));
 }
 
-int batch_auto_choose(Graph *g, const RunConfig *config, Device *d, const Dataset *train,
-                      const Dataset *test, int max_batch, int sharing, BatchChoice *choice,
-                      Status *st) {
+int batch_auto_choose(Graph *const *graphs, int sharing, const RunConfig *config, Device *d,
+                      const Dataset *train, const Dataset *test, int max_batch,
+                      BatchChoice *choice, Status *st) {
     memset(choice, 0, sizeof *choice);
     const Backend *b = d->backend;
+    Graph *g = graphs[0];
     if (sharing < 1) sharing = 1;
-    TRY(optimizer_prepare(g, &config->optimizer, b, &d->alloc, st));
+    // Every sharing replica's state, which training allocates next anyway: the trials
+    // must find the others' state beside their own, as training's steps do.
+    for (int r = 0; r < sharing; r++)
+        TRY(optimizer_prepare(graphs[r], &config->optimizer, b, &d->alloc, st));
     // Plan against the trial's share, so the plan's answer is usually the one that passes.
-    choice->budget = (size_t)((double)budget_of(d) * BATCH_AUTO_TRIAL_SHARE) / (size_t)sharing;
+    // The replicas are alike, so one replica planned in 1/sharing of it is all of them.
+    size_t trial_limit = (size_t)((double)budget_of(d) * BATCH_AUTO_TRIAL_SHARE);
+    choice->budget = trial_limit / (size_t)sharing;
     MemoryPlanOptions options = {
         .optimizer = &config->optimizer, .train_samples = train->count, .test_samples = test ? test->count : 0,
         // Staged datasets (features, streamed images) keep no copy on the device.
@@ -129,20 +154,22 @@ int batch_auto_choose(Graph *g, const RunConfig *config, Device *d, const Datase
         candidate = cap;
         choice->capped = 1;
     }
-    size_t trial_limit = choice->budget;
     BufferSnapshot snapshot;
     TRY(snapshot_take(g, b, &snapshot, st));
+    AllocStats before_trials = d->alloc.stats;
     // The plan's answer first; when the trial refuses it, bisect below it.
     int fits = 0, rc = 0;
-    if (candidate > 0) rc = trial_fits(g, d, train, candidate, trial_limit, choice, &fits, st);
+    if (candidate > 0)
+        rc = trial_fits(graphs, sharing, d, train, candidate, trial_limit, choice, &fits, st);
     int good = fits ? candidate : 0, bad = fits ? 0 : candidate;
     while (!rc && !fits && bad - good > 1) {
         int mid = good + (bad - good) / 2;
         int mid_fits = 0;
-        rc = trial_fits(g, d, train, mid, trial_limit, choice, &mid_fits, st);
+        rc = trial_fits(graphs, sharing, d, train, mid, trial_limit, choice, &mid_fits, st);
         if (mid_fits) good = mid;
         else bad = mid;
     }
+    forget_trials(&d->alloc, &before_trials);
     if (!rc) rc = snapshot_restore(g, b, &snapshot, st);
     snapshot_free(&snapshot);
     TRY(rc);

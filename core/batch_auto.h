@@ -22,19 +22,23 @@
 typedef struct BatchChoice {
     int batch;              // the choice, per replica
     int planned;            // what the plan alone allowed (before the cap)
-    size_t budget;          // bytes the choice was made against (the trial share)
+    size_t budget;          // bytes the choice was made against (the trial share), per replica
     int trials;             // trial steps run
     int capped;             // the plan allowed more than BATCH_AUTO_MAX or the dataset
 } BatchChoice;
 
-// Chooses the batch for `g` (parameters initialised) on `d`, at most `max_batch` (the
-// training set's size). `sharing`: the replicas that train on `d` (CPU replicas), each of
-// which holds its own parameters, gradients, optimizer state, data copy and activations:
-// the choice is per replica, planned and tried in 1/sharing of the budget. Leaves g without
-// activations and its batchnorm running statistics as they were. STATUS_OUT_OF_MEMORY when
-// not even one sample fits.
-int batch_auto_choose(Graph *g, const RunConfig *config, Device *d, const Dataset *train,
-                      const Dataset *test, int max_batch, int sharing, BatchChoice *choice,
-                      Status *st);
+// Chooses the batch for graphs[0] (parameters initialised) on `d`, at most `max_batch` (the
+// training set's size). graphs[0 .. sharing-1]: the replicas that train on `d` (CPU
+// replicas; one graph otherwise), each of which holds its own parameters, gradients,
+// optimizer state, data copy and activations: the choice is per replica and planned in
+// 1/sharing of the budget; each trial holds every sharing replica's optimizer state and
+// activations at once, as training does, in the whole trial share. Leaves the graphs
+// without activations, with their optimizer state allocated, and graphs[0]'s batchnorm
+// running statistics as they were; the allocator's statistics (peaks, allocations,
+// out-of-memory events) count none of the trials' own. STATUS_OUT_OF_MEMORY when not even
+// one sample fits.
+int batch_auto_choose(Graph *const *graphs, int sharing, const RunConfig *config, Device *d,
+                      const Dataset *train, const Dataset *test, int max_batch,
+                      BatchChoice *choice, Status *st);
 
 #endif

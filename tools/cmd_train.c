@@ -347,14 +347,18 @@ static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r
 
 // --batch auto on replica 0's device, per replica: replicas on distinct GPUs each take
 // that batch; replicas sharing the CPU each hold their own parameters, optimizer state and
-// activations, so the choice is made in their share of its memory (it was made for one
-// replica in all of it, and the first step then ran out of memory).
+// activations, so the choice is planned in their share of its memory (it was made for one
+// replica in all of it, and the first step then ran out of memory) and tried with all of
+// them holding theirs at once.
 static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, Status *st) {
     BatchChoice choice;
     Device *d = r->device_list[0];
-    int shared = r->count > 1 && r->device_list[1] == d;
-    TRY(batch_auto_choose(r->graph_list[0], &r->config, d, train, test, train->count,
-                          shared ? r->count : 1, &choice, st));
+    Graph *sharing[MAX_REPLICAS];
+    int shared = 0;
+    for (int i = 0; i < r->count; i++)
+        if (r->device_list[i] == d) sharing[shared++] = r->graph_list[i];
+    TRY(batch_auto_choose(sharing, shared, &r->config, d, train, test, train->count, &choice,
+                          st));
     int batch = choice.batch * r->count;
     if (batch > train->count) batch = train->count;
     r->config.train.batch = batch;
@@ -375,7 +379,7 @@ static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, 
     printf("batch auto: %d (%sthe memory plan allows %s%s in %s %s %s, keeping 10%% free; "
            "%d trial step%s)\n", batch, replicas, planned, r->count > 1 ? " per replica" : "",
            alloc_format_bytes(choice.budget, budget, sizeof budget),
-           shared ? "(each replica's share) on" : "on", d->name, choice.trials,
+           shared > 1 ? "(each replica's share) on" : "on", d->name, choice.trials,
            choice.trials == 1 ? "" : "s");
     return 0;
 }

@@ -36,6 +36,22 @@ expect_rc 0 "--batch auto with two CPU replicas trains"
 expect_match out "^batch auto: [0-9]+ \([0-9]+ on each of 2 replicas; the memory plan allows .* \
 per replica in [0-9.]+ MiB \(each replica's share\) on cpu" "the choice is per replica"
 expect_no_match err "out of memory at batch" "and training never runs out of memory"
+# The trial holds both replicas' state and activations in the whole trial share, so it
+# confirms the plan's answer (exact on the CPU) at once. It used to try one replica under
+# its share with the other's parameters and state counted against it: 7 per replica of
+# the 12 planned, in 5 trial steps, and the memory line showed their 3 out-of-memory probes.
+per_replica=$(sed -n 's/^batch auto: [0-9]* (\([0-9]*\) on each of 2 replicas.*/\1/p' <<<"$out")
+planned=$(sed -n 's/^batch auto: .* the memory plan allows \([0-9]*\) per replica.*/\1/p' <<<"$out")
+if [ -n "$per_replica" ] && [ "$per_replica" = "$planned" ]; then
+    pass "two replicas get the plan's batch each ($per_replica)"
+else fail "two replicas get the plan's batch each" "chose '$per_replica' of '$planned' planned"; fi
+expect_match out "; 1 trial step\)$" "one trial step confirms it"
+expect_match out "^memory on cpu: .* 0 out-of-memory" "the run never runs out of memory"
+chosen=$(sed -n 's/^batch auto: \([0-9]*\) .*/\1/p' <<<"$out")
+run "$TRAINER" train models/lenet.model --device cpu --epochs 1 --train-limit 300 \
+    --test-limit 100 --batch $((2 * ${chosen:-1})) --replicas 2 --memory-limit 64M
+expect_in err "out of memory at batch" "twice the choice does not fit: it is not half of what does"
+
 # A batch given past the training set is one step of all of it, and the header says so.
 run "$TRAINER" "${small[@]}" --epochs 1 --batch 5000
 expect_in out "batch 500 (the whole training set; 5000 asked), 1 epoch" \
