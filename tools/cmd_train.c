@@ -372,10 +372,17 @@ static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, 
         snprintf(planned, sizeof planned, "%d or more (the cap: a bigger batch buys no speed)",
                  BATCH_AUTO_MAX);
     else snprintf(planned, sizeof planned, "%d", choice.planned);
-    char replicas[96] = "";
-    if (r->count > 1)
-        snprintf(replicas, sizeof replicas, "%d on each of %d replicas; ", batch / r->count,
-                 r->count);
+    // A batch capped to the training set need not divide evenly: the first batch % count
+    // replicas take one sample more (replica_share), and the message says so exactly.
+    char replicas[128] = "";
+    int each = batch / r->count, larger = batch % r->count, others = r->count - larger;
+    char rest[48] = "the other";
+    if (others > 1) snprintf(rest, sizeof rest, "each of the other %d", others);
+    if (r->count > 1 && larger == 0)
+        snprintf(replicas, sizeof replicas, "%d on each of %d replicas; ", each, r->count);
+    else if (r->count > 1)
+        snprintf(replicas, sizeof replicas, "%d on %d of %d replicas and %d on %s; ", each + 1,
+                 larger, r->count, each, rest);
     printf("batch auto: %d (%sthe memory plan allows %s%s in %s %s %s, keeping 10%% free; "
            "%d trial step%s)\n", batch, replicas, planned, r->count > 1 ? " per replica" : "",
            alloc_format_bytes(choice.budget, budget, sizeof budget),

@@ -52,6 +52,35 @@ run "$TRAINER" train models/lenet.model --device cpu --epochs 1 --train-limit 30
     --test-limit 100 --batch $((2 * ${chosen:-1})) --replicas 2 --memory-limit 64M
 expect_in err "out of memory at batch" "twice the choice does not fit: it is not half of what does"
 
+# A batch capped to the training set need not divide over the replicas: 9 samples over 4
+# are 3 on the first and 2 on each of the others (replica_share). It said "2 on each of 4".
+cat >"$work/three.model" <<'MODEL'
+input shape=3
+dense units=4 act=relu
+dense units=2
+loss softmax_cross_entropy
+optimizer sgd lr=0.1
+train batch=4 epochs=1 seed=1
+MODEL
+{
+    echo "a,b,c,label"
+    for i in $(seq 1 12); do echo "$i,$((i % 5)),0.5,$((i % 2))"; done
+} >"$work/twelve.csv"
+run "$TRAINER" train "$work/three.model" --data "csv:$work/twelve.csv" --val-split 0.25 \
+    --device cpu --epochs 1 --batch auto --replicas 4
+expect_rc 0 "--batch auto with four replicas on 9 samples trains"
+expect_in out "9 train, 3 val samples" "a quarter of 12 rows is held out"
+expect_in out "batch auto: 9 (3 on 1 of 4 replicas and 2 on each of the other 3; the memory \
+plan allows the whole training set, 9 samples, per replica" \
+    "a batch that does not divide says how the replicas share it"
+run "$TRAINER" train "$work/three.model" --data "csv:$work/twelve.csv" --val-split 0.25 \
+    --device cpu --epochs 1 --batch auto --replicas 2
+expect_in out "batch auto: 9 (5 on 1 of 2 replicas and 4 on the other; " \
+    "with one replica left over, 'the other'"
+run "$TRAINER" train "$work/three.model" --data "csv:$work/twelve.csv" --val-split 0.25 \
+    --device cpu --epochs 1 --batch auto --replicas 3
+expect_in out "batch auto: 9 (3 on each of 3 replicas; " "an even split says 'each'"
+
 # A batch given past the training set is one step of all of it, and the header says so.
 run "$TRAINER" "${small[@]}" --epochs 1 --batch 5000
 expect_in out "batch 500 (the whole training set; 5000 asked), 1 epoch" \
