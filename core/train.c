@@ -129,9 +129,17 @@ static DeviceMemory device_memory(Device *d) {
                           .free = allocator_give_back};
 }
 
+// Each device's allocator counted once: CPU replicas share one (summed per replica, the
+// micro-batch notice said 126 MiB reserved under a 64 MiB limit).
 static size_t reserved_bytes(const TrainRun *run) {
     size_t total = 0;
-    for (int r = 0; r < run->count; r++) total += run->replicas[r].device->alloc.stats.reserved;
+    for (int r = 0; r < run->count; r++) {
+        const Device *device = run->replicas[r].device;
+        int counted = 0;
+        for (int earlier = 0; earlier < r; earlier++)
+            counted |= run->replicas[earlier].device == device;
+        if (!counted) total += device->alloc.stats.reserved;
+    }
     return total;
 }
 
