@@ -372,7 +372,10 @@ int alloc_parse_limit(const char *text, size_t device_total, size_t *out, Status
     char *end;
     errno = 0;
     double value = strtod(text, &end);
-    if (end == text || errno || !isfinite(value) || value <= 0) {
+    // Decimal only, as every numeric option: strtod reads "0x10" as 16 (bytes, here).
+    int hexadecimal = memchr(text, 'x', (size_t)(end - text)) != NULL ||
+                      memchr(text, 'X', (size_t)(end - text)) != NULL;
+    if (end == text || errno || !isfinite(value) || value <= 0 || hexadecimal) {
         status_fail(st, STATUS_BAD_INPUT, "memory limit '%s' is not a positive size", text);
         status_hint(st, "write bytes (1048576), a size (512M, 2G, 1.5GiB) or a fraction of the "
                         "device's memory (0.5)");

@@ -34,9 +34,9 @@ typedef struct BatchChoice {
 // 1/sharing of the budget; each trial holds every sharing replica's optimizer state and
 // activations at once, as training does, in the whole trial share. Leaves the graphs
 // without activations, with their optimizer state allocated, and graphs[0]'s batchnorm
-// running statistics as they were; the allocator's statistics (peaks, allocations,
-// out-of-memory events) count none of the trials' own. STATUS_OUT_OF_MEMORY when not even
-// one sample fits.
+// running statistics as they were; the allocator's peaks and out-of-memory events count
+// none of the trials' own (its allocation count keeps them: some of what they took stays
+// for the run). STATUS_OUT_OF_MEMORY when not even one sample fits.
 int batch_auto_choose(Graph *const *graphs, int sharing, const RunConfig *config, Device *d,
                       const Dataset *train, const Dataset *test, int max_batch,
                       BatchChoice *choice, Status *st);

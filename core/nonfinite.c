@@ -61,11 +61,25 @@ static void describe(const Candidate *c, NonfiniteSite *site) {
         snprintf(site->what, sizeof site->what, "the gradient of the output");
 }
 
+// Every parameter non-finite (the loss is read every few steps: by then the updates have
+// spread a NaN through the whole model): which went first is not known, and naming the
+// first layer's would read as the culprit.
+static int all_values_nonfinite(const Candidate *list, const double *sums, int count) {
+    int values = 0;
+    for (int i = 0; i < count && list[i].is_value; i++) {
+        if (isfinite(sums[i])) return 0;
+        values++;
+    }
+    return values >= 2;
+}
+
 static int search(const Graph *g, const Backend *b, Allocator *a, Candidate *list,
                   const Tensor **tensors, double *sums, NonfiniteSite *site, Status *st) {
     int count = candidates_in_order(g, list);
     for (int i = 0; i < count; i++) tensors[i] = list[i].tensor;
     TRY(tensor_sums_of_squares(b, a, tensors, count, sums, st));
+    site->everywhere = all_values_nonfinite(list, sums, count);
+    if (site->everywhere) return 0;
     for (int i = 0; i < count; i++)
         if (!isfinite(sums[i])) {
             describe(&list[i], site);
@@ -77,6 +91,7 @@ static int search(const Graph *g, const Backend *b, Allocator *a, Candidate *lis
 int find_first_nonfinite(const Graph *g, const Backend *b, Allocator *a, NonfiniteSite *site,
                          Status *st) {
     site->layer = NULL;
+    site->everywhere = 0;
     site->what[0] = '\0';
     size_t capacity = (size_t)g->count * (2 + 2 * LAYER_MAX_PARAMS) + 1;
     Candidate *list = malloc(capacity * sizeof *list);

@@ -1,13 +1,15 @@
-// After the loss went NaN or infinite: which layer it started at. Outputs are searched in
-// execution order, then gradients in the order backward writes them (last layer first),
-// so the layer named is the first whose values stopped being finite.
+// After the loss went NaN or infinite: which layer it started at. Parameter values (an
+// update's doing) are searched first, then outputs in execution order, then gradients in the
+// order backward writes them (last layer first), so the layer named is the first whose
+// values stopped being finite; when every parameter is, that is said instead.
 #ifndef TRAINER_NONFINITE_H
 #define TRAINER_NONFINITE_H
 
 #include "core/graph.h"
 
 typedef struct NonfiniteSite {
-    const Layer *layer;   // NULL: every output and gradient is finite
+    const Layer *layer;   // NULL: every output and gradient is finite, or `everywhere`
+    int everywhere;       // every parameter's value is non-finite: which went first is unknown
     // "the output", "the gradient of the output", "the gradient of parameter 'dense1.weight'"
     char what[128];
 } NonfiniteSite;

@@ -739,7 +739,10 @@ static int check_finite_loss(TrainRun *run, double loss, int epoch, int step, lo
     NonfiniteSite site;
     find_nonfinite_site(run, &site);
     char where[320] = "";
-    if (site.layer)
+    if (site.everywhere)
+        snprintf(where, sizeof where, "; every parameter is non-finite (the updates since the "
+                 "last loss read spread it), so where it began is not known");
+    else if (site.layer)
         snprintf(where, sizeof where, "; the first non-finite value: %s of layer '%s'", site.what,
                  site.layer->name);
     status_fail_at(st, STATUS_RUNTIME_ERROR, site.layer ? site.layer->path : "",
@@ -854,7 +857,10 @@ static int train_epoch(TrainRun *run, int epoch, int done, long *global_step,
         // diverged run's log stopped at its last finite row, as if nothing had happened.
         int reported = report_step(run, epoch, step, steps, seen, start, loss_sum,
                                    correct_sum, *global_step, report, st);
-        TRY(check_finite_loss(run, loss_sum, epoch, step, *global_step, st));
+        if (check_finite_loss(run, loss_sum, epoch, step, *global_step, st)) {
+            report->interrupted = 0;  // a stop asked at this step is not what ended the run
+            return st->code;
+        }
         if (reported) return reported;
     }
     report->seconds = monotonic_seconds() - start;

@@ -110,7 +110,7 @@ static int refuse_folder_option(const char *dir, const char *spec_kind, Status *
     snprintf(folder, sizeof folder, "%.*s", (int)(comma - dir), dir);
     if (stat(folder, &sb) != 0 || !S_ISDIR(sb.st_mode)) return 0;
     char option[300];
-    text_escape(comma + 1, (size_t)(equals - comma), option, sizeof option);
+    text_escape(comma + 1, strlen(comma + 1), option, sizeof option);
     status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "unknown option '%s' after the folder "
                    "name: %s:DIR takes none", option, spec_kind);
     if (strcmp(spec_kind, "png") == 0)

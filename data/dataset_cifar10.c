@@ -111,9 +111,13 @@ static int check_batch_gap(const char *folder, int present, Status *st) {
         if (!exists(later)) continue;
         status_fail_at(st, STATUS_BAD_INPUT, missing, 0, 0, "missing data_batch_%d.bin in %s, "
                        "but data_batch_%d.bin is there", present + 1, folder, i);
-        status_hint(st, "restore the missing batch (download the dataset again), or keep "
-                        "only data_batch_1.bin ... data_batch_%d.bin to train on fewer",
-                    present);
+        if (present == 1)
+            status_hint(st, "restore the missing batch (download the dataset again), or keep "
+                            "only data_batch_1.bin to train on fewer");
+        else
+            status_hint(st, "restore the missing batch (download the dataset again), or keep "
+                            "only data_batch_1.bin ... data_batch_%d.bin to train on fewer",
+                        present);
         return STATUS_BAD_INPUT;
     }
     return 0;

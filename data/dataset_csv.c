@@ -247,8 +247,8 @@ static int read_header(CsvCursor *c, const char *label, CsvHeader *h, Status *st
     // A label= naming one of the numbers says the line is a header of numbered columns
     // (pandas writes 0,1,2,... for a frame without column names).
     const char *line = c->text + c->line_start;
-    if ((!label || column_named(line, length, h->columns, label) < 0) &&
-        holds_only_numbers(line, length))
+    // A label= naming no column is said as that (find_label_column), not as numbers.
+    if (!label && holds_only_numbers(line, length))
         return refuse_numbers_header(c, length, label, h->columns, st);
     return find_label_column(c, length, label, h, st);
 }
@@ -390,7 +390,7 @@ static int refuse_unknown_option(const char *path, Status *st) {
     snprintf(file, sizeof file, "%.*s", (int)(comma - path), path);
     if (stat(file, &info) != 0 || !S_ISREG(info.st_mode)) return 0;
     char option[300], shown_file[300];
-    text_escape(comma + 1, (size_t)(equals - comma), option, sizeof option);
+    text_escape(comma + 1, strlen(comma + 1), option, sizeof option);
     text_escape(file, strlen(file), shown_file, sizeof shown_file);
     status_fail(st, STATUS_BAD_INPUT, "dataset 'csv:%s': unknown option '%s' after the file "
                 "name", shown_file, option);

@@ -438,10 +438,13 @@ static int run_model(const Command *cmd, PredictRun *run, Status *st) {
     const LoadedInputs *in = &loaded.inputs;
     if (!rc && !args_get(cmd, run->args, "--classes") && in->class_count > 0)
         rc = use_recorded_names(in, graph_classes(run->g), run->weights, &run->names, st);
-    else if (!rc && !args_get(cmd, run->args, "--classes"))
+    else if (!rc && !args_get(cmd, run->args, "--classes")) {
+        char shown[4 * 1024 + 8];
         print_notice("%s records no class names (its training data had none, as idx: and "
                      "csv: data do): classes are shown by index; --classes FILE or "
-                     "--classes fashion-mnist names them", run->weights);
+                     "--classes fashion-mnist names them",
+                     text_escape(run->weights, strlen(run->weights), shown, sizeof shown));
+    }
     checkpoint_loaded_free(&loaded);
     return rc ? rc : predict_all(run, st);
 }

@@ -1,6 +1,5 @@
 #define _POSIX_C_SOURCE 200809L  // strtok_r, readlink
 #include <ctype.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -233,13 +232,6 @@ void print_precision(const PrecisionConfig *asked, Precision effective, const ch
         snprintf(source, sizeof source, "--precision %s", precision_name(asked->precision));
     printf("precision %s on %s (%s): %s\n", precision_name(effective), device, source,
            precision_describe(effective, what, sizeof what));
-}
-
-const char *loss_text(double loss, char *buf, size_t size) {
-    if (isnan(loss)) snprintf(buf, size, "nan");
-    else if (isinf(loss)) snprintf(buf, size, "%sinf", loss < 0 ? "-" : "");
-    else snprintf(buf, size, fabs(loss) < 1e6 ? "%.4f" : "%.4g", loss);
-    return buf;
 }
 
 const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,

@@ -1,4 +1,5 @@
 #define _POSIX_C_SOURCE 200809L  // fileno
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,15 @@ static int terminal_columns(FILE *out) {
     return value > 0 && value < 10000 ? (int)value : PROGRESS_DEFAULT_COLUMNS;
 }
 
+// Here, beside the bar that prints a loss at every redraw; the epoch and evaluation lines
+// print theirs with it too.
+const char *loss_text(double loss, char *buf, size_t size) {
+    if (isnan(loss)) snprintf(buf, size, "nan");
+    else if (isinf(loss)) snprintf(buf, size, "%sinf", loss < 0 ? "-" : "");
+    else snprintf(buf, size, fabs(loss) < 1e6 ? "%.4f" : "%.4g", loss);
+    return buf;
+}
+
 static void format_duration(double seconds, char *buf, size_t size) {
     int s = (int)(seconds + 0.5);
     if (s >= 3600) snprintf(buf, size, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
@@ -47,8 +57,10 @@ static int compose_line(char *buf, size_t size, const ProgressLine *p, LineParts
     int filled = p->steps ? (int)((long long)p->step * parts.cells / p->steps) : 0;
     for (int i = 0; i < parts.cells; i++) cells[i] = i < filled ? '#' : '.';
     cells[parts.cells] = '\0';
-    char loss[32] = "", rate[40] = "", eta[40] = "";
-    if (parts.loss) snprintf(loss, sizeof loss, "  loss %.4f", p->loss);
+    char loss[48] = "", rate[40] = "", eta[40] = "", loss_value[24];
+    if (parts.loss)
+        snprintf(loss, sizeof loss, "  loss %s",
+                 loss_text(p->loss, loss_value, sizeof loss_value));
     if (parts.rate) snprintf(rate, sizeof rate, "  %.0f samples/s", p->samples_per_second);
     if (parts.eta) {
         char duration[24];

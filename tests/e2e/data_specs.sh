@@ -163,7 +163,7 @@ expect_error 2 "$work/cifar_gap/data_batch_2.bin: missing data_batch_2.bin in $w
 but data_batch_3.bin is there" "a batch missing before another is refused, naming both"
 
 run "$TRAINER" data info "cifar10:$work/cifar,channels=3"
-expect_error 2 "$work/cifar: unknown option 'channels=' after the folder name: cifar10:DIR \
+expect_error 2 "$work/cifar: unknown option 'channels=3' after the folder name: cifar10:DIR \
 takes none" "an option after a folder is named as one, not as a missing folder"
 
 mkdir -p "$work/cifar_none"
@@ -228,7 +228,7 @@ expect_error 2 "$work/good.csv:1:1: no column 'kind'" "a missing label column is
 # A mistyped option read as part of a file name said "cannot open", as if the file were not
 # there; a second option after label= was read as part of the column's name.
 run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,labl=label" --val-split 0.25
-expect_error 2 "dataset 'csv:$work/good.csv': unknown option 'labl=' after the file name" \
+expect_error 2 "dataset 'csv:$work/good.csv': unknown option 'labl=label' after the file name" \
     "a mistyped label= is named as an option"
 expect_in err "csv:FILE takes one option, label=COLUMN" "... with the one there is"
 run "$TRAINER" check "$csv_model" --data "csv:$work/good.csv,label=label,skip=1" --val-split 0.25
@@ -272,6 +272,9 @@ expect_in err "hint: add a header line such as 'label,x1,x2,...,x4'" "... and wh
 run "$TRAINER" data info "csv:$work/no_header.csv,label=0"
 expect_rc 0 "a header of numbered columns reads when label= names one of them"
 expect_in out "train: 2 samples" "... and its first line is the header"
+run "$TRAINER" data info "csv:$work/no_header.csv,label=7"
+expect_error 2 "no column '7' in the header '0,1,2,3,4'" \
+    "a label= naming none of the numbers is said as a missing column (not as a header of numbers)"
 
 # strtof says ERANGE on underflow too, and numbers too small for a float were refused as if
 # too large: they read as the float nearest them (a denormal, or 0). Overflow is refused.

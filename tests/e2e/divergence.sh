@@ -28,7 +28,8 @@ else fail "the log's last row holds the diverged loss, as null" \
 # place must be that layer's statement (line 3 or 4).
 expect_match err "^trainer: error: $work/diverge.model:[34]:[0-9]+: " \
     "the error is placed at the first non-finite layer's statement"
-named="the first non-finite value: the (output|gradient of [a-z' .]+) of layer"
+named="the first non-finite value: the (output|gradient of [a-z' .]+|value of parameter"
+named+=" [a-z'.]+) of layer"
 expect_match err "$named '(hidden|hidden\.act|out)'" "the layer is named"
 expect_match err "at epoch 1, step [0-9]+ \(step [0-9]+ of the run, learning rate 100\)" \
     "the step and the learning rate are named"
@@ -59,6 +60,9 @@ expect_error 1 "after step 55: not written: training diverged, 12 tensors hold N
     "a step checkpoint of NaN weights is refused"
 expect_in err "the newest checkpoint: $work/ck/step-0000000050.safetensors" \
     "... and the hint names the newest kept"
+run "$TRAINER" train "$work/momentum.model" --train-limit 2000 --test-limit 200 --device cpu
+expect_error 1 "every parameter is non-finite (the updates since the last loss read spread it)" \
+    "a NaN spread to every parameter is said as that (the first layer's was blamed)"
 # (The weights at step 50 are already on their way out: what counts is that the file reads.)
 run "$TRAINER" train "$work/momentum.model" --train-limit 2000 --test-limit 200 \
     --device cpu --lr 0.01 --resume "$work/ck"

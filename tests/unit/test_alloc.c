@@ -242,6 +242,7 @@ static void parse_limit_rejects_nonsense(void) {
     parse_bad("", 8u << 30, NULL);
     parse_bad("abc", 8u << 30, NULL);
     parse_bad("-1", 8u << 30, NULL);
+    parse_bad("0x10", 8u << 30, "not a positive size");  // strtod reads hexadecimal: 16
     parse_bad("0", 8u << 30, NULL);
     parse_bad("2X", 8u << 30, "unit");
     parse_bad("12MBx", 8u << 30, "unit");

@@ -84,6 +84,23 @@ static void nan_weight_names_the_parameter(void) {
     release(&n);
 }
 
+// Every parameter NaN (the updates between two loss reads spread it): no layer is named,
+// as which went first is not known (the first layer's was blamed).
+static void every_weight_nan_names_no_layer(void) {
+    Status st;
+    status_clear(&st);
+    Net n;
+    CHECK_INT_EQ(build(&n, &st) || step(&n, &st), 0);
+    for (int i = 0; i < n.g.count; i++)
+        for (int k = 0; k < n.g.layers[i]->param_count; k++)
+            tensor_f32(&n.g.layers[i]->params[k].value)[0] = NAN;
+    NonfiniteSite site;
+    CHECK_INT_EQ(find_first_nonfinite(&n.g, cpu_backend(), &n.alloc, &site, &st), 0);
+    CHECK(site.everywhere);
+    CHECK(site.layer == NULL);
+    release(&n);
+}
+
 static void infinite_gradient_alone_is_found(void) {
     Status st;
     status_clear(&st);
@@ -100,6 +117,7 @@ static void infinite_gradient_alone_is_found(void) {
 int main(void) {
     finite_step_names_nothing();
     nan_weight_names_the_parameter();
+    every_weight_nan_names_no_layer();
     infinite_gradient_alone_is_found();
     return test_exit_code("test_nonfinite");
 }
