@@ -185,9 +185,15 @@ static int refuse_numbers_header(const CsvCursor *c, size_t length, const char *
     if (label) escape_cell(label, strlen(label), name, sizeof name);
     example_header(name, columns, example, sizeof example);
     status_fail_at(st, STATUS_BAD_INPUT, c->path, 1, 1, "the first line '%s' holds only "
-                   "numbers, where a header row of column names is expected", shown);
-    status_hint(st, "add a header line such as '%s' above the rows (if the line is a header "
-                "of numbered columns, name its label column: csv:FILE,label=0)", example);
+                   "numbers, where a header row of column names is expected%s%s%s", shown,
+                   label ? " (and no column is '" : "", label ? name : "", label ? "')" : "");
+    // With label= given, naming a numbered column was tried already: not proposed again.
+    if (label)
+        status_hint(st, "add a header line such as '%s' above the rows", example);
+    else
+        status_hint(st, "add a header line such as '%s' above the rows (if the line is a "
+                    "header of numbered columns, name its label column: csv:FILE,label=0)",
+                    example);
     return STATUS_BAD_INPUT;
 }
 
@@ -247,8 +253,10 @@ static int read_header(CsvCursor *c, const char *label, CsvHeader *h, Status *st
     // A label= naming one of the numbers says the line is a header of numbered columns
     // (pandas writes 0,1,2,... for a frame without column names).
     const char *line = c->text + c->line_start;
-    // A label= naming no column is said as that (find_label_column), not as numbers.
-    if (!label && holds_only_numbers(line, length))
+    // A label= naming no column of a line of numbers: the missing header is the likelier
+    // cause (the message says the column is not there either).
+    if ((!label || column_named(line, length, h->columns, label) < 0) &&
+        holds_only_numbers(line, length))
         return refuse_numbers_header(c, length, label, h->columns, st);
     return find_label_column(c, length, label, h, st);
 }

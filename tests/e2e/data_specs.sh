@@ -273,8 +273,9 @@ run "$TRAINER" data info "csv:$work/no_header.csv,label=0"
 expect_rc 0 "a header of numbered columns reads when label= names one of them"
 expect_in out "train: 2 samples" "... and its first line is the header"
 run "$TRAINER" data info "csv:$work/no_header.csv,label=7"
-expect_error 2 "no column '7' in the header '0,1,2,3,4'" \
-    "a label= naming none of the numbers is said as a missing column (not as a header of numbers)"
+expect_error 2 "holds only numbers, where a header row of column names is expected (and no \
+column is '7')" "a label= naming none of the numbers says that column is not there either"
+expect_no_match err "label=0" "... and the hint does not propose the label= just tried"
 
 # strtof says ERANGE on underflow too, and numbers too small for a float were refused as if
 # too large: they read as the float nearest them (a denormal, or 0). Overflow is refused.
