@@ -54,7 +54,7 @@ expect_error 2 "--memory-mode hoard" "an unknown --memory-mode is a usage error"
 
 # CPU replicas share one allocator: the micro-batch notice counted its reserve once per
 # replica (126.1 MiB "reserved" under a 64 MiB limit).
-run "$TRAINER" train models/lenet.model --epochs 1 --train-limit 300 --device cpu \
+run "$TRAINER" train models/lenet.model --epochs 1 --train-limit 96 --test-limit 50 --device cpu \
     --replicas 2 --batch 48 --memory-limit 64M
 expect_rc 0 "two CPU replicas under 64M, splitting their batch"
 reserved=$(sed -nE 's/.*\(reserved ([0-9.]+) MiB before releasing.*/\1/p' <<<"$err" | head -n 1)
