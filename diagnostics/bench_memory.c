@@ -152,9 +152,10 @@ static int measure_row(Device *d, const BenchDevice *dev, const BenchOptions *o,
     if (!rc) rc = measure(o, row, &c, st);
     buffers_free(&c);
     if (rc == STATUS_OUT_OF_MEMORY) {
+        char size[32];  // a size below 1 MiB read "0 MiB" in whole MiB
         snprintf(row->unavailable, sizeof row->unavailable,
-                 "out of memory for %d buffer pair%s of %zu MiB", sets, sets == 1 ? "" : "s",
-                 row->bytes >> 20);
+                 "out of memory for %d buffer pair%s of %s", sets, sets == 1 ? "" : "s",
+                 alloc_format_bytes(row->bytes, size, sizeof size));
         status_clear(st);
         return 0;
     }

@@ -647,6 +647,20 @@ static void print_reports(const BenchArgs *a, const BenchDevice *dev, const Benc
     }
 }
 
+// Exit 0 says "measured": a memory benchmark whose every copy was refused (out of memory
+// at the sizes asked) printed its reasons and measured nothing, so it fails, with them.
+static int check_memory_measured(const BenchMemoryReport *r, Status *st) {
+    const char *reason = NULL;
+    for (int i = 0; r && i < r->row_count; i++) {
+        if (r->rows[i].available) return 0;
+        if (!reason || strncmp(reason, "no device", 9) == 0) reason = r->rows[i].unavailable;
+    }
+    if (!r || !r->row_count) return 0;
+    status_fail(st, STATUS_RUNTIME_ERROR, "bench memory measured nothing: %s", reason);
+    status_hint(st, "give smaller sizes, e.g. --bytes 64M,256M");
+    return STATUS_RUNTIME_ERROR;
+}
+
 int run_bench(const Command *cmd, const ParsedArgs *args) {
     Status st;
     status_clear(&st);
@@ -691,6 +705,7 @@ int run_bench(const Command *cmd, const ParsedArgs *args) {
                                  &st);
     clear_progress(&progress);
     if (!rc) print_reports(&a, &dev, &reports);
+    if (!rc) rc = check_memory_measured(reports.memory, &st);
     flush_stdout();
     reports_free(&reports);
     if (have_model) {

@@ -87,6 +87,16 @@ expect_match out '^device-to-device +1\.0 MiB +[0-9.]+ (ns|us|ms) +[0-9.]+ +unkn
 expect_match out '^host-to-device pinned +1\.0 MiB +no device' "host-to-device says no device"
 expect_match out '^device-to-host pageable +1\.0 MiB +no device' "device-to-host says no device"
 
+# Every copy refused (the first allocation fails, as out of memory at a huge --bytes would):
+# the rows say why, and the benchmark, which measured nothing, exits 1 (it exited 0). The
+# size below 1 MiB is said as such (it read "0 MiB").
+TRAINER_FAIL_ALLOC=1 run "$TRAINER" bench memory "${QUICK[@]}" --bytes 64K
+expect_rc 1 "a memory benchmark that measured nothing fails"
+# (The pairs rotated through are as many as the cache asks for: the count is the machine's.)
+expect_match err "bench memory measured nothing: out of memory for [0-9]+ buffer pairs? of \
+64\\.0 KiB" "... naming why"
+expect_match out '^device-to-device +64\.0 KiB +out of memory' "... after its rows say why"
+
 run "$TRAINER" bench memory "${QUICK[@]}" --bytes 1M,64K --json
 expect_rc 0 "bench memory --json"
 json_check "memory --json: 2 sizes x 5 copies, only the memmove measured" '
