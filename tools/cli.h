@@ -171,6 +171,9 @@ void run_data_free(RunData *data);
 // dataset_truncate to `limit` (0: none), with a notice when the limit is past the split's
 // size ("--train-limit 60001 is more than the 60000 training samples").
 int apply_split_limit(Dataset *ds, long limit, const char *limit_option, const char *split);
+// A --memory-limit past the device's memory limits nothing (1T typed for 1G, say): said in
+// a notice; the command goes on.
+void notice_limit_over_memory(const Device *d);
 // --on-bad-sample fail|skip: *skip set for skip; another word is refused.
 int args_on_bad_sample(const Command *cmd, const ParsedArgs *args, int *skip, Status *st);
 // The reading options of a Graph's input: its shape and --on-bad-sample.

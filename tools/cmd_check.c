@@ -406,6 +406,7 @@ int run_check(const Command *cmd, const ParsedArgs *args) {
     if (!rc) {
         opened = 1;
         if (notice[0]) print_notice("%s", notice);
+        notice_limit_over_memory(&device);
         rc = check_with(cmd, args, &g, &config, (int)batch, &device, &st);
     }
     int exit_code = rc ? report_failure(&st) : 0;

@@ -126,6 +126,17 @@ static void notice_threads_over_cores(long threads) {
                  cores == 1 ? "core" : "cores", cores);
 }
 
+// The device runs out first, and the plan (--batch auto, check) is made against a budget
+// that is not there.
+void notice_limit_over_memory(const Device *d) {
+    size_t total = d->backend->total_memory ? d->backend->total_memory(d->backend) : 0;
+    if (!d->alloc.limit || !total || d->alloc.limit <= total) return;
+    char limit[32], memory[32];
+    print_notice("--memory-limit %s is more than %s's %s of memory: it limits nothing",
+                 alloc_format_bytes(d->alloc.limit, limit, sizeof limit), d->name,
+                 alloc_format_bytes(total, memory, sizeof memory));
+}
+
 int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const char *spec,
                                const PrecisionConfig *precision, int local_rank, Device *d,
                                Status *st) {
@@ -158,6 +169,7 @@ int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const
     char notice[512];
     TRY(device_open(&options, d, notice, sizeof notice, st));
     if (notice[0]) print_notice("%s", notice);
+    notice_limit_over_memory(d);
     if ((options.disabled_levers || options.nhwc) && d->backend->kind != BACKEND_CUDA) {
         char name[sizeof d->name];
         snprintf(name, sizeof name, "%s", d->name);

@@ -100,4 +100,10 @@ run "$TRAINER" train models/cnn-bn.model "${data[@]}" --batch $((largest + 1)) -
 expect_rc 0 "one sample more still trains (split into micro-batches)"
 expect_in err "out of memory" "one sample more than the largest batch does not fit whole"
 
+# A limit past the machine's memory limits nothing: said (1T typed for 1G), check goes on.
+run "$TRAINER" check models/mlp.model --device cpu --memory-limit 1000T
+expect_rc 0 "check under a limit past the memory"
+expect_match err "notice: --memory-limit [0-9.]+ [KMGTP]iB is more than cpu's [0-9.]+ [KMGTP]iB \
+of memory: it limits nothing" "a limit past the machine's memory gets a notice"
+
 finish
