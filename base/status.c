@@ -42,6 +42,14 @@ void status_hint(Status *st, const char *fmt, ...) {
     va_end(ap);
 }
 
+void status_hint_append(Status *st, const char *fmt, ...) {
+    size_t used = strlen(st->hint);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->hint + used, sizeof st->hint - used, fmt, ap);
+    va_end(ap);
+}
+
 void status_set_place_if_unset(Status *st, const char *file, int line, int column) {
     if (st->file[0]) return;
     snprintf(st->file, sizeof st->file, "%s", file ? file : "");

@@ -45,6 +45,10 @@ int status_fail_at(Status *st, StatusCode code, const char *file, int line, int 
 // Attach (or replace) the hint of the failure already recorded in *st.
 void status_hint(Status *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+// Add text to the end of the hint already recorded, cut to the hint's size: callers that
+// know more than the code that failed ("; the newest checkpoint: ...").
+void status_hint_append(Status *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 // Set the place of an already recorded failure if it has none yet; lets a caller
 // that knows the file add it to an error raised by code that did not.
 void status_set_place_if_unset(Status *st, const char *file, int line, int column);

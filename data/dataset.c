@@ -98,19 +98,24 @@ int dataset_largest_label(const uint8_t *labels, int count) {
     return max;
 }
 
-// "png:DIR,channels=3": an option a folder spec does not take reads as part of a folder
-// name that does not exist. Said as the option it is when the name before its last comma
-// is a folder and what follows is NAME=VALUE.
-static int refuse_folder_option(const char *dir, const char *spec_kind, Status *st) {
-    const char *comma = strrchr(dir, ',');
-    const char *equals = comma ? strchr(comma, '=') : NULL;
-    if (!equals || strchr(comma, '/')) return 0;
-    char folder[4096];
+int dataset_option_after_path(const char *path, int directory, char *before, size_t size,
+                              char *option, size_t option_size) {
     struct stat sb;
-    snprintf(folder, sizeof folder, "%.*s", (int)(comma - dir), dir);
-    if (stat(folder, &sb) != 0 || !S_ISDIR(sb.st_mode)) return 0;
-    char option[300];
-    text_escape(comma + 1, strlen(comma + 1), option, sizeof option);
+    const char *comma = strrchr(path, ',');
+    const char *equals = comma ? strchr(comma, '=') : NULL;
+    if (!equals || strchr(comma, '/') || stat(path, &sb) == 0) return 0;
+    if ((size_t)snprintf(before, size, "%.*s", (int)(comma - path), path) >= size) return 0;
+    if (stat(before, &sb) != 0 || (directory ? !S_ISDIR(sb.st_mode) : !S_ISREG(sb.st_mode)))
+        return 0;
+    text_escape(comma + 1, strlen(comma + 1), option, option_size);
+    return 1;
+}
+
+// "png:DIR,channels=3": said as the option it is, not as a missing folder.
+static int refuse_folder_option(const char *dir, const char *spec_kind, Status *st) {
+    char folder[4096], option[300];
+    if (!dataset_option_after_path(dir, 1, folder, sizeof folder, option, sizeof option))
+        return 0;
     status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "unknown option '%s' after the folder "
                    "name: %s:DIR takes none", option, spec_kind);
     if (strcmp(spec_kind, "png") == 0)

@@ -116,6 +116,12 @@ char *dataset_expand_spec(const char *spec);
 int dataset_largest_label(const uint8_t *labels, int count);
 void dataset_set_source(Dataset *ds, const char *where);
 int dataset_check_folder(const char *dir, const char *spec_kind, const char *hint, Status *st);
+// A path may hold commas, so "FILE,labl=a" or "DIR,channels=3" reads as a path that does
+// not exist. 1 when `path` does not exist, the part before its last comma is a regular file
+// (a folder with `directory`) and what follows is NAME=VALUE: that part into `before`, the
+// option (escaped) into `option`, for an "unknown option" error instead of a missing path.
+int dataset_option_after_path(const char *path, int directory, char *before, size_t size,
+                              char *option, size_t option_size);
 // Opens PATH for reading if it is a regular file (never blocking on a FIFO); *bytes is its
 // size. Anything else is STATUS_BAD_INPUT naming the file and what it is.
 int dataset_open_regular(const char *path, const char *what, FILE **out, long long *bytes,

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define CSV_MAX_BYTES ((long long)1 << 30)
 #define CSV_MAX_COLUMNS 65536
@@ -386,19 +385,11 @@ static int parse_spec(const char *spec, char *path, size_t size, const char **la
     return 0;
 }
 
-// A file name may hold commas, so "FILE,labl=a" reads as a file that does not exist. When
-// the name before its last comma is a file and what follows is NAME=VALUE, that is said as
-// the mistyped option it is, not as a missing file.
+// "FILE,labl=a": said as the mistyped option it is, not as a missing file.
 static int refuse_unknown_option(const char *path, Status *st) {
-    struct stat info;
-    const char *comma = strrchr(path, ',');
-    const char *equals = comma ? strchr(comma, '=') : NULL;
-    if (!equals || strchr(comma, '/') || stat(path, &info) == 0) return 0;
-    char file[1024];
-    snprintf(file, sizeof file, "%.*s", (int)(comma - path), path);
-    if (stat(file, &info) != 0 || !S_ISREG(info.st_mode)) return 0;
-    char option[300], shown_file[300];
-    text_escape(comma + 1, strlen(comma + 1), option, sizeof option);
+    char file[1024], option[300], shown_file[300];
+    if (!dataset_option_after_path(path, 0, file, sizeof file, option, sizeof option))
+        return 0;
     text_escape(file, strlen(file), shown_file, sizeof shown_file);
     status_fail(st, STATUS_BAD_INPUT, "dataset 'csv:%s': unknown option '%s' after the file "
                 "name", shown_file, option);

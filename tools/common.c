@@ -262,10 +262,8 @@ int place_in_data_statement(const Command *cmd, const ParsedArgs *args,
         return rc;
     }
     // The error names the dataset's own file: the statement is named in the hint.
-    char hint[sizeof st->hint + 300];
-    snprintf(hint, sizeof hint, "%s (the dataset is %.200s:%d's `data spec=`; --data "
-             "overrides it)", st->hint, d->model_path, d->line);
-    status_hint(st, "%.*s", (int)sizeof st->hint - 1, hint);
+    status_hint_append(st, " (the dataset is %.200s:%d's `data spec=`; --data overrides it)",
+                       d->model_path, d->line);
     return rc;
 }
 

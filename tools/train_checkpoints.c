@@ -390,12 +390,8 @@ static int write_step_checkpoint(CheckpointSession *s, const CheckpointPlace *pl
     checkpoint_step_path(s->folder, place->optimizer_steps, path, sizeof path);
     if (checkpoint_save(g, s->optimizer, d->backend, place, &s->inputs, path, st)) {
         // Where the run can go back to: the newest file written, which nothing pruned.
-        char hint[sizeof st->hint + sizeof s->last_written + 32];
-        if (s->last_written[0]) {
-            snprintf(hint, sizeof hint, "%s; the newest checkpoint: %s", st->hint,
-                     s->last_written);
-            status_hint(st, "%.*s", (int)sizeof st->hint - 1, hint);
-        }
+        if (s->last_written[0])
+            status_hint_append(st, "; the newest checkpoint: %s", s->last_written);
         status_prefix(st, "after step %ld: ", place->optimizer_steps);
         return st->code;
     }
