@@ -117,16 +117,20 @@ static int count_fields(const char *line, size_t length) {
     return fields;
 }
 
-// Field `index` of a line: its offset in the line and its length, spaces trimmed.
-static void field_at(const char *line, size_t length, int index, size_t *start, size_t *size) {
-    size_t at = 0;
-    for (int f = 0; f < index; f++) at += strcspn(line + at, ",\n") + 1;
-    size_t end = at + strcspn(line + at, ",\n");
-    if (end > length) end = length;
-    while (at < end && (line[at] == ' ' || line[at] == '\t')) at++;
-    while (end > at && (line[end - 1] == ' ' || line[end - 1] == '\t')) end--;
-    *start = at;
-    *size = end - at;
+// The field that starts at offset *at of a line: its offset and length, spaces trimmed.
+// *at moves past the field's comma, so that a row is read field by field in one pass: a
+// row found anew for each field costs columns^2 / 2 steps, 300,000 for Fashion-MNIST's
+// 785 columns, and a 5,000-row file took 12 s.
+static void field_next(const char *line, size_t length, size_t *at, size_t *start,
+                       size_t *size) {
+    size_t begin = *at < length ? *at : length;
+    const char *comma = memchr(line + begin, ',', length - begin);
+    size_t end = comma ? (size_t)(comma - line) : length;
+    *at = end + 1;
+    while (begin < end && (line[begin] == ' ' || line[begin] == '\t')) begin++;
+    while (end > begin && (line[end - 1] == ' ' || line[end - 1] == '\t')) end--;
+    *start = begin;
+    *size = end - begin;
 }
 
 // Whether a cell, all of it, is a number strtof reads: *value is what it reads, and
@@ -203,10 +207,10 @@ typedef struct CsvHeader {
 
 // The index of the header's column called `name`, or -1 when there is none.
 static int column_named(const char *line, size_t length, int columns, const char *name) {
-    size_t name_length = strlen(name);
+    size_t name_length = strlen(name), at = 0;
     for (int f = 0; f < columns; f++) {
         size_t start, size;
-        field_at(line, length, f, &start, &size);
+        field_next(line, length, &at, &start, &size);
         if (size == name_length && strncmp(line + start, name, size) == 0) return f;
     }
     return -1;
@@ -312,9 +316,10 @@ static int parse_row(const CsvCursor *c, const CsvHeader *h, float *features, ui
         status_hint(st, "every row needs one value per header column");
         return STATUS_BAD_INPUT;
     }
+    size_t at = 0;
     for (int f = 0, feature = 0; f < h->columns; f++) {
         size_t start, size;
-        field_at(line, length, f, &start, &size);
+        field_next(line, length, &at, &start, &size);
         if (f == h->label_column) TRY(parse_label(c, start, size, label, st));
         else TRY(parse_number(c, start, size, &features[feature++], st));
     }

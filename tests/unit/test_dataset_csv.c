@@ -141,6 +141,48 @@ static void header_of_numbers_is_refused(void) {
     }
 }
 
+// Each cell reaches its own feature, whichever column the label is in: the row is read in
+// one pass, field after field, so a slip would shift every feature after it. Spaces and
+// tabs around a cell are trimmed; an empty cell is named at its column.
+static void cells_reach_their_features(void) {
+    Dataset ds;
+    Status st;
+    CHECK_INT_EQ(load("a, label ,b\tc\n 1 ,\t7, 2.5\t\n-3,2 ,4\n", "label", &ds, &st), 0);
+    CHECK_INT_EQ(ds.count, 2);
+    if (ds.count == 2) {
+        CHECK(ds.labels[0] == 7 && ds.labels[1] == 2);
+        CHECK(ds.features[0] == 1.0f && ds.features[1] == 2.5f);
+        CHECK(ds.features[2] == -3.0f && ds.features[3] == 4.0f);
+    }
+    dataset_free(&ds);
+
+    CHECK_INT_EQ(load("label,a,b\n0,1,\n", NULL, &ds, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "an empty cell");
+    CHECK_INT_EQ(st.line, 2);
+    CHECK_INT_EQ(st.column, 5);
+    dataset_free(&ds);
+
+    // Fashion-MNIST's shape as a table: a label, then 784 pixels, feature f holding f.
+    enum { pixels = 784 };
+    static char table[2 * 8 * (pixels + 1)];
+    int used = snprintf(table, sizeof table, "label");
+    for (int f = 0; f < pixels; f++)
+        used += snprintf(table + used, sizeof table - (size_t)used, ",p%d", f);
+    used += snprintf(table + used, sizeof table - (size_t)used, "\n9");
+    for (int f = 0; f < pixels; f++)
+        used += snprintf(table + used, sizeof table - (size_t)used, ",%d", f);
+    snprintf(table + used, sizeof table - (size_t)used, "\n");
+    CHECK_INT_EQ(load(table, NULL, &ds, &st), 0);
+    CHECK_INT_EQ(ds.count, 1);
+    if (ds.count == 1) {
+        int wrong = 0;
+        for (int f = 0; f < pixels; f++) wrong += ds.features[f] != (float)f;
+        CHECK_INT_EQ(wrong, 0);
+        CHECK_INT_EQ(ds.labels[0], 9);
+    }
+    dataset_free(&ds);
+}
+
 int main(void) {
     if (!mkdtemp(folder)) {
         perror(folder);
@@ -150,6 +192,7 @@ int main(void) {
     tiny_numbers_read_as_floats();
     lone_carriage_return_is_named();
     header_of_numbers_is_refused();
+    cells_reach_their_features();
     unlink(path);
     rmdir(folder);
     return test_exit_code("test_dataset_csv");
