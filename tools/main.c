@@ -8,6 +8,7 @@
 
 #include "diagnostics/machine_facts.h"
 #include "kernels/backend.h"
+#include "kernels/mpi/mpi_world.h"
 #include "tools/cli.h"
 #include "base/suggest.h"
 
@@ -100,7 +101,9 @@ static int run_command(int argc, char **argv) {
         // restart above execs with this same argv, so it is the name the user typed.
         args.program = argv[0];
         if (rc) {
-            rc = report_failure(&st);
+            // Every rank of `mpirun -np N` parses the same command line: one says what is
+            // wrong with it, the others only exit with the same code.
+            rc = mpi_launch_rank() > 0 ? status_exit_code(&st) : report_failure(&st);
         } else if (args.help) {
             command_print_help(cmd, stdout);
             rc = 0;
@@ -123,7 +126,7 @@ static int run_command(int argc, char **argv) {
         status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'", name);
     status_hint(&st, "commands: train, eval, check, predict, devices, bench, doctor, explain, "
                          "lab, plot, data; see `trainer --help`");
-    return report_failure(&st);
+    return mpi_launch_rank() > 0 ? status_exit_code(&st) : report_failure(&st);
 }
 
 int main(int argc, char **argv) {

@@ -22,6 +22,16 @@ int mpi_launched(void) {
     return 0;
 }
 
+int mpi_launch_rank(void) {
+    static const char *rank_variables[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                           NULL};
+    for (int i = 0; rank_variables[i]; i++) {
+        const char *value = getenv(rank_variables[i]);
+        if (value) return atoi(value);
+    }
+    return 0;
+}
+
 static void world_of_one(MpiWorld *world) {
     memset(world, 0, sizeof *world);
     world->size = 1;

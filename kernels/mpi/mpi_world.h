@@ -23,6 +23,9 @@ int mpi_built(void);
 // Whether a launcher (mpirun, srun with PMIx) started this process as one of several, from
 // the variables it sets; MPI is not touched.
 int mpi_launched(void);
+// This process's rank as the launcher's variables give it, before MPI_Init (0 when not
+// launched or no variable says): lets a usage error, the same on every rank, print once.
+int mpi_launch_rank(void);
 // MPI_Init (once, thread level "funneled": only the training thread calls MPI) and this
 // process's place. When the process was not launched by mpirun: a world of one, MPI
 // untouched. Launched by mpirun but built without MPI: STATUS_BAD_INPUT saying so.

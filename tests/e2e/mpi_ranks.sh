@@ -5,7 +5,7 @@
 #   loss and accuracy are the whole step's, the same figures;
 # - rank 0 alone prints, and writes --save and checkpoints; every rank resumes from them;
 # - a batch the ranks cannot share evenly is refused naming both numbers, or lowered with
-#   --drop-remainder;
+#   --drop-remainder; a usage error is said once, not once per rank;
 # - a rank killed mid-run ends the launch with an error naming it, within a minute: no hang.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_python3 "compare the weights files"
@@ -71,6 +71,11 @@ expect_in err "--drop-remainder: batch 18 over 4 processes; training with batch 
     "and says what it trains with"
 ranks 2 "${args[@]}" --epochs 1 --replicas 2
 expect_error 2 "with mpirun, a process trains one" "replicas inside ranks are refused"
+# A mistyped option is the same mistake on every rank: said once, every rank exits 2.
+ranks 3 "${args[@]}" --epochs 1 --bogus
+expect_error 2 "unknown option '--bogus' for train" "a usage error under mpirun"
+if [ "$(grep -c "unknown option '--bogus'" <<<"$err")" = 1 ]; then pass "it is said once"
+else fail "a usage error is said once" "$(grep -c "unknown option" <<<"$err") times"; fi
 
 # A rank killed mid-run: the launch ends, naming it, instead of the others waiting forever.
 (mpirun -np 2 --oversubscribe "$TRAINER" "${args[@]}" --epochs 1000 \
