@@ -193,8 +193,12 @@ static void staged_training_split_after_out_of_memory(const Dataset *ds, const L
         // The plan sizes the pass: one failure, not one per halving.
         CHECK_INT_EQ(split.device.alloc.stats.out_of_memory, 1);
         CHECK(split.device.alloc.stats.peak_reserved <= lim->split);
+        // Two passes of 20 add the gradient in another order than one of 40, and Adam's
+        // steps (lr 0.01, 8 of them) carry that rounding on: 1.4e-5 on an AMD EPYC with
+        // AVX-512 kernels in OpenBLAS, under 1e-5 on the CI machines before. Rounding is
+        // all 1e-4 lets through: the same run on 20 fewer samples ends 115 apart.
         double d = parameter_difference(&resident, 0, &split, 0);
-        if (!(d <= 1e-5)) {
+        if (!(d <= 1e-4)) {
             fprintf(stderr, "staged and split differs from whole batches by %.3g\n", d);
             test_failures++;
         }
