@@ -35,6 +35,9 @@ typedef struct PngJob {
     int samples;               // samples per pixel after the transforms: 1 to 4
     unsigned char *pixels;     // height rows of width * samples bytes
     png_bytep *rows;
+    int palette;               // colour type 3: rows hold one index a byte, see expand_palette
+    unsigned char *indices;    // a palette image's rows before expand_palette
+    int largest_index, palette_entries;  // for a palette image whose index runs past PLTE
 } PngJob;
 
 static void on_png_error(png_structp png, png_const_charp message) {
@@ -129,9 +132,46 @@ static int open_png(PngJob *job, Status *st) {
     return 0;
 }
 
+// A palette image's indices (one a byte) to RGB, or RGBA when it has tRNS, as
+// png_set_expand would make them. libpng 1.6.39 reads an index past the PLTE's entries as
+// black (its palette is zero-filled to 256) and only warns; its own count of the largest
+// index (png_get_palette_max) is taken after png_set_expand has already replaced the
+// indices, and even without it skips each row's last byte. So we expand ourselves, after
+// looking at every index. Returns 0, -2 out of memory or -3 an index past the palette.
+static int expand_palette(PngJob *job) {
+    png_colorp palette = NULL;
+    int entries = 0;
+    png_get_PLTE(job->png, job->info, &palette, &entries);
+    png_bytep alphas = NULL;
+    int alpha_count = 0;
+    if (!png_get_tRNS(job->png, job->info, &alphas, &alpha_count, NULL)) alpha_count = 0;
+    size_t count = (size_t)job->width * job->height;
+    int largest = 0;
+    for (size_t i = 0; i < count; i++)
+        if (job->indices[i] > largest) largest = job->indices[i];
+    if (largest >= entries) {
+        job->largest_index = largest;
+        job->palette_entries = entries;
+        return -3;
+    }
+    job->samples = alpha_count > 0 ? 4 : 3;
+    job->pixels = malloc(count * (size_t)job->samples);
+    if (!job->pixels) return -2;
+    for (size_t i = 0; i < count; i++) {
+        int index = job->indices[i];
+        unsigned char *px = job->pixels + i * (size_t)job->samples;
+        px[0] = palette[index].red;
+        px[1] = palette[index].green;
+        px[2] = palette[index].blue;
+        if (job->samples == 4) px[3] = index < alpha_count ? alphas[index] : 255;
+    }
+    return 0;
+}
+
 // Reads the header and, when the size is the wanted one, every row as 8-bit samples.
-// Returns 0 (check job->size_matches), -1 after a libpng error (message in job->error)
-// or -2 out of memory. The only setjmp in this file; see the top of the file.
+// Returns 0 (check job->size_matches), -1 after a libpng error (message in job->error),
+// -2 out of memory or -3 a palette index past the palette. The only setjmp in this file;
+// see the top of the file.
 static int decode(PngJob *job) {
     if (setjmp(png_jmpbuf(job->png))) return -1;
     png_read_info(job->png, job->info);
@@ -141,9 +181,12 @@ static int decode(PngJob *job) {
         job->height != (png_uint_32)job->want_height)
         return 0;
     job->size_matches = 1;
-    // Palette -> RGB, gray below 8 bits -> 8 bits, tRNS -> an alpha channel; 16 bits ->
-    // 8 by scaling (v * 255 / 65535, rounded), not by dropping the low byte.
-    png_set_expand(job->png);
+    // Gray below 8 bits -> 8 bits, tRNS -> an alpha channel; 16 bits -> 8 by scaling
+    // (v * 255 / 65535, rounded), not by dropping the low byte. A palette image's indices
+    // are unpacked to a byte each, for expand_palette.
+    job->palette = png_get_color_type(job->png, job->info) == PNG_COLOR_TYPE_PALETTE;
+    if (job->palette) png_set_packing(job->png);
+    else png_set_expand(job->png);
     png_set_scale_16(job->png);
     png_set_interlace_handling(job->png);
     png_read_update_info(job->png, job->info);
@@ -152,14 +195,16 @@ static int decode(PngJob *job) {
     if (png_get_bit_depth(job->png, job->info) != 8 || job->samples < 1 || job->samples > 4 ||
         row_bytes != (size_t)job->width * (size_t)job->samples)
         png_error(job->png, "unexpected pixel layout after conversion to 8 bits");
-    job->pixels = malloc(row_bytes * job->height);
+    unsigned char *image = malloc(row_bytes * job->height);
+    if (job->palette) job->indices = image;
+    else job->pixels = image;
     job->rows = malloc(job->height * sizeof *job->rows);
-    if (!job->pixels || !job->rows) return -2;
-    for (png_uint_32 y = 0; y < job->height; y++) job->rows[y] = job->pixels + y * row_bytes;
+    if (!image || !job->rows) return -2;
+    for (png_uint_32 y = 0; y < job->height; y++) job->rows[y] = image + y * row_bytes;
     png_read_image(job->png, job->rows);
     // Read to IEND too, so damage after the pixels (a bad CRC, a cut) is not let through.
     png_read_end(job->png, NULL);
-    return 0;
+    return job->palette ? expand_palette(job) : 0;
 }
 
 static void close_png(PngJob *job) {
@@ -167,11 +212,22 @@ static void close_png(PngJob *job) {
     if (job->file) fclose(job->file);
     free(job->rows);
     free(job->pixels);
+    free(job->indices);
 }
 
 static int decode_failed(const PngJob *job, int rc, Status *st) {
     if (rc == -2)
         return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory decoding %s", job->path);
+    if (rc == -3) {
+        status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0,
+                       "cannot decode PNG: pixel index %d is past the palette's %d %s "
+                       "(indices 0 to %d)", job->largest_index, job->palette_entries,
+                       job->palette_entries == 1 ? "entry" : "entries",
+                       job->palette_entries - 1);
+        status_hint(st, "the file is damaged or its writer is faulty (libpng would read "
+                        "those pixels as black); export or download it again");
+        return STATUS_BAD_INPUT;
+    }
     status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0, "cannot decode PNG: %s (libpng)",
                    job->error);
     status_hint(st, "the file is damaged or cut short; export or download it again");

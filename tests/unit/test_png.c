@@ -1,8 +1,9 @@
 // PNG reader: every colour type, bit depth and interlacing libpng can write decodes to
 // the exact 8-bit values it was written with, as 1 (gray) or 3 (RGB) channels in CHW
 // order; alpha is composited over black. A wrong size, a missing file, a file that is
-// not a PNG, a cut-short PNG and damaged chunks are STATUS_BAD_INPUT naming the file,
-// with a message and a hint, never a crash or a leak (the ASan build watches).
+// not a PNG, a cut-short PNG, damaged chunks and a palette index past the palette are
+// STATUS_BAD_INPUT naming the file, with a message and a hint, never a crash or a leak
+// (the ASan build watches).
 //
 // The PNGs are written here with libpng itself, under a fresh /tmp folder.
 #define _POSIX_C_SOURCE 200809L
@@ -70,6 +71,9 @@ static int write_png(const char *path, const TestImage *im) {
             }
         }
         png_init_io(png, f);
+        // Lets palette_index_past_the_palette_is_refused write the indices a faulty
+        // encoder would.
+        png_set_check_for_invalid_index(png, 0);
         png_set_IHDR(png, info, (png_uint_32)im->width, (png_uint_32)im->height, im->bit_depth,
                      im->color_type, im->interlace, PNG_COMPRESSION_TYPE_DEFAULT,
                      PNG_FILTER_TYPE_DEFAULT);
@@ -271,6 +275,7 @@ static void every_format_decodes_exactly(void) {
         {"rgba16.png", 'c', 16, 1},        {"palette8_trns.png", 'p', 8, 1},
         {"palette2.png", 'p', 2, 0},       {"palette4_trns.png", 'p', 4, 1},
         {"rgb8_adam7.png", 'i', 8, 0},     {"gray8_adam7.png", 'j', 8, 0},
+        {"palette1.png", 'p', 1, 0},       {"palette8_adam7.png", 'q', 8, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TestImage im = {0};
@@ -281,6 +286,10 @@ static void every_format_decodes_exactly(void) {
             make_rgb(&im, cases[i].option, cases[i].bit_depth, PNG_INTERLACE_NONE, W, H);
             break;
         case 'p': make_palette(&im, cases[i].bit_depth, cases[i].option); break;
+        case 'q':
+            make_palette(&im, cases[i].bit_depth, cases[i].option);
+            im.interlace = PNG_INTERLACE_ADAM7;
+            break;
         case 'i':  // big enough that all seven Adam7 passes hold pixels
             make_rgb(&im, 0, 8, PNG_INTERLACE_ADAM7, 19, 13);
             break;
@@ -532,6 +541,45 @@ static void ancillary_chunks_are_skipped_unread(void) {
     check_bad_input(read_7x5(path, &st), &st, path, "unexpected end of file");
 }
 
+// An index at or past the PLTE's entry count was read as black without a word (libpng's
+// palette is zero-filled to 256): the image is refused with the largest index and the
+// entry count. The bad index sits in each case where libpng's own check (which skips a
+// row's last byte) misses it: the last pixel of a row, a 1x1 image, an interlaced image.
+static void palette_index_past_the_palette_is_refused(void) {
+    char path[512];
+    path_in(path, sizeof path, "palette_bad.png");
+    struct { int bit_depth, entries, interlace, x, y, index; const char *want; } cases[] = {
+        {8, 16, PNG_INTERLACE_NONE, W - 1, 0, 16, "pixel index 16 is past the palette's 16 "
+                                                  "entries (indices 0 to 15)"},
+        {4, 5, PNG_INTERLACE_ADAM7, W - 1, H - 1, 12, "pixel index 12 is past the palette's 5 "
+                                                     "entries"},
+        {1, 1, PNG_INTERLACE_NONE, 3, 2, 1, "pixel index 1 is past the palette's 1 entry "
+                                            "(indices 0 to 0)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TestImage im = {0};
+        make_palette(&im, cases[i].bit_depth, 0);
+        im.interlace = cases[i].interlace;
+        im.palette_count = cases[i].entries;
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) *sample_at(&im, x, y) %= (unsigned)cases[i].entries;
+        *sample_at(&im, cases[i].x, cases[i].y) = (unsigned)cases[i].index;
+        CHECK_INT_EQ(write_png(path, &im), 0);
+        image_free(&im);
+        Status st;
+        check_bad_input(read_7x5(path, &st), &st, path, cases[i].want);
+        CHECK_CONTAINS(st.message, "cannot decode PNG");
+        CHECK_CONTAINS(st.hint, "damaged");
+        float rgb[3 * W * H];
+        status_clear(&st);
+        check_bad_input(png_read_sample(path, 3, H, W, rgb, &st), &st, path, cases[i].want);
+        // The header alone is fine: a streamed dataset finds this when the batch comes.
+        int width = 0, height = 0;
+        status_clear(&st);
+        CHECK_INT_EQ(png_read_size(path, &width, &height, &st), 0);
+    }
+}
+
 int main(void) {
     snprintf(tmp_root, sizeof tmp_root, "/tmp/trainer-test-png-XXXXXX");
     if (!mkdtemp(tmp_root)) {
@@ -546,13 +594,15 @@ int main(void) {
     truncated_png_reports_libpng_message();
     damaged_chunks_report_libpng_message();
     ancillary_chunks_are_skipped_unread();
+    palette_index_past_the_palette_is_refused();
 
     const char *names[] = {"gray8.png", "gray16.png", "gray1.png", "gray2.png", "gray4.png",
                            "gray8_trns.png", "gray_alpha.png", "rgb8.png", "rgba8.png",
                            "rgb16.png", "rgba16.png", "rgb8_adam7.png", "gray8_adam7.png",
                            "palette8_trns.png", "palette2.png", "palette4_trns.png", "size.png",
                            "channels.png", "text.png", "cut.png", "damaged.png",
-                           "chunks.png"};
+                           "chunks.png", "palette1.png", "palette8_adam7.png",
+                           "palette_bad.png"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[512];
         path_in(path, sizeof path, names[i]);
