@@ -113,6 +113,9 @@ def png_seeds():
     write("png", "rgba16", png(1, 2, 16, 6, [bytes(range(8)), bytes(range(8, 16))]))
     write("png", "palette4_trns", png(4, 2, 4, 3, [b"\x01\x20", b"\x12\x00"],
                                       palette=bytes(range(9)), trns=b"\x00\x80"))
+    # Index 5 of a 3-entry palette, as a row's last pixel (libpng's own check skips it).
+    write("png", "palette8_index_past", png(3, 2, 8, 3, [b"\x00\x01\x05", b"\x02\x01\x00"],
+                                            palette=bytes(range(9))))
     write("png", "gray8_interlaced", png(w, h, 8, 0, gray8, interlace=1))
     whole = png(w, h, 8, 0, gray8)
     write("png", "truncated", whole[: len(whole) - 20])
