@@ -267,7 +267,7 @@ const char *dataset_spec_source(const char *spec, const Dataset *train, char *ou
 static int load_by_spec(const char *spec, const char *split, const DatasetOptions *options,
                         Dataset *out, int *skipped, Status *st) {
     if (strcmp(spec, "fashion-mnist") == 0 || has_prefix(spec, "idx:"))
-        return dataset_load_idx(spec, split, out, st);
+        return dataset_load_idx(spec, split, options, out, st);
     if (has_prefix(spec, "cifar10:")) return dataset_load_cifar10(spec + 8, split, out, st);
     if (has_prefix(spec, "png:"))
         return dataset_load_png(spec + 4, split, options, out, skipped, st);

@@ -44,6 +44,11 @@ typedef struct DatasetOptions {
     // of all of them at load (which then only reads each file's header). DECODE_AUTO
     // streams when the decoded images would take more than half the machine's memory.
     enum { DECODE_UPFRONT, DECODE_STREAM, DECODE_AUTO } decode;
+    // Optional: a one-line message the user should see (an idx: folder holding FILE and a
+    // FILE.gz of another size: which of the two is read). tools/ prints it; data/ never
+    // does. NULL drops it.
+    void (*on_notice)(void *user, const char *line);
+    void *notice_user;
 } DatasetOptions;
 
 // ---- IDX files (MNIST / Fashion-MNIST layout), raw or gzip-compressed ----
@@ -58,7 +63,9 @@ int idx_read_labels(const char *path, uint8_t **labels, int *count, Status *st);
 // spec: "fashion-mnist" (Debian's dataset-fashion-mnist, /usr/share/datasets/fashion-mnist)
 //       "idx:DIR"       any folder holding the four files train-images-idx3-ubyte,
 //                       train-labels-idx1-ubyte, t10k-images-idx3-ubyte,
-//                       t10k-labels-idx1-ubyte (each optionally with .gz)
+//                       t10k-labels-idx1-ubyte (each optionally with .gz; a folder
+//                       holding both reads the plain file, and tells options->on_notice
+//                       when the two differ in size)
 // split: "train" or "test". An unknown spec, missing folder or missing file is
 // STATUS_BAD_INPUT with a hint (e.g. "apt-get install dataset-fashion-mnist").
 int dataset_load(const char *spec, const char *split, Dataset *out, Status *st);
@@ -92,7 +99,8 @@ int dataset_split_off(Dataset *train, double fraction, uint64_t seed, Dataset *v
                       Status *st);
 
 // ---- readers behind the specs (data/dataset_*.c) ----
-int dataset_load_idx(const char *spec, const char *split, Dataset *out, Status *st);
+int dataset_load_idx(const char *spec, const char *split, const DatasetOptions *options,
+                     Dataset *out, Status *st);
 int dataset_load_cifar10(const char *dir, const char *split, Dataset *out, Status *st);
 int dataset_load_png(const char *dir, const char *split, const DatasetOptions *options,
                      Dataset *out, int *skipped, Status *st);

@@ -4,6 +4,8 @@
 
 #include "data/dataset.h"
 
+#include "base/escape.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -152,9 +154,49 @@ static int fail_missing_role(const char *dir, const IdxRole *role, int is_fashio
     return STATUS_BAD_INPUT;
 }
 
+// A folder holding both FILE and FILE.gz is read from FILE (it reads faster). When the
+// two differ, one was replaced and not the other, and the user is told which one is read.
+// Only the sizes are compared, without inflating anything: FILE's against the gzip
+// trailer's ISIZE, the unpacked size mod 2^32 (an IDX payload is at most 4 GiB). A .gz of
+// several gzip members holds only the last one's size there, so it is named even when it
+// matches: rare for IDX files, and a notice, not a refusal.
+static void notice_differing_gz(const char *dir, const char *name,
+                                const DatasetOptions *options) {
+    char raw[1024], gz[1024];
+    struct stat raw_stat;
+    if (!options || !options->on_notice || ends_with_gz(name) ||
+        (size_t)snprintf(gz, sizeof gz, "%s/%s.gz", dir, name) >= sizeof gz)
+        return;
+    snprintf(raw, sizeof raw, "%s/%s", dir, name);
+    FILE *file = NULL;
+    long long gz_bytes = 0;
+    Status unused;
+    // No FILE.gz beside FILE (the usual case), or one that is no file: FILE is read alone.
+    if (stat(raw, &raw_stat) != 0 ||
+        dataset_open_regular(gz, "a gzip file", &file, &gz_bytes, &unused))
+        return;
+    unsigned char magic[2], trailer[4] = {0};
+    int is_gzip = gz_bytes >= 18 && fread(magic, 1, 2, file) == 2 && magic[0] == 0x1f &&
+                  magic[1] == 0x8b && fseek(file, -4, SEEK_END) == 0 &&
+                  fread(trailer, 1, 4, file) == 4;
+    fclose(file);
+    uint32_t unpacked = (uint32_t)trailer[0] | (uint32_t)trailer[1] << 8 |
+                        (uint32_t)trailer[2] << 16 | (uint32_t)trailer[3] << 24;
+    if (is_gzip && unpacked == (uint32_t)raw_stat.st_size) return;
+    char shown_dir[512], shown_name[512], what_gz[64], line[2304];
+    text_escape(dir, strlen(dir), shown_dir, sizeof shown_dir);
+    text_escape(name, strlen(name), shown_name, sizeof shown_name);
+    if (is_gzip) snprintf(what_gz, sizeof what_gz, "unpacks to %lu bytes", (unsigned long)unpacked);
+    else snprintf(what_gz, sizeof what_gz, "is not gzip data");
+    snprintf(line, sizeof line, "%s holds %s (%lld bytes) and %s.gz, which %s: %s is read, "
+             "the .gz is not (remove the one that is out of date)", shown_dir, shown_name,
+             (long long)raw_stat.st_size, shown_name, what_gz, shown_name);
+    options->on_notice(options->notice_user, line);
+}
+
 // Finds the one file in DIR whose name plays `role`.
-static int find_role_file(const char *dir, const IdxRole *role, int is_fashion, char *path,
-                          size_t size, Status *st) {
+static int find_role_file(const char *dir, const IdxRole *role, int is_fashion,
+                          const DatasetOptions *options, char *path, size_t size, Status *st) {
     DIR *folder = opendir(dir);
     if (!folder) {
         status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "cannot list the folder: %s",
@@ -185,6 +227,7 @@ static int find_role_file(const char *dir, const IdxRole *role, int is_fashion, 
         status_hint(st, "move the dataset to a shorter path");
         return STATUS_BAD_INPUT;
     }
+    notice_differing_gz(dir, best, options);
     return 0;
 }
 
@@ -238,7 +281,8 @@ static int read_pair(const char *images_path, const char *labels_path, Dataset *
     return 0;
 }
 
-int dataset_load_idx(const char *spec, const char *split, Dataset *out, Status *st) {
+int dataset_load_idx(const char *spec, const char *split, const DatasetOptions *options,
+                     Dataset *out, Status *st) {
     int first = strcmp(split, "test") == 0 ? 2 : 0;  // ROLES: train images, labels, test...
     char paths[4][1024];
     if (strncmp(spec, "idx:", 4) == 0 && strchr(spec, ',')) {
@@ -248,8 +292,8 @@ int dataset_load_idx(const char *spec, const char *split, Dataset *out, Status *
         int is_fashion = 0;
         TRY(resolve_folder(spec, dir, sizeof dir, &is_fashion, st));
         for (int role = first; role < first + 2; role++)
-            TRY(find_role_file(dir, &ROLES[role], is_fashion, paths[role], sizeof paths[role],
-                               st));
+            TRY(find_role_file(dir, &ROLES[role], is_fashion, options, paths[role],
+                               sizeof paths[role], st));
         dataset_set_source(out, dir);
     }
     if (!out->source[0]) dataset_set_source(out, paths[first]);

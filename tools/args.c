@@ -374,6 +374,10 @@ void print_notice(const char *fmt, ...) {
     va_end(ap);
 }
 
+void print_notice_line(void *user, const char *line) {
+    print_notice("%s", line);
+}
+
 const char *format_count(long value, char *buf, size_t size) {
     char digits[32];
     int n = snprintf(digits, sizeof digits, "%ld", value < 0 ? -value : value);

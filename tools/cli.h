@@ -73,6 +73,8 @@ int finish_stdout(int exit_code);
 // `trainer`), or "/proc/self/exe" when that cannot be known. `path` is the room for it.
 const char *trainer_executable(char *path, size_t size);
 void print_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// print_notice of one line, as a library's on_notice callback takes it (user unused).
+void print_notice_line(void *user, const char *line);
 
 // Read and build the model named by the first positional argument.
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,

@@ -117,6 +117,7 @@ static int read_options(const Command *cmd, const ParsedArgs *args, DatasetOptio
         return STATUS_BAD_INPUT;
     }
     options->channels = (int)channels;
+    options->on_notice = print_notice_line;
     return args_on_bad_sample(cmd, args, &options->skip_bad_samples, st);
 }
 

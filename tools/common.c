@@ -270,9 +270,10 @@ int place_in_data_statement(const Command *cmd, const ParsedArgs *args,
 int load_data_split(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
                     const char *split, const DatasetOptions *options, Dataset *ds,
                     int *skipped, Status *st) {
-    DatasetOptions defaults = {0};
-    int rc = dataset_load_with(data_spec_from_args(cmd, args, config), split,
-                               options ? options : &defaults, ds, skipped, st);
+    DatasetOptions reading = options ? *options : (DatasetOptions){0};
+    if (!reading.on_notice) reading.on_notice = print_notice_line;
+    int rc = dataset_load_with(data_spec_from_args(cmd, args, config), split, &reading, ds,
+                               skipped, st);
     return place_in_data_statement(cmd, args, config, rc, st);
 }
 

@@ -415,6 +415,55 @@ static void idx_folder_loads_both_splits(void) {
     dataset_free(&ds);
 }
 
+// What on_notice heard: the count and the last line.
+typedef struct Notices {
+    int count;
+    char last[1024];
+} Notices;
+
+static void hear_notice(void *user, const char *line) {
+    Notices *heard = user;
+    heard->count++;
+    snprintf(heard->last, sizeof heard->last, "%s", line);
+}
+
+// A folder holding FILE and FILE.gz reads FILE; when the .gz unpacks to another size (its
+// gzip trailer says, nothing is inflated) on_notice hears which one is read.
+static void raw_and_gz_twins_read_the_raw_file(void) {
+    char dir[512], spec[600], path[600];
+    path_in(dir, sizeof dir, tmp_root, "twins-folder");
+    make_idx_folder(dir, 40, 40, 10);
+    snprintf(spec, sizeof spec, "idx:%s", dir);
+    uint8_t buf[16 + 64 * 12];
+    size_t n = make_images(buf, 0x803, 40, 3, 4, 40 * 12);
+    path_in(path, sizeof path, dir, "train-images-idx3-ubyte.gz");
+    write_file(path, buf, n, 1);
+
+    Notices heard = {0};
+    DatasetOptions options = {.on_notice = hear_notice, .notice_user = &heard};
+    Status st;
+    status_clear(&st);
+    Dataset ds;
+    CHECK_INT_EQ(dataset_load_with(spec, "train", &options, &ds, NULL, &st), 0);
+    CHECK_INT_EQ(heard.count, 0);  // the same size: nothing to say
+    dataset_free(&ds);
+
+    n = make_images(buf, 0x803, 64, 3, 4, 64 * 12);
+    write_file(path, buf, n, 1);
+    CHECK_INT_EQ(dataset_load_with(spec, "train", &options, &ds, NULL, &st), 0);
+    CHECK_INT_EQ(ds.count, 40);  // the raw file's
+    CHECK_INT_EQ(heard.count, 1);
+    CHECK_CONTAINS(heard.last, dir);
+    CHECK_CONTAINS(heard.last, "holds train-images-idx3-ubyte (496 bytes) and "
+                               "train-images-idx3-ubyte.gz, which unpacks to 784 bytes: "
+                               "train-images-idx3-ubyte is read");
+    dataset_free(&ds);
+    // No listener: the same load, nothing to tell.
+    CHECK_INT_EQ(dataset_load(spec, "train", &ds, &st), 0);
+    CHECK_INT_EQ(ds.count, 40);
+    dataset_free(&ds);
+}
+
 static void count_mismatch_names_both_files(void) {
     char dir[512], spec[600];
     path_in(dir, sizeof dir, tmp_root, "mismatch-folder");
@@ -575,6 +624,7 @@ int main(void) {
     corrupted_gzip_reports_zlib_message();
     missing_file_and_folder_are_named();
     idx_folder_loads_both_splits();
+    raw_and_gz_twins_read_the_raw_file();
     count_mismatch_names_both_files();
     bad_file_inside_folder_is_named();
     unknown_spec_and_split_are_explained();
