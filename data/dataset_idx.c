@@ -215,15 +215,19 @@ static int find_role_file(const char *dir, const IdxRole *role, int is_fashion,
     }
     closedir(folder);
     if (!best[0]) return fail_missing_role(dir, role, is_fashion, st);
+    // The names are the folder's bytes: escaped, as every name read from the disk is.
+    char shown_best[300], shown_other[300];
+    text_escape(best, strlen(best), shown_best, sizeof shown_best);
+    text_escape(other, strlen(other), shown_other, sizeof shown_other);
     if (ambiguous) {
         status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "two files could be the %s: %s and "
-                       "%s", role->what, best, other);
+                       "%s", role->what, shown_best, shown_other);
         status_hint(st, "name the four files: idx:TRAIN_IMAGES,TRAIN_LABELS,TEST_IMAGES,"
                         "TEST_LABELS");
         return STATUS_BAD_INPUT;
     }
     if ((size_t)snprintf(path, size, "%s/%s", dir, best) >= size) {
-        status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "path too long to hold %s", best);
+        status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "path too long to hold %s", shown_best);
         status_hint(st, "move the dataset to a shorter path");
         return STATUS_BAD_INPUT;
     }

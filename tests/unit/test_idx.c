@@ -483,6 +483,27 @@ static void count_mismatch_names_both_files(void) {
     dataset_free(&ds);
 }
 
+// Two names that could both be the training images: the error names both, each escaped
+// (a folder's names are anyone's bytes; an ESC in one would drive the terminal).
+static void ambiguous_names_are_escaped(void) {
+    char dir[512], spec[600], path[600];
+    path_in(dir, sizeof dir, tmp_root, "ambiguous-folder");
+    make_idx_folder(dir, 40, 40, 10);
+    uint8_t buf[16 + 40 * 12];
+    size_t n = make_images(buf, 0x803, 40, 3, 4, 40 * 12);
+    path_in(path, sizeof path, dir, "x\033[1mtrain-images-idx3-ubyte");
+    write_file(path, buf, n, 0);
+    snprintf(spec, sizeof spec, "idx:%s", dir);
+    Status st;
+    status_clear(&st);
+    Dataset ds;
+    CHECK_INT_EQ(dataset_load(spec, "train", &ds, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "two files could be the training images");
+    CHECK_CONTAINS(st.message, "x\\x1b[1mtrain-images-idx3-ubyte");
+    CHECK(strchr(st.message, '\033') == NULL);
+    dataset_free(&ds);
+}
+
 static void bad_file_inside_folder_is_named(void) {
     char dir[512], spec[600], path[600];
     path_in(dir, sizeof dir, tmp_root, "broken-folder");
@@ -627,6 +648,7 @@ int main(void) {
     raw_and_gz_twins_read_the_raw_file();
     count_mismatch_names_both_files();
     bad_file_inside_folder_is_named();
+    ambiguous_names_are_escaped();
     unknown_spec_and_split_are_explained();
     missing_folders_are_explained();
     real_fashion_mnist_test_split_loads();
