@@ -444,10 +444,13 @@ int dataset_sample_bytes(const Dataset *ds, int index, SampleScratch *s, const u
     }
     int rc = dataset_png_decode(ds, ds->paths[index], s->values, s->bytes, st);
     *bytes = s->bytes;
+    // The file's own hint (what is wrong with it) stays first; this one says why training
+    // met it only now.
     if (rc == STATUS_BAD_INPUT)
-        status_hint(st, "with --decode stream only each file's header is checked before "
-                        "training; --decode upfront reads every image first (and "
-                        "--on-bad-sample skip can leave damaged ones out)");
+        status_hint_append(st, "%swith --decode stream only each file's header is checked "
+                           "before training; --decode upfront reads every image first (and "
+                           "--on-bad-sample skip can leave damaged ones out)",
+                           st->hint[0] ? "; " : "");
     return rc;
 }
 
