@@ -26,6 +26,58 @@ int utf8_sequence_length(const unsigned char *s) {
     return n;
 }
 
+int utf8_decode(const unsigned char *s, size_t available, uint32_t *code_point) {
+    // Past `available` reads as NUL, which no sequence holds: a cut one is not well-formed.
+    unsigned char bytes[4] = {0};
+    memcpy(bytes, s, available < 4 ? available : 4);
+    int n = available ? utf8_sequence_length(bytes) : 0;
+    static const unsigned char lead_mask[5] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+    if (n) {
+        uint32_t value = bytes[0] & lead_mask[n];
+        for (int i = 1; i < n; i++) value = value << 6 | (bytes[i] & 0x3f);
+        *code_point = value;
+    }
+    return n;
+}
+
+int code_point_in_ranges(uint32_t c, const CodePointRange *ranges, size_t count) {
+    for (size_t i = 0; i < count; i++)
+        if (c >= ranges[i].first && c <= ranges[i].last) return 1;
+    return 0;
+}
+
+// East Asian Wide and Fullwidth, as terminals draw them (after Markus Kuhn's wcwidth).
+static const CodePointRange WIDE[] = {
+    {0x1100, 0x115f},   {0x2329, 0x232a},   {0x2e80, 0x303e},   {0x3041, 0x33ff},
+    {0x3400, 0x4dbf},   {0x4e00, 0x9fff},   {0xa000, 0xa4cf},   {0xac00, 0xd7a3},
+    {0xf900, 0xfaff},   {0xfe10, 0xfe19},   {0xfe30, 0xfe6f},   {0xff00, 0xff60},
+    {0xffe0, 0xffe6},   {0x1f300, 0x1f64f}, {0x1f900, 0x1f9ff}, {0x20000, 0x2fffd},
+    {0x30000, 0x3fffd},
+};
+
+// Drawn on the character before them. Names written on macOS often come decomposed
+// ("o" + U+0308 for "ö"), so the combining diacritics are the ones that matter.
+static const CodePointRange ZERO_WIDTH[] = {
+    {0x0300, 0x036f}, {0x1ab0, 0x1aff}, {0x1dc0, 0x1dff},
+    {0x20d0, 0x20ff}, {0xfe00, 0xfe0f}, {0xfe20, 0xfe2f},
+};
+
+int utf8_display_columns(const char *text) {
+    int columns = 0;
+    const unsigned char *s = (const unsigned char *)text;
+    for (size_t left = strlen(text); left > 0;) {
+        uint32_t c = 0;
+        int n = utf8_decode(s, left, &c);
+        if (n == 0) columns += 1;
+        else if (code_point_in_ranges(c, WIDE, sizeof WIDE / sizeof WIDE[0])) columns += 2;
+        else if (!code_point_in_ranges(c, ZERO_WIDTH, sizeof ZERO_WIDTH / sizeof ZERO_WIDTH[0]))
+            columns += 1;
+        s += n ? n : 1;
+        left -= n ? (size_t)n : 1;
+    }
+    return columns;
+}
+
 size_t utf8_valid_size(const char *text) {
     size_t size = 1;
     for (const unsigned char *s = (const unsigned char *)text; *s;) {

@@ -1,0 +1,55 @@
+// base/utf8: utf8_decode reads no further than it is allowed and gives the code point of a
+// well-formed sequence; utf8_display_columns counts what a terminal draws, so that tables of
+// names padded by it line up: a code point one column, CJK and emoji two, a combining mark
+// none, a byte of no sequence one.
+#include "check.h"
+#include "base/utf8.h"
+
+#include <stdint.h>
+
+static void decode_gives_the_code_point(void) {
+    uint32_t c = 0;
+    CHECK_INT_EQ(utf8_decode((const unsigned char *)"A", 1, &c), 1);
+    CHECK_INT_EQ(c, 0x41);
+    CHECK_INT_EQ(utf8_decode((const unsigned char *)"\xc3\xb6", 2, &c), 2);
+    CHECK_INT_EQ(c, 0xf6);
+    CHECK_INT_EQ(utf8_decode((const unsigned char *)"猫", 3, &c), 3);
+    CHECK_INT_EQ(c, 0x732b);
+    CHECK_INT_EQ(utf8_decode((const unsigned char *)"\xf0\x9f\x90\x88", 4, &c), 4);
+    CHECK_INT_EQ(c, 0x1f408);
+    CHECK_INT_EQ(utf8_decode((const unsigned char *)"\xf4\x8f\xbf\xbf", 4, &c), 4);
+    CHECK_INT_EQ(c, 0x10ffff);
+}
+
+static void decode_refuses_what_is_not_well_formed(void) {
+    uint32_t c = 0;
+    CHECK_INT_EQ(utf8_decode((const unsigned char *)"\x80", 1, &c), 0);
+    CHECK_INT_EQ(utf8_decode((const unsigned char *)"\xc0\xaf", 2, &c), 0);
+    CHECK_INT_EQ(utf8_decode((const unsigned char *)"\xed\xa0\x80", 3, &c), 0);
+    CHECK_INT_EQ(utf8_decode((const unsigned char *)"\xf4\x90\x80\x80", 4, &c), 0);
+    // A sequence that goes on past `available` is cut there, so not well-formed.
+    CHECK_INT_EQ(utf8_decode((const unsigned char *)"猫", 2, &c), 0);
+    CHECK_INT_EQ(utf8_decode((const unsigned char *)"\xf0\x9f\x90\x88", 3, &c), 0);
+    CHECK_INT_EQ(utf8_decode((const unsigned char *)"A", 0, &c), 0);
+}
+
+static void display_columns(void) {
+    CHECK_INT_EQ(utf8_display_columns(""), 0);
+    CHECK_INT_EQ(utf8_display_columns("T-shirt/top"), 11);
+    CHECK_INT_EQ(utf8_display_columns("Größe"), 5);
+    CHECK_INT_EQ(utf8_display_columns("Gro\xcc\x88\xc3\x9f" "e"), 5);  // "ö" decomposed
+    CHECK_INT_EQ(utf8_display_columns("猫"), 2);
+    CHECK_INT_EQ(utf8_display_columns("日本語"), 6);
+    CHECK_INT_EQ(utf8_display_columns("한국"), 4);
+    CHECK_INT_EQ(utf8_display_columns("ＡＢ"), 4);  // fullwidth forms
+    CHECK_INT_EQ(utf8_display_columns("\xf0\x9f\x90\x88"), 2);  // U+1F408 cat emoji
+    CHECK_INT_EQ(utf8_display_columns("cat \\x1b[1m"), 11);   // what text_escape writes
+    CHECK_INT_EQ(utf8_display_columns("a\xff" "b"), 3);
+}
+
+int main(void) {
+    decode_gives_the_code_point();
+    decode_refuses_what_is_not_well_formed();
+    display_columns();
+    return test_exit_code("test_utf8");
+}
