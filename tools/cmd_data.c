@@ -10,6 +10,7 @@
 
 #include "base/escape.h"
 #include "base/suggest.h"
+#include "base/utf8.h"
 #include "data/dataset_export.h"
 #include "data/dataset_stats.h"
 #include "tools/cli.h"
@@ -51,8 +52,10 @@ static void print_split(const char *spec, const char *split, const Dataset *ds, 
     for (int c = 0; c <= last; c++) {
         char name[DATASET_SHOWN_NAME];
         const char *raw = c < named ? names[c] : "";
-        printf("  class %3d %-16s %8d\n", c, text_escape(raw, strlen(raw), name, sizeof name),
-               stats.per_class[c]);
+        text_escape(raw, strlen(raw), name, sizeof name);
+        // Padded to 16 columns, not bytes: "Größe" is 7 bytes and 5 columns, "猫" 3 and 2.
+        int pad = 16 - utf8_display_columns(name);
+        printf("  class %3d %s%*s %8d\n", c, name, pad > 0 ? pad : 0, "", stats.per_class[c]);
     }
     printf("  values %.4f to %.4f, mean %.4f, std %.4f\n", stats.min, stats.max, stats.mean,
            stats.std);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/escape.h"
+#include "base/utf8.h"
 #include "data/image.h"
 #include "tools/cli.h"
 
@@ -300,11 +301,13 @@ static void print_prediction(const char *image, const double *probs, const int *
         int c = order[r];
         char name[ESCAPED_NAME_MAX];
         shown_class_name(cn, c, name, sizeof name);
+        // Padded by the columns the name takes on the terminal, not its bytes ("猫": 3, 2).
+        int pad = name_width - utf8_display_columns(name);
         // Never print 0.0000 for a probability that is not zero.
         if (probs[c] >= 0.00005 || probs[c] == 0.0)
-            printf("  %-*s  %.4f\n", name_width, name, probs[c]);
+            printf("  %s%*s  %.4f\n", name, pad > 0 ? pad : 0, "", probs[c]);
         else
-            printf("  %-*s  %.1e\n", name_width, name, probs[c]);
+            printf("  %s%*s  %.1e\n", name, pad > 0 ? pad : 0, "", probs[c]);
     }
 }
 
@@ -360,8 +363,8 @@ static int predict_all(PredictRun *run, Status *st) {
     int name_width = 0;
     for (int c = 0; c < classes; c++) {
         char name[ESCAPED_NAME_MAX];
-        int len = (int)strlen(shown_class_name(&run->names, c, name, sizeof name));
-        if (len > name_width) name_width = len < 40 ? len : 40;
+        int columns = utf8_display_columns(shown_class_name(&run->names, c, name, sizeof name));
+        if (columns > name_width) name_width = columns < 40 ? columns : 40;
     }
     float *scores = malloc((size_t)batch * classes * sizeof *scores);
     double *probs = malloc((size_t)classes * sizeof *probs);
