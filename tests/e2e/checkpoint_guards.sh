@@ -53,12 +53,16 @@ for ((i = 0; i < 300; i++)); do
     [ -f "$work/late" ] && break
     sleep 0.05
 done
-for ((i = 0; i < 100; i++)); do
-    rm -f "$work/late"
-    mkfifo "$work/late" 2>/dev/null && break
-done
-for ((i = 0; i < 200; i++)); do
+# The run renames each epoch's --save onto the path, which can land between the rm and the
+# mkfifo, or replace a FIFO made before that epoch's check: on a loaded machine the swap
+# missed every try and the run trained on until killed. So the FIFO is made again whenever
+# it is gone, until the run stops.
+for ((i = 0; i < 400; i++)); do
     kill -0 "$pid" 2>/dev/null || break
+    if [ ! -p "$work/late" ]; then
+        rm -f "$work/late"
+        mkfifo "$work/late" 2>/dev/null
+    fi
     sleep 0.05
 done
 kill -KILL "$pid" 2>/dev/null
