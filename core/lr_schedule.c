@@ -19,7 +19,8 @@ static double step_decay_lr(const ScheduleConfig *s, double base_lr, long step) 
     return base_lr * pow(s->gamma, (double)(step / s->every));
 }
 
-// t runs from 0 at the first step after warmup to 1 at the run's last step.
+// t runs from 0 at the first step after warmup to 1 at the run's last step. A run with one
+// step after warmup trains it at base_lr: at min_lr (often 0) a one-step run would not learn.
 static double cosine_lr(const ScheduleConfig *s, double base_lr, long step, long total_steps) {
     long span = total_steps - 1 - s->warmup;
     if (span <= 0) return base_lr;

@@ -46,6 +46,10 @@ static void cosine_falls_from_base_to_min_at_the_last_step(void) {
     CHECK_NEAR(lr_at(&s, 1.0, 4, 11), 0.1 + 0.9 * 0.5 * (1.0 + sqrt(0.5)), 1e-12);  // t = 1/4
     CHECK_NEAR(lr_at(&s, 1.0, 10, 11), 0.1, 1e-12);
     CHECK_NEAR(lr_at(&s, 1.0, 50, 11), 0.1, 1e-12);  // past the end: stays at min_lr
+    // One step after warmup: t would be 0 and 1 at once; it trains at lr (docs say so).
+    CHECK_NEAR(lr_at(&s, 1.0, 2, 3), 1.0, 1e-15);
+    ScheduleConfig no_warmup = {.kind = SCHEDULE_COSINE, .min_lr = 0.0};
+    CHECK_NEAR(lr_at(&no_warmup, 1.0, 0, 1), 1.0, 1e-15);  // a one-step run learns
 }
 
 static int read_schedule(const char *text, ScheduleConfig *out, Status *st) {
