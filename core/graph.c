@@ -39,6 +39,12 @@ typedef struct Builder {
     int optimizer_line;
     int train_line;
     int schedule_line;
+    // The next number each word's default names try ("dense" -> 4 after dense1..dense3).
+    struct {
+        char word[32];
+        int next;
+    } name_counters[32];
+    int name_counter_count;
 } Builder;
 
 // A BAD_INPUT error at a place in the model file, with a hint.
@@ -93,11 +99,33 @@ static Layer *new_layer(const Builder *b, const LayerKind *kind, const ModelStat
 }
 
 // "dense1", "dense2", ...: numbered per statement word, like Keras' dense_1.
-static void default_name(const Graph *g, const char *word, char *out, size_t size) {
-    for (int n = 1;; n++) {
+// The counter of a word's default names, or NULL when the table is full (then the search
+// starts at 1, as it always did).
+static int *name_counter(Builder *b, const char *word) {
+    for (int i = 0; i < b->name_counter_count; i++)
+        if (strcmp(b->name_counters[i].word, word) == 0) return &b->name_counters[i].next;
+    int max_counters = (int)(sizeof b->name_counters / sizeof b->name_counters[0]);
+    if (b->name_counter_count == max_counters ||
+        strlen(word) >= sizeof b->name_counters[0].word)
+        return NULL;
+    int i = b->name_counter_count++;
+    snprintf(b->name_counters[i].word, sizeof b->name_counters[i].word, "%s", word);
+    b->name_counters[i].next = 1;
+    return &b->name_counters[i].next;
+}
+
+// The first of word1, word2, ... that no layer has. Layers are only added while building,
+// so every number below the word's counter is taken (given here, or passed because a
+// name= held it) and the search starts there: from 1 each time, N unnamed layers of one
+// kind cost N^3/2 name comparisons (2,000 dense layers: 8.6 s in `trainer check`).
+static void default_name(Builder *b, const char *word, char *out, size_t size) {
+    int *next = name_counter(b, word);
+    int n = next ? *next : 1;
+    for (;; n++) {
         snprintf(out, size, "%s%d", word, n);
-        if (!find_layer(g, out)) return;
+        if (!find_layer(b->g, out)) break;
     }
+    if (next) *next = n + 1;
 }
 
 static int valid_name(const char *name) {
@@ -110,7 +138,7 @@ static int valid_name(const char *name) {
 static int set_layer_name(Builder *b, Layer *l, const ModelStatement *s, const char *word) {
     const ModelAttr *name = model_attr_find(s, "name");
     if (!name) {
-        default_name(b->g, word, l->name, sizeof l->name);
+        default_name(b, word, l->name, sizeof l->name);
         return 0;
     }
     if (!valid_name(name->value))

@@ -126,6 +126,37 @@ static void names_and_from_wire_layers(void) {
     model_file_free(&f);
 }
 
+// A default name is the first of word1, word2, ... that no layer before it holds, name=
+// taking numbers too; the search resumes where the last one stopped (checkpoints store
+// tensors under these names, so they must not change with how they are found).
+static void default_names_pass_numbers_taken_by_name(void) {
+    ModelFile f;
+    Graph g;
+    if (build_text("input shape=4\n"
+                   "dense units=4\n"
+                   "dense units=4 name=dense3\n"
+                   "dense units=4\n"
+                   "dense units=4\n"
+                   "dense units=4 name=dense6\n"
+                   "dense units=4\n"
+                   "dense units=2\n"
+                   "loss mse\n",
+                   &f, &g, NULL)) {
+        model_file_free(&f);
+        return;
+    }
+    static const char *const names[] = {"input1", "dense1", "dense3", "dense2", "dense4",
+                                        "dense6", "dense5", "dense7", "loss1"};
+    CHECK_INT_EQ(g.count, 9);
+    for (int i = 0; i < g.count && i < 9; i++)
+        if (strcmp(g.layers[i]->name, names[i]) != 0) {
+            fprintf(stderr, "layer %d is named '%s', want '%s'\n", i, g.layers[i]->name, names[i]);
+            test_failures++;
+        }
+    graph_free(&g);
+    model_file_free(&f);
+}
+
 // `act=` inserts an activation layer NAME.act after its owner; from=NAME then refers to
 // the activation's output, since that is what the statement produces.
 static void act_key_inserts_activation_layer(void) {
@@ -383,6 +414,7 @@ static void training_learns_a_separable_problem(void) {
 int main(void) {
     bundled_mlp_has_expected_layers_and_parameters();
     names_and_from_wire_layers();
+    default_names_pass_numbers_taken_by_name();
     act_key_inserts_activation_layer();
     plan_gradients_skips_the_input_and_its_views();
     check_dataset_matches_shapes_and_labels();
