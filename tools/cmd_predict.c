@@ -272,17 +272,24 @@ static int softmax_row(const float *scores, int classes, double *probs) {
     return 0;
 }
 
-// The k most likely classes first; equal probabilities keep class order.
-static void top_classes(const double *probs, int classes, int k, int *order) {
-    for (int c = 0; c < classes; c++) order[c] = c;
-    for (int r = 0; r < k; r++) {
-        int best = r;
-        for (int c = r + 1; c < classes; c++)
-            if (probs[order[c]] > probs[order[best]]) best = c;
-        int t = order[r];
-        order[r] = order[best];
-        order[best] = t;
-    }
+typedef struct RankedClass {
+    double probability;
+    int index;
+} RankedClass;
+
+static int more_likely_first(const void *a, const void *b) {
+    const RankedClass *x = a, *y = b;
+    if (x->probability != y->probability) return x->probability < y->probability ? 1 : -1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+// Every class, most likely first; equal probabilities keep class order. One sort, not a
+// selection per printed class: with --top near the class count (1,000 classes) that was
+// K·C steps an image. `ranked` is room for `classes` entries.
+static void rank_classes(const double *probs, int classes, RankedClass *ranked, int *order) {
+    for (int c = 0; c < classes; c++) ranked[c] = (RankedClass){probs[c], c};
+    qsort(ranked, (size_t)classes, sizeof *ranked, more_likely_first);
+    for (int c = 0; c < classes; c++) order[c] = ranked[c].index;
 }
 
 // Class c as printed: its name escaped (names come from files, and so do image paths,
@@ -369,8 +376,9 @@ static int predict_all(PredictRun *run, Status *st) {
     float *scores = malloc((size_t)batch * classes * sizeof *scores);
     double *probs = malloc((size_t)classes * sizeof *probs);
     int *order = malloc((size_t)classes * sizeof *order);
+    RankedClass *ranked = malloc((size_t)classes * sizeof *ranked);
     int32_t *labels = calloc((size_t)batch, sizeof *labels);  // the loss needs some; class 0
-    int rc = (!scores || !probs || !order || !labels)
+    int rc = (!scores || !probs || !order || !ranked || !labels)
                  ? status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory")
                  : 0;
     const Tensor *logits = &g->loss->inputs[0]->output;
@@ -393,13 +401,14 @@ static int predict_all(PredictRun *run, Status *st) {
                 rc = STATUS_RUNTIME_ERROR;
                 break;
             }
-            top_classes(probs, classes, run->top, order);
+            rank_classes(probs, classes, ranked, order);
             print_prediction(image, probs, order, run->top, &run->names, name_width);
         }
     }
     free(scores);
     free(probs);
     free(order);
+    free(ranked);
     free(labels);
     return rc;
 }
