@@ -56,8 +56,8 @@ run "$TRAINER" train models/mlp.model "${common[@]}" --decode stream
 expect_error 2 "$victim" "a damaged file stops the streamed run, naming it"
 expect_in err "cannot decode PNG" "what was wrong with it"
 expect_in err "--decode upfront reads every image first" "the hint says how to find them all first"
-expect_in err "  hint: the file is damaged or cut short; export or download it again; with --decode stream" \
-    "after the file's own hint"
+own_hint="  hint: the file is damaged or cut short; export or download it again"
+expect_in err "$own_hint; with --decode stream" "after the file's own hint"
 run "$TRAINER" train models/mlp.model "${common[@]}" --decode upfront --on-bad-sample skip
 expect_rc 0 "decoded up front, the damaged file is skipped"
 expect_in out "skipped 1 unreadable sample" "and counted"
