@@ -639,7 +639,7 @@ static int list_steps(const char *folder, long **steps, int *count) {
     // qsort, not an insertion sort: readdir gives the names in hash order, and a run that
     // keeps every checkpoint lists the folder at each save (4,000 saves of a tiny model with
     // --keep-last 1000000 took 46.7 s so, 8.2 s now; 3.0 s keeping 3).
-    qsort(*steps, (size_t)*count, sizeof **steps, newer_step_first);
+    if (*count > 1) qsort(*steps, (size_t)*count, sizeof **steps, newer_step_first);
     return 0;
 }
 
