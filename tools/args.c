@@ -9,6 +9,7 @@
 #include "base/escape.h"
 #include "data/dataset.h"
 #include "diagnostics/machine_facts.h"
+#include "kernels/mpi/mpi_world.h"
 #include "tools/cli.h"
 #include "base/suggest.h"
 
@@ -366,6 +367,10 @@ int report_failure(const Status *st) {
 }
 
 void print_notice(const char *fmt, ...) {
+    // Every process of `mpirun -np N` reads the same command line, files and data, so a
+    // notice about them would come N times: rank 0 says it. What one rank alone meets while
+    // training goes through print_rank_notice.
+    if (mpi_launch_rank() > 0) return;
     va_list ap;
     va_start(ap, fmt);
     fputs("trainer: notice: ", stderr);
@@ -376,6 +381,10 @@ void print_notice(const char *fmt, ...) {
 
 void print_notice_line(void *user, const char *line) {
     print_notice("%s", line);
+}
+
+void print_rank_notice(int rank, int ranks, const char *host, const char *line) {
+    fprintf(stderr, "trainer: notice: rank %d of %d (%s): %s\n", rank, ranks, host, line);
 }
 
 const char *format_count(long value, char *buf, size_t size) {

@@ -72,7 +72,12 @@ int finish_stdout(int exit_code);
 // The path to execute this trainer again by: its own (so the process is still named
 // `trainer`), or "/proc/self/exe" when that cannot be known. `path` is the room for it.
 const char *trainer_executable(char *path, size_t size);
+// "trainer: notice: ..." on stderr; said by rank 0 alone under mpirun (every rank reads the
+// same options and data, so the others would only repeat it).
 void print_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// A notice only this rank of an mpirun launch can give (its own out-of-memory split, say),
+// labelled as the rank's errors are: "rank R of N (HOST): LINE".
+void print_rank_notice(int rank, int ranks, const char *host, const char *line);
 // print_notice of one line, as a library's on_notice callback takes it (user unused).
 void print_notice_line(void *user, const char *line);
 

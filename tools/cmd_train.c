@@ -74,6 +74,7 @@ typedef struct TrainSession {
     EarlyStop early_stop;   // patience 0: off
     int stopped_early;      // on_epoch stopped training because early_stop said so
     int last_epoch;         // the last epoch reported, for the log's final test row
+    const MpiWorld *world;  // this process among an mpirun launch's
 } TrainSession;
 
 static int on_step(void *user, const StepReport *r) {
@@ -105,10 +106,16 @@ static const char *last_checkpoint(void *user) {
     return session->checkpoints.last_written[0] ? session->checkpoints.last_written : NULL;
 }
 
+// The training loop's notices can be one rank's alone (its share split after running out of
+// memory): a rank other than 0 says them too, labelled.
 static void on_notice(void *user, const char *line) {
     TrainSession *session = user;
     progress_clear(&session->bar);
-    print_notice("%s", line);
+    const MpiWorld *world = session->world;
+    if (world && world->size > 1 && world->rank != 0)
+        print_rank_notice(world->rank, world->size, world->host, line);
+    else
+        print_notice("%s", line);
 }
 
 // Runs after the epoch's checkpoints and --save, so the epoch training stops at is kept like
@@ -452,6 +459,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     // Every rank resumes from the checkpoint; only rank 0 writes.
     session.checkpoints.read_only = r->world.rank != 0;
     session.checkpoints.processes = r->world.size;
+    session.world = &r->world;
     // Open fails before its resume or not at all (--init-from with --resume is refused first).
     TRY(checkpoints_open(cmd, args, &session.checkpoints, r->graph_list, r->device_list,
                          r->count, &r->config, st));

@@ -71,6 +71,12 @@ expect_in err "--drop-remainder: batch 18 over 4 processes; training with batch 
     "and says what it trains with"
 ranks 2 "${args[@]}" --epochs 1 --replicas 2
 expect_error 2 "with mpirun, a process trains one" "replicas inside ranks are refused"
+# A notice about the options or data is the same on every rank: rank 0 says it once.
+ranks 2 "${args[@]}" --epochs 1 --threads 999
+expect_rc 0 "2 ranks with --threads past the cores"
+if [ "$(grep -c "notice: --threads 999 is more than" <<<"$err")" = 1 ]; then
+    pass "a notice about the options is said once"
+else fail "a notice about the options is said once" "$(grep -c "threads 999" <<<"$err") times"; fi
 # A mistyped option is the same mistake on every rank: said once, every rank exits 2.
 ranks 3 "${args[@]}" --epochs 1 --bogus
 expect_error 2 "unknown option '--bogus' for train" "a usage error under mpirun"
