@@ -76,6 +76,15 @@ static void restart_with_blas_settings(char **argv) {
     execv(trainer_executable(self, sizeof self), argv);  // returns only on failure: run as we are
 }
 
+// Every rank of `mpirun -np N` parses the same command line, so a mistake in it is the
+// same on each: rank 0 says it and exits with its code. The others leave quietly with 0:
+// mpirun ends every process once one exits non-zero, and a rank exiting 2 first could end
+// rank 0 before its message (seen in CI with 3 ranks: nothing was said at all). The launch
+// still fails, with rank 0's code.
+static int report_usage_failure(const Status *st) {
+    return mpi_launch_rank() > 0 ? 0 : report_failure(st);
+}
+
 static int run_command(int argc, char **argv) {
     if (argc < 2) {
         print_usage(stderr);
@@ -101,9 +110,7 @@ static int run_command(int argc, char **argv) {
         // restart above execs with this same argv, so it is the name the user typed.
         args.program = argv[0];
         if (rc) {
-            // Every rank of `mpirun -np N` parses the same command line: one says what is
-            // wrong with it, the others only exit with the same code.
-            rc = mpi_launch_rank() > 0 ? status_exit_code(&st) : report_failure(&st);
+            rc = report_usage_failure(&st);
         } else if (args.help) {
             command_print_help(cmd, stdout);
             rc = 0;
@@ -126,7 +133,7 @@ static int run_command(int argc, char **argv) {
         status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'", name);
     status_hint(&st, "commands: train, eval, check, predict, devices, bench, doctor, explain, "
                          "lab, plot, data; see `trainer --help`");
-    return mpi_launch_rank() > 0 ? status_exit_code(&st) : report_failure(&st);
+    return report_usage_failure(&st);
 }
 
 int main(int argc, char **argv) {
