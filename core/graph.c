@@ -98,7 +98,6 @@ static Layer *new_layer(const Builder *b, const LayerKind *kind, const ModelStat
     return l;
 }
 
-// "dense1", "dense2", ...: numbered per statement word, like Keras' dense_1.
 // The counter of a word's default names, or NULL when the table is full (then the search
 // starts at 1, as it always did).
 static int *name_counter(Builder *b, const char *word) {
@@ -114,10 +113,11 @@ static int *name_counter(Builder *b, const char *word) {
     return &b->name_counters[i].next;
 }
 
-// The first of word1, word2, ... that no layer has. Layers are only added while building,
-// so every number below the word's counter is taken (given here, or passed because a
-// name= held it) and the search starts there: from 1 each time, N unnamed layers of one
-// kind cost N^3/2 name comparisons (2,000 dense layers: 8.6 s in `trainer check`).
+// "dense1", "dense2", ...: numbered per statement word, like Keras' dense_1; the first of
+// word1, word2, ... that no layer has. Layers are only added while building, so every
+// number below the word's counter is taken (given here, or passed because a name= held
+// it) and the search starts there: from 1 each time, N unnamed layers of one kind cost
+// N^3/2 name comparisons (2,000 dense layers: 8.6 s in `trainer check`).
 static void default_name(Builder *b, const char *word, char *out, size_t size) {
     int *next = name_counter(b, word);
     int n = next ? *next : 1;

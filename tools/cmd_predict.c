@@ -286,10 +286,9 @@ static int more_likely_first(const void *a, const void *b) {
 // Every class, most likely first; equal probabilities keep class order. One sort, not a
 // selection per printed class: with --top near the class count (1,000 classes) that was
 // K·C steps an image. `ranked` is room for `classes` entries.
-static void rank_classes(const double *probs, int classes, RankedClass *ranked, int *order) {
+static void rank_classes(const double *probs, int classes, RankedClass *ranked) {
     for (int c = 0; c < classes; c++) ranked[c] = (RankedClass){probs[c], c};
     qsort(ranked, (size_t)classes, sizeof *ranked, more_likely_first);
-    for (int c = 0; c < classes; c++) order[c] = ranked[c].index;
 }
 
 // Class c as printed: its name escaped (names come from files, and so do image paths,
@@ -300,21 +299,22 @@ static const char *shown_class_name(const ClassNames *cn, int c, char *out, size
     return out;
 }
 
-static void print_prediction(const char *image, const double *probs, const int *order, int k,
+static void print_prediction(const char *image, const RankedClass *ranked, int k,
                              const ClassNames *cn, int name_width) {
     char shown[4 * 4096 + 8];
     printf("%s\n", text_escape(image, strlen(image), shown, sizeof shown));
     for (int r = 0; r < k; r++) {
-        int c = order[r];
+        int c = ranked[r].index;
+        double probability = ranked[r].probability;
         char name[ESCAPED_NAME_MAX];
         shown_class_name(cn, c, name, sizeof name);
         // Padded by the columns the name takes on the terminal, not its bytes ("猫": 3, 2).
         int pad = name_width - utf8_display_columns(name);
         // Never print 0.0000 for a probability that is not zero.
-        if (probs[c] >= 0.00005 || probs[c] == 0.0)
-            printf("  %s%*s  %.4f\n", name, pad > 0 ? pad : 0, "", probs[c]);
+        if (probability >= 0.00005 || probability == 0.0)
+            printf("  %s%*s  %.4f\n", name, pad > 0 ? pad : 0, "", probability);
         else
-            printf("  %s%*s  %.1e\n", name, pad > 0 ? pad : 0, "", probs[c]);
+            printf("  %s%*s  %.1e\n", name, pad > 0 ? pad : 0, "", probability);
     }
 }
 
@@ -375,10 +375,9 @@ static int predict_all(PredictRun *run, Status *st) {
     }
     float *scores = malloc((size_t)batch * classes * sizeof *scores);
     double *probs = malloc((size_t)classes * sizeof *probs);
-    int *order = malloc((size_t)classes * sizeof *order);
     RankedClass *ranked = malloc((size_t)classes * sizeof *ranked);
     int32_t *labels = calloc((size_t)batch, sizeof *labels);  // the loss needs some; class 0
-    int rc = (!scores || !probs || !order || !ranked || !labels)
+    int rc = (!scores || !probs || !ranked || !labels)
                  ? status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory")
                  : 0;
     const Tensor *logits = &g->loss->inputs[0]->output;
@@ -401,13 +400,12 @@ static int predict_all(PredictRun *run, Status *st) {
                 rc = STATUS_RUNTIME_ERROR;
                 break;
             }
-            rank_classes(probs, classes, ranked, order);
-            print_prediction(image, probs, order, run->top, &run->names, name_width);
+            rank_classes(probs, classes, ranked);
+            print_prediction(image, ranked, run->top, &run->names, name_width);
         }
     }
     free(scores);
     free(probs);
-    free(order);
     free(ranked);
     free(labels);
     return rc;

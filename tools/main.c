@@ -79,7 +79,7 @@ static void restart_with_blas_settings(char **argv) {
 // Every rank of `mpirun -np N` parses the same command line, so a mistake in it is the
 // same on each: rank 0 says it and exits with its code. The others leave quietly with 0:
 // mpirun ends every process once one exits non-zero, and a rank exiting 2 first could end
-// rank 0 before its message (seen in CI with 3 ranks: nothing was said at all). The launch
+// rank 0 before its message (seen in a run of .ci/run: 3 ranks, nothing said). The launch
 // still fails, with rank 0's code.
 static int report_usage_failure(const Status *st) {
     return mpi_launch_rank() > 0 ? 0 : report_failure(st);
