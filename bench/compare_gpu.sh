@@ -1,74 +1,73 @@
 #!/usr/bin/env bash
 # bench/compare_gpu.sh [-s issue|quick|rest|full] [-m "MODELS"] [-p "PRECISIONS"] [BATCH...]
-#                      [-c "eager compile graphs"] [-e EPOCHS] [-n TRAIN_SAMPLES] [-d cuda:N]
-#                      [-f] [-T] [-g off|auto|on] [-a|-A] [-b SECONDS] [-o RESULTS.tsv] [-w] [-h]
-# Training throughput on one GPU, trainer against PyTorch (bench/torch_train.py) in three
-# ways: eager, torch.compile, and torch.compile(mode="reduce-overhead"), which replays CUDA
-# graphs. Same model, data, batch, optimizer (Adam) and precision, on the same card in the
-# same run. Each figure is the best epoch's samples/s over the training steps, evaluation
-# excluded; the best of EPOCHS (default 3), so the first epoch's warm-up (CUDA context,
-# cuDNN's algorithm choice, PyTorch's compilation and CUDA-graph recording) does not count.
-# Then the table: trainer | eager | compile | compile + CUDA graphs, trainer's ratio to each,
-# and issue 15's targets (met / not met: reported, never an exit status).
+#                      [-c "eager compile graphs"] [-e EPOCHS] [-n TRAIN_SAMPLES] [-d cuda:N|cpu]
+#                      [-f] [-T] [-g off|auto|on] [-a|-A] [-b SECONDS] [-o RESULTS.tsv] [-h]
+# Training throughput on one GPU, trainer against PyTorch at its best (bench/torch_train.py)
+# in three columns: eager with Adam(fused=True); the whole step in one
+# torch.compile(mode="max-autotune-no-cudagraphs"); the whole step (forward, backward,
+# Adam(capturable=True)) captured as one CUDA graph and replayed. Every column gathers its
+# batches on the device from an order drawn there, reads the loss back every 16 steps (as
+# trainer does) and runs the CNNs channels_last. Same model, data, batch, optimizer (Adam)
+# and precision, on the same card in the same run. Each figure is the best epoch's samples/s
+# over the training steps, evaluation excluded; the best of EPOCHS (default 3), so the first
+# epoch's warm-up (CUDA context, cuDNN's algorithm choice, PyTorch's compilation and
+# autotuning, the graph's capture) does not count. The table's ratio is trainer against the
+# best PyTorch column of each row, which it names, and issue 33's targets (met / not met:
+# reported, never an exit status).
 #
 # What runs (rows are model, batch, precision):
-#   -s issue  (the default) the rows issue 15 sets targets for: mlp 128, lenet 128,
-#             lenet 1024, cnn-bn 1024 in TF32, and models/wide-mlp.model at batch 4096 in
-#             bf16 (PyTorch: bf16 autocast) beside `trainer bench gemm`'s bf16 TFLOP/s; then
-#             bf16 and fp16 training against fp32's test accuracy (tests/gpu/precision_train.sh:
-#             mlp, lenet, cnn-bn, 10 epochs, full data). About 5 minutes on an H100.
-#   -s quick  mlp 128, lenet 1024 and the wide MLP in bf16; eager and CUDA graphs only; no
-#             accuracy check. About 2 minutes.
-#   -s rest   what the issue's rows leave out: mlp 1024, cnn-bn 128, resnet-mini 128 and
-#             1024 in TF32, the wide MLP in tf32, fp16 and fp32. About 7 minutes.
-#   -s full   issue, then rest: about 12 minutes, more than a lent GPU machine's 10-minute
-#             command; there run -s issue -o a.tsv and -s rest -o b.tsv, and make one table
-#             of both: python3 bench/gpu_table.py --write docs/benchmarks.md a.tsv b.tsv.
+#   -s issue  (the default) the rows issue 33 sets targets for: mlp, lenet and cnn-bn at
+#             batch 128 and lenet and cnn-bn at 1024 in TF32, and models/wide-mlp.model at
+#             batch 4096 in bf16 (PyTorch: bf16 autocast) beside `trainer bench gemm`'s bf16
+#             TFLOP/s. No accuracy check (-a adds it).
+#   -s quick  mlp 128, lenet 1024 and the wide MLP in bf16; eager and CUDA graph only.
+#   -s rest   what the issue's rows leave out: mlp 1024, resnet-mini 128 and 1024 in TF32,
+#             the wide MLP in tf32, fp16 and fp32.
+#   -s full   issue, then rest, with the accuracy check: more than a lent machine's call;
+#             run -s issue and -s rest as two calls, into the same results folder.
 #   -m/-p/BATCH  instead of a set: every model of -m (default "mlp lenet") at every BATCH
 #             (default 128 1024) in every precision of -p (default tf32; -f: fp32). Models:
 #             mlp lenet cnn-bn resnet-mini wide-mlp; precisions: fp32 tf32 bf16 fp16.
-# The estimates add up the H100 run of 2026-11-23 (shared/gpu-runs/2026-11-23-h100): a
-# PyTorch run's first epoch took 1-6 s eager, 11-25 s under torch.compile and 6-13 s with
-# CUDA graphs, later epochs ~1 s at batch 128 and less at 1024, trainer's epochs under a
-# second; with ~5 s to start a PyTorch process and load the data (assumed: the logs do not
-# time it) a row costs 45-70 s with all four columns (resnet-mini's PyTorch side was not
-# in that run: taken as cnn-bn's). Not yet checked against a whole run of this script.
-# -b (default 540 s) is the budget: a run that would start with less than 20 s left is not
-# started (its cell says so), a run is stopped when the budget ends, and the table is
-# written with what was measured. The plain torch.compile column, which no target of issue
-# 15 reads, runs last, after every row's other cells and the accuracy check.
+# How long: not yet measured with these columns. The old ones (an H100, 2026-11-23) took
+# 1-6 s for a PyTorch run's first epoch eager and 11-25 s compiled; max-autotune's
+# autotuning adds to that, so the compile column runs last in each row and -b cuts what
+# does not fit. -b (default 540 s) is the budget: a run that would start with less than
+# 20 s left is not started (its cell says so), a run is stopped when the budget ends, and
+# the table is written with what was measured.
 #
 # Options:
 #   -c MODES  PyTorch's columns, some of: eager compile graphs (default all three)
 #   -e N      epochs per run (default 3); -n N: the first N training samples only
-#   -d DEV    cuda or cuda:N (default cuda:0); cpu with -T: a dry run of the pipeline on the
-#             CPU (trainer's side only; the figures mean nothing)
+#   -d DEV    cuda or cuda:N (default cuda:0); cpu: the whole pipeline on the CPU (a test of
+#             the scripts: the figures mean nothing; PyTorch's graphs column skips there, and
+#             its compile column without torch.compile)
 #   -f        FP32 only: the same as -p fp32 (trainer --precision fp32, PyTorch allow_tf32 off)
-#   -T        trainer only, for a machine without a CUDA build of PyTorch
+#   -T        trainer only, for a machine without PyTorch
 #   -g MODE   trainer's --cuda-graph (default auto: each step replayed from a CUDA Graph
-#             where the run allows it, as the compile + CUDA graphs column does; off:
-#             plain launches); the versions table says how trainer's steps ran
-#   -a / -A   the accuracy check on / off (default: on for -s issue and full, else off)
-#   -o FILE   the results (tab-separated, bench/gpu_table.py reads them; default a new file
-#             under $TMPDIR), with every run's output in FILE's name with .log
-#   -w        write the tables, the versions (GPU, driver, CUDA, cuDNN, cuBLAS, PyTorch,
-#             trainer's commit, the date) and this command into docs/benchmarks.md, in place
-#             of the block between its "compare_gpu.sh: generated block" markers
-# When $OUT is set (a lent GPU machine, whose working tree does not come back), the
-# results, the log and the generated block are copied there; make the table here with
-# python3 bench/gpu_table.py --write docs/benchmarks.md RESULTS.tsv.
+#             where the run allows it; off: plain launches); the versions table says how
+#             trainer's steps ran
+#   -a / -A   the accuracy check (tests/gpu/precision_train.sh: bf16 and fp16 against fp32,
+#             10 epochs) on / off (default: on for -s full, else off)
+#   -o FILE   the results file (tab-separated, bench/gpu_table.py reads them), with every
+#             run's output in FILE's name with .log. Default on a GPU: the run's results
+#             folder, $RESULTS/DATE-GPU/compare-gpu.tsv (RESULTS: $OUT/results on a lent
+#             machine, else bench/results), with versions.txt, commands.txt and commit.txt
+#             beside it (bench/results_folder.sh); on the CPU a new file under $TMPDIR.
+# Commit the folder, then make the docs' tables from every folder:
+#   python3 bench/gpu_table.py --write docs/benchmarks.md
 #
 # Precision: tf32 allows TF32 on both sides (trainer's default; PyTorch's allow_tf32 flags);
 # fp32 keeps both in full FP32; bf16/fp16 are trainer's --precision (compute in bf16/fp16 on
 # fp32 storage) against PyTorch's autocast (fp16 with a GradScaler, as trainer's fp16 scales
-# the loss). Data: both keep the dataset's bytes on the GPU and gather each batch there from
-# shuffled indices (trainer does when the dataset fits; torch_train.py does the same).
+# the loss; not in the CUDA graph column). Data: both keep the dataset's bytes on the device
+# and gather each batch there.
 #
 # Needs: an NVIDIA GPU; a trainer build with the CUDA backend: $TRAINER, or $BUILD/trainer
-# (default build/, built if missing); python3 (or $PYTHON) for the tables, with a CUDA build
-# of PyTorch and numpy unless -T; Fashion-MNIST in /usr/share/datasets/fashion-mnist or
+# (default build/, built if missing); python3 (or $PYTHON) for the tables, with PyTorch and
+# numpy unless -T; Fashion-MNIST in /usr/share/datasets/fashion-mnist or
 # $TRAINER_FASHION_MNIST_DIR. Without any of these it stops, saying which, with exit status
-# 1. Exit 1 also when a run failed (the table is still written, the cell says why).
+# 1. Exit 1 also when a run failed (the table is still written, the cell says why); a
+# PyTorch column that cannot run here (torch_train.py's exit 77) is a skipped cell, no failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The command as it was typed, for the docs: arguments with spaces in double quotes.
@@ -79,13 +78,13 @@ for arg in "$@"; do
 done
 [ -n "${BUILD:-}" ] && command_line="BUILD=$BUILD $command_line"
 set_name="" epochs=3 limit=0 models="" precisions="" modes="" device=cuda:0 fp32=0
-with_torch=1 accuracy="" budget=540 results="" write=0 cuda_graph=auto
-while getopts "s:e:n:m:p:c:d:fTg:aAb:o:wh" opt; do
+with_torch=1 accuracy="" budget=540 results="" cuda_graph=auto
+while getopts "s:e:n:m:p:c:d:fTg:aAb:o:h" opt; do
   case $opt in
     s) set_name=$OPTARG ;; e) epochs=$OPTARG ;; n) limit=$OPTARG ;; m) models=$OPTARG ;;
     p) precisions=$OPTARG ;; c) modes=$OPTARG ;; d) device=$OPTARG ;; f) fp32=1 ;;
     T) with_torch=0 ;; g) cuda_graph=$OPTARG ;; a) accuracy=1 ;; A) accuracy=0 ;; b) budget=$OPTARG ;;
-    o) results=$OPTARG ;; w) write=1 ;;
+    o) results=$OPTARG ;;
     h) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) exit 2 ;;
   esac
@@ -108,8 +107,9 @@ known_models=" mlp lenet cnn-bn resnet-mini wide-mlp "
 known_precisions=" fp32 tf32 bf16 fp16 "
 case $cuda_graph in off | auto | on) ;; *) die "-g takes off, auto or on, not '$cuda_graph'" ;; esac
 graph_replayed=0 graph_plain=()
-issue_rows=(mlp:128:tf32 lenet:128:tf32 lenet:1024:tf32 cnn-bn:1024:tf32 wide-mlp:4096:bf16)
-rest_rows=(mlp:1024:tf32 cnn-bn:128:tf32 resnet-mini:128:tf32 resnet-mini:1024:tf32
+issue_rows=(mlp:128:tf32 lenet:128:tf32 cnn-bn:128:tf32 lenet:1024:tf32 cnn-bn:1024:tf32
+  wide-mlp:4096:bf16)
+rest_rows=(mlp:1024:tf32 resnet-mini:128:tf32 resnet-mini:1024:tf32
   wide-mlp:4096:tf32 wide-mlp:4096:fp16 wide-mlp:4096:fp32)
 [ "$fp32" = 1 ] && [ -n "$precisions" ] && [ "$precisions" != fp32 ] &&
   die "-f is -p fp32; it cannot go with -p \"$precisions\""
@@ -127,7 +127,7 @@ if [ -n "$models$precisions" ] || [ $# -gt 0 ]; then
 else
   case ${set_name:-issue} in
     issue) rows=("${issue_rows[@]}")
-      default_modes="eager compile graphs" default_accuracy=1 ;;
+      default_modes="eager compile graphs" default_accuracy=0 ;;
     quick) rows=(mlp:128:tf32 lenet:1024:tf32 wide-mlp:4096:bf16)
       default_modes="eager graphs" default_accuracy=0 ;;
     rest) rows=("${rest_rows[@]}")
@@ -156,8 +156,7 @@ done
 
 case $device in
   cuda | cuda:[0-9]*) ;;
-  cpu) [ "$with_torch" = 0 ] || die "-d cpu is a dry run of trainer's side only: add -T"
-    accuracy=0 ;; # precision_train.sh trains on a GPU or skips
+  cpu) accuracy=0 ;; # precision_train.sh trains on a GPU or skips
   *) die "-d $device: expected cuda or cuda:N (or cpu with -T)" ;;
 esac
 ls "$data_dir"/train-images-idx3-ubyte* >/dev/null 2>&1 ||
@@ -198,8 +197,14 @@ python; -T runs trainer alone."
     die "bench/torch_train.py --versions printed no versions line" "$out"
 fi
 
-# ---- the results file ----------------------------------------------------------------
-if [ -z "$results" ]; then
+# ---- the results file: in the run's results folder on a GPU ----------------------------
+source bench/results_folder.sh
+if [ -z "$results" ] && [ "$device" != cpu ]; then
+  folder=$(results_folder) || die "cannot make the results folder under $(results_root)"
+  results=$folder/compare-gpu.tsv
+  results_folder_record "$folder" "$command_line" "$trainer" "$python" ||
+    die "cannot write the versions, command and commit into $folder"
+elif [ -z "$results" ]; then
   results=$(mktemp "${TMPDIR:-/tmp}/compare_gpu.XXXXXX") || die "cannot make a results file"
   mv "$results" "$results.tsv" && results=$results.tsv
 fi
@@ -305,8 +310,7 @@ run_trainer() {
 }
 
 run_torch() {
-  local model=$1 batch=$2 precision=$3 mode=$4 limit compile samples acc first
-  case $mode in eager) compile=none ;; compile) compile=default ;; graphs) compile=reduce-overhead ;; esac
+  local model=$1 batch=$2 precision=$3 mode=$4 limit samples acc first
   limit=$(time_left)
   if [ "$limit" = 0 ]; then
     emit run "$model" "$batch" "$precision" "$mode" - - - "not run: the ${budget} s budget was spent"
@@ -314,12 +318,15 @@ run_torch() {
     return
   fi
   timed "$limit" "$python" bench/torch_train.py --model "$model" --batch "$batch" \
-    --epochs "$epochs" --device "$device" --precision "$precision" --compile "$compile" \
+    --epochs "$epochs" --device "$device" --precision "$precision" --column "$mode" \
     --data "$data_dir" "${limit_args[@]}"
   samples=$(sed -n 's/^pytorch .*samples\/s=\([0-9]*\).*/\1/p' <<<"$out")
   acc=$(sed -n 's/^pytorch .*test_acc=\([0-9.]*\).*/\1/p' <<<"$out")
   first=$(sed -n 's/^pytorch .*first_epoch_s=\([0-9.]*\).*/\1/p' <<<"$out")
-  if [ "$rc" != 0 ] || [ -z "$samples" ]; then
+  if [ "$rc" = 77 ]; then # a column this machine cannot run (graphs on the CPU, ...)
+    emit run "$model" "$batch" "$precision" "$mode" - - - \
+      "$(sed -n 's/^torch_train.py: //p' <<<"$out" | head -n 1)"
+  elif [ "$rc" != 0 ] || [ -z "$samples" ]; then
     emit run "$model" "$batch" "$precision" "$mode" - - - "$(why "$limit")"
     failed=$((failed + 1))
   else
@@ -397,16 +404,14 @@ run_accuracy() {
 }
 
 run_gemm
-# Issue 15's targets read trainer, eager and CUDA graphs, and the accuracy check; plain
-# torch.compile is no target. So every row's targeted cells run first, then the accuracy
-# check, and the compile column last: a budget that runs out leaves that column's cells
-# "not run" rather than a target's.
+# Each row's cells in turn; the compile column last in a row, as its autotuning takes the
+# longest, so a budget that runs short costs it first.
 for row in "${rows[@]}"; do
   IFS=: read -r model batch precision <<<"$row"
   printf '%s batch %s %s:' "$model" "$batch" "$precision"
   run_trainer "$model" "$batch" "$precision"
   printf ' trainer'
-  for mode in eager graphs; do
+  for mode in eager graphs compile; do
     [[ " $modes " == *" $mode "* ]] || continue
     run_torch "$model" "$batch" "$precision" "$mode"
     printf ' %s' "$mode"
@@ -414,14 +419,6 @@ for row in "${rows[@]}"; do
   printf ' (%s s so far)\n' $((SECONDS - start_time))
 done
 [ "$accuracy" = 1 ] && run_accuracy
-if [[ " $modes " == *" compile "* ]]; then
-  for row in "${rows[@]}"; do
-    IFS=: read -r model batch precision <<<"$row"
-    printf '%s batch %s %s: compile' "$model" "$batch" "$precision"
-    run_torch "$model" "$batch" "$precision" compile
-    printf ' (%s s so far)\n' $((SECONDS - start_time))
-  done
-fi
 # The notices themselves are in the results' .log.
 graph_summary="--cuda-graph $cuda_graph: $graph_replayed runs replayed from CUDA Graphs"
 [ ${#graph_plain[@]} -gt 0 ] &&
@@ -431,18 +428,10 @@ emit meta run "$device, ${limit_args[1]:-all} training samples, $((SECONDS - sta
 
 echo
 "$python" bench/gpu_table.py "$results"
-block=${results%.tsv}.md
-"$python" bench/gpu_table.py --markdown "$results" >"$block"
-if [ "$write" = 1 ]; then
-  "$python" bench/gpu_table.py --write docs/benchmarks.md "$results"
-fi
-if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then
-  cp "$results" "$log" "$block" "$OUT/"
-  echo "copied $(basename "$results"), $(basename "$log") and $(basename "$block") to \$OUT"
-fi
 echo
-echo "results: $results (python3 bench/gpu_table.py --write docs/benchmarks.md $results"
-echo "         makes the docs' table from it); every run's output: $log"
+echo "results: $results; every run's output: $log"
+[ "$device" != cpu ] && [ -z "${OUT:-}" ] &&
+  echo "commit $(dirname "$results")/, then: python3 bench/gpu_table.py --write docs/benchmarks.md"
 [ "$not_run" -gt 0 ] && echo "$not_run runs not started: the ${budget} s budget (-b) was spent"
 if [ "$failed" -gt 0 ]; then
   echo "compare_gpu.sh: $failed runs failed; their cells say why, the log has their output" >&2

@@ -1,30 +1,38 @@
 #!/usr/bin/env python3
-"""The tables of bench/compare_gpu.sh, from its results file(s), and the block it writes into
-docs/benchmarks.md. Standard library only, so that the tables can be made, and tested, on a
-machine without a GPU or PyTorch (tests/e2e/compare_gpu_table.sh runs it on
-tests/e2e/compare_gpu_results.tsv).
+"""The GPU tables of docs/benchmarks.md, made from the results files that GPU runs leave in
+bench/results/DATE-GPU/ folders (bench/compare_gpu.sh: compare-gpu.tsv; bench/
+time_to_accuracy.sh: race.tsv). Standard library only, so that the tables can be made, and
+tested, on a machine without a GPU or PyTorch (tests/e2e/compare_gpu_table.sh).
 
-usage: gpu_table.py [--markdown | --write FILE] RESULTS.tsv [RESULTS.tsv...]
+usage: gpu_table.py [--markdown] RESULTS.tsv [RESULTS.tsv...]
+       gpu_table.py --write FILE [--results DIR]
        gpu_table.py --accuracy-records LOG
 
-  (no option)    the text tables, for the terminal
-  --markdown     the generated block, markers included
-  --write FILE   FILE's generated block (between the two marker lines) replaced by the new one;
-                 FILE must hold exactly one begin and one end marker, in that order
+  (no option)    the text tables of the given files, for the terminal
+  --markdown     the same as the markdown of one folder
+  --write FILE   FILE's generated block (between its two marker lines) replaced by the tables
+                 of every folder under DIR (default bench/results), newest first, each named
+                 by its folder; FILE must hold exactly one begin and one end marker, in that
+                 order. With no folder, the block says that no GPU run has results yet.
   --accuracy-records LOG   the accuracy records of tests/gpu/precision_train.sh's output
 
-Several results files are read as one, in order; a later measurement of the same model,
-batch, precision and column replaces an earlier one (so a run split over two commands, each
-with its own file, makes one table).
+Several results files are read as one, in order; a later measurement of the same cell
+replaces an earlier one (so a run split over two commands makes one table).
 
 A results file is tab-separated text, one record per line, '#' lines ignored:
   meta      KEY VALUE                        date, command, gpu, driver, trainer_libraries,
                                              pytorch, commit, ...
   run       MODEL BATCH PRECISION SIDE SAMPLES_PER_S TEST_ACC FIRST_EPOCH_S NOTE
             SIDE: trainer, eager, compile or graphs; '-' for a figure not measured, and NOTE
-            says why (failed, timed out, not run)
+            says why (failed, timed out, skipped, not run)
   gemm      PRECISION MxNxK TFLOPS NOTE        from `trainer bench gemm --json`
   accuracy  MODEL PRECISION TEST_ACC FP32_TEST_ACC   from tests/gpu/precision_train.sh
+  race      MODEL TARGET SIDE SEED SECONDS EPOCH TEST_ACC NOTE   from time_to_accuracy.sh:
+            SECONDS from the process start to the end of the epoch that reached TARGET
+            ('-' when none did; NOTE says why)
+
+The ratio of each row is trainer's samples/s over the best PyTorch column of that row (the
+highest of eager, compile and graphs measured), and the table names that column.
 
 Exit: 0, 1 for a results file or FILE that cannot be read or written (said on stderr).
 """
@@ -32,28 +40,33 @@ import os
 import re
 import sys
 
-BEGIN = "<!-- compare_gpu.sh: generated block begins"
-END = "<!-- compare_gpu.sh: generated block ends"
+BEGIN = "<!-- gpu_table.py: GPU results begin"
+END = "<!-- gpu_table.py: GPU results end"
 SIDES = ("trainer", "eager", "compile", "graphs")
 SIDE_NAMES = {"trainer": "trainer", "eager": "PyTorch eager", "compile": "torch.compile",
-              "graphs": "compile + CUDA graphs"}
+              "graphs": "CUDA graph"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# Issue 15's thresholds: (model, batch, precisions, PyTorch column, least trainer/PyTorch).
+PYTORCH_SIDES = ("eager", "compile", "graphs")
+RESULTS_DIR = os.path.join(HERE, "results")
+RESULT_FILES = ("compare-gpu.tsv", "race.tsv")  # what a folder's tables are made from
+
+# Issue 33's thresholds: (model, batch, precisions, least trainer / best PyTorch column).
 # The batch thresholds hold at equal precision on both sides; trainer's default is TF32, so
 # they are read on the tf32 rows (and fp32 ones, a run with -f).
 RATIO_TARGETS = (
-    ("lenet", 1024, ("tf32", "fp32"), "eager", 1.5),
-    ("cnn-bn", 1024, ("tf32", "fp32"), "eager", 1.5),
-    ("mlp", 128, ("tf32", "fp32"), "eager", 20.0),
-    ("mlp", 128, ("tf32", "fp32"), "graphs", 10.0),
-    ("lenet", 128, ("tf32", "fp32"), "eager", 5.0),
-    ("lenet", 128, ("tf32", "fp32"), "graphs", 3.0),
-    ("wide-mlp", 4096, ("bf16",), "eager", 1.0),
+    ("mlp", 128, ("tf32", "fp32"), 2.0),
+    ("lenet", 128, ("tf32", "fp32"), 2.0),
+    ("cnn-bn", 128, ("tf32", "fp32"), 2.0),
+    ("lenet", 1024, ("tf32", "fp32"), 1.3),
+    ("cnn-bn", 1024, ("tf32", "fp32"), 1.3),
+    ("wide-mlp", 4096, ("bf16",), 1.1),
 )
 # The wide MLP in bf16 at batch 4096 reaches this share of the card's best bf16 GEMM rate
 # (`trainer bench gemm`), counting the training FLOPs derived from the model file.
-GEMM_SHARE_TARGET = ("wide-mlp", 4096, "bf16", 0.60)
+GEMM_SHARE_TARGET = ("wide-mlp", 4096, "bf16", 0.80)
+# Time to accuracy: trainer's median at most this share of the best PyTorch column's.
+RACE_TARGET = 0.5
 # bf16 and fp16 training reach fp32's test accuracy less at most this much (0.5 points).
 ACCURACY_SLACK = 0.005
 
@@ -64,6 +77,7 @@ class Results:
         self.runs = {}        # (model, batch, precision) -> {side: {samples, acc, first, note}}
         self.gemm = {}        # (precision, size) -> (tflops or None, note)
         self.accuracy = {}    # model -> {precision: (acc, fp32 acc)}
+        self.race = {}        # (model, target) -> {side: {seed: (seconds, epoch, acc, note)}}
 
     def read(self, path):
         try:
@@ -97,14 +111,29 @@ class Results:
         elif kind == "accuracy":
             self.accuracy.setdefault(f[1], {})[f[2]] = (number(f[3], float),
                                                        number(f[4], float))
+        elif kind == "race":
+            model, target, side, seed = f[1], float(f[2]), f[3], int(f[4])
+            if side not in SIDES:
+                raise ValueError(f"side {side!r} is none of {', '.join(SIDES)}")
+            self.race.setdefault((model, target), {}).setdefault(side, {})[seed] = (
+                number(f[5], float), number(f[6], int), number(f[7], float),
+                f[8] if len(f) > 8 else "")
         else:
             raise ValueError(f"unknown record kind {kind!r}")
 
     def figure(self, key, side):
         return self.runs.get(key, {}).get(side, {}).get("samples")
 
-    def ratio(self, key, side):
-        ours, theirs = self.figure(key, "trainer"), self.figure(key, side)
+    def best(self, key):
+        """(samples/s, side) of the fastest PyTorch column measured on row KEY, or (None,
+        None)."""
+        figures = [(self.figure(key, side), side) for side in PYTORCH_SIDES
+                   if self.figure(key, side)]
+        return max(figures) if figures else (None, None)
+
+    def ratio(self, key, side="best"):
+        ours = self.figure(key, "trainer")
+        theirs = self.best(key)[0] if side == "best" else self.figure(key, side)
         return ours / theirs if ours and theirs else None
 
     def best_gemm(self, precision):
@@ -160,11 +189,11 @@ def targets(results, key):
     """[(text, state)] for the row KEY; state is 'met', 'not met' or 'not measured'."""
     model, batch, precision = key
     out = []
-    for t_model, t_batch, t_precisions, side, least in RATIO_TARGETS:
+    for t_model, t_batch, t_precisions, least in RATIO_TARGETS:
         if (model, batch) != (t_model, t_batch) or precision not in t_precisions:
             continue
-        ratio = results.ratio(key, side)
-        text = f">= {least:g}x {SIDE_NAMES[side]}"
+        ratio = results.ratio(key)
+        text = f">= {least:g}x PyTorch's best"
         if ratio is None:
             out.append((text, "not measured"))
         else:
@@ -214,8 +243,44 @@ def accuracy_rows(results):
     return rows
 
 
+def median(values):
+    values = sorted(values)
+    if not values:
+        return None
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+
+def race_medians(results, key):
+    """{side: (median seconds or None, seeds reached, seeds run)} for race KEY. A side with a
+    seed that did not reach the target has no median: its time is unknown, not short."""
+    out = {}
+    for side, seeds in results.race.get(key, {}).items():
+        times = [t for t, _, _, _ in seeds.values() if t is not None]
+        out[side] = (median(times) if len(times) == len(seeds) else None, len(times), len(seeds))
+    return out
+
+
+def race_best(medians):
+    """(median seconds, side) of the fastest PyTorch column, or (None, None)."""
+    timed = [(m[0], side) for side, m in medians.items() if side != "trainer" and m[0]]
+    return min(timed) if timed else (None, None)
+
+
+def race_target(results, key):
+    medians = race_medians(results, key)
+    ours = medians.get("trainer", (None,))[0]
+    best, _ = race_best(medians)
+    text = f"<= {RACE_TARGET:g}x PyTorch's best"
+    if not (ours and best):
+        return text, "not measured"
+    share = ours / best
+    return text, "met" if share <= RACE_TARGET else f"not met ({share:.2f}x)"
+
+
 def all_targets(results):
     items = [t for key in results.runs for t in targets(results, key)]
+    items += [race_target(results, key) for key in results.race]
     for _, _, cells in accuracy_rows(results):
         items += [("accuracy", state) for _, _, state in cells.values()]
     met = sum(1 for _, state in items if state == "met")
@@ -250,7 +315,8 @@ def samples_cell(results, key, side, markdown):
 
 def accuracy_cell(results, key):
     ours = results.runs.get(key, {}).get("trainer", {}).get("acc")
-    theirs = results.runs.get(key, {}).get("eager", {}).get("acc")
+    side = results.best(key)[1] or "eager"
+    theirs = results.runs.get(key, {}).get(side, {}).get("acc")
     if ours is None and theirs is None:
         return ""
     return f"{fixed(ours, 4) or '-'} / {fixed(theirs, 4) or '-'}"
@@ -312,10 +378,39 @@ def samples_rows(results, markdown):
     rows = []
     for key in run_keys(results):
         model, batch, precision = key
-        ratios = [fixed(results.ratio(key, side)) for side in ("eager", "compile", "graphs")]
+        best, side = results.best(key)
         rows.append([model, batch, precision] +
-                    [samples_cell(results, key, side, markdown) for side in SIDES] +
-                    ratios + [accuracy_cell(results, key), target_cell(targets(results, key))])
+                    [samples_cell(results, key, side_, markdown) for side_ in SIDES] +
+                    [SIDE_NAMES[side] if side else "", fixed(results.ratio(key)),
+                     accuracy_cell(results, key), target_cell(targets(results, key))])
+    return rows
+
+
+def race_rows(results):
+    """One row per race and side: each seed's seconds (epoch), the median, the ratio."""
+    rows = []
+    for key in results.race:
+        model, target = key
+        medians = race_medians(results, key)
+        best, best_side = race_best(medians)
+        for side in SIDES:
+            seeds = results.race[key].get(side)
+            if not seeds:
+                continue
+            cells = []
+            for seed in sorted(seeds):
+                seconds, epoch, acc, note = seeds[seed]
+                cells.append(f"{seconds:.1f} (epoch {epoch})" if seconds is not None
+                             else (note or "not reached"))
+            middle, reached, ran = medians[side]
+            notes = {note.split(":")[0] for _, _, _, note in seeds.values()}
+            summary = "skipped" if notes == {"skipped"} else f"{reached} of {ran} reached"
+            mark = " (best)" if side == best_side else ""
+            ratio = fixed(middle / best) if middle and best else ""
+            verdict = target_cell([race_target(results, key)]) if side == "trainer" else ""
+            rows.append([model, f"{target:.4f}", SIDE_NAMES[side] + mark, "; ".join(cells),
+                         fixed(middle, 1) if middle else summary,
+                         ratio, verdict])
     return rows
 
 
@@ -363,28 +458,26 @@ def accuracy_table_rows(results):
 
 
 SAMPLES_HEADER = ["model", "batch", "precision", "trainer", "PyTorch eager", "torch.compile",
-                  "compile + CUDA graphs", "x eager", "x compile", "x graphs",
-                  "test acc, trainer / eager", "target (issue 15)"]
+                  "CUDA graph", "best PyTorch", "x best", "test acc, trainer / best",
+                  "target"]
+RACE_HEADER = ["model", "target test acc", "side", "each seed: seconds (epoch reached)",
+               "median s", "x best PyTorch", "target"]
 
 
-def markdown(results):
+def markdown_tables(results):
+    """The markdown of one results file (or several read as one): the command, the versions,
+    then each table it has data for."""
     m = results.meta
-    met, missed, unmeasured = all_targets(results)
-    out = [f"{BEGIN}; `bash bench/compare_gpu.sh -w` replaces everything up to the end marker "
-           "-->", ""]
-    out.append("```")
-    out.append(m.get("command", "bash bench/compare_gpu.sh"))
-    out.append("```")
-    out.append("")
+    out = ["```", m.get("command", "bash bench/compare_gpu.sh"), "```", ""]
     out += markdown_table(["", ""], versions_rows(results))
     out.append("")
     if results.runs:
         out += markdown_table(SAMPLES_HEADER, samples_rows(results, True))
         out.append("")
         out.append(f"samples/s, best epoch of {m.get('epochs', '?')} (the first, with its "
-                   "warm-up and compilation, is almost never the best); x COLUMN = trainer / "
-                   "that PyTorch column (above 1: trainer is faster). Test accuracy after the "
-                   "last epoch.")
+                   "warm-up and compilation, is almost never the best); x best = trainer / "
+                   "the best PyTorch column of the row (above 1: trainer is faster). Test "
+                   "accuracy after the last epoch.")
         out.append("")
     wide = wide_rows(results)
     if wide:
@@ -408,26 +501,82 @@ def markdown(results):
                    f"{m.get('accuracy_epochs', '?')} epochs; target: fp32's test accuracy "
                    "less at most 0.5 points.")
         out.append("")
-    out.append(f"Targets of issue 15: {met} met, {missed} not met, {unmeasured} not measured. "
-               "Reported, never asserted: a benchmark is not a test.")
+    if results.race:
+        out += markdown_table(RACE_HEADER, race_rows(results))
+        out.append("")
+        out.append("Time to accuracy: seconds from the process start to the end of the first "
+                   "epoch whose test accuracy reaches the target (data loading, compilation and "
+                   "every evaluation included), median of the seeds; both sides train the "
+                   "model file's recipe (optimizer, batch, no augmentation) up to "
+                   f"{m.get('max_epochs', '?')} epochs.")
+        out.append("")
+    met, missed, unmeasured = all_targets(results)
+    out.append(f"Targets: {met} met, {missed} not met, {unmeasured} not measured. Reported, "
+               "never asserted: a benchmark is not a test.")
     out.append("")
+    return out
+
+
+def markdown(results):
+    """The generated block of RESULTS alone, markers included."""
+    return "\n".join(marker_begin() + markdown_tables(results) + [f"{END} -->"]) + "\n"
+
+
+def marker_begin():
+    return [f"{BEGIN}; `python3 bench/gpu_table.py --write docs/benchmarks.md` replaces "
+            "everything up to the end marker with the tables of bench/results/ -->", ""]
+
+
+def folder_results(folder):
+    """[(file name, Results)] for each results file of FOLDER, in RESULT_FILES' order."""
+    out = []
+    for name in RESULT_FILES:
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            results = Results()
+            results.read(path)
+            out.append((name, results))
+    return out
+
+
+def results_block(root):
+    """The generated block of every folder under ROOT: newest (by name, DATE-GPU) first."""
+    try:
+        names = sorted((n for n in os.listdir(root) if os.path.isdir(os.path.join(root, n))),
+                       reverse=True)
+    except OSError:
+        names = []
+    out = marker_begin()
+    shown = 0
+    for name in names:
+        files = folder_results(os.path.join(root, name))
+        if not files:
+            continue
+        shown += 1
+        out += [f"#### bench/results/{name}", ""]
+        for file_name, results in files:
+            out += [f"From `bench/results/{name}/{file_name}`:", ""]
+            out += markdown_tables(results)
+    if not shown:
+        out += ["No GPU run has its results in bench/results/ yet: no GPU figure is quoted "
+                "here until one does.", ""]
     out.append(f"{END} -->")
     return "\n".join(out) + "\n"
 
 
 def text(results):
     """The same tables for a terminal: figures without separators, one row a line."""
-    widths = [10, 6, 5, 10, 10, 10, 10, 8, 9, 8, 15]
-    header = ["model", "batch", "prec", "trainer", "eager", "compile", "graphs", "x eager",
-              "x compile", "x graphs", "acc ours/eager", "target"]
+    widths = [10, 6, 5, 10, 10, 10, 10, 14, 7, 15]
+    header = ["model", "batch", "prec", "trainer", "eager", "compile", "graph", "best PyTorch",
+              "x best", "acc ours/best", "target"]
     lines = [" ".join(h.rjust(w) if i > 2 else h.ljust(w) for i, (h, w) in
-                      enumerate(zip(header, widths + [0])))]
+                      enumerate(zip(header, widths + [0])))] if results.runs else []
     for row in samples_rows(results, False):
-        cells = [str(c) if c != "" else "-" for c in row[:11]]
-        cells[10] = cells[10].replace(" / ", "/")
+        cells = [str(c) if c != "" else "-" for c in row[:10]]
+        cells[9] = cells[9].replace(" / ", "/")
         lines.append(" ".join(c.rjust(w) if i > 2 else c.ljust(w)
                               for i, (c, w) in enumerate(zip(cells, widths))) +
-                     ("  " + row[11] if row[11] else ""))
+                     ("  " + row[10] if row[10] else ""))
     for key, sides in results.runs.items():
         for side, run in sides.items():
             if run["samples"] is None and run["note"]:
@@ -440,8 +589,11 @@ def text(results):
     for row in accuracy_table_rows(results):
         lines.append(f"accuracy: {row[0]} fp32 {row[1]}, bf16 {row[2]} {row[3]}, "
                      f"fp16 {row[4]} {row[5]}")
+    for model, target, side, seeds, middle, ratio, verdict in race_rows(results):
+        lines.append(f"race {model} to {target}: {side}: {seeds}; median {middle}"
+                     f"{', x best ' + ratio if ratio else ''}{'  ' + verdict if verdict else ''}")
     met, missed, unmeasured = all_targets(results)
-    lines.append(f"targets of issue 15: {met} met, {missed} not met, {unmeasured} not measured")
+    lines.append(f"targets: {met} met, {missed} not met, {unmeasured} not measured")
     return "\n".join(lines) + "\n"
 
 
@@ -496,13 +648,16 @@ def accuracy_records(path):
 
 
 def main(argv):
-    mode, target, paths = "text", None, []
+    mode, target, paths, root = "text", None, [], RESULTS_DIR
     i = 0
     while i < len(argv):
         if argv[i] == "--markdown":
             mode = "markdown"
         elif argv[i] == "--write" and i + 1 < len(argv):
             mode, target = "write", argv[i + 1]
+            i += 1
+        elif argv[i] == "--results" and i + 1 < len(argv):
+            root = argv[i + 1]
             i += 1
         elif argv[i] == "--accuracy-records" and i + 1 < len(argv):
             sys.stdout.write(accuracy_records(argv[i + 1]))
@@ -512,22 +667,23 @@ def main(argv):
             return 0
         elif argv[i].startswith("-"):
             raise SystemExit(f"gpu_table.py: unknown option {argv[i]!r} (--markdown, --write "
-                             "FILE)")
+                             "FILE, --results DIR)")
         else:
             paths.append(argv[i])
         i += 1
+    if mode == "write":
+        if paths:
+            raise SystemExit("gpu_table.py: --write takes the tables of bench/results/ "
+                             "(--results DIR for another folder), not results files")
+        write(target, results_block(root))
+        print(f"gpu_table.py: wrote the generated block of {target} from {root}")
+        return 0
     if not paths:
         raise SystemExit("gpu_table.py: no results file given (compare_gpu.sh -o writes one)")
     results = Results()
     for path in paths:
         results.read(path)
-    if mode == "text":
-        sys.stdout.write(text(results))
-    elif mode == "markdown":
-        sys.stdout.write(markdown(results))
-    else:
-        write(target, markdown(results))
-        print(f"gpu_table.py: wrote the generated block of {target}")
+    sys.stdout.write(text(results) if mode == "text" else markdown(results))
     return 0
 
 

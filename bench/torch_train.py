@@ -1,37 +1,43 @@
 #!/usr/bin/env python3
-"""PyTorch side of bench/compare_cpu.sh and bench/compare_gpu.sh: the same model, data,
-batch, optimizer and thread count as `trainer train`, timed the same way (training steps of
-one epoch, evaluation excluded). Prints one line: `pytorch MODEL batch=B samples/s=X
-test_acc=Y`, followed on a GPU by `device=... tf32=on|off batches=device|host
-precision=P compile=MODE first_epoch_s=S`. samples/s is the best epoch's; with the default
-of one epoch that is the first, warm-up and all, so comparisons pass --epochs 3.
+"""PyTorch side of bench/compare_cpu.sh, bench/compare_gpu.sh and bench/time_to_accuracy.sh:
+the same model, data, batch, optimizer (Adam, lr 0.001) and precision as `trainer train`,
+written as a user who tunes PyTorch writes it. One run measures one column:
 
---device cuda[:N] runs on that GPU. As trainer does, the dataset's bytes are put on the GPU
-once when they fit (before the timing) and each batch is gathered and converted there from
-shuffled indices; --batches-from host instead converts each batch on the host and copies
-it in (trainer's fallback under a memory limit). The timing waits for the GPU
-(torch.cuda.synchronize) at both ends of an epoch. cuDNN's autotuner
-(torch.backends.cudnn.benchmark) is on, as trainer picks a convolution algorithm per shape
-once; --no-cudnn-benchmark turns it off.
+  eager    eager mode, Adam(fused=True) (on the CPU, where fused needs torch 2.4 or newer,
+           Adam's multi-tensor `foreach` implementation)
+  compile  the whole training step (batch gather, forward, loss, backward, Adam with
+           capturable=True) in one torch.compile(mode="max-autotune-no-cudagraphs") function
+  graphs   the whole step (gather, forward, backward, Adam(fused=True, capturable=True))
+           captured once into one CUDA graph (torch.cuda.graph, PyTorch's "whole-network
+           capture") and replayed each step; the forward is torch.compile'd (the same mode)
+           where torch has torch.compile. torch.compile(mode="reduce-overhead") would make
+           several graphs of such a step, split where it calls backward(), so the step is
+           captured by hand. Needs a CUDA device.
 
---precision (GPU only), against trainer's --precision of the same name:
-  fp32  matmuls and convolutions in full fp32 (allow_tf32 off; trainer --precision fp32)
-  tf32  TF32 allowed (allow_tf32 on), the default, as trainer's default
-  bf16  torch.autocast(bfloat16) around forward and loss, TF32 allowed for the rest
-  fp16  torch.autocast(float16) and a GradScaler (dynamic loss scaling, as trainer's fp16)
-Weights, gradients and Adam's state stay fp32 in every precision, as in trainer. --tf32
-on|off is the older spelling of --precision tf32|fp32.
+What every column shares, as trainer does it: the dataset's bytes are put on the device once
+(outside the timing); each epoch's order is drawn on the device (torch.randperm with a
+device generator), and each batch is gathered and converted there from its slice, so no
+index crosses the bus; the loss is read back every 16 steps (--loss-every), as often as
+trainer reads it; the epoch's last, smaller batch is trained too (in graphs, by the same step
+run uncaptured). The CNNs run channels_last on a GPU (--channels-last auto; on or off to
+force it). cuDNN's autotuner (torch.backends.cudnn.benchmark) is on.
 
---compile (GPU only): none (eager, the default), default (torch.compile) or
-reduce-overhead (torch.compile(mode="reduce-overhead"), which replays CUDA graphs). What is
-compiled is one function, forward and loss (its backward with it, through AOTAutograd);
-the optimizer step stays eager (Adam's default multi-tensor implementation), as in eager
-mode. Shapes are static (dynamic=False): the epoch's last, smaller batch is compiled once
-more instead of turning every step into a dynamic-shape kernel. Compilation, CUDA-graph
-recording and cuDNN's autotuning happen in the first epoch(s), so take the best of 3.
-Evaluation uses the same module uncompiled (not timed).
+Throughput (the default): prints one line `pytorch MODEL batch=B samples/s=X test_acc=Y
+column=C ... first_epoch_s=S`. samples/s is the best epoch's over the training steps
+(evaluation excluded; timed between two synchronizations); with the default of one epoch that
+is the first, warm-up and compilation and all, so comparisons pass --epochs 3.
 
---versions prints torch, CUDA, cuDNN, Triton and the GPU's name, one line, and exits."""
+Time to accuracy (--target-acc A): evaluates on the test set after every epoch, prints
+`epoch E/N test_acc=Y` (flushed) and stops after the first epoch that reaches A, or after
+--epochs. bench/time_to_accuracy.sh times those lines from the process start.
+
+--precision: fp32 (TF32 off), tf32 (TF32 allowed: the default on a GPU), bf16 (autocast), fp16
+(autocast and a GradScaler; not under graphs: the scaler reads its overflow flag on the host).
+On the CPU: fp32 only. Weights, gradients and Adam's state stay fp32.
+
+A column that cannot run here (graphs on the CPU, compile without torch.compile) prints
+`torch_train.py: skipped: WHY` on stderr and exits 77. --versions prints torch, CUDA, cuDNN,
+Triton and the GPU's name, one line, and exits."""
 import argparse
 import gzip
 import os
@@ -44,7 +50,16 @@ try:
     from torch import nn
 except ImportError as error:  # a clear line for compare_*.sh to show, not a traceback
     sys.exit(f"torch_train.py: cannot import {error.name} ({error}); it needs PyTorch and "
-             "numpy (pip install torch numpy), or PYTHON= naming a python that has them")
+             "numpy (pip install torch numpy, or apt-get install python3-torch), or PYTHON= "
+             "naming a python that has them")
+
+SKIP = 77
+COMPILE_MODE = "max-autotune-no-cudagraphs"
+
+
+def skip(why):
+    print(f"torch_train.py: skipped: {why}", file=sys.stderr)
+    sys.exit(SKIP)
 
 
 def read_idx(path):
@@ -62,7 +77,7 @@ def load(folder, split):
         for candidate in (name, name + ".gz"):
             if os.path.exists(os.path.join(folder, candidate)):
                 return os.path.join(folder, candidate)
-        raise FileNotFoundError(name)
+        raise FileNotFoundError(os.path.join(folder, name))
     images = read_idx(find(f"{prefix}-images-idx3-ubyte"))
     labels = read_idx(find(f"{prefix}-labels-idx1-ubyte"))
     return images, labels
@@ -121,13 +136,13 @@ def build(model):
 
 
 def versions(device):
-    """One line: what the GPU column's figures were measured with."""
+    """One line: what the GPU columns' figures were measured with."""
     try:
         import triton
         triton_version = triton.__version__
     except Exception:  # missing, or broken: either way torch.compile will say more
         triton_version = "none (torch.compile needs it on a GPU)"
-    name = torch.cuda.get_device_name(device) if torch.cuda.is_available() else "no CUDA device"
+    name = torch.cuda.get_device_name(device) if device is not None else "none (cpu)"
     return (f"versions torch={torch.__version__} cuda={torch.version.cuda} "
             f"cudnn={torch.backends.cudnn.version()} triton={triton_version} "
             f"python={sys.version.split()[0]} gpu={name}")
@@ -141,172 +156,278 @@ def grad_scaler(enabled):
     return torch.cuda.amp.GradScaler(enabled=enabled)
 
 
-def run_gpu(args):
-    """The GPU path; the CPU path in main() stays as compare_cpu.sh has always measured it."""
-    if not torch.cuda.is_available():
-        raise SystemExit(f"torch {torch.__version__} has no usable CUDA device "
-                         f"(built with CUDA {torch.version.cuda}); --device {args.device} "
-                         "needs a CUDA build of PyTorch and a GPU")
-    device = torch.device(args.device)
-    torch.cuda.set_device(device)
-    precision = args.precision or ("tf32" if args.tf32 == "on" else "fp32")
-    tf32 = precision != "fp32"
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
-    torch.backends.cudnn.benchmark = args.cudnn_benchmark
-    autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
-    if precision == "bf16" and not torch.cuda.is_bf16_supported():
-        raise SystemExit(f"--precision bf16: {torch.cuda.get_device_name(device)} has no bf16 "
-                         "(compute capability 8.0 or newer)")
-    torch.cuda.manual_seed(1)
-    train_x, train_y = load(args.data, "train")
-    test_x, test_y = load(args.data, "test")
-    if args.train_limit:
-        train_x, train_y = train_x[:args.train_limit], train_y[:args.train_limit]
-    model = build(args.model).to(device)
-    if args.model not in FLAT_MODELS:
-        train_x = train_x.reshape(-1, 1, 28, 28)
-        test_x = test_x.reshape(-1, 1, 28, 28)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    loss_fn = nn.CrossEntropyLoss()
-    scaler = grad_scaler(precision == "fp16")
+def adam(params, column, cuda):
+    """(optimizer, its name): the fastest Adam each column can use, lr 0.001 as trainer's."""
+    attempts = []
+    if column == "eager":
+        attempts = [dict(fused=True)] if cuda else []
+        attempts.append(dict(foreach=True))
+    elif column == "graphs":  # one fused kernel, its step count on the device
+        attempts = [dict(fused=True, capturable=True), dict(foreach=True, capturable=True)]
+    else:  # compile: Inductor writes the update itself; capturable keeps it on the device
+        attempts = [dict(foreach=True, capturable=cuda)]
+    params = list(params)
+    for i, options in enumerate(attempts):
+        try:
+            optimizer = torch.optim.Adam(params, lr=1e-3, **options)
+        except (TypeError, RuntimeError, ValueError):  # an older torch, or not on this device
+            if i + 1 == len(attempts):
+                raise
+            continue
+        name = "adam " + " ".join(k if v is True else f"{k}={v}" for k, v in options.items())
+        return optimizer, name
+    raise AssertionError("unreachable")
 
-    # Disabled (fp32, tf32), autocast changes nothing; its dtype must still be one it knows.
-    amp = dict(device_type="cuda", dtype=autocast_dtype or torch.bfloat16,
-               enabled=autocast_dtype is not None)
 
-    def forward_loss(x, y):
-        # The autocast region inside, so that torch.compile traces the casts with the model.
-        with torch.autocast(**amp):
-            return loss_fn(model(x), y)
+def process_seconds():
+    """Seconds since this process started (Linux's /proc), so that imports count too."""
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return time.perf_counter() - START
 
-    step_loss = forward_loss
-    if args.compile != "none":
-        step_loss = torch.compile(forward_loss, mode=args.compile, dynamic=False)
-    # Under reduce-overhead, tell the CUDA-graph trees where a training step begins, so a
-    # replay never overwrites outputs the last step still uses (a no-op otherwise).
-    mark_step = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
-    if args.compile != "reduce-overhead":
-        mark_step = None
 
-    generator = np.random.default_rng(1)
-    on_device = args.batches_from == "device"
-    if on_device:  # bytes on the GPU once, outside the timing, as trainer uploads them
-        train_x_dev = torch.from_numpy(train_x.copy()).to(device)  # frombuffer is read-only
-        train_y_dev = torch.from_numpy(train_y.astype(np.int64)).to(device)
-    best = 0.0
-    first_epoch_s = None
-    for _ in range(args.epochs):
-        order = generator.permutation(len(train_x))
-        torch.cuda.synchronize(device)
-        start = time.perf_counter()
+START = time.perf_counter()
+
+
+class Setup:
+    """The device, the data on it, the model and how a batch becomes the model's input."""
+
+    def __init__(self, args):
+        self.args = args
+        self.device = torch.device(args.device)
+        self.cuda = self.device.type == "cuda"
+        self.precision = args.precision or ("tf32" if self.cuda else "fp32")
+        tf32 = self.precision != "fp32"
+        if self.cuda:
+            torch.cuda.set_device(self.device)
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            torch.backends.cudnn.allow_tf32 = tf32
+            torch.backends.cudnn.benchmark = args.cudnn_benchmark
+        self.autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
+        if self.precision == "bf16" and self.cuda and not torch.cuda.is_bf16_supported():
+            raise SystemExit(f"--precision bf16: {torch.cuda.get_device_name(self.device)} "
+                             "has no bf16 (compute capability 8.0 or newer)")
+        # Disabled (fp32, tf32), autocast changes nothing; its dtype must still be one it knows.
+        self.amp = dict(device_type=self.device.type, dtype=self.autocast_dtype or torch.bfloat16,
+                        enabled=self.autocast_dtype is not None)
+        self.flat = args.model in FLAT_MODELS
+        self.channels_last = (args.channels_last == "on" or
+                              (args.channels_last == "auto" and self.cuda and not self.flat))
+        train_x, train_y = load(args.data, "train")
+        test_x, test_y = load(args.data, "test")
+        if args.train_limit:
+            train_x, train_y = train_x[:args.train_limit], train_y[:args.train_limit]
+        if args.test_limit:
+            test_x, test_y = test_x[:args.test_limit], test_y[:args.test_limit]
+        # Bytes on the device once, outside the timing, as trainer uploads them (frombuffer
+        # arrays are read-only: copied first).
+        self.train_x = torch.from_numpy(train_x.copy()).to(self.device)
+        self.train_y = torch.from_numpy(train_y.astype(np.int64)).to(self.device)
+        self.test_x = torch.from_numpy(test_x.copy()).to(self.device)
+        self.test_y = torch.from_numpy(test_y.astype(np.int64)).to(self.device)
+        self.model = build(args.model).to(self.device)
+        if self.channels_last:
+            self.model = self.model.to(memory_format=torch.channels_last)
+        self.loss_fn = nn.CrossEntropyLoss()
+
+    def images(self, raw):
+        """uint8 images, [n, 28, 28], to the model's float input."""
+        x = raw.float().mul_(1.0 / 255.0)
+        if self.flat:
+            return x.reshape(x.shape[0], 784)
+        x = x.reshape(x.shape[0], 1, 28, 28)
+        return x.contiguous(memory_format=torch.channels_last) if self.channels_last else x
+
+    def batch(self, index):
+        return self.images(self.train_x[index]), self.train_y[index]
+
+    def synchronize(self):
+        if self.cuda:
+            torch.cuda.synchronize(self.device)
+
+    def test_accuracy(self):
+        model = self.model
+        model.eval()
+        hits = torch.zeros((), dtype=torch.int64, device=self.device)
+        with torch.no_grad(), torch.autocast(**self.amp):
+            for i in range(0, len(self.test_y), 1000):
+                logits = model(self.images(self.test_x[i:i + 1000]))
+                hits += (logits.argmax(1) == self.test_y[i:i + 1000]).sum()
         model.train()
-        for i in range(0, len(order), args.batch):
-            index = order[i:i + args.batch]
-            if on_device:
-                # Only the indices cross the bus; gather and convert on the GPU.
-                index_dev = torch.from_numpy(index).to(device)
-                x = train_x_dev[index_dev].float().mul_(1.0 / 255.0)
-                y = train_y_dev[index_dev]
-            else:
-                x = torch.from_numpy(train_x[index].astype(np.float32) * (1.0 / 255.0)).to(device)
-                y = torch.from_numpy(train_y[index].astype(np.int64)).to(device)
-            if mark_step:
-                mark_step()
+        return hits.item() / len(self.test_y)
+
+
+def plain_step(s, optimizer, scaler):
+    """The step of the eager and compile columns: gather, forward, loss, backward, Adam."""
+    def step(index):
+        x, y = s.batch(index)
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast(**s.amp):
+            loss = s.loss_fn(s.model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        return loss.detach()
+    return step
+
+
+def graphed_step(s, optimizer, batch, forward):
+    """The whole step captured into one CUDA graph. Returns step(index): the batch's slice
+    of the order is copied into the graph's own index tensor (device to device) and the
+    graph replayed; a batch of another size (the epoch's last) runs the same work uncaptured.
+    The warm-up before the capture trains; the parameters, buffers and Adam's state are
+    put back after it, so the run trains from the same start as the other columns."""
+    model = s.model
+    saved = [t.detach().clone() for t in list(model.parameters()) + list(model.buffers())]
+    static_index = torch.arange(batch, device=s.device) % len(s.train_y)
+
+    def work(index, run_forward):
+        x, y = s.batch(index)
+        with torch.autocast(**s.amp):
+            loss = s.loss_fn(run_forward(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up: compilation, cuDNN's choice, Adam's state
+        for _ in range(3):
             optimizer.zero_grad(set_to_none=True)
-            loss = step_loss(x, y)
-            scaler.scale(loss).backward()
-            scaler.step(optimizer)
-            scaler.update()
-            loss.item()  # trainer reads the loss back every step too (a sync per step)
-        torch.cuda.synchronize(device)
+            work(static_index, forward)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    optimizer.zero_grad(set_to_none=True)  # backward in the graph writes the gradients
+    with torch.cuda.graph(graph):
+        static_loss = work(static_index, forward)
+    with torch.no_grad():
+        for tensor, value in zip(list(model.parameters()) + list(model.buffers()), saved):
+            tensor.copy_(value)
+        for state in optimizer.state.values():
+            for value in state.values():
+                if torch.is_tensor(value):
+                    value.zero_()
+
+    def step(index):
+        if len(index) == batch:
+            static_index.copy_(index)
+            graph.replay()
+            return static_loss
+        for p in model.parameters():  # the graph's gradients, kept in place: zeroed, then
+            if p.grad is not None:     # backward adds into them
+                p.grad.zero_()
+        return work(index, model)
+    return step
+
+
+def make_step(s, column):
+    """(step(index) -> loss tensor, optimizer's name) for COLUMN."""
+    args = s.args
+    if column == "graphs" and not s.cuda:
+        skip("graphs: CUDA graphs need a CUDA device (--device cuda)")
+    if column == "graphs" and s.precision == "fp16":
+        skip("graphs with fp16: GradScaler reads its overflow flag on the host, which a "
+             "captured step cannot")
+    has_compile = hasattr(torch, "compile")
+    if column == "compile" and not has_compile:
+        skip(f"compile: torch {torch.__version__} has no torch.compile (2.0 or newer)")
+    optimizer, name = adam(s.model.parameters(), column, s.cuda)
+    if column == "graphs":
+        forward = s.model
+        if has_compile:
+            forward = torch.compile(s.model, mode=COMPILE_MODE, dynamic=False)
+        return graphed_step(s, optimizer, args.batch, forward), name
+    step = plain_step(s, optimizer, grad_scaler(s.precision == "fp16"))
+    if column == "compile":
+        step = torch.compile(step, mode=COMPILE_MODE, dynamic=False)
+    return step, name
+
+
+def train(args):
+    s = Setup(args)
+    step, optimizer_name = make_step(s, args.column)
+    generator = torch.Generator(device=s.device)
+    generator.manual_seed(args.seed)
+    n = len(s.train_y)
+    best, first_epoch_s, steps, accuracy = 0.0, None, 0, None
+    for epoch in range(1, args.epochs + 1):
+        order = torch.randperm(n, device=s.device, generator=generator)
+        s.synchronize()
+        start = time.perf_counter()
+        for i in range(0, n, args.batch):
+            loss = step(order[i:i + args.batch])
+            steps += 1
+            if steps % args.loss_every == 0:
+                loss.item()  # as often as trainer reads its loss back (a sync)
+        s.synchronize()
         elapsed = time.perf_counter() - start
         first_epoch_s = elapsed if first_epoch_s is None else first_epoch_s
-        best = max(best, len(order) / elapsed)
-    model.eval()
-    with torch.no_grad(), torch.autocast(**amp):
-        logits = torch.cat([model(torch.from_numpy(test_x[i:i + 1000].astype(np.float32) / 255.0)
-                                  .to(device)).float().cpu()
-                            for i in range(0, len(test_x), 1000)])
-        accuracy = (logits.argmax(1).numpy() == test_y).mean()
+        best = max(best, n / elapsed)
+        if args.target_acc is not None:
+            accuracy = s.test_accuracy()
+            print(f"epoch {epoch}/{args.epochs} test_acc={accuracy:.4f} "
+                  f"elapsed_s={process_seconds():.2f}", flush=True)
+            if accuracy >= args.target_acc:
+                break
+    if accuracy is None:
+        accuracy = s.test_accuracy()
     print(f"pytorch {args.model} batch={args.batch} samples/s={best:.0f} test_acc={accuracy:.4f} "
-          f"device={args.device} tf32={'on' if tf32 else 'off'} batches={args.batches_from} "
-          f"precision={precision} compile={args.compile} first_epoch_s={first_epoch_s:.1f}")
+          f"device={args.device} precision={s.precision} column={args.column} "
+          f"optimizer={optimizer_name.replace(' ', ',')} "
+          f"channels_last={'on' if s.channels_last else 'off'} loss_every={args.loss_every} "
+          f"first_epoch_s={first_epoch_s:.1f}", flush=True)
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="mlp", choices=MODELS)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--train-limit", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--test-limit", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
-    parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
-    parser.add_argument("--tf32", choices=("on", "off"), default="on",
-                        help="GPU only: TF32 for matmuls and convolutions (default on)")
-    parser.add_argument("--batches-from", dest="batches_from", choices=("device", "host"),
-                        default="device", help="GPU only: gather batches on the GPU from the "
-                        "dataset held there (default), or convert them on the host")
-    parser.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false")
+    parser.add_argument("--device", default="cpu",
+                        help="cpu (default), cuda, cuda:N, or auto (cuda when there is one)")
+    parser.add_argument("--column", choices=("eager", "compile", "graphs"), default="eager")
     parser.add_argument("--precision", choices=("fp32", "tf32", "bf16", "fp16"),
-                        help="GPU only: fp32, tf32 (the default), bf16 or fp16 autocast")
-    parser.add_argument("--compile", choices=("none", "default", "reduce-overhead"),
-                        default="none", help="GPU only: eager (none, the default), "
-                        "torch.compile, or torch.compile with CUDA graphs (reduce-overhead)")
+                        help="default tf32 on a GPU, fp32 on the CPU")
+    parser.add_argument("--channels-last", dest="channels_last", choices=("auto", "on", "off"),
+                        default="auto", help="the CNNs in channels_last (auto: on a GPU)")
+    parser.add_argument("--loss-every", dest="loss_every", type=int, default=16,
+                        help="read the loss back every N steps (default 16, as trainer)")
+    parser.add_argument("--target-acc", dest="target_acc", type=float,
+                        help="evaluate after each epoch; stop at this test accuracy")
+    parser.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false")
     parser.add_argument("--versions", action="store_true",
                         help="print torch, CUDA, cuDNN, Triton and the GPU's name, and exit")
     args = parser.parse_args()
 
+    if args.device == "auto":
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.device != "cpu" and not torch.cuda.is_available():
+        raise SystemExit(f"torch {torch.__version__} has no usable CUDA device (built with "
+                         f"CUDA {torch.version.cuda}); --device {args.device} needs a CUDA "
+                         "build of PyTorch and a GPU")
     if args.versions:
-        if not torch.cuda.is_available():
-            raise SystemExit(f"torch {torch.__version__} sees no CUDA device (built for CUDA "
-                             f"{torch.version.cuda})")
-        print(versions(torch.device(args.device if args.device != "cpu" else "cuda")))
+        print(versions(torch.device(args.device) if args.device != "cpu" else None))
         return
-    if args.device == "cpu" and (args.compile != "none" or args.precision not in (None, "fp32")):
-        raise SystemExit("--compile and --precision bf16|fp16|tf32 are measured on a GPU only "
-                         "(--device cuda); the CPU path is compare_cpu.sh's, eager fp32")
-
+    if args.device == "cpu" and args.precision not in (None, "fp32"):
+        raise SystemExit(f"--precision {args.precision} is measured on a GPU only "
+                         "(--device cuda); the CPU runs fp32")
+    if args.batch < 1 or args.epochs < 1 or args.loss_every < 1:
+        raise SystemExit("--batch, --epochs and --loss-every take positive numbers")
     torch.set_num_threads(args.threads)
-    torch.manual_seed(1)
-    if args.device != "cpu":
-        run_gpu(args)
-        return
-    train_x, train_y = load(args.data, "train")
-    test_x, test_y = load(args.data, "test")
-    if args.train_limit:
-        train_x, train_y = train_x[:args.train_limit], train_y[:args.train_limit]
-    model = build(args.model)
-    if args.model not in FLAT_MODELS:  # convolutional models take 1x28x28 images
-        train_x = train_x.reshape(-1, 1, 28, 28)
-        test_x = test_x.reshape(-1, 1, 28, 28)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    loss_fn = nn.CrossEntropyLoss()
-    generator = np.random.default_rng(1)
-    best = 0.0
-    for _ in range(args.epochs):
-        order = generator.permutation(len(train_x))
-        start = time.perf_counter()
-        model.train()
-        # Like trainer: bytes are converted to floats batch by batch, inside the timing.
-        for i in range(0, len(order), args.batch):
-            index = order[i:i + args.batch]
-            x = torch.from_numpy(train_x[index].astype(np.float32) * (1.0 / 255.0))
-            y = torch.from_numpy(train_y[index].astype(np.int64))
-            optimizer.zero_grad(set_to_none=True)
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            optimizer.step()
-            loss.item()  # trainer reads the loss back every step too
-        elapsed = time.perf_counter() - start
-        best = max(best, len(order) / elapsed)
-    model.eval()
-    with torch.no_grad():
-        logits = torch.cat([model(torch.from_numpy(test_x[i:i + 1000].astype(np.float32) / 255.0))
-                            for i in range(0, len(test_x), 1000)])
-        accuracy = (logits.argmax(1).numpy() == test_y).mean()
-    print(f"pytorch {args.model} batch={args.batch} samples/s={best:.0f} test_acc={accuracy:.4f}")
+    torch.manual_seed(args.seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed(args.seed)
+    train(args)
 
 
 if __name__ == "__main__":
