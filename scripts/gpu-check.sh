@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# scripts/gpu-check.sh: everything a GPU machine should run, in one call, with a summary.
-# GPU time is rare, so one run builds for the card it finds and runs the `gpu` tests,
-# `trainer doctor`, `trainer lab all`, every bundled model for 5 epochs, the comparison
-# with PyTorch, and compute-sanitizer's memcheck and racecheck over the gpu test binaries,
-# each step under a timeout, all within a time budget (9 minutes by default, to fit a lent
-# machine's 10-minute command). See `bash scripts/gpu-check.sh -h`.
+# scripts/gpu-check.sh: what a lent GPU machine should run, in calls that fit its lease.
+# A lease is 15 minutes of device time in all, the machine's start (~30-35 s a call) and
+# the transfers included, and 10 minutes a command; so the checks are two calls of at most
+# 6 minutes each:
+#   call 1: bash scripts/gpu-check.sh                      build, `ctest -L gpu`, sanitizers
+#   call 2: bash scripts/gpu-check.sh --compare --race     PyTorch comparison, time to accuracy
+# Each writes its results folder, $OUT/results/DATE-GPU/ on a lent machine (else
+# bench/results/DATE-GPU/; bench/results_folder.sh), to be committed under bench/results/.
+# See `bash scripts/gpu-check.sh -h`.
 #
-# Exit: 0 every step passed (steps skipped on request do not count), 1 a step failed or
-# timed out, 2 bad usage, 3 no usable GPU (nothing is built then).
+# Exit: 0 every step passed (steps skipped on request, and a test that needs more GPUs than
+# the machine has, do not count), 1 a step failed or timed out, 2 bad usage, 3 no usable GPU
+# (nothing is built then).
 set -uo pipefail # no -e: a failing step is a FAIL row and the next step runs
 cd "$(dirname "$0")/.." || exit 1
 
@@ -15,25 +19,37 @@ usage() {
   cat <<'EOF'
 usage: bash scripts/gpu-check.sh [options]
 
+A lease is 15 minutes of device time, the machine's start included: two calls of at most
+6 minutes each, each writing its results folder ($OUT/results/DATE-GPU on a lent machine):
+  call 1: bash scripts/gpu-check.sh                   build, ctest -L gpu, sanitizers
+  call 2: bash scripts/gpu-check.sh --compare --race  PyTorch comparison, time to accuracy
+
 Builds trainer for the GPU it finds (Release, Ninja, CUDA architectures from nvidia-smi's
-compute capability) and runs, each step under a timeout:
-  build, trainer doctor, ctest -L gpu -j 4 (parity tests side by side), trainer lab all,
-  every models/*.model for 5 epochs on cuda:0 (test accuracy, samples/s; a 3x32x32
-  model on $TRAINER_CIFAR10_DIR, skipped without it),
-  mlp for 5 epochs with --cuda-graph on (replayed steps: the same accuracy, samples/s
-  beside the plain run's; tests/gpu/test_cuda_graph_step.c in ctest checks the bits),
-  bench/compare_gpu.sh -c eager -e 3 -m "mlp lenet cnn-bn" 128 1024 (trainer vs PyTorch
-  eager),
-  compute-sanitizer memcheck (leak check on) over the gpu test binaries but
-  test_sync_check and test_cuda_full_card, and racecheck over test_cuda_parity,
+compute capability) and runs, each step under a timeout, within --budget (default 330 s,
+so that a call with the machine's start stays under 6 minutes):
+  build                         ~20 s on an H200 (11-19 s seen)
+  trainer doctor                ~2 s
+  ctest -L gpu -j 4, all but test_cuda_parity, which runs beside it as 4 processes, one per
+  group of its sections (conv2d; batchnorm; pooling and layout_convert; the rest), as
+  test_cuda_parity takes section words: ~106 s for the tests, ~190 s for test_cuda_parity
+  in one process, so about 110 s in all (estimated from the H200 runs of 2026-11-26/27;
+  not yet measured this way). A test that needs two GPUs on a one-GPU machine is SKIP, not
+  FAIL; any other skip is a FAIL: on a GPU machine every gpu test must run.
+  compute-sanitizer memcheck (leak check on) over test_cuda_graph_step and
+  test_cuda_parity's "losses" and "gemm with bias" sections: ~10 s (6 s seen)
 then prints one row per step: PASS/FAIL/SKIP, time, samples/s and test accuracy.
 
-With --compare, only the build and then issue 15's comparison (bench/compare_gpu.sh's
-default set: trainer vs PyTorch eager, torch.compile and CUDA graphs, the wide MLP in bf16
-against `trainer bench gemm`, bf16/fp16 accuracy; about 5 minutes on an H100) in the time
-the build leaves; its results (compare-gpu.tsv) and tables (compare-gpu.md) are in the logs.
-Make the docs' table from them where the repository is:
-  python3 bench/gpu_table.py --write docs/benchmarks.md compare-gpu.tsv
+--all adds what older calls ran (more than one call's time): trainer lab all, every
+models/*.model for 5 epochs on cuda:0, mlp with --cuda-graph on, PyTorch eager at batch
+128 and 1024, and memcheck over every gpu test binary plus racecheck over test_cuda_parity.
+
+With --compare and/or --race, only the build and then, in the time the build leaves:
+  --compare   bench/compare_gpu.sh's default set: issue 33's rows, trainer against PyTorch's
+              eager (fused Adam), whole-step torch.compile and whole-step CUDA graph columns
+  --race      bench/time_to_accuracy.sh: cnn-bn to 91.5% test accuracy, 3 seeds, trainer
+              against each PyTorch column (with --compare: its last 150 s of the budget)
+Commit the results folder they write, then make the docs' tables from every folder:
+  python3 bench/gpu_table.py --write docs/benchmarks.md
 
 With --levers, only the build and then bench/levers_gpu.sh (each GPU lever alone: lenet
 and cnn-bn at batch 1024 with all on, each `--without LEVER`, --no-fuse and --cuda-graph
@@ -45,46 +61,54 @@ mlp at batch 128 in tf32 (samples/s with steps plain, then replayed from a CUDA 
 per-layer times from plain steps in both), each kernel of mlp's steps at batch 128 timed
 by Nsight Compute where ncu is found (kernels-mlp-tf32-128.csv), then lenet at 128 in
 tf32, the wide MLP at batch 4096 in bf16 and tf32, and lenet and cnn-bn at 1024 in bf16:
-each layer's forward and backward time and the update's, where issue 15's steps lose their
-time; the JSON is in the logs (profile-*.json).
+each layer's forward and backward time and the update's; the JSON is in the logs
+(profile-*.json).
 
 options:
-  --quick           skip the PyTorch comparison and the sanitizers
-  --compare         build, then issue 15's comparison only (above)
+  --quick           skip the sanitizers
+  --all             the default steps, then the longer ones (above)
+  --compare         build, then the PyTorch comparison (above)
+  --race            build, then time to accuracy (above); with --compare, both
   --levers          build, then each lever alone only (above)
   --profile         build, then the per-layer profiles only (above)
-  --no-bench        skip the PyTorch comparison
+  --no-bench        skip the PyTorch comparison of --all
   --no-sanitize     skip compute-sanitizer
   --build-dir DIR   build folder (default build-gpu)
   --logs DIR        folder for the logs and summary.txt (default gpu-check-logs)
-  --budget SECONDS  stop starting steps after this long (default 540); a step's timeout
+  --budget SECONDS  stop starting steps after this long (default 330); a step's timeout
                     never runs past it
   -h, --help        this text
 
 Dependencies: when .deps/debs exists (`bash scripts/device-deps.sh download` on a machine
 with apt-get), `source scripts/device-deps.sh env` unpacks OpenBLAS, libpng,
 Fashion-MNIST and Open MPI from it and takes cuDNN/NCCL from PyTorch's pip packages.
-When $OUT is set (a lent machine), $OUT/summary.txt and $OUT/gpu-check.tar.gz (every log)
-are written too, after every step.
+Results: after every step, the results folder gets gpu-check.tsv (one row per step),
+gpu-check.log (the summary, then every step's log), versions.txt (nvidia-smi, nvcc,
+trainer, PyTorch), commands.txt and commit.txt; when $OUT is set, $OUT/summary.txt too.
 
 Exit status: 0 every step passed, 1 a step failed or timed out, 2 bad usage,
 3 no usable GPU (nvidia-smi missing, failing or listing none; nothing is built).
 EOF
 }
 
+command_line="bash scripts/gpu-check.sh${*:+ $*}" # for commands.txt, before the options go
 build_dir=build-gpu
 log_dir=gpu-check-logs
-budget=540
+budget=330
 run_bench=1
 run_sanitize=1
+run_all=0
 run_compare=0
+run_race=0
 run_levers=0
 run_profile=0
 while [ $# -gt 0 ]; do
   case $1 in
   -h | --help) usage; exit 0 ;;
-  --quick) run_bench=0 run_sanitize=0 ;;
+  --quick) run_sanitize=0 ;;
+  --all) run_all=1 ;;
   --compare) run_compare=1 ;;
+  --race) run_race=1 ;;
   --levers) run_levers=1 ;;
   --profile) run_profile=1 ;;
   --no-bench) run_bench=0 ;;
@@ -103,8 +127,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 case $budget in '' | *[!0-9]*) echo "gpu-check.sh: --budget takes whole seconds" >&2; exit 2 ;; esac
-if [ $((run_compare + run_levers + run_profile)) -gt 1 ]; then
-  echo "gpu-check.sh: --compare, --levers and --profile each take the whole budget: give one" >&2
+if [ $((run_compare | run_race)) -eq 1 ] && [ $((run_levers + run_profile)) -gt 0 ] ||
+  [ $((run_levers + run_profile)) -gt 1 ]; then
+  echo "gpu-check.sh: --levers and --profile each take the whole budget, and neither goes with --compare or --race: give one" >&2
   exit 2
 fi
 
@@ -149,6 +174,17 @@ summary() {
 # $OUT gets two files because the device tool returns at most 8.
 publish() {
   summary >"$log_dir/summary.txt"
+  if [ -n "${results_dir:-}" ]; then
+    { cat "$log_dir/summary.txt"; for f in "$log_dir"/[0-9][0-9]-*.log; do
+        [ -f "$f" ] && { printf '\n===== %s\n' "$(basename "$f")"; cat "$f"; }; done; } \
+      >"$results_dir/gpu-check.log"
+    local i
+    { printf 'meta\tcommand\t%s\n' "$command_line"
+      for i in "${!rows_step[@]}"; do
+        printf 'step\t%s\t%s\t%s\t%s\t%s\t%s\n' "${rows_step[$i]}" "${rows_result[$i]}" \
+          "${rows_time[$i]}" "${rows_rate[$i]}" "${rows_acc[$i]}" "${rows_detail[$i]}"
+      done; } >"$results_dir/gpu-check.tsv"
+  fi
   if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
     cp "$log_dir/summary.txt" "$OUT/summary.txt"
     tar -czf "$OUT/gpu-check.tar.gz" -C "$(dirname "$log_dir")" "$(basename "$log_dir")" 2>/dev/null
@@ -261,6 +297,7 @@ step_gpu() {
     --format=csv,noheader 2>&1) || no_gpu "nvidia-smi failed: $(head -n 1 <<<"$out")"
   [ -n "$out" ] || no_gpu "nvidia-smi lists no GPU"
   gpu_text=$(head -n 1 <<<"$out" | sed 's/^0, //')
+  gpu_count=$(wc -l <<<"$out")
   [ "$(wc -l <<<"$out")" -gt 1 ] && gpu_text+=" (and $(($(wc -l <<<"$out") - 1)) more)"
   # 9.0 -> 90; several cards of different kinds -> "80;90". Drivers too old to know
   # compute_cap leave it to nvcc's -arch=native.
@@ -338,35 +375,81 @@ step_doctor() {
   else record doctor FAIL "$step_secs" "" "" "$(why_failed "$log")${verdict:+; $verdict}"; fi
 }
 
+# test_cuda_parity's sections in groups of words (the test runs the sections whose name holds
+# one of its arguments); together they name every section. Words skip its coverage check,
+# which --all's whole run keeps.
+parity_groups=("conv2d" "batchnorm" "pooling layout_convert"
+  "memory gather_samples gemm activations losses norms optimizers")
+
+# ctest_counts LOG: "TOTAL PASSED|FAILED NAMES|SKIPPED NAMES" from ctest's lines
+# "1/6 Test #23: test_cuda_devices ....   Passed    0.27 sec" ("***Skipped" for exit 77).
+ctest_counts() {
+  awk '/ Test +#[0-9]+: / {
+         n++
+         if ($0 ~ /  Passed /) p++
+         else if ($0 ~ /Skipped|Not Run/) s = s " " $4
+         else f = f " " $4 }
+       END { printf "%d %d|%s|%s", n, p, f, s }' "$1"
+}
+
 step_ctest() {
   local log
   needs_build "ctest -L gpu" && can_start "ctest -L gpu" || return
   new_log ctest-gpu
+  local ctest_log=$log start=$SECONDS group parity_jobs=() exclude="^test_cuda_parity\$"
+  # test_cuda_parity in its groups, beside ctest (16 cores; each process's OpenBLAS, the
+  # CPU reference, gets 3 threads). --all runs it whole, inside ctest.
+  if [ "$run_all" = 0 ] && [ -x "$build_dir/tests/test_cuda_parity" ]; then
+    for group in "${parity_groups[@]}"; do
+      new_log "parity-${group%% *}"
+      # shellcheck disable=SC2086 # the group's words are separate arguments
+      start_logged "$log" 300 env OPENBLAS_NUM_THREADS=3 "$build_dir/tests/test_cuda_parity" $group
+      parity_jobs+=("$job_pid:$job_limit:$log:$group")
+    done
+  else
+    exclude="^\$"
+  fi
   # -j 4: the op parity tests share the card; the rest are RUN_SERIAL (tests/CMakeLists.txt).
-  # 420 s: test_cuda_parity took 190 s of a 268 s run before its NHWC cases doubled the
-  # conv2d and pooling ones.
-  run_logged "$log" 420 ctest --test-dir "$build_dir" -L gpu -j 4 --output-on-failure
-  # "1/6 Test #23: test_cuda_devices ....   Passed    0.27 sec"; a skip (exit 77) is
-  # "***Skipped" and counts as a failure here: on a GPU machine every gpu test must run.
-  local counts
-  counts=$(awk '/ Test +#[0-9]+: / {
-                  n++
-                  if ($0 ~ /  Passed /) p++
-                  else if ($0 ~ /Skipped|Not Run/) s = s " " $4
-                  else f = f " " $4 }
-                END { printf "%d %d|%s|%s", n, p, f, s }' "$log")
+  run_logged "$ctest_log" 300 ctest --test-dir "$build_dir" -L gpu -E "$exclude" -j 4 \
+    --output-on-failure
+  local ctest_rc=$step_rc ctest_timed_out=$step_timed_out counts
+  counts=$(ctest_counts "$ctest_log")
   local total=${counts%% *} rest=${counts#* }
-  local passed=${rest%%|*} failed skipped
+  local passed=${rest%%|*} failed skipped extra_skips=""
   failed=$(cut -d'|' -f2 <<<"$rest")
   skipped=$(cut -d'|' -f3 <<<"$rest")
+  # A test of two GPUs skips on a one-GPU machine: reported, not failed.
+  local name kept=""
+  for name in $skipped; do
+    if [[ $name == *two_gpus* ]] && [ "$gpu_count" -lt 2 ]; then
+      extra_skips+=" $name"
+    else
+      kept+=" $name"
+    fi
+  done
+  skipped=$kept
+  local job pid limit plog words parity_failed=""
+  for job in "${parity_jobs[@]}"; do
+    IFS=: read -r pid limit plog words <<<"$job"
+    finish_logged "$pid" "$limit" "$start"
+    total=$((total + 1))
+    if [ "$step_rc" -eq 0 ]; then passed=$((passed + 1))
+    else parity_failed+=" test_cuda_parity[$words]($(why_failed "$plog"))"; fi
+  done
+  failed+=$parity_failed
+  step_secs=$((SECONDS - start))
   local detail="$passed of $total passed${failed:+; failed:$failed}${skipped:+; skipped:$skipped}"
-  if [ "$step_rc" -eq 0 ] && [ -z "$skipped" ] && [ "$total" -gt 0 ]; then
+  [ ${#parity_jobs[@]} -gt 0 ] && detail+="; test_cuda_parity as ${#parity_jobs[@]} section groups"
+  if [ "$ctest_rc" -eq 0 ] && [ -z "$failed" ] && [ -z "$skipped" ] && [ "$total" -gt 0 ]; then
     record "ctest -L gpu" PASS "$step_secs" "" "" "$detail"
-  elif [ "$step_timed_out" = 1 ]; then
+  elif [ "$ctest_timed_out" = 1 ]; then
     record "ctest -L gpu" FAIL "$step_secs" "" "" "timed out after ${step_secs}s; $detail"
   else
     record "ctest -L gpu" FAIL "$step_secs" "" "" "$detail"
   fi
+  for name in $extra_skips; do
+    record "$name" SKIP "" "" "" "needs two GPUs; this machine has $gpu_count"
+  done
 }
 
 step_labs() {
@@ -514,14 +597,36 @@ step_compare() {
   rm -f "$results"
   local left
   left=$(time_left 999999)
+  [ "$run_race" = 1 ] && left=$((left > 190 ? left - 150 : left / 2)) # the race's share
   run_logged "$log" "$left" env "BUILD=$build_dir" bash bench/compare_gpu.sh \
     -b "$((left > 40 ? left - 15 : 25))" -o "$results"
+  [ -n "${results_dir:-}" ] && cp "$results" "${results%.tsv}.log" "$results_dir/" 2>/dev/null
   local targets
-  targets=$(grep -m1 '^targets of issue 15: ' "$log" | cut -d: -f2-)
+  targets=$(grep -m1 '^targets: ' "$log" | cut -d: -f2-)
   if [ "$step_rc" -ne 0 ]; then
     record compare FAIL "$step_secs" "" "" "$(why_failed "$log");${targets:- no table}"
   else
-    record compare PASS "$step_secs" "" "" "targets:$targets; tables in $log_dir/compare-gpu.md"
+    record compare PASS "$step_secs" "" "" "targets:$targets; results in ${results_dir:-$log_dir}"
+  fi
+}
+
+# Time to accuracy (bench/time_to_accuracy.sh's defaults) in whatever time is left.
+step_race() {
+  local log results=$log_dir/race.tsv
+  needs_build race && can_start race || return
+  new_log race
+  rm -f "$results"
+  local left
+  left=$(time_left 999999)
+  run_logged "$log" "$left" env "BUILD=$build_dir" bash bench/time_to_accuracy.sh \
+    -b "$((left > 40 ? left - 10 : 30))" -o "$results"
+  [ -n "${results_dir:-}" ] && cp "$results" "${results%.tsv}.log" "$results_dir/" 2>/dev/null
+  local verdict
+  verdict=$(grep -m1 '^race .*: trainer: ' "$log" | cut -c1-150)
+  if [ "$step_rc" -ne 0 ]; then
+    record race FAIL "$step_secs" "" "" "$(why_failed "$log")"
+  else
+    record race PASS "$step_secs" "" "" "${verdict:-no trainer row}"
   fi
 }
 
@@ -673,25 +778,32 @@ step_sanitize() {
     return
   fi
   local test runs=()
-  for test in $(ctest --test-dir "$build_dir" -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //p'); do
-    case $test in test_sync_check | test_cuda_full_card) continue ;; esac
-    [ -x "$build_dir/tests/$test" ] && runs+=("memcheck:$test")
-  done
-  runs+=(racecheck:test_cuda_parity)
+  if [ "$run_all" = 1 ]; then
+    for test in $(ctest --test-dir "$build_dir" -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //p'); do
+      case $test in test_sync_check | test_cuda_full_card) continue ;; esac
+      [ -x "$build_dir/tests/$test" ] && runs+=("memcheck:$test")
+    done
+    runs+=(racecheck:test_cuda_parity)
+  else # the subset a short call affords: a captured step, and two parity sections
+    runs=(memcheck:test_cuda_graph_step "memcheck:test_cuda_parity:losses:gemm with bias")
+  fi
   # --report-api-errors no: the tests fail a cudaMalloc of 4x the card on purpose, which
   # the default would count as an error; whether the test handled it is the test's verdict.
   local common=(--print-limit 100 --report-api-errors no)
-  local jobs=() job tool log extra start=$SECONDS start_epoch
+  local jobs=() job tool log extra start=$SECONDS start_epoch words_text
   start_epoch=$(date +%s)
+  local words=()
   for job in "${runs[@]}"; do
-    tool=${job%%:*} test=${job#*:}
+    IFS=: read -r tool test words_text <<<"$job"
+    words=()
+    [ -n "$words_text" ] && IFS=: read -r -a words <<<"$words_text"
     new_log "$tool-$test"
     extra=()
     [ "$tool" = memcheck ] && extra=(--leak-check full)
     # Five runs or so on 16 cores: each one's OpenBLAS (the CPU reference) gets 3 threads.
     start_logged "$log" 420 env OPENBLAS_NUM_THREADS=3 "$sanitizer" --tool "$tool" \
-      "${extra[@]}" "${common[@]}" "$build_dir/tests/$test"
-    jobs+=("$job_pid:$job_limit:$tool:$test:$log")
+      "${extra[@]}" "${common[@]}" "$build_dir/tests/$test" "${words[@]}"
+    jobs+=("$job_pid:$job_limit:$tool:$test${words_text:+ (${words_text//:/, })}:$log")
   done
   local pid limit
   for job in "${jobs[@]}"; do
@@ -709,14 +821,21 @@ mkdir -p "$log_dir" || exit 1
 rm -f "$log_dir"/[0-9][0-9]-*.log "$log_dir/summary.txt"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 versions=""
+# shellcheck source=bench/results_folder.sh
+source bench/results_folder.sh
+results_dir=$(results_folder) || { echo "gpu-check.sh: cannot make the results folder" >&2; exit 1; }
+export RESULTS_DIR
+RESULTS_DIR=$(dirname "$results_dir")
 trap on_signal INT TERM
-echo "gpu-check: $gpu_text; budget ${budget}s; logs in $log_dir/"
+echo "gpu-check: $gpu_text; budget ${budget}s; logs in $log_dir/, results in $results_dir/"
 record gpu PASS 0 "" "" "$gpu_text"
 
 step_deps
 step_build
-if [ "$run_compare" = 1 ]; then
-  step_compare
+results_folder_record "$results_dir" "$command_line" "$trainer" python3
+if [ $((run_compare + run_race)) -gt 0 ]; then
+  [ "$run_compare" = 1 ] && step_compare
+  [ "$run_race" = 1 ] && step_race
 elif [ "$run_levers" = 1 ]; then
   step_levers
 elif [ "$run_profile" = 1 ]; then
@@ -724,17 +843,20 @@ elif [ "$run_profile" = 1 ]; then
 else
   step_doctor
   step_ctest
-  step_labs
-  for model_file in models/*.model; do
-    step_train "$(basename "$model_file" .model)"
-  done
-  step_train_graph
-  step_bench
   step_sanitize
+  if [ "$run_all" = 1 ]; then
+    step_labs
+    for model_file in models/*.model; do
+      step_train "$(basename "$model_file" .model)"
+    done
+    step_train_graph
+    step_bench
+  fi
 fi
 
 echo
 summary
+publish
 for result in "${rows_result[@]}"; do
   [ "$result" = FAIL ] && exit 1
 done

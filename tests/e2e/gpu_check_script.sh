@@ -50,9 +50,14 @@ expect_match out '^usage: bash scripts/gpu-check.sh' "-h prints the usage"
 expect_in out "Exit status: 0 every step passed" "-h documents the exit status"
 expect_in out "--levers          build, then each lever alone only" "-h lists --levers"
 expect_in out "--profile         build, then the per-layer profiles only" "-h lists --profile"
+expect_in out "--race            build, then time to accuracy" "-h lists --race"
+expect_in out "call 1: bash scripts/gpu-check.sh " "-h plans the lease's two calls"
 run bash "$script" --levers --profile
 expect_rc 2 "two whole-budget modes"
-expect_in err "--compare, --levers and --profile each take the whole budget" "the pair is refused"
+expect_in err "--levers and --profile each take the whole budget" "the pair is refused"
+run bash "$script" --compare --levers
+expect_rc 2 "--levers with --compare"
+expect_in err "neither goes with --compare or --race" "that pair is refused too"
 run bash "$script" --no-such-option
 expect_rc 2 "an unknown option"
 expect_in err "unknown option '--no-such-option'" "an unknown option is named"
