@@ -5,7 +5,7 @@ time_to_accuracy.sh: race.tsv). Standard library only, so that the tables can be
 tested, on a machine without a GPU or PyTorch (tests/e2e/compare_gpu_table.sh).
 
 usage: gpu_table.py [--markdown] RESULTS.tsv [RESULTS.tsv...]
-       gpu_table.py --write FILE [--results DIR]
+       gpu_table.py --write FILE [--summary] [--results DIR]
        gpu_table.py --accuracy-records LOG
 
   (no option)    the text tables of the given files, for the terminal
@@ -14,6 +14,8 @@ usage: gpu_table.py [--markdown] RESULTS.tsv [RESULTS.tsv...]
                  of every folder under DIR (default bench/results), newest first, each named
                  by its folder; FILE must hold exactly one begin and one end marker, in that
                  order. With no folder, the block says that no GPU run has results yet.
+  --summary      with --write: the short form, for a README: the newest folder's rows
+                 (trainer, PyTorch's best column, the ratio) and its race, naming the folder
   --accuracy-records LOG   the accuracy records of tests/gpu/precision_train.sh's output
 
 Several results files are read as one, in order; a later measurement of the same cell
@@ -522,9 +524,9 @@ def markdown(results):
     return "\n".join(marker_begin() + markdown_tables(results) + [f"{END} -->"]) + "\n"
 
 
-def marker_begin():
-    return [f"{BEGIN}; `python3 bench/gpu_table.py --write docs/benchmarks.md` replaces "
-            "everything up to the end marker with the tables of bench/results/ -->", ""]
+def marker_begin(command="python3 bench/gpu_table.py --write docs/benchmarks.md"):
+    return [f"{BEGIN}; `{command}` replaces everything up to the end marker with the tables "
+            "of bench/results/ -->", ""]
 
 
 def folder_results(folder):
@@ -560,6 +562,48 @@ def results_block(root):
     if not shown:
         out += ["No GPU run has its results in bench/results/ yet: no GPU figure is quoted "
                 "here until one does.", ""]
+    out.append(f"{END} -->")
+    return "\n".join(out) + "\n"
+
+
+def summary_block(root):
+    """The short block: the newest folder with comparison or race results, in one table."""
+    try:
+        names = sorted((n for n in os.listdir(root) if os.path.isdir(os.path.join(root, n))),
+                       reverse=True)
+    except OSError:
+        names = []
+    out = marker_begin("python3 bench/gpu_table.py --write README.md --summary")
+    for name in names:
+        files = dict(folder_results(os.path.join(root, name)))
+        if not files:
+            continue
+        rows = []
+        for file_name in RESULT_FILES:
+            results = files.get(file_name)
+            if results is None:
+                continue
+            for key in results.runs:
+                best, side = results.best(key)
+                ours = results.figure(key, "trainer")
+                rows.append([f"{key[0]}, batch {key[1]}, {key[2]}", "samples/s",
+                             grouped(ours) or "-", grouped(best) or "-",
+                             SIDE_NAMES[side] if side else "", fixed(results.ratio(key))])
+            for key in results.race:
+                medians = race_medians(results, key)
+                best, side = race_best(medians)
+                ours = medians.get("trainer", (None,))[0]
+                rows.append([f"{key[0]} to {key[1]:.1%} test accuracy", "seconds (median)",
+                             fixed(ours, 1) or "-", fixed(best, 1) or "-",
+                             SIDE_NAMES[side] if side else "",
+                             fixed(ours / best) if ours and best else ""])
+        out += markdown_table(["", "figure", "trainer", "PyTorch's best", "its column",
+                               "trainer / best"], rows)
+        out += ["", f"From bench/results/{name}/ (docs/benchmarks.md has every table and "
+                "how they were measured).", ""]
+        break
+    else:
+        out += ["No GPU run has its results in bench/results/ yet.", ""]
     out.append(f"{END} -->")
     return "\n".join(out) + "\n"
 
@@ -648,7 +692,7 @@ def accuracy_records(path):
 
 
 def main(argv):
-    mode, target, paths, root = "text", None, [], RESULTS_DIR
+    mode, target, paths, root, short = "text", None, [], RESULTS_DIR, False
     i = 0
     while i < len(argv):
         if argv[i] == "--markdown":
@@ -656,6 +700,8 @@ def main(argv):
         elif argv[i] == "--write" and i + 1 < len(argv):
             mode, target = "write", argv[i + 1]
             i += 1
+        elif argv[i] == "--summary":
+            short = True
         elif argv[i] == "--results" and i + 1 < len(argv):
             root = argv[i + 1]
             i += 1
@@ -675,7 +721,7 @@ def main(argv):
         if paths:
             raise SystemExit("gpu_table.py: --write takes the tables of bench/results/ "
                              "(--results DIR for another folder), not results files")
-        write(target, results_block(root))
+        write(target, summary_block(root) if short else results_block(root))
         print(f"gpu_table.py: wrote the generated block of {target} from {root}")
         return 0
     if not paths:

@@ -110,7 +110,7 @@ gpu=$(timeout 60 nvidia-smi --query-gpu=name,driver_version --format=csv,noheade
 emit meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
 emit meta command "$command_line"
 emit meta gpu "${gpu%%,*}"
-emit meta driver "$(sed 's/^[^,]*, *//' <<<"${gpu:-unknown}")"
+emit meta driver "${gpu#*, }"
 emit meta trainer_libraries "$("$trainer" --version 2>&1 | grep -m1 '^CUDA runtime' || echo "no CUDA backend")"
 emit meta pytorch "$torch_version"
 emit meta commit "$(git describe --always --dirty --abbrev=7 2>/dev/null || echo unknown)"

@@ -215,6 +215,8 @@ class Setup:
         # Disabled (fp32, tf32), autocast changes nothing; its dtype must still be one it knows.
         self.amp = dict(device_type=self.device.type, dtype=self.autocast_dtype or torch.bfloat16,
                         enabled=self.autocast_dtype is not None)
+        if args.column == "graphs":  # a captured step must not reuse casts cached before it
+            self.amp["cache_enabled"] = False
         self.flat = args.model in FLAT_MODELS
         self.channels_last = (args.channels_last == "on" or
                               (args.channels_last == "auto" and self.cuda and not self.flat))

@@ -156,6 +156,16 @@ fi
 run python3 "$table" --write "$work/none.md" "$fixture"
 expect_rc 1 "--write with a results file"
 expect_in err "--write takes the tables of bench/results/" "says what --write reads"
+# --summary: the README's short table, from the newest folder alone.
+printf '# trainer\n\n<!-- gpu_table.py: GPU results begin -->\n<!-- gpu_table.py: GPU results end -->\n' \
+    >"$work/readme.md"
+run python3 "$table" --write "$work/readme.md" --summary --results "$work/results"
+expect_rc 0 "--write --summary"
+well_formed "$work/readme.md" 1 "--summary: one well-formed table"
+if grep -q '^| cnn-bn to 91.5% test accuracy | seconds (median) | 4.5 | 21.0 | PyTorch eager | 0.21 |$' "$work/readme.md" &&
+    grep -q '^From bench/results/2026-11-29-H200/' "$work/readme.md" && ! grep -q 'mlp, batch 128' "$work/readme.md"
+then pass "--summary: the newest folder's race, naming the folder, and no older figure"
+else fail "--summary: the newest folder's race, naming the folder, and no older figure" "$(cat "$work/readme.md")"; fi
 cp "$work/doc.md" "$work/doc-once.md"
 run python3 "$table" --write "$work/doc.md" --results "$work/results"
 if cmp -s "$work/doc.md" "$work/doc-once.md"; then pass "--write twice gives the same document"
