@@ -423,6 +423,7 @@ step_ctest() {
   for name in $skipped; do
     if [[ $name == *two_gpus* ]] && [ "$gpu_count" -lt 2 ]; then
       extra_skips+=" $name"
+      total=$((total - 1)) # reported on its own row
     else
       kept+=" $name"
     fi

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # scripts/gpu-check.sh on a machine without a GPU: it exits 3 at once with a one-line
-# message and builds nothing; -h prints its usage. On a machine with a GPU the test is
-# skipped (77): the whole check takes minutes and builds its own tree, which is no job for
-# ctest; run `bash scripts/gpu-check.sh` there instead.
+# message and builds nothing; -h prints its usage. Then its first call (the default) with
+# stand-ins for nvidia-smi (one H200), cmake, ctest, compute-sanitizer and the built
+# binaries: test_cuda_parity runs as 4 processes, one per group of its sections, beside
+# `ctest -L gpu` without it; the two-GPU test that skips on one card is SKIP, not FAIL, and
+# the call exits 0; a failing section group fails the call, named; the memcheck subset
+# runs; and the results folder (DATE-GPU) holds the log, the step rows, the versions, the
+# command and the commit. On a machine with a GPU the test is skipped (77): the whole
+# check takes minutes and builds its own tree, which is no job for ctest; run
+# `bash scripts/gpu-check.sh` there instead.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 script=scripts/gpu-check.sh
@@ -61,4 +67,89 @@ expect_in err "neither goes with --compare or --race" "that pair is refused too"
 run bash "$script" --no-such-option
 expect_rc 2 "an unknown option"
 expect_in err "unknown option '--no-such-option'" "an unknown option is named"
+# ---- the first call, with stand-ins ---------------------------------------------------
+# Each stand-in appends its arguments to $work/calls, so the test sees what ran.
+cat >"$work/bin/nvidia-smi" <<'EOF'
+#!/bin/sh
+case "$*" in
+*compute_cap*) echo "9.0" ;;
+*index,name*) echo "0, NVIDIA H200, 580.159.04, 143771 MiB" ;;
+*name*) echo "NVIDIA H200" ;;
+*) echo "NVIDIA-SMI stand-in" ;;
+esac
+EOF
+cat >"$work/bin/cmake" <<'EOF'
+#!/usr/bin/env bash
+echo "cmake $*" >>"$CALLS"
+[ "$1" = --version ] && { echo "cmake version stand-in"; exit 0; }
+if [ "$1" = -S ]; then exit 0; fi  # configure
+build=$2  # --build DIR: the binaries gpu-check.sh runs
+mkdir -p "$build/tests"
+printf '#!/bin/sh\ncase "$1" in --version) echo "trainer (stand-in)"; echo "CUDA runtime 13.0, driver 13.0, cuBLAS 13.1.0, cuDNN 9.19.0, NCCL 2.28.9" ;; doctor) echo "verdict: all well" ;; esac\n' >"$build/trainer"
+printf '#!/bin/sh\necho "test_cuda_parity $*" >>"$CALLS"\ncase " $* " in *" $PARITY_FAIL "*) echo "FAIL batchnorm [stand-in]"; exit 1 ;; esac\necho "========= ERROR SUMMARY: 0 errors"\n' >"$build/tests/test_cuda_parity"
+printf '#!/bin/sh\necho "test_cuda_graph_step $*" >>"$CALLS"\n' >"$build/tests/test_cuda_graph_step"
+chmod +x "$build/trainer" "$build/tests/"*
+EOF
+cat >"$work/bin/ctest" <<'EOF'
+#!/usr/bin/env bash
+echo "ctest $*" >>"$CALLS"
+echo "1/3 Test #23: test_cuda_devices ................   Passed    0.27 sec"
+echo "2/3 Test #24: test_cuda_graph_step .............   Passed    1.50 sec"
+echo "3/3 Test #25: gpu_mpi_two_gpus .................***Skipped   0.10 sec"
+EOF
+cat >"$work/bin/compute-sanitizer" <<'EOF'
+#!/usr/bin/env bash
+echo "compute-sanitizer $*" >>"$CALLS"
+echo "========= ERROR SUMMARY: 0 errors"
+echo "========= LEAK SUMMARY: 0 bytes leaked in 0 allocations"
+EOF
+chmod +x "$work/bin/"*
+gpu_check() {
+    : >"$work/calls"
+    run env PATH="$work/bin:$PATH" CALLS="$work/calls" RESULTS_DIR="$work/results" OUT= \
+        PARITY_FAIL="${PARITY_FAIL:-none}" timeout 120 bash "$script" --build-dir "$work/build" \
+        --logs "$work/logs" --budget 100 "$@"
+}
+gpu_check
+expect_rc 0 "the first call with stand-ins: every step passed"
+expect_match out '^ctest -L gpu +PASS +[0-9]+s +6 of 6 passed; test_cuda_parity as 4 section groups' \
+    "ctest -L gpu passes: its 2 tests and the 4 section groups"
+expect_in out "test_cuda_parity as 4 section groups" "test_cuda_parity ran as 4 section groups"
+expect_match out '^gpu_mpi_two_gpus +SKIP .*needs two GPUs; this machine has 1' \
+    "the two-GPU test is SKIP on one card, not FAIL"
+if grep -q '^ctest .*-L gpu -E ^test_cuda_parity\$ -j 4' "$work/calls"; then
+    pass "ctest runs every gpu test but test_cuda_parity"
+else
+    fail "ctest runs every gpu test but test_cuda_parity" "$(cat "$work/calls")"
+fi
+groups=$(grep -c '^test_cuda_parity ' "$work/calls")
+if [ "$groups" = 4 ] && grep -q '^test_cuda_parity conv2d$' "$work/calls" &&
+    grep -q '^test_cuda_parity batchnorm$' "$work/calls" &&
+    grep -q '^test_cuda_parity pooling layout_convert$' "$work/calls" &&
+    grep -q '^test_cuda_parity memory gather_samples gemm activations losses norms optimizers$' "$work/calls" &&
+    grep -q '^compute-sanitizer .*/tests/test_cuda_parity losses gemm with bias$' "$work/calls"; then
+    pass "test_cuda_parity: its 4 section groups, and the memcheck subset's two sections"
+else
+    fail "test_cuda_parity: its 4 section groups, and the memcheck subset's two sections" "$(cat "$work/calls")"
+fi
+if [ "$(grep -c '^compute-sanitizer --tool memcheck --leak-check full' "$work/calls")" = 2 ] &&
+    ! grep -q racecheck "$work/calls"; then
+    pass "memcheck over the subset only"
+else
+    fail "memcheck over the subset only" "$(grep compute-sanitizer "$work/calls")"
+fi
+folder=$(ls -d "$work/results/"*-H200 2>/dev/null)
+if [ -n "$folder" ] && [ -s "$folder/gpu-check.log" ] && [ -s "$folder/versions.txt" ] &&
+    grep -q '^step	ctest -L gpu	PASS	' "$folder/gpu-check.tsv" &&
+    grep -q "bash scripts/gpu-check.sh --build-dir $work/build --logs $work/logs --budget 100\$" "$folder/commands.txt" &&
+    [ -s "$folder/commit.txt" ] && grep -q '^== nvidia-smi' "$folder/versions.txt"; then
+    pass "the results folder DATE-H200: log, step rows, versions, the command, the commit"
+else
+    fail "the results folder DATE-H200: log, step rows, versions, the command, the commit" \
+        "$(ls -R "$work/results" 2>&1)"
+fi
+
+PARITY_FAIL=batchnorm gpu_check --no-sanitize
+expect_rc 1 "a failing section group fails the call"
+expect_in out "test_cuda_parity[batchnorm](exit 1: FAIL batchnorm [stand-in])" "and is named"
 finish
