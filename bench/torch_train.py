@@ -6,7 +6,9 @@ written as a user who tunes PyTorch writes it. One run measures one column:
   eager    eager mode, Adam(fused=True) (on the CPU, where fused needs torch 2.4 or newer,
            Adam's multi-tensor `foreach` implementation)
   compile  the whole training step (batch gather, forward, loss, backward, Adam with
-           capturable=True) in one torch.compile(mode="max-autotune-no-cudagraphs") function
+           capturable=True) as one function under
+           torch.compile(mode="max-autotune-no-cudagraphs") (Dynamo compiles it in pieces
+           around backward())
   graphs   the whole step (gather, forward, backward, Adam(fused=True, capturable=True))
            captured once into one CUDA graph (torch.cuda.graph, PyTorch's "whole-network
            capture") and replayed each step; the forward is torch.compile'd (the same mode)
