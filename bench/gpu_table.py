@@ -29,6 +29,7 @@ A results file is tab-separated text, one record per line, '#' lines ignored:
             says why (failed, timed out, skipped, not run)
   gemm      PRECISION MxNxK TFLOPS NOTE        from `trainer bench gemm --json`
   accuracy  MODEL PRECISION TEST_ACC FP32_TEST_ACC   from tests/gpu/precision_train.sh
+  step      NAME RESULT SECONDS SAMPLES_PER_S TEST_ACC DETAIL   scripts/gpu-check.sh's rows
   race      MODEL TARGET SIDE SEED SECONDS EPOCH TEST_ACC NOTE   from time_to_accuracy.sh:
             SECONDS from the process start to the end of the epoch that reached TARGET
             ('-' when none did; NOTE says why)
@@ -51,7 +52,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 PYTORCH_SIDES = ("eager", "compile", "graphs")
 RESULTS_DIR = os.path.join(HERE, "results")
-RESULT_FILES = ("compare-gpu.tsv", "race.tsv")  # what a folder's tables are made from
+# What a folder's tables are made from, in this order.
+RESULT_FILES = ("gpu-check.tsv", "compare-gpu.tsv", "race.tsv")
 
 # Issue 33's thresholds: (model, batch, precisions, least trainer / best PyTorch column).
 # The batch thresholds hold at equal precision on both sides; trainer's default is TF32, so
@@ -80,6 +82,7 @@ class Results:
         self.gemm = {}        # (precision, size) -> (tflops or None, note)
         self.accuracy = {}    # model -> {precision: (acc, fp32 acc)}
         self.race = {}        # (model, target) -> {side: {seed: (seconds, epoch, acc, note)}}
+        self.steps = []       # gpu-check.sh's rows: [name, result, seconds, detail]
 
     def read(self, path):
         try:
@@ -113,6 +116,9 @@ class Results:
         elif kind == "accuracy":
             self.accuracy.setdefault(f[1], {})[f[2]] = (number(f[3], float),
                                                        number(f[4], float))
+        elif kind == "step":
+            self.steps.append([f[1], f[2], f[3] if len(f) > 3 else "",
+                               f[6] if len(f) > 6 else ""])
         elif kind == "race":
             model, target, side, seed = f[1], float(f[2]), f[3], int(f[4])
             if side not in SIDES:
@@ -471,6 +477,13 @@ def markdown_tables(results):
     then each table it has data for."""
     m = results.meta
     out = ["```", m.get("command", "bash bench/compare_gpu.sh"), "```", ""]
+    if results.steps:  # gpu-check.sh: its steps; the versions are in versions.txt
+        out += markdown_table(["step", "result", "seconds", "detail"], results.steps)
+        failed = sum(1 for row in results.steps if row[1] == "FAIL")
+        ran = sum(1 for row in results.steps if row[1] != "SKIP")
+        out += ["", f"{failed} of {ran} steps failed (SKIP: not run here, and no failure).",
+                ""]
+        return out
     out += markdown_table(["", ""], versions_rows(results))
     out.append("")
     if results.runs:
@@ -597,6 +610,8 @@ def summary_block(root):
                              fixed(ours, 1) or "-", fixed(best, 1) or "-",
                              SIDE_NAMES[side] if side else "",
                              fixed(ours / best) if ours and best else ""])
+        if not rows:  # gpu-check.sh's steps alone: no figure for the summary
+            continue
         out += markdown_table(["", "figure", "trainer", "PyTorch's best", "its column",
                                "trainer / best"], rows)
         out += ["", f"From bench/results/{name}/ (docs/benchmarks.md has every table and "

@@ -113,6 +113,9 @@ expect_in out 'samples/s x 214,417,408 FLOPs per sample' "the FLOPs per sample a
 mkdir -p "$work/results/2026-11-23-H100" "$work/results/2026-11-29-H200" "$work/results/empty"
 cp "$fixture" "$work/results/2026-11-23-H100/compare-gpu.tsv"
 cp "$work/race.tsv" "$work/results/2026-11-29-H200/race.tsv"
+mkdir -p "$work/results/2026-11-30-H200"  # a call 1 alone: gpu-check.sh's steps
+printf 'meta\tcommand\tbash scripts/gpu-check.sh\nstep\tbuild\tPASS\t20\t\t\tbuild-gpu\nstep\tgpu_mpi_two_gpus\tSKIP\t\t\t\tneeds two GPUs; this machine has 1\n' \
+    >"$work/results/2026-11-30-H200/gpu-check.tsv"
 cp docs/benchmarks.md "$work/doc.md"
 run python3 "$table" --write "$work/doc.md" --results "$work/results"
 expect_rc 0 "--write into a copy of docs/benchmarks.md"
@@ -131,6 +134,12 @@ EOF
 else
     fail "--write: the lines before and after the block unchanged" \
         "$(diff docs/benchmarks.md "$work/doc.md" | head -n 20)"
+fi
+if grep -q '^| gpu_mpi_two_gpus | SKIP |  | needs two GPUs; this machine has 1 |$' "$work/doc.md" &&
+    grep -q '^0 of 1 steps failed' "$work/doc.md"; then
+    pass "gpu-check.sh's steps are shown, a SKIP no failure"
+else
+    fail "gpu-check.sh's steps are shown, a SKIP no failure" "$(grep -n 'steps failed\|SKIP' "$work/doc.md")"
 fi
 h200=$(grep -n '^#### bench/results/2026-11-29-H200$' "$work/doc.md" | cut -d: -f1)
 h100=$(grep -n '^#### bench/results/2026-11-23-H100$' "$work/doc.md" | cut -d: -f1)
