@@ -22,6 +22,11 @@
 # start with under 20 s left is not started; its cell says so). On the CPU (-d cpu, a test of
 # the script) give a low target and -n/-N: the figures mean nothing there.
 #
+# Each side runs all its seeds before the next side starts (trainer, eager, CUDA graph,
+# torch.compile): a budget that runs short costs the last side's median first. PyTorch's
+# compile caches on disk (Inductor's) stay as they are between runs, as on a user's machine,
+# so its seeds after the first may compile faster.
+#
 # Results: on a GPU in the run's results folder, $RESULTS/DATE-GPU/race.tsv and race.log
 # (bench/results_folder.sh; RESULTS: $OUT/results on a lent machine, else bench/results), or
 # -o FILE; the tables: python3 bench/gpu_table.py FILE, and in the docs from every folder,
@@ -189,12 +194,21 @@ EOF
 echo "race:      $model to test accuracy $target on $device, seeds $seeds, at most $max_epochs epochs, batch $batch"
 echo "PyTorch:   ${modes:-not run} ($torch_version)"
 echo "results:   $results, log $log"
+# Side by side, every seed of a side before the next side, the slowest to start (compile,
+# with its autotuning) last: a budget that runs short costs that side's median, not every
+# side's last seed.
+printf 'trainer, seeds'
 for seed in $seeds; do
-  printf 'seed %s: trainer' "$seed"
+  printf ' %s' "$seed"
   race trainer "$seed" stdbuf -oL "$trainer" train "models/$model.model" --device "$device" \
     --epochs "$max_epochs" --batch "$batch" --seed "$seed" --data "idx:$data_dir" "${limits[@]}"
-  for mode in $modes; do
-    printf ' %s' "$mode"
+done
+echo
+for mode in eager graphs compile; do
+  [[ " $modes " == *" $mode "* ]] || continue
+  printf '%s, seeds' "$mode"
+  for seed in $seeds; do
+    printf ' %s' "$seed"
     race "$mode" "$seed" "$python" -u bench/torch_train.py --model "$model" --device "$device" \
       --column "$mode" --batch "$batch" --epochs "$max_epochs" --seed "$seed" \
       --target-acc "$target" --data "$data_dir" "${limits[@]}"
