@@ -36,7 +36,9 @@
 # the table is written with what was measured.
 #
 # Options:
-#   -c MODES  PyTorch's columns, some of: eager compile graphs (default all three)
+#   -c MODES  PyTorch's columns, some of: eager compile graphs (default all three), and
+#             reduce-overhead (optional: the compile column's step under
+#             torch.compile(mode="reduce-overhead"), its pieces replayed as CUDA graphs)
 #   -e N      epochs per run (default 3); -n N: the first N training samples only
 #   -d DEV    cuda or cuda:N (default cuda:0); cpu: the whole pipeline on the CPU (a test of
 #             the scripts: the figures mean nothing; PyTorch's graphs column skips there, and
@@ -147,7 +149,8 @@ for row in "${rows[@]}"; do
   [[ $batch =~ ^[1-9][0-9]*$ ]] || die "batch '$batch' is not a positive whole number"
 done
 for mode in $modes; do
-  case $mode in eager | compile | graphs) ;; *) die "-c: '$mode' is none of eager compile graphs" ;; esac
+  case $mode in eager | compile | graphs | reduce-overhead) ;;
+    *) die "-c: '$mode' is none of eager compile graphs reduce-overhead" ;; esac
 done
 [[ $epochs =~ ^[1-9][0-9]*$ ]] || die "-e $epochs: a positive number of epochs"
 [[ $limit =~ ^[0-9]+$ ]] || die "-n $limit: a number of training samples"
@@ -411,7 +414,7 @@ for row in "${rows[@]}"; do
   printf '%s batch %s %s:' "$model" "$batch" "$precision"
   run_trainer "$model" "$batch" "$precision"
   printf ' trainer'
-  for mode in eager graphs compile; do
+  for mode in eager graphs reduce-overhead compile; do
     [[ " $modes " == *" $mode "* ]] || continue
     run_torch "$model" "$batch" "$precision" "$mode"
     printf ' %s' "$mode"

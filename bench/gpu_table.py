@@ -45,12 +45,16 @@ import sys
 
 BEGIN = "<!-- gpu_table.py: GPU results begin"
 END = "<!-- gpu_table.py: GPU results end"
-SIDES = ("trainer", "eager", "compile", "graphs")
+SIDES = ("trainer", "eager", "compile", "graphs", "reduce-overhead")
 SIDE_NAMES = {"trainer": "trainer", "eager": "PyTorch eager", "compile": "torch.compile",
-              "graphs": "CUDA graph"}
+              "graphs": "CUDA graph", "reduce-overhead": "compile, reduce-overhead"}
+SIDE_SHORT = {"trainer": "trainer", "eager": "eager", "compile": "compile", "graphs": "graph",
+              "reduce-overhead": "reduce-ovh"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-PYTORCH_SIDES = ("eager", "compile", "graphs")
+PYTORCH_SIDES = ("eager", "compile", "graphs", "reduce-overhead")
+# Always in the samples table; reduce-overhead (an optional column) only where measured.
+SHOWN_SIDES = ("trainer", "eager", "compile", "graphs")
 RESULTS_DIR = os.path.join(HERE, "results")
 # What a folder's tables are made from, in this order.
 RESULT_FILES = ("gpu-check.tsv", "compare-gpu.tsv", "race.tsv")
@@ -382,13 +386,25 @@ def run_keys(results):
     return list(results.runs)
 
 
+def table_sides(results):
+    """The sides of the samples table: SHOWN_SIDES, and any other side a row measured."""
+    present = {side for sides in results.runs.values() for side in sides}
+    return [side for side in SIDES if side in SHOWN_SIDES or side in present]
+
+
+def samples_header(results):
+    return (["model", "batch", "precision"] + [SIDE_NAMES[s] for s in table_sides(results)] +
+            ["best PyTorch", "x best", "test acc, trainer / best", "target"])
+
+
 def samples_rows(results, markdown):
     rows = []
     for key in run_keys(results):
         model, batch, precision = key
         best, side = results.best(key)
         rows.append([model, batch, precision] +
-                    [samples_cell(results, key, side_, markdown) for side_ in SIDES] +
+                    [samples_cell(results, key, side_, markdown)
+                     for side_ in table_sides(results)] +
                     [SIDE_NAMES[side] if side else "", fixed(results.ratio(key)),
                      accuracy_cell(results, key), target_cell(targets(results, key))])
     return rows
@@ -465,9 +481,6 @@ def accuracy_table_rows(results):
     return rows
 
 
-SAMPLES_HEADER = ["model", "batch", "precision", "trainer", "PyTorch eager", "torch.compile",
-                  "CUDA graph", "best PyTorch", "x best", "test acc, trainer / best",
-                  "target"]
 RACE_HEADER = ["model", "target test acc", "side", "each seed: seconds (epoch reached)",
                "median s", "x best PyTorch", "target"]
 
@@ -487,7 +500,7 @@ def markdown_tables(results):
     out += markdown_table(["", ""], versions_rows(results))
     out.append("")
     if results.runs:
-        out += markdown_table(SAMPLES_HEADER, samples_rows(results, True))
+        out += markdown_table(samples_header(results), samples_rows(results, True))
         out.append("")
         out.append(f"samples/s, best epoch of {m.get('epochs', '?')} (the first, with its "
                    "warm-up and compilation, is almost never the best); x best = trainer / "
@@ -625,17 +638,19 @@ def summary_block(root):
 
 def text(results):
     """The same tables for a terminal: figures without separators, one row a line."""
-    widths = [10, 6, 5, 10, 10, 10, 10, 14, 7, 15]
-    header = ["model", "batch", "prec", "trainer", "eager", "compile", "graph", "best PyTorch",
-              "x best", "acc ours/best", "target"]
+    sides = table_sides(results)
+    widths = [10, 6, 5] + [10] * len(sides) + [14, 7, 15]
+    header = (["model", "batch", "prec"] + [SIDE_SHORT[s] for s in sides] +
+              ["best PyTorch", "x best", "acc ours/best", "target"])
     lines = [" ".join(h.rjust(w) if i > 2 else h.ljust(w) for i, (h, w) in
                       enumerate(zip(header, widths + [0])))] if results.runs else []
+    last = len(widths)  # the target column, unpadded
     for row in samples_rows(results, False):
-        cells = [str(c) if c != "" else "-" for c in row[:10]]
-        cells[9] = cells[9].replace(" / ", "/")
+        cells = [str(c) if c != "" else "-" for c in row[:last]]
+        cells[last - 1] = cells[last - 1].replace(" / ", "/")
         lines.append(" ".join(c.rjust(w) if i > 2 else c.ljust(w)
                               for i, (c, w) in enumerate(zip(cells, widths))) +
-                     ("  " + row[10] if row[10] else ""))
+                     ("  " + row[last] if row[last] else ""))
     for key, sides in results.runs.items():
         for side, run in sides.items():
             if run["samples"] is None and run["note"]:

@@ -12,9 +12,12 @@ written as a user who tunes PyTorch writes it. One run measures one column:
   graphs   the whole step (gather, forward, backward, Adam(fused=True, capturable=True))
            captured once into one CUDA graph (torch.cuda.graph, PyTorch's "whole-network
            capture") and replayed each step; the forward is torch.compile'd (the same mode)
-           where torch has torch.compile. torch.compile(mode="reduce-overhead") would make
-           several graphs of such a step, split where it calls backward(), so the step is
-           captured by hand. Needs a CUDA device.
+           where torch has torch.compile. torch.compile(mode="reduce-overhead") makes several
+           graphs of such a step, split where it calls backward(), so the step is captured
+           by hand. Needs a CUDA device.
+  reduce-overhead  (optional) the compile column's whole step under
+           torch.compile(mode="reduce-overhead"), its pieces replayed as CUDA graphs (CUDA
+           graph trees); for comparison with the graph column. Needs a CUDA device.
 
 What every column shares, as trainer does it: the dataset's bytes are put on the device once
 (outside the timing); each epoch's order is drawn on the device (torch.randperm with a
@@ -166,7 +169,7 @@ def adam(params, column, cuda):
         attempts.append(dict(foreach=True))
     elif column == "graphs":  # one fused kernel, its step count on the device
         attempts = [dict(fused=True, capturable=True), dict(foreach=True, capturable=True)]
-    else:  # compile: Inductor writes the update itself; capturable keeps it on the device
+    else:  # compile, reduce-overhead: Inductor writes the update; capturable: on the device
         attempts = [dict(foreach=True, capturable=cuda)]
     params = list(params)
     for i, options in enumerate(attempts):
@@ -332,14 +335,14 @@ def graphed_step(s, optimizer, batch, forward):
 def make_step(s, column):
     """(step(index) -> loss tensor, optimizer's name) for COLUMN."""
     args = s.args
-    if column == "graphs" and not s.cuda:
-        skip("graphs: CUDA graphs need a CUDA device (--device cuda)")
+    if column in ("graphs", "reduce-overhead") and not s.cuda:
+        skip(f"{column}: CUDA graphs need a CUDA device (--device cuda)")
     if column == "graphs" and s.precision == "fp16":
         skip("graphs with fp16: GradScaler reads its overflow flag on the host, which a "
              "captured step cannot")
     has_compile = hasattr(torch, "compile")
-    if column == "compile" and not has_compile:
-        skip(f"compile: torch {torch.__version__} has no torch.compile (2.0 or newer)")
+    if column in ("compile", "reduce-overhead") and not has_compile:
+        skip(f"{column}: torch {torch.__version__} has no torch.compile (2.0 or newer)")
     optimizer, name = adam(s.model.parameters(), column, s.cuda)
     if column == "graphs":
         forward = s.model
@@ -349,6 +352,13 @@ def make_step(s, column):
     step = plain_step(s, optimizer, grad_scaler(s.precision == "fp16"))
     if column == "compile":
         step = torch.compile(step, mode=COMPILE_MODE, dynamic=False)
+    elif column == "reduce-overhead":
+        compiled = torch.compile(step, mode="reduce-overhead", dynamic=False)
+        mark = torch.compiler.cudagraph_mark_step_begin
+
+        def step(index):  # a new step: the last one's graph outputs may be overwritten
+            mark()
+            return compiled(index)
     return step, name
 
 
@@ -399,7 +409,8 @@ def main():
     parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     parser.add_argument("--device", default="cpu",
                         help="cpu (default), cuda, cuda:N, or auto (cuda when there is one)")
-    parser.add_argument("--column", choices=("eager", "compile", "graphs"), default="eager")
+    parser.add_argument("--column", choices=("eager", "compile", "graphs", "reduce-overhead"),
+                        default="eager")
     parser.add_argument("--precision", choices=("fp32", "tf32", "bf16", "fp16"),
                         help="default tf32 on a GPU, fp32 on the CPU")
     parser.add_argument("--channels-last", dest="channels_last", choices=("auto", "on", "off"),

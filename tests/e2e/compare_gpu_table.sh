@@ -42,6 +42,16 @@ expect_match out '^mlp +128 +tf32 +801003 +66882 +71407 +500000 +CUDA graph +1\.
     "a later file's figure wins"
 expect_in out '>= 2x PyTorch'"'"'s best: not met (1.60x)' "and the target is read on it"
 
+# The optional reduce-overhead column: shown where measured, and the best column if fastest.
+printf 'run\tmlp\t128\ttf32\treduce-overhead\t120000\t0.8600\t9.0\t\n' >"$work/ro.tsv"
+run python3 "$table" "$fixture" "$work/ro.tsv"
+expect_match out '^model +batch +prec +trainer +eager +compile +graph +reduce-ovh ' \
+    "the optional column is shown when measured"
+expect_match out '^mlp +128 +tf32 +801003 +66882 +71407 +98011 +120000 +compile, reduce-overhead +6\.68 ' \
+    "and is the best column where it is fastest"
+run python3 "$table" "$fixture"
+expect_no_match out 'reduce-ovh' "and is left out where no row has it"
+
 # Time-to-accuracy records: each side's seeds, the median, trainer against the fastest
 # PyTorch column's median; a column with a seed that never reached the target has none.
 cat >"$work/race.tsv" <<'RACE'
