@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/escape.h"
 #include "data/transform.h"
 #include "kernels/mpi/mpi_world.h"
 
@@ -189,26 +188,6 @@ static int receive_their_field(const RunRecord *mine, const Status *decode_st, i
     return mpi_broadcast_bytes(theirs, sizeof *theirs, from, st);
 }
 
-static int disagreement(const RunRecord *first, int field, int from, int size,
-                        const RunField *theirs, Status *st) {
-    const char *name = run_record_name_at(first, field);
-    if (!name[0]) name = theirs->name;
-    char ours[RUN_FIELD_VALUE_MAX * 2], other[RUN_FIELD_VALUE_MAX * 2],
-        other_text[RUN_FIELD_VALUE_MAX + RUN_FIELD_NAME_MAX + 4];
-    const char *value = run_record_value_at(first, field);
-    text_escape(value, strlen(value), ours, sizeof ours);
-    // A field of another name (records of different lengths) is shown with its name.
-    if (strcmp(theirs->name, name) != 0 && theirs->name[0])
-        snprintf(other_text, sizeof other_text, "%s %s", theirs->name, theirs->value);
-    else snprintf(other_text, sizeof other_text, "%s", theirs->value);
-    text_escape(other_text, strlen(other_text), other, sizeof other);
-    status_fail(st, STATUS_BAD_INPUT, "mpirun -np %d: ranks disagree on %s: rank 0 has %s, "
-                "rank %d has %s", size, name, ours, from, other);
-    status_hint(st, "start every rank with the same model file, data and options (one "
-                "command line after mpirun); docs/distributed.md lists what must agree");
-    return STATUS_BAD_INPUT;
-}
-
 int run_agreement_check(const RunRecord *mine, int rank, int size, int *disagree, Status *st) {
     *disagree = 0;
     if (size <= 1) return 0;
@@ -224,7 +203,7 @@ int run_agreement_check(const RunRecord *mine, int rank, int size, int *disagree
         rc = receive_their_field(mine, &decode_st, field, rank, from, &theirs, st);
     if (!rc && field <= RUN_RECORD_MAX_FIELDS) {
         *disagree = 1;
-        rc = disagreement(&first, field, from, size, &theirs, st);
+        rc = run_record_disagreement(&first, field, from, size, &theirs, st);
     }
     run_record_free(&first);
     return rc;

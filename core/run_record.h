@@ -59,6 +59,13 @@ const char *run_record_value_at(const RunRecord *r, int index);
 // Its name, or "" past the end.
 const char *run_record_name_at(const RunRecord *r, int index);
 
+// The failure every rank of a launch reports when rank `from` differs from rank 0 (whose
+// record is `first`) first in field `field`, where `from` holds `theirs`: STATUS_BAD_INPUT,
+// "mpirun -np SIZE: ranks disagree on FIELD: rank 0 has X, rank R has Y", with the values
+// escaped (they came from other processes, and a data path may hold any bytes).
+int run_record_disagreement(const RunRecord *first, int field, int from, int size,
+                            const RunField *theirs, Status *st);
+
 // 64-bit FNV-1a of `size` bytes: the model text's hash in a record.
 uint64_t run_record_hash(const void *bytes, size_t size);
 
