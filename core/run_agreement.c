@@ -58,15 +58,15 @@ static int describe_schedule(RunRecord *r, const ScheduleConfig *s, Status *st) 
 
 // Steps per epoch, epochs and where a resumed run starts set how many collectives each
 // rank enters; a rank that stops early would leave the others waiting.
-static int describe_training(RunRecord *r, const RunConfig *c, Status *st) {
+static int describe_training(RunRecord *r, const Graph *g, const RunConfig *c, Status *st) {
     const TrainConfig *t = &c->train;
     TRY(run_record_add(r, st, "batch", "%d", t->batch));
     TRY(run_record_add(r, st, "epochs", "%d", t->epochs));
     TRY(run_record_add(r, st, "seed", "%ld", t->seed));
     TRY(run_record_add(r, st, "early_stop", "%d", t->early_stop));
     TRY(run_record_add(r, st, "fuse", "%s", t->no_fusion ? "false" : "true"));
-    return run_record_add(r, st, "resume point", "epoch %d, step %d%s", c->start.epochs_done,
-                          c->start.step_in_epoch,
+    return run_record_add(r, st, "resume point", "epoch %d, step %d, %ld updates done%s",
+                          c->start.epochs_done, c->start.step_in_epoch, g->optimizer_steps,
                           c->start.evaluate_first ? ", its evaluation first" : "");
 }
 
@@ -125,7 +125,7 @@ int run_record_describe(RunRecord *r, const Graph *g, const RunConfig *config,
     TRY(describe_parameters(r, g, st));
     TRY(describe_optimizer(r, &config->optimizer, st));
     TRY(describe_schedule(r, &config->schedule, st));
-    TRY(describe_training(r, config, st));
+    TRY(describe_training(r, g, config, st));
     TRY(describe_data(r, config, facts, st));
     TRY(describe_math(r, g, config, facts, st));
     // Last: whatever the fields above miss (an activation, a dropout rate) is still in it.
