@@ -160,13 +160,14 @@ static int receive_first_record(const RunRecord *mine, int rank, RunRecord *firs
     return rc;
 }
 
-// The lowest field any rank differs in, then the lowest rank differing there.
+// The lowest field any rank differs in (-1: none), then the lowest rank differing there:
+// the smallest of the values is the largest of their negations.
 static int agree_on_difference(int mine, int rank, int *field, int *at_rank, Status *st) {
     int none = RUN_RECORD_MAX_FIELDS + 1;
     int lowest = -(mine < 0 ? none : mine);
     TRY(mpi_all_reduce_max_int(&lowest, st));
-    *field = -lowest;
-    if (*field == none) return 0;
+    *field = -lowest == none ? -1 : -lowest;
+    if (*field < 0) return 0;
     int who = -(mine == *field ? rank : 0x7fffffff);
     TRY(mpi_all_reduce_max_int(&who, st));
     *at_rank = -who;
@@ -196,12 +197,12 @@ int run_agreement_check(const RunRecord *mine, int rank, int size, int *disagree
     status_clear(&decode_st);
     TRY(receive_first_record(mine, rank, &first, &decode_st, st));
     int difference = decode_st.code ? 0 : run_record_first_difference(&first, mine);
-    int field = 0, from = 0;
+    int field = -1, from = 0;
     RunField theirs;
     int rc = agree_on_difference(difference, rank, &field, &from, st);
-    if (!rc && field <= RUN_RECORD_MAX_FIELDS)
+    if (!rc && field >= 0)
         rc = receive_their_field(mine, &decode_st, field, rank, from, &theirs, st);
-    if (!rc && field <= RUN_RECORD_MAX_FIELDS) {
+    if (!rc && field >= 0) {
         *disagree = 1;
         rc = run_record_disagreement(&first, field, from, size, &theirs, st);
     }
