@@ -434,6 +434,18 @@ static int evaluate_test_at_end(Replicas *r, const RunData *data, const TrainSes
                         result.accuracy, result.samples, st);
 }
 
+// The ranks of an mpirun launch run the same run. Called once every rank has its data,
+// parameters and resume point, at the first collective: the last moment before one whose
+// size depends on the run.
+static int check_ranks_agree(const Command *cmd, const ParsedArgs *args, Replicas *r,
+                             const RunData *data, Status *st) {
+    RunFacts facts = {data_spec_from_args(cmd, args, &r->config), data->train.count,
+                      data->has_val ? data->val.count : -1,
+                      data->has_test ? data->test.count : -1, r->precision};
+    return world_check_agreement(&r->world, r->graph_list[0], &r->config, &facts,
+                                 &r->disagreed, st);
+}
+
 static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, RunData *data,
                       Status *st) {
     Graph *g = r->graph_list[0];
@@ -472,12 +484,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     checkpoints_record_inputs(&session.checkpoints, r->config.normalization, train,
                               data_spec_from_args(cmd, args, &r->config));
     session.checkpoints.inputs.held_out = data->held_out;
-    // Every rank has its data, parameters and resume point: the first collective, and the
-    // last moment before one whose size depends on the run.
-    RunFacts facts = {data_spec_from_args(cmd, args, &r->config), train->count,
-                      data->has_val ? data->val.count : -1,
-                      data->has_test ? data->test.count : -1, r->precision};
-    TRY(world_check_agreement(&r->world, g, &r->config, &facts, &r->disagreed, st));
+    TRY(check_ranks_agree(cmd, args, r, data, st));
     TRY(world_print_ranks(&r->world, r->device_list[0]->name,
                           r->device_list[0]->backend->kind == BACKEND_CUDA, st));
     char count[32], optimizer[160], devices[256] = "";
