@@ -231,6 +231,7 @@ typedef struct Replicas {
     RunConfig config;       // the model file's, with the command line's overrides; shared
     MpiWorld world;         // the processes of an mpirun launch; size 1 without
     Precision precision;    // what replica 0's GEMMs and convolutions compute in
+    int disagreed;          // the ranks of a launch were started on different runs
 } Replicas;
 
 static void replicas_close(Replicas *r) {
@@ -433,6 +434,18 @@ static int evaluate_test_at_end(Replicas *r, const RunData *data, const TrainSes
                         result.accuracy, result.samples, st);
 }
 
+// The ranks of an mpirun launch run the same run. Called once every rank has its data,
+// parameters and resume point, at the first collective: the last moment before one whose
+// size depends on the run.
+static int check_ranks_agree(const Command *cmd, const ParsedArgs *args, Replicas *r,
+                             const RunData *data, Status *st) {
+    RunFacts facts = {data_spec_from_args(cmd, args, &r->config), data->train.count,
+                      data->has_val ? data->val.count : -1,
+                      data->has_test ? data->test.count : -1, r->precision};
+    return world_check_agreement(&r->world, r->graph_list[0], &r->config, &facts,
+                                 &r->disagreed, st);
+}
+
 static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, RunData *data,
                       Status *st) {
     Graph *g = r->graph_list[0];
@@ -471,6 +484,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     checkpoints_record_inputs(&session.checkpoints, r->config.normalization, train,
                               data_spec_from_args(cmd, args, &r->config));
     session.checkpoints.inputs.held_out = data->held_out;
+    TRY(check_ranks_agree(cmd, args, r, data, st));
     TRY(world_print_ranks(&r->world, r->device_list[0]->name,
                           r->device_list[0]->backend->kind == BACKEND_CUDA, st));
     char count[32], optimizer[160], devices[256] = "";
@@ -602,14 +616,17 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = train_with(cmd, args, &replicas, &data, &st);
     int interrupted = interrupt_requested && rc;
     if (rc) world_label_error(&replicas.world, &st);
-    // After a signal every rank stopped at the same step; rank 0 says so for all.
-    int quiet = interrupted && replicas.world.rank != 0;
+    // After a signal every rank stopped at the same step, and ranks that disagree on the run
+    // all know it: rank 0 says so for all.
+    int together = interrupted || replicas.disagreed;
+    int quiet = together && replicas.world.rank != 0;
     int exit_code = rc ? (quiet ? status_exit_code(&st) : report_failure(&st)) : 0;
     if (interrupted) exit_code = 128 + interrupt_requested;
     run_data_free(&data);
     replicas_close(&replicas);
     model_file_free(&file);
-    // Every rank stopped at the same step after a signal; any other failure ends them all.
-    world_close(&replicas.world, interrupted ? 0 : exit_code);
+    // Every rank stopped at the same point after a signal or a disagreement, and each leaves
+    // with its own code; any other failure ends them all.
+    world_close(&replicas.world, together ? 0 : exit_code);
     return exit_code;
 }

@@ -136,7 +136,7 @@ int mpi_all_reduce_sum_statistics(double *values, size_t count, Status *st) {
 
 int mpi_all_reduce_max_int(int *value, Status *st) {
     MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD),
-            "agreeing on a stop (MPI_Allreduce)");
+            "agreeing on a value over the ranks (MPI_Allreduce)");
     return 0;
 }
 

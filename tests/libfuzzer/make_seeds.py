@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the data-reader fuzz targets (tests/libfuzzer/corpus/{idx,
-cifar10,csv,metrics,png,model_check}, and checkpoint metadata): small valid files of each kind and a few broken ones, so
+cifar10,csv,metrics,png,model_check,run_agreement}, and checkpoint metadata): small valid files of each kind and a few broken ones, so
 libFuzzer starts past the header checks. Deterministic; rerun after changing it:
     python3 tests/libfuzzer/make_seeds.py"""
 import gzip
@@ -173,6 +173,43 @@ def checkpoint_metadata_seeds():
         "val_split_of": "500"}))
 
 
+def run_record(fields, version=1, count=None):
+    """core/run_record.h's bytes: "TRRA", version, u16 count, then per field u8 name
+    length, name, u16 value length, value."""
+    out = b"TRRA" + bytes([version]) + struct.pack("<H", len(fields) if count is None else count)
+    for name, value in fields:
+        out += bytes([len(name)]) + name + struct.pack("<H", len(value)) + value
+    return out
+
+
+def run_agreement_seeds():
+    run = [(b"run record", b"version 1 (trainer 0.1.0)"), (b"parameter tensors", b"4"),
+           (b"parameter 1", b"dense1.weight 32x784"), (b"parameter 2", b"dense1.bias 32"),
+           (b"parameter 3", b"dense2.weight 10x32"), (b"parameter 4", b"dense2.bias 10"),
+           (b"optimizer", b"sgd"), (b"lr", b"0.05"), (b"batch", b"16"), (b"epochs", b"1"),
+           (b"seed", b"3"), (b"data", b"fashion-mnist"), (b"train samples", b"64"),
+           (b"val samples", b"none"), (b"test samples", b"16"), (b"precision", b"fp32"),
+           (b"model text hash", b"8c2d0f6b7a915e43")]
+    whole = run_record(run)
+    write("run_agreement", "run", whole)
+    write("run_agreement", "empty_record", run_record([]))
+    write("run_agreement", "truncated", whole[:len(whole) // 2])
+    write("run_agreement", "trailing", whole + b"\0\0")
+    write("run_agreement", "version_2", run_record(run[:3], version=2))
+    write("run_agreement", "count_past_fields", run_record(run[:2], count=5))
+    write("run_agreement", "count_past_max", run_record([], count=0xffff))
+    write("run_agreement", "empty_name", run_record([(b"", b"x")]))
+    write("run_agreement", "nul_in_value", run_record([(b"data", b"a\0b")]))
+    write("run_agreement", "escape_in_value", run_record([(b"data", b"idx:/d\x1b[31m\xff")]))
+    write("run_agreement", "value_too_long", run_record([(b"data", b"x" * 600)]))
+    # Two records, split at the first byte's share: ranks that disagree on the batch.
+    other = run_record(run[:8] + [(b"batch", b"32")] + run[9:])
+    write("run_agreement", "two_records", bytes([round(255 * len(whole) / (len(whole) +
+                                                                         len(other) - 1))])
+          + whole + other)
+    write("run_agreement", "not_a_record", b"GIF89a")
+
+
 if __name__ == "__main__":
     idx_seeds()
     cifar_seeds()
@@ -181,3 +218,4 @@ if __name__ == "__main__":
     png_seeds()
     model_seeds()
     checkpoint_metadata_seeds()
+    run_agreement_seeds()
