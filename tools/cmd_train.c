@@ -86,12 +86,15 @@ static const char *signal_words(int signal_number) {
     }
 }
 
+// What a write that stopped the run wrote: a log's failure comes after the epoch's weights.
+typedef enum WriteFailed { WRITES_OK, WEIGHTS_WRITE_FAILED, LOG_WRITE_FAILED } WriteFailed;
+
 typedef struct TrainSession {
     ProgressBar bar;
     RunLog *log;            // --logdir; NULL without
     int log_failed;         // a step's log line could not be written: log_status says why
     Status log_status;
-    int write_failed;       // a checkpoint, --save or log write stopped the run (on_epoch)
+    WriteFailed write_failed;  // a write that stopped the run (a full disk), which kind
     CheckpointSession checkpoints;
     const char *evaluated;  // "test", or "val" when --val-split holds some training data out
     EarlyStop early_stop;   // patience 0: off
@@ -115,8 +118,9 @@ static int after_step(void *user, const StepPlace *place, Graph *g, Device *d, i
                       Status *st) {
     TrainSession *session = user;
     *stop = interrupt_requested != 0;
-    session->write_failed = checkpoints_after_step(&session->checkpoints, place, g, d, st) != 0;
-    return session->write_failed ? st->code : 0;
+    if (!checkpoints_after_step(&session->checkpoints, place, g, d, st)) return 0;
+    session->write_failed = WEIGHTS_WRITE_FAILED;
+    return st->code;
 }
 
 static int stop_requested(void *user) {
@@ -182,10 +186,13 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
     }
     flush_stdout();
     // The weights first: a log that cannot be written (its disk full) costs no epoch.
-    int rc = checkpoints_after_epoch(&session->checkpoints, r, g, d, st);
-    if (!rc && session->log) rc = run_log_epoch(session->log, r, st);
+    if (checkpoints_after_epoch(&session->checkpoints, r, g, d, st)) {
+        session->write_failed = WEIGHTS_WRITE_FAILED;
+        return st->code;
+    }
+    int rc = session->log ? run_log_epoch(session->log, r, st) : 0;
     if (!rc) rc = watch_validation_loss(session, r, st);
-    session->write_failed = rc != 0 && !session->stopped_early;
+    if (rc && !session->stopped_early) session->write_failed = LOG_WRITE_FAILED;
     return rc;
 }
 
@@ -456,9 +463,11 @@ static int evaluate_test_at_end(Replicas *r, const RunData *data, TrainSession *
     printf("test loss %s acc %.4f  (%d sample%s)\n", loss_text(result.loss, loss, sizeof loss),
            result.accuracy, result.samples, result.samples == 1 ? "" : "s");
     if (!session->log) return 0;
-    session->write_failed = run_log_test(session->log, g->optimizer_steps, session->last_epoch,
-                                         result.loss, result.accuracy, result.samples, st) != 0;
-    return session->write_failed ? st->code : 0;
+    if (!run_log_test(session->log, g->optimizer_steps, session->last_epoch, result.loss,
+                      result.accuracy, result.samples, st))
+        return 0;
+    session->write_failed = LOG_WRITE_FAILED;
+    return st->code;
 }
 
 // The header's write found stdout closed: nothing is trained for no one to read. No
@@ -582,12 +591,15 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     if (session.stopped_early) rc = 0;  // a finished run: on_epoch's return only ended the loop
     if (!rc && !interrupted) {
         rc = checkpoints_finish(&session.checkpoints, g, r->device_list[0], st);
-        session.write_failed = rc != 0;
+        if (rc) session.write_failed = WEIGHTS_WRITE_FAILED;
     }
     if (interrupted) checkpoints_interrupted(&session.checkpoints, g, r->device_list[0]);
     if (!rc) rc = evaluate_test_at_end(r, data, &session, &hooks, st);
     // A write failed (a full disk): what the run kept, and the command that goes on from it.
-    if (rc && session.write_failed) checkpoints_print_resume(&session.checkpoints);
+    const CheckpointSession *kept = &session.checkpoints;
+    if (rc && session.write_failed == LOG_WRITE_FAILED && kept->last_written[0])
+        print_notice("the newest checkpoint: %s", kept->last_written);
+    if (rc && session.write_failed) checkpoints_print_resume(kept);
     if (session.log) run_log_close(session.log);
     if (!rc) print_run_data_notes(data, 1);
     if (!rc)
