@@ -480,6 +480,27 @@ static int stopped_before_training(Status *st) {
     return STATUS_RUNTIME_ERROR;
 }
 
+// After train_replicas returned `rc`: the last checkpoint, or the one a signal asks for;
+// the test split's evaluation; and after a failed write (a full disk), what the run kept and
+// the command that goes on from it.
+static int after_training(Replicas *r, const RunData *data, TrainSession *session,
+                          const TrainHooks *hooks, int rc, int interrupted, Status *st) {
+    Graph *g = r->graph_list[0];
+    CheckpointSession *kept = &session->checkpoints;
+    if (session->log_failed) *st = session->log_status;
+    if (session->stopped_early) rc = 0;  // a finished run: on_epoch's return only ended the loop
+    if (!rc && !interrupted) {
+        rc = checkpoints_finish(kept, g, r->device_list[0], st);
+        if (rc) session->write_failed = WEIGHTS_WRITE_FAILED;
+    }
+    if (interrupted) checkpoints_interrupted(kept, g, r->device_list[0]);
+    if (!rc) rc = evaluate_test_at_end(r, data, session, hooks, st);
+    if (rc && session->write_failed == LOG_WRITE_FAILED && kept->last_written[0])
+        print_notice("the newest checkpoint: %s", kept->last_written);
+    if (rc && session->write_failed) checkpoints_print_resume(kept);
+    return rc;
+}
+
 static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, RunData *data,
                       Status *st) {
     Graph *g = r->graph_list[0];
@@ -587,19 +608,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
              : train_replicas(r->graph_list, r->device_list, r->count, &r->config, train, test,
                               &hooks, &interrupted, st);
     progress_clear(&session.bar);
-    if (session.log_failed) *st = session.log_status;
-    if (session.stopped_early) rc = 0;  // a finished run: on_epoch's return only ended the loop
-    if (!rc && !interrupted) {
-        rc = checkpoints_finish(&session.checkpoints, g, r->device_list[0], st);
-        if (rc) session.write_failed = WEIGHTS_WRITE_FAILED;
-    }
-    if (interrupted) checkpoints_interrupted(&session.checkpoints, g, r->device_list[0]);
-    if (!rc) rc = evaluate_test_at_end(r, data, &session, &hooks, st);
-    // A write failed (a full disk): what the run kept, and the command that goes on from it.
-    const CheckpointSession *kept = &session.checkpoints;
-    if (rc && session.write_failed == LOG_WRITE_FAILED && kept->last_written[0])
-        print_notice("the newest checkpoint: %s", kept->last_written);
-    if (rc && session.write_failed) checkpoints_print_resume(kept);
+    rc = after_training(r, data, &session, &hooks, rc, interrupted, st);
     if (session.log) run_log_close(session.log);
     if (!rc) print_run_data_notes(data, 1);
     if (!rc)
