@@ -90,6 +90,13 @@ static void folder_of(const char *path, char *folder, size_t size) {
     else *slash = '\0';
 }
 
+int atomic_file_folder(const char *given, char *folder, size_t size, Status *st) {
+    char path[1024];
+    TRY(resolve_link(given, path, sizeof path, st));
+    folder_of(path, folder, size);
+    return 0;
+}
+
 int atomic_file_check_target(const char *given, Status *st) {
     char path[1024];
     TRY(resolve_link(given, path, sizeof path, st));

@@ -25,6 +25,9 @@ int atomic_file_open(AtomicFile *f, const char *path, Status *st);
 // folder (the link's target's, for a symbolic link). STATUS_BAD_INPUT with the path and
 // the reason when not.
 int atomic_file_check_target(const char *path, Status *st);
+// The folder a write to `path` lands in: path's own, or its link target's. STATUS_BAD_INPUT
+// for a link to nothing or a path too long.
+int atomic_file_folder(const char *path, char *folder, size_t size, Status *st);
 // What a path that is not a regular file is, for messages: "a directory", "a FIFO (named
 // pipe)", "a character device", ...
 const char *file_kind_name(mode_t mode);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>  // makedev
 #include <unistd.h>
 
 static int make_one(const char *path) {
@@ -42,30 +43,45 @@ int path_is_directory(const char *path) {
     return stat(path, &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-// The folders this process holds: asked again for one, directory_lock has it already (a
-// second flock of the same process, on another descriptor, would be refused).
+// The folders this process holds, and how: asked again for one, lock_folder has it already
+// (a second flock of the same process, on another descriptor, would be refused).
 enum { HELD_MAX = 8 };
 static struct {
     dev_t device;
     ino_t inode;
+    int fd;
+    int exclusive;
 } held[HELD_MAX];
 static int held_count;
 
-int directory_lock(const char *path) {
+// flock rather than fcntl's locks: it takes a folder opened read-only, and closing some
+// other descriptor of the folder does not drop it. The descriptor stays open, and the lock
+// held, until the process ends.
+static int lock_folder(const char *path, int exclusive) {
     struct stat info;
     if (stat(path, &info) != 0) return -1;
-    for (int i = 0; i < held_count; i++)
-        if (held[i].device == info.st_dev && held[i].inode == info.st_ino) return 0;
+    int operation = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
+    for (int i = 0; i < held_count; i++) {
+        if (held[i].device != info.st_dev || held[i].inode != info.st_ino) continue;
+        if (held[i].exclusive || !exclusive) return 0;
+        // Shared, wanted exclusive: converted on the same descriptor. Linux drops the shared
+        // lock before it tries, so a refusal takes the shared one back.
+        if (flock(held[i].fd, operation) == 0) {
+            held[i].exclusive = 1;
+            return 0;
+        }
+        int reason = errno;
+        flock(held[i].fd, LOCK_SH | LOCK_NB);
+        errno = reason;
+        return -1;
+    }
     if (held_count == HELD_MAX) {
         errno = ENOLCK;
         return -1;
     }
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return -1;
-    // flock rather than fcntl's locks: it takes a folder opened read-only, and closing some
-    // other descriptor of the folder does not drop it. The descriptor stays open, and the
-    // lock held, until the process ends.
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (flock(fd, operation) != 0) {
         int reason = errno;
         close(fd);
         errno = reason;
@@ -73,6 +89,38 @@ int directory_lock(const char *path) {
     }
     held[held_count].device = info.st_dev;
     held[held_count].inode = info.st_ino;
+    held[held_count].fd = fd;
+    held[held_count].exclusive = exclusive;
     held_count++;
     return 0;
+}
+
+int directory_lock(const char *path) { return lock_folder(path, 1); }
+
+int directory_lock_shared(const char *path) { return lock_folder(path, 0); }
+
+// /proc/locks lines read "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF": the pid, then
+// the device as hexadecimal major:minor and the inode. Lines of processes waiting for a lock
+// ("1: -> FLOCK ...") do not hold it.
+long directory_lock_holder(const char *path) {
+    struct stat info;
+    FILE *locks = fopen("/proc/locks", "r");
+    if (!locks) return 0;
+    long holder = 0;
+    char line[256];
+    while (!holder && stat(path, &info) == 0 && fgets(line, sizeof line, locks)) {
+        char kind[16];
+        long pid;
+        unsigned major, minor;
+        unsigned long inode;
+        if (strstr(line, "->") ||
+            sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%lu", kind, &pid, &major, &minor,
+                   &inode) != 5)
+            continue;
+        if (strcmp(kind, "FLOCK") == 0 && inode == (unsigned long)info.st_ino &&
+            makedev(major, minor) == info.st_dev && pid != (long)getpid())
+            holder = pid;
+    }
+    fclose(locks);
+    return holder;
 }

@@ -14,5 +14,13 @@ int path_is_directory(const char *path);
 // then, however the process ends: no lock outlives its run). 0 when held, also when this
 // process took it before; -1 with errno when not: EWOULDBLOCK when another process holds it.
 int directory_lock(const char *path);
+// A shared lock on the folder: taken by any number of processes at once (runs that --save
+// into one folder), refused (EWOULDBLOCK) while one holds the exclusive lock, and keeping
+// the exclusive lock from the others. Held as directory_lock's; a folder this process
+// holds either way is granted again, and a shared one is made exclusive by directory_lock.
+int directory_lock_shared(const char *path);
+// The process id of another process that holds a lock on the folder `path` (Linux's
+// /proc/locks), for messages; 0 when none is known.
+long directory_lock_holder(const char *path);
 
 #endif

@@ -81,6 +81,11 @@ void print_rank_notice(int rank, int ranks, const char *host, const char *line);
 // print_notice of one line, as a library's on_notice callback takes it (user unused).
 void print_notice_line(void *user, const char *line);
 
+// The refusal of a folder another trainer process holds the lock of (base/directories.h):
+// STATUS_BAD_INPUT at `folder`, saying it cannot be this run's `use` ("--logdir"), the
+// holder's process id when known, and the hint to wait or do `instead`.
+int refuse_locked_folder(const char *folder, const char *use, const char *instead, Status *st);
+
 // Read and build the model named by the first positional argument.
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
                RunConfig *config, Status *st);

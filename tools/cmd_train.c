@@ -56,19 +56,45 @@ const Command train_command = {
 // Ctrl-C (SIGINT) or SIGTERM asks the loop to stop after the current step; a checkpoint
 // (or with --save the weights) as they are at that step is written, so no training is
 // lost, and the exit code is 128 + the signal. A second signal kills the process as usual.
+// A closed stdout (`trainer train | head -1`) is asked to stop the same way: SIGPIPE is
+// caught, so the write fails with EPIPE instead of killing the run before it saves, and the
+// exit code is 141, what a shell reports for a process SIGPIPE ended. It stays caught, as
+// every later write to that stdout raises it again. The first signal is the one reported.
 static volatile sig_atomic_t interrupt_requested = 0;
 
 static void on_interrupt(int signal_number) {
-    interrupt_requested = signal_number;
+    if (!interrupt_requested) interrupt_requested = signal_number;
+    if (signal_number == SIGPIPE) return;
     struct sigaction default_action = {.sa_handler = SIG_DFL};
     sigaction(signal_number, &default_action, NULL);
 }
+
+// SA_RESTART: a save or a log write the signal lands in goes on rather than failing with
+// EINTR (slow devices and network file systems return it).
+static void catch_signal(int signal_number) {
+    struct sigaction action = {.sa_handler = on_interrupt, .sa_flags = SA_RESTART};
+    sigaction(signal_number, &action, NULL);
+}
+
+// What stopped the run, for its error: "SIGTERM", or the closed stdout's words.
+static const char *signal_words(int signal_number) {
+    switch (signal_number) {
+    case SIGINT: return "SIGINT (Ctrl-C)";
+    case SIGTERM: return "SIGTERM";
+    case SIGPIPE: return "SIGPIPE: standard output was closed (its reader went away)";
+    default: return "a signal";
+    }
+}
+
+// What a write that stopped the run wrote: a log's failure comes after the epoch's weights.
+typedef enum WriteFailed { WRITES_OK, WEIGHTS_WRITE_FAILED, LOG_WRITE_FAILED } WriteFailed;
 
 typedef struct TrainSession {
     ProgressBar bar;
     RunLog *log;            // --logdir; NULL without
     int log_failed;         // a step's log line could not be written: log_status says why
     Status log_status;
+    WriteFailed write_failed;  // a write that stopped the run (a full disk), which kind
     CheckpointSession checkpoints;
     const char *evaluated;  // "test", or "val" when --val-split holds some training data out
     EarlyStop early_stop;   // patience 0: off
@@ -92,7 +118,9 @@ static int after_step(void *user, const StepPlace *place, Graph *g, Device *d, i
                       Status *st) {
     TrainSession *session = user;
     *stop = interrupt_requested != 0;
-    return checkpoints_after_step(&session->checkpoints, place, g, d, st);
+    if (!checkpoints_after_step(&session->checkpoints, place, g, d, st)) return 0;
+    session->write_failed = WEIGHTS_WRITE_FAILED;
+    return st->code;
 }
 
 static int stop_requested(void *user) {
@@ -157,9 +185,15 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
                r->seconds);
     }
     flush_stdout();
-    if (session->log) TRY(run_log_epoch(session->log, r, st));
-    TRY(checkpoints_after_epoch(&session->checkpoints, r, g, d, st));
-    return watch_validation_loss(session, r, st);
+    // The weights first: a log that cannot be written (its disk full) costs no epoch.
+    if (checkpoints_after_epoch(&session->checkpoints, r, g, d, st)) {
+        session->write_failed = WEIGHTS_WRITE_FAILED;
+        return st->code;
+    }
+    int rc = session->log ? run_log_epoch(session->log, r, st) : 0;
+    if (!rc) rc = watch_validation_loss(session, r, st);
+    if (rc && !session->stopped_early) session->write_failed = LOG_WRITE_FAILED;
+    return rc;
 }
 
 // --batch auto is chosen later, once the device and the data are known.
@@ -402,7 +436,7 @@ static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, 
 // With --val-split, the test split is evaluated once, after the last epoch. A signal stops
 // it at the next batch (the run's weights and checkpoints are written by then), as it stops
 // an epoch's evaluation.
-static int evaluate_test_at_end(Replicas *r, const RunData *data, const TrainSession *session,
+static int evaluate_test_at_end(Replicas *r, const RunData *data, TrainSession *session,
                                 const TrainHooks *hooks, Status *st) {
     if (!data->has_val || !data->has_test) return 0;
     int batch = r->config.train.batch < data->test.count ? r->config.train.batch
@@ -430,8 +464,42 @@ static int evaluate_test_at_end(Replicas *r, const RunData *data, const TrainSes
     printf("test loss %s acc %.4f  (%d sample%s)\n", loss_text(result.loss, loss, sizeof loss),
            result.accuracy, result.samples, result.samples == 1 ? "" : "s");
     if (!session->log) return 0;
-    return run_log_test(session->log, g->optimizer_steps, session->last_epoch, result.loss,
-                        result.accuracy, result.samples, st);
+    if (!run_log_test(session->log, g->optimizer_steps, session->last_epoch, result.loss,
+                      result.accuracy, result.samples, st))
+        return 0;
+    session->write_failed = LOG_WRITE_FAILED;
+    return st->code;
+}
+
+// The header's write found stdout closed: nothing is trained for no one to read. No
+// checkpoint or --save either: there is nothing new to keep, and --save would replace a
+// file with untrained weights.
+static int stopped_before_training(Status *st) {
+    status_fail(st, STATUS_RUNTIME_ERROR, "stopped before the first step; nothing was trained "
+                "or written");
+    status_hint(st, "read the output to its end (`| tail`, or a file) to let the run go on");
+    return STATUS_RUNTIME_ERROR;
+}
+
+// After train_replicas returned `rc`: the last checkpoint, or the one a signal asks for;
+// the test split's evaluation; and after a failed write (a full disk), what the run kept and
+// the command that goes on from it.
+static int after_training(Replicas *r, const RunData *data, TrainSession *session,
+                          const TrainHooks *hooks, int rc, int interrupted, Status *st) {
+    Graph *g = r->graph_list[0];
+    CheckpointSession *kept = &session->checkpoints;
+    if (session->log_failed) *st = session->log_status;
+    if (session->stopped_early) rc = 0;  // a finished run: on_epoch's return only ended the loop
+    if (!rc && !interrupted) {
+        rc = checkpoints_finish(kept, g, r->device_list[0], st);
+        if (rc) session->write_failed = WEIGHTS_WRITE_FAILED;
+    }
+    if (interrupted) checkpoints_interrupted(kept, g, r->device_list[0]);
+    if (!rc) rc = evaluate_test_at_end(r, data, session, hooks, st);
+    if (rc && session->write_failed == LOG_WRITE_FAILED && kept->last_written[0])
+        print_notice("the newest checkpoint: %s", kept->last_written);
+    if (rc && session->write_failed) checkpoints_print_resume(kept);
+    return rc;
 }
 
 // The ranks of an mpirun launch run the same run. Called once every rank has its data,
@@ -547,19 +615,14 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     TrainHooks hooks = {.user = &session, .on_step = on_step, .on_epoch = on_epoch,
                         .on_notice = on_notice, .after_step = after_step,
                         .last_checkpoint = last_checkpoint, .stop_requested = stop_requested};
-    struct sigaction action = {.sa_handler = on_interrupt};
-    sigaction(SIGINT, &action, NULL);
-    sigaction(SIGTERM, &action, NULL);
+    catch_signal(SIGINT);
+    catch_signal(SIGTERM);
     int interrupted = 0;
-    int rc = train_replicas(r->graph_list, r->device_list, r->count, &r->config, train, test,
-                            &hooks, &interrupted, st);
+    int rc = interrupt_requested ? stopped_before_training(st)
+             : train_replicas(r->graph_list, r->device_list, r->count, &r->config, train, test,
+                              &hooks, &interrupted, st);
     progress_clear(&session.bar);
-    if (session.log_failed) *st = session.log_status;
-    if (session.stopped_early) rc = 0;  // a finished run: on_epoch's return only ended the loop
-    if (!rc && !interrupted)
-        rc = checkpoints_finish(&session.checkpoints, g, r->device_list[0], st);
-    if (interrupted) checkpoints_interrupted(&session.checkpoints, g, r->device_list[0]);
-    if (!rc) rc = evaluate_test_at_end(r, data, &session, &hooks, st);
+    rc = after_training(r, data, &session, &hooks, rc, interrupted, st);
     if (session.log) run_log_close(session.log);
     if (!rc) print_run_data_notes(data, 1);
     if (!rc)
@@ -568,7 +631,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
 }
 
 // Before the data load, which can take minutes: a --checkpoint folder or --logdir that
-// another run is using, or that holds another run's checkpoints or rows, is refused now.
+// another run is using, or that holds another run's checkpoints or rows, or a --save that
+// cannot be written, is refused now.
 // Locked here, they stay locked (for this process) when the run opens them; one that does
 // not exist yet is made and locked then. Rank 0 only: the other processes of an mpirun
 // launch write nothing.
@@ -578,12 +642,29 @@ static int check_run_folders(const Command *cmd, const ParsedArgs *args, Status 
     if (folder && path_is_directory(folder)) TRY(checkpoints_check_folder(folder, resume_from, st));
     const char *logdir = args_get(cmd, args, "--logdir");
     if (logdir && path_is_directory(logdir)) TRY(run_log_check(logdir, resume_from != NULL, st));
+    // After the folders above: --save into this run's own --checkpoint folder or --logdir
+    // finds it held already.
+    const char *save = args_get(cmd, args, "--save");
+    if (save && args->positional_count)
+        TRY(checkpoints_check_save(save, args->positionals[0], st));
     return 0;
+}
+
+// A signal after the last step (during the final save, say) found nothing left to stop:
+// the run finished. Still 128 + the signal, as whatever sent it (a scheduler's SIGTERM, a
+// closed pipe) is told that it landed.
+static int finished_when_signalled(int signal_number, Status *st) {
+    status_fail(st, STATUS_RUNTIME_ERROR, "%s after the last step: the run had finished, and "
+                "what it writes (--save, --checkpoint, --logdir) was written",
+                signal_words(signal_number));
+    status_hint(st, "nothing to resume; the exit code says a stop was asked for");
+    return STATUS_RUNTIME_ERROR;
 }
 
 int run_train(const Command *cmd, const ParsedArgs *args) {
     Status st;
     status_clear(&st);
+    catch_signal(SIGPIPE);
     ModelFile file;
     Graph first;
     Replicas replicas;
@@ -614,7 +695,11 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc)
         rc = load_run_data(cmd, args, &first, &replicas.config, &data, &st);
     if (!rc) rc = train_with(cmd, args, &replicas, &data, &st);
+    int finished = !rc && interrupt_requested;
+    if (finished) rc = finished_when_signalled(interrupt_requested, &st);
     int interrupted = interrupt_requested && rc;
+    if (interrupted && !finished && interrupt_requested == SIGPIPE)
+        status_prefix(&st, "%s: ", signal_words(SIGPIPE));
     if (rc) world_label_error(&replicas.world, &st);
     // After a signal every rank stopped at the same step, and ranks that disagree on the run
     // all know it: rank 0 says so for all.

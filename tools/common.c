@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/directories.h"
 #include "base/escape.h"
 #include "base/lever.h"
 #include "base/suggest.h"
@@ -551,4 +552,15 @@ const char *trainer_executable(char *path, size_t size) {
     if ((size_t)n > deleted_length && strcmp(path + n - deleted_length, deleted) == 0)
         return "/proc/self/exe";
     return path;
+}
+
+int refuse_locked_folder(const char *folder, const char *use, const char *instead, Status *st) {
+    status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "another trainer process holds this "
+                   "folder's lock (it trains into it, as its --checkpoint folder or --logdir, or "
+                   "saves into it with --save), so it cannot be this run's %s", use);
+    long holder = directory_lock_holder(folder);
+    char who[48] = "that run";
+    if (holder > 0) snprintf(who, sizeof who, "that run (process %ld)", holder);
+    status_hint(st, "wait for %s to end, or %s", who, instead);
+    return STATUS_BAD_INPUT;
 }

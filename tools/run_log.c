@@ -2,6 +2,7 @@
 #include "tools/run_log.h"
 
 #include "base/directories.h"
+#include "tools/cli.h"
 #include "tools/metrics_file.h"
 
 #include <errno.h>
@@ -224,12 +225,8 @@ int run_log_check(const char *dir, int resuming, Status *st) {
 // other's. A filesystem without locks (errno other than EWOULDBLOCK) runs unlocked.
 int run_log_lock(const char *dir, Status *st) {
     if (directory_lock(dir) == 0 || errno != EWOULDBLOCK) return 0;
-    status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "another trainer process holds this "
-                   "folder's lock (it trains into it, as its --checkpoint folder or --logdir), "
-                   "so it cannot be this run's --logdir");
-    status_hint(st, "wait for that run to end, or give this run its own --logdir (runs/2 "
-                    "beside runs/1)");
-    return STATUS_BAD_INPUT;
+    return refuse_locked_folder(dir, "--logdir", "give this run its own --logdir (runs/2 "
+                                "beside runs/1)", st);
 }
 
 int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resumed_step,

@@ -150,15 +150,26 @@ static int init_from(const char *path, Graph *const *graphs, Device *const *devi
     return 0;
 }
 
-// Checked before the first step, so a bad --save costs no training.
-static int check_save_target(const char *save_path, const char *model_path, Status *st) {
+// Another run's --checkpoint folder would count the file among its step files, which its
+// --keep-last prunes by step number; its --logdir is its own too. The lock taken is shared:
+// runs that --save into one folder do not exclude each other, and keep any other from
+// taking it as its --checkpoint folder or --logdir.
+static int lock_save_folder(const char *save_path, Status *st) {
+    char folder[1024];
+    TRY(atomic_file_folder(save_path, folder, sizeof folder, st));
+    if (directory_lock_shared(folder) == 0 || errno != EWOULDBLOCK) return 0;
+    return refuse_locked_folder(folder, "--save folder", "--save into another folder", st);
+}
+
+int checkpoints_check_save(const char *save_path, const char *model_path, Status *st) {
     if (files_are_same(save_path, model_path)) {
         status_fail_at(st, STATUS_BAD_INPUT, save_path, 0, 0, "--save names the model file "
                        "itself (%s); the weights would overwrite the model's text", model_path);
         status_hint(st, "name another file, e.g. --save %.400s.safetensors", model_path);
         return STATUS_BAD_INPUT;
     }
-    return atomic_file_check_target(save_path, st);
+    TRY(atomic_file_check_target(save_path, st));
+    return lock_save_folder(save_path, st);
 }
 
 // Another run's step files in the folder would be pruned by step number and picked by
@@ -210,11 +221,8 @@ static int check_folder_length(const char *folder, Status *st) {
 static int lock_folder(const char *folder, Status *st) {
     if (make_directories(folder) != 0 || directory_lock(folder) == 0 || errno != EWOULDBLOCK)
         return 0;
-    status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "another trainer process holds this "
-                   "folder's lock (it trains into it, as its --checkpoint folder or --logdir), "
-                   "so it cannot be this run's --checkpoint folder");
-    status_hint(st, "wait for that run to end, or give this run its own --checkpoint folder");
-    return STATUS_BAD_INPUT;
+    return refuse_locked_folder(folder, "--checkpoint folder", "give this run its own "
+                                "--checkpoint folder", st);
 }
 
 int checkpoints_check_folder(const char *folder, const char *resume_from, Status *st) {
@@ -240,9 +248,10 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
     const char *resume_from = args_get(cmd, args, "--resume");
     char resume_file[1100] = "";
     if (resume_from) TRY(resume_path(resume_from, resume_file, sizeof resume_file, st));
-    if (s->save_path) TRY(check_save_target(s->save_path, s->model_path, st));
+    // The folder's lock first: --save into the run's own --checkpoint folder shares it.
+    if (s->folder) TRY(checkpoints_check_folder(s->folder, resume_from, st));
+    if (s->save_path) TRY(checkpoints_check_save(s->save_path, s->model_path, st));
     if (s->folder) {
-        TRY(checkpoints_check_folder(s->folder, resume_from, st));
         int swept = 0;
         TRY(checkpoint_folder_prepare(s->folder, &swept, st));
         if (swept)
@@ -458,6 +467,7 @@ int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g
                             Status *st) {
     int save_rc = s->save_path ? checkpoint_save(g, NULL, d->backend, NULL, &s->inputs,
                                                  s->save_path, st) : 0;
+    if (s->save_path && !save_rc) s->saved_epoch = r->epoch;
     if (!s->folder) return save_rc;
     if (!save_rc) return write_epoch_checkpoints(s, r, g, d, st);
     Status checkpoint_st;
@@ -543,41 +553,53 @@ static void print_resume_command(const CheckpointSession *s, const char *from) {
     fprintf(stderr, "trainer: to resume: %s\n", line[0] == ' ' ? line + 1 : line);
 }
 
+void checkpoints_print_resume(const CheckpointSession *s) {
+    if (s->read_only) return;
+    if (s->folder && s->last_written[0]) {
+        print_resume_command(s, s->folder);  // its newest step file: last_written
+    } else if (s->resumed_path) {
+        print_resume_command(s, s->resumed_path);
+    } else if (s->saved_epoch) {
+        print_notice("%s holds epoch %d's weights; without --checkpoint DIR the run cannot "
+                     "be resumed, only started again from them with --init-from %s",
+                     s->save_path, s->saved_epoch, s->save_path);
+    }
+}
+
+// A write that fails here (the disk full) is reported, and the resume command still
+// printed: from the checkpoint written before it, or the one resumed from.
 void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d) {
     Status st;
     status_clear(&st);
     if (s->folder && s->has_last) {
         CheckpointPlace at = place_of(s, &s->last);
-        if (write_step_checkpoint(s, &at, g, d, &st)) {
-            report_failure(&st);
-            return;
-        }
-        print_notice("saved a checkpoint at epoch %d, step %d of %d to %s", s->last.epoch,
-                     s->last.step, s->last.steps, s->folder);
+        int rc = write_step_checkpoint(s, &at, g, d, &st);
+        if (!rc)
+            print_notice("saved a checkpoint at epoch %d, step %d of %d to %s", s->last.epoch,
+                         s->last.step, s->last.steps, s->folder);
         // Stopped in the evaluation after an epoch: the epoch's training is done, and
         // --save, written after every epoch, holds it too.
-        if (s->save_path && s->last.step == s->last.steps) {
-            if (checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, &st)) {
-                report_failure(&st);
-                return;
-            }
-            print_notice("saved epoch %d's weights to %s (its evaluation was cut short)",
-                         s->last.epoch, s->save_path);
+        if (!rc && s->save_path && s->last.step == s->last.steps) {
+            rc = checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, &st);
+            if (!rc)
+                print_notice("saved epoch %d's weights to %s (its evaluation was cut short)",
+                             s->last.epoch, s->save_path);
         }
-        print_resume_command(s, s->folder);
+        if (rc) report_failure(&st);
+        checkpoints_print_resume(s);
         return;
     }
     // Stopped before this run finished a step (in the epoch a resume evaluates first): the
     // checkpoint it resumed from still says where the run stands, and resumes it again.
     if (!s->has_last && s->resumed_path && !s->read_only)
         print_resume_command(s, s->resumed_path);
-    if (s->save_path) {
-        if (checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, &st)) {
-            report_failure(&st);
-            return;
-        }
-        print_notice("saved the weights as they were when interrupted to %s", s->save_path);
+    if (!s->save_path) return;
+    if (checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, &st)) {
+        report_failure(&st);
+        if (!s->resumed_path) checkpoints_print_resume(s);  // the epoch the file still holds
+        return;
     }
+    print_notice("saved the weights as they were when interrupted to %s", s->save_path);
 }
 
 void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normalization,

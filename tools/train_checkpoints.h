@@ -38,6 +38,7 @@ typedef struct CheckpointSession {
     int has_last;              // a step has finished: `last` is where training stands
     StepPlace last;
     char last_written[1100];   // the newest step checkpoint this run wrote; "" before
+    int saved_epoch;           // the epoch --save last got; 0 before
     // Recorded in every file written: normalization and class names (checkpoint_inputs.h).
     CheckpointInputs inputs;
     const char *class_name_list[256];
@@ -63,6 +64,11 @@ void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normal
 // newest). checkpoints_open runs them; train runs them before the data load too, for a
 // folder that exists, so that a wrong one is refused without the wait.
 int checkpoints_check_folder(const char *folder, const char *resume_from, Status *st);
+// --save FILE's checks, each STATUS_BAD_INPUT: not the model file itself, a target
+// atomic_file_check_target accepts, in a folder no other trainer process holds as its
+// --checkpoint folder or --logdir (its shared lock is then held for this process's life).
+// checkpoints_open runs them; train runs them before the data load too.
+int checkpoints_check_save(const char *save_path, const char *model_path, Status *st);
 int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
                      Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
                      Status *st);
@@ -89,5 +95,9 @@ int checkpoints_finish(CheckpointSession *s, Graph *g, Device *d, Status *st);
 // After a signal stopped training: a checkpoint where it stopped (or --save's weights),
 // and the command that resumes, on stderr.
 void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d);
+// After a write stopped the run (a log, a checkpoint or --save on a full disk), on stderr:
+// the command that resumes from the newest checkpoint this run wrote (or the one it resumed
+// from); with only --save, the epoch that file holds.
+void checkpoints_print_resume(const CheckpointSession *s);
 
 #endif
