@@ -46,6 +46,7 @@
 #define FAILS_NO_DEVICE .status = STATUS_NO_DEVICE
 #define FAILS_BAD_INPUT .status = STATUS_BAD_INPUT
 #define POISONS .poisons_context = 1
+#define FINDS_GPU .finds_gpu = 1
 
 // How PyTorch reports any failed CUDA runtime call (c10/cuda/CUDAException.h), and how
 // TensorFlow's StreamExecutor reports a failed driver call.
@@ -122,7 +123,7 @@
                "forked after CUDA was initialized)",                                        \
     .tensorflow = "\"failed call to cuInit: CUDA_ERROR_NOT_INITIALIZED: initialization "    \
                   "error\", after which TensorFlow lists no GPU",                           \
-    FAILS_RUNTIME
+    FAILS_RUNTIME, FINDS_GPU
 
 #define BODY_DEINITIALIZED                                                                 \
     .meaning = "The call came while the process was exiting, after the CUDA driver had "    \
@@ -151,7 +152,7 @@
                PYTORCH_CUDA("CUDA driver is a stub library"),                               \
     .tensorflow = "\"failed call to cuInit: CUDA_ERROR_STUB_LIBRARY: CUDA driver is a stub " \
                   "library\", and no GPU is listed",                                        \
-    FAILS_NO_DEVICE
+    FAILS_NO_DEVICE, FINDS_GPU
 
 #define BODY_NEWER_DRIVER                                                                  \
     .meaning = "This API call exists in the CUDA runtime but the installed driver is too "  \
@@ -200,7 +201,7 @@
                PYTORCH_CUDA("no CUDA-capable device is detected"),                          \
     .tensorflow = "\"failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device "  \
                   "is detected\", then training silently runs on the CPU",                  \
-    FAILS_NO_DEVICE
+    FAILS_NO_DEVICE, FINDS_GPU
 
 #define BODY_INVALID_DEVICE                                                                \
     .meaning = "The device ordinal asked for does not name a GPU this process can see, or " \
@@ -220,7 +221,7 @@
     .tensorflow = "\"failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_INVALID_DEVICE: "  \
                   "invalid device ordinal\", or \"Invalid device ordinal value (1). Valid " \
                   "range is [0, 0].\"",                                                     \
-    FAILS_NO_DEVICE
+    FAILS_NO_DEVICE, FINDS_GPU
 
 #define BODY_INVALID_IMAGE                                                                 \
     .meaning = "A GPU code module (cubin or fatbinary) loaded by the program is corrupt or " \
@@ -660,6 +661,8 @@ static const ErrorEntry catalog[] = {
     {RUNTIME(2, "cudaErrorMemoryAllocation", "out of memory"), BODY_OUT_OF_MEMORY,
      .related = "CUDA_ERROR_OUT_OF_MEMORY"},
     {RUNTIME(3, "cudaErrorInitializationError", "initialization error"), BODY_INITIALIZATION,
+     PHRASES("Cannot re-initialize CUDA in forked subprocess",
+             "CUDA driver initialization failed, you might not have a CUDA gpu"),
      .related = "CUDA_ERROR_NOT_INITIALIZED"},
     {RUNTIME(4, "cudaErrorCudartUnloading", "driver shutting down"), BODY_DEINITIALIZED,
      .related = "CUDA_ERROR_DEINITIALIZED"},
@@ -735,7 +738,8 @@ static const ErrorEntry catalog[] = {
      BODY_NEWER_DRIVER, .related = "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER"},
     {RUNTIME(46, "cudaErrorDevicesUnavailable",
              "CUDA-capable device(s) is/are busy or unavailable"),
-     BODY_DEVICES_UNAVAILABLE, .related = "CUDA_ERROR_DEVICE_UNAVAILABLE"},
+     BODY_DEVICES_UNAVAILABLE, PHRASES("all CUDA-capable devices are busy or unavailable"),
+     .related = "CUDA_ERROR_DEVICE_UNAVAILABLE"},
     {RUNTIME(49, "cudaErrorIncompatibleDriverContext", "incompatible driver context"),
      .meaning = "A context created through the driver API is not one the runtime can use.",
      CAUSES("Code mixes the driver API and the runtime API, and the driver context is not "
@@ -779,7 +783,7 @@ static const ErrorEntry catalog[] = {
                    "function\"",
      FAILS_RUNTIME},
     {RUNTIME(100, "cudaErrorNoDevice", "no CUDA-capable device is detected"), BODY_NO_DEVICE,
-     .related = "CUDA_ERROR_NO_DEVICE"},
+     PHRASES("No CUDA GPUs are available"), .related = "CUDA_ERROR_NO_DEVICE"},
     {RUNTIME(101, "cudaErrorInvalidDevice", "invalid device ordinal"), BODY_INVALID_DEVICE,
      .related = "CUDA_ERROR_INVALID_DEVICE"},
     {RUNTIME(102, "cudaErrorDeviceNotLicensed", "device doesn't have valid Grid license"),
@@ -1397,7 +1401,8 @@ static const ErrorEntry catalog[] = {
                 "(9, 1, 0) but found runtime version (8, 9, 2).\" or "
                 PYTORCH_CUDNN("CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"),
      .tensorflow = "\"Loaded runtime CuDNN library: 8.0.5 but source was compiled with: "
-                   "8.1.0.\" then \"DNN library initialization failed\"",
+                   "8.1.0. CuDNN library needs to have matching major version and equal or "
+                   "higher minor version.\" then \"DNN library initialization failed\"",
      FAILS_RUNTIME},
     {CUDNN(1003, "CUDNN_STATUS_SERIALIZATION_VERSION_MISMATCH"),
      .meaning = "A serialized cuDNN execution plan or graph was written by another cuDNN "
@@ -1462,7 +1467,7 @@ static const ErrorEntry catalog[] = {
                 "of {libcudnn_cnn.so.9...}\" then "
                 PYTORCH_CUDNN("CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED"),
      .tensorflow = "\"Could not load dynamic library 'libcudnn_cnn.so.9'\"",
-     FAILS_RUNTIME},
+     .related = "library-not-loaded", FAILS_RUNTIME},
     {CUDNN(2000, "CUDNN_STATUS_BAD_PARAM"), .old_number = 3,
      CUDNN_BAD_PARAM_BODY("a value out of range, or descriptors that disagree"),
      .pytorch = PYTORCH_CUDNN("CUDNN_STATUS_BAD_PARAM"),
@@ -1754,6 +1759,7 @@ static const ErrorEntry catalog[] = {
      .tensorflow = "an InternalError carrying \"NCCL: invalid argument\"",
      FAILS_RUNTIME},
     {NCCL(5, "ncclInvalidUsage", "invalid usage (run with NCCL_DEBUG=WARN for details)"),
+     PHRASES("Duplicate GPU detected", "invalid usage (run with NCCL_DEBUG"),
      .meaning = "NCCL was used in a way it does not allow.",
      CAUSES("Two ranks on the same GPU (\"Duplicate GPU detected\"): every rank selected "
             "GPU 0, or CUDA_VISIBLE_DEVICES gave them the same device.",
@@ -1799,7 +1805,9 @@ static const ErrorEntry catalog[] = {
     // ---- messages PyTorch and TensorFlow print, found by a key phrase in pasted text ----
     {FRAMEWORK(1, "cuda-out-of-memory", "CUDA out of memory. Tried to allocate"),
      PHRASES("CUDA out of memory", "CUDA error: out of memory", "OOM when allocating tensor",
-             "CUDA_ERROR_OUT_OF_MEMORY: out of memory"),
+             "CUDA_ERROR_OUT_OF_MEMORY: out of memory", "ResourceExhaustedError",
+             "ran out of memory trying to allocate", "Cuda failure 'out of memory'",
+             "Physical devices cannot be modified after being initialized"),
      .related = "cudaErrorMemoryAllocation", .facts = GPU_FACTS,
      .meaning = "The framework asked the GPU for memory and none was left: the failed "
                 "request is named (\"Tried to allocate 2.00 GiB\"). The process is fine; a "
@@ -1849,12 +1857,13 @@ static const ErrorEntry catalog[] = {
      FAILS_RUNTIME},
     {FRAMEWORK(3, "no-kernel-image", "no kernel image is available for execution on the device"),
      PHRASES("no kernel image is available for execution on the device",
-             "is not compatible with the current PyTorch installation"),
+             "is not compatible with the current PyTorch installation",
+             "The minimum required Cuda capability is"),
      .related = "cudaErrorNoKernelImageForDevice", .facts = GPU_FACTS,
      BODY_NO_KERNEL_IMAGE},
     {FRAMEWORK(4, "device-side-assert", "device-side assert triggered"),
      PHRASES("device-side assert triggered", "Assertion `t >= 0 && t < n_classes` failed",
-             "srcIndex < srcSelectDimSize"),
+             "srcIndex < srcSelectDimSize", "Assertion `"),
      .related = "cudaErrorAssert", .facts = 0, BODY_ASSERT},
     {FRAMEWORK(5, "cudnn-version-mismatch", "Loaded runtime CuDNN library"),
      PHRASES("Loaded runtime CuDNN library", "cuDNN version incompatibility",
@@ -1886,8 +1895,7 @@ static const ErrorEntry catalog[] = {
     {FRAMEWORK(6, "driver-too-old",
                "CUDA driver version is insufficient for CUDA runtime version"),
      PHRASES("CUDA driver version is insufficient for CUDA runtime version",
-             "The NVIDIA driver on your system is too old",
-             "does not match DSO version"),
+             "The NVIDIA driver on your system is too old"), FINDS_GPU,
      .related = "cudaErrorInsufficientDriver", .facts = GPU_FACTS,
      .meaning = "The framework's CUDA runtime needs a newer NVIDIA driver than the one "
                 "installed (or there is no driver at all, which the runtime reports the "
@@ -1897,7 +1905,7 @@ static const ErrorEntry catalog[] = {
             "No NVIDIA driver loaded (a container started without GPU access, a machine "
             "without a GPU).",
             "The driver was upgraded but the kernel module not reloaded (then the versions "
-            "disagree, see cudaErrorSystemDriverMismatch)."),
+            "disagree, see driver-library-mismatch)."),
      .confirm = "nvidia-smi's header shows \"CUDA Version\", the newest the driver "
                 "supports; torch.version.cuda (or tf.sysconfig.get_build_info()) the CUDA the "
                 "framework needs; `trainer --version` shows both for trainer.",
@@ -1906,16 +1914,17 @@ static const ErrorEntry catalog[] = {
      .pytorch = "RuntimeError: The NVIDIA driver on your system is too old (found version "
                 "11040). Please update your GPU driver by downloading and installing a new "
                 "version from the URL: http://www.nvidia.com/Download/index.aspx",
-     .tensorflow = "\"CUDA driver version is insufficient for CUDA runtime version\", or "
-                   "\"kernel version 470.x does not match DSO version 525.x -- cannot find "
-                   "working devices in this configuration\"",
+     .tensorflow = "InternalError: cudaGetDevice() failed. Status: CUDA driver version is "
+                   "insufficient for CUDA runtime version",
      FAILS_NO_DEVICE},
     {FRAMEWORK(7, "illegal-memory-access", "an illegal memory access was encountered"),
      PHRASES("an illegal memory access was encountered"),
      .related = "cudaErrorIllegalAddress", .facts = 0, BODY_ILLEGAL_ADDRESS},
     {FRAMEWORK(8, "cublas-create-failed",
                "CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`"),
-     PHRASES("CUBLAS_STATUS_NOT_INITIALIZED when calling", "failed to create cublas handle"),
+     PHRASES("CUBLAS_STATUS_NOT_INITIALIZED when calling", "failed to create cublas handle",
+             "Blas GEMM launch failed", "Blas xGEMMBatched launch failed",
+             "Blas SGEMM launch failed"),
      .related = "CUBLAS_STATUS_NOT_INITIALIZED", .facts = LIBRARY_FACTS,
      .meaning = "The framework's first matrix multiply on this GPU tried to create a cuBLAS "
                 "handle and failed. It rarely means cuBLAS is broken: something left it no "
@@ -1963,7 +1972,8 @@ static const ErrorEntry catalog[] = {
     {FRAMEWORK(10, "no-nvidia-driver", "Found no NVIDIA driver on your system"),
      PHRASES("Found no NVIDIA driver on your system",
              "couldn't communicate with the NVIDIA driver",
-             "kernel driver does not appear to be running on this host"),
+             "kernel driver does not appear to be running on this host",
+             "UNKNOWN ERROR (303)", "libcuda.so.1: cannot open shared object file"), FINDS_GPU,
      .related = "cudaErrorInsufficientDriver", .facts = GPU_FACTS,
      .meaning = "The framework found no NVIDIA driver: libcuda could not be loaded or the "
                 "kernel module is not running, so no GPU can be used.",
@@ -1988,7 +1998,8 @@ static const ErrorEntry catalog[] = {
     {FRAMEWORK(11, "invalid-device-ordinal", "CUDA_ERROR_INVALID_DEVICE: invalid device ordinal"),
      PHRASES("CUDA_ERROR_INVALID_DEVICE: invalid device ordinal",
              "cuDevicePrimaryCtxRetain: CUDA_ERROR_INVALID_DEVICE",
-             "CUDA error: invalid device ordinal", "Invalid device ordinal value"),
+             "CUDA error: invalid device ordinal", "Invalid device ordinal value",
+             "Invalid device id", "but torch.cuda.device_count() is"), FINDS_GPU,
      .related = "CUDA_ERROR_INVALID_DEVICE", .facts = GPU_FACTS,
      .meaning = "The framework was asked for a GPU number this process cannot see. "
                 "TensorFlow hits it while creating a context on each GPU it was told about "
@@ -2012,7 +2023,9 @@ static const ErrorEntry catalog[] = {
      FAILS_NO_DEVICE},
     {FRAMEWORK(12, "tensors-on-different-devices", "Expected all tensors to be on the same device"),
      PHRASES("Expected all tensors to be on the same device",
-             "Could not satisfy explicit device specification"),
+             "Input type (torch.FloatTensor) and weight type (torch.cuda",
+             "Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor)",
+             "but expected it to be on GPU", "expected device cuda"),
      .facts = ERROR_FACT_DEVICES,
      .meaning = "One operation received tensors that live on different devices (a GPU and "
                 "the CPU, or two GPUs); frameworks do not move them implicitly for you.",
@@ -2029,10 +2042,8 @@ static const ErrorEntry catalog[] = {
             "places the whole model and every batch on the one --device.",
      .pytorch = "RuntimeError: Expected all tensors to be on the same device, but found at "
                 "least two devices, cuda:0 and cpu!",
-     .tensorflow = "TensorFlow copies tensors between devices itself; the nearest error is "
-                   "\"Could not satisfy explicit device specification '/device:GPU:1' "
-                   "because no devices matching that specification are registered in this "
-                   "process\"",
+     .tensorflow = "not raised: TensorFlow copies tensors between devices itself (a GPU it "
+                   "never registered is gpu-not-registered)",
      FAILS_RUNTIME},
     {FRAMEWORK(13, "dtype-mismatch", "Expected object of scalar type Float but got Double"),
      PHRASES("Expected object of scalar type", "expected scalar type",
@@ -2058,8 +2069,8 @@ static const ErrorEntry catalog[] = {
                    "type float32 of argument 'a'.",
      FAILS_BAD_INPUT},
     {FRAMEWORK(14, "nccl-unhandled-system-error", "NCCL error: unhandled system error"),
-     PHRASES("NCCL error: unhandled system error", "NCCL error in:",
-             "NCCL: unhandled system error"),
+     PHRASES("unhandled system error", "NCCL: unhandled system error",
+             "Error while creating shared memory segment", "failed to extend /dev/shm"),
      .related = "ncclSystemError", .facts = LIBRARY_FACTS,
      .meaning = "A collective (all-reduce, broadcast) failed because a system call NCCL "
                 "made failed: shared memory, sockets, RDMA or an allocation.",
@@ -2101,7 +2112,8 @@ static const ErrorEntry catalog[] = {
      FAILS_NO_DEVICE},
     {FRAMEWORK(16, "cudnn-failed-to-initialize", "Failed to get convolution algorithm"),
      PHRASES("Failed to get convolution algorithm", "Could not create cudnn handle",
-             "DNN library initialization failed", "cuDNN failed to initialize"),
+             "DNN library initialization failed", "cuDNN failed to initialize",
+             "Fail to find the dnn implementation", "No algorithm worked"),
      .related = "CUDNN_STATUS_INTERNAL_ERROR", .facts = LIBRARY_FACTS,
      .meaning = "cuDNN could not create its handle or find any algorithm, so the first "
                 "convolution fails. Despite the wording it is usually about memory or "
@@ -2116,12 +2128,158 @@ static const ErrorEntry catalog[] = {
      .fix = "Let the framework grow memory on demand (TensorFlow: "
             "tf.config.experimental.set_memory_growth(gpu, True) or "
             "TF_FORCE_GPU_ALLOW_GROWTH=true), free the GPU, or install the matching cuDNN.",
-     .pytorch = "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR (or "
-                "CUDNN_STATUS_NOT_INITIALIZED) at the first convolution",
+     .pytorch = "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR at the first "
+                "convolution",
      .tensorflow = "UnknownError: Failed to get convolution algorithm. This is probably "
                    "because cuDNN failed to initialize, so try looking to see if a warning "
                    "log message was printed above.",
      FAILS_RUNTIME},
+    {FRAMEWORK(17, "library-not-loaded", "Could not load dynamic library"),
+     PHRASES("cannot open shared object file", "Could not load dynamic library",
+             "Cannot dlopen some GPU libraries", "Could not find cuda drivers on your machine",
+             "Could not load library libcudnn", "DNN library is not found",
+             "Ignore above cudart dlerror", "symbol not found"),
+     .facts = LIBRARY_FACTS,
+     .meaning = "A CUDA library the framework needs (libcudart, libcublas, libcudnn, libnccl) "
+                "could not be loaded: it is missing, not on the loader's path, or another "
+                "version than the framework was built for. TensorFlow then runs on the CPU "
+                "without a GPU; PyTorch fails at import.",
+     CAUSES("The libraries are not installed in the version the framework wants: TensorFlow "
+            "asks for exact file names (libcudart.so.11.0, libcudnn.so.8), so CUDA 12 does "
+            "not satisfy a build for CUDA 11.",
+            "They are installed but the loader does not look there: a toolkit in "
+            "/usr/local/cuda-X/lib64 missing from LD_LIBRARY_PATH and ldconfig, or pip's "
+            "nvidia-* packages in another environment.",
+            "TensorFlow installed without its CUDA libraries (since 2.14: pip install "
+            "tensorflow[and-cuda]), or a CPU-only build.",
+            "Two copies in different versions: an older libcublas or libcudnn on "
+            "LD_LIBRARY_PATH shadows the framework's own (\"undefined symbol\", \"symbol not "
+            "found\").",
+            "Only TensorRT's libnvinfer is missing: a warning, and the GPU is still used."),
+     .confirm = "`ldconfig -p | grep -E 'libcudart|libcublas|libcudnn|libnccl'` lists the "
+                "versions the loader finds, `echo $LD_LIBRARY_PATH` where else it looks, and "
+                "`ldd LIBRARY | grep 'not found'` what a library (e.g. the framework's "
+                "libtorch_cuda.so) cannot find; tf.sysconfig.get_build_info() names the "
+                "CUDA and cuDNN TensorFlow was built for.",
+     .fix = "Install the versions the framework was built for where the loader finds them "
+            "(add their folder to LD_LIBRARY_PATH, or to /etc/ld.so.conf.d and run ldconfig). "
+            "TensorFlow: 1.13-2.0 CUDA 10.0 + cuDNN 7.4; 2.1-2.3 CUDA 10.1 + cuDNN 7.6; 2.4 "
+            "CUDA 11.0 + cuDNN 8.0; 2.5-2.11 CUDA 11.2 + cuDNN 8.1; 2.12-2.13 CUDA 11.8 + "
+            "cuDNN 8.6; 2.14 CUDA 11.8 + cuDNN 8.7; 2.15 CUDA 12.2 + cuDNN 8.9; 2.16-2.17 "
+            "CUDA 12.3 + cuDNN 8.9; 2.18 CUDA 12.5 + cuDNN 9.3 (on Linux, pip install "
+            "tensorflow[and-cuda] brings them). PyTorch wheels bring their own: reinstall "
+            "the wheel and remove older CUDA folders from LD_LIBRARY_PATH.",
+     .with_trainer = "`trainer --version` names the CUDA libraries trainer loaded and where "
+                     "from; `trainer doctor` compares each with the version trainer was "
+                     "built with.",
+     .pytorch = "ImportError: libcudart.so.12: cannot open shared object file: No such file "
+                "or directory (at import torch), or OSError: libcudnn.so.8: cannot open "
+                "shared object file",
+     .tensorflow = "Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: "
+                   "cannot open shared object file: No such file or directory, then \"Cannot "
+                   "dlopen some GPU libraries. ... Skipping registering GPU devices...\" "
+                   "(2.11 and later: \"Could not find cuda drivers on your machine, GPU will "
+                   "not be used.\")",
+     FAILS_NO_DEVICE},
+    {FRAMEWORK(18, "gpu-not-registered", "no devices matching that specification are registered"),
+     PHRASES("no devices matching that specification are registered",
+             "Could not satisfy explicit device specification",
+             "Cannot assign a device for operation", "Operation was explicitly assigned to",
+             "torch.cuda.is_available() is False",
+             "no supported kernel for GPU devices is available"),
+     .facts = GPU_FACTS, FINDS_GPU,
+     .meaning = "Work was placed on a GPU the framework never registered: at start-up it "
+                "found no usable GPU (or fewer than the number asked for), so "
+                "'/device:GPU:0', or a tensor saved on cuda:0, has nowhere to go.",
+     CAUSES("The framework found no GPU at start-up: its CUDA libraries did not load "
+            "(TensorFlow logs \"Cannot dlopen some GPU libraries\" above), no driver is "
+            "loaded, or CUDA_VISIBLE_DEVICES hides every GPU.",
+            "A CPU-only build of the framework (tensorflow-cpu, a CPU wheel of PyTorch).",
+            "The device number is past the GPUs this process sees ('/device:GPU:1' on a "
+            "one-GPU machine, or under CUDA_VISIBLE_DEVICES=0).",
+            "The op has no GPU kernel (\"no supported kernel for GPU devices is available\") "
+            "and soft placement is off.",
+            "A checkpoint saved on a GPU loaded where none is visible (PyTorch: torch.load "
+            "without map_location)."),
+     .confirm = "Read the start-up log above the error for the first failure (a library that "
+                "did not load, cuInit failing); tf.config.list_physical_devices('GPU') or "
+                "torch.cuda.device_count() in the same environment; nvidia-smi -L.",
+     .fix = "Fix why no GPU was registered first (see library-not-loaded and "
+            "no-nvidia-driver); use a device number below the count; "
+            "tf.config.set_soft_device_placement(True) for ops without a GPU kernel; "
+            "torch.load(..., map_location='cpu') where there is no GPU.",
+     .pytorch = "RuntimeError: Attempting to deserialize object on a CUDA device but "
+                "torch.cuda.is_available() is False. If you are running on a CPU-only "
+                "machine, please use torch.load with map_location=torch.device('cpu')",
+     .tensorflow = "InvalidArgumentError: Could not satisfy explicit device specification "
+                   "'/device:GPU:0' because no devices matching that specification are "
+                   "registered in this process; available devices: "
+                   "/job:localhost/replica:0/task:0/device:CPU:0",
+     FAILS_NO_DEVICE},
+    {FRAMEWORK(19, "nccl-watchdog-timeout", "Watchdog caught collective operation timeout"),
+     PHRASES("Watchdog caught collective operation timeout",
+             "Some NCCL operations have failed or timed out", "NCCL communicator was aborted",
+             "retrieving ncclUniqueId from", "milliseconds before timing out"),
+     .facts = ERROR_FACT_LIBRARIES,
+     .meaning = "A collective (all-reduce, broadcast, barrier) did not finish within the "
+                "process group's timeout, so the watchdog aborted the communicator and "
+                "stopped the process. The timeout is the symptom: some rank never joined "
+                "that collective.",
+     CAUSES("Another rank failed or hung first (an exception, out of memory, a stuck data "
+            "loader); its own log holds the real error.",
+            "Ranks ran different collectives or in a different order: a branch on the rank, "
+            "uneven data giving one rank an extra step, rank 0 saving or evaluating while "
+            "the others wait in a collective.",
+            "One rank is legitimately slower than the timeout allows (a long evaluation or "
+            "checkpoint on rank 0).",
+            "The network between machines stalled, or NCCL uses an interface the ranks "
+            "cannot reach each other on.",
+            "At start-up (\"retrieving ncclUniqueId ... Socket Timeout\"): rank 0 was not "
+            "reachable at MASTER_ADDR:MASTER_PORT or started late."),
+     .confirm = "The watchdog line names the collective (OpType) and its sequence number "
+                "(SeqNum): the rank whose last SeqNum is lower is the one that lagged. "
+                "NCCL_DEBUG=INFO and TORCH_DISTRIBUTED_DEBUG=DETAIL log each rank's "
+                "collectives; py-spy dump shows where a stuck rank waits.",
+     .fix = "Fix the rank that failed or went its own way; make every rank run the same "
+            "collectives in the same order (equal batches per rank, drop_last); raise the "
+            "timeout (init_process_group(timeout=...)) only for work that is really slow; "
+            "set NCCL_SOCKET_IFNAME for network trouble.",
+     .pytorch = "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1283, "
+                "OpType=ALLREDUCE, NumelIn=2049, NumelOut=2049, Timeout(ms)=1800000) ran for "
+                "1800404 milliseconds before timing out.",
+     .tensorflow = "usually a hang: MultiWorkerMirroredStrategy waits without a timeout "
+                   "unless CommunicationOptions(timeout_seconds=...) sets one",
+     FAILS_RUNTIME},
+    {FRAMEWORK(20, "driver-library-mismatch", "does not match DSO version"),
+     PHRASES("does not match DSO version", "Driver/library version mismatch",
+             "CUDA unknown error - this may be due to an incorrectly set up environment",
+             "system has unsupported display driver / cuda driver combination",
+             "API mismatch"),
+     .related = "cudaErrorSystemDriverMismatch", .facts = GPU_FACTS,
+     .meaning = "The NVIDIA kernel module that is running and the driver's libraries "
+                "(libcuda, libnvidia-ml) are different versions, so no program can use the "
+                "GPU. It follows an update; the driver is neither missing nor too old.",
+     CAUSES("The driver package was updated (often by unattended upgrades) while the old "
+            "kernel module stayed loaded: the new libraries cannot talk to it.",
+            "After suspend and resume the nvidia_uvm module is in a bad state (PyTorch: "
+            "\"CUDA unknown error - this may be due to an incorrectly set up "
+            "environment\").",
+            "A container or environment ships its own libcuda that does not match the "
+            "host's kernel module."),
+     .confirm = "`cat /proc/driver/nvidia/version` shows the loaded module's version; "
+                "nvidia-smi fails with \"Driver/library version mismatch\"; `dmesg | grep -i "
+                "nvrm` shows \"API mismatch\" with both versions.",
+     .fix = "Reboot; or, with nothing using the GPU, reload the modules: `sudo rmmod "
+            "nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia nvidia_uvm` "
+            "(after suspend, reloading nvidia_uvm alone is enough). Do not ship libcuda in "
+            "containers; hold the driver package against unattended upgrades.",
+     .pytorch = "UserWarning: CUDA initialization: CUDA unknown error - this may be due to "
+                "an incorrectly set up environment, e.g. changing env variable "
+                "CUDA_VISIBLE_DEVICES after program start. Setting the available devices to "
+                "be zero.",
+     .tensorflow = "kernel version 470.57.2 does not match DSO version 470.63.1 -- cannot "
+                   "find working devices in this configuration",
+     FAILS_NO_DEVICE},
 };
 
 enum { CATALOG_SIZE = sizeof catalog / sizeof catalog[0] };
@@ -2289,40 +2447,97 @@ static long find_phrase(const char *text, const char *needle) {
 // many unrelated messages to identify an error.
 #define SHORT_STRING_MIN 18
 
-typedef struct PasteMatch {
-    const ErrorEntry *entry;
-    long at;        // where in the text the match starts
-    int kind;       // 0 framework phrase, 1 error name, 2 library string: lower wins ties
-    size_t length;  // longer wins the remaining ties
-} PasteMatch;
-
-static void consider(PasteMatch *best, const ErrorEntry *entry, long at, int kind,
-                     size_t length) {
-    if (at < 0) return;
-    int better = !best->entry || at < best->at ||
-                 (at == best->at && (kind < best->kind ||
-                                     (kind == best->kind && length > best->length)));
-    if (better) *best = (PasteMatch){entry, at, kind, length};
+int error_entry_wordings(const ErrorEntry *e, const char **out, int max) {
+    int n = 0;
+    for (int p = 0; p < ERROR_PHRASES_MAX && e->phrases[p] && n < max; p++) out[n++] = e->phrases[p];
+    if (e->family != ERROR_FAMILY_FRAMEWORK && n < max) out[n++] = e->name;
+    if (e->old_name && n < max) out[n++] = e->old_name;
+    if (e->family == ERROR_FAMILY_CUDA_RUNTIME && strlen(e->short_string) >= SHORT_STRING_MIN &&
+        n < max)
+        out[n++] = e->short_string;
+    return n;
 }
 
-// The earliest recognizable piece wins: the first error in a log is usually the cause,
-// and the rest follow from it.
-static const ErrorEntry *search_pasted(const char *text) {
-    PasteMatch best = {NULL, 0, 0, 0};
-    for (int i = 0; i < CATALOG_SIZE; i++) {
-        const ErrorEntry *e = &catalog[i];
-        for (int p = 0; p < ERROR_PHRASES_MAX && e->phrases[p]; p++)
-            consider(&best, e, find_phrase(text, e->phrases[p]),
-                     e->family == ERROR_FAMILY_FRAMEWORK ? 0 : 2, strlen(e->phrases[p]));
-        if (e->family != ERROR_FAMILY_FRAMEWORK) {
-            consider(&best, e, find_phrase(text, e->name), 1, strlen(e->name));
-            if (e->old_name)
-                consider(&best, e, find_phrase(text, e->old_name), 1, strlen(e->old_name));
-        }
-        if (e->family == ERROR_FAMILY_CUDA_RUNTIME && strlen(e->short_string) >= SHORT_STRING_MIN)
-            consider(&best, e, find_phrase(text, e->short_string), 2, strlen(e->short_string));
+// An error's own name is an identifier no other error shares, so it tells more than a
+// phrase of the same length ("NCCL error in:" starts every NCCL failure PyTorch reports).
+// NCCL's "Last error:" line names the cause the lines above it only report.
+enum { NAME_BONUS = 16, LAST_ERROR_BONUS = 1000, WORDINGS_MAX = ERROR_PHRASES_MAX + 3 };
+
+typedef struct Ranked {
+    ErrorCandidate candidate;
+    long at;  // where the wording first occurs: earlier wins a tie
+} Ranked;
+
+static int is_name(const ErrorEntry *e, const char *wording) {
+    return wording == e->name || wording == e->old_name;
+}
+
+// The entry's most specific wording in `text` (tail: the text after "Last error:", or
+// NULL); 0 when none of its wordings occurs.
+static int best_wording(const ErrorEntry *e, const char *text, const char *tail, Ranked *out) {
+    const char *wordings[WORDINGS_MAX];
+    int count = error_entry_wordings(e, wordings, WORDINGS_MAX), found = 0;
+    for (int w = 0; w < count; w++) {
+        long at = find_phrase(text, wordings[w]);
+        if (at < 0) continue;
+        int score = (int)strlen(wordings[w]) + (is_name(e, wordings[w]) ? NAME_BONUS : 0);
+        if (tail && find_phrase(tail, wordings[w]) >= 0) score += LAST_ERROR_BONUS;
+        if (!found || score > out->candidate.specificity ||
+            (score == out->candidate.specificity && at < out->at))
+            *out = (Ranked){{e, wordings[w], score}, at};
+        found = 1;
     }
-    return best.entry;
+    return found;
+}
+
+static int ranked_before(const Ranked *a, const Ranked *b) {
+    if (a->candidate.specificity != b->candidate.specificity)
+        return a->candidate.specificity > b->candidate.specificity;
+    return a->at < b->at;
+}
+
+// A framework entry that explains the winner for framework users ("cuDNN error:
+// CUDNN_STATUS_NOT_SUPPORTED" → cudnn-not-supported) and matched too goes first.
+static void prefer_framework_twin(Ranked *ranked, int count) {
+    if (count < 2 || ranked[0].candidate.entry->family == ERROR_FAMILY_FRAMEWORK) return;
+    const ErrorEntry *top = ranked[0].candidate.entry;
+    for (int i = 1; i < count; i++) {
+        const ErrorEntry *e = ranked[i].candidate.entry;
+        int explains = e->family == ERROR_FAMILY_FRAMEWORK && e->related &&
+                       (strcmp(e->related, top->name) == 0 ||
+                        (top->related && strcmp(e->related, top->related) == 0));
+        if (!explains) continue;
+        Ranked moved = ranked[i];
+        memmove(&ranked[1], &ranked[0], (size_t)i * sizeof *ranked);
+        ranked[0] = moved;
+        return;
+    }
+}
+
+int error_catalog_rank(const char *text, ErrorCandidate *out, int max) {
+    if (!text) return 0;
+    long last_error = find_phrase(text, "Last error:");
+    const char *tail = last_error >= 0 ? text + last_error : NULL;
+    Ranked ranked[CATALOG_SIZE];
+    int count = 0;
+    for (int i = 0; i < CATALOG_SIZE; i++) {
+        Ranked r;
+        if (!best_wording(&catalog[i], text, tail, &r)) continue;
+        int at = count++;  // insertion sort: few entries match any one text
+        while (at > 0 && ranked_before(&r, &ranked[at - 1])) {
+            ranked[at] = ranked[at - 1];
+            at--;
+        }
+        ranked[at] = r;
+    }
+    prefer_framework_twin(ranked, count);
+    for (int i = 0; i < count && i < max; i++) out[i] = ranked[i].candidate;
+    return count;
+}
+
+static const ErrorEntry *search_pasted(const char *text) {
+    ErrorCandidate best;
+    return error_catalog_rank(text, &best, 1) > 0 ? best.entry : NULL;
 }
 
 static void trim(const char *text, char *out, size_t size) {

@@ -4,6 +4,7 @@
 // Runs without a GPU and in a build without CUDA; a CUDA build also checks names and
 // strings against the libraries' own cudaGetErrorName / cudaGetErrorString.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -362,6 +363,15 @@ static void status_codes_and_poisoning_follow_the_docs(void) {
         expect_status(poisoning[i], STATUS_RUNTIME_ERROR, 1);
 }
 
+// Two entries for the same error told another way: a runtime error and its driver twin, a
+// framework message and the library error behind it.
+static int same_error(const ErrorEntry *a, const ErrorEntry *b) {
+    if (a == b) return 1;
+    if (a->related && strcmp(a->related, b->name) == 0) return 1;
+    if (b->related && strcmp(b->related, a->name) == 0) return 1;
+    return a->related && b->related && strcmp(a->related, b->related) == 0;
+}
+
 // A message as a person pastes it: a traceback line before, more text after.
 static void expect_pasted(const char *message, const char *name) {
     char pasted[2048];
@@ -382,7 +392,12 @@ static void framework_messages_are_found_in_pasted_text(void) {
         for (int p = 0; p < ERROR_PHRASES_MAX && e->phrases[p]; p++) {
             char line[1024];
             snprintf(line, sizeof line, "RuntimeError: %s (details follow)", e->phrases[p]);
-            expect_pasted(line, e->name);
+            const ErrorEntry *found = error_catalog_find(line);
+            if (!found || !same_error(found, e)) {
+                fprintf(stderr, "%s's phrase \"%s\" finds %s\n", e->name, e->phrases[p],
+                        found ? found->name : "nothing");
+                CHECK(0);
+            }
         }
     }
     expect_pasted("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 "
@@ -424,6 +439,121 @@ static void framework_messages_are_found_in_pasted_text(void) {
                   "ldc)`", "CUBLAS_STATUS_EXECUTION_FAILED");
     expect_pasted("RuntimeError: CUDA error: unspecified launch failure", "cudaErrorLaunchFailure");
     expect_pasted("cudaErrorAssert", "cudaErrorAssert");
+}
+
+// ---- the routing corpus (tests/unit/explain_corpus.tsv) ---------------------------------
+
+// "\n" and "\t" in a corpus line are a line break and a tab of the pasted text.
+static void unescape(const char *in, char *out, size_t size) {
+    size_t n = 0;
+    for (; *in && n + 1 < size; in++) {
+        if (in[0] == '\\' && (in[1] == 'n' || in[1] == 't')) {
+            out[n++] = in[1] == 'n' ? '\n' : '\t';
+            in++;
+        } else if (*in != '\n' && *in != '\r') {
+            out[n++] = *in;
+        }
+    }
+    out[n] = '\0';
+}
+
+// Routes one corpus text; 1 when it reached `expected`, else says where it went.
+static int routes_to(int line, const char *expected, const char *text) {
+    ErrorCandidate got[3];
+    int count = error_catalog_rank(text, got, 3);
+    if (count > 0 && strcmp(got[0].entry->name, expected) == 0) return 1;
+    fprintf(stderr, "corpus line %d: expected %s, got %s", line, expected,
+            count ? got[0].entry->name : "nothing");
+    if (count) fprintf(stderr, " (by \"%s\", specificity %d)", got[0].wording, got[0].specificity);
+    for (int i = 1; i < count && i < 3; i++)
+        fprintf(stderr, "; then %s (\"%s\", %d)", got[i].entry->name, got[i].wording,
+                got[i].specificity);
+    fprintf(stderr, "\n    text: %.160s\n", text);
+    return 0;
+}
+
+static void corpus_routes_every_text(void) {
+    const char *path = TRAINER_SOURCE_DIR "/tests/unit/explain_corpus.tsv";
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "cannot open %s\n", path);
+        CHECK(0);
+        return;
+    }
+    char raw[8192], text[8192];
+    int line = 0, total = 0, routed = 0, expected_known = 1;
+    while (fgets(raw, sizeof raw, f)) {
+        line++;
+        char *tab = strchr(raw, '\t');
+        if (raw[0] == '#' || !tab) continue;
+        *tab = '\0';
+        if (!error_catalog_lookup_name(raw)) {
+            fprintf(stderr, "corpus line %d: no entry named %s\n", line, raw);
+            expected_known = 0;
+        }
+        unescape(tab + 1, text, sizeof text);
+        total++;
+        routed += routes_to(line, raw, text);
+    }
+    fclose(f);
+    fprintf(stderr, "corpus: %d of %d texts routed to their expected entry\n", routed, total);
+    CHECK(expected_known);
+    CHECK(total >= 80);
+    CHECK_INT_EQ(routed, total);
+}
+
+// An entry's own "How PyTorch / TensorFlow words it" must lead back to it, or to the same
+// error told another way. Fields that quote no message ("not raised", "rarely seen") route
+// nowhere.
+static void every_entry_routes_its_own_wordings(void) {
+    int bad = 0;
+    for (int i = 0; i < error_catalog_count(); i++) {
+        const ErrorEntry *e = error_catalog_at(i);
+        const char *fields[2] = {e->pytorch, e->tensorflow};
+        for (int f = 0; f < 2; f++) {
+            ErrorCandidate got;
+            if (error_catalog_rank(fields[f], &got, 1) == 0) continue;
+            if (same_error(got.entry, e)) continue;
+            fprintf(stderr, "%s's %s wording leads to %s (by \"%s\"): %.120s\n", e->name,
+                    f ? "TensorFlow" : "PyTorch", got.entry->name, got.wording, fields[f]);
+            bad++;
+        }
+    }
+    CHECK_INT_EQ(bad, 0);
+}
+
+// Every framework entry quotes at least one real message that leads back to it.
+static void framework_entries_quote_a_message_that_finds_them(void) {
+    for (int i = 0; i < error_catalog_count(); i++) {
+        const ErrorEntry *e = error_catalog_at(i);
+        if (e->family != ERROR_FAMILY_FRAMEWORK) continue;
+        ErrorCandidate a, b;
+        int by_pytorch = error_catalog_rank(e->pytorch, &a, 1) > 0 && a.entry == e;
+        int by_tensorflow = error_catalog_rank(e->tensorflow, &b, 1) > 0 && b.entry == e;
+        if (!by_pytorch && !by_tensorflow) {
+            fprintf(stderr, "%s: neither its PyTorch nor its TensorFlow wording finds it\n",
+                    e->name);
+            CHECK(0);
+        }
+    }
+}
+
+// A catch-all prefix loses to the wording that names the cause, and the runner-up is told.
+static void the_most_specific_wording_wins(void) {
+    ErrorCandidate got[4];
+    int count = error_catalog_rank(
+        "NCCL error in: ProcessGroupNCCL.cpp:1275, invalid usage, NCCL version 2.14.3\n"
+        "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+        "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000", got, 4);
+    CHECK(count >= 1);
+    CHECK(count >= 1 && strcmp(got[0].entry->name, "ncclInvalidUsage") == 0);
+    CHECK(count >= 1 && strcmp(got[0].wording, "Duplicate GPU detected") == 0);
+    // A framework entry that explains the winning library error comes first.
+    count = error_catalog_rank("E cuda_dnn.cc:329] Could not create cudnn handle: "
+                               "CUDNN_STATUS_INTERNAL_ERROR", got, 4);
+    CHECK(count >= 2);
+    CHECK(count >= 2 && strcmp(got[0].entry->name, "cudnn-failed-to-initialize") == 0);
+    CHECK(count >= 2 && strcmp(got[1].entry->name, "CUDNN_STATUS_INTERNAL_ERROR") == 0);
 }
 
 static void codes_and_numbers(void) {
@@ -477,6 +607,10 @@ int main(void) {
 #endif
     status_codes_and_poisoning_follow_the_docs();
     framework_messages_are_found_in_pasted_text();
+    corpus_routes_every_text();
+    every_entry_routes_its_own_wordings();
+    framework_entries_quote_a_message_that_finds_them();
+    the_most_specific_wording_wins();
     codes_and_numbers();
     near_misses_get_a_suggestion();
     machine_facts_say_something();
