@@ -56,11 +56,26 @@
 
 // Advice shared by every error that kills the context.
 #define RESTART_FIX                                                                        \
-    "Restart the process (the CUDA context cannot recover); with --checkpoint DIR, "      \
-    "`trainer train MODEL --resume DIR` continues from the last checkpoint. Then find the " \
-    "kernel: "
+    "Restart the process (the CUDA context cannot recover), from the last checkpoint if "  \
+    "there is one. Then find the kernel: "
+// What only applies to trainer, under its own heading (tools/cmd_explain.c adds the
+// checkpoint and --sync-check steps for errors that kill the context).
+#define TRAINER_BUG                                                                        \
+    "In trainer this is a bug: report it with the model file and `trainer --version`."
+#define TRAINER_MEMORY                                                                     \
+    "`trainer check MODEL --batch N` prints the memory the model needs at batch N; lower " \
+    "--batch (trainer also splits a batch into micro-batches on its own), raise or drop "  \
+    "--memory-limit, or pick another GPU with --device cuda:N."
+#define TRAINER_DEVICES                                                                    \
+    "`trainer devices` lists the GPUs trainer can use, with their ordinals and compute "   \
+    "capabilities; choose one with --device cuda:N, or train on the CPU with --device cpu."
+#define TRAINER_VERSIONS                                                                   \
+    "`trainer --version` prints the CUDA runtime, driver, cuBLAS, cuDNN and NCCL versions " \
+    "trainer uses; `trainer doctor` checks them against each other."
+#define TRAINER_CUDNN_REASON                                                               \
+    "trainer adds cuDNN's own reason (cudnnGetLastErrorString) to its message."
 #define PIN_THE_KERNEL                                                                     \
-    "Run again with CUDA_LAUNCH_BLOCKING=1 (or trainer's --sync-check) so the error is "   \
+    "Run again with CUDA_LAUNCH_BLOCKING=1 so the error is "                               \
     "reported by the kernel that caused it, and under `compute-sanitizer` to see the "     \
     "faulting thread and address."
 
@@ -78,8 +93,8 @@
            "\"invalid configuration argument\" (cudaErrorInvalidConfiguration)."),           \
     .confirm = "Print the arguments of the failing call; run under compute-sanitizer "      \
                "--tool memcheck, which names the bad argument.",                            \
-    .fix = "Correct the argument at the call that failed; in trainer this is a bug, report " \
-           "it with the model file.",                                                       \
+    .fix = "Correct the argument at the call that failed.",                                \
+    .with_trainer = TRAINER_BUG,                                                            \
     .pytorch = PYTORCH_CUDA("invalid argument"),                                            \
     .tensorflow = TF_DRIVER("CUDA_ERROR_INVALID_VALUE", "invalid argument"), FAILS_RUNTIME
 
@@ -90,13 +105,12 @@
            "Other processes hold GPU memory (another training job, a notebook kernel left " \
            "running, a display server).",                                                   \
            "The model's parameters, gradients and optimizer state alone do not fit.",       \
-           "A --memory-limit (or a framework's memory fraction) below what the step needs.", \
+           "A memory cap (a framework's memory fraction or limit) below what the step needs.", \
            "Fragmentation: free memory exists but not in one piece large enough."),          \
-    .confirm = "nvidia-smi shows the memory in use and the processes holding it; `trainer " \
-               "check MODEL --batch N` prints the memory this model needs at batch N.",     \
-    .fix = "Lower --batch (trainer also splits a batch into micro-batches on its own), "    \
-           "stop the other processes on the GPU, raise or drop --memory-limit, or pick a "  \
-           "GPU with more memory with --device cuda:N.",                                    \
+    .confirm = "nvidia-smi shows the memory in use and the processes holding it.",         \
+    .fix = "Lower the batch size, stop the other processes on the GPU, raise or drop the "  \
+           "memory cap, or use a GPU with more memory.",                                    \
+    .with_trainer = TRAINER_MEMORY,                                                         \
     .pytorch = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "   \
                "GPU 0 has a total capacity of 15.77 GiB of which 1.05 GiB is free. (memory " \
                "taken outside PyTorch's caching allocator: \"RuntimeError: CUDA error: out " \
@@ -144,8 +158,10 @@
     CAUSES("LD_LIBRARY_PATH puts /usr/local/cuda/lib64/stubs before the driver's libcuda.", \
            "The NVIDIA driver is not installed, so only the stub exists.",                  \
            "A container image has the toolkit but was started without the driver mounted."), \
-    .confirm = "`trainer doctor` names the libcuda that loaded and `ldconfig -p | grep "     \
-               "libcuda` those the loader finds; a path ending in /stubs/ is the problem.", \
+    .confirm = "`ldconfig -p | grep libcuda` lists the libcuda files the loader finds and " \
+               "`echo $LD_LIBRARY_PATH` what comes first; a path ending in /stubs/ is the " \
+               "problem.",                                                                  \
+    .with_trainer = "`trainer doctor` names the libcuda trainer loaded.",                  \
     .fix = "Remove the stubs directory from LD_LIBRARY_PATH, install the NVIDIA driver, or " \
            "start the container with GPU access.",                                          \
     .pytorch = "torch.cuda.is_available() returns False; a CUDA call raises "               \
@@ -160,8 +176,9 @@
     CAUSES("The program was built with a newer CUDA toolkit than the driver supports, and " \
            "uses a feature added since (minor-version compatibility covers the rest).",     \
            "A forward-compatibility package is missing on a data-center system."),          \
-    .confirm = "nvidia-smi prints the highest CUDA version the driver supports; `trainer "  \
-               "--version` prints the runtime this binary uses.",                           \
+    .confirm = "nvidia-smi prints the highest CUDA version the driver supports; compare "  \
+               "the CUDA version the program was built with (PyTorch: torch.version.cuda).", \
+    .with_trainer = TRAINER_VERSIONS,                                                       \
     .fix = "Update the NVIDIA driver to one that supports the runtime's CUDA version, or "  \
            "build with an older toolkit.",                                                  \
     .pytorch = PYTORCH_CUDA("API call is not supported in the installed CUDA driver"),      \
@@ -179,8 +196,10 @@
            "The GPU was reserved by a scheduler (SLURM, Kubernetes) for another job."),      \
     .confirm = "`nvidia-smi -q -d COMPUTE` shows the compute mode; nvidia-smi lists the "   \
                "processes on each GPU.",                                                    \
-    .fix = "Wait for or stop the other process, choose another GPU with --device cuda:N or " \
-           "CUDA_VISIBLE_DEVICES, or have an administrator set `nvidia-smi -c DEFAULT`.",   \
+    .fix = "Wait for or stop the other process, choose another GPU (CUDA_VISIBLE_DEVICES " \
+           "or the framework's device index), or have an administrator set `nvidia-smi -c " \
+           "DEFAULT`.",                                                                     \
+    .with_trainer = TRAINER_DEVICES,                                                        \
     .pytorch = PYTORCH_CUDA("CUDA-capable device(s) is/are busy or unavailable"),           \
     .tensorflow = "\"failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_DEVICE_UNAVAILABLE: " \
                   "CUDA-capable device(s) is/are busy or unavailable\"",                    \
@@ -196,7 +215,8 @@
     .confirm = "nvidia-smi -L lists the GPUs the driver sees; `echo "                       \
                "$CUDA_VISIBLE_DEVICES` shows what this process may see.",                   \
     .fix = "Unset or correct CUDA_VISIBLE_DEVICES, start the container with --gpus, or "    \
-           "train on the CPU with --device cpu.",                                           \
+           "train on the CPU.",                                                             \
+    .with_trainer = TRAINER_DEVICES,                                                        \
     .pytorch = "\"RuntimeError: No CUDA GPUs are available\", or "                          \
                PYTORCH_CUDA("no CUDA-capable device is detected"),                          \
     .tensorflow = "\"failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device "  \
@@ -213,10 +233,11 @@
            "A launcher (torchrun, mpirun, SLURM) already restricted each process to one "   \
            "GPU, and the code selects its local rank again.",                               \
            "A GPU dropped out after an Xid error, so fewer are visible than expected."),     \
-    .confirm = "`trainer devices` (or nvidia-smi -L together with $CUDA_VISIBLE_DEVICES) "  \
-               "lists the ordinals this process can use.",                                  \
-    .fix = "Use an ordinal from `trainer devices`; under CUDA_VISIBLE_DEVICES count from 0 " \
-           "within the listed GPUs.",                                                       \
+    .confirm = "nvidia-smi -L together with $CUDA_VISIBLE_DEVICES gives the GPUs this "     \
+               "process can use (PyTorch: torch.cuda.device_count()).",                     \
+    .fix = "Use an ordinal below the number of visible GPUs; under CUDA_VISIBLE_DEVICES "   \
+           "count from 0 within the listed GPUs.",                                          \
+    .with_trainer = TRAINER_DEVICES,                                                        \
     .pytorch = PYTORCH_CUDA("invalid device ordinal"),                                      \
     .tensorflow = "\"failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_INVALID_DEVICE: "  \
                   "invalid device ordinal\", or \"Invalid device ordinal value (1). Valid " \
@@ -263,8 +284,9 @@
                "compute capability; `cuobjdump --list-elf BINARY` lists the sm_XX the "     \
                "binary carries (PyTorch: torch.cuda.get_arch_list()).",                     \
     .fix = "Rebuild with the GPU's architecture, e.g. cmake -DCMAKE_CUDA_ARCHITECTURES=86 " \
-           "for compute 8.6, or install a build that lists it; trainer's default build "    \
-           "covers compute 7.5 to 12.0 plus PTX.",                                          \
+           "for compute 8.6, or install a build that lists it.",                            \
+    .with_trainer = "trainer's default build covers compute 7.5 to 12.0 plus PTX; `trainer " \
+                    "doctor` says which kernel image each GPU gets.",                       \
     .pytorch = "a warning \"NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not "    \
                "compatible with the current PyTorch installation.\", then "                 \
                PYTORCH_CUDA("no kernel image is available for execution on the device"),    \
@@ -307,8 +329,9 @@
     CAUSES("The driver is older than the CUDA toolkit the program was built with, and the " \
            "binary has no machine code for this GPU (only PTX).",                           \
            "A library built with a newer toolkit (e.g. Triton or a custom extension)."),    \
-    .confirm = "Compare nvidia-smi's \"CUDA Version\" with `nvcc --version` (or `trainer "  \
-               "--version`); the driver's must be at least the toolkit's.",                 \
+    .confirm = "Compare nvidia-smi's \"CUDA Version\" with `nvcc --version`; the driver's "  \
+               "must be at least the toolkit's.",                                           \
+    .with_trainer = TRAINER_VERSIONS,                                                       \
     .fix = "Update the NVIDIA driver, or rebuild with machine code for this GPU "           \
            "(CMAKE_CUDA_ARCHITECTURES) so no PTX compilation is needed.",                   \
     .pytorch = PYTORCH_CUDA("the provided PTX was compiled with an unsupported toolchain."), \
@@ -341,7 +364,8 @@
     .confirm = "Trace the handle's creation and destruction; compute-sanitizer reports "    \
                "API errors with a backtrace.",                                              \
     .fix = "Create handles on the device that uses them and destroy them only after the "   \
-           "last use; in trainer this is a bug, report it.",                                \
+           "last use.",                                                                     \
+    .with_trainer = TRAINER_BUG,                                                            \
     .pytorch = PYTORCH_CUDA("invalid resource handle") " (often a stream or event used on " \
                "another device)",                                                           \
     .tensorflow = TF_DRIVER("CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"),        \
@@ -366,8 +390,8 @@
     CAUSES("Code treats every non-success value as an error, including a query's \"not "    \
            "finished yet\"."),                                                              \
     .confirm = "The failing call is a query (cudaStreamQuery, cudaEventQuery).",            \
-    .fix = "Treat it as \"not done\": poll again later or synchronize; in trainer, report " \
-           "it as a bug.",                                                                  \
+    .fix = "Treat it as \"not done\": poll again later or synchronize.",                    \
+    .with_trainer = TRAINER_BUG,                                                            \
     .pytorch = "not raised: torch.cuda.Event.query() returns False",                        \
     .tensorflow = "not raised: StreamExecutor polls the event again",                       \
     FAILS_RUNTIME
@@ -382,8 +406,8 @@
            "A race between streams (memory freed while a kernel still reads it).",          \
            "Rarely, a driver or hardware fault (see Xid 13/31 in dmesg)."),                 \
     .confirm = PIN_THE_KERNEL,                                                              \
-    .fix = RESTART_FIX "fix the indexing it reports. In trainer this is a bug: report it "  \
-           "with the model file and `trainer --version`.",                                  \
+    .fix = RESTART_FIX "fix the indexing it reports.",                                      \
+    .with_trainer = TRAINER_BUG,                                                            \
     .pytorch = PYTORCH_CUDA("an illegal memory access was encountered") " CUDA kernel "     \
                "errors might be asynchronously reported at some other API call, so the "    \
                "stacktrace below might be incorrect.",                                      \
@@ -403,7 +427,8 @@
     .confirm = "Compile with -Xptxas -v to print registers per thread; multiply by the "    \
                "block size and compare with the device's registers per block.",             \
     .fix = "Launch fewer threads per block, or cap registers with __launch_bounds__ or "    \
-           "-maxrregcount; in trainer this is a bug, report it.",                           \
+           "-maxrregcount.",                                                                \
+    .with_trainer = TRAINER_BUG,                                                            \
     .pytorch = PYTORCH_CUDA("too many resources requested for launch"),                     \
     .tensorflow = TF_DRIVER("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",                            \
                             "too many resources requested for launch"),                     \
@@ -447,9 +472,11 @@
     .confirm = "The line just above the error names the kernel and the failed condition "   \
                "(e.g. `t >= 0 && t < n_classes`). Check labels' min and max; running on "   \
                "the CPU turns it into an ordinary error that names the bad value.",         \
-    .fix = RESTART_FIX "fix the data or the model so indices are in range (for classes: "   \
-           "units on the last layer = largest label + 1). trainer checks label ranges "     \
-           "before the first step, so it reports this as a data error instead.",            \
+    .fix = RESTART_FIX "fix the data so every index is in range (a stray label is a data "  \
+           "error); only if the data really has more classes, widen the last layer to the " \
+           "largest label + 1.",                                                            \
+    .with_trainer = "trainer checks label ranges before the first step and reports a bad "  \
+                    "label as a data error, naming the sample and its label.",              \
     .pytorch = "\"../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: " \
                "block: [0,0,0], thread: [3,0,0] Assertion `t >= 0 && t < n_classes` "       \
                "failed.\" then " PYTORCH_CUDA("device-side assert triggered"),              \
@@ -492,8 +519,8 @@
            "Pointer arithmetic in bytes cast to a wider type.",                             \
            "A buffer carved out of a pool without rounding offsets up."),                   \
     .confirm = PIN_THE_KERNEL,                                                              \
-    .fix = RESTART_FIX "align the buffer or use the unvectorized path for views; in "       \
-           "trainer this is a bug, report it.",                                             \
+    .fix = RESTART_FIX "align the buffer or use the unvectorized path for views.",          \
+    .with_trainer = TRAINER_BUG,                                                            \
     .pytorch = PYTORCH_CUDA("misaligned address"),                                          \
     .tensorflow = TF_DRIVER("CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"),         \
     FAILS_RUNTIME, POISONS
@@ -601,8 +628,7 @@
 #define TF_CUDNN(id) "the status inside a DNN error from cuda_dnn.cc, e.g. \"" id "\" in "   \
                      "\"cuDNN launch failure\" or \"No algorithm worked!\""
 #define CUDNN_LOG_CONFIRM                                                                  \
-    "CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr makes cuDNN print why it refused; "    \
-    "trainer adds cudnnGetLastErrorString to the message."
+    "CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr makes cuDNN print why it refused."
 
 #define CUDNN_BAD_PARAM_BODY(what)                                                         \
     .meaning = "A parameter of the cuDNN call is invalid: " what ".",                       \
@@ -611,8 +637,8 @@
            "A workspace or buffer smaller than cuDNN asked for.",                           \
            "A backend descriptor used before it was finalized, or with the wrong type."),  \
     .confirm = CUDNN_LOG_CONFIRM,                                                           \
-    .fix = "Correct the descriptor or argument cuDNN names in its log; in trainer this is " \
-           "a bug, report it with the model file.",                                         \
+    .fix = "Correct the descriptor or argument cuDNN names in its log.",                   \
+    .with_trainer = TRAINER_CUDNN_REASON " " TRAINER_BUG,                                   \
     FAILS_RUNTIME
 #define CUDNN_NOT_SUPPORTED_BODY(what)                                                     \
     .meaning = "cuDNN has no engine for this problem: " what ".",                          \
@@ -623,6 +649,7 @@
     .confirm = CUDNN_LOG_CONFIRM,                                                           \
     .fix = "Change the configuration (pad channels to a multiple of 8, use fp32, a smaller " \
            "batch), make inputs contiguous, or run the op without cuDNN.",                  \
+    .with_trainer = TRAINER_CUDNN_REASON,                                                   \
     FAILS_RUNTIME
 #define CUDNN_INTERNAL_BODY(what)                                                          \
     .meaning = "An operation inside cuDNN failed: " what ".",                              \
@@ -630,16 +657,19 @@
            "An earlier asynchronous CUDA error surfacing inside cuDNN.",                     \
            "Mixed cuDNN sub-libraries or a driver too old for this cuDNN."),                \
     .confirm = CUDNN_LOG_CONFIRM " nvidia-smi shows free memory.",                          \
-    .fix = "Free GPU memory (smaller --batch), fix earlier errors (CUDA_LAUNCH_BLOCKING=1), " \
+    .fix = "Free GPU memory (a smaller batch), fix earlier errors (CUDA_LAUNCH_BLOCKING=1), " \
            "and install one complete cuDNN matching the CUDA runtime.",                     \
+    .with_trainer = TRAINER_CUDNN_REASON,                                                   \
     FAILS_RUNTIME
 #define CUDNN_EXECUTION_BODY(what)                                                         \
     .meaning = "A cuDNN GPU kernel failed to run: " what ".",                              \
     CAUSES("An earlier asynchronous error (an illegal address, an assert) surfacing here.", \
            "Input or workspace pointers that are invalid or on another device.",            \
            "A GPU or driver fault."),                                                       \
-    .confirm = "Run with CUDA_LAUNCH_BLOCKING=1 (trainer: --sync-check) to pin the kernel "  \
-               "that failed first. " CUDNN_LOG_CONFIRM,                                     \
+    .confirm = "Run with CUDA_LAUNCH_BLOCKING=1 to pin the kernel that failed first. "     \
+               CUDNN_LOG_CONFIRM,                                                           \
+    .with_trainer = TRAINER_CUDNN_REASON " --sync-check pins the kernel as "                \
+                    "CUDA_LAUNCH_BLOCKING=1 does.",                                         \
     .fix = "Fix the earlier failure; if none, check pointers and the driver; restart the "  \
            "process if the context was poisoned.",                                          \
     FAILS_RUNTIME
@@ -671,8 +701,7 @@ static const ErrorEntry catalog[] = {
                 "threads per block, a grid dimension past its limit, or more shared memory "
                 "per block than allowed. The kernel did not run; the context is fine. From "
                 "CUDA 13 on, a block past the limits is reported as cudaErrorInvalidValue "
-                "(1, \"invalid argument\") instead; trainer explains that one at a launch "
-                "as this.",
+                "(1, \"invalid argument\") instead.",
      CAUSES("A grid dimension past its limit: gridDim.y and gridDim.z stop at 65535, so a "
             "batch or channel count mapped onto them overflows.",
             "More than 1024 threads per block, or blockDim.z above 64.",
@@ -680,12 +709,13 @@ static const ErrorEntry catalog[] = {
             "cudaFuncSetAttribute.",
             "A grid of zero blocks, from an empty tensor or a size that rounded down to 0."),
      .confirm = "Run with CUDA_LAUNCH_BLOCKING=1 to pin it to the launch, and print the grid, "
-                "block and shared-memory size; compare with `trainer devices` limits "
-                "(1024 threads per block, grid y/z 65535).",
+                "block and shared-memory size; compare with the limits (1024 threads per "
+                "block, grid y/z 65535).",
      .fix = "Change the launch: loop over the dimension that overflows (grid-stride loops), "
-            "cap threads per block at 1024, or opt in to large shared memory. trainer checks "
-            "every launch on the host first (kernels/launch_check.h) and names the kernel and "
-            "dimension; if it still reaches the GPU, report it.",
+            "cap threads per block at 1024, or opt in to large shared memory.",
+     .with_trainer = "trainer checks every launch on the host first and names the kernel and "
+                     "the dimension (CUDA 13's \"invalid argument\" at a launch is explained "
+                     "as this); if it still reaches the GPU, report it.",
      .pytorch = PYTORCH_CUDA("invalid configuration argument"),
      .tensorflow = "\"Non-OK-status: GpuLaunchKernel(...) status: INTERNAL: invalid "
                    "configuration argument\"",
@@ -722,10 +752,10 @@ static const ErrorEntry catalog[] = {
             "A container was started without the NVIDIA Container Toolkit, so the host's "
             "driver is not mounted."),
      .confirm = "nvidia-smi prints the driver version and the highest CUDA version it "
-                "supports (or fails when no driver is loaded); `trainer --version` prints the "
-                "runtime version.",
+                "supports (or fails when no driver is loaded).",
      .fix = "Install or update the NVIDIA driver to one that supports this CUDA version, run "
-            "containers with --gpus, or train on the CPU with --device cpu.",
+            "containers with --gpus, or train on the CPU.",
+     .with_trainer = TRAINER_VERSIONS " --device cpu trains on the CPU.",
      .pytorch = "\"RuntimeError: The NVIDIA driver on your system is too old (found version "
                 "11040).\", or torch.cuda.is_available() False with \"Found no NVIDIA driver "
                 "on your system\"",
@@ -1262,9 +1292,9 @@ static const ErrorEntry catalog[] = {
             "version than the runtime.",
             "A handle used after cublasDestroy, or never created."),
      .confirm = "nvidia-smi shows the memory free at start-up; CUDA_LAUNCH_BLOCKING=1 shows "
-                "whether an earlier error came first; `trainer --version` prints the cuBLAS "
-                "and runtime versions.",
-     .fix = "Free GPU memory (other processes, a smaller --batch) so the handle can be "
+                "whether an earlier error came first.",
+     .with_trainer = TRAINER_VERSIONS,
+     .fix = "Free GPU memory (other processes, a smaller batch) so the handle can be "
             "created; fix the earlier error if there is one; install cuBLAS from the same "
             "CUDA release as the runtime and update the driver.",
      .pytorch = "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling "
@@ -1276,12 +1306,12 @@ static const ErrorEntry catalog[] = {
      .meaning = "cuBLAS could not allocate GPU memory it needs (a workspace, a handle's "
                 "buffers); usually cudaMalloc failed inside it.",
      CAUSES("The GPU is full: the batch, the model, or other processes use the memory.",
-            "Memory held by a caching allocator (a framework's, or trainer's) leaves too "
-            "little for cuBLAS's own allocations."),
-     .confirm = "nvidia-smi shows the memory in use; `trainer check MODEL --batch N` the "
-                "memory the model needs.",
-     .fix = "Lower --batch, set --memory-limit to leave room for the libraries, or free the "
-            "GPU of other processes.",
+            "Memory held by a caching allocator leaves too little for cuBLAS's own "
+            "allocations."),
+     .confirm = "nvidia-smi shows the memory in use.",
+     .fix = "Lower the batch size, cap the framework's memory to leave room for the "
+            "libraries, or free the GPU of other processes.",
+     .with_trainer = TRAINER_MEMORY,
      .pytorch = "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling "
                 "`cublasCreate(handle)`",
      .tensorflow = "\"failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED\"",
@@ -1296,8 +1326,8 @@ static const ErrorEntry catalog[] = {
             "A dimension past 2^31-1 that does not fit cuBLAS's 32-bit int.",
             "lda/ldb/ldc smaller than the rows of the (transposed) matrix."),
      .confirm = "Print m, n, k and the leading dimensions of the failing call.",
-     .fix = "Fix the shapes; split matrices larger than 2^31 elements. In trainer shapes are "
-            "checked at graph build, so this is a bug: report it.",
+     .fix = "Fix the shapes; split matrices larger than 2^31 elements.",
+     .with_trainer = "trainer checks shapes when it builds the graph. " TRAINER_BUG,
      .pytorch = PYTORCH_CUBLAS("CUBLAS_STATUS_INVALID_VALUE"),
      .tensorflow = TF_CUBLAS("CUBLAS_STATUS_INVALID_VALUE"),
      FAILS_RUNTIME},
@@ -1307,8 +1337,9 @@ static const ErrorEntry catalog[] = {
      CAUSES("A data type the GPU lacks in hardware (FP8 before compute 8.9, BF16 tensor "
             "cores before 8.0).",
             "A cuBLAS build that no longer supports this GPU's architecture."),
-     .confirm = "`trainer devices` or nvidia-smi --query-gpu=compute_cap shows the "
-                "compute capability.",
+     .confirm = "nvidia-smi --query-gpu=compute_cap --format=csv shows the compute "
+                "capability.",
+     .with_trainer = TRAINER_DEVICES,
      .fix = "Use a data type the GPU supports (fp32 or fp16 on older GPUs) or a newer GPU.",
      .pytorch = PYTORCH_CUBLAS("CUBLAS_STATUS_ARCH_MISMATCH"),
      .tensorflow = TF_CUBLAS("CUBLAS_STATUS_ARCH_MISMATCH"),
@@ -1328,8 +1359,9 @@ static const ErrorEntry catalog[] = {
             "surfaced at this GEMM.",
             "Input pointers that are invalid or on another device.",
             "No cuBLAS kernel for this GPU (an architecture the build lacks)."),
-     .confirm = "Run with CUDA_LAUNCH_BLOCKING=1 (trainer: --sync-check) to see whether an "
-                "earlier kernel failed; compute-sanitizer for invalid pointers.",
+     .confirm = "Run with CUDA_LAUNCH_BLOCKING=1 to see whether an earlier kernel failed; "
+                "compute-sanitizer for invalid pointers.",
+     .with_trainer = "--sync-check pins the kernel as CUDA_LAUNCH_BLOCKING=1 does.",
      .fix = "Fix the earlier kernel if there is one; otherwise check the inputs' device and "
             "that cuBLAS supports the GPU.",
      .pytorch = PYTORCH_CUBLAS("CUBLAS_STATUS_EXECUTION_FAILED"),
@@ -1377,8 +1409,8 @@ static const ErrorEntry catalog[] = {
      CAUSES("The GPU was out of memory when cudnnCreate set up its handle.",
             "The CUDA runtime itself failed to initialize (no driver, driver too old).",
             "An earlier CUDA error left the context broken."),
-     .confirm = "nvidia-smi shows free memory; `trainer --version` the driver, runtime and "
-                "cuDNN versions.",
+     .confirm = "nvidia-smi shows free memory and the driver version.",
+     .with_trainer = TRAINER_VERSIONS,
      .fix = "Free GPU memory, update the driver, fix earlier errors; create the handle once "
             "per device before use.",
      .pytorch = PYTORCH_CUDNN("CUDNN_STATUS_NOT_INITIALIZED"),
@@ -1553,8 +1585,8 @@ static const ErrorEntry catalog[] = {
      .meaning = "The NVIDIA driver is too old for this cuDNN.",
      CAUSES("cuDNN was updated (e.g. with a pip wheel) but the driver was not.",
             "A container's cuDNN needs a newer driver than the host has."),
-     .confirm = "nvidia-smi's \"CUDA Version\" versus the CUDA version cuDNN was built for "
-                "(`trainer --version` prints both runtime and cuDNN).",
+     .confirm = "nvidia-smi's \"CUDA Version\" versus the CUDA version cuDNN was built for.",
+     .with_trainer = TRAINER_VERSIONS,
      .fix = "Update the NVIDIA driver, or install the cuDNN built for the CUDA version the "
             "driver supports.",
      .pytorch = PYTORCH_CUDNN("CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER"),
@@ -1576,8 +1608,9 @@ static const ErrorEntry catalog[] = {
      .meaning = "This cuDNN does not support the GPU's architecture (compute capability).",
      CAUSES("An old GPU that this cuDNN release dropped.",
             "A feature (e.g. FP8, some fused engines) that needs a newer GPU."),
-     .confirm = "`trainer devices` shows the compute capability; the cuDNN support matrix "
-                "lists the ones each release supports.",
+     .confirm = "nvidia-smi --query-gpu=compute_cap --format=csv shows the compute "
+                "capability; the cuDNN support matrix lists the ones each release supports.",
+     .with_trainer = TRAINER_DEVICES,
      .fix = "Use a cuDNN release that supports the GPU, avoid the feature, or use a newer "
             "GPU.",
      .pytorch = PYTORCH_CUDNN("CUDNN_STATUS_ARCH_MISMATCH"),
@@ -1650,7 +1683,8 @@ static const ErrorEntry catalog[] = {
      CAUSES("The host or GPU is out of memory (cuDNN 8 reported both as ALLOC_FAILED).",
             "A memory limit (cgroup, ulimit -v) on the process."),
      .confirm = "free -h and nvidia-smi show the memory left.",
-     .fix = "Lower --batch, free memory, or raise the process's memory limit.",
+     .fix = "Lower the batch size, free memory, or raise the process's memory limit.",
+     .with_trainer = TRAINER_MEMORY,
      .pytorch = PYTORCH_CUDNN("CUDNN_STATUS_ALLOC_FAILED"),
      .tensorflow = TF_CUDNN("CUDNN_STATUS_ALLOC_FAILED"),
      FAILS_OOM},
@@ -1660,8 +1694,10 @@ static const ErrorEntry catalog[] = {
      CAUSES("The GPU is full: the batch, the model or other processes use the memory.",
             "A large workspace for a fast convolution algorithm does not fit next to the "
             "model."),
-     .confirm = "nvidia-smi shows the memory in use; `trainer check MODEL --batch N`.",
-     .fix = "Lower --batch, set --memory-limit to leave room for cuDNN, or free the GPU.",
+     .confirm = "nvidia-smi shows the memory in use.",
+     .fix = "Lower the batch size, cap the framework's memory to leave room for cuDNN, or "
+            "free the GPU.",
+     .with_trainer = TRAINER_MEMORY,
      .pytorch = PYTORCH_CUDNN("CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"),
      .tensorflow = TF_CUDNN("CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"),
      FAILS_OOM},
@@ -1785,7 +1821,7 @@ static const ErrorEntry catalog[] = {
             "A network link or switch failed, or a machine rebooted."),
      .confirm = "Read the logs of every rank and find the first to fail; dmesg on each "
                 "machine for OOM kills.",
-     .fix = "Fix the rank that failed first; then restart the job (from the last --save).",
+     .fix = "Fix the rank that failed first; then restart the job from the last checkpoint.",
      .pytorch = PYTORCH_NCCL("remote process exited or there was a network error",
                              "ncclRemoteError: A call failed possibly due to a network error "
                              "or a remote process exiting prematurely."),
@@ -1821,12 +1857,15 @@ static const ErrorEntry catalog[] = {
             "Evaluation without torch.no_grad() keeps activations for a backward that "
             "never comes."),
      .confirm = "nvidia-smi lists the processes and their memory; in PyTorch, "
-                "torch.cuda.memory_summary() shows allocated versus reserved; `trainer "
-                "check MODEL --batch N` prints what the model needs at batch N.",
-     .fix = "Lower the batch size (trainer: --batch, or let it split batches into "
-            "micro-batches), free the GPU of other processes, wrap evaluation in "
+                "torch.cuda.memory_summary() shows allocated versus reserved; in TensorFlow, "
+                "tf.config.experimental.get_memory_info('GPU:0').",
+     .fix = "Lower the batch size, free the GPU of other processes, wrap evaluation in "
             "torch.no_grad(), and for fragmentation set "
-            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.",
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True. TensorFlow reserves nearly "
+            "all GPU memory at start-up: tf.config.experimental.set_memory_growth(gpu, True) "
+            "for each GPU before any op runs (or TF_FORCE_GPU_ALLOW_GROWTH=true) lets it "
+            "grow on demand and shows what the model really uses.",
+     .with_trainer = TRAINER_MEMORY,
      .pytorch = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU "
                 "0 has a total capacity of 15.77 GiB of which 1.05 GiB is free. Of the "
                 "allocated memory 13.2 GiB is allocated by PyTorch, and 0.9 GiB is reserved "
@@ -1849,8 +1888,9 @@ static const ErrorEntry catalog[] = {
                 "of its input exceeds 65535 or is 0.",
      .fix = "Split the batch or the offending dimension into chunks below 65535, skip empty "
             "batches, or upgrade the framework (such limits get fixed with grid-stride "
-            "loops). trainer checks every launch on the host and reports the kernel and "
-            "the dimension instead.",
+            "loops).",
+     .with_trainer = "trainer checks every launch on the host and reports the kernel and the "
+                     "dimension instead.",
      .pytorch = PYTORCH_CUDA("invalid configuration argument"),
      .tensorflow = "\"Non-OK-status: GpuLaunchKernel(...) status: INTERNAL: invalid "
                    "configuration argument\", which aborts the process",
@@ -1878,8 +1918,8 @@ static const ErrorEntry catalog[] = {
             "Two frameworks in one environment pinning different nvidia-cudnn wheels."),
      .confirm = "`python -c \"import torch; print(torch.backends.cudnn.version())\"`, `pip "
                 "list | grep cudnn`, `ldconfig -p | grep cudnn` and `echo $LD_LIBRARY_PATH` "
-                "show which cuDNN is found first; `trainer --version` prints the one trainer "
-                "loaded.",
+                "show which cuDNN is found first.",
+     .with_trainer = TRAINER_VERSIONS,
      .fix = "Install the cuDNN version the framework names (pip install "
             "nvidia-cudnn-cu12==X for TensorFlow), or remove the older cuDNN directory from "
             "LD_LIBRARY_PATH so the framework's own copy is found.",
@@ -1908,7 +1948,8 @@ static const ErrorEntry catalog[] = {
             "disagree, see driver-library-mismatch)."),
      .confirm = "nvidia-smi's header shows \"CUDA Version\", the newest the driver "
                 "supports; torch.version.cuda (or tf.sysconfig.get_build_info()) the CUDA the "
-                "framework needs; `trainer --version` shows both for trainer.",
+                "framework needs.",
+     .with_trainer = TRAINER_VERSIONS,
      .fix = "Update the NVIDIA driver, or install the framework build for the CUDA version "
             "the driver supports (e.g. a cu118 wheel on a CUDA 11.8 driver).",
      .pytorch = "RuntimeError: The NVIDIA driver on your system is too old (found version "
@@ -1985,10 +2026,11 @@ static const ErrorEntry catalog[] = {
             "The process runs where the driver is hidden (WSL without GPU support, a "
             "sandbox)."),
      .confirm = "nvidia-smi fails with \"couldn't communicate with the NVIDIA driver\"; "
-                "`lsmod | grep nvidia` is empty; `trainer devices` says no driver is "
-                "loaded.",
+                "`lsmod | grep nvidia` is empty.",
      .fix = "Install the NVIDIA driver and reboot (sign the module under Secure Boot), start "
-            "containers with --gpus all, or train on the CPU with --device cpu.",
+            "containers with --gpus all, or train on the CPU.",
+     .with_trainer = "`trainer doctor` says whether a driver is loaded and what to install; "
+                     "--device cpu trains on the CPU.",
      .pytorch = "AssertionError: Found no NVIDIA driver on your system. Please check that "
                 "you have an NVIDIA GPU and installed a driver from "
                 "http://www.nvidia.com/Download/index.aspx",
@@ -2012,10 +2054,10 @@ static const ErrorEntry catalog[] = {
             "A GPU dropped off the bus (Xid 79), so fewer are visible than configured."),
      .confirm = "`nvidia-smi -L` and `echo $CUDA_VISIBLE_DEVICES` in the same environment as "
                 "the job; torch.cuda.device_count() or tf.config.list_physical_devices('GPU') "
-                "inside it; `trainer devices` for trainer.",
+                "inside it.",
      .fix = "Select GPUs in one place only: either CUDA_VISIBLE_DEVICES (then count from 0) "
-            "or the device index, not both. For trainer: --device cuda:N with N from "
-            "`trainer devices`.",
+            "or the device index, not both.",
+     .with_trainer = TRAINER_DEVICES,
      .pytorch = "RuntimeError: CUDA error: invalid device ordinal",
      .tensorflow = "InternalError: failed initializing StreamExecutor for CUDA device "
                    "ordinal 1: INTERNAL: failed call to cuDevicePrimaryCtxRetain: "
@@ -2038,8 +2080,8 @@ static const ErrorEntry catalog[] = {
      .confirm = "Print .device of every input of the failing op; the message names the two "
                 "devices.",
      .fix = "Move inputs, labels and the model to one device (x.to(device)), create new "
-            "tensors with device=x.device, register sub-layers with nn.ModuleList. trainer "
-            "places the whole model and every batch on the one --device.",
+            "tensors with device=x.device, register sub-layers with nn.ModuleList.",
+     .with_trainer = "trainer places the whole model and every batch on the one --device.",
      .pytorch = "RuntimeError: Expected all tensors to be on the same device, but found at "
                 "least two devices, cuda:0 and cpu!",
      .tensorflow = "not raised: TensorFlow copies tensors between devices itself (a GPU it "
@@ -2059,9 +2101,9 @@ static const ErrorEntry catalog[] = {
      .confirm = "Print .dtype of the operands of the failing op; the message names both "
                 "types.",
      .fix = "Convert once at the input: x.float() / torch.from_numpy(a).float() / "
-            "tf.cast(x, tf.float32), and labels to int64 for classification. trainer "
-            "checks dtypes when it builds the graph (e.g. a u8 input into a dense layer) and "
-            "reports the layer and line before training.",
+            "tf.cast(x, tf.float32), and labels to int64 for classification.",
+     .with_trainer = "trainer checks dtypes when it builds the graph (e.g. a u8 input into a "
+                     "dense layer) and reports the layer and line before training.",
      .pytorch = "RuntimeError: Expected object of scalar type Float but got scalar type "
                 "Double for argument #2 'mat2' (newer versions: \"expected scalar type Float "
                 "but found Double\", \"mat1 and mat2 must have the same dtype\")",
@@ -2101,11 +2143,12 @@ static const ErrorEntry catalog[] = {
      CAUSES("pip installed the CPU-only wheel (the default index on some platforms, or a "
             "dependency pulled it in).",
             "An environment other than the intended one is active."),
-     .confirm = "`python -c \"import torch; print(torch.version.cuda)\"` prints None; "
-                "`trainer --version` prints \"CUDA: not built in\" for a CPU-only trainer.",
+     .confirm = "`python -c \"import torch; print(torch.version.cuda)\"` prints None.",
      .fix = "Install the CUDA build (pip install torch --index-url "
-            "https://download.pytorch.org/whl/cu128); for trainer, install the CUDA toolkit, "
-            "cuDNN and NCCL and rebuild with -DTRAINER_CUDA=ON.",
+            "https://download.pytorch.org/whl/cu128).",
+     .with_trainer = "`trainer --version` prints \"CUDA: not built in\" for a CPU-only "
+                     "trainer: install the CUDA toolkit, cuDNN and NCCL and rebuild with "
+                     "-DTRAINER_CUDA=ON.",
      .pytorch = "AssertionError: Torch not compiled with CUDA enabled",
      .tensorflow = "tf.test.is_built_with_cuda() is False and tf.config.list_physical_devices"
                    "('GPU') is empty; training silently runs on the CPU",

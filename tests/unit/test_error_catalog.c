@@ -538,6 +538,27 @@ static void framework_entries_quote_a_message_that_finds_them(void) {
     }
 }
 
+// Advice for anyone (meaning, causes, confirm, fix) names no trainer command or option:
+// those go under "With trainer" (with_trainer), so a PyTorch or TensorFlow user is not
+// told to run `trainer check MODEL` or pass --resume.
+static void advice_is_framework_neutral(void) {
+    static const char *const trainer_only[] = {"trainer", "--batch", "--device", "--resume",
+                                               "--memory-limit", "--sync-check",
+                                               "--checkpoint", "--save"};
+    for (int i = 0; i < error_catalog_count(); i++) {
+        const ErrorEntry *e = error_catalog_at(i);
+        const char *texts[3 + ERROR_CAUSES_MAX] = {e->meaning, e->confirm, e->fix};
+        for (int c = 0; c < ERROR_CAUSES_MAX; c++) texts[3 + c] = e->causes[c];
+        for (int t = 0; t < 3 + ERROR_CAUSES_MAX; t++)
+            for (int w = 0; texts[t] && w < COUNT_OF(trainer_only); w++)
+                if (strstr(texts[t], trainer_only[w])) {
+                    fprintf(stderr, "%s: \"%s\" in advice meant for everyone: %.100s\n",
+                            e->name, trainer_only[w], texts[t]);
+                    CHECK(0);
+                }
+    }
+}
+
 // A catch-all prefix loses to the wording that names the cause, and the runner-up is told.
 static void the_most_specific_wording_wins(void) {
     ErrorCandidate got[4];
@@ -611,6 +632,7 @@ int main(void) {
     every_entry_routes_its_own_wordings();
     framework_entries_quote_a_message_that_finds_them();
     the_most_specific_wording_wins();
+    advice_is_framework_neutral();
     codes_and_numbers();
     near_misses_get_a_suggestion();
     machine_facts_say_something();
