@@ -158,8 +158,10 @@ static void print_close(const ErrorEntry *e, const ErrorCandidate *close, int co
     for (int i = 0, shown = 0; i < count && shown < CLOSE_MAX; i++) {
         const ErrorEntry *other = close[i].entry;
         if (same_error(e, other)) continue;
-        printf("  %s %s (by \"%s\")\n", shown++ ? "             " : "also matched:", other->name,
-               close[i].wording);
+        // A tie: the text did not decide between them, so the reader should look at both.
+        int tie = close[i].specificity >= close[0].specificity;
+        printf("  %s %s (by \"%s\"%s)\n", shown++ ? "             " : "also matched:",
+               other->name, close[i].wording, tie ? "; as specific as the match shown" : "");
     }
 }
 
@@ -182,8 +184,9 @@ static void print_entry(const ErrorEntry *e, const ErrorCandidate *close, int cl
         print_section("After this error",
                       "The CUDA context is unusable: every later CUDA call in the process "
                       "fails with the same error, so the process must restart.");
-    print_section("How PyTorch words it", e->pytorch);
-    print_section("How TensorFlow words it", e->tensorflow);
+    printf("\nHow the frameworks word it\n");
+    print_wrapped("  PyTorch: ", e->pytorch);
+    print_wrapped("  TensorFlow: ", e->tensorflow);
     print_with_trainer(e);
     print_facts(e, has_verdict);
 }

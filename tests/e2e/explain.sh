@@ -35,8 +35,8 @@ while read -r code name; do
     rc=$?
     if [ "$rc" -ne 0 ] || ! head -n 1 "$work/name.out" | grep -qF -- "$name " ||
         ! grep -q '^What it means$' "$work/name.out" ||
-        ! grep -q '^How PyTorch words it$' "$work/name.out" ||
-        ! grep -q '^How TensorFlow words it$' "$work/name.out"; then
+        ! grep -q '^  PyTorch: ' "$work/name.out" ||
+        ! grep -q '^  TensorFlow: ' "$work/name.out"; then
         echo "    explain $name: exit $rc"; sed 's/^/      | /' "$work/name.err" | head -n 5
         bad_name=$((bad_name + 1))
     fi
