@@ -1201,6 +1201,7 @@ static const ErrorEntry catalog[] = {
      .tensorflow = "rarely seen",
      FAILS_RUNTIME},
     {RUNTIME(999, "cudaErrorUnknown", "unknown error"), BODY_UNKNOWN,
+     PHRASES("CUDA error: unknown error"),
      .related = "CUDA_ERROR_UNKNOWN"},
 
     // ---- CUDA driver: CUresult (cuda.h); TensorFlow reports these names ----
@@ -1770,7 +1771,8 @@ static const ErrorEntry catalog[] = {
      .tensorflow = "an InternalError carrying \"NCCL: unhandled system error\"",
      FAILS_RUNTIME},
     {NCCL(3, "ncclInternalError", "internal error - please report this issue to the NCCL developers"),
-     PHRASES("internal error - please report this issue to the NCCL developers"),
+     PHRASES("internal error - please report this issue to the NCCL developers",
+             "NCCL: internal error"),
      .meaning = "An internal consistency check in NCCL failed.",
      CAUSES("Memory corruption in the process (e.g. an out-of-bounds write elsewhere).",
             "A network plugin (e.g. for AWS EFA or InfiniBand) that does not match NCCL's "
@@ -1784,6 +1786,7 @@ static const ErrorEntry catalog[] = {
      .tensorflow = "an InternalError carrying \"NCCL: internal error\"",
      FAILS_RUNTIME},
     {NCCL(4, "ncclInvalidArgument", "invalid argument (run with NCCL_DEBUG=WARN for details)"),
+     PHRASES("NCCL: invalid argument"),
      .meaning = "An argument to the NCCL call is invalid.",
      CAUSES("A buffer on another GPU than the communicator's device.",
             "A null buffer, a negative count, an unknown data type or reduction.",
@@ -1795,7 +1798,8 @@ static const ErrorEntry catalog[] = {
      .tensorflow = "an InternalError carrying \"NCCL: invalid argument\"",
      FAILS_RUNTIME},
     {NCCL(5, "ncclInvalidUsage", "invalid usage (run with NCCL_DEBUG=WARN for details)"),
-     PHRASES("Duplicate GPU detected", "invalid usage (run with NCCL_DEBUG"),
+     PHRASES("Duplicate GPU detected", "invalid usage (run with NCCL_DEBUG",
+             "NCCL: invalid usage"),
      .meaning = "NCCL was used in a way it does not allow.",
      CAUSES("Two ranks on the same GPU (\"Duplicate GPU detected\"): every rank selected "
             "GPU 0, or CUDA_VISIBLE_DEVICES gave them the same device.",
@@ -2511,6 +2515,33 @@ typedef struct Ranked {
     long at;  // where the wording first occurs: earlier wins a tie
 } Ranked;
 
+static void squash(const char *text, char *out, size_t size);
+
+// TensorFlow names the driver's CUresult (CUDA_ERROR_NVLINK_UNCORRECTABLE) where the
+// catalog holds only the runtime's twin (cudaErrorNvlinkUncorrectable). The two spell the
+// same words, so a runtime entry also matches the driver spelling of its name when no
+// entry has that name. Returns where it occurs (-1 when not) and its length.
+static long find_driver_spelling(const ErrorEntry *e, const char *text, size_t *length) {
+    if (e->family != ERROR_FAMILY_CUDA_RUNTIME) return -1;
+    char mine[128], theirs[128];
+    squash(e->name, mine, sizeof mine);
+    for (const char *at = strstr(text, "CUDA_ERROR_"); at; at = strstr(at + 1, "CUDA_ERROR_")) {
+        size_t n = 0;
+        while (identifier_char(at[n])) n++;
+        if (n >= sizeof theirs || (at > text && identifier_char(at[-1])) ||
+            lookup_name_span(at, n))
+            continue;
+        memcpy(theirs, at, n);
+        theirs[n] = '\0';
+        squash(theirs, theirs, sizeof theirs);
+        if (strcmp(mine, theirs) == 0) {
+            *length = n;
+            return (long)(at - text);
+        }
+    }
+    return -1;
+}
+
 static int is_name(const ErrorEntry *e, const char *wording) {
     return wording == e->name || wording == e->old_name;
 }
@@ -2528,6 +2559,12 @@ static int best_wording(const ErrorEntry *e, const char *text, const char *tail,
         if (!found || score > out->candidate.specificity ||
             (score == out->candidate.specificity && at < out->at))
             *out = (Ranked){{e, wordings[w], score}, at};
+        found = 1;
+    }
+    size_t length;
+    long at = find_driver_spelling(e, text, &length);
+    if (at >= 0 && (!found || (int)length + NAME_BONUS > out->candidate.specificity)) {
+        *out = (Ranked){{e, e->name, (int)length + NAME_BONUS}, at};
         found = 1;
     }
     return found;
@@ -2621,7 +2658,7 @@ const ErrorEntry *error_catalog_find(const char *text) {
 // Lowercase without '_' and '-', so CUDA_ERROR_MEMORY_ALLOCATION meets
 // cudaErrorMemoryAllocation and cuda_error_invalid_device meets CUDA_ERROR_INVALID_DEVICE.
 static void squash(const char *text, char *out, size_t size) {
-    size_t n = 0;
+    size_t n = 0;  // out may be text: it never runs ahead of it
     for (; *text && n + 1 < size; text++)
         if (*text != '_' && *text != '-') out[n++] = (char)tolower((unsigned char)*text);
     out[n] = '\0';
