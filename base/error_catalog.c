@@ -866,6 +866,7 @@ static const ErrorEntry catalog[] = {
      FAILS_RUNTIME},
     {RUNTIME(216, "cudaErrorDeviceAlreadyInUse",
              "exclusive-thread device already in use by a different thread"),
+     PHRASES("CUDA_ERROR_CONTEXT_ALREADY_IN_USE"),
      .meaning = "The GPU is in an exclusive compute mode and another thread or process "
                 "already holds it.",
      CAUSES("Two processes (or two workers) placed on one GPU that an administrator set to "
@@ -1907,7 +1908,7 @@ static const ErrorEntry catalog[] = {
      BODY_NO_KERNEL_IMAGE},
     {FRAMEWORK(4, "device-side-assert", "device-side assert triggered"),
      PHRASES("device-side assert triggered", "Assertion `t >= 0 && t < n_classes` failed",
-             "srcIndex < srcSelectDimSize", "Assertion `"),
+             "srcIndex < srcSelectDimSize", "Assertion `", "Received a label value of"),
      .related = "cudaErrorAssert", .facts = 0, BODY_ASSERT},
     {FRAMEWORK(5, "cudnn-version-mismatch", "Loaded runtime CuDNN library"),
      PHRASES("Loaded runtime CuDNN library", "cuDNN version incompatibility",
