@@ -147,7 +147,8 @@ int error_catalog_verdict(const ErrorEntry *entry, ErrorVerdict *v) {
         snprintf(v->cause, sizeof v->cause,
                  "No NVIDIA driver is loaded on this machine (/proc/driver/nvidia/version does "
                  "not exist), so no program here can use a GPU: if the error came from this "
-                 "machine, that is the cause, not the device or number it names.");
+                 "machine, the missing driver is the cause, whatever device the message "
+                 "names.");
         v->next[v->next_count++] = "nvidia-smi";
     } else if (hides_every_gpu(visible)) {
         char shown[64];

@@ -137,11 +137,13 @@ static void print_facts(const ErrorEntry *e, int has_verdict) {
 // What only applies to trainer, apart from the framework-neutral advice above it.
 static void print_with_trainer(const ErrorEntry *e) {
     char text[1024];
-    snprintf(text, sizeof text, "%s%s%s exits %d (%s) when it hits this error.",
+    snprintf(text, sizeof text, "%s%s%strainer exits %d (%s) when it hits this error.",
              e->with_trainer ? e->with_trainer : "", e->with_trainer ? " " : "",
              e->poisons_context ? "With --checkpoint DIR, `trainer train MODEL --resume DIR` "
-                                  "continues from the last checkpoint after the restart; trainer"
-                                : "trainer",
+                                  "continues from the last checkpoint after the restart; "
+                                  "--sync-check reports the kernel that failed, as "
+                                  "CUDA_LAUNCH_BLOCKING=1 does. "
+                                : "",
              status_exit_code(&(Status){.code = e->status}), status_code_name(e->status));
     print_section("With trainer", text);
 }

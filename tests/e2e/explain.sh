@@ -81,7 +81,7 @@ else
 process cannot see.
   Cause here: No NVIDIA driver is loaded on this machine (/proc/driver/nvidia/version does
               not exist), so no program here can use a GPU: if the error came from this
-              machine, that is the cause, not the device or number it names.
+              machine, the missing driver is the cause, whatever device the message names.
   Next: `nvidia-smi`, then `trainer doctor`'
     if [ "$out" = "$want" ]; then pass "the --short transcript: meaning, verdict, next commands"
     else fail "the --short transcript: meaning, verdict, next commands" \

@@ -618,6 +618,30 @@ static void machine_facts_say_something(void) {
     CHECK_INT_EQ(facts.count, 0);
 }
 
+// The verdict speaks only for errors about finding a GPU, and then only when this
+// machine's facts decide: here, without a driver, they always do.
+static void verdict_only_where_the_facts_decide(void) {
+    ErrorVerdict v;
+    CHECK_INT_EQ(error_catalog_verdict(error_catalog_lookup_name("dtype-mismatch"), &v), 0);
+    CHECK_INT_EQ(error_catalog_verdict(error_catalog_lookup_name("cuda-out-of-memory"), &v), 0);
+    CHECK_INT_EQ(error_catalog_verdict(NULL, &v), 0);
+    FILE *module = fopen("/proc/driver/nvidia/version", "r");
+    FILE *wsl = fopen("/dev/dxg", "r");
+    if (module || wsl) {
+        if (module) fclose(module);
+        if (wsl) fclose(wsl);
+        return;  // a driver is loaded: whether a verdict comes depends on the GPUs here
+    }
+    const char *finding[] = {"invalid-device-ordinal", "cudaErrorNoDevice", "gpu-not-registered",
+                             "no-nvidia-driver", "driver-too-old", "CUDA_ERROR_INVALID_DEVICE"};
+    for (int i = 0; i < COUNT_OF(finding); i++) {
+        CHECK_INT_EQ(error_catalog_verdict(error_catalog_lookup_name(finding[i]), &v), 1);
+        CHECK_CONTAINS(v.cause, "No NVIDIA driver is loaded on this machine");
+        CHECK_INT_EQ(v.next_count, 2);
+        CHECK(strcmp(v.next[0], "nvidia-smi") == 0 && strcmp(v.next[1], "trainer doctor") == 0);
+    }
+}
+
 int main(void) {
     every_entry_is_complete();
     names_and_codes_are_unique();
@@ -636,5 +660,6 @@ int main(void) {
     codes_and_numbers();
     near_misses_get_a_suggestion();
     machine_facts_say_something();
+    verdict_only_where_the_facts_decide();
     return test_exit_code("test_error_catalog");
 }
