@@ -2509,7 +2509,7 @@ int error_entry_wordings(const ErrorEntry *e, const char **out, int max) {
 // An error's own name is an identifier no other error shares, so it tells more than a
 // phrase of the same length ("NCCL error in:" starts every NCCL failure PyTorch reports).
 // NCCL's "Last error:" line names the cause the lines above it only report.
-enum { NAME_BONUS = 16, LAST_ERROR_BONUS = 1000, WORDINGS_MAX = ERROR_PHRASES_MAX + 3 };
+enum { NAME_BONUS = 16, LAST_ERROR_BONUS = 1000 };
 
 typedef struct Ranked {
     ErrorCandidate candidate;
@@ -2543,6 +2543,12 @@ static long find_driver_spelling(const ErrorEntry *e, const char *text, size_t *
     return -1;
 }
 
+int error_entries_same_error(const ErrorEntry *a, const ErrorEntry *b) {
+    return a == b || (a->related && strcmp(a->related, b->name) == 0) ||
+           (b->related && strcmp(b->related, a->name) == 0) ||
+           (a->related && b->related && strcmp(a->related, b->related) == 0);
+}
+
 static int is_name(const ErrorEntry *e, const char *wording) {
     return wording == e->name || wording == e->old_name;
 }
@@ -2550,8 +2556,8 @@ static int is_name(const ErrorEntry *e, const char *wording) {
 // The entry's most specific wording in `text` (tail: the text after "Last error:", or
 // NULL); 0 when none of its wordings occurs.
 static int best_wording(const ErrorEntry *e, const char *text, const char *tail, Ranked *out) {
-    const char *wordings[WORDINGS_MAX];
-    int count = error_entry_wordings(e, wordings, WORDINGS_MAX), found = 0;
+    const char *wordings[ERROR_WORDINGS_MAX];
+    int count = error_entry_wordings(e, wordings, ERROR_WORDINGS_MAX), found = 0;
     for (int w = 0; w < count; w++) {
         long at = find_phrase(text, wordings[w]);
         if (at < 0) continue;
@@ -2584,10 +2590,7 @@ static void prefer_framework_twin(Ranked *ranked, int count) {
     const ErrorEntry *top = ranked[0].candidate.entry;
     for (int i = 1; i < count; i++) {
         const ErrorEntry *e = ranked[i].candidate.entry;
-        int explains = e->family == ERROR_FAMILY_FRAMEWORK && e->related &&
-                       (strcmp(e->related, top->name) == 0 ||
-                        (top->related && strcmp(e->related, top->related) == 0));
-        if (!explains) continue;
+        if (e->family != ERROR_FAMILY_FRAMEWORK || !error_entries_same_error(e, top)) continue;
         Ranked moved = ranked[i];
         memmove(&ranked[1], &ranked[0], (size_t)i * sizeof *ranked);
         ranked[0] = moved;

@@ -95,7 +95,11 @@ typedef struct ErrorCandidate {
 int error_catalog_rank(const char *text, ErrorCandidate *out, int max);
 // Every wording a pasted message is matched against for `entry`, into out[0..max):
 // its phrases, its names and (runtime errors) its library string when it is distinctive.
+#define ERROR_WORDINGS_MAX (ERROR_PHRASES_MAX + 3)
 int error_entry_wordings(const ErrorEntry *entry, const char **out, int max);
+// 1 when a and b are the same error told another way: a runtime error and its driver
+// twin, a framework message and the library error behind it.
+int error_entries_same_error(const ErrorEntry *a, const ErrorEntry *b);
 
 // The one entry `text` means; NULL when none or ambiguous.
 const ErrorEntry *error_catalog_find(const char *text);

@@ -150,16 +150,10 @@ static void print_with_trainer(const ErrorEntry *e) {
 
 // Other entries the pasted text matched, unless they are the same error told another way
 // (the header names that one): what a reader should know was close.
-static int same_error(const ErrorEntry *a, const ErrorEntry *b) {
-    return a == b || (a->related && strcmp(a->related, b->name) == 0) ||
-           (b->related && strcmp(b->related, a->name) == 0) ||
-           (a->related && b->related && strcmp(a->related, b->related) == 0);
-}
-
 static void print_close(const ErrorEntry *e, const ErrorCandidate *close, int count) {
     for (int i = 0, shown = 0; i < count && shown < CLOSE_MAX; i++) {
         const ErrorEntry *other = close[i].entry;
-        if (same_error(e, other)) continue;
+        if (error_entries_same_error(e, other)) continue;
         // A tie: the text did not decide between them, so the reader should look at both.
         int tie = close[i].specificity >= close[0].specificity;
         printf("  %s %s (by \"%s\"%s)\n", shown++ ? "             " : "also matched:",
@@ -248,8 +242,8 @@ static void print_wordings(void) {
     printf("| Code | Entry | Recognised in a pasted message by |\n|---|---|---|\n");
     for (int i = 0; i < error_catalog_count(); i++) {
         const ErrorEntry *e = error_catalog_at(i);
-        const char *wordings[ERROR_PHRASES_MAX + 3];
-        int count = error_entry_wordings(e, wordings, ERROR_PHRASES_MAX + 3);
+        const char *wordings[ERROR_WORDINGS_MAX];
+        int count = error_entry_wordings(e, wordings, ERROR_WORDINGS_MAX);
         char code[64];
         error_entry_code(e, code, sizeof code);
         printf("| %s | %s | ", code, e->name);

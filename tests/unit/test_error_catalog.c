@@ -363,15 +363,6 @@ static void status_codes_and_poisoning_follow_the_docs(void) {
         expect_status(poisoning[i], STATUS_RUNTIME_ERROR, 1);
 }
 
-// Two entries for the same error told another way: a runtime error and its driver twin, a
-// framework message and the library error behind it.
-static int same_error(const ErrorEntry *a, const ErrorEntry *b) {
-    if (a == b) return 1;
-    if (a->related && strcmp(a->related, b->name) == 0) return 1;
-    if (b->related && strcmp(b->related, a->name) == 0) return 1;
-    return a->related && b->related && strcmp(a->related, b->related) == 0;
-}
-
 // A message as a person pastes it: a traceback line before, more text after.
 static void expect_pasted(const char *message, const char *name) {
     char pasted[2048];
@@ -393,7 +384,7 @@ static void framework_messages_are_found_in_pasted_text(void) {
             char line[1024];
             snprintf(line, sizeof line, "RuntimeError: %s (details follow)", e->phrases[p]);
             const ErrorEntry *found = error_catalog_find(line);
-            if (!found || !same_error(found, e)) {
+            if (!found || !error_entries_same_error(found, e)) {
                 fprintf(stderr, "%s's phrase \"%s\" finds %s\n", e->name, e->phrases[p],
                         found ? found->name : "nothing");
                 CHECK(0);
@@ -513,7 +504,7 @@ static void every_entry_routes_its_own_wordings(void) {
         for (int f = 0; f < 2; f++) {
             ErrorCandidate got;
             if (error_catalog_rank(fields[f], &got, 1) == 0) continue;
-            if (same_error(got.entry, e)) continue;
+            if (error_entries_same_error(got.entry, e)) continue;
             fprintf(stderr, "%s's %s wording leads to %s (by \"%s\"): %.120s\n", e->name,
                     f ? "TensorFlow" : "PyTorch", got.entry->name, got.wording, fields[f]);
             bad++;
