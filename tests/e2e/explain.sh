@@ -73,7 +73,13 @@ else rc=1 out="" err=""; fail "--short is 3 to 8 lines, ending with the next com
 # The verdict, on a machine without an NVIDIA driver (as CI's): the missing driver, not the
 # ordinal, is the cause here, and it says so first, then what to run next.
 if [ -e /proc/driver/nvidia/version ] || [ -e /dev/dxg ]; then
-    echo "skip - the verdict transcripts need a machine without an NVIDIA driver"
+    echo "skip - the no-driver transcripts need a machine without an NVIDIA driver"
+    # With a driver, CUDA_VISIBLE_DEVICES=-1 hiding every GPU is what decides.
+    CUDA_VISIBLE_DEVICES=-1 run "$TRAINER" explain --short "RuntimeError: No CUDA GPUs are available"
+    expect_in out 'Cause here: CUDA_VISIBLE_DEVICES="-1" hides every GPU' \
+        "an empty GPU list is the verdict where a driver is loaded"
+    expect_in out 'Next: `unset CUDA_VISIBLE_DEVICES`, then `nvidia-smi -L`, then `trainer doctor`' \
+        "with the commands to run next"
 else
     run env -u CUDA_VISIBLE_DEVICES "$TRAINER" explain --short "CUDA error: invalid device ordinal"
     expect_rc 0 "explain --short on a machine without a driver"
