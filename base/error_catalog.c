@@ -46,6 +46,7 @@
 #define FAILS_NO_DEVICE .status = STATUS_NO_DEVICE
 #define FAILS_BAD_INPUT .status = STATUS_BAD_INPUT
 #define POISONS .poisons_context = 1
+#define FINDS_GPU .finds_gpu = 1
 
 // How PyTorch reports any failed CUDA runtime call (c10/cuda/CUDAException.h), and how
 // TensorFlow's StreamExecutor reports a failed driver call.
@@ -55,11 +56,26 @@
 
 // Advice shared by every error that kills the context.
 #define RESTART_FIX                                                                        \
-    "Restart the process (the CUDA context cannot recover); with --checkpoint DIR, "      \
-    "`trainer train MODEL --resume DIR` continues from the last checkpoint. Then find the " \
-    "kernel: "
+    "Restart the process (the CUDA context cannot recover), from the last checkpoint if "  \
+    "there is one. Then find the kernel: "
+// What only applies to trainer, under its own heading (tools/cmd_explain.c adds the
+// checkpoint and --sync-check steps for errors that kill the context).
+#define TRAINER_BUG                                                                        \
+    "In trainer this is a bug: report it with the model file and `trainer --version`."
+#define TRAINER_MEMORY                                                                     \
+    "`trainer check MODEL --batch N` prints the memory the model needs at batch N; lower " \
+    "--batch (trainer also splits a batch into micro-batches on its own), raise or drop "  \
+    "--memory-limit, or pick another GPU with --device cuda:N."
+#define TRAINER_DEVICES                                                                    \
+    "`trainer devices` lists the GPUs trainer can use, with their ordinals and compute "   \
+    "capabilities; choose one with --device cuda:N, or train on the CPU with --device cpu."
+#define TRAINER_VERSIONS                                                                   \
+    "`trainer --version` prints the CUDA runtime, driver, cuBLAS, cuDNN and NCCL versions " \
+    "trainer uses; `trainer doctor` checks them against each other."
+#define TRAINER_CUDNN_REASON                                                               \
+    "trainer adds cuDNN's own reason (cudnnGetLastErrorString) to its message."
 #define PIN_THE_KERNEL                                                                     \
-    "Run again with CUDA_LAUNCH_BLOCKING=1 (or trainer's --sync-check) so the error is "   \
+    "Run again with CUDA_LAUNCH_BLOCKING=1 so the error is "                               \
     "reported by the kernel that caused it, and under `compute-sanitizer` to see the "     \
     "faulting thread and address."
 
@@ -77,8 +93,8 @@
            "\"invalid configuration argument\" (cudaErrorInvalidConfiguration)."),           \
     .confirm = "Print the arguments of the failing call; run under compute-sanitizer "      \
                "--tool memcheck, which names the bad argument.",                            \
-    .fix = "Correct the argument at the call that failed; in trainer this is a bug, report " \
-           "it with the model file.",                                                       \
+    .fix = "Correct the argument at the call that failed.",                                \
+    .with_trainer = TRAINER_BUG,                                                            \
     .pytorch = PYTORCH_CUDA("invalid argument"),                                            \
     .tensorflow = TF_DRIVER("CUDA_ERROR_INVALID_VALUE", "invalid argument"), FAILS_RUNTIME
 
@@ -89,13 +105,12 @@
            "Other processes hold GPU memory (another training job, a notebook kernel left " \
            "running, a display server).",                                                   \
            "The model's parameters, gradients and optimizer state alone do not fit.",       \
-           "A --memory-limit (or a framework's memory fraction) below what the step needs.", \
+           "A memory cap (a framework's memory fraction or limit) below what the step needs.", \
            "Fragmentation: free memory exists but not in one piece large enough."),          \
-    .confirm = "nvidia-smi shows the memory in use and the processes holding it; `trainer " \
-               "check MODEL --batch N` prints the memory this model needs at batch N.",     \
-    .fix = "Lower --batch (trainer also splits a batch into micro-batches on its own), "    \
-           "stop the other processes on the GPU, raise or drop --memory-limit, or pick a "  \
-           "GPU with more memory with --device cuda:N.",                                    \
+    .confirm = "nvidia-smi shows the memory in use and the processes holding it.",         \
+    .fix = "Lower the batch size, stop the other processes on the GPU, raise or drop the "  \
+           "memory cap, or use a GPU with more memory.",                                    \
+    .with_trainer = TRAINER_MEMORY,                                                         \
     .pytorch = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "   \
                "GPU 0 has a total capacity of 15.77 GiB of which 1.05 GiB is free. (memory " \
                "taken outside PyTorch's caching allocator: \"RuntimeError: CUDA error: out " \
@@ -122,7 +137,7 @@
                "forked after CUDA was initialized)",                                        \
     .tensorflow = "\"failed call to cuInit: CUDA_ERROR_NOT_INITIALIZED: initialization "    \
                   "error\", after which TensorFlow lists no GPU",                           \
-    FAILS_RUNTIME
+    FAILS_RUNTIME, FINDS_GPU
 
 #define BODY_DEINITIALIZED                                                                 \
     .meaning = "The call came while the process was exiting, after the CUDA driver had "    \
@@ -143,15 +158,17 @@
     CAUSES("LD_LIBRARY_PATH puts /usr/local/cuda/lib64/stubs before the driver's libcuda.", \
            "The NVIDIA driver is not installed, so only the stub exists.",                  \
            "A container image has the toolkit but was started without the driver mounted."), \
-    .confirm = "`trainer doctor` names the libcuda that loaded and `ldconfig -p | grep "     \
-               "libcuda` those the loader finds; a path ending in /stubs/ is the problem.", \
+    .confirm = "`ldconfig -p | grep libcuda` lists the libcuda files the loader finds and " \
+               "`echo $LD_LIBRARY_PATH` what comes first; a path ending in /stubs/ is the " \
+               "problem.",                                                                  \
+    .with_trainer = "`trainer doctor` names the libcuda trainer loaded.",                  \
     .fix = "Remove the stubs directory from LD_LIBRARY_PATH, install the NVIDIA driver, or " \
            "start the container with GPU access.",                                          \
     .pytorch = "torch.cuda.is_available() returns False; a CUDA call raises "               \
                PYTORCH_CUDA("CUDA driver is a stub library"),                               \
     .tensorflow = "\"failed call to cuInit: CUDA_ERROR_STUB_LIBRARY: CUDA driver is a stub " \
                   "library\", and no GPU is listed",                                        \
-    FAILS_NO_DEVICE
+    FAILS_NO_DEVICE, FINDS_GPU
 
 #define BODY_NEWER_DRIVER                                                                  \
     .meaning = "This API call exists in the CUDA runtime but the installed driver is too "  \
@@ -159,8 +176,9 @@
     CAUSES("The program was built with a newer CUDA toolkit than the driver supports, and " \
            "uses a feature added since (minor-version compatibility covers the rest).",     \
            "A forward-compatibility package is missing on a data-center system."),          \
-    .confirm = "nvidia-smi prints the highest CUDA version the driver supports; `trainer "  \
-               "--version` prints the runtime this binary uses.",                           \
+    .confirm = "nvidia-smi prints the highest CUDA version the driver supports; compare "  \
+               "the CUDA version the program was built with (PyTorch: torch.version.cuda).", \
+    .with_trainer = TRAINER_VERSIONS,                                                       \
     .fix = "Update the NVIDIA driver to one that supports the runtime's CUDA version, or "  \
            "build with an older toolkit.",                                                  \
     .pytorch = PYTORCH_CUDA("API call is not supported in the installed CUDA driver"),      \
@@ -178,8 +196,10 @@
            "The GPU was reserved by a scheduler (SLURM, Kubernetes) for another job."),      \
     .confirm = "`nvidia-smi -q -d COMPUTE` shows the compute mode; nvidia-smi lists the "   \
                "processes on each GPU.",                                                    \
-    .fix = "Wait for or stop the other process, choose another GPU with --device cuda:N or " \
-           "CUDA_VISIBLE_DEVICES, or have an administrator set `nvidia-smi -c DEFAULT`.",   \
+    .fix = "Wait for or stop the other process, choose another GPU (CUDA_VISIBLE_DEVICES " \
+           "or the framework's device index), or have an administrator set `nvidia-smi -c " \
+           "DEFAULT`.",                                                                     \
+    .with_trainer = TRAINER_DEVICES,                                                        \
     .pytorch = PYTORCH_CUDA("CUDA-capable device(s) is/are busy or unavailable"),           \
     .tensorflow = "\"failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_DEVICE_UNAVAILABLE: " \
                   "CUDA-capable device(s) is/are busy or unavailable\"",                    \
@@ -195,12 +215,13 @@
     .confirm = "nvidia-smi -L lists the GPUs the driver sees; `echo "                       \
                "$CUDA_VISIBLE_DEVICES` shows what this process may see.",                   \
     .fix = "Unset or correct CUDA_VISIBLE_DEVICES, start the container with --gpus, or "    \
-           "train on the CPU with --device cpu.",                                           \
+           "train on the CPU.",                                                             \
+    .with_trainer = TRAINER_DEVICES,                                                        \
     .pytorch = "\"RuntimeError: No CUDA GPUs are available\", or "                          \
                PYTORCH_CUDA("no CUDA-capable device is detected"),                          \
     .tensorflow = "\"failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device "  \
                   "is detected\", then training silently runs on the CPU",                  \
-    FAILS_NO_DEVICE
+    FAILS_NO_DEVICE, FINDS_GPU
 
 #define BODY_INVALID_DEVICE                                                                \
     .meaning = "The device ordinal asked for does not name a GPU this process can see, or " \
@@ -212,15 +233,16 @@
            "A launcher (torchrun, mpirun, SLURM) already restricted each process to one "   \
            "GPU, and the code selects its local rank again.",                               \
            "A GPU dropped out after an Xid error, so fewer are visible than expected."),     \
-    .confirm = "`trainer devices` (or nvidia-smi -L together with $CUDA_VISIBLE_DEVICES) "  \
-               "lists the ordinals this process can use.",                                  \
-    .fix = "Use an ordinal from `trainer devices`; under CUDA_VISIBLE_DEVICES count from 0 " \
-           "within the listed GPUs.",                                                       \
+    .confirm = "nvidia-smi -L together with $CUDA_VISIBLE_DEVICES gives the GPUs this "     \
+               "process can use (PyTorch: torch.cuda.device_count()).",                     \
+    .fix = "Use an ordinal below the number of visible GPUs; under CUDA_VISIBLE_DEVICES "   \
+           "count from 0 within the listed GPUs.",                                          \
+    .with_trainer = TRAINER_DEVICES,                                                        \
     .pytorch = PYTORCH_CUDA("invalid device ordinal"),                                      \
     .tensorflow = "\"failed call to cuDevicePrimaryCtxRetain: CUDA_ERROR_INVALID_DEVICE: "  \
                   "invalid device ordinal\", or \"Invalid device ordinal value (1). Valid " \
                   "range is [0, 0].\"",                                                     \
-    FAILS_NO_DEVICE
+    FAILS_NO_DEVICE, FINDS_GPU
 
 #define BODY_INVALID_IMAGE                                                                 \
     .meaning = "A GPU code module (cubin or fatbinary) loaded by the program is corrupt or " \
@@ -262,8 +284,9 @@
                "compute capability; `cuobjdump --list-elf BINARY` lists the sm_XX the "     \
                "binary carries (PyTorch: torch.cuda.get_arch_list()).",                     \
     .fix = "Rebuild with the GPU's architecture, e.g. cmake -DCMAKE_CUDA_ARCHITECTURES=86 " \
-           "for compute 8.6, or install a build that lists it; trainer's default build "    \
-           "covers compute 7.5 to 12.0 plus PTX.",                                          \
+           "for compute 8.6, or install a build that lists it.",                            \
+    .with_trainer = "trainer's default build covers compute 7.5 to 12.0 plus PTX; `trainer " \
+                    "doctor` says which kernel image each GPU gets.",                       \
     .pytorch = "a warning \"NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not "    \
                "compatible with the current PyTorch installation.\", then "                 \
                PYTORCH_CUDA("no kernel image is available for execution on the device"),    \
@@ -306,8 +329,9 @@
     CAUSES("The driver is older than the CUDA toolkit the program was built with, and the " \
            "binary has no machine code for this GPU (only PTX).",                           \
            "A library built with a newer toolkit (e.g. Triton or a custom extension)."),    \
-    .confirm = "Compare nvidia-smi's \"CUDA Version\" with `nvcc --version` (or `trainer "  \
-               "--version`); the driver's must be at least the toolkit's.",                 \
+    .confirm = "Compare nvidia-smi's \"CUDA Version\" with `nvcc --version`; the driver's "  \
+               "must be at least the toolkit's.",                                           \
+    .with_trainer = TRAINER_VERSIONS,                                                       \
     .fix = "Update the NVIDIA driver, or rebuild with machine code for this GPU "           \
            "(CMAKE_CUDA_ARCHITECTURES) so no PTX compilation is needed.",                   \
     .pytorch = PYTORCH_CUDA("the provided PTX was compiled with an unsupported toolchain."), \
@@ -340,7 +364,8 @@
     .confirm = "Trace the handle's creation and destruction; compute-sanitizer reports "    \
                "API errors with a backtrace.",                                              \
     .fix = "Create handles on the device that uses them and destroy them only after the "   \
-           "last use; in trainer this is a bug, report it.",                                \
+           "last use.",                                                                     \
+    .with_trainer = TRAINER_BUG,                                                            \
     .pytorch = PYTORCH_CUDA("invalid resource handle") " (often a stream or event used on " \
                "another device)",                                                           \
     .tensorflow = TF_DRIVER("CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"),        \
@@ -365,8 +390,8 @@
     CAUSES("Code treats every non-success value as an error, including a query's \"not "    \
            "finished yet\"."),                                                              \
     .confirm = "The failing call is a query (cudaStreamQuery, cudaEventQuery).",            \
-    .fix = "Treat it as \"not done\": poll again later or synchronize; in trainer, report " \
-           "it as a bug.",                                                                  \
+    .fix = "Treat it as \"not done\": poll again later or synchronize.",                    \
+    .with_trainer = TRAINER_BUG,                                                            \
     .pytorch = "not raised: torch.cuda.Event.query() returns False",                        \
     .tensorflow = "not raised: StreamExecutor polls the event again",                       \
     FAILS_RUNTIME
@@ -381,8 +406,8 @@
            "A race between streams (memory freed while a kernel still reads it).",          \
            "Rarely, a driver or hardware fault (see Xid 13/31 in dmesg)."),                 \
     .confirm = PIN_THE_KERNEL,                                                              \
-    .fix = RESTART_FIX "fix the indexing it reports. In trainer this is a bug: report it "  \
-           "with the model file and `trainer --version`.",                                  \
+    .fix = RESTART_FIX "fix the indexing it reports.",                                      \
+    .with_trainer = TRAINER_BUG,                                                            \
     .pytorch = PYTORCH_CUDA("an illegal memory access was encountered") " CUDA kernel "     \
                "errors might be asynchronously reported at some other API call, so the "    \
                "stacktrace below might be incorrect.",                                      \
@@ -402,7 +427,8 @@
     .confirm = "Compile with -Xptxas -v to print registers per thread; multiply by the "    \
                "block size and compare with the device's registers per block.",             \
     .fix = "Launch fewer threads per block, or cap registers with __launch_bounds__ or "    \
-           "-maxrregcount; in trainer this is a bug, report it.",                           \
+           "-maxrregcount.",                                                                \
+    .with_trainer = TRAINER_BUG,                                                            \
     .pytorch = PYTORCH_CUDA("too many resources requested for launch"),                     \
     .tensorflow = TF_DRIVER("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",                            \
                             "too many resources requested for launch"),                     \
@@ -446,9 +472,11 @@
     .confirm = "The line just above the error names the kernel and the failed condition "   \
                "(e.g. `t >= 0 && t < n_classes`). Check labels' min and max; running on "   \
                "the CPU turns it into an ordinary error that names the bad value.",         \
-    .fix = RESTART_FIX "fix the data or the model so indices are in range (for classes: "   \
-           "units on the last layer = largest label + 1). trainer checks label ranges "     \
-           "before the first step, so it reports this as a data error instead.",            \
+    .fix = RESTART_FIX "fix the data so every index is in range (a stray label is a data "  \
+           "error); only if the data really has more classes, widen the last layer to the " \
+           "largest label + 1.",                                                            \
+    .with_trainer = "trainer checks label ranges before the first step and reports a bad "  \
+                    "label as a data error, naming the sample and its label.",              \
     .pytorch = "\"../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: " \
                "block: [0,0,0], thread: [3,0,0] Assertion `t >= 0 && t < n_classes` "       \
                "failed.\" then " PYTORCH_CUDA("device-side assert triggered"),              \
@@ -491,8 +519,8 @@
            "Pointer arithmetic in bytes cast to a wider type.",                             \
            "A buffer carved out of a pool without rounding offsets up."),                   \
     .confirm = PIN_THE_KERNEL,                                                              \
-    .fix = RESTART_FIX "align the buffer or use the unvectorized path for views; in "       \
-           "trainer this is a bug, report it.",                                             \
+    .fix = RESTART_FIX "align the buffer or use the unvectorized path for views.",          \
+    .with_trainer = TRAINER_BUG,                                                            \
     .pytorch = PYTORCH_CUDA("misaligned address"),                                          \
     .tensorflow = TF_DRIVER("CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"),         \
     FAILS_RUNTIME, POISONS
@@ -600,8 +628,7 @@
 #define TF_CUDNN(id) "the status inside a DNN error from cuda_dnn.cc, e.g. \"" id "\" in "   \
                      "\"cuDNN launch failure\" or \"No algorithm worked!\""
 #define CUDNN_LOG_CONFIRM                                                                  \
-    "CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr makes cuDNN print why it refused; "    \
-    "trainer adds cudnnGetLastErrorString to the message."
+    "CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr makes cuDNN print why it refused."
 
 #define CUDNN_BAD_PARAM_BODY(what)                                                         \
     .meaning = "A parameter of the cuDNN call is invalid: " what ".",                       \
@@ -610,8 +637,8 @@
            "A workspace or buffer smaller than cuDNN asked for.",                           \
            "A backend descriptor used before it was finalized, or with the wrong type."),  \
     .confirm = CUDNN_LOG_CONFIRM,                                                           \
-    .fix = "Correct the descriptor or argument cuDNN names in its log; in trainer this is " \
-           "a bug, report it with the model file.",                                         \
+    .fix = "Correct the descriptor or argument cuDNN names in its log.",                   \
+    .with_trainer = TRAINER_CUDNN_REASON " " TRAINER_BUG,                                   \
     FAILS_RUNTIME
 #define CUDNN_NOT_SUPPORTED_BODY(what)                                                     \
     .meaning = "cuDNN has no engine for this problem: " what ".",                          \
@@ -622,6 +649,7 @@
     .confirm = CUDNN_LOG_CONFIRM,                                                           \
     .fix = "Change the configuration (pad channels to a multiple of 8, use fp32, a smaller " \
            "batch), make inputs contiguous, or run the op without cuDNN.",                  \
+    .with_trainer = TRAINER_CUDNN_REASON,                                                   \
     FAILS_RUNTIME
 #define CUDNN_INTERNAL_BODY(what)                                                          \
     .meaning = "An operation inside cuDNN failed: " what ".",                              \
@@ -629,16 +657,19 @@
            "An earlier asynchronous CUDA error surfacing inside cuDNN.",                     \
            "Mixed cuDNN sub-libraries or a driver too old for this cuDNN."),                \
     .confirm = CUDNN_LOG_CONFIRM " nvidia-smi shows free memory.",                          \
-    .fix = "Free GPU memory (smaller --batch), fix earlier errors (CUDA_LAUNCH_BLOCKING=1), " \
+    .fix = "Free GPU memory (a smaller batch), fix earlier errors (CUDA_LAUNCH_BLOCKING=1), " \
            "and install one complete cuDNN matching the CUDA runtime.",                     \
+    .with_trainer = TRAINER_CUDNN_REASON,                                                   \
     FAILS_RUNTIME
 #define CUDNN_EXECUTION_BODY(what)                                                         \
     .meaning = "A cuDNN GPU kernel failed to run: " what ".",                              \
     CAUSES("An earlier asynchronous error (an illegal address, an assert) surfacing here.", \
            "Input or workspace pointers that are invalid or on another device.",            \
            "A GPU or driver fault."),                                                       \
-    .confirm = "Run with CUDA_LAUNCH_BLOCKING=1 (trainer: --sync-check) to pin the kernel "  \
-               "that failed first. " CUDNN_LOG_CONFIRM,                                     \
+    .confirm = "Run with CUDA_LAUNCH_BLOCKING=1 to pin the kernel that failed first. "     \
+               CUDNN_LOG_CONFIRM,                                                           \
+    .with_trainer = TRAINER_CUDNN_REASON " --sync-check pins the kernel as "                \
+                    "CUDA_LAUNCH_BLOCKING=1 does.",                                         \
     .fix = "Fix the earlier failure; if none, check pointers and the driver; restart the "  \
            "process if the context was poisoned.",                                          \
     FAILS_RUNTIME
@@ -660,6 +691,8 @@ static const ErrorEntry catalog[] = {
     {RUNTIME(2, "cudaErrorMemoryAllocation", "out of memory"), BODY_OUT_OF_MEMORY,
      .related = "CUDA_ERROR_OUT_OF_MEMORY"},
     {RUNTIME(3, "cudaErrorInitializationError", "initialization error"), BODY_INITIALIZATION,
+     PHRASES("Cannot re-initialize CUDA in forked subprocess",
+             "CUDA driver initialization failed, you might not have a CUDA gpu"),
      .related = "CUDA_ERROR_NOT_INITIALIZED"},
     {RUNTIME(4, "cudaErrorCudartUnloading", "driver shutting down"), BODY_DEINITIALIZED,
      .related = "CUDA_ERROR_DEINITIALIZED"},
@@ -668,8 +701,7 @@ static const ErrorEntry catalog[] = {
                 "threads per block, a grid dimension past its limit, or more shared memory "
                 "per block than allowed. The kernel did not run; the context is fine. From "
                 "CUDA 13 on, a block past the limits is reported as cudaErrorInvalidValue "
-                "(1, \"invalid argument\") instead; trainer explains that one at a launch "
-                "as this.",
+                "(1, \"invalid argument\") instead.",
      CAUSES("A grid dimension past its limit: gridDim.y and gridDim.z stop at 65535, so a "
             "batch or channel count mapped onto them overflows.",
             "More than 1024 threads per block, or blockDim.z above 64.",
@@ -677,12 +709,13 @@ static const ErrorEntry catalog[] = {
             "cudaFuncSetAttribute.",
             "A grid of zero blocks, from an empty tensor or a size that rounded down to 0."),
      .confirm = "Run with CUDA_LAUNCH_BLOCKING=1 to pin it to the launch, and print the grid, "
-                "block and shared-memory size; compare with `trainer devices` limits "
-                "(1024 threads per block, grid y/z 65535).",
+                "block and shared-memory size; compare with the limits (1024 threads per "
+                "block, grid y/z 65535).",
      .fix = "Change the launch: loop over the dimension that overflows (grid-stride loops), "
-            "cap threads per block at 1024, or opt in to large shared memory. trainer checks "
-            "every launch on the host first (kernels/launch_check.h) and names the kernel and "
-            "dimension; if it still reaches the GPU, report it.",
+            "cap threads per block at 1024, or opt in to large shared memory.",
+     .with_trainer = "trainer checks every launch on the host first and names the kernel and "
+                     "the dimension (CUDA 13's \"invalid argument\" at a launch is explained "
+                     "as this); if it still reaches the GPU, report it.",
      .pytorch = PYTORCH_CUDA("invalid configuration argument"),
      .tensorflow = "\"Non-OK-status: GpuLaunchKernel(...) status: INTERNAL: invalid "
                    "configuration argument\"",
@@ -719,10 +752,10 @@ static const ErrorEntry catalog[] = {
             "A container was started without the NVIDIA Container Toolkit, so the host's "
             "driver is not mounted."),
      .confirm = "nvidia-smi prints the driver version and the highest CUDA version it "
-                "supports (or fails when no driver is loaded); `trainer --version` prints the "
-                "runtime version.",
+                "supports (or fails when no driver is loaded).",
      .fix = "Install or update the NVIDIA driver to one that supports this CUDA version, run "
-            "containers with --gpus, or train on the CPU with --device cpu.",
+            "containers with --gpus, or train on the CPU.",
+     .with_trainer = TRAINER_VERSIONS " --device cpu trains on the CPU.",
      .pytorch = "\"RuntimeError: The NVIDIA driver on your system is too old (found version "
                 "11040).\", or torch.cuda.is_available() False with \"Found no NVIDIA driver "
                 "on your system\"",
@@ -735,7 +768,8 @@ static const ErrorEntry catalog[] = {
      BODY_NEWER_DRIVER, .related = "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER"},
     {RUNTIME(46, "cudaErrorDevicesUnavailable",
              "CUDA-capable device(s) is/are busy or unavailable"),
-     BODY_DEVICES_UNAVAILABLE, .related = "CUDA_ERROR_DEVICE_UNAVAILABLE"},
+     BODY_DEVICES_UNAVAILABLE, PHRASES("all CUDA-capable devices are busy or unavailable"),
+     .related = "CUDA_ERROR_DEVICE_UNAVAILABLE"},
     {RUNTIME(49, "cudaErrorIncompatibleDriverContext", "incompatible driver context"),
      .meaning = "A context created through the driver API is not one the runtime can use.",
      CAUSES("Code mixes the driver API and the runtime API, and the driver context is not "
@@ -779,7 +813,7 @@ static const ErrorEntry catalog[] = {
                    "function\"",
      FAILS_RUNTIME},
     {RUNTIME(100, "cudaErrorNoDevice", "no CUDA-capable device is detected"), BODY_NO_DEVICE,
-     .related = "CUDA_ERROR_NO_DEVICE"},
+     PHRASES("No CUDA GPUs are available"), .related = "CUDA_ERROR_NO_DEVICE"},
     {RUNTIME(101, "cudaErrorInvalidDevice", "invalid device ordinal"), BODY_INVALID_DEVICE,
      .related = "CUDA_ERROR_INVALID_DEVICE"},
     {RUNTIME(102, "cudaErrorDeviceNotLicensed", "device doesn't have valid Grid license"),
@@ -832,6 +866,7 @@ static const ErrorEntry catalog[] = {
      FAILS_RUNTIME},
     {RUNTIME(216, "cudaErrorDeviceAlreadyInUse",
              "exclusive-thread device already in use by a different thread"),
+     PHRASES("CUDA_ERROR_CONTEXT_ALREADY_IN_USE"),
      .meaning = "The GPU is in an exclusive compute mode and another thread or process "
                 "already holds it.",
      CAUSES("Two processes (or two workers) placed on one GPU that an administrator set to "
@@ -1167,6 +1202,7 @@ static const ErrorEntry catalog[] = {
      .tensorflow = "rarely seen",
      FAILS_RUNTIME},
     {RUNTIME(999, "cudaErrorUnknown", "unknown error"), BODY_UNKNOWN,
+     PHRASES("CUDA error: unknown error"),
      .related = "CUDA_ERROR_UNKNOWN"},
 
     // ---- CUDA driver: CUresult (cuda.h); TensorFlow reports these names ----
@@ -1258,9 +1294,9 @@ static const ErrorEntry catalog[] = {
             "version than the runtime.",
             "A handle used after cublasDestroy, or never created."),
      .confirm = "nvidia-smi shows the memory free at start-up; CUDA_LAUNCH_BLOCKING=1 shows "
-                "whether an earlier error came first; `trainer --version` prints the cuBLAS "
-                "and runtime versions.",
-     .fix = "Free GPU memory (other processes, a smaller --batch) so the handle can be "
+                "whether an earlier error came first.",
+     .with_trainer = TRAINER_VERSIONS,
+     .fix = "Free GPU memory (other processes, a smaller batch) so the handle can be "
             "created; fix the earlier error if there is one; install cuBLAS from the same "
             "CUDA release as the runtime and update the driver.",
      .pytorch = "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling "
@@ -1272,12 +1308,12 @@ static const ErrorEntry catalog[] = {
      .meaning = "cuBLAS could not allocate GPU memory it needs (a workspace, a handle's "
                 "buffers); usually cudaMalloc failed inside it.",
      CAUSES("The GPU is full: the batch, the model, or other processes use the memory.",
-            "Memory held by a caching allocator (a framework's, or trainer's) leaves too "
-            "little for cuBLAS's own allocations."),
-     .confirm = "nvidia-smi shows the memory in use; `trainer check MODEL --batch N` the "
-                "memory the model needs.",
-     .fix = "Lower --batch, set --memory-limit to leave room for the libraries, or free the "
-            "GPU of other processes.",
+            "Memory held by a caching allocator leaves too little for cuBLAS's own "
+            "allocations."),
+     .confirm = "nvidia-smi shows the memory in use.",
+     .fix = "Lower the batch size, cap the framework's memory to leave room for the "
+            "libraries, or free the GPU of other processes.",
+     .with_trainer = TRAINER_MEMORY,
      .pytorch = "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling "
                 "`cublasCreate(handle)`",
      .tensorflow = "\"failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED\"",
@@ -1292,8 +1328,8 @@ static const ErrorEntry catalog[] = {
             "A dimension past 2^31-1 that does not fit cuBLAS's 32-bit int.",
             "lda/ldb/ldc smaller than the rows of the (transposed) matrix."),
      .confirm = "Print m, n, k and the leading dimensions of the failing call.",
-     .fix = "Fix the shapes; split matrices larger than 2^31 elements. In trainer shapes are "
-            "checked at graph build, so this is a bug: report it.",
+     .fix = "Fix the shapes; split matrices larger than 2^31 elements.",
+     .with_trainer = "trainer checks shapes when it builds the graph. " TRAINER_BUG,
      .pytorch = PYTORCH_CUBLAS("CUBLAS_STATUS_INVALID_VALUE"),
      .tensorflow = TF_CUBLAS("CUBLAS_STATUS_INVALID_VALUE"),
      FAILS_RUNTIME},
@@ -1303,8 +1339,9 @@ static const ErrorEntry catalog[] = {
      CAUSES("A data type the GPU lacks in hardware (FP8 before compute 8.9, BF16 tensor "
             "cores before 8.0).",
             "A cuBLAS build that no longer supports this GPU's architecture."),
-     .confirm = "`trainer devices` or nvidia-smi --query-gpu=compute_cap shows the "
-                "compute capability.",
+     .confirm = "nvidia-smi --query-gpu=compute_cap --format=csv shows the compute "
+                "capability.",
+     .with_trainer = TRAINER_DEVICES,
      .fix = "Use a data type the GPU supports (fp32 or fp16 on older GPUs) or a newer GPU.",
      .pytorch = PYTORCH_CUBLAS("CUBLAS_STATUS_ARCH_MISMATCH"),
      .tensorflow = TF_CUBLAS("CUBLAS_STATUS_ARCH_MISMATCH"),
@@ -1324,8 +1361,9 @@ static const ErrorEntry catalog[] = {
             "surfaced at this GEMM.",
             "Input pointers that are invalid or on another device.",
             "No cuBLAS kernel for this GPU (an architecture the build lacks)."),
-     .confirm = "Run with CUDA_LAUNCH_BLOCKING=1 (trainer: --sync-check) to see whether an "
-                "earlier kernel failed; compute-sanitizer for invalid pointers.",
+     .confirm = "Run with CUDA_LAUNCH_BLOCKING=1 to see whether an earlier kernel failed; "
+                "compute-sanitizer for invalid pointers.",
+     .with_trainer = "--sync-check pins the kernel as CUDA_LAUNCH_BLOCKING=1 does.",
      .fix = "Fix the earlier kernel if there is one; otherwise check the inputs' device and "
             "that cuBLAS supports the GPU.",
      .pytorch = PYTORCH_CUBLAS("CUBLAS_STATUS_EXECUTION_FAILED"),
@@ -1373,8 +1411,8 @@ static const ErrorEntry catalog[] = {
      CAUSES("The GPU was out of memory when cudnnCreate set up its handle.",
             "The CUDA runtime itself failed to initialize (no driver, driver too old).",
             "An earlier CUDA error left the context broken."),
-     .confirm = "nvidia-smi shows free memory; `trainer --version` the driver, runtime and "
-                "cuDNN versions.",
+     .confirm = "nvidia-smi shows free memory and the driver version.",
+     .with_trainer = TRAINER_VERSIONS,
      .fix = "Free GPU memory, update the driver, fix earlier errors; create the handle once "
             "per device before use.",
      .pytorch = PYTORCH_CUDNN("CUDNN_STATUS_NOT_INITIALIZED"),
@@ -1397,7 +1435,8 @@ static const ErrorEntry catalog[] = {
                 "(9, 1, 0) but found runtime version (8, 9, 2).\" or "
                 PYTORCH_CUDNN("CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"),
      .tensorflow = "\"Loaded runtime CuDNN library: 8.0.5 but source was compiled with: "
-                   "8.1.0.\" then \"DNN library initialization failed\"",
+                   "8.1.0. CuDNN library needs to have matching major version and equal or "
+                   "higher minor version.\" then \"DNN library initialization failed\"",
      FAILS_RUNTIME},
     {CUDNN(1003, "CUDNN_STATUS_SERIALIZATION_VERSION_MISMATCH"),
      .meaning = "A serialized cuDNN execution plan or graph was written by another cuDNN "
@@ -1462,7 +1501,7 @@ static const ErrorEntry catalog[] = {
                 "of {libcudnn_cnn.so.9...}\" then "
                 PYTORCH_CUDNN("CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED"),
      .tensorflow = "\"Could not load dynamic library 'libcudnn_cnn.so.9'\"",
-     FAILS_RUNTIME},
+     .related = "library-not-loaded", FAILS_RUNTIME},
     {CUDNN(2000, "CUDNN_STATUS_BAD_PARAM"), .old_number = 3,
      CUDNN_BAD_PARAM_BODY("a value out of range, or descriptors that disagree"),
      .pytorch = PYTORCH_CUDNN("CUDNN_STATUS_BAD_PARAM"),
@@ -1548,8 +1587,8 @@ static const ErrorEntry catalog[] = {
      .meaning = "The NVIDIA driver is too old for this cuDNN.",
      CAUSES("cuDNN was updated (e.g. with a pip wheel) but the driver was not.",
             "A container's cuDNN needs a newer driver than the host has."),
-     .confirm = "nvidia-smi's \"CUDA Version\" versus the CUDA version cuDNN was built for "
-                "(`trainer --version` prints both runtime and cuDNN).",
+     .confirm = "nvidia-smi's \"CUDA Version\" versus the CUDA version cuDNN was built for.",
+     .with_trainer = TRAINER_VERSIONS,
      .fix = "Update the NVIDIA driver, or install the cuDNN built for the CUDA version the "
             "driver supports.",
      .pytorch = PYTORCH_CUDNN("CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER"),
@@ -1571,8 +1610,9 @@ static const ErrorEntry catalog[] = {
      .meaning = "This cuDNN does not support the GPU's architecture (compute capability).",
      CAUSES("An old GPU that this cuDNN release dropped.",
             "A feature (e.g. FP8, some fused engines) that needs a newer GPU."),
-     .confirm = "`trainer devices` shows the compute capability; the cuDNN support matrix "
-                "lists the ones each release supports.",
+     .confirm = "nvidia-smi --query-gpu=compute_cap --format=csv shows the compute "
+                "capability; the cuDNN support matrix lists the ones each release supports.",
+     .with_trainer = TRAINER_DEVICES,
      .fix = "Use a cuDNN release that supports the GPU, avoid the feature, or use a newer "
             "GPU.",
      .pytorch = PYTORCH_CUDNN("CUDNN_STATUS_ARCH_MISMATCH"),
@@ -1645,7 +1685,8 @@ static const ErrorEntry catalog[] = {
      CAUSES("The host or GPU is out of memory (cuDNN 8 reported both as ALLOC_FAILED).",
             "A memory limit (cgroup, ulimit -v) on the process."),
      .confirm = "free -h and nvidia-smi show the memory left.",
-     .fix = "Lower --batch, free memory, or raise the process's memory limit.",
+     .fix = "Lower the batch size, free memory, or raise the process's memory limit.",
+     .with_trainer = TRAINER_MEMORY,
      .pytorch = PYTORCH_CUDNN("CUDNN_STATUS_ALLOC_FAILED"),
      .tensorflow = TF_CUDNN("CUDNN_STATUS_ALLOC_FAILED"),
      FAILS_OOM},
@@ -1655,8 +1696,10 @@ static const ErrorEntry catalog[] = {
      CAUSES("The GPU is full: the batch, the model or other processes use the memory.",
             "A large workspace for a fast convolution algorithm does not fit next to the "
             "model."),
-     .confirm = "nvidia-smi shows the memory in use; `trainer check MODEL --batch N`.",
-     .fix = "Lower --batch, set --memory-limit to leave room for cuDNN, or free the GPU.",
+     .confirm = "nvidia-smi shows the memory in use.",
+     .fix = "Lower the batch size, cap the framework's memory to leave room for cuDNN, or "
+            "free the GPU.",
+     .with_trainer = TRAINER_MEMORY,
      .pytorch = PYTORCH_CUDNN("CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"),
      .tensorflow = TF_CUDNN("CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"),
      FAILS_OOM},
@@ -1729,7 +1772,8 @@ static const ErrorEntry catalog[] = {
      .tensorflow = "an InternalError carrying \"NCCL: unhandled system error\"",
      FAILS_RUNTIME},
     {NCCL(3, "ncclInternalError", "internal error - please report this issue to the NCCL developers"),
-     PHRASES("internal error - please report this issue to the NCCL developers"),
+     PHRASES("internal error - please report this issue to the NCCL developers",
+             "NCCL: internal error"),
      .meaning = "An internal consistency check in NCCL failed.",
      CAUSES("Memory corruption in the process (e.g. an out-of-bounds write elsewhere).",
             "A network plugin (e.g. for AWS EFA or InfiniBand) that does not match NCCL's "
@@ -1743,6 +1787,7 @@ static const ErrorEntry catalog[] = {
      .tensorflow = "an InternalError carrying \"NCCL: internal error\"",
      FAILS_RUNTIME},
     {NCCL(4, "ncclInvalidArgument", "invalid argument (run with NCCL_DEBUG=WARN for details)"),
+     PHRASES("NCCL: invalid argument"),
      .meaning = "An argument to the NCCL call is invalid.",
      CAUSES("A buffer on another GPU than the communicator's device.",
             "A null buffer, a negative count, an unknown data type or reduction.",
@@ -1754,6 +1799,8 @@ static const ErrorEntry catalog[] = {
      .tensorflow = "an InternalError carrying \"NCCL: invalid argument\"",
      FAILS_RUNTIME},
     {NCCL(5, "ncclInvalidUsage", "invalid usage (run with NCCL_DEBUG=WARN for details)"),
+     PHRASES("Duplicate GPU detected", "invalid usage (run with NCCL_DEBUG",
+             "NCCL: invalid usage"),
      .meaning = "NCCL was used in a way it does not allow.",
      CAUSES("Two ranks on the same GPU (\"Duplicate GPU detected\"): every rank selected "
             "GPU 0, or CUDA_VISIBLE_DEVICES gave them the same device.",
@@ -1779,7 +1826,7 @@ static const ErrorEntry catalog[] = {
             "A network link or switch failed, or a machine rebooted."),
      .confirm = "Read the logs of every rank and find the first to fail; dmesg on each "
                 "machine for OOM kills.",
-     .fix = "Fix the rank that failed first; then restart the job (from the last --save).",
+     .fix = "Fix the rank that failed first; then restart the job from the last checkpoint.",
      .pytorch = PYTORCH_NCCL("remote process exited or there was a network error",
                              "ncclRemoteError: A call failed possibly due to a network error "
                              "or a remote process exiting prematurely."),
@@ -1799,7 +1846,9 @@ static const ErrorEntry catalog[] = {
     // ---- messages PyTorch and TensorFlow print, found by a key phrase in pasted text ----
     {FRAMEWORK(1, "cuda-out-of-memory", "CUDA out of memory. Tried to allocate"),
      PHRASES("CUDA out of memory", "CUDA error: out of memory", "OOM when allocating tensor",
-             "CUDA_ERROR_OUT_OF_MEMORY: out of memory"),
+             "CUDA_ERROR_OUT_OF_MEMORY: out of memory", "ResourceExhaustedError",
+             "ran out of memory trying to allocate", "Cuda failure 'out of memory'",
+             "Physical devices cannot be modified after being initialized"),
      .related = "cudaErrorMemoryAllocation", .facts = GPU_FACTS,
      .meaning = "The framework asked the GPU for memory and none was left: the failed "
                 "request is named (\"Tried to allocate 2.00 GiB\"). The process is fine; a "
@@ -1813,12 +1862,15 @@ static const ErrorEntry catalog[] = {
             "Evaluation without torch.no_grad() keeps activations for a backward that "
             "never comes."),
      .confirm = "nvidia-smi lists the processes and their memory; in PyTorch, "
-                "torch.cuda.memory_summary() shows allocated versus reserved; `trainer "
-                "check MODEL --batch N` prints what the model needs at batch N.",
-     .fix = "Lower the batch size (trainer: --batch, or let it split batches into "
-            "micro-batches), free the GPU of other processes, wrap evaluation in "
+                "torch.cuda.memory_summary() shows allocated versus reserved; in TensorFlow, "
+                "tf.config.experimental.get_memory_info('GPU:0').",
+     .fix = "Lower the batch size, free the GPU of other processes, wrap evaluation in "
             "torch.no_grad(), and for fragmentation set "
-            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.",
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True. TensorFlow reserves nearly "
+            "all GPU memory at start-up: tf.config.experimental.set_memory_growth(gpu, True) "
+            "for each GPU before any op runs (or TF_FORCE_GPU_ALLOW_GROWTH=true) lets it "
+            "grow on demand and shows what the model really uses.",
+     .with_trainer = TRAINER_MEMORY,
      .pytorch = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU "
                 "0 has a total capacity of 15.77 GiB of which 1.05 GiB is free. Of the "
                 "allocated memory 13.2 GiB is allocated by PyTorch, and 0.9 GiB is reserved "
@@ -1841,20 +1893,22 @@ static const ErrorEntry catalog[] = {
                 "of its input exceeds 65535 or is 0.",
      .fix = "Split the batch or the offending dimension into chunks below 65535, skip empty "
             "batches, or upgrade the framework (such limits get fixed with grid-stride "
-            "loops). trainer checks every launch on the host and reports the kernel and "
-            "the dimension instead.",
+            "loops).",
+     .with_trainer = "trainer checks every launch on the host and reports the kernel and the "
+                     "dimension instead.",
      .pytorch = PYTORCH_CUDA("invalid configuration argument"),
      .tensorflow = "\"Non-OK-status: GpuLaunchKernel(...) status: INTERNAL: invalid "
                    "configuration argument\", which aborts the process",
      FAILS_RUNTIME},
     {FRAMEWORK(3, "no-kernel-image", "no kernel image is available for execution on the device"),
      PHRASES("no kernel image is available for execution on the device",
-             "is not compatible with the current PyTorch installation"),
+             "is not compatible with the current PyTorch installation",
+             "The minimum required Cuda capability is"),
      .related = "cudaErrorNoKernelImageForDevice", .facts = GPU_FACTS,
      BODY_NO_KERNEL_IMAGE},
     {FRAMEWORK(4, "device-side-assert", "device-side assert triggered"),
      PHRASES("device-side assert triggered", "Assertion `t >= 0 && t < n_classes` failed",
-             "srcIndex < srcSelectDimSize"),
+             "srcIndex < srcSelectDimSize", "Assertion `", "Received a label value of"),
      .related = "cudaErrorAssert", .facts = 0, BODY_ASSERT},
     {FRAMEWORK(5, "cudnn-version-mismatch", "Loaded runtime CuDNN library"),
      PHRASES("Loaded runtime CuDNN library", "cuDNN version incompatibility",
@@ -1869,8 +1923,8 @@ static const ErrorEntry catalog[] = {
             "Two frameworks in one environment pinning different nvidia-cudnn wheels."),
      .confirm = "`python -c \"import torch; print(torch.backends.cudnn.version())\"`, `pip "
                 "list | grep cudnn`, `ldconfig -p | grep cudnn` and `echo $LD_LIBRARY_PATH` "
-                "show which cuDNN is found first; `trainer --version` prints the one trainer "
-                "loaded.",
+                "show which cuDNN is found first.",
+     .with_trainer = TRAINER_VERSIONS,
      .fix = "Install the cuDNN version the framework names (pip install "
             "nvidia-cudnn-cu12==X for TensorFlow), or remove the older cuDNN directory from "
             "LD_LIBRARY_PATH so the framework's own copy is found.",
@@ -1886,8 +1940,7 @@ static const ErrorEntry catalog[] = {
     {FRAMEWORK(6, "driver-too-old",
                "CUDA driver version is insufficient for CUDA runtime version"),
      PHRASES("CUDA driver version is insufficient for CUDA runtime version",
-             "The NVIDIA driver on your system is too old",
-             "does not match DSO version"),
+             "The NVIDIA driver on your system is too old"), FINDS_GPU,
      .related = "cudaErrorInsufficientDriver", .facts = GPU_FACTS,
      .meaning = "The framework's CUDA runtime needs a newer NVIDIA driver than the one "
                 "installed (or there is no driver at all, which the runtime reports the "
@@ -1897,25 +1950,27 @@ static const ErrorEntry catalog[] = {
             "No NVIDIA driver loaded (a container started without GPU access, a machine "
             "without a GPU).",
             "The driver was upgraded but the kernel module not reloaded (then the versions "
-            "disagree, see cudaErrorSystemDriverMismatch)."),
+            "disagree, see driver-library-mismatch)."),
      .confirm = "nvidia-smi's header shows \"CUDA Version\", the newest the driver "
                 "supports; torch.version.cuda (or tf.sysconfig.get_build_info()) the CUDA the "
-                "framework needs; `trainer --version` shows both for trainer.",
+                "framework needs.",
+     .with_trainer = TRAINER_VERSIONS,
      .fix = "Update the NVIDIA driver, or install the framework build for the CUDA version "
             "the driver supports (e.g. a cu118 wheel on a CUDA 11.8 driver).",
      .pytorch = "RuntimeError: The NVIDIA driver on your system is too old (found version "
                 "11040). Please update your GPU driver by downloading and installing a new "
                 "version from the URL: http://www.nvidia.com/Download/index.aspx",
-     .tensorflow = "\"CUDA driver version is insufficient for CUDA runtime version\", or "
-                   "\"kernel version 470.x does not match DSO version 525.x -- cannot find "
-                   "working devices in this configuration\"",
+     .tensorflow = "InternalError: cudaGetDevice() failed. Status: CUDA driver version is "
+                   "insufficient for CUDA runtime version",
      FAILS_NO_DEVICE},
     {FRAMEWORK(7, "illegal-memory-access", "an illegal memory access was encountered"),
      PHRASES("an illegal memory access was encountered"),
      .related = "cudaErrorIllegalAddress", .facts = 0, BODY_ILLEGAL_ADDRESS},
     {FRAMEWORK(8, "cublas-create-failed",
                "CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`"),
-     PHRASES("CUBLAS_STATUS_NOT_INITIALIZED when calling", "failed to create cublas handle"),
+     PHRASES("CUBLAS_STATUS_NOT_INITIALIZED when calling", "failed to create cublas handle",
+             "Blas GEMM launch failed", "Blas xGEMMBatched launch failed",
+             "Blas SGEMM launch failed"),
      .related = "CUBLAS_STATUS_NOT_INITIALIZED", .facts = LIBRARY_FACTS,
      .meaning = "The framework's first matrix multiply on this GPU tried to create a cuBLAS "
                 "handle and failed. It rarely means cuBLAS is broken: something left it no "
@@ -1963,7 +2018,8 @@ static const ErrorEntry catalog[] = {
     {FRAMEWORK(10, "no-nvidia-driver", "Found no NVIDIA driver on your system"),
      PHRASES("Found no NVIDIA driver on your system",
              "couldn't communicate with the NVIDIA driver",
-             "kernel driver does not appear to be running on this host"),
+             "kernel driver does not appear to be running on this host",
+             "UNKNOWN ERROR (303)", "libcuda.so.1: cannot open shared object file"), FINDS_GPU,
      .related = "cudaErrorInsufficientDriver", .facts = GPU_FACTS,
      .meaning = "The framework found no NVIDIA driver: libcuda could not be loaded or the "
                 "kernel module is not running, so no GPU can be used.",
@@ -1975,10 +2031,11 @@ static const ErrorEntry catalog[] = {
             "The process runs where the driver is hidden (WSL without GPU support, a "
             "sandbox)."),
      .confirm = "nvidia-smi fails with \"couldn't communicate with the NVIDIA driver\"; "
-                "`lsmod | grep nvidia` is empty; `trainer devices` says no driver is "
-                "loaded.",
+                "`lsmod | grep nvidia` is empty.",
      .fix = "Install the NVIDIA driver and reboot (sign the module under Secure Boot), start "
-            "containers with --gpus all, or train on the CPU with --device cpu.",
+            "containers with --gpus all, or train on the CPU.",
+     .with_trainer = "`trainer doctor` says whether a driver is loaded and what to install; "
+                     "--device cpu trains on the CPU.",
      .pytorch = "AssertionError: Found no NVIDIA driver on your system. Please check that "
                 "you have an NVIDIA GPU and installed a driver from "
                 "http://www.nvidia.com/Download/index.aspx",
@@ -1988,7 +2045,8 @@ static const ErrorEntry catalog[] = {
     {FRAMEWORK(11, "invalid-device-ordinal", "CUDA_ERROR_INVALID_DEVICE: invalid device ordinal"),
      PHRASES("CUDA_ERROR_INVALID_DEVICE: invalid device ordinal",
              "cuDevicePrimaryCtxRetain: CUDA_ERROR_INVALID_DEVICE",
-             "CUDA error: invalid device ordinal", "Invalid device ordinal value"),
+             "CUDA error: invalid device ordinal", "Invalid device ordinal value",
+             "Invalid device id", "but torch.cuda.device_count() is"), FINDS_GPU,
      .related = "CUDA_ERROR_INVALID_DEVICE", .facts = GPU_FACTS,
      .meaning = "The framework was asked for a GPU number this process cannot see. "
                 "TensorFlow hits it while creating a context on each GPU it was told about "
@@ -2001,10 +2059,10 @@ static const ErrorEntry catalog[] = {
             "A GPU dropped off the bus (Xid 79), so fewer are visible than configured."),
      .confirm = "`nvidia-smi -L` and `echo $CUDA_VISIBLE_DEVICES` in the same environment as "
                 "the job; torch.cuda.device_count() or tf.config.list_physical_devices('GPU') "
-                "inside it; `trainer devices` for trainer.",
+                "inside it.",
      .fix = "Select GPUs in one place only: either CUDA_VISIBLE_DEVICES (then count from 0) "
-            "or the device index, not both. For trainer: --device cuda:N with N from "
-            "`trainer devices`.",
+            "or the device index, not both.",
+     .with_trainer = TRAINER_DEVICES,
      .pytorch = "RuntimeError: CUDA error: invalid device ordinal",
      .tensorflow = "InternalError: failed initializing StreamExecutor for CUDA device "
                    "ordinal 1: INTERNAL: failed call to cuDevicePrimaryCtxRetain: "
@@ -2012,7 +2070,9 @@ static const ErrorEntry catalog[] = {
      FAILS_NO_DEVICE},
     {FRAMEWORK(12, "tensors-on-different-devices", "Expected all tensors to be on the same device"),
      PHRASES("Expected all tensors to be on the same device",
-             "Could not satisfy explicit device specification"),
+             "Input type (torch.FloatTensor) and weight type (torch.cuda",
+             "Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor)",
+             "but expected it to be on GPU", "expected device cuda"),
      .facts = ERROR_FACT_DEVICES,
      .meaning = "One operation received tensors that live on different devices (a GPU and "
                 "the CPU, or two GPUs); frameworks do not move them implicitly for you.",
@@ -2025,14 +2085,12 @@ static const ErrorEntry catalog[] = {
      .confirm = "Print .device of every input of the failing op; the message names the two "
                 "devices.",
      .fix = "Move inputs, labels and the model to one device (x.to(device)), create new "
-            "tensors with device=x.device, register sub-layers with nn.ModuleList. trainer "
-            "places the whole model and every batch on the one --device.",
+            "tensors with device=x.device, register sub-layers with nn.ModuleList.",
+     .with_trainer = "trainer places the whole model and every batch on the one --device.",
      .pytorch = "RuntimeError: Expected all tensors to be on the same device, but found at "
                 "least two devices, cuda:0 and cpu!",
-     .tensorflow = "TensorFlow copies tensors between devices itself; the nearest error is "
-                   "\"Could not satisfy explicit device specification '/device:GPU:1' "
-                   "because no devices matching that specification are registered in this "
-                   "process\"",
+     .tensorflow = "not raised: TensorFlow copies tensors between devices itself (a GPU it "
+                   "never registered is gpu-not-registered)",
      FAILS_RUNTIME},
     {FRAMEWORK(13, "dtype-mismatch", "Expected object of scalar type Float but got Double"),
      PHRASES("Expected object of scalar type", "expected scalar type",
@@ -2048,9 +2106,9 @@ static const ErrorEntry catalog[] = {
      .confirm = "Print .dtype of the operands of the failing op; the message names both "
                 "types.",
      .fix = "Convert once at the input: x.float() / torch.from_numpy(a).float() / "
-            "tf.cast(x, tf.float32), and labels to int64 for classification. trainer "
-            "checks dtypes when it builds the graph (e.g. a u8 input into a dense layer) and "
-            "reports the layer and line before training.",
+            "tf.cast(x, tf.float32), and labels to int64 for classification.",
+     .with_trainer = "trainer checks dtypes when it builds the graph (e.g. a u8 input into a "
+                     "dense layer) and reports the layer and line before training.",
      .pytorch = "RuntimeError: Expected object of scalar type Float but got scalar type "
                 "Double for argument #2 'mat2' (newer versions: \"expected scalar type Float "
                 "but found Double\", \"mat1 and mat2 must have the same dtype\")",
@@ -2058,8 +2116,8 @@ static const ErrorEntry catalog[] = {
                    "type float32 of argument 'a'.",
      FAILS_BAD_INPUT},
     {FRAMEWORK(14, "nccl-unhandled-system-error", "NCCL error: unhandled system error"),
-     PHRASES("NCCL error: unhandled system error", "NCCL error in:",
-             "NCCL: unhandled system error"),
+     PHRASES("unhandled system error", "NCCL: unhandled system error",
+             "Error while creating shared memory segment", "failed to extend /dev/shm"),
      .related = "ncclSystemError", .facts = LIBRARY_FACTS,
      .meaning = "A collective (all-reduce, broadcast) failed because a system call NCCL "
                 "made failed: shared memory, sockets, RDMA or an allocation.",
@@ -2090,18 +2148,20 @@ static const ErrorEntry catalog[] = {
      CAUSES("pip installed the CPU-only wheel (the default index on some platforms, or a "
             "dependency pulled it in).",
             "An environment other than the intended one is active."),
-     .confirm = "`python -c \"import torch; print(torch.version.cuda)\"` prints None; "
-                "`trainer --version` prints \"CUDA: not built in\" for a CPU-only trainer.",
+     .confirm = "`python -c \"import torch; print(torch.version.cuda)\"` prints None.",
      .fix = "Install the CUDA build (pip install torch --index-url "
-            "https://download.pytorch.org/whl/cu128); for trainer, install the CUDA toolkit, "
-            "cuDNN and NCCL and rebuild with -DTRAINER_CUDA=ON.",
+            "https://download.pytorch.org/whl/cu128).",
+     .with_trainer = "`trainer --version` prints \"CUDA: not built in\" for a CPU-only "
+                     "trainer: install the CUDA toolkit, cuDNN and NCCL and rebuild with "
+                     "-DTRAINER_CUDA=ON.",
      .pytorch = "AssertionError: Torch not compiled with CUDA enabled",
      .tensorflow = "tf.test.is_built_with_cuda() is False and tf.config.list_physical_devices"
                    "('GPU') is empty; training silently runs on the CPU",
      FAILS_NO_DEVICE},
     {FRAMEWORK(16, "cudnn-failed-to-initialize", "Failed to get convolution algorithm"),
      PHRASES("Failed to get convolution algorithm", "Could not create cudnn handle",
-             "DNN library initialization failed", "cuDNN failed to initialize"),
+             "DNN library initialization failed", "cuDNN failed to initialize",
+             "Fail to find the dnn implementation", "No algorithm worked"),
      .related = "CUDNN_STATUS_INTERNAL_ERROR", .facts = LIBRARY_FACTS,
      .meaning = "cuDNN could not create its handle or find any algorithm, so the first "
                 "convolution fails. Despite the wording it is usually about memory or "
@@ -2116,12 +2176,158 @@ static const ErrorEntry catalog[] = {
      .fix = "Let the framework grow memory on demand (TensorFlow: "
             "tf.config.experimental.set_memory_growth(gpu, True) or "
             "TF_FORCE_GPU_ALLOW_GROWTH=true), free the GPU, or install the matching cuDNN.",
-     .pytorch = "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR (or "
-                "CUDNN_STATUS_NOT_INITIALIZED) at the first convolution",
+     .pytorch = "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR at the first "
+                "convolution",
      .tensorflow = "UnknownError: Failed to get convolution algorithm. This is probably "
                    "because cuDNN failed to initialize, so try looking to see if a warning "
                    "log message was printed above.",
      FAILS_RUNTIME},
+    {FRAMEWORK(17, "library-not-loaded", "Could not load dynamic library"),
+     PHRASES("cannot open shared object file", "Could not load dynamic library",
+             "Cannot dlopen some GPU libraries", "Could not find cuda drivers on your machine",
+             "Could not load library libcudnn", "DNN library is not found",
+             "Ignore above cudart dlerror", "symbol not found"),
+     .facts = LIBRARY_FACTS,
+     .meaning = "A CUDA library the framework needs (libcudart, libcublas, libcudnn, libnccl) "
+                "could not be loaded: it is missing, not on the loader's path, or another "
+                "version than the framework was built for. TensorFlow then runs on the CPU "
+                "without a GPU; PyTorch fails at import.",
+     CAUSES("The libraries are not installed in the version the framework wants: TensorFlow "
+            "asks for exact file names (libcudart.so.11.0, libcudnn.so.8), so CUDA 12 does "
+            "not satisfy a build for CUDA 11.",
+            "They are installed but the loader does not look there: a toolkit in "
+            "/usr/local/cuda-X/lib64 missing from LD_LIBRARY_PATH and ldconfig, or pip's "
+            "nvidia-* packages in another environment.",
+            "TensorFlow installed without its CUDA libraries (since 2.14: pip install "
+            "tensorflow[and-cuda]), or a CPU-only build.",
+            "Two copies in different versions: an older libcublas or libcudnn on "
+            "LD_LIBRARY_PATH shadows the framework's own (\"undefined symbol\", \"symbol not "
+            "found\").",
+            "Only TensorRT's libnvinfer is missing: a warning, and the GPU is still used."),
+     .confirm = "`ldconfig -p | grep -E 'libcudart|libcublas|libcudnn|libnccl'` lists the "
+                "versions the loader finds, `echo $LD_LIBRARY_PATH` where else it looks, and "
+                "`ldd LIBRARY | grep 'not found'` what a library (e.g. the framework's "
+                "libtorch_cuda.so) cannot find; tf.sysconfig.get_build_info() names the "
+                "CUDA and cuDNN TensorFlow was built for.",
+     .fix = "Install the versions the framework was built for where the loader finds them "
+            "(add their folder to LD_LIBRARY_PATH, or to /etc/ld.so.conf.d and run ldconfig). "
+            "TensorFlow: 1.13-2.0 CUDA 10.0 + cuDNN 7.4; 2.1-2.3 CUDA 10.1 + cuDNN 7.6; 2.4 "
+            "CUDA 11.0 + cuDNN 8.0; 2.5-2.11 CUDA 11.2 + cuDNN 8.1; 2.12-2.13 CUDA 11.8 + "
+            "cuDNN 8.6; 2.14 CUDA 11.8 + cuDNN 8.7; 2.15 CUDA 12.2 + cuDNN 8.9; 2.16-2.17 "
+            "CUDA 12.3 + cuDNN 8.9; 2.18 CUDA 12.5 + cuDNN 9.3 (on Linux, pip install "
+            "tensorflow[and-cuda] brings them). PyTorch wheels bring their own: reinstall "
+            "the wheel and remove older CUDA folders from LD_LIBRARY_PATH.",
+     .with_trainer = "`trainer --version` names the CUDA libraries trainer loaded and where "
+                     "from; `trainer doctor` compares each with the version trainer was "
+                     "built with.",
+     .pytorch = "ImportError: libcudart.so.12: cannot open shared object file: No such file "
+                "or directory (at import torch), or OSError: libcudnn.so.8: cannot open "
+                "shared object file",
+     .tensorflow = "Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: "
+                   "cannot open shared object file: No such file or directory, then \"Cannot "
+                   "dlopen some GPU libraries. ... Skipping registering GPU devices...\" "
+                   "(2.11 and later: \"Could not find cuda drivers on your machine, GPU will "
+                   "not be used.\")",
+     FAILS_NO_DEVICE},
+    {FRAMEWORK(18, "gpu-not-registered", "no devices matching that specification are registered"),
+     PHRASES("no devices matching that specification are registered",
+             "Could not satisfy explicit device specification",
+             "Cannot assign a device for operation", "Operation was explicitly assigned to",
+             "torch.cuda.is_available() is False",
+             "no supported kernel for GPU devices is available"),
+     .facts = GPU_FACTS, FINDS_GPU,
+     .meaning = "Work was placed on a GPU the framework never registered: at start-up it "
+                "found no usable GPU (or fewer than the number asked for), so "
+                "'/device:GPU:0', or a tensor saved on cuda:0, has nowhere to go.",
+     CAUSES("The framework found no GPU at start-up: its CUDA libraries did not load "
+            "(TensorFlow logs \"Cannot dlopen some GPU libraries\" above), no driver is "
+            "loaded, or CUDA_VISIBLE_DEVICES hides every GPU.",
+            "A CPU-only build of the framework (tensorflow-cpu, a CPU wheel of PyTorch).",
+            "The device number is past the GPUs this process sees ('/device:GPU:1' on a "
+            "one-GPU machine, or under CUDA_VISIBLE_DEVICES=0).",
+            "The op has no GPU kernel (\"no supported kernel for GPU devices is available\") "
+            "and soft placement is off.",
+            "A checkpoint saved on a GPU loaded where none is visible (PyTorch: torch.load "
+            "without map_location)."),
+     .confirm = "Read the start-up log above the error for the first failure (a library that "
+                "did not load, cuInit failing); tf.config.list_physical_devices('GPU') or "
+                "torch.cuda.device_count() in the same environment; nvidia-smi -L.",
+     .fix = "Fix why no GPU was registered first (see library-not-loaded and "
+            "no-nvidia-driver); use a device number below the count; "
+            "tf.config.set_soft_device_placement(True) for ops without a GPU kernel; "
+            "torch.load(..., map_location='cpu') where there is no GPU.",
+     .pytorch = "RuntimeError: Attempting to deserialize object on a CUDA device but "
+                "torch.cuda.is_available() is False. If you are running on a CPU-only "
+                "machine, please use torch.load with map_location=torch.device('cpu')",
+     .tensorflow = "InvalidArgumentError: Could not satisfy explicit device specification "
+                   "'/device:GPU:0' because no devices matching that specification are "
+                   "registered in this process; available devices: "
+                   "/job:localhost/replica:0/task:0/device:CPU:0",
+     FAILS_NO_DEVICE},
+    {FRAMEWORK(19, "nccl-watchdog-timeout", "Watchdog caught collective operation timeout"),
+     PHRASES("Watchdog caught collective operation timeout",
+             "Some NCCL operations have failed or timed out", "NCCL communicator was aborted",
+             "retrieving ncclUniqueId from", "milliseconds before timing out"),
+     .facts = ERROR_FACT_LIBRARIES,
+     .meaning = "A collective (all-reduce, broadcast, barrier) did not finish within the "
+                "process group's timeout, so the watchdog aborted the communicator and "
+                "stopped the process. The timeout is the symptom: some rank never joined "
+                "that collective.",
+     CAUSES("Another rank failed or hung first (an exception, out of memory, a stuck data "
+            "loader); its own log holds the real error.",
+            "Ranks ran different collectives or in a different order: a branch on the rank, "
+            "uneven data giving one rank an extra step, rank 0 saving or evaluating while "
+            "the others wait in a collective.",
+            "One rank is legitimately slower than the timeout allows (a long evaluation or "
+            "checkpoint on rank 0).",
+            "The network between machines stalled, or NCCL uses an interface the ranks "
+            "cannot reach each other on.",
+            "At start-up (\"retrieving ncclUniqueId ... Socket Timeout\"): rank 0 was not "
+            "reachable at MASTER_ADDR:MASTER_PORT or started late."),
+     .confirm = "The watchdog line names the collective (OpType) and its sequence number "
+                "(SeqNum): the rank whose last SeqNum is lower is the one that lagged. "
+                "NCCL_DEBUG=INFO and TORCH_DISTRIBUTED_DEBUG=DETAIL log each rank's "
+                "collectives; py-spy dump shows where a stuck rank waits.",
+     .fix = "Fix the rank that failed or went its own way; make every rank run the same "
+            "collectives in the same order (equal batches per rank, drop_last); raise the "
+            "timeout (init_process_group(timeout=...)) only for work that is really slow; "
+            "set NCCL_SOCKET_IFNAME for network trouble.",
+     .pytorch = "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1283, "
+                "OpType=ALLREDUCE, NumelIn=2049, NumelOut=2049, Timeout(ms)=1800000) ran for "
+                "1800404 milliseconds before timing out.",
+     .tensorflow = "usually a hang: MultiWorkerMirroredStrategy waits without a timeout "
+                   "unless CommunicationOptions(timeout_seconds=...) sets one",
+     FAILS_RUNTIME},
+    {FRAMEWORK(20, "driver-library-mismatch", "does not match DSO version"),
+     PHRASES("does not match DSO version", "Driver/library version mismatch",
+             "CUDA unknown error - this may be due to an incorrectly set up environment",
+             "system has unsupported display driver / cuda driver combination",
+             "API mismatch"),
+     .related = "cudaErrorSystemDriverMismatch", .facts = GPU_FACTS,
+     .meaning = "The NVIDIA kernel module that is running and the driver's libraries "
+                "(libcuda, libnvidia-ml) are different versions, so no program can use the "
+                "GPU. It follows an update; the driver is neither missing nor too old.",
+     CAUSES("The driver package was updated (often by unattended upgrades) while the old "
+            "kernel module stayed loaded: the new libraries cannot talk to it.",
+            "After suspend and resume the nvidia_uvm module is in a bad state (PyTorch: "
+            "\"CUDA unknown error - this may be due to an incorrectly set up "
+            "environment\").",
+            "A container or environment ships its own libcuda that does not match the "
+            "host's kernel module."),
+     .confirm = "`cat /proc/driver/nvidia/version` shows the loaded module's version; "
+                "nvidia-smi fails with \"Driver/library version mismatch\"; `dmesg | grep -i "
+                "nvrm` shows \"API mismatch\" with both versions.",
+     .fix = "Reboot; or, with nothing using the GPU, reload the modules: `sudo rmmod "
+            "nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia nvidia_uvm` "
+            "(after suspend, reloading nvidia_uvm alone is enough). Do not ship libcuda in "
+            "containers; hold the driver package against unattended upgrades.",
+     .pytorch = "UserWarning: CUDA initialization: CUDA unknown error - this may be due to "
+                "an incorrectly set up environment, e.g. changing env variable "
+                "CUDA_VISIBLE_DEVICES after program start. Setting the available devices to "
+                "be zero.",
+     .tensorflow = "kernel version 470.57.2 does not match DSO version 470.63.1 -- cannot "
+                   "find working devices in this configuration",
+     FAILS_NO_DEVICE},
 };
 
 enum { CATALOG_SIZE = sizeof catalog / sizeof catalog[0] };
@@ -2289,40 +2495,133 @@ static long find_phrase(const char *text, const char *needle) {
 // many unrelated messages to identify an error.
 #define SHORT_STRING_MIN 18
 
-typedef struct PasteMatch {
-    const ErrorEntry *entry;
-    long at;        // where in the text the match starts
-    int kind;       // 0 framework phrase, 1 error name, 2 library string: lower wins ties
-    size_t length;  // longer wins the remaining ties
-} PasteMatch;
-
-static void consider(PasteMatch *best, const ErrorEntry *entry, long at, int kind,
-                     size_t length) {
-    if (at < 0) return;
-    int better = !best->entry || at < best->at ||
-                 (at == best->at && (kind < best->kind ||
-                                     (kind == best->kind && length > best->length)));
-    if (better) *best = (PasteMatch){entry, at, kind, length};
+int error_entry_wordings(const ErrorEntry *e, const char **out, int max) {
+    int n = 0;
+    for (int p = 0; p < ERROR_PHRASES_MAX && e->phrases[p] && n < max; p++) out[n++] = e->phrases[p];
+    if (e->family != ERROR_FAMILY_FRAMEWORK && n < max) out[n++] = e->name;
+    if (e->old_name && n < max) out[n++] = e->old_name;
+    if (e->family == ERROR_FAMILY_CUDA_RUNTIME && strlen(e->short_string) >= SHORT_STRING_MIN &&
+        n < max)
+        out[n++] = e->short_string;
+    return n;
 }
 
-// The earliest recognizable piece wins: the first error in a log is usually the cause,
-// and the rest follow from it.
-static const ErrorEntry *search_pasted(const char *text) {
-    PasteMatch best = {NULL, 0, 0, 0};
-    for (int i = 0; i < CATALOG_SIZE; i++) {
-        const ErrorEntry *e = &catalog[i];
-        for (int p = 0; p < ERROR_PHRASES_MAX && e->phrases[p]; p++)
-            consider(&best, e, find_phrase(text, e->phrases[p]),
-                     e->family == ERROR_FAMILY_FRAMEWORK ? 0 : 2, strlen(e->phrases[p]));
-        if (e->family != ERROR_FAMILY_FRAMEWORK) {
-            consider(&best, e, find_phrase(text, e->name), 1, strlen(e->name));
-            if (e->old_name)
-                consider(&best, e, find_phrase(text, e->old_name), 1, strlen(e->old_name));
+// An error's own name is an identifier no other error shares, so it tells more than a
+// phrase of the same length ("NCCL error in:" starts every NCCL failure PyTorch reports).
+// NCCL's "Last error:" line names the cause the lines above it only report.
+enum { NAME_BONUS = 16, LAST_ERROR_BONUS = 1000 };
+
+typedef struct Ranked {
+    ErrorCandidate candidate;
+    long at;  // where the wording first occurs: earlier wins a tie
+} Ranked;
+
+static void squash(const char *text, char *out, size_t size);
+
+// TensorFlow names the driver's CUresult (CUDA_ERROR_NVLINK_UNCORRECTABLE) where the
+// catalog holds only the runtime's twin (cudaErrorNvlinkUncorrectable). The two spell the
+// same words, so a runtime entry also matches the driver spelling of its name when no
+// entry has that name. Returns where it occurs (-1 when not) and its length.
+static long find_driver_spelling(const ErrorEntry *e, const char *text, size_t *length) {
+    if (e->family != ERROR_FAMILY_CUDA_RUNTIME) return -1;
+    char mine[128], theirs[128];
+    squash(e->name, mine, sizeof mine);
+    for (const char *at = strstr(text, "CUDA_ERROR_"); at; at = strstr(at + 1, "CUDA_ERROR_")) {
+        size_t n = 0;
+        while (identifier_char(at[n])) n++;
+        if (n >= sizeof theirs || (at > text && identifier_char(at[-1])) ||
+            lookup_name_span(at, n))
+            continue;
+        memcpy(theirs, at, n);
+        theirs[n] = '\0';
+        squash(theirs, theirs, sizeof theirs);
+        if (strcmp(mine, theirs) == 0) {
+            *length = n;
+            return (long)(at - text);
         }
-        if (e->family == ERROR_FAMILY_CUDA_RUNTIME && strlen(e->short_string) >= SHORT_STRING_MIN)
-            consider(&best, e, find_phrase(text, e->short_string), 2, strlen(e->short_string));
     }
-    return best.entry;
+    return -1;
+}
+
+int error_entries_same_error(const ErrorEntry *a, const ErrorEntry *b) {
+    return a == b || (a->related && strcmp(a->related, b->name) == 0) ||
+           (b->related && strcmp(b->related, a->name) == 0) ||
+           (a->related && b->related && strcmp(a->related, b->related) == 0);
+}
+
+static int is_name(const ErrorEntry *e, const char *wording) {
+    return wording == e->name || wording == e->old_name;
+}
+
+// The entry's most specific wording in `text` (tail: the text after "Last error:", or
+// NULL); 0 when none of its wordings occurs.
+static int best_wording(const ErrorEntry *e, const char *text, const char *tail, Ranked *out) {
+    const char *wordings[ERROR_WORDINGS_MAX];
+    int count = error_entry_wordings(e, wordings, ERROR_WORDINGS_MAX), found = 0;
+    for (int w = 0; w < count; w++) {
+        long at = find_phrase(text, wordings[w]);
+        if (at < 0) continue;
+        int score = (int)strlen(wordings[w]) + (is_name(e, wordings[w]) ? NAME_BONUS : 0);
+        if (tail && find_phrase(tail, wordings[w]) >= 0) score += LAST_ERROR_BONUS;
+        if (!found || score > out->candidate.specificity ||
+            (score == out->candidate.specificity && at < out->at))
+            *out = (Ranked){{e, wordings[w], score}, at};
+        found = 1;
+    }
+    size_t length;
+    long at = find_driver_spelling(e, text, &length);
+    if (at >= 0 && (!found || (int)length + NAME_BONUS > out->candidate.specificity)) {
+        *out = (Ranked){{e, e->name, (int)length + NAME_BONUS}, at};
+        found = 1;
+    }
+    return found;
+}
+
+static int ranked_before(const Ranked *a, const Ranked *b) {
+    if (a->candidate.specificity != b->candidate.specificity)
+        return a->candidate.specificity > b->candidate.specificity;
+    return a->at < b->at;
+}
+
+// A framework entry that explains the winner for framework users ("cuDNN error:
+// CUDNN_STATUS_NOT_SUPPORTED" → cudnn-not-supported) and matched too goes first.
+static void prefer_framework_twin(Ranked *ranked, int count) {
+    if (count < 2 || ranked[0].candidate.entry->family == ERROR_FAMILY_FRAMEWORK) return;
+    const ErrorEntry *top = ranked[0].candidate.entry;
+    for (int i = 1; i < count; i++) {
+        const ErrorEntry *e = ranked[i].candidate.entry;
+        if (e->family != ERROR_FAMILY_FRAMEWORK || !error_entries_same_error(e, top)) continue;
+        Ranked moved = ranked[i];
+        memmove(&ranked[1], &ranked[0], (size_t)i * sizeof *ranked);
+        ranked[0] = moved;
+        return;
+    }
+}
+
+int error_catalog_rank(const char *text, ErrorCandidate *out, int max) {
+    if (!text) return 0;
+    long last_error = find_phrase(text, "Last error:");
+    const char *tail = last_error >= 0 ? text + last_error : NULL;
+    Ranked ranked[CATALOG_SIZE];
+    int count = 0;
+    for (int i = 0; i < CATALOG_SIZE; i++) {
+        Ranked r;
+        if (!best_wording(&catalog[i], text, tail, &r)) continue;
+        int at = count++;  // insertion sort: few entries match any one text
+        while (at > 0 && ranked_before(&r, &ranked[at - 1])) {
+            ranked[at] = ranked[at - 1];
+            at--;
+        }
+        ranked[at] = r;
+    }
+    prefer_framework_twin(ranked, count);
+    for (int i = 0; i < count && i < max; i++) out[i] = ranked[i].candidate;
+    return count;
+}
+
+static const ErrorEntry *search_pasted(const char *text) {
+    ErrorCandidate best;
+    return error_catalog_rank(text, &best, 1) > 0 ? best.entry : NULL;
 }
 
 static void trim(const char *text, char *out, size_t size) {
@@ -2363,7 +2662,7 @@ const ErrorEntry *error_catalog_find(const char *text) {
 // Lowercase without '_' and '-', so CUDA_ERROR_MEMORY_ALLOCATION meets
 // cudaErrorMemoryAllocation and cuda_error_invalid_device meets CUDA_ERROR_INVALID_DEVICE.
 static void squash(const char *text, char *out, size_t size) {
-    size_t n = 0;
+    size_t n = 0;  // out may be text: it never runs ahead of it
     for (; *text && n + 1 < size; text++)
         if (*text != '_' && *text != '-') out[n++] = (char)tolower((unsigned char)*text);
     out[n] = '\0';

@@ -36,7 +36,7 @@ enum {
 };
 
 #define ERROR_CAUSES_MAX 5
-#define ERROR_PHRASES_MAX 4
+#define ERROR_PHRASES_MAX 8
 
 typedef struct ErrorEntry {
     ErrorFamily family;
@@ -47,12 +47,16 @@ typedef struct ErrorEntry {
     const char *meaning;
     const char *causes[ERROR_CAUSES_MAX];  // most common first; NULL after the last
     const char *confirm;
-    const char *fix;
+    const char *fix;            // framework-neutral: what anyone hitting it can do
+    const char *with_trainer;   // the steps that only apply to trainer; NULL when none
     const char *pytorch;       // how PyTorch words this failure
     const char *tensorflow;    // how TensorFlow words it
     int poisons_context;       // the CUDA context is unusable: the process must restart
     StatusCode status;         // what trainer returns when it hits this error
     unsigned facts;            // ERROR_FACT_* bits
+    // The error is about finding or opening a GPU, so a machine without a driver (or
+    // with every GPU hidden) explains it whatever its details say: the verdict.
+    int finds_gpu;
     // Text that identifies the entry inside a pasted message, matched case-insensitively
     // (framework messages, NCCL strings); runtime short strings are matched too.
     const char *phrases[ERROR_PHRASES_MAX];
@@ -73,9 +77,30 @@ const ErrorEntry *error_catalog_lookup_name(const char *name);
 // Every entry `text` may mean, into found[0..max), returning how many matched (which may
 // exceed max): a name ("cudaErrorInvalidDevice"), a code with an optional family
 // ("cuda:101", "cudnn:9" in cuDNN 8 numbering, "101"), or a pasted message, where the
-// match that starts earliest wins (a framework phrase, an error name, a runtime string).
-// Only a bare number that several families use yields more than one.
+// most specific wording wins (error_catalog_rank). Only a bare number that several
+// families use yields more than one.
 int error_catalog_search(const char *text, const ErrorEntry **found, int max);
+// A pasted message's candidates, most specific first: each entry once, with the wording
+// of it that matched and that wording's specificity. Specificity grows with the wording's
+// length; an error's own name (CUDNN_STATUS_NOT_SUPPORTED) counts more than a phrase of
+// the same length, and a wording on the lines after NCCL's "Last error:" more than
+// anything before it (it names the cause the lines above only report). Where a framework
+// entry explains the winning library error for framework users (its `related`), and
+// matched too, it comes first. Returns how many entries matched (which may exceed max).
+typedef struct ErrorCandidate {
+    const ErrorEntry *entry;
+    const char *wording;  // the phrase, name or string that matched
+    int specificity;
+} ErrorCandidate;
+int error_catalog_rank(const char *text, ErrorCandidate *out, int max);
+// Every wording a pasted message is matched against for `entry`, into out[0..max):
+// its phrases, its names and (runtime errors) its library string when it is distinctive.
+#define ERROR_WORDINGS_MAX (ERROR_PHRASES_MAX + 3)
+int error_entry_wordings(const ErrorEntry *entry, const char **out, int max);
+// 1 when a and b are the same error told another way: a runtime error and its driver
+// twin, a framework message and the library error behind it.
+int error_entries_same_error(const ErrorEntry *a, const ErrorEntry *b);
+
 // The one entry `text` means; NULL when none or ambiguous.
 const ErrorEntry *error_catalog_find(const char *text);
 // A catalog name close to `text` ("did you mean"); NULL when none is close.

@@ -966,6 +966,28 @@ size_t layer_activation_bytes(const Layer *l, int training) {
     return bytes;
 }
 
+// Labels past the model's classes are a data error unless they run on without a gap: a
+// stray 12 beside a 10-class model is a wrong label (setting units=13 would invent three
+// classes), while 5 to 9 all present beside a 5-class model says the model is too small.
+static void label_range_hint(const Dataset *ds, int classes, Status *st) {
+    int present[256] = {0}, outside = 0, runs_on = 1;
+    for (int i = 0; i < ds->count; i++) {
+        present[ds->labels[i]] = 1;
+        outside += ds->labels[i] >= classes;
+    }
+    for (int label = classes; label <= ds->label_max; label++) runs_on &= present[label];
+    if (runs_on)
+        status_hint(st, "if the data has %d classes, set units=%d on the last dense layer; "
+                    "otherwise fix the %d sample(s) labelled %d to %d", ds->label_max + 1,
+                    ds->label_max + 1, outside, classes, ds->label_max);
+    else
+        status_hint(st, "fix the data first: %d of %d samples have labels outside 0 to %d, "
+                    "with gaps below %d, so they look like wrong labels, not more classes; "
+                    "only if the data really has %d classes, set units=%d on the last "
+                    "dense layer", outside, ds->count, classes - 1, ds->label_max,
+                    ds->label_max + 1, ds->label_max + 1);
+}
+
 int graph_check_dataset(const Graph *g, const Dataset *ds, const char *what, Status *st) {
     Shape sample = shape_make3(ds->channels, ds->height, ds->width);
     const Shape *expected = &g->input->out_shape;
@@ -992,7 +1014,7 @@ int graph_check_dataset(const Graph *g, const Dataset *ds, const char *what, Sta
                        "but the model's last layer '%s' gives %d class scores", what,
                        ds->label_max, first, first < ds->count ? ds->labels[first] : -1,
                        scores->name, classes);
-        status_hint(st, "set units=%d on the last dense layer", ds->label_max + 1);
+        label_range_hint(ds, classes, st);
         // What PyTorch would have stopped with, later and without the values.
         snprintf(st->error_name, sizeof st->error_name, "device-side-assert");
         return STATUS_BAD_INPUT;

@@ -111,8 +111,8 @@ static int bad_label(const BatchSource *s, int sample, Status *st) {
     status_fail(st, STATUS_BAD_INPUT, "sample %d of %s has label %d, but the model has %d "
                 "classes (labels 0 to %d)", sample, s->dataset->source, label, s->classes,
                 s->classes - 1);
-    status_hint(st, "fix the labels, or give the last layer units=%d to have %d classes",
-                label + 1, label + 1);
+    status_hint(st, "fix the label first; only if the data really has %d classes, give the "
+                "last layer units=%d", label + 1, label + 1);
     snprintf(st->error_name, sizeof st->error_name, "device-side-assert");
     return STATUS_BAD_INPUT;
 }

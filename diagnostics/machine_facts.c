@@ -3,10 +3,12 @@
 // `trainer --version` print.
 #include "diagnostics/machine_facts.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 // ---- the visible GPUs and the CUDA versions ---------------------------------------------
 
@@ -114,4 +116,53 @@ void error_catalog_machine_facts(const ErrorEntry *entry, ErrorFacts *facts) {
         // the device list would only repeat it.
         if (!(entry && entry->poisons_context)) devices_fact(facts);
     }
+}
+
+// ---- the verdict ----------------------------------------------------------------------------
+
+// Whether an NVIDIA driver is loaded: the CUDA backend asks the driver itself; without the
+// backend (a build without CUDA, or trainer_cuda.so not loading) the kernel module's file
+// tells, or WSL's GPU device, where the driver has no kernel module of its own.
+static int driver_loaded(void) {
+    CudaVersions v;
+    machine_cuda_versions(&v);
+    if (v.built_with_cuda && !machine_cuda_unavailable()) return v.driver_version != 0;
+    return access("/proc/driver/nvidia/version", F_OK) == 0 || access("/dev/dxg", F_OK) == 0;
+}
+
+// CUDA_VISIBLE_DEVICES lists GPUs until the first entry that is not one: empty, "-1", or
+// SLURM's "NoDevFiles" hide them all.
+static int hides_every_gpu(const char *visible) {
+    if (!visible) return 0;
+    while (*visible == ' ') visible++;
+    return !isdigit((unsigned char)*visible) && strncmp(visible, "GPU-", 4) != 0 &&
+           strncmp(visible, "MIG-", 4) != 0;
+}
+
+int error_catalog_verdict(const ErrorEntry *entry, ErrorVerdict *v) {
+    memset(v, 0, sizeof *v);
+    if (!entry || !entry->finds_gpu) return 0;
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (!driver_loaded()) {
+        snprintf(v->cause, sizeof v->cause,
+                 "No NVIDIA driver is loaded on this machine (/proc/driver/nvidia/version does "
+                 "not exist), so no program here can use a GPU: if the error came from this "
+                 "machine, the missing driver is the cause, whatever device the message "
+                 "names.");
+        v->next[v->next_count++] = "nvidia-smi";
+    } else if (hides_every_gpu(visible)) {
+        char shown[64];
+        snprintf(shown, sizeof shown, "%s", visible);
+        for (char *c = shown; *c; c++)
+            if (!isprint((unsigned char)*c)) *c = '?';
+        snprintf(v->cause, sizeof v->cause,
+                 "CUDA_VISIBLE_DEVICES=\"%s\" hides every GPU from programs started here: if "
+                 "the error came from this machine, that is the cause.", shown);
+        v->next[v->next_count++] = "unset CUDA_VISIBLE_DEVICES";
+        v->next[v->next_count++] = "nvidia-smi -L";
+    } else {
+        return 0;
+    }
+    v->next[v->next_count++] = "trainer doctor";
+    return 1;
 }

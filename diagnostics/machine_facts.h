@@ -31,4 +31,16 @@ typedef struct ErrorFacts {
 } ErrorFacts;
 void error_catalog_machine_facts(const ErrorEntry *entry, ErrorFacts *facts);
 
+// When this machine's facts decide the cause of an entry that is about finding a GPU
+// (finds_gpu): no NVIDIA driver is loaded here, or CUDA_VISIBLE_DEVICES hides every GPU.
+// The verdict in words and the commands to run next, first one first; 0 when the facts
+// decide nothing.
+#define ERROR_VERDICT_NEXT_MAX 3
+typedef struct ErrorVerdict {
+    char cause[400];
+    const char *next[ERROR_VERDICT_NEXT_MAX];
+    int next_count;
+} ErrorVerdict;
+int error_catalog_verdict(const ErrorEntry *entry, ErrorVerdict *verdict);
+
 #endif

@@ -310,6 +310,9 @@ static void print_error_explanation(const ErrorEntry *entry, const Status *st) {
     // Caught before, the hint is the fix: the catalog's would restart a healthy process.
     if (!caught_before && strncmp(st->hint, entry->fix, sizeof st->hint - 1) != 0)
         fprintf(stderr, "  fix: %s\n", entry->fix);
+    // The catalog's advice is for anyone; the steps that only apply to trainer follow.
+    if (entry->with_trainer && !caught_before)
+        fprintf(stderr, "  with trainer: %s\n", entry->with_trainer);
     if (entry->poisons_context && !caught_before)
         fputs("  the CUDA context is now unusable: the process must restart (with --checkpoint "
               "DIR, --resume DIR continues from the last checkpoint)\n", stderr);

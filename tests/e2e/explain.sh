@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# `trainer explain` (issue 5): every entry of `explain --list` explains by its name and by
-# its code with exit 0; a framework message pasted whole finds its entry; a typo gets a
-# "did you mean"; an ambiguous number lists the candidates; no argument is a usage error.
-# Needs no GPU and no dataset.
+# `trainer explain` (issues 5 and 37): every entry of `explain --list` explains by its name
+# and by its code with exit 0, and in at most 8 lines with --short; a framework message
+# pasted whole finds its entry, and the entries that were close are named; on a machine
+# without a driver the verdict comes first with the commands to run next; the wordings
+# table in docs/cuda-errors.md is the catalog's; a typo gets a "did you mean"; an
+# ambiguous number lists the candidates; no argument is a usage error. Needs no GPU and no
+# dataset (the verdict transcript needs a machine without an NVIDIA driver).
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 run "$TRAINER" explain --list
@@ -24,7 +27,7 @@ else fail "--list has at least 150 entries" "found $total"; fi
 # explanations, so it points TRAINER_CUDA_MODULE nowhere and the facts say it did not load.
 # The checks after it ask the real machine.
 no_backend="$work/no-backend/trainer_cuda.so"
-bad_name=0 bad_code=0 index=0
+bad_name=0 bad_code=0 bad_short=0 index=0
 while read -r code name; do
     index=$((index + 1))
     TRAINER_CUDA_MODULE="$no_backend" "$TRAINER" explain "$name" </dev/null >"$work/name.out" \
@@ -32,10 +35,22 @@ while read -r code name; do
     rc=$?
     if [ "$rc" -ne 0 ] || ! head -n 1 "$work/name.out" | grep -qF -- "$name " ||
         ! grep -q '^What it means$' "$work/name.out" ||
-        ! grep -q '^How PyTorch words it$' "$work/name.out" ||
-        ! grep -q '^How TensorFlow words it$' "$work/name.out"; then
+        ! grep -q '^  PyTorch: ' "$work/name.out" ||
+        ! grep -q '^  TensorFlow: ' "$work/name.out"; then
         echo "    explain $name: exit $rc"; sed 's/^/      | /' "$work/name.err" | head -n 5
         bad_name=$((bad_name + 1))
+    fi
+    if [ $((index % 4)) -eq 1 ] || [[ $code == framework:* ]]; then
+        TRAINER_CUDA_MODULE="$no_backend" "$TRAINER" explain --short "$name" </dev/null \
+            >"$work/short.out" 2>/dev/null
+        short_rc=$?
+        lines=$(wc -l <"$work/short.out")
+        if [ "$short_rc" -ne 0 ] || [ "$lines" -gt 8 ] || [ "$lines" -lt 3 ] ||
+            ! head -n 1 "$work/short.out" | grep -qF -- "$name (" ||
+            ! grep -q '^  Next: ' "$work/short.out"; then
+            echo "    explain --short $name: $lines lines"; sed 's/^/      | /' "$work/short.out"
+            bad_short=$((bad_short + 1))
+        fi
     fi
     [ $((index % 4)) -eq 1 ] || continue
     TRAINER_CUDA_MODULE="$no_backend" "$TRAINER" explain "$code" </dev/null >"$work/code.out" \
@@ -51,6 +66,74 @@ else rc=1 out="" err=""; fail "every listed name explains with exit 0" "$bad_nam
 ran="trainer explain CODE, for every fourth of the $total entries"
 if [ "$bad_code" -eq 0 ]; then pass "listed codes explain the same entries"
 else rc=1 out="" err=""; fail "listed codes explain the same entries" "$bad_code failed"; fi
+ran="trainer explain --short NAME, for every framework entry and every fourth other"
+if [ "$bad_short" -eq 0 ]; then pass "--short is 3 to 8 lines, ending with the next command"
+else rc=1 out="" err=""; fail "--short is 3 to 8 lines, ending with the next command" "$bad_short failed"; fi
+
+# The verdict, on a machine without an NVIDIA driver (as CI's): the missing driver, not the
+# ordinal, is the cause here, and it says so first, then what to run next.
+if [ -e /proc/driver/nvidia/version ] || [ -e /dev/dxg ]; then
+    echo "skip - the no-driver transcripts need a machine without an NVIDIA driver"
+    # With a driver, CUDA_VISIBLE_DEVICES=-1 hiding every GPU is what decides.
+    CUDA_VISIBLE_DEVICES=-1 run "$TRAINER" explain --short "RuntimeError: No CUDA GPUs are available"
+    expect_in out 'Cause here: CUDA_VISIBLE_DEVICES="-1" hides every GPU' \
+        "an empty GPU list is the verdict where a driver is loaded"
+    expect_in out 'Next: `unset CUDA_VISIBLE_DEVICES`, then `nvidia-smi -L`, then `trainer doctor`' \
+        "with the commands to run next"
+else
+    run env -u CUDA_VISIBLE_DEVICES "$TRAINER" explain --short "CUDA error: invalid device ordinal"
+    expect_rc 0 "explain --short on a machine without a driver"
+    want='invalid-device-ordinal (framework:11): The framework was asked for a GPU number this
+process cannot see.
+  Cause here: No NVIDIA driver is loaded on this machine (/proc/driver/nvidia/version does
+              not exist), so no program here can use a GPU: if the error came from this
+              machine, the missing driver is the cause, whatever device the message names.
+  Next: `nvidia-smi`, then `trainer doctor`'
+    if [ "$out" = "$want" ]; then pass "the --short transcript: meaning, verdict, next commands"
+    else fail "the --short transcript: meaning, verdict, next commands" \
+        "$(diff <(echo "$want") <(echo "$out") | head -n 20)"; fi
+
+    run "$TRAINER" explain "RuntimeError: CUDA error: invalid device ordinal"
+    sections=$(grep -E '^[A-Z][A-Za-z ]+$' <<<"$out" | head -n 2 | tr '\n' '|')
+    if [ "$sections" = "Verdict for this machine|What it means|" ]; then
+        pass "the full explanation starts with the verdict"
+    else fail "the full explanation starts with the verdict" "sections: $sections"; fi
+    expect_in out '  Next: `nvidia-smi`, then `trainer doctor`' "it names the commands to run next"
+    run "$TRAINER" explain --json "No CUDA GPUs are available"
+    expect_in out '"next": ["nvidia-smi", "trainer doctor"]' "--json carries the verdict"
+    # An error about something else than finding a GPU gets no verdict.
+    run "$TRAINER" explain "RuntimeError: CUDA error: device-side assert triggered"
+    expect_no_match out '^Verdict for this machine$' "a device-side assert gets no verdict"
+fi
+
+# PyTorch's NCCL paste starts with the catch-all "NCCL error in:"; the "Last error:" line
+# names the cause, and the entry the rest of the paste matched is named as close.
+run "$TRAINER" explain "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, internal error - please report this issue to the NCCL developers, NCCL version 2.18.1
+ncclInternalError: Internal check failed.
+Last error:
+Error while creating shared memory segment /dev/shm/nccl-Qmt3Ls (size 9637888)"
+expect_match out '^nccl-unhandled-system-error ' "the Last error: line decides the entry"
+expect_in out '  recognised by: "Error while creating shared memory segment"' \
+    "it says which wording decided"
+expect_in out '  also matched: ncclInternalError (by "internal error - please report' \
+    "the entry that was close is named"
+
+# Advice for everyone, then trainer's own steps under their own heading.
+run "$TRAINER" explain cudaErrorIllegalAddress
+expect_match out '^With trainer$' "trainer's steps have their own heading"
+expect_in out '`trainer train MODEL --resume DIR`' "the resume step is there"
+if sed -n '/^With trainer$/q;p' <<<"$out" | grep -q -- '--resume'; then
+    fail "no trainer step above its heading"; else pass "no trainer step above its heading"; fi
+
+# docs/cuda-errors.md's table of wordings is the catalog's, as --list-wordings prints it.
+run "$TRAINER" explain --list-wordings
+expect_rc 0 "explain --list-wordings"
+doc="$(dirname "${BASH_SOURCE[0]}")/../../docs/cuda-errors.md"
+table=$(sed -n '/^<!-- wordings: generated by `trainer explain --list-wordings` -->$/,/^<!-- end of wordings -->$/p' "$doc" |
+    sed '1d;$d')
+if [ -n "$table" ] && [ "$table" = "$out" ]; then pass "docs/cuda-errors.md's wordings table matches the catalog"
+else fail "docs/cuda-errors.md's wordings table matches the catalog" \
+    "regenerate it with trainer explain --list-wordings; diff: $(diff <(echo "$table") <(echo "$out") | head -n 10)"; fi
 
 # A PyTorch out-of-memory traceback, pasted whole.
 oom='Traceback (most recent call last):

@@ -83,6 +83,10 @@ expect_match out "^trainer: error: lab-bad-label.model:2:1: .*gives 10 class sco
     "the diagnosis names the class count and the layer's line"
 expect_match out 'index 6 has label 12; the model has 10 classes' \
     "the offending sample index, its label and the class count are named"
+# One stray 12 among labels 1 to 9 is a wrong label, not three more classes: the hint says
+# to fix the data first, and widening the layer comes second.
+expect_match out '^  hint: fix the data first: 1 of 8 samples have labels outside 0 to 9' \
+    "the hint puts fixing the data first"
 
 run "$TRAINER" lab dtype-mismatch
 expect_rc 0 "lab dtype-mismatch runs"

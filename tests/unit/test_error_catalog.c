@@ -1,9 +1,12 @@
-// The error catalog (core/error_catalog.c): every entry is complete and findable, its
+// The error catalog (base/error_catalog.c): every entry is complete and findable, its
 // numbers are the ones in the CUDA 13.0 / cuDNN 9.19 / NCCL 2.28 headers, every cuBLAS,
-// cuDNN and NCCL status is there, and framework messages are found inside pasted text.
+// cuDNN and NCCL status is there, framework messages are found inside pasted text, every
+// text of the routing corpus (explain_corpus.tsv) reaches its expected entry, advice for
+// everyone names no trainer step, and the verdict speaks only where the facts decide.
 // Runs without a GPU and in a build without CUDA; a CUDA build also checks names and
 // strings against the libraries' own cudaGetErrorName / cudaGetErrorString.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -382,7 +385,12 @@ static void framework_messages_are_found_in_pasted_text(void) {
         for (int p = 0; p < ERROR_PHRASES_MAX && e->phrases[p]; p++) {
             char line[1024];
             snprintf(line, sizeof line, "RuntimeError: %s (details follow)", e->phrases[p]);
-            expect_pasted(line, e->name);
+            const ErrorEntry *found = error_catalog_find(line);
+            if (!found || !error_entries_same_error(found, e)) {
+                fprintf(stderr, "%s's phrase \"%s\" finds %s\n", e->name, e->phrases[p],
+                        found ? found->name : "nothing");
+                CHECK(0);
+            }
         }
     }
     expect_pasted("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 "
@@ -426,6 +434,142 @@ static void framework_messages_are_found_in_pasted_text(void) {
     expect_pasted("cudaErrorAssert", "cudaErrorAssert");
 }
 
+// ---- the routing corpus (tests/unit/explain_corpus.tsv) ---------------------------------
+
+// "\n" and "\t" in a corpus line are a line break and a tab of the pasted text.
+static void unescape(const char *in, char *out, size_t size) {
+    size_t n = 0;
+    for (; *in && n + 1 < size; in++) {
+        if (in[0] == '\\' && (in[1] == 'n' || in[1] == 't')) {
+            out[n++] = in[1] == 'n' ? '\n' : '\t';
+            in++;
+        } else if (*in != '\n' && *in != '\r') {
+            out[n++] = *in;
+        }
+    }
+    out[n] = '\0';
+}
+
+// Routes one corpus text; 1 when it reached `expected`, else says where it went.
+static int routes_to(int line, const char *expected, const char *text) {
+    ErrorCandidate got[3];
+    int count = error_catalog_rank(text, got, 3);
+    if (count > 0 && strcmp(got[0].entry->name, expected) == 0) return 1;
+    fprintf(stderr, "corpus line %d: expected %s, got %s", line, expected,
+            count ? got[0].entry->name : "nothing");
+    if (count) fprintf(stderr, " (by \"%s\", specificity %d)", got[0].wording, got[0].specificity);
+    for (int i = 1; i < count && i < 3; i++)
+        fprintf(stderr, "; then %s (\"%s\", %d)", got[i].entry->name, got[i].wording,
+                got[i].specificity);
+    fprintf(stderr, "\n    text: %.160s\n", text);
+    return 0;
+}
+
+static void corpus_routes_every_text(void) {
+    const char *path = TRAINER_SOURCE_DIR "/tests/unit/explain_corpus.tsv";
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "cannot open %s\n", path);
+        CHECK(0);
+        return;
+    }
+    char raw[8192], text[8192];
+    int line = 0, total = 0, routed = 0, expected_known = 1;
+    while (fgets(raw, sizeof raw, f)) {
+        line++;
+        char *tab = strchr(raw, '\t');
+        if (raw[0] == '#' || !tab) continue;
+        *tab = '\0';
+        if (!error_catalog_lookup_name(raw)) {
+            fprintf(stderr, "corpus line %d: no entry named %s\n", line, raw);
+            expected_known = 0;
+        }
+        unescape(tab + 1, text, sizeof text);
+        total++;
+        routed += routes_to(line, raw, text);
+    }
+    fclose(f);
+    fprintf(stderr, "corpus: %d of %d texts routed to their expected entry\n", routed, total);
+    CHECK(expected_known);
+    CHECK(total >= 80);
+    CHECK_INT_EQ(routed, total);
+}
+
+// An entry's own "How PyTorch / TensorFlow words it" must lead back to it, or to the same
+// error told another way. Fields that quote no message ("not raised", "rarely seen") route
+// nowhere.
+static void every_entry_routes_its_own_wordings(void) {
+    int bad = 0;
+    for (int i = 0; i < error_catalog_count(); i++) {
+        const ErrorEntry *e = error_catalog_at(i);
+        const char *fields[2] = {e->pytorch, e->tensorflow};
+        for (int f = 0; f < 2; f++) {
+            ErrorCandidate got;
+            if (error_catalog_rank(fields[f], &got, 1) == 0) continue;
+            if (error_entries_same_error(got.entry, e)) continue;
+            fprintf(stderr, "%s's %s wording leads to %s (by \"%s\"): %.120s\n", e->name,
+                    f ? "TensorFlow" : "PyTorch", got.entry->name, got.wording, fields[f]);
+            bad++;
+        }
+    }
+    CHECK_INT_EQ(bad, 0);
+}
+
+// Every framework entry quotes at least one real message that leads back to it.
+static void framework_entries_quote_a_message_that_finds_them(void) {
+    for (int i = 0; i < error_catalog_count(); i++) {
+        const ErrorEntry *e = error_catalog_at(i);
+        if (e->family != ERROR_FAMILY_FRAMEWORK) continue;
+        ErrorCandidate a, b;
+        int by_pytorch = error_catalog_rank(e->pytorch, &a, 1) > 0 && a.entry == e;
+        int by_tensorflow = error_catalog_rank(e->tensorflow, &b, 1) > 0 && b.entry == e;
+        if (!by_pytorch && !by_tensorflow) {
+            fprintf(stderr, "%s: neither its PyTorch nor its TensorFlow wording finds it\n",
+                    e->name);
+            CHECK(0);
+        }
+    }
+}
+
+// Advice for anyone (meaning, causes, confirm, fix) names no trainer command or option:
+// those go under "With trainer" (with_trainer), so a PyTorch or TensorFlow user is not
+// told to run `trainer check MODEL` or pass --resume.
+static void advice_is_framework_neutral(void) {
+    static const char *const trainer_only[] = {"trainer", "--batch", "--device", "--resume",
+                                               "--memory-limit", "--sync-check",
+                                               "--checkpoint", "--save"};
+    for (int i = 0; i < error_catalog_count(); i++) {
+        const ErrorEntry *e = error_catalog_at(i);
+        const char *texts[3 + ERROR_CAUSES_MAX] = {e->meaning, e->confirm, e->fix};
+        for (int c = 0; c < ERROR_CAUSES_MAX; c++) texts[3 + c] = e->causes[c];
+        for (int t = 0; t < 3 + ERROR_CAUSES_MAX; t++)
+            for (int w = 0; texts[t] && w < COUNT_OF(trainer_only); w++)
+                if (strstr(texts[t], trainer_only[w])) {
+                    fprintf(stderr, "%s: \"%s\" in advice meant for everyone: %.100s\n",
+                            e->name, trainer_only[w], texts[t]);
+                    CHECK(0);
+                }
+    }
+}
+
+// A catch-all prefix loses to the wording that names the cause, and the runner-up is told.
+static void the_most_specific_wording_wins(void) {
+    ErrorCandidate got[4];
+    int count = error_catalog_rank(
+        "NCCL error in: ProcessGroupNCCL.cpp:1275, invalid usage, NCCL version 2.14.3\n"
+        "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+        "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000", got, 4);
+    CHECK(count >= 1);
+    CHECK(count >= 1 && strcmp(got[0].entry->name, "ncclInvalidUsage") == 0);
+    CHECK(count >= 1 && strcmp(got[0].wording, "Duplicate GPU detected") == 0);
+    // A framework entry that explains the winning library error comes first.
+    count = error_catalog_rank("E cuda_dnn.cc:329] Could not create cudnn handle: "
+                               "CUDNN_STATUS_INTERNAL_ERROR", got, 4);
+    CHECK(count >= 2);
+    CHECK(count >= 2 && strcmp(got[0].entry->name, "cudnn-failed-to-initialize") == 0);
+    CHECK(count >= 2 && strcmp(got[1].entry->name, "CUDNN_STATUS_INTERNAL_ERROR") == 0);
+}
+
 static void codes_and_numbers(void) {
     const ErrorEntry *found[8];
     // 2 is out of memory in the runtime (and its driver twin), and a system error in NCCL.
@@ -467,6 +611,30 @@ static void machine_facts_say_something(void) {
     CHECK_INT_EQ(facts.count, 0);
 }
 
+// The verdict speaks only for errors about finding a GPU, and then only when this
+// machine's facts decide: here, without a driver, they always do.
+static void verdict_only_where_the_facts_decide(void) {
+    ErrorVerdict v;
+    CHECK_INT_EQ(error_catalog_verdict(error_catalog_lookup_name("dtype-mismatch"), &v), 0);
+    CHECK_INT_EQ(error_catalog_verdict(error_catalog_lookup_name("cuda-out-of-memory"), &v), 0);
+    CHECK_INT_EQ(error_catalog_verdict(NULL, &v), 0);
+    FILE *module = fopen("/proc/driver/nvidia/version", "r");
+    FILE *wsl = fopen("/dev/dxg", "r");
+    if (module || wsl) {
+        if (module) fclose(module);
+        if (wsl) fclose(wsl);
+        return;  // a driver is loaded: whether a verdict comes depends on the GPUs here
+    }
+    const char *finding[] = {"invalid-device-ordinal", "cudaErrorNoDevice", "gpu-not-registered",
+                             "no-nvidia-driver", "driver-too-old", "CUDA_ERROR_INVALID_DEVICE"};
+    for (int i = 0; i < COUNT_OF(finding); i++) {
+        CHECK_INT_EQ(error_catalog_verdict(error_catalog_lookup_name(finding[i]), &v), 1);
+        CHECK_CONTAINS(v.cause, "No NVIDIA driver is loaded on this machine");
+        CHECK_INT_EQ(v.next_count, 2);
+        CHECK(strcmp(v.next[0], "nvidia-smi") == 0 && strcmp(v.next[1], "trainer doctor") == 0);
+    }
+}
+
 int main(void) {
     every_entry_is_complete();
     names_and_codes_are_unique();
@@ -477,8 +645,14 @@ int main(void) {
 #endif
     status_codes_and_poisoning_follow_the_docs();
     framework_messages_are_found_in_pasted_text();
+    corpus_routes_every_text();
+    every_entry_routes_its_own_wordings();
+    framework_entries_quote_a_message_that_finds_them();
+    the_most_specific_wording_wins();
+    advice_is_framework_neutral();
     codes_and_numbers();
     near_misses_get_a_suggestion();
     machine_facts_say_something();
+    verdict_only_where_the_facts_decide();
     return test_exit_code("test_error_catalog");
 }
