@@ -202,18 +202,7 @@ fi
 
 # ---- the results file: in the run's results folder on a GPU ----------------------------
 source bench/results_folder.sh
-if [ -z "$results" ] && [ "$device" != cpu ]; then
-  folder=$(results_folder) || die "cannot make the results folder under $(results_root)"
-  results=$folder/compare-gpu.tsv
-  results_folder_record "$folder" "$command_line" "$trainer" "$python" ||
-    die "cannot write the versions, command and commit into $folder"
-elif [ -z "$results" ]; then
-  results=$(mktemp "${TMPDIR:-/tmp}/compare_gpu.XXXXXX") || die "cannot make a results file"
-  mv "$results" "$results.tsv" && results=$results.tsv
-fi
-log=${results%.tsv}.log
-: >"$results" 2>/dev/null || die "cannot write $results"
-: >"$log"
+results_open compare-gpu "$command_line" "$trainer" "$python"
 
 # emit FIELD...: one tab-separated record; tabs and newlines inside a field become spaces.
 emit() {

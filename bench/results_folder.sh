@@ -55,3 +55,22 @@ results_folder_record() {
     "$python" bench/torch_train.py --versions --device auto 2>&1 | tail -n 1
   } >"$folder/versions.txt"
 }
+
+# results_open NAME COMMAND TRAINER PYTHON: sets $results (the tsv) and $log beside it, both
+# emptied. Unless $results is already set: a GPU run's go into today's results folder (its
+# versions, command and commit recorded), a CPU run's into a new file under $TMPDIR.
+results_open() {
+  local name=$1 command=$2 trainer=$3 python=$4 folder
+  if [ -z "${results:-}" ] && [ "$device" != cpu ]; then
+    folder=$(results_folder) || die "cannot make the results folder under $(results_root)"
+    results=$folder/$name.tsv
+    results_folder_record "$folder" "$command" "$trainer" "$python" ||
+      die "cannot write the versions, command and commit into $folder"
+  elif [ -z "${results:-}" ]; then
+    results=$(mktemp "${TMPDIR:-/tmp}/$name.XXXXXX") || die "cannot make a results file"
+    mv "$results" "$results.tsv" && results=$results.tsv
+  fi
+  log=${results%.tsv}.log
+  : >"$results" 2>/dev/null || die "cannot write $results"
+  : >"$log"
+}

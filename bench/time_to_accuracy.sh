@@ -97,18 +97,7 @@ else
 fi
 
 source bench/results_folder.sh
-if [ -z "$results" ] && [ "$device" != cpu ]; then
-  folder=$(results_folder) || die "cannot make the results folder under $(results_root)"
-  results=$folder/race.tsv
-  results_folder_record "$folder" "$command_line" "$trainer" "$python" ||
-    die "cannot write the versions, command and commit into $folder"
-elif [ -z "$results" ]; then
-  results=$(mktemp "${TMPDIR:-/tmp}/race.XXXXXX") || die "cannot make a results file"
-  mv "$results" "$results.tsv" && results=$results.tsv
-fi
-log=${results%.tsv}.log
-: >"$results" 2>/dev/null || die "cannot write $results"
-: >"$log"
+results_open race "$command_line" "$trainer" "$python"
 
 emit() { (IFS=$'\t'; printf '%s\n' "$*") >>"$results"; }
 gpu=$(timeout 60 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null |
