@@ -20,6 +20,10 @@ static int find_option(const Command *cmd, const char *name, size_t length) {
     return -1;
 }
 
+int find_option_spec(const Command *cmd, const char *name) {
+    return find_option(cmd, name, strlen(name)) >= 0;
+}
+
 // args_parse made room for every argument, so none can overflow it.
 static void add_positional(const char *arg, ParsedArgs *out) {
     out->positionals[out->positional_count++] = arg;

@@ -81,7 +81,15 @@ void print_rank_notice(int rank, int ranks, const char *host, const char *line);
 // print_notice of one line, as a library's on_notice callback takes it (user unused).
 void print_notice_line(void *user, const char *line);
 
-// Read and build the model named by the first positional argument.
+// The folder of the bundled .model files: share/trainer/models beside an installed binary,
+// else the source tree's models/ of this build; NULL when neither is there.
+const char *bundled_models_folder(char *out, size_t size);
+// The model file `typed` names: itself when it exists or holds a '/', else the bundled
+// model of that name ("mlp" or "mlp.model") in bundled_models_folder (when there is one).
+const char *resolve_model_path(const char *typed, char *out, size_t size);
+// Whether cmd lists the option `name`.
+int find_option_spec(const Command *cmd, const char *name);
+// Read and build the model named by the first positional argument (resolve_model_path).
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
                RunConfig *config, Status *st);
 // --device, --memory-limit, --memory-mode, --threads.
@@ -266,6 +274,12 @@ int cuda_graph_from_args(const Command *cmd, const ParsedArgs *args, CudaGraphMo
     {"--cuda-graph", "off|auto|on", "replay each training step from a CUDA Graph (default "  \
                                     "off; auto: where the run allows it, on: refused "      \
                                     "without a GPU; docs/cli.md)"}
+
+// The man page, in roff, from the commands' help texts (tools/man_page.c).
+void print_man_page(FILE *out, const Command *const *commands, int count);
+// A completion script for `shell` ("bash" or "zsh"); another name is STATUS_BAD_INPUT.
+int print_completion(FILE *out, const char *shell, const Command *const *commands, int count,
+                     Status *st);
 
 int run_train(const Command *cmd, const ParsedArgs *args);
 int run_eval(const Command *cmd, const ParsedArgs *args);

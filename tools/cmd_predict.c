@@ -472,7 +472,10 @@ int run_predict(const Command *cmd, const ParsedArgs *args) {
     ModelFile file;
     Graph g;
     PredictRun run = {.args = args, .g = &g};
-    if (model_file_read(args->positionals[0], &file, &st)) return report_failure(&st);
+    char found[4096];
+    if (model_file_read(resolve_model_path(args->positionals[0], found, sizeof found), &file,
+                        &st))
+        return report_failure(&st);
     if (graph_build(&file, &g, &run.config, &st)) {
         model_file_free(&file);
         return report_failure(&st);

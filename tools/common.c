@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/directories.h"
 #include "base/escape.h"
 #include "base/lever.h"
 #include "base/suggest.h"
@@ -13,15 +14,58 @@
 #include "data/dataset_stats.h"
 #include "tools/cli.h"
 
+#ifndef TRAINER_MODELS_INSTALLED
+#define TRAINER_MODELS_INSTALLED "../share/trainer/models"  // from the binary's folder
+#endif
+#ifndef TRAINER_MODELS_BUILT
+#define TRAINER_MODELS_BUILT ""  // CMake passes the source tree's models/
+#endif
+
+// An installed tree finds its models from the binary (so it works wherever it is moved);
+// a build tree from the source folder it was built from.
+const char *bundled_models_folder(char *out, size_t size) {
+    char self[4096];
+    const char *exe = trainer_executable(self, sizeof self);
+    const char *slash = strrchr(exe, '/');
+    snprintf(out, size, "%.*s/" TRAINER_MODELS_INSTALLED, slash ? (int)(slash - exe) : 1,
+             slash ? exe : ".");
+    if (path_is_directory(out)) return out;
+    snprintf(out, size, "%s", TRAINER_MODELS_BUILT);
+    return out[0] && path_is_directory(out) ? out : NULL;
+}
+
+const char *resolve_model_path(const char *typed, char *out, size_t size) {
+    char folder[4096];
+    if (strchr(typed, '/') || access(typed, F_OK) == 0 ||
+        !bundled_models_folder(folder, sizeof folder))
+        return typed;
+    // A bare name that is not a bundled model either is reported at the bundled path, so
+    // the error says where it looked and suggests the bundled model nearest to it.
+    const char *suffix = strstr(typed, ".model") ? "" : ".model";
+    int n = snprintf(out, size, "%s/%s%s", folder, typed, suffix);
+    return n > 0 && (size_t)n < size ? out : typed;
+}
+
+// `eval MODEL WEIGHTS`: the second file is the weights, which --weights names.
+static int refuse_extra_positionals(const Command *cmd, const ParsedArgs *args, Status *st) {
+    int weights = find_option_spec(cmd, "--weights") && args->positional_count == 2;
+    status_fail(st, STATUS_BAD_INPUT, "trainer %s takes one model file, got %d arguments%s%s%s",
+                cmd->name, args->positional_count, weights ? "; did you mean --weights " : "",
+                weights ? args->positionals[1] : "", weights ? "?" : "");
+    if (weights)
+        status_hint(st, "trainer %s %s --weights %s", cmd->name, args->positionals[0],
+                    args->positionals[1]);
+    else
+        status_hint(st, "usage: trainer %s %s", cmd->name, cmd->usage);
+    return STATUS_BAD_INPUT;
+}
+
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
                RunConfig *config, Status *st) {
-    if (args->positional_count != 1) {
-        status_fail(st, STATUS_BAD_INPUT, "trainer %s takes one model file, got %d arguments",
-                    cmd->name, args->positional_count);
-        status_hint(st, "usage: trainer %s %s", cmd->name, cmd->usage);
-        return STATUS_BAD_INPUT;
-    }
-    TRY(model_file_read(args->positionals[0], file, st));
+    if (args->positional_count != 1) return refuse_extra_positionals(cmd, args, st);
+    char found[4096];
+    TRY(model_file_read(resolve_model_path(args->positionals[0], found, sizeof found), file,
+                        st));
     int rc = graph_build(file, g, config, st);
     if (rc) {
         model_file_free(file);
