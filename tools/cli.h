@@ -61,7 +61,11 @@ int args_float_in(const Command *cmd, const ParsedArgs *args, const char *name, 
                   double max, RangeEnds ends, double *out, int *present, Status *st);
 void command_print_help(const Command *cmd, FILE *out);
 
-// Prints the status in the project's error format to stderr; returns its exit code.
+// Whether this process opened a CUDA device (open_device_with_precision).
+int cuda_device_opened(void);
+// Prints the status in the project's error format to stderr; returns its exit code; the
+// error catalog's CUDA explanation follows for a CUDA error, and for one trainer caught
+// itself only where a CUDA device was opened.
 int report_failure(const Status *st);
 // fflush(stdout) that remembers why the first failed flush failed, for finish_stdout.
 void flush_stdout(void);

@@ -172,6 +172,24 @@ static void notice_threads_over_cores(long threads) {
 
 // The device runs out first, and the plan (--batch auto, check) is made against a budget
 // that is not there.
+static int opened_cuda;  // a CUDA device was opened in this process
+int cuda_device_opened(void) { return opened_cuda; }
+
+// `--device auto` fell back to the CPU: said once a process (predict and eval may open a
+// device twice), in one short line: the reason's first clause, and how to silence it.
+static void notice_cpu_fallback(const char *notice) {
+    static int said;
+    if (said++) return;
+    size_t keep = strlen(notice);
+    const char *cuts[] = {"; ", " (", ": `"};
+    const char *why = strstr(notice, "GPU: ");
+    for (size_t i = 0; why && i < sizeof cuts / sizeof cuts[0]; i++) {
+        const char *cut = strstr(why + 5, cuts[i]);
+        if (cut && (size_t)(cut - notice) < keep) keep = (size_t)(cut - notice);
+    }
+    print_notice("%.*s (--device cpu: no notice)", (int)keep, notice);
+}
+
 void notice_limit_over_memory(const Device *d) {
     size_t total = d->backend->total_memory ? d->backend->total_memory(d->backend) : 0;
     if (!d->alloc.limit || !total || d->alloc.limit <= total) return;
@@ -212,7 +230,8 @@ int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const
         return refuse_on_cpu(options.nhwc && !options.disabled_levers, "cpu", st);
     char notice[512];
     TRY(device_open(&options, d, notice, sizeof notice, st));
-    if (notice[0]) print_notice("%s", notice);
+    if (notice[0]) notice_cpu_fallback(notice);
+    if (strncmp(d->name, "cuda", 4) == 0) opened_cuda = 1;
     notice_limit_over_memory(d);
     if ((options.disabled_levers || options.nhwc) && d->backend->kind != BACKEND_CUDA) {
         char name[sizeof d->name];
