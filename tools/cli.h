@@ -332,6 +332,8 @@ void progress_init(ProgressBar *bar, FILE *out);
 void progress_format_line(char *buf, size_t size, int columns, const ProgressLine *line);
 void progress_update(ProgressBar *bar, int epoch, int epochs, int step, int steps, double loss,
                      double samples_per_second, double epoch_seconds);
+// "evaluating test [#####...] 2048/10000": an evaluation's samples done.
+void progress_update_eval(ProgressBar *bar, const char *split, int done, int total);
 void progress_clear(ProgressBar *bar);
 
 #endif

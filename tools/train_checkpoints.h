@@ -90,4 +90,10 @@ int checkpoints_finish(CheckpointSession *s, Graph *g, Device *d, Status *st);
 // and the command that resumes, on stderr.
 void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d);
 
+// Appends ` word` to line, quoted for the shell where it needs it: 0, or -1 (the line
+// unchanged) when it would not fit.
+int append_shell_word(char *line, size_t size, const char *word);
+// "mpirun -np N" and the flags this machine needs to run it as printed (root, cores).
+void mpirun_words(char *line, size_t size, int processes);
+
 #endif
