@@ -82,7 +82,8 @@ const char *suggest_file(const char *path, char *out, size_t size) {
     size_t folder_length = slash ? (size_t)(slash - path) + 1 : 0;  // with its '/'
     char folder[4096];
     if (folder_length >= sizeof folder) return NULL;
-    snprintf(folder, sizeof folder, "%.*s", (int)folder_length, folder_length ? path : ".");
+    if (folder_length) snprintf(folder, sizeof folder, "%.*s", (int)folder_length, path);
+    else snprintf(folder, sizeof folder, ".");
     DIR *dir = opendir(folder);
     if (!dir) return NULL;
     char *names[SUGGEST_FOLDER_NAMES_MAX + 1];

@@ -1,5 +1,7 @@
-#define _POSIX_C_SOURCE 200809L  // strtok_r, readlink
+#define _DEFAULT_SOURCE  // strtok_r, readlink, realpath
 #include <ctype.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,9 +29,13 @@ const char *bundled_models_folder(char *out, size_t size) {
     char self[4096];
     const char *exe = trainer_executable(self, sizeof self);
     const char *slash = strrchr(exe, '/');
-    snprintf(out, size, "%.*s/" TRAINER_MODELS_INSTALLED, slash ? (int)(slash - exe) : 1,
-             slash ? exe : ".");
-    if (path_is_directory(out)) return out;
+    char installed[4200], resolved[PATH_MAX];
+    snprintf(installed, sizeof installed, "%.*s/" TRAINER_MODELS_INSTALLED,
+             slash ? (int)(slash - exe) : 1, slash ? exe : ".");
+    if (path_is_directory(installed)) {  // said without the bin/.. it was found through
+        snprintf(out, size, "%s", realpath(installed, resolved) ? resolved : installed);
+        return out;
+    }
     snprintf(out, size, "%s", TRAINER_MODELS_BUILT);
     return out[0] && path_is_directory(out) ? out : NULL;
 }
@@ -39,11 +45,13 @@ const char *resolve_model_path(const char *typed, char *out, size_t size) {
     if (strchr(typed, '/') || access(typed, F_OK) == 0 ||
         !bundled_models_folder(folder, sizeof folder))
         return typed;
-    // A bare name that is not a bundled model either is reported at the bundled path, so
-    // the error says where it looked and suggests the bundled model nearest to it.
-    const char *suffix = strstr(typed, ".model") ? "" : ".model";
-    int n = snprintf(out, size, "%s/%s%s", folder, typed, suffix);
-    return n > 0 && (size_t)n < size ? out : typed;
+    // A bare name (no '.') that is not a bundled model either is reported at the bundled
+    // path, so the error says where it looked and suggests the nearest bundled model; a
+    // missing `my.model` is the user's own file, reported (and suggested for) where it is.
+    int bare = !strchr(typed, '.');
+    int n = snprintf(out, size, "%s/%s%s", folder, typed, bare ? ".model" : "");
+    if (n <= 0 || (size_t)n >= size) return typed;
+    return bare || access(out, F_OK) == 0 ? out : typed;
 }
 
 // `eval MODEL WEIGHTS`: the second file is the weights, which --weights names.

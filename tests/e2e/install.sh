@@ -30,7 +30,8 @@ fi
 cd "$work" || exit 1  # away from the source tree: nothing found through models/
 run "$moved/bin/trainer" --version
 expect_rc 0 "the moved trainer --version"
-expect_in out "models: $moved/bin/../share/trainer/models" "--version names the moved models folder"
+expect_in out "models: $(realpath "$moved")/share/trainer/models" \
+    "--version names the moved models folder"
 if [ -e "$moved/lib/trainer/trainer_cuda.so" ]; then
     expect_in out "CUDA module: $moved/bin/../lib/trainer/trainer_cuda.so" \
         "--version names the moved CUDA module"
@@ -73,7 +74,7 @@ expect_in out "libopenblas0-pthread" "the .deb depends on Debian's package names
 run dpkg-deb -x "$deb" "$work/root"
 expect_rc 0 "dpkg-deb -x unpacks the .deb"
 run "$work/root/usr/bin/trainer" --version
-expect_in out "models: $work/root/usr/bin/../share/trainer/models" \
+expect_in out "models: $(realpath "$work/root")/usr/share/trainer/models" \
     "the unpacked /usr/bin/trainer finds its models"
 # Installed for real only where this is root, dpkg knows no trainer yet and nothing is at
 # /usr/bin/trainer; removed again whatever happens.
@@ -82,7 +83,7 @@ if [ "$(id -u)" -eq 0 ] && ! dpkg -s trainer >/dev/null 2>&1 && [ ! -e /usr/bin/
     run dpkg -i "$deb"
     expect_rc 0 "dpkg -i installs the .deb"
     run /usr/bin/trainer --version
-    expect_in out "models: /usr/bin/../share/trainer/models" "/usr/bin/trainer --version runs"
+    expect_in out "models: /usr/share/trainer/models" "/usr/bin/trainer --version runs"
     run dpkg -r trainer
     expect_rc 0 "dpkg -r removes it again"
 else
