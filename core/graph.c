@@ -971,7 +971,7 @@ size_t layer_activation_bytes(const Layer *l, int training) {
 static int fail_label_in_file(const Graph *g, const Dataset *ds, int sample, int classes,
                               Status *st) {
     const Layer *scores = g->loss->inputs[0];
-    const struct SamplePlace *at = &ds->label_places[sample];
+    const SamplePlace *at = &ds->label_places[sample];
     status_fail_at(st, STATUS_BAD_INPUT, ds->source, at->line, at->column,
                    "label %d, but the model has %d classes (labels 0 to %d): its last layer "
                    "'%s' (%s:%d) gives %d class scores", ds->labels[sample], classes,

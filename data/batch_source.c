@@ -108,7 +108,7 @@ int source_expect(BatchSource *s, const int *order, int batch, int replicas, int
 // with "device-side assert triggered", this names the sample, its label and the classes.
 static int bad_label(const BatchSource *s, int sample, Status *st) {
     int label = s->dataset->labels[sample];
-    const struct SamplePlace *at = s->dataset->label_places;
+    const SamplePlace *at = s->dataset->label_places;
     if (at)  // csv: the cell to fix
         status_fail_at(st, STATUS_BAD_INPUT, s->dataset->source, at[sample].line,
                        at[sample].column, "label %d, but the model has %d classes (labels 0 "

@@ -287,18 +287,18 @@ static int parse_number(const CsvCursor *c, size_t start, size_t size, float *va
 }
 
 static int parse_label(const CsvCursor *c, size_t start, size_t size, uint8_t *label,
-                       struct SamplePlace *place, Status *st) {
+                       SamplePlace *place, Status *st) {
     float value = 0;
     TRY(parse_number(c, start, size, &value, st));
     if (value < 0 || value > 255 || value != floorf(value))
         return fail_cell(c, start, size, "not a class label (an integer 0 to 255)", st);
     *label = (uint8_t)value;
-    *place = (struct SamplePlace){.line = c->line, .column = (int)start + 1};
+    *place = (SamplePlace){.line = c->line, .column = (int)start + 1};
     return 0;
 }
 
 static int parse_row(const CsvCursor *c, const CsvHeader *h, float *features, uint8_t *label,
-                     struct SamplePlace *place, Status *st) {
+                     SamplePlace *place, Status *st) {
     const char *line = c->text + c->line_start;
     size_t length = line_length(c);
     int fields = count_fields(line, length);
