@@ -21,8 +21,7 @@ for f in bin/trainer share/trainer/models/mlp.model share/man/man1/trainer.1 \
     share/bash-completion/completions/trainer share/zsh/vendor-completions/_trainer; do
     if [ -e "$moved/$f" ]; then pass "installed $f"; else fail "installed $f" "missing"; fi
 done
-if grep -q "TRAINER_HAVE_CUDA:INTERNAL=ON\|^TRAINER_CUDA.*ON" "$build/CMakeCache.txt" &&
-    [ -e "$build/trainer_cuda.so" ]; then
+if [ -e "$build/trainer_cuda.so" ]; then  # a CUDA build
     if [ -e "$moved/lib/trainer/trainer_cuda.so" ]; then pass "installed lib/trainer/trainer_cuda.so"
     else fail "installed lib/trainer/trainer_cuda.so" "missing"; fi
 fi
@@ -33,7 +32,7 @@ expect_rc 0 "the moved trainer --version"
 expect_in out "models: $(realpath "$moved")/share/trainer/models" \
     "--version names the moved models folder"
 if [ -e "$moved/lib/trainer/trainer_cuda.so" ]; then
-    expect_in out "CUDA module: $moved/bin/../lib/trainer/trainer_cuda.so" \
+    expect_in out "CUDA module: $(realpath "$moved")/bin/../lib/trainer/trainer_cuda.so" \
         "--version names the moved CUDA module"
 fi
 run "$moved/bin/trainer" train mlp --epochs 1 --train-limit 512 --test-limit 512
@@ -65,6 +64,11 @@ fi
 run cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/pkg"
 expect_rc 0 "cpack makes the .deb"
 deb=$(ls "$work"/pkg/trainer_*.deb 2>/dev/null | head -1)
+if [ -e "$build/trainer_cuda.so" ]; then
+    cuda_deb=$(ls "$work"/pkg/trainer-cuda_*.deb 2>/dev/null | head -1)
+    run dpkg-deb -c "$cuda_deb"
+    expect_in out "./usr/lib/trainer/trainer_cuda.so" "trainer-cuda's .deb holds the module"
+fi
 run dpkg-deb -c "$deb"
 expect_in out "./usr/bin/trainer" "the .deb holds /usr/bin/trainer"
 expect_in out "./usr/share/trainer/models/mlp.model" "the .deb holds the bundled models"
