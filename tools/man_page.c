@@ -1,7 +1,10 @@
 // The man page (roff) and the bash and zsh completions, printed from the commands' own
 // help texts, so that what is installed lists exactly the options this binary takes.
 // CMake runs `trainer --help-man` and `trainer --completion SHELL` at build time.
+#define _DEFAULT_SOURCE  // scandir, alphasort
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/cli.h"
@@ -72,6 +75,25 @@ static void option_words(FILE *out, const Command *cmd) {
     fputs("--help", out);
 }
 
+// The bundled models' names (mlp lenet ...), which MODEL takes as well as a path; sorted,
+// so that the generated files do not depend on the file system's order.
+static void model_names(FILE *out) {
+    char folder[4096];
+    struct dirent **entries = NULL;
+    int n = bundled_models_folder(folder, sizeof folder)
+                ? scandir(folder, &entries, NULL, alphasort) : -1;
+    for (int i = 0, first = 1; i < n; i++) {
+        const char *name = entries[i]->d_name;
+        size_t length = strlen(name);
+        if (name[0] != '.' && length > 6 && strcmp(name + length - 6, ".model") == 0) {
+            fprintf(out, "%s%.*s", first ? "" : " ", (int)(length - 6), name);
+            first = 0;
+        }
+        free(entries[i]);
+    }
+    free(entries);
+}
+
 static void bash_completion(FILE *out, const Command *const *commands, int count) {
     fputs("# bash completion for trainer (printed by `trainer --completion bash`)\n"
           "_trainer() {\n"
@@ -90,7 +112,9 @@ static void bash_completion(FILE *out, const Command *const *commands, int count
           "    if [[ $cur == -* ]]; then\n"
           "        COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
           "    else\n"
-          "        COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+          "        COMPREPLY=($(compgen -W '", out);
+    model_names(out);
+    fputs("' -- \"$cur\") $(compgen -f -- \"$cur\"))\n"
           "    fi\n"
           "}\n"
           "complete -o filenames -o bashdefault -F _trainer trainer\n", out);
@@ -118,7 +142,9 @@ static void zsh_completion(FILE *out, const Command *const *commands, int count)
         option_words(out, commands[i]);
         fputs(") ;;\n", out);
     }
-    fputs("esac\nif [[ $PREFIX == -* ]]; then\n  compadd -- $opts\nelse\n  _files\nfi\n", out);
+    fputs("esac\nif [[ $PREFIX == -* ]]; then\n  compadd -- $opts\nelse\n  compadd -- ", out);
+    model_names(out);
+    fputs("\n  _files\nfi\n", out);
 }
 
 int print_completion(FILE *out, const char *shell, const Command *const *commands, int count,

@@ -52,8 +52,11 @@ else
     echo "skip - man is not installed: apt-get install man-db"
 fi
 run bash -c "source '$moved/share/bash-completion/completions/trainer' &&
-    COMP_WORDS=(trainer train --epo) COMP_CWORD=2 && _trainer && echo \"\${COMPREPLY[*]}\""
+    COMP_WORDS=(trainer train --epo) COMP_CWORD=2 && { _trainer; echo \"\${COMPREPLY[*]}\"; }"
 expect_in out "--epochs" "bash completion completes --epo to --epochs"
+run bash -c "source '$moved/share/bash-completion/completions/trainer' &&
+    COMP_WORDS=(trainer train cnn) COMP_CWORD=2 && { _trainer; echo \"\${COMPREPLY[*]}\"; }"
+expect_in out "cnn-bn" "bash completion completes a bundled model's name"
 
 # ---- the .deb ----
 cd "$TRAINER_SOURCE_DIR" || exit 1
