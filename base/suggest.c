@@ -1,7 +1,11 @@
 // "Did you mean": the one edit distance every near-miss suggestion uses (model keys and
 // kinds, command names, dataset names, error names).
+#define _DEFAULT_SOURCE  // strdup
 #include "base/suggest.h"
 
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int lower_ascii(int c) { return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c; }
@@ -67,4 +71,29 @@ int suggest_is_near_miss(const char *typed, const char *candidate) {
     if (typed_length > SUGGEST_LENGTH_MAX || length > SUGGEST_LENGTH_MAX) return 0;
     size_t allowed = length / 3 > 1 ? length / 3 : 1;
     return edit_distance(typed, typed_length, candidate, length) <= allowed;
+}
+
+#define SUGGEST_FOLDER_NAMES_MAX 512  // a folder's first entries; a typo is rarely past them
+
+const char *suggest_file(const char *path, char *out, size_t size) {
+    if (!path || !path[0] || size == 0) return NULL;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t folder_length = slash ? (size_t)(slash - path) + 1 : 0;  // with its '/'
+    char folder[4096];
+    if (folder_length >= sizeof folder) return NULL;
+    if (folder_length) snprintf(folder, sizeof folder, "%.*s", (int)folder_length, path);
+    else snprintf(folder, sizeof folder, ".");
+    DIR *dir = opendir(folder);
+    if (!dir) return NULL;
+    char *names[SUGGEST_FOLDER_NAMES_MAX + 1];
+    int count = 0;
+    for (struct dirent *e; count < SUGGEST_FOLDER_NAMES_MAX && (e = readdir(dir));)
+        if (e->d_name[0] != '.' && (names[count] = strdup(e->d_name))) count++;
+    closedir(dir);
+    names[count] = NULL;
+    const char *near = suggest(base, (const char *const *)names);
+    if (near) snprintf(out, size, "%.*s%s", (int)folder_length, path, near);
+    for (int i = 0; i < count; i++) free(names[i]);
+    return near ? out : NULL;
 }

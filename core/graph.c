@@ -988,6 +988,21 @@ static void label_range_hint(const Dataset *ds, int classes, Status *st) {
                     ds->label_max + 1, ds->label_max + 1);
 }
 
+// A label past the model's classes in a file that says where each label is (csv:): the
+// place to fix is that cell, FILE:ROW:COLUMN; the model's last layer is the other fix.
+static int fail_label_in_file(const Graph *g, const Dataset *ds, int sample, int classes,
+                              Status *st) {
+    const Layer *scores = g->loss->inputs[0];
+    const SamplePlace *at = &ds->label_places[sample];
+    status_fail_at(st, STATUS_BAD_INPUT, ds->source, at->line, at->column,
+                   "label %d, but the model has %d classes (labels 0 to %d): its last layer "
+                   "'%s' (%s:%d) gives %d class scores", ds->labels[sample], classes,
+                   classes - 1, scores->name, g->path, scores->line, classes);
+    label_range_hint(ds, classes, st);
+    snprintf(st->error_name, sizeof st->error_name, "device-side-assert");
+    return STATUS_BAD_INPUT;
+}
+
 int graph_check_dataset(const Graph *g, const Dataset *ds, const char *what, Status *st) {
     Shape sample = shape_make3(ds->channels, ds->height, ds->width);
     const Shape *expected = &g->input->out_shape;
@@ -1009,6 +1024,8 @@ int graph_check_dataset(const Graph *g, const Dataset *ds, const char *what, Sta
         const Layer *scores = g->loss->inputs[0];
         int first = 0;
         while (first < ds->count && ds->labels[first] < classes) first++;
+        if (ds->label_places && first < ds->count)
+            return fail_label_in_file(g, ds, first, classes, st);
         status_fail_at(st, STATUS_BAD_INPUT, g->path, scores->line, scores->column,
                        "%s has labels up to %d (the first out of range: sample %d, label %d), "
                        "but the model's last layer '%s' gives %d class scores", what,

@@ -1072,6 +1072,9 @@ static int evaluate_stoppable(Graph *g, const RunConfig *config, Device *d, cons
         if (!rc) rc = graph_forward(g, &ctx, st);
         if (!rc) rc = graph_add_loss_sums(g, b, n, 0, st);
         seen += n;
+        if (!rc && hooks && hooks->on_eval_batch)
+            hooks->on_eval_batch(hooks->user, hooks->eval_split ? hooks->eval_split : "test",
+                                 seen, ds->count);
     }
     if (!rc) rc = graph_read_loss_sums(g, b, &loss_sum, &correct_sum, st);
     if (!rc) rc = source_check_labels(&source, st);

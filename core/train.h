@@ -70,6 +70,10 @@ typedef struct TrainHooks {
     // Optional: nonzero once a stop was asked for (a signal). The evaluation after each
     // epoch asks between batches, so that a stop does not wait for the whole test set.
     int (*stop_requested)(void *user);
+    // Optional: after each batch of an evaluation, `done` of `total` samples evaluated on
+    // `split` ("test", "val"), for a progress line.
+    void (*on_eval_batch)(void *user, const char *split, int done, int total);
+    const char *eval_split;  // the name on_eval_batch is given; NULL: "test"
 } TrainHooks;
 
 // Trains for config->train.epochs with config->optimizer, evaluating on `test` (may be

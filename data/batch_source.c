@@ -108,9 +108,15 @@ int source_expect(BatchSource *s, const int *order, int batch, int replicas, int
 // with "device-side assert triggered", this names the sample, its label and the classes.
 static int bad_label(const BatchSource *s, int sample, Status *st) {
     int label = s->dataset->labels[sample];
-    status_fail(st, STATUS_BAD_INPUT, "sample %d of %s has label %d, but the model has %d "
-                "classes (labels 0 to %d)", sample, s->dataset->source, label, s->classes,
-                s->classes - 1);
+    const SamplePlace *at = s->dataset->label_places;
+    if (at)  // csv: the cell to fix
+        status_fail_at(st, STATUS_BAD_INPUT, s->dataset->source, at[sample].line,
+                       at[sample].column, "label %d, but the model has %d classes (labels 0 "
+                       "to %d)", label, s->classes, s->classes - 1);
+    else
+        status_fail(st, STATUS_BAD_INPUT, "sample %d of %s has label %d, but the model has %d "
+                    "classes (labels 0 to %d)", sample, s->dataset->source, label, s->classes,
+                    s->classes - 1);
     status_hint(st, "fix the label first; only if the data really has %d classes, give the "
                 "last layer units=%d", label + 1, label + 1);
     snprintf(st->error_name, sizeof st->error_name, "device-side-assert");

@@ -320,6 +320,12 @@ static int allocate_like(const Dataset *from, int count, Dataset *to, Status *st
     else if (from->paths) to->paths = calloc((size_t)count, sizeof *to->paths);
     else to->images = malloc(values);
     to->labels = malloc((size_t)count);
+    if (from->label_places && !(to->label_places = malloc((size_t)count * sizeof
+                                                          *to->label_places))) {
+        dataset_free(to);
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory splitting %s",
+                           from->source);
+    }
     size_t names = (size_t)from->class_count * sizeof *from->class_names;
     if (names && (to->class_names = malloc(names))) {
         memcpy(to->class_names, from->class_names, names);
@@ -343,6 +349,7 @@ static void append_sample(const Dataset *from, int index, Dataset *to) {
     else
         memmove(to->images + (size_t)to->count * sample, from->images + (size_t)index * sample,
                 sample);
+    if (from->label_places) to->label_places[to->count] = from->label_places[index];
     to->labels[to->count++] = from->labels[index];
 }
 
@@ -461,6 +468,7 @@ void dataset_free(Dataset *ds) {
     for (int i = 0; ds->paths && i < ds->path_count; i++) free(ds->paths[i]);
     free(ds->paths);
     free(ds->labels);
+    free(ds->label_places);
     free(ds->class_names);
     memset(ds, 0, sizeof *ds);
 }

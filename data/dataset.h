@@ -12,6 +12,11 @@
 #include "base/rng.h"
 #include "base/status.h"
 
+// A place in a dataset's source file: 1-based line and column.
+typedef struct SamplePlace {
+    int line, column;
+} SamplePlace;
+
 typedef struct Dataset {
     char source[512];   // where it was read from, for messages
     int count;          // number of samples
@@ -29,6 +34,9 @@ typedef struct Dataset {
     char **paths;
     int path_count;
     uint8_t *labels;    // count bytes
+    // csv:FILE: where each sample's label cell is in `source`, so a label the model cannot
+    // take is reported at FILE:ROW:COLUMN; NULL for other kinds.
+    SamplePlace *label_places;
     int label_max;      // largest label present, to validate against the model's classes
     int class_count;    // png:DIR: the class folders found (names below); 0 otherwise
     char (*class_names)[64];

@@ -287,17 +287,18 @@ static int parse_number(const CsvCursor *c, size_t start, size_t size, float *va
 }
 
 static int parse_label(const CsvCursor *c, size_t start, size_t size, uint8_t *label,
-                       Status *st) {
+                       SamplePlace *place, Status *st) {
     float value = 0;
     TRY(parse_number(c, start, size, &value, st));
     if (value < 0 || value > 255 || value != floorf(value))
         return fail_cell(c, start, size, "not a class label (an integer 0 to 255)", st);
     *label = (uint8_t)value;
+    *place = (SamplePlace){.line = c->line, .column = (int)start + 1};
     return 0;
 }
 
 static int parse_row(const CsvCursor *c, const CsvHeader *h, float *features, uint8_t *label,
-                     Status *st) {
+                     SamplePlace *place, Status *st) {
     const char *line = c->text + c->line_start;
     size_t length = line_length(c);
     int fields = count_fields(line, length);
@@ -320,7 +321,7 @@ static int parse_row(const CsvCursor *c, const CsvHeader *h, float *features, ui
     for (int f = 0, feature = 0; f < h->columns; f++) {
         size_t start, size;
         field_next(line, length, &at, &start, &size);
-        if (f == h->label_column) TRY(parse_label(c, start, size, label, st));
+        if (f == h->label_column) TRY(parse_label(c, start, size, label, place, st));
         else TRY(parse_number(c, start, size, &features[feature++], st));
     }
     return 0;
@@ -344,12 +345,13 @@ static int parse_rows(CsvCursor *c, const CsvHeader *h, Dataset *out, Status *st
     size_t features = (size_t)h->columns - 1;
     out->features = malloc((size_t)rows * features * sizeof *out->features);
     out->labels = malloc((size_t)rows);
-    if (!out->features || !out->labels)
+    out->label_places = malloc((size_t)rows * sizeof *out->label_places);
+    if (!out->features || !out->labels || !out->label_places)
         return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %d rows", rows);
     while (next_line(c)) {
         if (line_length(c) == 0) continue;
         TRY(parse_row(c, h, out->features + (size_t)out->count * features,
-                      &out->labels[out->count], st));
+                      &out->labels[out->count], &out->label_places[out->count], st));
         out->count++;
     }
     out->channels = out->height = 1;

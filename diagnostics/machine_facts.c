@@ -19,6 +19,7 @@ int machine_list_gpus(CudaDeviceInfo *gpus, int max, int *count, Status *st) {
 void machine_cuda_versions(CudaVersions *out) { cuda_versions(out); }
 
 const char *machine_cuda_unavailable(void) { return cuda_backend_unavailable(NULL); }
+const char *machine_cuda_module_path(void) { return cuda_backend_module_path(); }
 
 // ---- facts from this machine ----------------------------------------------------------------
 

@@ -19,6 +19,8 @@ void machine_cuda_versions(CudaVersions *out);
 // Why no CUDA backend can be used at all (built without it, or trainer_cuda.so did not
 // load), or NULL when it loaded.
 const char *machine_cuda_unavailable(void);
+// The CUDA module's file (cuda_backend_module_path), NULL when none was found or built.
+const char *machine_cuda_module_path(void);
 
 // Facts about this machine that bear on an entry: CUDA_VISIBLE_DEVICES, the visible GPUs
 // and their compute capabilities, the driver, runtime and library versions, and what they

@@ -365,10 +365,19 @@ int model_file_parse_text(const char *path, const char *text, ModelFile *out, St
 // reading a file
 
 static int fail_unreadable(const char *path, const char *action, int error, Status *st) {
+    char near[1024];
+    if (error == ENOENT && suggest_file(path, near, sizeof near)) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot %s model file: %s; did you "
+                       "mean '%s'?", action, strerror(error), near);
+        status_hint(st, "run it again naming '%s'; relative paths start from the current "
+                    "directory", near);
+        return STATUS_BAD_INPUT;
+    }
     status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot %s model file: %s", action,
                    strerror(error));
     status_hint(st, "check the path and that the file is readable; relative paths start from "
-                    "the current directory");
+                    "the current directory; a bundled model goes by its name: `trainer train "
+                    "mlp` (`trainer --version` says where they are)");
     return STATUS_BAD_INPUT;
 }
 

@@ -20,6 +20,10 @@ static int find_option(const Command *cmd, const char *name, size_t length) {
     return -1;
 }
 
+int find_option_spec(const Command *cmd, const char *name) {
+    return find_option(cmd, name, strlen(name)) >= 0;
+}
+
 // args_parse made room for every argument, so none can overflow it.
 static void add_positional(const char *arg, ParsedArgs *out) {
     out->positionals[out->positional_count++] = arg;
@@ -109,6 +113,27 @@ static const char *only_option_starting_with(const char *word, const char *const
     return found;
 }
 
+// Other tools' long spellings: `--learning-rate` for `--lr` (the initials of its words)
+// and `--batch-size` for `--batch` (its first words). The one option either way, or NULL.
+static const char *option_from_words(const char *word, const char *const *names) {
+    if (strncmp(word, "--", 2) != 0 || !strchr(word + 2, '-')) return NULL;
+    char initials[64] = "--";
+    size_t n = 2;
+    for (const char *c = word + 2; *c && n + 1 < sizeof initials; c++)
+        if (c == word + 2 || c[-1] == '-') initials[n++] = *c;
+    initials[n] = '\0';
+    const char *found = NULL;
+    for (int i = 0; names[i]; i++) {
+        size_t length = strlen(names[i]);
+        int first_words = length > 2 && strncmp(word, names[i], length) == 0 &&
+                          word[length] == '-';
+        if (strcmp(names[i], initials) != 0 && !first_words) continue;
+        if (found) return NULL;
+        found = names[i];
+    }
+    return found;
+}
+
 static int unknown_option(const Command *cmd, const char *arg, Status *st) {
     const char *names[CLI_MAX_OPTIONS + 1];
     int n = 0;
@@ -123,6 +148,7 @@ static int unknown_option(const Command *cmd, const char *arg, Status *st) {
     if (known >= 0) return short_option_with_equals(&cmd->options[known], arg, st);
     const char *near = suggest(word, names);
     if (!near) near = only_option_starting_with(word, names);
+    if (!near) near = option_from_words(word, names);
     if (near) status_fail(st, STATUS_BAD_INPUT, "unknown option '%s' for %s; did you mean '%s'?",
                           word, cmd->name, near);
     else status_fail(st, STATUS_BAD_INPUT, "unknown option '%s' for %s", word, cmd->name);
@@ -365,7 +391,10 @@ int report_failure(const Status *st) {
     flush_stdout();
     fputs(text, stderr);
     const ErrorEntry *entry = st->error_name[0] ? error_catalog_lookup_name(st->error_name) : NULL;
-    if (entry) print_error_explanation(entry, st);
+    // What a GPU framework would have stopped with is news only where a GPU ran: on the CPU
+    // the two lines above are the whole story.
+    int caught_on_cpu = st->code == STATUS_BAD_INPUT && !cuda_device_opened();
+    if (entry && !caught_on_cpu) print_error_explanation(entry, st);
     return status_exit_code(st);
 }
 

@@ -61,7 +61,11 @@ int args_float_in(const Command *cmd, const ParsedArgs *args, const char *name, 
                   double max, RangeEnds ends, double *out, int *present, Status *st);
 void command_print_help(const Command *cmd, FILE *out);
 
-// Prints the status in the project's error format to stderr; returns its exit code.
+// Whether this process opened a CUDA device (open_device_with_precision).
+int cuda_device_opened(void);
+// Prints the status in the project's error format to stderr; returns its exit code; the
+// error catalog's CUDA explanation follows for a CUDA error, and for one trainer caught
+// itself only where a CUDA device was opened.
 int report_failure(const Status *st);
 // fflush(stdout) that remembers why the first failed flush failed, for finish_stdout.
 void flush_stdout(void);
@@ -86,7 +90,15 @@ void print_notice_line(void *user, const char *line);
 // holder's process id when known, and the hint to wait or do `instead`.
 int refuse_locked_folder(const char *folder, const char *use, const char *instead, Status *st);
 
-// Read and build the model named by the first positional argument.
+// The folder of the bundled .model files: share/trainer/models beside an installed binary,
+// else the source tree's models/ of this build; NULL when neither is there.
+const char *bundled_models_folder(char *out, size_t size);
+// The model file `typed` names: itself when it exists or holds a '/', else the bundled
+// model of that name ("mlp" or "mlp.model") in bundled_models_folder (when there is one).
+const char *resolve_model_path(const char *typed, char *out, size_t size);
+// Whether cmd lists the option `name`.
+int find_option_spec(const Command *cmd, const char *name);
+// Read and build the model named by the first positional argument (resolve_model_path).
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
                RunConfig *config, Status *st);
 // --device, --memory-limit, --memory-mode, --threads.
@@ -272,6 +284,12 @@ int cuda_graph_from_args(const Command *cmd, const ParsedArgs *args, CudaGraphMo
                                     "off; auto: where the run allows it, on: refused "      \
                                     "without a GPU; docs/cli.md)"}
 
+// The man page, in roff, from the commands' help texts (tools/man_page.c).
+void print_man_page(FILE *out, const Command *const *commands, int count);
+// A completion script for `shell` ("bash" or "zsh"); another name is STATUS_BAD_INPUT.
+int print_completion(FILE *out, const char *shell, const Command *const *commands, int count,
+                     Status *st);
+
 int run_train(const Command *cmd, const ParsedArgs *args);
 int run_eval(const Command *cmd, const ParsedArgs *args);
 int run_check(const Command *cmd, const ParsedArgs *args);
@@ -319,6 +337,8 @@ void progress_init(ProgressBar *bar, FILE *out);
 void progress_format_line(char *buf, size_t size, int columns, const ProgressLine *line);
 void progress_update(ProgressBar *bar, int epoch, int epochs, int step, int steps, double loss,
                      double samples_per_second, double epoch_seconds);
+// "evaluating test [#####...] 2048/10000": an evaluation's samples done.
+void progress_update_eval(ProgressBar *bar, const char *split, int done, int total);
 void progress_clear(ProgressBar *bar);
 
 #endif

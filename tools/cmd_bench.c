@@ -560,7 +560,8 @@ static void print_train(const BenchTrainReport *r, const BenchOptions *o, int fu
 
 static int load_bench_model(const BenchArgs *a, ModelFile *file, Graph *g, RunConfig *config,
                             Status *st) {
-    TRY(model_file_read(a->model, file, st));
+    char found[4096];
+    TRY(model_file_read(resolve_model_path(a->model, found, sizeof found), file, st));
     int rc = graph_build(file, g, config, st);
     if (rc) model_file_free(file);
     else if (a->no_fuse) graph_fuse_activations(g, 0);

@@ -134,6 +134,11 @@ static int load_validation(const Command *cmd, const ParsedArgs *args, const Run
     return rc;
 }
 
+// A progress line on a terminal while the samples are evaluated.
+static void draw_progress(void *user, const char *split, int done, int total) {
+    progress_update_eval(user, split, done, total);
+}
+
 static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
                      const RunConfig *config, Device *d, const EvalSplit *split,
                      const CheckpointLoaded *loaded, Dataset *test, Status *st) {
@@ -158,7 +163,13 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
                              loaded->inputs.normalization.count > 0 ? source : "given");
     }
     EvalResult result;
-    int rc = evaluate_model(g, &evaluated, d, test, (int)batch, &result, st);
+    ProgressBar bar;
+    progress_init(&bar, stderr);
+    TrainHooks hooks = {.user = &bar, .on_eval_batch = draw_progress, .eval_split = split->name};
+    int stopped = 0;
+    int rc = evaluate_model_stoppable(g, &evaluated, d, test, (int)batch, &hooks, &stopped,
+                                      &result, st);
+    progress_clear(&bar);
     normalization_free(&normalization);
     if (rc) return rc;
     char loss[16];

@@ -2,9 +2,11 @@
 // against steps, train and test, as a PNG.
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "base/atomic_file.h"
+#include "base/escape.h"
 #include "tools/cli.h"
 #include "tools/plot_chart.h"
 #include "tools/plot_metrics.h"
@@ -144,11 +146,26 @@ static void print_notices(const RunCurves *curves, const char *path) {
                      "mid-line); plotting the rows before it", path, curves->unfinished_line);
 }
 
+// The image is a PNG whatever -o says: a name ending in another kind (.jpg, .svg) would
+// hold PNG bytes under a name that promises something else, so it is refused.
+static int check_output_kind(const char *output, Status *st) {
+    const char *slash = strrchr(output, '/');
+    const char *dot = strrchr(slash ? slash + 1 : output, '.');
+    if (!dot || dot == (slash ? slash + 1 : output) || strcasecmp(dot, ".png") == 0) return 0;
+    char shown[300];
+    text_escape(dot, strlen(dot), shown, sizeof shown);
+    status_fail_at(st, STATUS_BAD_INPUT, output, 0, 0, "trainer plot writes PNG images only, "
+                   "not '%s'", shown);
+    status_hint(st, "name a .png file: -o %.*s.png", (int)(dot - output), output);
+    return STATUS_BAD_INPUT;
+}
+
 static int plot(const char *dir, const char *output, Status *st) {
     char path[1024], default_output[1024];
     metrics_path(dir, path, sizeof path, default_output, sizeof default_output);
     if (!output) output = default_output;
     TRY(check_output(output, path, st));
+    TRY(check_output_kind(output, st));
     RunCurves curves;
     TRY(run_curves_read(path, &curves, st));
     print_notices(&curves, path);

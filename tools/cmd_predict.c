@@ -230,11 +230,14 @@ static int read_image(const char *path, const ImageInput *in, float *out, Status
             status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! "
                             "out.png`", side, side, side, side);
         } else {
+            // No square holds N pixels: the model reads N numbers a row, as a csv: table
+            // trains it, and no image fits (a 2x1 image is no answer).
             status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
-                           "image is %dx%d pixels (WxH), %ld in all, but the model takes %d "
-                           "(input shape=%d)", width, height, (long)width * height,
-                           in->flat_values, in->flat_values);
-            status_hint(st, "resize the image to W x H pixels with W*H = %d", in->flat_values);
+                           "the model takes %d numbers a sample (input shape=%d), not an "
+                           "image: it was trained on a table (csv:), and predict reads PNG "
+                           "images", in->flat_values, in->flat_values);
+            status_hint(st, "measure it on rows of a table: trainer eval MODEL --weights FILE "
+                            "--data csv:FILE");
         }
         return STATUS_BAD_INPUT;
     }
@@ -472,7 +475,10 @@ int run_predict(const Command *cmd, const ParsedArgs *args) {
     ModelFile file;
     Graph g;
     PredictRun run = {.args = args, .g = &g};
-    if (model_file_read(args->positionals[0], &file, &st)) return report_failure(&st);
+    char found[4096];
+    if (model_file_read(resolve_model_path(args->positionals[0], found, sizeof found), &file,
+                        &st))
+        return report_failure(&st);
     if (graph_build(&file, &g, &run.config, &st)) {
         model_file_free(&file);
         return report_failure(&st);

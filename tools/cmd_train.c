@@ -123,6 +123,11 @@ static int after_step(void *user, const StepPlace *place, Graph *g, Device *d, i
     return st->code;
 }
 
+static void on_eval_batch(void *user, const char *split, int done, int total) {
+    TrainSession *session = user;
+    progress_update_eval(&session->bar, split, done, total);
+}
+
 static int stop_requested(void *user) {
     (void)user;
     return interrupt_requested != 0;
@@ -433,6 +438,23 @@ static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, 
     return 0;
 }
 
+// After a run that saved its weights, the commands that use them, ready to paste: the
+// trainer and the model as they were typed.
+static void print_next_commands(const ParsedArgs *args, const char *save) {
+    if (!save) return;
+    char common[8192] = "";
+    const char *program = args->program && args->program[0] ? args->program : "trainer";
+    const char *model = args->positionals[0];
+    if (append_shell_word(common, sizeof common, model) ||
+        append_shell_word(common, sizeof common, "--weights") ||
+        append_shell_word(common, sizeof common, save))
+        return;
+    char shown_program[4200] = "";
+    if (append_shell_word(shown_program, sizeof shown_program, program)) return;
+    printf("next:\n  %s eval%s\n  %s predict%s IMAGE.png\n", shown_program + 1, common,
+           shown_program + 1, common);
+}
+
 // With --val-split, the test split is evaluated once, after the last epoch. A signal stops
 // it at the next batch (the run's weights and checkpoints are written by then), as it stops
 // an epoch's evaluation.
@@ -444,8 +466,12 @@ static int evaluate_test_at_end(Replicas *r, const RunData *data, TrainSession *
     EvalResult result;
     Graph *g = r->graph_list[0];
     int stopped = 0;
-    TRY(evaluate_model_stoppable(g, &r->config, r->device_list[0], &data->test, batch, hooks,
-                                 &stopped, &result, st));
+    TrainHooks test_hooks = *hooks;
+    test_hooks.eval_split = "test";
+    int rc = evaluate_model_stoppable(g, &r->config, r->device_list[0], &data->test, batch,
+                                      &test_hooks, &stopped, &result, st);
+    progress_clear(&((TrainSession *)hooks->user)->bar);
+    TRY(rc);
     if (stopped) {
         const CheckpointSession *kept = &session->checkpoints;
         status_fail(st, STATUS_RUNTIME_ERROR, "interrupted during the test split's evaluation "
@@ -614,7 +640,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     progress_init(&session.bar, stderr);
     TrainHooks hooks = {.user = &session, .on_step = on_step, .on_epoch = on_epoch,
                         .on_notice = on_notice, .after_step = after_step,
-                        .last_checkpoint = last_checkpoint, .stop_requested = stop_requested};
+                        .last_checkpoint = last_checkpoint, .stop_requested = stop_requested,
+                        .on_eval_batch = on_eval_batch, .eval_split = session.evaluated};
     catch_signal(SIGINT);
     catch_signal(SIGTERM);
     int interrupted = 0;
@@ -627,6 +654,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     if (!rc) print_run_data_notes(data, 1);
     if (!rc)
         for (int i = 0; i < r->devices_open; i++) print_memory(&r->devices[i]);
+    if (!rc && !interrupted && r->world.rank == 0)
+        print_next_commands(args, args_get(cmd, args, "--save"));
     return rc;
 }
 

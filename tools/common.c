@@ -1,5 +1,7 @@
-#define _POSIX_C_SOURCE 200809L  // strtok_r, readlink
+#define _DEFAULT_SOURCE  // strtok_r, readlink, realpath
 #include <ctype.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,15 +16,64 @@
 #include "data/dataset_stats.h"
 #include "tools/cli.h"
 
+#ifndef TRAINER_MODELS_INSTALLED
+#define TRAINER_MODELS_INSTALLED "../share/trainer/models"  // from the binary's folder
+#endif
+#ifndef TRAINER_MODELS_BUILT
+#define TRAINER_MODELS_BUILT ""  // CMake passes the source tree's models/
+#endif
+
+// An installed tree finds its models from the binary (so it works wherever it is moved);
+// a build tree from the source folder it was built from.
+const char *bundled_models_folder(char *out, size_t size) {
+    char self[4096];
+    const char *exe = trainer_executable(self, sizeof self);
+    const char *slash = strrchr(exe, '/');
+    char installed[4200], resolved[PATH_MAX];
+    snprintf(installed, sizeof installed, "%.*s/" TRAINER_MODELS_INSTALLED,
+             slash ? (int)(slash - exe) : 1, slash ? exe : ".");
+    if (path_is_directory(installed)) {  // said without the bin/.. it was found through
+        snprintf(out, size, "%s", realpath(installed, resolved) ? resolved : installed);
+        return out;
+    }
+    snprintf(out, size, "%s", TRAINER_MODELS_BUILT);
+    return out[0] && path_is_directory(out) ? out : NULL;
+}
+
+const char *resolve_model_path(const char *typed, char *out, size_t size) {
+    char folder[4096];
+    if (strchr(typed, '/') || access(typed, F_OK) == 0 ||
+        !bundled_models_folder(folder, sizeof folder))
+        return typed;
+    // A bare name (no '.') that is not a bundled model either is reported at the bundled
+    // path, so the error says where it looked and suggests the nearest bundled model; a
+    // missing `my.model` is the user's own file, reported (and suggested for) where it is.
+    int bare = !strchr(typed, '.');
+    int n = snprintf(out, size, "%s/%s%s", folder, typed, bare ? ".model" : "");
+    if (n <= 0 || (size_t)n >= size) return typed;
+    return bare || access(out, F_OK) == 0 ? out : typed;
+}
+
+// `eval MODEL WEIGHTS`: the second file is the weights, which --weights names.
+static int refuse_extra_positionals(const Command *cmd, const ParsedArgs *args, Status *st) {
+    int weights = find_option_spec(cmd, "--weights") && args->positional_count == 2;
+    status_fail(st, STATUS_BAD_INPUT, "trainer %s takes one model file, got %d arguments%s%s%s",
+                cmd->name, args->positional_count, weights ? "; did you mean --weights " : "",
+                weights ? args->positionals[1] : "", weights ? "?" : "");
+    if (weights)
+        status_hint(st, "trainer %s %s --weights %s", cmd->name, args->positionals[0],
+                    args->positionals[1]);
+    else
+        status_hint(st, "usage: trainer %s %s", cmd->name, cmd->usage);
+    return STATUS_BAD_INPUT;
+}
+
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
                RunConfig *config, Status *st) {
-    if (args->positional_count != 1) {
-        status_fail(st, STATUS_BAD_INPUT, "trainer %s takes one model file, got %d arguments",
-                    cmd->name, args->positional_count);
-        status_hint(st, "usage: trainer %s %s", cmd->name, cmd->usage);
-        return STATUS_BAD_INPUT;
-    }
-    TRY(model_file_read(args->positionals[0], file, st));
+    if (args->positional_count != 1) return refuse_extra_positionals(cmd, args, st);
+    char found[4096];
+    TRY(model_file_read(resolve_model_path(args->positionals[0], found, sizeof found), file,
+                        st));
     int rc = graph_build(file, g, config, st);
     if (rc) {
         model_file_free(file);
@@ -129,6 +180,24 @@ static void notice_threads_over_cores(long threads) {
 
 // The device runs out first, and the plan (--batch auto, check) is made against a budget
 // that is not there.
+static int opened_cuda;  // a CUDA device was opened in this process
+int cuda_device_opened(void) { return opened_cuda; }
+
+// `--device auto` fell back to the CPU: said once a process (predict and eval may open a
+// device twice), in one short line: the reason's first clause, and how to silence it.
+static void notice_cpu_fallback(const char *notice) {
+    static int said;
+    if (said++) return;
+    size_t keep = strlen(notice);
+    const char *cuts[] = {"; ", " (", ": `"};
+    const char *why = strstr(notice, "GPU: ");
+    for (size_t i = 0; why && i < sizeof cuts / sizeof cuts[0]; i++) {
+        const char *cut = strstr(why + 5, cuts[i]);
+        if (cut && (size_t)(cut - notice) < keep) keep = (size_t)(cut - notice);
+    }
+    print_notice("%.*s (--device cpu: no notice)", (int)keep, notice);
+}
+
 void notice_limit_over_memory(const Device *d) {
     size_t total = d->backend->total_memory ? d->backend->total_memory(d->backend) : 0;
     if (!d->alloc.limit || !total || d->alloc.limit <= total) return;
@@ -169,7 +238,8 @@ int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const
         return refuse_on_cpu(options.nhwc && !options.disabled_levers, "cpu", st);
     char notice[512];
     TRY(device_open(&options, d, notice, sizeof notice, st));
-    if (notice[0]) print_notice("%s", notice);
+    if (notice[0]) notice_cpu_fallback(notice);
+    if (strncmp(d->name, "cuda", 4) == 0) opened_cuda = 1;
     notice_limit_over_memory(d);
     if ((options.disabled_levers || options.nhwc) && d->backend->kind != BACKEND_CUDA) {
         char name[sizeof d->name];

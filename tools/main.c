@@ -32,6 +32,10 @@ static void print_version(void) {
     CudaVersions v;
     machine_cuda_versions(&v);
     printf("trainer %s\n", TRAINER_VERSION);
+    char self[4096], models[4096];
+    printf("binary: %s\n", trainer_executable(self, sizeof self));
+    const char *folder = bundled_models_folder(models, sizeof models);
+    printf("models: %s\n", folder ? folder : "none found (give a .model file's path)");
     printf("BLAS: OpenBLAS, kernels %s%s\n", cpu_blas_core_name(),
            getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE)" : "");
     if (!v.built_with_cuda) {
@@ -39,6 +43,8 @@ static void print_version(void) {
         return;
     }
     const char *unavailable = machine_cuda_unavailable();
+    const char *module = machine_cuda_module_path();
+    if (module) printf("CUDA module: %s%s\n", module, unavailable ? " (did not load)" : "");
     if (unavailable) {
         printf("CUDA: built in, but %s\n", unavailable);
         return;
@@ -98,6 +104,17 @@ static int run_command(int argc, char **argv) {
     if (strcmp(name, "--version") == 0) {
         print_version();
         return 0;
+    }
+    if (strcmp(name, "--help-man") == 0) {
+        print_man_page(stdout, commands, COMMAND_COUNT);
+        return 0;
+    }
+    if (strcmp(name, "--completion") == 0) {
+        Status st;
+        status_clear(&st);
+        return print_completion(stdout, argc > 2 ? argv[2] : NULL, commands, COMMAND_COUNT, &st)
+                   ? report_failure(&st)
+                   : 0;
     }
     for (int i = 0; i < COMMAND_COUNT; i++) {
         const Command *cmd = commands[i];

@@ -46,6 +46,44 @@ static int add_value(RunCurves *curves, Curve *curve, const Row *row, const char
     return 0;
 }
 
+// A step row's running mean under `key` as the step's own value (*sum: the segment's sum
+// before this step, then with it). A short last batch weighs a little more than it should
+// (the mean is over samples): a wiggle the smoothing takes out.
+static int add_step_value(RunCurves *curves, Curve *curve, const Row *row, const char *key,
+                          double *sum, Status *st) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(row->json, key);
+    if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble))
+        return add_value(curves, curve, row, key, st);
+    double total = item->valuedouble * curves->segment.count;
+    double value = total - *sum;
+    *sum = total;
+    return curve_add(curve, row->step, value, st);
+}
+
+// A step row continues the segment when it is the next step of the same epoch.
+static void enter_segment(StepSegment *segment, const Row *row) {
+    const cJSON *epoch = cJSON_GetObjectItemCaseSensitive(row->json, "epoch");
+    int e = cJSON_IsNumber(epoch) ? (int)epoch->valuedouble : 0;
+    if (segment->count == 0 || e != segment->epoch || row->step != segment->last_step + 1)
+        *segment = (StepSegment){.epoch = e};
+    segment->count++;
+    segment->last_step = row->step;
+}
+
+// An exponential moving average over about 1/40 of the curve's points (at least none),
+// debiased at the start as TensorBoard's smoothing is, so the first points are not pulled
+// toward zero.
+static void smooth_curve(Curve *curve) {
+    double span = curve->count / 40.0;
+    if (span < 1.0) return;
+    double alpha = 2.0 / (span + 1.0), average = 0.0, weight = 0.0;
+    for (int i = 0; i < curve->count; i++) {
+        average = (1.0 - alpha) * average + alpha * curve->value[i];
+        weight = (1.0 - alpha) * weight + alpha;
+        curve->value[i] = average / weight;
+    }
+}
+
 // Every row drawn from widens the step range, its values finite or not: the panels share
 // it, so that a step where only the loss is left out still lines up with the accuracy.
 static void include_step(RunCurves *curves, double step) {
@@ -73,8 +111,11 @@ static int add_row(RunCurves *curves, const cJSON *json, const char *path, int l
     if (!isfinite(row.step)) return malformed(path, line, "a row whose \"step\" is not finite", st);
     if (strcmp(kind->valuestring, "step") == 0) {
         include_step(curves, row.step);
-        TRY(add_value(curves, &curves->train_loss, &row, "loss", st));
-        return add_value(curves, &curves->train_accuracy, &row, "accuracy", st);
+        enter_segment(&curves->segment, &row);
+        TRY(add_step_value(curves, &curves->train_loss, &row, "loss",
+                           &curves->segment.loss_sum, st));
+        return add_step_value(curves, &curves->train_accuracy, &row, "accuracy",
+                              &curves->segment.accuracy_sum, st);
     }
     if (strcmp(kind->valuestring, "epoch") == 0) {
         include_step(curves, row.step);
@@ -150,8 +191,13 @@ int run_curves_read(const char *path, RunCurves *curves, Status *st) {
     if (!rc && curves->train_loss.count + curves->test_loss.count +
                        curves->final_test_loss.count == 0)
         rc = no_loss(curves, path, rows, st);
-    if (rc) run_curves_free(curves);
-    return rc;
+    if (rc) {
+        run_curves_free(curves);
+        return rc;
+    }
+    smooth_curve(&curves->train_loss);
+    smooth_curve(&curves->train_accuracy);
+    return 0;
 }
 
 static void curve_free(Curve *curve) {

@@ -12,8 +12,20 @@ typedef struct Curve {
     int count, capacity;
 } Curve;
 
+// Consecutive step rows of one epoch: their logged figures are running means since the
+// epoch began (or the run resumed), so each step's own value is k * mean_k minus the sum
+// before it.
+typedef struct StepSegment {
+    int epoch, count;
+    double last_step, loss_sum, accuracy_sum;
+} StepSegment;
+
 typedef struct RunCurves {
+    // The training curves: each step's own loss and accuracy, smoothed by an exponential
+    // moving average across epochs (the logged running means restart at every epoch, a
+    // jump at each boundary where nothing changed).
     Curve train_loss, train_accuracy, test_loss, test_accuracy;
+    StepSegment segment;  // while reading
     char evaluated[8];  // "test" or "val": which split test_loss and test_accuracy are of
     // The "kind":"test" rows: the test split evaluated after --val-split's last epoch.
     Curve final_test_loss, final_test_accuracy;

@@ -115,6 +115,24 @@ void progress_update(ProgressBar *bar, int epoch, int epochs, int step, int step
     bar->drawn = 1;
 }
 
+void progress_update_eval(ProgressBar *bar, const char *split, int done, int total) {
+    if (!bar->enabled) return;
+    double now = monotonic_seconds();
+    if (done != total && now - bar->last_draw < PROGRESS_INTERVAL_SECONDS) return;
+    bar->last_draw = now;
+    char cells[PROGRESS_WIDTH + 1];
+    int filled = total ? (int)((long long)done * PROGRESS_WIDTH / total) : 0;
+    for (int i = 0; i < PROGRESS_WIDTH; i++) cells[i] = i < filled ? '#' : '.';
+    cells[PROGRESS_WIDTH] = '\0';
+    char text[256];
+    snprintf(text, sizeof text, "evaluating %s [%s] %d/%d", split, cells, done, total);
+    int room = terminal_columns(bar->out) - 1;
+    if (room >= 0 && (size_t)room < sizeof text) text[room] = '\0';
+    fprintf(bar->out, "\r\033[K%s", text);
+    fflush(bar->out);
+    bar->drawn = 1;
+}
+
 void progress_clear(ProgressBar *bar) {
     if (!bar->drawn) return;
     fprintf(bar->out, "\r\033[K");

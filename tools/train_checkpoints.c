@@ -1,9 +1,11 @@
+#define _DEFAULT_SOURCE  // sysconf(_SC_NPROCESSORS_ONLN), geteuid
 #include "tools/train_checkpoints.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/atomic_file.h"
 #include "base/directories.h"
@@ -482,7 +484,7 @@ int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g
 // in single quotes (a quote inside as '\'').
 // Appends ` word`, quoted for the shell where it needs it: 0, or -1 (the line unchanged)
 // when it would not fit, since a command cut short would run something else.
-static int append_shell_word(char *line, size_t size, const char *word) {
+int append_shell_word(char *line, size_t size, const char *word) {
     size_t used = strlen(line);
     int plain = word[0] != '\0';
     for (const char *c = word; *c; c++)
@@ -519,13 +521,22 @@ static int append_option(char *line, size_t size, const char *name, const char *
     return append_shell_word(line, size, joined);
 }
 
+// "mpirun -np N", with the flags Open MPI needs to run it as printed here: as root
+// (--allow-run-as-root) and with more processes than cores (--oversubscribe).
+void mpirun_words(char *line, size_t size, int processes) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(line, size, "mpirun -np %d%s%s", processes,
+             cores > 0 && processes > cores ? " --oversubscribe" : "",
+             geteuid() == 0 ? " --allow-run-as-root" : "");
+}
+
 // The run's own options again, so that the resumed run trains toward the same --epochs on
 // the same data; --resume and --init-from give way to --resume FROM. The trainer is named
 // as it was run (`./build/trainer` is not on PATH), and a model path starting with `-`
 // gets `./` so that it is not read as an option.
 static void print_resume_command(const CheckpointSession *s, const char *from) {
     char line[8192] = "";
-    if (s->processes > 1) snprintf(line, sizeof line, "mpirun -np %d", s->processes);
+    if (s->processes > 1) mpirun_words(line, sizeof line, s->processes);
     const char *program = s->args && s->args->program && s->args->program[0]
                               ? s->args->program : "trainer";
     char model[4200];

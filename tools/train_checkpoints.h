@@ -100,4 +100,10 @@ void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d);
 // from); with only --save, the epoch that file holds.
 void checkpoints_print_resume(const CheckpointSession *s);
 
+// Appends ` word` to line, quoted for the shell where it needs it: 0, or -1 (the line
+// unchanged) when it would not fit.
+int append_shell_word(char *line, size_t size, const char *word);
+// "mpirun -np N" and the flags this machine needs to run it as printed (root, cores).
+void mpirun_words(char *line, size_t size, int processes);
+
 #endif

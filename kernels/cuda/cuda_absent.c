@@ -14,6 +14,8 @@ const char *cuda_backend_unavailable(const char **hint) {
                 "or use --device cpu";
     return "this trainer was built without CUDA support";
 }
+
+const char *cuda_backend_module_path(void) { return NULL; }
 #endif
 
 int CUDA_ABSENT(cuda_list_devices)(CudaDeviceInfo *devices, int max, int *count, Status *st) {

@@ -39,6 +39,9 @@ void cuda_versions(CudaVersions *out);
 // still be missing): "this trainer was built without CUDA support", or why trainer_cuda.so
 // did not load (cuda_loader.c). *hint, when asked for, gets what to do about it.
 const char *cuda_backend_unavailable(const char **hint);
+// The trainer_cuda.so this program opened (or tried last, when it did not load), for
+// `trainer --version`; NULL in a build without CUDA or when no module file was found.
+const char *cuda_backend_module_path(void);
 
 #ifdef __cplusplus
 }

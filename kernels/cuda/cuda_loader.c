@@ -19,12 +19,18 @@
 #ifndef TRAINER_CUDA_MODULE_BUILT
 #define TRAINER_CUDA_MODULE_BUILT ""  // CMake passes where the build writes trainer_cuda.so
 #endif
+// Where `cmake --install` puts the module, from the folder of the installed binary:
+// bin/../lib/trainer (GNUInstallDirs), so an installed tree works wherever it is moved.
+#ifndef TRAINER_CUDA_MODULE_INSTALLED
+#define TRAINER_CUDA_MODULE_INSTALLED "../lib/trainer"
+#endif
 
 #define MODULE_FILE "trainer_cuda.so"
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static const CudaModule *module;  // NULL until loaded, and when it did not load
 static char why_not[1024];
+static char module_path[PATH_MAX];  // the file opened, or tried last
 static char what_to_do[512];
 
 static int file_exists(const char *path) { return path[0] && access(path, F_OK) == 0; }
@@ -57,6 +63,7 @@ static int elf_magic(const char *path) {
 }
 
 static void open_module(const char *path, int asked) {
+    snprintf(module_path, sizeof module_path, "%s", path);
     // RTLD_NOW: a missing symbol is found here, where it can be reported, rather than at
     // some later call. RTLD_LOCAL: the module's copies of core stay out of our namespace.
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -102,7 +109,8 @@ static void open_module(const char *path, int asked) {
 }
 
 // TRAINER_CUDA_MODULE when set, and nothing else; else beside the program, where the build
-// puts it; else where this build wrote it, for the programs in build/tests.
+// puts it; else where an install puts it (TRAINER_CUDA_MODULE_INSTALLED, from the program's
+// folder); else where this build wrote it, for the programs in build/tests.
 static void load_module(void) {
     const char *asked = getenv("TRAINER_CUDA_MODULE");
     if (asked && asked[0]) {
@@ -117,20 +125,25 @@ static void load_module(void) {
         return;
     }
     char folder[PATH_MAX], beside[PATH_MAX + sizeof MODULE_FILE + 1];
+    char installed[PATH_MAX + sizeof TRAINER_CUDA_MODULE_INSTALLED + sizeof MODULE_FILE + 2];
     program_folder(folder, sizeof folder);
     snprintf(beside, sizeof beside, "%s/" MODULE_FILE, folder);
-    if (file_exists(beside)) {
-        open_module(beside, 0);
-    } else if (file_exists(TRAINER_CUDA_MODULE_BUILT)) {
-        open_module(TRAINER_CUDA_MODULE_BUILT, 0);
-    } else {
-        snprintf(why_not, sizeof why_not, "the CUDA backend " MODULE_FILE " is neither beside "
-                 "this program (in %.400s) nor where the build wrote it (%.400s)", folder,
-                 TRAINER_CUDA_MODULE_BUILT);
-        snprintf(what_to_do, sizeof what_to_do, "copy " MODULE_FILE " from the build folder "
-                 "beside the trainer binary, or set TRAINER_CUDA_MODULE to its path; --device "
-                 "cpu trains without it");
+    snprintf(installed, sizeof installed, "%s/" TRAINER_CUDA_MODULE_INSTALLED "/" MODULE_FILE,
+             folder);
+    const char *found = file_exists(beside)                      ? beside
+                        : file_exists(installed)                 ? installed
+                        : file_exists(TRAINER_CUDA_MODULE_BUILT) ? TRAINER_CUDA_MODULE_BUILT
+                                                                 : NULL;
+    if (found) {
+        open_module(found, 0);
+        return;
     }
+    snprintf(why_not, sizeof why_not, "the CUDA backend " MODULE_FILE " is neither beside "
+             "this program (in %.300s), in %.300s/" TRAINER_CUDA_MODULE_INSTALLED ", nor where "
+             "the build wrote it (%.300s)", folder, folder, TRAINER_CUDA_MODULE_BUILT);
+    snprintf(what_to_do, sizeof what_to_do, "install the trainer-cuda package (or `cmake "
+             "--install` a CUDA build), or set TRAINER_CUDA_MODULE to the path of "
+             MODULE_FILE "; --device cpu trains without it");
 }
 
 static const CudaModule *loaded_module(void) {
@@ -142,6 +155,11 @@ const char *cuda_backend_unavailable(const char **hint) {
     const CudaModule *loaded = loaded_module();
     if (hint) *hint = loaded ? "" : what_to_do;
     return loaded ? NULL : why_not;
+}
+
+const char *cuda_backend_module_path(void) {
+    loaded_module();
+    return module_path[0] ? module_path : NULL;
 }
 
 #define CUDA_ENTRY(type, name, parameters, arguments)                                        \

@@ -20,3 +20,6 @@ extern "C" const char *cuda_backend_unavailable(const char **hint) {
     if (hint) *hint = "";
     return NULL;
 }
+
+// Inside the module, core's --version text is never asked for; the loader's copy answers.
+extern "C" const char *cuda_backend_module_path(void) { return NULL; }

@@ -76,13 +76,10 @@ run "$TRAINER" train "$work/five.model" --epochs 1 --batch 25 --device cpu --dat
 expect_error 2 "$work/five.model:$last_dense:" "labels beyond the model's classes name the model line"
 expect_in err "labels up to 9" "that error quotes the largest label"
 expect_in err "gives 5 class scores" "that error quotes the model's classes"
-# It names the CUDA error a framework would stop with on a GPU, framed as such: no assert
-# fired, so no context is lost and no restart is needed (that advice was printed here).
-expect_in err "caught by trainer's own check, so nothing on the device broke; on a GPU, a \
-framework would stop with this CUDA error:" \
-    "the device-side-assert explanation is framed as what would have happened"
+# On the CPU nothing about CUDA follows: what a GPU framework would have said is news only
+# where a GPU ran.
+expect_no_match err "device-side|CUDA|likely causes" "a CPU run says nothing about CUDA"
 expect_no_match err "context is now unusable" "and does not say the context is lost"
-expect_no_match err "fix: Restart the process" "or that the process must restart"
 expect_in err "units=10" "the hint gives the units= that would fit"
 
 # Folders and specs that are wrong as a whole.

@@ -419,6 +419,36 @@ static void unreadable_files_name_the_reason(void) {
     model_file_free(&file);
 }
 
+// A missing model file names the nearest file of its folder: in a named folder, and in the
+// current one (a bare name, whose folder "." was once printed as an empty one and found
+// nothing).
+static void missing_files_suggest_a_neighbour(void) {
+    char dir[] = "/tmp/test_model_file_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[128], typed[128], near[256];
+    snprintf(path, sizeof path, "%s/mlp.model", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    snprintf(typed, sizeof typed, "%s/mpl.model", dir);
+    CHECK(suggest_file(typed, near, sizeof near) != NULL && strcmp(near, path) == 0);
+    ModelFile file;
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(model_file_read(typed, &file, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "did you mean");
+    CHECK_CONTAINS(st.message, path);
+    model_file_free(&file);
+    char cwd[4096];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    CHECK_INT_EQ(chdir(dir), 0);
+    CHECK(suggest_file("mpl.model", near, sizeof near) != NULL && strcmp(near, "mlp.model") == 0);
+    CHECK(suggest_file("zzzzzz.txt", near, sizeof near) == NULL);
+    CHECK_INT_EQ(chdir(cwd), 0);
+    unlink(path);
+    rmdir(dir);
+}
+
 static void nul_bytes_and_huge_files_are_refused_when_read(void) {
     char path[64];
     const char bytes[] = "input shape=4\ndense u\0nits=3\n";
@@ -737,6 +767,7 @@ static void suggestions_catch_typos_not_unrelated_words(void) {
 }
 
 int main(void) {
+    missing_files_suggest_a_neighbour();
     lenet_parses_into_kinds_choices_and_attrs();
     empty_and_comment_only_files_have_no_statements();
     comments_end_a_statement_anywhere();
