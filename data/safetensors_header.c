@@ -53,9 +53,11 @@ static int too_many(HeaderFault *fault, size_t at, const char *what, long long l
     return fault_at(fault, at, text);
 }
 
-// Counts the root object's entries and every value, and checks the strings.
+static const char METADATA[] = "__metadata__";
+
+// Counts the root object's tensors and every value, and checks the strings.
 static int scan_tokens(const char *text, size_t length, HeaderFault *fault) {
-    long long values = 0, entries = 0;
+    long long values = 0, tensors = 0;
     int depth = 0;
     for (size_t i = 0; i < length; i++) {
         char c = text[i];
@@ -63,7 +65,8 @@ static int scan_tokens(const char *text, size_t length, HeaderFault *fault) {
             size_t end;
             if (scan_string(text, length, i, &end, fault)) return -1;
             int key = is_key(text, length, end);
-            entries += key && depth == 1;
+            tensors += key && depth == 1 && !(end - i - 1 == sizeof METADATA - 1 &&
+                                              memcmp(text + i + 1, METADATA, end - i - 1) == 0);
             values += !key;
             i = end;
         } else if (c == '{' || c == '[') {
@@ -82,8 +85,7 @@ static int scan_tokens(const char *text, size_t length, HeaderFault *fault) {
                                       (text[i + 1] >= 'a' && text[i + 1] <= 'z')))
                 i++;
         }
-        // An entry beyond the tensors is __metadata__.
-        if (entries > SAFETENSORS_MAX_TENSORS + 1)
+        if (tensors > SAFETENSORS_MAX_TENSORS)
             return too_many(fault, i, "tensors", SAFETENSORS_MAX_TENSORS);
         if (values > SAFETENSORS_MAX_VALUES)
             return too_many(fault, i, "JSON values", SAFETENSORS_MAX_VALUES);
