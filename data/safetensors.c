@@ -235,7 +235,12 @@ static int parse_header(const cJSON *root, const unsigned char *data, uint64_t d
 static int header_fault(const HeaderFault *fault, const char *path, Status *st) {
     char detail[160];
     snprintf(detail, sizeof detail, "%s, at byte %zu of the file", fault->what, fault->at + 8);
-    return malformed(path, st, "%sthe header %s", NULL, detail);
+    if (!fault->over_limit) return malformed(path, st, "%sthe header %s", NULL, detail);
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the safetensors header %s", detail);
+    status_hint(st, "trainer reads at most %d tensors and %d JSON values in a header "
+                "(docs/checkpoints.md): more than any model it builds", SAFETENSORS_MAX_TENSORS,
+                SAFETENSORS_MAX_VALUES);
+    return STATUS_BAD_INPUT;
 }
 
 // Whether the first bytes read as text: a header length that large is then no length at all

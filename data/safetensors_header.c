@@ -7,6 +7,7 @@
 
 static int fault_at(HeaderFault *fault, size_t at, const char *what) {
     fault->at = at;
+    fault->over_limit = 0;
     snprintf(fault->what, sizeof fault->what, "%s", what);
     return -1;
 }
@@ -50,7 +51,9 @@ static int too_many(HeaderFault *fault, size_t at, const char *what, long long l
     char text[120];
     snprintf(text, sizeof text, "lists more than %lld %s; at most %lld are read", limit, what,
              limit);
-    return fault_at(fault, at, text);
+    fault_at(fault, at, text);
+    fault->over_limit = 1;
+    return -1;
 }
 
 static const char METADATA[] = "__metadata__";

@@ -25,6 +25,7 @@
 typedef struct HeaderFault {
     size_t at;
     char what[120];
+    int over_limit;  // a valid header larger than trainer reads, not a malformed one
 } HeaderFault;
 
 // The bytes before parsing: valid UTF-8, no NUL or other control byte (JSON allows tab,

@@ -118,8 +118,8 @@ static int read_rows(FILE *file, RunCurves *curves, const char *path, int *rows,
         }
         const char *nul = memchr(line.text, '\0', line.length);
         rc = row ? add_row(curves, row, path, number, st)
-             : nul ? malformed_at(path, number, (int)(nul - line.text) + 1, "a NUL byte (0x00), "
-                                  "which JSON text holds none of", st)
+             : nul ? malformed_at(path, number, (int)(nul - line.text) + 1, "a NUL byte (0x00): "
+                                  "JSON text holds none", st)
                    : malformed(path, number, "not valid JSON", st);
         cJSON_Delete(row);
         if (!rc) (*rows)++;
