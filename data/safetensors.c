@@ -503,6 +503,14 @@ static int write_f32_le(FILE *out, const float *values, size_t n) {
 int safetensors_write(FILE *out, const SafetensorsOutput *tensors, int count,
                       const SafetensorsEntry *metadata, int metadata_count, const char *path,
                       Status *st) {
+    // What is written must read back: a file over the reader's limit would not.
+    if (count > SAFETENSORS_MAX_TENSORS) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "not written: %d tensors, more than "
+                       "the %d a safetensors file trainer reads may hold", count,
+                       SAFETENSORS_MAX_TENSORS);
+        status_hint(st, "a model this large is not one trainer builds; see docs/checkpoints.md");
+        return STATUS_BAD_INPUT;
+    }
     size_t length = 0;
     char *header = header_text(tensors, count, metadata, metadata_count, &length);
     if (!header) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
