@@ -137,7 +137,8 @@ static int read_normalization(const Safetensors *file, const char *path, Normali
 static int read_names(const Safetensors *file, const char *path, LoadedInputs *out, Status *st) {
     const char *text = safetensors_metadata(file, "class_names");
     if (!text) return 0;
-    cJSON *array = cJSON_Parse(text);
+    // Whole: cJSON_Parse would take '["a","b"]x' as the array and ignore the rest.
+    cJSON *array = cJSON_ParseWithOpts(text, NULL, 1);
     int count = cJSON_IsArray(array) ? cJSON_GetArraySize(array) : -1;
     int ok = count > 0 && count <= 256;
     if (ok) out->class_names = calloc((size_t)count, sizeof *out->class_names);
