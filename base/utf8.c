@@ -125,3 +125,15 @@ size_t utf8_first_invalid(const char *text, size_t length) {
     }
     return length;
 }
+
+size_t utf8_cut_length(const char *text, size_t max) {
+    const unsigned char *s = (const unsigned char *)text;
+    size_t at = 0;
+    while (s[at]) {
+        int n = utf8_sequence_length(s + at);
+        size_t step = n ? (size_t)n : 1;
+        if (at + step > max) break;
+        at += step;
+    }
+    return at;
+}

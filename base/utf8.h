@@ -49,4 +49,9 @@ void utf8_escape_invalid(const char *text, char *out, size_t size);
 // NUL is well-formed: look for it apart), or length when all of it is UTF-8.
 size_t utf8_first_invalid(const char *text, size_t length);
 
+// The length of text's longest prefix of at most max bytes that ends between characters:
+// a name cut to fit a field keeps whole characters (a byte that starts no well-formed
+// sequence counts as one).
+size_t utf8_cut_length(const char *text, size_t max);
+
 #endif

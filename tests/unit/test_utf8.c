@@ -74,6 +74,10 @@ static void invalid_bytes_are_escaped_as_hex(void) {
     CHECK(strcmp(small, "ab") == 0);
     CHECK_INT_EQ(utf8_first_invalid("ab\xe9" "cd", 5), 2);
     CHECK_INT_EQ(utf8_first_invalid("a\0b", 3), 3);  // a NUL is well-formed
+    CHECK_INT_EQ(utf8_cut_length("ab\xc3\xa9", 3), 2);  // not inside the e-acute
+    CHECK_INT_EQ(utf8_cut_length("ab\xc3\xa9", 4), 4);
+    CHECK_INT_EQ(utf8_cut_length("ab\xe9" "cd", 3), 3);  // a stray byte is one
+    CHECK_INT_EQ(utf8_cut_length("ab", 10), 2);
 }
 
 int main(void) {
