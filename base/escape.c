@@ -1,5 +1,6 @@
 #include "base/escape.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,4 +91,15 @@ int status_escape_place(Status *st, int rc) {
         memcpy(st->file, place, sizeof place);
     }
     return rc;
+}
+
+void text_line_column(const char *text, size_t offset, int *line, int *column) {
+    size_t line_start = 0;
+    long long lines = 1;
+    for (const char *p = text; (p = memchr(p, '\n', offset - (size_t)(p - text))); p++) {
+        lines++;
+        line_start = (size_t)(p - text) + 1;
+    }
+    *line = lines > INT_MAX ? INT_MAX : (int)lines;
+    *column = offset - line_start >= INT_MAX ? INT_MAX : (int)(offset - line_start) + 1;
 }

@@ -30,4 +30,9 @@ const char *text_escape(const char *text, size_t length, char *out, size_t size)
 // can wrap the failing one: `return status_escape_place(st, read(path, st));`.
 int status_escape_place(Status *st, int rc);
 
+// The 1-based line and column (in bytes) of text[offset], for a message that points at a
+// byte of a file: a NUL or a stray carriage return. The text before offset is read by
+// length, so it may hold NUL bytes; a column past INT_MAX is said as INT_MAX.
+void text_line_column(const char *text, size_t offset, int *line, int *column);
+
 #endif

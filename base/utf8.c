@@ -1,5 +1,6 @@
 #include "base/utf8.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char REPLACEMENT[] = "\xef\xbf\xbd";  // U+FFFD in UTF-8
@@ -78,26 +79,61 @@ int utf8_display_columns(const char *text) {
     return columns;
 }
 
-size_t utf8_valid_size(const char *text) {
-    size_t size = 1;
+// The copy of text with each byte that starts no well-formed sequence replaced: by U+FFFD,
+// or by its value as the four characters \xNN. Writes at most size bytes of out (none when
+// out is NULL) and returns the size the whole copy needs, its NUL included.
+static size_t copy_valid(const char *text, char *out, size_t size, int as_hex) {
+    size_t used = 0, needed = 1;
+    int full = 0;
     for (const unsigned char *s = (const unsigned char *)text; *s;) {
         int n = utf8_sequence_length(s);
-        size += n ? (size_t)n : sizeof REPLACEMENT - 1;
+        char hex[5];
+        if (!n && as_hex) snprintf(hex, sizeof hex, "\\x%02x", *s);
+        const char *piece = n ? (const char *)s : as_hex ? hex : REPLACEMENT;
+        size_t length = n ? (size_t)n : as_hex ? 4 : sizeof REPLACEMENT - 1;
+        needed += length;
+        full |= used + length + 1 > size;
+        if (out && !full) {
+            memcpy(out + used, piece, length);
+            used += length;
+        }
         s += n ? n : 1;
     }
-    return size;
+    if (out && size) out[used] = '\0';
+    return needed;
 }
 
+size_t utf8_valid_size(const char *text) { return copy_valid(text, NULL, 0, 0); }
+
 void utf8_make_valid(const char *text, char *out, size_t size) {
-    size_t used = 0;
-    for (const unsigned char *s = (const unsigned char *)text; *s;) {
-        int n = utf8_sequence_length(s);
-        const char *piece = n ? (const char *)s : REPLACEMENT;
-        size_t length = n ? (size_t)n : sizeof REPLACEMENT - 1;
-        if (used + length + 1 > size) break;
-        memcpy(out + used, piece, length);
-        used += length;
-        s += n ? n : 1;
+    copy_valid(text, out, size, 0);
+}
+
+size_t utf8_escaped_size(const char *text) { return copy_valid(text, NULL, 0, 1); }
+
+void utf8_escape_invalid(const char *text, char *out, size_t size) {
+    copy_valid(text, out, size, 1);
+}
+
+size_t utf8_first_invalid(const char *text, size_t length) {
+    const unsigned char *s = (const unsigned char *)text;
+    for (size_t at = 0; at < length;) {
+        uint32_t c;
+        int n = utf8_decode(s + at, length - at, &c);
+        if (!n) return at;
+        at += (size_t)n;
     }
-    if (size) out[used] = '\0';
+    return length;
+}
+
+size_t utf8_cut_length(const char *text, size_t max) {
+    const unsigned char *s = (const unsigned char *)text;
+    size_t at = 0;
+    while (s[at]) {
+        int n = utf8_sequence_length(s + at);
+        size_t step = n ? (size_t)n : 1;
+        if (at + step > max) break;
+        at += step;
+    }
+    return at;
 }

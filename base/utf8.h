@@ -38,4 +38,20 @@ size_t utf8_valid_size(const char *text);
 // sequence replaced by U+FFFD, as a reader that decodes with errors="replace" would.
 void utf8_make_valid(const char *text, char *out, size_t size);
 
+// Copies text into out (size from utf8_escaped_size), each byte that starts no well-formed
+// sequence written as the four characters \xNN (lowercase hex): for text that must be UTF-8
+// where it goes (a safetensors header) and should still show which bytes it held. Valid
+// UTF-8 is copied as it is, so only text that was not UTF-8 changes.
+size_t utf8_escaped_size(const char *text);
+void utf8_escape_invalid(const char *text, char *out, size_t size);
+
+// The offset of the first byte of text[0..length) that starts no well-formed sequence (a
+// NUL is well-formed: look for it apart), or length when all of it is UTF-8.
+size_t utf8_first_invalid(const char *text, size_t length);
+
+// The length of text's longest prefix of at most max bytes that ends between characters:
+// a name cut to fit a field keeps whole characters (a byte that starts no well-formed
+// sequence counts as one).
+size_t utf8_cut_length(const char *text, size_t max);
+
 #endif

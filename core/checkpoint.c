@@ -15,6 +15,7 @@
 
 #include "base/atomic_file.h"
 #include "base/escape.h"
+#include "base/utf8.h"
 #include "core/optimizer.h"
 
 #ifndef TRAINER_VERSION
@@ -237,7 +238,8 @@ int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Back
     add_entry(&m, "format", "trainer checkpoint 1");
     add_entry(&m, "trainer_version", "%s", TRAINER_VERSION);
     add_entry(&m, "precision", "fp32");
-    add_entry(&m, "model_file", "%.120s", g->path);
+    // Cut between characters: half a character would be written as \xNN text.
+    add_entry(&m, "model_file", "%.*s", (int)utf8_cut_length(g->path, 120), g->path);
     if (model_text) {
         char hash[32];
         format_model_hash(model_text, hash, sizeof hash);

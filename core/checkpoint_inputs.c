@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/escape.h"
+#include "base/utf8.h"
 
 // 9 significant digits give a float back exactly.
 static char *format_values(const float *values, int count) {
@@ -16,11 +17,15 @@ static char *format_values(const float *values, int count) {
     return text;
 }
 
-// JSON, because a folder's name may hold any byte but NUL and '/'.
+// JSON, because a folder's name may hold any byte but NUL and '/'. A name that is not
+// UTF-8 keeps its other bytes as \xNN text (checkpoint_class_name_as_written): a header
+// holding them raw is one Python's safetensors refuses to open.
 static char *format_names(const CheckpointInputs *in) {
     cJSON *array = cJSON_CreateArray();
     for (int i = 0; array && i < in->class_count; i++) {
-        cJSON *name = cJSON_CreateString(in->class_names[i]);
+        char written[CHECKPOINT_CLASS_NAME_WRITTEN_MAX];
+        checkpoint_class_name_as_written(in->class_names[i], written, sizeof written);
+        cJSON *name = cJSON_CreateString(written);
         if (!name) {
             cJSON_Delete(array);
             return NULL;
@@ -30,6 +35,10 @@ static char *format_names(const CheckpointInputs *in) {
     char *text = array ? cJSON_PrintUnformatted(array) : NULL;
     cJSON_Delete(array);
     return text;
+}
+
+void checkpoint_class_name_as_written(const char *name, char *out, size_t size) {
+    utf8_escape_invalid(name, out, size);
 }
 
 int checkpoint_inputs_format(const CheckpointInputs *in, char **mean, char **std,
@@ -128,14 +137,18 @@ static int read_normalization(const Safetensors *file, const char *path, Normali
 static int read_names(const Safetensors *file, const char *path, LoadedInputs *out, Status *st) {
     const char *text = safetensors_metadata(file, "class_names");
     if (!text) return 0;
-    cJSON *array = cJSON_Parse(text);
+    // Whole: cJSON_Parse would take '["a","b"]x' as the array and ignore the rest.
+    cJSON *array = cJSON_ParseWithOpts(text, NULL, 1);
     int count = cJSON_IsArray(array) ? cJSON_GetArraySize(array) : -1;
     int ok = count > 0 && count <= 256;
     if (ok) out->class_names = calloc((size_t)count, sizeof *out->class_names);
     for (int i = 0; ok && out->class_names && i < count; i++) {
         const cJSON *name = cJSON_GetArrayItem(array, i);
-        ok = cJSON_IsString(name) && strlen(name->valuestring) < CHECKPOINT_CLASS_NAME_MAX;
-        if (ok) snprintf(out->class_names[i], CHECKPOINT_CLASS_NAME_MAX, "%s", name->valuestring);
+        ok = cJSON_IsString(name) &&
+             strlen(name->valuestring) < CHECKPOINT_CLASS_NAME_WRITTEN_MAX;
+        if (ok)
+            snprintf(out->class_names[i], CHECKPOINT_CLASS_NAME_WRITTEN_MAX, "%s",
+                     name->valuestring);
     }
     cJSON_Delete(array);
     if (ok && !out->class_names)

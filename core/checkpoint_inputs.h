@@ -8,6 +8,9 @@
 #include "data/transform.h"
 
 #define CHECKPOINT_CLASS_NAME_MAX 64  // bytes of a name with its NUL, as Dataset holds them
+// Bytes of a name as a checkpoint records it (checkpoint_class_name_as_written), NUL
+// included: each byte that is not UTF-8 takes 4.
+#define CHECKPOINT_CLASS_NAME_WRITTEN_MAX (4 * CHECKPOINT_CLASS_NAME_MAX)
 
 // The validation split a run held out of its training data (--val-split), recorded so that
 // `eval --val-split` draws the same samples again: with another seed or limit it would
@@ -40,10 +43,15 @@ typedef struct CheckpointInputs {
 typedef struct LoadedInputs {
     Normalization normalization;         // count 0: the file names none
     int class_count;
-    char (*class_names)[CHECKPOINT_CLASS_NAME_MAX];
+    char (*class_names)[CHECKPOINT_CLASS_NAME_WRITTEN_MAX];  // as written
     HeldOutSplit held_out;               // fraction 0: none held out, or none recorded
     int held_out_recorded;               // the file says (val_split, "0" for none)
 } LoadedInputs;
+
+// A class name as the metadata records it, into out (CHECKPOINT_CLASS_NAME_WRITTEN_MAX
+// bytes hold any name): UTF-8 as it is, each other byte as the text \xNN. What a loaded name is
+// compared with.
+void checkpoint_class_name_as_written(const char *name, char *out, size_t size);
 
 // The metadata values: heap strings for normalize_mean, normalize_std (NULL without a
 // normalization) and class_names (a JSON array; NULL without names).

@@ -76,15 +76,9 @@ static int refuse_lone_carriage_return(const CsvCursor *c, Status *st) {
     while ((cr = memchr(cr, '\r', (size_t)(end - cr))) && (cr + 1 == end || cr[1] == '\n'))
         cr++;
     if (!cr) return 0;
-    int line = 1;
-    const char *line_start = c->text;
-    for (const char *p = c->text; p < cr; p++)
-        if (*p == '\n') {
-            line++;
-            line_start = p + 1;
-        }
-    // The text is at most CSV_MAX_BYTES (1 GiB), so a line or column fits an int.
-    status_fail_at(st, STATUS_BAD_INPUT, c->path, line, (int)(cr - line_start) + 1,
+    int line, column;
+    text_line_column(c->text, (size_t)(cr - c->text), &line, &column);
+    status_fail_at(st, STATUS_BAD_INPUT, c->path, line, column,
                    "a lone carriage return '\\r' (byte 0x0d) is not a line break: lines end "
                    "in LF or CRLF");
     const char *name = name_for_shell(c->path);
@@ -95,16 +89,31 @@ static int refuse_lone_carriage_return(const CsvCursor *c, Status *st) {
     return STATUS_BAD_INPUT;
 }
 
+// A NUL byte ended the text for a reader that took it as a C string: a 60-row file trained
+// on the rows before it without a word. A CSV file is text, which holds none; said where
+// it is. The lines below are found by length all the same.
+static int refuse_nul_byte(const CsvCursor *c, Status *st) {
+    const char *nul = memchr(c->text, '\0', c->length);
+    if (!nul) return 0;
+    int line, column;
+    text_line_column(c->text, (size_t)(nul - c->text), &line, &column);
+    status_fail_at(st, STATUS_BAD_INPUT, c->path, line, column, "a NUL byte (0x00): a CSV file "
+                   "is text, and holds none");
+    status_hint(st, "is this a binary file, or a text file in UTF-16? save it as UTF-8 text");
+    return STATUS_BAD_INPUT;
+}
+
 // The current line's end (its '\n' or the text's end), without a trailing '\r'.
 static size_t line_length(const CsvCursor *c) {
     const char *line = c->text + c->line_start;
-    size_t n = strcspn(line, "\n");
+    const char *newline = memchr(line, '\n', c->length - c->line_start);
+    size_t n = newline ? (size_t)(newline - line) : c->length - c->line_start;
     if (n > 0 && line[n - 1] == '\r') n--;
     return n;
 }
 
 static int next_line(CsvCursor *c) {
-    const char *newline = strchr(c->text + c->line_start, '\n');
+    const char *newline = memchr(c->text + c->line_start, '\n', c->length - c->line_start);
     if (!newline) return 0;
     c->line_start = (size_t)(newline - c->text) + 1;
     c->line++;
@@ -413,7 +422,8 @@ int dataset_load_csv(const char *spec, Dataset *out, Status *st) {
     TRY(read_whole_file(path, &cursor.text, &cursor.length, st));
     dataset_set_source(out, path);
     CsvHeader header;
-    int rc = refuse_lone_carriage_return(&cursor, st);
+    int rc = refuse_nul_byte(&cursor, st);
+    if (!rc) rc = refuse_lone_carriage_return(&cursor, st);
     if (!rc) rc = read_header(&cursor, label, &header, st);
     if (!rc) rc = parse_rows(&cursor, &header, out, st);
     free(cursor.text);

@@ -10,7 +10,9 @@
 
 #include "base/directories.h"
 #include "base/escape.h"
+#include "base/utf8.h"
 #include "data/dataset.h"
+#include "data/safetensors_header.h"
 
 // Where each tensor's bytes sit while the header is checked.
 typedef struct Span {
@@ -105,14 +107,14 @@ static int parse_tensor(const cJSON *entry, uint64_t data_size, const char *path
                          cJSON_IsString(dtype) ? "other than F32" : "missing");
     if (!parse_shape(cJSON_GetObjectItemCaseSensitive(entry, "shape"), &t->shape))
         return malformed(path, st, "tensor '%s' has a bad shape%s (a list of at most 4 "
-                         "whole numbers)", name, "");
+                         "whole numbers, written in digits alone)", name, "");
     const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(entry, "data_offsets");
     if (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2 ||
         !whole_number(offsets->child, (double)data_size, &span->begin) ||
         !whole_number(offsets->child->next, (double)data_size, &span->end) ||
         span->begin > span->end)
-        return malformed(path, st, "tensor '%s' has data_offsets outside the %s",
-                         name, "file's data");
+        return malformed(path, st, "tensor '%s' has data_offsets that are not two whole "
+                         "numbers (in digits alone) within the %s", name, "file's data");
     int fits;
     uint64_t bytes = shape_bytes(&t->shape, data_size, &fits);
     if (!fits || bytes != span->end - span->begin)
@@ -230,6 +232,17 @@ static int parse_header(const cJSON *root, const unsigned char *data, uint64_t d
     return rc;
 }
 
+static int header_fault(const HeaderFault *fault, const char *path, Status *st) {
+    char detail[160];
+    snprintf(detail, sizeof detail, "%s, at byte %zu of the file", fault->what, fault->at + 8);
+    if (!fault->over_limit) return malformed(path, st, "%sthe header %s", NULL, detail);
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the safetensors header %s", detail);
+    status_hint(st, "trainer reads at most %d tensors and %d JSON values in a header "
+                "(docs/checkpoints.md): more than any model it builds", SAFETENSORS_MAX_TENSORS,
+                SAFETENSORS_MAX_VALUES);
+    return STATUS_BAD_INPUT;
+}
+
 // Whether the first bytes read as text: a header length that large is then no length at all
 // (a model file, a JSON file given where the weights go).
 static int starts_with_text(const unsigned char *bytes, size_t size) {
@@ -268,8 +281,17 @@ int safetensors_parse(const unsigned char *bytes, size_t size, const char *path,
                      (unsigned long long)header_size, SAFETENSORS_MAX_HEADER);
         return malformed(path, st, "%sthe header length is %s", NULL, detail);
     }
-    cJSON *root = cJSON_ParseWithLength((const char *)bytes + 8, (size_t)header_size);
+    const char *text = (const char *)bytes + 8, *json_end = NULL;
+    HeaderFault fault;
+    if (safetensors_header_scan(text, (size_t)header_size, &fault))
+        return header_fault(&fault, path, st);
+    cJSON *root = cJSON_ParseWithLengthOpts(text, (size_t)header_size, &json_end, 0);
     if (!root) return malformed(path, st, "%sthe header is not valid JSON%s", NULL, "");
+    if (safetensors_header_trailing(text, (size_t)header_size, json_end, &fault)) {
+        cJSON_Delete(root);
+        return header_fault(&fault, path, st);
+    }
+    safetensors_header_mark_inexact(root, text, (size_t)header_size);
     uint64_t data_size = size - 8 - header_size;
     int rc = parse_header(root, bytes + 8 + header_size, data_size, path, out, st);
     cJSON_Delete(root);
@@ -295,13 +317,20 @@ static int read_whole_file(const char *path, unsigned char **bytes, size_t *size
             status_hint(st, "check the path; `trainer train MODEL --save FILE` writes one");
         return STATUS_BAD_INPUT;
     }
-    *bytes = (size_t)length < SIZE_MAX ? malloc((size_t)length + 1) : NULL;
+    *bytes = (unsigned long long)length < SIZE_MAX ? malloc((size_t)length + 1) : NULL;
     int ok = *bytes && fread(*bytes, 1, (size_t)length, f) == (size_t)length;
     fclose(f);
+    if (!*bytes) {
+        status_fail_at(st, STATUS_RUNTIME_ERROR, path, 0, 0, "out of host memory for the "
+                       "file's %lld bytes (it is read whole)", length);
+        status_hint(st, "free host memory that other processes hold");
+        return STATUS_RUNTIME_ERROR;
+    }
     if (!ok) {
         free(*bytes);
         *bytes = NULL;
-        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot read the file");
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot read the file's %lld bytes",
+                       length);
         status_hint(st, "check that it is a regular file and readable");
         return STATUS_BAD_INPUT;
     }
@@ -390,24 +419,58 @@ static cJSON *tensor_header(const SafetensorsOutput *t, uint64_t begin, uint64_t
     return entry;
 }
 
+// Text for the header as UTF-8, which the reference reader demands of the whole header: a
+// name or value that is not (a path or a class folder in Latin-1) keeps each byte that
+// starts no UTF-8 character as the text \xNN. The text itself when it is UTF-8, else a heap
+// copy for the caller to free; NULL when out of memory.
+static char *as_utf8(const char *text) {
+    size_t length = strlen(text);
+    if (utf8_first_invalid(text, length) == length) return (char *)text;
+    size_t size = utf8_escaped_size(text);
+    char *copy = malloc(size);
+    if (copy) utf8_escape_invalid(text, copy, size);
+    return copy;
+}
+
+static void free_copy(char *copy, const char *text) {
+    if (copy != text) free(copy);
+}
+
+// Adds `item` under `key` (made UTF-8); 0 when out of memory.
+static int add_item(cJSON *object, const char *key, cJSON *item) {
+    char *valid = item ? as_utf8(key) : NULL;
+    int ok = valid && cJSON_AddItemToObject(object, valid, item);
+    free_copy(valid, key);
+    if (!ok) cJSON_Delete(item);
+    return ok;
+}
+
+static int add_string(cJSON *object, const char *key, const char *value) {
+    char *valid = as_utf8(value);
+    int ok = valid && add_item(object, key, cJSON_CreateString(valid));
+    free_copy(valid, value);
+    return ok;
+}
+
 // The header text, space-padded so that the data starts 8-byte aligned.
 static char *header_text(const SafetensorsOutput *tensors, int count,
                          const SafetensorsEntry *metadata, int metadata_count, size_t *length) {
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
+    int ok = 1;
     if (metadata_count > 0) {
         cJSON *meta = cJSON_AddObjectToObject(root, "__metadata__");
-        for (int i = 0; meta && i < metadata_count; i++)
-            cJSON_AddStringToObject(meta, metadata[i].key, metadata[i].value);
+        ok = meta != NULL;
+        for (int i = 0; ok && i < metadata_count; i++)
+            ok = add_string(meta, metadata[i].key, metadata[i].value);
     }
     uint64_t offset = 0;
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; ok && i < count; i++) {
         uint64_t bytes = 4 * (uint64_t)shape_numel(&tensors[i].shape);
-        cJSON_AddItemToObject(root, tensors[i].name,
-                              tensor_header(&tensors[i], offset, offset + bytes));
+        ok = add_item(root, tensors[i].name, tensor_header(&tensors[i], offset, offset + bytes));
         offset += bytes;
     }
-    char *text = cJSON_PrintUnformatted(root);
+    char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
     if (!text) return NULL;
     size_t n = strlen(text), padded = (n + 7) / 8 * 8;
@@ -440,6 +503,14 @@ static int write_f32_le(FILE *out, const float *values, size_t n) {
 int safetensors_write(FILE *out, const SafetensorsOutput *tensors, int count,
                       const SafetensorsEntry *metadata, int metadata_count, const char *path,
                       Status *st) {
+    // What is written must read back: a file over the reader's limit would not.
+    if (count > SAFETENSORS_MAX_TENSORS) {
+        status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "not written: %d tensors, more than "
+                       "the %d a safetensors file trainer reads may hold", count,
+                       SAFETENSORS_MAX_TENSORS);
+        status_hint(st, "a model this large is not one trainer builds; see docs/checkpoints.md");
+        return STATUS_BAD_INPUT;
+    }
     size_t length = 0;
     char *header = header_text(tensors, count, metadata, metadata_count, &length);
     if (!header) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "models/model_file.h"
+#include "base/escape.h"
 #include "base/suggest.h"
 
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 // ---------------------------------------------------------------------------------
 // characters
@@ -384,14 +386,9 @@ static int fail_unreadable(const char *path, const char *action, int error, Stat
 // parse_text sees a C string, so a NUL byte would silently end the file early; report it
 // where it is instead.
 static int fail_nul_byte(const char *path, const char *buffer, size_t nul_at, Status *st) {
-    int line = 1;
-    size_t line_start = 0;
-    for (size_t i = 0; i < nul_at; i++)
-        if (buffer[i] == '\n') {
-            line++;
-            line_start = i + 1;
-        }
-    status_fail_at(st, STATUS_BAD_INPUT, path, line, (int)(nul_at - line_start) + 1,
+    int line, column;
+    text_line_column(buffer, nul_at, &line, &column);
+    status_fail_at(st, STATUS_BAD_INPUT, path, line, column,
                    "unexpected character '\\x00' (byte 0x00)");
     status_hint(st, "a model file is plain text; is this a binary file?");
     return STATUS_BAD_INPUT;
@@ -420,6 +417,16 @@ static int fail_binary_start(const char *path, const char *buffer, size_t length
     return STATUS_BAD_INPUT;
 }
 
+// The size a file past the limit has, for its message: a regular file's from fstat; a
+// pipe's is not known, as it is read only up to the limit.
+static void describe_size(FILE *f, char *out, size_t size) {
+    struct stat info;
+    if (fstat(fileno(f), &info) == 0 && S_ISREG(info.st_mode))
+        snprintf(out, size, "%lld bytes", (long long)info.st_size);
+    else
+        snprintf(out, size, "more than %d bytes read", MODEL_FILE_BYTES_MAX);
+}
+
 int model_file_read(const char *path, ModelFile *out, Status *st) {
     memset(out, 0, sizeof *out);
     if (!path) path = "";
@@ -437,6 +444,8 @@ int model_file_read(const char *path, ModelFile *out, Status *st) {
     }
     errno = 0;
     size_t length = fread(buffer, 1, (size_t)MODEL_FILE_BYTES_MAX + 1, f);
+    char size_text[64];
+    describe_size(f, size_text, sizeof size_text);
     int read_error = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
     int rc;
@@ -446,7 +455,7 @@ int model_file_read(const char *path, ModelFile *out, Status *st) {
     else if (early_nul)
         rc = fail_binary_start(path, buffer, length, (size_t)(early_nul - buffer), st);
     else if (length > MODEL_FILE_BYTES_MAX)
-        rc = fail_too_large(path, "more than that", st);
+        rc = fail_too_large(path, size_text, st);
     else {
         buffer[length] = '\0';
         const char *nul = memchr(buffer, '\0', length);

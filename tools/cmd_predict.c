@@ -53,7 +53,7 @@ static void class_names_free(ClassNames *cn) {
     memset(cn, 0, sizeof *cn);
 }
 
-enum { ESCAPED_NAME_MAX = 4 * CHECKPOINT_CLASS_NAME_MAX };
+enum { ESCAPED_NAME_MAX = CHECKPOINT_CLASS_NAME_WRITTEN_MAX };
 
 // The names a weights file records (a png:DIR's folders, CIFAR-10's), escaped when printed.
 // Used unless --classes names others, even when their count is not the model's: a model
@@ -109,11 +109,8 @@ static int read_text_file(const char *path, char **out, Status *st) {
     // holds none.
     const char *nul = memchr(text, '\0', n);
     if (nul) {
-        int line = 1;
-        const char *line_start = text;
-        for (const char *p = text; p < nul; p++)
-            if (*p == '\n') line++, line_start = p + 1;
-        int column = (int)(nul - line_start) + 1;
+        int line, column;
+        text_line_column(text, (size_t)(nul - text), &line, &column);
         free(text);
         status_fail_at(st, STATUS_BAD_INPUT, path, line, column,
                        "a NUL byte (0x00) in the class names");

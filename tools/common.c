@@ -409,8 +409,12 @@ int check_recorded_classes(const LoadedInputs *recorded, const char *const *name
                            const char *path, const char *where, int refuse, Status *st) {
     int shared = recorded->class_count < count ? recorded->class_count : count;
     int label = 0;
-    while (label < shared && same_class_name(recorded->class_names[label], names[label]))
-        label++;
+    // A checkpoint records a name that is not UTF-8 with \xNN for its other bytes.
+    char written[CHECKPOINT_CLASS_NAME_WRITTEN_MAX];
+    for (; label < shared; label++) {
+        checkpoint_class_name_as_written(names[label], written, sizeof written);
+        if (!same_class_name(recorded->class_names[label], written)) break;
+    }
     if (label == shared) return 0;
     char theirs[260], ours[260], what[900];
     text_escape(recorded->class_names[label], strlen(recorded->class_names[label]), theirs,

@@ -91,11 +91,16 @@ static void include_step(RunCurves *curves, double step) {
     if (step > curves->last_step) curves->last_step = step;
 }
 
-static int malformed(const char *path, int line, const char *what, Status *st) {
-    status_fail_at(st, STATUS_BAD_INPUT, path, line, 1, "%s", what);
+// A line is at most METRICS_LINE_MAX bytes, so a column fits an int.
+static int malformed_at(const char *path, int line, int column, const char *what, Status *st) {
+    status_fail_at(st, STATUS_BAD_INPUT, path, line, column, "%s", what);
     status_hint(st, "each line must be one JSON object as `trainer train --logdir` writes it "
                     "(docs/cli.md)");
     return STATUS_BAD_INPUT;
+}
+
+static int malformed(const char *path, int line, const char *what, Status *st) {
+    return malformed_at(path, line, 1, what, st);
 }
 
 // Step rows carry the training curve; epoch rows the evaluated split's (their training
@@ -152,8 +157,11 @@ static int read_rows(FILE *file, RunCurves *curves, const char *path, int *rows,
             curves->unfinished_line = number;
             break;
         }
+        const char *nul = memchr(line.text, '\0', line.length);
         rc = row ? add_row(curves, row, path, number, st)
-                 : malformed(path, number, "not valid JSON", st);
+             : nul ? malformed_at(path, number, (int)(nul - line.text) + 1, "a NUL byte (0x00): "
+                                  "JSON text holds none", st)
+                   : malformed(path, number, "not valid JSON", st);
         cJSON_Delete(row);
         if (!rc) (*rows)++;
     }

@@ -125,6 +125,12 @@ run "$TRAINER" eval models/mlp.model --weights models/mlp.model --device cpu
 expect_error 2 "models/mlp.model: not a safetensors file: it starts with text" \
     "a model file given as the weights is named as text"
 
+# A model file past the 1 MiB limit says its size ("more than that" said none).
+head -c 5242880 /dev/zero | tr '\0' '#' >"$work/big.model"
+run "$TRAINER" check "$work/big.model"
+expect_error 2 "big.model: model file is too large (5242880 bytes, at most 1048576 bytes)" \
+    "a model file too large is refused with its size and the limit"
+
 # An empty path (an unset shell variable: --save "$OUT") is refused up front, naming the
 # option; --save "" used to train and then fail with 'renaming into place failed'.
 make_random_dataset "$work/tiny-data" 64 16

@@ -166,6 +166,16 @@ run "$TRAINER" data info "cifar10:$work/cifar,channels=3"
 expect_error 2 "$work/cifar: unknown option 'channels=3' after the folder name: cifar10:DIR \
 takes none" "an option after a folder is named as one, not as a missing folder"
 
+# A batch file larger than the format's 10,000 records was read whole (3 million records:
+# 48 s, 9 GB, then a bare "out of host memory"): refused by its size, before reading.
+mkdir -p "$work/cifar_big"
+cp "$work/cifar/test_batch.bin" "$work/cifar_big/"
+head -c $((3073 * 10001)) /dev/zero >"$work/cifar_big/data_batch_1.bin"
+run "$TRAINER" check "$cifar_model" --data "cifar10:$work/cifar_big"
+expect_error 2 "$work/cifar_big/data_batch_1.bin: 30733073 bytes is 10001 records; a CIFAR-10 \
+batch file holds at most 10000 (30730000 bytes)" "a batch file over 10,000 records is refused by its size"
+rm -rf "$work/cifar_big"
+
 mkdir -p "$work/cifar_none"
 run "$TRAINER" check "$cifar_model" --data "cifar10:$work/cifar_none"
 expect_error 2 "missing data_batch_1.bin" "an empty folder says what it lacks"
@@ -276,6 +286,18 @@ run "$TRAINER" data info "csv:$work/no_header.csv,label=7"
 expect_error 2 "holds only numbers, where a header row of column names is expected (and no \
 column is '7')" "a label= naming none of the numbers says that column is not there either"
 expect_no_match err "label=0" "... and the hint does not propose the label= just tried"
+
+# A NUL byte ended the text for the line finder: this 60-row file trained on the 30 rows
+# before it, exit 0. It is refused where it is.
+{
+    echo "a,b,label,c,d"
+    for i in $(seq 1 60); do
+        [ "$i" = 31 ] && printf '1,2,\0,3,4\n' || echo "1,2,$((i % 3)),3,$i"
+    done
+} >"$work/nul.csv"
+run "$TRAINER" check "$csv_model" --data "csv:$work/nul.csv" --val-split 0.5
+expect_error 2 "$work/nul.csv:32:5: a NUL byte (0x00): a CSV file is text, and holds none" \
+    "a NUL byte in a row is refused at its line and column, not read as the file's end"
 
 # strtof says ERANGE on underflow too, and numbers too small for a float were refused as if
 # too large: they read as the float nearest them (a denormal, or 0). Overflow is refused.

@@ -141,6 +141,13 @@ mkdir -p "$work/bad" && { head -n 2 "$work/logs/metrics.jsonl"; echo '{"kind": "
 run "$TRAINER" plot "$work/bad" -o "$work/x.png"
 expect_error 2 "$work/bad/metrics.jsonl:3:1: not valid JSON" "a malformed line is named by file:line"
 
+# A NUL byte in a row is named where it is (it read as "not valid JSON" at column 1).
+mkdir -p "$work/nul" && { head -n 1 "$work/logs/metrics.jsonl"; printf '{"kind":\0"step"}\n'; } \
+    >"$work/nul/metrics.jsonl"
+run "$TRAINER" plot "$work/nul" -o "$work/x.png"
+expect_error 2 "$work/nul/metrics.jsonl:2:9: a NUL byte (0x00): JSON text holds none" \
+    "a NUL byte in the metrics log is named at its line and column"
+
 # Two rows run together on one line (a row appended to a last row without its newline)
 # read as the first alone, the second lost without a word: now the line is not valid JSON.
 mkdir -p "$work/joined" && { head -n 1 "$work/logs/metrics.jsonl" | tr -d '\n'

@@ -4,7 +4,8 @@
 # build (made once, reused). A checkpoint loads with load_file with the expected names and
 # shapes, its metadata reads back, and numpy computing the test loss from the loaded
 # values agrees with `trainer eval` on the same file; a file written by save_file with
-# values numpy chose evaluates in trainer to the loss numpy computes. Skipped (exit 77,
+# values numpy chose evaluates in trainer to the loss numpy computes; a model path and a
+# class folder that are not UTF-8 give a file Python opens. Skipped (exit 77,
 # with the reason) when python3 -m venv or PyPI is unavailable.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
@@ -89,6 +90,34 @@ expect_in out "ok 12 tensors" "... all 12 tensors"
 run "$TRAINER" eval "$work/tiny.model" "${data[@]}" --weights "$checkpoint"
 expect_rc 0 "trainer eval reads its checkpoint"
 expect_same_loss "$checkpoint" "numpy's loss from the loaded values equals trainer's"
+
+# ---- names that are not UTF-8 ----
+# A class folder or model path in Latin-1 went into the header raw, and Python refused the
+# whole file ("invalid UTF-8 in header"). Such a byte is written as the text \xNN.
+latin1=$'caf\xe9'
+write_class_pngs "$work/latin1/b" 10 8
+write_class_pngs "$work/latin1/$latin1" 200 8
+cp models/mlp.model "$work/mod"$'\xe8'"le.model"
+png_run=(--data "png:$work/latin1" --device cpu --val-split 0.25 --batch 4)
+run "$TRAINER" train "$work/mod"$'\xe8'"le.model" "${png_run[@]}" --epochs 1 \
+    --save "$work/latin1.safetensors"
+expect_rc 0 "a model path and a class folder in Latin-1 train and save"
+cat >"$work/read_latin1.py" <<'PY'
+import json, sys
+from safetensors import safe_open
+from safetensors.numpy import load_file
+assert "dense1.weight" in load_file(sys.argv[1])
+meta = safe_open(sys.argv[1], "np").metadata()
+assert meta["model_file"].endswith("mod\\xe8le.model"), meta["model_file"]
+assert json.loads(meta["class_names"]) == ["b", "caf\\xe9"], meta["class_names"]
+print("ok latin1")
+PY
+run "$python" "$work/read_latin1.py" "$work/latin1.safetensors"
+expect_rc 0 "Python opens it, the bytes that are not UTF-8 written as \\xNN"
+expect_in out "ok latin1" "... the model path and class names read as written"
+run "$TRAINER" eval "$work/mod"$'\xe8'"le.model" "${png_run[@]}" --weights "$work/latin1.safetensors"
+expect_rc 0 "trainer eval takes the checkpoint's class names as those of the folders"
+expect_no_match err "label" "... with no notice that the labels may mean other classes"
 
 # ---- Python writes, trainer reads ----
 cat >"$work/write.py" <<'PY'

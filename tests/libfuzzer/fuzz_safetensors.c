@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "base/escape.h"
+#include "base/utf8.h"
 #include "data/safetensors.h"
+#include "data/safetensors_header.h"
 
 // Touches everything an accepted file promises: every tensor's values, every name, every
 // metadata entry, as checkpoint loading would.
@@ -26,6 +28,31 @@ static void use_accepted(const Safetensors *s) {
         if (!safetensors_metadata(s, s->metadata[i].key)) abort();
 }
 
+// What Python's safetensors demands of a header, checked on every file trainer accepts (it
+// once took trailing bytes, NULs, Latin-1 and \u0000 that Python refuses or trainer cannot
+// hold): valid UTF-8 with no NUL, no \u0000 escape, nothing but white space after the
+// closing brace, and no more tensors than the documented limit.
+static void check_header_as_python_would(const uint8_t *data, size_t size, const Safetensors *s) {
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = n << 8 | data[i];
+    if (n > size - 8 || s->count > SAFETENSORS_MAX_TENSORS) abort();
+    const uint8_t *h = data + 8;
+    for (size_t at = 0; at < n;) {
+        uint32_t c;
+        int length = utf8_decode(h + at, (size_t)n - at, &c);
+        if (!length || c == 0) abort();
+        at += (size_t)length;
+    }
+    size_t end = (size_t)n;
+    while (end > 0 && strchr(" \t\r\n", h[end - 1])) end--;
+    if (end == 0 || h[end - 1] != '}') abort();
+    for (size_t i = 0; i + 6 <= end; i++) {
+        if (h[i] != '\\') continue;
+        if (memcmp(h + i + 1, "u0000", 5) == 0) abort();
+        i++;  // an escaped character, perhaps a backslash
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -34,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     status_clear(&st);
     int rc = safetensors_parse(data, size, "fuzz.safetensors", &s, &st);
     if (rc == 0) {
+        check_header_as_python_would(data, size, &s);
         use_accepted(&s);
         safetensors_free(&s);
     } else if (rc != STATUS_BAD_INPUT || !st.message[0] || strchr(st.message, 0x1b)) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the data-reader fuzz targets (tests/libfuzzer/corpus/{idx,
-cifar10,csv,metrics,png,model_check,run_agreement}, and checkpoint metadata): small valid files of each kind and a few broken ones, so
+cifar10,csv,metrics,png,model_check,run_agreement}, checkpoint metadata, and safetensors headers
+Python refuses): small valid files of each kind and a few broken ones, so
 libFuzzer starts past the header checks. Deterministic; rerun after changing it:
     python3 tests/libfuzzer/make_seeds.py"""
 import gzip
@@ -67,6 +68,9 @@ def csv_seeds():
     write("csv", "mac_line_endings", b"label,f\r1,2\r0,3\r")
     write("csv", "lone_cr_among_crlf", b"label,f\r\n1,2\r\n0,3\r1,1\r\n")
     write("csv", "underflow", b"label,f,g\n0,1e-40,-1e-50\n1e-50,1e-38,2\n")
+    # A NUL once ended the file for the line finder: the rows after it were dropped, rc 0.
+    write("csv", "nul_in_row", b"label,f\n1,2\n0,\x003\n1,4\n0,5\n")
+    write("csv", "nul_starts_row", b"label,f\n1,2\n\x000,3\n1,4\n")
 
 
 def metrics_seeds():
@@ -84,6 +88,7 @@ def metrics_seeds():
           b'{"kind":"step","step":1e999,"loss":1}\n{"kind":"step","step":2,"loss":1e999}\n')
     write("metrics", "not_json", b"step 16 loss 1.7\n")
     write("metrics", "empty", b"")
+    write("metrics", "nul_in_row", step + epoch.replace(b'"loss"', b'"lo\x00ss"'))
 
 def png_chunk(kind, data):
     body = kind + data
@@ -155,6 +160,29 @@ train     batch=8 epochs=1 seed=1
                                       b"data spec=csv:~/t.csv,label=kind val_split=0.25\n")
 
 
+def safetensors_seeds():
+    """What Python's safetensors refuses and cJSON once took (the target's other seeds are
+    files kept as they are)."""
+    def file(header, data=b"\0" * 4):
+        return struct.pack("<Q", len(header)) + header + data
+    tensor = b'"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}'
+    write("safetensors", "trailing_bytes", file(b"{" + tensor + b"}xyz"))
+    write("safetensors", "trailing_nul", file(b"{" + tensor + b"}\0\0\0"))
+    write("safetensors", "padded_with_whitespace", file(b"{" + tensor + b"} \t\r\n   "))
+    write("safetensors", "nul_between_tokens", file(b"{\0" + tensor + b"}"))
+    write("safetensors", "nul_in_name", file(b"{" + tensor.replace(b'"a"', b'"a\0b"') + b"}"))
+    write("safetensors", "escaped_nul_name",
+          file(b"{" + tensor.replace(b'"a"', b'"a\\u0000b"') + b"}"))
+    write("safetensors", "latin1_metadata",
+          file(b'{"__metadata__":{"model_file":"mod\xe8le.model"},' + tensor + b"}"))
+    write("safetensors", "control_byte", file(b"{\x01" + tensor + b"}"))
+    write("safetensors", "float_shape", file(b"{" + tensor.replace(b"[1]", b"[1.0]") + b"}"))
+    write("safetensors", "exponent_offset",
+          file(b"{" + tensor.replace(b"[0,4]", b"[0,4e0]") + b"}"))
+    write("safetensors", "unknown_field_float",
+          file(b"{" + tensor.replace(b"]}", b'],"x":1.5}') + b"}"))
+
+
 def checkpoint_metadata_seeds():
     """Metadata eval and predict read (normalization, class names, the held-out split) in a
     file of no tensors;
@@ -219,3 +247,4 @@ if __name__ == "__main__":
     model_seeds()
     checkpoint_metadata_seeds()
     run_agreement_seeds()
+    safetensors_seeds()

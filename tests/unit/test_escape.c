@@ -181,6 +181,21 @@ static void a_place_is_escaped(void) {
     CHECK_STR_EQ(st.file, "data/Größe/x\\x1b[7m.png");
 }
 
+// The place of a byte in a text that may hold NULs before it: lines counted by '\n'.
+static void line_and_column_of_a_byte(void) {
+    static const char text[] = "ab\ncd\0e\n\nf";
+    static const struct {
+        size_t offset;
+        int line, column;
+    } cases[] = {{0, 1, 1}, {1, 1, 2}, {3, 2, 1}, {5, 2, 3}, {6, 2, 4}, {8, 3, 1}, {9, 4, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int line = 0, column = 0;
+        text_line_column(text, cases[i].offset, &line, &column);
+        CHECK_INT_EQ(line, cases[i].line);
+        CHECK_INT_EQ(column, cases[i].column);
+    }
+}
+
 int main(void) {
     ascii_is_kept_and_controls_escaped();
     printable_utf8_is_kept();
@@ -192,5 +207,6 @@ int main(void) {
     bytes_that_start_no_sequence_are_escaped();
     a_cut_never_splits_a_character();
     a_place_is_escaped();
+    line_and_column_of_a_byte();
     return test_exit_code("test_escape");
 }

@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "data/safetensors.h"
+#include "data/safetensors_header.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -142,10 +143,135 @@ static void text_is_named_as_such(void) {
     CHECK_CONTAINS(st.hint, "a model file (.model) comes first");
 }
 
+// Parses `length` bytes of header (NULs allowed) and `data_size` zero bytes of data.
+static int parse_header_bytes(const char *header, size_t length, size_t data_size,
+                              char *message, size_t size) {
+    size_t n = 8 + length + data_size;
+    unsigned char *bytes = calloc(1, n);
+    for (int b = 0; b < 8; b++) bytes[b] = (unsigned char)((uint64_t)length >> (8 * b));
+    memcpy(bytes + 8, header, length);
+    Safetensors s;
+    Status st;
+    status_clear(&st);
+    int rc = safetensors_parse(bytes, n, "test.safetensors", &s, &st);
+    snprintf(message, size, "%s", st.message);
+    if (!rc) safetensors_free(&s);
+    free(bytes);
+    return rc;
+}
+
+#define TENSOR_A "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}"
+
+// What Python's safetensors (serde_json over UTF-8) refuses and cJSON took: each once loaded.
+static void header_bytes_are_as_strict_as_the_reference(void) {
+    static const struct {
+        const char *header;
+        size_t length;  // 0: strlen
+        const char *message;
+    } cases[] = {
+        {"{" TENSOR_A "}x", 0, "goes on after its JSON object ends"},
+        {"{" TENSOR_A "}\0", sizeof("{" TENSOR_A "}"), "holds a NUL byte (0x00)"},
+        {"{\0" TENSOR_A "}", sizeof("{" TENSOR_A "}"), "holds a NUL byte (0x00), at byte 9 "},
+        {"{\"a\0b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+         sizeof("{\"a\0b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}") - 1,
+         "holds a NUL byte"},
+        {"{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 0,
+         "holds a NUL written \\u0000"},
+        {"{\"__metadata__\":{\"k\":\"v\\u0000\"}," TENSOR_A "}", 0, "\\u0000"},
+        {"{\"__metadata__\":{\"k\":\"caf\xe9\"}," TENSOR_A "}", 0,
+         "is not UTF-8 (byte 0xe9 starts no UTF-8 character), at byte 33 "},
+        {"{\x01" TENSOR_A "}", 0, "control byte 0x01"},
+        {"{\"a\x1b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 0,
+         "control byte 0x1b inside a string"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.0],\"data_offsets\":[0,4]}}", 0, "bad shape"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1e0],\"data_offsets\":[0,4]}}", 0, "bad shape"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[01],\"data_offsets\":[0,4]}}", 0, "bad shape"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-0,1],\"data_offsets\":[0,0]}}", 0, "bad shape"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4.0]}}", 0,
+         "data_offsets that are not two whole numbers"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char message[1024];
+        size_t length = cases[i].length ? cases[i].length : strlen(cases[i].header);
+        CHECK_INT_EQ(parse_header_bytes(cases[i].header, length, 4, message, sizeof message),
+                     STATUS_BAD_INPUT);
+        CHECK_CONTAINS(message, cases[i].message);
+    }
+    // What the reference takes: white space around the JSON, a field it does not know
+    // (whatever its number), and a backslash before "u0000" that is itself escaped.
+    static const char *const accepted[] = {
+        " {" TENSOR_A "} \t\r\n",
+        "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"x\":1.5}}",
+        "{\"a\\\\u0000\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+        "{\"__metadata__\":{\"k\":\"caf\xc3\xa9\"}," TENSOR_A "}",
+    };
+    for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+        char message[1024];
+        CHECK_INT_EQ(parse_header_bytes(accepted[i], strlen(accepted[i]), 4, message, sizeof message),
+                     0);
+    }
+}
+
+// A header of `count` zero-size tensors, or of one tensor whose shape lists `count` zeros.
+static char *many_header(int count, int as_shape, size_t *length) {
+    char *text = malloc((size_t)count * 64 + 64);
+    size_t n = (size_t)sprintf(text, "{");
+    for (int i = 0; i < count; i++)
+        n += (size_t)(as_shape ? sprintf(text + n, "%s0", i ? "," : "\"a\":{\"shape\":[")
+                               : sprintf(text + n, "%s\"t%d\":{\"dtype\":\"F32\",\"shape\":[0],"
+                                         "\"data_offsets\":[0,0]}", i ? "," : "", i));
+    n += (size_t)sprintf(text + n, as_shape ? "]}}" : "}");
+    *length = n;
+    return text;
+}
+
+// A header of 1.2M zero-size tensors (84 MB) took 1.1 GB and 15 s to refuse: now the count
+// is refused before a tree is built.
+static void tensor_and_value_counts_are_bounded(void) {
+    char message[1024];
+    size_t length;
+    char *text = many_header(SAFETENSORS_MAX_TENSORS, 0, &length);
+    CHECK_INT_EQ(parse_header_bytes(text, length, 0, message, sizeof message), 0);
+    free(text);
+    text = many_header(SAFETENSORS_MAX_TENSORS + 1, 0, &length);
+    CHECK_INT_EQ(parse_header_bytes(text, length, 0, message, sizeof message), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(message, "lists more than 65536 tensors; at most 65536 are read");
+    free(text);
+    text = many_header(SAFETENSORS_MAX_VALUES + 1, 1, &length);
+    CHECK_INT_EQ(parse_header_bytes(text, length, 0, message, sizeof message), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(message, "lists more than 1048576 JSON values");
+    free(text);
+}
+
+// A class folder or model path in Latin-1 went into the header raw, and Python's reader
+// refused the whole file as not UTF-8.
+static void what_is_written_is_utf8(void) {
+    float value = 1.0f;
+    SafetensorsOutput tensors[1] = {{"w\xe9ight", {1, {1}}, &value}};
+    SafetensorsEntry metadata[2] = {{"model_file", "mod\xe8le.model"}, {"k\xff", "caf\xc3\xa9"}};
+    char *bytes = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&bytes, &size);
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(safetensors_write(out, tensors, 1, metadata, 2, "mem", &st), 0);
+    fclose(out);
+    Safetensors s;
+    CHECK_INT_EQ(safetensors_parse((unsigned char *)bytes, size, "mem", &s, &st), 0);
+    CHECK(safetensors_find(&s, "w\\xe9ight") != NULL);
+    CHECK_CONTAINS(safetensors_metadata(&s, "model_file"), "mod\\xe8le.model");
+    CHECK_CONTAINS(safetensors_metadata(&s, "k\\xff"), "caf\xc3\xa9");  // UTF-8 as it is
+    safetensors_free(&s);
+    free(bytes);
+}
+
 int main(void) {
     round_trip_keeps_names_shapes_values_and_metadata();
     malformed_headers_are_refused();
     lengths_are_checked_before_parsing();
     text_is_named_as_such();
+    header_bytes_are_as_strict_as_the_reference();
+    tensor_and_value_counts_are_bounded();
+    what_is_written_is_utf8();
     return test_exit_code("test_safetensors");
 }
