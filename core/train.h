@@ -3,6 +3,7 @@
 #ifndef TRAINER_TRAIN_H
 #define TRAINER_TRAIN_H
 
+#include "core/confusion.h"
 #include "core/device.h"
 #include "core/graph.h"
 #include "data/dataset.h"
@@ -96,7 +97,11 @@ int train_replicas(Graph *const *graphs, Device *const *devices, int count,
 // `batch` rather than config's: training evaluates at the batch it clamped to its data.
 int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *ds, int batch,
                    EvalResult *out, Status *st);
-// The same, asking hooks->stop_requested before each batch: *stopped 1 when it said stop,
+// The same, counting each sample's predicted class against its label into *confusion
+// (confusion_open'ed for graph_classes(g) classes and `batch` rows).
+int evaluate_model_confusion(Graph *g, const RunConfig *config, Device *d, const Dataset *ds,
+                             int batch, Confusion *confusion, EvalResult *out, Status *st);
+// The same as evaluate_model, asking hooks->stop_requested before each batch: *stopped 1 when it said stop,
 // *out then partial (a signal during the test evaluation after training).
 int evaluate_model_stoppable(Graph *g, const RunConfig *config, Device *d, const Dataset *ds,
                              int batch, const TrainHooks *hooks, int *stopped, EvalResult *out,
