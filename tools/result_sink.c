@@ -8,6 +8,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "kernels/mpi/mpi_world.h"
+
 // One sink per process: the commands print from many files (the header, the epoch hook,
 // the checkpoints), and every one of them prints to stdout.
 static struct {
@@ -57,8 +59,9 @@ cJSON *result_event(const char *event) {
     return item;
 }
 
+// Under mpirun every rank runs the same run: rank 0 speaks for all, as with notices.
 void result_emit(cJSON *event) {
-    if (sink.lines && event) {
+    if (sink.lines && event && mpi_launch_rank() <= 0) {
         json_print(sink.lines, event, 0);
         if ((fflush(sink.lines) || ferror(sink.lines)) && !sink.write_errno)
             sink.write_errno = errno ? errno : EIO;
