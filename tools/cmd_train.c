@@ -610,7 +610,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
         .seed = r->config.train.seed, .train_samples = train->count,
         .val_samples = data->has_val ? data->val.count : -1,
         .test_samples = data->has_test ? data->test.count : -1, .replicas = r->count,
-        .processes = r->world.size, .batch = r->config.train.batch,
+        .processes = r->world.size,
+        .batch = r->config.train.batch < train->count ? r->config.train.batch : train->count,
         .epochs = r->config.train.epochs});
     session.last_epoch = r->config.start.epochs_done;  // a resume with no epoch left to train
     // Counted from this run's first epoch, a resumed one too: checkpoints do not record it.
