@@ -21,10 +21,12 @@ void confusion_close(Confusion *c) {
     memset(c, 0, sizeof *c);
 }
 
+// The loss kernels' argmax (kernels/cpu/cpu_loss.c, and the CUDA one matches it), so the
+// diagonal adds up to the accuracy they count, NaN scores included.
 int confusion_argmax(const float *scores, int classes) {
     int best = 0;
     for (int k = 1; k < classes; k++)
-        if (scores[k] > scores[best] || scores[best] != scores[best]) best = k;
+        if (scores[k] > scores[best]) best = k;
     return best;
 }
 

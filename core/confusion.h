@@ -24,7 +24,8 @@ void confusion_close(Confusion *c);
 // predicted class is the first largest score, as the accuracy counts it.
 int confusion_add_batch(Confusion *c, const Graph *g, const Backend *b, const Dataset *ds,
                         const int32_t *indices, int n, Status *st);
-// The index of the first largest of `classes` scores (NaN never wins).
+// The index of the first largest of `classes` scores, as the accuracy counts it: a score
+// above every earlier one moves it (so a NaN first score is never passed).
 int confusion_argmax(const float *scores, int classes);
 
 #endif

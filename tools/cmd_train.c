@@ -527,6 +527,21 @@ static int check_ranks_agree(const Command *cmd, const ParsedArgs *args, Replica
                                  &r->disagreed, st);
 }
 
+// --json's run line: the header's facts.
+static void emit_run_header(const Replicas *r, const RunData *data, const char *data_source,
+                            const char *devices, const char *optimizer, const char *evaluated) {
+    const Graph *g = r->graph_list[0];
+    int batch = r->config.train.batch, train = data->train.count;
+    train_emit_run(&(TrainRunFacts){
+        .model = g->path, .data = data_source, .devices = devices, .optimizer = optimizer,
+        .evaluated = evaluated, .parameters = graph_parameter_count(g),
+        .seed = r->config.train.seed, .train_samples = train,
+        .val_samples = data->has_val ? data->val.count : -1,
+        .test_samples = data->has_test ? data->test.count : -1, .replicas = r->count,
+        .processes = r->world.size, .batch = batch < train ? batch : train,
+        .epochs = r->config.train.epochs});
+}
+
 static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, RunData *data,
                       Status *st) {
     Graph *g = r->graph_list[0];
@@ -604,15 +619,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     print_run_data_notes(data, 0);
     flush_stdout();
     session.evaluated = data->has_val ? "val" : "test";
-    train_emit_run(&(TrainRunFacts){
-        .model = g->path, .data = data_source, .devices = devices, .optimizer = optimizer,
-        .evaluated = session.evaluated, .parameters = graph_parameter_count(g),
-        .seed = r->config.train.seed, .train_samples = train->count,
-        .val_samples = data->has_val ? data->val.count : -1,
-        .test_samples = data->has_test ? data->test.count : -1, .replicas = r->count,
-        .processes = r->world.size,
-        .batch = r->config.train.batch < train->count ? r->config.train.batch : train->count,
-        .epochs = r->config.train.epochs});
+    emit_run_header(r, data, data_source, devices, optimizer, session.evaluated);
     session.last_epoch = r->config.start.epochs_done;  // a resume with no epoch left to train
     // Counted from this run's first epoch, a resumed one too: checkpoints do not record it.
     session.early_stop = early_stop_start(r->config.train.early_stop);
