@@ -400,12 +400,7 @@ static void report_prediction(PredictRun *run, const Prediction *p, int name_wid
     print_prediction(p->path, p->ranked, p->top, cn, name_width);
     prediction_output_write(&run->output, p, cn->names, named);
     if (!result_sink_json()) return;
-    cJSON *event = prediction_json(p, cn->names, named);
-    cJSON_AddItemToObject(event, "event", cJSON_CreateString("prediction"));
-    // "event" first, as in every other line.
-    cJSON *first = cJSON_DetachItemFromObject(event, "event");
-    cJSON_InsertItemInArray(event, 0, first);
-    result_emit(event);
+    result_emit(prediction_json(p, cn->names, named, "prediction"));
 }
 
 static void emit_run_event(const PredictRun *run) {

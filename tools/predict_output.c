@@ -28,8 +28,10 @@ static const char *class_name(const char *const *names, int named, int c) {
     return names && c < named ? names[c] : NULL;
 }
 
-cJSON *prediction_json(const Prediction *p, const char *const *names, int named) {
+cJSON *prediction_json(const Prediction *p, const char *const *names, int named,
+                       const char *event) {
     cJSON *item = cJSON_CreateObject();
+    if (event) json_add_text(item, "event", event);
     json_add_text(item, "path", p->path);
     if (p->label >= 0) cJSON_AddNumberToObject(item, "label", p->label);
     else cJSON_AddNullToObject(item, "label");
@@ -65,7 +67,7 @@ void prediction_output_write(PredictionFile *out, const Prediction *p,
         write_csv_rows(out->file, p, names, named);
         return;
     }
-    cJSON *item = prediction_json(p, names, named);
+    cJSON *item = prediction_json(p, names, named, NULL);
     json_print(out->file, item, 0);
     cJSON_Delete(item);
 }

@@ -34,7 +34,8 @@ void prediction_output_write(PredictionFile *out, const Prediction *p,
                              const char *const *names, int named);
 int prediction_output_close(PredictionFile *out, Status *st);
 // {"path", "label", "top": [{"rank", "index", "class", "probability"}...]} (label null when
-// not known); the caller adds "event" when it is a --json line.
-struct cJSON *prediction_json(const Prediction *p, const char *const *names, int named);
+// not known), after {"event": EVENT} unless `event` is NULL (a --output FILE.jsonl line).
+struct cJSON *prediction_json(const Prediction *p, const char *const *names, int named,
+                              const char *event);
 
 #endif
