@@ -10,8 +10,8 @@
 #include "tools/cli.h"
 
 #define RESULT_OPTION_SPECS                                                                  \
-    {"--json", NULL, "print one JSON object per line on stdout: the run, each epoch, the "    \
-                     "result (docs/cli.md); the text goes to stderr"},                       \
+    {"--json", NULL, "print one JSON object per line on stdout: the run, each epoch or "    \
+                     "prediction, the result (docs/cli.md); the text goes to stderr"},       \
     {"--quiet", NULL, "print nothing but errors (with --json: the JSON lines alone)"}
 
 // Reads --json and --quiet and points stdout where they say. Call it before anything is
