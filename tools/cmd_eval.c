@@ -143,6 +143,13 @@ static int load_validation(const Command *cmd, const ParsedArgs *args, const Run
     return rc;
 }
 
+// The class names a weights file records, into list (room for 256); how many.
+static int recorded_class_names(const LoadedInputs *recorded, const char **list) {
+    int count = recorded->class_count < 256 ? recorded->class_count : 256;
+    for (int k = 0; k < count; k++) list[k] = recorded->class_names[k];
+    return count;
+}
+
 static void print_result(const EvalSplit *split, const Dataset *test, const EvalResult *result);
 static void emit_run_event(const Command *cmd, const ParsedArgs *args, const Graph *g,
                            const char *spec, const EvalSplit *split, const Device *d,
@@ -186,9 +193,7 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
     else if (!rc) rc = evaluate_model(g, &evaluated, d, test, (int)batch, &result, st);
     normalization_free(&normalization);
     // Data that names no classes (idx:, csv:) is shown by the names the weights record.
-    for (int k = 0; !classes && k < loaded->inputs.class_count && k < 256; k++)
-        names[k] = loaded->inputs.class_names[k];
-    if (!classes) classes = loaded->inputs.class_count < 256 ? loaded->inputs.class_count : 256;
+    if (!classes) classes = recorded_class_names(&loaded->inputs, names);
     ClassLabels labels = {names, classes};
     if (!rc) print_result(split, test, &result);
     if (!rc && args_get(cmd, args, "--per-class")) eval_report_print(&confusion, &labels);

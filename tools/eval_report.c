@@ -53,7 +53,7 @@ static void print_ratio(long part, long whole) {
 }
 
 static void print_class_table(const Confusion *c, const ClassLabels *labels, int width) {
-    printf("per class (accuracy: of the class's samples, the share predicted as it; "
+    printf("per class (accuracy: of the class's samples, the share predicted as it, its recall; "
            "precision: of the samples predicted as it, the share that are):\n");
     printf("  %4s %-*s  %8s  %9s  %9s\n", "", width, "class", "samples", "accuracy",
            "precision");
