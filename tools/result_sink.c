@@ -79,7 +79,8 @@ int result_sink_close(int exit_code) {
     status_clear(&st);
     status_fail(&st, STATUS_RUNTIME_ERROR, "cannot write the JSON lines to stdout: %s",
                 strerror(sink.write_errno));
-    status_hint(&st, "write them to a file or a pipe that reads to the end");
+    status_hint(&st, "stdout must have room (a disk not full) and a reader that reads to "
+                "the end");
     int code = report_failure(&st);
     return exit_code ? exit_code : code;
 }

@@ -2,7 +2,8 @@
 # train, eval and predict --json: stdout holds only JSON lines, each parsed alone by
 # `python3 -m json.tool`: the run, each epoch (train), each prediction (predict), and the
 # result, with the fields docs/cli.md lists; the text goes to stderr. --json --quiet: the
-# JSON lines and nothing else. --quiet: nothing on stdout, nothing on stderr but errors.
+# JSON lines and nothing else. --quiet: nothing on stdout, nothing on stderr but errors. A
+# JSON line that cannot be written is an error (exit 1).
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_python3 "parse the JSON lines"
 
@@ -66,6 +67,14 @@ events_are "predict: run, a prediction line per image, the result" \
     '[x["event"] for x in e] == ["run"] + ["prediction"] * 12 + ["result"]
      and e[-1]["samples"] == 12 and all(len(x["top"]) == 2 for x in e[1:-1])'
 [ -z "$err" ] && pass "--json --quiet: nothing on stderr" || fail "--json --quiet: nothing on stderr"
+
+if [ -w /dev/full ]; then
+    "$TRAINER" eval "$work/two.model" --weights "$work/two.safetensors" \
+        --data "png:$work/imgs" "${common[@]}" --json >/dev/full 2>"$work/full.err"
+    rc=$? err=$(cat "$work/full.err") out=""
+    expect_error 1 "cannot write the JSON lines to stdout: No space left on device" \
+        "JSON lines that cannot be written (stdout on /dev/full) are an error"
+fi
 
 run "$TRAINER" train "$work/two.model" --data "png:$work/imgs" --val-split 0.25 --epochs 1 \
     "${common[@]}" --quiet
