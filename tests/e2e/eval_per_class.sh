@@ -4,6 +4,7 @@
 # the accuracy eval prints; --output FILE.csv (a row per class) and FILE.json (the result
 # with the matrix) hold the same counts; another ending is refused before any work; --quiet
 # prints nothing and still writes the file; without the options the output is as before.
+# predict --data's top classes against its labels count the same matrix.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_python3 "write the test PNGs and read the outputs"
 
@@ -86,5 +87,27 @@ PY
 run "$TRAINER" eval "${eval_args[@]}" --output "$work/pc.txt"
 expect_error 2 "eval writes FILE.csv or FILE.json" "--output with another ending is refused"
 [ ! -e "$work/pc.txt" ] && pass "... and nothing is written" || fail "... and nothing is written"
+
+# Two ways to the same counts: eval's confusion matrix and predict --data's top classes
+# against the labels it reports, on an idx: dataset's test split (random pixels).
+make_random_dataset "$work/idx" 200 60
+run "$TRAINER" train models/mlp.model --data "idx:$work/idx" --epochs 1 --device cpu \
+    --threads 1 --save "$work/idx.safetensors"
+expect_rc 0 "an mlp trains on an idx: dataset"
+run "$TRAINER" eval models/mlp.model --weights "$work/idx.safetensors" --data "idx:$work/idx" \
+    --device cpu --threads 1 --output "$work/idx.json"
+run "$TRAINER" predict models/mlp.model --weights "$work/idx.safetensors" \
+    --data "idx:$work/idx" --top 1 --device cpu --threads 1 --output "$work/idx.csv"
+expect_rc 0 "predict --data idx:DIR"
+why=$(python3 - "$work/idx.json" "$work/idx.csv" <<'PY'
+import csv, json, sys
+matrix = json.load(open(sys.argv[1]))["confusion"]
+counted = [[0] * len(matrix) for _ in matrix]
+for row in csv.DictReader(open(sys.argv[2], newline="")):
+    counted[int(row["label"])][int(row["index"])] += 1
+assert counted == matrix, "predict %r, eval %r" % (counted, matrix)
+PY
+) && pass "eval's confusion matrix is predict's top classes against the labels" ||
+    fail "eval's confusion matrix is predict's top classes against the labels" "$why"
 
 finish
