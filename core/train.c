@@ -1033,9 +1033,10 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
 }
 
 // *stopped: hooks->stop_requested said stop before the last batch; *out is then partial.
+// confusion (may be NULL: training's evaluations) counts each sample's predicted class.
 static int evaluate_stoppable(Graph *g, const RunConfig *config, Device *d, const Dataset *ds,
-                              int batch, const TrainHooks *hooks, int *stopped, EvalResult *out,
-                              Status *st) {
+                              int batch, const TrainHooks *hooks, int *stopped,
+                              Confusion *confusion, EvalResult *out, Status *st) {
     const Backend *b = d->backend;
     if (batch > ds->count) batch = ds->count;
     // After training split its batch to fit, evaluation takes the same smaller passes.
@@ -1071,6 +1072,7 @@ static int evaluate_stoppable(Graph *g, const RunConfig *config, Device *d, cons
                          (int32_t *)g->labels.data, st);
         if (!rc) rc = graph_forward(g, &ctx, st);
         if (!rc) rc = graph_add_loss_sums(g, b, n, 0, st);
+        if (!rc && confusion) rc = confusion_add_batch(confusion, g, b, ds, indices, n, st);
         seen += n;
         if (!rc && hooks && hooks->on_eval_batch)
             hooks->on_eval_batch(hooks->user, hooks->eval_split ? hooks->eval_split : "test",
@@ -1110,7 +1112,7 @@ static int evaluate_epoch(TrainRun *run, const Dataset *test, EpochReport *repor
     Replica *first = &run->replicas[0];
     int stop = 0;
     TRY(evaluate_stoppable(first->graph, run->config, first->device, test, run->batch,
-                           run->hooks, &stop, &report->test, st));
+                           run->hooks, &stop, NULL, &report->test, st));
     TRY(agree_on_stop(run, &stop, st));
     if (!stop) return 0;
     int steps = batcher_steps_per_epoch(&run->batcher);
@@ -1175,13 +1177,13 @@ int train_model(Graph *g, const RunConfig *config, Device *d, const Dataset *tra
 int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *ds, int batch,
                    EvalResult *out, Status *st) {
     int stopped = 0;
-    return evaluate_stoppable(g, config, d, ds, batch, NULL, &stopped, out, st);
+    return evaluate_stoppable(g, config, d, ds, batch, NULL, &stopped, NULL, out, st);
 }
 
 int evaluate_model_stoppable(Graph *g, const RunConfig *config, Device *d, const Dataset *ds,
-                             int batch, const TrainHooks *hooks, int *stopped, EvalResult *out,
-                             Status *st) {
+                             int batch, const TrainHooks *hooks, int *stopped,
+                             Confusion *confusion, EvalResult *out, Status *st) {
     *stopped = 0;
-    return evaluate_stoppable(g, config, d, ds, batch, hooks, stopped, out, st);
+    return evaluate_stoppable(g, config, d, ds, batch, hooks, stopped, confusion, out, st);
 }
 

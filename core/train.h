@@ -3,6 +3,7 @@
 #ifndef TRAINER_TRAIN_H
 #define TRAINER_TRAIN_H
 
+#include "core/confusion.h"
 #include "core/device.h"
 #include "core/graph.h"
 #include "data/dataset.h"
@@ -100,11 +101,14 @@ int train_replicas(Graph *const *graphs, Device *const *devices, int count,
 // `batch` rather than config's: training evaluates at the batch it clamped to its data.
 int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *ds, int batch,
                    EvalResult *out, Status *st);
-// The same, asking hooks->stop_requested before each batch: *stopped 1 when it said stop,
-// *out then partial (a signal during the test evaluation after training).
+// The same as evaluate_model, asking hooks->stop_requested before each batch (hooks may be
+// NULL): *stopped 1 when it said stop, *out then partial (a signal during the test
+// evaluation after training). With a confusion (confusion_open'ed for graph_classes(g)
+// classes and `batch` rows; NULL: none), each sample's predicted class is counted against
+// its label.
 int evaluate_model_stoppable(Graph *g, const RunConfig *config, Device *d, const Dataset *ds,
-                             int batch, const TrainHooks *hooks, int *stopped, EvalResult *out,
-                             Status *st);
+                             int batch, const TrainHooks *hooks, int *stopped,
+                             Confusion *confusion, EvalResult *out, Status *st);
 double monotonic_seconds(void);
 
 #endif

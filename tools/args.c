@@ -11,6 +11,7 @@
 #include "diagnostics/machine_facts.h"
 #include "kernels/mpi/mpi_world.h"
 #include "tools/cli.h"
+#include "tools/result_sink.h"
 #include "base/suggest.h"
 
 static int find_option(const Command *cmd, const char *name, size_t length) {
@@ -401,8 +402,8 @@ int report_failure(const Status *st) {
 void print_notice(const char *fmt, ...) {
     // Every process of `mpirun -np N` reads the same command line, files and data, so a
     // notice about them would come N times: rank 0 says it. What one rank alone meets while
-    // training goes through print_rank_notice.
-    if (mpi_launch_rank() > 0) return;
+    // training goes through print_rank_notice. --quiet: errors alone.
+    if (mpi_launch_rank() > 0 || result_sink_quiet()) return;
     va_list ap;
     va_start(ap, fmt);
     fputs("trainer: notice: ", stderr);

@@ -332,6 +332,8 @@ typedef struct ProgressLine {
 } ProgressLine;
 
 void progress_init(ProgressBar *bar, FILE *out);
+// From now on progress_init makes bars that draw nothing (--quiet).
+void progress_hide(void);
 // The line for a terminal `columns` wide, in at most columns - 1 characters (and size - 1):
 // the bar narrows, then the rate, the ETA, the bar and the loss are left out, in that order.
 void progress_format_line(char *buf, size_t size, int columns, const ProgressLine *line);

@@ -1,9 +1,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "core/train.h"
 #include "data/dataset_stats.h"
 #include "tools/cli.h"
+#include "tools/eval_report.h"
+#include "tools/result_sink.h"
 
 static const OptionSpec eval_options[] = {
     {"--weights", "FILE", "safetensors weights: from `trainer train --save`, or a checkpoint "
@@ -21,6 +25,11 @@ static const OptionSpec eval_options[] = {
                     "weights record, else the model file's train seed=)"},
     {"--train-limit", "N", "with --val-split: the run's --train-limit, applied before the "
                            "split (default: the one the weights record)"},
+    {"--per-class", NULL, "also print each class's samples, accuracy and precision, and the "
+                          "confusion matrix (rows: true class, columns: predicted)"},
+    {"--output", "FILE", "write the per-class figures and the confusion matrix to FILE.csv "
+                         "(a row per class) or FILE.json (the result with the matrix)"},
+    RESULT_OPTION_SPECS,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -139,6 +148,20 @@ static void draw_progress(void *user, const char *split, int done, int total) {
     progress_update_eval(user, split, done, total);
 }
 
+// The class names a weights file records, into list (room for 256); how many.
+static int recorded_class_names(const LoadedInputs *recorded, const char **list) {
+    int count = recorded->class_count < 256 ? recorded->class_count : 256;
+    for (int k = 0; k < count; k++) list[k] = recorded->class_names[k];
+    return count;
+}
+
+static void print_result(const EvalSplit *split, const Dataset *test, const EvalResult *result);
+static void emit_run_event(const Command *cmd, const ParsedArgs *args, const Graph *g,
+                           const char *spec, const EvalSplit *split, const Device *d,
+                           const Dataset *test);
+static int report_result(const char *output, const EvalSplit *split, const EvalResult *result,
+                         const Confusion *confusion, const ClassLabels *labels, Status *st);
+
 static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
                      const RunConfig *config, Device *d, const EvalSplit *split,
                      const CheckpointLoaded *loaded, Dataset *test, Status *st) {
@@ -162,27 +185,76 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
         print_data_transform(NULL, &normalization,
                              loaded->inputs.normalization.count > 0 ? source : "given");
     }
+    emit_run_event(cmd, args, g, spec, split, d, test);
+    // Per-class figures only when asked: counting them copies every batch's scores back.
+    const char *output = args_get(cmd, args, "--output");
+    int per_class = args_get(cmd, args, "--per-class") || output;
+    Confusion confusion = {0};
     EvalResult result;
     ProgressBar bar;
     progress_init(&bar, stderr);
     TrainHooks hooks = {.user = &bar, .on_eval_batch = draw_progress, .eval_split = split->name};
     int stopped = 0;
-    int rc = evaluate_model_stoppable(g, &evaluated, d, test, (int)batch, &hooks, &stopped,
-                                      &result, st);
+    int rc = per_class ? confusion_open(&confusion, graph_classes(g), (int)batch, st) : 0;
+    if (!rc)
+        rc = evaluate_model_stoppable(g, &evaluated, d, test, (int)batch, &hooks, &stopped,
+                                      per_class ? &confusion : NULL, &result, st);
     progress_clear(&bar);
     normalization_free(&normalization);
-    if (rc) return rc;
+    // Data that names no classes (idx:, csv:) is shown by the names the weights record.
+    if (!classes) classes = recorded_class_names(&loaded->inputs, names);
+    ClassLabels labels = {names, classes};
+    if (!rc) print_result(split, test, &result);
+    if (!rc && args_get(cmd, args, "--per-class")) eval_report_print(&confusion, &labels);
+    if (!rc) rc = report_result(output, split, &result, per_class ? &confusion : NULL, &labels,
+                                st);
+    confusion_close(&confusion);
+    return rc;
+}
+
+static void print_result(const EvalSplit *split, const Dataset *test, const EvalResult *result) {
     char loss[16];
     printf("%s loss %s  accuracy %.4f  (%d sample%s of %s", split->name,
-           loss_text(result.loss, loss, sizeof loss), result.accuracy, result.samples,
-           result.samples == 1 ? "" : "s", test->source);
+           loss_text(result->loss, loss, sizeof loss), result->accuracy, result->samples,
+           result->samples == 1 ? "" : "s", test->source);
     const HeldOutSplit *held = &split->held;
     if (held->train_limit) printf(", held out of the first %ld", held->train_limit);
     if (held->fraction)
         printf("%sby --val-split %g with seed %ld", held->train_limit ? " " : ", held out ",
                held->fraction, held->seed);
     printf(")\n");
-    return 0;
+}
+
+// {"event": "run"}: what is measured, before the measuring.
+static void emit_run_event(const Command *cmd, const ParsedArgs *args, const Graph *g,
+                           const char *spec, const EvalSplit *split, const Device *d,
+                           const Dataset *test) {
+    if (!result_sink_json()) return;
+    cJSON *event = result_event("run");
+    json_add_text(event, "command", "eval");
+    json_add_text(event, "model", g->path);
+    json_add_text(event, "weights", args_get(cmd, args, "--weights"));
+    json_add_text(event, "data", spec);
+    json_add_text(event, "split", split->name);
+    cJSON_AddNumberToObject(event, "samples", test->count);
+    json_add_text(event, "device", d->name);
+    result_emit(event);
+}
+
+// {"event": "result"} on stdout under --json, and the --output file: the same fields.
+static int report_result(const char *output, const EvalSplit *split, const EvalResult *result,
+                         const Confusion *confusion, const ClassLabels *labels, Status *st) {
+    if (!result_sink_json() && !output) return 0;
+    cJSON *event = result_event("result");
+    json_add_text(event, "command", "eval");
+    json_add_text(event, "split", split->name);
+    cJSON_AddNumberToObject(event, "loss", result->loss);
+    cJSON_AddNumberToObject(event, "accuracy", result->accuracy);
+    cJSON_AddNumberToObject(event, "samples", result->samples);
+    if (confusion) eval_report_add_json(event, confusion, labels);
+    int rc = output ? eval_report_write(output, event, confusion, labels, st) : 0;
+    result_emit(event);
+    return rc;
 }
 
 int run_eval(const Command *cmd, const ParsedArgs *args) {
@@ -193,9 +265,13 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     RunConfig config;
     Device device;
     Dataset test = {0};
-    if (load_model(cmd, args, &file, &g, &config, &st)) return report_failure(&st);
+    if (result_sink_open(cmd, args, &st)) return report_failure(&st);
+    if (load_model(cmd, args, &file, &g, &config, &st))
+        return result_sink_close(report_failure(&st));
     int device_open = 0, rc = 0;
-    if (!args_get(cmd, args, "--weights")) {
+    const char *output = args_get(cmd, args, "--output");
+    if (output) rc = eval_output_check(output, &st);
+    if (!rc && !args_get(cmd, args, "--weights")) {
         // Checked before the device and the data, so the mistake costs no waiting.
         rc = status_fail(&st, STATUS_BAD_INPUT, "trainer eval needs --weights FILE");
         status_hint(&st, "train with `trainer train %s --save FILE` first", g.path);
@@ -236,5 +312,5 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     graph_free(&g);
     if (device_open) device_close(&device);
     model_file_free(&file);
-    return exit_code;
+    return result_sink_close(exit_code);
 }

@@ -1,4 +1,7 @@
-// `trainer predict MODEL --weights FILE IMAGE.png...`: the most likely classes of images.
+// `trainer predict MODEL --weights FILE IMAGE.png|FOLDER...`: the most likely classes of
+// images (a folder's, and its subfolders' one level down: tools/predict_inputs.h), or of a
+// dataset's samples (--data SPEC: a CSV file's rows, say). Printed as text, as JSON lines
+// (--json), and written to --output FILE.csv|FILE.jsonl (tools/predict_output.h).
 //
 // Every image is decoded before the model runs, and a bad one (missing, not a PNG,
 // damaged, wrong size) is reported by name; when any image is bad, each bad one gets its
@@ -18,13 +21,25 @@
 
 #include "base/escape.h"
 #include "base/utf8.h"
+#include "data/dataset_stats.h"
 #include "data/image.h"
 #include "tools/cli.h"
+#include "tools/predict_inputs.h"
+#include "tools/predict_output.h"
+#include "tools/result_sink.h"
+
+#include <cjson/cJSON.h>
 
 static const OptionSpec predict_options[] = {
     {"--weights", "FILE", "safetensors weights: from `trainer train --save`, or a checkpoint "
                           "(required)"},
     {"--top", "K", "print the K most likely classes of each image (default 3)"},
+    {"--data", "SPEC", "classify a dataset's samples instead of images: csv:FILE (each row), "
+                       "png:DIR, idx:DIR, cifar10:DIR, fashion-mnist (the test split when "
+                       "there is one)"},
+    {"--output", "FILE", "also write the predictions to FILE.csv (a row per sample and rank) "
+                         "or FILE.jsonl (a JSON object per sample)"},
+    RESULT_OPTION_SPECS,
     {"--classes", "NAMES", "fashion-mnist or FILE, one name per line (default: the names the "
                            "weights file records, else class indices)"},
     DEVICE_OPTION_SPECS,
@@ -33,8 +48,9 @@ static const OptionSpec predict_options[] = {
 
 const Command predict_command = {
     .name = "predict",
-    .usage = "MODEL --weights FILE IMAGE.png... [options]",
-    .summary = "classify PNG images with trained weights: top classes and probabilities",
+    .usage = "MODEL --weights FILE (IMAGE.png|FOLDER)... | --data SPEC [options]",
+    .summary = "classify PNG images, folders of them, or a dataset's samples with trained "
+               "weights: top classes and probabilities",
     .options = predict_options,
     .run = run_predict,
 };
@@ -242,15 +258,15 @@ static int read_image(const char *path, const ImageInput *in, float *out, Status
 }
 
 // Decodes every image; reports each bad one. Returns the exit code of the first failure.
-static int read_images(const ParsedArgs *args, const ImageInput *in, size_t sample,
+static int read_images(const InputList *inputs, const ImageInput *in, size_t sample,
                        float *images) {
     int exit_code = 0;
-    for (int i = 1; i < args->positional_count; i++) {
+    for (int i = 0; i < inputs->count; i++) {
         Status st;
         status_clear(&st);
         // The image's name is the user's, any bytes: escaped where the error names it.
-        if (status_escape_place(&st, read_image(args->positionals[i], in,
-                                                images + (size_t)(i - 1) * sample, &st))) {
+        if (status_escape_place(&st, read_image(inputs->paths[i], in,
+                                                images + (size_t)i * sample, &st))) {
             int code = report_failure(&st);
             if (!exit_code) exit_code = code;
         }
@@ -271,11 +287,6 @@ static int softmax_row(const float *scores, int classes, double *probs) {
     for (int c = 0; c < classes; c++) probs[c] /= sum;
     return 0;
 }
-
-typedef struct RankedClass {
-    double probability;
-    int index;
-} RankedClass;
 
 static int more_likely_first(const void *a, const void *b) {
     const RankedClass *x = a, *y = b;
@@ -319,7 +330,13 @@ static void print_prediction(const char *image, const RankedClass *ranked, int k
 }
 
 typedef struct PredictRun {
-    const ParsedArgs *args;  // positionals[1..] are the images
+    const ParsedArgs *args;
+    InputList inputs;        // the images, from positionals[1..] (folders listed)
+    Dataset data;            // --data's samples instead (data_spec set)
+    const char *data_spec;
+    int32_t *labels;         // --data: each sample's label
+    int count;               // samples to classify
+    PredictionFile output;   // --output; file NULL without
     Graph *g;
     RunConfig config;        // the model file's train batch= caps the predict batch
     Device device;
@@ -334,13 +351,10 @@ typedef struct PredictRun {
 
 // The images normalized as the training samples were, by what the weights file records
 // (or the model's given values): value' = (value - mean[c]) / std[c].
-static int normalize_images(PredictRun *run, const CheckpointLoaded *loaded, Status *st) {
-    Normalization n;
+static void normalize_images(PredictRun *run, const Normalization *n) {
     int channels = run->input.channels;
-    TRY(weights_normalization(&run->config, run->g->path, run->weights, loaded, channels, &n,
-                              st));
     size_t plane = run->sample / (size_t)channels;
-    int count = run->args->positional_count - 1;
+    int count = run->count;
     // As training reads images: each value rounded to a byte (a dataset keeps bytes; the
     // luminance of colour and alpha compositing fall between them), then the byte mapped
     // as the gather op maps it. The decoded floats, normalized, differed in the last bits,
@@ -349,30 +363,101 @@ static int normalize_images(PredictRun *run, const CheckpointLoaded *loaded, Sta
         for (int c = 0; c < channels; c++) {
             float *values = run->images + (size_t)i * run->sample + (size_t)c * plane;
             float scale, shift;
-            byte_scale_shift(n.count ? &n : NULL, c, &scale, &shift);
+            byte_scale_shift(n->count ? n : NULL, c, &scale, &shift);
             for (size_t p = 0; p < plane; p++)
                 values[p] = (float)(uint8_t)lrintf(values[p] * 255.0f) * scale + shift;
         }
-    normalization_free(&n);
-    return 0;
 }
 
-// Runs the images through the model in batches of at most the model's train batch=, and
-// prints each image's top classes.
-static int predict_all(PredictRun *run, Status *st) {
-    Graph *g = run->g;
-    const Backend *b = run->device.backend;
-    int count = run->args->positional_count - 1;
-    int classes = graph_classes(g);
-    int batch = count < run->config.train.batch ? count : run->config.train.batch;
-    if (batch < 1) batch = 1;
-    TRY(graph_allocate(g, b, &run->device.alloc, batch, NULL, st));
+// --data's samples as evaluation reads them: one batch of all, normalized by `n`.
+static int gather_data_samples(PredictRun *run, const Normalization *n, Status *st) {
+    Batcher batcher;
+    TRY(batcher_init(&batcher, &run->data, run->count, 0, 0, st));
+    DataTransform transform = {.normalization = n->count ? n : NULL};
+    int rc = batcher_set_transform(&batcher, &transform, st);
+    batcher_start_epoch(&batcher, 0);
+    if (!rc && batcher_next(&batcher, run->images, run->labels) != run->count) {
+        *st = batcher.failure;
+        rc = st->code ? (int)st->code
+                      : status_fail(st, STATUS_RUNTIME_ERROR, "could not read the --data samples");
+    }
+    batcher_free(&batcher);
+    return rc;
+}
+
+// The name a sample goes by: its image's path, or --data's SPEC#N (N from 1, in the
+// dataset's order: a CSV file's N-th row).
+static const char *sample_name(const PredictRun *run, int i, char *out, size_t size) {
+    if (!run->data_spec) return run->inputs.paths[i];
+    snprintf(out, size, "%s#%d", run->data_spec, i + 1);
+    return out;
+}
+
+// One sample's top classes: as text, as a --json line, and into --output.
+static void report_prediction(PredictRun *run, const Prediction *p, int name_width) {
+    const ClassNames *cn = &run->names;
+    int named = cn->names ? graph_classes(run->g) : 0;
+    print_prediction(p->path, p->ranked, p->top, cn, name_width);
+    prediction_output_write(&run->output, p, cn->names, named);
+    if (!result_sink_json()) return;
+    result_emit(prediction_json(p, cn->names, named, "prediction"));
+}
+
+static void emit_run_event(const PredictRun *run) {
+    if (!result_sink_json()) return;
+    cJSON *event = result_event("run");
+    json_add_text(event, "command", "predict");
+    json_add_text(event, "model", run->g->path);
+    json_add_text(event, "weights", run->weights);
+    json_add_text(event, "data", run->data_spec);
+    cJSON_AddNumberToObject(event, "samples", run->count);
+    cJSON_AddNumberToObject(event, "top", run->top);
+    json_add_text(event, "device", run->device.name);
+    result_emit(event);
+}
+
+static int name_column_width(const PredictRun *run, int classes) {
     int name_width = 0;
     for (int c = 0; c < classes; c++) {
         char name[ESCAPED_NAME_MAX];
         int columns = utf8_display_columns(shown_class_name(&run->names, c, name, sizeof name));
         if (columns > name_width) name_width = columns < 40 ? columns : 40;
     }
+    return name_width;
+}
+
+// The batch's scores as each sample's ranked classes, reported.
+static int report_batch(PredictRun *run, int first, int n, const float *scores, double *probs,
+                        RankedClass *ranked, int name_width, Status *st) {
+    int classes = graph_classes(run->g);
+    for (int i = 0; i < n; i++) {
+        char shown[4096];
+        const char *name = sample_name(run, first + i, shown, sizeof shown);
+        if (softmax_row(scores + (size_t)i * classes, classes, probs)) {
+            status_fail_at(st, STATUS_RUNTIME_ERROR, name, 0, 0,
+                           "the model gives non-finite class scores (NaN or infinity)");
+            status_hint(st, "the weights are broken, e.g. saved from a training run that "
+                            "diverged; retrain with a lower --lr");
+            return STATUS_RUNTIME_ERROR;
+        }
+        rank_classes(probs, classes, ranked);
+        Prediction p = {name, run->labels ? run->labels[first + i] : -1, ranked, run->top};
+        report_prediction(run, &p, name_width);
+    }
+    return 0;
+}
+
+// Runs the samples through the model in batches of at most the model's train batch=, and
+// reports each one's top classes.
+static int predict_all(PredictRun *run, Status *st) {
+    Graph *g = run->g;
+    const Backend *b = run->device.backend;
+    int count = run->count;
+    int classes = graph_classes(g);
+    int batch = count < run->config.train.batch ? count : run->config.train.batch;
+    if (batch < 1) batch = 1;
+    TRY(graph_allocate(g, b, &run->device.alloc, batch, NULL, st));
+    int name_width = name_column_width(run, classes);
     float *scores = malloc((size_t)batch * classes * sizeof *scores);
     double *probs = malloc((size_t)classes * sizeof *probs);
     RankedClass *ranked = malloc((size_t)classes * sizeof *ranked);
@@ -380,6 +465,9 @@ static int predict_all(PredictRun *run, Status *st) {
     int rc = (!scores || !probs || !ranked || !labels)
                  ? status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory")
                  : 0;
+    const char *output = args_get(&predict_command, run->args, "--output");
+    if (!rc && output) rc = prediction_output_open(&run->output, output, st);
+    if (!rc) emit_run_event(run);
     const Tensor *logits = &g->loss->inputs[0]->output;
     for (int first = 0; !rc && first < count; first += batch) {
         int n = count - first < batch ? count - first : batch;
@@ -390,19 +478,20 @@ static int predict_all(PredictRun *run, Status *st) {
         if (!rc) rc = graph_forward(g, &ctx, st);
         if (!rc)
             rc = b->copy_to_host(b, scores, logits->data, (size_t)n * classes * sizeof *scores, st);
-        for (int i = 0; !rc && i < n; i++) {
-            const char *image = run->args->positionals[1 + first + i];
-            if (softmax_row(scores + (size_t)i * classes, classes, probs)) {
-                status_fail_at(st, STATUS_RUNTIME_ERROR, image, 0, 0,
-                               "the model gives non-finite class scores (NaN or infinity)");
-                status_hint(st, "the weights are broken, e.g. saved from a training run that "
-                                "diverged; retrain with a lower --lr");
-                rc = STATUS_RUNTIME_ERROR;
-                break;
-            }
-            rank_classes(probs, classes, ranked);
-            print_prediction(image, ranked, run->top, &run->names, name_width);
-        }
+        if (!rc) rc = report_batch(run, first, n, scores, probs, ranked, name_width, st);
+    }
+    Status closing;
+    status_clear(&closing);
+    if (prediction_output_close(&run->output, &closing) && !rc) {
+        *st = closing;
+        rc = (int)st->code;
+    }
+    if (!rc && result_sink_json()) {
+        cJSON *event = result_event("result");
+        json_add_text(event, "command", "predict");
+        cJSON_AddNumberToObject(event, "samples", count);
+        json_add_text(event, "output", output);
+        result_emit(event);
     }
     free(scores);
     free(probs);
@@ -411,8 +500,27 @@ static int predict_all(PredictRun *run, Status *st) {
     return rc;
 }
 
-// Everything that needs neither the device nor the images: options, the model's input
-// geometry, class names.
+// --data SPEC's samples: its test split when it has one, else all of it (a CSV file).
+static int load_data_samples(const Command *cmd, PredictRun *run, Status *st) {
+    if (run->args->positional_count > 1) {
+        status_fail(st, STATUS_BAD_INPUT, "predict classifies images or --data %s, not both",
+                    run->data_spec);
+        status_hint(st, "run predict once for the images and once for --data");
+        return STATUS_BAD_INPUT;
+    }
+    DatasetOptions options;
+    TRY(dataset_options_from_args(cmd, run->args, run->g, &options, st));
+    const char *split = dataset_has_test_split(run->data_spec) ? "test" : "train";
+    TRY(load_data_split(cmd, run->args, &run->config, split, &options, &run->data, NULL, st));
+    TRY(graph_check_dataset(run->g, &run->data, "the --data samples", st));
+    run->count = run->data.count;
+    run->labels = malloc((size_t)run->count * sizeof *run->labels);
+    if (!run->labels) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    return 0;
+}
+
+// Everything that needs no device: options, the model's input geometry, class names, and
+// the samples' list (images not yet decoded) or --data's dataset.
 static int prepare(const Command *cmd, PredictRun *run, Status *st) {
     run->weights = args_get(cmd, run->args, "--weights");
     if (!run->weights) {
@@ -424,13 +532,36 @@ static int prepare(const Command *cmd, PredictRun *run, Status *st) {
     long top = 3;
     TRY(args_int(cmd, run->args, "--top", 1, 1000000, &top, NULL, st));
     run->top = top > classes ? classes : (int)top;
-    TRY(image_input_of(run->g, &run->input, st));
+    const char *output = args_get(cmd, run->args, "--output");
+    if (output) TRY(prediction_output_check(output, st));
     TRY(load_class_names(cmd, run->args, classes, &run->names, st));
+    run->data_spec = args_get(cmd, run->args, "--data");
+    if (run->data_spec) {
+        TRY(load_data_samples(cmd, run, st));
+    } else {
+        TRY(image_input_of(run->g, &run->input, st));
+        TRY(predict_collect_inputs(run->args->positionals + 1, run->args->positional_count - 1,
+                                   &run->inputs, st));
+        run->count = run->inputs.count;
+    }
     run->sample = shape_numel(&run->g->input->out_shape);
-    size_t count = (size_t)(run->args->positional_count - 1);
-    run->images = malloc(count * run->sample * sizeof *run->images);
+    run->images = malloc((size_t)run->count * run->sample * sizeof *run->images);
     if (!run->images) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     return 0;
+}
+
+// The samples normalized as the training samples were, by what the weights file records
+// (or the model's given values).
+static int prepare_samples(PredictRun *run, const CheckpointLoaded *loaded, Status *st) {
+    Normalization n;
+    int groups = run->data_spec ? dataset_stat_groups(&run->data) : run->input.channels;
+    TRY(weights_normalization(&run->config, run->g->path, run->weights, loaded, groups, &n,
+                              st));
+    int rc = 0;
+    if (run->data_spec) rc = gather_data_samples(run, &n, st);
+    else normalize_images(run, &n);
+    normalization_free(&n);
+    return rc;
 }
 
 static int run_model(const Command *cmd, PredictRun *run, Status *st) {
@@ -444,7 +575,7 @@ static int run_model(const Command *cmd, PredictRun *run, Status *st) {
     TRY(graph_init_params(run->g, run->device.backend, &run->device.alloc, 0, st));
     CheckpointLoaded loaded;
     TRY(load_weights(run->g, run->device.backend, run->weights, &loaded, st));
-    int rc = normalize_images(run, &loaded, st);
+    int rc = prepare_samples(run, &loaded, st);
     const LoadedInputs *in = &loaded.inputs;
     if (!rc && !args_get(cmd, run->args, "--classes") && in->class_count > 0)
         rc = use_recorded_names(in, graph_classes(run->g), run->weights, &run->names, st);
@@ -459,36 +590,47 @@ static int run_model(const Command *cmd, PredictRun *run, Status *st) {
     return rc ? rc : predict_all(run, st);
 }
 
-int run_predict(const Command *cmd, const ParsedArgs *args) {
-    Status st;
-    status_clear(&st);
-    if (args->positional_count < 2) {
-        status_fail(&st, STATUS_BAD_INPUT,
-                    "trainer predict takes a model file and one or more PNG images, got %d "
-                    "argument%s", args->positional_count, args->positional_count == 1 ? "" : "s");
-        status_hint(&st, "usage: trainer predict %s", cmd->usage);
-        return report_failure(&st);
-    }
+static int run_predict_model(const Command *cmd, const ParsedArgs *args, Status *st) {
     ModelFile file;
     Graph g;
     PredictRun run = {.args = args, .g = &g};
     char found[4096];
     if (model_file_read(resolve_model_path(args->positionals[0], found, sizeof found), &file,
-                        &st))
-        return report_failure(&st);
-    if (graph_build(&file, &g, &run.config, &st)) {
+                        st))
+        return report_failure(st);
+    if (graph_build(&file, &g, &run.config, st)) {
         model_file_free(&file);
-        return report_failure(&st);
+        return report_failure(st);
     }
     if (args_get(cmd, args, "--no-fuse")) graph_fuse_activations(&g, 0);
-    int exit_code = prepare(cmd, &run, &st) ? report_failure(&st) : 0;
+    int exit_code = prepare(cmd, &run, st) ? report_failure(st) : 0;
     // Bad images are reported one by one as they are read; then the model does not run.
-    if (!exit_code) exit_code = read_images(args, &run.input, run.sample, run.images);
-    if (!exit_code && run_model(cmd, &run, &st)) exit_code = report_failure(&st);
+    if (!exit_code && !run.data_spec)
+        exit_code = read_images(&run.inputs, &run.input, run.sample, run.images);
+    if (!exit_code && run_model(cmd, &run, st)) exit_code = report_failure(st);
     free(run.images);
+    free(run.labels);
+    input_list_free(&run.inputs);
+    dataset_free(&run.data);
     class_names_free(&run.names);
     graph_free(&g);
     if (run.device_open) device_close(&run.device);
     model_file_free(&file);
     return exit_code;
+}
+
+int run_predict(const Command *cmd, const ParsedArgs *args) {
+    Status st;
+    status_clear(&st);
+    if (result_sink_open(cmd, args, &st)) return report_failure(&st);
+    if (args->positional_count < 1 ||
+        (args->positional_count < 2 && !args_get(cmd, args, "--data"))) {
+        status_fail(&st, STATUS_BAD_INPUT,
+                    "trainer predict takes a model file and one or more PNG images (or "
+                    "folders of them, or --data SPEC), got %d argument%s",
+                    args->positional_count, args->positional_count == 1 ? "" : "s");
+        status_hint(&st, "usage: trainer predict %s", cmd->usage);
+        return result_sink_close(report_failure(&st));
+    }
+    return result_sink_close(run_predict_model(cmd, args, &st));
 }

@@ -11,9 +11,11 @@
 #include "core/step_graph.h"
 #include "core/train.h"
 #include "tools/cli.h"
+#include "tools/result_sink.h"
 #include "tools/run_log.h"
 #include "tools/train_schedule_args.h"
 #include "tools/train_checkpoints.h"
+#include "tools/train_events.h"
 #include "tools/train_world.h"
 
 static const OptionSpec train_options[] = {
@@ -41,6 +43,7 @@ static const OptionSpec train_options[] = {
     CUDA_GRAPH_OPTION_SPEC,
     WITHOUT_OPTION_SPEC,
     LAYOUT_OPTION_SPEC,
+    RESULT_OPTION_SPECS,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -101,6 +104,9 @@ typedef struct TrainSession {
     int stopped_early;      // on_epoch stopped training because early_stop said so
     int last_epoch;         // the last epoch reported, for the log's final test row
     const MpiWorld *world;  // this process among an mpirun launch's
+    // The run's last evaluation, for --json's result: each epoch's, then the test split's.
+    EvalResult last_result;
+    const char *last_split;  // NULL: none yet
 } TrainSession;
 
 static int on_step(void *user, const StepReport *r) {
@@ -190,6 +196,11 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
                r->seconds);
     }
     flush_stdout();
+    train_emit_epoch(r, session->evaluated);
+    if (r->has_test) {
+        session->last_result = r->test;
+        session->last_split = session->evaluated;
+    }
     // The weights first: a log that cannot be written (its disk full) costs no epoch.
     if (checkpoints_after_epoch(&session->checkpoints, r, g, d, st)) {
         session->write_failed = WEIGHTS_WRITE_FAILED;
@@ -469,7 +480,7 @@ static int evaluate_test_at_end(Replicas *r, const RunData *data, TrainSession *
     TrainHooks test_hooks = *hooks;
     test_hooks.eval_split = "test";
     int rc = evaluate_model_stoppable(g, &r->config, r->device_list[0], &data->test, batch,
-                                      &test_hooks, &stopped, &result, st);
+                                      &test_hooks, &stopped, NULL, &result, st);
     progress_clear(&((TrainSession *)hooks->user)->bar);
     TRY(rc);
     if (stopped) {
@@ -486,6 +497,8 @@ static int evaluate_test_at_end(Replicas *r, const RunData *data, TrainSession *
                         "`trainer eval %s --weights FILE`", g->path);
         return STATUS_RUNTIME_ERROR;
     }
+    session->last_result = result;
+    session->last_split = "test";
     char loss[16];
     printf("test loss %s acc %.4f  (%d sample%s)\n", loss_text(result.loss, loss, sizeof loss),
            result.accuracy, result.samples, result.samples == 1 ? "" : "s");
@@ -540,6 +553,21 @@ static int check_ranks_agree(const Command *cmd, const ParsedArgs *args, Replica
                                  &r->disagreed, st);
 }
 
+// --json's run line: the header's facts.
+static void emit_run_header(const Replicas *r, const RunData *data, const char *data_source,
+                            const char *devices, const char *optimizer, const char *evaluated) {
+    const Graph *g = r->graph_list[0];
+    int batch = r->config.train.batch, train = data->train.count;
+    train_emit_run(&(TrainRunFacts){
+        .model = g->path, .data = data_source, .devices = devices, .optimizer = optimizer,
+        .evaluated = evaluated, .parameters = graph_parameter_count(g),
+        .seed = r->config.train.seed, .train_samples = train,
+        .val_samples = data->has_val ? data->val.count : -1,
+        .test_samples = data->has_test ? data->test.count : -1, .replicas = r->count,
+        .processes = r->world.size, .batch = batch < train ? batch : train,
+        .epochs = r->config.train.epochs});
+}
+
 static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, RunData *data,
                       Status *st) {
     Graph *g = r->graph_list[0];
@@ -589,9 +617,9 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     printf("model %s: %s parameters, %d layers\n", g->path,
            format_count(graph_parameter_count(g), count, sizeof count), g->count);
     char source[4096];
-    printf("data %s: %d train", dataset_spec_source(data_spec_from_args(cmd, args, &r->config),
-                                                    train, source, sizeof source),
-           train->count);
+    const char *data_source = dataset_spec_source(data_spec_from_args(cmd, args, &r->config),
+                                                  train, source, sizeof source);
+    printf("data %s: %d train", data_source, train->count);
     if (data->has_val) printf(", %d val", data->val.count);
     if (data->has_test) printf(", %d test", data->test.count);
     printf(" samples; device %s", devices);
@@ -617,6 +645,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     print_run_data_notes(data, 0);
     flush_stdout();
     session.evaluated = data->has_val ? "val" : "test";
+    emit_run_header(r, data, data_source, devices, optimizer, session.evaluated);
     session.last_epoch = r->config.start.epochs_done;  // a resume with no epoch left to train
     // Counted from this run's first epoch, a resumed one too: checkpoints do not record it.
     session.early_stop = early_stop_start(r->config.train.early_stop);
@@ -652,6 +681,9 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     rc = after_training(r, data, &session, &hooks, rc, interrupted, st);
     if (session.log) run_log_close(session.log);
     if (!rc) print_run_data_notes(data, 1);
+    if (!rc)
+        train_emit_result(session.last_epoch, session.last_split, &session.last_result,
+                          session.stopped_early);
     if (!rc)
         for (int i = 0; i < r->devices_open; i++) print_memory(&r->devices[i]);
     if (!rc && !interrupted && r->world.rank == 0)
@@ -694,6 +726,7 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     Status st;
     status_clear(&st);
     catch_signal(SIGPIPE);
+    if (result_sink_open(cmd, args, &st)) return report_failure(&st);
     ModelFile file;
     Graph first;
     Replicas replicas;
@@ -742,5 +775,5 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     // Every rank stopped at the same point after a signal or a disagreement, and each leaves
     // with its own code; any other failure ends them all.
     world_close(&replicas.world, together ? 0 : exit_code);
-    return exit_code;
+    return result_sink_close(exit_code);
 }

@@ -16,9 +16,14 @@
 #define PROGRESS_MIN_WIDTH 8
 #define PROGRESS_DEFAULT_COLUMNS 80
 
+// --quiet (tools/result_sink.c): no bar is drawn by this process.
+static int progress_hidden;
+
+void progress_hide(void) { progress_hidden = 1; }
+
 void progress_init(ProgressBar *bar, FILE *out) {
     bar->out = out;
-    bar->enabled = isatty(fileno(out));
+    bar->enabled = isatty(fileno(out)) && !progress_hidden;
     bar->last_draw = 0.0;
     bar->drawn = 0;
 }

@@ -1,0 +1,27 @@
+// eval's per-class figures: a table of each class's samples, accuracy and precision, and
+// the confusion matrix (rows: the true class, columns: the predicted one), as text, as
+// JSON fields, and as the --output file (FILE.csv or FILE.json).
+#ifndef TRAINER_EVAL_REPORT_H
+#define TRAINER_EVAL_REPORT_H
+
+#include "core/confusion.h"
+#include "tools/cli.h"
+
+// The names of the classes, by label; NULL entries (and names NULL) are shown as indices.
+typedef struct ClassLabels {
+    const char *const *names;
+    int count;  // entries in names
+} ClassLabels;
+
+// --output's FILE ends in .csv or .json (any case); another ending is refused with a hint.
+int eval_output_check(const char *path, Status *st);
+void eval_report_print(const Confusion *c, const ClassLabels *labels);
+// "classes": [{index, name, samples, correct, accuracy, precision}...] and "confusion":
+// [[...], ...] into `object`.
+void eval_report_add_json(struct cJSON *object, const Confusion *c, const ClassLabels *labels);
+// `result` (the JSON of the result, with the fields above) to PATH.json, or the per-class
+// rows to PATH.csv: index,class,samples,correct,accuracy,precision,predicted_0,...
+int eval_report_write(const char *path, const struct cJSON *result, const Confusion *c,
+                      const ClassLabels *labels, Status *st);
+
+#endif
