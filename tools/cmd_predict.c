@@ -25,6 +25,8 @@ static const OptionSpec predict_options[] = {
     {"--weights", "FILE", "safetensors weights: from `trainer train --save`, or a checkpoint "
                           "(required)"},
     {"--top", "K", "print the K most likely classes of each image (default 3)"},
+    {"--digits", "D", "decimals of the printed probabilities (default 4; 8 to compare with "
+                      "an exported model)"},
     {"--classes", "NAMES", "fashion-mnist or FILE, one name per line (default: the names the "
                            "weights file records, else class indices)"},
     DEVICE_OPTION_SPECS,
@@ -299,7 +301,7 @@ static const char *shown_class_name(const ClassNames *cn, int c, char *out, size
     return out;
 }
 
-static void print_prediction(const char *image, const RankedClass *ranked, int k,
+static void print_prediction(const char *image, const RankedClass *ranked, int k, int digits,
                              const ClassNames *cn, int name_width) {
     char shown[4 * 4096 + 8];
     printf("%s\n", text_escape(image, strlen(image), shown, sizeof shown));
@@ -311,10 +313,11 @@ static void print_prediction(const char *image, const RankedClass *ranked, int k
         // Padded by the columns the name takes on the terminal, not its bytes ("猫": 3, 2).
         int pad = name_width - utf8_display_columns(name);
         // Never print 0.0000 for a probability that is not zero.
-        if (probability >= 0.00005 || probability == 0.0)
-            printf("  %s%*s  %.4f\n", name, pad > 0 ? pad : 0, "", probability);
+        if (probability >= 0.5 * pow(10.0, -digits) || probability == 0.0)
+            printf("  %s%*s  %.*f\n", name, pad > 0 ? pad : 0, "", digits, probability);
         else
-            printf("  %s%*s  %.1e\n", name, pad > 0 ? pad : 0, "", probability);
+            printf("  %s%*s  %.*e\n", name, pad > 0 ? pad : 0, "", digits > 4 ? digits - 3 : 1,
+                   probability);
     }
 }
 
@@ -326,6 +329,7 @@ typedef struct PredictRun {
     int device_open;
     const char *weights;
     int top;                 // at most the class count
+    int digits;              // decimals of the printed probabilities
     ImageInput input;
     ClassNames names;
     float *images;           // one sample per image, host f32
@@ -401,7 +405,7 @@ static int predict_all(PredictRun *run, Status *st) {
                 break;
             }
             rank_classes(probs, classes, ranked);
-            print_prediction(image, ranked, run->top, &run->names, name_width);
+            print_prediction(image, ranked, run->top, run->digits, &run->names, name_width);
         }
     }
     free(scores);
@@ -424,6 +428,9 @@ static int prepare(const Command *cmd, PredictRun *run, Status *st) {
     long top = 3;
     TRY(args_int(cmd, run->args, "--top", 1, 1000000, &top, NULL, st));
     run->top = top > classes ? classes : (int)top;
+    long digits = 4;
+    TRY(args_int(cmd, run->args, "--digits", 1, 12, &digits, NULL, st));
+    run->digits = (int)digits;
     TRY(image_input_of(run->g, &run->input, st));
     TRY(load_class_names(cmd, run->args, classes, &run->names, st));
     run->sample = shape_numel(&run->g->input->out_shape);
