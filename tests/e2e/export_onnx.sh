@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# `trainer export onnx` for every bundled model: the file passes onnx.checker, and ONNX
+# Runtime's probabilities of 64 images equal `trainer predict`'s within 1e-5. onnx and
+# onnxruntime come from PyPI into a venv beside the trainer binary, made once and kept.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+source "$(dirname "${BASH_SOURCE[0]}")/export_models.bash"
+
+venv="$(dirname "$TRAINER")/export-venv"
+python="$venv/bin/python"
+if ! "$python" -c 'import onnx, onnxruntime, numpy' 2>/dev/null; then
+    require_python3 "make a venv for onnx and onnxruntime"
+    rm -rf "$venv"
+    if ! python3 -m venv "$venv" >"$work/pip.log" 2>&1 ||
+        ! "$venv/bin/pip" install -q onnx onnxruntime numpy >>"$work/pip.log" 2>&1; then
+        echo "SKIP: pip could not install onnx and onnxruntime into $venv:" \
+            "$(tail -1 "$work/pip.log")"
+        rm -rf "$venv"
+        exit 77
+    fi
+fi
+
+for name in $(bundled_models); do
+    prepare_model "$name" "$python" || continue
+    run "$TRAINER" export onnx "models/$name.model" --weights "$weights" -o "$work/$name.onnx"
+    expect_rc 0 "$name: trainer export onnx writes $name.onnx"
+    run "$python" "$EXPORT_HELPER" onnx "$work/$name.onnx" "$images" "$predicted"
+    expect_rc 0 "$name: onnx.checker passes, onnxruntime equals trainer predict: $out"
+    rm -f "$work/$name.onnx" "$weights"
+done
+
+run "$TRAINER" export onnx models/mlp.model -o "$work/x.onnx"
+expect_error 2 "trainer export onnx needs --weights FILE" "onnx without --weights is refused"
+run "$TRAINER" export tflite models/mlp.model -o "$work/x"
+expect_error 2 "unknown export format 'tflite'" "an unknown format is refused"
+run "$TRAINER" export onnx models/mlp.model --weights "$work/none.safetensors"
+expect_error 2 "needs -o FILE" "no -o is refused"
+finish
