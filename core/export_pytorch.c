@@ -87,6 +87,15 @@ static const char *module_ref(const char *name, char *out, size_t size) {
     return out;
 }
 
+// The shortest decimal that reads back as v in float32: eps=0.001, not 0.00100000005.
+static const char *float_text(float v, char *out, size_t size) {
+    for (int digits = 6; digits <= 9; digits++) {
+        snprintf(out, size, "%.*g", digits, (double)v);
+        if (strtof(out, NULL) == v) break;
+    }
+    return out;
+}
+
 // The submodule a weighted layer registers in __init__; 0 when it has no weights.
 static int print_submodule(FILE *f, const ExportStep *step) {
     const Layer *l = step->layer;
@@ -103,11 +112,14 @@ static int print_submodule(FILE *f, const ExportStep *step) {
                 l->inputs[0]->out_shape.dims[0], l->params[0].shape.dims[0], n->kernel[0],
                 n->kernel[1], n->stride[0], n->stride[1], even ? n->pad_before[0] : 0,
                 even ? n->pad_before[1] : 0, n->dilation[0], n->dilation[1], n->groups, bias);
-    } else if (n->op == EXPORT_BATCHNORM)
-        fprintf(f, "        self.add_module(\"%s\", BatchNorm(%d, eps=%.9g, momentum=%.9g))\n",
-                l->name, l->params[0].shape.dims[0], (double)n->epsilon, (double)n->momentum);
-    else
+    } else if (n->op == EXPORT_BATCHNORM) {
+        char eps[32], momentum[32];
+        fprintf(f, "        self.add_module(\"%s\", BatchNorm(%d, eps=%s, momentum=%s))\n",
+                l->name, l->params[0].shape.dims[0], float_text(n->epsilon, eps, sizeof eps),
+                float_text(n->momentum, momentum, sizeof momentum));
+    } else {
         return 0;
+    }
     return 1;
 }
 
@@ -123,9 +135,11 @@ static const char *var(const Graph *g, const Layer *l, char *out, size_t size) {
 static const char *activation_call(const ExportNode *n, const char *x, char *out, size_t size) {
     switch (n->activation) {
     case ACTIVATION_RELU: snprintf(out, size, "F.relu(%s)", x); break;
-    case ACTIVATION_LEAKY_RELU:
-        snprintf(out, size, "F.leaky_relu(%s, %.9g)", x, (double)n->slope);
+    case ACTIVATION_LEAKY_RELU: {
+        char slope[32];
+        snprintf(out, size, "F.leaky_relu(%s, %s)", x, float_text(n->slope, slope, sizeof slope));
         break;
+    }
     case ACTIVATION_SIGMOID: snprintf(out, size, "torch.sigmoid(%s)", x); break;
     case ACTIVATION_TANH: snprintf(out, size, "torch.tanh(%s)", x); break;
     default: snprintf(out, size, "F.gelu(%s)", x); break;  // the erf form, as trainer's
@@ -213,8 +227,8 @@ int export_pytorch(const Graph *g, const char *model_path, const char *path, Sta
     if (!rc) {
         fprintf(f.file, "# %s as a PyTorch module, written by `trainer export pytorch`.\n"
                         "#   model = load(\"weights.safetensors\")   # strict, in eval mode\n"
-                        "#   probabilities = model.probabilities(images)  # [N, %s]\n",
-                model_path, "classes");
+                        "#   probabilities = model.probabilities(images)  # [N, %d]\n",
+                model_path, g->loss->inputs[0]->out_shape.dims[0]);
         fputs(prelude, f.file);
         print_model(f.file, g, model_path, steps, count);
         if (ferror(f.file)) {

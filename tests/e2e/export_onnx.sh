@@ -19,9 +19,9 @@ if ! "$python" -c 'import onnx, onnxruntime, numpy' 2>/dev/null; then
     fi
 fi
 
-for name in $(bundled_models); do
-    prepare_model "$name" "$python" || continue
-    run "$TRAINER" export onnx "models/$name.model" --weights "$weights" -o "$work/$name.onnx"
+for model in $(export_models); do
+    prepare_model "$model" "$python" || continue
+    run "$TRAINER" export onnx "$model" --weights "$weights" -o "$work/$name.onnx"
     expect_rc 0 "$name: trainer export onnx writes $name.onnx"
     run "$python" "$EXPORT_HELPER" onnx "$work/$name.onnx" "$images" "$predicted"
     expect_rc 0 "$name: onnx.checker passes, onnxruntime equals trainer predict: $out"

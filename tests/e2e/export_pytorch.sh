@@ -11,9 +11,9 @@ if ! "$python" -c 'import torch, numpy' 2>/dev/null; then
     exit 77
 fi
 
-for name in $(bundled_models); do
-    prepare_model "$name" "$python" || continue
-    run "$TRAINER" export pytorch "models/$name.model" -o "$work/$name.py"
+for model in $(export_models); do
+    prepare_model "$model" "$python" || continue
+    run "$TRAINER" export pytorch "$model" -o "$work/$name.py"
     expect_rc 0 "$name: trainer export pytorch writes $name.py"
     run "$python" "$EXPORT_HELPER" pytorch "$work/$name.py" "$weights" "$images" "$predicted"
     expect_rc 0 "$name: loads strictly, equals trainer predict: $out"
@@ -22,7 +22,7 @@ done
 
 # A checkpoint holds the optimizer's state too: load() leaves it out, strict all the same;
 # the state_dict's keys are the weights file's names.
-prepare_model mlp "$python"
+prepare_model models/mlp.model "$python"
 run "$TRAINER" train models/mlp.model --data "png:$images" --epochs 1 --batch 32 \
     --checkpoint "$work/ckpt"
 checkpoint=$(ls "$work"/ckpt/*.safetensors 2>/dev/null | tail -1)
