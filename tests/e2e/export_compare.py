@@ -2,11 +2,13 @@
 
   images DIR C H W COUNT   COUNT random images as PNGs in DIR/{train,test}/cK/ (K = i % 10),
                            their pixels in DIR/pixels.npy and their paths in DIR/list.txt
-  onnx MODEL.onnx DIR PREDICT_OUT      onnxruntime's probabilities vs trainer predict's
-  pytorch MODULE.py WEIGHTS DIR PREDICT_OUT   the generated module's, loaded strictly
+  onnx [MODEL.onnx DIR PREDICT_OUT]...      onnxruntime's probabilities vs trainer predict's
+  pytorch [MODULE.py WEIGHTS DIR PREDICT_OUT]...   the generated module's, loaded strictly
 
-PREDICT_OUT is `trainer predict --top 10 --digits 8` of DIR/list.txt's images. Prints the
-largest difference; exits 1 when it is over 1e-5.
+PREDICT_OUT is `trainer predict --top 10 --digits 8` of DIR/list.txt's images. Several
+models in one process, as importing torch or onnxruntime takes seconds. Prints a line per
+model, "NAME: ok ..." or "NAME: FAILED ..." with the largest difference; exits 1 when one
+is over 1e-5 or fails to run.
 """
 import importlib.util
 import struct
@@ -75,10 +77,10 @@ def predicted(path, count):
 
 def compare(what, ours, theirs):
     worst = float(np.abs(ours - theirs).max())
-    print("%s: %d images, largest difference from trainer predict %.2e (tolerance %.0e)"
-          % (what, len(ours), worst, TOLERANCE))
-    if not worst <= TOLERANCE:
-        sys.exit(1)
+    verdict = "ok" if worst <= TOLERANCE else "FAILED"
+    print("%s %s: %d images, largest difference from trainer predict %.2e (tolerance %.0e)"
+          % (verdict, what, len(ours), worst, TOLERANCE))
+    return worst <= TOLERANCE
 
 
 def run_onnx(model_path, folder, predict_out):
@@ -89,7 +91,7 @@ def run_onnx(model_path, folder, predict_out):
     shape = session.get_inputs()[0].shape[1:]
     (probabilities,) = session.run(["probabilities"], {"input": model_inputs(folder, shape)})
     want = predicted(predict_out, len(probabilities))
-    compare("onnxruntime", probabilities, want)
+    return compare("onnxruntime", probabilities, want)
 
 
 def run_pytorch(module_path, weights, folder, predict_out):
@@ -102,7 +104,22 @@ def run_pytorch(module_path, weights, folder, predict_out):
     with torch.no_grad():
         probabilities = model.probabilities(inputs).numpy()
     want = predicted(predict_out, len(probabilities))
-    compare("pytorch", probabilities, want)
+    return compare("pytorch", probabilities, want)
+
+
+def run_each(check, group, args):
+    import os
+    import traceback
+    good = True
+    for i in range(0, len(args), group):
+        name = os.path.splitext(os.path.basename(args[i]))[0]
+        print(name + ": ", end="", flush=True)
+        try:
+            good &= check(*args[i:i + group])
+        except Exception:  # noqa: BLE001 - said, and the next model still runs
+            print("FAILED: " + traceback.format_exc().replace("\n", "\n    "))
+            good = False
+    return good
 
 
 if __name__ == "__main__":
@@ -110,6 +127,6 @@ if __name__ == "__main__":
     if command == "images":
         make_images(args[0], *map(int, args[1:]))
     elif command == "onnx":
-        run_onnx(*args)
+        sys.exit(0 if run_each(run_onnx, 3, args) else 1)
     else:
-        run_pytorch(*args)
+        sys.exit(0 if run_each(run_pytorch, 4, args) else 1)
