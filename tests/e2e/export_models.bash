@@ -45,18 +45,18 @@ avgpool    size=3 stride=2 pad=1 name=ap
 conv2d     filters=4 kernel=1 stride=2 from=c1 name=proj
 conv2d     filters=4 kernel=2 stride=2 from=c1 name=proj-2
 add        from=ap,proj,proj-2 name=sum3
-sigmoid
+tanh
 maxpool    size=3 stride=1 pad=1
 batchnorm  eps=0.001 momentum=0.2
 flatten
 reshape    shape=4x6x6
 global_avgpool
-dense      units=16 act=tanh
+dense      units=16 act=sigmoid
 batchnorm
 dropout    rate=0.3
 dense      units=10
 loss       mse
-optimizer  adam lr=0.01
+optimizer  adam lr=0.05
 train      batch=32 epochs=1 seed=2
 MODEL
     printf '%s\n' models/*.model "$work/kinds.model"
