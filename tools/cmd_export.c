@@ -31,20 +31,14 @@ static int usage_error(const Command *cmd, Status *st, const char *what) {
     return STATUS_BAD_INPUT;
 }
 
-// The weights into the graph on the CPU, then the ONNX file from them.
-static int export_onnx_from(const Command *cmd, const ParsedArgs *args, Graph *g,
-                            const char *weights, const char *output, Status *st) {
-    Device device;
-    TRY(open_device_spec(cmd, args, "cpu", &device, st));
-    int rc = graph_init_params(g, device.backend, &device.alloc, 0, st);
+// The weights into the graph on the CPU device `device`, then the ONNX file from them.
+static int export_onnx_from(Graph *g, Device *device, const char *weights, const char *output,
+                            Status *st) {
+    TRY(graph_init_params(g, device->backend, &device->alloc, 0, st));
     CheckpointLoaded loaded;
-    if (!rc) rc = load_weights(g, device.backend, weights, &loaded, st);
-    if (!rc) {
-        checkpoint_loaded_free(&loaded);
-        rc = export_onnx(g, device.backend, output, st);
-    }
-    device_close(&device);
-    return rc;
+    TRY(load_weights(g, device->backend, weights, &loaded, st));
+    checkpoint_loaded_free(&loaded);
+    return export_onnx(g, device->backend, output, st);
 }
 
 static int export_with(const Command *cmd, const ParsedArgs *args, Status *st) {
@@ -67,13 +61,19 @@ static int export_with(const Command *cmd, const ParsedArgs *args, Status *st) {
                                     "holds its weights");
     ModelFile file;
     Graph g;
+    Device device;
+    int device_open = 0;
     TRY(model_file_read(args->positionals[1], &file, st));
-    int rc = graph_build(&file, &g, NULL, st);
-    if (!rc) {
-        rc = onnx ? export_onnx_from(cmd, args, &g, weights, output, st)
-                  : export_pytorch(&g, args->positionals[1], output, st);
-        graph_free(&g);
+    int rc = graph_build(&file, &g, NULL, st), built = !rc;  // a failed build frees itself
+    if (!rc && onnx) {
+        rc = open_device_spec(cmd, args, "cpu", &device, st);
+        device_open = !rc;
+        if (!rc) rc = export_onnx_from(&g, &device, weights, output, st);
+    } else if (!rc) {
+        rc = export_pytorch(&g, args->positionals[1], output, st);
     }
+    if (built) graph_free(&g);  // its parameters go back to the device before it closes
+    if (device_open) device_close(&device);
     model_file_free(&file);
     return rc;
 }
