@@ -255,11 +255,28 @@ static int put_step(ProtoWriter *graph, const Graph *g, const Backend *b, const 
     return 0;
 }
 
+// The model's input and output are called "input" and "probabilities"; a layer's output is
+// called by its name, so a layer may not take either.
+static int check_value_names(const ExportStep *steps, int count, Status *st) {
+    for (int i = 0; i < count; i++) {
+        const Layer *l = steps[i].layer;
+        if (strcmp(l->name, "input") != 0 && strcmp(l->name, "probabilities") != 0) continue;
+        status_fail_at(st, STATUS_BAD_INPUT, l->path, l->line, l->column,
+                       "layer '%s' has the name of the ONNX model's %s", l->name,
+                       l->name[0] == 'i' ? "input" : "output");
+        status_hint(st, "name the layer otherwise (name=...) and train it again, or use "
+                    "`trainer export pytorch`, where the name is free");
+        return STATUS_BAD_INPUT;
+    }
+    return 0;
+}
+
 // The GraphProto: every step, then the softmax of the loss's input, as predict prints it.
 static int build_graph(ProtoWriter *graph, const Graph *g, const Backend *b, Status *st) {
     ExportStep *steps;
     int count, rc = 0;
     TRY(export_describe(g, &steps, &count, st));
+    rc = check_value_names(steps, count, st);
     proto_put_string_field(graph, GRAPH_NAME, g->path);
     int gelu = 0;
     for (int i = 0; !rc && i < count; i++) {

@@ -40,4 +40,13 @@ run "$TRAINER" export tflite models/mlp.model -o "$work/x"
 expect_error 2 "unknown export format 'tflite'" "an unknown format is refused"
 run "$TRAINER" export onnx models/mlp.model --weights "$work/none.safetensors"
 expect_error 2 "needs -o FILE" "no -o is refused"
+# The graph's input and output names are taken: a layer called so is refused at its line.
+printf 'input shape=784\ndense units=10 name=probabilities\nloss softmax_cross_entropy\n' \
+    >"$work/named.model"
+run "$TRAINER" train "$work/named.model" --data "png:$work/mlp" --epochs 1 \
+    --save "$work/named.safetensors"
+run "$TRAINER" export onnx "$work/named.model" --weights "$work/named.safetensors" \
+    -o "$work/named.onnx"
+expect_error 2 "named.model:2:1: layer 'probabilities' has the name of the ONNX model's output" \
+    "a layer named like the ONNX output is refused at its line"
 finish
