@@ -274,9 +274,9 @@ static int check_value_names(const ExportStep *steps, int count, Status *st) {
 // The GraphProto: every step, then the softmax of the loss's input, as predict prints it.
 static int build_graph(ProtoWriter *graph, const Graph *g, const Backend *b, Status *st) {
     ExportStep *steps;
-    int count, rc = 0;
+    int count;
     TRY(export_describe(g, &steps, &count, st));
-    rc = check_value_names(steps, count, st);
+    int rc = check_value_names(steps, count, st);
     proto_put_string_field(graph, GRAPH_NAME, g->path);
     int gelu = 0;
     for (int i = 0; !rc && i < count; i++) {
