@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "core/alloc.h"
+#include "core/export_node.h"
 #include "base/status.h"
 #include "core/tensor.h"
 #include "kernels/backend.h"
@@ -182,6 +183,9 @@ struct LayerKind {
     double (*flops)(const Layer *l);
     // Required of losses: the per-sample rows the last forward wrote.
     const LossRows *(*loss_rows)(const Layer *l);
+    // Optional: what the layer computes at inference, for `trainer export`
+    // (core/export_node.h); a kind without it cannot be exported.
+    void (*export_node)(const Layer *l, ExportNode *node);
 };
 
 // Registry (core/layers/registry.c).

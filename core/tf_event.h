@@ -2,9 +2,7 @@
 // (wall_time = 1, step = 2, file_version = 3, summary = 5 holding Summary.Value {tag = 1,
 // simple_value = 2}, session_log = 7 holding SessionLog {status = 1}) in TFRecord framing
 // (u64 length, u32 masked CRC-32C of the length, the bytes, u32 masked CRC-32C of the
-// bytes; little-endian). The few protobuf encodings
-// this needs (varints, doubles, floats, length-delimited fields) are here rather than a
-// protobuf library.
+// bytes; little-endian), encoded by base/protobuf.h rather than a protobuf library.
 #ifndef TRAINER_TF_EVENT_H
 #define TRAINER_TF_EVENT_H
 

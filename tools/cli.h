@@ -298,6 +298,8 @@ extern const Command predict_command;
 extern const Command train_command, eval_command, check_command;
 int run_plot(const Command *cmd, const ParsedArgs *args);
 extern const Command plot_command;
+int run_export(const Command *cmd, const ParsedArgs *args);
+extern const Command export_command;
 int run_devices(const Command *cmd, const ParsedArgs *args);
 extern const Command devices_command;
 int run_data(const Command *cmd, const ParsedArgs *args);

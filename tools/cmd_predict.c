@@ -40,6 +40,8 @@ static const OptionSpec predict_options[] = {
     {"--output", "FILE", "also write the predictions to FILE.csv (a row per sample and rank) "
                          "or FILE.jsonl (a JSON object per sample)"},
     RESULT_OPTION_SPECS,
+    {"--digits", "D", "decimals of the printed probabilities (default 4; 8 to compare with "
+                      "an exported model)"},
     {"--classes", "NAMES", "fashion-mnist or FILE, one name per line (default: the names the "
                            "weights file records, else class indices)"},
     DEVICE_OPTION_SPECS,
@@ -310,7 +312,7 @@ static const char *shown_class_name(const ClassNames *cn, int c, char *out, size
     return out;
 }
 
-static void print_prediction(const char *image, const RankedClass *ranked, int k,
+static void print_prediction(const char *image, const RankedClass *ranked, int k, int digits,
                              const ClassNames *cn, int name_width) {
     char shown[4 * 4096 + 8];
     printf("%s\n", text_escape(image, strlen(image), shown, sizeof shown));
@@ -322,10 +324,11 @@ static void print_prediction(const char *image, const RankedClass *ranked, int k
         // Padded by the columns the name takes on the terminal, not its bytes ("猫": 3, 2).
         int pad = name_width - utf8_display_columns(name);
         // Never print 0.0000 for a probability that is not zero.
-        if (probability >= 0.00005 || probability == 0.0)
-            printf("  %s%*s  %.4f\n", name, pad > 0 ? pad : 0, "", probability);
+        if (probability >= 0.5 * pow(10.0, -digits) || probability == 0.0)
+            printf("  %s%*s  %.*f\n", name, pad > 0 ? pad : 0, "", digits, probability);
         else
-            printf("  %s%*s  %.1e\n", name, pad > 0 ? pad : 0, "", probability);
+            printf("  %s%*s  %.*e\n", name, pad > 0 ? pad : 0, "", digits > 4 ? digits - 3 : 1,
+                   probability);
     }
 }
 
@@ -343,6 +346,7 @@ typedef struct PredictRun {
     int device_open;
     const char *weights;
     int top;                 // at most the class count
+    int digits;              // decimals of the printed probabilities
     ImageInput input;
     ClassNames names;
     float *images;           // one sample per image, host f32
@@ -397,7 +401,7 @@ static const char *sample_name(const PredictRun *run, int i, char *out, size_t s
 static void report_prediction(PredictRun *run, const Prediction *p, int name_width) {
     const ClassNames *cn = &run->names;
     int named = cn->names ? graph_classes(run->g) : 0;
-    print_prediction(p->path, p->ranked, p->top, cn, name_width);
+    print_prediction(p->path, p->ranked, p->top, run->digits, cn, name_width);
     prediction_output_write(&run->output, p, cn->names, named);
     if (!result_sink_json()) return;
     result_emit(prediction_json(p, cn->names, named, "prediction"));
@@ -534,6 +538,9 @@ static int prepare(const Command *cmd, PredictRun *run, Status *st) {
     run->top = top > classes ? classes : (int)top;
     const char *output = args_get(cmd, run->args, "--output");
     if (output) TRY(prediction_output_check(output, st));
+    long digits = 4;
+    TRY(args_int(cmd, run->args, "--digits", 1, 12, &digits, NULL, st));
+    run->digits = (int)digits;
     TRY(load_class_names(cmd, run->args, classes, &run->names, st));
     run->data_spec = args_get(cmd, run->args, "--data");
     if (run->data_spec) {

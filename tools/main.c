@@ -15,7 +15,7 @@
 static const Command *const commands[] = {&train_command, &eval_command, &check_command,
                                           &predict_command, &devices_command, &bench_command,
                                           &doctor_command, &explain_command, &lab_command,
-                                          &plot_command, &data_command};
+                                          &plot_command, &data_command, &export_command};
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 
 static void print_usage(FILE *out) {
@@ -149,7 +149,7 @@ static int run_command(int argc, char **argv) {
     else
         status_fail(&st, STATUS_BAD_INPUT, "unknown command '%s'", name);
     status_hint(&st, "commands: train, eval, check, predict, devices, bench, doctor, explain, "
-                         "lab, plot, data; see `trainer --help`");
+                         "lab, plot, data, export; see `trainer --help`");
     return report_usage_failure(&st);
 }
 

@@ -117,6 +117,13 @@ static const char *activation_variant(const Layer *l) {
 
 static double activation_flops(const Layer *l) { return (double)shape_numel(&l->out_shape); }
 
+static void activation_export(const Layer *l, ExportNode *node) {
+    const ActivationConfig *config = l->config;
+    node->op = EXPORT_ACTIVATION;
+    node->activation = config->activation;
+    node->slope = config->slope;
+}
+
 const LayerKind layer_activation = {
     .name = "act",
     .summary = "elementwise activation: relu, leaky_relu (slope=), sigmoid, tanh, gelu",
@@ -130,4 +137,5 @@ const LayerKind layer_activation = {
     .backward = activation_backward,
     .variant = activation_variant,
     .flops = activation_flops,
+    .export_node = activation_export,
 };

@@ -72,6 +72,11 @@ static double add_flops(const Layer *l) {
     return (double)(l->input_count - 1) * (double)shape_numel(&l->out_shape);
 }
 
+static void add_export(const Layer *l, ExportNode *node) {
+    (void)l;
+    node->op = EXPORT_ADD;
+}
+
 const LayerKind layer_add = {
     .name = "add",
     .summary = "elementwise sum of 2 to 4 equal-shaped layers: from=a,b, act=",
@@ -85,4 +90,5 @@ const LayerKind layer_add = {
     .forward = add_forward,
     .backward = add_backward,
     .flops = add_flops,
+    .export_node = add_export,
 };

@@ -24,6 +24,11 @@ static int avgpool_backward(Layer *l, const LayerContext *ctx, Status *st) {
                                           st);
 }
 
+// The divisor is the whole window, padding included (PyTorch's count_include_pad=True).
+static void avgpool_export(const Layer *l, ExportNode *node) {
+    pool_export(l, EXPORT_AVGPOOL, node);
+}
+
 const LayerKind layer_avgpool = {
     .name = "avgpool",
     .summary = "mean over size=K|HxW windows, padding counted as zeros (stride= defaults to size)",
@@ -39,4 +44,5 @@ const LayerKind layer_avgpool = {
     .variant = pool_variant,
     .flops = pool_flops,
     .stores_16bit = 1,
+    .export_node = avgpool_export,
 };

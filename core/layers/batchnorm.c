@@ -214,6 +214,13 @@ static int batchnorm_backward(Layer *l, const LayerContext *ctx, Status *st) {
 // Evaluation cost: one multiply-add per value (scale and shift folded per channel).
 static double batchnorm_flops(const Layer *l) { return 2.0 * (double)shape_numel(&l->out_shape); }
 
+static void batchnorm_export(const Layer *l, ExportNode *node) {
+    const BatchnormConfig *config = l->config;
+    node->op = EXPORT_BATCHNORM;
+    node->epsilon = config->eps;
+    node->momentum = config->momentum;
+}
+
 const LayerKind layer_batchnorm = {
     .name = "batchnorm",
     .summary = "normalise each channel (feature) over the batch: momentum=0.1, eps=1e-5, act=",
@@ -231,4 +238,5 @@ const LayerKind layer_batchnorm = {
     .backward = batchnorm_backward,
     .release = batchnorm_release,
     .flops = batchnorm_flops,
+    .export_node = batchnorm_export,
 };

@@ -296,6 +296,24 @@ static double conv2d_flops(const Layer *l) {
            g->kernel_h * g->kernel_w;
 }
 
+// pad=same with an even span pads bottom/right one more than top/left (infer's geometry).
+static void conv2d_export(const Layer *l, ExportNode *node) {
+    const Conv2dConfig *config = l->config;
+    const Conv2dGeometry *g = &config->geometry;
+    int top_left[2] = {g->pad_top, g->pad_left};
+    node->op = EXPORT_CONV;
+    node->has_bias = config->bias;
+    node->groups = config->groups;
+    for (int d = 0; d < 2; d++) {
+        int span = config->dilation[d] * (config->kernel[d] - 1) + 1;
+        node->kernel[d] = config->kernel[d];
+        node->stride[d] = config->stride[d];
+        node->dilation[d] = config->dilation[d];
+        node->pad_before[d] = top_left[d];
+        node->pad_after[d] = config->pad_same ? span - 1 - top_left[d] : config->pad[d];
+    }
+}
+
 const LayerKind layer_conv2d = {
     .name = "conv2d",
     .summary = "2-D convolution: filters=N kernel=K|HxW stride= pad=N|same dilation= groups= "
@@ -316,4 +334,5 @@ const LayerKind layer_conv2d = {
     .release = conv2d_release,
     .variant = conv2d_variant,
     .flops = conv2d_flops,
+    .export_node = conv2d_export,
 };

@@ -161,6 +161,12 @@ static double dense_flops(const Layer *l) {
     return 2.0 * config->units * l->inputs[0]->out_shape.dims[0];
 }
 
+// Gemm with W^T (ONNX transB=1), nn.Linear in PyTorch: the weight is [units, inputs].
+static void dense_export(const Layer *l, ExportNode *node) {
+    node->op = EXPORT_GEMM;
+    node->has_bias = ((const DenseConfig *)l->config)->bias;
+}
+
 const LayerKind layer_dense = {
     .name = "dense",
     .summary = "fully connected: units=N, bias=true|false, act=",
@@ -178,4 +184,5 @@ const LayerKind layer_dense = {
     .backward = dense_backward,
     .release = dense_release,
     .flops = dense_flops,
+    .export_node = dense_export,
 };

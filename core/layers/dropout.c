@@ -94,6 +94,12 @@ static int dropout_backward(Layer *l, const LayerContext *ctx, Status *st) {
                                           dropout_count(l, ctx), l->input_grad_accumulate[0], st);
 }
 
+// Inference never drops: the layer passes its input on.
+static void dropout_export(const Layer *l, ExportNode *node) {
+    (void)l;
+    node->op = EXPORT_IDENTITY;
+}
+
 const LayerKind layer_dropout = {
     .name = "dropout",
     .summary = "zeroes a fraction rate= of activations while training",
@@ -108,4 +114,5 @@ const LayerKind layer_dropout = {
     .forward = dropout_forward,
     .backward = dropout_backward,
     .release = dropout_release,
+    .export_node = dropout_export,
 };

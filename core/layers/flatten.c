@@ -49,6 +49,11 @@ static int flatten_backward(Layer *l, const LayerContext *ctx, Status *st) {
                                 l->inputs[0]->grad.data, l->input_grad_accumulate[0], st);
 }
 
+static void flatten_export(const Layer *l, ExportNode *node) {
+    (void)l;
+    node->op = EXPORT_FLATTEN;
+}
+
 const LayerKind layer_flatten = {
     .name = "flatten",
     .summary = "CxHxW -> C*H*W (a view, no copy; a reordering copy after NHWC images)",
@@ -60,4 +65,5 @@ const LayerKind layer_flatten = {
     .infer = flatten_infer,
     .forward = flatten_forward,
     .backward = flatten_backward,
+    .export_node = flatten_export,
 };

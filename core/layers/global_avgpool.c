@@ -62,6 +62,11 @@ static double global_avgpool_flops(const Layer *l) {
     return (double)shape_numel(&l->inputs[0]->out_shape);
 }
 
+static void global_avgpool_export(const Layer *l, ExportNode *node) {
+    (void)l;
+    node->op = EXPORT_GLOBAL_AVGPOOL;
+}
+
 const LayerKind layer_global_avgpool = {
     .name = "global_avgpool",
     .summary = "CxHxW -> C: the mean of each channel",
@@ -76,4 +81,5 @@ const LayerKind layer_global_avgpool = {
     .backward = global_avgpool_backward,
     .flops = global_avgpool_flops,
     .stores_16bit = 1,
+    .export_node = global_avgpool_export,
 };

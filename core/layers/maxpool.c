@@ -55,6 +55,10 @@ static int maxpool_backward(Layer *l, const LayerContext *ctx, Status *st) {
                                           st);
 }
 
+static void maxpool_export(const Layer *l, ExportNode *node) {
+    pool_export(l, EXPORT_MAXPOOL, node);
+}
+
 const LayerKind layer_maxpool = {
     .name = "maxpool",
     .summary = "max over size=K|HxW windows (stride= defaults to size, pad= at most size/2)",
@@ -71,4 +75,5 @@ const LayerKind layer_maxpool = {
     .variant = pool_variant,
     .flops = pool_flops,
     .stores_16bit = 1,
+    .export_node = maxpool_export,
 };

@@ -86,3 +86,14 @@ double pool_flops(const Layer *l) {
     const Pool2dGeometry *g = &((const PoolConfig *)l->config)->geometry;
     return (double)g->channels * g->out_h * g->out_w * g->kernel_h * g->kernel_w;
 }
+
+void pool_export(const Layer *l, ExportOp op, ExportNode *node) {
+    const PoolConfig *config = l->config;
+    node->op = op;
+    for (int d = 0; d < 2; d++) {
+        node->kernel[d] = config->size[d];
+        node->stride[d] = config->stride[d];
+        node->dilation[d] = 1;
+        node->pad_before[d] = node->pad_after[d] = config->pad[d];
+    }
+}

@@ -19,5 +19,7 @@ int pool_infer(Layer *l, Status *st);
 Pool2dGeometry pool_geometry(const Layer *l, const LayerContext *ctx);
 const char *pool_variant(const Layer *l);
 double pool_flops(const Layer *l);
+// The export description of a pooling layer computing `op` (maxpool, avgpool).
+void pool_export(const Layer *l, ExportOp op, ExportNode *node);
 
 #endif

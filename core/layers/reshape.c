@@ -40,6 +40,11 @@ static int reshape_infer(Layer *l, Status *st) {
     return 0;
 }
 
+static void reshape_export(const Layer *l, ExportNode *node) {
+    node->op = EXPORT_RESHAPE;
+    node->shape = ((const ReshapeConfig *)l->config)->shape;
+}
+
 const LayerKind layer_reshape = {
     .name = "reshape",
     .summary = "same values, new sample shape: shape=CxHxW or N (a view, no copy)",
@@ -50,4 +55,5 @@ const LayerKind layer_reshape = {
     .infer = reshape_infer,
     .forward = layer_view_forward,
     .backward = layer_view_backward,
+    .export_node = reshape_export,
 };
