@@ -1,9 +1,13 @@
+#define _POSIX_C_SOURCE 200809L  // gethostname
 #include "core/collective.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels/cuda/cuda_collective.h"
+#include "kernels/cuda/cuda_device.h"
 #include "kernels/mpi/mpi_world.h"
 
 // ---- host-staged: copy every replica's buffer to the host, sum, copy the sum back ----
@@ -155,15 +159,104 @@ static int open_nccl_across(Device *device, int rank, int size, Collective *out,
     return 0;
 }
 
-int collective_open_mpi(Device *device, int rank, int size, Collective *out, Status *st) {
-    memset(out, 0, sizeof *out);
-    if (device->backend->kind == BACKEND_CUDA) return open_nccl_across(device, rank, size, out, st);
+static int open_mpi_host(Device *device, Collective *out, Status *st) {
     MpiCollective *m = calloc(1, sizeof *m);
     if (!m) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     m->device = device;
     *out = (Collective){.name = "mpi", .impl = m, .all_reduce_sum = mpi_all_reduce,
                         .broadcast = mpi_broadcast, .close = mpi_close};
     return 0;
+}
+
+// Where a rank's replica is: its host and its GPU's PCI bus id, which name one card
+// whatever ordinal CUDA_VISIBLE_DEVICES gives it in each process.
+typedef struct RankGpu {
+    char host[64];
+    char bus[64];
+    char device[64];  // "cuda:0": the rank's own name for it (Device.name)
+} RankGpu;
+
+// The first two ranks on one GPU, the same answer on every rank (rank 0 looks, then says).
+typedef struct SharedGpu {
+    int found, first, second;
+    RankGpu where;
+    char second_device[64];
+} SharedGpu;
+
+static void rank_gpu_of(const Device *device, RankGpu *out) {
+    memset(out, 0, sizeof *out);
+    if (gethostname(out->host, sizeof out->host - 1) != 0) snprintf(out->host, sizeof out->host, "?");
+    snprintf(out->device, sizeof out->device, "%s", device->name);
+    snprintf(out->bus, sizeof out->bus, "%s", device->name);  // without a listing: the ordinal
+    int ordinal = strncmp(device->name, "cuda:", 5) == 0 ? atoi(device->name + 5) : -1;
+    CudaDeviceInfo listed[64];
+    int count = 0;
+    Status ignored;
+    status_clear(&ignored);
+    if (ordinal >= 0 && cuda_list_devices(listed, 64, &count, &ignored) == 0 && ordinal < count)
+        snprintf(out->bus, sizeof out->bus, "%s", listed[ordinal].pci_bus_id);
+}
+
+static int find_shared_gpu(const Device *device, int rank, int size, SharedGpu *shared,
+                           Status *st) {
+    memset(shared, 0, sizeof *shared);
+    RankGpu mine;
+    rank_gpu_of(device, &mine);
+    RankGpu *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
+    if (rank == 0 && !all) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    int rc = mpi_gather_bytes(&mine, sizeof mine, all, st);
+    for (int b = 1; !rc && rank == 0 && !shared->found && b < size; b++)
+        for (int a = 0; a < b && !shared->found; a++)
+            if (strcmp(all[a].host, all[b].host) == 0 && strcmp(all[a].bus, all[b].bus) == 0) {
+                *shared = (SharedGpu){.found = 1, .first = a, .second = b, .where = all[a]};
+                snprintf(shared->second_device, sizeof shared->second_device, "%s",
+                         all[b].device);
+            }
+    free(all);
+    if (!rc) rc = mpi_broadcast_bytes(shared, sizeof *shared, 0, st);
+    return rc;
+}
+
+// "ranks 0 and 1 of 2 share the GPU at PCI 0000:1a:00.0 on node1 (cuda:0 in rank 0, cuda:0
+// in rank 1)"
+static void describe_shared_gpu(const SharedGpu *s, int size, char *out, size_t out_size) {
+    snprintf(out, out_size, "ranks %d and %d of %d share the GPU at PCI %s on %s (%s in rank "
+             "%d, %s in rank %d)", s->first, s->second, size, s->where.bus, s->where.host,
+             s->where.device, s->first, s->second_device, s->second);
+}
+
+static int open_gpu_ranks(Device *device, int rank, int size, CollectiveChoice choice,
+                          Collective *out, char *notice, size_t notice_size, Status *st) {
+    if (choice == COLLECTIVE_MPI) return open_mpi_host(device, out, st);
+    SharedGpu shared;
+    TRY(find_shared_gpu(device, rank, size, &shared, st));
+    char what[512];
+    describe_shared_gpu(&shared, size, what, sizeof what);
+    if (shared.found && choice == COLLECTIVE_AUTO) {
+        snprintf(notice, notice_size, "--collective auto: %s, which NCCL refuses; gradients "
+                 "and the start's parameters go through host memory (MPI_Allreduce)", what);
+        return open_mpi_host(device, out, st);
+    }
+    int rc = open_nccl_across(device, rank, size, out, st);
+    if (rc && shared.found) {
+        status_prefix(st, "--collective nccl: %s, and NCCL takes one rank per GPU: ", what);
+        status_hint(st, "give each rank of a host its own GPU: --device cuda (the default) takes "
+                        "the local rank's (OMPI_COMM_WORLD_LOCAL_RANK), or start each rank with "
+                        "CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK; with fewer GPUs than "
+                        "ranks, --collective auto or mpi sums through host memory");
+        st->code = STATUS_RUNTIME_ERROR;
+    }
+    return rc;
+}
+
+int collective_open_mpi(Device *device, int rank, int size, CollectiveChoice choice,
+                        Collective *out, char *notice, size_t notice_size, Status *st) {
+    memset(out, 0, sizeof *out);
+    if (notice_size) notice[0] = 0;
+    TRY(collective_check_choice(choice, &device, 1, st));
+    if (device->backend->kind == BACKEND_CUDA)
+        return open_gpu_ranks(device, rank, size, choice, out, notice, notice_size, st);
+    return open_mpi_host(device, out, st);
 }
 
 // ---- NCCL over the CUDA backends ----
@@ -187,19 +280,76 @@ static int all_cuda(Device *const *devices, int count) {
     return 1;
 }
 
-int collective_open(Device *const *devices, int count, Collective *out, Status *st) {
-    if (count > 1 && all_cuda(devices, count)) {
-        const Backend *backends[64];
-        if (count > 64) return status_fail(st, STATUS_BAD_INPUT, "at most 64 replicas, got %d", count);
-        for (int r = 0; r < count; r++) backends[r] = devices[r]->backend;
-        CudaCollective *nccl = NULL;
-        TRY(cuda_collective_open(backends, count, &nccl, st));
-        memset(out, 0, sizeof *out);
-        *out = (Collective){.name = "nccl", .impl = nccl, .all_reduce_sum = nccl_all_reduce_sum,
-                            .broadcast = nccl_broadcast, .close = nccl_close};
-        return 0;
+int collective_choice_parse(const char *text, CollectiveChoice *out, Status *st) {
+    static const char *const names[] = {"auto", "nccl", "mpi"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(text, names[i]) == 0) {
+            *out = (CollectiveChoice)i;
+            return 0;
+        }
+    status_fail(st, STATUS_BAD_INPUT, "--collective %s: expected auto, nccl or mpi", text);
+    status_hint(st, "auto (the default) takes NCCL where every GPU holds one replica, else sums "
+                    "through host memory");
+    return STATUS_BAD_INPUT;
+}
+
+int collective_check_choice(CollectiveChoice choice, Device *const *devices, int count,
+                            Status *st) {
+    if (choice != COLLECTIVE_NCCL || all_cuda(devices, count)) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "--collective nccl sums over GPUs, but the device is %s",
+                devices[0]->name);
+    status_hint(st, "on the CPU replicas and ranks sum through host memory (MPI): drop "
+                    "--collective, or give --collective mpi");
+    return STATUS_BAD_INPUT;
+}
+
+// The first two replicas of this process on one GPU (-1 when none): Device.name is its
+// ordinal ("cuda:0"), the same for both.
+static void first_shared_device(Device *const *devices, int count, int *first, int *second) {
+    *first = *second = -1;
+    for (int b = 1; b < count && *first < 0; b++)
+        for (int a = 0; a < b && *first < 0; a++)
+            if (strcmp(devices[a]->name, devices[b]->name) == 0) {
+                *first = a;
+                *second = b;
+            }
+}
+
+static int open_nccl_here(Device *const *devices, int count, Collective *out, Status *st) {
+    const Backend *backends[64];
+    if (count > 64) return status_fail(st, STATUS_BAD_INPUT, "at most 64 replicas, got %d", count);
+    for (int r = 0; r < count; r++) backends[r] = devices[r]->backend;
+    CudaCollective *nccl = NULL;
+    TRY(cuda_collective_open(backends, count, &nccl, st));
+    *out = (Collective){.name = "nccl", .impl = nccl, .all_reduce_sum = nccl_all_reduce_sum,
+                        .broadcast = nccl_broadcast, .close = nccl_close};
+    return 0;
+}
+
+int collective_open(Device *const *devices, int count, CollectiveChoice choice, Collective *out,
+                    char *notice, size_t notice_size, Status *st) {
+    memset(out, 0, sizeof *out);
+    if (notice_size) notice[0] = 0;
+    TRY(collective_check_choice(choice, devices, count, st));
+    if (count <= 1 || !all_cuda(devices, count) || choice == COLLECTIVE_MPI)
+        return collective_open_host(devices, count, out, st);
+    int first, second;
+    first_shared_device(devices, count, &first, &second);
+    if (first >= 0 && choice == COLLECTIVE_AUTO) {
+        snprintf(notice, notice_size, "--collective auto: replicas %d and %d share %s, which "
+                 "NCCL refuses; gradients and the start's parameters are summed through host "
+                 "memory", first, second, devices[first]->name);
+        return collective_open_host(devices, count, out, st);
     }
-    return collective_open_host(devices, count, out, st);
+    int rc = open_nccl_here(devices, count, out, st);
+    if (rc && first >= 0) {
+        status_prefix(st, "--collective nccl: replicas %d and %d share %s, and NCCL takes one "
+                      "replica per GPU: ", first, second, devices[first]->name);
+        status_hint(st, "list each GPU once in --gpus, or drop --collective nccl (auto sums "
+                        "replicas that share a GPU through host memory)");
+        st->code = STATUS_RUNTIME_ERROR;
+    }
+    return rc;
 }
 
 struct CudaCollective *collective_nccl(const Collective *c) {

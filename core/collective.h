@@ -24,14 +24,30 @@ struct Collective {
     void (*close)(Collective *c);
 };
 
-// NCCL when all `count` devices are CUDA devices and NCCL can be initialised over them,
-// otherwise the host-staged collective. `count` >= 1.
-int collective_open(Device *const *devices, int count, Collective *out, Status *st);
+// --collective: how replicas on GPUs sum. auto: NCCL, unless two replicas share one GPU
+// (NCCL refuses that), then through host memory with a notice; nccl: NCCL, whatever it
+// says; mpi: through host memory (MPI_Allreduce across processes, a host-staged sum inside
+// one). CPU replicas always sum through host memory; nccl there is refused.
+typedef enum CollectiveChoice { COLLECTIVE_AUTO, COLLECTIVE_NCCL, COLLECTIVE_MPI } CollectiveChoice;
+// "auto", "nccl", "mpi" into *out; anything else is STATUS_BAD_INPUT.
+int collective_choice_parse(const char *text, CollectiveChoice *out, Status *st);
+// nccl where a replica is not on a CUDA device: STATUS_BAD_INPUT with a hint.
+int collective_check_choice(CollectiveChoice choice, Device *const *devices, int count,
+                            Status *st);
+
+// The replicas of this process (`count` >= 1). NCCL when every device is a CUDA device and
+// `choice` allows it, else the host-staged collective. `notice` gets a line for the user
+// when auto did not take NCCL (replicas sharing a GPU), else "".
+int collective_open(Device *const *devices, int count, CollectiveChoice choice, Collective *out,
+                    char *notice, size_t notice_size, Status *st);
 // Across the processes of an `mpirun` launch, one replica (on `device`) in each: buffers[0]
-// is this process's copy; sums and broadcasts span every rank. NCCL when the device is a
-// GPU (ncclCommInitRank, its id broadcast over MPI; name "nccl"), else MPI on host memory
-// (kernels/mpi/mpi_world.h; name "mpi").
-int collective_open_mpi(Device *device, int rank, int size, Collective *out, Status *st);
+// is this process's copy; sums and broadcasts span every rank. On a GPU: NCCL
+// (ncclCommInitRank, its id broadcast over MPI; name "nccl") unless `choice` is mpi, or is
+// auto and two ranks of one host share a GPU (their PCI bus ids are gathered first: NCCL
+// refuses such ranks); else MPI on host memory (kernels/mpi/mpi_world.h; name "mpi").
+// `notice` as for collective_open, the same on every rank.
+int collective_open_mpi(Device *device, int rank, int size, CollectiveChoice choice,
+                        Collective *out, char *notice, size_t notice_size, Status *st);
 // The host-staged collective alone (tests compare the two).
 int collective_open_host(Device *const *devices, int count, Collective *out, Status *st);
 // --sync-batchnorm: `n` doubles of device memory summed in place over the ranks of a

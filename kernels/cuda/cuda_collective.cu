@@ -33,6 +33,9 @@ extern "C" void cuda_collective_close(CudaCollective *c) {
     free(c);
 }
 
+// Two replicas on one GPU reach NCCL as they are: it refuses them itself ("Duplicate GPU
+// detected", ncclInvalidUsage), and core/collective.c, which chose NCCL for them only when
+// asked to (--collective nccl), puts its words beside which replicas share which GPU.
 static int init_communicators(const Backend *const *backends, CudaCollective *c, Status *st) {
     int *ordinals = (int *)calloc((size_t)c->count, sizeof *ordinals);
     if (!ordinals) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
@@ -40,15 +43,6 @@ static int init_communicators(const Backend *const *backends, CudaCollective *c,
         CudaContext *ctx = cuda_context(backends[r]);
         ordinals[r] = ctx->ordinal;
         c->streams[r] = ctx->stream;
-        for (int q = 0; q < r; q++) {
-            if (ordinals[q] != ordinals[r]) continue;
-            int repeated = ordinals[r];  // read before the free: GCC 13 caught the reverse
-            free(ordinals);
-            status_fail(st, STATUS_BAD_INPUT, "cuda:%d is listed twice; NCCL needs one replica "
-                        "per GPU", repeated);
-            status_hint(st, "list each GPU once in --gpus");
-            return STATUS_BAD_INPUT;
-        }
     }
     ncclResult_t result = ncclCommInitAll(c->comms, c->count, ordinals);
     free(ordinals);

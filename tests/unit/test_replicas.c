@@ -98,7 +98,7 @@ static void host_collective_sums_and_broadcasts(void) {
     float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, c[4] = {100, 200, 300, 400};
     float *buffers[3] = {a, b, c};
     Collective coll;
-    CHECK_INT_EQ(collective_open(devices, 3, &coll, &st), 0);
+    CHECK_INT_EQ(collective_open(devices, 3, COLLECTIVE_AUTO, &coll, NULL, 0, &st), 0);
     CHECK(strcmp(coll.name, "host") == 0);
     CHECK_INT_EQ(coll.all_reduce_sum(&coll, buffers, 4, &st), 0);
     for (int i = 0; i < 4; i++) {
