@@ -176,13 +176,6 @@ typedef struct RankGpu {
     char device[64];  // "cuda:0": the rank's own name for it (Device.name)
 } RankGpu;
 
-// The first two ranks on one GPU, the same answer on every rank (rank 0 looks, then says).
-typedef struct SharedGpu {
-    int found, first, second;
-    RankGpu where;
-    char second_device[64];
-} SharedGpu;
-
 static void rank_gpu_of(const Device *device, RankGpu *out) {
     memset(out, 0, sizeof *out);
     if (gethostname(out->host, sizeof out->host - 1) != 0) snprintf(out->host, sizeof out->host, "?");
@@ -208,7 +201,10 @@ static int find_shared_gpu(const Device *device, int rank, int size, SharedGpu *
     for (int b = 1; !rc && rank == 0 && !shared->found && b < size; b++)
         for (int a = 0; a < b && !shared->found; a++)
             if (strcmp(all[a].host, all[b].host) == 0 && strcmp(all[a].bus, all[b].bus) == 0) {
-                *shared = (SharedGpu){.found = 1, .first = a, .second = b, .where = all[a]};
+                *shared = (SharedGpu){.found = 1, .first = a, .second = b, .ranks = size};
+                snprintf(shared->host, sizeof shared->host, "%s", all[a].host);
+                snprintf(shared->bus, sizeof shared->bus, "%s", all[a].bus);
+                snprintf(shared->first_device, sizeof shared->first_device, "%s", all[a].device);
                 snprintf(shared->second_device, sizeof shared->second_device, "%s",
                          all[b].device);
             }
@@ -217,12 +213,21 @@ static int find_shared_gpu(const Device *device, int rank, int size, SharedGpu *
     return rc;
 }
 
-// "ranks 0 and 1 of 2 share the GPU at PCI 0000:1a:00.0 on node1 (cuda:0 in rank 0, cuda:0
-// in rank 1)"
-static void describe_shared_gpu(const SharedGpu *s, int size, char *out, size_t out_size) {
-    snprintf(out, out_size, "ranks %d and %d of %d share the GPU at PCI %s on %s (%s in rank "
-             "%d, %s in rank %d)", s->first, s->second, size, s->where.bus, s->where.host,
-             s->where.device, s->first, s->second_device, s->second);
+void collective_describe_shared_gpu(const SharedGpu *s, char *out, size_t size) {
+    snprintf(out, size, "ranks %d and %d of %d share the GPU at PCI %s on %s (%s in rank %d, "
+             "%s in rank %d)", s->first, s->second, s->ranks, s->bus, s->host, s->first_device,
+             s->first, s->second_device, s->second);
+}
+
+void collective_explain_shared_gpu(const SharedGpu *s, Status *st) {
+    char what[512];
+    collective_describe_shared_gpu(s, what, sizeof what);
+    status_prefix(st, "--collective nccl: %s, and NCCL takes one rank per GPU: ", what);
+    status_hint(st, "give each rank of a host its own GPU: --device cuda (the default) takes "
+                    "the local rank's (OMPI_COMM_WORLD_LOCAL_RANK), or start each rank with "
+                    "CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK; with fewer GPUs than "
+                    "ranks, --collective auto or mpi sums through host memory");
+    st->code = STATUS_RUNTIME_ERROR;
 }
 
 static int open_gpu_ranks(Device *device, int rank, int size, CollectiveChoice choice,
@@ -230,22 +235,15 @@ static int open_gpu_ranks(Device *device, int rank, int size, CollectiveChoice c
     if (choice == COLLECTIVE_MPI) return open_mpi_host(device, out, st);
     SharedGpu shared;
     TRY(find_shared_gpu(device, rank, size, &shared, st));
-    char what[512];
-    describe_shared_gpu(&shared, size, what, sizeof what);
     if (shared.found && choice == COLLECTIVE_AUTO) {
+        char what[512];
+        collective_describe_shared_gpu(&shared, what, sizeof what);
         snprintf(notice, notice_size, "--collective auto: %s, which NCCL refuses; gradients "
                  "and the start's parameters go through host memory (MPI_Allreduce)", what);
         return open_mpi_host(device, out, st);
     }
     int rc = open_nccl_across(device, rank, size, out, st);
-    if (rc && shared.found) {
-        status_prefix(st, "--collective nccl: %s, and NCCL takes one rank per GPU: ", what);
-        status_hint(st, "give each rank of a host its own GPU: --device cuda (the default) takes "
-                        "the local rank's (OMPI_COMM_WORLD_LOCAL_RANK), or start each rank with "
-                        "CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK; with fewer GPUs than "
-                        "ranks, --collective auto or mpi sums through host memory");
-        st->code = STATUS_RUNTIME_ERROR;
-    }
+    if (rc && shared.found) collective_explain_shared_gpu(&shared, st);
     return rc;
 }
 

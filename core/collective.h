@@ -48,6 +48,19 @@ int collective_open(Device *const *devices, int count, CollectiveChoice choice, 
 // `notice` as for collective_open, the same on every rank.
 int collective_open_mpi(Device *device, int rank, int size, CollectiveChoice choice,
                         Collective *out, char *notice, size_t notice_size, Status *st);
+// Two ranks of one launch on one GPU (the first such pair), as collective_open_mpi finds
+// them: their hosts' name and the card's PCI bus id match.
+typedef struct SharedGpu {
+    int found, first, second, ranks;
+    char host[64], bus[64];
+    char first_device[64], second_device[64];  // each rank's name for it ("cuda:0")
+} SharedGpu;
+// "ranks 0 and 1 of 2 share the GPU at PCI 0000:1a:00.0 on node1 (cuda:0 in rank 0, cuda:0
+// in rank 1)"
+void collective_describe_shared_gpu(const SharedGpu *s, char *out, size_t size);
+// NCCL's refusal of such ranks in *st, with the ranks and GPU before its words and the
+// local-rank mapping that fixes it as the hint (STATUS_RUNTIME_ERROR: exit 1).
+void collective_explain_shared_gpu(const SharedGpu *s, Status *st);
 // The host-staged collective alone (tests compare the two).
 int collective_open_host(Device *const *devices, int count, Collective *out, Status *st);
 // --sync-batchnorm: `n` doubles of device memory summed in place over the ranks of a
