@@ -885,6 +885,8 @@ static void report_gradient_sums(TrainRun *run) {
                  (double)gb->bucket_values * sizeof(float) / (1024.0 * 1024.0));
     if (gb->sums.on_device)
         snprintf(how + strlen(how), sizeof how - strlen(how), ", on a communication stream");
+    else if (run->replicas[0].device->backend->kind == BACKEND_CUDA)
+        snprintf(how + strlen(how), sizeof how - strlen(how), ", through host memory (MPI)");
     double waited = 0.0;
     int measured = 0;
     Status ignored;

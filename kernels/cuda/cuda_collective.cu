@@ -46,7 +46,8 @@ static int init_communicators(const Backend *const *backends, CudaCollective *c,
     }
     ncclResult_t result = ncclCommInitAll(c->comms, c->count, ordinals);
     free(ordinals);
-    NCCL_CHECK(result);
+    if (result != ncclSuccess)
+        return nccl_fail(st, result, "ncclCommInitAll", __FILE__, __LINE__);
     return 0;
 }
 
@@ -134,11 +135,13 @@ extern "C" int cuda_collective_open_rank(const Backend *b,
     ncclResult_t result = set == cudaSuccess ? ncclCommInitRank(&c->comms[0], size, unique, rank)
                                              : ncclInvalidUsage;
     if (set != cudaSuccess || result != ncclSuccess) {
+        // The status first: NCCL's last error (which check refused) is read there.
+        int code = set != cudaSuccess
+                       ? status_fail(st, STATUS_RUNTIME_ERROR, "cudaSetDevice(%d) before NCCL: %s",
+                                     ctx->ordinal, cudaGetErrorString(set))
+                       : nccl_fail(st, result, "ncclCommInitRank", __FILE__, __LINE__);
         cuda_collective_close(c);
-        if (set != cudaSuccess)
-            return status_fail(st, STATUS_RUNTIME_ERROR, "cudaSetDevice(%d) before NCCL: %s",
-                               ctx->ordinal, cudaGetErrorString(set));
-        NCCL_CHECK(result);
+        return code;
     }
     *out = c;
     return 0;
