@@ -2,7 +2,8 @@
 # --collective auto|nccl|mpi (docs/distributed.md) where no GPU is needed: CPU replicas and
 # CPU ranks sum through host memory, which auto and mpi accept; nccl there, or a word that
 # is not one of the three, is a usage error (exit 2) with a hint, said before any data is
-# read. The GPU halves (two replicas or two ranks on one card) are tests/gpu/*_one_card.sh.
+# read; ranks of one launch given different ones disagree (exit 2). The GPU halves (two
+# replicas or two ranks on one card) are tests/gpu/*_one_card.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_fashion_mnist
 write_sgd_mlp "$work/plain.model" 16 32
@@ -39,6 +40,11 @@ if command -v mpirun >/dev/null; then
     ranks 2 "${args[@]}" --collective nccl
     expect_error 2 "--collective nccl sums over GPUs, but the device is cpu" \
         "mpirun -np 2 on the CPU with --collective nccl is refused"
+    # Ranks on different paths would meet in different collectives: refused before either.
+    run timeout 120 mpirun --oversubscribe -np 1 "$TRAINER" "${args[@]}" --collective auto \
+        : -np 1 "$TRAINER" "${args[@]}" --collective mpi
+    expect_error 2 "ranks disagree on collective: rank 0 has auto, rank 1 has mpi" \
+        "ranks given different --collective are stopped before the first step"
 else
     echo "note: mpirun is not installed; the mpirun checks did not run"
 fi
