@@ -168,18 +168,20 @@ static int open_mpi_host(Device *device, Collective *out, Status *st) {
     return 0;
 }
 
-// Where a rank's replica is: its host and its GPU's PCI bus id, which name one card
-// whatever ordinal CUDA_VISIBLE_DEVICES gives it in each process.
-typedef struct RankGpu {
-    char host[64];
-    char bus[64];
-    char device[64];  // "cuda:0": the rank's own name for it (Device.name)
-} RankGpu;
+// What rank 0 found among every rank's device, then said to all.
+typedef struct RankDevices {
+    SharedGpu shared;  // the first two ranks on one GPU
+    int cpu_rank;      // the first rank on the CPU, -1 when none
+    int gpu_rank;      // the first rank on a GPU, -1 when none
+    char gpu_device[64];
+} RankDevices;
 
-static void rank_gpu_of(const Device *device, RankGpu *out) {
+static void rank_gpu_of(const Device *device, RankPlace *out) {
     memset(out, 0, sizeof *out);
-    if (gethostname(out->host, sizeof out->host - 1) != 0) snprintf(out->host, sizeof out->host, "?");
+    if (gethostname(out->host, sizeof out->host - 1) != 0)
+        snprintf(out->host, sizeof out->host, "?");
     snprintf(out->device, sizeof out->device, "%s", device->name);
+    if (device->backend->kind != BACKEND_CUDA) return;
     snprintf(out->bus, sizeof out->bus, "%s", device->name);  // without a listing: the ordinal
     int ordinal = strncmp(device->name, "cuda:", 5) == 0 ? atoi(device->name + 5) : -1;
     CudaDeviceInfo listed[64];
@@ -190,26 +192,47 @@ static void rank_gpu_of(const Device *device, RankGpu *out) {
         snprintf(out->bus, sizeof out->bus, "%s", listed[ordinal].pci_bus_id);
 }
 
-static int find_shared_gpu(const Device *device, int rank, int size, SharedGpu *shared,
-                           Status *st) {
+static void note_shared_gpu(const RankPlace *all, int a, int b, int size, SharedGpu *shared) {
+    *shared = (SharedGpu){.found = 1, .first = a, .second = b, .ranks = size};
+    snprintf(shared->host, sizeof shared->host, "%s", all[a].host);
+    snprintf(shared->bus, sizeof shared->bus, "%s", all[a].bus);
+    snprintf(shared->first_device, sizeof shared->first_device, "%s", all[a].device);
+    snprintf(shared->second_device, sizeof shared->second_device, "%s", all[b].device);
+}
+
+void collective_find_shared_gpu(const RankPlace *all, int size, SharedGpu *shared,
+                                int *cpu_rank, int *gpu_rank) {
     memset(shared, 0, sizeof *shared);
-    RankGpu mine;
+    *cpu_rank = *gpu_rank = -1;
+    for (int b = 0; b < size; b++) {
+        int on_gpu = all[b].bus[0] != 0;
+        if (!on_gpu && *cpu_rank < 0) *cpu_rank = b;
+        if (on_gpu && *gpu_rank < 0) *gpu_rank = b;
+        for (int a = 0; on_gpu && a < b && !shared->found; a++)
+            if (strcmp(all[a].host, all[b].host) == 0 && strcmp(all[a].bus, all[b].bus) == 0)
+                note_shared_gpu(all, a, b, size, shared);
+    }
+}
+
+// Every rank, on a GPU or not, takes part: all must then choose the same collective.
+static int gather_rank_devices(const Device *device, int rank, int size, RankDevices *found,
+                               Status *st) {
+    memset(found, 0, sizeof *found);
+    found->cpu_rank = found->gpu_rank = -1;
+    RankPlace mine;
     rank_gpu_of(device, &mine);
-    RankGpu *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
+    RankPlace *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
     if (rank == 0 && !all) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     int rc = mpi_gather_bytes(&mine, sizeof mine, all, st);
-    for (int b = 1; !rc && rank == 0 && !shared->found && b < size; b++)
-        for (int a = 0; a < b && !shared->found; a++)
-            if (strcmp(all[a].host, all[b].host) == 0 && strcmp(all[a].bus, all[b].bus) == 0) {
-                *shared = (SharedGpu){.found = 1, .first = a, .second = b, .ranks = size};
-                snprintf(shared->host, sizeof shared->host, "%s", all[a].host);
-                snprintf(shared->bus, sizeof shared->bus, "%s", all[a].bus);
-                snprintf(shared->first_device, sizeof shared->first_device, "%s", all[a].device);
-                snprintf(shared->second_device, sizeof shared->second_device, "%s",
-                         all[b].device);
-            }
+    if (!rc && rank == 0) {
+        collective_find_shared_gpu(all, size, &found->shared, &found->cpu_rank,
+                                   &found->gpu_rank);
+        if (found->gpu_rank >= 0)
+            snprintf(found->gpu_device, sizeof found->gpu_device, "%s",
+                     all[found->gpu_rank].device);
+    }
     free(all);
-    if (!rc) rc = mpi_broadcast_bytes(shared, sizeof *shared, 0, st);
+    if (!rc) rc = mpi_broadcast_bytes(found, sizeof *found, 0, st);
     return rc;
 }
 
@@ -230,31 +253,33 @@ void collective_explain_shared_gpu(const SharedGpu *s, Status *st) {
     st->code = STATUS_RUNTIME_ERROR;
 }
 
-static int open_gpu_ranks(Device *device, int rank, int size, CollectiveChoice choice,
-                          Collective *out, char *notice, size_t notice_size, Status *st) {
-    if (choice == COLLECTIVE_MPI) return open_mpi_host(device, out, st);
-    SharedGpu shared;
-    TRY(find_shared_gpu(device, rank, size, &shared, st));
-    if (shared.found && choice == COLLECTIVE_AUTO) {
-        char what[512];
-        collective_describe_shared_gpu(&shared, what, sizeof what);
-        snprintf(notice, notice_size, "--collective auto: %s, which NCCL refuses; gradients "
-                 "and the start's parameters go through host memory (MPI_Allreduce)", what);
-        return open_mpi_host(device, out, st);
-    }
-    int rc = open_nccl_across(device, rank, size, out, st);
-    if (rc && shared.found) collective_explain_shared_gpu(&shared, st);
-    return rc;
-}
-
 int collective_open_mpi(Device *device, int rank, int size, CollectiveChoice choice,
                         Collective *out, char *notice, size_t notice_size, Status *st) {
     memset(out, 0, sizeof *out);
     if (notice_size) notice[0] = 0;
     TRY(collective_check_choice(choice, &device, 1, st));
-    if (device->backend->kind == BACKEND_CUDA)
-        return open_gpu_ranks(device, rank, size, choice, out, notice, notice_size, st);
-    return open_mpi_host(device, out, st);
+    // The choice is the same on every rank (core/run_agreement.c), so all gather or none.
+    if (choice == COLLECTIVE_MPI) return open_mpi_host(device, out, st);
+    RankDevices found;
+    TRY(gather_rank_devices(device, rank, size, &found, st));
+    if (found.gpu_rank < 0) return open_mpi_host(device, out, st);  // CPU ranks: MPI always
+    char what[512];
+    if (found.cpu_rank >= 0) {
+        // --device auto gives the CPU to a rank whose local GPU is missing.
+        snprintf(notice, notice_size, "--collective auto: rank %d of %d trains on the CPU and "
+                 "rank %d on %s; gradients and the start's parameters go through host memory "
+                 "(MPI_Allreduce)", found.cpu_rank, size, found.gpu_rank, found.gpu_device);
+        return open_mpi_host(device, out, st);
+    }
+    if (found.shared.found && choice == COLLECTIVE_AUTO) {
+        collective_describe_shared_gpu(&found.shared, what, sizeof what);
+        snprintf(notice, notice_size, "--collective auto: %s, which NCCL refuses; gradients "
+                 "and the start's parameters go through host memory (MPI_Allreduce)", what);
+        return open_mpi_host(device, out, st);
+    }
+    int rc = open_nccl_across(device, rank, size, out, st);
+    if (rc && found.shared.found) collective_explain_shared_gpu(&found.shared, st);
+    return rc;
 }
 
 // ---- NCCL over the CUDA backends ----

@@ -55,6 +55,17 @@ typedef struct SharedGpu {
     char host[64], bus[64];
     char first_device[64], second_device[64];  // each rank's name for it ("cuda:0")
 } SharedGpu;
+// Where a rank's replica is: its host and its GPU's PCI bus id, which name one card
+// whatever ordinal CUDA_VISIBLE_DEVICES gives it in each process.
+typedef struct RankPlace {
+    char host[64];
+    char bus[64];     // "" on the CPU
+    char device[64];  // "cuda:0", "cpu": the rank's own name for it (Device.name)
+} RankPlace;
+// Rank 0's look at every rank's place: the first two ranks on one GPU of one host into
+// *shared (found 0 when none), and the first rank on the CPU and on a GPU (-1 when none).
+void collective_find_shared_gpu(const RankPlace *all, int size, SharedGpu *shared,
+                                int *cpu_rank, int *gpu_rank);
 // "ranks 0 and 1 of 2 share the GPU at PCI 0000:1a:00.0 on node1 (cuda:0 in rank 0, cuda:0
 // in rank 1)"
 void collective_describe_shared_gpu(const SharedGpu *s, char *out, size_t size);

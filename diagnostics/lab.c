@@ -278,7 +278,8 @@ void lab_duplicate_gpu(LabResult *r) {
     Status st;
     status_clear(&st);
     record_raw(r, cuda_lab_duplicate_gpu(bus, sizeof bus, &r->raw, &st), &st);
-    r->raw_as_expected = r->raw_ran && r->raw.triggered && r->raw.api_error == 5;  // ncclInvalidUsage
+    // 5: ncclInvalidUsage (nccl.h is for kernels/cuda only).
+    r->raw_as_expected = r->raw_ran && r->raw.triggered && r->raw.api_error == 5;
     if (r->raw_as_expected) diagnose_duplicate_gpu(r, bus);
     r->code = !r->raw_ran ? LAB_NEEDS_GPU : r->raw_as_expected ? LAB_SHOWN : LAB_WENT_WRONG;
     if (!r->raw_ran)

@@ -4,11 +4,11 @@
 //
 // Each scenario runs for real as far as the machine allows: on a machine without a GPU
 // the CUDA-only ones (illegal-address, no-kernel-image, duplicate-gpu) say why they cannot
-// run and exit 3, and bad-launch and oom run their trainer half only. Exit codes of one scenario: 0 the
-// failure was shown and diagnosed, 3 it needs a GPU this machine lacks, 1 the failure did
-// not come as expected. `lab all` runs every scenario in its own process (a scenario that
-// breaks the CUDA context must not take the others with it) and exits 0 when each one
-// either ran or could not run here, 1 when any went wrong.
+// run and exit 3, and bad-launch and oom run their trainer half only. Exit codes of one
+// scenario: 0 the failure was shown and diagnosed, 3 it needs a GPU this machine lacks, 1
+// the failure did not come as expected. `lab all` runs every scenario in its own process (a
+// scenario that breaks the CUDA context must not take the others with it) and exits 0 when
+// each one either ran or could not run here, 1 when any went wrong.
 #define _POSIX_C_SOURCE 200809L  // fork, execv
 #include <stdio.h>
 #include <stdlib.h>
