@@ -176,7 +176,7 @@ typedef struct RankDevices {
     char gpu_device[64];
 } RankDevices;
 
-static void rank_gpu_of(const Device *device, RankPlace *out) {
+static void rank_place_of(const Device *device, RankPlace *out) {
     memset(out, 0, sizeof *out);
     if (gethostname(out->host, sizeof out->host - 1) != 0)
         snprintf(out->host, sizeof out->host, "?");
@@ -220,7 +220,7 @@ static int gather_rank_devices(const Device *device, int rank, int size, RankDev
     memset(found, 0, sizeof *found);
     found->cpu_rank = found->gpu_rank = -1;
     RankPlace mine;
-    rank_gpu_of(device, &mine);
+    rank_place_of(device, &mine);
     RankPlace *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
     if (rank == 0 && !all) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     int rc = mpi_gather_bytes(&mine, sizeof mine, all, st);
@@ -360,8 +360,8 @@ int collective_open(Device *const *devices, int count, CollectiveChoice choice, 
     first_shared_device(devices, count, &first, &second);
     if (first >= 0 && choice == COLLECTIVE_AUTO) {
         snprintf(notice, notice_size, "--collective auto: replicas %d and %d share %s, which "
-                 "NCCL refuses; gradients and the start's parameters are summed through host "
-                 "memory", first, second, devices[first]->name);
+                 "NCCL refuses; gradients are summed, and the start's parameters copied, through "
+                 "host memory", first, second, devices[first]->name);
         return collective_open_host(devices, count, out, st);
     }
     int rc = open_nccl_here(devices, count, out, st);
