@@ -220,7 +220,7 @@ static LabCode show_duplicate_gpu(void) {
     if (!r.raw_ran)
         print_cannot_run("two NCCL ranks on one GPU", r.cannot_run);
     else
-        print_raw(r.raw.raw);
+        print_block("raw error (NCCL):", r.raw.raw);
     printf("%s", r.raw_note);
     print_framework(r.framework);
     if (r.diagnosed) print_diagnosis(&r.diagnosis);
