@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L  // gethostname
 #include "core/collective.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,47 @@ int collective_open_host(Device *const *devices, int count, Collective *out, Sta
     h->count = count;
     *out = (Collective){.name = "host", .impl = h, .all_reduce_sum = host_all_reduce_sum,
                         .broadcast = host_broadcast, .close = host_close};
+    return 0;
+}
+
+// ---- one device shared by every replica: the sum made in place on it ----
+// Replicas on one device (--gpus 0,0, or --replicas N on the CPU) need no transfer: replica
+// 0's stream adds the others' buffers into its own (add_bias_rows of one row: y += x), in
+// replica order as the host-staged sum adds, so both give the same bits, then copies the
+// sum into theirs. Each replica's stream is waited for before its buffer is read, and
+// replica 0's before the others go on. Uses HostCollective's devices and count only.
+
+static int same_device_all_reduce(Collective *c, float *const *buffers, size_t n, Status *st) {
+    HostCollective *h = c->impl;
+    if (h->count == 1 || n == 0) return 0;
+    if (n > INT_MAX) return host_all_reduce_sum(c, buffers, n, st);  // add_bias_rows' int
+    const Backend *first = h->devices[0]->backend;
+    for (int r = 1; r < h->count; r++)
+        TRY(h->devices[r]->backend->synchronize(h->devices[r]->backend, st));
+    for (int r = 1; r < h->count; r++)
+        TRY(first->add_bias_rows(first, buffers[0], buffers[r], 1, (int)n, st));
+    for (int r = 1; r < h->count; r++)
+        TRY(first->copy_on_device(first, buffers[r], buffers[0], n * sizeof(float), st));
+    return first->synchronize(first, st);
+}
+
+static int same_device_broadcast(Collective *c, float *const *buffers, size_t n, int root,
+                                 Status *st) {
+    HostCollective *h = c->impl;
+    if (h->count == 1 || n == 0) return 0;
+    const Backend *source = h->devices[root]->backend;
+    TRY(source->synchronize(source, st));
+    for (int r = 0; r < h->count; r++)
+        if (r != root)
+            TRY(source->copy_on_device(source, buffers[r], buffers[root], n * sizeof(float), st));
+    return source->synchronize(source, st);
+}
+
+static int open_same_device(Device *const *devices, int count, Collective *out, Status *st) {
+    TRY(collective_open_host(devices, count, out, st));
+    out->name = "device";
+    out->all_reduce_sum = same_device_all_reduce;
+    out->broadcast = same_device_broadcast;
     return 0;
 }
 
@@ -349,19 +391,31 @@ static int open_nccl_here(Device *const *devices, int count, Collective *out, St
     return 0;
 }
 
+static int all_on_one_device(Device *const *devices, int count) {
+    for (int r = 1; r < count; r++)
+        if (strcmp(devices[r]->name, devices[0]->name) != 0) return 0;
+    return 1;
+}
+
 int collective_open(Device *const *devices, int count, CollectiveChoice choice, Collective *out,
                     char *notice, size_t notice_size, Status *st) {
     memset(out, 0, sizeof *out);
     if (notice_size) notice[0] = 0;
     TRY(collective_check_choice(choice, devices, count, st));
-    if (count <= 1 || !all_cuda(devices, count) || choice == COLLECTIVE_MPI)
+    if (count <= 1 || choice == COLLECTIVE_MPI) return collective_open_host(devices, count, out, st);
+    int cuda = all_cuda(devices, count), one_device = all_on_one_device(devices, count);
+    if (!cuda) {
+        if (one_device) return open_same_device(devices, count, out, st);
         return collective_open_host(devices, count, out, st);
+    }
     int first, second;
     first_shared_device(devices, count, &first, &second);
     if (first >= 0 && choice == COLLECTIVE_AUTO) {
         snprintf(notice, notice_size, "--collective auto: replicas %d and %d share %s, which "
-                 "NCCL refuses; gradients are summed, and the start's parameters copied, through "
-                 "host memory", first, second, devices[first]->name);
+                 "NCCL refuses; gradients are summed, and the start's parameters copied, %s",
+                 first, second, devices[first]->name,
+                 one_device ? "on the device itself" : "through host memory");
+        if (one_device) return open_same_device(devices, count, out, st);
         return collective_open_host(devices, count, out, st);
     }
     int rc = open_nccl_here(devices, count, out, st);

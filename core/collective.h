@@ -1,9 +1,11 @@
 // Collectives across data-parallel replicas held by this process: the gradient sum after
 // backward and the parameter broadcast at start (DESIGN.md section 6).
 //
-// Two implementations behind one interface: NCCL when every replica is a CUDA device
-// (kernels/cuda/cuda_collective.cu), and a host-staged one that works on any backend, so
-// the data-parallel logic runs, and is tested, on machines without a GPU.
+// Implementations behind one interface: NCCL when every replica is on a GPU of its own
+// (kernels/cuda/cuda_collective.cu); adds in place when every replica shares one device
+// (the CPU, or one GPU that NCCL would refuse twice); a host-staged one that works on any
+// backend; and MPI across processes. The last three run, and are tested, on machines
+// without a GPU.
 #ifndef TRAINER_COLLECTIVE_H
 #define TRAINER_COLLECTIVE_H
 
@@ -13,7 +15,7 @@
 
 typedef struct Collective Collective;
 struct Collective {
-    const char *name;  // "nccl", "host"
+    const char *name;  // "nccl", "host", "device" (replicas sharing one device), "mpi"
     void *impl;
     // buffers[r] is replica r's copy (device memory of devices[r]); afterwards every copy
     // holds the sum over replicas, the same on every replica (the host collective adds in
@@ -25,9 +27,9 @@ struct Collective {
 };
 
 // --collective: how replicas on GPUs sum. auto: NCCL, unless two replicas share one GPU
-// (NCCL refuses that), then through host memory with a notice; nccl: NCCL, whatever it
-// says; mpi: through host memory (MPI_Allreduce across processes, a host-staged sum inside
-// one). CPU replicas always sum through host memory; nccl there is refused.
+// (NCCL refuses that), then without it, with a notice; nccl: NCCL, whatever it says; mpi:
+// through host memory (MPI_Allreduce across processes, a host-staged sum inside one). CPU
+// replicas never use NCCL; nccl there is refused.
 typedef enum CollectiveChoice { COLLECTIVE_AUTO, COLLECTIVE_NCCL, COLLECTIVE_MPI } CollectiveChoice;
 // "auto", "nccl", "mpi" into *out; anything else is STATUS_BAD_INPUT.
 int collective_choice_parse(const char *text, CollectiveChoice *out, Status *st);
@@ -35,9 +37,12 @@ int collective_choice_parse(const char *text, CollectiveChoice *out, Status *st)
 int collective_check_choice(CollectiveChoice choice, Device *const *devices, int count,
                             Status *st);
 
-// The replicas of this process (`count` >= 1). NCCL when every device is a CUDA device and
-// `choice` allows it, else the host-staged collective. `notice` gets a line for the user
-// when auto did not take NCCL (replicas sharing a GPU), else "".
+// The replicas of this process (`count` >= 1). With mpi the host-staged collective. Else
+// when every replica is on one device (--replicas on the CPU, --gpus 0,0) the sum is made
+// on it ("device": adds on replica 0's stream, the same bits as the host-staged sum);
+// replicas on distinct GPUs take NCCL, and with auto, where some share a GPU (NCCL refuses
+// that: --gpus 0,0,1), the host-staged sum. `notice` gets a line for the user when auto
+// did not take NCCL for GPUs, else "".
 int collective_open(Device *const *devices, int count, CollectiveChoice choice, Collective *out,
                     char *notice, size_t notice_size, Status *st);
 // Across the processes of an `mpirun` launch, one replica (on `device`) in each: buffers[0]

@@ -87,7 +87,9 @@ static void a_step_smaller_than_the_replica_count_works(void) {
     dataset_free(&ds);
 }
 
-static void host_collective_sums_and_broadcasts(void) {
+// Replicas sharing the CPU: summed in place on the device (auto: "device") or staged through
+// host buffers ("mpi": "host"); both add in replica order and broadcast from any root.
+static void collectives_sum_and_broadcast(CollectiveChoice choice, const char *name) {
     Status st;
     status_clear(&st);
     Device d;
@@ -98,17 +100,20 @@ static void host_collective_sums_and_broadcasts(void) {
     float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, c[4] = {100, 200, 300, 400};
     float *buffers[3] = {a, b, c};
     Collective coll;
-    CHECK_INT_EQ(collective_open(devices, 3, COLLECTIVE_AUTO, &coll, NULL, 0, &st), 0);
-    CHECK(strcmp(coll.name, "host") == 0);
+    CHECK_INT_EQ(collective_open(devices, 3, choice, &coll, notice, sizeof notice, &st), 0);
+    CHECK(strcmp(coll.name, name) == 0);
+    CHECK(notice[0] == 0);
     CHECK_INT_EQ(coll.all_reduce_sum(&coll, buffers, 4, &st), 0);
     for (int i = 0; i < 4; i++) {
         CHECK_NEAR(a[i], 111.0 * (i + 1), 0);
+        CHECK_NEAR(b[i], 111.0 * (i + 1), 0);
         CHECK_NEAR(c[i], 111.0 * (i + 1), 0);
     }
     b[0] = -1;
     CHECK_INT_EQ(coll.broadcast(&coll, buffers, 4, 1, &st), 0);
     CHECK_NEAR(a[0], -1, 0);
     CHECK_NEAR(c[0], -1, 0);
+    CHECK_NEAR(c[1], 222, 0);
     collective_close(&coll);
     device_close(&d);
 }
@@ -150,8 +155,8 @@ static void ranks_sharing_a_gpu_are_found(void) {
     CHECK(strstr(st.hint, "CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK") != NULL);
 }
 
-// A CPU device and nccl: refused; auto and mpi: the host-staged sum, without a notice.
-static void collective_choices_on_the_cpu(void) {
+// A CPU device and nccl: refused, before anything is opened.
+static void nccl_is_refused_on_the_cpu(void) {
     Status st;
     status_clear(&st);
     CollectiveChoice choice;
@@ -167,20 +172,15 @@ static void collective_choices_on_the_cpu(void) {
     status_clear(&st);
     CHECK_INT_EQ(collective_open(devices, 2, COLLECTIVE_NCCL, &coll, notice, sizeof notice, &st),
                  STATUS_BAD_INPUT);
-    for (int c = COLLECTIVE_AUTO; c <= COLLECTIVE_MPI; c += COLLECTIVE_MPI - COLLECTIVE_AUTO) {
-        CHECK_INT_EQ(collective_open(devices, 2, (CollectiveChoice)c, &coll, notice,
-                                     sizeof notice, &st), 0);
-        CHECK(strcmp(coll.name, "host") == 0);
-        CHECK(notice[0] == 0);
-        collective_close(&coll);
-    }
+    CHECK(strstr(st.message, "--collective nccl sums over GPUs, but the device is cpu") != NULL);
     device_close(&d);
 }
 
 int main(void) {
-    host_collective_sums_and_broadcasts();
+    collectives_sum_and_broadcast(COLLECTIVE_AUTO, "device");
+    collectives_sum_and_broadcast(COLLECTIVE_MPI, "host");
     ranks_sharing_a_gpu_are_found();
-    collective_choices_on_the_cpu();
+    nccl_is_refused_on_the_cpu();
     Dataset ds = synthetic_dataset();
     Status st;
     status_clear(&st);
