@@ -107,13 +107,18 @@ static int describe_data(RunRecord *r, const RunConfig *c, const RunFacts *facts
 }
 
 // The bucket size sets how many sums each step starts, --sync-batchnorm adds sums of its
-// own: both must be the same on every rank.
+// own, --collective chooses what carries them: each must be the same on every rank.
 static int describe_math(RunRecord *r, const Graph *g, const RunConfig *c,
                          const RunFacts *facts, Status *st) {
     TRY(run_record_add(r, st, "precision", "%s", precision_name(facts->precision)));
     TRY(run_record_add(r, st, "loss scale", "%s", NUMBER(c->precision.initial_loss_scale)));
     TRY(run_record_add(r, st, "bucket_mb", "%s", NUMBER(c->world.bucket_mb)));
     TRY(run_record_add(r, st, "sync_batchnorm", "%s", c->world.sync_batchnorm ? "on" : "off"));
+    // Ranks of one launch on different paths would meet in different collectives and wait.
+    static const char *const collectives[] = {"auto", "nccl", "mpi"};
+    TRY(run_record_add(r, st, "collective", "%s",
+                       collectives[c->world.collective >= 0 && c->world.collective < 3
+                                       ? c->world.collective : 0]));
     return run_record_add(r, st, "nhwc layers", "%d", graph_nhwc_layers(g));
 }
 

@@ -112,6 +112,9 @@ typedef struct WorldConfig {
     // --sync-batchnorm: batchnorm statistics over the whole step's batch, summed over the
     // processes (LayerContext.sum_over_ranks); 0: each process's own share.
     int sync_batchnorm;
+    // --collective (core/collective.h's CollectiveChoice): how GPU replicas and ranks sum;
+    // 0 is auto.
+    int collective;
 } WorldConfig;
 
 // --cuda-graph: whether a training step on a GPU is captured as a CUDA Graph and replayed

@@ -885,6 +885,8 @@ static void report_gradient_sums(TrainRun *run) {
                  (double)gb->bucket_values * sizeof(float) / (1024.0 * 1024.0));
     if (gb->sums.on_device)
         snprintf(how + strlen(how), sizeof how - strlen(how), ", on a communication stream");
+    else if (run->replicas[0].device->backend->kind == BACKEND_CUDA)
+        snprintf(how + strlen(how), sizeof how - strlen(how), ", through host memory (MPI)");
     double waited = 0.0;
     int measured = 0;
     Status ignored;
@@ -1015,7 +1017,11 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
         }
     }
     if (world > 1) {
-        TRY(collective_open_mpi(devices[0], config->world.rank, world, &run->collective, st));
+        char said[512];
+        TRY(collective_open_mpi(devices[0], config->world.rank, world,
+                                (CollectiveChoice)config->world.collective, &run->collective,
+                                said, sizeof said, st));
+        if (said[0] && config->world.rank == 0) notice(run, "%s", said);
         // Buckets started during backward: MPI on the host for CPU ranks, NCCL on a
         // communication stream for GPU ranks.
         run->use_buckets = 1;
@@ -1025,7 +1031,10 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
                            &run->buckets.sums, st));
         TRY(broadcast_parameters(run, st));
     } else if (count > 1) {
-        TRY(collective_open(devices, count, &run->collective, st));
+        char said[512];
+        TRY(collective_open(devices, count, (CollectiveChoice)config->world.collective,
+                            &run->collective, said, sizeof said, st));
+        if (said[0]) notice(run, "%s", said);
         TRY(broadcast_parameters(run, st));
     }
     TRY(open_step_graphs(run, st));

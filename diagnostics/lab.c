@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/collective.h"
 #include "core/device.h"
 #include "kernels/launch_check.h"
 
@@ -249,6 +250,49 @@ void lab_no_kernel_image(LabResult *r) {
     else if (!r->raw.triggered)
         snprintf(r->raw_note, sizeof r->raw_note,
                  "lab: the kernel ran; expected cudaErrorNoKernelImageForDevice\n");
+}
+
+// ---- duplicate-gpu ----------------------------------------------------------------------
+
+// trainer's diagnosis of the raw refusal: what `mpirun -np 2 trainer train --collective
+// nccl` says when both ranks are on this card (core/collective.c).
+static void diagnose_duplicate_gpu(LabResult *r, const char *bus) {
+    SharedGpu shared = {.found = 1, .first = 0, .second = 1, .ranks = 2};
+    if (gethostname(shared.host, sizeof shared.host - 1) != 0)
+        snprintf(shared.host, sizeof shared.host, "this host");
+    snprintf(shared.bus, sizeof shared.bus, "%s", bus);
+    snprintf(shared.first_device, sizeof shared.first_device, "cuda:0");
+    snprintf(shared.second_device, sizeof shared.second_device, "cuda:0");
+    r->diagnosis = r->raw.diagnosis;
+    collective_explain_shared_gpu(&shared, &r->diagnosis);
+    r->diagnosed = 1;
+}
+
+void lab_duplicate_gpu(LabResult *r) {
+    start(r, "torch.distributed.DistBackendError: NCCL error in: .../ProcessGroupNCCL.cpp:..., "
+             "invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.x\n"
+             "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
+             "Last error:\nDuplicate GPU detected : rank 1 and rank 0 both on CUDA device 1a000\n"
+             "(every rank fails alike, and nothing says which launcher setting put them there)");
+    char bus[64] = "";
+    Status st;
+    status_clear(&st);
+    record_raw(r, cuda_lab_duplicate_gpu(bus, sizeof bus, &r->raw, &st), &st);
+    // 5: ncclInvalidUsage (nccl.h is for kernels/cuda only).
+    r->raw_as_expected = r->raw_ran && r->raw.triggered && r->raw.api_error == 5;
+    if (r->raw_as_expected) diagnose_duplicate_gpu(r, bus);
+    r->code = !r->raw_ran ? LAB_NEEDS_GPU : r->raw_as_expected ? LAB_SHOWN : LAB_WENT_WRONG;
+    if (!r->raw_ran)
+        snprintf(r->raw_note, sizeof r->raw_note,
+                 "  (on a GPU: ncclCommInitAll of two ranks on cuda:0 fails with "
+                 "ncclInvalidUsage (5), \"Duplicate GPU detected : rank 1 and rank 0 both on "
+                 "CUDA device ...\")\n");
+    else if (!r->raw.triggered)
+        snprintf(r->raw_note, sizeof r->raw_note,
+                 "lab: this NCCL accepted two ranks on one GPU; expected ncclInvalidUsage\n");
+    else if (!r->raw_as_expected)
+        snprintf(r->raw_note, sizeof r->raw_note,
+                 "lab: NCCL failed otherwise than with ncclInvalidUsage (5)\n");
 }
 
 // ---- version-report ---------------------------------------------------------------------

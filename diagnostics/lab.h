@@ -78,6 +78,11 @@ void lab_illegal_address(LabResult *r);
 
 void lab_no_kernel_image(LabResult *r);
 
+// Two NCCL ranks on one GPU (cuda:0), as mpirun -np 2 gives on a one-GPU machine: NCCL's
+// "Duplicate GPU detected" (ncclInvalidUsage) beside what trainer says of it, which ranks
+// share which card and the local-rank mapping that fixes it.
+void lab_duplicate_gpu(LabResult *r);
+
 // version-report: the versions (doctor's facts) and what they mean for the two checks a
 // framework makes at start-up.
 typedef struct LabVersions {

@@ -3,12 +3,12 @@
 // diagnostics/lab runs the scenarios and returns what happened; here it is printed.
 //
 // Each scenario runs for real as far as the machine allows: on a machine without a GPU
-// the CUDA-only ones (illegal-address, no-kernel-image) say why they cannot run and exit
-// 3, and bad-launch and oom run their trainer half only. Exit codes of one scenario: 0 the
-// failure was shown and diagnosed, 3 it needs a GPU this machine lacks, 1 the failure did
-// not come as expected. `lab all` runs every scenario in its own process (a scenario that
-// breaks the CUDA context must not take the others with it) and exits 0 when each one
-// either ran or could not run here, 1 when any went wrong.
+// the CUDA-only ones (illegal-address, no-kernel-image, duplicate-gpu) say why they cannot
+// run and exit 3, and bad-launch and oom run their trainer half only. Exit codes of one
+// scenario: 0 the failure was shown and diagnosed, 3 it needs a GPU this machine lacks, 1
+// the failure did not come as expected. `lab all` runs every scenario in its own process (a
+// scenario that breaks the CUDA context must not take the others with it) and exits 0 when
+// each one either ran or could not run here, 1 when any went wrong.
 #define _POSIX_C_SOURCE 200809L  // fork, execv
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +212,21 @@ static LabCode show_no_kernel_image(void) {
     return r.code;
 }
 
+// ---- duplicate-gpu ----------------------------------------------------------------------
+
+static LabCode show_duplicate_gpu(void) {
+    LabResult r;
+    lab_duplicate_gpu(&r);
+    if (!r.raw_ran)
+        print_cannot_run("two NCCL ranks on one GPU", r.cannot_run);
+    else
+        print_block("raw error (NCCL):", r.raw.raw);
+    printf("%s", r.raw_note);
+    print_framework(r.framework);
+    if (r.diagnosed) print_diagnosis(&r.diagnosis);
+    return r.code;
+}
+
 // ---- version-report ---------------------------------------------------------------------
 
 // The two cuDNN versions and what TensorFlow's start-up check makes of them.
@@ -303,6 +318,8 @@ static const Scenario scenarios[] = {
      NEEDS_GPU, show_illegal_address},
     {"no-kernel-image", "a kernel built only for another GPU architecture", NEEDS_GPU,
      show_no_kernel_image},
+    {"duplicate-gpu", "two NCCL ranks on one GPU (mpirun -np 2 on a one-GPU machine)",
+     NEEDS_GPU, show_duplicate_gpu},
     {"version-report", "the CUDA/cuDNN versions built with against those loaded",
      NEEDS_NOTHING, show_version_report},
 };

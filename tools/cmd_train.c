@@ -6,6 +6,7 @@
 
 #include "base/directories.h"
 #include "core/batch_auto.h"
+#include "core/collective.h"
 #include "core/early_stop.h"
 #include "core/optimizer.h"
 #include "core/step_graph.h"
@@ -289,7 +290,8 @@ static void replicas_close(Replicas *r) {
     for (int i = 0; i < r->devices_open; i++) device_close(&r->devices[i]);
 }
 
-// "0,1,3" into ordinals; each must be a whole number, listed once.
+// "0,1,3" into ordinals, each a whole number. A GPU listed twice holds two replicas (their
+// sums then go through host memory: NCCL takes one replica per GPU, core/collective.h).
 static int parse_gpu_list(const char *text, int *ordinals, int *count, Status *st) {
     *count = 0;
     const char *p = text;
@@ -302,12 +304,6 @@ static int parse_gpu_list(const char *text, int *ordinals, int *count, Status *s
             status_hint(st, "`trainer devices` lists the GPUs this process sees");
             return STATUS_BAD_INPUT;
         }
-        for (int i = 0; i < *count; i++)
-            if (ordinals[i] == value) {
-                status_fail(st, STATUS_BAD_INPUT, "--gpus %s lists GPU %ld twice", text, value);
-                status_hint(st, "each GPU holds one replica; list it once");
-                return STATUS_BAD_INPUT;
-            }
         if (*count == MAX_REPLICAS) {
             status_fail(st, STATUS_BAD_INPUT, "--gpus %s: at most %d GPUs", text, MAX_REPLICAS);
             return STATUS_BAD_INPUT;
@@ -747,6 +743,9 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = check_schedule_rates(cmd, args, &replicas.config, first.path, &st);
     if (!rc) rc = precision_from_args(cmd, args, &replicas.config.precision, &st);
     if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
+    if (!rc)
+        rc = collective_check_choice((CollectiveChoice)replicas.config.world.collective,
+                                     replicas.device_list, replicas.count, &st);
     if (!rc)
         rc = step_graphs_check_device(replicas.config.cuda_graph, replicas.devices[0].backend,
                                       &st);

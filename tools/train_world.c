@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/collective.h"
 #include "diagnostics/machine_facts.h"
 
 int world_open(MpiWorld *world, Status *st) {
@@ -28,6 +29,10 @@ int world_apply(const Command *cmd, const ParsedArgs *args, const MpiWorld *worl
                         "--sync-batchnorm; or drop --sync-batchnorm");
         return STATUS_BAD_INPUT;
     }
+    CollectiveChoice choice = COLLECTIVE_AUTO;
+    const char *collective = args_get(cmd, args, "--collective");
+    if (collective) TRY(collective_choice_parse(collective, &choice, st));
+    config->world.collective = (int)choice;
     return args_float(cmd, args, "--bucket-mb", 0.0, 1e6, &config->world.bucket_mb, NULL, st);
 }
 

@@ -17,12 +17,15 @@
     {"--sync-batchnorm", NULL, "with mpirun: batchnorm statistics over the whole step's "    \
                                "batch, summed over the processes (PyTorch's SyncBatchNorm); " \
                                "without it each process normalises over its share; one "      \
-                               "process: no change"}
+                               "process: no change"},                                          \
+    {"--collective", "auto|nccl|mpi", "how GPU replicas sum gradients: nccl, or through host " \
+                                      "memory (mpi: MPI_Allreduce across processes); auto "   \
+                                      "(default): nccl unless two replicas share a GPU"}
 
 // MPI_Init when launched by mpirun; the world goes into config. Ranks other than 0 send
 // stdout to /dev/null (their figures are rank 0's) and keep stderr for their errors.
 int world_open(MpiWorld *world, Status *st);
-// The world, --bucket-mb and --sync-batchnorm into config; --sync-batchnorm with
+// The world, --bucket-mb, --sync-batchnorm and --collective into config; --sync-batchnorm with
 // --gpus/--replicas (replicas inside one process, not synced) is refused.
 int world_apply(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,
                 RunConfig *config, Status *st);

@@ -33,6 +33,9 @@ extern "C" void cuda_collective_close(CudaCollective *c) {
     free(c);
 }
 
+// Two replicas on one GPU reach NCCL as they are: it refuses them itself ("Duplicate GPU
+// detected", ncclInvalidUsage), and core/collective.c, which chose NCCL for them only when
+// asked to (--collective nccl), puts its words beside which replicas share which GPU.
 static int init_communicators(const Backend *const *backends, CudaCollective *c, Status *st) {
     int *ordinals = (int *)calloc((size_t)c->count, sizeof *ordinals);
     if (!ordinals) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
@@ -40,19 +43,11 @@ static int init_communicators(const Backend *const *backends, CudaCollective *c,
         CudaContext *ctx = cuda_context(backends[r]);
         ordinals[r] = ctx->ordinal;
         c->streams[r] = ctx->stream;
-        for (int q = 0; q < r; q++) {
-            if (ordinals[q] != ordinals[r]) continue;
-            int repeated = ordinals[r];  // read before the free: GCC 13 caught the reverse
-            free(ordinals);
-            status_fail(st, STATUS_BAD_INPUT, "cuda:%d is listed twice; NCCL needs one replica "
-                        "per GPU", repeated);
-            status_hint(st, "list each GPU once in --gpus");
-            return STATUS_BAD_INPUT;
-        }
     }
     ncclResult_t result = ncclCommInitAll(c->comms, c->count, ordinals);
     free(ordinals);
-    NCCL_CHECK(result);
+    if (result != ncclSuccess)
+        return nccl_fail(st, result, "ncclCommInitAll", __FILE__, __LINE__);
     return 0;
 }
 
@@ -140,11 +135,13 @@ extern "C" int cuda_collective_open_rank(const Backend *b,
     ncclResult_t result = set == cudaSuccess ? ncclCommInitRank(&c->comms[0], size, unique, rank)
                                              : ncclInvalidUsage;
     if (set != cudaSuccess || result != ncclSuccess) {
+        // The status first: NCCL's last error (which check refused) is read there.
+        int code = set != cudaSuccess
+                       ? status_fail(st, STATUS_RUNTIME_ERROR, "cudaSetDevice(%d) before NCCL: %s",
+                                     ctx->ordinal, cudaGetErrorString(set))
+                       : nccl_fail(st, result, "ncclCommInitRank", __FILE__, __LINE__);
         cuda_collective_close(c);
-        if (set != cudaSuccess)
-            return status_fail(st, STATUS_RUNTIME_ERROR, "cudaSetDevice(%d) before NCCL: %s",
-                               ctx->ordinal, cudaGetErrorString(set));
-        NCCL_CHECK(result);
+        return code;
     }
     *out = c;
     return 0;

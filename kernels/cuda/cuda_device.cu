@@ -53,6 +53,8 @@ extern "C" int cuda_list_devices(CudaDeviceInfo *devices, int max, int *count, S
         d->compute_minor = prop.minor;
         d->multiprocessors = prop.multiProcessorCount;
         d->total_memory = prop.totalGlobalMem;
+        snprintf(d->pci_bus_id, sizeof d->pci_bus_id, "%04x:%02x:%02x.0", prop.pciDomainID,
+                 prop.pciBusID, prop.pciDeviceID);
     }
     *count = n < max ? n : max;
     return 0;

@@ -18,6 +18,9 @@ typedef struct CudaDeviceInfo {
     int compute_major, compute_minor;
     int multiprocessors;
     size_t total_memory;
+    // "0000:1a:00.0": the same card whatever ordinal CUDA_VISIBLE_DEVICES gives it, so ranks
+    // of one host can tell that they share one (NCCL refuses two ranks on one device).
+    char pci_bus_id[32];
 } CudaDeviceInfo;
 
 typedef struct CudaVersions {

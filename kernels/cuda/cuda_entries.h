@@ -81,7 +81,9 @@
                                           LabOutcome *out, Status *st),                       \
                (config, limits, out, st))                                                     \
     CUDA_ENTRY(int, cuda_lab_illegal_address, (LabOutcome *out, Status *st), (out, st))      \
-    CUDA_ENTRY(int, cuda_lab_no_kernel_image, (LabOutcome *out, Status *st), (out, st))
+    CUDA_ENTRY(int, cuda_lab_no_kernel_image, (LabOutcome *out, Status *st), (out, st))      \
+    CUDA_ENTRY(int, cuda_lab_duplicate_gpu, (char *bus_id, size_t size, LabOutcome *out,      \
+                                             Status *st), (bus_id, size, out, st))
 
 #ifdef __cplusplus
 extern "C" {

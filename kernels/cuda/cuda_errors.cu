@@ -100,6 +100,12 @@ int cudnn_fail(Status *st, cudnnStatus_t status, const char *call, const char *f
 
 int nccl_fail(Status *st, ncclResult_t r, const char *call, const char *file, int line) {
     const ErrorEntry *entry = error_catalog_lookup_code(ERROR_FAMILY_NCCL, (int)r);
+    // NCCL's last error says which check failed ("Duplicate GPU detected : rank 1 and rank 0
+    // both on CUDA device 1a000"), where its result's string only names the kind.
+    const char *last = ncclGetLastError(NULL);
+    char words[512];
+    snprintf(words, sizeof words, "%s%s%s", ncclGetErrorString(r), last && last[0] ? ": " : "",
+             last ? last : "");
     return fail_with_entry(st, ERROR_FAMILY_NCCL, (int)r, entry ? entry->name : "ncclResult",
-                           ncclGetErrorString(r), call, file, line);
+                           words, call, file, line);
 }

@@ -2,12 +2,14 @@
 // records the API's own words for it, and builds the Status trainer would report. The
 // raw text is what a framework shows its user; the Status is what trainer shows instead.
 #include <cuda_runtime.h>
+#include <nccl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "kernels/cuda/cuda_internal.h"
 #include "kernels/cuda/cuda_lab.h"
+#include "kernels/cuda/cuda_nccl_check.h"
 #include "kernels/cuda/lab/lab_kernel.h"
 
 #ifndef TRAINER_CUDA_ARCHITECTURES
@@ -233,5 +235,31 @@ extern "C" int cuda_lab_no_kernel_image(LabOutcome *out, Status *st) {
                 "%d%d-real to the list). trainer's own kernels are built for: %s", prop.major,
                 prop.minor, prop.major, prop.minor,
                 TRAINER_CUDA_ARCHITECTURES[0] ? TRAINER_CUDA_ARCHITECTURES : "(unknown)");
+    return 0;
+}
+
+// Two NCCL ranks in this process, both on cuda:0, as two processes of a launch on a one-GPU
+// machine (or with a wrong device mapping) are: NCCL gathers every rank's PCI bus id while
+// it sets up the communicator and refuses a repeated one.
+extern "C" int cuda_lab_duplicate_gpu(char *bus_id, size_t size, LabOutcome *out, Status *st) {
+    memset(out, 0, sizeof *out);
+    cudaDeviceProp prop;
+    TRY(open_first_device(&prop, st));
+    snprintf(bus_id, size, "%04x:%02x:%02x.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
+    ncclComm_t comms[2] = {NULL, NULL};
+    int devices[2] = {0, 0};
+    ncclResult_t r = ncclCommInitAll(comms, 2, devices);
+    if (r == ncclSuccess) {
+        for (int i = 0; i < 2; i++) ncclCommDestroy(comms[i]);
+        snprintf(out->raw, sizeof out->raw, "ncclCommInitAll(comms, 2, {0, 0}) -> ncclSuccess");
+        return 0;
+    }
+    const char *last = ncclGetLastError(NULL);
+    snprintf(out->raw, sizeof out->raw, "ncclCommInitAll(comms, 2, {0, 0}) -> %s (%d): %s\n"
+             "ncclGetLastError(): %s", r == ncclInvalidUsage ? "ncclInvalidUsage" : "ncclResult",
+             (int)r, ncclGetErrorString(r), last && last[0] ? last : "(nothing)");
+    out->triggered = 1;
+    out->api_error = (int)r;
+    nccl_fail(&out->diagnosis, r, "ncclCommInitAll", __FILE__, __LINE__);
     return 0;
 }

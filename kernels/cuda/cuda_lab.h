@@ -49,6 +49,10 @@ int cuda_lab_illegal_address(LabOutcome *out, Status *st);
 // A kernel compiled for one architecture only (SASS, no PTX) that is not the device's:
 // sm_120 on a compute 7.x device, sm_75 on any other.
 int cuda_lab_no_kernel_image(LabOutcome *out, Status *st);
+// Two NCCL ranks of this process on cuda:0 (ncclCommInitAll with {0, 0}), which NCCL
+// refuses with ncclInvalidUsage ("Duplicate GPU detected"); api_error is the ncclResult_t.
+// `bus_id` receives cuda:0's PCI bus id.
+int cuda_lab_duplicate_gpu(char *bus_id, size_t size, LabOutcome *out, Status *st);
 
 #ifdef __cplusplus
 }

@@ -34,3 +34,8 @@ int CUDA_ABSENT(cuda_lab_illegal_address)(LabOutcome *out, Status *st) {
 int CUDA_ABSENT(cuda_lab_no_kernel_image)(LabOutcome *out, Status *st) {
     return unavailable(out, st);
 }
+
+int CUDA_ABSENT(cuda_lab_duplicate_gpu)(char *bus_id, size_t size, LabOutcome *out, Status *st) {
+    if (size) bus_id[0] = 0;
+    return unavailable(out, st);
+}

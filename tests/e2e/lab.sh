@@ -7,7 +7,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 scenarios=(invalid-device oom bad-launch bad-label dtype-mismatch illegal-address
-    no-kernel-image version-report)
+    no-kernel-image duplicate-gpu version-report)
 
 run "$TRAINER" lab
 expect_rc 0 "trainer lab lists the scenarios"
@@ -16,8 +16,8 @@ for s in "${scenarios[@]}"; do
 done
 expect_match out '^  all +' "the list offers all"
 count=$(grep -cE '^  [a-z-]+ +.+ \[(runs here|needs a GPU)' <<<"$out")
-if [ "$count" -eq 8 ]; then pass "the list has 8 scenarios"
-else fail "the list has 8 scenarios" "found $count"; fi
+if [ "$count" -eq 9 ]; then pass "the list has 9 scenarios"
+else fail "the list has 9 scenarios" "found $count"; fi
 gpu=1
 grep -q '^no GPU here: ' <<<"$out" && gpu=0
 
@@ -114,6 +114,16 @@ if [ "$gpu" -eq 0 ]; then
     expect_match out '^cannot run a kernel built for another GPU here: .+' "and says why"
 else
     expect_rc 0 "lab no-kernel-image runs on the GPU"
+fi
+
+run "$TRAINER" lab duplicate-gpu
+expect_match out '^  Duplicate GPU detected : rank 1 and rank 0 both on CUDA device' \
+    "duplicate-gpu shows NCCL's words as PyTorch passes them on"
+if [ "$gpu" -eq 0 ]; then
+    expect_rc 3 "without a GPU lab duplicate-gpu cannot run"
+    expect_match out '^cannot run two NCCL ranks on one GPU here: .+' "and says why"
+else
+    expect_rc 0 "lab duplicate-gpu runs on the GPU"
 fi
 
 run "$TRAINER" lab version-report

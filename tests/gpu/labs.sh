@@ -88,6 +88,15 @@ expect_match out '^  lab_kernel_sm[0-9]+<<<1, 32>>> on cuda:0 \(sm_[0-9]+\) -> c
 expect_match out '^trainer: error: kernel lab_kernel_sm[0-9]+ has code for sm_[0-9]+ only \(SASS, no PTX\), but cuda:0 \(.+\) has compute capability [0-9]+\.[0-9]+' \
     "the diagnosis names the kernel, its architecture and the device's"
 
+run "$TRAINER" lab duplicate-gpu
+expect_rc 0 "lab duplicate-gpu"
+expect_match out '^  ncclCommInitAll\(comms, 2, \{0, 0\}\) -> ncclInvalidUsage \(5\)' \
+    "two NCCL ranks on cuda:0 fail with ncclInvalidUsage"
+expect_match out '^  ncclGetLastError\(\): .*Duplicate GPU' "NCCL's own words say Duplicate GPU"
+expect_match out '^trainer: error: --collective nccl: ranks 0 and 1 of 2 share the GPU at PCI [0-9a-f:.]+ on .+ \(cuda:0 in rank 0, cuda:0 in rank 1\)' \
+    "the diagnosis names the ranks and the GPU they share"
+expect_match out 'CUDA_VISIBLE_DEVICES=\$OMPI_COMM_WORLD_LOCAL_RANK' "and the local-rank mapping"
+
 run "$TRAINER" lab version-report
 expect_rc 0 "lab version-report"
 expect_match out '^The driver supports CUDA up to [0-9]+\.[0-9]+ and the runtime is [0-9]+\.[0-9]+: ' \
@@ -96,7 +105,7 @@ expect_match out '^The driver supports CUDA up to [0-9]+\.[0-9]+ and the runtime
 run "$TRAINER" lab all
 expect_rc 0 "lab all"
 shown=$(grep -cE '^  [a-z-]+ +shown$' <<<"$out")
-if [ "$shown" -eq 8 ]; then pass "lab all shows all 8 scenarios"
-else fail "lab all shows all 8 scenarios" "$shown shown"; fi
+if [ "$shown" -eq 9 ]; then pass "lab all shows all 9 scenarios"
+else fail "lab all shows all 9 scenarios" "$shown shown"; fi
 
 finish

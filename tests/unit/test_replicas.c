@@ -87,7 +87,9 @@ static void a_step_smaller_than_the_replica_count_works(void) {
     dataset_free(&ds);
 }
 
-static void host_collective_sums_and_broadcasts(void) {
+// Replicas sharing the CPU: summed in place on the device (auto: "device") or staged through
+// host buffers ("mpi": "host"); both add in replica order and broadcast from any root.
+static void collectives_sum_and_broadcast(CollectiveChoice choice, const char *name) {
     Status st;
     status_clear(&st);
     Device d;
@@ -98,23 +100,87 @@ static void host_collective_sums_and_broadcasts(void) {
     float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, c[4] = {100, 200, 300, 400};
     float *buffers[3] = {a, b, c};
     Collective coll;
-    CHECK_INT_EQ(collective_open(devices, 3, &coll, &st), 0);
-    CHECK(strcmp(coll.name, "host") == 0);
+    CHECK_INT_EQ(collective_open(devices, 3, choice, &coll, notice, sizeof notice, &st), 0);
+    CHECK(strcmp(coll.name, name) == 0);
+    CHECK(notice[0] == 0);
     CHECK_INT_EQ(coll.all_reduce_sum(&coll, buffers, 4, &st), 0);
     for (int i = 0; i < 4; i++) {
         CHECK_NEAR(a[i], 111.0 * (i + 1), 0);
+        CHECK_NEAR(b[i], 111.0 * (i + 1), 0);
         CHECK_NEAR(c[i], 111.0 * (i + 1), 0);
     }
     b[0] = -1;
     CHECK_INT_EQ(coll.broadcast(&coll, buffers, 4, 1, &st), 0);
     CHECK_NEAR(a[0], -1, 0);
     CHECK_NEAR(c[0], -1, 0);
+    CHECK_NEAR(c[1], 222, 0);
     collective_close(&coll);
     device_close(&d);
 }
 
+// How mpirun's ranks are found to share a GPU (core/collective.c, before NCCL refuses
+// them): by host and PCI bus id, whatever each rank's ordinal for the card.
+static void ranks_sharing_a_gpu_are_found(void) {
+    RankPlace two_cards[3] = {{"node1", "0000:1a:00.0", "cuda:0"},
+                              {"node1", "0000:1b:00.0", "cuda:1"},
+                              {"node2", "0000:1a:00.0", "cuda:0"}};  // another host's card
+    SharedGpu shared;
+    int cpu_rank, gpu_rank;
+    collective_find_shared_gpu(two_cards, 3, &shared, &cpu_rank, &gpu_rank);
+    CHECK_INT_EQ(shared.found, 0);
+    CHECK_INT_EQ(cpu_rank, -1);
+    CHECK_INT_EQ(gpu_rank, 0);
+    // CUDA_VISIBLE_DEVICES=1 on rank 2 calls node1's second card cuda:0 there.
+    RankPlace one_card[4] = {{"node1", "", "cpu"},
+                             {"node1", "0000:1a:00.0", "cuda:0"},
+                             {"node1", "0000:1b:00.0", "cuda:1"},
+                             {"node1", "0000:1b:00.0", "cuda:0"}};
+    collective_find_shared_gpu(one_card, 4, &shared, &cpu_rank, &gpu_rank);
+    CHECK_INT_EQ(shared.found, 1);
+    CHECK_INT_EQ(shared.first, 2);
+    CHECK_INT_EQ(shared.second, 3);
+    CHECK_INT_EQ(cpu_rank, 0);
+    CHECK_INT_EQ(gpu_rank, 1);
+    char what[512];
+    collective_describe_shared_gpu(&shared, what, sizeof what);
+    CHECK(strcmp(what, "ranks 2 and 3 of 4 share the GPU at PCI 0000:1b:00.0 on node1 "
+                       "(cuda:1 in rank 2, cuda:0 in rank 3)") == 0);
+    Status st;
+    status_clear(&st);
+    status_fail(&st, STATUS_BAD_INPUT, "ncclCommInitRank failed: ncclInvalidUsage (5)");
+    collective_explain_shared_gpu(&shared, &st);
+    CHECK_INT_EQ(st.code, STATUS_RUNTIME_ERROR);
+    CHECK(strncmp(st.message, "--collective nccl: ranks 2 and 3 of 4 share", 43) == 0);
+    CHECK(strstr(st.message, "ncclInvalidUsage (5)") != NULL);
+    CHECK(strstr(st.hint, "CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK") != NULL);
+}
+
+// A CPU device and nccl: refused, before anything is opened.
+static void nccl_is_refused_on_the_cpu(void) {
+    Status st;
+    status_clear(&st);
+    CollectiveChoice choice;
+    CHECK_INT_EQ(collective_choice_parse("mpi", &choice, &st), 0);
+    CHECK_INT_EQ(choice, COLLECTIVE_MPI);
+    CHECK_INT_EQ(collective_choice_parse("NCCL", &choice, &st), STATUS_BAD_INPUT);
+    Device d;
+    char notice[256];
+    DeviceOptions options = {.spec = "cpu", .mode = ALLOC_GROW};
+    CHECK_INT_EQ(device_open(&options, &d, notice, sizeof notice, &st), 0);
+    Device *devices[2] = {&d, &d};
+    Collective coll;
+    status_clear(&st);
+    CHECK_INT_EQ(collective_open(devices, 2, COLLECTIVE_NCCL, &coll, notice, sizeof notice, &st),
+                 STATUS_BAD_INPUT);
+    CHECK(strstr(st.message, "--collective nccl sums over GPUs, but the device is cpu") != NULL);
+    device_close(&d);
+}
+
 int main(void) {
-    host_collective_sums_and_broadcasts();
+    collectives_sum_and_broadcast(COLLECTIVE_AUTO, "device");
+    collectives_sum_and_broadcast(COLLECTIVE_MPI, "host");
+    ranks_sharing_a_gpu_are_found();
+    nccl_is_refused_on_the_cpu();
     Dataset ds = synthetic_dataset();
     Status st;
     status_clear(&st);
