@@ -13,7 +13,7 @@ static const OptionSpec eval_options[] = {
     {"--on-bad-sample", "fail|skip", "an unreadable image stops the run (fail, the default) "
                                      "or is left out and counted (skip)"},
     {"--batch", "N", "evaluation batch size (default: the model's train batch=)"},
-    {"--test-limit", "N", "evaluate on the first N test samples only"},
+    {"--test-limit", "N", "evaluate on N test samples only (see --limit-order)"},
     {"--val-split", "F", "evaluate on the validation split `train --val-split F` held out "
                          "(default: the split the weights record, on a dataset without a "
                          "test split)"},
@@ -21,6 +21,8 @@ static const OptionSpec eval_options[] = {
                     "weights record, else the model file's train seed=)"},
     {"--train-limit", "N", "with --val-split: the run's --train-limit, applied before the "
                            "split (default: the one the weights record)"},
+    LIMIT_ORDER_OPTION_SPEC,
+    RESIZE_OPTION_SPEC,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -126,10 +128,17 @@ static int load_validation(const Command *cmd, const ParsedArgs *args, const Run
                            int *skipped, Status *st) {
     Dataset train;
     TRY(load_data_split(cmd, args, config, "train", options, &train, skipped, st));
-    if (!dataset_truncate(&train, (int)split->held.train_limit)) split->held.train_limit = 0;
+    SplitLimit how = {split->held.train_limit, "--train-limit", "training", LIMIT_STRATIFIED,
+                      (uint64_t)split->held.seed};
+    int cut = 0, rc = args_limit_order(cmd, args, &how.order, st);
+    if (!rc) rc = apply_split_limit(&train, &how, &cut, NULL, 0, st);
+    if (rc) {
+        dataset_free(&train);
+        return rc;
+    }
+    if (!cut) split->held.train_limit = 0;
     split->held.samples = train.count;
-    int rc = dataset_split_off(&train, split->held.fraction, (uint64_t)split->held.seed, val,
-                               st);
+    rc = dataset_split_off(&train, split->held.fraction, (uint64_t)split->held.seed, val, st);
     dataset_free(&train);
     return rc;
 }

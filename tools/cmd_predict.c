@@ -27,14 +27,15 @@ static const OptionSpec predict_options[] = {
     {"--top", "K", "print the K most likely classes of each image (default 3)"},
     {"--classes", "NAMES", "fashion-mnist or FILE, one name per line (default: the names the "
                            "weights file records, else class indices)"},
+    RESIZE_OPTION_SPEC,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
 
 const Command predict_command = {
     .name = "predict",
-    .usage = "MODEL --weights FILE IMAGE.png... [options]",
-    .summary = "classify PNG images with trained weights: top classes and probabilities",
+    .usage = "MODEL --weights FILE IMAGE... [options]",
+    .summary = "classify PNG or JPEG images with trained weights: top classes and probabilities",
     .options = predict_options,
     .run = run_predict,
 };
@@ -190,6 +191,7 @@ static int load_class_names(const Command *cmd, const ParsedArgs *args, int clas
 typedef struct ImageInput {
     int channels, height, width;
     int flat_values;
+    int resize_height, resize_width;  // --resize: every image resized to this; 0: none
 } ImageInput;
 
 static int image_input_of(const Graph *g, ImageInput *in, Status *st) {
@@ -217,10 +219,14 @@ static int image_input_of(const Graph *g, ImageInput *in, Status *st) {
 }
 
 static int read_image(const char *path, const ImageInput *in, float *out, Status *st) {
+    // The reader, resize and rounding an images:DIR dataset goes through (data/image.c).
+    if (in->resize_height)
+        return image_read_sample(path, in->channels, in->resize_height, in->resize_width, 1,
+                                 out, st);
     if (!in->flat_values)
-        return png_read_sample(path, in->channels, in->height, in->width, out, st);
+        return image_read_sample(path, in->channels, in->height, in->width, 0, out, st);
     int width = 0, height = 0;
-    TRY(png_read_size(path, &width, &height, st));
+    TRY(image_read_size(path, &width, &height, st));
     if ((long)width * height != in->flat_values) {
         int side = (int)lround(sqrt((double)in->flat_values));
         if ((long)side * side == in->flat_values) {
@@ -238,7 +244,7 @@ static int read_image(const char *path, const ImageInput *in, float *out, Status
         }
         return STATUS_BAD_INPUT;
     }
-    return png_read_sample(path, 1, height, width, out, st);
+    return image_read_sample(path, 1, height, width, 0, out, st);
 }
 
 // Decodes every image; reports each bad one. Returns the exit code of the first failure.
@@ -425,6 +431,8 @@ static int prepare(const Command *cmd, PredictRun *run, Status *st) {
     TRY(args_int(cmd, run->args, "--top", 1, 1000000, &top, NULL, st));
     run->top = top > classes ? classes : (int)top;
     TRY(image_input_of(run->g, &run->input, st));
+    TRY(args_resize(cmd, run->args, &run->g->input->out_shape, &run->input.resize_height,
+                    &run->input.resize_width, st));
     TRY(load_class_names(cmd, run->args, classes, &run->names, st));
     run->sample = shape_numel(&run->g->input->out_shape);
     size_t count = (size_t)(run->args->positional_count - 1);
