@@ -282,8 +282,9 @@ static int wrong_size(const Dataset *ds, const char *path, int width, int height
     if (!reference) {
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "image is %dx%d pixels (WxH), but the "
                        "model takes %dx%d", width, height, ds->width, ds->height);
-        status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! "
-                        "out.png`", ds->width, ds->height, ds->width, ds->height);
+        status_hint(st, "add --resize model to resize images as they are read, or resize the "
+                        "image to %dx%d, e.g. `convert IMAGE -resize %dx%d! out.png`",
+                    ds->width, ds->height, ds->width, ds->height);
         return STATUS_BAD_INPUT;
     }
     Escaped like;
@@ -291,7 +292,7 @@ static int wrong_size(const Dataset *ds, const char *path, int width, int height
                    "split's images are %dx%d (the most common size; e.g. %s)", width, height,
                    ds->width, ds->height, escaped(reference, &like));
     status_hint(st, "give every image of the folder one size, e.g. `convert IMAGE -resize "
-                    "%dx%d! out.png`", ds->width, ds->height);
+                    "%dx%d! out.png`, or train with --resize HxW", ds->width, ds->height);
     return STATUS_BAD_INPUT;
 }
 

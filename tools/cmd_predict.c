@@ -233,8 +233,9 @@ static int read_image(const char *path, const ImageInput *in, float *out, Status
             status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
                            "image is %dx%d pixels (WxH), but the model takes %dx%d (input "
                            "shape=%d)", width, height, side, side, in->flat_values);
-            status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! "
-                            "out.png`", side, side, side, side);
+            status_hint(st, "add --resize model (as the model trained with it), or resize the "
+                            "image to %dx%d, e.g. `convert IMAGE -resize %dx%d! out.png`",
+                        side, side, side, side);
         } else {
             status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
                            "image is %dx%d pixels (WxH), %ld in all, but the model takes %d "
