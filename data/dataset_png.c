@@ -266,7 +266,10 @@ static int decode_file(const Dataset *ds, const char *path, float *values, uint8
                        Status *st) {
     TRY(image_read_sample(path, ds->channels, ds->height, ds->width, ds->resize, values, st));
     size_t sample = dataset_sample_size(ds);
-    for (size_t v = 0; v < sample; v++) out[v] = (uint8_t)lrintf(values[v] * 255.0f);
+    // Each value is a whole number of 255ths (image_read_sample), so v * 255 is within a
+    // rounding error of its byte and adding a half before truncating finds it: lrintf's
+    // call into libm took a quarter of a JPEG folder's load time.
+    for (size_t v = 0; v < sample; v++) out[v] = (uint8_t)(values[v] * 255.0f + 0.5f);
     return 0;
 }
 

@@ -40,17 +40,19 @@ void image_to_planes(const ImagePixels *image, int channels, float *out) {
     int samples = image->samples;
     int color = samples >= 3;
     int alpha = samples == 2 || samples == 4;
+    float scaled[256];  // v / 255, the same floats as dividing, without a division a value
+    for (int v = 0; v < 256; v++) scaled[v] = v / 255.0f;
     for (size_t i = 0; i < plane; i++) {
         const unsigned char *px = image->pixels + i * (size_t)samples;
         // Composited over black: a fully opaque pixel keeps its exact value v / 255.
-        float a = alpha ? px[samples - 1] / 255.0f : 1.0f;
+        float a = alpha ? scaled[px[samples - 1]] : 1.0f;
         if (channels == 1) {
             // Integer weights (exact in float): a gray pixel stored as RGB keeps v / 255.
             float v = color ? (299 * px[0] + 587 * px[1] + 114 * px[2]) / 255000.0f
-                            : px[0] / 255.0f;
+                            : scaled[px[0]];
             out[i] = v * a;
         } else {
-            for (int c = 0; c < 3; c++) out[c * plane + i] = (px[color ? c : 0] / 255.0f) * a;
+            for (int c = 0; c < 3; c++) out[c * plane + i] = scaled[px[color ? c : 0]] * a;
         }
     }
 }
@@ -197,10 +199,14 @@ int image_read_sample(const char *path, int channels, int height, int width, int
     TRY(image_decode(path, resize ? 0 : width, resize ? 0 : height, &image, st));
     int rc = image.pixels ? planes_at_size(&image, channels, height, width, out, st)
                           : refuse_size(path, &image, height, width, resize, st);
+    // Gray as gray or RGB, and opaque RGB as RGB, at their own size are v / 255 already.
+    int whole = image.width == width && image.height == height &&
+                (image.samples == 1 || (image.samples == 3 && channels == 3));
     free(image.pixels);
     // Whole 255ths, as a dataset keeps them (one byte a value): `predict` then sees what
     // training saw, resized or converted to luminance alike.
     size_t values = (size_t)channels * height * width;
-    for (size_t i = 0; !rc && i < values; i++) out[i] = (float)lrintf(out[i] * 255.0f) / 255.0f;
+    for (size_t i = 0; !rc && !whole && i < values; i++)
+        out[i] = (float)lrintf(out[i] * 255.0f) / 255.0f;
     return rc;
 }
