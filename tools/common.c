@@ -8,10 +8,10 @@
 #include "base/lever.h"
 #include "base/suggest.h"
 #include "core/checkpoint.h"
-#include "data/image.h"
 #include "core/precision_check.h"
 #include "core/step_graph.h"
 #include "data/dataset_stats.h"
+#include "data/image.h"
 #include "tools/cli.h"
 
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
