@@ -175,7 +175,7 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
            loss_text(result.loss, loss, sizeof loss), result.accuracy, result.samples,
            result.samples == 1 ? "" : "s", test->source);
     const HeldOutSplit *held = &split->held;
-    if (held->train_limit) printf(", held out of the first %ld", held->train_limit);
+    if (held->train_limit) printf(", held out of %ld", held->train_limit);
     if (held->fraction)
         printf("%sby --val-split %g with seed %ld", held->train_limit ? " " : ", held out ",
                held->fraction, held->seed);
