@@ -324,6 +324,7 @@ static int allocate_like(const Dataset *from, int count, Dataset *to, Status *st
     to->channels = from->channels;
     to->height = from->height;
     to->width = from->width;
+    to->resize = from->resize;  // a streamed split decodes (and resizes) as it did
     size_t values = (size_t)count * dataset_sample_size(from);
     if (from->features) to->features = malloc(values * sizeof *to->features);
     else if (from->paths) to->paths = calloc((size_t)count, sizeof *to->paths);

@@ -57,6 +57,12 @@ expect_rc 0 "a folder of JPEG and PNG images of three sizes trains with --resize
 expect_in out "images: resized to 28x28 (HxW) where another size, bilinear" \
     "the header says the size and the filter"
 expect_in out "27 train, 9 val samples" "every file is read, JPEG and PNG alike"
+run "${train[@]}" --data "images:$work/pets" --resize model --decode stream \
+    --save "$work/streamed.safetensors"
+expect_rc 0 "streamed (--decode stream), the images are resized as their batches are made"
+if cmp -s "$work/w.safetensors" "$work/streamed.safetensors"; then
+    pass "into the same weights, byte for byte, the validation split's images included"
+else fail "streamed and up-front runs with --resize end with other weights"; fi
 run "${train[@]}" --data "png:$work/pets" --resize 28x28
 expect_rc 0 "png:DIR is the same reader, and --resize HxW the same as model"
 run "${train[@]}" --data "images:$work/pets" --resize 32x32
