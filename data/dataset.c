@@ -278,8 +278,7 @@ static int load_by_spec(const char *spec, const char *split, const DatasetOption
         return dataset_load_idx(spec, split, options, out, st);
     if (has_prefix(spec, "cifar10:")) return dataset_load_cifar10(spec + 8, split, out, st);
     if (dataset_image_folder(spec))
-        return dataset_load_png(spec + dataset_image_folder(spec), split, options, out,
-                                skipped, st);
+        return dataset_load_png(spec, split, options, out, skipped, st);
     if (has_prefix(spec, "csv:") && strcmp(split, "test") == 0) {
         status_fail(st, STATUS_BAD_INPUT, "%s has no test split: a CSV file is all training "
                     "data", spec);

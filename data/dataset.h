@@ -112,7 +112,8 @@ int dataset_split_off(Dataset *train, double fraction, uint64_t seed, Dataset *v
 int dataset_load_idx(const char *spec, const char *split, const DatasetOptions *options,
                      Dataset *out, Status *st);
 int dataset_load_cifar10(const char *dir, const char *split, Dataset *out, Status *st);
-int dataset_load_png(const char *dir, const char *split, const DatasetOptions *options,
+// images:DIR or png:DIR (the whole spec, for messages that name it as spelled).
+int dataset_load_png(const char *spec, const char *split, const DatasetOptions *options,
                      Dataset *out, int *skipped, Status *st);
 int dataset_load_csv(const char *spec, Dataset *out, Status *st);
 // A path's leading `~/` (or a bare `~`) as $HOME, as a shell would have done had the path

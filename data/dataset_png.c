@@ -413,16 +413,19 @@ static int load_split(const char *classes_root, const char *root, const DatasetO
     return rc;
 }
 
-int dataset_load_png(const char *dir, const char *split, const DatasetOptions *options,
+int dataset_load_png(const char *spec, const char *split, const DatasetOptions *options,
                      Dataset *out, int *skipped, Status *st) {
-    TRY(dataset_check_folder(dir, "png", PNG_FOLDER_HINT, st));
+    // Messages name the spec as the user spelled it: images:DIR or png:DIR.
+    const char *kind = dataset_image_folder(spec) == 4 ? "png" : "images";
+    const char *dir = spec + dataset_image_folder(spec);
+    TRY(dataset_check_folder(dir, kind, PNG_FOLDER_HINT, st));
     char train[1024], root[1024];
     snprintf(train, sizeof train, "%s/train", dir);
     int test = strcmp(split, "test") == 0;
     if (!path_is_directory(train)) {
         if (test) {
-            status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "png:%s has no test split (no "
-                           "train/ and test/ folders)", dir);
+            status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "%s:%s has no test split (no "
+                           "train/ and test/ folders)", kind, dir);
             // Read by train and eval alike: the hint fits both.
             status_hint(st, "hold out part of the training data with --val-split F: 0.1 to "
                         "train; to evaluate, the F (and --seed) the run trained with");
