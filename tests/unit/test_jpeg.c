@@ -3,7 +3,7 @@
 // progressive and Adobe CMYK decode; a 12-bit, a cut-short and a non-image file are
 // STATUS_BAD_INPUT naming the file; a PNG of a JPEG's own decoded pixels reads the same
 // sample as the JPEG; resizing keeps constants and interpolates between pixel centres; a
-// stratified limit keeps each class's share.
+// stratified limit and validation split keep each class's share.
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
@@ -223,6 +223,30 @@ static void stratified_limit_keeps_class_shares(void) {
     dataset_free(&ds);
 }
 
+// --val-split is stratified too: a fifth of 50/30/20 sorted samples holds out 10/6/4.
+static void validation_split_keeps_class_shares(void) {
+    Dataset train = {0}, val;
+    train.count = 100;
+    train.channels = train.height = train.width = 1;
+    train.images = malloc(100);
+    train.labels = malloc(100);
+    for (int i = 0; i < 100; i++) {
+        train.labels[i] = (uint8_t)(i < 50 ? 0 : i < 80 ? 1 : 2);
+        train.images[i] = (uint8_t)i;
+    }
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(dataset_split_off(&train, 0.2, 3, &val, &st), 0);
+    int held[3] = {0};
+    for (int i = 0; i < val.count; i++) held[val.labels[i]]++;
+    CHECK_INT_EQ(held[0], 10);
+    CHECK_INT_EQ(held[1], 6);
+    CHECK_INT_EQ(held[2], 4);
+    CHECK_INT_EQ(train.count, 80);
+    dataset_free(&train);
+    dataset_free(&val);
+}
+
 int main(void) {
     snprintf(tmp_root, sizeof tmp_root, "/tmp/trainer-test-jpeg-XXXXXX");
     if (!mkdtemp(tmp_root)) {
@@ -235,6 +259,7 @@ int main(void) {
     twelve_bit_cut_and_garbage_are_refused();
     resize_interpolates_and_keeps_constants();
     stratified_limit_keeps_class_shares();
+    validation_split_keeps_class_shares();
     const char *names[] = {"rgb.jpg", "cmyk.jpg", "same.jpg", "same.png", "good.jpg",
                            "twelve.jpg", "cut.jpg", "gif.jpg"};
     char path[512];
