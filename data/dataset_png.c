@@ -17,7 +17,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,13 +263,8 @@ static int choose_shape(const PngSplit *split, const DatasetOptions *options, Da
 // dataset_png_decode, with the failure's place left raw (dataset_load_png escapes it).
 static int decode_file(const Dataset *ds, const char *path, float *values, uint8_t *out,
                        Status *st) {
-    TRY(image_read_sample(path, ds->channels, ds->height, ds->width, ds->resize, values, st));
-    size_t sample = dataset_sample_size(ds);
-    // Each value is a whole number of 255ths (image_read_sample), so v * 255 is within a
-    // rounding error of its byte and adding a half before truncating finds it: lrintf's
-    // call into libm took a quarter of a JPEG folder's load time.
-    for (size_t v = 0; v < sample; v++) out[v] = (uint8_t)(values[v] * 255.0f + 0.5f);
-    return 0;
+    return image_read_bytes(path, ds->channels, ds->height, ds->width, ds->resize, values,
+                            out, st);
 }
 
 int dataset_png_decode(const Dataset *ds, const char *path, float *values, uint8_t *out,

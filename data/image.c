@@ -192,21 +192,56 @@ static int planes_at_size(const ImagePixels *image, int channels, int height, in
     return rc;
 }
 
+// Decodes PATH for a sample of channels x height x width: the image itself, or a refusal
+// (channels, another size without resize, too large to resize).
+static int decode_for_sample(const char *path, int channels, int height, int width,
+                             int resize, ImagePixels *image, Status *st) {
+    if (channels != 1 && channels != 3) return refuse_channels(path, channels, st);
+    TRY(image_decode(path, resize ? 0 : width, resize ? 0 : height, image, st));
+    if (image->pixels) return 0;
+    return refuse_size(path, image, height, width, resize, st);
+}
+
+// Gray as gray or RGB, and opaque RGB as RGB, at their own size: each value is one of the
+// file's bytes (v / 255 as a float), with no arithmetic between.
+static int bytes_as_stored(const ImagePixels *image, int channels, int height, int width) {
+    return image->width == width && image->height == height &&
+           (image->samples == 1 || (image->samples == 3 && channels == 3));
+}
+
 int image_read_sample(const char *path, int channels, int height, int width, int resize,
                       float *out, Status *st) {
-    if (channels != 1 && channels != 3) return refuse_channels(path, channels, st);
     ImagePixels image;
-    TRY(image_decode(path, resize ? 0 : width, resize ? 0 : height, &image, st));
-    int rc = image.pixels ? planes_at_size(&image, channels, height, width, out, st)
-                          : refuse_size(path, &image, height, width, resize, st);
-    // Gray as gray or RGB, and opaque RGB as RGB, at their own size are v / 255 already.
-    int whole = image.width == width && image.height == height &&
-                (image.samples == 1 || (image.samples == 3 && channels == 3));
+    TRY(decode_for_sample(path, channels, height, width, resize, &image, st));
+    int rc = planes_at_size(&image, channels, height, width, out, st);
+    int whole = bytes_as_stored(&image, channels, height, width);
     free(image.pixels);
     // Whole 255ths, as a dataset keeps them (one byte a value): `predict` then sees what
     // training saw, resized or converted to luminance alike.
     size_t values = (size_t)channels * height * width;
     for (size_t i = 0; !rc && !whole && i < values; i++)
         out[i] = (float)lrintf(out[i] * 255.0f) / 255.0f;
+    return rc;
+}
+
+int image_read_bytes(const char *path, int channels, int height, int width, int resize,
+                     float *scratch, uint8_t *out, Status *st) {
+    ImagePixels image;
+    TRY(decode_for_sample(path, channels, height, width, resize, &image, st));
+    size_t plane = (size_t)width * height;
+    int rc = 0;
+    if (bytes_as_stored(&image, channels, height, width)) {
+        // The bytes as they are, planar (gray replicated into R, G and B).
+        for (int c = 0; c < channels; c++)
+            for (size_t i = 0; i < plane; i++)
+                out[c * plane + i] = image.pixels[i * (size_t)image.samples +
+                                                  (image.samples == 3 ? (size_t)c : 0)];
+    } else {
+        rc = planes_at_size(&image, channels, height, width, scratch, st);
+        // The nearest byte, as image_read_sample's 255ths.
+        for (size_t i = 0; !rc && i < (size_t)channels * plane; i++)
+            out[i] = (uint8_t)lrintf(scratch[i] * 255.0f);
+    }
+    free(image.pixels);
     return rc;
 }

@@ -48,6 +48,12 @@ int jpeg_read_size(const char *path, int *width, int *height, Status *st);
 // so that both see the same values.
 int image_read_sample(const char *path, int channels, int height, int width, int resize,
                       float *out, Status *st);
+// The same sample as bytes (value * 255), what a dataset keeps: image_read_sample's values
+// times 255, exactly. An image whose bytes are used as stored (gray, or RGB into 3
+// channels, at the size) is copied without going through floats; `scratch` (channels *
+// height * width floats) holds the others' planes.
+int image_read_bytes(const char *path, int channels, int height, int width, int resize,
+                     float *scratch, uint8_t *out, Status *st);
 // An image's samples as `channels` planes of floats in [0, 1] (see the top of the file).
 void image_to_planes(const ImagePixels *image, int channels, float *out);
 // Resizes each of `channels` planes from in_height x in_width to out_height x out_width

@@ -3,7 +3,8 @@
 // progressive and Adobe CMYK decode; a 12-bit, a cut-short and a non-image file are
 // STATUS_BAD_INPUT naming the file; a PNG of a JPEG's own decoded pixels reads the same
 // sample as the JPEG; resizing keeps constants and interpolates between pixel centres; a
-// stratified limit and validation split keep each class's share.
+// stratified limit and validation split keep each class's share. image_read_bytes gives
+// image_read_sample's values as bytes.
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
@@ -14,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <math.h>
 
 #include <jpeglib.h>
 
@@ -128,6 +131,19 @@ static void png_of_jpeg_pixels_reads_the_same(void) {
             CHECK_INT_EQ(image_read_sample(jpg, channels, 6, 10, 1, a, &st), 0);
             CHECK_INT_EQ(image_read_sample(png, channels, 6, 10, 1, b, &st), 0);
             CHECK(memcmp(a, b, sizeof(float) * channels * 60) == 0);
+            // The bytes a dataset keeps are those values times 255, at the size and resized.
+            for (int resize = 0; resize <= 1; resize++) {
+                int h = resize ? 6 : H, w = resize ? 10 : W;
+                float scratch[3 * 20 * 12];
+                uint8_t bytes[3 * 20 * 12];
+                CHECK_INT_EQ(image_read_sample(jpg, channels, h, w, resize, a, &st), 0);
+                CHECK_INT_EQ(image_read_bytes(jpg, channels, h, w, resize, scratch, bytes, &st),
+                             0);
+                int same = 1;
+                for (int i = 0; i < channels * h * w; i++)
+                    same &= bytes[i] == (uint8_t)lrintf(a[i] * 255.0f);
+                CHECK(same);
+            }
         }
         free(decoded.pixels);
         free(pixels);
