@@ -23,15 +23,18 @@ export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$core}
 # trainer also makes OpenBLAS's idle threads sleep instead of spin (tools/main.c); PyTorch
 # calls the same library, so it gets the same setting.
 export OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4}
-limit_args=()
-[ "$limit" -gt 0 ] && limit_args=(--train-limit "$limit")
+limit_args=() trainer_limit_args=()
+# PyTorch's side (bench/torch_train.py) takes the first N samples: the trainer is told to
+# take the same ones rather than its default stratified sample.
+[ "$limit" -gt 0 ] && limit_args=(--train-limit "$limit") &&
+  trainer_limit_args=(--train-limit "$limit" --limit-order first)
 
 printf "%-8s %6s %8s %14s %16s %7s %16s %7s\n" model batch threads "trainer" \
   "pytorch default" ratio "pytorch same-env" ratio
 for model in $models; do
   for batch in "${batches[@]}"; do
     ours=$(./build/trainer train "models/$model.model" --device cpu --threads "$threads" \
-             --epochs "$epochs" --batch "$batch" --test-limit 1000 "${limit_args[@]}" 2>/dev/null |
+             --epochs "$epochs" --batch "$batch" --test-limit 1000 "${trainer_limit_args[@]}" 2>/dev/null |
            awk '/^epoch/ { for (i = 1; i <= NF; i++) if ($i == "samples/s") v = $(i-1);
                            if (v > best) best = v } END { print best + 0 }')
     # PyTorch twice: as a user gets it (no OpenBLAS variables), and with the OpenBLAS

@@ -169,8 +169,11 @@ command -v "$python" >/dev/null 2>&1 ||
   die "$python is not installed: bench/gpu_table.py makes the tables (PYTHON=... picks another)"
 command -v timeout >/dev/null 2>&1 || die "timeout (coreutils) is not installed"
 data_args=(--data "idx:$data_dir")
-limit_args=()
-[ "$limit" -gt 0 ] && limit_args=(--train-limit "$limit")
+limit_args=() trainer_limit_args=()
+# PyTorch's side (bench/torch_train.py) takes the first N samples: the trainer is told to
+# take the same ones rather than its default stratified sample.
+[ "$limit" -gt 0 ] && limit_args=(--train-limit "$limit") &&
+  trainer_limit_args=(--train-limit "$limit" --limit-order first)
 
 # ---- is there a GPU, and can both sides use it? -------------------------------------
 gpus=""
@@ -285,7 +288,7 @@ run_trainer() {
   fi
   timed "$limit" "$trainer" train "models/$model.model" --device "$device" --epochs "$epochs" \
     --batch "$batch" --precision "$precision" --cuda-graph "$cuda_graph" "${data_args[@]}" \
-    "${limit_args[@]}"
+    "${trainer_limit_args[@]}"
   # How the steps ran: replayed from a graph, or plain launches (trainer's notice says why).
   if grep -q "CUDA Graph: the training step is captured" <<<"$out"; then
     graph_replayed=$((graph_replayed + 1))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/loader_cpu.sh [-r REPEATS] [-t THREADS] [-d CACHE_DIR] [-C] [CONFIG...]
+# bench/loader_cpu.sh [-r REPEATS] [-t THREADS] [-d CACHE_DIR] [-C] [-J] [CONFIG...]
 # Does the loader keep up with training on the CPU? Three rates in samples/s, side by side:
 #
 #   decode    the whole training split read into memory as bytes by the trainer's own
@@ -32,6 +32,12 @@
 #           work of a streamed run's loader thread, every epoch), and the step rate is that
 #           of `trainer train --decode stream` (staged batches, the loader thread beside
 #           BLAS on the same cores)
+# -J instead compares JPEG decoding with PIL's (Debian's python3-pil) on the same files, one
+# thread each, decode rate in samples/s (median of REPEATS): the Fashion-MNIST training
+# split as 28x28 gray JPEGs (quality 90, read as gray) and 1000 synthetic 256x256 colour
+# photos (quality 90, read as RGB). The trainer's side is bench/loader_rate on the images:DIR
+# (the whole split into memory as bytes, as a run loads it); PIL's is bench/jpeg_pil.py
+# (Image.open, convert, tobytes per file). Both use libjpeg-turbo.
 # Default: idx and png, each with mlp:128:60000 mlp:1024:60000 lenet:128:4096, stream with
 # mlp:128:60000 lenet:128:4096, plus colour:cifar-resnet:128:512 unless -C. TRAIN_SAMPLES keeps the slow models' runs short;
 # their epoch time is extrapolated to the full split at the measured rate.
@@ -40,11 +46,11 @@
 # run takes about 2 minutes on 2 cores (docs/benchmarks.md has one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repeats=3 threads=() cache="${TMPDIR:-/tmp}/trainer-loader-bench" colour=1
-while getopts "r:t:d:C" opt; do
+repeats=3 threads=() cache="${TMPDIR:-/tmp}/trainer-loader-bench" colour=1 jpeg=0
+while getopts "r:t:d:CJ" opt; do
   case $opt in
     r) repeats=$OPTARG ;; t) threads=(--threads "$OPTARG") ;; d) cache=$OPTARG ;;
-    C) colour=0 ;; *) exit 2 ;;
+    C) colour=0 ;; J) jpeg=1 ;; *) exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -88,6 +94,37 @@ spec_of() {
     *) echo "unknown source '$1': idx, png, stream or colour" >&2; exit 2 ;;
   esac
 }
+
+# -J: JPEG decode, the trainer's reader against PIL on the same files.
+if [ "$jpeg" = 1 ]; then
+  pil=/usr/bin/python3  # Debian's, which has python3-pil
+  "$pil" -c "import PIL" 2>/dev/null || { echo "-J needs python3-pil (scripts/setup.sh --bench)" >&2; exit 1; }
+  png=$(spec_of png)
+  if [ ! -f "$cache/fm-jpeg/.complete" ]; then
+    rm -rf "$cache/fm-jpeg"
+    "$pil" bench/jpeg_pil.py make "$cache/fm-jpeg" --from "${png#png:}"
+    touch "$cache/fm-jpeg/.complete"
+  fi
+  if [ ! -f "$cache/photo-jpeg/.complete" ]; then
+    rm -rf "$cache/photo-jpeg"
+    "$pil" bench/jpeg_pil.py make "$cache/photo-jpeg" --photos 1000 --size 256
+    touch "$cache/photo-jpeg/.complete"
+  fi
+  echo "machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+  echo "JPEG decode, one thread, median of $repeats runs; samples/s"
+  printf "%-22s %7s %10s %10s %7s\n" files samples trainer PIL ratio
+  for set in "fm-jpeg 1 L 28x28 gray" "photo-jpeg 3 RGB 256x256 RGB"; do
+    read -r name channels mode label kind <<<"$set"
+    ours=$("$loader" -r "$repeats" -c "$channels" "images:$cache/$name" | sed -n 's|.*samples/s=||p')
+    theirs=$("$pil" bench/jpeg_pil.py time "$cache/$name" "$mode" --repeats "$repeats")
+    count=$(sed -n 's/.*samples=\([0-9]*\).*/\1/p' <<<"$theirs")
+    theirs=$(sed -n 's|.*samples/s=||p' <<<"$theirs")
+    awk -v n="$label $kind" -v c="$count" -v a="$ours" -v b="$theirs" \
+      'BEGIN { printf "%-22s %7d %10.0f %10.0f %7.2f\n", n, c, a, b, a / b }'
+  done
+  echo "ratio: trainer / PIL (> 1: the trainer decodes faster)"
+  exit 0
+fi
 
 # median VALUE...: the middle one (the mean of the middle two for an even count).
 median() {

@@ -80,7 +80,7 @@ void held_out_describe(const HeldOutSplit *split, char *text, size_t size) {
     int used = snprintf(text, size, "--val-split %g with seed %ld", split->fraction,
                         split->seed);
     if (split->train_limit && used > 0 && (size_t)used < size)
-        snprintf(text + used, size - (size_t)used, " of the first %ld training samples "
+        snprintf(text + used, size - (size_t)used, " of %ld training samples "
                  "(--train-limit)", split->train_limit);
 }
 

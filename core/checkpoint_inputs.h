@@ -28,7 +28,7 @@ int held_out_same(const HeldOutSplit *a, const HeldOutSplit *b);
 // 0 when both know how many training samples they were drawn from and the counts differ:
 // the same options then draw another split (a bad image fixed, another CSV file).
 int held_out_same_data(const HeldOutSplit *a, const HeldOutSplit *b);
-// "--val-split 0.1 with seed 3 of the first 2000 training samples (--train-limit)", or "no
+// "--val-split 0.1 with seed 3 of 2000 training samples (--train-limit)", or "no
 // validation split".
 void held_out_describe(const HeldOutSplit *split, char *text, size_t size);
 

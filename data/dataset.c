@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SPEC_FORMS "'fashion-mnist', 'idx:DIR', 'cifar10:DIR', 'png:DIR' or 'csv:FILE'"
+#define SPEC_FORMS "'fashion-mnist', 'idx:DIR', 'cifar10:DIR', 'images:DIR' or 'csv:FILE'"
 
 void dataset_set_source(Dataset *ds, const char *where) {
     size_t n = strlen(where);
@@ -118,8 +118,8 @@ static int refuse_folder_option(const char *dir, const char *spec_kind, Status *
         return 0;
     status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "unknown option '%s' after the folder "
                    "name: %s:DIR takes none", option, spec_kind);
-    if (strcmp(spec_kind, "png") == 0)
-        status_hint(st, "options go on the command line: --channels 3 reads the PNGs in "
+    if (strcmp(spec_kind, "png") == 0 || strcmp(spec_kind, "images") == 0)
+        status_hint(st, "options go on the command line: --channels 3 reads the images in "
                         "colour, --on-bad-sample skip leaves unreadable ones out");
     else
         status_hint(st, "write %s:DIR alone (docs/data.md)", spec_kind);
@@ -212,7 +212,7 @@ static int fail_unknown_spec(const char *spec, Status *st) {
         status_hint(st, "to read the IDX files in that folder, pass --data idx:%s", spec);
     } else {
         status_hint(st, "accepted: fashion-mnist (apt-get install dataset-fashion-mnist), "
-                        "idx:DIR, cifar10:DIR, png:DIR or csv:FILE (see docs/data.md)");
+                        "idx:DIR, cifar10:DIR, images:DIR or csv:FILE (see docs/data.md)");
     }
     return STATUS_BAD_INPUT;
 }
@@ -238,6 +238,12 @@ static const char *const cifar10_names[] = {
     "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
 };
 
+size_t dataset_image_folder(const char *spec) {
+    if (spec && has_prefix(spec, "images:")) return 7;
+    if (spec && has_prefix(spec, "png:")) return 4;
+    return 0;
+}
+
 const char *const *dataset_known_class_names(const char *spec, int *count) {
     *count = 10;
     if (spec && strcmp(spec, "fashion-mnist") == 0) return fashion_mnist_names;
@@ -248,9 +254,10 @@ const char *const *dataset_known_class_names(const char *spec, int *count) {
 
 int dataset_has_test_split(const char *spec) {
     if (spec && has_prefix(spec, "csv:")) return 0;
-    if (!spec || !has_prefix(spec, "png:")) return 1;
+    size_t kind = dataset_image_folder(spec);
+    if (!kind) return 1;
     char dir[4096], test[4112];
-    const char *root = dataset_expand_home(spec + 4, dir, sizeof dir);
+    const char *root = dataset_expand_home(spec + kind, dir, sizeof dir);
     // A folder that is not there (a typo) is the loader's to report: "no test split" would
     // send the user to --val-split, and only then to the path.
     if (!path_is_directory(root)) return 1;
@@ -260,8 +267,9 @@ int dataset_has_test_split(const char *spec) {
 
 const char *dataset_spec_source(const char *spec, const Dataset *train, char *out,
                                 size_t size) {
-    if (!spec || !has_prefix(spec, "png:")) return train->source;
-    return dataset_expand_home(spec + 4, out, size);
+    size_t kind = dataset_image_folder(spec);
+    if (!kind) return train->source;
+    return dataset_expand_home(spec + kind, out, size);
 }
 
 static int load_by_spec(const char *spec, const char *split, const DatasetOptions *options,
@@ -269,8 +277,8 @@ static int load_by_spec(const char *spec, const char *split, const DatasetOption
     if (strcmp(spec, "fashion-mnist") == 0 || has_prefix(spec, "idx:"))
         return dataset_load_idx(spec, split, options, out, st);
     if (has_prefix(spec, "cifar10:")) return dataset_load_cifar10(spec + 8, split, out, st);
-    if (has_prefix(spec, "png:"))
-        return dataset_load_png(spec + 4, split, options, out, skipped, st);
+    if (dataset_image_folder(spec))
+        return dataset_load_png(spec, split, options, out, skipped, st);
     if (has_prefix(spec, "csv:") && strcmp(split, "test") == 0) {
         status_fail(st, STATUS_BAD_INPUT, "%s has no test split: a CSV file is all training "
                     "data", spec);
@@ -315,6 +323,7 @@ static int allocate_like(const Dataset *from, int count, Dataset *to, Status *st
     to->channels = from->channels;
     to->height = from->height;
     to->width = from->width;
+    to->resize = from->resize;  // a streamed split decodes (and resizes) as it did
     size_t values = (size_t)count * dataset_sample_size(from);
     if (from->features) to->features = malloc(values * sizeof *to->features);
     else if (from->paths) to->paths = calloc((size_t)count, sizeof *to->paths);
@@ -353,8 +362,35 @@ static void append_sample(const Dataset *from, int index, Dataset *to) {
     to->labels[to->count++] = from->labels[index];
 }
 
-// Which samples are held out: `held` of `count`, by a seeded partial Fisher-Yates.
-static int choose_held_out(int count, int held, uint64_t seed, uint8_t **chosen, Status *st) {
+// Each class's share of `take` samples of `count`: count_c * take / count, rounded so that
+// the shares sum to `take` (largest remainders first, the lower class on a tie): every
+// class gets its exact share rounded down or up.
+static void class_quotas(const uint8_t *labels, int count, int take, int *quota) {
+    long long members[256] = {0};
+    for (int i = 0; i < count; i++) members[labels[i]]++;
+    int given = 0, rounded_up[256] = {0};
+    for (int c = 0; c < 256; c++) {
+        quota[c] = (int)(members[c] * take / count);
+        given += quota[c];
+    }
+    // The remainders' fractions sum to take - given, so that many classes have one.
+    for (; given < take; given++) {
+        int best = -1;
+        long long best_left = 0;
+        for (int c = 0; c < 256; c++) {
+            long long left = members[c] * take % count;
+            if (!rounded_up[c] && left > best_left) best = c, best_left = left;
+        }
+        rounded_up[best] = 1;
+        quota[best]++;
+    }
+}
+
+// Which samples are chosen: `take` of `count`, each class its share (class_quotas), the
+// members of a class drawn uniformly by walking a seeded Fisher-Yates permutation. Random,
+// not the first: class folders and many CSV files are sorted by class.
+static int choose_stratified(const uint8_t *labels, int count, int take, uint64_t seed,
+                             uint8_t **chosen, Status *st) {
     int *order = malloc((size_t)count * sizeof *order);
     *chosen = calloc((size_t)count, 1);
     if (!order || !*chosen) {
@@ -362,15 +398,20 @@ static int choose_held_out(int count, int held, uint64_t seed, uint8_t **chosen,
         free(*chosen);
         return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for the split");
     }
+    int quota[256];
+    class_quotas(labels, count, take, quota);
     for (int i = 0; i < count; i++) order[i] = i;
     Rng rng;
     rng_seed(&rng, seed * 7919u + 17u);
-    for (int i = 0; i < held; i++) {
+    for (int i = 0; i < count; i++) {
         int j = i + (int)rng_below(&rng, (uint32_t)(count - i));
         int t = order[i];
         order[i] = order[j];
         order[j] = t;
-        (*chosen)[order[i]] = 1;
+        if (quota[labels[order[i]]] > 0) {
+            quota[labels[order[i]]]--;
+            (*chosen)[order[i]] = 1;
+        }
     }
     free(order);
     return 0;
@@ -397,7 +438,7 @@ int dataset_split_off(Dataset *train, double fraction, uint64_t seed, Dataset *v
         return STATUS_BAD_INPUT;
     }
     uint8_t *chosen = NULL;
-    TRY(choose_held_out(train->count, held, seed, &chosen, st));
+    TRY(choose_stratified(train->labels, train->count, held, seed, &chosen, st));
     int rc = allocate_like(train, held, val, st);
     int count = train->count;
     train->count = 0;  // compacted in place: a kept sample only ever moves down
@@ -423,6 +464,31 @@ int dataset_truncate(Dataset *ds, int count) {
     for (int i = count; ds->paths && i < ds->path_count; i++) free(ds->paths[i]);
     if (ds->paths) ds->path_count = count;
     return 1;
+}
+
+int dataset_limit(Dataset *ds, int count, DatasetLimitOrder order, uint64_t seed, int *cut,
+                  Status *st) {
+    *cut = 0;
+    if (count <= 0 || count >= ds->count) return 0;
+    if (order == LIMIT_FIRST) {
+        *cut = dataset_truncate(ds, count);
+        return 0;
+    }
+    uint8_t *chosen = NULL;
+    // Another stream than the validation split's, which is drawn from the same seed next.
+    TRY(choose_stratified(ds->labels, ds->count, count, seed ^ 0x9e3779b97f4a7c15ull, &chosen,
+                          st));
+    int all = ds->count;
+    ds->count = 0;  // compacted in place: a kept sample only ever moves down
+    for (int i = 0; i < all; i++) {
+        if (chosen[i]) append_sample(ds, i, ds);
+        else if (ds->paths) free(ds->paths[i]);
+    }
+    if (ds->paths) ds->path_count = ds->count;
+    ds->label_max = dataset_largest_label(ds->labels, ds->count);
+    free(chosen);
+    *cut = 1;
+    return 0;
 }
 
 int sample_scratch_open(const Dataset *ds, SampleScratch *s, Status *st) {

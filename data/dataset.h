@@ -40,6 +40,9 @@ typedef struct Dataset {
     int label_max;      // largest label present, to validate against the model's classes
     int class_count;    // png:DIR: the class folders found (names below); 0 otherwise
     char (*class_names)[64];
+    // images:DIR read with --resize: an image of another size than height x width was
+    // resized to it (image_read_sample), at load and when a streamed sample is decoded.
+    int resize;
 } Dataset;
 
 // What a spec's reader needs to know of the run.
@@ -48,6 +51,9 @@ typedef struct DatasetOptions {
     // height x width; 0 takes the size most images have, in 1 channel (gray).
     int channels, height, width;
     int skip_bad_samples;   // --on-bad-sample skip: leave unreadable PNGs out, counted
+    // --resize: images of another size than height x width are resized to it (both must
+    // then be given) instead of refused.
+    int resize;
     // png:DIR: keep the file list and decode each image when its batch is made, instead
     // of all of them at load (which then only reads each file's header). DECODE_AUTO
     // streams when the decoded images would take more than half the machine's memory.
@@ -81,6 +87,9 @@ int dataset_load(const char *spec, const char *split, Dataset *out, Status *st);
 // under skip_bad_samples. The splits: "train", "test".
 int dataset_load_with(const char *spec, const char *split, const DatasetOptions *options,
                       Dataset *out, int *skipped, Status *st);
+// images:DIR (or png:DIR, the same reader): the length of the kind's prefix, 7 or 4; 0 for
+// any other spec.
+size_t dataset_image_folder(const char *spec);
 // The class names of a dataset known by its spec, in label order: Fashion-MNIST's ten
 // ("T-shirt/top" ... "Ankle boot") for "fashion-mnist", CIFAR-10's ("airplane" ... "truck")
 // for "cifar10:DIR"; NULL (and *count 0) for any other.
@@ -101,8 +110,9 @@ const char *dataset_spec_source(const char *spec, const Dataset *train, char *ou
 // The folder `fashion-mnist` reads: $TRAINER_FASHION_MNIST_DIR, else Debian's.
 const char *dataset_fashion_mnist_dir(void);
 // Moves a random `fraction` (0 < fraction < 1, rounded to whole samples) of `train`,
-// chosen from `seed`, into `val`; both keep their samples' order. Random, not the last
-// part: class folders and many CSV files are sorted by class. Both keep at least one.
+// chosen from `seed`, into `val`; both keep their samples' order. Stratified: each class
+// gives its share of the held-out count (within one sample of fraction * its samples), so
+// a small or sorted split keeps its class proportions in both. Both keep at least one.
 int dataset_split_off(Dataset *train, double fraction, uint64_t seed, Dataset *val,
                       Status *st);
 
@@ -110,7 +120,8 @@ int dataset_split_off(Dataset *train, double fraction, uint64_t seed, Dataset *v
 int dataset_load_idx(const char *spec, const char *split, const DatasetOptions *options,
                      Dataset *out, Status *st);
 int dataset_load_cifar10(const char *dir, const char *split, Dataset *out, Status *st);
-int dataset_load_png(const char *dir, const char *split, const DatasetOptions *options,
+// images:DIR or png:DIR (the whole spec, for messages that name it as spelled).
+int dataset_load_png(const char *spec, const char *split, const DatasetOptions *options,
                      Dataset *out, int *skipped, Status *st);
 int dataset_load_csv(const char *spec, Dataset *out, Status *st);
 // A path's leading `~/` (or a bare `~`) as $HOME, as a shell would have done had the path
@@ -142,6 +153,16 @@ int dataset_option_after_path(const char *path, int directory, char *before, siz
 // size. Anything else is STATUS_BAD_INPUT naming the file and what it is.
 int dataset_open_regular(const char *path, const char *what, FILE **out, long long *bytes,
                          Status *st);
+// How a limit (--train-limit, --test-limit) chooses its samples: a seeded sample in which
+// each class keeps its share (the default), or the first N as stored (--limit-order first).
+typedef enum { LIMIT_STRATIFIED, LIMIT_FIRST } DatasetLimitOrder;
+// Keeps `count` samples of ds (nothing when count <= 0 or >= ds->count): LIMIT_FIRST the
+// first ones (dataset_truncate); LIMIT_STRATIFIED a random sample drawn from `seed` in which
+// each class has count * its samples / all of them, rounded so the shares sum to `count`
+// (each within one of its exact share), kept in dataset order. The one limit every dataset
+// kind goes through. *cut: 1 when samples were dropped. Fails only out of memory.
+int dataset_limit(Dataset *ds, int count, DatasetLimitOrder order, uint64_t seed, int *cut,
+                  Status *st);
 // Keep only the first `count` samples (no-op when count <= 0 or >= ds->count). Returns 1
 // when it cut samples, 0 when the limit cut nothing (which is then the same data as none).
 int dataset_truncate(Dataset *ds, int count);

@@ -1,9 +1,11 @@
-// png:DIR, image folders: DIR/train/CLASS/*.png and DIR/test/CLASS/*.png, or DIR/CLASS/*.png
-// alone (all training data; --val-split holds some out). Classes are the folder names in
+// images:DIR (png:DIR is the same reader), image folders: DIR/train/CLASS/* and
+// DIR/test/CLASS/*, or DIR/CLASS/* alone (all training data; --val-split holds some out). Classes are the folder names in
 // byte order, numbered from 0, so the same folders always give the same labels; the test
 // split takes its numbers from the training split's folders.
 //
-// Images are decoded by data/png.c to the model's channels and size and kept as bytes like
+// The files are the PNGs (*.png) and JPEGs (*.jpg, *.jpeg), in any mix; upper case too.
+// Images are decoded by data/image.c to the model's channels and size (resized with
+// --resize) and kept as bytes like
 // every other image dataset (value * 255, rounded: exact for 8-bit gray and colour, the
 // nearest byte for luminance and for 16-bit samples).
 #define _POSIX_C_SOURCE 200809L
@@ -15,16 +17,16 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define PNG_MAX_CLASSES 256  // labels are bytes
 #define PNG_FOLDER_HINT                                                                   \
-    "a png:DIR folder holds DIR/train/CLASS/*.png and DIR/test/CLASS/*.png, or "         \
-    "DIR/CLASS/*.png split with --val-split"
+    "an images:DIR folder holds DIR/train/CLASS/*.png and DIR/test/CLASS/*.png (or .jpg), " \
+    "or DIR/CLASS/*.png split with --val-split"
 
 typedef struct NameList {
     char **names;
@@ -52,15 +54,19 @@ static int compare_names(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int has_png_suffix(const char *name) {
-    size_t n = strlen(name);
-    return n > 4 && (strcmp(name + n - 4, ".png") == 0 || strcmp(name + n - 4, ".PNG") == 0);
+static int has_suffix(const char *name, const char *suffix) {
+    size_t n = strlen(name), k = strlen(suffix);
+    return n > k && strcasecmp(name + n - k, suffix) == 0;
+}
+
+int image_file_name(const char *name) {
+    return has_suffix(name, ".png") || has_suffix(name, ".jpg") || has_suffix(name, ".jpeg");
 }
 
 // Whether the entry NAME of DIR is what the list wants: class folders, or PNG files.
 static int wanted(const char *dir, const char *name, int folders) {
     if (name[0] == '.') return 0;
-    if (!folders) return has_png_suffix(name);
+    if (!folders) return image_file_name(name);
     char path[2048];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return path_is_directory(path);
@@ -76,7 +82,7 @@ static int add_name(NameList *list, const char *name) {
     return 0;
 }
 
-// The sub-folders (folders = 1) or the PNG files (0) of DIR, sorted.
+// The sub-folders (folders = 1) or the image files (0) of DIR, sorted.
 static int list_folder(const char *dir, int folders, NameList *list, Status *st) {
     list->names = NULL;
     list->count = 0;
@@ -184,7 +190,7 @@ static int collect_files(const char *root, const NameList *classes, PngSplit *sp
 }
 
 static int fail_no_images(const char *root, Status *st) {
-    status_fail_at(st, STATUS_BAD_INPUT, root, 0, 0, "no .png files in the class folders "
+    status_fail_at(st, STATUS_BAD_INPUT, root, 0, 0, "no .png or .jpg files in the class folders "
                    "of %s", root);
     status_hint(st, "%s", PNG_FOLDER_HINT);
     return STATUS_BAD_INPUT;
@@ -209,7 +215,8 @@ static int most_common_size(const PngSplit *split, int skip_bad_samples, Dataset
         int i = (int)((long long)s * split->count / sampled);
         Status bad;
         status_clear(&bad);
-        if (png_read_size(split->files[i].path, &widths[readable], &heights[readable], &bad)) {
+        if (image_read_size(split->files[i].path, &widths[readable], &heights[readable],
+                            &bad)) {
             if (!first_failure.code) first_failure = bad;
             continue;
         }
@@ -247,6 +254,7 @@ static int choose_shape(const PngSplit *split, const DatasetOptions *options, Da
     out->height = options->height;
     out->width = options->width;
     reference[0] = '\0';
+    out->resize = options->resize && out->height > 0 && out->width > 0;
     if (out->height > 0 && out->width > 0) return 0;
     return most_common_size(split, options->skip_bad_samples, out, reference, reference_size,
                             st);
@@ -255,10 +263,8 @@ static int choose_shape(const PngSplit *split, const DatasetOptions *options, Da
 // dataset_png_decode, with the failure's place left raw (dataset_load_png escapes it).
 static int decode_file(const Dataset *ds, const char *path, float *values, uint8_t *out,
                        Status *st) {
-    TRY(png_read_sample(path, ds->channels, ds->height, ds->width, values, st));
-    size_t sample = dataset_sample_size(ds);
-    for (size_t v = 0; v < sample; v++) out[v] = (uint8_t)lrintf(values[v] * 255.0f);
-    return 0;
+    return image_read_bytes(path, ds->channels, ds->height, ds->width, ds->resize, values,
+                            out, st);
 }
 
 int dataset_png_decode(const Dataset *ds, const char *path, float *values, uint8_t *out,
@@ -273,8 +279,9 @@ static int wrong_size(const Dataset *ds, const char *path, int width, int height
     if (!reference) {
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "image is %dx%d pixels (WxH), but the "
                        "model takes %dx%d", width, height, ds->width, ds->height);
-        status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! "
-                        "out.png`", ds->width, ds->height, ds->width, ds->height);
+        status_hint(st, "add --resize model to resize images as they are read, or resize the "
+                        "image to %dx%d, e.g. `convert IMAGE -resize %dx%d! out.png`",
+                    ds->width, ds->height, ds->width, ds->height);
         return STATUS_BAD_INPUT;
     }
     Escaped like;
@@ -282,21 +289,22 @@ static int wrong_size(const Dataset *ds, const char *path, int width, int height
                    "split's images are %dx%d (the most common size; e.g. %s)", width, height,
                    ds->width, ds->height, escaped(reference, &like));
     status_hint(st, "give every image of the folder one size, e.g. `convert IMAGE -resize "
-                    "%dx%d! out.png`", ds->width, ds->height);
+                    "%dx%d! out.png`, or train with --resize HxW", ds->width, ds->height);
     return STATUS_BAD_INPUT;
 }
 
-// A streamed split checks only each file's header here (a PNG, the split's size); the
-// pixels are decoded when a batch needs them.
+// A streamed split checks only each file's header here (an image, the split's size or one
+// --resize takes); the pixels are decoded when a batch needs them.
 static int check_header(const Dataset *ds, const char *path, const char *reference,
                         Status *st) {
     int width, height;
-    TRY(png_read_size(path, &width, &height, st));
+    TRY(image_read_size(path, &width, &height, st));
     if (width == ds->width && height == ds->height) return 0;
+    if (ds->resize && (long long)width * height <= IMAGE_MAX_PIXELS) return 0;
     return wrong_size(ds, path, width, height, reference, st);
 }
 
-// Decodes file i of the split into out->images. png_read_sample words a size mismatch for
+// Decodes file i of the split into out->images. image_read_sample words a size mismatch for
 // the model; when the size is the split's own, the header is read again to say so.
 static int decode_kept(const PngFile *file, const char *reference, float *pixels,
                        Dataset *out, Status *st) {
@@ -305,7 +313,7 @@ static int decode_kept(const PngFile *file, const char *reference, float *pixels
     int width, height;
     Status header;
     status_clear(&header);
-    if (rc && reference && !png_read_size(file->path, &width, &height, &header) &&
+    if (rc && reference && !image_read_size(file->path, &width, &height, &header) &&
         (width != out->width || height != out->height))
         rc = wrong_size(out, file->path, width, height, reference, st);
     return rc;
@@ -399,16 +407,19 @@ static int load_split(const char *classes_root, const char *root, const DatasetO
     return rc;
 }
 
-int dataset_load_png(const char *dir, const char *split, const DatasetOptions *options,
+int dataset_load_png(const char *spec, const char *split, const DatasetOptions *options,
                      Dataset *out, int *skipped, Status *st) {
-    TRY(dataset_check_folder(dir, "png", PNG_FOLDER_HINT, st));
+    // Messages name the spec as the user spelled it: images:DIR or png:DIR.
+    const char *kind = dataset_image_folder(spec) == 4 ? "png" : "images";
+    const char *dir = spec + dataset_image_folder(spec);
+    TRY(dataset_check_folder(dir, kind, PNG_FOLDER_HINT, st));
     char train[1024], root[1024];
     snprintf(train, sizeof train, "%s/train", dir);
     int test = strcmp(split, "test") == 0;
     if (!path_is_directory(train)) {
         if (test) {
-            status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "png:%s has no test split (no "
-                           "train/ and test/ folders)", dir);
+            status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "%s:%s has no test split (no "
+                           "train/ and test/ folders)", kind, dir);
             // Read by train and eval alike: the hint fits both.
             status_hint(st, "hold out part of the training data with --val-split F: 0.1 to "
                         "train; to evaluate, the F (and --seed) the run trained with");

@@ -1,4 +1,5 @@
-// Single images read from PNG files (libpng), as one sample for a model.
+// Single images read from PNG files (libpng) and JPEG files (libjpeg, data/jpeg.c), as
+// one sample for a model.
 //
 // Every PNG colour type and depth is accepted: gray, gray+alpha, RGB, RGBA and palette
 // (with or without tRNS transparency), 1/2/4/8/16 bits per sample, interlaced or not.
@@ -16,6 +17,56 @@
 #include <stdint.h>
 
 #include "base/status.h"
+
+// The largest image decoded to be resized (--resize): 24 megapixels (6000 x 4000, a
+// camera's photo). Without --resize only an image of the model's own size is decoded.
+#define IMAGE_MAX_PIXELS (24LL * 1000 * 1000)
+
+// A decoded image: height rows of width * samples bytes, interleaved; samples 1 (gray),
+// 2 (gray, alpha), 3 (RGB) or 4 (RGBA). pixels is NULL when the image was not decoded
+// (another size than the one asked for, or past IMAGE_MAX_PIXELS); width and height are
+// then still its size.
+typedef struct ImagePixels {
+    int width, height, samples;
+    unsigned char *pixels;
+} ImagePixels;
+
+// Whether a file's name says it is an image trainer reads: *.png, *.jpg, *.jpeg, any case.
+int image_file_name(const char *name);
+// Decodes PATH, a PNG or a JPEG told apart by their first bytes (not by the file's name),
+// into `out` (the caller frees out->pixels). width, height > 0: decode only an image of
+// that size; 0: any size up to IMAGE_MAX_PIXELS. Fails as png_read_sample does.
+int image_decode(const char *path, int width, int height, ImagePixels *out, Status *st);
+int png_decode(const char *path, int width, int height, ImagePixels *out, Status *st);
+int jpeg_decode(const char *path, int width, int height, ImagePixels *out, Status *st);
+// Only the header: the image's size in pixels.
+int image_read_size(const char *path, int *width, int *height, Status *st);
+int jpeg_read_size(const char *path, int *width, int *height, Status *st);
+
+// PATH (PNG or JPEG) as one sample: `channels` (1 or 3) planes of height x width values
+// in [0, 1], each a whole number of 255ths (k / 255.0f, as the bytes a dataset keeps give
+// them). `resize` 0: the image must be exactly width x height; 1: an image of another size
+// is resized to it with image_resize. The one reader of image folders and of `predict`,
+// so that both see the same values.
+int image_read_sample(const char *path, int channels, int height, int width, int resize,
+                      float *out, Status *st);
+// The same sample as bytes (value * 255), what a dataset keeps: image_read_sample's values
+// times 255, exactly. An image whose bytes are used as stored (gray, or RGB into 3
+// channels, at the size) is copied without going through floats; `scratch` (channels *
+// height * width floats) holds the others' planes.
+int image_read_bytes(const char *path, int channels, int height, int width, int resize,
+                     float *scratch, uint8_t *out, Status *st);
+// An image's samples as `channels` planes of floats in [0, 1] (see the top of the file).
+void image_to_planes(const ImagePixels *image, int channels, float *out);
+// Resizes each of `channels` planes from in_height x in_width to out_height x out_width
+// with a triangle (bilinear) filter that is widened by the scale factor when shrinking,
+// so that every input pixel counts (antialiased, as PIL's Image.resize(BILINEAR)):
+// upscaling is plain bilinear interpolation between pixel centres (edges clamped), and
+// shrinking by a whole factor averages with tent weights. Fails only out of memory.
+int image_resize(const float *in, int channels, int in_height, int in_width, float *out,
+                 int out_height, int out_width, Status *st);
+// "bilinear, antialiased when shrinking": the filter as messages and headers name it.
+#define IMAGE_RESIZE_FILTER "bilinear (antialiased when shrinking, as PIL's BILINEAR)"
 
 // Decodes PATH into `out`: channels * height * width floats in [0, 1], CHW layout
 // (all of channel 0, then channel 1, ...). `channels` must be 1 or 3. The image must be

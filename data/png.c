@@ -30,7 +30,8 @@ typedef struct PngJob {
     png_infop info;
     char error[256];           // libpng's message for the failure that longjmp-ed
     png_uint_32 width, height; // from the header
-    int want_width, want_height;  // <= 0: read the header only
+    int want_width, want_height;  // <= 0: read the header only, unless any_size
+    int any_size;              // decode any size up to IMAGE_MAX_PIXELS (png_decode)
     int size_matches;
     int samples;               // samples per pixel after the transforms: 1 to 4
     unsigned char *pixels;     // height rows of width * samples bytes
@@ -177,9 +178,11 @@ static int decode(PngJob *job) {
     png_read_info(job->png, job->info);
     job->width = png_get_image_width(job->png, job->info);
     job->height = png_get_image_height(job->png, job->info);
-    if (job->want_width <= 0 || job->width != (png_uint_32)job->want_width ||
-        job->height != (png_uint_32)job->want_height)
-        return 0;
+    int fits = job->want_width > 0 ? job->width == (png_uint_32)job->want_width &&
+                                         job->height == (png_uint_32)job->want_height
+                                   : job->any_size && (long long)job->width * job->height <=
+                                                          IMAGE_MAX_PIXELS;
+    if (!fits) return 0;
     job->size_matches = 1;
     // Gray below 8 bits -> 8 bits, tRNS -> an alpha channel; 16 bits -> 8 by scaling
     // (v * 255 / 65535, rounded), not by dropping the low byte. A palette image's indices
@@ -234,24 +237,8 @@ static int decode_failed(const PngJob *job, int rc, Status *st) {
     return STATUS_BAD_INPUT;
 }
 
-// 8-bit samples (gray, gray+alpha, RGB or RGBA) to `channels` planes of floats in [0, 1].
-static void to_chw(const PngJob *job, int channels, float *out) {
-    size_t plane = (size_t)job->width * job->height;
-    int color = job->samples >= 3;
-    int alpha = job->samples == 2 || job->samples == 4;
-    for (size_t i = 0; i < plane; i++) {
-        const unsigned char *px = job->pixels + i * (size_t)job->samples;
-        // Composited over black: a fully opaque pixel keeps its exact value v / 255.
-        float a = alpha ? px[job->samples - 1] / 255.0f : 1.0f;
-        if (channels == 1) {
-            // Integer weights (exact in float): a gray pixel stored as RGB keeps v / 255.
-            float v = color ? (299 * px[0] + 587 * px[1] + 114 * px[2]) / 255000.0f
-                            : px[0] / 255.0f;
-            out[i] = v * a;
-        } else {
-            for (int c = 0; c < 3; c++) out[c * plane + i] = (px[color ? c : 0] / 255.0f) * a;
-        }
-    }
+static ImagePixels pixels_of(const PngJob *job) {
+    return (ImagePixels){(int)job->width, (int)job->height, job->samples, job->pixels};
 }
 
 int png_read_sample(const char *path, int channels, int height, int width, float *out,
@@ -277,7 +264,8 @@ int png_read_sample(const char *path, int channels, int height, int width, float
                             "out.png`", width, height, width, height);
             rc = STATUS_BAD_INPUT;
         } else {
-            to_chw(&job, channels, out);
+            ImagePixels image = pixels_of(&job);
+            image_to_planes(&image, channels, out);
         }
     }
     close_png(&job);
@@ -298,6 +286,24 @@ int png_read_size(const char *path, int *width, int *height, Status *st) {
         } else {
             *width = (int)job.width;
             *height = (int)job.height;
+        }
+    }
+    close_png(&job);
+    return rc;
+}
+
+int png_decode(const char *path, int width, int height, ImagePixels *out, Status *st) {
+    PngJob job = {.path = path, .want_width = width, .want_height = height,
+                  .any_size = width <= 0};
+    memset(out, 0, sizeof *out);
+    int rc = open_png(&job, st);
+    if (!rc) {
+        int decoded = decode(&job);
+        if (decoded) {
+            rc = decode_failed(&job, decoded, st);
+        } else {
+            *out = pixels_of(&job);  // libpng's limit (1,000,000 a side) keeps the casts safe
+            job.pixels = NULL;       // the caller's now
         }
     }
     close_png(&job);

@@ -10,9 +10,9 @@ set -euo pipefail
 # and tensorboard; libopenmpi-dev, openmpi-bin: `mpirun -np N trainer train` (optional at
 # build time, installed so that its tests run).
 packages=(cmake ninja-build gcc g++ clang libclang-rt-dev pkg-config libopenblas-dev zlib1g-dev
-          libpng-dev libcjson-dev dataset-fashion-mnist python3 python3-venv
+          libpng-dev libjpeg62-turbo-dev libjpeg-turbo-progs libcjson-dev dataset-fashion-mnist python3 python3-venv
           libopenmpi-dev openmpi-bin)
-if [ "${1:-}" = "--bench" ]; then packages+=(python3-torch python3-numpy); fi
+if [ "${1:-}" = "--bench" ]; then packages+=(python3-torch python3-numpy python3-pil); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -155,6 +155,7 @@ typedef struct RunData {
     int has_val, has_test;
     HeldOutSplit held_out;  // how val was drawn, recorded in the weights for eval
     int skipped;
+    char limit_note[160];  // the header's "train-limit: ..." line; "" when none cut
     Normalization normalization;  // what config's normalize statement came to; count 0: none
     char normalization_source[128];  // "given", "computed on N training samples"
 } RunData;
@@ -192,9 +193,35 @@ int check_augment_option(const Command *cmd, const ParsedArgs *args, const RunCo
 // "classes: a=0 b=1 ..." for datasets with named classes, and the skipped count.
 void print_run_data_notes(const RunData *data, int at_end);
 void run_data_free(RunData *data);
-// dataset_truncate to `limit` (0: none), with a notice when the limit is past the split's
-// size ("--train-limit 60001 is more than the 60000 training samples").
-int apply_split_limit(Dataset *ds, long limit, const char *limit_option, const char *split);
+// A limit on a split: dataset_limit to `limit` (0: none) as `order` chooses, from `seed`.
+typedef struct SplitLimit {
+    long limit;
+    const char *option;  // "--train-limit", for messages
+    const char *split;   // "training"
+    DatasetLimitOrder order;
+    uint64_t seed;
+} SplitLimit;
+// Applies it, with a notice when the limit is past the split's size ("--train-limit 60001
+// is more than the 60000 training samples"). *cut: 1 when samples were dropped. `note`
+// (size bytes; may be NULL) gets the run header's line: "train-limit: 10000 of 60000,
+// stratified by class (seed 1)", or "" when nothing was cut.
+int apply_split_limit(Dataset *ds, const SplitLimit *limit, int *cut, char *note, size_t size,
+                      Status *st);
+// --limit-order stratified|first (default stratified) into *order.
+int args_limit_order(const Command *cmd, const ParsedArgs *args, DatasetLimitOrder *order,
+                     Status *st);
+#define LIMIT_ORDER_OPTION_SPEC                                                             \
+    {"--limit-order", "stratified|first", "what a --train-limit/--test-limit N keeps: a "    \
+                                          "seeded sample with each class's share (default), " \
+                                          "or the first N samples as stored"}
+#define RESIZE_OPTION_SPEC                                                                  \
+    {"--resize", "model|HxW", "resize images of another size to the model's input (model, " \
+                              "or HxW, which must match it; a flat input N takes any H*W = " \
+                              "N) with a bilinear filter, antialiased when shrinking"}
+// --resize for a model whose input is `input`: *height, *width the size images are resized
+// to, 0 when not given. Refused when it does not fit the input.
+int args_resize(const Command *cmd, const ParsedArgs *args, const Shape *input, int *height,
+                int *width, Status *st);
 // A --memory-limit past the device's memory limits nothing (1T typed for 1G, say): said in
 // a notice; the command goes on.
 void notice_limit_over_memory(const Device *d);
@@ -208,6 +235,7 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
                          "data as a validation split (train evaluates each epoch on it)"},   \
     {"--on-bad-sample", "fail|skip", "an unreadable image stops the run (fail, the default) " \
                                      "or is left out and counted (skip)"},                   \
+    RESIZE_OPTION_SPEC, LIMIT_ORDER_OPTION_SPEC,                                             \
     {"--decode", "auto|upfront|stream", "png:DIR: decode every image before training "       \
                                         "(upfront), or each as its batch is made on the "    \
                                         "loader thread (stream); auto streams when the "     \

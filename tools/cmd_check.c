@@ -15,8 +15,8 @@ static const OptionSpec check_options[] = {
     {"--data", "SPEC", "validate every split a run would read and include the copies "
                        "training keeps on the device: fashion-mnist, idx:DIR, cifar10:DIR, "
                        "png:DIR or csv:FILE"},
-    {"--train-limit", "N", "with --data: the first N training samples only"},
-    {"--test-limit", "N", "with --data: the first N test samples only"},
+    {"--train-limit", "N", "with --data: N training samples only (see --limit-order)"},
+    {"--test-limit", "N", "with --data: N test samples only (see --limit-order)"},
     DATA_OPTION_SPECS,
     DATA_TRANSFORM_OPTION_SPECS,
     PRECISION_OPTION_SPEC,

@@ -19,9 +19,10 @@ static const OptionSpec data_options[] = {
     {"--channels", "N", "png:DIR: read images as 1 (gray, the default) or 3 (RGB) channels"},
     {"--on-bad-sample", "fail|skip", "an unreadable image stops (fail, the default) or is left "
                                      "out and counted (skip)"},
-    {"--limit", "N", "the first N samples of each split"},
-    {"--train-limit", "N", "the first N training samples (overrides --limit)"},
-    {"--test-limit", "N", "the first N test samples (overrides --limit)"},
+    {"--limit", "N", "N samples of each split (see --limit-order)"},
+    {"--train-limit", "N", "N training samples (overrides --limit)"},
+    {"--test-limit", "N", "N test samples (overrides --limit)"},
+    LIMIT_ORDER_OPTION_SPEC,
     {"--force", NULL, "export: write into a folder that is not empty"},
     {NULL, NULL, NULL},
 };
@@ -137,7 +138,7 @@ static int read_split(const Command *cmd, const ParsedArgs *args, const DatasetO
     static const char *const names[2] = {"train", "test"};
     const char *spec = args->positionals[1];
     TRY(dataset_load_with(spec, names[i], options, ds, skipped, st));
-    if (args_get(cmd, args, "--channels") && strncmp(spec, "png:", 4) != 0 &&
+    if (args_get(cmd, args, "--channels") && !dataset_image_folder(spec) &&
         ds->channels != options->channels) {
         status_fail(st, STATUS_BAD_INPUT, "--channels %d: %s has %d channel%s of its own",
                     options->channels, spec, ds->channels, ds->channels == 1 ? "" : "s");
@@ -145,8 +146,14 @@ static int read_split(const Command *cmd, const ParsedArgs *args, const DatasetO
         dataset_free(ds);
         return STATUS_BAD_INPUT;
     }
-    apply_split_limit(ds, limits[i], limit_option(cmd, args, i), i == 0 ? "training" : "test");
-    return 0;
+    // No run here, so no run's seed: a stratified limit is drawn from seed 1, the model
+    // files' default, so `data export --train-limit N` keeps what `train` would.
+    SplitLimit how = {limits[i], limit_option(cmd, args, i), i == 0 ? "training" : "test",
+                      LIMIT_STRATIFIED, 1};
+    int cut = 0, rc = args_limit_order(cmd, args, &how.order, st);
+    if (!rc) rc = apply_split_limit(ds, &how, &cut, NULL, 0, st);
+    if (rc) dataset_free(ds);
+    return rc;
 }
 
 static int describe(const Command *cmd, const ParsedArgs *args, Status *st) {

@@ -17,7 +17,7 @@ static const OptionSpec eval_options[] = {
     {"--on-bad-sample", "fail|skip", "an unreadable image stops the run (fail, the default) "
                                      "or is left out and counted (skip)"},
     {"--batch", "N", "evaluation batch size (default: the model's train batch=)"},
-    {"--test-limit", "N", "evaluate on the first N test samples only"},
+    {"--test-limit", "N", "evaluate on N test samples only (see --limit-order)"},
     {"--val-split", "F", "evaluate on the validation split `train --val-split F` held out "
                          "(default: the split the weights record, on a dataset without a "
                          "test split)"},
@@ -30,6 +30,8 @@ static const OptionSpec eval_options[] = {
     {"--output", "FILE", "write the per-class figures and the confusion matrix to FILE.csv "
                          "(a row per class) or FILE.json (the result with the matrix)"},
     RESULT_OPTION_SPECS,
+    LIMIT_ORDER_OPTION_SPEC,
+    RESIZE_OPTION_SPEC,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -135,10 +137,17 @@ static int load_validation(const Command *cmd, const ParsedArgs *args, const Run
                            int *skipped, Status *st) {
     Dataset train;
     TRY(load_data_split(cmd, args, config, "train", options, &train, skipped, st));
-    if (!dataset_truncate(&train, (int)split->held.train_limit)) split->held.train_limit = 0;
+    SplitLimit how = {split->held.train_limit, "--train-limit", "training", LIMIT_STRATIFIED,
+                      (uint64_t)split->held.seed};
+    int cut = 0, rc = args_limit_order(cmd, args, &how.order, st);
+    if (!rc) rc = apply_split_limit(&train, &how, &cut, NULL, 0, st);
+    if (rc) {
+        dataset_free(&train);
+        return rc;
+    }
+    if (!cut) split->held.train_limit = 0;
     split->held.samples = train.count;
-    int rc = dataset_split_off(&train, split->held.fraction, (uint64_t)split->held.seed, val,
-                               st);
+    rc = dataset_split_off(&train, split->held.fraction, (uint64_t)split->held.seed, val, st);
     dataset_free(&train);
     return rc;
 }
@@ -218,7 +227,7 @@ static void print_result(const EvalSplit *split, const Dataset *test, const Eval
            loss_text(result->loss, loss, sizeof loss), result->accuracy, result->samples,
            result->samples == 1 ? "" : "s", test->source);
     const HeldOutSplit *held = &split->held;
-    if (held->train_limit) printf(", held out of the first %ld", held->train_limit);
+    if (held->train_limit) printf(", held out of %ld", held->train_limit);
     if (held->fraction)
         printf("%sby --val-split %g with seed %ld", held->train_limit ? " " : ", held out ",
                held->fraction, held->seed);

@@ -44,15 +44,16 @@ static const OptionSpec predict_options[] = {
                       "an exported model)"},
     {"--classes", "NAMES", "fashion-mnist or FILE, one name per line (default: the names the "
                            "weights file records, else class indices)"},
+    RESIZE_OPTION_SPEC,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
 
 const Command predict_command = {
     .name = "predict",
-    .usage = "MODEL --weights FILE (IMAGE.png|FOLDER)... | --data SPEC [options]",
-    .summary = "classify PNG images, folders of them, or a dataset's samples with trained "
-               "weights: top classes and probabilities",
+    .usage = "MODEL --weights FILE (IMAGE|FOLDER)... | --data SPEC [options]",
+    .summary = "classify PNG or JPEG images, folders of them, or a dataset's samples with "
+               "trained weights: top classes and probabilities",
     .options = predict_options,
     .run = run_predict,
 };
@@ -205,6 +206,7 @@ static int load_class_names(const Command *cmd, const ParsedArgs *args, int clas
 typedef struct ImageInput {
     int channels, height, width;
     int flat_values;
+    int resize_height, resize_width;  // --resize: every image resized to this; 0: none
 } ImageInput;
 
 static int image_input_of(const Graph *g, ImageInput *in, Status *st) {
@@ -232,18 +234,23 @@ static int image_input_of(const Graph *g, ImageInput *in, Status *st) {
 }
 
 static int read_image(const char *path, const ImageInput *in, float *out, Status *st) {
+    // The reader, resize and rounding an images:DIR dataset goes through (data/image.c).
+    if (in->resize_height)
+        return image_read_sample(path, in->channels, in->resize_height, in->resize_width, 1,
+                                 out, st);
     if (!in->flat_values)
-        return png_read_sample(path, in->channels, in->height, in->width, out, st);
+        return image_read_sample(path, in->channels, in->height, in->width, 0, out, st);
     int width = 0, height = 0;
-    TRY(png_read_size(path, &width, &height, st));
+    TRY(image_read_size(path, &width, &height, st));
     if ((long)width * height != in->flat_values) {
         int side = (int)lround(sqrt((double)in->flat_values));
         if ((long)side * side == in->flat_values) {
             status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
                            "image is %dx%d pixels (WxH), but the model takes %dx%d (input "
                            "shape=%d)", width, height, side, side, in->flat_values);
-            status_hint(st, "resize the image to %dx%d, e.g. `convert IMAGE -resize %dx%d! "
-                            "out.png`", side, side, side, side);
+            status_hint(st, "add --resize model (as the model trained with it), or resize the "
+                            "image to %dx%d, e.g. `convert IMAGE -resize %dx%d! out.png`",
+                        side, side, side, side);
         } else {
             // No square holds N pixels: the model reads N numbers a row, as a csv: table
             // trains it, and no image fits (a 2x1 image is no answer).
@@ -256,7 +263,7 @@ static int read_image(const char *path, const ImageInput *in, float *out, Status
         }
         return STATUS_BAD_INPUT;
     }
-    return png_read_sample(path, 1, height, width, out, st);
+    return image_read_sample(path, 1, height, width, 0, out, st);
 }
 
 // Decodes every image; reports each bad one. Returns the exit code of the first failure.
@@ -547,6 +554,8 @@ static int prepare(const Command *cmd, PredictRun *run, Status *st) {
         TRY(load_data_samples(cmd, run, st));
     } else {
         TRY(image_input_of(run->g, &run->input, st));
+        TRY(args_resize(cmd, run->args, &run->g->input->out_shape, &run->input.resize_height,
+                        &run->input.resize_width, st));
         TRY(predict_collect_inputs(run->args->positionals + 1, run->args->positional_count - 1,
                                    &run->inputs, st));
         run->count = run->inputs.count;

@@ -29,7 +29,8 @@ static const OptionSpec train_options[] = {
                           "the device (or --memory-limit)"},
     {"--lr", "RATE", "override the optimizer's lr="},
     {"--seed", "N", "override the model file's train seed="},
-    {"--train-limit", "N", "train on the first N samples only"},
+    {"--train-limit", "N", "train on N samples only: a seeded sample keeping each class's "
+                           "share (see --limit-order)"},
     {"--test-limit", "N", "evaluate on the first N test samples only"},
     DATA_OPTION_SPECS,
     DATA_TRANSFORM_OPTION_SPECS,

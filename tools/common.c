@@ -14,6 +14,7 @@
 #include "core/precision_check.h"
 #include "core/step_graph.h"
 #include "data/dataset_stats.h"
+#include "data/image.h"
 #include "tools/cli.h"
 
 #ifndef TRAINER_MODELS_INSTALLED
@@ -348,13 +349,75 @@ int load_data_split(const Command *cmd, const ParsedArgs *args, const RunConfig 
     return place_in_data_statement(cmd, args, config, rc, st);
 }
 
-// dataset_truncate, saying so when the limit is past the split: all of it is used, where
+// dataset_limit, saying so when the limit is past the split: all of it is used, where
 // the user may have meant another count (Python's slicing would say nothing; Subset fails).
-int apply_split_limit(Dataset *ds, long limit, const char *limit_option, const char *split) {
-    if (limit > ds->count)
-        print_notice("%s %ld is more than the %d %s samples: all %d are used", limit_option,
-                     limit, ds->count, split, ds->count);
-    return dataset_truncate(ds, (int)limit);
+int apply_split_limit(Dataset *ds, const SplitLimit *limit, int *cut, char *note, size_t size,
+                      Status *st) {
+    int before = ds->count;
+    if (limit->limit > ds->count)
+        print_notice("%s %ld is more than the %d %s samples: all %d are used", limit->option,
+                     limit->limit, ds->count, limit->split, ds->count);
+    TRY(dataset_limit(ds, (int)limit->limit, limit->order, limit->seed, cut, st));
+    if (note && *cut && limit->order == LIMIT_STRATIFIED)
+        snprintf(note, size, "%s: %d of %d, stratified by class (seed %llu)",
+                 limit->option + 2, ds->count, before, (unsigned long long)limit->seed);
+    else if (note && *cut)
+        snprintf(note, size, "%s: %d of %d, the first ones (--limit-order first)",
+                 limit->option + 2, ds->count, before);
+    else if (note)
+        note[0] = '\0';
+    return 0;
+}
+
+int args_limit_order(const Command *cmd, const ParsedArgs *args, DatasetLimitOrder *order,
+                     Status *st) {
+    const char *word = args_get(cmd, args, "--limit-order");
+    *order = word && strcmp(word, "first") == 0 ? LIMIT_FIRST : LIMIT_STRATIFIED;
+    if (!word || strcmp(word, "first") == 0 || strcmp(word, "stratified") == 0) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "--limit-order %s: expected stratified or first", word);
+    status_hint(st, "stratified (the default) keeps a seeded sample with each class's share; "
+                    "first keeps the first N samples as stored");
+    return STATUS_BAD_INPUT;
+}
+
+static int refuse_resize(const char *text, const Shape *input, Status *st) {
+    char shape[64];
+    status_fail(st, STATUS_BAD_INPUT, "--resize %s does not fit the model's input shape=%s",
+                text, shape_format(input, shape, sizeof shape));
+    if (input->rank == 3)
+        status_hint(st, "--resize model (or %ldx%ld) resizes images to the model's input",
+                    (long)input->dims[1], (long)input->dims[2]);
+    else if (input->rank == 1)
+        status_hint(st, "give --resize HxW with H*W = %ld", (long)input->dims[0]);
+    else
+        status_hint(st, "--resize needs an image input: shape=CxHxW or N");
+    return STATUS_BAD_INPUT;
+}
+
+int args_resize(const Command *cmd, const ParsedArgs *args, const Shape *input, int *height,
+                int *width, Status *st) {
+    *height = *width = 0;
+    const char *text = args_get(cmd, args, "--resize");
+    if (!text || strcmp(text, "none") == 0) return 0;
+    int h = 0, w = 0, used = 0;
+    if (strcmp(text, "model") == 0) {
+        if (input->rank == 3) h = (int)input->dims[1], w = (int)input->dims[2];
+        // A flat input of a square count: the square (mlp's 784 is 28x28).
+        for (int side = 1; input->rank == 1 && (long)side * side <= input->dims[0]; side++)
+            if ((long)side * side == input->dims[0]) h = w = side;
+    } else if (sscanf(text, "%dx%d%n", &h, &w, &used) != 2 || text[used] || h < 1 ||
+               w < 1 || h > 65535 || w > 65535) {
+        status_fail(st, STATUS_BAD_INPUT, "--resize %s: expected model, none or HxW (e.g. "
+                    "28x28)", text);
+        status_hint(st, "--resize model resizes images to the model's input size");
+        return STATUS_BAD_INPUT;
+    }
+    int fits = input->rank == 3 ? h == input->dims[1] && w == input->dims[2]
+               : input->rank == 1 ? h > 0 && (long)h * w == input->dims[0] : 0;
+    if (!fits) return refuse_resize(text, input, st);
+    *height = h;
+    *width = w;
+    return 0;
 }
 
 int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
@@ -367,8 +430,13 @@ int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const Run
         dataset_free(ds);
         return rc;
     }
-    apply_split_limit(ds, limit, limit_option, split);
-    return 0;
+    SplitLimit how = {limit, limit_option, strcmp(split, "test") == 0 ? "test" : "training",
+                      LIMIT_STRATIFIED, (uint64_t)config->train.seed};
+    int cut = 0;
+    rc = args_limit_order(cmd, args, &how.order, st);
+    if (!rc) rc = apply_split_limit(ds, &how, &cut, NULL, 0, st);
+    if (rc) dataset_free(ds);
+    return rc;
 }
 
 int dataset_class_name_list(const char *spec, const Dataset *ds, const char **list) {
@@ -478,6 +546,14 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
         options->height = (int)input->dims[1];
         options->width = (int)input->dims[2];
     }
+    int height = 0, width = 0;
+    TRY(args_resize(cmd, args, input, &height, &width, st));
+    if (height) {
+        options->resize = 1;
+        options->channels = input->rank == 3 ? options->channels : 1;
+        options->height = height;
+        options->width = width;
+    }
     options->decode = DECODE_AUTO;
     const char *decode = args_get(cmd, args, "--decode");
     if (decode) {
@@ -537,10 +613,16 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     }
     DatasetOptions options;
     TRY(dataset_options_from_args(cmd, args, g, &options, st));
-    if (options.decode == DECODE_STREAM && strncmp(spec, "png:", 4) != 0) {
+    if (options.decode == DECODE_STREAM && !dataset_image_folder(spec)) {
         status_fail(st, STATUS_BAD_INPUT, "--decode stream decodes PNG folders as batches are "
                     "made, but %s is read whole", spec);
         status_hint(st, "leave --decode out: IDX, CIFAR-10 and CSV files need no decoding");
+        return STATUS_BAD_INPUT;
+    }
+    if (options.resize && !dataset_image_folder(spec)) {
+        status_fail(st, STATUS_BAD_INPUT, "--resize resizes the images of image folders "
+                    "(images:DIR), but %s has one size", spec);
+        status_hint(st, "leave --resize out");
         return STATUS_BAD_INPUT;
     }
     int skipped_test = 0;
@@ -548,7 +630,12 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &limit, NULL, st));
     TRY(load_data_split(cmd, args, config, "train", &options, &data->train, &data->skipped,
                         st));
-    int cut = apply_split_limit(&data->train, limit, "--train-limit", "training");
+    SplitLimit how = {limit, "--train-limit", "training", LIMIT_STRATIFIED,
+                      (uint64_t)config->train.seed};
+    TRY(args_limit_order(cmd, args, &how.order, st));
+    int cut = 0;
+    TRY(apply_split_limit(&data->train, &how, &cut, data->limit_note, sizeof data->limit_note,
+                          st));
     long applied = cut ? limit : 0;
     TRY(split_validation(cmd, args, config, applied, data, st));
     if (data->has_test)
@@ -589,6 +676,10 @@ int check_run_data(const Graph *g, const RunConfig *config, const RunData *data,
 
 void print_run_data_notes(const RunData *data, int at_end) {
     const Dataset *train = &data->train;
+    if (!at_end && data->limit_note[0]) printf("%s\n", data->limit_note);
+    if (!at_end && train->resize)
+        printf("images: resized to %dx%d (HxW) where another size, %s, at load as in "
+               "predict --resize\n", train->height, train->width, IMAGE_RESIZE_FILTER);
     if (!at_end && train->paths)
         printf("images: decoded as each batch is made, on the loader thread (--decode "
                "stream); %d files\n", train->count + data->val.count + data->test.count);

@@ -8,9 +8,8 @@
 #include <sys/stat.h>
 
 #include "base/escape.h"
+#include "data/image.h"
 #include "tools/result_output.h"
-
-int predict_is_image_name(const char *name) { return output_has_extension(name, ".png"); }
 
 void input_list_free(InputList *list) {
     for (int i = 0; i < list->count; i++) free(list->paths[i]);
@@ -83,7 +82,7 @@ static int collect_folder(const char *dir, int depth, InputList *list, Status *s
         snprintf(path, size, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]);
         if (is_folder(path)) {
             if (depth > 0) rc = collect_folder(path, depth - 1, list, st);
-        } else if (predict_is_image_name(names[i])) {
+        } else if (image_file_name(names[i])) {
             rc = append(list, path, st);
         }
         free(path);
@@ -105,9 +104,9 @@ int predict_collect_inputs(const char *const *names, int count, InputList *list,
         char shown[4096];
         status_fail_at(st, STATUS_BAD_INPUT,
                        text_escape(names[i], strlen(names[i]), shown, sizeof shown), 0, 0,
-                       "the folder holds no .png image, nor do its subfolders");
-        status_hint(st, "predict reads the .png files of a folder and of its subfolders one "
-                    "level down (class folders)");
+                       "the folder holds no .png or .jpg image, nor do its subfolders");
+        status_hint(st, "predict reads the .png and .jpg files of a folder and of its "
+                    "subfolders one level down (class folders)");
         return STATUS_BAD_INPUT;
     }
     return 0;

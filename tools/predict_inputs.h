@@ -15,8 +15,6 @@ typedef struct InputList {
 // Each of `names` (count of them) as a file, or as the images of a folder, appended to
 // *list. A folder holding no image is STATUS_BAD_INPUT naming it.
 int predict_collect_inputs(const char *const *names, int count, InputList *list, Status *st);
-// Whether a file name ends as an image predict reads (.png, any case).
-int predict_is_image_name(const char *name);
 void input_list_free(InputList *list);
 
 #endif

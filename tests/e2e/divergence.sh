@@ -54,17 +54,19 @@ loss softmax_cross_entropy
 optimizer sgd lr=0.1 momentum=0.9
 train batch=32 epochs=3 seed=1
 MODEL
-run "$TRAINER" train "$work/momentum.model" --train-limit 2000 --test-limit 200 \
+# The first 2000 samples (--limit-order first): the step it diverges at is theirs.
+first=(--train-limit 2000 --test-limit 200 --limit-order first)
+run "$TRAINER" train "$work/momentum.model" "${first[@]}" \
     --device cpu --checkpoint "$work/ck" --checkpoint-every 5
 expect_error 1 "after step 55: not written: training diverged, 12 tensors hold NaN" \
     "a step checkpoint of NaN weights is refused"
 expect_in err "the newest checkpoint: $work/ck/step-0000000050.safetensors" \
     "... and the hint names the newest kept"
-run "$TRAINER" train "$work/momentum.model" --train-limit 2000 --test-limit 200 --device cpu
+run "$TRAINER" train "$work/momentum.model" "${first[@]}" --device cpu
 expect_error 1 "every parameter is non-finite (the updates since the last loss read spread it)" \
     "a NaN spread to every parameter is said as that (the first layer's was blamed)"
 # (The weights at step 50 are already on their way out: what counts is that the file reads.)
-run "$TRAINER" train "$work/momentum.model" --train-limit 2000 --test-limit 200 \
+run "$TRAINER" train "$work/momentum.model" "${first[@]}" \
     --device cpu --lr 0.01 --resume "$work/ck"
 expect_in err "resuming from $work/ck/step-0000000050.safetensors" \
     "the folder resumes from its newest file"

@@ -38,8 +38,8 @@ expect_in out "(60 samples of $work/classes, held out by --val-split 0.2 with se
     "eval says which samples it measured"
 check_same_split "png:$work/classes" "another seed and --train-limit" --val-split 0.25 \
     --seed 9 --train-limit 200
-expect_in out "(50 samples of $work/classes, held out of the first 200 by --val-split 0.25 \
-with seed 9)" "a quarter of the first 200 samples"
+expect_in out "(50 samples of $work/classes, held out of 200 by --val-split 0.25 \
+with seed 9)" "a quarter of 200 samples"
 recorded=$(val_of_eval)
 
 # The weights record the split (val_split, val_split_seed, train_limit): eval draws it again
@@ -60,8 +60,8 @@ else fail "a spec without a test split evaluates the split the weights record" "
 run "${eval_classes[@]}" --val-split 0.25 --seed 4
 expect_rc 0 "another seed than the run's is evaluated"
 expect_in err "trainer: notice: $work/w.safetensors was trained holding out --val-split 0.25 \
-with seed 9 of the first 200 training samples (--train-limit); this eval draws --val-split 0.25 \
-with seed 4 of the first 200 training samples (--train-limit), another split, which holds \
+with seed 9 of 200 training samples (--train-limit); this eval draws --val-split 0.25 \
+with seed 4 of 200 training samples (--train-limit), another split, which holds \
 samples the weights were trained on" "with a notice"
 expect_in out "with seed 4)" "and says which split it measured"
 

@@ -87,7 +87,7 @@ expect_error 2 "predict writes FILE.csv or FILE.jsonl" "--output with another en
 mkdir -p "$work/empty/sub"
 run "$TRAINER" predict "$work/two.model" --weights "$work/two.safetensors" "$work/empty" \
     --device cpu --threads 1
-expect_error 2 "the folder holds no .png image" "a folder without images is refused"
+expect_error 2 "the folder holds no .png or .jpg image" "a folder without images is refused"
 
 run "$TRAINER" predict "$work/two.model" --weights "$work/two.safetensors" "$work/imgs" \
     --device cpu --threads 1 --quiet --output "$work/quiet.jsonl"

@@ -17,8 +17,8 @@ expect_rc 0 "one epoch holding out --val-split 0.2 with seed 7"
 checkpoint=$(ls "$work"/split/step-*.safetensors | tail -n 1)
 
 run "${train[@]}" --epochs 2 --resume "$work/split"
-expect_error 2 "$checkpoint: the checkpoint's run held out --val-split 0.2 with seed 7 of the \
-first 600 training samples (--train-limit); this run holds out no validation split: it would \
+expect_error 2 "$checkpoint: the checkpoint's run held out --val-split 0.2 with seed 7 of \
+600 training samples (--train-limit); this run holds out no validation split: it would \
 train on the samples the checkpoint's run validated on" "the split dropped at the resume"
 expect_in err "hint: resume with the run's data options (--val-split 0.2 --seed 7 \
 --train-limit 600), or start from its weights with \`trainer train models/mlp.model \
@@ -26,13 +26,13 @@ expect_in err "hint: resume with the run's data options (--val-split 0.2 --seed 
 expect_no_match out '^epoch ' "nothing is trained"
 
 run "${train[@]}" --epochs 2 --val-split 0.2 --resume "$work/split"
-expect_error 2 "held out --val-split 0.2 with seed 7 of the first 600 training samples \
-(--train-limit); this run holds out --val-split 0.2 with seed 1 of the first 600 training \
+expect_error 2 "held out --val-split 0.2 with seed 7 of 600 training samples \
+(--train-limit); this run holds out --val-split 0.2 with seed 1 of 600 training \
 samples (--train-limit): its validation split would hold samples the checkpoint was trained on" \
     "the same fraction drawn with another seed (the model file's) is another split"
 run "$TRAINER" train models/mlp.model --device cpu --train-limit 500 --test-limit 100 \
     --epochs 2 --val-split 0.2 --seed 7 --resume "$work/split"
-expect_error 2 "this run holds out --val-split 0.2 with seed 7 of the first 500" \
+expect_error 2 "this run holds out --val-split 0.2 with seed 7 of 500" \
     "another --train-limit is another split"
 
 run "${train[@]}" --epochs 2 --val-split 0.2 --seed 7 --resume "$work/split"
@@ -69,7 +69,7 @@ run "${train[@]}" --epochs 1 --checkpoint "$work/whole"
 expect_rc 0 "one epoch without a validation split"
 run "${train[@]}" --epochs 2 --val-split 0.1 --resume "$work/whole"
 expect_error 2 "the checkpoint's run held out no validation split; this run holds out \
---val-split 0.1 with seed 1 of the first 600 training samples (--train-limit): its validation \
+--val-split 0.1 with seed 1 of 600 training samples (--train-limit): its validation \
 split would hold samples the checkpoint was trained on" "a split added at the resume"
 expect_in err "hint: resume with the run's data options (without --val-split)" \
     "the hint says to leave it out"

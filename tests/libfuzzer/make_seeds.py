@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the data-reader fuzz targets (tests/libfuzzer/corpus/{idx,
-cifar10,csv,metrics,png,model_check,run_agreement}, checkpoint metadata, and safetensors headers
-Python refuses): small valid files of each kind and a few broken ones, so
+cifar10,csv,metrics,png,jpeg,model_check,run_agreement}, checkpoint metadata, and safetensors
+headers Python refuses): small valid files of each kind and a few broken ones, so
 libFuzzer starts past the header checks. Deterministic; rerun after changing it:
-    python3 tests/libfuzzer/make_seeds.py"""
+    python3 tests/libfuzzer/make_seeds.py
+The JPEG seeds need PIL (Debian's python3-pil) and cjpeg (libjpeg-turbo-progs); without
+them they are left as they are."""
 import gzip
 import os
+import shutil
 import struct
+import subprocess
 import zlib
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
@@ -238,12 +242,45 @@ def run_agreement_seeds():
     write("run_agreement", "not_a_record", b"GIF89a")
 
 
+def jpeg_seeds():
+    # fuzz_jpeg: gray, colour (4:2:0 and 4:4:4), progressive, Adobe CMYK, arithmetic-coded,
+    # with restart markers; a 12-bit header and a cut file, which must be refused.
+    try:
+        from PIL import Image
+    except ImportError:
+        print("make_seeds: no PIL (python3-pil): the jpeg seeds are left as they are")
+        return
+    folder = os.path.join(ROOT, "jpeg")
+    os.makedirs(folder, exist_ok=True)
+    path = lambda name: os.path.join(folder, name)
+    g = Image.new("L", (16, 12))
+    for y in range(12):
+        for x in range(16):
+            g.putpixel((x, y), (x * 13 + y * 7) % 256)
+    rgb = Image.merge("RGB", (g, g.rotate(90), g.transpose(Image.FLIP_LEFT_RIGHT)))
+    g.save(path("gray.jpg"), quality=90)
+    rgb.save(path("rgb420.jpg"), quality=75)
+    rgb.save(path("rgb444.jpg"), quality=95, subsampling=0)
+    rgb.save(path("progressive.jpg"), quality=80, progressive=True)
+    rgb.convert("CMYK").save(path("cmyk_adobe.jpg"), quality=90)
+    data = open(path("gray.jpg"), "rb").read()
+    sof = data.index(b"\xff\xc0")
+    write("jpeg", "twelve_bit.jpg", data[:sof + 4] + bytes([12]) + data[sof + 5:])
+    write("jpeg", "cut.jpg", open(path("rgb420.jpg"), "rb").read()[:200])
+    if shutil.which("cjpeg"):
+        ppm = b"P6\n16 12\n255\n" + rgb.tobytes()
+        for name, flags in (("arithmetic.jpg", ["-arithmetic"]), ("restart.jpg", ["-restart", "1"])):
+            out = subprocess.run(["cjpeg"] + flags, input=ppm, capture_output=True, check=True)
+            write("jpeg", name, out.stdout)
+
+
 if __name__ == "__main__":
     idx_seeds()
     cifar_seeds()
     csv_seeds()
     metrics_seeds()
     png_seeds()
+    jpeg_seeds()
     model_seeds()
     checkpoint_metadata_seeds()
     run_agreement_seeds()

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# images:DIR with JPEG and PNG files mixed, some not at the model's size: refused without
+# --resize (the hint names it), trained with --resize model (the header says so), and
+# `predict --resize model` gives the same output for a JPEG and for the PNG of that JPEG's
+# own pixels (decoded by Debian's djpeg, whose settings data/jpeg.c uses): same pixels, same
+# resize, same prediction, exactly. A damaged JPEG is named, or skipped and counted.
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+
+require_python3 "write the test images"
+for tool in cjpeg djpeg; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "SKIP: $tool is needed to write and decode the test JPEGs (apt-get install libjpeg-turbo-progs)"
+        exit 77
+    fi
+done
+
+# DIR/{dark,bright}/N.ppm: colour images of three sizes (28x28, 36x30, 20x24); the even ones
+# become JPEG (cjpeg), the odd ones PNG.
+python3 - "$work/pets" <<'PY'
+import os, struct, sys, zlib
+
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+root = sys.argv[1]
+sizes = [(28, 28), (36, 30), (20, 24)]
+for name, base in (("dark", 30), ("bright", 190)):
+    os.makedirs(os.path.join(root, name), exist_ok=True)
+    for i in range(18):
+        w, h = sizes[i % 3]
+        rgb = bytes((base + (x * 3 + y * 5 + i * 7 + c * 40) % 60) % 256
+                    for y in range(h) for x in range(w) for c in range(3))
+        stem = os.path.join(root, name, "%02d" % i)
+        if i % 2 == 0:
+            with open(stem + ".ppm", "wb") as f:
+                f.write(b"P6\n%d %d\n255\n" % (w, h) + rgb)
+        else:
+            rows = b"".join(b"\x00" + rgb[y * w * 3:(y + 1) * w * 3] for y in range(h))
+            with open(stem + ".png", "wb") as f:
+                f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+                        chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+PY
+for ppm in "$work"/pets/*/*.ppm; do
+    cjpeg -quality 85 "$ppm" >"${ppm%.ppm}.jpg" && rm "$ppm"
+done
+
+sed 's/units=10$/units=2/' models/mlp.model >"$work/two.model"
+train=("$TRAINER" train "$work/two.model" --epochs 2 --batch 8 --device cpu --val-split 0.25)
+
+run "${train[@]}" --data "images:$work/pets"
+expect_error 2 "image is 36x30 pixels (WxH), but the split's images are 28x28" \
+    "an image of another size than most is refused"
+expect_in err "or train with --resize HxW" "the hint names --resize"
+
+run "${train[@]}" --data "images:$work/pets" --resize model --save "$work/w.safetensors"
+expect_rc 0 "a folder of JPEG and PNG images of three sizes trains with --resize model"
+expect_in out "images: resized to 28x28 (HxW) where another size, bilinear" \
+    "the header says the size and the filter"
+expect_in out "27 train, 9 val samples" "every file is read, JPEG and PNG alike"
+run "${train[@]}" --data "images:$work/pets" --resize model --decode stream \
+    --save "$work/streamed.safetensors"
+expect_rc 0 "streamed (--decode stream), the images are resized as their batches are made"
+if cmp -s "$work/w.safetensors" "$work/streamed.safetensors"; then
+    pass "into the same weights, byte for byte, the validation split's images included"
+else fail "streamed and up-front runs with --resize end with other weights"; fi
+run "${train[@]}" --data "png:$work/pets" --resize 28x28
+expect_rc 0 "png:DIR is the same reader, and --resize HxW the same as model"
+run "${train[@]}" --data "images:$work/pets" --resize 32x32
+expect_error 2 "--resize 32x32 does not fit the model's input shape=784" "another size is refused"
+
+# The PNG of each JPEG's own pixels, as djpeg decodes them.
+jpegs=() pngs=()
+for jpg in "$work"/pets/*/0[0-8].jpg; do
+    djpeg -pnm "$jpg" >"${jpg%.jpg}.pnm"
+    python3 - "${jpg%.jpg}.pnm" "${jpg%.jpg}_djpeg.png" <<'PY'
+import struct, sys, zlib
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+data = open(sys.argv[1], "rb").read()
+magic, w, h, top, pixels = data.split(maxsplit=4)
+w, h = int(w), int(h)
+rows = b"".join(b"\x00" + pixels[y * w * 3:(y + 1) * w * 3] for y in range(h))
+open(sys.argv[2], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+                              chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+PY
+    jpegs+=("$jpg")
+    pngs+=("${jpg%.jpg}_djpeg.png")
+done
+predict=("$TRAINER" predict "$work/two.model" --weights "$work/w.safetensors" --device cpu --top 2)
+run "${predict[@]}" --resize model "${jpegs[@]}"
+expect_rc 0 "predict --resize model reads JPEGs of other sizes"
+from_jpeg=$(grep -v '^[^ ]' <<<"$out")
+run "${predict[@]}" --resize model "${pngs[@]}"
+expect_rc 0 "and the PNGs of their pixels"
+from_png=$(grep -v '^[^ ]' <<<"$out")
+if [ -n "$from_jpeg" ] && [ "$from_jpeg" = "$from_png" ]; then
+    pass "the predictions of the ${#jpegs[@]} JPEGs equal those of their pixels as PNG, exactly"
+else
+    fail "JPEG and PNG of the same pixels predict differently" "$(diff <(echo "$from_jpeg") <(echo "$from_png"))"
+fi
+run "${predict[@]}" "${jpegs[1]}"
+expect_error 2 "but the model takes 28x28" "predict without --resize refuses another size"
+
+# A JPEG cut short: named, or skipped and counted.
+head -c 300 "${jpegs[0]}" >"$work/pets/dark/zz.jpg"
+rm "$work"/pets/*/*_djpeg.png "$work"/pets/*/*.pnm
+run "${train[@]}" --data "images:$work/pets" --resize model
+expect_error 2 "$work/pets/dark/zz.jpg: cannot decode JPEG" "a damaged JPEG is named"
+run "${train[@]}" --data "images:$work/pets" --resize model --on-bad-sample skip
+expect_rc 0 "--on-bad-sample skip trains past it"
+expect_in out "skipped 1 unreadable sample" "and counts it"
+
+finish
