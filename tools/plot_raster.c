@@ -29,9 +29,15 @@ static void set_pixel(Raster *raster, int x, int y, Rgb color) {
     p[2] = color.b;
 }
 
+// Clipped once, not pixel by pixel: the background alone is 800,000 pixels an image, and
+// the ends are summed in long so that no rectangle's end overflows an int.
 void raster_fill_rect(Raster *raster, int x, int y, int width, int height, Rgb color) {
-    for (int row = y; row < y + height; row++)
-        for (int column = x; column < x + width; column++) set_pixel(raster, column, row, color);
+    long left = x > 0 ? x : 0, top = y > 0 ? y : 0;
+    long right = (long)x + width < raster->width ? (long)x + width : raster->width;
+    long bottom = (long)y + height < raster->height ? (long)y + height : raster->height;
+    for (long row = top; row < bottom; row++)
+        for (long column = left; column < right; column++)
+            set_pixel(raster, (int)column, (int)row, color);
 }
 
 // Bresenham's walk, stamping a thickness-wide square at each point so that steep and flat

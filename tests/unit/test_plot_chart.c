@@ -248,8 +248,9 @@ static void a_diamond_marks_a_point(void) {
     raster_free(&raster);
 }
 
-// Every tick of the panel's axis `use_y` is a drawable number, above the one before it, and
-// its label reads as one (no "nan", no "inf").
+// Every tick of the panel's axis `use_y` is a finite number (an axis reaches a little past
+// its values, so up to twice CHART_VALUE_MAX), above the one before it, and its label reads
+// as one (no "nan", no "inf").
 static void check_axis(const Panel *panel, int use_y, const char *what) {
     double ticks[64];
     int n = use_y ? chart_y_ticks(panel, ticks, 64) : chart_x_ticks(panel, ticks, 64);
@@ -258,7 +259,7 @@ static void check_axis(const Panel *panel, int use_y, const char *what) {
         char label[48];
         chart_format_tick(ticks[i], ticks[0], ticks[n - 1], ticks[1] - ticks[0], label,
                           sizeof label);
-        bad = !chart_value_drawable(ticks[i]) || (i && !(ticks[i] > ticks[i - 1])) ||
+        bad = !(fabs(ticks[i]) <= 2 * CHART_VALUE_MAX) || (i && !(ticks[i] > ticks[i - 1])) ||
               strstr(label, "nan") || strstr(label, "inf");
     }
     if (!bad) return;
@@ -275,9 +276,11 @@ static void extreme_values_give_axes(void) {
     static const double huge_x[] = {-1e308, 1e308, 3}, huge_y[] = {1, 2, 1e308};
     static const double limit[] = {-1e300, 1e300}, one_x[] = {16}, one_y[] = {1e20};
     static const double close_x[] = {1e20, 1.0000000000000002e20}, tiny_y[] = {0, 5e-324};
-    const double *xs[] = {huge_x, limit, one_x, close_x}, *ys[] = {huge_y, limit, one_y, tiny_y};
-    static const int counts[] = {3, 2, 1, 2};
-    for (int c = 0; c < 4; c++) {
+    static const double lowest[] = {-1e300};  // one value: the axis reaches past -1e300
+    const double *xs[] = {huge_x, limit, one_x, close_x, one_x};
+    const double *ys[] = {huge_y, limit, one_y, tiny_y, lowest};
+    static const int counts[] = {3, 2, 1, 2, 1};
+    for (int c = 0; c < 5; c++) {
         Series series[] = {{"train", xs[c], ys[c], counts[c], {31, 119, 180}, 0}};
         Panel panel = panel_of(series);
         panel.series_count = 1;
