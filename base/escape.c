@@ -103,3 +103,19 @@ void text_line_column(const char *text, size_t offset, int *line, int *column) {
     *line = lines > INT_MAX ? INT_MAX : (int)lines;
     *column = offset - line_start >= INT_MAX ? INT_MAX : (int)(offset - line_start) + 1;
 }
+
+void name_list_append(char *text, size_t size, const char *name, int *left_out) {
+    size_t used = strlen(text);
+    char escaped[512];
+    text_escape(name, strlen(name), escaped, sizeof escaped);
+    if (used + 2 + strlen(escaped) + NAME_LIST_END >= size) {
+        (*left_out)++;
+        return;
+    }
+    snprintf(text + used, size - used, "%s%s", used ? ", " : "", escaped);
+}
+
+void name_list_end(char *text, size_t size, int left_out) {
+    size_t used = strlen(text);
+    if (left_out) snprintf(text + used, size - used, " and %d more", left_out);
+}

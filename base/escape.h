@@ -35,4 +35,14 @@ int status_escape_place(Status *st, int rc);
 // length, so it may hold NUL bytes; a column past INT_MAX is said as INT_MAX.
 void text_line_column(const char *text, size_t offset, int *line, int *column);
 
+// Room kept at the end of a list of names for name_list_end's " and 99999 more".
+enum { NAME_LIST_END = 24 };
+
+// "name, name, ..." (each escaped) into a growing message in text[size]: a name is added
+// whole, or, past the room, counted in *left_out for name_list_end (a name cut in the
+// middle, "s2_bn2.running_me", reads as another name).
+void name_list_append(char *text, size_t size, const char *name, int *left_out);
+// " and N more" after the names, when any were left out.
+void name_list_end(char *text, size_t size, int left_out);
+
 #endif

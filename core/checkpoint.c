@@ -171,32 +171,18 @@ static int write_file(const SafetensorsOutput *outputs, int count, const Metadat
     return atomic_file_commit(&file, st);
 }
 
-// Room kept at the end of a list of names for end_name_list's " and 99999 more".
-enum { NAME_LIST_END = 24 };
-
-// "name, name, ..." (escaped) into a growing message: a name is added whole, or, past the
-// room, counted in *left_out for end_name_list (a name cut in the middle, "s2_bn2.running_me",
-// reads as another name).
-static void append_name(char *text, size_t size, const char *name, int *left_out) {
-    size_t used = strlen(text);
-    char escaped[160];
-    text_escape(name, strlen(name), escaped, sizeof escaped);
-    if (used + 2 + strlen(escaped) + NAME_LIST_END >= size) {
-        (*left_out)++;
-        return;
-    }
-    snprintf(text + used, size - used, "%s%s", used ? ", " : "", escaped);
-}
-
-static void end_name_list(char *text, size_t size, int left_out) {
-    size_t used = strlen(text);
-    if (left_out) snprintf(text + used, size - used, " and %d more", left_out);
-}
-
 static int all_finite(const float *values, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!isfinite(values[i])) return 0;
     return 1;
+}
+
+// The largest |value| among the finite ones (0 for none).
+static double largest_finite(const float *values, size_t n) {
+    double largest = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(values[i]) && fabs(values[i]) > largest) largest = fabs(values[i]);
+    return largest;
 }
 
 // Weights that went NaN or infinite (a diverging run, between two reads of its loss) are
@@ -209,10 +195,10 @@ static int refuse_nonfinite(const SlotList *list, const SafetensorsOutput *outpu
     for (int i = 0; i < list->count; i++) {
         if (all_finite(outputs[i].values, shape_numel(list->slots[i].shape))) continue;
         count++;
-        append_name(names, sizeof names, list->slots[i].name, &left_out);
+        name_list_append(names, sizeof names, list->slots[i].name, &left_out);
     }
     if (!count) return 0;
-    end_name_list(names, sizeof names, left_out);
+    name_list_end(names, sizeof names, left_out);
     status_fail_at(st, STATUS_RUNTIME_ERROR, path, 0, 0, "not written: training diverged, "
                    "%d tensor%s NaN or infinite values (%s)", count,
                    count == 1 ? " holds" : "s hold", names);
@@ -278,40 +264,67 @@ static int listed(const SlotList *list, const char *name) {
     return 0;
 }
 
+static void mismatch_hint(const char *model_path, int state_only, Status *st) {
+    if (state_only)
+        status_hint(st, "the parameters match, but the optimizer state does not: the file was "
+                    "changed after trainer wrote it; resume from another checkpoint, or start "
+                    "from its weights with `trainer train %s --init-from FILE`, which loads the "
+                    "parameters only", model_path);
+    else
+        status_hint(st, "it was written for a different model file; to start from the layers "
+                    "that match, use `trainer train MODEL --init-from FILE`");
+}
+
 // Every difference between the graph's slots and the file's tensors, in one message.
+// `state_only`: the parameters match, so what differs is optimizer state.
 static int check_same_tensors(const SlotList *list, const Safetensors *file, int skip_optimizer,
-                              const char *path, Status *st) {
+                              int state_only, const char *model_path, const char *path,
+                              Status *st) {
     char missing[400] = "", unexpected[400] = "", reshaped[400] = "";
     int left_out[3] = {0, 0, 0};
     for (int i = 0; i < list->count; i++) {
         const SafetensorsTensor *t = safetensors_find(file, list->slots[i].name);
-        if (!t) append_name(missing, sizeof missing, list->slots[i].name, &left_out[0]);
+        if (!t) name_list_append(missing, sizeof missing, list->slots[i].name, &left_out[0]);
         else if (!shape_equal(&t->shape, list->slots[i].shape)) {
             char in_file[64], in_model[64], entry[300];
             snprintf(entry, sizeof entry, "%s (%s in the file, %s in the model)",
                      list->slots[i].name, shape_format(&t->shape, in_file, sizeof in_file),
                      shape_format(list->slots[i].shape, in_model, sizeof in_model));
-            append_name(reshaped, sizeof reshaped, entry, &left_out[2]);
+            name_list_append(reshaped, sizeof reshaped, entry, &left_out[2]);
         }
     }
     for (int i = 0; i < file->count; i++)
         if (!(skip_optimizer && is_optimizer_name(file->tensors[i].name)) &&
             !listed(list, file->tensors[i].name))
-            append_name(unexpected, sizeof unexpected, file->tensors[i].name, &left_out[1]);
+            name_list_append(unexpected, sizeof unexpected, file->tensors[i].name, &left_out[1]);
     if (!missing[0] && !unexpected[0] && !reshaped[0]) return 0;
     char what[1300] = "";
     const char *labels[3] = {"missing ", "unexpected ", "other shape "};
     char *lists[3] = {missing, unexpected, reshaped};
-    for (int i = 0; i < 3; i++) end_name_list(lists[i], sizeof missing, left_out[i]);
+    for (int i = 0; i < 3; i++) name_list_end(lists[i], sizeof missing, left_out[i]);
     for (int i = 0; i < 3; i++)
         if (lists[i][0])
             snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s%s",
                      what[0] ? "; " : "", labels[i], lists[i]);
-    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the file does not match the model: %s",
-                   what);
-    status_hint(st, "it was written for a different model file; to start from the layers "
-                    "that match, use `trainer train MODEL --init-from FILE`");
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the %s does not match the model: %s",
+                   state_only ? "checkpoint's optimizer state" : "file", what);
+    mismatch_hint(model_path, state_only, st);
     return STATUS_BAD_INPUT;
+}
+
+// What a load reports of a tensor's values: NaN or infinity, and the largest |value|.
+static void note_values(const char *name, const float *values, size_t n, CheckpointLoaded *out,
+                        int *nonfinite_left_out) {
+    if (!all_finite(values, n)) {
+        out->nonfinite_count++;
+        name_list_append(out->nonfinite, sizeof out->nonfinite, name, nonfinite_left_out);
+    }
+    double largest = largest_finite(values, n);
+    if (largest > out->largest_value) {
+        out->largest_value = largest;
+        text_escape(name, strlen(name), out->largest_value_tensor,
+                    sizeof out->largest_value_tensor);
+    }
 }
 
 static int load_slot(const Slot *s, const SafetensorsTensor *t, const Backend *b,
@@ -320,10 +333,7 @@ static int load_slot(const Slot *s, const SafetensorsTensor *t, const Backend *b
     float *values = malloc(n * sizeof *values + 1);
     if (!values) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     safetensors_copy_f32(t, values);
-    if (out && !all_finite(values, n)) {
-        out->nonfinite_count++;
-        append_name(out->nonfinite, sizeof out->nonfinite, s->name, nonfinite_left_out);
-    }
+    if (out) note_values(s->name, values, n, out, nonfinite_left_out);
     int rc = n ? b->copy_to_device(b, s->tensor->data, values, n * sizeof *values, st) : 0;
     free(values);
     return rc;
@@ -335,7 +345,7 @@ static int load_matching(const SlotList *list, const Safetensors *file, const Ba
     for (int i = 0; i < list->count; i++)
         TRY(load_slot(&list->slots[i], safetensors_find(file, list->slots[i].name), b, out,
                       &left_out, st));
-    if (out) end_name_list(out->nonfinite, sizeof out->nonfinite, left_out);
+    if (out) name_list_end(out->nonfinite, sizeof out->nonfinite, left_out);
     return 0;
 }
 
@@ -352,6 +362,21 @@ static int only_optimizer_differs(const SlotList *list, const Safetensors *file)
         if (!is_optimizer_name(file->tensors[i].name) && !listed(list, file->tensors[i].name))
             return 0;
     return 1;
+}
+
+// Another optimizer's state shares no tensor name with this one's (adam's adam_m and adam_v
+// against sgd's momentum, or none): 1 when either side holds state and none is in both. A
+// state tensor renamed or dropped leaves the others shared: the file was changed, and its
+// tensors are listed rather than blamed on the optimizer.
+static int optimizer_state_disjoint(const SlotList *list, const Safetensors *file) {
+    int any = 0;
+    for (int i = 0; i < list->count; i++)
+        if (is_optimizer_name(list->slots[i].name)) {
+            if (safetensors_find(file, list->slots[i].name)) return 0;
+            any = 1;
+        }
+    for (int i = 0; !any && i < file->count; i++) any = is_optimizer_name(file->tensors[i].name);
+    return any;
 }
 
 // "adam_m and adam_v", "momentum" or "no state": the kinds of state tensor (the name's last
@@ -431,9 +456,10 @@ static int load_exact(Graph *g, const OptimizerConfig *optimizer, const Backend 
                       Status *st) {
     SlotList list;
     TRY(list_slots(g, optimizer, &list, st));
-    int rc = check_same_tensors(&list, file, optimizer == NULL, path, st);
-    if (optimizer && (rc ? only_optimizer_differs(&list, file)
-                         : optimizer_renamed(optimizer, file)))
+    int state_only = optimizer && only_optimizer_differs(&list, file);
+    int rc = check_same_tensors(&list, file, optimizer == NULL, state_only, g->path, path, st);
+    if (optimizer && (rc ? state_only : 1) &&
+        (optimizer_renamed(optimizer, file) || optimizer_state_disjoint(&list, file)))
         rc = optimizer_changed(g, optimizer, &list, file, path, st);
     if (!rc) rc = load_matching(&list, file, b, out, st);
     if (!rc && out) out->model_changed = model_text_changed(g, file);
@@ -453,6 +479,19 @@ int checkpoint_load_weights(Graph *g, const Backend *b, const char *path, Checkp
 }
 
 void checkpoint_loaded_free(CheckpointLoaded *loaded) { checkpoint_inputs_free(&loaded->inputs); }
+
+// A run started from values that are NaN or infinite diverges at its first step and blames
+// the learning rate: --resume and --init-from refuse them, naming the tensors. `file` is
+// what the message calls the file ("the checkpoint").
+static int refuse_nonfinite_loaded(const CheckpointLoaded *loaded, const char *file,
+                                   const char *path, const char *hint, Status *st) {
+    if (!loaded->nonfinite_count) return 0;
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "%s holds NaN or infinite values in %d "
+                   "tensor%s: %s", file, loaded->nonfinite_count,
+                   loaded->nonfinite_count == 1 ? "" : "s", loaded->nonfinite);
+    status_hint(st, "%s", hint);
+    return STATUS_BAD_INPUT;
+}
 
 // A whole number in metadata `key`, within [min, max].
 static int metadata_number(const Safetensors *file, const char *key, long min, long max,
@@ -504,13 +543,9 @@ int checkpoint_load_resume_parsed(Graph *g, const OptimizerConfig *optimizer, co
     TRY(read_place(file, path, &out->place, st));
     TRY(load_exact(g, optimizer, b, path, file, out, st));
     out->has_place = 1;
-    if (!out->nonfinite_count) return 0;
-    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the checkpoint holds NaN or infinite "
-                   "values in %d tensor%s: %s", out->nonfinite_count,
-                   out->nonfinite_count == 1 ? "" : "s", out->nonfinite);
-    status_hint(st, "training had diverged when it was written; resume from an earlier "
-                    "checkpoint in the folder, or start again with a lower --lr");
-    return STATUS_BAD_INPUT;
+    return refuse_nonfinite_loaded(out, "the checkpoint", path, "training had diverged when it "
+                                   "was written; resume from an earlier checkpoint in the "
+                                   "folder, or start again with a lower --lr", st);
 }
 
 int checkpoint_load_resume(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
@@ -543,17 +578,24 @@ int checkpoint_init_from(Graph *g, const Backend *b, const char *path, int *load
     *loaded = 0;
     skipped[0] = '\0';
     TRY(safetensors_read_file(path, &file, st));
-    int rc = list_slots(g, NULL, &list, st), left_out = 0;
+    CheckpointLoaded found;
+    memset(&found, 0, sizeof found);
+    int rc = list_slots(g, NULL, &list, st), left_out = 0, nonfinite_left_out = 0;
     for (int i = 0; !rc && i < list.count; i++) {
         const SafetensorsTensor *t = safetensors_find(&file, list.slots[i].name);
         if (!t || !shape_equal(&t->shape, list.slots[i].shape)) {
-            append_name(skipped, skipped_size, list.slots[i].name, &left_out);
+            name_list_append(skipped, skipped_size, list.slots[i].name, &left_out);
             continue;
         }
-        rc = load_slot(&list.slots[i], t, b, NULL, NULL, st);
+        rc = load_slot(&list.slots[i], t, b, &found, &nonfinite_left_out, st);
         *loaded += !rc;
     }
-    end_name_list(skipped, skipped_size, left_out);
+    name_list_end(skipped, skipped_size, left_out);
+    name_list_end(found.nonfinite, sizeof found.nonfinite, nonfinite_left_out);
+    if (!rc)
+        rc = refuse_nonfinite_loaded(&found, "the file", path, "the run that wrote it had "
+                                     "diverged; start from an earlier checkpoint of that run, "
+                                     "or without --init-from", st);
     free(list.slots);
     safetensors_free(&file);
     return rc;

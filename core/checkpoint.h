@@ -42,6 +42,10 @@ typedef struct CheckpointLoaded {
     CheckpointPlace place;
     int nonfinite_count;    // tensors holding NaN or infinity
     char nonfinite[512];    // their names, escaped, comma-separated (maybe cut short)
+    // The largest |value| among the finite values loaded, and its tensor's name (escaped):
+    // what eval names when its loss is not finite although every value is.
+    double largest_value;
+    char largest_value_tensor[160];
     LoadedInputs inputs;    // normalization, class names, held-out split (not from _parsed)
     // The graph's model text is not the one the file records (model_hash): the tensors
     // match, but an activation, dropout rate or loss may have changed since.
@@ -66,7 +70,9 @@ int checkpoint_load_resume_parsed(Graph *g, const OptimizerConfig *optimizer, co
                                   const Safetensors *file, const char *path,
                                   CheckpointLoaded *out, Status *st);
 // Fine-tuning: parameters that match by name and shape are loaded; `skipped` lists the
-// model's others (new or reshaped layers), escaped. Optimizer state is never loaded.
+// model's others (new or reshaped layers), escaped. Optimizer state is never loaded. A
+// loaded tensor holding NaN or infinity is refused (STATUS_BAD_INPUT, naming them), as
+// --resume refuses it: the run would diverge at once and blame the learning rate.
 int checkpoint_init_from(Graph *g, const Backend *b, const char *path, int *loaded,
                          char *skipped, size_t skipped_size, Status *st);
 

@@ -41,11 +41,14 @@ static int add_gradients(const Layer *l, Candidate *list, int count) {
     return count;
 }
 
-static int candidates_in_order(const Graph *g, Candidate *list) {
+// `gradients` 0 after a forward pass alone: no backward wrote them, so they hold whatever
+// their memory held.
+static int candidates_in_order(const Graph *g, int gradients, Candidate *list) {
     int count = 0;
     for (int i = 0; i < g->count; i++) count = add_values(g->layers[i], list, count);
     for (int i = 0; i < g->count; i++) count = add_output(g->layers[i], list, count);
-    for (int i = g->count - 1; i >= 0; i--) count = add_gradients(g->layers[i], list, count);
+    for (int i = g->count - 1; gradients && i >= 0; i--)
+        count = add_gradients(g->layers[i], list, count);
     return count;
 }
 
@@ -73,9 +76,10 @@ static int all_values_nonfinite(const Candidate *list, const double *sums, int c
     return values >= 2;
 }
 
-static int search(const Graph *g, const Backend *b, Allocator *a, Candidate *list,
-                  const Tensor **tensors, double *sums, NonfiniteSite *site, Status *st) {
-    int count = candidates_in_order(g, list);
+static int search(const Graph *g, int gradients, const Backend *b, Allocator *a,
+                  Candidate *list, const Tensor **tensors, double *sums, NonfiniteSite *site,
+                  Status *st) {
+    int count = candidates_in_order(g, gradients, list);
     for (int i = 0; i < count; i++) tensors[i] = list[i].tensor;
     TRY(tensor_sums_of_squares(b, a, tensors, count, sums, st));
     site->everywhere = all_values_nonfinite(list, sums, count);
@@ -88,8 +92,8 @@ static int search(const Graph *g, const Backend *b, Allocator *a, Candidate *lis
     return 0;
 }
 
-int find_first_nonfinite(const Graph *g, const Backend *b, Allocator *a, NonfiniteSite *site,
-                         Status *st) {
+static int find(const Graph *g, int gradients, const Backend *b, Allocator *a,
+                NonfiniteSite *site, Status *st) {
     site->layer = NULL;
     site->everywhere = 0;
     site->what[0] = '\0';
@@ -97,10 +101,20 @@ int find_first_nonfinite(const Graph *g, const Backend *b, Allocator *a, Nonfini
     Candidate *list = malloc(capacity * sizeof *list);
     const Tensor **tensors = malloc(capacity * sizeof *tensors);
     double *sums = malloc(capacity * sizeof *sums);
-    int rc = list && tensors && sums ? search(g, b, a, list, tensors, sums, site, st)
+    int rc = list && tensors && sums ? search(g, gradients, b, a, list, tensors, sums, site, st)
                                      : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     free(list);
     free(tensors);
     free(sums);
     return rc;
+}
+
+int find_first_nonfinite(const Graph *g, const Backend *b, Allocator *a, NonfiniteSite *site,
+                         Status *st) {
+    return find(g, 1, b, a, site, st);
+}
+
+int find_first_nonfinite_forward(const Graph *g, const Backend *b, Allocator *a,
+                                 NonfiniteSite *site, Status *st) {
+    return find(g, 0, b, a, site, st);
 }

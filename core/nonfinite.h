@@ -16,5 +16,9 @@ typedef struct NonfiniteSite {
 
 int find_first_nonfinite(const Graph *g, const Backend *b, Allocator *a, NonfiniteSite *site,
                          Status *st);
+// The same after a forward pass alone (an evaluation): parameter values, then outputs;
+// the gradients, which no backward wrote, are not searched.
+int find_first_nonfinite_forward(const Graph *g, const Backend *b, Allocator *a,
+                                 NonfiniteSite *site, Status *st);
 
 #endif

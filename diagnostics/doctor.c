@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "core/alloc.h"
 #include "diagnostics/doctor.h"
 
@@ -224,10 +225,12 @@ static void check_library_folders(Diagnosis *d) {
         if (!seen) snprintf(folders[count++], sizeof folders[0], "%s", folder);
     }
     if (count < 2) return;
-    char list[400] = "";  // of a note's 600 bytes: the sentence's other words fit beside it
-    for (int k = 0; k < count; k++)
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
-                 folders[k]);
+    // Of a note's 600 bytes: the sentence's other words fit beside it. A folder that does
+    // not fit is counted, not cut (a cut path reads as another folder).
+    char list[400] = "";
+    int left_out = 0;
+    for (int k = 0; k < count; k++) name_list_append(list, sizeof list, folders[k], &left_out);
+    name_list_end(list, sizeof list, left_out);
     snprintf(d->notes[d->note_count++], sizeof d->notes[0], "the CUDA libraries load from %d "
              "folders (%s): fine while the versions match, but a copy in one folder can shadow "
              "the toolkit's after an upgrade", count, list);

@@ -8,8 +8,7 @@
 #include "base/atomic_file.h"
 #include "base/escape.h"
 #include "tools/cli.h"
-#include "tools/plot_chart.h"
-#include "tools/plot_metrics.h"
+#include "tools/plot_figure.h"
 
 static const OptionSpec plot_options[] = {
     {"-o", "FILE", "the PNG to write (default: curves.png beside the log); an existing file "
@@ -26,44 +25,6 @@ const Command plot_command = {
     .options = plot_options,
     .run = run_plot,
 };
-
-enum { IMAGE_WIDTH = 1000, PANEL_HEIGHT = 400, SERIES_PER_PANEL = 3 };
-static const Rgb TRAIN_COLOR = {31, 119, 180}, EVALUATED_COLOR = {230, 85, 13},
-                 FINAL_TEST_COLOR = {44, 160, 44};
-
-static Series series_of(const char *label, const Curve *curve, Rgb color, MarkerShape markers) {
-    return (Series){.label = label, .x = curve->step, .y = curve->value, .count = curve->count,
-                    .color = color, .markers = markers};
-}
-
-// Two panels, loss above accuracy; the evaluated split has a point per epoch, so it is
-// marked. After --val-split the test split's one evaluation is a diamond beside val's
-// squares: a point of its own, not a continuation of the val curve.
-static void draw_curves(Raster *raster, const RunCurves *c) {
-    Series loss[SERIES_PER_PANEL] = {
-        series_of("train", &c->train_loss, TRAIN_COLOR, MARKER_NONE),
-        series_of(c->evaluated, &c->test_loss, EVALUATED_COLOR, MARKER_SQUARE),
-        series_of("test", &c->final_test_loss, FINAL_TEST_COLOR, MARKER_DIAMOND)};
-    Series accuracy[SERIES_PER_PANEL] = {
-        series_of("train", &c->train_accuracy, TRAIN_COLOR, MARKER_NONE),
-        series_of(c->evaluated, &c->test_accuracy, EVALUATED_COLOR, MARKER_SQUARE),
-        series_of("test", &c->final_test_accuracy, FINAL_TEST_COLOR, MARKER_DIAMOND)};
-    Panel top = {.left = 0, .top = 0, .width = IMAGE_WIDTH, .height = PANEL_HEIGHT,
-                 .x_label = "step", .y_label = "loss", .series = loss,
-                 .series_count = SERIES_PER_PANEL, .x_whole = 1,
-                 .has_x_range = c->first_step <= c->last_step,
-                 .x_range = {c->first_step, c->last_step}};
-    Panel bottom = top;
-    bottom.top = PANEL_HEIGHT;
-    bottom.y_label = "accuracy";
-    bottom.y_fraction = 1;
-    bottom.series = accuracy;
-    // One margin for both, wide enough for either's tick labels: the steps line up.
-    Panel both[] = {top, bottom};
-    top.margin_left = bottom.margin_left = chart_left_margin(both, 2);
-    chart_draw_panel(raster, &top);
-    chart_draw_panel(raster, &bottom);
-}
 
 // DIR, or the metrics file itself; the image goes beside the log by default.
 static void metrics_path(const char *given, char *path, size_t size, char *output,
@@ -136,11 +97,11 @@ static int write_image(const Raster *raster, const char *output, Status *st) {
 // What the image leaves out, by the line it is on: a diverged run's log is one to plot, but
 // a loss that vanished without a word reads as a run that never had it.
 static void print_notices(const RunCurves *curves, const char *path) {
-    if (curves->not_finite)
+    if (curves->undrawable)
         print_notice("%s:%d: %d value%s not finite (null or beyond a double's range, as a "
-                     "diverging run logs it), left out of the plot; the first is on this line",
-                     path, curves->first_not_finite_line, curves->not_finite,
-                     curves->not_finite == 1 ? " is" : "s are");
+                     "diverging run logs it) or over 1e+300 in size, left out of the plot; the "
+                     "first is on this line", path, curves->first_undrawable_line,
+                     curves->undrawable, curves->undrawable == 1 ? " is" : "s are");
     if (curves->unfinished_line)
         print_notice("%s:%d: the last line is unfinished (the run is writing it, or was killed "
                      "mid-line); plotting the rows before it", path, curves->unfinished_line);
@@ -170,15 +131,14 @@ static int plot(const char *dir, const char *output, Status *st) {
     TRY(run_curves_read(path, &curves, st));
     print_notices(&curves, path);
     Raster raster;
-    int rc = raster_init(&raster, IMAGE_WIDTH, 2 * PANEL_HEIGHT, (Rgb){255, 255, 255}, st);
+    int rc = plot_figure_draw(&curves, &raster, st);
     if (!rc) {
-        draw_curves(&raster, &curves);
         rc = write_image(&raster, output, st);
         raster_free(&raster);
     }
     run_curves_free(&curves);
-    if (!rc) printf("wrote %s (%d x %d): loss and accuracy of %s\n", output, IMAGE_WIDTH,
-                    2 * PANEL_HEIGHT, path);
+    if (!rc) printf("wrote %s (%d x %d): loss and accuracy of %s\n", output, PLOT_IMAGE_WIDTH,
+                    2 * PLOT_PANEL_HEIGHT, path);
     return rc;
 }
 

@@ -23,6 +23,17 @@ typedef struct Area {
     int left, top, right, bottom;
 } Area;
 
+int chart_value_drawable(double value) {
+    return isfinite(value) && fabs(value) <= CHART_VALUE_MAX;
+}
+
+// The power of ten of |value| (the floor of its log10) as an int, for any double: 0 for 0
+// or a non-finite value, whose log10 cast to int would be undefined (INT_MIN, negated).
+static int power_of_ten(double value) {
+    double power = floor(log10(fabs(value)) + 1e-9);
+    return isfinite(power) ? (int)power : 0;
+}
+
 // 1, 2 or 5 times a power of ten, about a fifth of the span: five or so labelled ticks.
 static double tick_step(double span) {
     double rough = span / 5.0, power = pow(10.0, floor(log10(rough)));
@@ -32,11 +43,20 @@ static double tick_step(double span) {
 
 // `whole`: the values are counts (steps), so a tick between two of them (3.4) names
 // nothing; the spacing is at least 1, and 1, 2 or 5 times a power of ten above it.
+// One value, none, or values closer together than a millionth of a millionth of their size
+// (which ticks could not tell apart, and past 2^52 a unit-wide range around a value is the
+// value itself: a span of 0): a range around them, a unit wide or a tenth of their size.
+static int too_narrow(double low, double high) {
+    double size = fmax(fabs(low), fabs(high));
+    return !(high - low > size * 1e-12) || !(high - low > 1e-200);
+}
+
 static Axis axis_over(double low, double high, int whole) {
-    if (!(high > low)) {  // one value, or none: a unit-wide range around it
-        double middle = isfinite(low) ? low : 0.0;
-        low = middle - 0.5;
-        high = middle + 0.5;
+    if (!(low <= high)) low = high = 0.0;  // no value
+    if (too_narrow(low, high)) {
+        double middle = low / 2 + high / 2, half = fmax(0.5, fabs(middle) * 0.05);
+        low = middle - half;
+        high = middle + half;
     }
     Axis axis = {.step = tick_step(high - low)};
     if (whole && axis.step < 1.0) axis.step = 1.0;
@@ -51,7 +71,7 @@ static void data_range(const Panel *panel, int use_y, double *low, double *high)
     for (int s = 0; s < panel->series_count; s++)
         for (int i = 0; i < panel->series[s].count; i++) {
             double v = use_y ? panel->series[s].y[i] : panel->series[s].x[i];
-            if (!isfinite(v)) continue;
+            if (!chart_value_drawable(v)) continue;
             if (v < *low) *low = v;
             if (v > *high) *high = v;
         }
@@ -68,10 +88,11 @@ static void keep_inside_unit(Axis *axis, double low, double high) {
 static Axis panel_axis(const Panel *panel, int use_y) {
     double low, high;
     data_range(panel, use_y, &low, &high);
-    if (!use_y && panel->has_x_range) {
-        low = fmin(low, panel->x_range[0]);
-        high = fmax(high, panel->x_range[1]);
-    }
+    for (int end = 0; !use_y && panel->has_x_range && end < 2; end++)
+        if (chart_value_drawable(panel->x_range[end])) {
+            low = fmin(low, panel->x_range[end]);
+            high = fmax(high, panel->x_range[end]);
+        }
     Axis axis = axis_over(low, high, !use_y && panel->x_whole);
     if (use_y && panel->y_fraction) keep_inside_unit(&axis, low, high);
     return axis;
@@ -99,7 +120,7 @@ static int to_pixel_y(const Area *area, const Axis *axis, double y) {
 void chart_format_tick(double value, double low, double high, double step, char *buf,
                        size_t size) {
     if (fabs(value) < step * 1e-6) value = 0.0;  // no "-0.00"
-    int step_power = (int)floor(log10(step) + 1e-9);
+    int step_power = power_of_ten(step);
     int decimals = step_power >= 0 ? 0 : -step_power;  // steps are 1, 2 or 5 times 10^power
     double largest = fmax(fabs(low), fabs(high));
     if (!((decimals > 4 && largest < 0.01) || largest >= 1e6)) {
@@ -111,7 +132,7 @@ void chart_format_tick(double value, double low, double high, double step, char 
         return;
     }
     // Scientific: the mantissa gets the digits down to the step's, as the decimals do above.
-    int power = (int)floor(log10(fabs(value)) + 1e-9);
+    int power = power_of_ten(value);
     double mantissa = value / pow(10.0, power);
     int digits = power > step_power ? power - step_power : 0;
     char text[32];
@@ -168,15 +189,16 @@ int chart_left_margin(const Panel *panels, int count) {
     return margin;
 }
 
-static int point_finite(const Series *s, int i) {
-    return i >= 0 && i < s->count && isfinite(s->x[i]) && isfinite(s->y[i]);
+static int point_drawable(const Series *s, int i) {
+    return i >= 0 && i < s->count && chart_value_drawable(s->x[i]) &&
+           chart_value_drawable(s->y[i]);
 }
 
 // A series with no point to draw (a log without evaluated rows) gets no legend entry: the
 // legend names only the curves that are there.
 static int series_drawn(const Series *s) {
     for (int i = 0; i < s->count; i++)
-        if (point_finite(s, i)) return 1;
+        if (point_drawable(s, i)) return 1;
     return 0;
 }
 
@@ -268,7 +290,7 @@ static void draw_series(Raster *raster, const Area *area, const Axis *x_axis,
                         const Axis *y_axis, const Series *s) {
     int previous_x = 0, previous_y = 0, has_previous = 0;
     for (int i = 0; i < s->count; i++) {
-        if (!point_finite(s, i)) {
+        if (!point_drawable(s, i)) {
             has_previous = 0;  // a gap rather than a line to infinity
             continue;
         }
@@ -277,7 +299,7 @@ static void draw_series(Raster *raster, const Area *area, const Axis *x_axis,
                                       s->color);
         // A point no line reaches (a run's first logged step alone) is drawn as a marker,
         // or it would not show at all.
-        int alone = !point_finite(s, i - 1) && !point_finite(s, i + 1);
+        int alone = !point_drawable(s, i - 1) && !point_drawable(s, i + 1);
         if (s->markers || alone) draw_marker(raster, x, y, s->markers, s->color);
         previous_x = x;
         previous_y = y;

@@ -8,6 +8,13 @@
 
 #include "tools/plot_raster.h"
 
+// The largest size of a value a chart draws. Past it a point is left out as a NaN is: an
+// axis over values near a double's limit has no span or tick step that doubles can hold
+// (steps of -1e308 and 1e308 made a NaN axis, and its tick labels undefined casts).
+// Readers leave out the same values, with a notice (chart_value_drawable says which).
+#define CHART_VALUE_MAX 1e300
+int chart_value_drawable(double value);
+
 // What is drawn at each point of a series: a diamond tells a point apart from the squares
 // of another series of the same kind (the test split's final evaluation beside val's).
 typedef enum MarkerShape { MARKER_NONE, MARKER_SQUARE, MARKER_DIAMOND } MarkerShape;
@@ -55,7 +62,7 @@ ChartLayout chart_layout(const Panel *panel);
 // A tick label on an axis running from `low` to `high` in steps of `step`: as many
 // decimals as the step needs (0.05 steps read 0.10, 0.15), or, for ticks all under 0.01
 // that would need more than 4 decimals, or of a million and more, compact scientific
-// notation (1.2e-4), so that labels stay a few characters wide.
+// notation (1.2e-4), so that labels stay a few characters wide. Any doubles give a label.
 void chart_format_tick(double value, double low, double high, double step, char *buf,
                        size_t size);
 // An axis's ticks: how many there are, the first `max` of them into `ticks`; the first and
@@ -63,7 +70,8 @@ void chart_format_tick(double value, double low, double high, double step, char 
 int chart_x_ticks(const Panel *panel, double *ticks, int max);
 int chart_y_ticks(const Panel *panel, double *ticks, int max);
 // Each series as a line through its points, with a marker at every point where it asks for
-// them and at any point no line reaches (a series of one point, or one between gaps).
+// them and at any point no line reaches (a series of one point, or one between gaps). A
+// point that is not drawable (chart_value_drawable) is a gap, and no part of any axis.
 void chart_draw_panel(Raster *raster, const Panel *panel);
 
 #endif

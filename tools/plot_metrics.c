@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "tools/metrics_file.h"
+#include "tools/plot_chart.h"
 
 static int curve_add(Curve *curve, double step, double value, Status *st) {
     if (curve->count == curve->capacity) {
@@ -33,15 +34,16 @@ typedef struct Row {
 } Row;
 
 // A value the row may lack (test figures appear on epoch rows only). One that is there but
-// not finite cannot be drawn: null (what the writer makes of NaN or infinity, a diverged
-// run's last loss) or 1e999 (infinite once read). It is left out and counted, for a notice.
+// not drawable: null (what the writer makes of NaN or infinity, a diverged run's last
+// loss), 1e999 (infinite once read) or 1e308 (no axis holds it). It is left out and
+// counted, for a notice.
 static int add_value(RunCurves *curves, Curve *curve, const Row *row, const char *key,
                      Status *st) {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(row->json, key);
-    if (cJSON_IsNumber(item) && isfinite(item->valuedouble))
+    if (cJSON_IsNumber(item) && chart_value_drawable(item->valuedouble))
         return curve_add(curve, row->step, item->valuedouble, st);
     if (cJSON_IsNull(item) || cJSON_IsNumber(item)) {
-        if (!curves->not_finite++) curves->first_not_finite_line = row->line;
+        if (!curves->undrawable++) curves->first_undrawable_line = row->line;
     }
     return 0;
 }
@@ -114,6 +116,9 @@ static int add_row(RunCurves *curves, const cJSON *json, const char *path, int l
         return malformed(path, line, "a row without a \"kind\" string and a numeric \"step\"", st);
     Row row = {json, step->valuedouble, line};
     if (!isfinite(row.step)) return malformed(path, line, "a row whose \"step\" is not finite", st);
+    if (!chart_value_drawable(row.step))
+        return malformed(path, line, "a row whose \"step\" is over 1e+300 in size, past what "
+                         "an axis can hold", st);
     if (strcmp(kind->valuestring, "step") == 0) {
         include_step(curves, row.step);
         enter_segment(&curves->segment, &row);
@@ -170,16 +175,16 @@ static int read_rows(FILE *file, RunCurves *curves, const char *path, int *rows,
 }
 
 static int no_loss(const RunCurves *curves, const char *path, int rows, Status *st) {
-    if (!curves->not_finite) {
+    if (!curves->undrawable) {
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "no loss to plot: %d row%s, none "
                        "with a loss", rows, rows == 1 ? "" : "s");
         status_hint(st, "the run wrote no step or epoch yet; plot it after its first epoch");
         return STATUS_BAD_INPUT;
     }
-    status_fail_at(st, STATUS_BAD_INPUT, path, curves->first_not_finite_line, 0, "no loss to "
-                   "plot: %d row%s, none with a finite loss (%d value%s not finite, the first "
-                   "on this line)", rows, rows == 1 ? "" : "s", curves->not_finite,
-                   curves->not_finite == 1 ? "" : "s");
+    status_fail_at(st, STATUS_BAD_INPUT, path, curves->first_undrawable_line, 0, "no loss to "
+                   "plot: %d row%s, none with a finite loss (%d value%s not finite or over "
+                   "1e+300 in size, the first on this line)", rows, rows == 1 ? "" : "s",
+                   curves->undrawable, curves->undrawable == 1 ? "" : "s");
     status_hint(st, "the run diverged before it logged a finite loss; train it again with a "
                     "lower learning rate (--lr)");
     return STATUS_BAD_INPUT;

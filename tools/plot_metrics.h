@@ -30,17 +30,17 @@ typedef struct RunCurves {
     // The "kind":"test" rows: the test split evaluated after --val-split's last epoch.
     Curve final_test_loss, final_test_accuracy;
     int unfinished_line;  // the last line, cut short by its writer and passed over; 0: none
-    // Values present but not finite (null, or a number past a double's range), left out of
-    // the curves; where the first was, 0 when none.
-    int not_finite, first_not_finite_line;
+    // Values present but not drawable (null, a number past a double's range, or one over
+    // CHART_VALUE_MAX in size), left out of the curves; where the first was, 0 when none.
+    int undrawable, first_undrawable_line;
     // The lowest and highest step of the rows drawn from, whether or not their values are
     // finite: one step range for every panel.
     double first_step, last_step;
 } RunCurves;
 
 // `path` is the metrics.jsonl file, a regular file (anything else is refused before it is
-// read). A line that is not a JSON object with a "kind" and a numeric "step" is an error
-// at path:line, as is one longer than METRICS_LINE_MAX; a last line without its newline
+// read). A line that is not a JSON object with a "kind" and a drawable numeric "step" is an
+// error at path:line, as is one longer than METRICS_LINE_MAX; a last line without its newline
 // that is not JSON is what a writer cut short leaves: passed over, its number in
 // unfinished_line. A file without any loss is an error too.
 int run_curves_read(const char *path, RunCurves *curves, Status *st);

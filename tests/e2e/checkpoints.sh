@@ -4,7 +4,8 @@
 # model's checkpoint is refused naming the tensors, --init-from loads what matches, an
 # unwritable folder fails before training, stray *.tmp files are swept, SIGINT and SIGTERM
 # leave a checkpoint that resumes (exit 130 / 143), the old TRNWEIGH format is refused by
-# name, names from files are printed escaped, NaN weights warn (eval) or refuse (resume).
+# name, names from files are printed escaped, NaN weights warn, then fail (eval), or are
+# refused (resume).
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_random_dataset "$work/data" 200 50
@@ -150,7 +151,7 @@ expect_error 2 'unexpected dense1.weight\x1b[31mRED' "a name from the file is pr
 if grep -q $'\e' <<<"$err"; then fail "no raw escape byte reaches the terminal"
 else pass "no raw escape byte reaches the terminal"; fi
 
-# ---- NaN in the weights: eval warns, resume refuses ----
+# ---- NaN in the weights: eval warns, then fails on its NaN loss; resume refuses ----
 python3 - "$work/ck/best.safetensors" "$work/nan.safetensors" <<'PY'
 import json, struct, sys
 data = bytearray(open(sys.argv[1], "rb").read())
@@ -160,7 +161,7 @@ data[8 + n + begin:8 + n + begin + 4] = struct.pack("<f", float("nan"))
 open(sys.argv[2], "wb").write(data)
 PY
 run "$TRAINER" eval "$work/tiny.model" "${data[@]}" --weights "$work/nan.safetensors"
-expect_rc 0 "eval of weights holding NaN still runs"
+expect_error 1 "the test loss is NaN over" "eval of weights holding NaN runs, and fails on its loss"
 expect_in err "warning: $work/nan.safetensors: 1 tensor holds NaN or infinite values: dense2.bias" \
     "eval warns naming the tensor"
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 9 --resume "$work/nan.safetensors"

@@ -6,8 +6,9 @@
 # last line is passed over, and what is not a regular file is refused before it is read.
 # The default image goes beside the log; -o never replaces the log or a file that is not
 # a PNG, and `-o=FILE` says to write `-o FILE`. The legend names only the curves drawn, a
-# value that is not finite is left out with a notice while the panels keep one step axis,
-# and --val-split's final test row is drawn beside the val curve.
+# value that is not finite or over 1e300 in size is left out with a notice (a step there is
+# refused) while the panels keep one step axis, and --val-split's final test row is drawn
+# beside the val curve.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_dataset "$work/data" 640 64
@@ -268,6 +269,25 @@ printf '{"kind":"step","step":1,"loss":1e999}\n' >"$work/huge/metrics.jsonl"
 run "$TRAINER" plot "$work/huge" -o "$work/huge.png"
 expect_error 2 "metrics.jsonl:1: no loss to plot: 1 row, none with a finite loss (1 value not" \
     "an infinite loss is left out"
+
+# Steps of -1e308 and 1e308 are finite, but no axis holds them: the span overflowed into a
+# NaN axis and the tick labels into undefined behaviour (UBSan: negation of INT_MIN). A
+# step over 1e300 in size is refused; a loss or accuracy over it is left out with the
+# notice, and the rest is drawn.
+printf '%s\n' '{"kind":"step","step":-1e308,"loss":1}' '{"kind":"step","step":1e308,"loss":2}' \
+    >"$work/huge/metrics.jsonl"
+run "$TRAINER" plot "$work/huge" -o "$work/huge.png"
+expect_error 2 "metrics.jsonl:1:1: a row whose \"step\" is over 1e+300 in size" \
+    "a step of -1e308 is refused"
+printf '%s\n' '{"kind":"step","step":1,"loss":1e308,"accuracy":0.5}' \
+    '{"kind":"step","step":2,"loss":-1e308,"accuracy":1e301}' \
+    '{"kind":"step","step":3,"loss":0.7,"accuracy":0.7}' >"$work/huge/metrics.jsonl"
+run "$TRAINER" plot "$work/huge" -o "$work/huge.png"
+expect_rc 0 "a log with losses of 1e308 plots"
+expect_in err "metrics.jsonl:1: 3 values are not finite (null or beyond a double's range, as \
+a diverging run logs it) or over 1e+300 in size, left out of the plot" \
+    "... leaving them out with a notice"
+[ -s "$work/huge.png" ] && pass "... and writes the image" || fail "... and writes the image"
 
 # A diverged run's log is one to plot: a loss of 1e999 (or null) at step 16 was dropped
 # without a word, and the loss panel's step axis (31 to 33, around its one point) no longer

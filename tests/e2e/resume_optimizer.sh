@@ -4,6 +4,7 @@
 # and the model file's line, not as "a different model file": the layers are the same,
 # and the hint offers --init-from, which takes the parameters only. The message it
 # replaced listed every state tensor as missing or unexpected and blamed the model file.
+# A state tensor renamed under the same optimizer is named, missing and unexpected.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 make_dataset "$work/data" 64 16
@@ -61,5 +62,25 @@ sed -i 's/^optimizer adam lr=0.001$/optimizer sgd lr=0.01/' "$work/wide.model"
 run "$TRAINER" train "$work/wide.model" "${data[@]}" --resume "$work/adam-ck"
 expect_error 2 "dense1.weight (32x784 in the file, 48x784 in the model)" \
     "with the layers changed too, the tensors are named as before"
+
+# One state tensor renamed (the file edited by hand or by another tool): the optimizer is
+# the same, so the tensors are named as the model's are, not "adam ... asks for adam: the
+# optimizer cannot change".
+require_python3 "rename a tensor in a checkpoint"
+python3 - "$checkpoint" "$work/renamed.safetensors" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+old, new = b'"optimizer.dense1.weight.adam_m"', b'"optimizer.dense1.weight.adam_x"'
+assert data.count(old) == 1
+open(sys.argv[2], "wb").write(data.replace(old, new))
+PY
+run "$TRAINER" train "$work/adam.model" "${data[@]}" --resume "$work/renamed.safetensors"
+expect_error 2 "$work/renamed.safetensors: the checkpoint's optimizer state does not match the \
+model: missing optimizer.dense1.weight.adam_m; unexpected optimizer.dense1.weight.adam_x" \
+    "a renamed state tensor is named, missing and unexpected"
+expect_in err "hint: the parameters match, but the optimizer state does not" \
+    "... and the hint says the parameters match"
+expect_no_match err "cannot change" "... not blamed on the optimizer"
+expect_no_match out '^epoch ' "... and nothing is trained"
 
 finish

@@ -3,7 +3,8 @@
 // metrics.jsonl is outside bytes: copied from another machine, cut by a crash, edited by
 // hand. Whatever the bytes: no crash, no read outside them, no leak; a refusal is
 // STATUS_BAD_INPUT with a message; an accepted log has a loss (training, evaluated, or the
-// final test row's), one finite step range, and every curve's points are finite numbers.
+// final test row's), one finite step range, and every curve's points are numbers a chart
+// draws (finite, at most CHART_VALUE_MAX in size).
 #include "fuzz_files.h"  // first: it sets _POSIX_C_SOURCE
 
 #include <math.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/plot_chart.h"
 #include "tools/plot_metrics.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -18,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check_curve(const Curve *c) {
     if (c->count < 0 || (c->count && (!c->step || !c->value))) abort();
     for (int i = 0; i < c->count; i++)
-        if (!isfinite(c->step[i]) || !isfinite(c->value[i])) abort();
+        if (!chart_value_drawable(c->step[i]) || !chart_value_drawable(c->value[i])) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

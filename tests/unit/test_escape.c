@@ -196,6 +196,25 @@ static void line_and_column_of_a_byte(void) {
     }
 }
 
+// A list of names keeps each whole or counts it: a library folder or tensor name cut in the
+// middle reads as another one (doctor's folder list was cut by snprintf, which GCC's
+// -Werror=format-truncation refused in the Release sanitizer build).
+static void a_name_list_keeps_names_whole(void) {
+    char list[NAME_LIST_END + 40] = "";
+    int left_out = 0;
+    name_list_append(list, sizeof list, "/usr/lib", &left_out);
+    name_list_append(list, sizeof list, "/opt/x\x1b", &left_out);
+    name_list_append(list, sizeof list, "/a/folder/far/too/long/to/fit/here", &left_out);
+    name_list_append(list, sizeof list, "/b", &left_out);
+    name_list_end(list, sizeof list, left_out);
+    CHECK_STR_EQ(list, "/usr/lib, /opt/x\\x1b, /b and 1 more");
+    char empty[NAME_LIST_END + 8] = "";
+    left_out = 0;
+    name_list_append(empty, sizeof empty, "/usr/local/cuda/lib64", &left_out);
+    name_list_end(empty, sizeof empty, left_out);
+    CHECK_STR_EQ(empty, " and 1 more");
+}
+
 int main(void) {
     ascii_is_kept_and_controls_escaped();
     printable_utf8_is_kept();
@@ -208,5 +227,6 @@ int main(void) {
     a_cut_never_splits_a_character();
     a_place_is_escaped();
     line_and_column_of_a_byte();
+    a_name_list_keeps_names_whole();
     return test_exit_code("test_escape");
 }

@@ -5,12 +5,13 @@
 // step axis ticks whole steps only, a series of one point is drawn (as a marker), the
 // legend names only the series that have points, an accuracy axis stays inside [0, 1], and
 // a panel's step axis spans the range it is given (all rows' steps), not only its points;
-// a diamond marker is one.
+// a diamond marker is one; values near a double's limit give axes whose ticks read.
 #include "check.h"
 #include "tools/plot_chart.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 enum { COUNT = 200 };
 static double steps[COUNT], small_loss[COUNT], noisy_accuracy[COUNT], big_loss[COUNT];
@@ -247,6 +248,61 @@ static void a_diamond_marks_a_point(void) {
     raster_free(&raster);
 }
 
+// Every tick of the panel's axis `use_y` is a finite number (an axis reaches a little past
+// its values, so up to twice CHART_VALUE_MAX), above the one before it, and its label reads
+// as one (no "nan", no "inf").
+static void check_axis(const Panel *panel, int use_y, const char *what) {
+    double ticks[64];
+    int n = use_y ? chart_y_ticks(panel, ticks, 64) : chart_x_ticks(panel, ticks, 64);
+    int bad = !(n >= 2 && n <= 64);
+    for (int i = 0; !bad && i < n; i++) {
+        char label[48];
+        chart_format_tick(ticks[i], ticks[0], ticks[n - 1], ticks[1] - ticks[0], label,
+                          sizeof label);
+        bad = !(fabs(ticks[i]) <= 2 * CHART_VALUE_MAX) || (i && !(ticks[i] > ticks[i - 1])) ||
+              strstr(label, "nan") || strstr(label, "inf");
+    }
+    if (!bad) return;
+    fprintf(stderr, "%s: %d %s ticks, from %g to %g\n", what, n, use_y ? "y" : "x", ticks[0],
+            n > 1 && n <= 64 ? ticks[n - 1] : ticks[0]);
+    test_failures++;
+}
+
+// Steps of -1e308 and 1e308 made a NaN axis (a span past a double's range) and its labels a
+// negation of INT_MIN (log10 of NaN cast to int); one loss of 1e20 made an axis without a
+// span (1e20 +- 0.5 is 1e20). Values over CHART_VALUE_MAX in size are left out, like NaN,
+// and every axis over the rest has ticks that read.
+static void extreme_values_give_axes(void) {
+    static const double huge_x[] = {-1e308, 1e308, 3}, huge_y[] = {1, 2, 1e308};
+    static const double limit[] = {-1e300, 1e300}, one_x[] = {16}, one_y[] = {1e20};
+    static const double close_x[] = {1e20, 1.0000000000000002e20}, tiny_y[] = {0, 5e-324};
+    static const double lowest[] = {-1e300};  // one value: the axis reaches past -1e300
+    const double *xs[] = {huge_x, limit, one_x, close_x, one_x};
+    const double *ys[] = {huge_y, limit, one_y, tiny_y, lowest};
+    static const int counts[] = {3, 2, 1, 2, 1};
+    for (int c = 0; c < 5; c++) {
+        Series series[] = {{"train", xs[c], ys[c], counts[c], {31, 119, 180}, 0}};
+        Panel panel = panel_of(series);
+        panel.series_count = 1;
+        panel.x_whole = c % 2;
+        char what[32];
+        snprintf(what, sizeof what, "extreme values, case %d", c);
+        check_axis(&panel, 0, what);
+        check_axis(&panel, 1, what);
+        Raster raster;
+        draw_alone(&panel, &raster);  // under UBSan: no undefined cast or overflow
+        raster_free(&raster);
+    }
+    CHECK(!chart_value_drawable(1e301) && !chart_value_drawable(NAN));
+    CHECK(chart_value_drawable(-1e300));
+    // Whatever the doubles, a label and no undefined behaviour.
+    char label[48];
+    chart_format_tick(NAN, 0.0, 1.0, INFINITY, label, sizeof label);
+    chart_format_tick(1e300, -INFINITY, INFINITY, NAN, label, sizeof label);
+    chart_format_tick(1.0, 0.0, 1.0, 0.0, label, sizeof label);
+    CHECK(label[0] != '\0');
+}
+
 int main(void) {
     make_curves();
     small_losses_fit();
@@ -257,5 +313,6 @@ int main(void) {
     accuracy_axis_stays_in_unit();
     x_range_covers_all_rows();
     a_diamond_marks_a_point();
+    extreme_values_give_axes();
     return test_exit_code("test_plot_chart");
 }
