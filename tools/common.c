@@ -190,7 +190,7 @@ static void notice_cpu_fallback(const char *notice) {
     static int said;
     if (said++) return;
     size_t keep = strlen(notice);
-    const char *cuts[] = {"; ", " (", ": `"};
+    const char *cuts[] = {"; ", " (", ": "};
     const char *why = strstr(notice, "GPU: ");
     for (size_t i = 0; why && i < sizeof cuts / sizeof cuts[0]; i++) {
         const char *cut = strstr(why + 5, cuts[i]);
