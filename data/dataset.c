@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "data/dataset.h"
+#include "data/dataset_guess.h"
 #include "base/directories.h"
 #include "base/escape.h"
 #include "base/suggest.h"
@@ -193,6 +194,42 @@ static int starts_with_ignoring_case(const char *s, const char *prefix) {
     return 1;
 }
 
+// A path given without its kind: the hint names the spec its contents call for. 0 when the
+// path says nothing (not there, or a file of no known kind).
+static int hint_from_contents(const char *path, Status *st) {
+    const char *kinds = "IDX files (idx:DIR), CIFAR-10 batches (cifar10:DIR) or class folders "
+                        "of images (images:DIR)";
+    switch (dataset_guess(path)) {
+    case DATASET_GUESS_IMAGES:
+        status_hint(st, "the folder holds class folders of images: pass --data images:%s",
+                    path);
+        return 1;
+    case DATASET_GUESS_LOOSE_IMAGES:
+        status_hint(st, "the folder holds images, not class folders of them: to train, sort "
+                    "them into %s/CLASS/ and pass --data images:%s; to classify them, "
+                    "trainer predict MODEL --weights W %s", path, path, path);
+        return 1;
+    case DATASET_GUESS_CIFAR10:
+        status_hint(st, "the folder holds CIFAR-10 batch files: pass --data cifar10:%s", path);
+        return 1;
+    case DATASET_GUESS_IDX:
+        status_hint(st, "the folder holds IDX files: pass --data idx:%s", path);
+        return 1;
+    case DATASET_GUESS_CSV:
+        status_hint(st, "a CSV table: pass --data csv:%s (its label column: csv:%s,label=NAME)",
+                    path, path);
+        return 1;
+    case DATASET_GUESS_EMPTY_FOLDER:
+        status_hint(st, "the folder is empty; a dataset folder holds %s", kinds);
+        return 1;
+    case DATASET_GUESS_UNKNOWN_FOLDER:
+        status_hint(st, "the folder holds no dataset trainer reads: %s (docs/data.md)", kinds);
+        return 1;
+    case DATASET_GUESS_NONE: break;
+    }
+    return 0;
+}
+
 static int fail_unknown_spec(const char *spec, Status *st) {
     status_fail(st, STATUS_BAD_INPUT,
                 "unknown dataset '%s'; expected %s", spec, SPEC_FORMS);
@@ -208,8 +245,7 @@ static int fail_unknown_spec(const char *spec, Status *st) {
         status_hint(st, "did you mean 'idx:%s'? write it lower-case, the folder right "
                         "after the colon",
                     *rest ? rest : "DIR");
-    } else if (path_is_directory(spec)) {
-        status_hint(st, "to read the IDX files in that folder, pass --data idx:%s", spec);
+    } else if (hint_from_contents(spec, st)) {
     } else {
         status_hint(st, "accepted: fashion-mnist (apt-get install dataset-fashion-mnist), "
                         "idx:DIR, cifar10:DIR, images:DIR or csv:FILE (see docs/data.md)");

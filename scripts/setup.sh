@@ -2,7 +2,9 @@
 # Installs the Debian packages trainer needs to build, test and train, when missing.
 #   scripts/setup.sh          build + test + train dependencies (python3-venv: the e2e test
 #                             that has TensorBoard read our logs installs it from PyPI)
-#   scripts/setup.sh --bench  also PyTorch (python3-torch), for bench/ comparisons
+#   scripts/setup.sh --test   also what the tests drive: PyTorch, NumPy and PIL (the
+#                             export, race and comparison tests; scripts/test.sh)
+#   scripts/setup.sh --bench  the same, for bench/ comparisons
 set -euo pipefail
 
 # libclang-rt-dev: libFuzzer and the sanitizers' runtimes for clang (scripts/fuzz.sh);
@@ -12,7 +14,9 @@ set -euo pipefail
 packages=(cmake ninja-build gcc g++ clang libclang-rt-dev pkg-config libopenblas-dev zlib1g-dev
           libpng-dev libjpeg62-turbo-dev libjpeg-turbo-progs libcjson-dev dataset-fashion-mnist python3 python3-venv
           libopenmpi-dev openmpi-bin)
-if [ "${1:-}" = "--bench" ]; then packages+=(python3-torch python3-numpy python3-pil); fi
+case "${1:-}" in
+--test | --bench) packages+=(python3-torch python3-numpy python3-pil) ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

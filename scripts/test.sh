@@ -3,10 +3,10 @@
 # ctest label (unit, e2e, fuzz; gpu tests skip themselves without a GPU), build every
 # source again with clang and run its static analyzer, then build the CPU path with
 # AddressSanitizer + UndefinedBehaviorSanitizer and run it again, then run each libFuzzer
-# target briefly (scripts/fuzz.sh; FUZZ_SECONDS, default 15: 9 targets, about 2.5 minutes).
+# target briefly (scripts/fuzz.sh; FUZZ_SECONDS, default 15: 11 targets, about 3 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 jobs=$(nproc)
 
 echo "== release build (CUDA compiled and linked when the toolkit is present)"

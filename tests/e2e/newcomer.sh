@@ -26,6 +26,24 @@ else
     else expect_rc 0 "README's mpirun line runs: ${line}"; fi
 fi
 
+# ---- 2. --data without its kind: the error names the spec the path's contents call for ----
+mkdir -p "$work/photos/cat" "$work/photos/dog" "$work/loose" "$work/idxdir" "$work/cifar" \
+    "$work/empty"
+run "$TRAINER" data export fashion-mnist "png:$work/fm" --limit 2 --force
+expect_rc 0 "a few images to put in folders"
+first=$(find "$work/fm" -name '*.png' | sort | head -1)
+cp "$first" "$work/photos/cat/a.png"; cp "$first" "$work/photos/dog/b.png"
+cp "$first" "$work/loose/a.png"
+: >"$work/idxdir/train-images-idx3-ubyte"; : >"$work/cifar/data_batch_1.bin"
+printf 'label,a\n0,1\n' >"$work/iris.csv"
+for case in "photos:images:$work/photos" "loose:sort them into $work/loose/CLASS/" \
+    "idxdir:idx:$work/idxdir" "cifar:cifar10:$work/cifar" "iris.csv:csv:$work/iris.csv" \
+    "empty:the folder is empty"; do
+    path=$work/${case%%:*} want=${case#*:}
+    run "$TRAINER" train mlp --device cpu --data "$path"
+    expect_error 2 "$want" "--data ${case%%:*} without its kind: the hint says '$want'"
+done
+
 # ---- 3. a bad label in a CSV is named at FILE:ROW:COLUMN; no CUDA text on the CPU ----
 printf 'label,a,b\n0,1,2\n1,2,3\n12,3,4\n1,1,1\n0,0,0\n1,1,1\n0,2,2\n1,1,1\n' >"$work/d.csv"
 cat >"$work/two.model" <<'MODEL'
