@@ -54,12 +54,15 @@ static int add_value(RunCurves *curves, Curve *curve, const Row *row, const char
 static int add_step_value(RunCurves *curves, Curve *curve, const Row *row, const char *key,
                           double *sum, Status *st) {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(row->json, key);
-    if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble))
+    if (!cJSON_IsNumber(item) || !chart_value_drawable(item->valuedouble))
         return add_value(curves, curve, row, key, st);
     double total = item->valuedouble * curves->segment.count;
     double value = total - *sum;
     *sum = total;
-    return curve_add(curve, row->step, value, st);
+    // Means near the drawable bound can give a step value past it: left out like them.
+    if (chart_value_drawable(value)) return curve_add(curve, row->step, value, st);
+    if (!curves->undrawable++) curves->first_undrawable_line = row->line;
+    return 0;
 }
 
 // A step row continues the segment when it is the next step of the same epoch.
