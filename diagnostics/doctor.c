@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "diagnostics/doctor.h"
+#include "kernels/cuda/cuda_doctor.h"
 
 static const char *const severity_names[] = {"broken", "no-device", "warning"};
 

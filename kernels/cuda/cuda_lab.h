@@ -11,18 +11,12 @@
 #include <stddef.h>
 
 #include "base/status.h"
+#include "kernels/device_facts.h"
 #include "kernels/launch_check.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct LabOutcome {
-    int triggered;      // 1: the API really returned the error below
-    int api_error;      // that error's number (a cudaError_t), 0 when none
-    char raw[768];      // the failing call and the API's words, one call per line
-    Status diagnosis;   // trainer's diagnosis of the same failure
-} LabOutcome;
 
 // Each scenario returns 0 when it ran (whether or not the failure came: see
 // out->triggered), or a nonzero status saying why it cannot run on this machine: no
