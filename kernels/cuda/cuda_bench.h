@@ -4,7 +4,7 @@
 // fp32 gemm cannot ask for. Nothing here times or prints: diagnostics/bench_*.c times
 // these with the backend's timer ops and tools/cmd_bench.c prints.
 //
-// Implemented in cuda_bench.cu, or in cuda_bench_absent.c when the toolkit is absent or
+// Implemented in cuda_bench.cu, or answered by the loader when the toolkit is absent or
 // trainer_cuda.so did not load (cuda_entries.h).
 #ifndef TRAINER_CUDA_BENCH_H
 #define TRAINER_CUDA_BENCH_H

@@ -1,6 +1,6 @@
 // CUDA device discovery, callable from plain C. Implemented in cuda_device.cu when the
-// toolkit is present (reached through cuda_loader.c, see cuda_entries.h) and in
-// cuda_absent.c otherwise, so callers need no #ifdefs.
+// toolkit is present (reached through cuda_loader.c, see cuda_entries.h), and answered by
+// the loader otherwise, so callers need no #ifdefs.
 #ifndef TRAINER_CUDA_DEVICE_H
 #define TRAINER_CUDA_DEVICE_H
 

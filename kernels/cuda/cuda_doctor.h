@@ -3,9 +3,9 @@
 // their paths), the architectures compiled in, and every visible device. Only facts, no
 // verdicts: tools/cmd_doctor.c decides what is wrong and what to do about it.
 //
-// Implemented in cuda_doctor.cu, or in cuda_doctor_absent.c when built without CUDA or when
-// trainer_cuda.so did not load (then backend_error says which, and nothing but the kernel
-// module and environment is filled).
+// Implemented in cuda_doctor.cu; without CUDA, or when trainer_cuda.so did not load, the
+// loader's absent answer (cuda_entries.h) says which in backend_error, and nothing but the
+// kernel module and environment is filled.
 #ifndef TRAINER_CUDA_DOCTOR_H
 #define TRAINER_CUDA_DOCTOR_H
 

@@ -3,8 +3,8 @@
 // ordinal") beside the Status trainer makes of it. Nothing here prints; tools/cmd_lab.c
 // shows the two side by side.
 //
-// Implemented in cuda_lab.cu, or in cuda_lab_absent.c (every scenario says why there is
-// no CUDA) when the toolkit is absent or trainer_cuda.so did not load.
+// Implemented in cuda_lab.cu, or answered by the loader (every scenario says why there is
+// no CUDA) when the toolkit is absent or trainer_cuda.so did not load (cuda_entries.h).
 #ifndef TRAINER_CUDA_LAB_H
 #define TRAINER_CUDA_LAB_H
 
