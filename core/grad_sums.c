@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/train.h"
+#include "base/clock.h"
 #include "kernels/cuda/cuda_collective.h"
 #include "kernels/mpi/mpi_world.h"
 

@@ -1,4 +1,3 @@
-#define _POSIX_C_SOURCE 200809L  // clock_gettime
 #include "core/train.h"
 
 #include <math.h>
@@ -7,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/clock.h"
 #include "core/collective.h"
 #include "core/grad_buckets.h"
 #include "core/grad_clip.h"
@@ -22,12 +21,6 @@
 #include "data/batch_source.h"
 #include "data/transform.h"
 #include "kernels/mpi/mpi_world.h"
-
-double monotonic_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 // ---- a training run: replicas, their data, and how a step is cut up ----
 

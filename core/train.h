@@ -109,6 +109,5 @@ int evaluate_model(Graph *g, const RunConfig *config, Device *d, const Dataset *
 int evaluate_model_stoppable(Graph *g, const RunConfig *config, Device *d, const Dataset *ds,
                              int batch, const TrainHooks *hooks, int *stopped,
                              Confusion *confusion, EvalResult *out, Status *st);
-double monotonic_seconds(void);
 
 #endif

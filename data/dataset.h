@@ -139,7 +139,7 @@ int dataset_spec_next_path(const char *spec, const char **part, size_t *length);
 // A spec with each of its paths (dataset_spec_next_path) expanded so, however long and
 // however many. Allocated (the caller frees it); NULL only when out of memory.
 char *dataset_expand_spec(const char *spec);
-// Helpers the readers share (data/dataset.c).
+// Helpers the readers share (data/dataset_helpers.c).
 int dataset_largest_label(const uint8_t *labels, int count);
 void dataset_set_source(Dataset *ds, const char *where);
 int dataset_check_folder(const char *dir, const char *spec_kind, const char *hint, Status *st);

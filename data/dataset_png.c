@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #define PNG_MAX_CLASSES 256  // labels are bytes
@@ -52,15 +51,6 @@ static void names_free(NameList *list) {
 
 static int compare_names(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int has_suffix(const char *name, const char *suffix) {
-    size_t n = strlen(name), k = strlen(suffix);
-    return n > k && strcasecmp(name + n - k, suffix) == 0;
-}
-
-int image_file_name(const char *name) {
-    return has_suffix(name, ".png") || has_suffix(name, ".jpg") || has_suffix(name, ".jpeg");
 }
 
 // Whether the entry NAME of DIR is what the list wants: class folders, or PNG files.

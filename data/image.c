@@ -35,28 +35,6 @@ int image_read_size(const char *path, int *width, int *height, Status *st) {
     return png_read_size(path, width, height, st);
 }
 
-void image_to_planes(const ImagePixels *image, int channels, float *out) {
-    size_t plane = (size_t)image->width * image->height;
-    int samples = image->samples;
-    int color = samples >= 3;
-    int alpha = samples == 2 || samples == 4;
-    float scaled[256];  // v / 255, the same floats as dividing, without a division a value
-    for (int v = 0; v < 256; v++) scaled[v] = v / 255.0f;
-    for (size_t i = 0; i < plane; i++) {
-        const unsigned char *px = image->pixels + i * (size_t)samples;
-        // Composited over black: a fully opaque pixel keeps its exact value v / 255.
-        float a = alpha ? scaled[px[samples - 1]] : 1.0f;
-        if (channels == 1) {
-            // Integer weights (exact in float): a gray pixel stored as RGB keeps v / 255.
-            float v = color ? (299 * px[0] + 587 * px[1] + 114 * px[2]) / 255000.0f
-                            : scaled[px[0]];
-            out[i] = v * a;
-        } else {
-            for (int c = 0; c < 3; c++) out[c * plane + i] = scaled[px[color ? c : 0]] * a;
-        }
-    }
-}
-
 // ---- resizing: a separable triangle filter, one pass along each axis ----
 
 // The weights of one output coordinate: taps first .. first+count-1 of the input.

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/precision.h"
+#include "kernels/cuda/cuda_bench.h"
 
 static const char *const bench_precision_names[BENCH_PRECISION_COUNT] = {"fp32", "tf32", "bf16",
                                                                    "fp16"};

@@ -25,7 +25,7 @@
 #include "base/status.h"
 #include "core/device.h"
 #include "core/graph.h"
-#include "kernels/cuda/cuda_bench.h"
+#include "kernels/device_facts.h"
 
 enum {
     BENCH_MAX_REPEATS = 100,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/rng.h"
+#include "kernels/cuda/cuda_bench.h"
 
 // A timed repeat runs enough GEMMs to last about this long, so that the two timer marks
 // around it (half a microsecond of resolution on a GPU, and a launch of their own) are a

@@ -8,6 +8,7 @@
 #include "base/escape.h"
 #include "core/alloc.h"
 #include "diagnostics/doctor.h"
+#include "kernels/cuda/cuda_doctor.h"
 
 static const char *const severity_names[] = {"broken", "no-device", "warning"};
 

@@ -8,7 +8,7 @@
 #define TRAINER_DOCTOR_H
 
 #include "base/status.h"
-#include "kernels/cuda/cuda_doctor.h"
+#include "kernels/device_facts.h"
 
 // How bad a problem is: BROKEN makes the exit code 1 (something to repair), NO_DEVICE
 // explains an exit code 3 (nothing to train on), WARNING leaves the exit code alone.

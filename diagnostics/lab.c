@@ -10,6 +10,8 @@
 
 #include "core/collective.h"
 #include "core/device.h"
+#include "kernels/cuda/cuda_doctor.h"
+#include "kernels/cuda/cuda_lab.h"
 #include "kernels/launch_check.h"
 
 // Clears r for a scenario to fill.

@@ -8,8 +8,7 @@
 #include <stddef.h>
 
 #include "base/status.h"
-#include "kernels/cuda/cuda_doctor.h"
-#include "kernels/cuda/cuda_lab.h"
+#include "kernels/device_facts.h"
 
 // How one scenario went; `trainer lab NAME` exits with it: 0 the failure was shown and
 // diagnosed, 1 it did not come as expected, 3 it needs a GPU this machine lacks.

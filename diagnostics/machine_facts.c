@@ -2,6 +2,7 @@
 // moment an error is explained; and the device list and versions `trainer devices` and
 // `trainer --version` print.
 #include "diagnostics/machine_facts.h"
+#include "kernels/cuda/cuda_device.h"
 
 #include <ctype.h>
 #include <stdarg.h>

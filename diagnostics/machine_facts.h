@@ -7,7 +7,7 @@
 
 #include "base/error_catalog.h"
 #include "base/status.h"
-#include "kernels/cuda/cuda_device.h"
+#include "kernels/device_facts.h"
 
 // The visible GPUs: up to `max` of them, and *count. With no driver, no device, or a
 // build without CUDA: STATUS_NO_DEVICE with the reason and a hint.

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cuda/cuda_doctor.h"
+#include "kernels/device_facts.h"
 
 // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 ..." (or "Open
 // Kernel Module for x86_64"): the first word made of digits and dots is the version.

@@ -13,6 +13,11 @@
 #   floor 3  tools/                             everything below but kernels/cuda/: only
 #                                               core/ and diagnostics/ reach the CUDA backend
 # tests/ and bench/ drive every floor and are not checked.
+#
+# Then scripts/check-floors.py follows includes transitively (no tools/ file and no core/
+# or diagnostics/ header reaches a kernels/cuda/ header through any chain: plain-C facts
+# shared with the CUDA side live in kernels/device_facts.h) and lists call loops between
+# files (A names a function B defines, and B, through any files, one of A's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,4 +59,6 @@ while IFS= read -r file; do
            sed -E 's/^([0-9]+):[^"]*"([^"]+)".*/\1:\2/')
 done < <(git ls-files '*.c' '*.h' '*.cu')
 echo "check-floors: $checked files, $violations include(s) running back up"
-[ "$violations" -eq 0 ]
+graphs=0
+python3 scripts/check-floors.py || graphs=1
+[ "$violations" -eq 0 ] && [ "$graphs" -eq 0 ]

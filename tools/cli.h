@@ -61,8 +61,12 @@ int args_float_in(const Command *cmd, const ParsedArgs *args, const char *name, 
                   double max, RangeEnds ends, double *out, int *present, Status *st);
 void command_print_help(const Command *cmd, FILE *out);
 
-// Whether this process opened a CUDA device (open_device_with_precision).
+// Whether this process opened a CUDA device (open_device_with_precision tells
+// note_cuda_device_opened); report_failure, print_notice and the rest: tools/report.c.
+void note_cuda_device_opened(void);
 int cuda_device_opened(void);
+// --quiet (result_sink_open): notices are not shown from now on, errors still are.
+void turn_notices_off(void);
 // Prints the status in the project's error format to stderr; returns its exit code; the
 // error catalog's CUDA explanation follows for a CUDA error, and for one trainer caught
 // itself only where a CUDA device was opened.

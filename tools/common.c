@@ -179,10 +179,6 @@ static void notice_threads_over_cores(long threads) {
                  cores == 1 ? "core" : "cores", cores);
 }
 
-// The device runs out first, and the plan (--batch auto, check) is made against a budget
-// that is not there.
-static int opened_cuda;  // a CUDA device was opened in this process
-int cuda_device_opened(void) { return opened_cuda; }
 
 // `--device auto` fell back to the CPU: said once a process (predict and eval may open a
 // device twice), in one short line: the reason's first clause, and how to silence it.
@@ -199,6 +195,8 @@ static void notice_cpu_fallback(const char *notice) {
     print_notice("%.*s (--device cpu: no notice)", (int)keep, notice);
 }
 
+// The device runs out first, and the plan (--batch auto, check) is made against a budget
+// that is not there.
 void notice_limit_over_memory(const Device *d) {
     size_t total = d->backend->total_memory ? d->backend->total_memory(d->backend) : 0;
     if (!d->alloc.limit || !total || d->alloc.limit <= total) return;
@@ -240,7 +238,7 @@ int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const
     char notice[512];
     TRY(device_open(&options, d, notice, sizeof notice, st));
     if (notice[0]) notice_cpu_fallback(notice);
-    if (strncmp(d->name, "cuda", 4) == 0) opened_cuda = 1;
+    if (strncmp(d->name, "cuda", 4) == 0) note_cuda_device_opened();
     notice_limit_over_memory(d);
     if ((options.disabled_levers || options.nhwc) && d->backend->kind != BACKEND_CUDA) {
         char name[sizeof d->name];

@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "core/train.h"
 #include "tools/cli.h"
 

@@ -19,7 +19,6 @@ static struct {
 } sink;
 
 int result_sink_json(void) { return sink.json; }
-int result_sink_quiet(void) { return sink.quiet; }
 
 // The text the command prints on stdout (file descriptor 1) goes to `fd` from now on.
 static int move_text_to(int fd, const char *where, Status *st) {
@@ -32,7 +31,10 @@ int result_sink_open(const Command *cmd, const ParsedArgs *args, Status *st) {
     sink.json = args_get(cmd, args, "--json") != NULL;
     sink.quiet = args_get(cmd, args, "--quiet") != NULL;
     if (!sink.json && !sink.quiet) return 0;
-    if (sink.quiet) progress_hide();
+    if (sink.quiet) {
+        progress_hide();
+        turn_notices_off();
+    }
     fflush(stdout);
     if (sink.json) {
         int fd = dup(STDOUT_FILENO);

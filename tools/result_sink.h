@@ -18,7 +18,6 @@
 // printed on stdout.
 int result_sink_open(const Command *cmd, const ParsedArgs *args, Status *st);
 int result_sink_json(void);   // --json was given
-int result_sink_quiet(void);  // --quiet was given: notices and progress are not shown
 // {"event": EVENT} to add fields to; NULL when out of memory (result_emit takes NULL).
 struct cJSON *result_event(const char *event);
 // The event as one line on stdout under --json (else dropped), flushed; frees it.

@@ -46,6 +46,8 @@ void gemm_reference(int transpose_a, int transpose_b, int m, int n, int k, float
 int cpu_add_bias_rows(const Backend *b, float *y, const float *bias, int rows, int cols, Status *st);
 int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
                              const float *bias, const FusedActivation *act, void *c, Status *st);
+
+// cpu_reduce.c
 int cpu_sum_rows(const Backend *b, float *out, const void *x, DType x_dtype, int rows, int cols,
                  float beta, Status *st);
 

@@ -1,6 +1,6 @@
 // The CUDA backend: the op table of kernels/backend.h on one GPU. Callable from C;
-// implemented in cuda_backend.cu (reached through trainer_cuda.so, cuda_entries.h), or in
-// cuda_absent.c when built without CUDA or when the module did not load.
+// implemented in cuda_backend.cu (reached through trainer_cuda.so, cuda_entries.h), or
+// answered by the loader when built without CUDA or when the module did not load.
 #ifndef TRAINER_CUDA_BACKEND_H
 #define TRAINER_CUDA_BACKEND_H
 

@@ -1,6 +1,6 @@
 // NCCL collectives over CUDA backends driven from one host thread, callable from C.
-// Implemented in cuda_collective.cu, and in cuda_collective_absent.c (answering why there
-// is no CUDA) when the build has no toolkit or trainer_cuda.so did not load.
+// Implemented in cuda_collective.cu, and answered by the loader (why there is no CUDA) when
+// the build has no toolkit or trainer_cuda.so did not load (cuda_entries.h).
 #ifndef TRAINER_CUDA_COLLECTIVE_H
 #define TRAINER_CUDA_COLLECTIVE_H
 

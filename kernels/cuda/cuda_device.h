@@ -1,36 +1,17 @@
 // CUDA device discovery, callable from plain C. Implemented in cuda_device.cu when the
-// toolkit is present (reached through cuda_loader.c, see cuda_entries.h) and in
-// cuda_absent.c otherwise, so callers need no #ifdefs.
+// toolkit is present (reached through cuda_loader.c, see cuda_entries.h), and answered by
+// the loader otherwise, so callers need no #ifdefs.
 #ifndef TRAINER_CUDA_DEVICE_H
 #define TRAINER_CUDA_DEVICE_H
 
 #include <stddef.h>
 
 #include "base/status.h"
+#include "kernels/device_facts.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct CudaDeviceInfo {
-    int ordinal;
-    char name[256];
-    int compute_major, compute_minor;
-    int multiprocessors;
-    size_t total_memory;
-    // "0000:1a:00.0": the same card whatever ordinal CUDA_VISIBLE_DEVICES gives it, so ranks
-    // of one host can tell that they share one (NCCL refuses two ranks on one device).
-    char pci_bus_id[32];
-} CudaDeviceInfo;
-
-typedef struct CudaVersions {
-    int built_with_cuda;     // 0: this binary has no CUDA backend
-    int runtime_version;     // e.g. 13000 for 13.0; 0 when unknown
-    int driver_version;      // 0 when no driver is loaded
-    long cublas_version;
-    long cudnn_version;
-    int nccl_version;
-} CudaVersions;
 
 // Fills up to `max` devices and sets *count. With no driver, no device, or a build
 // without CUDA: STATUS_NO_DEVICE with the reason (the CUDA error name and number where

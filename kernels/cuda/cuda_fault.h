@@ -1,6 +1,6 @@
 // A fault planted on purpose, for tests that must see how an asynchronous kernel error
-// is reported (tests/gpu/test_sync_check.c): C-callable, implemented in cuda_fault.cu, and
-// in cuda_fault_absent.c (STATUS_NO_DEVICE) without CUDA.
+// is reported (tests/gpu/test_sync_check.c): C-callable, implemented in cuda_fault.cu;
+// without CUDA the loader's absent answer is STATUS_NO_DEVICE (cuda_entries.h).
 #ifndef TRAINER_CUDA_FAULT_H
 #define TRAINER_CUDA_FAULT_H
 

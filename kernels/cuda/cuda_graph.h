@@ -34,7 +34,7 @@ typedef struct AdamFactors {
     int decoupled;
 } AdamFactors;
 
-// cuda_optimizer.cu: the factors of a launch, on the host, as the CPU computes them.
+// cuda_step_factors.cu: the factors of a launch, on the host, as the CPU computes them.
 SgdFactors cuda_sgd_factors(const SgdHyper *h);
 AdamFactors cuda_adam_factors(const AdamHyper *h);
 

@@ -3,26 +3,20 @@
 // ordinal") beside the Status trainer makes of it. Nothing here prints; tools/cmd_lab.c
 // shows the two side by side.
 //
-// Implemented in cuda_lab.cu, or in cuda_lab_absent.c (every scenario says why there is
-// no CUDA) when the toolkit is absent or trainer_cuda.so did not load.
+// Implemented in cuda_lab.cu, or answered by the loader (every scenario says why there is
+// no CUDA) when the toolkit is absent or trainer_cuda.so did not load (cuda_entries.h).
 #ifndef TRAINER_CUDA_LAB_H
 #define TRAINER_CUDA_LAB_H
 
 #include <stddef.h>
 
 #include "base/status.h"
+#include "kernels/device_facts.h"
 #include "kernels/launch_check.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct LabOutcome {
-    int triggered;      // 1: the API really returned the error below
-    int api_error;      // that error's number (a cudaError_t), 0 when none
-    char raw[768];      // the failing call and the API's words, one call per line
-    Status diagnosis;   // trainer's diagnosis of the same failure
-} LabOutcome;
 
 // Each scenario returns 0 when it ran (whether or not the failure came: see
 // out->triggered), or a nonzero status saying why it cannot run on this machine: no

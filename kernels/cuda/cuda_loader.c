@@ -1,9 +1,9 @@
 // The trainer's side of the CUDA backend module (cuda_entries.h says why there is one):
 // each entry point opens trainer_cuda.so the first time one is called and forwards to it.
-// When it cannot be opened, the absent_* versions answer (cuda_absent.h), with the reason
-// from cuda_backend_unavailable(): which library is missing, or where the module was
-// looked for.
-#define _DEFAULT_SOURCE  // readlink
+// When it cannot be opened, or this is a build without CUDA (no TRAINER_CUDA_LOADER), each
+// gives the absent answer the list names, with the reason from cuda_backend_unavailable():
+// which library is missing, where the module was looked for, or that CUDA was not built.
+#define _DEFAULT_SOURCE  // readlink, snprintf
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
@@ -13,8 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernels/cuda/cuda_absent.h"
 #include "kernels/cuda/cuda_entries.h"
+
+#ifdef TRAINER_CUDA_LOADER
+#define BUILT_WITH_CUDA 1
+#else
+#define BUILT_WITH_CUDA 0
+#endif
 
 #ifndef TRAINER_CUDA_MODULE_BUILT
 #define TRAINER_CUDA_MODULE_BUILT ""  // CMake passes where the build writes trainer_cuda.so
@@ -112,6 +117,12 @@ static void open_module(const char *path, int asked) {
 // puts it; else where an install puts it (TRAINER_CUDA_MODULE_INSTALLED, from the program's
 // folder); else where this build wrote it, for the programs in build/tests.
 static void load_module(void) {
+    if (!BUILT_WITH_CUDA) {
+        snprintf(why_not, sizeof why_not, "this trainer was built without CUDA support");
+        snprintf(what_to_do, sizeof what_to_do, "install the CUDA toolkit, cuDNN and NCCL and "
+                 "rebuild (cmake -DTRAINER_CUDA=ON), or use --device cpu");
+        return;
+    }
     const char *asked = getenv("TRAINER_CUDA_MODULE");
     if (asked && asked[0]) {
         if (file_exists(asked)) {
@@ -162,19 +173,56 @@ const char *cuda_backend_module_path(void) {
     return module_path[0] ? module_path : NULL;
 }
 
-#define CUDA_ENTRY(type, name, parameters, arguments)                                        \
-    type absent_##name parameters;                                                           \
+// ---- the absent answers (cuda_entries.h) ----
+
+// Fails st with STATUS_NO_DEVICE, cuda_backend_unavailable()'s reason and its hint.
+static int cuda_unavailable(Status *st) {
+    const char *hint = "";
+    const char *why = cuda_backend_unavailable(&hint);
+    status_fail(st, STATUS_NO_DEVICE, "%s", why ? why : "the CUDA backend is not available");
+    if (hint[0]) status_hint(st, "%s", hint);
+    return STATUS_NO_DEVICE;
+}
+
+static void absent_versions(CudaVersions *out) {
+    memset(out, 0, sizeof *out);
+    out->built_with_cuda = BUILT_WITH_CUDA;
+}
+
+// The doctor's report still records what the machine has (an NVIDIA kernel module, the
+// environment), so a CPU-only binary on a GPU machine can tell its user to rebuild rather
+// than to install a driver, and a CUDA build whose trainer_cuda.so did not load can name
+// the library that is missing.
+static int absent_doctor_report(DoctorReport *r) {
+    doctor_collect_environment(r);
+    r->built_with_cuda = BUILT_WITH_CUDA;
+    const char *hint = "";
+    const char *why = cuda_backend_unavailable(&hint);
+    snprintf(r->backend_error, sizeof r->backend_error, "%s", why);
+    snprintf(r->backend_hint, sizeof r->backend_hint, "%s", hint);
+    // The start of the reason: the field is shorter than the loader's message can be.
+    snprintf(r->device_count_error, sizeof r->device_count_error, "%.*s",
+             (int)sizeof r->device_count_error - 1, why);
+    return 0;
+}
+
+// No lab scenario can reach a GPU, and each says so.
+static int lab_unavailable(LabOutcome *out, Status *st) {
+    memset(out, 0, sizeof *out);
+    return cuda_unavailable(st);
+}
+
+#define CUDA_ENTRY(type, name, parameters, arguments, absent)                                \
     type name parameters {                                                                   \
         const CudaModule *loaded = loaded_module();                                          \
-        return loaded ? loaded->name arguments : absent_##name arguments;                    \
+        return loaded ? loaded->name arguments : absent;                                     \
     }
-#define CUDA_ENTRY_VOID(name, parameters, arguments)                                         \
-    void absent_##name parameters;                                                           \
+#define CUDA_ENTRY_VOID(name, parameters, arguments, absent)                                 \
     void name parameters {                                                                   \
         const CudaModule *loaded = loaded_module();                                          \
         if (loaded)                                                                          \
             loaded->name arguments;                                                          \
         else                                                                                 \
-            absent_##name arguments;                                                         \
+            absent;                                                                          \
     }
 CUDA_ENTRIES

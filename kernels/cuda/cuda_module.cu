@@ -7,8 +7,8 @@ extern "C" const CudaModule *trainer_cuda_module(void) {
     static const CudaModule module = {
         cuda_module_layout(),
         TRAINER_VERSION,
-#define CUDA_ENTRY(type, name, parameters, arguments) name,
-#define CUDA_ENTRY_VOID(name, parameters, arguments) name,
+#define CUDA_ENTRY(type, name, parameters, arguments, absent) name,
+#define CUDA_ENTRY_VOID(name, parameters, arguments, absent) name,
         CUDA_ENTRIES
 #undef CUDA_ENTRY
 #undef CUDA_ENTRY_VOID

@@ -54,16 +54,6 @@ __global__ static void sgd_update_kernel(float *param, const float *grad, float 
         sgd_element(param, grad, velocity, i, f);
 }
 
-SgdFactors cuda_sgd_factors(const SgdHyper *h) {
-    SgdFactors f;
-    f.lr = h->lr;
-    f.momentum = h->momentum;
-    f.weight_decay = h->weight_decay;
-    f.use_momentum = h->momentum != 0.0f;
-    f.nesterov = h->nesterov != 0;
-    return f;
-}
-
 static int cuda_sgd_update(const Backend *b, float *param, const float *grad, float *velocity,
                            size_t n, const SgdHyper *h, Status *st) {
     if (n == 0) return 0;
@@ -115,25 +105,6 @@ __global__ static void adam_update_kernel(float *param, const float *grad, float
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
         adam_element(param, grad, m, v, i, f);
-}
-
-// The same float expressions, in the same order, as cpu_adam_update: powf and sqrtf here
-// are the host's libm, the very functions the CPU backend calls.
-AdamFactors cuda_adam_factors(const AdamHyper *h) {
-    float correction1 = 1.0f - powf(h->beta1, (float)h->step);
-    float correction2 = 1.0f - powf(h->beta2, (float)h->step);
-    AdamFactors f;
-    f.beta1 = h->beta1;
-    f.one_minus_beta1 = 1.0f - h->beta1;
-    f.beta2 = h->beta2;
-    f.one_minus_beta2 = 1.0f - h->beta2;
-    f.eps = h->eps;
-    f.weight_decay = h->weight_decay;
-    f.lr_weight_decay = h->lr * h->weight_decay;
-    f.step_size = h->lr / correction1;
-    f.sqrt_correction2 = sqrtf(correction2);
-    f.decoupled = h->decoupled_weight_decay != 0;
-    return f;
 }
 
 static int cuda_adam_update(const Backend *b, float *param, const float *grad, float *m,

@@ -5,6 +5,7 @@
 // nothing; and timer_elapsed waits for the second mark, so it is never read early.
 // Skipped (77) when cuda:0 does not open (no driver, no GPU, built without CUDA).
 #include "check.h"
+#include "base/clock.h"
 #include "core/train.h"
 #include "diagnostics/bench.h"
 #include "kernels/cuda/cuda_backend.h"

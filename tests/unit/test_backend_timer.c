@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "base/clock.h"
 #include "core/train.h"
 #include "kernels/backend.h"
 
