@@ -1787,7 +1787,10 @@ static const ErrorEntry catalog[] = {
      .tensorflow = "an InternalError carrying \"NCCL: internal error\"",
      FAILS_RUNTIME},
     {NCCL(4, "ncclInvalidArgument", "invalid argument (run with NCCL_DEBUG=WARN for details)"),
-     PHRASES("NCCL: invalid argument"),
+     // Before NCCL 2.8 the text had no "(run with ...)": PyTorch then printed
+     // "NCCL error in: FILE:LINE, invalid argument, NCCL version 2.7.8".
+     PHRASES("NCCL: invalid argument", "invalid argument, NCCL version",
+             "invalid argument (run with NCCL_DEBUG"),
      .meaning = "An argument to the NCCL call is invalid.",
      CAUSES("A buffer on another GPU than the communicator's device.",
             "A null buffer, a negative count, an unknown data type or reduction.",
@@ -1800,7 +1803,7 @@ static const ErrorEntry catalog[] = {
      FAILS_RUNTIME},
     {NCCL(5, "ncclInvalidUsage", "invalid usage (run with NCCL_DEBUG=WARN for details)"),
      PHRASES("Duplicate GPU detected", "invalid usage (run with NCCL_DEBUG",
-             "NCCL: invalid usage"),
+             "NCCL: invalid usage", "invalid usage, NCCL version"),
      .meaning = "NCCL was used in a way it does not allow.",
      CAUSES("Two ranks on the same GPU (\"Duplicate GPU detected\"): every rank selected "
             "GPU 0, or CUDA_VISIBLE_DEVICES gave them the same device.",
