@@ -28,6 +28,12 @@ static int has_suffix(const char *name, const char *suffix) {
     return n >= k && strcasecmp(name + n - k, suffix) == 0;
 }
 
+// FOLDER/NAME into path[size]; 0 when it does not fit (such a name is not looked at).
+static int join_path(char *path, size_t size, const char *folder, const char *name) {
+    int n = snprintf(path, size, "%s/%s", folder, name);
+    return n >= 0 && (size_t)n < size;
+}
+
 static int is_directory(const char *path) {
     struct stat sb;
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
@@ -50,8 +56,8 @@ static int holds_images(const char *folder, int depth) {
         if (image_file_name(e->d_name)) found = 1;
         else if (depth > 0) {
             char path[4352];
-            snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
-            found = is_directory(path) && holds_images(path, depth - 1);
+            found = join_path(path, sizeof path, folder, e->d_name) && is_directory(path) &&
+                    holds_images(path, depth - 1);
         }
     }
     closedir(dir);
@@ -69,7 +75,7 @@ static void read_signs(const char *folder, FolderSigns *signs) {
         signs->entries++;
         if (name[0] == '.') continue;
         char path[4352];
-        snprintf(path, sizeof path, "%s/%s", folder, name);
+        if (!join_path(path, sizeof path, folder, name)) continue;
         if (image_file_name(name)) signs->images++;
         else if (strcmp(name, "cifar-10-batches-bin") == 0 || strcmp(name, "test_batch.bin") == 0 ||
                  (strncmp(name, "data_batch_", 11) == 0 && has_suffix(name, ".bin")))
