@@ -3,7 +3,7 @@
 # ctest label (unit, e2e, fuzz; gpu tests skip themselves without a GPU), build every
 # source again with clang and run its static analyzer, then build the CPU path with
 # AddressSanitizer + UndefinedBehaviorSanitizer and run it again, then run each libFuzzer
-# target briefly (scripts/fuzz.sh; FUZZ_SECONDS, default 15: 11 targets, about 3 minutes).
+# target briefly (scripts/fuzz.sh; FUZZ_SECONDS, default 10: 11 targets, about 2 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
@@ -23,5 +23,5 @@ bash scripts/build.sh build-asan -DTRAINER_CUDA=OFF -DTRAINER_SANITIZE=ON
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 (cd build-asan && ctest --output-on-failure -j"$jobs" -L 'unit|fuzz|e2e')
 
-echo "== coverage-guided fuzzing (libFuzzer, clang): each target ${FUZZ_SECONDS:-15} s"
-bash scripts/fuzz.sh all "${FUZZ_SECONDS:-15}"
+echo "== coverage-guided fuzzing (libFuzzer, clang): each target ${FUZZ_SECONDS:-10} s"
+bash scripts/fuzz.sh all "${FUZZ_SECONDS:-10}"
