@@ -190,7 +190,9 @@ echo "results:   $results, log $log"
 printf 'trainer, seeds'
 for seed in $seeds; do
   printf ' %s' "$seed"
-  race trainer "$seed" stdbuf -oL "$trainer" train "models/$model.model" --device "$device" \
+  # No stdbuf: trainer flushes each epoch line itself, and stdbuf's preload would come
+  # before a sanitizer build's runtime, which ASan refuses.
+  race trainer "$seed" "$trainer" train "models/$model.model" --device "$device" \
     --epochs "$max_epochs" --batch "$batch" --seed "$seed" --data "idx:$data_dir" "${limits[@]}"
 done
 echo
