@@ -68,7 +68,9 @@ static int add_step_value(RunCurves *curves, Curve *curve, const Row *row, const
 // A step row continues the segment when it is the next step of the same epoch.
 static void enter_segment(StepSegment *segment, const Row *row) {
     const cJSON *epoch = cJSON_GetObjectItemCaseSensitive(row->json, "epoch");
-    int e = cJSON_IsNumber(epoch) ? (int)epoch->valuedouble : 0;
+    // Compared, not counted with: a double past int's range (the fuzzer wrote -1e308) would
+    // be undefined behaviour to cast, so the segment keys on the double itself.
+    double e = cJSON_IsNumber(epoch) ? epoch->valuedouble : 0.0;
     if (segment->count == 0 || e != segment->epoch || row->step != segment->last_step + 1)
         *segment = (StepSegment){.epoch = e};
     segment->count++;

@@ -16,8 +16,8 @@ typedef struct Curve {
 // epoch began (or the run resumed), so each step's own value is k * mean_k minus the sum
 // before it.
 typedef struct StepSegment {
-    int epoch, count;
-    double last_step, loss_sum, accuracy_sum;
+    int count;
+    double epoch, last_step, loss_sum, accuracy_sum;
 } StepSegment;
 
 typedef struct RunCurves {
