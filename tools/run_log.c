@@ -3,7 +3,7 @@
 
 #include "base/directories.h"
 #include "tools/cli.h"
-#include "tools/metrics_file.h"
+#include "data/metrics_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

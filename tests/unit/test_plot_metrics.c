@@ -1,10 +1,10 @@
 #define _POSIX_C_SOURCE 200809L  // mkstemp
-// tools/plot_metrics reads a run's metrics.jsonl for `trainer plot`. Step rows log the
+// data/plot_metrics reads a run's metrics.jsonl for `trainer plot`. Step rows log the
 // running mean since the epoch began, so plotting them as they are drew a jump at every
 // epoch boundary where the training changed nothing: the curve is each step's own value,
 // smoothed across epochs.
 #include "check.h"
-#include "tools/plot_metrics.h"
+#include "data/plot_metrics.h"
 
 #include <math.h>
 #include <stdio.h>
