@@ -14,7 +14,7 @@
 enum { EPOCHS = 3, STEPS = 40 };
 
 // Step s (1-based over the run) has its own loss 2 - 0.01 s; rows log the epoch's running
-// mean, as tools/run_log.c writes them.
+// mean, as core/run_log.c writes them.
 static void write_log(const char *path) {
     FILE *f = fopen(path, "w");
     for (int e = 1; e <= EPOCHS; e++) {
