@@ -124,3 +124,15 @@ long directory_lock_holder(const char *path) {
     fclose(locks);
     return holder;
 }
+
+int directory_lock_refusal(const char *folder, const char *use, const char *instead,
+                           Status *st) {
+    status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "another trainer process holds this "
+                   "folder's lock (it trains into it, as its --checkpoint folder or --logdir, or "
+                   "saves into it with --save), so it cannot be this run's %s", use);
+    long holder = directory_lock_holder(folder);
+    char who[48] = "that run";
+    if (holder > 0) snprintf(who, sizeof who, "that run (process %ld)", holder);
+    status_hint(st, "wait for %s to end, or %s", who, instead);
+    return STATUS_BAD_INPUT;
+}

@@ -3,6 +3,8 @@
 #ifndef TRAINER_DIRECTORIES_H
 #define TRAINER_DIRECTORIES_H
 
+#include "base/status.h"
+
 // 0 when `path` is a folder now (made here or already there); else -1 with errno set by
 // the step that failed (ENOTDIR when a part of the path is a file).
 int make_directories(const char *path);
@@ -22,5 +24,9 @@ int directory_lock_shared(const char *path);
 // The process id of another process that holds a lock on the folder `path` (Linux's
 // /proc/locks), for messages; 0 when none is known.
 long directory_lock_holder(const char *path);
+// STATUS_BAD_INPUT at `folder`: another trainer process holds its lock, so it cannot be this
+// run's `use` ("--logdir"); the hint names the holder and `instead`, what to do.
+int directory_lock_refusal(const char *folder, const char *use, const char *instead,
+                           Status *st);
 
 #endif

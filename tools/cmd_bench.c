@@ -1,7 +1,7 @@
 // `trainer bench BENCHMARK`: what this device and its libraries deliver, beside the card's
 // theoretical peak. diagnostics/bench*.c measures and returns reports; here the arguments
 // are read and the reports printed as tables, or with --json as one object
-// (tools/bench_json.c).
+// (diagnostics/bench_json.c).
 #define _POSIX_C_SOURCE 200809L  // fileno
 #include <errno.h>
 #include <math.h>
@@ -16,7 +16,7 @@
 #include "base/suggest.h"
 #include "core/step_graph.h"
 #include "diagnostics/bench.h"
-#include "tools/bench_json.h"
+#include "diagnostics/bench_json.h"
 #include "tools/cli.h"
 
 static const OptionSpec bench_options[] = {

@@ -13,7 +13,7 @@
 #include "core/train.h"
 #include "tools/cli.h"
 #include "tools/result_sink.h"
-#include "tools/run_log.h"
+#include "core/run_log.h"
 #include "tools/train_schedule_args.h"
 #include "tools/train_checkpoints.h"
 #include "tools/train_events.h"

@@ -9,7 +9,7 @@
 
 #include "base/escape.h"
 #include "base/utf8.h"
-#include "tools/result_output.h"
+#include "data/result_output.h"
 
 enum { NAME_COLUMNS_MAX = 24, SHOWN_NAME_MAX = 4 * 256 + 8 };
 

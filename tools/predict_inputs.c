@@ -9,7 +9,7 @@
 
 #include "base/escape.h"
 #include "data/image.h"
-#include "tools/result_output.h"
+#include "data/result_output.h"
 
 void input_list_free(InputList *list) {
     for (int i = 0; i < list->count; i++) free(list->paths[i]);

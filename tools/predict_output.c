@@ -5,7 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include "tools/cli.h"
-#include "tools/result_output.h"
+#include "data/result_output.h"
 
 int prediction_output_check(const char *path, Status *st) {
     if (output_has_extension(path, ".csv") || output_has_extension(path, ".jsonl")) return 0;

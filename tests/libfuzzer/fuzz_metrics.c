@@ -1,5 +1,5 @@
-// libFuzzer target for the metrics log reader of `trainer plot` (tools/plot_metrics.c over
-// tools/metrics_file.c, whose line reader and row parser --logdir's resume shares). A
+// libFuzzer target for the metrics log reader of `trainer plot` (data/plot_metrics.c over
+// data/metrics_file.c, whose line reader and row parser --logdir's resume shares). A
 // metrics.jsonl is outside bytes: copied from another machine, cut by a crash, edited by
 // hand. Whatever the bytes: no crash, no read outside them, no leak; a refusal is
 // STATUS_BAD_INPUT with a message; an accepted log has a loss (training, evaluated, or the
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/plot_chart.h"
-#include "tools/plot_metrics.h"
+#include "data/plot_chart.h"
+#include "data/plot_metrics.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 // libFuzzer target for `trainer plot` as a whole but the PNG encoding: the metrics log
-// reader (tools/plot_metrics.c), then the figure it makes drawn into its raster
-// (tools/plot_figure.c over plot_chart.c, plot_raster.c, plot_font.c) with the values read.
+// reader (data/plot_metrics.c), then the figure it makes drawn into its raster
+// (data/plot_figure.c over plot_chart.c, plot_raster.c, plot_font.c) with the values read.
 // fuzz_metrics checks the reader alone; this one reaches the axes, ticks and lines with
 // whatever values a log can hold (steps of -1e308 and 1e308 made a NaN axis and an
 // undefined cast in the tick labels). Whatever the bytes: no crash, no undefined behaviour,
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/plot_figure.h"
+#include "data/plot_figure.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-// tools/plot_chart's layout, before anything is drawn: the y tick labels of very small
+// data/plot_chart's layout, before anything is drawn: the y tick labels of very small
 // losses fit left of the plot (they ran off the image's left edge at 0.00012), stacked
 // panels share one margin, the legend sits outside the plot area (it covered curves that
 // filled both right corners), and tick labels read compactly (1.5e-4, not 0.00015); the
@@ -7,7 +7,7 @@
 // a panel's step axis spans the range it is given (all rows' steps), not only its points;
 // a diamond marker is one; values near a double's limit give axes whose ticks read.
 #include "check.h"
-#include "tools/plot_chart.h"
+#include "data/plot_chart.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 #define _POSIX_C_SOURCE 200809L  // mkstemp
-// tools/plot_metrics reads a run's metrics.jsonl for `trainer plot`. Step rows log the
+// data/plot_metrics reads a run's metrics.jsonl for `trainer plot`. Step rows log the
 // running mean since the epoch began, so plotting them as they are drew a jump at every
 // epoch boundary where the training changed nothing: the curve is each step's own value,
 // smoothed across epochs.
 #include "check.h"
-#include "tools/plot_metrics.h"
+#include "data/plot_metrics.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 enum { EPOCHS = 3, STEPS = 40 };
 
 // Step s (1-based over the run) has its own loss 2 - 0.01 s; rows log the epoch's running
-// mean, as tools/run_log.c writes them.
+// mean, as core/run_log.c writes them.
 static void write_log(const char *path) {
     FILE *f = fopen(path, "w");
     for (int e = 1; e <= EPOCHS; e++) {

@@ -1,4 +1,4 @@
-#include "tools/plot_metrics.h"
+#include "data/plot_metrics.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -8,8 +8,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "tools/metrics_file.h"
-#include "tools/plot_chart.h"
+#include "data/metrics_file.h"
+#include "data/plot_chart.h"
 
 static int curve_add(Curve *curve, double step, double value, Status *st) {
     if (curve->count == curve->capacity) {

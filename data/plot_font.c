@@ -1,4 +1,4 @@
-#include "tools/plot_font.h"
+#include "data/plot_font.h"
 
 #include <stddef.h>
 

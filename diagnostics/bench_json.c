@@ -1,14 +1,14 @@
-// The JSON of `trainer bench --json` (tools/bench_json.h): one object with the device, its
-// peaks, how the figures were measured, and one member per benchmark run.
-#include "tools/bench_json.h"
+// The JSON of `trainer bench --json` (diagnostics/bench_json.h): one object with the
+// device, its peaks, how the figures were measured, and one member per benchmark run.
+#include "diagnostics/bench_json.h"
 
 #include <math.h>
 #include <stdio.h>
 
 #include <cjson/cJSON.h>
 
+#include "base/json.h"
 #include "base/lever.h"
-#include "tools/cli.h"
 
 // A measured figure or a peak: a positive finite number, or null (unknown). Never 0.
 static cJSON *figure(double value) {

@@ -1,4 +1,4 @@
-#include "tools/plot_figure.h"
+#include "data/plot_figure.h"
 
 static const Rgb TRAIN_COLOR = {31, 119, 180}, EVALUATED_COLOR = {230, 85, 13},
                  FINAL_TEST_COLOR = {44, 160, 44};

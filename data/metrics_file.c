@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L  // fdopen, fileno
-#include "tools/metrics_file.h"
+#include "data/metrics_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,11 +1,11 @@
-#include "tools/plot_raster.h"
+#include "data/plot_raster.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/image.h"
-#include "tools/plot_font.h"
+#include "data/plot_font.h"
 
 int raster_init(Raster *raster, int width, int height, Rgb background, Status *st) {
     raster->width = width;

@@ -1,9 +1,8 @@
 #define _POSIX_C_SOURCE 200809L  // gethostname, mkdir, clock_gettime, ftruncate, fileno
-#include "tools/run_log.h"
+#include "core/run_log.h"
 
 #include "base/directories.h"
-#include "tools/cli.h"
-#include "tools/metrics_file.h"
+#include "data/metrics_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -225,8 +224,8 @@ int run_log_check(const char *dir, int resuming, Status *st) {
 // other's. A filesystem without locks (errno other than EWOULDBLOCK) runs unlocked.
 int run_log_lock(const char *dir, Status *st) {
     if (directory_lock(dir) == 0 || errno != EWOULDBLOCK) return 0;
-    return refuse_locked_folder(dir, "--logdir", "give this run its own --logdir (runs/2 "
-                                "beside runs/1)", st);
+    return directory_lock_refusal(dir, "--logdir", "give this run its own --logdir (runs/2 "
+                                  "beside runs/1)", st);
 }
 
 int run_log_open(RunLog *log, const char *dir, const char *evaluated, long resumed_step,

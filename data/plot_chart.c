@@ -1,4 +1,4 @@
-#include "tools/plot_chart.h"
+#include "data/plot_chart.h"
 
 #include <math.h>
 #include <stdio.h>

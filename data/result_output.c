@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L  // strcasecmp
-#include "tools/result_output.h"
+#include "data/result_output.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-// The curves `trainer plot` draws, read from a run's metrics.jsonl (tools/run_log.h):
+// The curves `trainer plot` draws, read from a run's metrics.jsonl (core/run_log.h):
 // training loss and accuracy at each logged step, at each epoch the loss and accuracy on
 // the split the run evaluated (test, or val with --val-split), and with --val-split the
 // test split's one evaluation after the last epoch.

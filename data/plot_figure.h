@@ -1,10 +1,10 @@
-// The image `trainer plot` draws of a run's curves (tools/plot_metrics.h): two panels, loss
+// The image `trainer plot` draws of a run's curves (data/plot_metrics.h): two panels, loss
 // above accuracy, against the step, on one white raster.
 #ifndef TRAINER_PLOT_FIGURE_H
 #define TRAINER_PLOT_FIGURE_H
 
-#include "tools/plot_chart.h"
-#include "tools/plot_metrics.h"
+#include "data/plot_chart.h"
+#include "data/plot_metrics.h"
 
 enum { PLOT_IMAGE_WIDTH = 1000, PLOT_PANEL_HEIGHT = 400, PLOT_SERIES_PER_PANEL = 3 };
 

@@ -1,12 +1,11 @@
-// The JSON of `doctor --json` and `explain --json`: built as a cJSON tree, strings made
-// valid UTF-8 on the way in (cJSON escapes but does not validate), and written out here
-// with ", " and ": " between items, the layout both commands printed before cJSON.
+// JSON text for the `--json` outputs (base/json.h).
+#include "base/json.h"
+
 #include <stdlib.h>
 
 #include <cjson/cJSON.h>
 
 #include "base/utf8.h"
-#include "tools/cli.h"
 
 cJSON *json_text(const char *text) {
     if (!text) return cJSON_CreateNull();

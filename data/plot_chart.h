@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "tools/plot_raster.h"
+#include "data/plot_raster.h"
 
 // The largest size of a value a chart draws. Past it a point is left out as a NaN is: an
 // axis over values near a double's limit has no span or tick step that doubles can hold

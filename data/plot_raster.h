@@ -1,5 +1,5 @@
 // An RGB raster for `trainer plot`: filled rectangles, thick lines, text in the 5x7 font
-// (tools/plot_font.h), and the finished image written as a PNG through libpng.
+// (data/plot_font.h), and the finished image written as a PNG through libpng.
 #ifndef TRAINER_PLOT_RASTER_H
 #define TRAINER_PLOT_RASTER_H
 
