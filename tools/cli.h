@@ -7,6 +7,7 @@
 
 #include "core/device.h"
 #include "core/graph.h"
+#include "base/json_text.h"
 #include "base/status.h"
 #include "core/checkpoint.h"
 #include "data/dataset.h"
@@ -343,11 +344,8 @@ extern const Command explain_command, doctor_command, lab_command;
 int run_bench(const Command *cmd, const ParsedArgs *args);
 extern const Command bench_command;
 
-// JSON output (tools/json.c). A string from json_text is valid UTF-8 whatever the bytes
-// given (invalid ones become U+FFFD); NULL text is JSON null.
+// JSON output (tools/json.c); json_text and json_add_text: base/json_text.h.
 struct cJSON;
-struct cJSON *json_text(const char *text);
-void json_add_text(struct cJSON *object, const char *key, const char *text);
 // The item and a newline; `lines`: the outermost object's or array's items one per line.
 void json_print(FILE *out, const struct cJSON *item, int lines);
 

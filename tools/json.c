@@ -1,27 +1,10 @@
-// The JSON of `doctor --json` and `explain --json`: built as a cJSON tree, strings made
-// valid UTF-8 on the way in (cJSON escapes but does not validate), and written out here
-// with ", " and ": " between items, the layout both commands printed before cJSON.
-#include <stdlib.h>
-
+// The JSON of `doctor --json` and `explain --json`: built as a cJSON tree (strings made
+// valid UTF-8 by base/json_text.c), and written out here with ", " and ": " between items,
+// the layout both commands printed before cJSON.
 #include <cjson/cJSON.h>
 
-#include "base/utf8.h"
+#include "base/json_text.h"
 #include "tools/cli.h"
-
-cJSON *json_text(const char *text) {
-    if (!text) return cJSON_CreateNull();
-    size_t size = utf8_valid_size(text);
-    char *valid = malloc(size);
-    if (!valid) return NULL;
-    utf8_make_valid(text, valid, size);
-    cJSON *item = cJSON_CreateString(valid);
-    free(valid);
-    return item;
-}
-
-void json_add_text(cJSON *object, const char *key, const char *text) {
-    cJSON_AddItemToObject(object, key, json_text(text));
-}
 
 static void write_leaf(FILE *out, const cJSON *item) {
     char *text = cJSON_PrintUnformatted(item);
