@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+void text_flush(const TextOut *out) {
+    if (out->flush) out->flush(out->user);
+}
+
 void text_write(const TextOut *out, const char *text, size_t length) {
     out->write(out->user, text, length);
 }

@@ -6,11 +6,15 @@
 
 #include <stddef.h>
 
+// flush: the text so far must reach its reader now (before a long step, or a fork that
+// would copy what is still buffered); NULL when the writer keeps nothing back.
 typedef struct TextOut {
     void (*write)(void *user, const char *text, size_t length);
+    void (*flush)(void *user);
     void *user;
 } TextOut;
 
+void text_flush(const TextOut *out);
 void text_write(const TextOut *out, const char *text, size_t length);
 void text_put(const TextOut *out, const char *text);
 void text_printf(const TextOut *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

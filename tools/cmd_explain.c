@@ -49,7 +49,7 @@ static int usage_failure(const char *message) {
 }
 
 int run_explain(const Command *cmd, const ParsedArgs *args) {
-    const TextOut out = {write_stdout, NULL};
+    const TextOut out = {write_stdout, NULL, NULL};
     int json = args_get(cmd, args, "--json") != NULL;
     if (args_get(cmd, args, "--list")) {
         if (args->positional_count) return usage_failure("explain --list takes no ERROR");
