@@ -149,19 +149,27 @@ static int describe(const Command *cmd, const ParsedArgs *args, Status *st) {
 
 // A line redrawn on a terminal at most 5 times a second; nothing when stderr is a file.
 typedef struct ExportLine {
-    const char *split;
     int terminal;
     double last_draw;
 } ExportLine;
 
-static void draw_progress(void *context, int done, int total) {
+static void draw_progress(void *context, const char *split, int done, int total) {
     ExportLine *line = context;
     if (!line->terminal) return;
     double now = monotonic_seconds();
     if (done < total && now - line->last_draw < 0.2) return;
     line->last_draw = now;
-    fprintf(stderr, "\r%s: %d/%d images%s", line->split, done, total, done == total ? "\n" : "");
+    fprintf(stderr, "\r%s: %d/%d images%s", split, done, total, done == total ? "\n" : "");
     fflush(stderr);
+}
+
+static void print_written(void *context, const ExportedSplit *split) {
+    const Dataset *ds = split->ds;
+    printf("%s: %d image%s of %dx%dx%d in %d class folder%s under %s (%.1f s)\n", split->name,
+           ds->count, ds->count == 1 ? "" : "s", ds->channels, ds->height, ds->width,
+           split->folders, split->folders == 1 ? "" : "s", split->where, split->seconds);
+    // The next split's line starts afresh.
+    ((ExportLine *)context)->last_draw = 0;
 }
 
 // Both splits are read before any is written: the class folders' label width comes from
@@ -197,26 +205,10 @@ static int read_splits(const Command *cmd, const ParsedArgs *args, ExportSplits 
 static int write_splits(const Command *cmd, const ParsedArgs *args, const ExportSplits *splits,
                         Status *st) {
     const char *spec = args->positionals[1], *dir = args->positionals[2] + 4;
-    TRY(dataset_export_prepare(dir, args_get(cmd, args, "--force") != NULL, st));
-    int label_max = 0;
-    for (int i = 0; i < splits->count; i++)
-        if (splits->sets[i].label_max > label_max) label_max = splits->sets[i].label_max;
-    static ExportFolders folders;
-    dataset_export_folders(spec, &splits->sets[0], label_max, &folders);
-    for (int i = 0; i < splits->count; i++) {
-        const Dataset *ds = &splits->sets[i];
-        // A spec with no test split is written as it is read: DIR/CLASS/*.png.
-        char where[4096];
-        snprintf(where, sizeof where, splits->count == 2 ? "%s/%s" : "%s", dir,
-                 splits->names[i]);
-        ExportLine line = {splits->names[i], isatty(fileno(stderr)), 0};
-        double start = monotonic_seconds();
-        TRY(dataset_export_split(ds, &folders, where, draw_progress, &line, st));
-        printf("%s: %d image%s of %dx%dx%d in %d class folder%s under %s (%.1f s)\n",
-               splits->names[i], ds->count, ds->count == 1 ? "" : "s", ds->channels,
-               ds->height, ds->width, folders.count, folders.count == 1 ? "" : "s", where,
-               monotonic_seconds() - start);
-    }
+    ExportLine line = {isatty(fileno(stderr)), 0};
+    ExportHooks hooks = {draw_progress, print_written, &line};
+    TRY(dataset_export_splits(spec, splits->sets, splits->names, splits->count, dir,
+                              args_get(cmd, args, "--force") != NULL, &hooks, st));
     printf("read it with --data png:%s\n", dir);
     return 0;
 }
