@@ -1,5 +1,6 @@
 // `trainer data info SPEC`: what a dataset holds, per split: the sample shape, samples per
-// class (with the class names of a png:DIR), the value range, mean and std.
+// class (with the class names of a png:DIR), the value range, mean and std
+// (data/dataset_describe.c).
 // `trainer data export SPEC png:DIR`: the dataset as PNG class folders (data/dataset_export.c).
 #define _POSIX_C_SOURCE 200809L  // fileno
 

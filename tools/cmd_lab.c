@@ -1,6 +1,7 @@
 // `trainer lab [SCENARIO]`: make a failure happen on purpose and show, one above the
 // other, the error as the CUDA API (or a framework) words it and trainer's diagnosis of it.
-// diagnostics/lab runs the scenarios and writes what happened (lab_show.c) to stdout here.
+// diagnostics/lab.c runs the scenarios and lab_show.c tells them; here they are listed,
+// run (each `lab all` one in its own process) and put on stdout.
 //
 // Each scenario runs for real as far as the machine allows: on a machine without a GPU
 // the CUDA-only ones (illegal-address, no-kernel-image, duplicate-gpu) say why they cannot
