@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/clock.h"
 #include "base/directories.h"
 #include "base/escape.h"
 #include "data/image.h"
@@ -283,4 +284,40 @@ int dataset_export_split(const Dataset *ds, const ExportFolders *folders, const 
     }
     free(rows);
     return rc;
+}
+
+// ---- every split of a spec ----------------------------------------------------------------
+
+typedef struct SplitProgress {
+    const ExportHooks *hooks;
+    const char *split;
+} SplitProgress;
+
+static void split_progress(void *context, int done, int total) {
+    const SplitProgress *p = context;
+    p->hooks->progress(p->hooks->context, p->split, done, total);
+}
+
+int dataset_export_splits(const char *spec, const Dataset *sets, const char *const *names,
+                          int count, const char *dir, int force, const ExportHooks *hooks,
+                          Status *st) {
+    TRY(dataset_export_prepare(dir, force, st));
+    int label_max = 0;
+    for (int i = 0; i < count; i++)
+        if (sets[i].label_max > label_max) label_max = sets[i].label_max;
+    static ExportFolders folders;
+    dataset_export_folders(spec, &sets[0], label_max, &folders);
+    for (int i = 0; i < count; i++) {
+        // A spec with no test split is written as it is read: DIR/CLASS/*.png.
+        char where[4096];
+        snprintf(where, sizeof where, count == 2 ? "%s/%s" : "%s", dir, names[i]);
+        SplitProgress progress = {hooks, names[i]};
+        double start = monotonic_seconds();
+        TRY(dataset_export_split(&sets[i], &folders, where,
+                                 hooks->progress ? split_progress : NULL, &progress, st));
+        ExportedSplit written = {names[i], &sets[i], where, folders.count,
+                                 monotonic_seconds() - start};
+        if (hooks->written) hooks->written(hooks->context, &written);
+    }
+    return 0;
 }

@@ -31,4 +31,29 @@ int dataset_export_check_target(const char *spec, const char *dir, Status *st);
 int dataset_export_split(const Dataset *ds, const ExportFolders *folders, const char *dir,
                          ExportProgress progress, void *context, Status *st);
 
+// One split as dataset_export_splits wrote it, for the caller to report.
+typedef struct ExportedSplit {
+    const char *name;  // "train", "test"
+    const Dataset *ds;
+    const char *where;  // DIR/NAME, or DIR for a spec with one split
+    int folders;        // class folders made
+    double seconds;
+} ExportedSplit;
+
+// dataset_export_splits' callbacks, either may be NULL: after each image written of a
+// split, and after each split.
+typedef struct ExportHooks {
+    void (*progress)(void *context, const char *split, int done, int total);
+    void (*written)(void *context, const ExportedSplit *split);
+    void *context;
+} ExportHooks;
+
+// Writes the `count` splits of `spec` (sets[i] called names[i]; train, and test when the
+// spec has one) into DIR, made first as dataset_export_prepare does: DIR/NAME/CLASS with
+// two splits, DIR/CLASS with one, as png:DIR reads them back. Every split is read before
+// any is written, so the class folders' label width comes from the largest label of all.
+int dataset_export_splits(const char *spec, const Dataset *sets, const char *const *names,
+                          int count, const char *dir, int force, const ExportHooks *hooks,
+                          Status *st);
+
 #endif

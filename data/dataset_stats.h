@@ -3,6 +3,7 @@
 #ifndef TRAINER_DATASET_STATS_H
 #define TRAINER_DATASET_STATS_H
 
+#include "base/text_out.h"
 #include "data/dataset.h"
 
 typedef struct DatasetStats {
@@ -20,5 +21,12 @@ int dataset_stat_groups(const Dataset *ds);
 // or features as they are); mean and std hold dataset_stat_groups(ds) entries. Zeros for
 // an empty dataset. Fails only when a streamed dataset's file no longer decodes.
 int dataset_group_stats(const Dataset *ds, double *mean, double *std, Status *st);
+
+// One split described (data/dataset_describe.c): its shape and source, the samples of
+// each class under its name (names[0..named), the dataset's own or a known dataset's;
+// escaped and padded to 16 columns), the values, the per-channel `normalize` statement,
+// and how many unreadable samples were skipped.
+void dataset_describe(const TextOut *out, const char *split, const Dataset *ds,
+                      const char *const *names, int named, int skipped);
 
 #endif

@@ -3,11 +3,13 @@
 // and loaded, where they were loaded from, the devices); here they become a verdict: a
 // smoke test per device (a GEMM and a convolution through the CUDA backend, checked
 // against the CPU backend), a list of problems with fixes, and the exit code: 0 all well,
-// 3 no usable device, 1 something broken. Nothing here prints: tools/cmd_doctor.c does.
+// 3 no usable device, 1 something broken. Nothing here prints: the report goes to a
+// TextOut or comes back as JSON, and tools/cmd_doctor.c prints it.
 #ifndef TRAINER_DOCTOR_H
 #define TRAINER_DOCTOR_H
 
 #include "base/status.h"
+#include "base/text_out.h"
 #include "kernels/device_facts.h"
 
 // How bad a problem is: BROKEN makes the exit code 1 (something to repair), NO_DEVICE
@@ -77,6 +79,13 @@ typedef struct DoctorVersionTable {
     int count;
 } DoctorVersionTable;
 void doctor_version_table(const DoctorReport *r, DoctorVersionTable *table);
+
+// The diagnosis told: as text (the build, versions, environment, devices, verdict and
+// fixes; diagnostics/doctor_text.c), or as one JSON object with the same facts
+// (doctor_json.c), for tools/cmd_doctor.c to print.
+struct cJSON;
+void doctor_text(const TextOut *out, const Diagnosis *d);
+struct cJSON *doctor_json(const Diagnosis *d);
 
 static inline int doctor_version_known(const DoctorVersion *v) {
     return v->major || v->minor || v->patch;

@@ -27,14 +27,31 @@ static void record_raw(LabResult *r, int rc, const Status *st) {
     if (rc) snprintf(r->cannot_run, sizeof r->cannot_run, "%s", st->message);
 }
 
-// The code of a scenario whose only diagnosis is of the raw failure (the GPU-only ones).
-static void judge_raw_only(LabResult *r) {
+// What the raw half's outcome means, in r->raw_note: `off_gpu` when no GPU could be asked,
+// `not_triggered` when the call succeeded where it should have failed, `other` when it
+// failed otherwise than the scenario provokes. NULL: nothing needs saying.
+typedef struct RawNotes {
+    const char *off_gpu, *not_triggered, *other;
+} RawNotes;
+
+static void note_raw(LabResult *r, const RawNotes *notes) {
+    const char *note = !r->raw_ran             ? notes->off_gpu
+                       : !r->raw.triggered     ? notes->not_triggered
+                       : !r->raw_as_expected   ? notes->other
+                                               : NULL;
+    if (note) snprintf(r->raw_note, sizeof r->raw_note, "%s", note);
+}
+
+// The code and note of a scenario whose only diagnosis is of the raw failure (the GPU-only
+// ones).
+static void judge_raw_only(LabResult *r, const RawNotes *notes) {
     r->raw_as_expected = r->raw_ran && r->raw.triggered;
     r->diagnosed = r->raw_as_expected;
     if (r->diagnosed) r->diagnosis = r->raw.diagnosis;
     r->code = !r->raw_ran             ? LAB_NEEDS_GPU
               : r->raw_as_expected    ? LAB_SHOWN
                                       : LAB_WENT_WRONG;
+    note_raw(r, notes);
 }
 
 int lab_gpu_available(char *why, size_t size) { return cuda_lab_gpu_available(why, size); }
@@ -42,14 +59,14 @@ int lab_gpu_available(char *why, size_t size) { return cuda_lab_gpu_available(wh
 // ---- invalid-device ---------------------------------------------------------------------
 
 static void note_invalid_device(LabResult *r) {
-    if (r->raw_ran && !r->raw.triggered)
-        snprintf(r->raw_note, sizeof r->raw_note,
-                 "lab: cudaSetDevice(%d) succeeded; expected it to fail\n", r->ordinal);
-    else if (r->raw_ran && !r->raw_as_expected)
-        snprintf(r->raw_note, sizeof r->raw_note,
-                 "  (with no usable driver the runtime fails before it looks at the ordinal; "
-                 "on a GPU machine the answer is cudaErrorInvalidDevice (101): invalid device "
-                 "ordinal)\n");
+    char succeeded[96];
+    snprintf(succeeded, sizeof succeeded, "lab: cudaSetDevice(%d) succeeded; expected it to fail\n",
+             r->ordinal);
+    note_raw(r, &(RawNotes){
+                    .not_triggered = succeeded,
+                    .other = "  (with no usable driver the runtime fails before it looks at "
+                             "the ordinal; on a GPU machine the answer is "
+                             "cudaErrorInvalidDevice (101): invalid device ordinal)\n"});
 }
 
 void lab_invalid_device(LabResult *r) {
@@ -95,19 +112,20 @@ void lab_oom_raw(LabResult *r) {
 
 // ---- bad-launch -------------------------------------------------------------------------
 
+#define BAD_LAUNCH_EXPECTED \
+    "; expected cudaErrorInvalidConfiguration (9), or cudaErrorInvalidValue (1) from CUDA 13 on\n"
+
 static void note_bad_launch(LabResult *r) {
-    if (!r->raw_ran)
-        snprintf(r->raw_note, sizeof r->raw_note,
-                 "  (on a GPU it fails with cudaErrorInvalidConfiguration (9): invalid "
-                 "configuration argument, or from CUDA 13 on with cudaErrorInvalidValue (1): "
-                 "invalid argument; the check below uses the limits every GPU since 7.5 "
-                 "shares)\n");
-    else if (!r->raw_as_expected)
-        snprintf(r->raw_note, sizeof r->raw_note,
-                 "lab: a launch of 2048 threads per block %s; expected "
-                 "cudaErrorInvalidConfiguration (9), or cudaErrorInvalidValue (1) from CUDA "
-                 "13 on\n", r->raw.triggered ? "failed with another error" : "succeeded");
-    else if (r->raw_invalid_value)
+    note_raw(r, &(RawNotes){
+                    .off_gpu = "  (on a GPU it fails with cudaErrorInvalidConfiguration (9): "
+                               "invalid configuration argument, or from CUDA 13 on with "
+                               "cudaErrorInvalidValue (1): invalid argument; the check below "
+                               "uses the limits every GPU since 7.5 shares)\n",
+                    .not_triggered = "lab: a launch of 2048 threads per block succeeded"
+                                     BAD_LAUNCH_EXPECTED,
+                    .other = "lab: a launch of 2048 threads per block failed with another error"
+                             BAD_LAUNCH_EXPECTED});
+    if (r->raw_invalid_value)
         snprintf(r->raw_note, sizeof r->raw_note,
                  "  (CUDA 13 and later say \"invalid argument\" for a block past the "
                  "device's limits; CUDA 12 and earlier, and PyTorch's message, say "
@@ -221,16 +239,12 @@ void lab_illegal_address(LabResult *r) {
     }
     r->raw = report.outcome;
     record_raw(r, report.rc, &report.st);
-    judge_raw_only(r);
-    if (!r->raw_ran)
-        snprintf(r->raw_note, sizeof r->raw_note,
-                 "  (on a GPU: cudaDeviceSynchronize -> cudaErrorIllegalAddress (700): an "
-                 "illegal memory access was encountered, and every later CUDA call in the "
-                 "process fails the same way)\n");
-    else if (!r->raw.triggered)
-        snprintf(r->raw_note, sizeof r->raw_note,
-                 "lab: the out-of-bounds write went unnoticed; expected "
-                 "cudaErrorIllegalAddress\n");
+    judge_raw_only(r, &(RawNotes){
+        .not_triggered = "lab: the out-of-bounds write went unnoticed; expected "
+                         "cudaErrorIllegalAddress\n",
+        .off_gpu = "  (on a GPU: cudaDeviceSynchronize -> cudaErrorIllegalAddress (700): an "
+                   "illegal memory access was encountered, and every later CUDA call in the "
+                   "process fails the same way)\n"});
 }
 
 // ---- no-kernel-image --------------------------------------------------------------------
@@ -244,14 +258,10 @@ void lab_no_kernel_image(LabResult *r) {
     Status st;
     status_clear(&st);
     record_raw(r, cuda_lab_no_kernel_image(&r->raw, &st), &st);
-    judge_raw_only(r);
-    if (!r->raw_ran)
-        snprintf(r->raw_note, sizeof r->raw_note,
-                 "  (on a GPU: a kernel with SASS for sm_75 only, launched on a compute 9.0 "
-                 "card, fails with cudaErrorNoKernelImageForDevice (209))\n");
-    else if (!r->raw.triggered)
-        snprintf(r->raw_note, sizeof r->raw_note,
-                 "lab: the kernel ran; expected cudaErrorNoKernelImageForDevice\n");
+    judge_raw_only(r, &(RawNotes){
+        .off_gpu = "  (on a GPU: a kernel with SASS for sm_75 only, launched on a compute 9.0 "
+                   "card, fails with cudaErrorNoKernelImageForDevice (209))\n",
+        .not_triggered = "lab: the kernel ran; expected cudaErrorNoKernelImageForDevice\n"});
 }
 
 // ---- duplicate-gpu ----------------------------------------------------------------------
@@ -284,17 +294,13 @@ void lab_duplicate_gpu(LabResult *r) {
     r->raw_as_expected = r->raw_ran && r->raw.triggered && r->raw.api_error == 5;
     if (r->raw_as_expected) diagnose_duplicate_gpu(r, bus);
     r->code = !r->raw_ran ? LAB_NEEDS_GPU : r->raw_as_expected ? LAB_SHOWN : LAB_WENT_WRONG;
-    if (!r->raw_ran)
-        snprintf(r->raw_note, sizeof r->raw_note,
-                 "  (on a GPU: ncclCommInitAll of two ranks on cuda:0 fails with "
-                 "ncclInvalidUsage (5), \"Duplicate GPU detected : rank 1 and rank 0 both on "
-                 "CUDA device ...\")\n");
-    else if (!r->raw.triggered)
-        snprintf(r->raw_note, sizeof r->raw_note,
-                 "lab: this NCCL accepted two ranks on one GPU; expected ncclInvalidUsage\n");
-    else if (!r->raw_as_expected)
-        snprintf(r->raw_note, sizeof r->raw_note,
-                 "lab: NCCL failed otherwise than with ncclInvalidUsage (5)\n");
+    note_raw(r, &(RawNotes){
+                    .off_gpu = "  (on a GPU: ncclCommInitAll of two ranks on cuda:0 fails with "
+                               "ncclInvalidUsage (5), \"Duplicate GPU detected : rank 1 and "
+                               "rank 0 both on CUDA device ...\")\n",
+                    .not_triggered = "lab: this NCCL accepted two ranks on one GPU; expected "
+                                     "ncclInvalidUsage\n",
+                    .other = "lab: NCCL failed otherwise than with ncclInvalidUsage (5)\n"});
 }
 
 // ---- version-report ---------------------------------------------------------------------

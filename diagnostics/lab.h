@@ -1,13 +1,15 @@
 // `trainer lab`'s scenarios as library code: each provokes one failure for real, as far
 // as this machine allows, and returns both halves: what the raw CUDA API said (or why it
 // could not be asked here) and trainer's diagnosis of the same failure as a Status,
-// beside what a framework shows for it. Nothing here prints: tools/cmd_lab.c does.
+// beside what a framework shows for it. Nothing here prints: lab_show.c writes the text to
+// the caller's TextOut, and tools/cmd_lab.c puts it on stdout.
 #ifndef TRAINER_LAB_H
 #define TRAINER_LAB_H
 
 #include <stddef.h>
 
 #include "base/status.h"
+#include "base/text_out.h"
 #include "kernels/device_facts.h"
 
 // How one scenario went; `trainer lab NAME` exits with it: 0 the failure was shown and
@@ -93,5 +95,28 @@ typedef struct LabVersions {
     char cudnn_sources[320];
 } LabVersions;
 int lab_versions(LabVersions *v, Status *st);
+
+// The scenarios as `trainer lab` lists and runs them (diagnostics/lab_show.c). show runs
+// one and writes both its halves to `out`; the code is how it went.
+typedef enum LabNeeds {
+    LAB_RUNS_ANYWHERE,  // all of it runs on the CPU
+    LAB_RAW_NEEDS_GPU,  // trainer's half runs anywhere, the raw CUDA half needs a GPU
+    LAB_ONLY_ON_GPU,
+} LabNeeds;
+
+typedef struct LabScenario {
+    const char *name;
+    const char *summary;
+    LabNeeds needs;
+    LabCode (*show)(const TextOut *out);
+} LabScenario;
+
+enum { LAB_SCENARIO_COUNT = 9 };
+extern const LabScenario lab_scenarios[LAB_SCENARIO_COUNT];
+
+// "runs here", "runs here (the raw part needs a GPU)" or "needs a GPU"; gpu: one is usable.
+const char *lab_scenario_where(const LabScenario *s, int gpu);
+// The scenario called `name`; NULL with st set (and the nearest name) when none is.
+const LabScenario *lab_scenario_find(const char *name, Status *st);
 
 #endif

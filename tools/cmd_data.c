@@ -1,16 +1,16 @@
 // `trainer data info SPEC`: what a dataset holds, per split: the sample shape, samples per
-// class (with the class names of a png:DIR), the value range, mean and std.
+// class (with the class names of a png:DIR), the value range, mean and std
+// (data/dataset_describe.c).
 // `trainer data export SPEC png:DIR`: the dataset as PNG class folders (data/dataset_export.c).
-#define _POSIX_C_SOURCE 200809L  // clock_gettime, fileno
+#define _POSIX_C_SOURCE 200809L  // fileno
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/escape.h"
 #include "base/suggest.h"
-#include "base/utf8.h"
 #include "data/dataset_export.h"
 #include "data/dataset_stats.h"
 #include "tools/cli.h"
@@ -38,40 +38,16 @@ const Command data_command = {
     .run = run_data,
 };
 
+static void write_stdout(void *user, const char *text, size_t length) {
+    fwrite(text, 1, length, stdout);
+}
+
 // The class names are the dataset's own (a png:DIR's folders) or, for Fashion-MNIST and
 // CIFAR-10, the ones their files do not hold.
 static void print_split(const char *spec, const char *split, const Dataset *ds, int skipped) {
-    DatasetStats stats;
-    dataset_stats(ds, &stats);
     const char *names[256];
     int named = dataset_class_name_list(spec, ds, names);
-    printf("%s: %d sample%s of %dx%dx%d from %s%s\n", split, stats.count,
-           stats.count == 1 ? "" : "s", ds->channels, ds->height, ds->width, ds->source,
-           ds->features ? " (f32 features)" : "");
-    // Every named class, also those with no sample (an empty folder last in a png:DIR).
-    int last = named - 1 > ds->label_max ? named - 1 : ds->label_max;
-    for (int c = 0; c <= last; c++) {
-        char name[DATASET_SHOWN_NAME];
-        const char *raw = c < named ? names[c] : "";
-        text_escape(raw, strlen(raw), name, sizeof name);
-        // Padded to 16 columns, not bytes: "Größe" is 7 bytes and 5 columns, "猫" 3 and 2.
-        int pad = 16 - utf8_display_columns(name);
-        printf("  class %3d %s%*s %8d\n", c, name, pad > 0 ? pad : 0, "", stats.per_class[c]);
-    }
-    printf("  values %.4f to %.4f, mean %.4f, std %.4f\n", stats.min, stats.max, stats.mean,
-           stats.std);
-    // Per channel, as a `normalize` statement takes them (CSV features are too many to list).
-    Normalization per_channel;
-    Status ignored;
-    if (!ds->features && ds->count > 0 &&
-        !normalization_compute(ds, &per_channel, NULL, &ignored)) {
-        char mean[160], std[160];
-        normalization_format(per_channel.mean, per_channel.count, 4, mean, sizeof mean);
-        normalization_format(per_channel.std, per_channel.count, 4, std, sizeof std);
-        printf("  per channel: normalize mean=%s std=%s\n", mean, std);
-        normalization_free(&per_channel);
-    }
-    if (skipped) printf("  skipped %d unreadable sample%s\n", skipped, skipped == 1 ? "" : "s");
+    dataset_describe(&(TextOut){write_stdout, NULL, NULL}, split, ds, names, named, skipped);
 }
 
 static int is_action(const ParsedArgs *args, const char *action, int positionals) {
@@ -172,27 +148,29 @@ static int describe(const Command *cmd, const ParsedArgs *args, Status *st) {
     return 0;
 }
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 // A line redrawn on a terminal at most 5 times a second; nothing when stderr is a file.
 typedef struct ExportLine {
-    const char *split;
     int terminal;
     double last_draw;
 } ExportLine;
 
-static void draw_progress(void *context, int done, int total) {
+static void draw_progress(void *context, const char *split, int done, int total) {
     ExportLine *line = context;
     if (!line->terminal) return;
-    double now = now_seconds();
+    double now = monotonic_seconds();
     if (done < total && now - line->last_draw < 0.2) return;
     line->last_draw = now;
-    fprintf(stderr, "\r%s: %d/%d images%s", line->split, done, total, done == total ? "\n" : "");
+    fprintf(stderr, "\r%s: %d/%d images%s", split, done, total, done == total ? "\n" : "");
     fflush(stderr);
+}
+
+static void print_written(void *context, const ExportedSplit *split) {
+    const Dataset *ds = split->ds;
+    printf("%s: %d image%s of %dx%dx%d in %d class folder%s under %s (%.1f s)\n", split->name,
+           ds->count, ds->count == 1 ? "" : "s", ds->channels, ds->height, ds->width,
+           split->folders, split->folders == 1 ? "" : "s", split->where, split->seconds);
+    // The next split's line starts afresh.
+    ((ExportLine *)context)->last_draw = 0;
 }
 
 // Both splits are read before any is written: the class folders' label width comes from
@@ -228,26 +206,10 @@ static int read_splits(const Command *cmd, const ParsedArgs *args, ExportSplits 
 static int write_splits(const Command *cmd, const ParsedArgs *args, const ExportSplits *splits,
                         Status *st) {
     const char *spec = args->positionals[1], *dir = args->positionals[2] + 4;
-    TRY(dataset_export_prepare(dir, args_get(cmd, args, "--force") != NULL, st));
-    int label_max = 0;
-    for (int i = 0; i < splits->count; i++)
-        if (splits->sets[i].label_max > label_max) label_max = splits->sets[i].label_max;
-    static ExportFolders folders;
-    dataset_export_folders(spec, &splits->sets[0], label_max, &folders);
-    for (int i = 0; i < splits->count; i++) {
-        const Dataset *ds = &splits->sets[i];
-        // A spec with no test split is written as it is read: DIR/CLASS/*.png.
-        char where[4096];
-        snprintf(where, sizeof where, splits->count == 2 ? "%s/%s" : "%s", dir,
-                 splits->names[i]);
-        ExportLine line = {splits->names[i], isatty(fileno(stderr)), 0};
-        double start = now_seconds();
-        TRY(dataset_export_split(ds, &folders, where, draw_progress, &line, st));
-        printf("%s: %d image%s of %dx%dx%d in %d class folder%s under %s (%.1f s)\n",
-               splits->names[i], ds->count, ds->count == 1 ? "" : "s", ds->channels,
-               ds->height, ds->width, folders.count, folders.count == 1 ? "" : "s", where,
-               now_seconds() - start);
-    }
+    ExportLine line = {isatty(fileno(stderr)), 0};
+    ExportHooks hooks = {draw_progress, print_written, &line};
+    TRY(dataset_export_splits(spec, splits->sets, splits->names, splits->count, dir,
+                              args_get(cmd, args, "--force") != NULL, &hooks, st));
     printf("read it with --data png:%s\n", dir);
     return 0;
 }

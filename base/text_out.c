@@ -1,0 +1,49 @@
+#include "base/text_out.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void text_flush(const TextOut *out) {
+    if (out->flush) out->flush(out->user);
+}
+
+void text_write(const TextOut *out, const char *text, size_t length) {
+    out->write(out->user, text, length);
+}
+
+void text_put(const TextOut *out, const char *text) { text_write(out, text, strlen(text)); }
+
+// Formatted on the stack when it fits, else in a buffer of its own size.
+void text_printf(const TextOut *out, const char *fmt, ...) {
+    char small[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int length = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (length < 0) return;
+    if ((size_t)length < sizeof small) {
+        text_write(out, small, (size_t)length);
+        return;
+    }
+    char *large = malloc((size_t)length + 1);
+    if (!large) {
+        text_write(out, small, sizeof small - 1);
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(large, (size_t)length + 1, fmt, ap);
+    va_end(ap);
+    text_write(out, large, (size_t)length);
+    free(large);
+}
+
+void text_join(const char *const *words, int count, const char *separator, const char *quote,
+               char *out, size_t size) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < count && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s%s%s", i ? separator : "",
+                                 quote, words[i], quote);
+}

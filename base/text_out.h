@@ -1,0 +1,27 @@
+// Text that library code composes and tools/ writes out. Nothing below tools/ prints, so a
+// report meant for the terminal (explain's entry, doctor's facts, a lab scenario) is handed,
+// piece by piece and in order, to a write function its caller supplies.
+#ifndef TRAINER_TEXT_OUT_H
+#define TRAINER_TEXT_OUT_H
+
+#include <stddef.h>
+
+// flush: the text so far must reach its reader now (before a long step, or a fork that
+// would copy what is still buffered); NULL when the writer keeps nothing back.
+typedef struct TextOut {
+    void (*write)(void *user, const char *text, size_t length);
+    void (*flush)(void *user);
+    void *user;
+} TextOut;
+
+void text_flush(const TextOut *out);
+void text_write(const TextOut *out, const char *text, size_t length);
+void text_put(const TextOut *out, const char *text);
+void text_printf(const TextOut *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// `words` joined by `separator` into out (cut at size), each between two `quote`s:
+// ("nvidia-smi", "trainer doctor") with ", then " and "`" -> "`nvidia-smi`, then `trainer doctor`".
+void text_join(const char *const *words, int count, const char *separator, const char *quote,
+               char *out, size_t size);
+
+#endif
