@@ -481,16 +481,20 @@ step_labs() {
   fi
 }
 
-# epoch_figures LOG: "EPOCHS BEST_SAMPLES_PER_S LAST_TEST_ACC" from trainer's lines
+# epoch_figures LOG: sets the caller's (local) epochs, rate and acc from trainer's lines
 # "epoch 5/5  train loss 0.2966 acc 0.8910  test loss 0.3512 acc 0.8719  lr 0.001  889182
-# samples/s  0.1 s" (tools/cmd_train.c; "val" for "test" only under --val-split, unused here).
+# samples/s  0.1 s" (tools/cmd_train.c; "val" for "test" only under --val-split, unused here):
+# how many, the best epoch's samples/s and the last test accuracy ("" where there is none).
 epoch_figures() {
-  awk '/^epoch [0-9]+\/[0-9]+ / {
+  read -r epochs rate acc <<<"$(awk '/^epoch [0-9]+\/[0-9]+ / {
          n++
          for (i = 1; i <= NF; i++) { if ($i == "samples/s") v = $(i - 1) + 0
                                      if ($i == "test") acc = $(i + 4) }
          if (v > best) best = v }
-       END { printf "%d %d %s\n", n, best, (acc == "" ? "-" : acc) }' "$1"
+       END { printf "%d %d %s\n", n, best, (acc == "" ? "-" : acc) }' "$1")"
+  [ "$rate" = 0 ] && rate=""
+  [ "$acc" = - ] && acc=""
+  return 0
 }
 
 # Five epochs reach 0.87 (mlp) to 0.91 (lenet) test accuracy on Fashion-MNIST, on the CPU
@@ -515,9 +519,7 @@ step_train() {
   run_logged "$log" 120 "$trainer" train "models/$model.model" --device cuda:0 --epochs 5 \
     "${data[@]}"
   local epochs rate acc
-  read -r epochs rate acc <<<"$(epoch_figures "$log")"
-  [ "$rate" = 0 ] && rate=""
-  [ "$acc" = - ] && acc=""
+  epoch_figures "$log"
   if [ "$step_rc" -ne 0 ]; then
     record "$name" FAIL "$step_secs" "$rate" "$acc" "$(why_failed "$log")"
   elif [ "$epochs" -ne 5 ] || [ -z "$acc" ]; then
@@ -552,9 +554,7 @@ step_train_graph() {
   run_logged "$log" 120 "$trainer" train models/mlp.model --device cuda:0 --epochs 5 \
     --cuda-graph on
   local epochs rate acc
-  read -r epochs rate acc <<<"$(epoch_figures "$log")"
-  [ "$rate" = 0 ] && rate=""
-  [ "$acc" = - ] && acc=""
+  epoch_figures "$log"
   if [ "$step_rc" -ne 0 ]; then
     record "$name" FAIL "$step_secs" "$rate" "$acc" "$(why_failed "$log")"
   elif grep -q 'capturing the training step failed\|so training uses plain launches' "$log"; then
