@@ -35,16 +35,6 @@ int image_read_size(const char *path, int *width, int *height, Status *st) {
     return png_read_size(path, width, height, st);
 }
 
-int image_decode_failed(const char *path, int rc, const char *format, const char *library,
-                        const char *error, Status *st) {
-    if (rc == -2)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory decoding %s", path);
-    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot decode %s: %s (%s)", format, error,
-                   library);
-    status_hint(st, "the file is damaged or cut short; export or download it again");
-    return STATUS_BAD_INPUT;
-}
-
 // ---- resizing: a separable triangle filter, one pass along each axis ----
 
 // The weights of one output coordinate: taps first .. first+count-1 of the input.
