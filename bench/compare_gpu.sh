@@ -72,12 +72,9 @@
 # PyTorch column that cannot run here (torch_train.py's exit 77) is a skipped cell, no failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The command as it was typed, for the docs: arguments with spaces in double quotes.
-command_line="bash bench/compare_gpu.sh"
-for arg in "$@"; do
-  [[ $arg =~ [[:space:]] ]] && arg="\"$arg\""
-  command_line+=" $arg"
-done
+# shellcheck source=bench/results_folder.sh
+source bench/results_folder.sh
+command_line=$(typed_command bench/compare_gpu.sh "$@")
 [ -n "${BUILD:-}" ] && command_line="BUILD=$BUILD $command_line"
 set_name="" epochs=3 limit=0 models="" precisions="" modes="" device=cuda:0 fp32=0
 with_torch=1 accuracy="" budget=540 results="" cuda_graph=auto
@@ -204,7 +201,6 @@ python; -T runs trainer alone."
 fi
 
 # ---- the results file: in the run's results folder on a GPU ----------------------------
-source bench/results_folder.sh
 results_open compare-gpu "$command_line" "$trainer" "$python"
 
 # emit FIELD...: one tab-separated record; tabs and newlines inside a field become spaces.

@@ -9,6 +9,18 @@
 #   commands.txt   each command that wrote into the folder, one a line
 #   commit.txt     the commit of the working tree (and whether it had changes)
 
+# typed_command SCRIPT [ARG...]: "bash SCRIPT ARG...", the command as it was typed, for the
+# docs and commands.txt: an argument with white space in double quotes.
+typed_command() {
+  local line="bash $1" arg
+  shift
+  for arg in "$@"; do
+    [[ $arg =~ [[:space:]] ]] && arg="\"$arg\""
+    line+=" $arg"
+  done
+  printf '%s\n' "$line"
+}
+
 # results_root: where the folders go.
 results_root() {
   if [ -n "${RESULTS_DIR:-}" ]; then echo "$RESULTS_DIR"

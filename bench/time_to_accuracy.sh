@@ -38,11 +38,9 @@
 # (the table is still made); 2 bad usage. Not reaching the target is a figure, not a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command_line="bash bench/time_to_accuracy.sh"
-for arg in "$@"; do
-  [[ $arg =~ [[:space:]] ]] && arg="\"$arg\""
-  command_line+=" $arg"
-done
+# shellcheck source=bench/results_folder.sh
+source bench/results_folder.sh
+command_line=$(typed_command bench/time_to_accuracy.sh "$@")
 model=cnn-bn target=0.915 seeds="1 2 3" max_epochs=20 modes="eager compile graphs"
 device=cuda:0 train_limit=0 test_limit=0 budget=300 results="" with_torch=1
 while getopts "m:t:s:E:c:d:n:N:b:o:Th" opt; do
@@ -96,7 +94,6 @@ else
   torch_version="(not run: -T)"
 fi
 
-source bench/results_folder.sh
 results_open race "$command_line" "$trainer" "$python"
 
 emit() { (IFS=$'\t'; printf '%s\n' "$*") >>"$results"; }

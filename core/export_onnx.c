@@ -26,31 +26,38 @@ enum { VALUE_INFO_NAME = 1, VALUE_INFO_TYPE = 2, TYPE_TENSOR = 1, TYPE_TENSOR_EL
 
 enum { ATTRIBUTE_BYTES = 256, VALUE_NAME_MAX = LAYER_NAME_MAX + 16 };
 
+// An attribute of a node: its name, then (the caller) its value, then attr_end.
+static ProtoWriter attr_begin(uint8_t *bytes, size_t size, const char *name) {
+    ProtoWriter a = proto_writer_fixed(bytes, size);
+    proto_put_string_field(&a, ATTR_NAME, name);
+    return a;
+}
+
+// The attribute's type after its value, and the attribute into the node.
+static void attr_end(ProtoWriter *node, ProtoWriter *a, int type) {
+    proto_put_varint_field(a, ATTR_TYPE, (uint64_t)type);
+    proto_put_message_field(node, NODE_ATTRIBUTE, a);
+}
+
 static void attr_int(ProtoWriter *node, const char *name, int64_t value) {
     uint8_t bytes[ATTRIBUTE_BYTES];
-    ProtoWriter a = proto_writer_fixed(bytes, sizeof bytes);
-    proto_put_string_field(&a, ATTR_NAME, name);
+    ProtoWriter a = attr_begin(bytes, sizeof bytes, name);
     proto_put_int_field(&a, ATTR_I, value);
-    proto_put_varint_field(&a, ATTR_TYPE, ATTR_TYPE_INT);
-    proto_put_message_field(node, NODE_ATTRIBUTE, &a);
+    attr_end(node, &a, ATTR_TYPE_INT);
 }
 
 static void attr_float(ProtoWriter *node, const char *name, float value) {
     uint8_t bytes[ATTRIBUTE_BYTES];
-    ProtoWriter a = proto_writer_fixed(bytes, sizeof bytes);
-    proto_put_string_field(&a, ATTR_NAME, name);
+    ProtoWriter a = attr_begin(bytes, sizeof bytes, name);
     proto_put_float_field(&a, ATTR_F, value);
-    proto_put_varint_field(&a, ATTR_TYPE, ATTR_TYPE_FLOAT);
-    proto_put_message_field(node, NODE_ATTRIBUTE, &a);
+    attr_end(node, &a, ATTR_TYPE_FLOAT);
 }
 
 static void attr_ints(ProtoWriter *node, const char *name, const int *values, int count) {
     uint8_t bytes[ATTRIBUTE_BYTES];
-    ProtoWriter a = proto_writer_fixed(bytes, sizeof bytes);
-    proto_put_string_field(&a, ATTR_NAME, name);
+    ProtoWriter a = attr_begin(bytes, sizeof bytes, name);
     for (int i = 0; i < count; i++) proto_put_int_field(&a, ATTR_INTS, values[i]);
-    proto_put_varint_field(&a, ATTR_TYPE, ATTR_TYPE_INTS);
-    proto_put_message_field(node, NODE_ATTRIBUTE, &a);
+    attr_end(node, &a, ATTR_TYPE_INTS);
 }
 
 // A node's inputs, output, name and op; the caller adds its attributes, then node_end.

@@ -87,26 +87,33 @@ static int starts_with_ignoring_case(const char *s, const char *prefix) {
     return 1;
 }
 
+// The kinds whose hint is their spec alone: "the folder holds HOLDS: pass --data SPEC:PATH".
+static const struct {
+    DatasetGuess guess;
+    const char *holds, *spec;
+} SPEC_ONLY_HINTS[] = {
+    {DATASET_GUESS_IMAGES, "class folders of images", "images"},
+    {DATASET_GUESS_CIFAR10, "CIFAR-10 batch files", "cifar10"},
+    {DATASET_GUESS_IDX, "IDX files", "idx"},
+};
+
 // A path given without its kind: the hint names the spec its contents call for. 0 when the
 // path says nothing (not there, or a file of no known kind).
 static int hint_from_contents(const char *path, Status *st) {
     const char *kinds = "IDX files (idx:DIR), CIFAR-10 batches (cifar10:DIR) or class folders "
                         "of images (images:DIR)";
-    switch (dataset_guess(path)) {
-    case DATASET_GUESS_IMAGES:
-        status_hint(st, "the folder holds class folders of images: pass --data images:%s",
-                    path);
+    DatasetGuess guess = dataset_guess(path);
+    for (size_t i = 0; i < sizeof SPEC_ONLY_HINTS / sizeof SPEC_ONLY_HINTS[0]; i++) {
+        if (SPEC_ONLY_HINTS[i].guess != guess) continue;
+        status_hint(st, "the folder holds %s: pass --data %s:%s", SPEC_ONLY_HINTS[i].holds,
+                    SPEC_ONLY_HINTS[i].spec, path);
         return 1;
+    }
+    switch (guess) {
     case DATASET_GUESS_LOOSE_IMAGES:
         status_hint(st, "the folder holds images, not class folders of them: to train, sort "
                     "them into %s/CLASS/ and pass --data images:%s; to classify them, "
                     "trainer predict MODEL --weights W %s", path, path, path);
-        return 1;
-    case DATASET_GUESS_CIFAR10:
-        status_hint(st, "the folder holds CIFAR-10 batch files: pass --data cifar10:%s", path);
-        return 1;
-    case DATASET_GUESS_IDX:
-        status_hint(st, "the folder holds IDX files: pass --data idx:%s", path);
         return 1;
     case DATASET_GUESS_CSV:
         status_hint(st, "a CSV table: pass --data csv:%s (its label column: csv:%s,label=NAME)",
@@ -118,6 +125,9 @@ static int hint_from_contents(const char *path, Status *st) {
     case DATASET_GUESS_UNKNOWN_FOLDER:
         status_hint(st, "the folder holds no dataset trainer reads: %s (docs/data.md)", kinds);
         return 1;
+    case DATASET_GUESS_IMAGES:  // SPEC_ONLY_HINTS
+    case DATASET_GUESS_CIFAR10:
+    case DATASET_GUESS_IDX:
     case DATASET_GUESS_NONE: break;
     }
     return 0;

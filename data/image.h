@@ -42,6 +42,11 @@ int jpeg_decode(const char *path, int width, int height, ImagePixels *out, Statu
 // Only the header: the image's size in pixels.
 int image_read_size(const char *path, int *width, int *height, Status *st);
 int jpeg_read_size(const char *path, int *width, int *height, Status *st);
+// The failures png.c's and jpeg.c's decoders share, after their own: RC -2 is out of host
+// memory (STATUS_RUNTIME_ERROR); any other, the file is damaged as LIBRARY's message
+// ERROR says, "cannot decode FORMAT: ERROR (LIBRARY)" with a hint (STATUS_BAD_INPUT).
+int image_decode_failed(const char *path, int rc, const char *format, const char *library,
+                        const char *error, Status *st);
 
 // PATH (PNG or JPEG) as one sample: `channels` (1 or 3) planes of height x width values
 // in [0, 1], each a whole number of 255ths (k / 255.0f, as the bytes a dataset keeps give

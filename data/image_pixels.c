@@ -1,6 +1,7 @@
-// Pixels as the model's planes, and which file names are images: the leaf that the PNG and
-// JPEG decoders, the image folders and predict share (calling nothing else of ours, so that
-// no two of them call each other in a loop).
+// Pixels as the model's planes, which file names are images, and the decode failures both
+// decoders report: the leaf that the PNG and JPEG decoders, the image folders and predict
+// share (calling nothing else of ours but base/, so that no two of them call each other in
+// a loop).
 #include <string.h>
 #include <strings.h>
 
@@ -35,4 +36,14 @@ static int has_suffix(const char *name, const char *suffix) {
 
 int image_file_name(const char *name) {
     return has_suffix(name, ".png") || has_suffix(name, ".jpg") || has_suffix(name, ".jpeg");
+}
+
+int image_decode_failed(const char *path, int rc, const char *format, const char *library,
+                        const char *error, Status *st) {
+    if (rc == -2)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory decoding %s", path);
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot decode %s: %s (%s)", format, error,
+                   library);
+    status_hint(st, "the file is damaged or cut short; export or download it again");
+    return STATUS_BAD_INPUT;
 }

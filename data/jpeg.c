@@ -157,9 +157,6 @@ static void close_jpeg(JpegJob *job) {
 }
 
 static int decode_failed(const JpegJob *job, int rc, Status *st) {
-    if (rc == -2)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory decoding %s",
-                           job->path);
     if (rc == -4) {
         status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0, "cannot decode JPEG: %d colour "
                        "components in a colour space other than gray, YCbCr, RGB or CMYK",
@@ -175,10 +172,7 @@ static int decode_failed(const JpegJob *job, int rc, Status *st) {
                         "out.png`");
         return STATUS_BAD_INPUT;
     }
-    status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0, "cannot decode JPEG: %s (libjpeg)",
-                   job->error);
-    status_hint(st, "the file is damaged or cut short; export or download it again");
-    return STATUS_BAD_INPUT;
+    return image_decode_failed(job->path, rc, "JPEG", "libjpeg", job->error, st);
 }
 
 // Opens and decodes per job's wants.

@@ -219,8 +219,6 @@ static void close_png(PngJob *job) {
 }
 
 static int decode_failed(const PngJob *job, int rc, Status *st) {
-    if (rc == -2)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory decoding %s", job->path);
     if (rc == -3) {
         status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0,
                        "cannot decode PNG: pixel index %d is past the palette's %d %s "
@@ -231,10 +229,7 @@ static int decode_failed(const PngJob *job, int rc, Status *st) {
                         "those pixels as black); export or download it again");
         return STATUS_BAD_INPUT;
     }
-    status_fail_at(st, STATUS_BAD_INPUT, job->path, 0, 0, "cannot decode PNG: %s (libpng)",
-                   job->error);
-    status_hint(st, "the file is damaged or cut short; export or download it again");
-    return STATUS_BAD_INPUT;
+    return image_decode_failed(job->path, rc, "PNG", "libpng", job->error, st);
 }
 
 static ImagePixels pixels_of(const PngJob *job) {

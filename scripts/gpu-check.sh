@@ -267,6 +267,16 @@ why_failed() {
   echo "exit $step_rc$how${line:+: $line}"
 }
 
+# record_outcome STEP PASS_DETAIL FAIL_DETAIL: STEP's row, PASS or FAIL as its command
+# ended (step_rc), with step_secs.
+record_outcome() {
+  if [ "$step_rc" -ne 0 ]; then
+    record "$1" FAIL "$step_secs" "" "" "$3"
+  else
+    record "$1" PASS "$step_secs" "" "" "$2"
+  fi
+}
+
 # new_log NAME: sets the caller's (local) `log` to a new, empty, numbered file in the log
 # folder: 03-build.log, 04-doctor.log, ...
 new_log() {
@@ -371,8 +381,7 @@ step_doctor() {
   run_logged "$log" 60 "$trainer" doctor
   local verdict
   verdict=$(grep -m1 '^verdict:' "$log" | cut -c1-100)
-  if [ "$step_rc" -eq 0 ]; then record doctor PASS "$step_secs" "" "" "$verdict"
-  else record doctor FAIL "$step_secs" "" "" "$(why_failed "$log")${verdict:+; $verdict}"; fi
+  record_outcome doctor "$verdict" "$(why_failed "$log")${verdict:+; $verdict}"
 }
 
 # test_cuda_parity's sections in groups of words (the test runs the sections whose name holds
@@ -472,16 +481,20 @@ step_labs() {
   fi
 }
 
-# epoch_figures LOG: "EPOCHS BEST_SAMPLES_PER_S LAST_TEST_ACC" from trainer's lines
+# epoch_figures LOG: sets the caller's (local) epochs, rate and acc from trainer's lines
 # "epoch 5/5  train loss 0.2966 acc 0.8910  test loss 0.3512 acc 0.8719  lr 0.001  889182
-# samples/s  0.1 s" (tools/cmd_train.c; "val" for "test" only under --val-split, unused here).
+# samples/s  0.1 s" (tools/cmd_train.c; "val" for "test" only under --val-split, unused here):
+# how many, the best epoch's samples/s and the last test accuracy ("" where there is none).
 epoch_figures() {
-  awk '/^epoch [0-9]+\/[0-9]+ / {
+  read -r epochs rate acc <<<"$(awk '/^epoch [0-9]+\/[0-9]+ / {
          n++
          for (i = 1; i <= NF; i++) { if ($i == "samples/s") v = $(i - 1) + 0
                                      if ($i == "test") acc = $(i + 4) }
          if (v > best) best = v }
-       END { printf "%d %d %s\n", n, best, (acc == "" ? "-" : acc) }' "$1"
+       END { printf "%d %d %s\n", n, best, (acc == "" ? "-" : acc) }' "$1")"
+  [ "$rate" = 0 ] && rate=""
+  [ "$acc" = - ] && acc=""
+  return 0
 }
 
 # Five epochs reach 0.87 (mlp) to 0.91 (lenet) test accuracy on Fashion-MNIST, on the CPU
@@ -506,9 +519,7 @@ step_train() {
   run_logged "$log" 120 "$trainer" train "models/$model.model" --device cuda:0 --epochs 5 \
     "${data[@]}"
   local epochs rate acc
-  read -r epochs rate acc <<<"$(epoch_figures "$log")"
-  [ "$rate" = 0 ] && rate=""
-  [ "$acc" = - ] && acc=""
+  epoch_figures "$log"
   if [ "$step_rc" -ne 0 ]; then
     record "$name" FAIL "$step_secs" "$rate" "$acc" "$(why_failed "$log")"
   elif [ "$epochs" -ne 5 ] || [ -z "$acc" ]; then
@@ -543,9 +554,7 @@ step_train_graph() {
   run_logged "$log" 120 "$trainer" train models/mlp.model --device cuda:0 --epochs 5 \
     --cuda-graph on
   local epochs rate acc
-  read -r epochs rate acc <<<"$(epoch_figures "$log")"
-  [ "$rate" = 0 ] && rate=""
-  [ "$acc" = - ] && acc=""
+  epoch_figures "$log"
   if [ "$step_rc" -ne 0 ]; then
     record "$name" FAIL "$step_secs" "$rate" "$acc" "$(why_failed "$log")"
   elif grep -q 'capturing the training step failed\|so training uses plain launches' "$log"; then
@@ -583,52 +592,43 @@ step_bench() {
       "$precision; PyTorch eager $theirs samples/s, acc $their_acc; ratio $ratio"
     rows=$((rows + 1))
   done < <([ -f "$results" ] && bench_rows "$results")
-  if [ "$step_rc" -ne 0 ]; then
-    record bench FAIL "$step_secs" "" "" "$(why_failed "$log") ($rows rows done)"
-  else
-    record bench PASS "$step_secs" "" "" "$rows rows: trainer vs PyTorch eager, TF32 allowed"
-  fi
+  record_outcome bench "$rows rows: trainer vs PyTorch eager, TF32 allowed" \
+    "$(why_failed "$log") ($rows rows done)"
+}
+
+# results_script_step STEP NAME SECONDS MARGIN FLOOR SCRIPT: what --compare and --race
+# share: STEP is not run (1) without a build or time; else bench/SCRIPT runs under a SECONDS
+# timeout with its own budget (-b) MARGIN seconds short of it (FLOOR at the least), its
+# output in a new log NAME (the caller's `log`), its results in $log_dir/NAME.tsv, copied
+# with their log into the results folder.
+results_script_step() {
+  local step=$1 name=$2 left=$3 margin=$4 floor=$5 script=$6 results=$log_dir/$2.tsv
+  needs_build "$step" && can_start "$step" || return 1
+  new_log "$name"
+  rm -f "$results"
+  run_logged "$log" "$left" env "BUILD=$build_dir" bash "bench/$script" \
+    -b "$((left > floor + margin ? left - margin : floor))" -o "$results"
+  [ -n "${results_dir:-}" ] && cp "$results" "${results%.tsv}.log" "$results_dir/" 2>/dev/null
+  return 0
 }
 
 # Issue 15's comparison (compare_gpu.sh's default set) in whatever time the build left.
 step_compare() {
-  local log results=$log_dir/compare-gpu.tsv
-  needs_build compare && can_start compare || return
-  new_log compare-gpu
-  rm -f "$results"
-  local left
+  local log left targets
   left=$(time_left 999999)
   [ "$run_race" = 1 ] && left=$((left > 190 ? left - 150 : left / 2)) # the race's share
-  run_logged "$log" "$left" env "BUILD=$build_dir" bash bench/compare_gpu.sh \
-    -b "$((left > 40 ? left - 15 : 25))" -o "$results"
-  [ -n "${results_dir:-}" ] && cp "$results" "${results%.tsv}.log" "$results_dir/" 2>/dev/null
-  local targets
+  results_script_step compare compare-gpu "$left" 15 25 compare_gpu.sh || return
   targets=$(grep -m1 '^targets: ' "$log" | cut -d: -f2-)
-  if [ "$step_rc" -ne 0 ]; then
-    record compare FAIL "$step_secs" "" "" "$(why_failed "$log");${targets:- no table}"
-  else
-    record compare PASS "$step_secs" "" "" "targets:$targets; results in ${results_dir:-$log_dir}"
-  fi
+  record_outcome compare "targets:$targets; results in ${results_dir:-$log_dir}" \
+    "$(why_failed "$log");${targets:- no table}"
 }
 
 # Time to accuracy (bench/time_to_accuracy.sh's defaults) in whatever time is left.
 step_race() {
-  local log results=$log_dir/race.tsv
-  needs_build race && can_start race || return
-  new_log race
-  rm -f "$results"
-  local left
-  left=$(time_left 999999)
-  run_logged "$log" "$left" env "BUILD=$build_dir" bash bench/time_to_accuracy.sh \
-    -b "$((left > 40 ? left - 10 : 30))" -o "$results"
-  [ -n "${results_dir:-}" ] && cp "$results" "${results%.tsv}.log" "$results_dir/" 2>/dev/null
-  local verdict
+  local log verdict
+  results_script_step race race "$(time_left 999999)" 10 30 time_to_accuracy.sh || return
   verdict=$(grep -m1 '^race .*: trainer: ' "$log" | cut -c1-150)
-  if [ "$step_rc" -ne 0 ]; then
-    record race FAIL "$step_secs" "" "" "$(why_failed "$log")"
-  else
-    record race PASS "$step_secs" "" "" "${verdict:-no trainer row}"
-  fi
+  record_outcome race "${verdict:-no trainer row}" "$(why_failed "$log")"
 }
 
 # Each lever alone (bench/levers_gpu.sh) in whatever time the build left.
@@ -644,11 +644,8 @@ step_levers() {
   # every run under the 60 s timeout).
   run_logged "$log" "$left" env "BUILD=$build_dir" bash bench/levers_gpu.sh \
     -s "$((left > 40 ? left - 15 : 25))" -t 20 -o "$results"
-  if [ "$step_rc" -ne 0 ]; then
-    record levers FAIL "$step_secs" "" "" "$(why_failed "$log"); tables in $log_dir/levers-gpu.md"
-  else
-    record levers PASS "$step_secs" "" "" "tables in $log_dir/levers-gpu.md"
-  fi
+  record_outcome levers "tables in $log_dir/levers-gpu.md" \
+    "$(why_failed "$log"); tables in $log_dir/levers-gpu.md"
 }
 
 # trainer bench train --per-layer for the runs issue 15 measures, one row each: samples/s,

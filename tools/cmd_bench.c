@@ -374,21 +374,28 @@ static void print_header(const char *what, const BenchDevice *d, const BenchOpti
                                                      "returns)");
 }
 
+// A measured row's figures after its name and size columns: time, rate (TFLOP/s or GB/s),
+// the peak and the share of it reached.
+static void print_figures(double median_ms, double rate, double peak) {
+    char time[32], rate_text[32], peak_shown[32], share[32];
+    printf(" %10s %9s %9s %8s\n", duration(median_ms, time, sizeof time),
+           sig(rate, rate_text, sizeof rate_text), peak_text(peak, peak_shown, sizeof peak_shown),
+           of_peak(rate, peak, share, sizeof share));
+}
+
 static void print_gemm(const BenchGemmReport *r, const BenchDevice *d) {
     printf("%-9s %-17s %10s %9s %9s %8s\n", "precision", "size (MxNxK)", "time", "TFLOP/s",
            "peak", "of peak");
     for (int i = 0; i < r->row_count; i++) {
         const BenchGemmRow *g = &r->rows[i];
-        char size[48], time[32], rate[32], peak[32], share[32];
+        char size[48];
         snprintf(size, sizeof size, "%dx%dx%d", g->size.m, g->size.n, g->size.k);
         if (!g->available) {
             printf("%-9s %-17s %s\n", bench_precision_name(g->precision), size, g->unavailable);
             continue;
         }
-        printf("%-9s %-17s %10s %9s %9s %8s\n", bench_precision_name(g->precision), size,
-               duration(g->median_ms, time, sizeof time), sig(g->tflops, rate, sizeof rate),
-               peak_text(g->peak_tflops, peak, sizeof peak),
-               of_peak(g->tflops, g->peak_tflops, share, sizeof share));
+        printf("%-9s %-17s", bench_precision_name(g->precision), size);
+        print_figures(g->median_ms, g->tflops, g->peak_tflops);
     }
     // The sets are capped at 16: small sizes stay in cache however many rotate, and the
     // footnote says so rather than claim what it did not do.
@@ -413,16 +420,14 @@ static void print_memory(const BenchMemoryReport *r, const BenchDevice *d) {
     const char *peak_note = NULL;
     for (int i = 0; i < r->row_count; i++) {
         const BenchCopyRow *c = &r->rows[i];
-        char size[32], time[32], rate[32], peak[32], share[32];
+        char size[32];
         alloc_format_bytes(c->bytes, size, sizeof size);
         if (!c->available) {
             printf("%-24s %10s  %s\n", bench_copy_name(c->kind), size, c->unavailable);
             continue;
         }
-        printf("%-24s %10s %10s %9s %9s %8s\n", bench_copy_name(c->kind), size,
-               duration(c->median_ms, time, sizeof time), sig(c->gbs, rate, sizeof rate),
-               peak_text(c->peak_gbs, peak, sizeof peak),
-               of_peak(c->gbs, c->peak_gbs, share, sizeof share));
+        printf("%-24s %10s", bench_copy_name(c->kind), size);
+        print_figures(c->median_ms, c->gbs, c->peak_gbs);
         if (c->peak_gbs == 0.0 && c->kind != BENCH_COPY_DEVICE_TO_DEVICE)
             peak_note = c->peak_unknown;
     }

@@ -102,13 +102,22 @@ require_trainer_mpi() {
 # Adam would turn float summation order into differences far above rounding (it divides by
 # the root of tiny second moments).
 write_sgd_mlp() {
-    cat >"$1" <<MODEL
+    {
+        cat <<MODEL
 input     shape=784 dtype=f32
 dense     units=$2 act=relu
 dense     units=10
+MODEL
+        sgd_training "$3"
+    } >"$1"
+}
+
+# sgd_training BATCH: the loss, optimizer and train lines of write_sgd_mlp and write_bn_model.
+sgd_training() {
+    cat <<MODEL
 loss      softmax_cross_entropy
 optimizer sgd lr=0.05 momentum=0.9
-train     batch=$3 epochs=2 seed=3
+train     batch=$1 epochs=2 seed=3
 MODEL
 }
 
@@ -117,7 +126,8 @@ MODEL
 # momentum as write_sgd_mlp argues: both the [n, C, H*W] and the [n, features] batchnorm
 # layouts, for runs whose statistics are summed over processes.
 write_bn_model() {
-    cat >"$1" <<MODEL
+    {
+        cat <<MODEL
 input     shape=1x28x28 dtype=f32
 conv2d    filters=$2 kernel=3 pad=same bias=false
 batchnorm act=relu
@@ -126,10 +136,9 @@ flatten
 dense     units=$3 bias=false
 batchnorm act=relu
 dense     units=10
-loss      softmax_cross_entropy
-optimizer sgd lr=0.05 momentum=0.9
-train     batch=$4 epochs=2 seed=3
 MODEL
+        sgd_training "$4"
+    } >"$1"
 }
 
 # write_class_pngs FOLDER VALUE COUNT: COUNT 28x28 gray PNGs FOLDER/00.png, 01.png, ...,
