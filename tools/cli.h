@@ -7,6 +7,7 @@
 
 #include "core/device.h"
 #include "core/graph.h"
+#include "core/run.h"
 #include "base/status.h"
 #include "core/checkpoint.h"
 #include "data/dataset.h"
@@ -105,29 +106,20 @@ int find_option_spec(const Command *cmd, const char *name);
 // Read and build the model named by the first positional argument (resolve_model_path).
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
                RunConfig *config, Status *st);
-// --device, --memory-limit, --memory-mode, --threads.
-int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d, Status *st);
-// The same for device `spec` ("cuda:1"), with the other device options from the arguments.
-int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Device *d,
+// Opens setup->purpose's run of `first` (NULL: a device alone) through core's run_open:
+// the device options read from the arguments (check: --device, default cpu, and
+// --memory-limit alone), `request` (what the command read of its own options, the model's
+// precision included) resolved, notices printed. `first` is the run's, also on failure;
+// run_close frees what opened.
+int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunRequest *request,
+             Graph *first, Run *run, Status *st);
+// A device alone (export: "cpu"), with the other device options from the arguments.
+int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Run *run,
                      Status *st);
-// The same, computing in `precision` rather than in what --precision and --no-tf32 say
-// alone (train: the model file's `train precision=` with those over it), where "auto" and
-// "cuda" (and no --device) mean GPU `local_rank`: an mpirun process's GPU among those of
-// its host (0 otherwise).
-int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const char *spec,
-                               const PrecisionConfig *precision, int local_rank, Device *d,
-                               Status *st);
 // --precision, and --no-tf32 (the same as --precision fp32), over *precision (the model
 // file's `train precision=`, or the default). The two contradicting each other is an error.
 int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionConfig *precision,
                         Status *st);
-// precision_check (core/precision_check.h) of `g` on an open device: *effective (may be
-// NULL) is what it computes in there; a notice is printed; a refusal is returned. The
-// graph's activations are then stored as that precision stores them (graph_set_storage),
-// and laid out as the device prefers (graph_set_layouts): call it after the last
-// graph_fuse_activations and before allocating.
-int check_device_precision(Graph *g, const PrecisionConfig *precision, const Device *d,
-                           Precision *effective, Status *st);
 // "precision tf32 on cuda:0 (the default): GEMM and convolution inputs rounded ...".
 void print_precision(const PrecisionConfig *asked, Precision effective, const char *device);
 // data_spec_from_args's split "train" or "test", truncated by `limit_option`; read
@@ -226,9 +218,6 @@ int args_limit_order(const Command *cmd, const ParsedArgs *args, DatasetLimitOrd
 // to, 0 when not given. Refused when it does not fit the input.
 int args_resize(const Command *cmd, const ParsedArgs *args, const Shape *input, int *height,
                 int *width, Status *st);
-// A --memory-limit past the device's memory limits nothing (1T typed for 1G, say): said in
-// a notice; the command goes on.
-void notice_limit_over_memory(const Device *d);
 // --on-bad-sample fail|skip: *skip set for skip; another word is refused.
 int args_on_bad_sample(const Command *cmd, const ParsedArgs *args, int *skip, Status *st);
 // The reading options of a Graph's input: its shape and --on-bad-sample.
@@ -258,11 +247,15 @@ int dataset_class_name_list(const char *spec, const Dataset *ds, const char **li
 // recorded, with the same names, are fine.
 int check_recorded_classes(const LoadedInputs *recorded, const char *const *names, int count,
                            const char *path, const char *where, int refuse, Status *st);
-// Parameters from a safetensors file (`train --save` or a checkpoint) for eval and predict;
-// tensors holding NaN or infinity load with a warning naming them. *loaded says what else
-// the file records (normalization, class names): free it with checkpoint_loaded_free.
+// Parameters from a safetensors file (`train --save` or a checkpoint) for export, with
+// print_weights_notes; *loaded says what else the file records: free it with
+// checkpoint_loaded_free.
 int load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *loaded,
                  Status *st);
+// What loading weights from `path` found: a model text changed since (a notice), tensors
+// holding NaN or infinity (a warning naming them).
+void print_weights_notes(const char *path, const char *model_path,
+                         const CheckpointLoaded *loaded);
 // "235,146"
 const char *format_count(long value, char *buf, size_t size);
 

@@ -61,19 +61,18 @@ static int export_with(const Command *cmd, const ParsedArgs *args, Status *st) {
                                     "holds its weights");
     ModelFile file;
     Graph g;
-    Device device;
-    int device_open = 0;
+    Run run;
+    memset(&run, 0, sizeof run);
     TRY(model_file_read(args->positionals[1], &file, st));
     int rc = graph_build(&file, &g, NULL, st), built = !rc;  // a failed build frees itself
     if (!rc && onnx) {
-        rc = open_device_spec(cmd, args, "cpu", &device, st);
-        device_open = !rc;
-        if (!rc) rc = export_onnx_from(&g, &device, weights, output, st);
+        rc = open_device_spec(cmd, args, "cpu", &run, st);
+        if (!rc) rc = export_onnx_from(&g, &run.devices[0], weights, output, st);
     } else if (!rc) {
         rc = export_pytorch(&g, args->positionals[1], output, st);
     }
     if (built) graph_free(&g);  // its parameters go back to the device before it closes
-    if (device_open) device_close(&device);
+    run_close(&run);
     model_file_free(&file);
     return rc;
 }

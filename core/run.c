@@ -1,0 +1,218 @@
+#include "core/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/collective.h"
+#include "core/layer.h"
+#include "core/step_graph.h"
+
+static void say(const RunNotice *notice, const char *line) {
+    if (notice->say) notice->say(notice->user, line);
+}
+
+int run_build_model(const char *path, int no_fuse, ModelFile *file, Graph *g,
+                    RunConfig *config, Status *st) {
+    TRY(model_file_read(path, file, st));
+    int rc = graph_build(file, g, config, st);
+    if (rc) {
+        model_file_free(file);
+        return rc;
+    }
+    if (no_fuse) {
+        config->train.no_fusion = 1;
+        graph_fuse_activations(g, 0);
+    }
+    return 0;
+}
+
+static RunDeviceFacts device_facts(const Device *d) {
+    return (RunDeviceFacts){.target = precision_target(d),
+                            .is_cpu = d->backend->kind == BACKEND_CPU,
+                            .is_cuda = d->backend->kind == BACKEND_CUDA};
+}
+
+// The device runs out first, and the plan (--batch auto, check) is made against a budget
+// that is not there.
+static void notice_limit_over_memory(const Device *d, const RunNotice *notice) {
+    size_t total = d->backend->total_memory ? d->backend->total_memory(d->backend) : 0;
+    if (!d->alloc.limit || !total || d->alloc.limit <= total) return;
+    char limit[32], memory[32], line[256];
+    snprintf(line, sizeof line, "--memory-limit %s is more than %s's %s of memory: it limits "
+             "nothing", alloc_format_bytes(d->alloc.limit, limit, sizeof limit), d->name,
+             alloc_format_bytes(total, memory, sizeof memory));
+    say(notice, line);
+}
+
+// A --gpus device's error names --device, which the user did not type: the list instead.
+static void name_gpus_option(const RunOptions *o, Status *st) {
+    if (!o->from_gpus || strncmp(st->message, "--device ", 9) != 0) return;
+    memmove(st->message, st->message + 9, strlen(st->message + 9) + 1);
+    status_prefix(st, "--gpus %s: ", o->gpus);
+}
+
+static int open_device(Run *run, const RunSetup *s, int i, Status *st) {
+    const RunOptions *o = s->options;
+    DeviceOptions options = s->device;
+    options.spec = o->devices[i];
+    options.precision = o->precision.precision;
+    options.default_ordinal = o->default_ordinal;
+    options.disabled_levers = o->disabled_levers;
+    options.nhwc = o->nhwc;
+    Device *d = &run->devices[i];
+    char fallback[512];
+    int rc = device_open(&options, d, fallback, sizeof fallback, st);
+    if (rc) name_gpus_option(o, st);
+    if (rc) return rc;
+    run->devices_open++;
+    if (fallback[0]) say(&s->fallback, fallback);
+    notice_limit_over_memory(d, &s->notice);
+    RunDeviceFacts facts = device_facts(d);
+    if (o->disabled_levers && facts.is_cuda) {
+        char names[256], line[400];
+        snprintf(line, sizeof line, "%s: CUDA levers off (--without): %s", d->name,
+                 lever_set_format(o->disabled_levers, names, sizeof names));
+        say(&s->notice, line);
+    }
+    return run_options_check_device(o, &facts, st);
+}
+
+// Step 1: one device per --gpus entry; the replicas of --replicas share the one device.
+static int open_devices(Run *run, const RunSetup *s, Status *st) {
+    const RunOptions *o = s->options;
+    run->count = s->purpose == RUN_TRAIN ? o->replicas : 1;
+    for (int i = 0; i < o->device_count; i++) TRY(open_device(run, s, i, st));
+    for (int i = 0; i < run->count; i++)
+        run->device_list[i] = &run->devices[o->device_count > 1 ? i : 0];
+    return 0;
+}
+
+// The graph's activations stored as `computed` stores them, and laid out as device `d`
+// prefers; how many layers hold NHWC images is said.
+static int store_and_lay_out(Graph *g, Precision computed, const Device *d,
+                             const RunNotice *notice, Status *st) {
+    TRY(graph_set_storage(g, precision_activation_dtype(computed), st));
+    TRY(graph_set_layouts(g, d->backend->nhwc_activations, st));
+    int nhwc = graph_nhwc_layers(g);
+    char line[256];
+    if (nhwc)
+        snprintf(line, sizeof line, "%s: %d layer%s NHWC images (--layout nhwc)", d->name,
+                 nhwc, nhwc == 1 ? " holds" : "s hold");
+    else if (d->backend->nhwc_activations)
+        snprintf(line, sizeof line, "--layout nhwc: no layer here can take NHWC images, so "
+                 "every activation stays NCHW (trainer check shows the layout)");
+    if (nhwc || d->backend->nhwc_activations) say(notice, line);
+    return 0;
+}
+
+// check on a CPU it chose itself: the plan stays what was asked for (a GPU's), a refusal
+// kept for check to show.
+static int keep_precision_refusal(Run *run, const RunSetup *s, Graph *g, Status *st) {
+    const RunOptions *o = s->options;
+    RunDeviceFacts facts = device_facts(&run->devices[0]);
+    RunNotice silent = {0};
+    status_clear(s->refusal);
+    if (run_options_precision(o, g, &facts, &silent, &run->precision, s->refusal))
+        run->precision = o->precision.precision;
+    return graph_set_storage(g, precision_activation_dtype(run->precision), st);
+}
+
+// Step 3: every device can compute in the precision asked for, checked before the first
+// kernel; replica 0's graph is stored and laid out for each in turn.
+static int apply_precision(Run *run, const RunSetup *s, Graph *g, Status *st) {
+    if (s->keep_refusal && run->devices[0].backend->kind == BACKEND_CPU)
+        return keep_precision_refusal(run, s, g, st);
+    for (int i = 0; i < run->devices_open; i++) {
+        RunDeviceFacts facts = device_facts(&run->devices[i]);
+        Precision computed;
+        TRY(run_options_precision(s->options, g, &facts, &s->notice, &computed, st));
+        TRY(store_and_lay_out(g, computed, &run->devices[i], &s->notice, st));
+        if (i == 0) run->precision = computed;
+    }
+    return 0;
+}
+
+// Step 4: replicas past the first are built from the same file, fused, stored and laid
+// out as the first (train_replicas makes their parameters equal).
+static int build_replicas(Run *run, const RunSetup *s, Status *st) {
+    for (int i = 1; i < run->count; i++) {
+        Graph *g = &run->graphs[i];
+        TRY(graph_build(s->file, g, NULL, st));
+        run->graphs_built++;
+        graph_fuse_activations(g, !s->config->train.no_fusion);
+        TRY(graph_set_storage(g, precision_activation_dtype(run->precision), st));
+        TRY(graph_set_layouts(g, run->device_list[i]->backend->nhwc_activations, st));
+    }
+    for (int i = 0; i < run->count; i++) run->graph_list[i] = &run->graphs[i];
+    return 0;
+}
+
+// Step 5: eval and predict start from the weights file's parameters.
+static int load_weights(Run *run, const RunSetup *s, Status *st) {
+    Device *d = &run->devices[0];
+    Graph *g = &run->graphs[0];
+    TRY(graph_init_params(g, d->backend, &d->alloc, 0, st));
+    return checkpoint_load_weights(g, d->backend, s->weights, &run->loaded, st);
+}
+
+int run_open(Run *run, const RunSetup *s, Graph *first, Status *st) {
+    memset(run, 0, sizeof *run);
+    run->purpose = s->purpose;
+    if (first) {
+        run->graphs[0] = *first;
+        run->graphs_built = 1;
+        run->graph_list[0] = &run->graphs[0];
+    }
+    if (s->config && s->purpose != RUN_DEVICE_ONLY) s->config->train.batch = s->options->batch;
+    TRY(open_devices(run, s, st));
+    if (s->purpose == RUN_DEVICE_ONLY) return 0;
+    if (s->purpose == RUN_TRAIN) {
+        TRY(collective_check_choice((CollectiveChoice)s->config->world.collective,
+                                    run->device_list, run->count, st));
+        TRY(step_graphs_check_device(s->config->cuda_graph, run->devices[0].backend, st));
+    }
+    TRY(apply_precision(run, s, &run->graphs[0], st));
+    TRY(build_replicas(run, s, st));
+    if (s->purpose == RUN_EVAL || s->purpose == RUN_PREDICT) TRY(load_weights(run, s, st));
+    return 0;
+}
+
+int run_init_params(Run *run, uint64_t seed, Status *st) {
+    for (int i = 0; i < run->count; i++) {
+        Device *d = run->device_list[i];
+        if (d->backend->make_current) TRY(d->backend->make_current(d->backend, st));
+        TRY(graph_init_params(run->graph_list[i], d->backend, &d->alloc, seed, st));
+    }
+    return 0;
+}
+
+int run_allocate(Run *run, int batch, Status *st) {
+    Device *d = &run->devices[0];
+    return graph_allocate(&run->graphs[0], d->backend, &d->alloc, batch, NULL, st);
+}
+
+int run_forward_batch(Run *run, const float *images, int n, int sync_check, float *scores,
+                      Status *st) {
+    Graph *g = &run->graphs[0];
+    const Backend *b = run->devices[0].backend;
+    int32_t *labels = calloc((size_t)n, sizeof *labels);  // the loss needs some; class 0
+    if (!labels) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    LayerContext ctx = {.backend = b, .alloc = &run->devices[0].alloc, .batch = n,
+                        .training = 0, .labels = (const int32_t *)g->labels.data,
+                        .sync_check = sync_check};
+    int rc = graph_load_batch(g, b, images, labels, n, st);
+    free(labels);
+    if (!rc) rc = graph_forward(g, &ctx, st);
+    const Tensor *logits = &g->loss->inputs[0]->output;
+    size_t bytes = (size_t)n * graph_classes(g) * sizeof *scores;
+    if (!rc) rc = b->copy_to_host(b, scores, logits->data, bytes, st);
+    return rc;
+}
+
+void run_close(Run *run) {
+    checkpoint_loaded_free(&run->loaded);
+    for (int i = 0; i < run->graphs_built; i++) graph_free(&run->graphs[i]);
+    for (int i = 0; i < run->devices_open; i++) device_close(&run->devices[i]);
+    memset(run, 0, sizeof *run);
+}
