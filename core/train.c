@@ -931,19 +931,14 @@ static int open_step_graphs(TrainRun *run, Status *st) {
     return 0;
 }
 
-// Optimizer state and the dataset come before the activations, so that when memory is
-// short it is the per-batch part that shrinks.
-static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices, int count,
-                    const RunConfig *config, const Dataset *train, const TrainHooks *hooks,
-                    Status *st) {
-    memset(run, 0, sizeof *run);
+// One process trains 1 to 64 replicas; under mpirun, one each.
+static int check_replica_count(int count, int world, Status *st) {
     if (count < 1 || count > 64) {
         status_fail(st, STATUS_BAD_INPUT, "data parallelism takes 1 to 64 replicas, got %d",
                     count);
         status_hint(st, "list at most 64 GPUs in --gpus");
         return STATUS_BAD_INPUT;
     }
-    int world = config->world.size > 1 ? config->world.size : 1;
     if (world > 1 && count > 1) {
         status_fail(st, STATUS_BAD_INPUT, "each of the %d processes of this mpirun launch "
                     "asks for %d replicas; with mpirun, a process trains one", world, count);
@@ -951,28 +946,25 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
                         "(its local rank picks the GPU) or per CPU replica");
         return STATUS_BAD_INPUT;
     }
-    run->hooks = hooks;
-    run->count = count;
-    run->world = world;
-    if (config->world.sync_batchnorm) {
-        int batchnorms = graph_normalises_over_batch(graphs[0]);
-        run->sync_batchnorm = world > 1 && batchnorms;
-        if (!batchnorms)
-            notice(run, "--sync-batchnorm: the model has no batchnorm layer; nothing to "
-                   "synchronise");
-        else if (world == 1)
-            notice(run, "--sync-batchnorm: one process, whose batchnorm statistics are already "
-                   "the whole batch's");
-    }
-    run->shares = count * world;
-    run->first_share = config->world.rank * count;
-    run->config = config;
-    run->batch = config->train.batch < train->count ? config->train.batch : train->count;
-    run->micro_batch = largest_share(run->batch, run->shares);
-    run->replicas = calloc((size_t)count, sizeof *run->replicas);
-    run->step_indices = malloc((size_t)run->batch * sizeof *run->step_indices);
-    if (!run->replicas || !run->step_indices)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    return 0;
+}
+
+// --sync-batchnorm where it changes something: batchnorm layers and more than one process.
+static void choose_sync_batchnorm(TrainRun *run, const Graph *g) {
+    if (!run->config->world.sync_batchnorm) return;
+    int batchnorms = graph_normalises_over_batch(g);
+    run->sync_batchnorm = run->world > 1 && batchnorms;
+    if (!batchnorms)
+        notice(run, "--sync-batchnorm: the model has no batchnorm layer; nothing to "
+               "synchronise");
+    else if (run->world == 1)
+        notice(run, "--sync-batchnorm: one process, whose batchnorm statistics are already "
+               "the whole batch's");
+}
+
+// The batcher, the schedule in steps and the loss scaler, from the run's batch.
+static int open_schedule(TrainRun *run, const Dataset *train, Status *st) {
+    const RunConfig *config = run->config;
     TRY(batcher_init(&run->batcher, train, run->batch, 1, (uint64_t)config->train.seed, st));
     long steps_per_epoch = batcher_steps_per_epoch(&run->batcher);
     run->schedule = schedule_in_steps(&config->schedule, steps_per_epoch);
@@ -987,7 +979,14 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     run->lr = config->optimizer.lr;
     run->loss_scaling = config->precision.precision == PRECISION_FP16;
     loss_scaler_init(&run->scaler, config->precision.initial_loss_scale);
-    for (int r = 0; r < count; r++) {
+    return 0;
+}
+
+// Each replica's optimizer state and batch source on its device.
+static int open_replicas(TrainRun *run, Graph *const *graphs, Device *const *devices,
+                         const Dataset *train, Status *st) {
+    const RunConfig *config = run->config;
+    for (int r = 0; r < run->count; r++) {
         Replica *rep = &run->replicas[r];
         rep->graph = graphs[r];
         rep->device = devices[r];
@@ -1009,9 +1008,17 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
                    (dataset_sample_size(train) + 1), bytes, sizeof bytes), rep->device->name);
         }
     }
-    if (world > 1) {
-        char said[512];
-        TRY(collective_open_mpi(devices[0], config->world.rank, world,
+    return 0;
+}
+
+// The sums over ranks (MPI or NCCL, in buckets started during backward) or over this
+// process's replicas, and the parameters made equal.
+static int open_collectives(TrainRun *run, Graph *const *graphs, Device *const *devices,
+                            Status *st) {
+    const RunConfig *config = run->config;
+    char said[512];
+    if (run->world > 1) {
+        TRY(collective_open_mpi(devices[0], config->world.rank, run->world,
                                 (CollectiveChoice)config->world.collective, &run->collective,
                                 said, sizeof said, st));
         if (said[0] && config->world.rank == 0) notice(run, "%s", said);
@@ -1022,14 +1029,40 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
                               config->world.bucket_mb, st));
         TRY(grad_sums_open(&run->collective, devices[0], run->buckets.total,
                            &run->buckets.sums, st));
-        TRY(broadcast_parameters(run, st));
-    } else if (count > 1) {
-        char said[512];
-        TRY(collective_open(devices, count, (CollectiveChoice)config->world.collective,
-                            &run->collective, said, sizeof said, st));
-        if (said[0]) notice(run, "%s", said);
-        TRY(broadcast_parameters(run, st));
+        return broadcast_parameters(run, st);
     }
+    if (run->count == 1) return 0;
+    TRY(collective_open(devices, run->count, (CollectiveChoice)config->world.collective,
+                        &run->collective, said, sizeof said, st));
+    if (said[0]) notice(run, "%s", said);
+    return broadcast_parameters(run, st);
+}
+
+// Optimizer state and the dataset come before the activations, so that when memory is
+// short it is the per-batch part that shrinks.
+static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices, int count,
+                    const RunConfig *config, const Dataset *train, const TrainHooks *hooks,
+                    Status *st) {
+    memset(run, 0, sizeof *run);
+    int world = config->world.size > 1 ? config->world.size : 1;
+    TRY(check_replica_count(count, world, st));
+    run->hooks = hooks;
+    run->count = count;
+    run->world = world;
+    run->config = config;
+    choose_sync_batchnorm(run, graphs[0]);
+    run->shares = count * world;
+    run->first_share = config->world.rank * count;
+    // A batch past the training set is one step of the whole set.
+    run->batch = config->train.batch < train->count ? config->train.batch : train->count;
+    run->micro_batch = largest_share(run->batch, run->shares);
+    run->replicas = calloc((size_t)count, sizeof *run->replicas);
+    run->step_indices = malloc((size_t)run->batch * sizeof *run->step_indices);
+    if (!run->replicas || !run->step_indices)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    TRY(open_schedule(run, train, st));
+    TRY(open_replicas(run, graphs, devices, train, st));
+    TRY(open_collectives(run, graphs, devices, st));
     TRY(open_step_graphs(run, st));
     return allocate_passes(run, st);
 }

@@ -461,8 +461,10 @@ static void emit_run_header(const Replicas *r, const RunData *data, const char *
         .epochs = r->config.train.epochs});
 }
 
-static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, RunData *data,
-                      Status *st) {
+// The data's normalization and checks, each replica's parameters, and --batch auto's
+// choice, before the checkpoints resume.
+static int prepare_training(const Command *cmd, const ParsedArgs *args, Replicas *r,
+                            RunData *data, Status *st) {
     Graph *g = r->run.graph_list[0];
     const Dataset *train = &data->train;
     // Evaluated each epoch: the validation split when there is one, else the test split.
@@ -477,26 +479,38 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     if (batch_is_auto(cmd, args) && args_get(cmd, args, "--resume"))
         printf("batch auto: not chosen: --resume continues at the checkpoint's batch\n");
     else if (batch_is_auto(cmd, args)) TRY(choose_batch(r, train, test, st));
-    TrainSession session;
-    memset(&session, 0, sizeof session);
+    return 0;
+}
+
+// The checkpoints (a resume, --init-from), the inputs they record, and the ranks' agreement.
+static int open_checkpoints(const Command *cmd, const ParsedArgs *args, Replicas *r,
+                            RunData *data, TrainSession *session, Status *st) {
+    const Dataset *train = &data->train;
+    const char *spec = data_spec_from_args(cmd, args, &r->config);
     // Every rank resumes from the checkpoint; only rank 0 writes.
-    session.checkpoints.read_only = r->world.rank != 0;
-    session.checkpoints.processes = r->world.size;
-    session.world = &r->world;
+    session->checkpoints.read_only = r->world.rank != 0;
+    session->checkpoints.processes = r->world.size;
+    session->world = &r->world;
     // Open fails before its resume or not at all (--init-from with --resume is refused first).
-    TRY(checkpoints_open(cmd, args, &session.checkpoints, r->run.graph_list, r->run.device_list,
-                         r->run.count, &r->config, st));
-    TRY(checkpoints_check_resumed_inputs(&session.checkpoints, &data->held_out,
+    TRY(checkpoints_open(cmd, args, &session->checkpoints, r->run.graph_list,
+                         r->run.device_list, r->run.count, &r->config, st));
+    TRY(checkpoints_check_resumed_inputs(&session->checkpoints, &data->held_out,
                                          r->config.data.normalize.kind, &data->normalization,
                                          data->normalization_source,
-                                         sizeof data->normalization_source, train,
-                                         data_spec_from_args(cmd, args, &r->config), st));
-    checkpoints_record_inputs(&session.checkpoints, r->config.normalization, train,
-                              data_spec_from_args(cmd, args, &r->config));
-    session.checkpoints.inputs.held_out = data->held_out;
+                                         sizeof data->normalization_source, train, spec, st));
+    checkpoints_record_inputs(&session->checkpoints, r->config.normalization, train, spec);
+    session->checkpoints.inputs.held_out = data->held_out;
     TRY(check_ranks_agree(cmd, args, r, data, st));
-    TRY(world_print_ranks(&r->world, r->run.device_list[0]->name,
-                          r->run.device_list[0]->backend->kind == BACKEND_CUDA, st));
+    return world_print_ranks(&r->world, r->run.device_list[0]->name,
+                             r->run.device_list[0]->backend->kind == BACKEND_CUDA, st);
+}
+
+// The run's header: model, data, devices, optimizer, batch, precision, schedule and data
+// transforms; then --json's run line.
+static void print_train_header(const Command *cmd, const ParsedArgs *args, const Replicas *r,
+                               const RunData *data, const char *evaluated) {
+    const Graph *g = r->run.graph_list[0];
+    const Dataset *train = &data->train;
     char count[32], optimizer[160], devices[256] = "";
     size_t used = 0;
     for (int i = 0; i < r->run.count && used < sizeof devices; i++)
@@ -532,28 +546,45 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     print_data_transform(&r->config, &data->normalization, data->normalization_source);
     print_run_data_notes(data, 0);
     flush_stdout();
+    emit_run_header(r, data, data_source, devices, optimizer, evaluated);
+}
+
+// --logdir (rank 0): a resumed run continues its log, the rows up to the checkpoint's step
+// standing.
+static int open_train_log(const Command *cmd, const ParsedArgs *args, const Replicas *r,
+                          TrainSession *session, RunLog *log, Status *st) {
+    const char *logdir = r->world.rank == 0 ? args_get(cmd, args, "--logdir") : NULL;
+    if (!logdir) return 0;
+    long resumed_step = args_get(cmd, args, "--resume") ? r->run.graph_list[0]->optimizer_steps
+                                                        : -1;
+    TRY(run_log_open(log, logdir, session->evaluated, resumed_step,
+                     r->config.start.evaluate_first, st));
+    session->log = log;
+    // A cut-short last line has no step to place it by: counted apart from the rows
+    // dropped for being after the resumed step.
+    if (log->dropped_rows || log->cut_row)
+        print_notice("%s: kept %d row%s up to step %ld; dropped %d, of steps trained or "
+                     "evaluations done again%s", log->metrics_path, log->kept_rows,
+                     log->kept_rows == 1 ? "" : "s", resumed_step, log->dropped_rows,
+                     log->cut_row ? ", and an unfinished last line" : "");
+    return 0;
+}
+
+static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, RunData *data,
+                      Status *st) {
+    const Dataset *train = &data->train;
+    const Dataset *test = data->has_val ? &data->val : &data->test;
+    TRY(prepare_training(cmd, args, r, data, st));
+    TrainSession session;
+    memset(&session, 0, sizeof session);
+    TRY(open_checkpoints(cmd, args, r, data, &session, st));
     session.evaluated = data->has_val ? "val" : "test";
-    emit_run_header(r, data, data_source, devices, optimizer, session.evaluated);
+    print_train_header(cmd, args, r, data, session.evaluated);
     session.last_epoch = r->config.start.epochs_done;  // a resume with no epoch left to train
     // Counted from this run's first epoch, a resumed one too: checkpoints do not record it.
     session.early_stop = early_stop_start(r->config.train.early_stop);
-
     RunLog log;
-    const char *logdir = r->world.rank == 0 ? args_get(cmd, args, "--logdir") : NULL;
-    if (logdir) {
-        // A resumed run continues its log: the rows up to the checkpoint's step stand.
-        long resumed_step = args_get(cmd, args, "--resume") ? g->optimizer_steps : -1;
-        TRY(run_log_open(&log, logdir, session.evaluated, resumed_step,
-                         r->config.start.evaluate_first, st));
-        session.log = &log;
-        // A cut-short last line has no step to place it by: counted apart from the rows
-        // dropped for being after the resumed step.
-        if (log.dropped_rows || log.cut_row)
-            print_notice("%s: kept %d row%s up to step %ld; dropped %d, of steps trained or "
-                         "evaluations done again%s", log.metrics_path, log.kept_rows,
-                         log.kept_rows == 1 ? "" : "s", resumed_step, log.dropped_rows,
-                         log.cut_row ? ", and an unfinished last line" : "");
-    }
+    TRY(open_train_log(cmd, args, r, &session, &log, st));
     progress_init(&session.bar, stderr);
     TrainHooks hooks = {.user = &session, .on_step = on_step, .on_epoch = on_epoch,
                         .on_notice = on_notice, .after_step = after_step,
@@ -563,8 +594,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     catch_signal(SIGTERM);
     int interrupted = 0;
     int rc = interrupt_requested ? stopped_before_training(st)
-             : train_replicas(r->run.graph_list, r->run.device_list, r->run.count, &r->config, train, test,
-                              &hooks, &interrupted, st);
+             : train_replicas(r->run.graph_list, r->run.device_list, r->run.count, &r->config,
+                              train, test, &hooks, &interrupted, st);
     progress_clear(&session.bar);
     rc = after_training(r, data, &session, &hooks, rc, interrupted, st);
     if (session.log) run_log_close(session.log);
