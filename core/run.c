@@ -149,7 +149,7 @@ static int build_replicas(Run *run, const RunSetup *s, Status *st) {
 }
 
 // Step 5: eval and predict start from the weights file's parameters.
-static int load_weights(Run *run, const RunSetup *s, Status *st) {
+static int load_run_weights(Run *run, const RunSetup *s, Status *st) {
     Device *d = &run->devices[0];
     Graph *g = &run->graphs[0];
     TRY(graph_init_params(g, d->backend, &d->alloc, 0, st));
@@ -174,7 +174,7 @@ int run_open(Run *run, const RunSetup *s, Graph *first, Status *st) {
     }
     TRY(apply_precision(run, s, &run->graphs[0], st));
     TRY(build_replicas(run, s, st));
-    if (s->purpose == RUN_EVAL || s->purpose == RUN_PREDICT) TRY(load_weights(run, s, st));
+    if (s->purpose == RUN_EVAL || s->purpose == RUN_PREDICT) TRY(load_run_weights(run, s, st));
     return 0;
 }
 
