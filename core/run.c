@@ -210,6 +210,24 @@ int run_forward_batch(Run *run, const float *images, int n, int sync_check, floa
     return rc;
 }
 
+int run_preview_nhwc(Graph *g, int here, NhwcPreview *out, Status *st) {
+    memset(out, 0, sizeof *out);
+    TRY(graph_set_layouts(g, 1, st));
+    out->count = graph_nhwc_layers(g);
+    // Copied: the second graph_set_layouts takes the conversion out, its name with it.
+    for (int i = 0; i < g->count; i++) {
+        const Layer *l = g->layers[i];
+        if (l->layout == LAYOUT_NHWC) {
+            if (!out->first[0]) snprintf(out->first, sizeof out->first, "%s", l->name);
+            snprintf(out->last, sizeof out->last, "%s", l->name);
+        }
+        if (layer_reorders_input(l)) snprintf(out->reorders, sizeof out->reorders, "%s", l->name);
+        if (l->kind->layout_use == LAYOUT_USE_TO_NHWC)
+            snprintf(out->converts, sizeof out->converts, "%s", l->name);
+    }
+    return graph_set_layouts(g, here, st);
+}
+
 void run_close(Run *run) {
     checkpoint_loaded_free(&run->loaded);
     for (int i = 0; i < run->graphs_built; i++) graph_free(&run->graphs[i]);

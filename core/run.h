@@ -17,6 +17,7 @@
 #include "core/checkpoint.h"
 #include "core/device.h"
 #include "core/graph.h"
+#include "core/layer.h"
 #include "core/run_options.h"
 
 typedef enum RunPurpose {
@@ -76,6 +77,17 @@ int run_init_params(Run *run, uint64_t seed, Status *st);
 int run_allocate(Run *run, int batch, Status *st);
 int run_forward_batch(Run *run, const float *images, int n, int sync_check, float *scores,
                       Status *st);
+
+// What `trainer train --layout nhwc` would lay out NHWC on a GPU, for check: the layers of
+// the NHWC trunk (consecutive in the table), the layer converting the input into it and the
+// one copying images back into NCHW order ("" when none). `g` is laid out for NHWC to see,
+// then back as `here` says (graph_set_layouts), which the plan was made for.
+typedef struct NhwcPreview {
+    int count;
+    char first[LAYER_NAME_MAX], last[LAYER_NAME_MAX];
+    char converts[LAYER_NAME_MAX], reorders[LAYER_NAME_MAX];
+} NhwcPreview;
+int run_preview_nhwc(Graph *g, int here, NhwcPreview *out, Status *st);
 
 void run_close(Run *run);
 

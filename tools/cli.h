@@ -113,9 +113,6 @@ int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Grap
 // run_close frees what opened.
 int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunRequest *request,
              Graph *first, Run *run, Status *st);
-// A device alone (export: "cpu"), with the other device options from the arguments.
-int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Run *run,
-                     Status *st);
 // --precision, and --no-tf32 (the same as --precision fp32), over *precision (the model
 // file's `train precision=`, or the default). The two contradicting each other is an error.
 int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionConfig *precision,
@@ -247,12 +244,7 @@ int dataset_class_name_list(const char *spec, const Dataset *ds, const char **li
 // recorded, with the same names, are fine.
 int check_recorded_classes(const LoadedInputs *recorded, const char *const *names, int count,
                            const char *path, const char *where, int refuse, Status *st);
-// Parameters from a safetensors file (`train --save` or a checkpoint) for export, with
-// print_weights_notes; *loaded says what else the file records: free it with
-// checkpoint_loaded_free.
-int load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *loaded,
-                 Status *st);
-// What loading weights from `path` found: a model text changed since (a notice), tensors
+// What loading weights from `path` (run_open, eval and predict) found: a model text changed since (a notice), tensors
 // holding NaN or infinity (a warning naming them).
 void print_weights_notes(const char *path, const char *model_path,
                          const CheckpointLoaded *loaded);

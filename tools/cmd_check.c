@@ -102,22 +102,11 @@ static void print_fusion(const Graph *g, const RunConfig *config) {
 // on a GPU. The layers of an NHWC trunk are consecutive in the table.
 static int print_layouts(Graph *g, const Device *device, Status *st) {
     int here = device->backend->nhwc_activations;
-    TRY(graph_set_layouts(g, 1, st));
-    int count = graph_nhwc_layers(g);
-    // Copied: the second graph_set_layouts takes the conversion out, its name with it.
-    char first[LAYER_NAME_MAX] = "", last[LAYER_NAME_MAX] = "", reorders[LAYER_NAME_MAX] = "";
-    char converts[LAYER_NAME_MAX] = "";
-    for (int i = 0; i < g->count; i++) {
-        const Layer *l = g->layers[i];
-        if (l->layout == LAYOUT_NHWC) {
-            if (!first[0]) snprintf(first, sizeof first, "%s", l->name);
-            snprintf(last, sizeof last, "%s", l->name);
-        }
-        if (layer_reorders_input(l)) snprintf(reorders, sizeof reorders, "%s", l->name);
-        if (l->kind->layout_use == LAYOUT_USE_TO_NHWC)
-            snprintf(converts, sizeof converts, "%s", l->name);
-    }
-    TRY(graph_set_layouts(g, here, st));  // what the plan above was made for
+    NhwcPreview nhwc;
+    TRY(run_preview_nhwc(g, here, &nhwc, st));
+    int count = nhwc.count;
+    const char *first = nhwc.first, *last = nhwc.last, *reorders = nhwc.reorders,
+               *converts = nhwc.converts;
     if (!count) {
         printf("layout: NCHW throughout (NHWC is for the images between convolutions; no "
                "layer here can take it)\n");

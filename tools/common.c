@@ -215,16 +215,6 @@ int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunReq
     return rc;
 }
 
-int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Run *run,
-                     Status *st) {
-    PrecisionConfig precision = {0};
-    int rc = precision_from_args(cmd, args, &precision, st);
-    if (rc) return rc;
-    RunSetup setup = {.purpose = RUN_DEVICE_ONLY};
-    RunRequest request = {.device = spec, .precision = &precision};
-    return open_run(cmd, args, &setup, &request, NULL, run, st);
-}
-
 int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionConfig *precision,
                         Status *st) {
     const char *text = args_get(cmd, args, "--precision");
@@ -448,13 +438,6 @@ int check_recorded_classes(const LoadedInputs *recorded, const char *const *name
     status_hint(st, "use the data the weights were trained on, with the same class folders "
                 "(a missing or extra folder shifts the labels of every folder after it)");
     return STATUS_BAD_INPUT;
-}
-
-int load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *loaded,
-                 Status *st) {
-    TRY(checkpoint_load_weights(g, b, path, loaded, st));
-    print_weights_notes(path, g->path, loaded);
-    return 0;
 }
 
 void print_weights_notes(const char *path, const char *model_path,
