@@ -1,10 +1,14 @@
 #include "core/run.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "core/collective.h"
+#include "core/lr_schedule.h"
+#include "core/optimizer.h"
 #include "core/layer.h"
 #include "core/step_graph.h"
 
@@ -184,6 +188,117 @@ int run_init_params(Run *run, uint64_t seed, Status *st) {
         if (d->backend->make_current) TRY(d->backend->make_current(d->backend, st));
         TRY(graph_init_params(run->graph_list[i], d->backend, &d->alloc, seed, st));
     }
+    return 0;
+}
+
+// A line of printf's format, said through `notice`.
+static void sayf(const RunNotice *notice, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sayf(const RunNotice *notice, const char *fmt, ...) {
+    char line[1600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    say(notice, line);
+}
+
+// A resume may change the learning rate, schedule or clipping on purpose (the options are
+// the user's), so it is said rather than refused: a PyTorch user would expect the
+// checkpoint's own to be restored.
+static void notice_changed_settings(const CheckpointPlace *p, const RunConfig *config,
+                                    const RunNotice *notice) {
+    char optimizer[sizeof p->optimizer_settings], schedule[sizeof p->schedule];
+    optimizer_describe(&config->optimizer, optimizer, sizeof optimizer);
+    schedule_describe(&config->schedule, schedule, sizeof schedule);
+    const char *names[2] = {"optimizer", "schedule"};
+    const char *recorded[2] = {p->optimizer_settings, p->schedule};
+    const char *current[2] = {optimizer, schedule};
+    for (int i = 0; i < 2; i++) {
+        if (!recorded[i][0] || strcmp(recorded[i], current[i]) == 0) continue;
+        char escaped[300];
+        text_escape(recorded[i], strlen(recorded[i]), escaped, sizeof escaped);
+        sayf(notice, "resuming with %s %s; the checkpoint's run had %s", names[i], current[i],
+             escaped);
+    }
+}
+
+// The checkpoint's place: its seed and batch (the data order and dropout masks depend on
+// them) over the run's, and where training starts.
+static void resume_place(const CheckpointPlace *p, const char *path, RunConfig *config,
+                         const RunNotice *notice) {
+    if (p->seed != config->train.seed || p->batch != config->train.batch)
+        sayf(notice, "resuming with the checkpoint's seed %ld and batch %d (the data order and "
+             "dropout masks depend on them)", p->seed, p->batch);
+    config->train.seed = p->seed;
+    config->train.batch = p->batch;
+    config->start = (TrainStart){.epochs_done = p->epochs_done,
+                                 .step_in_epoch = p->step_in_epoch,
+                                 .evaluate_first = p->step_in_epoch == 0 &&
+                                                   p->epochs_done > 0 && !p->epoch_evaluated};
+    sayf(notice, "resuming from %s: %d epoch%s and %d step%s done, %ld optimizer step%s", path,
+         p->epochs_done, p->epochs_done == 1 ? "" : "s", p->step_in_epoch,
+         p->step_in_epoch == 1 ? "" : "s", p->optimizer_steps,
+         p->optimizer_steps == 1 ? "" : "s");
+    if (config->start.evaluate_first)
+        sayf(notice, "epoch %d's evaluation did not finish before the checkpoint was written: "
+             "evaluating it first", p->epochs_done);
+    if (p->epochs_done >= config->train.epochs)
+        sayf(notice, "the checkpoint already has %d epoch%s; nothing %sto train (raise --epochs)",
+             p->epochs_done, p->epochs_done == 1 ? "" : "s",
+             config->start.evaluate_first ? "else " : "");
+}
+
+int run_resume(Run *run, RunConfig *config, const char *path, LoadedInputs *resumed,
+               const RunNotice *notice, Status *st) {
+    CheckpointLoaded loaded;
+    memset(&loaded, 0, sizeof loaded);
+    for (int i = 0; i < run->count; i++) {
+        const Backend *b = run->device_list[i]->backend;
+        checkpoint_loaded_free(&loaded);  // the previous replica's inputs: the same file's
+        if (b->make_current) TRY(b->make_current(b, st));
+        TRY(optimizer_prepare(run->graph_list[i], &config->optimizer, b,
+                              &run->device_list[i]->alloc, st));
+        TRY(checkpoint_load_resume(run->graph_list[i], &config->optimizer, b, path, &loaded,
+                                   st));
+        run->graph_list[i]->optimizer_steps = loaded.place.optimizer_steps;
+    }
+    *resumed = loaded.inputs;
+    notice_changed_settings(&loaded.place, config, notice);
+    // An edit of epochs= or lr= changes the text as well, so a notice, not a refusal.
+    if (loaded.model_changed)
+        sayf(notice, "%s is not the text %s was trained from (its model_hash differs): the "
+             "layers match by name and shape; the file's model_text holds that text",
+             run->graph_list[0]->path, path);
+    resume_place(&loaded.place, path, config, notice);
+    return 0;
+}
+
+int run_init_from(Run *run, const char *path, const RunNotice *notice, Status *st) {
+    char skipped[600] = "";
+    int loaded = 0;
+    for (int i = 0; i < run->count; i++) {
+        const Backend *b = run->device_list[i]->backend;
+        if (b->make_current) TRY(b->make_current(b, st));
+        TRY(checkpoint_init_from(run->graph_list[i], b, path, &loaded, skipped, sizeof skipped,
+                                 st));
+    }
+    sayf(notice, "initialised %d parameter tensor%s from %s; %s%s", loaded,
+         loaded == 1 ? "" : "s", path, skipped[0] ? "kept fresh (new or reshaped): " :
+         "every parameter matched", skipped);
+    return 0;
+}
+
+int run_choose_batch(Run *run, RunConfig *config, const Dataset *train, const Dataset *test,
+                     BatchChoice *choice, int *shared, Status *st) {
+    Device *d = run->device_list[0];
+    Graph *sharing[RUN_MAX_REPLICAS];
+    *shared = 0;
+    for (int i = 0; i < run->count; i++)
+        if (run->device_list[i] == d) sharing[(*shared)++] = run->graph_list[i];
+    TRY(batch_auto_choose(sharing, *shared, config, d, train, test, train->count, choice, st));
+    int batch = choice->batch * run->count;
+    config->train.batch = batch > train->count ? train->count : batch;
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #ifndef TRAINER_RUN_H
 #define TRAINER_RUN_H
 
+#include "core/batch_auto.h"
 #include "core/checkpoint.h"
 #include "core/device.h"
 #include "core/graph.h"
@@ -71,6 +72,20 @@ int run_open(Run *run, const RunSetup *setup, Graph *first, Status *st);
 
 // Each replica's parameters initialised from `seed` on its device (train, after its data).
 int run_init_params(Run *run, uint64_t seed, Status *st);
+
+// --batch auto: the largest batch per replica the memory plan and trial steps allow on
+// replica 0's device (in its share of it for the `*shared` replicas there), times the
+// replicas, at most the training set, into config->train.batch.
+int run_choose_batch(Run *run, RunConfig *config, const Dataset *train, const Dataset *test,
+                     BatchChoice *choice, int *shared, Status *st);
+
+// --resume: every replica's parameters and optimizer state from the checkpoint at `path`,
+// its seed, batch and place into config (they decide the data order), what it records of its
+// inputs into *resumed (the caller frees it); what changed since is said through `notice`.
+int run_resume(Run *run, RunConfig *config, const char *path, LoadedInputs *resumed,
+               const RunNotice *notice, Status *st);
+// --init-from: the parameters that match by name and shape from `path`, the rest kept fresh.
+int run_init_from(Run *run, const char *path, const RunNotice *notice, Status *st);
 
 // The forward pass of n samples (`images`, n rows of the input's size) through replica
 // 0, allocated for at most `batch`: their logits into `scores` (n rows of the classes).

@@ -304,15 +304,9 @@ static int open_replicas(const Command *cmd, const ParsedArgs *args, const Model
 static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, Status *st) {
     BatchChoice choice;
     Device *d = r->run.device_list[0];
-    Graph *sharing[RUN_MAX_REPLICAS];
     int shared = 0;
-    for (int i = 0; i < r->run.count; i++)
-        if (r->run.device_list[i] == d) sharing[shared++] = r->run.graph_list[i];
-    TRY(batch_auto_choose(sharing, shared, &r->config, d, train, test, train->count, &choice,
-                          st));
-    int batch = choice.batch * r->run.count;
-    if (batch > train->count) batch = train->count;
-    r->config.train.batch = batch;
+    TRY(run_choose_batch(&r->run, &r->config, train, test, &choice, &shared, st));
+    int batch = r->config.train.batch;
     char budget[32], planned[160];
     // The plan's own answer past the cap means nothing: it clamps a batch to the training
     // set, so past that size every batch "fits" (1048576 on 500 samples). The cap instead.
@@ -492,8 +486,7 @@ static int open_checkpoints(const Command *cmd, const ParsedArgs *args, Replicas
     session->checkpoints.processes = r->world.size;
     session->world = &r->world;
     // Open fails before its resume or not at all (--init-from with --resume is refused first).
-    TRY(checkpoints_open(cmd, args, &session->checkpoints, r->run.graph_list,
-                         r->run.device_list, r->run.count, &r->config, st));
+    TRY(checkpoints_open(cmd, args, &session->checkpoints, &r->run, &r->config, st));
     TRY(checkpoints_check_resumed_inputs(&session->checkpoints, &data->held_out,
                                          r->config.data.normalize.kind, &data->normalization,
                                          data->normalization_source,

@@ -72,86 +72,6 @@ static void describe_settings(const OptimizerConfig *optimizer, const ScheduleCo
     schedule_describe(schedule, at->schedule, sizeof at->schedule);
 }
 
-// A resume may change the learning rate, schedule or clipping on purpose (the options are
-// the user's), so it is said rather than refused: a PyTorch user would expect the
-// checkpoint's own to be restored.
-static void notice_changed_settings(const CheckpointPlace *p, const RunConfig *config) {
-    char optimizer[sizeof p->optimizer_settings], schedule[sizeof p->schedule];
-    optimizer_describe(&config->optimizer, optimizer, sizeof optimizer);
-    schedule_describe(&config->schedule, schedule, sizeof schedule);
-    const char *names[2] = {"optimizer", "schedule"};
-    const char *recorded[2] = {p->optimizer_settings, p->schedule};
-    const char *current[2] = {optimizer, schedule};
-    for (int i = 0; i < 2; i++) {
-        if (!recorded[i][0] || strcmp(recorded[i], current[i]) == 0) continue;
-        char escaped[300];
-        text_escape(recorded[i], strlen(recorded[i]), escaped, sizeof escaped);
-        print_notice("resuming with %s %s; the checkpoint's run had %s", names[i], current[i],
-                     escaped);
-    }
-}
-
-// `path`: the checkpoint file resume_path chose.
-static int resume(CheckpointSession *s, const char *path, Graph *const *graphs,
-                  Device *const *devices, int count, RunConfig *config, Status *st) {
-    CheckpointLoaded loaded;
-    memset(&loaded, 0, sizeof loaded);
-    for (int i = 0; i < count; i++) {
-        const Backend *b = devices[i]->backend;
-        checkpoint_loaded_free(&loaded);  // the previous replica's inputs: the same file's
-        if (b->make_current) TRY(b->make_current(b, st));
-        TRY(optimizer_prepare(graphs[i], &config->optimizer, b, &devices[i]->alloc, st));
-        TRY(checkpoint_load_resume(graphs[i], &config->optimizer, b, path, &loaded, st));
-        graphs[i]->optimizer_steps = loaded.place.optimizer_steps;
-    }
-    s->resumed_inputs = loaded.inputs;  // kept for checkpoints_check_resumed_inputs
-    notice_changed_settings(&loaded.place, config);
-    // An edit of epochs= or lr= changes the text as well, so a notice, not a refusal.
-    if (loaded.model_changed)
-        print_notice("%s is not the text %s was trained from (its model_hash differs): the "
-                     "layers match by name and shape; the file's model_text holds that text",
-                     graphs[0]->path, path);
-    snprintf(s->resumed_file, sizeof s->resumed_file, "%s", path);
-    s->resumed_path = s->resumed_file;
-    const CheckpointPlace *p = &loaded.place;
-    if (p->seed != config->train.seed || p->batch != config->train.batch)
-        print_notice("resuming with the checkpoint's seed %ld and batch %d (the data order and "
-                     "dropout masks depend on them)", p->seed, p->batch);
-    config->train.seed = p->seed;
-    config->train.batch = p->batch;
-    config->start = (TrainStart){.epochs_done = p->epochs_done,
-                                 .step_in_epoch = p->step_in_epoch,
-                                 .evaluate_first = p->step_in_epoch == 0 &&
-                                                   p->epochs_done > 0 && !p->epoch_evaluated};
-    print_notice("resuming from %s: %d epoch%s and %d step%s done, %ld optimizer step%s",
-                 path, p->epochs_done, p->epochs_done == 1 ? "" : "s", p->step_in_epoch,
-                 p->step_in_epoch == 1 ? "" : "s", p->optimizer_steps,
-                 p->optimizer_steps == 1 ? "" : "s");
-    if (config->start.evaluate_first)
-        print_notice("epoch %d's evaluation did not finish before the checkpoint was written: "
-                     "evaluating it first", p->epochs_done);
-    if (p->epochs_done >= config->train.epochs)
-        print_notice("the checkpoint already has %d epoch%s; nothing %sto train (raise --epochs)",
-                     p->epochs_done, p->epochs_done == 1 ? "" : "s",
-                     config->start.evaluate_first ? "else " : "");
-    return 0;
-}
-
-static int init_from(const char *path, Graph *const *graphs, Device *const *devices, int count,
-                     Status *st) {
-    char skipped[600] = "";
-    int loaded = 0;
-    for (int i = 0; i < count; i++) {
-        const Backend *b = devices[i]->backend;
-        if (b->make_current) TRY(b->make_current(b, st));
-        TRY(checkpoint_init_from(graphs[i], b, path, &loaded, skipped, sizeof skipped, st));
-    }
-    print_notice("initialised %d parameter tensor%s from %s; %s%s", loaded,
-                 loaded == 1 ? "" : "s", path, skipped[0] ? "kept fresh (new or reshaped): " :
-                 "every parameter matched", skipped);
-    return 0;
-}
-
 // Another run's --checkpoint folder would count the file among its step files, which its
 // --keep-last prunes by step number; its --logdir is its own too. The lock taken is shared:
 // runs that --save into one folder do not exclude each other, and keep any other from
@@ -236,8 +156,8 @@ int checkpoints_check_folder(const char *folder, const char *resume_from, Status
 }
 
 int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
-                     Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
-                     Status *st) {
+                     Run *run, RunConfig *config, Status *st) {
+    Graph *const *graphs = run->graph_list;
     TRY(read_options(cmd, args, s, st));
     if (s->read_only) s->folder = s->save_path = NULL;
     // As given: the graph keeps only the first 511 bytes of the path, for messages, and the
@@ -262,8 +182,13 @@ int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSessi
         s->best_accuracy = checkpoint_best_accuracy(s->folder);
     }
     const char *init = args_get(cmd, args, "--init-from");
-    if (resume_from) TRY(resume(s, resume_file, graphs, devices, count, config, st));
-    if (init) TRY(init_from(init, graphs, devices, count, st));
+    RunNotice notice = {print_notice_line, NULL};
+    if (resume_from) {
+        TRY(run_resume(run, config, resume_file, &s->resumed_inputs, &notice, st));
+        snprintf(s->resumed_file, sizeof s->resumed_file, "%s", resume_file);
+        s->resumed_path = s->resumed_file;
+    }
+    if (init) TRY(run_init_from(run, init, &notice, st));
     s->seed = config->train.seed;
     s->batch = config->train.batch;
     return 0;

@@ -70,8 +70,7 @@ int checkpoints_check_folder(const char *folder, const char *resume_from, Status
 // checkpoints_open runs them; train runs them before the data load too.
 int checkpoints_check_save(const char *save_path, const char *model_path, Status *st);
 int checkpoints_open(const Command *cmd, const ParsedArgs *args, CheckpointSession *s,
-                     Graph *const *graphs, Device *const *devices, int count, RunConfig *config,
-                     Status *st);
+                     Run *run, RunConfig *config, Status *st);
 // After checkpoints_open, before training: a resumed run must feed its samples as the
 // checkpoint's run did. Another validation split than the one it records is refused (it
 // would hold samples the weights were trained on, or train on those it was validated
