@@ -7,6 +7,7 @@
 
 #include "core/device.h"
 #include "core/graph.h"
+#include "core/checkpoint_session.h"
 #include "core/run.h"
 #include "base/status.h"
 #include "core/checkpoint.h"
@@ -89,11 +90,6 @@ void print_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_rank_notice(int rank, int ranks, const char *host, const char *line);
 // print_notice of one line, as a library's on_notice callback takes it (user unused).
 void print_notice_line(void *user, const char *line);
-
-// The refusal of a folder another trainer process holds the lock of (base/directories.h):
-// STATUS_BAD_INPUT at `folder`, saying it cannot be this run's `use` ("--logdir"), the
-// holder's process id when known, and the hint to wait or do `instead`.
-int refuse_locked_folder(const char *folder, const char *use, const char *instead, Status *st);
 
 // The folder of the bundled .model files: share/trainer/models beside an installed binary,
 // else the source tree's models/ of this build; NULL when neither is there.
@@ -231,19 +227,6 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
                                         "loader thread (stream); auto streams when the "     \
                                         "images would take over half the memory"}
 
-// The names of a dataset's classes in label order, into list (room for 256): a known
-// dataset's (by its spec), or a png:DIR's folder names. Returns how many; 0 when it names
-// none.
-int dataset_class_name_list(const char *spec, const Dataset *ds, const char **list);
-// The classes `recorded` (from `path`, a weights file or checkpoint) against `names` of the
-// data at hand (`where`, e.g. "png:shirts"): the first label whose name differs (png:
-// folders labelled by their sorted names shift every label after a missing folder) is
-// STATUS_BAD_INPUT naming both when `refuse` (a resume would train on shifted labels), else
-// a notice (eval measures as asked). Names compare as `data export` writes them (0_T-shirt_top
-// is T-shirt/top). Nothing to compare when either names none; fewer classes here than
-// recorded, with the same names, are fine.
-int check_recorded_classes(const LoadedInputs *recorded, const char *const *names, int count,
-                           const char *path, const char *where, int refuse, Status *st);
 // What loading weights from `path` (run_open, eval and predict) found: a model text changed since (a notice), tensors
 // holding NaN or infinity (a warning naming them).
 void print_weights_notes(const char *path, const char *model_path,

@@ -106,6 +106,8 @@ typedef struct TrainSession {
     int stopped_early;      // on_epoch stopped training because early_stop said so
     int last_epoch;         // the last epoch reported, for the log's final test row
     const MpiWorld *world;  // this process among an mpirun launch's
+    const Command *cmd;     // the command as typed, repeated in the resume command
+    const ParsedArgs *args;
     // The run's last evaluation, for --json's result: each epoch's, then the test split's.
     EvalResult last_result;
     const char *last_split;  // NULL: none yet
@@ -420,11 +422,12 @@ static int after_training(Replicas *r, const RunData *data, TrainSession *sessio
         rc = checkpoints_finish(kept, g, r->run.device_list[0], st);
         if (rc) session->write_failed = WEIGHTS_WRITE_FAILED;
     }
-    if (interrupted) checkpoints_interrupted(kept, g, r->run.device_list[0]);
+    if (interrupted)
+        checkpoints_interrupted(kept, g, r->run.device_list[0], session->cmd, session->args);
     if (!rc) rc = evaluate_test_at_end(r, data, session, hooks, st);
     if (rc && session->write_failed == LOG_WRITE_FAILED && kept->last_written[0])
         print_notice("the newest checkpoint: %s", kept->last_written);
-    if (rc && session->write_failed) checkpoints_print_resume(kept);
+    if (rc && session->write_failed) checkpoints_print_resume(kept, session->cmd, session->args);
     return rc;
 }
 
@@ -486,7 +489,11 @@ static int open_checkpoints(const Command *cmd, const ParsedArgs *args, Replicas
     session->checkpoints.processes = r->world.size;
     session->world = &r->world;
     // Open fails before its resume or not at all (--init-from with --resume is refused first).
-    TRY(checkpoints_open(cmd, args, &session->checkpoints, &r->run, &r->config, st));
+    TRY(checkpoints_read_options(cmd, args, r->run.graph_list[0]->path, &session->checkpoints,
+                                 st));
+    TRY(checkpoints_open(&session->checkpoints, &r->run, &r->config,
+                         args_get(cmd, args, "--resume"), args_get(cmd, args, "--init-from"),
+                         st));
     TRY(checkpoints_check_resumed_inputs(&session->checkpoints, &data->held_out,
                                          r->config.data.normalize.kind, &data->normalization,
                                          data->normalization_source,
@@ -570,6 +577,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     TRY(prepare_training(cmd, args, r, data, st));
     TrainSession session;
     memset(&session, 0, sizeof session);
+    session.cmd = cmd;
+    session.args = args;
     TRY(open_checkpoints(cmd, args, r, data, &session, st));
     session.evaluated = data->has_val ? "val" : "test";
     print_train_header(cmd, args, r, data, session.evaluated);

@@ -378,68 +378,6 @@ int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const Run
     return rc;
 }
 
-int dataset_class_name_list(const char *spec, const Dataset *ds, const char **list) {
-    int count = 0;
-    const char *const *known = dataset_known_class_names(spec, &count);
-    if (known) {
-        for (int i = 0; i < count && i < 256; i++) list[i] = known[i];
-        return count < 256 ? count : 256;
-    }
-    count = ds->class_count < 256 ? ds->class_count : 256;
-    for (int i = 0; i < count; i++) list[i] = ds->class_names[i];
-    return count;
-}
-
-// Whether a name's byte counts when class names are compared: letters, digits, and every
-// byte of a UTF-8 character (names in other scripts differ only there).
-static int significant(unsigned char c) { return isalnum(c) || c >= 0x80; }
-
-// Whether two names are one class's: `data export` writes Fashion-MNIST's "T-shirt/top"
-// as the folder 0_T-shirt_top, so a leading "N_" and ASCII punctuation are left out, and
-// case too.
-static int same_class_name(const char *a, const char *b) {
-    const char *names[2] = {a, b};
-    for (int i = 0; i < 2; i++) {
-        const char *p = names[i];
-        while (*p >= '0' && *p <= '9') p++;
-        if (*p == '_' && p != names[i]) names[i] = p + 1;
-    }
-    for (a = names[0], b = names[1];; a++, b++) {
-        while (*a && !significant((unsigned char)*a)) a++;
-        while (*b && !significant((unsigned char)*b)) b++;
-        if (!*a || !*b) return !*a && !*b;
-        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
-    }
-}
-
-int check_recorded_classes(const LoadedInputs *recorded, const char *const *names, int count,
-                           const char *path, const char *where, int refuse, Status *st) {
-    int shared = recorded->class_count < count ? recorded->class_count : count;
-    int label = 0;
-    // A checkpoint records a name that is not UTF-8 with \xNN for its other bytes.
-    char written[CHECKPOINT_CLASS_NAME_WRITTEN_MAX];
-    for (; label < shared; label++) {
-        checkpoint_class_name_as_written(names[label], written, sizeof written);
-        if (!same_class_name(recorded->class_names[label], written)) break;
-    }
-    if (label == shared) return 0;
-    char theirs[260], ours[260], what[900];
-    text_escape(recorded->class_names[label], strlen(recorded->class_names[label]), theirs,
-                sizeof theirs);
-    text_escape(names[label], strlen(names[label]), ours, sizeof ours);
-    snprintf(what, sizeof what, "label %d was class '%s' when these weights were trained, but "
-             "%s names it '%s' (%d classes there, %d here): from that label on, the labels "
-             "may mean other classes", label, theirs, where, ours, recorded->class_count, count);
-    if (!refuse) {
-        print_notice("%s: %s", path, what);
-        return 0;
-    }
-    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "%s", what);
-    status_hint(st, "use the data the weights were trained on, with the same class folders "
-                "(a missing or extra folder shifts the labels of every folder after it)");
-    return STATUS_BAD_INPUT;
-}
-
 void print_weights_notes(const char *path, const char *model_path,
                          const CheckpointLoaded *loaded) {
     if (loaded->model_changed)
@@ -656,13 +594,3 @@ const char *trainer_executable(char *path, size_t size) {
     return path;
 }
 
-int refuse_locked_folder(const char *folder, const char *use, const char *instead, Status *st) {
-    status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "another trainer process holds this "
-                   "folder's lock (it trains into it, as its --checkpoint folder or --logdir, or "
-                   "saves into it with --save), so it cannot be this run's %s", use);
-    long holder = directory_lock_holder(folder);
-    char who[48] = "that run";
-    if (holder > 0) snprintf(who, sizeof who, "that run (process %ld)", holder);
-    status_hint(st, "wait for %s to end, or %s", who, instead);
-    return STATUS_BAD_INPUT;
-}
