@@ -63,7 +63,7 @@ int args_float_in(const Command *cmd, const ParsedArgs *args, const char *name, 
                   double max, RangeEnds ends, double *out, int *present, Status *st);
 void command_print_help(const Command *cmd, FILE *out);
 
-// Whether this process opened a CUDA device (open_device_with_precision tells
+// Whether this process opened a CUDA device (open_run tells
 // note_cuda_device_opened); report_failure, print_notice and the rest: tools/report.c.
 void note_cuda_device_opened(void);
 int cuda_device_opened(void);
@@ -258,7 +258,7 @@ const char *format_count(long value, char *buf, size_t size);
 
 // --without LIST (train, bench train): the CUDA levers to turn off (base/lever.h) into
 // *set, 0 without the option; an unknown name is STATUS_BAD_INPUT naming the levers.
-// open_device_with_precision reads it too, and refuses it on the CPU.
+// open_run reads it too; core/run_options.c refuses it off CUDA.
 int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, Status *st);
 // The lever names for help texts, as base/lever.c's lever_names lists them.
 #define LEVER_NAMES_TEXT \
@@ -269,7 +269,7 @@ int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, 
 
 // --layout nchw|nhwc (train, bench train): NHWC images between convolutions on a GPU
 // (graph_set_layouts), as PyTorch's channels_last; NCHW, the default, without the option.
-// open_device_with_precision reads it, and refuses nhwc on the CPU.
+// open_run reads it; core/run_options.c refuses nhwc off CUDA.
 #define LAYOUT_OPTION_SPEC                                                                  \
     {"--layout", "nchw|nhwc", "how images between convolutions lie on a GPU: nchw (the "   \
                               "default) or nhwc, as cuDNN's tensor-core convolutions read " \
