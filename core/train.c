@@ -31,6 +31,19 @@ typedef struct Replica {
     AllocationFailure allocation_failure;  // its graph's last allocation out of memory
 } Replica;
 
+// What the notice of the first micro-batch split says, kept as facts until the pass size
+// has settled: where it ran out of memory, the memory before and after releasing the step,
+// and the workspace given up when it came to that.
+typedef struct SplitFacts {
+    int happened;
+    int old_size;                     // the pass size that ran out of memory
+    const char *device;               // its device's name
+    AllocationFailure failure;        // the layer and bytes of the allocation that failed
+    size_t capacity, free_bytes;      // the device's (or --memory-limit's) and what was free
+    size_t before, after;             // reserved before and after releasing the step
+    size_t workspace_before, workspace_after;  // at one sample; after 0: none given up
+} SplitFacts;
+
 typedef struct TrainRun {
     Replica *replicas;
     int count;                  // in this process
@@ -49,9 +62,7 @@ typedef struct TrainRun {
     int micro_batch;            // samples per forward/backward pass on one replica
     const TrainHooks *hooks;
     int reported_split;         // the micro-batch notice is given once
-    char split_cause[400];      // the first split, for that notice: "out of memory at ..."
-    char split_memory[96];      //   and "(reserved ... before releasing the step, ... after)"
-    char split_workspace[160];  //   and, when it came to that, the workspace given up
+    SplitFacts split;           // the first split, for that notice
     const char *failed_device;  // where the last failed step failed, for its message
     ScheduleConfig schedule;    // config's, with `every` in steps
     long total_steps;           // of the whole run, for the schedule
@@ -244,31 +255,36 @@ static int next_micro_batch(const TrainRun *run, const Replica *failed) {
 // step down) so that it states the size training continues with.
 static void describe_split(TrainRun *run, const Replica *failed, int old_size, size_t before,
                            size_t failed_reserved) {
-    // "layer conv2, 1.5 GiB requested, 0.3 GiB free"
     const Allocator *a = &failed->device->alloc;
+    SplitFacts *f = &run->split;
+    f->happened = 1;
+    f->old_size = old_size;
+    f->device = failed->device->name;
+    f->failure = failed->allocation_failure;
+    f->capacity = a->limit ? a->limit : a->backend->total_memory(a->backend);
+    f->free_bytes = f->capacity > failed_reserved ? f->capacity - failed_reserved : 0;
+    f->before = before;
+    f->after = reserved_bytes(run);
+}
+
+// "out of memory at batch 128 on cpu (layer conv2, 1.5 GiB requested, 0.3 GiB free)"
+static void split_cause_text(const SplitFacts *f, char *text, size_t size) {
     char where[256], bytes[32];
-    const AllocationFailure *last = &failed->allocation_failure;
+    const AllocationFailure *last = &f->failure;
     int used = snprintf(where, sizeof where, "layer %s", last->layer[0] ? last->layer : "?");
     if (last->bytes && used < (int)sizeof where)
         used += snprintf(where + used, sizeof where - (size_t)used, ", %s requested",
                          alloc_format_bytes(last->bytes, bytes, sizeof bytes));
-    size_t capacity = a->limit ? a->limit : a->backend->total_memory(a->backend);
-    size_t free_bytes = capacity > failed_reserved ? capacity - failed_reserved : 0;
-    if (capacity && used < (int)sizeof where)
+    if (f->capacity && used < (int)sizeof where)
         snprintf(where + used, sizeof where - (size_t)used, ", %s free",
-                 alloc_format_bytes(free_bytes, bytes, sizeof bytes));
-    char before_text[32], after_text[32];
-    snprintf(run->split_cause, sizeof run->split_cause, "out of memory at batch %d on %s (%s)",
-             old_size, failed->device->name, where);
-    snprintf(run->split_memory, sizeof run->split_memory,
-             "(reserved %s before releasing the step, %s after)",
-             alloc_format_bytes(before, before_text, sizeof before_text),
-             alloc_format_bytes(reserved_bytes(run), after_text, sizeof after_text));
+                 alloc_format_bytes(f->free_bytes, bytes, sizeof bytes));
+    snprintf(text, size, "out of memory at batch %d on %s (%s)", f->old_size, f->device, where);
 }
 
 // Logged once, in one line, as the issue asks.
 static void report_split(TrainRun *run) {
-    if (run->reported_split || !run->split_cause[0]) return;
+    const SplitFacts *f = &run->split;
+    if (run->reported_split || !f->happened) return;
     int share = largest_share(run->batch, run->shares);
     int passes = (share + run->micro_batch - 1) / run->micro_batch;
     // Giving up the convolutions' workspace may leave room for the whole share.
@@ -278,10 +294,19 @@ static void report_split(TrainRun *run) {
                  run->micro_batch);
     else
         snprintf(passes_text, sizeof passes_text, "with whole batches of %d", run->micro_batch);
-    notice(run, "%s: continuing %s%s%s %s", run->split_cause, passes_text, run->split_workspace,
+    char cause[400], workspace[160] = "", was[32], now[32], before[32], after[32];
+    split_cause_text(f, cause, sizeof cause);
+    if (f->workspace_after || f->workspace_before)
+        snprintf(workspace, sizeof workspace, "; convolutions in their least workspace, %s at "
+                 "one sample (the %s their fastest algorithms ask for did not fit)",
+                 alloc_format_bytes(f->workspace_after, now, sizeof now),
+                 alloc_format_bytes(f->workspace_before, was, sizeof was));
+    notice(run, "%s: continuing %s%s%s (reserved %s before releasing the step, %s after)",
+           cause, passes_text, workspace,
            graph_normalises_over_batch(run->replicas[0].graph)
                ? "; batchnorm layers now normalise over each micro-batch" : "",
-           run->split_memory);
+           alloc_format_bytes(f->before, before, sizeof before),
+           alloc_format_bytes(f->after, after, sizeof after));
     run->reported_split = 1;
 }
 
@@ -335,11 +360,8 @@ static int give_up_workspace(TrainRun *run, const Replica *failed) {
             graph_limit_workspace(run->replicas[r].graph, SIZE_MAX);
         return 0;
     }
-    char was[32], now[32];
-    snprintf(run->split_workspace, sizeof run->split_workspace,
-             "; convolutions in their least workspace, %s at one sample (the %s their fastest "
-             "algorithms ask for did not fit)", alloc_format_bytes(after, now, sizeof now),
-             alloc_format_bytes(before, was, sizeof was));
+    run->split.workspace_before = before;
+    run->split.workspace_after = after;
     Status ignored;
     status_clear(&ignored);
     int planned = 0;
@@ -358,14 +380,14 @@ static int shrink_micro_batch(TrainRun *run, const Replica *failed, const Status
     int old_size = run->micro_batch;
     if (old_size <= 1) {
         if (give_up_workspace(run, failed)) {
-            if (!run->split_cause[0])
+            if (!run->split.happened)
                 describe_split(run, failed, old_size, before, failed_reserved);
             return 0;
         }
         report_split(run);  // a split that was tried is told before why it is given up
         return cannot_split(run, failed, cause, st);
     }
-    if (!run->split_cause[0]) describe_split(run, failed, old_size, before, failed_reserved);
+    if (!run->split.happened) describe_split(run, failed, old_size, before, failed_reserved);
     run->micro_batch = next_micro_batch(run, failed);
     return 0;
 }
