@@ -169,6 +169,7 @@ int run_open(Run *run, const RunSetup *s, Graph *first, Status *st) {
         run->graph_list[0] = &run->graphs[0];
     }
     if (s->config && s->purpose != RUN_DEVICE_ONLY) s->config->train.batch = s->options->batch;
+    TRY(run_options_check_spec(s->options, st));
     TRY(open_devices(run, s, st));
     if (s->purpose == RUN_DEVICE_ONLY) return 0;
     if (s->purpose == RUN_TRAIN) {

@@ -127,9 +127,12 @@ int run_options_resolve(const RunConfig *config, const RunRequest *request,
     out->nhwc = request->nhwc;
     if (request->precision) out->precision = *request->precision;
     TRY(resolve_world_batch(request, out, notice, st));
-    TRY(resolve_replicas(request, out, st));
-    if ((out->disabled_levers || out->nhwc) && strcmp(out->devices[0], "cpu") == 0)
-        return refuse_off_cuda(out, "cpu", st);
+    return resolve_replicas(request, out, st);
+}
+
+int run_options_check_spec(const RunOptions *o, Status *st) {
+    if ((o->disabled_levers || o->nhwc) && strcmp(o->devices[0], "cpu") == 0)
+        return refuse_off_cuda(o, "cpu", st);
     return 0;
 }
 

@@ -60,12 +60,14 @@ typedef struct RunDeviceFacts {
 } RunDeviceFacts;
 
 // Decides what needs no device. Refusals (STATUS_BAD_INPUT): a --gpus list that is not
-// ordinals, --gpus with --replicas or with another --device, --without or --layout nhwc on
-// --device cpu, a batch the ranks of an mpirun launch cannot share evenly (with
-// --drop-remainder it is lowered, said through `notice` on rank 0), --batch auto under
-// mpirun.
+// ordinals, --gpus with --replicas or with another --device, a batch the ranks of an mpirun
+// launch cannot share evenly (with --drop-remainder it is lowered, said through `notice` on
+// rank 0), --batch auto under mpirun.
 int run_options_resolve(const RunConfig *config, const RunRequest *request,
                         const RunNotice *notice, RunOptions *out, Status *st);
+
+// --without or --layout nhwc with --device cpu, refused before it opens (STATUS_BAD_INPUT).
+int run_options_check_spec(const RunOptions *o, Status *st);
 
 // The batch each of `replicas` holds of a global `batch`: the first batch % replicas take
 // one sample more.

@@ -160,17 +160,14 @@ static void notice_cpu_fallback(void *user, const char *notice) {
     print_notice("%.*s (--device cpu: no notice)", (int)keep, notice);
 }
 
-// --memory-limit, --memory-mode, --threads, --without and --layout (check reads the first
-// alone, and its device is the CPU unless --device names another).
+// --memory-limit, --memory-mode, --threads, --without and --layout, read after the resolver
+// decided the batch and replicas, as before the device opens; the levers and the layout go
+// into *options. check reads --memory-limit alone.
 static int device_args(const Command *cmd, const ParsedArgs *args, RunPurpose purpose,
-                       DeviceOptions *device, RunRequest *request, Status *st) {
+                       DeviceOptions *device, RunOptions *options, Status *st) {
     *device = (DeviceOptions){.memory_limit = args_get(cmd, args, "--memory-limit"),
                               .mode = ALLOC_GROW};
-    if (!request->device) request->device = args_get(cmd, args, "--device");
-    if (purpose == RUN_CHECK) {
-        if (!request->device) request->device = "cpu";
-        return 0;
-    }
+    if (purpose == RUN_CHECK) return 0;
     const char *mode = args_get(cmd, args, "--memory-mode");
     if (mode && strcmp(mode, "reserve") == 0) {
         device->mode = ALLOC_RESERVE;
@@ -188,23 +185,25 @@ static int device_args(const Command *cmd, const ParsedArgs *args, RunPurpose pu
     TRY(args_int(cmd, args, "--threads", 1, 1024, &threads, NULL, st));
     device->threads = (int)threads;
     notice_threads_over_cores(threads);
-    TRY(levers_from_args(cmd, args, &request->disabled_levers, st));
-    return layout_from_args(cmd, args, &request->nhwc, st);
+    TRY(levers_from_args(cmd, args, &options->disabled_levers, st));
+    return layout_from_args(cmd, args, &options->nhwc, st);
 }
 
 int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunRequest *request,
              Graph *first, Run *run, Status *st) {
     memset(run, 0, sizeof *run);
-    int rc = device_args(cmd, args, setup->purpose, &setup->device, request, st);
     RunOptions options;
     setup->options = &options;
     setup->notice = (RunNotice){print_notice_line, NULL};
     setup->fallback = (RunNotice){setup->purpose == RUN_CHECK ? print_notice_line
                                                               : notice_cpu_fallback, NULL};
     RunConfig none = {0};
-    if (!rc)
-        rc = run_options_resolve(setup->config ? setup->config : &none, request, &setup->notice,
-                                 &options, st);
+    if (!request->device) request->device = args_get(cmd, args, "--device");
+    if (setup->purpose == RUN_CHECK && !request->device) request->device = "cpu";
+    // The batch and replicas first, then the device options, as the device reads them.
+    int rc = run_options_resolve(setup->config ? setup->config : &none, request,
+                                 &setup->notice, &options, st);
+    if (!rc) rc = device_args(cmd, args, setup->purpose, &setup->device, &options, st);
     if (rc) {
         if (first) graph_free(first);
         return rc;

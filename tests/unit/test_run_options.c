@@ -110,12 +110,13 @@ static void cuda_only_options_need_cuda(void) {
     RunConfig config = model_config(64);
     RunOptions o;
     Status st;
-    CHECK_INT_EQ(resolve(&config, &(RunRequest){.device = "cpu", .nhwc = 1}, &o, &st),
-                 STATUS_BAD_INPUT);
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.device = "cpu", .nhwc = 1}, &o, &st), 0);
+    CHECK_INT_EQ(run_options_check_spec(&o, &st), STATUS_BAD_INPUT);
     CHECK_CONTAINS(st.message, "--layout nhwc: NHWC images are for a GPU's convolutions; the "
                                "device is cpu");
     // auto may fall back to the CPU: told once it has opened.
     CHECK_INT_EQ(resolve(&config, &(RunRequest){.disabled_levers = 1}, &o, &st), 0);
+    CHECK_INT_EQ(run_options_check_spec(&o, &st), 0);
     CHECK_INT_EQ(run_options_check_device(&o, &cpu, &st), STATUS_BAD_INPUT);
     CHECK_CONTAINS(st.message, "--without: levers are the CUDA backend's; the device is cpu");
     CHECK_INT_EQ(run_options_check_device(&o, &hopper, &st), 0);
