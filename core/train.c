@@ -31,6 +31,19 @@ typedef struct Replica {
     AllocationFailure allocation_failure;  // its graph's last allocation out of memory
 } Replica;
 
+// What the notice of the first micro-batch split says, kept as facts until the pass size
+// has settled: where it ran out of memory, the memory before and after releasing the step,
+// and the workspace given up when it came to that.
+typedef struct SplitFacts {
+    int happened;
+    int old_size;                     // the pass size that ran out of memory
+    const char *device;               // its device's name
+    AllocationFailure failure;        // the layer and bytes of the allocation that failed
+    size_t capacity, free_bytes;      // the device's (or --memory-limit's) and what was free
+    size_t before, after;             // reserved before and after releasing the step
+    size_t workspace_before, workspace_after;  // at one sample; after 0: none given up
+} SplitFacts;
+
 typedef struct TrainRun {
     Replica *replicas;
     int count;                  // in this process
@@ -49,9 +62,7 @@ typedef struct TrainRun {
     int micro_batch;            // samples per forward/backward pass on one replica
     const TrainHooks *hooks;
     int reported_split;         // the micro-batch notice is given once
-    char split_cause[400];      // the first split, for that notice: "out of memory at ..."
-    char split_memory[96];      //   and "(reserved ... before releasing the step, ... after)"
-    char split_workspace[160];  //   and, when it came to that, the workspace given up
+    SplitFacts split;           // the first split, for that notice
     const char *failed_device;  // where the last failed step failed, for its message
     ScheduleConfig schedule;    // config's, with `every` in steps
     long total_steps;           // of the whole run, for the schedule
@@ -244,31 +255,36 @@ static int next_micro_batch(const TrainRun *run, const Replica *failed) {
 // step down) so that it states the size training continues with.
 static void describe_split(TrainRun *run, const Replica *failed, int old_size, size_t before,
                            size_t failed_reserved) {
-    // "layer conv2, 1.5 GiB requested, 0.3 GiB free"
     const Allocator *a = &failed->device->alloc;
+    SplitFacts *f = &run->split;
+    f->happened = 1;
+    f->old_size = old_size;
+    f->device = failed->device->name;
+    f->failure = failed->allocation_failure;
+    f->capacity = a->limit ? a->limit : a->backend->total_memory(a->backend);
+    f->free_bytes = f->capacity > failed_reserved ? f->capacity - failed_reserved : 0;
+    f->before = before;
+    f->after = reserved_bytes(run);
+}
+
+// "out of memory at batch 128 on cpu (layer conv2, 1.5 GiB requested, 0.3 GiB free)"
+static void split_cause_text(const SplitFacts *f, char *text, size_t size) {
     char where[256], bytes[32];
-    const AllocationFailure *last = &failed->allocation_failure;
+    const AllocationFailure *last = &f->failure;
     int used = snprintf(where, sizeof where, "layer %s", last->layer[0] ? last->layer : "?");
     if (last->bytes && used < (int)sizeof where)
         used += snprintf(where + used, sizeof where - (size_t)used, ", %s requested",
                          alloc_format_bytes(last->bytes, bytes, sizeof bytes));
-    size_t capacity = a->limit ? a->limit : a->backend->total_memory(a->backend);
-    size_t free_bytes = capacity > failed_reserved ? capacity - failed_reserved : 0;
-    if (capacity && used < (int)sizeof where)
+    if (f->capacity && used < (int)sizeof where)
         snprintf(where + used, sizeof where - (size_t)used, ", %s free",
-                 alloc_format_bytes(free_bytes, bytes, sizeof bytes));
-    char before_text[32], after_text[32];
-    snprintf(run->split_cause, sizeof run->split_cause, "out of memory at batch %d on %s (%s)",
-             old_size, failed->device->name, where);
-    snprintf(run->split_memory, sizeof run->split_memory,
-             "(reserved %s before releasing the step, %s after)",
-             alloc_format_bytes(before, before_text, sizeof before_text),
-             alloc_format_bytes(reserved_bytes(run), after_text, sizeof after_text));
+                 alloc_format_bytes(f->free_bytes, bytes, sizeof bytes));
+    snprintf(text, size, "out of memory at batch %d on %s (%s)", f->old_size, f->device, where);
 }
 
 // Logged once, in one line, as the issue asks.
 static void report_split(TrainRun *run) {
-    if (run->reported_split || !run->split_cause[0]) return;
+    const SplitFacts *f = &run->split;
+    if (run->reported_split || !f->happened) return;
     int share = largest_share(run->batch, run->shares);
     int passes = (share + run->micro_batch - 1) / run->micro_batch;
     // Giving up the convolutions' workspace may leave room for the whole share.
@@ -278,10 +294,19 @@ static void report_split(TrainRun *run) {
                  run->micro_batch);
     else
         snprintf(passes_text, sizeof passes_text, "with whole batches of %d", run->micro_batch);
-    notice(run, "%s: continuing %s%s%s %s", run->split_cause, passes_text, run->split_workspace,
+    char cause[400], workspace[160] = "", was[32], now[32], before[32], after[32];
+    split_cause_text(f, cause, sizeof cause);
+    if (f->workspace_after || f->workspace_before)
+        snprintf(workspace, sizeof workspace, "; convolutions in their least workspace, %s at "
+                 "one sample (the %s their fastest algorithms ask for did not fit)",
+                 alloc_format_bytes(f->workspace_after, now, sizeof now),
+                 alloc_format_bytes(f->workspace_before, was, sizeof was));
+    notice(run, "%s: continuing %s%s%s (reserved %s before releasing the step, %s after)",
+           cause, passes_text, workspace,
            graph_normalises_over_batch(run->replicas[0].graph)
                ? "; batchnorm layers now normalise over each micro-batch" : "",
-           run->split_memory);
+           alloc_format_bytes(f->before, before, sizeof before),
+           alloc_format_bytes(f->after, after, sizeof after));
     run->reported_split = 1;
 }
 
@@ -335,11 +360,8 @@ static int give_up_workspace(TrainRun *run, const Replica *failed) {
             graph_limit_workspace(run->replicas[r].graph, SIZE_MAX);
         return 0;
     }
-    char was[32], now[32];
-    snprintf(run->split_workspace, sizeof run->split_workspace,
-             "; convolutions in their least workspace, %s at one sample (the %s their fastest "
-             "algorithms ask for did not fit)", alloc_format_bytes(after, now, sizeof now),
-             alloc_format_bytes(before, was, sizeof was));
+    run->split.workspace_before = before;
+    run->split.workspace_after = after;
     Status ignored;
     status_clear(&ignored);
     int planned = 0;
@@ -358,14 +380,14 @@ static int shrink_micro_batch(TrainRun *run, const Replica *failed, const Status
     int old_size = run->micro_batch;
     if (old_size <= 1) {
         if (give_up_workspace(run, failed)) {
-            if (!run->split_cause[0])
+            if (!run->split.happened)
                 describe_split(run, failed, old_size, before, failed_reserved);
             return 0;
         }
         report_split(run);  // a split that was tried is told before why it is given up
         return cannot_split(run, failed, cause, st);
     }
-    if (!run->split_cause[0]) describe_split(run, failed, old_size, before, failed_reserved);
+    if (!run->split.happened) describe_split(run, failed, old_size, before, failed_reserved);
     run->micro_batch = next_micro_batch(run, failed);
     return 0;
 }
@@ -931,19 +953,14 @@ static int open_step_graphs(TrainRun *run, Status *st) {
     return 0;
 }
 
-// Optimizer state and the dataset come before the activations, so that when memory is
-// short it is the per-batch part that shrinks.
-static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices, int count,
-                    const RunConfig *config, const Dataset *train, const TrainHooks *hooks,
-                    Status *st) {
-    memset(run, 0, sizeof *run);
+// One process trains 1 to 64 replicas; under mpirun, one each.
+static int check_replica_count(int count, int world, Status *st) {
     if (count < 1 || count > 64) {
         status_fail(st, STATUS_BAD_INPUT, "data parallelism takes 1 to 64 replicas, got %d",
                     count);
         status_hint(st, "list at most 64 GPUs in --gpus");
         return STATUS_BAD_INPUT;
     }
-    int world = config->world.size > 1 ? config->world.size : 1;
     if (world > 1 && count > 1) {
         status_fail(st, STATUS_BAD_INPUT, "each of the %d processes of this mpirun launch "
                     "asks for %d replicas; with mpirun, a process trains one", world, count);
@@ -951,28 +968,25 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
                         "(its local rank picks the GPU) or per CPU replica");
         return STATUS_BAD_INPUT;
     }
-    run->hooks = hooks;
-    run->count = count;
-    run->world = world;
-    if (config->world.sync_batchnorm) {
-        int batchnorms = graph_normalises_over_batch(graphs[0]);
-        run->sync_batchnorm = world > 1 && batchnorms;
-        if (!batchnorms)
-            notice(run, "--sync-batchnorm: the model has no batchnorm layer; nothing to "
-                   "synchronise");
-        else if (world == 1)
-            notice(run, "--sync-batchnorm: one process, whose batchnorm statistics are already "
-                   "the whole batch's");
-    }
-    run->shares = count * world;
-    run->first_share = config->world.rank * count;
-    run->config = config;
-    run->batch = config->train.batch < train->count ? config->train.batch : train->count;
-    run->micro_batch = largest_share(run->batch, run->shares);
-    run->replicas = calloc((size_t)count, sizeof *run->replicas);
-    run->step_indices = malloc((size_t)run->batch * sizeof *run->step_indices);
-    if (!run->replicas || !run->step_indices)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    return 0;
+}
+
+// --sync-batchnorm where it changes something: batchnorm layers and more than one process.
+static void choose_sync_batchnorm(TrainRun *run, const Graph *g) {
+    if (!run->config->world.sync_batchnorm) return;
+    int batchnorms = graph_normalises_over_batch(g);
+    run->sync_batchnorm = run->world > 1 && batchnorms;
+    if (!batchnorms)
+        notice(run, "--sync-batchnorm: the model has no batchnorm layer; nothing to "
+               "synchronise");
+    else if (run->world == 1)
+        notice(run, "--sync-batchnorm: one process, whose batchnorm statistics are already "
+               "the whole batch's");
+}
+
+// The batcher, the schedule in steps and the loss scaler, from the run's batch.
+static int open_schedule(TrainRun *run, const Dataset *train, Status *st) {
+    const RunConfig *config = run->config;
     TRY(batcher_init(&run->batcher, train, run->batch, 1, (uint64_t)config->train.seed, st));
     long steps_per_epoch = batcher_steps_per_epoch(&run->batcher);
     run->schedule = schedule_in_steps(&config->schedule, steps_per_epoch);
@@ -987,7 +1001,14 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     run->lr = config->optimizer.lr;
     run->loss_scaling = config->precision.precision == PRECISION_FP16;
     loss_scaler_init(&run->scaler, config->precision.initial_loss_scale);
-    for (int r = 0; r < count; r++) {
+    return 0;
+}
+
+// Each replica's optimizer state and batch source on its device.
+static int open_replicas(TrainRun *run, Graph *const *graphs, Device *const *devices,
+                         const Dataset *train, Status *st) {
+    const RunConfig *config = run->config;
+    for (int r = 0; r < run->count; r++) {
         Replica *rep = &run->replicas[r];
         rep->graph = graphs[r];
         rep->device = devices[r];
@@ -1009,9 +1030,17 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
                    (dataset_sample_size(train) + 1), bytes, sizeof bytes), rep->device->name);
         }
     }
-    if (world > 1) {
-        char said[512];
-        TRY(collective_open_mpi(devices[0], config->world.rank, world,
+    return 0;
+}
+
+// The sums over ranks (MPI or NCCL, in buckets started during backward) or over this
+// process's replicas, and the parameters made equal.
+static int open_collectives(TrainRun *run, Graph *const *graphs, Device *const *devices,
+                            Status *st) {
+    const RunConfig *config = run->config;
+    char said[512];
+    if (run->world > 1) {
+        TRY(collective_open_mpi(devices[0], config->world.rank, run->world,
                                 (CollectiveChoice)config->world.collective, &run->collective,
                                 said, sizeof said, st));
         if (said[0] && config->world.rank == 0) notice(run, "%s", said);
@@ -1022,14 +1051,40 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
                               config->world.bucket_mb, st));
         TRY(grad_sums_open(&run->collective, devices[0], run->buckets.total,
                            &run->buckets.sums, st));
-        TRY(broadcast_parameters(run, st));
-    } else if (count > 1) {
-        char said[512];
-        TRY(collective_open(devices, count, (CollectiveChoice)config->world.collective,
-                            &run->collective, said, sizeof said, st));
-        if (said[0]) notice(run, "%s", said);
-        TRY(broadcast_parameters(run, st));
+        return broadcast_parameters(run, st);
     }
+    if (run->count == 1) return 0;
+    TRY(collective_open(devices, run->count, (CollectiveChoice)config->world.collective,
+                        &run->collective, said, sizeof said, st));
+    if (said[0]) notice(run, "%s", said);
+    return broadcast_parameters(run, st);
+}
+
+// Optimizer state and the dataset come before the activations, so that when memory is
+// short it is the per-batch part that shrinks.
+static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices, int count,
+                    const RunConfig *config, const Dataset *train, const TrainHooks *hooks,
+                    Status *st) {
+    memset(run, 0, sizeof *run);
+    int world = config->world.size > 1 ? config->world.size : 1;
+    TRY(check_replica_count(count, world, st));
+    run->hooks = hooks;
+    run->count = count;
+    run->world = world;
+    run->config = config;
+    choose_sync_batchnorm(run, graphs[0]);
+    run->shares = count * world;
+    run->first_share = config->world.rank * count;
+    // A batch past the training set is one step of the whole set.
+    run->batch = config->train.batch < train->count ? config->train.batch : train->count;
+    run->micro_batch = largest_share(run->batch, run->shares);
+    run->replicas = calloc((size_t)count, sizeof *run->replicas);
+    run->step_indices = malloc((size_t)run->batch * sizeof *run->step_indices);
+    if (!run->replicas || !run->step_indices)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    TRY(open_schedule(run, train, st));
+    TRY(open_replicas(run, graphs, devices, train, st));
+    TRY(open_collectives(run, graphs, devices, st));
     TRY(open_step_graphs(run, st));
     return allocate_passes(run, st);
 }

@@ -8,6 +8,8 @@
 #include "core/device.h"
 #include "core/graph.h"
 #include "base/json.h"
+#include "core/checkpoint_session.h"
+#include "core/run.h"
 #include "base/status.h"
 #include "core/checkpoint.h"
 #include "data/dataset.h"
@@ -62,7 +64,7 @@ int args_float_in(const Command *cmd, const ParsedArgs *args, const char *name, 
                   double max, RangeEnds ends, double *out, int *present, Status *st);
 void command_print_help(const Command *cmd, FILE *out);
 
-// Whether this process opened a CUDA device (open_device_with_precision tells
+// Whether this process opened a CUDA device (open_run tells
 // note_cuda_device_opened); report_failure, print_notice and the rest: tools/report.c.
 void note_cuda_device_opened(void);
 int cuda_device_opened(void);
@@ -90,11 +92,6 @@ void print_rank_notice(int rank, int ranks, const char *host, const char *line);
 // print_notice of one line, as a library's on_notice callback takes it (user unused).
 void print_notice_line(void *user, const char *line);
 
-// The refusal of a folder another trainer process holds the lock of (base/directories.h):
-// STATUS_BAD_INPUT at `folder`, saying it cannot be this run's `use` ("--logdir"), the
-// holder's process id when known, and the hint to wait or do `instead`.
-int refuse_locked_folder(const char *folder, const char *use, const char *instead, Status *st);
-
 // The folder of the bundled .model files: share/trainer/models beside an installed binary,
 // else the source tree's models/ of this build; NULL when neither is there.
 const char *bundled_models_folder(char *out, size_t size);
@@ -106,29 +103,17 @@ int find_option_spec(const Command *cmd, const char *name);
 // Read and build the model named by the first positional argument (resolve_model_path).
 int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Graph *g,
                RunConfig *config, Status *st);
-// --device, --memory-limit, --memory-mode, --threads.
-int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d, Status *st);
-// The same for device `spec` ("cuda:1"), with the other device options from the arguments.
-int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Device *d,
-                     Status *st);
-// The same, computing in `precision` rather than in what --precision and --no-tf32 say
-// alone (train: the model file's `train precision=` with those over it), where "auto" and
-// "cuda" (and no --device) mean GPU `local_rank`: an mpirun process's GPU among those of
-// its host (0 otherwise).
-int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const char *spec,
-                               const PrecisionConfig *precision, int local_rank, Device *d,
-                               Status *st);
+// Opens setup->purpose's run of `first` (NULL: a device alone) through core's run_open:
+// the device options read from the arguments (check: --device, default cpu, and
+// --memory-limit alone), `request` (what the command read of its own options, the model's
+// precision included) resolved, notices printed. `first` is the run's, also on failure;
+// run_close frees what opened.
+int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunRequest *request,
+             Graph *first, Run *run, Status *st);
 // --precision, and --no-tf32 (the same as --precision fp32), over *precision (the model
 // file's `train precision=`, or the default). The two contradicting each other is an error.
 int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionConfig *precision,
                         Status *st);
-// precision_check (core/precision_check.h) of `g` on an open device: *effective (may be
-// NULL) is what it computes in there; a notice is printed; a refusal is returned. The
-// graph's activations are then stored as that precision stores them (graph_set_storage),
-// and laid out as the device prefers (graph_set_layouts): call it after the last
-// graph_fuse_activations and before allocating.
-int check_device_precision(Graph *g, const PrecisionConfig *precision, const Device *d,
-                           Precision *effective, Status *st);
 // "precision tf32 on cuda:0 (the default): GEMM and convolution inputs rounded ...".
 void print_precision(const PrecisionConfig *asked, Precision effective, const char *device);
 // data_spec_from_args's split "train" or "test", truncated by `limit_option`; read
@@ -227,9 +212,6 @@ int args_limit_order(const Command *cmd, const ParsedArgs *args, DatasetLimitOrd
 // to, 0 when not given. Refused when it does not fit the input.
 int args_resize(const Command *cmd, const ParsedArgs *args, const Shape *input, int *height,
                 int *width, Status *st);
-// A --memory-limit past the device's memory limits nothing (1T typed for 1G, say): said in
-// a notice; the command goes on.
-void notice_limit_over_memory(const Device *d);
 // --on-bad-sample fail|skip: *skip set for skip; another word is refused.
 int args_on_bad_sample(const Command *cmd, const ParsedArgs *args, int *skip, Status *st);
 // The reading options of a Graph's input: its shape and --on-bad-sample.
@@ -246,24 +228,10 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
                                         "loader thread (stream); auto streams when the "     \
                                         "images would take over half the memory"}
 
-// The names of a dataset's classes in label order, into list (room for 256): a known
-// dataset's (by its spec), or a png:DIR's folder names. Returns how many; 0 when it names
-// none.
-int dataset_class_name_list(const char *spec, const Dataset *ds, const char **list);
-// The classes `recorded` (from `path`, a weights file or checkpoint) against `names` of the
-// data at hand (`where`, e.g. "png:shirts"): the first label whose name differs (png:
-// folders labelled by their sorted names shift every label after a missing folder) is
-// STATUS_BAD_INPUT naming both when `refuse` (a resume would train on shifted labels), else
-// a notice (eval measures as asked). Names compare as `data export` writes them (0_T-shirt_top
-// is T-shirt/top). Nothing to compare when either names none; fewer classes here than
-// recorded, with the same names, are fine.
-int check_recorded_classes(const LoadedInputs *recorded, const char *const *names, int count,
-                           const char *path, const char *where, int refuse, Status *st);
-// Parameters from a safetensors file (`train --save` or a checkpoint) for eval and predict;
-// tensors holding NaN or infinity load with a warning naming them. *loaded says what else
-// the file records (normalization, class names): free it with checkpoint_loaded_free.
-int load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *loaded,
-                 Status *st);
+// What loading weights from `path` (run_open, eval and predict) found: a model text changed since (a notice), tensors
+// holding NaN or infinity (a warning naming them).
+void print_weights_notes(const char *path, const char *model_path,
+                         const CheckpointLoaded *loaded);
 // "235,146"
 const char *format_count(long value, char *buf, size_t size);
 
@@ -291,7 +259,7 @@ const char *format_count(long value, char *buf, size_t size);
 
 // --without LIST (train, bench train): the CUDA levers to turn off (base/lever.h) into
 // *set, 0 without the option; an unknown name is STATUS_BAD_INPUT naming the levers.
-// open_device_with_precision reads it too, and refuses it on the CPU.
+// open_run reads it too; core/run_options.c refuses it off CUDA.
 int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, Status *st);
 // The lever names for help texts, as base/lever.c's lever_names lists them.
 #define LEVER_NAMES_TEXT \
@@ -302,7 +270,7 @@ int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, 
 
 // --layout nchw|nhwc (train, bench train): NHWC images between convolutions on a GPU
 // (graph_set_layouts), as PyTorch's channels_last; NCHW, the default, without the option.
-// open_device_with_precision reads it, and refuses nhwc on the CPU.
+// open_run reads it; core/run_options.c refuses nhwc off CUDA.
 #define LAYOUT_OPTION_SPEC                                                                  \
     {"--layout", "nchw|nhwc", "how images between convolutions lie on a GPU: nchw (the "   \
                               "default) or nhwc, as cuDNN's tensor-core convolutions read " \

@@ -566,11 +566,8 @@ static void print_train(const BenchTrainReport *r, const BenchOptions *o, int fu
 static int load_bench_model(const BenchArgs *a, ModelFile *file, Graph *g, RunConfig *config,
                             Status *st) {
     char found[4096];
-    TRY(model_file_read(resolve_model_path(a->model, found, sizeof found), file, st));
-    int rc = graph_build(file, g, config, st);
-    if (rc) model_file_free(file);
-    else if (a->no_fuse) graph_fuse_activations(g, 0);
-    return rc;
+    return run_build_model(resolve_model_path(a->model, found, sizeof found), a->no_fuse, file,
+                           g, config, st);
 }
 
 typedef struct BenchReports {
@@ -685,39 +682,38 @@ int run_bench(const Command *cmd, const ParsedArgs *args) {
     // A model is benchmarked in the precision `trainer train` would run it in: the model
     // file's, or --precision, checked against the device, with its 16-bit storage.
     PrecisionConfig precision = have_model ? config.precision : (PrecisionConfig){0};
-    Device device;
     int rc = precision_from_args(cmd, args, &precision, &st);
     // bench_train reads the run's precision from config, as the training loop does (fp16's
     // loss scaling): --precision over the model file's.
     if (!rc && have_model) config.precision = precision;
-    if (!rc)
-        rc = open_device_with_precision(cmd, args, args_get(cmd, args, "--device"), &precision,
-                                        0, &device, &st);
-    int device_open = rc == 0;
-    if (!rc && have_model) rc = check_device_precision(&g, &precision, &device, NULL, &st);
-    if (!rc && have_model) a.nhwc_layers = graph_nhwc_layers(&g);
-    if (device_open) a.disabled_levers = device.disabled_levers;
+    Run run;
+    memset(&run, 0, sizeof run);
+    RunSetup setup = {.purpose = have_model ? RUN_BENCH : RUN_DEVICE_ONLY,
+                      .config = have_model ? &config : NULL};
+    RunRequest request = {.precision = &precision};
+    if (!rc) rc = open_run(cmd, args, &setup, &request, have_model ? &g : NULL, &run, &st);
+    else if (have_model) graph_free(&g);
+    Device *device = &run.devices[0];
+    Graph *opened = have_model ? &run.graphs[0] : NULL;
+    if (!rc && have_model) a.nhwc_layers = graph_nhwc_layers(opened);
+    if (run.devices_open) a.disabled_levers = device->disabled_levers;
     BenchDevice dev;
     if (!rc && have_model)
-        rc = step_graphs_check_device(config.cuda_graph, device.backend, &st);
-    if (!rc) rc = bench_device_describe(&device, &dev, &st);
+        rc = step_graphs_check_device(config.cuda_graph, device->backend, &st);
+    if (!rc) rc = bench_device_describe(device, &dev, &st);
     if (!rc) device_defaults(&a, &dev);
     Progress progress = {.enabled = isatty(fileno(stderr))};
     a.options.on_progress = show_progress;
     a.options.user = &progress;
     BenchReports reports;
     memset(&reports, 0, sizeof reports);
-    if (!rc) rc = run_benchmarks(&a, &device, &dev, have_model ? &g : NULL, &config, &reports,
-                                 &st);
+    if (!rc) rc = run_benchmarks(&a, device, &dev, opened, &config, &reports, &st);
     clear_progress(&progress);
     if (!rc) print_reports(&a, &dev, &reports);
     if (!rc) rc = check_memory_measured(reports.memory, &st);
     flush_stdout();
     reports_free(&reports);
-    if (have_model) {
-        graph_free(&g);
-        model_file_free(&file);
-    }
-    if (device_open) device_close(&device);
+    run_close(&run);
+    if (have_model) model_file_free(&file);
     return rc ? report_failure(&st) : 0;
 }

@@ -102,22 +102,11 @@ static void print_fusion(const Graph *g, const RunConfig *config) {
 // on a GPU. The layers of an NHWC trunk are consecutive in the table.
 static int print_layouts(Graph *g, const Device *device, Status *st) {
     int here = device->backend->nhwc_activations;
-    TRY(graph_set_layouts(g, 1, st));
-    int count = graph_nhwc_layers(g);
-    // Copied: the second graph_set_layouts takes the conversion out, its name with it.
-    char first[LAYER_NAME_MAX] = "", last[LAYER_NAME_MAX] = "", reorders[LAYER_NAME_MAX] = "";
-    char converts[LAYER_NAME_MAX] = "";
-    for (int i = 0; i < g->count; i++) {
-        const Layer *l = g->layers[i];
-        if (l->layout == LAYOUT_NHWC) {
-            if (!first[0]) snprintf(first, sizeof first, "%s", l->name);
-            snprintf(last, sizeof last, "%s", l->name);
-        }
-        if (layer_reorders_input(l)) snprintf(reorders, sizeof reorders, "%s", l->name);
-        if (l->kind->layout_use == LAYOUT_USE_TO_NHWC)
-            snprintf(converts, sizeof converts, "%s", l->name);
-    }
-    TRY(graph_set_layouts(g, here, st));  // what the plan above was made for
+    NhwcPreview nhwc;
+    TRY(run_preview_nhwc(g, here, &nhwc, st));
+    int count = nhwc.count;
+    const char *first = nhwc.first, *last = nhwc.last, *reorders = nhwc.reorders,
+               *converts = nhwc.converts;
     if (!count) {
         printf("layout: NCHW throughout (NHWC is for the images between convolutions; no "
                "layer here can take it)\n");
@@ -324,32 +313,12 @@ static void print_check_precision(const RunConfig *config, const CheckPrecision 
     printf("  not on %s: %s; train on a GPU (--device cuda)\n", device->name, p->refused);
 }
 
-// With --device (or a GPU) the check is train's, refusal included; on the default CPU a
-// refusal becomes a note and the plan stays the GPU's.
-static int check_precision(const Command *cmd, const ParsedArgs *args, Graph *g,
-                           const RunConfig *config, const Device *device, CheckPrecision *out,
-                           Status *st) {
-    memset(out, 0, sizeof *out);
-    if (args_get(cmd, args, "--device") || device->backend->kind != BACKEND_CPU)
-        return check_device_precision(g, &config->precision, device, &out->computed, st);
-    PrecisionTarget cpu = precision_target(device);
-    Status refusal;
-    status_clear(&refusal);
-    char notice[512];
-    if (precision_check(g, &config->precision, &cpu, &out->computed, notice, sizeof notice,
-                        &refusal)) {
-        snprintf(out->refused, sizeof out->refused, "%s", refusal.message);
-        out->computed = config->precision.precision;
-    }
-    return graph_set_storage(g, precision_activation_dtype(out->computed), st);
-}
-
 // The device (for its workspace sizes and memory) and, with --data, the datasets are
 // opened before anything is printed, so that a bad --device or --data prints only its error.
 static int check_with(const Command *cmd, const ParsedArgs *args, Graph *g,
-                      const RunConfig *config, int batch, Device *device, Status *st) {
-    CheckPrecision precision;
-    TRY(check_precision(cmd, args, g, config, device, &precision, st));
+                      const RunConfig *config, int batch, Device *device,
+                      const CheckPrecision *checked, Status *st) {
+    CheckPrecision precision = *checked;
     MemoryPlanOptions options = {.batch = batch, .optimizer = &config->optimizer,
                                  .limit = device->alloc.limit,
                                  .precision = precision.computed};
@@ -393,25 +362,25 @@ int run_check(const Command *cmd, const ParsedArgs *args) {
     int rc = args_int(cmd, args, "--batch", 1, MEMORY_PLAN_MAX_BATCH, &batch, NULL, &st);
     if (!rc) rc = apply_data_transform_overrides(cmd, args, &config, &st);
     if (!rc) rc = precision_from_args(cmd, args, &config.precision, &st);
-    // Checking needs no GPU: the plan is for the CPU unless --device names another.
-    DeviceOptions device_options = {.spec = args_get(cmd, args, "--device"),
-                                    .memory_limit = args_get(cmd, args, "--memory-limit"),
-                                    .mode = ALLOC_GROW,
-                                    .precision = config.precision.precision};
-    if (!device_options.spec) device_options.spec = "cpu";
-    Device device;
-    char notice[512];
-    int opened = 0;
-    if (!rc) rc = device_open(&device_options, &device, notice, sizeof notice, &st);
+    // Checking needs no GPU: the plan is for the CPU unless --device names another; there a
+    // precision the CPU lacks is kept as a note, and the plan stays the GPU's.
+    Status refusal;
+    RunSetup setup = {.purpose = RUN_CHECK, .config = &config,
+                      .keep_refusal = !args_get(cmd, args, "--device"), .refusal = &refusal};
+    RunRequest request = {.precision = &config.precision};
+    Run run;
+    memset(&run, 0, sizeof run);
+    if (!rc) rc = open_run(cmd, args, &setup, &request, &g, &run, &st);
+    else graph_free(&g);
     if (!rc) {
-        opened = 1;
-        if (notice[0]) print_notice("%s", notice);
-        notice_limit_over_memory(&device);
-        rc = check_with(cmd, args, &g, &config, (int)batch, &device, &st);
+        CheckPrecision precision = {.computed = run.precision};
+        if (setup.keep_refusal && run.devices[0].backend->kind == BACKEND_CPU)
+            snprintf(precision.refused, sizeof precision.refused, "%s", refusal.message);
+        rc = check_with(cmd, args, &run.graphs[0], &config, (int)batch, &run.devices[0],
+                        &precision, &st);
     }
     int exit_code = rc ? report_failure(&st) : 0;
-    if (opened) device_close(&device);
-    graph_free(&g);
+    run_close(&run);
     model_file_free(&file);
     return exit_code;
 }

@@ -231,7 +231,8 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
                                                           : "the test set", st));
     const char *spec = data_spec_from_args(cmd, args, config), *names[256];
     int classes = dataset_class_name_list(spec, test, names);
-    TRY(check_recorded_classes(&loaded->inputs, names, classes, weights, spec, 0, st));
+    RunNotice notice = {print_notice_line, NULL};
+    TRY(check_recorded_classes(&loaded->inputs, names, classes, weights, spec, 0, &notice, st));
     // The samples normalized as in training: by what the weights file records.
     RunConfig evaluated = *config;
     Normalization normalization;
@@ -324,12 +325,11 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     ModelFile file;
     Graph g;
     RunConfig config;
-    Device device;
     Dataset test = {0};
     if (result_sink_open(cmd, args, &st)) return report_failure(&st);
     if (load_model(cmd, args, &file, &g, &config, &st))
         return result_sink_close(report_failure(&st));
-    int device_open = 0, rc = 0;
+    int rc = 0;
     const char *output = args_get(cmd, args, "--output");
     if (output) rc = eval_output_check(output, &st);
     if (!rc && !args_get(cmd, args, "--weights")) {
@@ -337,41 +337,41 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
         rc = status_fail(&st, STATUS_BAD_INPUT, "trainer eval needs --weights FILE");
         status_hint(&st, "train with `trainer train %s --save FILE` first", g.path);
     }
-    // Only --precision: the model file's `train precision=` is about training.
+    // Only --precision: the model file's `train precision=` is about training. The weights
+    // before the data: a file of another model fails without the wait, and the split they
+    // record chooses the samples.
     PrecisionConfig precision = {0};
     if (!rc) rc = precision_from_args(cmd, args, &precision, &st);
-    if (!rc) rc = open_device_with_precision(cmd, args, args_get(cmd, args, "--device"),
-                                             &precision, 0, &device, &st);
-    if (!rc) device_open = 1;
-    if (!rc) rc = check_device_precision(&g, &precision, &device, NULL, &st);
-    // The weights before the data: a file of another model fails without the wait, and the
-    // split they record chooses the samples.
-    CheckpointLoaded loaded;
-    memset(&loaded, 0, sizeof loaded);
-    if (!rc) rc = graph_init_params(&g, device.backend, &device.alloc, 0, &st);
-    if (!rc) rc = load_weights(&g, device.backend, args_get(cmd, args, "--weights"), &loaded,
-                               &st);
+    Run run;
+    memset(&run, 0, sizeof run);
+    RunSetup setup = {.purpose = RUN_EVAL, .config = &config,
+                      .weights = args_get(cmd, args, "--weights")};
+    RunRequest request = {.precision = &precision};
+    if (!rc) rc = open_run(cmd, args, &setup, &request, &g, &run, &st);
+    else graph_free(&g);
+    if (!rc) print_weights_notes(setup.weights, run.graphs[0].path, &run.loaded);
+    Graph *opened = &run.graphs[0];
+    Device *device = &run.devices[0];
+    CheckpointLoaded *loaded = &run.loaded;
     DatasetOptions options;
-    if (!rc) rc = dataset_options_from_args(cmd, args, &g, &options, &st);
+    if (!rc) rc = dataset_options_from_args(cmd, args, opened, &options, &st);
     int skipped = 0;
     EvalSplit split;
-    if (!rc) rc = choose_split(cmd, args, &config, &loaded.inputs.held_out, &split, &st);
+    if (!rc) rc = choose_split(cmd, args, &config, &loaded->inputs.held_out, &split, &st);
     if (!rc && split.held.fraction) {
         rc = load_validation(cmd, args, &config, &options, &split, &test, &skipped, &st);
         if (!rc)
-            warn_other_split(&split, &loaded.inputs.held_out, args_get(cmd, args, "--weights"));
+            warn_other_split(&split, &loaded->inputs.held_out, args_get(cmd, args, "--weights"));
     } else if (!rc) {
         rc = load_dataset_from_args(cmd, args, &config, "test", "--test-limit", &options, &test,
                                     &skipped, &st);
     }
     if (!rc && skipped) printf("skipped %d unreadable sample%s (--on-bad-sample skip)\n",
                                skipped, skipped == 1 ? "" : "s");
-    if (!rc) rc = eval_with(cmd, args, &g, &config, &device, &split, &loaded, &test, &st);
-    checkpoint_loaded_free(&loaded);
+    if (!rc) rc = eval_with(cmd, args, opened, &config, device, &split, loaded, &test, &st);
     int exit_code = rc ? report_failure(&st) : 0;
     dataset_free(&test);
-    graph_free(&g);
-    if (device_open) device_close(&device);
+    run_close(&run);
     model_file_free(&file);
     return result_sink_close(exit_code);
 }

@@ -31,14 +31,17 @@ static int usage_error(const Command *cmd, Status *st, const char *what) {
     return STATUS_BAD_INPUT;
 }
 
-// The weights into the graph on the CPU device `device`, then the ONNX file from them.
-static int export_onnx_from(Graph *g, Device *device, const char *weights, const char *output,
-                            Status *st) {
-    TRY(graph_init_params(g, device->backend, &device->alloc, 0, st));
-    CheckpointLoaded loaded;
-    TRY(load_weights(g, device->backend, weights, &loaded, st));
-    checkpoint_loaded_free(&loaded);
-    return export_onnx(g, device->backend, output, st);
+// The weights into the graph, opened on the CPU as eval opens it, then the ONNX file.
+static int export_onnx_from(const Command *cmd, const ParsedArgs *args, Graph *g,
+                            const char *weights, const char *output, Status *st) {
+    Run run;
+    RunSetup setup = {.purpose = RUN_EVAL, .weights = weights};
+    RunRequest request = {.device = "cpu"};
+    int rc = open_run(cmd, args, &setup, &request, g, &run, st);
+    if (!rc) print_weights_notes(weights, run.graphs[0].path, &run.loaded);
+    if (!rc) rc = export_onnx(&run.graphs[0], run.devices[0].backend, output, st);
+    run_close(&run);
+    return rc;
 }
 
 static int export_with(const Command *cmd, const ParsedArgs *args, Status *st) {
@@ -61,19 +64,15 @@ static int export_with(const Command *cmd, const ParsedArgs *args, Status *st) {
                                     "holds its weights");
     ModelFile file;
     Graph g;
-    Device device;
-    int device_open = 0;
     TRY(model_file_read(args->positionals[1], &file, st));
     int rc = graph_build(&file, &g, NULL, st), built = !rc;  // a failed build frees itself
     if (!rc && onnx) {
-        rc = open_device_spec(cmd, args, "cpu", &device, st);
-        device_open = !rc;
-        if (!rc) rc = export_onnx_from(&g, &device, weights, output, st);
+        built = 0;  // the run's, freed with it
+        rc = export_onnx_from(cmd, args, &g, weights, output, st);
     } else if (!rc) {
         rc = export_pytorch(&g, args->positionals[1], output, st);
     }
     if (built) graph_free(&g);  // its parameters go back to the device before it closes
-    if (device_open) device_close(&device);
     model_file_free(&file);
     return rc;
 }

@@ -349,8 +349,7 @@ typedef struct PredictRun {
     PredictionFile output;   // --output; file NULL without
     Graph *g;
     RunConfig config;        // the model file's train batch= caps the predict batch
-    Device device;
-    int device_open;
+    Run run;                 // the device, and the graph run_open took
     const char *weights;
     int top;                 // at most the class count
     int digits;              // decimals of the printed probabilities
@@ -423,7 +422,7 @@ static void emit_run_event(const PredictRun *run) {
     json_add_text(event, "data", run->data_spec);
     cJSON_AddNumberToObject(event, "samples", run->count);
     cJSON_AddNumberToObject(event, "top", run->top);
-    json_add_text(event, "device", run->device.name);
+    json_add_text(event, "device", run->run.devices[0].name);
     result_emit(event);
 }
 
@@ -461,34 +460,25 @@ static int report_batch(PredictRun *run, int first, int n, const float *scores, 
 // Runs the samples through the model in batches of at most the model's train batch=, and
 // reports each one's top classes.
 static int predict_all(PredictRun *run, Status *st) {
-    Graph *g = run->g;
-    const Backend *b = run->device.backend;
     int count = run->count;
-    int classes = graph_classes(g);
+    int classes = graph_classes(run->g);
     int batch = count < run->config.train.batch ? count : run->config.train.batch;
     if (batch < 1) batch = 1;
-    TRY(graph_allocate(g, b, &run->device.alloc, batch, NULL, st));
+    TRY(run_allocate(&run->run, batch, st));
     int name_width = name_column_width(run, classes);
     float *scores = malloc((size_t)batch * classes * sizeof *scores);
     double *probs = malloc((size_t)classes * sizeof *probs);
     RankedClass *ranked = malloc((size_t)classes * sizeof *ranked);
-    int32_t *labels = calloc((size_t)batch, sizeof *labels);  // the loss needs some; class 0
-    int rc = (!scores || !probs || !ranked || !labels)
+    int rc = (!scores || !probs || !ranked)
                  ? status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory")
                  : 0;
     const char *output = args_get(&predict_command, run->args, "--output");
     if (!rc && output) rc = prediction_output_open(&run->output, output, st);
     if (!rc) emit_run_event(run);
-    const Tensor *logits = &g->loss->inputs[0]->output;
     for (int first = 0; !rc && first < count; first += batch) {
         int n = count - first < batch ? count - first : batch;
-        LayerContext ctx = {.backend = b, .alloc = &run->device.alloc, .batch = n,
-                            .training = 0, .labels = (const int32_t *)g->labels.data,
-                            .sync_check = run->config.sync_check};
-        rc = graph_load_batch(g, b, run->images + (size_t)first * run->sample, labels, n, st);
-        if (!rc) rc = graph_forward(g, &ctx, st);
-        if (!rc)
-            rc = b->copy_to_host(b, scores, logits->data, (size_t)n * classes * sizeof *scores, st);
+        rc = run_forward_batch(&run->run, run->images + (size_t)first * run->sample, n,
+                               run->config.sync_check, scores, st);
         if (!rc) rc = report_batch(run, first, n, scores, probs, ranked, name_width, st);
     }
     Status closing;
@@ -507,7 +497,6 @@ static int predict_all(PredictRun *run, Status *st) {
     free(scores);
     free(probs);
     free(ranked);
-    free(labels);
     return rc;
 }
 
@@ -583,16 +572,19 @@ static int prepare_samples(PredictRun *run, const CheckpointLoaded *loaded, Stat
 static int run_model(const Command *cmd, PredictRun *run, Status *st) {
     // Only --precision: the model file's `train precision=` is about training.
     PrecisionConfig precision = {0};
-    TRY(precision_from_args(cmd, run->args, &precision, st));
-    TRY(open_device_with_precision(cmd, run->args, args_get(cmd, run->args, "--device"),
-                                   &precision, 0, &run->device, st));
-    run->device_open = 1;
-    TRY(check_device_precision(run->g, &precision, &run->device, NULL, st));
-    TRY(graph_init_params(run->g, run->device.backend, &run->device.alloc, 0, st));
-    CheckpointLoaded loaded;
-    TRY(load_weights(run->g, run->device.backend, run->weights, &loaded, st));
-    int rc = prepare_samples(run, &loaded, st);
-    const LoadedInputs *in = &loaded.inputs;
+    int rc = precision_from_args(cmd, run->args, &precision, st);
+    RunSetup setup = {.purpose = RUN_PREDICT, .config = &run->config, .weights = run->weights};
+    RunRequest request = {.precision = &precision};
+    Graph *built = run->g;
+    run->g = NULL;  // the run's once opened (freed with it, also on failure)
+    if (rc) graph_free(built);
+    TRY(rc);
+    rc = open_run(cmd, run->args, &setup, &request, built, &run->run, st);
+    run->g = &run->run.graphs[0];
+    TRY(rc);
+    print_weights_notes(run->weights, run->g->path, &run->run.loaded);
+    rc = prepare_samples(run, &run->run.loaded, st);
+    const LoadedInputs *in = &run->run.loaded.inputs;
     if (!rc && !args_get(cmd, run->args, "--classes") && in->class_count > 0)
         rc = use_recorded_names(in, graph_classes(run->g), run->weights, &run->names, st);
     else if (!rc && !args_get(cmd, run->args, "--classes")) {
@@ -602,7 +594,6 @@ static int run_model(const Command *cmd, PredictRun *run, Status *st) {
                      "--classes fashion-mnist names them",
                      text_escape(run->weights, strlen(run->weights), shown, sizeof shown));
     }
-    checkpoint_loaded_free(&loaded);
     return rc ? rc : predict_all(run, st);
 }
 
@@ -611,14 +602,9 @@ static int run_predict_model(const Command *cmd, const ParsedArgs *args, Status 
     Graph g;
     PredictRun run = {.args = args, .g = &g};
     char found[4096];
-    if (model_file_read(resolve_model_path(args->positionals[0], found, sizeof found), &file,
-                        st))
+    if (run_build_model(resolve_model_path(args->positionals[0], found, sizeof found),
+                        args_get(cmd, args, "--no-fuse") != NULL, &file, &g, &run.config, st))
         return report_failure(st);
-    if (graph_build(&file, &g, &run.config, st)) {
-        model_file_free(&file);
-        return report_failure(st);
-    }
-    if (args_get(cmd, args, "--no-fuse")) graph_fuse_activations(&g, 0);
     int exit_code = prepare(cmd, &run, st) ? report_failure(st) : 0;
     // Bad images are reported one by one as they are read; then the model does not run.
     if (!exit_code && !run.data_spec)
@@ -629,8 +615,8 @@ static int run_predict_model(const Command *cmd, const ParsedArgs *args, Status 
     input_list_free(&run.inputs);
     dataset_free(&run.data);
     class_names_free(&run.names);
-    graph_free(&g);
-    if (run.device_open) device_close(&run.device);
+    if (run.g == &g) graph_free(&g);  // the model did not run
+    run_close(&run.run);
     model_file_free(&file);
     return exit_code;
 }

@@ -106,6 +106,8 @@ typedef struct TrainSession {
     int stopped_early;      // on_epoch stopped training because early_stop said so
     int last_epoch;         // the last epoch reported, for the log's final test row
     const MpiWorld *world;  // this process among an mpirun launch's
+    const Command *cmd;     // the command as typed, repeated in the resume command
+    const ParsedArgs *args;
     // The run's last evaluation, for --json's result: each epoch's, then the test split's.
     EvalResult last_result;
     const char *last_split;  // NULL: none yet
@@ -221,7 +223,7 @@ static int batch_is_auto(const Command *cmd, const ParsedArgs *args) {
 }
 
 static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig *config,
-                           Status *st) {
+                           RunRequest *request, Status *st) {
     TRY(cuda_graph_from_args(cmd, args, &config->cuda_graph, st));
     long value;
     int present;
@@ -229,9 +231,10 @@ static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig
     if (present) config->train.epochs = (int)value;
     TRY(args_int(cmd, args, "--early-stop", 0, 1000000, &value, &present, st));
     if (present) config->train.early_stop = (int)value;
-    if (!batch_is_auto(cmd, args)) {
+    request->batch_auto = batch_is_auto(cmd, args);
+    if (!request->batch_auto) {
         TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &value, &present, st));
-        if (present) config->train.batch = (int)value;
+        if (present) request->batch = (int)value;
     }
     TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &value, &present, st));
     if (present) config->train.seed = value;
@@ -269,135 +272,30 @@ static void print_memory(const Device *d) {
            s->cache_hits, s->out_of_memory);
 }
 
-enum { MAX_REPLICAS = 16 };
-
-// The replicas of one run: their graphs and the devices they run on. With --replicas on
-// the CPU every replica shares the one CPU device.
+// The replicas of one run (core/run.h): their graphs and the devices they run on. With
+// --replicas on the CPU every replica shares the one CPU device.
 typedef struct Replicas {
-    int count;
-    Graph graphs[MAX_REPLICAS];
-    Graph *graph_list[MAX_REPLICAS];
-    Device devices[MAX_REPLICAS];
-    Device *device_list[MAX_REPLICAS];
-    int graphs_built, devices_open;
+    Run run;
     RunConfig config;       // the model file's, with the command line's overrides; shared
     MpiWorld world;         // the processes of an mpirun launch; size 1 without
-    Precision precision;    // what replica 0's GEMMs and convolutions compute in
     int disagreed;          // the ranks of a launch were started on different runs
 } Replicas;
 
-static void replicas_close(Replicas *r) {
-    for (int i = 0; i < r->graphs_built; i++) graph_free(&r->graphs[i]);
-    for (int i = 0; i < r->devices_open; i++) device_close(&r->devices[i]);
-}
-
-// "0,1,3" into ordinals, each a whole number. A GPU listed twice holds two replicas (their
-// sums then go through host memory: NCCL takes one replica per GPU, core/collective.h).
-static int parse_gpu_list(const char *text, int *ordinals, int *count, Status *st) {
-    *count = 0;
-    const char *p = text;
-    while (*p) {
-        char *end;
-        long value = strtol(p, &end, 10);
-        if (end == p || value < 0 || value > 1024 || (*end && *end != ',')) {
-            status_fail(st, STATUS_BAD_INPUT, "--gpus %s: expected GPU ordinals separated by "
-                        "commas, like 0,1", text);
-            status_hint(st, "`trainer devices` lists the GPUs this process sees");
-            return STATUS_BAD_INPUT;
-        }
-        if (*count == MAX_REPLICAS) {
-            status_fail(st, STATUS_BAD_INPUT, "--gpus %s: at most %d GPUs", text, MAX_REPLICAS);
-            return STATUS_BAD_INPUT;
-        }
-        ordinals[(*count)++] = (int)value;
-        p = *end ? end + 1 : end;
-    }
-    if (*count == 0) {
-        status_fail(st, STATUS_BAD_INPUT, "--gpus needs at least one GPU ordinal");
-        status_hint(st, "e.g. --gpus 0,1");
-        return STATUS_BAD_INPUT;
-    }
-    return 0;
-}
-
-// --gpus opens cuda:N for each N; --replicas N shares the CPU device N times; otherwise
-// one device from --device.
-static int open_replica_devices(const Command *cmd, const ParsedArgs *args, Replicas *r,
-                                Status *st) {
-    const char *gpus = args_get(cmd, args, "--gpus");
-    const char *device = args_get(cmd, args, "--device");
-    long replicas = 1;
-    int replicas_given = 0;
-    TRY(args_int(cmd, args, "--replicas", 1, MAX_REPLICAS, &replicas, &replicas_given, st));
-    if (gpus && replicas_given) {
-        status_fail(st, STATUS_BAD_INPUT, "--gpus and --replicas both choose the replicas");
-        status_hint(st, "--gpus 0,1 for GPUs; --replicas N only on the CPU");
-        return STATUS_BAD_INPUT;
-    }
-    if (gpus) {
-        if (device && strcmp(device, "cuda") != 0 && strcmp(device, "auto") != 0) {
-            status_fail(st, STATUS_BAD_INPUT, "--gpus %s with --device %s: --gpus chooses CUDA "
-                        "devices", gpus, device);
-            status_hint(st, "drop --device, or drop --gpus to train on %s", device);
-            return STATUS_BAD_INPUT;
-        }
-        int ordinals[MAX_REPLICAS];
-        TRY(parse_gpu_list(gpus, ordinals, &r->count, st));
-        for (int i = 0; i < r->count; i++) {
-            char spec[32];
-            snprintf(spec, sizeof spec, "cuda:%d", ordinals[i]);
-            int rc = open_device_with_precision(cmd, args, spec, &r->config.precision, 0,
-                                                &r->devices[i], st);
-            if (rc && strncmp(st->message, "--device ", 9) == 0) {
-                // The device's message names --device, which the user did not type.
-                memmove(st->message, st->message + 9, strlen(st->message + 9) + 1);
-                status_prefix(st, "--gpus %s: ", gpus);
-            }
-            if (rc) return rc;
-            r->devices_open++;
-            r->device_list[i] = &r->devices[i];
-        }
-        return 0;
-    }
-    TRY(open_device_with_precision(cmd, args, device, &r->config.precision,
-                                   r->world.local_rank, &r->devices[0], st));
-    r->devices_open = 1;
-    if (replicas_given && r->devices[0].backend->kind != BACKEND_CPU) {
-        status_fail(st, STATUS_BAD_INPUT, "--replicas runs replicas on the CPU, but the device "
-                    "is %s", r->devices[0].name);
-        status_hint(st, "on GPUs, list them with --gpus 0,1; or add --device cpu");
-        return STATUS_BAD_INPUT;
-    }
-    r->count = (int)replicas;
-    for (int i = 0; i < r->count; i++) r->device_list[i] = &r->devices[0];
-    return 0;
-}
-
-// Every device can compute in the precision asked for, checked before the first kernel.
-static int check_replica_precision(Graph *g, Replicas *r, Status *st) {
-    for (int i = 0; i < r->devices_open; i++) {
-        Precision computed;
-        TRY(check_device_precision(g, &r->config.precision, &r->devices[i], &computed, st));
-        if (i == 0) r->precision = computed;
-    }
-    return 0;
-}
-
-// Replica 0 is the graph load_model built; the others are built from the same file, and
-// every replica gets its parameters on its device (train_replicas makes them equal).
-static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r, Status *st) {
-    r->graphs[0] = *first;
-    r->graphs_built = 1;
-    for (int i = 1; i < r->count; i++) {
-        TRY(graph_build(file, &r->graphs[i], NULL, st));
-        r->graphs_built++;
-        graph_fuse_activations(&r->graphs[i], !r->config.train.no_fusion);
-        TRY(graph_set_storage(&r->graphs[i], precision_activation_dtype(r->precision), st));
-        TRY(graph_set_layouts(&r->graphs[i], r->device_list[i]->backend->nhwc_activations,
-                              st));
-    }
-    for (int i = 0; i < r->count; i++) r->graph_list[i] = &r->graphs[i];
-    return 0;
+// The run opened through core's run_open: --gpus opens cuda:N for each N; --replicas N
+// shares the CPU device N times; otherwise one device from --device.
+static int open_replicas(const Command *cmd, const ParsedArgs *args, const ModelFile *file,
+                         Graph *first, RunRequest *request, Replicas *r, Status *st) {
+    long replicas = 0;
+    TRY(args_int(cmd, args, "--replicas", 1, RUN_MAX_REPLICAS, &replicas, NULL, st));
+    request->replicas = (int)replicas;
+    request->gpus = args_get(cmd, args, "--gpus");
+    request->drop_remainder = args_get(cmd, args, "--drop-remainder") != NULL;
+    request->world_size = r->world.size;
+    request->world_rank = r->world.rank;
+    request->default_ordinal = r->world.local_rank;
+    request->precision = &r->config.precision;
+    RunSetup setup = {.purpose = RUN_TRAIN, .file = file, .config = &r->config};
+    return open_run(cmd, args, &setup, request, first, &r->run, st);
 }
 
 // --batch auto on replica 0's device, per replica: replicas on distinct GPUs each take
@@ -407,16 +305,10 @@ static int build_replica_graphs(const ModelFile *file, Graph *first, Replicas *r
 // them holding theirs at once.
 static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, Status *st) {
     BatchChoice choice;
-    Device *d = r->device_list[0];
-    Graph *sharing[MAX_REPLICAS];
+    Device *d = r->run.device_list[0];
     int shared = 0;
-    for (int i = 0; i < r->count; i++)
-        if (r->device_list[i] == d) sharing[shared++] = r->graph_list[i];
-    TRY(batch_auto_choose(sharing, shared, &r->config, d, train, test, train->count, &choice,
-                          st));
-    int batch = choice.batch * r->count;
-    if (batch > train->count) batch = train->count;
-    r->config.train.batch = batch;
+    TRY(run_choose_batch(&r->run, &r->config, train, test, &choice, &shared, st));
+    int batch = r->config.train.batch;
     char budget[32], planned[160];
     // The plan's own answer past the cap means nothing: it clamps a batch to the training
     // set, so past that size every batch "fits" (1048576 on 500 samples). The cap instead.
@@ -430,16 +322,16 @@ static int choose_batch(Replicas *r, const Dataset *train, const Dataset *test, 
     // A batch capped to the training set need not divide evenly: the first batch % count
     // replicas take one sample more (replica_share), and the message says so exactly.
     char replicas[128] = "";
-    int each = batch / r->count, larger = batch % r->count, others = r->count - larger;
+    int each = batch / r->run.count, larger = batch % r->run.count, others = r->run.count - larger;
     char rest[48] = "the other";
     if (others > 1) snprintf(rest, sizeof rest, "each of the other %d", others);
-    if (r->count > 1 && larger == 0)
-        snprintf(replicas, sizeof replicas, "%d on each of %d replicas; ", each, r->count);
-    else if (r->count > 1)
+    if (r->run.count > 1 && larger == 0)
+        snprintf(replicas, sizeof replicas, "%d on each of %d replicas; ", each, r->run.count);
+    else if (r->run.count > 1)
         snprintf(replicas, sizeof replicas, "%d on %d of %d replicas and %d on %s; ", each + 1,
-                 larger, r->count, each, rest);
+                 larger, r->run.count, each, rest);
     printf("batch auto: %d (%sthe memory plan allows %s%s in %s %s %s, keeping 10%% free; "
-           "%d trial step%s)\n", batch, replicas, planned, r->count > 1 ? " per replica" : "",
+           "%d trial step%s)\n", batch, replicas, planned, r->run.count > 1 ? " per replica" : "",
            alloc_format_bytes(choice.budget, budget, sizeof budget),
            shared > 1 ? "(each replica's share) on" : "on", d->name, choice.trials,
            choice.trials == 1 ? "" : "s");
@@ -472,11 +364,11 @@ static int evaluate_test_at_end(Replicas *r, const RunData *data, TrainSession *
     int batch = r->config.train.batch < data->test.count ? r->config.train.batch
                                                           : data->test.count;
     EvalResult result;
-    Graph *g = r->graph_list[0];
+    Graph *g = r->run.graph_list[0];
     int stopped = 0;
     TrainHooks test_hooks = *hooks;
     test_hooks.eval_split = "test";
-    int rc = evaluate_model_stoppable(g, &r->config, r->device_list[0], &data->test, batch,
+    int rc = evaluate_model_stoppable(g, &r->config, r->run.device_list[0], &data->test, batch,
                                       &test_hooks, &stopped, NULL, &result, st);
     progress_clear(&((TrainSession *)hooks->user)->bar);
     TRY(rc);
@@ -522,19 +414,20 @@ static int stopped_before_training(Status *st) {
 // the command that goes on from it.
 static int after_training(Replicas *r, const RunData *data, TrainSession *session,
                           const TrainHooks *hooks, int rc, int interrupted, Status *st) {
-    Graph *g = r->graph_list[0];
+    Graph *g = r->run.graph_list[0];
     CheckpointSession *kept = &session->checkpoints;
     if (session->log_failed) *st = session->log_status;
     if (session->stopped_early) rc = 0;  // a finished run: on_epoch's return only ended the loop
     if (!rc && !interrupted) {
-        rc = checkpoints_finish(kept, g, r->device_list[0], st);
+        rc = checkpoints_finish(kept, g, r->run.device_list[0], st);
         if (rc) session->write_failed = WEIGHTS_WRITE_FAILED;
     }
-    if (interrupted) checkpoints_interrupted(kept, g, r->device_list[0]);
+    if (interrupted)
+        checkpoints_interrupted(kept, g, r->run.device_list[0], session->cmd, session->args);
     if (!rc) rc = evaluate_test_at_end(r, data, session, hooks, st);
     if (rc && session->write_failed == LOG_WRITE_FAILED && kept->last_written[0])
         print_notice("the newest checkpoint: %s", kept->last_written);
-    if (rc && session->write_failed) checkpoints_print_resume(kept);
+    if (rc && session->write_failed) checkpoints_print_resume(kept, session->cmd, session->args);
     return rc;
 }
 
@@ -545,29 +438,31 @@ static int check_ranks_agree(const Command *cmd, const ParsedArgs *args, Replica
                              const RunData *data, Status *st) {
     RunFacts facts = {data_spec_from_args(cmd, args, &r->config), data->train.count,
                       data->has_val ? data->val.count : -1,
-                      data->has_test ? data->test.count : -1, r->precision};
-    return world_check_agreement(&r->world, r->graph_list[0], &r->config, &facts,
+                      data->has_test ? data->test.count : -1, r->run.precision};
+    return world_check_agreement(&r->world, r->run.graph_list[0], &r->config, &facts,
                                  &r->disagreed, st);
 }
 
 // --json's run line: the header's facts.
 static void emit_run_header(const Replicas *r, const RunData *data, const char *data_source,
                             const char *devices, const char *optimizer, const char *evaluated) {
-    const Graph *g = r->graph_list[0];
+    const Graph *g = r->run.graph_list[0];
     int batch = r->config.train.batch, train = data->train.count;
     train_emit_run(&(TrainRunFacts){
         .model = g->path, .data = data_source, .devices = devices, .optimizer = optimizer,
         .evaluated = evaluated, .parameters = graph_parameter_count(g),
         .seed = r->config.train.seed, .train_samples = train,
         .val_samples = data->has_val ? data->val.count : -1,
-        .test_samples = data->has_test ? data->test.count : -1, .replicas = r->count,
+        .test_samples = data->has_test ? data->test.count : -1, .replicas = r->run.count,
         .processes = r->world.size, .batch = batch < train ? batch : train,
         .epochs = r->config.train.epochs});
 }
 
-static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, RunData *data,
-                      Status *st) {
-    Graph *g = r->graph_list[0];
+// The data's normalization and checks, each replica's parameters, and --batch auto's
+// choice, before the checkpoints resume.
+static int prepare_training(const Command *cmd, const ParsedArgs *args, Replicas *r,
+                            RunData *data, Status *st) {
+    Graph *g = r->run.graph_list[0];
     const Dataset *train = &data->train;
     // Evaluated each epoch: the validation split when there is one, else the test split.
     const Dataset *test = data->has_val ? &data->val : &data->test;
@@ -575,42 +470,52 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     if (data->normalization.count) r->config.normalization = &data->normalization;
     TRY(check_augment_option(cmd, args, &r->config, data, st));
     TRY(check_run_data(g, &r->config, data, st));
-    for (int i = 0; i < r->count; i++) {
-        Device *d = r->device_list[i];
-        if (d->backend->make_current) TRY(d->backend->make_current(d->backend, st));
-        TRY(graph_init_params(r->graph_list[i], d->backend, &d->alloc,
-                              (uint64_t)r->config.train.seed, st));
-    }
+    TRY(run_init_params(&r->run, (uint64_t)r->config.train.seed, st));
     // A resumed run keeps the checkpoint's batch (its data order depends on it), so a
     // choice here would only cost trial steps and then be overridden.
     if (batch_is_auto(cmd, args) && args_get(cmd, args, "--resume"))
         printf("batch auto: not chosen: --resume continues at the checkpoint's batch\n");
     else if (batch_is_auto(cmd, args)) TRY(choose_batch(r, train, test, st));
-    TrainSession session;
-    memset(&session, 0, sizeof session);
+    return 0;
+}
+
+// The checkpoints (a resume, --init-from), the inputs they record, and the ranks' agreement.
+static int open_checkpoints(const Command *cmd, const ParsedArgs *args, Replicas *r,
+                            RunData *data, TrainSession *session, Status *st) {
+    const Dataset *train = &data->train;
+    const char *spec = data_spec_from_args(cmd, args, &r->config);
     // Every rank resumes from the checkpoint; only rank 0 writes.
-    session.checkpoints.read_only = r->world.rank != 0;
-    session.checkpoints.processes = r->world.size;
-    session.world = &r->world;
+    session->checkpoints.read_only = r->world.rank != 0;
+    session->checkpoints.processes = r->world.size;
+    session->world = &r->world;
     // Open fails before its resume or not at all (--init-from with --resume is refused first).
-    TRY(checkpoints_open(cmd, args, &session.checkpoints, r->graph_list, r->device_list,
-                         r->count, &r->config, st));
-    TRY(checkpoints_check_resumed_inputs(&session.checkpoints, &data->held_out,
+    TRY(checkpoints_read_options(cmd, args, r->run.graph_list[0]->path, &session->checkpoints,
+                                 st));
+    TRY(checkpoints_open(&session->checkpoints, &r->run, &r->config,
+                         args_get(cmd, args, "--resume"), args_get(cmd, args, "--init-from"),
+                         st));
+    TRY(checkpoints_check_resumed_inputs(&session->checkpoints, &data->held_out,
                                          r->config.data.normalize.kind, &data->normalization,
                                          data->normalization_source,
-                                         sizeof data->normalization_source, train,
-                                         data_spec_from_args(cmd, args, &r->config), st));
-    checkpoints_record_inputs(&session.checkpoints, r->config.normalization, train,
-                              data_spec_from_args(cmd, args, &r->config));
-    session.checkpoints.inputs.held_out = data->held_out;
+                                         sizeof data->normalization_source, train, spec, st));
+    checkpoints_record_inputs(&session->checkpoints, r->config.normalization, train, spec);
+    session->checkpoints.inputs.held_out = data->held_out;
     TRY(check_ranks_agree(cmd, args, r, data, st));
-    TRY(world_print_ranks(&r->world, r->device_list[0]->name,
-                          r->device_list[0]->backend->kind == BACKEND_CUDA, st));
+    return world_print_ranks(&r->world, r->run.device_list[0]->name,
+                             r->run.device_list[0]->backend->kind == BACKEND_CUDA, st);
+}
+
+// The run's header: model, data, devices, optimizer, batch, precision, schedule and data
+// transforms; then --json's run line.
+static void print_train_header(const Command *cmd, const ParsedArgs *args, const Replicas *r,
+                               const RunData *data, const char *evaluated) {
+    const Graph *g = r->run.graph_list[0];
+    const Dataset *train = &data->train;
     char count[32], optimizer[160], devices[256] = "";
     size_t used = 0;
-    for (int i = 0; i < r->count && used < sizeof devices; i++)
+    for (int i = 0; i < r->run.count && used < sizeof devices; i++)
         used += (size_t)snprintf(devices + used, sizeof devices - used, "%s%s", i ? "," : "",
-                                 r->device_list[i]->name);
+                                 r->run.device_list[i]->name);
     printf("model %s: %s parameters, %d layers\n", g->path,
            format_count(graph_parameter_count(g), count, sizeof count), g->count);
     char source[4096];
@@ -620,7 +525,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     if (data->has_val) printf(", %d val", data->val.count);
     if (data->has_test) printf(", %d test", data->test.count);
     printf(" samples; device %s", devices);
-    if (r->count > 1) printf(" (%d data-parallel replicas)", r->count);
+    if (r->run.count > 1) printf(" (%d data-parallel replicas)", r->run.count);
     if (r->world.size > 1) printf(" (rank 0 of %d processes)", r->world.size);
     char early_stop[48] = "";
     if (r->config.train.early_stop)
@@ -636,33 +541,52 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
            optimizer_describe(&r->config.optimizer, optimizer, sizeof optimizer), batch,
            r->config.train.epochs, r->config.train.epochs == 1 ? "" : "s", early_stop,
            r->config.train.seed);
-    print_precision(&r->config.precision, r->precision, r->device_list[0]->name);
+    print_precision(&r->config.precision, r->run.precision, r->run.device_list[0]->name);
     print_schedule(&r->config.schedule);
     print_data_transform(&r->config, &data->normalization, data->normalization_source);
     print_run_data_notes(data, 0);
     flush_stdout();
+    emit_run_header(r, data, data_source, devices, optimizer, evaluated);
+}
+
+// --logdir (rank 0): a resumed run continues its log, the rows up to the checkpoint's step
+// standing.
+static int open_train_log(const Command *cmd, const ParsedArgs *args, const Replicas *r,
+                          TrainSession *session, RunLog *log, Status *st) {
+    const char *logdir = r->world.rank == 0 ? args_get(cmd, args, "--logdir") : NULL;
+    if (!logdir) return 0;
+    long resumed_step = args_get(cmd, args, "--resume") ? r->run.graph_list[0]->optimizer_steps
+                                                        : -1;
+    TRY(run_log_open(log, logdir, session->evaluated, resumed_step,
+                     r->config.start.evaluate_first, st));
+    session->log = log;
+    // A cut-short last line has no step to place it by: counted apart from the rows
+    // dropped for being after the resumed step.
+    if (log->dropped_rows || log->cut_row)
+        print_notice("%s: kept %d row%s up to step %ld; dropped %d, of steps trained or "
+                     "evaluations done again%s", log->metrics_path, log->kept_rows,
+                     log->kept_rows == 1 ? "" : "s", resumed_step, log->dropped_rows,
+                     log->cut_row ? ", and an unfinished last line" : "");
+    return 0;
+}
+
+static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, RunData *data,
+                      Status *st) {
+    const Dataset *train = &data->train;
+    const Dataset *test = data->has_val ? &data->val : &data->test;
+    TRY(prepare_training(cmd, args, r, data, st));
+    TrainSession session;
+    memset(&session, 0, sizeof session);
+    session.cmd = cmd;
+    session.args = args;
+    TRY(open_checkpoints(cmd, args, r, data, &session, st));
     session.evaluated = data->has_val ? "val" : "test";
-    emit_run_header(r, data, data_source, devices, optimizer, session.evaluated);
+    print_train_header(cmd, args, r, data, session.evaluated);
     session.last_epoch = r->config.start.epochs_done;  // a resume with no epoch left to train
     // Counted from this run's first epoch, a resumed one too: checkpoints do not record it.
     session.early_stop = early_stop_start(r->config.train.early_stop);
-
     RunLog log;
-    const char *logdir = r->world.rank == 0 ? args_get(cmd, args, "--logdir") : NULL;
-    if (logdir) {
-        // A resumed run continues its log: the rows up to the checkpoint's step stand.
-        long resumed_step = args_get(cmd, args, "--resume") ? g->optimizer_steps : -1;
-        TRY(run_log_open(&log, logdir, session.evaluated, resumed_step,
-                         r->config.start.evaluate_first, st));
-        session.log = &log;
-        // A cut-short last line has no step to place it by: counted apart from the rows
-        // dropped for being after the resumed step.
-        if (log.dropped_rows || log.cut_row)
-            print_notice("%s: kept %d row%s up to step %ld; dropped %d, of steps trained or "
-                         "evaluations done again%s", log.metrics_path, log.kept_rows,
-                         log.kept_rows == 1 ? "" : "s", resumed_step, log.dropped_rows,
-                         log.cut_row ? ", and an unfinished last line" : "");
-    }
+    TRY(open_train_log(cmd, args, r, &session, &log, st));
     progress_init(&session.bar, stderr);
     TrainHooks hooks = {.user = &session, .on_step = on_step, .on_epoch = on_epoch,
                         .on_notice = on_notice, .after_step = after_step,
@@ -672,8 +596,8 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     catch_signal(SIGTERM);
     int interrupted = 0;
     int rc = interrupt_requested ? stopped_before_training(st)
-             : train_replicas(r->graph_list, r->device_list, r->count, &r->config, train, test,
-                              &hooks, &interrupted, st);
+             : train_replicas(r->run.graph_list, r->run.device_list, r->run.count, &r->config,
+                              train, test, &hooks, &interrupted, st);
     progress_clear(&session.bar);
     rc = after_training(r, data, &session, &hooks, rc, interrupted, st);
     if (session.log) run_log_close(session.log);
@@ -682,7 +606,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
         train_emit_result(session.last_epoch, session.last_split, &session.last_result,
                           session.stopped_early);
     if (!rc)
-        for (int i = 0; i < r->devices_open; i++) print_memory(&r->devices[i]);
+        for (int i = 0; i < r->run.devices_open; i++) print_memory(&r->run.devices[i]);
     if (!rc && !interrupted && r->world.rank == 0)
         print_next_commands(args, args_get(cmd, args, "--save"));
     return rc;
@@ -736,26 +660,19 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
         world_close(&replicas.world, code);
         return code;
     }
+    RunRequest request = {0};
     int rc = world_apply(cmd, args, &replicas.world, &replicas.config, &st);
-    if (!rc) rc = apply_overrides(cmd, args, &replicas.config, &st);
-    if (!rc) rc = world_check_batch(cmd, args, &replicas.world, &replicas.config, &st);
+    if (!rc) rc = apply_overrides(cmd, args, &replicas.config, &request, &st);
     if (!rc) rc = apply_data_transform_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = check_early_stop(cmd, args, &replicas.config, first.path, &st);
     if (!rc) rc = check_schedule_rates(cmd, args, &replicas.config, first.path, &st);
     if (!rc) rc = precision_from_args(cmd, args, &replicas.config.precision, &st);
-    if (!rc) rc = open_replica_devices(cmd, args, &replicas, &st);
-    if (!rc)
-        rc = collective_check_choice((CollectiveChoice)replicas.config.world.collective,
-                                     replicas.device_list, replicas.count, &st);
-    if (!rc)
-        rc = step_graphs_check_device(replicas.config.cuda_graph, replicas.devices[0].backend,
-                                      &st);
-    if (!rc) rc = check_replica_precision(&first, &replicas, &st);
     if (rc) graph_free(&first);
-    if (!rc) rc = build_replica_graphs(&file, &first, &replicas, &st);
+    if (!rc) rc = open_replicas(cmd, args, &file, &first, &request, &replicas, &st);
+    Graph *g = replicas.run.graph_list[0];
     if (!rc && replicas.world.rank == 0) rc = check_run_folders(cmd, args, &st);
     if (!rc)
-        rc = load_run_data(cmd, args, &first, &replicas.config, &data, &st);
+        rc = load_run_data(cmd, args, g, &replicas.config, &data, &st);
     if (!rc) rc = train_with(cmd, args, &replicas, &data, &st);
     int finished = !rc && interrupt_requested;
     if (finished) rc = finished_when_signalled(interrupt_requested, &st);
@@ -770,7 +687,7 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     int exit_code = rc ? (quiet ? status_exit_code(&st) : report_failure(&st)) : 0;
     if (interrupted) exit_code = 128 + interrupt_requested;
     run_data_free(&data);
-    replicas_close(&replicas);
+    run_close(&replicas.run);
     model_file_free(&file);
     // Every rank stopped at the same point after a signal or a disagreement, and each leaves
     // with its own code; any other failure ends them all.

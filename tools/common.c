@@ -73,18 +73,9 @@ int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Grap
                RunConfig *config, Status *st) {
     if (args->positional_count != 1) return refuse_extra_positionals(cmd, args, st);
     char found[4096];
-    TRY(model_file_read(resolve_model_path(args->positionals[0], found, sizeof found), file,
-                        st));
-    int rc = graph_build(file, g, config, st);
-    if (rc) {
-        model_file_free(file);
-        return rc;
-    }
+    TRY(run_build_model(resolve_model_path(args->positionals[0], found, sizeof found),
+                        args_get(cmd, args, "--no-fuse") != NULL, file, g, config, st));
     config->sync_check = args_get(cmd, args, "--sync-check") != NULL;
-    if (args_get(cmd, args, "--no-fuse")) {
-        config->train.no_fusion = 1;
-        graph_fuse_activations(g, 0);
-    }
     return 0;
 }
 
@@ -130,20 +121,6 @@ int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, 
     return STATUS_BAD_INPUT;
 }
 
-// Levers belong to the CUDA backend: on the CPU, --without would measure nothing. NHWC is
-// for cuDNN's tensor-core convolutions: the CPU would only run it between transposes.
-static int refuse_on_cpu(int nhwc, const char *device, Status *st) {
-    if (nhwc)
-        status_fail(st, STATUS_BAD_INPUT, "--layout nhwc: NHWC images are for a GPU's "
-                    "convolutions; the device is %s", device);
-    else
-        status_fail(st, STATUS_BAD_INPUT, "--without: levers are the CUDA backend's; the "
-                    "device is %s", device);
-    status_hint(st, "run on a GPU (--device cuda), or drop %s", nhwc ? "--layout: the CPU "
-                "computes in NCHW" : "--without");
-    return STATUS_BAD_INPUT;
-}
-
 // --layout nchw|nhwc into *nhwc (0 without the option).
 static int layout_from_args(const Command *cmd, const ParsedArgs *args, int *nhwc, Status *st) {
     const char *text = args_get(cmd, args, "--layout");
@@ -155,20 +132,8 @@ static int layout_from_args(const Command *cmd, const ParsedArgs *args, int *nhw
     return STATUS_BAD_INPUT;
 }
 
-int open_device_from_args(const Command *cmd, const ParsedArgs *args, Device *d, Status *st) {
-    return open_device_spec(cmd, args, args_get(cmd, args, "--device"), d, st);
-}
-
-int open_device_spec(const Command *cmd, const ParsedArgs *args, const char *spec, Device *d,
-                     Status *st) {
-    PrecisionConfig precision = {0};
-    TRY(precision_from_args(cmd, args, &precision, st));
-    return open_device_with_precision(cmd, args, spec, &precision, 0, d, st);
-}
-
 // More threads than cores only take turns on them, and a user who asked for 1000 on two
-// cores likely meant otherwise; the run still goes on, as asked. Said once: --gpus opens a
-// device, and reads --threads, for each GPU.
+// cores likely meant otherwise; the run still goes on, as asked. Said once a process.
 static void notice_threads_over_cores(long threads) {
     static int said;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -179,10 +144,10 @@ static void notice_threads_over_cores(long threads) {
                  cores == 1 ? "core" : "cores", cores);
 }
 
-
 // `--device auto` fell back to the CPU: said once a process (predict and eval may open a
 // device twice), in one short line: the reason's first clause, and how to silence it.
-static void notice_cpu_fallback(const char *notice) {
+static void notice_cpu_fallback(void *user, const char *notice) {
+    (void)user;
     static int said;
     if (said++) return;
     size_t keep = strlen(notice);
@@ -195,29 +160,18 @@ static void notice_cpu_fallback(const char *notice) {
     print_notice("%.*s (--device cpu: no notice)", (int)keep, notice);
 }
 
-// The device runs out first, and the plan (--batch auto, check) is made against a budget
-// that is not there.
-void notice_limit_over_memory(const Device *d) {
-    size_t total = d->backend->total_memory ? d->backend->total_memory(d->backend) : 0;
-    if (!d->alloc.limit || !total || d->alloc.limit <= total) return;
-    char limit[32], memory[32];
-    print_notice("--memory-limit %s is more than %s's %s of memory: it limits nothing",
-                 alloc_format_bytes(d->alloc.limit, limit, sizeof limit), d->name,
-                 alloc_format_bytes(total, memory, sizeof memory));
-}
-
-int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const char *spec,
-                               const PrecisionConfig *precision, int local_rank, Device *d,
-                               Status *st) {
-    DeviceOptions options = {.spec = spec, .precision = precision->precision,
-                             .default_ordinal = local_rank,
-                             .memory_limit = args_get(cmd, args, "--memory-limit"),
-                             .mode = ALLOC_GROW};
-    if (!options.spec) options.spec = "auto";
+// --memory-limit, --memory-mode, --threads, --without and --layout, read after the resolver
+// decided the batch and replicas, as before the device opens; the levers and the layout go
+// into *options. check reads --memory-limit alone.
+static int device_args(const Command *cmd, const ParsedArgs *args, RunPurpose purpose,
+                       DeviceOptions *device, RunOptions *options, Status *st) {
+    *device = (DeviceOptions){.memory_limit = args_get(cmd, args, "--memory-limit"),
+                              .mode = ALLOC_GROW};
+    if (purpose == RUN_CHECK) return 0;
     const char *mode = args_get(cmd, args, "--memory-mode");
     if (mode && strcmp(mode, "reserve") == 0) {
-        options.mode = ALLOC_RESERVE;
-        if (!options.memory_limit) {
+        device->mode = ALLOC_RESERVE;
+        if (!device->memory_limit) {
             status_fail(st, STATUS_BAD_INPUT, "--memory-mode reserve needs --memory-limit");
             status_hint(st, "say how much to reserve, e.g. --memory-limit 2G or 0.8");
             return STATUS_BAD_INPUT;
@@ -229,29 +183,35 @@ int open_device_with_precision(const Command *cmd, const ParsedArgs *args, const
     }
     long threads = 0;
     TRY(args_int(cmd, args, "--threads", 1, 1024, &threads, NULL, st));
-    options.threads = (int)threads;
+    device->threads = (int)threads;
     notice_threads_over_cores(threads);
-    TRY(levers_from_args(cmd, args, &options.disabled_levers, st));
-    TRY(layout_from_args(cmd, args, &options.nhwc, st));
-    if ((options.disabled_levers || options.nhwc) && strcmp(options.spec, "cpu") == 0)
-        return refuse_on_cpu(options.nhwc && !options.disabled_levers, "cpu", st);
-    char notice[512];
-    TRY(device_open(&options, d, notice, sizeof notice, st));
-    if (notice[0]) notice_cpu_fallback(notice);
-    if (strncmp(d->name, "cuda", 4) == 0) note_cuda_device_opened();
-    notice_limit_over_memory(d);
-    if ((options.disabled_levers || options.nhwc) && d->backend->kind != BACKEND_CUDA) {
-        char name[sizeof d->name];
-        snprintf(name, sizeof name, "%s", d->name);
-        device_close(d);
-        return refuse_on_cpu(options.nhwc && !options.disabled_levers, name, st);
+    TRY(levers_from_args(cmd, args, &options->disabled_levers, st));
+    return layout_from_args(cmd, args, &options->nhwc, st);
+}
+
+int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunRequest *request,
+             Graph *first, Run *run, Status *st) {
+    memset(run, 0, sizeof *run);
+    RunOptions options;
+    setup->options = &options;
+    setup->notice = (RunNotice){print_notice_line, NULL};
+    setup->fallback = (RunNotice){setup->purpose == RUN_CHECK ? print_notice_line
+                                                              : notice_cpu_fallback, NULL};
+    RunConfig none = {0};
+    if (!request->device) request->device = args_get(cmd, args, "--device");
+    if (setup->purpose == RUN_CHECK && !request->device) request->device = "cpu";
+    // The batch and replicas first, then the device options, as the device reads them.
+    int rc = run_options_resolve(setup->config ? setup->config : &none, request,
+                                 &setup->notice, &options, st);
+    if (!rc) rc = device_args(cmd, args, setup->purpose, &setup->device, &options, st);
+    if (rc) {
+        if (first) graph_free(first);
+        return rc;
     }
-    if (options.disabled_levers) {
-        char names[256];
-        print_notice("%s: CUDA levers off (--without): %s", d->name,
-                     lever_set_format(options.disabled_levers, names, sizeof names));
-    }
-    return 0;
+    rc = run_open(run, setup, first, st);
+    for (int i = 0; i < run->devices_open; i++)
+        if (strncmp(run->devices[i].name, "cuda", 4) == 0) note_cuda_device_opened();
+    return rc;
 }
 
 int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionConfig *precision,
@@ -278,26 +238,6 @@ int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionCon
                                    .initial_loss_scale = precision->initial_loss_scale};
     snprintf(precision->source, sizeof precision->source, "%s",
              text ? "--precision" : "--no-tf32");
-    return 0;
-}
-
-int check_device_precision(Graph *g, const PrecisionConfig *precision, const Device *d,
-                           Precision *effective, Status *st) {
-    PrecisionTarget target = precision_target(d);
-    Precision computed;
-    char notice[512];
-    TRY(precision_check(g, precision, &target, &computed, notice, sizeof notice, st));
-    TRY(graph_set_storage(g, precision_activation_dtype(computed), st));
-    TRY(graph_set_layouts(g, d->backend->nhwc_activations, st));
-    int nhwc = graph_nhwc_layers(g);
-    if (notice[0]) print_notice("%s", notice);
-    if (nhwc)
-        print_notice("%s: %d layer%s NHWC images (--layout nhwc)", d->name, nhwc,
-                     nhwc == 1 ? " holds" : "s hold");
-    else if (d->backend->nhwc_activations)
-        print_notice("--layout nhwc: no layer here can take NHWC images, so every "
-                     "activation stays NCHW (trainer check shows the layout)");
-    if (effective) *effective = computed;
     return 0;
 }
 
@@ -437,81 +377,17 @@ int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const Run
     return rc;
 }
 
-int dataset_class_name_list(const char *spec, const Dataset *ds, const char **list) {
-    int count = 0;
-    const char *const *known = dataset_known_class_names(spec, &count);
-    if (known) {
-        for (int i = 0; i < count && i < 256; i++) list[i] = known[i];
-        return count < 256 ? count : 256;
-    }
-    count = ds->class_count < 256 ? ds->class_count : 256;
-    for (int i = 0; i < count; i++) list[i] = ds->class_names[i];
-    return count;
-}
-
-// Whether a name's byte counts when class names are compared: letters, digits, and every
-// byte of a UTF-8 character (names in other scripts differ only there).
-static int significant(unsigned char c) { return isalnum(c) || c >= 0x80; }
-
-// Whether two names are one class's: `data export` writes Fashion-MNIST's "T-shirt/top"
-// as the folder 0_T-shirt_top, so a leading "N_" and ASCII punctuation are left out, and
-// case too.
-static int same_class_name(const char *a, const char *b) {
-    const char *names[2] = {a, b};
-    for (int i = 0; i < 2; i++) {
-        const char *p = names[i];
-        while (*p >= '0' && *p <= '9') p++;
-        if (*p == '_' && p != names[i]) names[i] = p + 1;
-    }
-    for (a = names[0], b = names[1];; a++, b++) {
-        while (*a && !significant((unsigned char)*a)) a++;
-        while (*b && !significant((unsigned char)*b)) b++;
-        if (!*a || !*b) return !*a && !*b;
-        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
-    }
-}
-
-int check_recorded_classes(const LoadedInputs *recorded, const char *const *names, int count,
-                           const char *path, const char *where, int refuse, Status *st) {
-    int shared = recorded->class_count < count ? recorded->class_count : count;
-    int label = 0;
-    // A checkpoint records a name that is not UTF-8 with \xNN for its other bytes.
-    char written[CHECKPOINT_CLASS_NAME_WRITTEN_MAX];
-    for (; label < shared; label++) {
-        checkpoint_class_name_as_written(names[label], written, sizeof written);
-        if (!same_class_name(recorded->class_names[label], written)) break;
-    }
-    if (label == shared) return 0;
-    char theirs[260], ours[260], what[900];
-    text_escape(recorded->class_names[label], strlen(recorded->class_names[label]), theirs,
-                sizeof theirs);
-    text_escape(names[label], strlen(names[label]), ours, sizeof ours);
-    snprintf(what, sizeof what, "label %d was class '%s' when these weights were trained, but "
-             "%s names it '%s' (%d classes there, %d here): from that label on, the labels "
-             "may mean other classes", label, theirs, where, ours, recorded->class_count, count);
-    if (!refuse) {
-        print_notice("%s: %s", path, what);
-        return 0;
-    }
-    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "%s", what);
-    status_hint(st, "use the data the weights were trained on, with the same class folders "
-                "(a missing or extra folder shifts the labels of every folder after it)");
-    return STATUS_BAD_INPUT;
-}
-
-int load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *loaded,
-                 Status *st) {
-    TRY(checkpoint_load_weights(g, b, path, loaded, st));
+void print_weights_notes(const char *path, const char *model_path,
+                         const CheckpointLoaded *loaded) {
     if (loaded->model_changed)
         print_notice("%s was trained from another text than %s (its model_hash differs): the "
                      "layers match by name and shape, but a changed activation, dropout or "
                      "loss would not show; the file's model_text holds the text it was trained "
-                     "from", path, g->path);
+                     "from", path, model_path);
     if (loaded->nonfinite_count)
         fprintf(stderr, "trainer: warning: %s: %d tensor%s NaN or infinite values: %s\n",
                 path, loaded->nonfinite_count,
                 loaded->nonfinite_count == 1 ? " holds" : "s hold", loaded->nonfinite);
-    return 0;
 }
 
 // An error of the statement read from an option: no file place, the option instead.
@@ -717,13 +593,3 @@ const char *trainer_executable(char *path, size_t size) {
     return path;
 }
 
-int refuse_locked_folder(const char *folder, const char *use, const char *instead, Status *st) {
-    status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "another trainer process holds this "
-                   "folder's lock (it trains into it, as its --checkpoint folder or --logdir, or "
-                   "saves into it with --save), so it cannot be this run's %s", use);
-    long holder = directory_lock_holder(folder);
-    char who[48] = "that run";
-    if (holder > 0) snprintf(who, sizeof who, "that run (process %ld)", holder);
-    status_hint(st, "wait for %s to end, or %s", who, instead);
-    return STATUS_BAD_INPUT;
-}

@@ -36,32 +36,6 @@ int world_apply(const Command *cmd, const ParsedArgs *args, const MpiWorld *worl
     return args_float(cmd, args, "--bucket-mb", 0.0, 1e6, &config->world.bucket_mb, NULL, st);
 }
 
-int world_check_batch(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,
-                      RunConfig *config, Status *st) {
-    int ranks = world->size, batch = config->train.batch;
-    if (ranks <= 1 || batch % ranks == 0) return 0;
-    if (args_get(cmd, args, "--batch") && strcmp(args_get(cmd, args, "--batch"), "auto") == 0) {
-        status_fail(st, STATUS_BAD_INPUT, "--batch auto is not available with mpirun yet");
-        status_hint(st, "give the global batch, a multiple of the %d processes: --batch %d",
-                    ranks, (batch / ranks > 0 ? batch / ranks : 1) * ranks);
-        return STATUS_BAD_INPUT;
-    }
-    int lower = batch / ranks * ranks;
-    if (!args_get(cmd, args, "--drop-remainder") || lower == 0) {
-        status_fail(st, STATUS_BAD_INPUT, "the batch of %d samples does not split evenly over "
-                    "the %d processes of this mpirun launch", batch, ranks);
-        status_hint(st, "give --batch %d (or %d), a multiple of %d, or add --drop-remainder to "
-                        "train with batch %d", lower > 0 ? lower : ranks, lower + ranks, ranks,
-                    lower > 0 ? lower : ranks);
-        return STATUS_BAD_INPUT;
-    }
-    if (world->rank == 0)
-        print_notice("--drop-remainder: batch %d over %d processes; training with batch %d "
-                     "(%d per process)", batch, ranks, lower, lower / ranks);
-    config->train.batch = lower;
-    return 0;
-}
-
 int world_check_agreement(const MpiWorld *world, const Graph *g, const RunConfig *config,
                           const RunFacts *facts, int *disagree, Status *st) {
     *disagree = 0;

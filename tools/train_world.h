@@ -29,10 +29,6 @@ int world_open(MpiWorld *world, Status *st);
 // --gpus/--replicas (replicas inside one process, not synced) is refused.
 int world_apply(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,
                 RunConfig *config, Status *st);
-// The global batch split evenly over the ranks: an error naming both numbers, or with
-// --drop-remainder the batch lowered to a multiple of the rank count (said on rank 0).
-int world_check_batch(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,
-                      RunConfig *config, Status *st);
 // Every rank runs what rank 0 runs (core/run_agreement.h), checked before the first
 // collective whose size depends on the run; every rank must call it. When they differ every
 // rank fails with the same message, and *disagree is set: the launch ends together (each

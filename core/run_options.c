@@ -1,0 +1,162 @@
+#include "core/run_options.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void say(const RunNotice *notice, const char *line) {
+    if (notice && notice->say) notice->say(notice->user, line);
+}
+
+// "0,1,3" into ordinals, each a whole number. A GPU listed twice holds two replicas (their
+// sums then go through host memory: NCCL takes one replica per GPU, core/collective.h).
+static int parse_gpu_list(const char *text, int *ordinals, int *count, Status *st) {
+    *count = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        long value = strtol(p, &end, 10);
+        if (end == p || value < 0 || value > 1024 || (*end && *end != ',')) {
+            status_fail(st, STATUS_BAD_INPUT, "--gpus %s: expected GPU ordinals separated by "
+                        "commas, like 0,1", text);
+            status_hint(st, "`trainer devices` lists the GPUs this process sees");
+            return STATUS_BAD_INPUT;
+        }
+        if (*count == RUN_MAX_REPLICAS) {
+            status_fail(st, STATUS_BAD_INPUT, "--gpus %s: at most %d GPUs", text,
+                        RUN_MAX_REPLICAS);
+            return STATUS_BAD_INPUT;
+        }
+        ordinals[(*count)++] = (int)value;
+        p = *end ? end + 1 : end;
+    }
+    if (*count == 0) {
+        status_fail(st, STATUS_BAD_INPUT, "--gpus needs at least one GPU ordinal");
+        status_hint(st, "e.g. --gpus 0,1");
+        return STATUS_BAD_INPUT;
+    }
+    return 0;
+}
+
+// --gpus: cuda:N for each N; --replicas N: N replicas on the one device --device names;
+// neither: one replica there.
+static int resolve_replicas(const RunRequest *r, RunOptions *o, Status *st) {
+    o->replicas_given = r->replicas > 0;
+    o->gpus = r->gpus;
+    if (r->gpus && o->replicas_given) {
+        status_fail(st, STATUS_BAD_INPUT, "--gpus and --replicas both choose the replicas");
+        status_hint(st, "--gpus 0,1 for GPUs; --replicas N only on the CPU");
+        return STATUS_BAD_INPUT;
+    }
+    if (!r->gpus) {
+        o->replicas = o->replicas_given ? r->replicas : 1;
+        o->device_count = 1;
+        snprintf(o->devices[0], sizeof o->devices[0], "%s", r->device ? r->device : "auto");
+        return 0;
+    }
+    const char *device = r->device;
+    if (device && strcmp(device, "cuda") != 0 && strcmp(device, "auto") != 0) {
+        status_fail(st, STATUS_BAD_INPUT, "--gpus %s with --device %s: --gpus chooses CUDA "
+                    "devices", r->gpus, device);
+        status_hint(st, "drop --device, or drop --gpus to train on %s", device);
+        return STATUS_BAD_INPUT;
+    }
+    int ordinals[RUN_MAX_REPLICAS];
+    TRY(parse_gpu_list(r->gpus, ordinals, &o->replicas, st));
+    o->device_count = o->replicas;
+    o->from_gpus = 1;
+    for (int i = 0; i < o->replicas; i++)
+        snprintf(o->devices[i], sizeof o->devices[i], "cuda:%d", ordinals[i]);
+    return 0;
+}
+
+// The global batch split evenly over the ranks: an error naming both numbers, or with
+// --drop-remainder the batch lowered to a multiple of the rank count.
+static int resolve_world_batch(const RunRequest *r, RunOptions *o, const RunNotice *notice,
+                               Status *st) {
+    int ranks = r->world_size, batch = o->batch;
+    if (ranks <= 1 || batch % ranks == 0) return 0;
+    if (r->batch_auto) {
+        status_fail(st, STATUS_BAD_INPUT, "--batch auto is not available with mpirun yet");
+        status_hint(st, "give the global batch, a multiple of the %d processes: --batch %d",
+                    ranks, (batch / ranks > 0 ? batch / ranks : 1) * ranks);
+        return STATUS_BAD_INPUT;
+    }
+    int lower = batch / ranks * ranks;
+    if (!r->drop_remainder || lower == 0) {
+        status_fail(st, STATUS_BAD_INPUT, "the batch of %d samples does not split evenly over "
+                    "the %d processes of this mpirun launch", batch, ranks);
+        status_hint(st, "give --batch %d (or %d), a multiple of %d, or add --drop-remainder to "
+                        "train with batch %d", lower > 0 ? lower : ranks, lower + ranks, ranks,
+                    lower > 0 ? lower : ranks);
+        return STATUS_BAD_INPUT;
+    }
+    if (r->world_rank == 0) {
+        char line[256];
+        snprintf(line, sizeof line, "--drop-remainder: batch %d over %d processes; training "
+                 "with batch %d (%d per process)", batch, ranks, lower, lower / ranks);
+        say(notice, line);
+    }
+    o->batch = lower;
+    return 0;
+}
+
+// Levers belong to the CUDA backend: on the CPU, --without would measure nothing. NHWC is
+// for cuDNN's tensor-core convolutions: the CPU would only run it between transposes.
+static int refuse_off_cuda(const RunOptions *o, const char *device, Status *st) {
+    int nhwc = o->nhwc && !o->disabled_levers;
+    if (nhwc)
+        status_fail(st, STATUS_BAD_INPUT, "--layout nhwc: NHWC images are for a GPU's "
+                    "convolutions; the device is %s", device);
+    else
+        status_fail(st, STATUS_BAD_INPUT, "--without: levers are the CUDA backend's; the "
+                    "device is %s", device);
+    status_hint(st, "run on a GPU (--device cuda), or drop %s", nhwc ? "--layout: the CPU "
+                "computes in NCHW" : "--without");
+    return STATUS_BAD_INPUT;
+}
+
+int run_options_resolve(const RunConfig *config, const RunRequest *request,
+                        const RunNotice *notice, RunOptions *out, Status *st) {
+    memset(out, 0, sizeof *out);
+    out->batch = request->batch > 0 && !request->batch_auto ? request->batch
+                                                             : config->train.batch;
+    out->batch_auto = request->batch_auto;
+    out->default_ordinal = request->default_ordinal;
+    out->disabled_levers = request->disabled_levers;
+    out->nhwc = request->nhwc;
+    if (request->precision) out->precision = *request->precision;
+    TRY(resolve_world_batch(request, out, notice, st));
+    return resolve_replicas(request, out, st);
+}
+
+int run_options_check_spec(const RunOptions *o, Status *st) {
+    if ((o->disabled_levers || o->nhwc) && strcmp(o->devices[0], "cpu") == 0)
+        return refuse_off_cuda(o, "cpu", st);
+    return 0;
+}
+
+int run_options_share(int batch, int replicas, int replica) {
+    if (replicas < 1) return batch;
+    return batch / replicas + (replica < batch % replicas);
+}
+
+int run_options_check_device(const RunOptions *o, const RunDeviceFacts *device, Status *st) {
+    if ((o->disabled_levers || o->nhwc) && !device->is_cuda)
+        return refuse_off_cuda(o, device->target.device, st);
+    if (o->replicas_given && !device->is_cpu) {
+        status_fail(st, STATUS_BAD_INPUT, "--replicas runs replicas on the CPU, but the device "
+                    "is %s", device->target.device);
+        status_hint(st, "on GPUs, list them with --gpus 0,1; or add --device cpu");
+        return STATUS_BAD_INPUT;
+    }
+    return 0;
+}
+
+int run_options_precision(const RunOptions *o, const Graph *g, const RunDeviceFacts *device,
+                          const RunNotice *notice, Precision *computed, Status *st) {
+    char line[512];
+    TRY(precision_check(g, &o->precision, &device->target, computed, line, sizeof line, st));
+    if (line[0]) say(notice, line);
+    return 0;
+}

@@ -1,0 +1,86 @@
+// What a run is asked for, decided once: the batch (global and each replica's share), the
+// replicas and the devices they run on, and the precision. Pure: no I/O and no device
+// calls, so a test decides with made-up devices. tools/ fills a RunRequest from its
+// arguments; run_options_resolve decides what needs no device, run_options_fit_device what
+// the opened device (described as plain facts) allows; core/run.c then only reads them.
+#ifndef TRAINER_RUN_OPTIONS_H
+#define TRAINER_RUN_OPTIONS_H
+
+#include "base/status.h"
+#include "core/graph.h"
+#include "core/precision_check.h"
+#include "core/run_config.h"
+
+enum { RUN_MAX_REPLICAS = 16 };
+
+// A line for the user that a decision comes with ("--drop-remainder: batch 100 over 3
+// processes; ..."): core says it through the caller's callback, tools/ prints it.
+typedef struct RunNotice {
+    void (*say)(void *user, const char *line);
+    void *user;
+} RunNotice;
+
+// What the command line asked for; zero is "not given" throughout.
+typedef struct RunRequest {
+    const char *device;        // --device: "cpu", "auto", "cuda", "cuda:N"; NULL: auto
+    const char *gpus;          // --gpus "0,1": one replica per listed GPU
+    int replicas;              // --replicas N: replicas sharing the CPU; 0: not given
+    int batch;                 // --batch N over the model file's train batch=; 0: not given
+    int batch_auto;            // --batch auto: chosen later, from the device and the data
+    int drop_remainder;        // --drop-remainder: lower a batch the ranks cannot share
+    int world_size, world_rank;  // the processes of an mpirun launch; size 0 or 1: alone
+    int default_ordinal;       // the GPU "auto" and "cuda" mean (an mpirun rank's local GPU)
+    // --precision or --no-tf32 as parsed, over the model file's `train precision=`; NULL:
+    // the model file's (train, bench) or none (eval, predict: precision= is about training).
+    const PrecisionConfig *precision;
+    unsigned disabled_levers;  // --without: CUDA levers to turn off
+    int nhwc;                  // --layout nhwc
+} RunRequest;
+
+typedef struct RunOptions {
+    int batch;                 // the global batch: one step's samples over every replica
+    int batch_auto;            // still to be chosen (core/batch_auto.h)
+    int replicas;              // replicas in this process
+    int replicas_given;        // --replicas: they share the CPU, refused on another device
+    int device_count;          // devices to open: one per --gpus entry, else one
+    char devices[RUN_MAX_REPLICAS][16];  // their specs
+    int from_gpus;             // the devices came from --gpus (its errors name it)
+    const char *gpus;          // --gpus as typed, for those errors
+    int default_ordinal;
+    PrecisionConfig precision;  // asked for
+    unsigned disabled_levers;
+    int nhwc;
+} RunOptions;
+
+// The facts of one opened device that decisions need: a test fills it for a GPU it has not.
+typedef struct RunDeviceFacts {
+    PrecisionTarget target;    // name, GPU, compute capability
+    int is_cpu;                // the CPU backend
+    int is_cuda;               // the CUDA backend
+} RunDeviceFacts;
+
+// Decides what needs no device. Refusals (STATUS_BAD_INPUT): a --gpus list that is not
+// ordinals, --gpus with --replicas or with another --device, a batch the ranks of an mpirun
+// launch cannot share evenly (with --drop-remainder it is lowered, said through `notice` on
+// rank 0), --batch auto under mpirun.
+int run_options_resolve(const RunConfig *config, const RunRequest *request,
+                        const RunNotice *notice, RunOptions *out, Status *st);
+
+// --without or --layout nhwc with --device cpu, refused before it opens (STATUS_BAD_INPUT).
+int run_options_check_spec(const RunOptions *o, Status *st);
+
+// The batch each of `replicas` holds of a global `batch`: the first batch % replicas take
+// one sample more.
+int run_options_share(int batch, int replicas, int replica);
+
+// What the opened device allows: --replicas only on the CPU, --without and --layout nhwc
+// only on CUDA (STATUS_BAD_INPUT naming the device).
+int run_options_check_device(const RunOptions *o, const RunDeviceFacts *device, Status *st);
+
+// What `g` computes in on `device` (precision_check): bf16 and fp16 refused where the
+// device lacks them (STATUS_NO_DEVICE at the first layer that would use them), tf32 where
+// there is none said through `notice`.
+int run_options_precision(const RunOptions *o, const Graph *g, const RunDeviceFacts *device,
+                          const RunNotice *notice, Precision *computed, Status *st);
+
+#endif

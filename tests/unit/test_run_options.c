@@ -1,0 +1,178 @@
+// The run's options decided once, without a device: the batch (the model file's, --batch
+// over it, split over mpirun's ranks or refused), the replicas and their devices (--gpus,
+// --replicas), the levers and layout that need CUDA, and the precision on made-up devices
+// (a CPU, a Turing and a Hopper GPU), each refusal with its exit-code kind and words.
+#include "check.h"
+#include "core/run_options.h"
+
+static const RunDeviceFacts cpu = {.target = {.device = "cpu"}, .is_cpu = 1};
+static const RunDeviceFacts turing = {
+    .target = {.device = "cuda:0", .gpu = "Tesla T4", .compute = 75}, .is_cuda = 1};
+static const RunDeviceFacts hopper = {
+    .target = {.device = "cuda:1", .gpu = "NVIDIA H100 80GB HBM3", .compute = 90},
+    .is_cuda = 1};
+
+static char said[512];
+static int said_count;
+static void remember(void *user, const char *line) {
+    (void)user;
+    snprintf(said, sizeof said, "%s", line);
+    said_count++;
+}
+static const RunNotice notice = {remember, NULL};
+
+static RunConfig model_config(int batch) {
+    RunConfig config;
+    memset(&config, 0, sizeof config);
+    config.train.batch = batch;
+    return config;
+}
+
+static int resolve(const RunConfig *config, const RunRequest *request, RunOptions *out,
+                   Status *st) {
+    status_clear(st);
+    said[0] = '\0';
+    said_count = 0;
+    return run_options_resolve(config, request, &notice, out, st);
+}
+
+static void batch_is_the_model_files_unless_given(void) {
+    RunConfig config = model_config(128);
+    RunOptions o;
+    Status st;
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){0}, &o, &st), 0);
+    CHECK_INT_EQ(o.batch, 128);
+    CHECK_INT_EQ(o.replicas, 1);
+    CHECK_INT_EQ(o.device_count, 1);
+    CHECK(strcmp(o.devices[0], "auto") == 0);
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.batch = 50, .device = "cpu"}, &o, &st), 0);
+    CHECK_INT_EQ(o.batch, 50);
+    CHECK(strcmp(o.devices[0], "cpu") == 0);
+    // auto: the model file's stands until batch_auto chooses.
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.batch_auto = 1}, &o, &st), 0);
+    CHECK_INT_EQ(o.batch, 128);
+    CHECK_INT_EQ(o.batch_auto, 1);
+}
+
+static void ranks_share_the_batch_or_refuse_it(void) {
+    RunConfig config = model_config(100);
+    RunOptions o;
+    Status st;
+    RunRequest even = {.world_size = 4, .world_rank = 0};
+    CHECK_INT_EQ(resolve(&config, &even, &o, &st), 0);
+    CHECK_INT_EQ(o.batch, 100);
+    RunRequest odd = {.world_size = 3, .world_rank = 0};
+    CHECK_INT_EQ(resolve(&config, &odd, &o, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "the batch of 100 samples does not split evenly over the 3 "
+                               "processes");
+    CHECK_CONTAINS(st.hint, "give --batch 99 (or 102)");
+    odd.drop_remainder = 1;
+    CHECK_INT_EQ(resolve(&config, &odd, &o, &st), 0);
+    CHECK_INT_EQ(o.batch, 99);
+    CHECK_INT_EQ(said_count, 1);
+    CHECK_CONTAINS(said, "--drop-remainder: batch 100 over 3 processes; training with batch 99 "
+                         "(33 per process)");
+    odd.world_rank = 1;  // the other ranks say nothing
+    CHECK_INT_EQ(resolve(&config, &odd, &o, &st), 0);
+    CHECK_INT_EQ(said_count, 0);
+    RunRequest automatic = {.world_size = 3, .batch_auto = 1};
+    CHECK_INT_EQ(resolve(&config, &automatic, &o, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--batch auto is not available with mpirun yet");
+}
+
+static void replicas_come_from_gpus_or_replicas(void) {
+    RunConfig config = model_config(64);
+    RunOptions o;
+    Status st;
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.gpus = "0,1,1"}, &o, &st), 0);
+    CHECK_INT_EQ(o.replicas, 3);
+    CHECK_INT_EQ(o.device_count, 3);
+    CHECK(strcmp(o.devices[2], "cuda:1") == 0);
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.replicas = 4, .device = "cpu"}, &o, &st), 0);
+    CHECK_INT_EQ(o.replicas, 4);
+    CHECK_INT_EQ(o.device_count, 1);
+    CHECK_INT_EQ(run_options_share(10, 4, 0), 3);
+    CHECK_INT_EQ(run_options_share(10, 4, 1), 3);
+    CHECK_INT_EQ(run_options_share(10, 4, 2), 2);
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.gpus = "0,x"}, &o, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--gpus 0,x: expected GPU ordinals separated by commas");
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.gpus = "0", .replicas = 2}, &o, &st),
+                 STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--gpus and --replicas both choose the replicas");
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.gpus = "0", .device = "cpu"}, &o, &st),
+                 STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--gpus 0 with --device cpu: --gpus chooses CUDA devices");
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.gpus = ""}, &o, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--gpus needs at least one GPU ordinal");
+}
+
+static void cuda_only_options_need_cuda(void) {
+    RunConfig config = model_config(64);
+    RunOptions o;
+    Status st;
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.device = "cpu", .nhwc = 1}, &o, &st), 0);
+    CHECK_INT_EQ(run_options_check_spec(&o, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--layout nhwc: NHWC images are for a GPU's convolutions; the "
+                               "device is cpu");
+    // auto may fall back to the CPU: told once it has opened.
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.disabled_levers = 1}, &o, &st), 0);
+    CHECK_INT_EQ(run_options_check_spec(&o, &st), 0);
+    CHECK_INT_EQ(run_options_check_device(&o, &cpu, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--without: levers are the CUDA backend's; the device is cpu");
+    CHECK_INT_EQ(run_options_check_device(&o, &hopper, &st), 0);
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.replicas = 2, .device = "cuda"}, &o, &st), 0);
+    CHECK_INT_EQ(run_options_check_device(&o, &turing, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--replicas runs replicas on the CPU, but the device is cuda:0");
+    CHECK_INT_EQ(run_options_check_device(&o, &cpu, &st), 0);
+}
+
+static void precision_is_decided_on_the_described_device(const Graph *g) {
+    RunConfig config = model_config(64);
+    PrecisionConfig bf16 = {.precision = PRECISION_BF16, .source = "--precision"};
+    PrecisionConfig tf32 = {.precision = PRECISION_TF32, .source = "--precision"};
+    RunOptions o;
+    Status st;
+    Precision computed = PRECISION_DEFAULT;
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.precision = &bf16}, &o, &st), 0);
+    CHECK_INT_EQ(run_options_precision(&o, g, &cpu, &notice, &computed, &st), STATUS_NO_DEVICE);
+    CHECK_CONTAINS(st.message, "--precision bf16: layer 'dense1' (dense) would compute in bf16, "
+                               "but the CPU backend computes in fp32 only");
+    CHECK_INT_EQ(run_options_precision(&o, g, &turing, &notice, &computed, &st),
+                 STATUS_NO_DEVICE);
+    CHECK_CONTAINS(st.message, "cuda:0 (Tesla T4) has compute capability 7.5; bf16 needs 8.0");
+    status_clear(&st);
+    CHECK_INT_EQ(run_options_precision(&o, g, &hopper, &notice, &computed, &st), 0);
+    CHECK_INT_EQ(computed, PRECISION_BF16);
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.precision = &tf32}, &o, &st), 0);
+    CHECK_INT_EQ(run_options_precision(&o, g, &cpu, &notice, &computed, &st), 0);
+    CHECK_INT_EQ(computed, PRECISION_FP32);
+    CHECK_CONTAINS(said, "--precision tf32 on the CPU computes in fp32");
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){0}, &o, &st), 0);
+    CHECK_INT_EQ(run_options_precision(&o, g, &hopper, &notice, &computed, &st), 0);
+    CHECK_INT_EQ(computed, PRECISION_TF32);
+    CHECK_INT_EQ(said_count, 0);
+}
+
+int main(void) {
+    batch_is_the_model_files_unless_given();
+    ranks_share_the_batch_or_refuse_it();
+    replicas_come_from_gpus_or_replicas();
+    cuda_only_options_need_cuda();
+    ModelFile f;
+    Graph g;
+    RunConfig config;
+    Status st;
+    status_clear(&st);
+    const char *text = "input shape=4 dtype=f32\ndense name=dense1 units=3\n"
+                       "loss softmax_cross_entropy\n";
+    CHECK_INT_EQ(model_file_parse_text("net.model", text, &f, &st), 0);
+    if (graph_build(&f, &g, &config, &st) == 0) {
+        precision_is_decided_on_the_described_device(&g);
+        graph_free(&g);
+    } else {
+        fprintf(stderr, "build failed: %s\n", st.message);
+        test_failures++;
+    }
+    model_file_free(&f);
+    return test_exit_code("test_run_options");
+}
