@@ -108,17 +108,6 @@ int check_recorded_classes(const LoadedInputs *recorded, const char *const *name
     return STATUS_BAD_INPUT;
 }
 
-int refuse_locked_folder(const char *folder, const char *use, const char *instead, Status *st) {
-    status_fail_at(st, STATUS_BAD_INPUT, folder, 0, 0, "another trainer process holds this "
-                   "folder's lock (it trains into it, as its --checkpoint folder or --logdir, or "
-                   "saves into it with --save), so it cannot be this run's %s", use);
-    long holder = directory_lock_holder(folder);
-    char who[48] = "that run";
-    if (holder > 0) snprintf(who, sizeof who, "that run (process %ld)", holder);
-    status_hint(st, "wait for %s to end, or %s", who, instead);
-    return STATUS_BAD_INPUT;
-}
-
 // Another run's --checkpoint folder would count the file among its step files, which its
 // --keep-last prunes by step number; its --logdir is its own too. The lock taken is shared:
 // runs that --save into one folder do not exclude each other, and keep any other from
@@ -127,7 +116,7 @@ static int lock_save_folder(const char *save_path, Status *st) {
     char folder[1024];
     TRY(atomic_file_folder(save_path, folder, sizeof folder, st));
     if (directory_lock_shared(folder) == 0 || errno != EWOULDBLOCK) return 0;
-    return refuse_locked_folder(folder, "--save folder", "--save into another folder", st);
+    return directory_lock_refusal(folder, "--save folder", "--save into another folder", st);
 }
 
 int checkpoints_check_save(const char *save_path, const char *model_path, Status *st) {
@@ -190,7 +179,7 @@ static int check_folder_length(const char *folder, Status *st) {
 static int lock_folder(const char *folder, Status *st) {
     if (make_directories(folder) != 0 || directory_lock(folder) == 0 || errno != EWOULDBLOCK)
         return 0;
-    return refuse_locked_folder(folder, "--checkpoint folder", "give this run its own "
+    return directory_lock_refusal(folder, "--checkpoint folder", "give this run its own "
                                 "--checkpoint folder", st);
 }
 

@@ -85,11 +85,6 @@ int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g
 int checkpoints_finish(CheckpointSession *s, Graph *g, Device *d, Status *st);
 // A step checkpoint at the last step taken (s->last), as a signal leaves it.
 int checkpoints_write_last(CheckpointSession *s, Graph *g, Device *d, Status *st);
-
-// The refusal of a folder another trainer process holds the lock of (base/directories.h):
-// STATUS_BAD_INPUT at `folder`, saying it cannot be this run's `use` ("--logdir"), the
-// holder's process id when known, and the hint to wait or do `instead`.
-int refuse_locked_folder(const char *folder, const char *use, const char *instead, Status *st);
 // The names of a dataset's classes in label order, into list (room for 256): a known
 // dataset's (by its spec), or a png:DIR's folder names. Returns how many; 0 when it names
 // none.
