@@ -256,16 +256,22 @@ static int conv2d_forward(Layer *l, const LayerContext *ctx, Status *st) {
     Conv2dGeometry g = call_geometry(l, ctx);
     const float *bias = config->bias ? tensor_f32(&l->params[1].value) : NULL;
     if (g.dtype != DTYPE_F32)
-        TRY(b->convert(b, l->params[0].value.data, DTYPE_F32, state->weight16.data, g.dtype,
-                       shape_numel(&l->params[0].shape), 0, st));
+        TRY(b->convert(b, &(ConvertArgs){.src = l->params[0].value.data, .src_dtype = DTYPE_F32,
+                       .dst = state->weight16.data, .dst_dtype = g.dtype,
+                       .n = shape_numel(&l->params[0].shape), .accumulate = 0}, st));
     FusedActivation act;
     if (l->fused_activation && activation_layer_fusable(l->fused_activation, &act))
-        return b->conv2d_forward_bias_activation(b, &g, l->inputs[0]->output.data,
-                                                 conv_weights(l), bias, &act,
-                                                 l->fused_activation->output.data,
-                                                 state->workspace, state->workspace_bytes, st);
-    return b->conv2d_forward(b, &g, l->inputs[0]->output.data, conv_weights(l), bias,
-                             l->output.data, state->workspace, state->workspace_bytes, st);
+        return b->conv2d_forward_bias_activation(b, &g, &(Conv2dForwardTensors){
+                                                 .x = l->inputs[0]->output.data,
+                                                 .w = conv_weights(l), .bias = bias,
+                                                 .y = l->fused_activation->output.data,
+                                                 .workspace = state->workspace,
+                                                 .workspace_bytes = state->workspace_bytes}, &act,
+                                                 st);
+    return b->conv2d_forward(b, &g, &(Conv2dForwardTensors){.x = l->inputs[0]->output.data,
+                             .w = conv_weights(l), .bias = bias, .y = l->output.data,
+                             .workspace = state->workspace,
+                             .workspace_bytes = state->workspace_bytes}, st);
 }
 
 static int conv2d_backward(Layer *l, const LayerContext *ctx, Status *st) {
@@ -276,13 +282,18 @@ static int conv2d_backward(Layer *l, const LayerContext *ctx, Status *st) {
     const void *dy = l->grad.data;
     float *dbias = config->bias ? tensor_f32(&l->params[1].grad) : NULL;
     if (l->fused_activation) TRY(activation_fused_backward(l, ctx, st));
-    TRY(b->conv2d_backward_filter(b, &g, l->inputs[0]->output.data, dy,
-                                  tensor_f32(&l->params[0].grad), dbias, state->workspace,
-                                  state->workspace_bytes, ctx->accumulate_param_grads, st));
+    TRY(b->conv2d_backward_filter(b, &g, &(Conv2dBackwardFilterTensors){
+                                  .x = l->inputs[0]->output.data, .dy = dy,
+                                  .dw = tensor_f32(&l->params[0].grad), .dbias = dbias,
+                                  .workspace = state->workspace,
+                                  .workspace_bytes = state->workspace_bytes,
+                                  .accumulate = ctx->accumulate_param_grads}, st));
     if (!l->input_needs_grad[0]) return 0;
-    return b->conv2d_backward_data(b, &g, dy, conv_weights(l), l->inputs[0]->grad.data,
-                                   state->workspace, state->workspace_bytes,
-                                   l->input_grad_accumulate[0], st);
+    return b->conv2d_backward_data(b, &g, &(Conv2dBackwardDataTensors){.dy = dy,
+                                   .w = conv_weights(l), .dx = l->inputs[0]->grad.data,
+                                   .workspace = state->workspace,
+                                   .workspace_bytes = state->workspace_bytes,
+                                   .accumulate = l->input_grad_accumulate[0]}, st);
 }
 
 static const char *conv2d_variant(const Layer *l) {

@@ -251,9 +251,11 @@ static int forward_f32(const Backend *b, const Conv2dGeometry *g, const float *x
                             .lda = (int)z.group_rows, .ldb = (int)columns, .ldc = (int)columns,
                             .alpha = 1.0f, .beta = 0.0f};
         for (int group = 0; group < g->groups; group++)
-            TRY(cpu_gemm(b, &product, w + (size_t)group * z.group_filters * z.group_rows,
-                         col + group * z.group_rows * columns,
-                         out + (size_t)group * z.group_filters * columns, st));
+            TRY(cpu_gemm(b, &product,
+                         &(GemmTensors){.a = w + (size_t)group * z.group_filters * z.group_rows,
+                                        .bm = col + group * z.group_rows * columns,
+                                        .c = out + (size_t)group * z.group_filters * columns},
+                         st));
         // [F][S][P] -> [S][F][P], adding the bias (in place when samples == 1).
         if (samples > 1 || bias) {
             Chunk k = {.g = g, .n0 = n0, .samples = samples, .from = out, .to = y, .bias = bias};
@@ -271,7 +273,11 @@ static int forward_activation_f32(const Backend *b, const Conv2dGeometry *g, con
     TRY(forward_f32(b, g, x, w, bias, y, workspace, workspace_bytes, st));
     if (!act || !act->apply) return 0;
     size_t n = (size_t)g->batch * g->out_channels * g->out_h * g->out_w;
-    return cpu_activation_forward(b, act->kind, act->slope, DTYPE_F32, y, y, n, st);
+    return cpu_activation_forward(
+        b,
+        &(ActivationForwardArgs){
+            .kind = act->kind, .slope = act->slope, .dtype = DTYPE_F32, .x = y, .y = y, .n = n},
+        st);
 }
 
 // dy of samples [n0, n0 + samples) as [F][S][P], the layout the backward GEMMs read: a
@@ -298,9 +304,11 @@ static int backward_data_f32(const Backend *b, const Conv2dGeometry *g, const fl
                             .k = z.group_filters, .lda = (int)z.group_rows, .ldb = (int)columns,
                             .ldc = (int)columns, .alpha = 1.0f, .beta = 0.0f};
         for (int group = 0; group < g->groups; group++)
-            TRY(cpu_gemm(b, &product, w + (size_t)group * z.group_filters * z.group_rows,
-                         dyf + (size_t)group * z.group_filters * columns,
-                         dcol + group * z.group_rows * columns, st));
+            TRY(cpu_gemm(b, &product,
+                         &(GemmTensors){.a = w + (size_t)group * z.group_filters * z.group_rows,
+                                        .bm = dyf + (size_t)group * z.group_filters * columns,
+                                        .c = dcol + group * z.group_rows * columns},
+                         st));
         col2im(g, dcol, n0, samples, dx, accumulate);
     }
     return 0;
@@ -326,9 +334,11 @@ static int backward_filter_f32(const Backend *b, const Conv2dGeometry *g, const 
                             .k = (int)columns, .lda = (int)columns, .ldb = (int)columns,
                             .ldc = (int)z.group_rows, .alpha = 1.0f, .beta = 1.0f};
         for (int group = 0; group < g->groups; group++)
-            TRY(cpu_gemm(b, &product, dyf + (size_t)group * z.group_filters * columns,
-                         col + group * z.group_rows * columns,
-                         dw + (size_t)group * z.group_filters * z.group_rows, st));
+            TRY(cpu_gemm(b, &product,
+                         &(GemmTensors){.a = dyf + (size_t)group * z.group_filters * columns,
+                                        .bm = col + group * z.group_rows * columns,
+                                        .c = dw + (size_t)group * z.group_filters * z.group_rows},
+                         st));
         if (!dbias) continue;
         for (int f = 0; f < g->out_channels; f++) {
             // Four partial sums: a long single float sum loses digits, and this vectorizes.
@@ -422,8 +432,15 @@ static int backward_data_nhwc(const Backend *b, const Conv2dGeometry *g, const v
     Conv2dGeometry nchw = nchw_geometry(g);
     void *dy_nchw = outputs_nchw(g, dy, st);
     void *dx_nchw = dy_nchw ? inputs_nchw(g, accumulate ? dx : NULL, st) : NULL;
-    int rc = dx_nchw ? cpu_conv2d_backward_data(b, &nchw, dy_nchw, w, dx_nchw, workspace,
-                                                workspace_bytes, accumulate, st)
+    int rc = dx_nchw ? cpu_conv2d_backward_data(
+                           b, &nchw,
+                           &(Conv2dBackwardDataTensors){.dy = dy_nchw,
+                                                        .w = w,
+                                                        .dx = dx_nchw,
+                                                        .workspace = workspace,
+                                                        .workspace_bytes = workspace_bytes,
+                                                        .accumulate = accumulate},
+                           st)
                      : STATUS_RUNTIME_ERROR;
     if (!rc)
         cpu_layout_transpose(dx_nchw, dx, dtype_size(g->dtype), g->batch, g->in_channels,
@@ -439,53 +456,61 @@ static int backward_filter_nhwc(const Backend *b, const Conv2dGeometry *g, const
     Conv2dGeometry nchw = nchw_geometry(g);
     void *x_nchw = inputs_nchw(g, x, st);
     void *dy_nchw = x_nchw ? outputs_nchw(g, dy, st) : NULL;
-    int rc = dy_nchw ? cpu_conv2d_backward_filter(b, &nchw, x_nchw, dy_nchw, dw, dbias,
-                                                  workspace, workspace_bytes, accumulate, st)
+    int rc = dy_nchw ? cpu_conv2d_backward_filter(
+                           b, &nchw,
+                           &(Conv2dBackwardFilterTensors){.x = x_nchw,
+                                                          .dy = dy_nchw,
+                                                          .dw = dw,
+                                                          .dbias = dbias,
+                                                          .workspace = workspace,
+                                                          .workspace_bytes = workspace_bytes,
+                                                          .accumulate = accumulate},
+                           st)
                      : STATUS_RUNTIME_ERROR;
     free(x_nchw);
     free(dy_nchw);
     return rc;
 }
 
-int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
-                       const float *bias, void *y, void *workspace, size_t workspace_bytes,
+int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const Conv2dForwardTensors *t,
                        Status *st) {
     TRY(backend_layout_check(g->layout, "conv2d_forward", st));
     if (g->layout == LAYOUT_NHWC)
-        return forward_nhwc(b, g, x, w, bias, NULL, y, workspace, workspace_bytes,
+        return forward_nhwc(b, g, t->x, t->w, t->bias, NULL, t->y, t->workspace, t->workspace_bytes,
                             "conv2d_forward", st);
-    return forward_stored(b, g, x, w, bias, NULL, y, workspace, workspace_bytes,
+    return forward_stored(b, g, t->x, t->w, t->bias, NULL, t->y, t->workspace, t->workspace_bytes,
                           "conv2d_forward", st);
 }
 
-int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g, const void *x,
-                                       const void *w, const float *bias,
-                                       const FusedActivation *act, void *y, void *workspace,
-                                       size_t workspace_bytes, Status *st) {
+int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g,
+                                       const Conv2dForwardTensors *t, const FusedActivation *act,
+                                       Status *st) {
     TRY(backend_layout_check(g->layout, "conv2d_forward_bias_activation", st));
     if (g->layout == LAYOUT_NHWC)
-        return forward_nhwc(b, g, x, w, bias, act, y, workspace, workspace_bytes,
+        return forward_nhwc(b, g, t->x, t->w, t->bias, act, t->y, t->workspace, t->workspace_bytes,
                             "conv2d_forward_bias_activation", st);
-    return forward_stored(b, g, x, w, bias, act, y, workspace, workspace_bytes,
+    return forward_stored(b, g, t->x, t->w, t->bias, act, t->y, t->workspace, t->workspace_bytes,
                           "conv2d_forward_bias_activation", st);
 }
 
-int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const void *dy,
-                             const void *w, void *dx, void *workspace, size_t workspace_bytes,
-                             int accumulate, Status *st) {
+int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g,
+                             const Conv2dBackwardDataTensors *t, Status *st) {
     TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_data", st));
     TRY(backend_layout_check(g->layout, "conv2d_backward_data", st));
     if (g->layout == LAYOUT_NHWC)
-        return backward_data_nhwc(b, g, dy, w, dx, workspace, workspace_bytes, accumulate, st);
+        return backward_data_nhwc(b, g, t->dy, t->w, t->dx, t->workspace, t->workspace_bytes,
+                                  t->accumulate, st);
     if (g->dtype == DTYPE_F32)
-        return backward_data_f32(b, g, dy, w, dx, workspace, workspace_bytes, accumulate, st);
-    float *wide_dy = cpu_widen(dy, g->dtype, output_values(g), st);
-    float *wide_w = wide_dy ? cpu_widen(w, g->dtype, weight_values(g), st) : NULL;
-    float *wide_dx = wide_w ? cpu_wide_room(dx, g->dtype, input_values(g), accumulate, st) : NULL;
-    int rc = wide_dx ? backward_data_f32(b, g, wide_dy, wide_w, wide_dx, workspace,
-                                         workspace_bytes, accumulate, st)
+        return backward_data_f32(b, g, t->dy, t->w, t->dx, t->workspace, t->workspace_bytes,
+                                 t->accumulate, st);
+    float *wide_dy = cpu_widen(t->dy, g->dtype, output_values(g), st);
+    float *wide_w = wide_dy ? cpu_widen(t->w, g->dtype, weight_values(g), st) : NULL;
+    float *wide_dx =
+        wide_w ? cpu_wide_room(t->dx, g->dtype, input_values(g), t->accumulate, st) : NULL;
+    int rc = wide_dx ? backward_data_f32(b, g, wide_dy, wide_w, wide_dx, t->workspace,
+                                         t->workspace_bytes, t->accumulate, st)
                      : STATUS_RUNTIME_ERROR;
-    if (!rc) cpu_narrow(wide_dx, dx, g->dtype, input_values(g));
+    if (!rc) cpu_narrow(wide_dx, t->dx, g->dtype, input_values(g));
     free(wide_dy);
     free(wide_w);
     free(wide_dx);
@@ -493,21 +518,20 @@ int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const vo
 }
 
 // dw and dbias are f32 in every storage: only x and dy are widened.
-int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const void *x,
-                               const void *dy, float *dw, float *dbias, void *workspace,
-                               size_t workspace_bytes, int accumulate, Status *st) {
+int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g,
+                               const Conv2dBackwardFilterTensors *t, Status *st) {
     TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_filter", st));
     TRY(backend_layout_check(g->layout, "conv2d_backward_filter", st));
     if (g->layout == LAYOUT_NHWC)
-        return backward_filter_nhwc(b, g, x, dy, dw, dbias, workspace, workspace_bytes,
-                                    accumulate, st);
+        return backward_filter_nhwc(b, g, t->x, t->dy, t->dw, t->dbias, t->workspace,
+                                    t->workspace_bytes, t->accumulate, st);
     if (g->dtype == DTYPE_F32)
-        return backward_filter_f32(b, g, x, dy, dw, dbias, workspace, workspace_bytes,
-                                   accumulate, st);
-    float *wide_x = cpu_widen(x, g->dtype, input_values(g), st);
-    float *wide_dy = wide_x ? cpu_widen(dy, g->dtype, output_values(g), st) : NULL;
-    int rc = wide_dy ? backward_filter_f32(b, g, wide_x, wide_dy, dw, dbias, workspace,
-                                           workspace_bytes, accumulate, st)
+        return backward_filter_f32(b, g, t->x, t->dy, t->dw, t->dbias, t->workspace,
+                                   t->workspace_bytes, t->accumulate, st);
+    float *wide_x = cpu_widen(t->x, g->dtype, input_values(g), st);
+    float *wide_dy = wide_x ? cpu_widen(t->dy, g->dtype, output_values(g), st) : NULL;
+    int rc = wide_dy ? backward_filter_f32(b, g, wide_x, wide_dy, t->dw, t->dbias, t->workspace,
+                                           t->workspace_bytes, t->accumulate, st)
                      : STATUS_RUNTIME_ERROR;
     free(wide_x);
     free(wide_dy);

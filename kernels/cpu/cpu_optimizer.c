@@ -6,15 +6,14 @@
 // PyTorch's SGD: weight decay is added to the gradient, the velocity buffer starts at the
 // first gradient (v = momentum*v + g, with v zero-initialized this is the same), and
 // Nesterov steps along g + momentum*v.
-int cpu_sgd_update(const Backend *b, float *param, const float *grad, float *velocity, size_t n,
-                   const SgdHyper *h, Status *st) {
-    for (size_t i = 0; i < n; i++) {
-        float g = grad[i] + h->weight_decay * param[i];
+int cpu_sgd_update(const Backend *b, const SgdUpdateTensors *t, const SgdHyper *h, Status *st) {
+    for (size_t i = 0; i < t->n; i++) {
+        float g = t->grad[i] + h->weight_decay * t->param[i];
         if (h->momentum != 0.0f) {
-            velocity[i] = h->momentum * velocity[i] + g;
-            g = h->nesterov ? g + h->momentum * velocity[i] : velocity[i];
+            t->velocity[i] = h->momentum * t->velocity[i] + g;
+            g = h->nesterov ? g + h->momentum * t->velocity[i] : t->velocity[i];
         }
-        param[i] -= h->lr * g;
+        t->param[i] -= h->lr * g;
     }
     return 0;
 }
@@ -41,15 +40,19 @@ static void adam_range(void *context, size_t begin, size_t end) {
     }
 }
 
-int cpu_adam_update(const Backend *b, float *param, const float *grad, float *m, float *v,
-                    size_t n, const AdamHyper *h, Status *st) {
+int cpu_adam_update(const Backend *b, const AdamUpdateTensors *t, const AdamHyper *h, Status *st) {
     // Bias corrections folded into the step size and epsilon, as in the Adam paper's
     // efficient form, so the loop does one sqrt and one divide per element.
     float correction1 = 1.0f - powf(h->beta1, (float)h->step);
     float correction2 = 1.0f - powf(h->beta2, (float)h->step);
-    AdamJob job = {.param = param, .m = m, .v = v, .grad = grad, .h = h,
-                   .step_size = h->lr / correction1, .sqrt_correction2 = sqrtf(correction2)};
-    cpu_parallel_for(n, 8, adam_range, &job);
+    AdamJob job = {.param = t->param,
+                   .m = t->m,
+                   .v = t->v,
+                   .grad = t->grad,
+                   .h = h,
+                   .step_size = h->lr / correction1,
+                   .sqrt_correction2 = sqrtf(correction2)};
+    cpu_parallel_for(t->n, 8, adam_range, &job);
     return 0;
 }
 
@@ -60,7 +63,11 @@ int cpu_sgd_update_multi(const Backend *b, const OptimizerTensor *tensors, int c
                          const SgdHyper *h, Status *st) {
     for (int i = 0; i < count; i++) {
         const OptimizerTensor *t = &tensors[i];
-        TRY(cpu_sgd_update(b, t->param, t->grad, t->state[0], t->n, h, st));
+        TRY(cpu_sgd_update(
+            b,
+            &(SgdUpdateTensors){
+                .param = t->param, .grad = t->grad, .velocity = t->state[0], .n = t->n},
+            h, st));
     }
     return 0;
 }
@@ -69,7 +76,11 @@ int cpu_adam_update_multi(const Backend *b, const OptimizerTensor *tensors, int 
                           const AdamHyper *h, Status *st) {
     for (int i = 0; i < count; i++) {
         const OptimizerTensor *t = &tensors[i];
-        TRY(cpu_adam_update(b, t->param, t->grad, t->state[0], t->state[1], t->n, h, st));
+        TRY(cpu_adam_update(
+            b,
+            &(AdamUpdateTensors){
+                .param = t->param, .grad = t->grad, .m = t->state[0], .v = t->state[1], .n = t->n},
+            h, st));
     }
     return 0;
 }

@@ -203,7 +203,10 @@ static int maxpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType
                                 const void *x, void *y, int32_t *argmax, Status *st) {
     PoolNhwc p;
     int rc = pool_nhwc_open(&p, "maxpool_forward", g, dtype, x, 1, NULL, 0, argmax, 0, st);
-    if (!rc) rc = cpu_maxpool_forward(b, &p.nchw, dtype, p.x, p.y, p.argmax, st);
+    if (!rc)
+        rc = cpu_maxpool_forward(
+            b, &p.nchw,
+            &(MaxpoolForwardTensors){.dtype = dtype, .x = p.x, .y = p.y, .argmax = p.argmax}, st);
     if (!rc) {
         pool_nhwc_store(g, p.y, y, p.value_size, g->out_h * g->out_w);
         pool_nhwc_store(g, p.argmax, argmax, sizeof *argmax, g->out_h * g->out_w);
@@ -218,7 +221,12 @@ static int maxpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DTyp
     PoolNhwc p;
     int rc = pool_nhwc_open(&p, "maxpool_backward", g, dtype, dy, 0, dx, accumulate, argmax, 1,
                             st);
-    if (!rc) rc = cpu_maxpool_backward(b, &p.nchw, dtype, p.x, p.argmax, p.y, accumulate, st);
+    if (!rc)
+        rc = cpu_maxpool_backward(
+            b, &p.nchw,
+            &(MaxpoolBackwardTensors){
+                .dtype = dtype, .dy = p.x, .argmax = p.argmax, .dx = p.y, .accumulate = accumulate},
+            st);
     if (!rc) pool_nhwc_store(g, p.y, dx, p.value_size, g->in_h * g->in_w);
     pool_nhwc_close(&p);
     return rc;
@@ -228,7 +236,9 @@ static int avgpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType
                                 const void *x, void *y, Status *st) {
     PoolNhwc p;
     int rc = pool_nhwc_open(&p, "avgpool_forward", g, dtype, x, 1, NULL, 0, NULL, 0, st);
-    if (!rc) rc = cpu_avgpool_forward(b, &p.nchw, dtype, p.x, p.y, st);
+    if (!rc)
+        rc = cpu_avgpool_forward(b, &p.nchw,
+                                 &(AvgpoolForwardTensors){.dtype = dtype, .x = p.x, .y = p.y}, st);
     if (!rc) pool_nhwc_store(g, p.y, y, p.value_size, g->out_h * g->out_w);
     pool_nhwc_close(&p);
     return rc;
@@ -239,19 +249,25 @@ static int avgpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DTyp
     PoolNhwc p;
     int rc = pool_nhwc_open(&p, "avgpool_backward", g, dtype, dy, 0, dx, accumulate, NULL, 0,
                             st);
-    if (!rc) rc = cpu_avgpool_backward(b, &p.nchw, dtype, p.x, p.y, accumulate, st);
+    if (!rc)
+        rc = cpu_avgpool_backward(
+            b, &p.nchw,
+            &(AvgpoolBackwardTensors){
+                .dtype = dtype, .dy = p.x, .dx = p.y, .accumulate = accumulate},
+            st);
     if (!rc) pool_nhwc_store(g, p.y, dx, p.value_size, g->in_h * g->in_w);
     pool_nhwc_close(&p);
     return rc;
 }
 
 // In 16 bits the winner is a stored value already, so its store is exact.
-int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *x,
-                        void *y, int32_t *argmax, Status *st) {
+int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g, const MaxpoolForwardTensors *t,
+                        Status *st) {
     TRY(backend_layout_check(g->layout, "maxpool_forward", st));
-    if (g->layout == LAYOUT_NHWC) return maxpool_forward_nhwc(b, g, dtype, x, y, argmax, st);
-    PoolJob job = {.g = g, .argmax = argmax};
-    StoredPool io = {"maxpool_forward", dtype, x, y, pool_inputs(g), pool_outputs(g), 0};
+    if (g->layout == LAYOUT_NHWC)
+        return maxpool_forward_nhwc(b, g, t->dtype, t->x, t->y, t->argmax, st);
+    PoolJob job = {.g = g, .argmax = t->argmax};
+    StoredPool io = {"maxpool_forward", t->dtype, t->x, t->y, pool_inputs(g), pool_outputs(g), 0};
     return for_planes_stored(&job, &job.x, &job.y, &io, maxpool_forward_planes, st);
 }
 
@@ -269,14 +285,14 @@ static void maxpool_backward_planes(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *dy,
-                         const int32_t *argmax, void *dx, int accumulate, Status *st) {
+int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g, const MaxpoolBackwardTensors *t,
+                         Status *st) {
     TRY(backend_layout_check(g->layout, "maxpool_backward", st));
     if (g->layout == LAYOUT_NHWC)
-        return maxpool_backward_nhwc(b, g, dtype, dy, argmax, dx, accumulate, st);
-    PoolJob job = {.g = g, .argmax = (int32_t *)argmax, .accumulate = accumulate};
-    StoredPool io = {"maxpool_backward", dtype, dy, dx, pool_outputs(g), pool_inputs(g),
-                     accumulate};
+        return maxpool_backward_nhwc(b, g, t->dtype, t->dy, t->argmax, t->dx, t->accumulate, st);
+    PoolJob job = {.g = g, .argmax = (int32_t *)t->argmax, .accumulate = t->accumulate};
+    StoredPool io = {"maxpool_backward", t->dtype,       t->dy,        t->dx,
+                     pool_outputs(g),    pool_inputs(g), t->accumulate};
     return for_planes_stored(&job, &job.dy, &job.dx, &io, maxpool_backward_planes, st);
 }
 
@@ -300,12 +316,12 @@ static void avgpool_forward_planes(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *x,
-                        void *y, Status *st) {
+int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g, const AvgpoolForwardTensors *t,
+                        Status *st) {
     TRY(backend_layout_check(g->layout, "avgpool_forward", st));
-    if (g->layout == LAYOUT_NHWC) return avgpool_forward_nhwc(b, g, dtype, x, y, st);
+    if (g->layout == LAYOUT_NHWC) return avgpool_forward_nhwc(b, g, t->dtype, t->x, t->y, st);
     PoolJob job = {.g = g};
-    StoredPool io = {"avgpool_forward", dtype, x, y, pool_inputs(g), pool_outputs(g), 0};
+    StoredPool io = {"avgpool_forward", t->dtype, t->x, t->y, pool_inputs(g), pool_outputs(g), 0};
     return for_planes_stored(&job, &job.x, &job.y, &io, avgpool_forward_planes, st);
 }
 
@@ -329,13 +345,13 @@ static void avgpool_backward_planes(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *dy,
-                         void *dx, int accumulate, Status *st) {
+int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, const AvgpoolBackwardTensors *t,
+                         Status *st) {
     TRY(backend_layout_check(g->layout, "avgpool_backward", st));
     if (g->layout == LAYOUT_NHWC)
-        return avgpool_backward_nhwc(b, g, dtype, dy, dx, accumulate, st);
-    PoolJob job = {.g = g, .accumulate = accumulate};
-    StoredPool io = {"avgpool_backward", dtype, dy, dx, pool_outputs(g), pool_inputs(g),
-                     accumulate};
+        return avgpool_backward_nhwc(b, g, t->dtype, t->dy, t->dx, t->accumulate, st);
+    PoolJob job = {.g = g, .accumulate = t->accumulate};
+    StoredPool io = {"avgpool_backward", t->dtype,       t->dy,        t->dx,
+                     pool_outputs(g),    pool_inputs(g), t->accumulate};
     return for_planes_stored(&job, &job.dy, &job.dx, &io, avgpool_backward_planes, st);
 }

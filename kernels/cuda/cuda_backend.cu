@@ -111,9 +111,8 @@ __global__ static void gather_samples_kernel(const uint8_t *images, const uint8_
     }
 }
 
-static int cuda_gather_samples(const Backend *b, const GatherArgs *g, const uint8_t *images,
-                               const uint8_t *labels, const int32_t *indices, float *out_images,
-                               int32_t *out_labels, int32_t *first_bad_sample, Status *st) {
+static int cuda_gather_samples(const Backend *b, const GatherArgs *g, const GatherSamplesTensors *t,
+                               Status *st) {
     int count = g->count, classes = g->classes;
     size_t sample_size = g->sample_size;
     if (count <= 0 || sample_size == 0) return 0;
@@ -122,8 +121,8 @@ static int cuda_gather_samples(const Backend *b, const GatherArgs *g, const uint
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "gather_samples_kernel", grid, CUDA_THREADS, 0, total, 64);
     gather_samples_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-        images, labels, indices, count, sample_size, g->transform, classes, out_images,
-        out_labels, first_bad_sample);
+        t->images, t->labels, t->indices, count, sample_size, g->transform, classes, t->out_images,
+        t->out_labels, t->first_bad_sample);
     CUDA_CHECK_LAUNCH("gather_samples_kernel");
     return 0;
 }
