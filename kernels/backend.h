@@ -496,6 +496,8 @@ struct Backend {
     // Systems shows each layer and phase of a step.
     void (*range_push)(const Backend *b, const char *name);
     void (*range_pop)(const Backend *b);
+#define BACKEND_MEMORY_OPS(X) X(raw_alloc) X(raw_free) X(total_memory) X(copy_to_device)      \
+    X(copy_to_host) X(copy_on_device) X(fill) X(synchronize)
 
     // ---- CUDA Graphs: a training step captured once, then replayed (optional, NULL on
     // the CPU) ----
@@ -553,6 +555,7 @@ struct Backend {
     // such a label, for the host to read at its next sync; untouched when all are valid.
     int (*gather_samples)(const Backend *b, const GatherArgs *g, const GatherSamplesTensors *t,
                           Status *st);
+#define BACKEND_DATA_OPS(X) X(gather_samples)
 
     // ---- linear algebra ----
     // C = alpha * op(A) op(B) + beta * C as GemmArgs describes.
@@ -582,6 +585,8 @@ struct Backend {
     // not k - 1 times as adding them into y one by one would. Gradient accumulation where
     // an output fans out, and `add`'s sum. `x` is host memory (an array of device pointers).
     int (*accumulate)(const Backend *b, const AccumulateArgs *args, Status *st);
+#define BACKEND_LINEAR_ALGEBRA_OPS(X) X(gemm) X(gemm_bias_activation) X(add_bias_rows)        \
+    X(sum_rows) X(convert) X(accumulate)
 
     // ---- elementwise ----
     // gelu is the exact form, x * Phi(x) with the normal CDF via erf (PyTorch's default),
@@ -604,6 +609,8 @@ struct Backend {
     int (*dropout_forward)(const Backend *b, const DropoutForwardArgs *args, Status *st);
     // dx = (accumulate ? dx : 0) + dy * mask; dy and dx stored as `dtype`, the mask f32.
     int (*dropout_backward)(const Backend *b, const DropoutBackwardArgs *args, Status *st);
+#define BACKEND_ELEMENTWISE_OPS(X) X(activation_forward) X(activation_backward)               \
+    X(activation_bias_backward) X(dropout_forward) X(dropout_backward)
 
     // ---- losses (per-row values stay on the device until the caller reads them) ----
     // probs = softmax(logits); row_stats is [rows][2]: row_stats[2r] = -log probs[r][label],
@@ -623,6 +630,8 @@ struct Backend {
     int (*mse_forward)(const Backend *b, const MseForwardArgs *args, Status *st);
     // dy = 2 (y - t) * scale.
     int (*mse_backward)(const Backend *b, const MseBackwardArgs *args, Status *st);
+#define BACKEND_LOSS_OPS(X) X(softmax_cross_entropy_forward)                                  \
+    X(softmax_cross_entropy_backward) X(mse_forward) X(mse_backward)
 
     // ---- batch normalisation (PyTorch's BatchNorm1d/2d semantics) ----
     // x, y, dy and dx are [n, channels, spatial]: spatial = H*W after a convolution, 1 after
@@ -673,6 +682,10 @@ struct Backend {
     int (*batchnorm_backward_data_with_sums)(const Backend *b, const BatchnormArgs *a,
                                              const BatchnormBackwardDataWithSumsTensors *t,
                                              Status *st);
+#define BACKEND_BATCHNORM_OPS(X) X(batchnorm_forward_training)                                \
+    X(batchnorm_forward_inference) X(batchnorm_backward) X(batchnorm_channel_sums)            \
+    X(batchnorm_forward_with_sums) X(batchnorm_backward_channel_sums)                         \
+    X(batchnorm_backward_data_with_sums)
 
     // ---- convolution and pooling (NCHW) ----
     // Scratch bytes the conv2d ops want for g->batch samples. The caller allocates it
@@ -724,6 +737,10 @@ struct Backend {
     // the other layout (NCHW <-> NHWC); both stored as dtype, a sum rounded once. Where
     // NHWC activations meet layers that read NCHW order (flatten before a dense layer).
     int (*layout_convert)(const Backend *b, const LayoutConvertArgs *args, Status *st);
+#define BACKEND_CONV_POOL_OPS(X) X(conv2d_workspace_size) X(conv2d_least_workspace)           \
+    X(conv2d_forward) X(conv2d_forward_bias_activation) X(conv2d_backward_data)               \
+    X(conv2d_backward_filter) X(maxpool_forward) X(maxpool_backward) X(avgpool_forward)       \
+    X(avgpool_backward) X(layout_convert)
 
     // ---- norms (gradient clipping, finding where values went non-finite) ----
     // *sum = the sum of x[i]^2 over n values, accumulated in double (a finite float
@@ -732,6 +749,7 @@ struct Backend {
     int (*sum_squares)(const Backend *b, const float *x, size_t n, double *sum, Status *st);
     // x[i] *= factor.
     int (*scale)(const Backend *b, float *x, float factor, size_t n, Status *st);
+#define BACKEND_NORM_OPS(X) X(sum_squares) X(scale)
 
     // ---- optimizers (fused: one pass over the parameter) ----
     int (*sgd_update)(const Backend *b, const SgdUpdateTensors *t, const SgdHyper *h, Status *st);
@@ -744,6 +762,9 @@ struct Backend {
                             const SgdHyper *h, Status *st);
     int (*adam_update_multi)(const Backend *b, const OptimizerTensor *tensors, int count,
                              const AdamHyper *h, Status *st);
+#define BACKEND_OPTIMIZER_OPS(X) X(sgd_update) X(adam_update) X(sgd_update_multi)             \
+    X(adam_update_multi)
+
 };
 
 // The ops every backend must fill, listed once: kernels/backend.c's completeness check, the
@@ -751,20 +772,21 @@ struct Backend {
 // all expand this list, so an op added here does not compile until its CPU reference exists,
 // is reported missing by a backend without it, and fails the parity test until it has a
 // case there.
-#define BACKEND_OPS(X)                                                                         \
-    X(raw_alloc) X(raw_free) X(total_memory) X(copy_to_device) X(copy_to_host)                 \
-    X(copy_on_device) X(fill) X(synchronize) X(gather_samples) X(gemm) X(add_bias_rows)        \
-    X(sum_rows) X(accumulate) X(activation_forward) X(activation_backward) X(dropout_forward)  \
-    X(dropout_backward) X(softmax_cross_entropy_forward) X(softmax_cross_entropy_backward)     \
-    X(mse_forward) X(mse_backward) X(batchnorm_forward_training)                               \
-    X(batchnorm_forward_inference) X(batchnorm_backward) X(conv2d_workspace_size)              \
-    X(conv2d_least_workspace) X(conv2d_forward) X(conv2d_backward_data) X(conv2d_backward_filter) X(maxpool_forward)     \
-    X(maxpool_backward) X(avgpool_forward) X(avgpool_backward) X(sum_squares) X(scale)        \
-    X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)                     \
-    X(batchnorm_channel_sums) X(batchnorm_forward_with_sums)                                   \
-    X(batchnorm_backward_channel_sums) X(batchnorm_backward_data_with_sums)                    \
-    X(gemm_bias_activation) X(conv2d_forward_bias_activation) X(activation_bias_backward)     \
-    X(convert) X(layout_convert)
+// The ops every backend must fill, listed once, family by family beside their slots above
+// (so a new op's slot and its entry are one edit): kernels/backend.c's completeness check
+// and tests/gpu/test_cuda_parity.c's coverage check expand this list, so an op added there
+// is reported missing by a backend that does not register it and fails the parity test
+// until it has a case there.
+#define BACKEND_OPS(X) \
+    BACKEND_MEMORY_OPS(X) \
+    BACKEND_DATA_OPS(X) \
+    BACKEND_LINEAR_ALGEBRA_OPS(X) \
+    BACKEND_ELEMENTWISE_OPS(X) \
+    BACKEND_LOSS_OPS(X) \
+    BACKEND_BATCHNORM_OPS(X) \
+    BACKEND_CONV_POOL_OPS(X) \
+    BACKEND_NORM_OPS(X) \
+    BACKEND_OPTIMIZER_OPS(X)
 
 // The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
 // meaningful: make_current, range_push/pop and the CUDA Graph ops (capture_begin to

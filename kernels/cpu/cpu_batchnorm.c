@@ -331,8 +331,8 @@ static int check_args(const BatchnormArgs *a, const char *op, int share, Status 
                  : check_sizes(a->n, a->channels, a->spatial, st);
 }
 
-int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
-                                   const BatchnormForwardTrainingTensors *t, Status *st) {
+static int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
+                                          const BatchnormForwardTrainingTensors *t, Status *st) {
     TRY(check_args(a, "batchnorm_forward_training", 0, st));
     Staged s;
     TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
@@ -341,8 +341,8 @@ int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
                                         t->running_var, t->save_mean, t->save_invstd, st));
 }
 
-int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
-                                    const BatchnormForwardInferenceTensors *t, Status *st) {
+static int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
+                                           const BatchnormForwardInferenceTensors *t, Status *st) {
     TRY(check_args(a, "batchnorm_forward_inference", 0, st));
     Staged s;
     TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
@@ -351,8 +351,8 @@ int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
                                          t->running_var, t->save_mean, t->save_invstd, st));
 }
 
-int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a,
-                           const BatchnormBackwardTensors *t, Status *st) {
+static int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a,
+                                  const BatchnormBackwardTensors *t, Status *st) {
     TRY(check_args(a, "batchnorm_backward", 0, st));
     Staged s;
     TRY(stage(a, t->x, t->dy, t->dx, a->accumulate_dx, &s, st));
@@ -361,16 +361,16 @@ int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a,
                                 t->dgamma, t->dbeta, st));
 }
 
-int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
-                               double *sums, Status *st) {
+static int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
+                                      double *sums, Status *st) {
     TRY(check_args(a, "batchnorm_channel_sums", 1, st));
     Staged s;
     TRY(stage(a, x, NULL, NULL, 0, &s, st));
     return unstage(&s, a, NULL, channel_sums_f32(a, s.x, sums, st));
 }
 
-int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a,
-                                    const BatchnormForwardWithSumsTensors *t, Status *st) {
+static int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a,
+                                           const BatchnormForwardWithSumsTensors *t, Status *st) {
     TRY(check_args(a, "batchnorm_forward_with_sums", 1, st));
     Staged s;
     TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
@@ -379,8 +379,9 @@ int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a,
                                          t->running_var, t->save_mean, t->save_invstd, st));
 }
 
-int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a,
-                                        const BatchnormBackwardChannelSumsTensors *t, Status *st) {
+static int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a,
+                                               const BatchnormBackwardChannelSumsTensors *t,
+                                               Status *st) {
     TRY(check_args(a, "batchnorm_backward_channel_sums", 1, st));
     Staged s;
     TRY(stage(a, t->x, t->dy, NULL, 0, &s, st));
@@ -389,13 +390,23 @@ int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a
                                              t->dgamma, t->dbeta, st));
 }
 
-int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
-                                          const BatchnormBackwardDataWithSumsTensors *t,
-                                          Status *st) {
+static int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
+                                                 const BatchnormBackwardDataWithSumsTensors *t,
+                                                 Status *st) {
     TRY(check_args(a, "batchnorm_backward_data_with_sums", 1, st));
     Staged s;
     TRY(stage(a, t->x, t->dy, t->dx, a->accumulate_dx, &s, st));
     return unstage(&s, a, t->dx,
                    backward_data_with_sums_f32(a, s.x, s.dy, t->gamma, t->save_mean, t->save_invstd,
                                                t->sums, s.out, st));
+}
+
+void cpu_register_batchnorm_ops(Backend *table) {
+    table->batchnorm_forward_training = cpu_batchnorm_forward_training;
+    table->batchnorm_forward_inference = cpu_batchnorm_forward_inference;
+    table->batchnorm_backward = cpu_batchnorm_backward;
+    table->batchnorm_channel_sums = cpu_batchnorm_channel_sums;
+    table->batchnorm_forward_with_sums = cpu_batchnorm_forward_with_sums;
+    table->batchnorm_backward_channel_sums = cpu_batchnorm_backward_channel_sums;
+    table->batchnorm_backward_data_with_sums = cpu_batchnorm_backward_data_with_sums;
 }

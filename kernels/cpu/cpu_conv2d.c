@@ -26,6 +26,12 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_parallel.h"
 
+// Defined below, called earlier in this file.
+static int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g,
+                                    const Conv2dBackwardDataTensors *t, Status *st);
+static int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g,
+                                      const Conv2dBackwardFilterTensors *t, Status *st);
+
 // How many samples to lower side by side: enough that each GEMM has CONV_GEMM_COLUMNS
 // output columns. OpenBLAS needs ~1024 to keep both cores busy; a GEMM with a deep inner
 // dimension (many rows of col: C*kh*kw) also amortises packing the weights over more
@@ -58,8 +64,8 @@ static ConvSizes conv_sizes(const Conv2dGeometry *g) {
     return z;
 }
 
-int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
-                              Status *st) {
+static int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
+                                     Status *st) {
     ConvSizes z = conv_sizes(g);
     size_t per_sample = z.sample_floats * sizeof(float);
     size_t columns = z.group_rows >= CONV_DEEP_ROWS ? CONV_GEMM_COLUMNS_DEEP : CONV_GEMM_COLUMNS;
@@ -73,8 +79,8 @@ int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t 
 }
 
 // One sample lowered at a time: each op walks the batch in chunks of what its workspace holds.
-int cpu_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
-                               Status *st) {
+static int cpu_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
+                                      Status *st) {
     Conv2dGeometry one = *g;
     one.batch = 1;
     return cpu_conv2d_workspace_size(b, &one, bytes, st);
@@ -472,8 +478,8 @@ static int backward_filter_nhwc(const Backend *b, const Conv2dGeometry *g, const
     return rc;
 }
 
-int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const Conv2dForwardTensors *t,
-                       Status *st) {
+static int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g,
+                              const Conv2dForwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "conv2d_forward", st));
     if (g->layout == LAYOUT_NHWC)
         return forward_nhwc(b, g, t->x, t->w, t->bias, NULL, t->y, t->workspace, t->workspace_bytes,
@@ -482,9 +488,9 @@ int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const Conv2dFo
                           "conv2d_forward", st);
 }
 
-int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g,
-                                       const Conv2dForwardTensors *t, const FusedActivation *act,
-                                       Status *st) {
+static int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g,
+                                              const Conv2dForwardTensors *t,
+                                              const FusedActivation *act, Status *st) {
     TRY(backend_layout_check(g->layout, "conv2d_forward_bias_activation", st));
     if (g->layout == LAYOUT_NHWC)
         return forward_nhwc(b, g, t->x, t->w, t->bias, act, t->y, t->workspace, t->workspace_bytes,
@@ -493,8 +499,8 @@ int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g
                           "conv2d_forward_bias_activation", st);
 }
 
-int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g,
-                             const Conv2dBackwardDataTensors *t, Status *st) {
+static int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g,
+                                    const Conv2dBackwardDataTensors *t, Status *st) {
     TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_data", st));
     TRY(backend_layout_check(g->layout, "conv2d_backward_data", st));
     if (g->layout == LAYOUT_NHWC)
@@ -518,8 +524,8 @@ int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g,
 }
 
 // dw and dbias are f32 in every storage: only x and dy are widened.
-int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g,
-                               const Conv2dBackwardFilterTensors *t, Status *st) {
+static int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g,
+                                      const Conv2dBackwardFilterTensors *t, Status *st) {
     TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_filter", st));
     TRY(backend_layout_check(g->layout, "conv2d_backward_filter", st));
     if (g->layout == LAYOUT_NHWC)
@@ -536,4 +542,13 @@ int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g,
     free(wide_x);
     free(wide_dy);
     return rc;
+}
+
+void cpu_register_conv_ops(Backend *table) {
+    table->conv2d_workspace_size = cpu_conv2d_workspace_size;
+    table->conv2d_least_workspace = cpu_conv2d_least_workspace;
+    table->conv2d_forward = cpu_conv2d_forward;
+    table->conv2d_forward_bias_activation = cpu_conv2d_forward_bias_activation;
+    table->conv2d_backward_data = cpu_conv2d_backward_data;
+    table->conv2d_backward_filter = cpu_conv2d_backward_filter;
 }

@@ -74,7 +74,7 @@ int cpu_convert(const Backend *b, const ConvertArgs *args, Status *st) {
 // Summed in f32 in the sources' order and rounded once: for f32 the bits of adding the
 // sources into y one at a time. Starting from x[0] itself rather than 0 + x[0] keeps a
 // -0 input's sign, as the copy `add` made before this op took several sources.
-int cpu_accumulate(const Backend *b, const AccumulateArgs *args, Status *st) {
+static int cpu_accumulate(const Backend *b, const AccumulateArgs *args, Status *st) {
     TRY(backend_accumulate_check(args->dtype, args->count, st));
     if (args->dtype == DTYPE_F32) {
         float *out = args->y;
@@ -133,7 +133,7 @@ void *cpu_layout_copy(const void *src, size_t value_size, int n, int channels, i
     return copy;
 }
 
-int cpu_layout_convert(const Backend *b, const LayoutConvertArgs *args, Status *st) {
+static int cpu_layout_convert(const Backend *b, const LayoutConvertArgs *args, Status *st) {
     TRY(backend_layout_convert_check(args->dtype, args->n, args->channels, args->pixels, args->from,
                                      st));
     if (!args->accumulate) {
@@ -154,4 +154,10 @@ int cpu_layout_convert(const Backend *b, const LayoutConvertArgs *args, Status *
                                 load_value(args->src, args->dtype, s));
             }
     return 0;
+}
+
+void cpu_register_convert_ops(Backend *table) {
+    table->convert = cpu_convert;
+    table->accumulate = cpu_accumulate;
+    table->layout_convert = cpu_layout_convert;
 }

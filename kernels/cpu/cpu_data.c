@@ -1,7 +1,7 @@
 #include "kernels/cpu/cpu_ops.h"
 
-int cpu_gather_samples(const Backend *b, const GatherArgs *g, const GatherSamplesTensors *t,
-                       Status *st) {
+static int cpu_gather_samples(const Backend *b, const GatherArgs *g, const GatherSamplesTensors *t,
+                              Status *st) {
     int count = g->count, classes = g->classes;
     size_t sample_size = g->sample_size;
     for (int k = 0; k < count; k++) {
@@ -17,3 +17,5 @@ int cpu_gather_samples(const Backend *b, const GatherArgs *g, const GatherSample
     }
     return 0;
 }
+
+void cpu_register_data_ops(Backend *table) { table->gather_samples = cpu_gather_samples; }

@@ -134,7 +134,8 @@ static void activation_backward_f32(ActivationKind kind, float slope, const floa
     cpu_parallel_for(n, activation_cost(kind) + 2, activation_backward_range, &job);
 }
 
-int cpu_activation_backward(const Backend *b, const ActivationBackwardArgs *args, Status *st) {
+static int cpu_activation_backward(const Backend *b, const ActivationBackwardArgs *args,
+                                   Status *st) {
     if (args->kind < 0 || args->kind >= ACTIVATION_COUNT)
         return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)args->kind);
     if (args->dtype == DTYPE_F32) {
@@ -156,8 +157,8 @@ int cpu_activation_backward(const Backend *b, const ActivationBackwardArgs *args
 // The unfused ops in turn, so a dense layer trains to the same bits fused or not. 16-bit
 // storage: y and dy widened, dx computed in f32, the bias gradient summed from that f32 dx,
 // and dx rounded once.
-int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act,
-                                 const ActivationBiasBackwardTensors *t, Status *st) {
+static int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act,
+                                        const ActivationBiasBackwardTensors *t, Status *st) {
     size_t n = (size_t)t->rows * (size_t)t->cols;
     if (t->dtype == DTYPE_F32) {
         TRY(cpu_activation_backward(b,
@@ -223,7 +224,7 @@ static void dropout_forward_range(void *context, size_t begin, size_t end) {
     }
 }
 
-int cpu_dropout_forward(const Backend *b, const DropoutForwardArgs *args, Status *st) {
+static int cpu_dropout_forward(const Backend *b, const DropoutForwardArgs *args, Status *st) {
     ElementwiseJob job = {.rate = args->rate,
                           .seed = args->seed,
                           .x = args->x,
@@ -250,7 +251,7 @@ static void dropout_backward_range(void *context, size_t begin, size_t end) {
         j->out[i] = (j->accumulate ? j->out[i] : 0.0f) + j->dy[i] * j->mask[i];
 }
 
-int cpu_dropout_backward(const Backend *b, const DropoutBackwardArgs *args, Status *st) {
+static int cpu_dropout_backward(const Backend *b, const DropoutBackwardArgs *args, Status *st) {
     ElementwiseJob job = {
         .accumulate = args->accumulate, .dy = args->dy, .mask = args->mask, .out = args->dx};
     if (args->dtype == DTYPE_F32) {
@@ -267,4 +268,12 @@ int cpu_dropout_backward(const Backend *b, const DropoutBackwardArgs *args, Stat
     cpu_narrow(w.v[1], args->dx, args->dtype, args->n);
     wide_free(&w);
     return 0;
+}
+
+void cpu_register_elementwise_ops(Backend *table) {
+    table->activation_forward = cpu_activation_forward;
+    table->activation_backward = cpu_activation_backward;
+    table->activation_bias_backward = cpu_activation_bias_backward;
+    table->dropout_forward = cpu_dropout_forward;
+    table->dropout_backward = cpu_dropout_backward;
 }

@@ -21,6 +21,14 @@ static int all_f32(const GemmArgs *g) {
     return g->a_dtype == DTYPE_F32 && g->b_dtype == DTYPE_F32 && g->c_dtype == DTYPE_F32;
 }
 
+static int cpu_add_bias_rows(const Backend *b, const AddBiasRowsArgs *args, Status *st) {
+    for (int r = 0; r < args->rows; r++) {
+        float *row = args->y + (size_t)r * args->cols;
+        for (int c = 0; c < args->cols; c++) row[c] += args->bias[c];
+    }
+    return 0;
+}
+
 // A GEMM with 16-bit operands (see GemmArgs): A and B widened to f32, the product, bias and
 // activation computed into packed f32 scratch (from C widened when beta is not zero), then
 // C rounded once. bias and act may be NULL. The bias is first rounded to C's type, as
@@ -108,20 +116,12 @@ void gemm_reference(int transpose_a, int transpose_b, int m, int n, int k, float
     }
 }
 
-int cpu_add_bias_rows(const Backend *b, const AddBiasRowsArgs *args, Status *st) {
-    for (int r = 0; r < args->rows; r++) {
-        float *row = args->y + (size_t)r * args->cols;
-        for (int c = 0; c < args->cols; c++) row[c] += args->bias[c];
-    }
-    return 0;
-}
-
 // The reference is the three unfused ops in turn, so a model trains to the same bits with
 // fusion on or off on the CPU. A C with padding columns (ldc > n) is walked row by row,
 // since add_bias_rows and activation_forward take packed rows.
-int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g,
-                             const GemmBiasActivationTensors *t, const FusedActivation *act,
-                             Status *st) {
+static int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g,
+                                    const GemmBiasActivationTensors *t, const FusedActivation *act,
+                                    Status *st) {
     if (!all_f32(g)) return gemm_widened(b, g, t->a, t->bm, t->bias, act, t->c, st);
     TRY(cpu_gemm(b, g, &(GemmTensors){.a = t->a, .bm = t->bm, .c = t->c}, st));
     int packed = g->ldc == g->n;
@@ -143,4 +143,10 @@ int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g,
                                        st));
     }
     return 0;
+}
+
+void cpu_register_gemm_ops(Backend *table) {
+    table->gemm = cpu_gemm;
+    table->add_bias_rows = cpu_add_bias_rows;
+    table->gemm_bias_activation = cpu_gemm_bias_activation;
 }

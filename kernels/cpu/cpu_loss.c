@@ -2,6 +2,11 @@
 
 #include "kernels/cpu/cpu_ops.h"
 
+// Defined below, called earlier in this file.
+static int cpu_softmax_cross_entropy_backward(const Backend *b,
+                                              const SoftmaxCrossEntropyBackwardArgs *args,
+                                              Status *st);
+
 static int argmax(const float *row, int n) {
     int best = 0;
     for (int i = 1; i < n; i++)
@@ -9,8 +14,9 @@ static int argmax(const float *row, int n) {
     return best;
 }
 
-int cpu_softmax_cross_entropy_forward(const Backend *b, const SoftmaxCrossEntropyForwardArgs *args,
-                                      Status *st) {
+static int cpu_softmax_cross_entropy_forward(const Backend *b,
+                                             const SoftmaxCrossEntropyForwardArgs *args,
+                                             Status *st) {
     for (int r = 0; r < args->rows; r++) {
         const float *z = args->logits + (size_t)r * args->classes;
         float *p = args->probs + (size_t)r * args->classes;
@@ -43,8 +49,9 @@ int cpu_softmax_cross_entropy_forward(const Backend *b, const SoftmaxCrossEntrop
                          : 0;
 }
 
-int cpu_softmax_cross_entropy_backward(const Backend *b,
-                                       const SoftmaxCrossEntropyBackwardArgs *args, Status *st) {
+static int cpu_softmax_cross_entropy_backward(const Backend *b,
+                                              const SoftmaxCrossEntropyBackwardArgs *args,
+                                              Status *st) {
     for (int r = 0; r < args->rows; r++) {
         const float *p = args->probs + (size_t)r * args->classes;
         float *d = args->dlogits + (size_t)r * args->classes;
@@ -56,7 +63,7 @@ int cpu_softmax_cross_entropy_backward(const Backend *b,
     return 0;
 }
 
-int cpu_mse_forward(const Backend *b, const MseForwardArgs *args, Status *st) {
+static int cpu_mse_forward(const Backend *b, const MseForwardArgs *args, Status *st) {
     for (int r = 0; r < args->rows; r++) {
         const float *y = args->predictions + (size_t)r * args->classes;
         double sum = 0.0;
@@ -71,7 +78,7 @@ int cpu_mse_forward(const Backend *b, const MseForwardArgs *args, Status *st) {
     return 0;
 }
 
-int cpu_mse_backward(const Backend *b, const MseBackwardArgs *args, Status *st) {
+static int cpu_mse_backward(const Backend *b, const MseBackwardArgs *args, Status *st) {
     for (int r = 0; r < args->rows; r++) {
         const float *y = args->predictions + (size_t)r * args->classes;
         float *d = args->dpredictions + (size_t)r * args->classes;
@@ -81,4 +88,11 @@ int cpu_mse_backward(const Backend *b, const MseBackwardArgs *args, Status *st) 
         }
     }
     return 0;
+}
+
+void cpu_register_loss_ops(Backend *table) {
+    table->softmax_cross_entropy_forward = cpu_softmax_cross_entropy_forward;
+    table->softmax_cross_entropy_backward = cpu_softmax_cross_entropy_backward;
+    table->mse_forward = cpu_mse_forward;
+    table->mse_backward = cpu_mse_backward;
 }

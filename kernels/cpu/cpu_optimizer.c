@@ -6,7 +6,8 @@
 // PyTorch's SGD: weight decay is added to the gradient, the velocity buffer starts at the
 // first gradient (v = momentum*v + g, with v zero-initialized this is the same), and
 // Nesterov steps along g + momentum*v.
-int cpu_sgd_update(const Backend *b, const SgdUpdateTensors *t, const SgdHyper *h, Status *st) {
+static int cpu_sgd_update(const Backend *b, const SgdUpdateTensors *t, const SgdHyper *h,
+                          Status *st) {
     for (size_t i = 0; i < t->n; i++) {
         float g = t->grad[i] + h->weight_decay * t->param[i];
         if (h->momentum != 0.0f) {
@@ -40,7 +41,8 @@ static void adam_range(void *context, size_t begin, size_t end) {
     }
 }
 
-int cpu_adam_update(const Backend *b, const AdamUpdateTensors *t, const AdamHyper *h, Status *st) {
+static int cpu_adam_update(const Backend *b, const AdamUpdateTensors *t, const AdamHyper *h,
+                           Status *st) {
     // Bias corrections folded into the step size and epsilon, as in the Adam paper's
     // efficient form, so the loop does one sqrt and one divide per element.
     float correction1 = 1.0f - powf(h->beta1, (float)h->step);
@@ -59,8 +61,8 @@ int cpu_adam_update(const Backend *b, const AdamUpdateTensors *t, const AdamHype
 // The multi-tensor ops are the per-tensor ones in a loop: on the CPU there is no launch to
 // save, and calling the very same functions makes every value bit for bit the per-tensor
 // op's, which is what the CUDA versions are held to.
-int cpu_sgd_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
-                         const SgdHyper *h, Status *st) {
+static int cpu_sgd_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
+                                const SgdHyper *h, Status *st) {
     for (int i = 0; i < count; i++) {
         const OptimizerTensor *t = &tensors[i];
         TRY(cpu_sgd_update(
@@ -72,8 +74,8 @@ int cpu_sgd_update_multi(const Backend *b, const OptimizerTensor *tensors, int c
     return 0;
 }
 
-int cpu_adam_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
-                          const AdamHyper *h, Status *st) {
+static int cpu_adam_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
+                                 const AdamHyper *h, Status *st) {
     for (int i = 0; i < count; i++) {
         const OptimizerTensor *t = &tensors[i];
         TRY(cpu_adam_update(
@@ -83,4 +85,11 @@ int cpu_adam_update_multi(const Backend *b, const OptimizerTensor *tensors, int 
             h, st));
     }
     return 0;
+}
+
+void cpu_register_optimizer_ops(Backend *table) {
+    table->sgd_update = cpu_sgd_update;
+    table->adam_update = cpu_adam_update;
+    table->sgd_update_multi = cpu_sgd_update_multi;
+    table->adam_update_multi = cpu_adam_update_multi;
 }

@@ -12,6 +12,16 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_parallel.h"
 
+// Defined below, called earlier in this file.
+static int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g,
+                               const MaxpoolForwardTensors *t, Status *st);
+static int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g,
+                                const MaxpoolBackwardTensors *t, Status *st);
+static int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g,
+                               const AvgpoolForwardTensors *t, Status *st);
+static int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g,
+                                const AvgpoolBackwardTensors *t, Status *st);
+
 typedef struct PoolJob {
     const Pool2dGeometry *g;
     const float *x, *dy;
@@ -261,8 +271,8 @@ static int avgpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DTyp
 }
 
 // In 16 bits the winner is a stored value already, so its store is exact.
-int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g, const MaxpoolForwardTensors *t,
-                        Status *st) {
+static int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g,
+                               const MaxpoolForwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "maxpool_forward", st));
     if (g->layout == LAYOUT_NHWC)
         return maxpool_forward_nhwc(b, g, t->dtype, t->x, t->y, t->argmax, st);
@@ -285,8 +295,8 @@ static void maxpool_backward_planes(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g, const MaxpoolBackwardTensors *t,
-                         Status *st) {
+static int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g,
+                                const MaxpoolBackwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "maxpool_backward", st));
     if (g->layout == LAYOUT_NHWC)
         return maxpool_backward_nhwc(b, g, t->dtype, t->dy, t->argmax, t->dx, t->accumulate, st);
@@ -316,8 +326,8 @@ static void avgpool_forward_planes(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g, const AvgpoolForwardTensors *t,
-                        Status *st) {
+static int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g,
+                               const AvgpoolForwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "avgpool_forward", st));
     if (g->layout == LAYOUT_NHWC) return avgpool_forward_nhwc(b, g, t->dtype, t->x, t->y, st);
     PoolJob job = {.g = g};
@@ -345,8 +355,8 @@ static void avgpool_backward_planes(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, const AvgpoolBackwardTensors *t,
-                         Status *st) {
+static int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g,
+                                const AvgpoolBackwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "avgpool_backward", st));
     if (g->layout == LAYOUT_NHWC)
         return avgpool_backward_nhwc(b, g, t->dtype, t->dy, t->dx, t->accumulate, st);
@@ -354,4 +364,11 @@ int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, const Avgpoo
     StoredPool io = {"avgpool_backward", t->dtype,       t->dy,        t->dx,
                      pool_outputs(g),    pool_inputs(g), t->accumulate};
     return for_planes_stored(&job, &job.dy, &job.dx, &io, avgpool_backward_planes, st);
+}
+
+void cpu_register_pool_ops(Backend *table) {
+    table->maxpool_forward = cpu_maxpool_forward;
+    table->maxpool_backward = cpu_maxpool_backward;
+    table->avgpool_forward = cpu_avgpool_forward;
+    table->avgpool_backward = cpu_avgpool_backward;
 }

@@ -89,12 +89,12 @@ static void split_matches_whole_batch(const Case *c, int accumulate) {
     BatchnormArgs whole = {.n = n, .channels = channels, .spatial = spatial, .momentum = 0.1f,
                            .eps = 1e-5f, .batch_statistics = 1, .accumulate_dx = accumulate,
                            .accumulate_params = accumulate};
-    CHECK(cpu_batchnorm_forward_training(b, &whole, &(BatchnormForwardTrainingTensors){.x = x,
+    CHECK(b->batchnorm_forward_training(b, &whole, &(BatchnormForwardTrainingTensors){.x = x,
                                          .y = y_ref, .gamma = gamma, .beta = beta,
                                          .running_mean = rm_ref, .running_var = rv_ref,
                                          .save_mean = mean_ref, .save_invstd = invstd_ref},
                                              &st) == 0);
-    CHECK(cpu_batchnorm_backward(b, &whole, &(BatchnormBackwardTensors){.x = x, .dy = dy,
+    CHECK(b->batchnorm_backward(b, &whole, &(BatchnormBackwardTensors){.x = x, .dy = dy,
                                  .gamma = gamma, .save_mean = mean_ref, .save_invstd = invstd_ref,
                                  .dx = dx_ref, .dgamma = dg_ref, .dbeta = db_ref}, &st) == 0);
 
@@ -111,19 +111,19 @@ static void split_matches_whole_batch(const Case *c, int accumulate) {
             rv[r][k] = 2.0f;
             dg[r][k] = db[r][k] = accumulate && r == 0 ? 0.5f : 0.0f;  // one rank's old sum
         }
-        CHECK(cpu_batchnorm_channel_sums(b, &share[r], x + start[r] * sample, sums[r], &st) == 0);
+        CHECK(b->batchnorm_channel_sums(b, &share[r], x + start[r] * sample, sums[r], &st) == 0);
     }
     sum_over_ranks(sums, ranks, sums_count);
     CHECK_NEAR(sums[0][2 * channels], (double)n * spatial, 0.0);
     for (int r = 0; r < ranks; r++)
-        CHECK(cpu_batchnorm_forward_with_sums(b, &share[r], &(BatchnormForwardWithSumsTensors){
+        CHECK(b->batchnorm_forward_with_sums(b, &share[r], &(BatchnormForwardWithSumsTensors){
                                               .x = x + start[r] * sample,
                                               .y = y + start[r] * sample, .gamma = gamma,
                                               .beta = beta, .sums = sums[r], .running_mean = rm[r],
                                               .running_var = rv[r], .save_mean = mean[r],
                                               .save_invstd = invstd[r]}, &st) == 0);
     for (int r = 0; r < ranks; r++)
-        CHECK(cpu_batchnorm_backward_channel_sums(b, &share[r],
+        CHECK(b->batchnorm_backward_channel_sums(b, &share[r],
                                                   &(BatchnormBackwardChannelSumsTensors){
                                                   .x = x + start[r] * sample,
                                                   .dy = dy + start[r] * sample,
@@ -132,7 +132,7 @@ static void split_matches_whole_batch(const Case *c, int accumulate) {
                                                   }, &st) == 0);
     sum_over_ranks(sums, ranks, sums_count);
     for (int r = 0; r < ranks; r++)
-        CHECK(cpu_batchnorm_backward_data_with_sums(b, &share[r],
+        CHECK(b->batchnorm_backward_data_with_sums(b, &share[r],
                                                     &(BatchnormBackwardDataWithSumsTensors){
                                                     .x = x + start[r] * sample,
                                                     .dy = dy + start[r] * sample, .gamma = gamma,
@@ -178,10 +178,10 @@ static void empty_share_adds_nothing(void) {
     double sums[7];
     for (int i = 0; i < 7; i++) sums[i] = 99.0;
     float dg[3] = {1, 1, 1}, db[3] = {1, 1, 1}, mean[3] = {0, 0, 0}, invstd[3] = {1, 1, 1};
-    CHECK(cpu_batchnorm_channel_sums(cpu_backend(), &empty, NULL, sums, &st) == 0);
+    CHECK(cpu_backend()->batchnorm_channel_sums(cpu_backend(), &empty, NULL, sums, &st) == 0);
     for (int i = 0; i < 7; i++) CHECK_NEAR(sums[i], 0.0, 0.0);
     for (int i = 0; i < 7; i++) sums[i] = 99.0;
-    CHECK(cpu_batchnorm_backward_channel_sums(cpu_backend(), &empty,
+    CHECK(cpu_backend()->batchnorm_backward_channel_sums(cpu_backend(), &empty,
                                               &(BatchnormBackwardChannelSumsTensors){.x = NULL,
                                               .dy = NULL, .save_mean = mean, .save_invstd = invstd,
                                               .sums = sums, .dgamma = dg, .dbeta = db}, &st) == 0);

@@ -201,11 +201,11 @@ static void backward_ops_accumulate_into_dx(void) {
     fill_uniform(&rng, previous, ACC_N, -1.0f, 1.0f);
     static const char *const names[] = {"relu", "leaky_relu", "sigmoid", "tanh", "gelu"};
     for (int kind = 0; kind < ACTIVATION_COUNT; kind++) {
-        CHECK_INT_EQ(cpu_activation_forward(b, &(ActivationForwardArgs){
+        CHECK_INT_EQ(b->activation_forward(b, &(ActivationForwardArgs){
                                             .kind = (ActivationKind)kind, .slope = 0.1f,
                                             .dtype = DTYPE_F32, .x = x, .y = y, .n = ACC_N}, &st),
                                                 0);
-        CHECK_INT_EQ(cpu_activation_backward(b, &(ActivationBackwardArgs){
+        CHECK_INT_EQ(b->activation_backward(b, &(ActivationBackwardArgs){
                                              .kind = (ActivationKind)kind, .slope = 0.1f,
                                              .dtype = DTYPE_F32, .x = x, .y = y, .dy = dy,
                                              .dx = fresh, .n = ACC_N, .accumulate = 0}, &st), 0);
@@ -217,13 +217,13 @@ static void backward_ops_accumulate_into_dx(void) {
         check_accumulated(names[kind], previous, fresh, dx, ACC_N);
     }
 
-    CHECK_INT_EQ(cpu_dropout_forward(b, &(DropoutForwardArgs){.dtype = DTYPE_F32, .x = x, .y = y,
+    CHECK_INT_EQ(b->dropout_forward(b, &(DropoutForwardArgs){.dtype = DTYPE_F32, .x = x, .y = y,
                                      .mask = mask, .n = ACC_N, .rate = 0.4f, .seed = 77}, &st), 0);
-    CHECK_INT_EQ(cpu_dropout_backward(b, &(DropoutBackwardArgs){.dtype = DTYPE_F32, .dy = dy,
+    CHECK_INT_EQ(b->dropout_backward(b, &(DropoutBackwardArgs){.dtype = DTYPE_F32, .dy = dy,
                                       .mask = mask, .dx = fresh, .n = ACC_N, .accumulate = 0}, &st),
                                           0);
     memcpy(dx, previous, sizeof dx);
-    CHECK_INT_EQ(cpu_dropout_backward(b, &(DropoutBackwardArgs){.dtype = DTYPE_F32, .dy = dy,
+    CHECK_INT_EQ(b->dropout_backward(b, &(DropoutBackwardArgs){.dtype = DTYPE_F32, .dy = dy,
                                       .mask = mask, .dx = dx, .n = ACC_N, .accumulate = 1}, &st),
                                           0);
     check_accumulated("dropout", previous, fresh, dx, ACC_N);
@@ -234,29 +234,29 @@ static void backward_ops_accumulate_into_dx(void) {
     int32_t labels[ACC_ROWS] = {2, 0, 3};
     fill_uniform(&rng, logits, N, -2.0f, 2.0f);
     fill_uniform(&rng, prev_l, N, -1.0f, 1.0f);
-    CHECK_INT_EQ(cpu_softmax_cross_entropy_forward(b, &(SoftmaxCrossEntropyForwardArgs){
+    CHECK_INT_EQ(b->softmax_cross_entropy_forward(b, &(SoftmaxCrossEntropyForwardArgs){
                                                    .logits = logits, .labels = labels,
                                                    .rows = ACC_ROWS, .classes = ACC_CLASSES,
                                                    .probs = probs, .row_stats = row_stats,
                                                    .dlogits = NULL, .scale = 0.0f}, &st), 0);
-    CHECK_INT_EQ(cpu_softmax_cross_entropy_backward(b, &(SoftmaxCrossEntropyBackwardArgs){
+    CHECK_INT_EQ(b->softmax_cross_entropy_backward(b, &(SoftmaxCrossEntropyBackwardArgs){
                                                     .probs = probs, .labels = labels,
                                                     .rows = ACC_ROWS, .classes = ACC_CLASSES,
                                                     .scale = 1.0f / 3, .dlogits = fresh_l,
                                                     .accumulate = 0}, &st), 0);
     memcpy(dl, prev_l, sizeof dl);
-    CHECK_INT_EQ(cpu_softmax_cross_entropy_backward(b, &(SoftmaxCrossEntropyBackwardArgs){
+    CHECK_INT_EQ(b->softmax_cross_entropy_backward(b, &(SoftmaxCrossEntropyBackwardArgs){
                                                     .probs = probs, .labels = labels,
                                                     .rows = ACC_ROWS, .classes = ACC_CLASSES,
                                                     .scale = 1.0f / 3, .dlogits = dl,
                                                     .accumulate = 1}, &st), 0);
     check_accumulated("softmax_cross_entropy", prev_l, fresh_l, dl, N);
 
-    CHECK_INT_EQ(cpu_mse_backward(b, &(MseBackwardArgs){.predictions = logits, .labels = labels,
+    CHECK_INT_EQ(b->mse_backward(b, &(MseBackwardArgs){.predictions = logits, .labels = labels,
                                   .rows = ACC_ROWS, .classes = ACC_CLASSES, .scale = 1.0f / 3,
                                   .dpredictions = fresh_l, .accumulate = 0}, &st), 0);
     memcpy(dl, prev_l, sizeof dl);
-    CHECK_INT_EQ(cpu_mse_backward(b, &(MseBackwardArgs){.predictions = logits, .labels = labels,
+    CHECK_INT_EQ(b->mse_backward(b, &(MseBackwardArgs){.predictions = logits, .labels = labels,
                                   .rows = ACC_ROWS, .classes = ACC_CLASSES, .scale = 1.0f / 3,
                                   .dpredictions = dl, .accumulate = 1}, &st), 0);
     check_accumulated("mse", prev_l, fresh_l, dl, N);
@@ -264,7 +264,7 @@ static void backward_ops_accumulate_into_dx(void) {
     // The fan-out sum used by flatten's accumulate path.
     memcpy(dx, previous, sizeof dx);
     const void *sources[1] = {dy};
-    CHECK_INT_EQ(cpu_accumulate(b, &(AccumulateArgs){.dtype = DTYPE_F32, .y = dx, .x = sources,
+    CHECK_INT_EQ(b->accumulate(b, &(AccumulateArgs){.dtype = DTYPE_F32, .y = dx, .x = sources,
                                 .count = 1, .n = ACC_N, .accumulate = 1}, &st), 0);
     check_accumulated("accumulate", previous, dy, dx, ACC_N);
 }

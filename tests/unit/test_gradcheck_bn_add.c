@@ -203,11 +203,11 @@ static void batchnorm_op_matches_finite_differences(int n, int channels, int spa
 #define BN_LOSS(out)                                                                         \
     do {                                                                                     \
         if (training)                                                                        \
-            cpu_batchnorm_forward_training(b, &forward, &(BatchnormForwardTrainingTensors){  \
+            b->batchnorm_forward_training(b, &forward, &(BatchnormForwardTrainingTensors){  \
                 .x = x, .y = y, .gamma = gamma, .beta = beta, .running_mean = rmean,         \
                 .running_var = rvar, .save_mean = smean, .save_invstd = sinv}, &st);         \
         else                                                                                 \
-            cpu_batchnorm_forward_inference(b, &forward, &(BatchnormForwardInferenceTensors){ \
+            b->batchnorm_forward_inference(b, &forward, &(BatchnormForwardInferenceTensors){ \
                 .x = x, .y = y, .gamma = gamma, .beta = beta, .running_mean = rmean,         \
                 .running_var = rvar, .save_mean = smean, .save_invstd = sinv}, &st);         \
         memcpy(rmean, rmean_saved, sizeof rmean);                                            \
@@ -221,7 +221,7 @@ static void batchnorm_op_matches_finite_differences(int n, int channels, int spa
     (void)base;
     BatchnormArgs backward = {.n = n, .channels = channels, .spatial = spatial,
                               .batch_statistics = training};
-    CHECK_INT_EQ(cpu_batchnorm_backward(b, &backward, &(BatchnormBackwardTensors){.x = x, .dy = w,
+    CHECK_INT_EQ(b->batchnorm_backward(b, &backward, &(BatchnormBackwardTensors){.x = x, .dy = w,
                                         .gamma = gamma, .save_mean = smean, .save_invstd = sinv,
                                         .dx = dx, .dgamma = dgamma, .dbeta = dbeta}, &st), 0);
     char label[96];
@@ -265,7 +265,7 @@ static void batchnorm_op_matches_finite_differences(int n, int channels, int spa
     for (int c = 0; c < channels; c++) dgamma_acc[c] = dbeta_acc[c] = 1.5f;
     BatchnormArgs accumulating = backward;
     accumulating.accumulate_dx = accumulating.accumulate_params = 1;
-    CHECK_INT_EQ(cpu_batchnorm_backward(b, &accumulating, &(BatchnormBackwardTensors){.x = x,
+    CHECK_INT_EQ(b->batchnorm_backward(b, &accumulating, &(BatchnormBackwardTensors){.x = x,
                                         .dy = w, .gamma = gamma, .save_mean = smean,
                                         .save_invstd = sinv, .dx = dx_acc, .dgamma = dgamma_acc,
                                         .dbeta = dbeta_acc}, &st), 0);
@@ -275,7 +275,7 @@ static void batchnorm_op_matches_finite_differences(int n, int channels, int spa
         CHECK_NEAR(dbeta_acc[c], 1.5 + dbeta[c], 1e-5);
     }
     // dx may be NULL (batchnorm right after the input): parameters only.
-    CHECK_INT_EQ(cpu_batchnorm_backward(b, &backward, &(BatchnormBackwardTensors){.x = x, .dy = w,
+    CHECK_INT_EQ(b->batchnorm_backward(b, &backward, &(BatchnormBackwardTensors){.x = x, .dy = w,
                                         .gamma = gamma, .save_mean = smean, .save_invstd = sinv,
                                         .dx = NULL, .dgamma = dgamma_acc, .dbeta = dbeta_acc}, &st),
                                             0);

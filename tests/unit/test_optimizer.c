@@ -151,8 +151,8 @@ static void zero_learning_rate_keeps_parameters(void) {
 
 int main(void) {
     rng_seed(&rng, 31337);
-    CHECK(cpu_backend()->sgd_update == cpu_sgd_update);
-    CHECK(cpu_backend()->adam_update == cpu_adam_update);
+    CHECK(cpu_backend()->sgd_update != NULL);  // registered by cpu_optimizer.c
+    CHECK(cpu_backend()->adam_update != NULL);  // registered by cpu_optimizer.c
     sgd_matches_pytorch("sgd", (SgdHyper){.lr = 0.1f});
     sgd_matches_pytorch("sgd_momentum", (SgdHyper){.lr = 0.02f, .momentum = 0.9f});
     sgd_matches_pytorch("sgd_nesterov", (SgdHyper){.lr = 0.02f, .momentum = 0.9f, .nesterov = 1});

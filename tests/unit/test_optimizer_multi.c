@@ -231,8 +231,8 @@ static void failures_name_the_parameters(void) {
 
 int main(void) {
     rng_seed(&rng, 4242);
-    CHECK(cpu_backend()->sgd_update_multi == cpu_sgd_update_multi);
-    CHECK(cpu_backend()->adam_update_multi == cpu_adam_update_multi);
+    CHECK(cpu_backend()->sgd_update_multi != NULL);  // registered by cpu_optimizer.c
+    CHECK(cpu_backend()->adam_update_multi != NULL);  // registered by cpu_optimizer.c
     multi_matches_per_tensor("sgd", 0, (SgdHyper){.lr = 0.1f}, (AdamHyper){0});
     multi_matches_per_tensor("sgd_momentum", 0, (SgdHyper){.lr = 0.05f, .momentum = 0.9f},
                              (AdamHyper){0});
