@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "base/dtype.h"
+#include "base/precision.h"
 #include "base/status.h"
 #include "kernels/sample_transform.h"
 
@@ -466,6 +467,18 @@ typedef struct AdamUpdateTensors {
     size_t n;
 } AdamUpdateTensors;
 
+// What a `supports` query asks about (see the slot in the table).
+typedef enum OpFamily {
+    // The ops that read and write tensors as stored (every op that takes a DType: the
+    // elementwise, pooling, batchnorm and conversion ops, and the operands of GEMMs and
+    // convolutions): can tensors be stored as `dtype`, laid out as `layout`?
+    OP_FAMILY_STORAGE,
+    // What GEMMs and convolutions compute in: can their inputs be rounded to `dtype`
+    // (f32: full fp32; bf16 and f16: tensor cores) and summed in f32? The GPU's answer
+    // depends on its compute capability (precision_min_compute); the CPU computes in f32.
+    OP_FAMILY_MATMUL,
+} OpFamily;
+
 typedef struct Backend Backend;
 struct Backend {
     const char *name;   // "cpu", "cuda:0"
@@ -476,6 +489,14 @@ struct Backend {
     // The ops take either layout on both backends (the CPU's by transposing around its
     // NCHW code, for the parity tests and tests/unit/test_layouts.c).
     int nhwc_activations;
+
+    // ---- what the backend can do ----
+    // 1 when the backend's ops of `family` work in `dtype` and `layout`, else 0: the one
+    // answer the ops' own checks (backend_dtype_check), core/precision_check.c and the
+    // device opener's precision downgrade all read. Both backends answer from
+    // backend_supports_on (below), the GPU with its compute capability.
+    int (*supports)(const Backend *b, OpFamily family, DType dtype, Layout layout);
+#define BACKEND_QUERY_OPS(X) X(supports)
 
     // ---- memory ----
     // Raw device allocation; the caching policy lives in core/alloc.
@@ -778,6 +799,7 @@ struct Backend {
 // is reported missing by a backend that does not register it and fails the parity test
 // until it has a case there.
 #define BACKEND_OPS(X) \
+    BACKEND_QUERY_OPS(X) \
     BACKEND_MEMORY_OPS(X) \
     BACKEND_DATA_OPS(X) \
     BACKEND_LINEAR_ALGEBRA_OPS(X) \
@@ -808,11 +830,21 @@ struct Backend {
 // How many ops of BACKEND_OPS are NULL; their names, comma-separated, into `names`.
 int backend_missing_ops(const Backend *b, char *names, size_t size);
 
-// 0 when `dtype` is one activations may be stored in (f32, bf16, f16); otherwise
-// STATUS_RUNTIME_ERROR naming `op` and the dtype. Every backend's 16-bit ops check with it.
-int backend_storage_dtype_check(DType dtype, const char *op, Status *st);
+// What a backend on a device of compute capability `compute` (times ten; 0: the CPU)
+// supports, as `supports` answers it: storage in f32, bf16 or f16, NCHW or NHWC, on
+// either; GEMMs and convolutions in f32 anywhere, in bf16 or f16 on a GPU of at least
+// precision_min_compute (base/precision.h). A pure function, so that a device that is not
+// open (core/precision_check.c's PrecisionTarget) gets the same answer.
+int backend_supports_on(int compute, OpFamily family, DType dtype, Layout layout);
+// Whether GEMMs and convolutions can compute in `p` there: bf16 and fp16 as
+// backend_supports_on answers for OP_FAMILY_MATMUL; the default, fp32 and tf32 always (tf32
+// runs as fp32 where there is none: precision_on_gpu).
+int backend_precision_supported_on(int compute, Precision p);
+// 0 when `b` stores tensors as `dtype` (b->supports, OP_FAMILY_STORAGE); otherwise
+// STATUS_RUNTIME_ERROR naming `op` and the dtype. Every op that takes a DType checks with it.
+int backend_dtype_check(const Backend *b, DType dtype, const char *op, Status *st);
 // The same for accumulate's dtype, and its 1 to BACKEND_ACCUMULATE_MAX sources.
-int backend_accumulate_check(DType dtype, int count, Status *st);
+int backend_accumulate_check(const Backend *b, DType dtype, int count, Status *st);
 // "NCHW" or "NHWC" (for messages and test output); "?" for any other value.
 const char *layout_name(Layout layout);
 // 0 when `layout` is NCHW or NHWC; otherwise STATUS_RUNTIME_ERROR naming `op` (a geometry
@@ -820,8 +852,8 @@ const char *layout_name(Layout layout);
 int backend_layout_check(Layout layout, const char *op, Status *st);
 // layout_convert's arguments on every backend: a storage dtype, a known layout, no
 // negative count.
-int backend_layout_convert_check(DType dtype, int n, int channels, int pixels, Layout from,
-                                 Status *st);
+int backend_layout_convert_check(const Backend *b, DType dtype, int n, int channels,
+                                 int pixels, Layout from, Status *st);
 
 // The CPU backend; `threads` <= 0 lets OpenBLAS choose.
 const Backend *cpu_backend(void);

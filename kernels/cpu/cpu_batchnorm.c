@@ -325,15 +325,15 @@ static int unstage(Staged *s, const BatchnormArgs *a, void *out, int rc) {
     return rc;
 }
 
-static int check_args(const BatchnormArgs *a, const char *op, int share, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, op, st));
+static int check_args(const Backend *b, const BatchnormArgs *a, const char *op, int share, Status *st) {
+    TRY(backend_dtype_check(b, a->dtype, op, st));
     return share ? check_share_sizes(a->n, a->channels, a->spatial, st)
                  : check_sizes(a->n, a->channels, a->spatial, st);
 }
 
 static int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
                                           const BatchnormForwardTrainingTensors *t, Status *st) {
-    TRY(check_args(a, "batchnorm_forward_training", 0, st));
+    TRY(check_args(b, a, "batchnorm_forward_training", 0, st));
     Staged s;
     TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
     return unstage(&s, a, t->y,
@@ -343,7 +343,7 @@ static int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs 
 
 static int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
                                            const BatchnormForwardInferenceTensors *t, Status *st) {
-    TRY(check_args(a, "batchnorm_forward_inference", 0, st));
+    TRY(check_args(b, a, "batchnorm_forward_inference", 0, st));
     Staged s;
     TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
     return unstage(&s, a, t->y,
@@ -353,7 +353,7 @@ static int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs
 
 static int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a,
                                   const BatchnormBackwardTensors *t, Status *st) {
-    TRY(check_args(a, "batchnorm_backward", 0, st));
+    TRY(check_args(b, a, "batchnorm_backward", 0, st));
     Staged s;
     TRY(stage(a, t->x, t->dy, t->dx, a->accumulate_dx, &s, st));
     return unstage(&s, a, t->dx,
@@ -363,7 +363,7 @@ static int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a,
 
 static int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
                                       double *sums, Status *st) {
-    TRY(check_args(a, "batchnorm_channel_sums", 1, st));
+    TRY(check_args(b, a, "batchnorm_channel_sums", 1, st));
     Staged s;
     TRY(stage(a, x, NULL, NULL, 0, &s, st));
     return unstage(&s, a, NULL, channel_sums_f32(a, s.x, sums, st));
@@ -371,7 +371,7 @@ static int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, 
 
 static int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a,
                                            const BatchnormForwardWithSumsTensors *t, Status *st) {
-    TRY(check_args(a, "batchnorm_forward_with_sums", 1, st));
+    TRY(check_args(b, a, "batchnorm_forward_with_sums", 1, st));
     Staged s;
     TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
     return unstage(&s, a, t->y,
@@ -382,7 +382,7 @@ static int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs
 static int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a,
                                                const BatchnormBackwardChannelSumsTensors *t,
                                                Status *st) {
-    TRY(check_args(a, "batchnorm_backward_channel_sums", 1, st));
+    TRY(check_args(b, a, "batchnorm_backward_channel_sums", 1, st));
     Staged s;
     TRY(stage(a, t->x, t->dy, NULL, 0, &s, st));
     return unstage(&s, a, NULL,
@@ -393,7 +393,7 @@ static int cpu_batchnorm_backward_channel_sums(const Backend *b, const Batchnorm
 static int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
                                                  const BatchnormBackwardDataWithSumsTensors *t,
                                                  Status *st) {
-    TRY(check_args(a, "batchnorm_backward_data_with_sums", 1, st));
+    TRY(check_args(b, a, "batchnorm_backward_data_with_sums", 1, st));
     Staged s;
     TRY(stage(a, t->x, t->dy, t->dx, a->accumulate_dx, &s, st));
     return unstage(&s, a, t->dx,

@@ -375,7 +375,7 @@ static size_t weight_values(const Conv2dGeometry *g) {
 static int forward_stored(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
                           const float *bias, const FusedActivation *act, void *y, void *workspace,
                           size_t workspace_bytes, const char *op, Status *st) {
-    TRY(backend_storage_dtype_check(g->dtype, op, st));
+    TRY(backend_dtype_check(b, g->dtype, op, st));
     if (g->dtype == DTYPE_F32)
         return forward_activation_f32(b, g, x, w, bias, act, y, workspace, workspace_bytes, st);
     float *wide_x = cpu_widen(x, g->dtype, input_values(g), st);
@@ -417,7 +417,7 @@ static void *outputs_nchw(const Conv2dGeometry *g, const void *src, Status *st) 
 static int forward_nhwc(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
                         const float *bias, const FusedActivation *act, void *y, void *workspace,
                         size_t workspace_bytes, const char *op, Status *st) {
-    TRY(backend_storage_dtype_check(g->dtype, op, st));  // before dtype_size
+    TRY(backend_dtype_check(b, g->dtype, op, st));  // before dtype_size
     Conv2dGeometry nchw = nchw_geometry(g);
     void *x_nchw = inputs_nchw(g, x, st);
     void *y_nchw = x_nchw ? outputs_nchw(g, NULL, st) : NULL;
@@ -501,7 +501,7 @@ static int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeom
 
 static int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g,
                                     const Conv2dBackwardDataTensors *t, Status *st) {
-    TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_data", st));
+    TRY(backend_dtype_check(b, g->dtype, "conv2d_backward_data", st));
     TRY(backend_layout_check(g->layout, "conv2d_backward_data", st));
     if (g->layout == LAYOUT_NHWC)
         return backward_data_nhwc(b, g, t->dy, t->w, t->dx, t->workspace, t->workspace_bytes,
@@ -526,7 +526,7 @@ static int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g,
 // dw and dbias are f32 in every storage: only x and dy are widened.
 static int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g,
                                       const Conv2dBackwardFilterTensors *t, Status *st) {
-    TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_filter", st));
+    TRY(backend_dtype_check(b, g->dtype, "conv2d_backward_filter", st));
     TRY(backend_layout_check(g->layout, "conv2d_backward_filter", st));
     if (g->layout == LAYOUT_NHWC)
         return backward_filter_nhwc(b, g, t->x, t->dy, t->dw, t->dbias, t->workspace,

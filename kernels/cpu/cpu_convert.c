@@ -61,8 +61,8 @@ void cpu_round_values(float *values, DType dtype, size_t n) {
 }
 
 int cpu_convert(const Backend *b, const ConvertArgs *args, Status *st) {
-    TRY(backend_storage_dtype_check(args->src_dtype, "convert", st));
-    TRY(backend_storage_dtype_check(args->dst_dtype, "convert", st));
+    TRY(backend_dtype_check(b, args->src_dtype, "convert", st));
+    TRY(backend_dtype_check(b, args->dst_dtype, "convert", st));
     for (size_t i = 0; i < args->n; i++) {
         float value = load_value(args->src, args->src_dtype, i);
         if (args->accumulate) value = load_value(args->dst, args->dst_dtype, i) + value;
@@ -75,7 +75,7 @@ int cpu_convert(const Backend *b, const ConvertArgs *args, Status *st) {
 // sources into y one at a time. Starting from x[0] itself rather than 0 + x[0] keeps a
 // -0 input's sign, as the copy `add` made before this op took several sources.
 static int cpu_accumulate(const Backend *b, const AccumulateArgs *args, Status *st) {
-    TRY(backend_accumulate_check(args->dtype, args->count, st));
+    TRY(backend_accumulate_check(b, args->dtype, args->count, st));
     if (args->dtype == DTYPE_F32) {
         float *out = args->y;
         // A gradient fanning in: keep the loop vectorizable.
@@ -134,7 +134,7 @@ void *cpu_layout_copy(const void *src, size_t value_size, int n, int channels, i
 }
 
 static int cpu_layout_convert(const Backend *b, const LayoutConvertArgs *args, Status *st) {
-    TRY(backend_layout_convert_check(args->dtype, args->n, args->channels, args->pixels, args->from,
+    TRY(backend_layout_convert_check(b, args->dtype, args->n, args->channels, args->pixels, args->from,
                                      st));
     if (!args->accumulate) {
         cpu_layout_transpose(args->src, args->dst, dtype_size(args->dtype), args->n, args->channels,

@@ -84,7 +84,7 @@ int cpu_activation_forward(const Backend *b, const ActivationForwardArgs *args, 
         return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)args->kind);
     if (args->dtype == DTYPE_F32)
         return activation_forward_f32(args->kind, args->slope, args->x, args->y, args->n);
-    TRY(backend_storage_dtype_check(args->dtype, "activation_forward", st));
+    TRY(backend_dtype_check(b, args->dtype, "activation_forward", st));
     WideOperands w;
     const void *src[1] = {args->x};
     TRY(wide_load(&w, src, 1, args->dtype, args->n, st));
@@ -143,7 +143,7 @@ static int cpu_activation_backward(const Backend *b, const ActivationBackwardArg
                                 args->n, args->accumulate);
         return 0;
     }
-    TRY(backend_storage_dtype_check(args->dtype, "activation_backward", st));
+    TRY(backend_dtype_check(b, args->dtype, "activation_backward", st));
     WideOperands w;
     const void *src[4] = {args->x, args->y, args->dy, args->accumulate ? args->dx : NULL};
     TRY(wide_load(&w, src, 4, args->dtype, args->n, st));
@@ -182,7 +182,7 @@ static int cpu_activation_bias_backward(const Backend *b, const FusedActivation 
                                        st)
                         : 0;
     }
-    TRY(backend_storage_dtype_check(t->dtype, "activation_bias_backward", st));
+    TRY(backend_dtype_check(b, t->dtype, "activation_bias_backward", st));
     float *wide_y = cpu_widen(t->y, t->dtype, n, st);
     float *wide_dy = wide_y ? cpu_widen(t->dy, t->dtype, n, st) : NULL;
     float *wide_dx = wide_dy ? cpu_widen(t->dy, t->dtype, n, st) : NULL;  // overwritten below
@@ -234,7 +234,7 @@ static int cpu_dropout_forward(const Backend *b, const DropoutForwardArgs *args,
         cpu_parallel_for(args->n, 8, dropout_forward_range, &job);
         return 0;
     }
-    TRY(backend_storage_dtype_check(args->dtype, "dropout_forward", st));
+    TRY(backend_dtype_check(b, args->dtype, "dropout_forward", st));
     WideOperands w;
     const void *src[1] = {args->x};
     TRY(wide_load(&w, src, 1, args->dtype, args->n, st));
@@ -258,7 +258,7 @@ static int cpu_dropout_backward(const Backend *b, const DropoutBackwardArgs *arg
         cpu_parallel_for(args->n, 3, dropout_backward_range, &job);
         return 0;
     }
-    TRY(backend_storage_dtype_check(args->dtype, "dropout_backward", st));
+    TRY(backend_dtype_check(b, args->dtype, "dropout_backward", st));
     WideOperands w;
     const void *src[2] = {args->dy, args->accumulate ? args->dx : NULL};
     TRY(wide_load(&w, src, 2, args->dtype, args->n, st));

@@ -35,9 +35,9 @@ static int cpu_add_bias_rows(const Backend *b, const AddBiasRowsArgs *args, Stat
 // the op's contract says (kernels/backend.h): what cuBLASLt's epilogue adds.
 static int gemm_widened(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
                         const float *bias, const FusedActivation *act, void *c, Status *st) {
-    TRY(backend_storage_dtype_check(g->a_dtype, "gemm", st));
-    TRY(backend_storage_dtype_check(g->b_dtype, "gemm", st));
-    TRY(backend_storage_dtype_check(g->c_dtype, "gemm", st));
+    TRY(backend_dtype_check(b, g->a_dtype, "gemm", st));
+    TRY(backend_dtype_check(b, g->b_dtype, "gemm", st));
+    TRY(backend_dtype_check(b, g->c_dtype, "gemm", st));
     size_t a_values = g->transpose_a ? stored_extent(g->k, g->m, g->lda)
                                      : stored_extent(g->m, g->k, g->lda);
     size_t b_values = g->transpose_b ? stored_extent(g->n, g->k, g->ldb)

@@ -56,14 +56,14 @@ typedef struct StoredPool {
 // Runs fn with *in_slot and *out_slot pointing at the stored tensors when they are f32,
 // else at f32 copies: `in` widened, `out` widened when fn reads it, and rounded once into
 // the stored `out` afterwards.
-static int for_planes_stored(PoolJob *job, const float **in_slot, float **out_slot,
+static int for_planes_stored(const Backend *b, PoolJob *job, const float **in_slot, float **out_slot,
                              const StoredPool *io, CpuRangeFn fn, Status *st) {
     if (io->dtype == DTYPE_F32) {
         *in_slot = io->in;
         *out_slot = io->out;
         return for_planes(job, fn);
     }
-    TRY(backend_storage_dtype_check(io->dtype, io->op, st));
+    TRY(backend_dtype_check(b, io->dtype, io->op, st));
     float *wide_in = cpu_widen(io->in, io->dtype, io->in_count, st);
     float *wide_out =
         wide_in ? cpu_wide_room(io->out, io->dtype, io->out_count, io->reads_out, st) : NULL;
@@ -176,11 +176,11 @@ typedef struct PoolNhwc {
 // For `op`: copies `in` (input-sized images when in_is_input, else output-sized) and makes
 // room for `out`, its values copied when keep_out (an accumulated output); argmax copied
 // when given and copy_argmax, else room for it when given.
-static int pool_nhwc_open(PoolNhwc *p, const char *op, const Pool2dGeometry *g, DType dtype,
+static int pool_nhwc_open(const Backend *b, PoolNhwc *p, const char *op, const Pool2dGeometry *g, DType dtype,
                           const void *in, int in_is_input, const void *out, int keep_out,
                           const int32_t *argmax, int copy_argmax, Status *st) {
     memset(p, 0, sizeof *p);
-    TRY(backend_storage_dtype_check(dtype, op, st));  // before dtype_size
+    TRY(backend_dtype_check(b, dtype, op, st));  // before dtype_size
     p->nchw = *g;
     p->nchw.layout = LAYOUT_NCHW;
     p->value_size = dtype_size(dtype);
@@ -212,7 +212,7 @@ static void pool_nhwc_store(const Pool2dGeometry *g, const void *from, void *to,
 static int maxpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                 const void *x, void *y, int32_t *argmax, Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(&p, "maxpool_forward", g, dtype, x, 1, NULL, 0, argmax, 0, st);
+    int rc = pool_nhwc_open(b, &p, "maxpool_forward", g, dtype, x, 1, NULL, 0, argmax, 0, st);
     if (!rc)
         rc = cpu_maxpool_forward(
             b, &p.nchw,
@@ -229,7 +229,7 @@ static int maxpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DTyp
                                  const void *dy, const int32_t *argmax, void *dx, int accumulate,
                                  Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(&p, "maxpool_backward", g, dtype, dy, 0, dx, accumulate, argmax, 1,
+    int rc = pool_nhwc_open(b, &p, "maxpool_backward", g, dtype, dy, 0, dx, accumulate, argmax, 1,
                             st);
     if (!rc)
         rc = cpu_maxpool_backward(
@@ -245,7 +245,7 @@ static int maxpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DTyp
 static int avgpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                 const void *x, void *y, Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(&p, "avgpool_forward", g, dtype, x, 1, NULL, 0, NULL, 0, st);
+    int rc = pool_nhwc_open(b, &p, "avgpool_forward", g, dtype, x, 1, NULL, 0, NULL, 0, st);
     if (!rc)
         rc = cpu_avgpool_forward(b, &p.nchw,
                                  &(AvgpoolForwardTensors){.dtype = dtype, .x = p.x, .y = p.y}, st);
@@ -257,7 +257,7 @@ static int avgpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType
 static int avgpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                  const void *dy, void *dx, int accumulate, Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(&p, "avgpool_backward", g, dtype, dy, 0, dx, accumulate, NULL, 0,
+    int rc = pool_nhwc_open(b, &p, "avgpool_backward", g, dtype, dy, 0, dx, accumulate, NULL, 0,
                             st);
     if (!rc)
         rc = cpu_avgpool_backward(
@@ -278,7 +278,7 @@ static int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g,
         return maxpool_forward_nhwc(b, g, t->dtype, t->x, t->y, t->argmax, st);
     PoolJob job = {.g = g, .argmax = t->argmax};
     StoredPool io = {"maxpool_forward", t->dtype, t->x, t->y, pool_inputs(g), pool_outputs(g), 0};
-    return for_planes_stored(&job, &job.x, &job.y, &io, maxpool_forward_planes, st);
+    return for_planes_stored(b, &job, &job.x, &job.y, &io, maxpool_forward_planes, st);
 }
 
 static void maxpool_backward_planes(void *arg, size_t begin, size_t end) {
@@ -303,7 +303,7 @@ static int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g,
     PoolJob job = {.g = g, .argmax = (int32_t *)t->argmax, .accumulate = t->accumulate};
     StoredPool io = {"maxpool_backward", t->dtype,       t->dy,        t->dx,
                      pool_outputs(g),    pool_inputs(g), t->accumulate};
-    return for_planes_stored(&job, &job.dy, &job.dx, &io, maxpool_backward_planes, st);
+    return for_planes_stored(b, &job, &job.dy, &job.dx, &io, maxpool_backward_planes, st);
 }
 
 static void avgpool_forward_planes(void *arg, size_t begin, size_t end) {
@@ -332,7 +332,7 @@ static int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g,
     if (g->layout == LAYOUT_NHWC) return avgpool_forward_nhwc(b, g, t->dtype, t->x, t->y, st);
     PoolJob job = {.g = g};
     StoredPool io = {"avgpool_forward", t->dtype, t->x, t->y, pool_inputs(g), pool_outputs(g), 0};
-    return for_planes_stored(&job, &job.x, &job.y, &io, avgpool_forward_planes, st);
+    return for_planes_stored(b, &job, &job.x, &job.y, &io, avgpool_forward_planes, st);
 }
 
 static void avgpool_backward_planes(void *arg, size_t begin, size_t end) {
@@ -363,7 +363,7 @@ static int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g,
     PoolJob job = {.g = g, .accumulate = t->accumulate};
     StoredPool io = {"avgpool_backward", t->dtype,       t->dy,        t->dx,
                      pool_outputs(g),    pool_inputs(g), t->accumulate};
-    return for_planes_stored(&job, &job.dy, &job.dx, &io, avgpool_backward_planes, st);
+    return for_planes_stored(b, &job, &job.dy, &job.dx, &io, avgpool_backward_planes, st);
 }
 
 void cpu_register_pool_ops(Backend *table) {

@@ -8,7 +8,7 @@ int cpu_sum_rows(const Backend *b, const SumRowsArgs *args, Status *st) {
     const float *values = args->x;
     float *wide = NULL;
     if (args->x_dtype != DTYPE_F32) {
-        TRY(backend_storage_dtype_check(args->x_dtype, "sum_rows", st));
+        TRY(backend_dtype_check(b, args->x_dtype, "sum_rows", st));
         values = wide =
             cpu_widen(args->x, args->x_dtype, (size_t)args->rows * (size_t)args->cols, st);
         if (!wide) return st->code;

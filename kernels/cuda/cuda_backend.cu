@@ -224,6 +224,15 @@ static void cuda_timer_destroy(const Backend *b, void *timer) {
 }
 
 // NVTX is header-only in CUDA 12+; without a profiler attached these calls cost nothing.
+// Storage in f32, bf16 and f16 in either layout; GEMMs and convolutions in bf16 or fp16
+// from the compute capability precision_min_compute names (the same fact precision_check
+// reads for a GPU it describes, and cuda_backend_open's precision_on_gpu).
+static int cuda_supports(const Backend *b, OpFamily family, DType dtype, Layout layout) {
+    const CudaContext *ctx = cuda_context(b);
+    return backend_supports_on(ctx->compute_major * 10 + ctx->compute_minor, family, dtype,
+                               layout);
+}
+
 static void cuda_range_push(const Backend *b, const char *name) { nvtxRangePushA(name); }
 static void cuda_range_pop(const Backend *b) { nvtxRangePop(); }
 
@@ -237,7 +246,7 @@ static int choose_precision(const CudaBackendOptions *options, CudaContext *ctx,
         asked = options->allow_tf32 ? PRECISION_TF32 : PRECISION_FP32;
     int compute = ctx->compute_major * 10 + ctx->compute_minor;
     ctx->precision = precision_on_gpu(asked, compute);
-    if (ctx->precision != PRECISION_DEFAULT) return 0;
+    if (backend_precision_supported_on(compute, asked)) return 0;
     int floor = precision_min_compute(asked);
     status_fail(st, STATUS_NO_DEVICE, "%s (%s) has compute capability %d.%d; %s needs %d.%d "
                 "or newer", ctx->name, gpu, ctx->compute_major, ctx->compute_minor,
@@ -329,6 +338,7 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     table->name = ctx->name;
     table->kind = BACKEND_CUDA;
     table->impl = ctx;
+    table->supports = cuda_supports;
     table->raw_alloc = cuda_raw_alloc;
     table->raw_free = cuda_raw_free;
     table->total_memory = cuda_total_memory;

@@ -695,7 +695,7 @@ static int backward_data_with_sums_stored(const Backend *b, const BatchnormArgs 
 
 static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
                                            const BatchnormForwardTrainingTensors *t, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_forward_training", st));
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_training", st));
     int rc = 0;
     CUDA_STORAGE_DISPATCH(
         a->dtype, rc = forward_training_stored(b, a, (const storage_t *)t->x, (storage_t *)t->y,
@@ -706,7 +706,7 @@ static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs
 
 static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
                                             const BatchnormForwardInferenceTensors *t, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_forward_inference", st));
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_inference", st));
     int rc = 0;
     CUDA_STORAGE_DISPATCH(
         a->dtype, rc = forward_inference_stored(b, a, (const storage_t *)t->x, (storage_t *)t->y,
@@ -717,7 +717,7 @@ static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArg
 
 static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a,
                                    const BatchnormBackwardTensors *t, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_backward", st));
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_backward", st));
     int rc = 0;
     CUDA_STORAGE_DISPATCH(
         a->dtype, rc = backward_stored(b, a, (const storage_t *)t->x, (const storage_t *)t->dy,
@@ -728,7 +728,7 @@ static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a,
 
 static int cuda_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
                                        double *sums, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_channel_sums", st));
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_channel_sums", st));
     int rc = 0;
     CUDA_STORAGE_DISPATCH(a->dtype, rc = share_sums<storage_t>(
                                         b, "batchnorm_channel_sums", a, (const storage_t *)x,
@@ -739,7 +739,7 @@ static int cuda_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a,
 static int cuda_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a,
                                                 const BatchnormBackwardChannelSumsTensors *t,
                                                 Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_backward_channel_sums", st));
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_backward_channel_sums", st));
     int rc = 0;
     CUDA_STORAGE_DISPATCH(a->dtype, rc = share_sums<storage_t>(b, "batchnorm_backward_channel_sums",
                                                                a, (const storage_t *)t->x,
@@ -751,7 +751,7 @@ static int cuda_batchnorm_backward_channel_sums(const Backend *b, const Batchnor
 
 static int cuda_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a,
                                             const BatchnormForwardWithSumsTensors *t, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_forward_with_sums", st));
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_with_sums", st));
     int rc = 0;
     CUDA_STORAGE_DISPATCH(
         a->dtype, rc = forward_with_sums_stored(b, a, (const storage_t *)t->x, (storage_t *)t->y,
@@ -763,7 +763,7 @@ static int cuda_batchnorm_forward_with_sums(const Backend *b, const BatchnormArg
 static int cuda_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
                                                   const BatchnormBackwardDataWithSumsTensors *t,
                                                   Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_backward_data_with_sums", st));
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_backward_data_with_sums", st));
     int rc = 0;
     CUDA_STORAGE_DISPATCH(a->dtype,
                           rc = backward_data_with_sums_stored(

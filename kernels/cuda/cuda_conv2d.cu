@@ -839,8 +839,9 @@ void cuda_conv_cache_free(CudaContext *ctx) {
 
 // The kernels divide by groups, strides and dilations; the graph builder never makes
 // such a geometry, but a bad one should be an error, not a division by zero.
-static int check_geometry(const char *op, const Conv2dGeometry *g, Status *st) {
-    TRY(backend_storage_dtype_check(g->dtype, op, st));
+static int check_geometry(const Backend *b, const char *op, const Conv2dGeometry *g,
+                          Status *st) {
+    TRY(backend_dtype_check(b, g->dtype, op, st));
     TRY(backend_layout_check(g->layout, op, st));
     if (g->batch >= 0 && g->in_channels >= 0 && g->in_h >= 0 && g->in_w >= 0 &&
         g->out_channels >= 0 && g->out_h >= 0 && g->out_w >= 0 && g->kernel_h > 0 &&
@@ -974,7 +975,7 @@ static int filter_gradient_from_krsc(CudaContext *ctx, const Conv2dGeometry *g,
 static int cuda_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
                                       Status *st) {
     *bytes = 0;
-    TRY(check_geometry("conv2d_workspace_size", g, st));
+    TRY(check_geometry(b, "conv2d_workspace_size", g, st));
     if (conv_outputs(g) == 0) return 0;
     ConvPlan *p;
     TRY(plan_for(cuda_context(b), g, &p, st));
@@ -997,7 +998,7 @@ static int cuda_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g
                                        Status *st) {
     (void)b;
     *bytes = 0;
-    TRY(check_geometry("conv2d_least_workspace", g, st));
+    TRY(check_geometry(b, "conv2d_least_workspace", g, st));
     if (g->layout == LAYOUT_NHWC && conv_outputs(g) > 0) *bytes = conv_extra_bytes(g);
     return 0;
 }
@@ -1063,7 +1064,7 @@ static int forward_unfused(const Backend *b, CudaContext *ctx, ConvPlan *p,
 
 static int cuda_conv2d_forward(const Backend *b, const Conv2dGeometry *g,
                                const Conv2dForwardTensors *t, Status *st) {
-    TRY(check_geometry("conv2d_forward", g, st));
+    TRY(check_geometry(b, "conv2d_forward", g, st));
     if (conv_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     ConvPlan *p;
@@ -1119,7 +1120,7 @@ static int conv_activation_descriptor(ConvPlan *p, int relu, cudnnActivationDesc
 static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g,
                                                const Conv2dForwardTensors *t,
                                                const FusedActivation *act, Status *st) {
-    TRY(check_geometry("conv2d_forward_bias_activation", g, st));
+    TRY(check_geometry(b, "conv2d_forward_bias_activation", g, st));
     if (conv_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     ConvPlan *p = NULL;
@@ -1171,7 +1172,7 @@ static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeo
 
 static int cuda_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g,
                                      const Conv2dBackwardDataTensors *t, Status *st) {
-    TRY(check_geometry("conv2d_backward_data", g, st));
+    TRY(check_geometry(b, "conv2d_backward_data", g, st));
     CudaContext *ctx = cuda_context(b);
     if (conv_outputs(g) == 0)
         return clear_unless(t->accumulate, t->dx, conv_inputs(g) * dtype_size(g->dtype), ctx, st);
@@ -1222,7 +1223,7 @@ static int cudnn_path_bias(const Backend *b, CudaContext *ctx, ConvPlan *p,
 
 static int cuda_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g,
                                        const Conv2dBackwardFilterTensors *t, Status *st) {
-    TRY(check_geometry("conv2d_backward_filter", g, st));
+    TRY(check_geometry(b, "conv2d_backward_filter", g, st));
     CudaContext *ctx = cuda_context(b);
     if (conv_outputs(g) == 0) {
         TRY(clear_unless(t->accumulate, t->dw, conv_weights(g) * sizeof(float), ctx, st));
@@ -1293,7 +1294,7 @@ static int describe_choice(char *out, size_t size, const char *op, const ConvCho
 extern "C" int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g,
                                     size_t workspace_bytes, char *out, size_t size, Status *st) {
     out[0] = '\0';
-    TRY(check_geometry("conv2d_describe", g, st));
+    TRY(check_geometry(b, "conv2d_describe", g, st));
     if (conv_outputs(g) == 0) {
         snprintf(out, size, "nothing to compute");
         return 0;

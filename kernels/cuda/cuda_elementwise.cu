@@ -119,7 +119,7 @@ static int cuda_activation_forward(const Backend *b, const ActivationForwardArgs
                                    Status *st) {
     if ((int)args->kind < 0 || (int)args->kind >= (int)ACTIVATION_COUNT)
         return unknown_activation(args->kind, st);
-    TRY(backend_storage_dtype_check(args->dtype, "activation_forward", st));
+    TRY(backend_dtype_check(b, args->dtype, "activation_forward", st));
     if (args->n == 0) return 0;
     const CudaContext *ctx = cuda_context(b);
     int rc = 0;
@@ -153,7 +153,7 @@ static int cuda_activation_backward(const Backend *b, const ActivationBackwardAr
                                     Status *st) {
     if ((int)args->kind < 0 || (int)args->kind >= (int)ACTIVATION_COUNT)
         return unknown_activation(args->kind, st);
-    TRY(backend_storage_dtype_check(args->dtype, "activation_backward", st));
+    TRY(backend_dtype_check(b, args->dtype, "activation_backward", st));
     if (args->n == 0) return 0;
     const CudaContext *ctx = cuda_context(b);
     int rc = 0;
@@ -278,7 +278,7 @@ static int cuda_activation_bias_backward(const Backend *b, const FusedActivation
     if (!act->apply || act->kind == ACTIVATION_GELU)
         return status_fail(st, STATUS_RUNTIME_ERROR, "activation_bias_backward: %s cannot be "
                            "differentiated from its output", act->apply ? "gelu" : "no activation");
-    TRY(backend_storage_dtype_check(t->dtype, "activation_bias_backward", st));
+    TRY(backend_dtype_check(b, t->dtype, "activation_bias_backward", st));
     if (t->cols <= 0) return 0;
     int rows = t->rows < 0 ? 0 : t->rows;
     if (!t->dbias && rows == 0) return 0;
@@ -361,10 +361,11 @@ static int bias_activation_stored(const CudaContext *ctx, T *c, int rows, int co
     }
 }
 
-int cuda_bias_activation_stored(const CudaContext *ctx, DType dtype, void *c, int rows, int cols,
+int cuda_bias_activation_stored(const Backend *b, DType dtype, void *c, int rows, int cols,
                                 int ldc, const float *bias, const FusedActivation *act,
                                 Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "gemm_bias_activation", st));
+    TRY(backend_dtype_check(b, dtype, "gemm_bias_activation", st));
+    const CudaContext *ctx = cuda_context(b);
     if (rows <= 0 || cols <= 0) return 0;
     int rc = 0;
     CUDA_STORAGE_DISPATCH(dtype, rc = bias_activation_stored(ctx, (storage_t *)c, rows, cols, ldc,
@@ -407,7 +408,7 @@ static int launch_dropout_forward(const CudaContext *ctx, const T *x, T *y, floa
 }
 
 static int cuda_dropout_forward(const Backend *b, const DropoutForwardArgs *args, Status *st) {
-    TRY(backend_storage_dtype_check(args->dtype, "dropout_forward", st));
+    TRY(backend_dtype_check(b, args->dtype, "dropout_forward", st));
     if (args->n == 0) return 0;
     float keep_scale = 1.0f / (1.0f - args->rate);
     CudaContext *ctx = cuda_context(b);
@@ -447,7 +448,7 @@ static int launch_dropout_backward(const CudaContext *ctx, const T *dy, const fl
 }
 
 static int cuda_dropout_backward(const Backend *b, const DropoutBackwardArgs *args, Status *st) {
-    TRY(backend_storage_dtype_check(args->dtype, "dropout_backward", st));
+    TRY(backend_dtype_check(b, args->dtype, "dropout_backward", st));
     if (args->n == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;

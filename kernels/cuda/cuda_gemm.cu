@@ -53,9 +53,9 @@ static cublasComputeType_t gemm_compute_type(Precision p, const GemmArgs *g) {
 }
 
 // The dtypes GemmArgs allows: A and B one of f32, bf16 and f16, the same; C f32 or A's.
-static int gemm_dtypes_check(const GemmArgs *g, Status *st) {
-    TRY(backend_storage_dtype_check(g->a_dtype, "gemm", st));
-    TRY(backend_storage_dtype_check(g->c_dtype, "gemm", st));
+static int gemm_dtypes_check(const Backend *b, const GemmArgs *g, Status *st) {
+    TRY(backend_dtype_check(b, g->a_dtype, "gemm", st));
+    TRY(backend_dtype_check(b, g->c_dtype, "gemm", st));
     if (g->b_dtype == g->a_dtype && (g->c_dtype == DTYPE_F32 || g->c_dtype == g->a_dtype))
         return 0;
     status_fail(st, STATUS_RUNTIME_ERROR, "gemm: A %s, B %s and C %s: A and B must share a type "
@@ -67,7 +67,7 @@ static int gemm_dtypes_check(const GemmArgs *g, Status *st) {
 }
 
 static int cuda_gemm(const Backend *b, const GemmArgs *g, const GemmTensors *t, Status *st) {
-    TRY(gemm_dtypes_check(g, st));
+    TRY(gemm_dtypes_check(b, g, st));
     if (g->m <= 0 || g->n <= 0) return 0;  // an empty C: nothing to write
     CudaContext *ctx = cuda_context(b);
     CUBLAS_CHECK(cublasGemmEx(ctx->cublas, g->transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
@@ -274,7 +274,7 @@ static int epilogue_unfused(const Backend *b, const GemmArgs *g, const float *bi
                             const FusedActivation *act, void *c, Status *st) {
     if (g->c_dtype != DTYPE_F32) {
         if (!bias && !act->apply) return 0;
-        return cuda_bias_activation_stored(cuda_context(b), g->c_dtype, c, g->m, g->n, g->ldc,
+        return cuda_bias_activation_stored(b, g->c_dtype, c, g->m, g->n, g->ldc,
                                            bias, act, st);
     }
     int packed = g->ldc == g->n;
@@ -306,7 +306,7 @@ static int epilogue_aligned(const void *a, const void *bm, const void *bias, con
 static int cuda_gemm_bias_activation(const Backend *b, const GemmArgs *g,
                                      const GemmBiasActivationTensors *t, const FusedActivation *act,
                                      Status *st) {
-    TRY(gemm_dtypes_check(g, st));
+    TRY(gemm_dtypes_check(b, g, st));
     if (g->m <= 0 || g->n <= 0) return 0;
     CudaContext *ctx = cuda_context(b);
     CudaGemmEpilogues *e = ctx->gemm_epilogues;
@@ -430,7 +430,7 @@ static int launch_sum_rows(const CudaContext *ctx, float *out, const T *x, int r
 }
 
 static int cuda_sum_rows(const Backend *b, const SumRowsArgs *args, Status *st) {
-    TRY(backend_storage_dtype_check(args->x_dtype, "sum_rows", st));
+    TRY(backend_dtype_check(b, args->x_dtype, "sum_rows", st));
     // rows == 0 still has work: out = beta * out (or 0), as on the CPU.
     if (args->cols <= 0) return 0;
     int rows = args->rows < 0 ? 0 : args->rows;
@@ -478,8 +478,8 @@ static int launch_convert_from(const CudaContext *ctx, const S *src, void *dst, 
 }
 
 static int cuda_convert(const Backend *b, const ConvertArgs *args, Status *st) {
-    TRY(backend_storage_dtype_check(args->src_dtype, "convert", st));
-    TRY(backend_storage_dtype_check(args->dst_dtype, "convert", st));
+    TRY(backend_dtype_check(b, args->src_dtype, "convert", st));
+    TRY(backend_dtype_check(b, args->dst_dtype, "convert", st));
     if (args->n == 0) return 0;
     const CudaContext *ctx = cuda_context(b);
     int rc = 0;
@@ -524,7 +524,7 @@ static int launch_accumulate(const CudaContext *ctx, T *y, const void *const *x,
 }
 
 static int cuda_accumulate(const Backend *b, const AccumulateArgs *args, Status *st) {
-    TRY(backend_accumulate_check(args->dtype, args->count, st));
+    TRY(backend_accumulate_check(b, args->dtype, args->count, st));
     if (args->n == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;

@@ -324,7 +324,7 @@ static int maxpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, con
 
 static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g,
                                 const MaxpoolForwardTensors *t, Status *st) {
-    TRY(backend_storage_dtype_check(t->dtype, "maxpool_forward", st));
+    TRY(backend_dtype_check(b, t->dtype, "maxpool_forward", st));
     TRY(backend_layout_check(g->layout, "maxpool_forward", st));
     if (pool_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
@@ -390,7 +390,7 @@ static int maxpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, co
 
 static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g,
                                  const MaxpoolBackwardTensors *t, Status *st) {
-    TRY(backend_storage_dtype_check(t->dtype, "maxpool_backward", st));
+    TRY(backend_dtype_check(b, t->dtype, "maxpool_backward", st));
     TRY(backend_layout_check(g->layout, "maxpool_backward", st));
     if (pool_inputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
@@ -424,7 +424,7 @@ static int avgpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, con
 
 static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g,
                                 const AvgpoolForwardTensors *t, Status *st) {
-    TRY(backend_storage_dtype_check(t->dtype, "avgpool_forward", st));
+    TRY(backend_dtype_check(b, t->dtype, "avgpool_forward", st));
     TRY(backend_layout_check(g->layout, "avgpool_forward", st));
     if (pool_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
@@ -457,7 +457,7 @@ static int avgpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, co
 
 static int cuda_avgpool_backward(const Backend *b, const Pool2dGeometry *g,
                                  const AvgpoolBackwardTensors *t, Status *st) {
-    TRY(backend_storage_dtype_check(t->dtype, "avgpool_backward", st));
+    TRY(backend_dtype_check(b, t->dtype, "avgpool_backward", st));
     TRY(backend_layout_check(g->layout, "avgpool_backward", st));
     if (pool_inputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);

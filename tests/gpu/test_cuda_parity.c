@@ -2893,6 +2893,30 @@ static int only_count;
 
 // Starts a section; 0 when it does not run (the device failed earlier, or a word given
 // on the command line leaves it out).
+// `supports`: storage answers as the CPU's (both store f32, bf16 and f16 in either layout),
+// GEMM and convolution answers as backend_supports_on gives for this GPU's compute
+// capability (the CPU standing in answers as the CPU).
+static void test_supports(int compute) {
+    REQUIRE(supports);
+    int wrong = 0;
+    const Layout layouts[3] = {LAYOUT_NCHW, LAYOUT_NHWC, (Layout)7};
+    for (int family = OP_FAMILY_STORAGE; family <= OP_FAMILY_MATMUL; family++)
+        for (int dtype = 0; dtype < DTYPE_COUNT; dtype++)
+            for (int l = 0; l < 3; l++) {
+                OpFamily f = (OpFamily)family;
+                int got = gpu->supports(gpu, f, (DType)dtype, layouts[l]);
+                int want = f == OP_FAMILY_STORAGE
+                               ? cpu->supports(cpu, f, (DType)dtype, layouts[l])
+                               : backend_supports_on(gpu->kind == BACKEND_CUDA ? compute : 0, f,
+                                                     (DType)dtype, layouts[l]);
+                if (got == want) continue;
+                fprintf(stderr, "FAIL supports [family %d, %s, layout %d]: gpu %d, want %d\n",
+                        family, dtype_name((DType)dtype), (int)layouts[l], got, want);
+                wrong++;
+            }
+    record("supports", wrong, wrong > 0);
+}
+
 static int section(const char *name) {
     if (device_broken) return 0;
     int wanted = only_count == 0;
@@ -2903,7 +2927,10 @@ static int section(const char *name) {
     return 1;
 }
 
-static void run_fp32_pass(void) {
+static void run_fp32_pass(int compute) {
+    if (section("supports")) {
+        test_supports(compute);
+    }
     if (section("memory, copies, fill, synchronize")) {
         test_total_memory();
         test_raw_alloc();
@@ -3072,7 +3099,7 @@ int main(int argc, char **argv) {
         return test_exit_code("test_cuda_parity");
     }
 
-    run_fp32_pass();
+    run_fp32_pass(compute);
     cuda_backend_close(b);
 
     if (!device_broken) {
