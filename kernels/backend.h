@@ -320,7 +320,9 @@ typedef struct MseBackwardArgs {
     int accumulate;
 } MseBackwardArgs;
 
-typedef struct BatchnormForwardTrainingTensors {
+// batchnorm_forward_training's and batchnorm_forward_inference's tensors: the training op
+// updates running_mean and running_var, the inference op only reads them.
+typedef struct BatchnormForwardTensors {
     const void *x;
     void *y;
     const float *gamma;
@@ -329,18 +331,7 @@ typedef struct BatchnormForwardTrainingTensors {
     float *running_var;
     float *save_mean;
     float *save_invstd;
-} BatchnormForwardTrainingTensors;
-
-typedef struct BatchnormForwardInferenceTensors {
-    const void *x;
-    void *y;
-    const float *gamma;
-    const float *beta;
-    const float *running_mean;
-    const float *running_var;
-    float *save_mean;
-    float *save_invstd;
-} BatchnormForwardInferenceTensors;
+} BatchnormForwardTensors;
 
 typedef struct BatchnormBackwardTensors {
     const void *x;
@@ -665,12 +656,12 @@ struct Backend {
     // variance. With one value per channel (n * spatial == 1) the unbiased variance is
     // undefined; the running statistics are then left unchanged.
     int (*batchnorm_forward_training)(const Backend *b, const BatchnormArgs *a,
-                                      const BatchnormForwardTrainingTensors *t, Status *st);
+                                      const BatchnormForwardTensors *t, Status *st);
     // Evaluation: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta. Unless
     // NULL, save_mean and save_invstd receive running_mean and 1/sqrt(running_var + eps), so
     // batchnorm_backward can differentiate through the fixed statistics.
     int (*batchnorm_forward_inference)(const Backend *b, const BatchnormArgs *a,
-                                       const BatchnormForwardInferenceTensors *t, Status *st);
+                                       const BatchnormForwardTensors *t, Status *st);
     // dgamma = sum dy * xhat and dbeta = sum dy per channel (added to when
     // accumulate_params); dx = (accumulate_dx ? dx : 0) + the input gradient, or skipped when
     // dx is NULL. batch_statistics: 1 when save_mean/save_invstd came from this batch

@@ -325,14 +325,15 @@ static int unstage(Staged *s, const BatchnormArgs *a, void *out, int rc) {
     return rc;
 }
 
-static int check_args(const Backend *b, const BatchnormArgs *a, const char *op, int share, Status *st) {
+static int check_args(const Backend *b, const BatchnormArgs *a, const char *op, int share,
+                      Status *st) {
     TRY(backend_dtype_check(b, a->dtype, op, st));
     return share ? check_share_sizes(a->n, a->channels, a->spatial, st)
                  : check_sizes(a->n, a->channels, a->spatial, st);
 }
 
 static int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
-                                          const BatchnormForwardTrainingTensors *t, Status *st) {
+                                          const BatchnormForwardTensors *t, Status *st) {
     TRY(check_args(b, a, "batchnorm_forward_training", 0, st));
     Staged s;
     TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
@@ -342,7 +343,7 @@ static int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs 
 }
 
 static int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
-                                           const BatchnormForwardInferenceTensors *t, Status *st) {
+                                           const BatchnormForwardTensors *t, Status *st) {
     TRY(check_args(b, a, "batchnorm_forward_inference", 0, st));
     Staged s;
     TRY(stage(a, t->x, NULL, t->y, 0, &s, st));

@@ -694,7 +694,7 @@ static int backward_data_with_sums_stored(const Backend *b, const BatchnormArgs 
 // ---- the table's entries: x, y, dy and dx stored as a->dtype ----------------------------
 
 static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
-                                           const BatchnormForwardTrainingTensors *t, Status *st) {
+                                           const BatchnormForwardTensors *t, Status *st) {
     TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_training", st));
     int rc = 0;
     CUDA_STORAGE_DISPATCH(
@@ -705,7 +705,7 @@ static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs
 }
 
 static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
-                                            const BatchnormForwardInferenceTensors *t, Status *st) {
+                                            const BatchnormForwardTensors *t, Status *st) {
     TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_inference", st));
     int rc = 0;
     CUDA_STORAGE_DISPATCH(

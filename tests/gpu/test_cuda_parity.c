@@ -1477,13 +1477,13 @@ static void batchnorm_training_case(const BnShape *s) {
     float *d_mean = dev_poison_floats(c), *d_invstd = dev_poison_floats(c);
     BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial,
                           .momentum = momentum, .eps = eps};
-    if (GPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTrainingTensors){.x = d_x,
+    if (GPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTensors){.x = d_x,
                  .y = d_y, .gamma = d_gamma, .beta = d_beta, .running_mean = d_rm,
                  .running_var = d_rv, .save_mean = d_mean, .save_invstd = d_invstd}))
         return;
     float *y = poisoned(count), *rm = copy_of(rm0, c), *rv = copy_of(rv0, c);
     float *mean = poisoned(c), *invstd = poisoned(c);
-    if (CPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTrainingTensors){.x = x,
+    if (CPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTensors){.x = x,
                  .y = y, .gamma = gamma, .beta = beta, .running_mean = rm, .running_var = rv,
                  .save_mean = mean, .save_invstd = invstd}))
         return;
@@ -1516,12 +1516,12 @@ static void batchnorm_inference_case(const BnShape *s, int save) {
     float *d_rm = dev_floats(rm, c), *d_rv = dev_floats(rv, c);
     float *d_mean = save ? dev_poison_floats(c) : NULL, *d_invstd = save ? dev_poison_floats(c) : NULL;
     BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial, .eps = eps};
-    if (GPU_CALL(batchnorm_forward_inference, &args, &(BatchnormForwardInferenceTensors){.x = d_x,
+    if (GPU_CALL(batchnorm_forward_inference, &args, &(BatchnormForwardTensors){.x = d_x,
                  .y = d_y, .gamma = d_gamma, .beta = d_beta, .running_mean = d_rm,
                  .running_var = d_rv, .save_mean = d_mean, .save_invstd = d_invstd}))
         return;
     float *y = poisoned(count), *mean = poisoned(c), *invstd = poisoned(c);
-    if (CPU_CALL(batchnorm_forward_inference, &args, &(BatchnormForwardInferenceTensors){.x = x,
+    if (CPU_CALL(batchnorm_forward_inference, &args, &(BatchnormForwardTensors){.x = x,
                  .y = y, .gamma = gamma, .beta = beta, .running_mean = rm, .running_var = rv,
                  .save_mean = mean, .save_invstd = invstd}))
         return;
@@ -1555,10 +1555,10 @@ static void batchnorm_backward_case(const BnShape *s, int batch_statistics, int 
                           .momentum = 0.1f, .eps = 1e-5f, .batch_statistics = batch_statistics,
                           .accumulate_dx = accumulate_dx, .accumulate_params = accumulate_params};
     int rc = batch_statistics
-                 ? CPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTrainingTensors){
+                 ? CPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTensors){
                             .x = x, .y = scratch, .gamma = gamma, .beta = beta, .running_mean = rm,
                             .running_var = rv, .save_mean = mean, .save_invstd = invstd})
-                 : CPU_CALL(batchnorm_forward_inference, &args, &(BatchnormForwardInferenceTensors){
+                 : CPU_CALL(batchnorm_forward_inference, &args, &(BatchnormForwardTensors){
                             .x = x, .y = scratch, .gamma = gamma, .beta = beta, .running_mean = rm,
                             .running_var = rv, .save_mean = mean, .save_invstd = invstd});
     if (rc) return;
@@ -1709,7 +1709,7 @@ static void batchnorm_sync_backward_case(const BnShape *s, int accumulate_dx,
     BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial,
                           .momentum = 0.1f, .eps = 1e-5f, .batch_statistics = 1,
                           .accumulate_dx = accumulate_dx, .accumulate_params = accumulate_params};
-    if (CPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTrainingTensors){.x = x,
+    if (CPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTensors){.x = x,
                  .y = scratch, .gamma = gamma, .beta = beta, .running_mean = rm, .running_var = rv,
                  .save_mean = mean, .save_invstd = invstd}))
         return;

@@ -177,7 +177,7 @@ static int case_make(Case *k, const BnShape *s, Rng *rng) {
                           .momentum = 0.1f, .eps = 1e-5f, .dtype = storage};
     Status st;
     status_clear(&st);
-    int rc = cpu->batchnorm_forward_training(cpu, &args, &(BatchnormForwardTrainingTensors){
+    int rc = cpu->batchnorm_forward_training(cpu, &args, &(BatchnormForwardTensors){
                                              .x = k->x, .y = y, .gamma = k->gamma, .beta = k->beta,
                                              .running_mean = rm, .running_var = rm + k->c,
                                              .save_mean = k->mean, .save_invstd = k->invstd}, &st);
@@ -268,13 +268,13 @@ static void forward_cases(const Case *k) {
     float *d_gamma = device_upload(&dev, k->gamma, 2 * c * sizeof(float));  // gamma, beta
     float *d_stats = device_upload(&dev, stats + 4 * c, 4 * c * sizeof(float));
     if (dev.broken) goto done;
-    if (cpu->batchnorm_forward_training(cpu, &args, &(BatchnormForwardTrainingTensors){.x = k->x,
+    if (cpu->batchnorm_forward_training(cpu, &args, &(BatchnormForwardTensors){.x = k->x,
                                         .y = y, .gamma = k->gamma, .beta = k->beta,
                                         .running_mean = stats + 2 * c,
                                         .running_var = stats + 3 * c, .save_mean = stats,
                                         .save_invstd = stats + c}, &st))
         fail_status("CPU batchnorm_forward_training", &st);
-    if (gpu->batchnorm_forward_training(gpu, &args, &(BatchnormForwardTrainingTensors){.x = d_x,
+    if (gpu->batchnorm_forward_training(gpu, &args, &(BatchnormForwardTensors){.x = d_x,
                                         .y = d_y, .gamma = d_gamma, .beta = d_gamma + c,
                                         .running_mean = d_stats + 2 * c,
                                         .running_var = d_stats + 3 * c, .save_mean = d_stats,
@@ -302,14 +302,14 @@ static void forward_cases(const Case *k) {
     free(mean_mag);
 
     // evaluation, from the running statistics, saving them for backward
-    if (cpu->batchnorm_forward_inference(cpu, &args, &(BatchnormForwardInferenceTensors){.x = k->x,
+    if (cpu->batchnorm_forward_inference(cpu, &args, &(BatchnormForwardTensors){.x = k->x,
                                          .y = y, .gamma = k->gamma, .beta = k->beta,
                                          .running_mean = k->rm, .running_var = k->rv,
                                          .save_mean = stats, .save_invstd = stats + c}, &st))
         fail_status("CPU batchnorm_forward_inference", &st);
     float *d_running = device_upload(&dev, k->rm, 2 * c * sizeof(float));
     if (dev.broken) goto done;
-    if (gpu->batchnorm_forward_inference(gpu, &args, &(BatchnormForwardInferenceTensors){.x = d_x,
+    if (gpu->batchnorm_forward_inference(gpu, &args, &(BatchnormForwardTensors){.x = d_x,
                                          .y = d_y, .gamma = d_gamma, .beta = d_gamma + c,
                                          .running_mean = d_running, .running_var = d_running + c,
                                          .save_mean = d_stats, .save_invstd = d_stats + c}, &st))

@@ -89,7 +89,7 @@ static void split_matches_whole_batch(const Case *c, int accumulate) {
     BatchnormArgs whole = {.n = n, .channels = channels, .spatial = spatial, .momentum = 0.1f,
                            .eps = 1e-5f, .batch_statistics = 1, .accumulate_dx = accumulate,
                            .accumulate_params = accumulate};
-    CHECK(b->batchnorm_forward_training(b, &whole, &(BatchnormForwardTrainingTensors){.x = x,
+    CHECK(b->batchnorm_forward_training(b, &whole, &(BatchnormForwardTensors){.x = x,
                                          .y = y_ref, .gamma = gamma, .beta = beta,
                                          .running_mean = rm_ref, .running_var = rv_ref,
                                          .save_mean = mean_ref, .save_invstd = invstd_ref},

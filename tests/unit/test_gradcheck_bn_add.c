@@ -200,16 +200,15 @@ static void batchnorm_op_matches_finite_differences(int n, int channels, int spa
     memcpy(rvar_saved, rvar, sizeof rvar);
     BatchnormArgs forward = {.n = n, .channels = channels, .spatial = spatial, .momentum = 0.1f,
                              .eps = 1e-5f};
+    const BatchnormForwardTensors tensors = {.x = x, .y = y, .gamma = gamma, .beta = beta,
+                                             .running_mean = rmean, .running_var = rvar,
+                                             .save_mean = smean, .save_invstd = sinv};
 #define BN_LOSS(out)                                                                         \
     do {                                                                                     \
         if (training)                                                                        \
-            b->batchnorm_forward_training(b, &forward, &(BatchnormForwardTrainingTensors){  \
-                .x = x, .y = y, .gamma = gamma, .beta = beta, .running_mean = rmean,         \
-                .running_var = rvar, .save_mean = smean, .save_invstd = sinv}, &st);         \
+            b->batchnorm_forward_training(b, &forward, &tensors, &st);                       \
         else                                                                                 \
-            b->batchnorm_forward_inference(b, &forward, &(BatchnormForwardInferenceTensors){ \
-                .x = x, .y = y, .gamma = gamma, .beta = beta, .running_mean = rmean,         \
-                .running_var = rvar, .save_mean = smean, .save_invstd = sinv}, &st);         \
+            b->batchnorm_forward_inference(b, &forward, &tensors, &st);                      \
         memcpy(rmean, rmean_saved, sizeof rmean);                                            \
         memcpy(rvar, rvar_saved, sizeof rvar);                                               \
         double sum_ = 0.0;                                                                   \

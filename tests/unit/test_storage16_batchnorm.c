@@ -129,22 +129,22 @@ static void ops_round_once(DType dtype, int n, int channels, int spatial) {
     memcpy(rv16, rv, c * sizeof *rv);
     memcpy(rm32, rm, c * sizeof *rm);
     memcpy(rv32, rv, c * sizeof *rv);
-    OP_OK(b->batchnorm_forward_training(b, &half, &(BatchnormForwardTrainingTensors){.x = x.bits,
+    OP_OK(b->batchnorm_forward_training(b, &half, &(BatchnormForwardTensors){.x = x.bits,
                                         .y = y16, .gamma = gamma, .beta = beta,
                                         .running_mean = rm16, .running_var = rv16,
                                         .save_mean = mean16, .save_invstd = invstd16}, st));
-    OP_OK(b->batchnorm_forward_training(b, &wide, &(BatchnormForwardTrainingTensors){.x = x.wide,
+    OP_OK(b->batchnorm_forward_training(b, &wide, &(BatchnormForwardTensors){.x = x.wide,
                                         .y = y32, .gamma = gamma, .beta = beta,
                                         .running_mean = rm32, .running_var = rv32,
                                         .save_mean = mean32, .save_invstd = invstd32}, st));
     check_rounded_once("batchnorm_forward_training y", y16, y32, count, dtype);
     check_same_floats("batchnorm_forward_training statistics", stats16, stats32, 4 * c, dtype);
 
-    OP_OK(b->batchnorm_forward_inference(b, &half, &(BatchnormForwardInferenceTensors){.x = x.bits,
+    OP_OK(b->batchnorm_forward_inference(b, &half, &(BatchnormForwardTensors){.x = x.bits,
                                          .y = y16, .gamma = gamma, .beta = beta,
                                          .running_mean = rm, .running_var = rv,
                                          .save_mean = mean16, .save_invstd = invstd16}, st));
-    OP_OK(b->batchnorm_forward_inference(b, &wide, &(BatchnormForwardInferenceTensors){.x = x.wide,
+    OP_OK(b->batchnorm_forward_inference(b, &wide, &(BatchnormForwardTensors){.x = x.wide,
                                          .y = y32, .gamma = gamma, .beta = beta,
                                          .running_mean = rm, .running_var = rv,
                                          .save_mean = mean32, .save_invstd = invstd32}, st));
@@ -158,7 +158,7 @@ static void ops_round_once(DType dtype, int n, int channels, int spatial) {
         half.accumulate_dx = wide.accumulate_dx = variant == 1 || variant == 3;
         half.accumulate_params = wide.accumulate_params = variant == 1;
         int with_dx = variant != 2;
-        OP_OK(b->batchnorm_forward_training(b, &wide, &(BatchnormForwardTrainingTensors){
+        OP_OK(b->batchnorm_forward_training(b, &wide, &(BatchnormForwardTensors){
                                             .x = x.wide, .y = y32, .gamma = gamma, .beta = beta,
                                             .running_mean = rm32, .running_var = rv32,
                                             .save_mean = mean32, .save_invstd = invstd32}, st));
@@ -245,7 +245,7 @@ static void ops_refuse_other_dtypes(void) {
                           .dtype = DTYPE_I32};
     Status st;
     status_clear(&st);
-    CHECK(b->batchnorm_forward_training(b, &args, &(BatchnormForwardTrainingTensors){.x = x,
+    CHECK(b->batchnorm_forward_training(b, &args, &(BatchnormForwardTensors){.x = x,
                                         .y = y, .gamma = &one, .beta = &zero, .running_mean = &rm,
                                         .running_var = &rv, .save_mean = &mean,
                                         .save_invstd = &invstd}, &st) != 0);
