@@ -134,8 +134,8 @@ void *cpu_layout_copy(const void *src, size_t value_size, int n, int channels, i
 }
 
 static int cpu_layout_convert(const Backend *b, const LayoutConvertArgs *args, Status *st) {
-    TRY(backend_layout_convert_check(b, args->dtype, args->n, args->channels, args->pixels, args->from,
-                                     st));
+    TRY(backend_layout_convert_check(b, args->dtype, args->n, args->channels, args->pixels,
+                                     args->from, st));
     if (!args->accumulate) {
         cpu_layout_transpose(args->src, args->dst, dtype_size(args->dtype), args->n, args->channels,
                              args->pixels, args->from);

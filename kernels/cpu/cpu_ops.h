@@ -10,17 +10,17 @@
 #include "kernels/backend.h"
 
 // Each fills the slots of the ops its file defines.
-void cpu_register_data_ops(Backend *table);        // cpu_data.c
-void cpu_register_convert_ops(Backend *table);     // cpu_convert.c
-void cpu_register_gemm_ops(Backend *table);        // cpu_gemm.c
-void cpu_register_reduce_ops(Backend *table);      // cpu_reduce.c
-void cpu_register_elementwise_ops(Backend *table); // cpu_elementwise.c
-void cpu_register_loss_ops(Backend *table);        // cpu_loss.c
-void cpu_register_batchnorm_ops(Backend *table);   // cpu_batchnorm.c
-void cpu_register_conv_ops(Backend *table);        // cpu_conv2d.c
-void cpu_register_pool_ops(Backend *table);        // cpu_pool.c
-void cpu_register_norm_ops(Backend *table);        // cpu_norm.c
-void cpu_register_optimizer_ops(Backend *table);   // cpu_optimizer.c
+void cpu_register_data_ops(Backend *table);         // cpu_data.c
+void cpu_register_convert_ops(Backend *table);      // cpu_convert.c
+void cpu_register_gemm_ops(Backend *table);         // cpu_gemm.c
+void cpu_register_reduce_ops(Backend *table);       // cpu_reduce.c
+void cpu_register_elementwise_ops(Backend *table);  // cpu_elementwise.c
+void cpu_register_loss_ops(Backend *table);         // cpu_loss.c
+void cpu_register_batchnorm_ops(Backend *table);    // cpu_batchnorm.c
+void cpu_register_conv_ops(Backend *table);         // cpu_conv2d.c
+void cpu_register_pool_ops(Backend *table);         // cpu_pool.c
+void cpu_register_norm_ops(Backend *table);         // cpu_norm.c
+void cpu_register_optimizer_ops(Backend *table);    // cpu_optimizer.c
 
 // Ops one CPU file calls in another directly rather than through the table, so that a
 // table wrapped to count or fail its ops (tests/unit/test_step_ops.c) sees only the

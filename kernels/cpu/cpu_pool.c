@@ -56,8 +56,8 @@ typedef struct StoredPool {
 // Runs fn with *in_slot and *out_slot pointing at the stored tensors when they are f32,
 // else at f32 copies: `in` widened, `out` widened when fn reads it, and rounded once into
 // the stored `out` afterwards.
-static int for_planes_stored(const Backend *b, PoolJob *job, const float **in_slot, float **out_slot,
-                             const StoredPool *io, CpuRangeFn fn, Status *st) {
+static int for_planes_stored(const Backend *b, PoolJob *job, const float **in_slot,
+                             float **out_slot, const StoredPool *io, CpuRangeFn fn, Status *st) {
     if (io->dtype == DTYPE_F32) {
         *in_slot = io->in;
         *out_slot = io->out;
@@ -176,9 +176,9 @@ typedef struct PoolNhwc {
 // For `op`: copies `in` (input-sized images when in_is_input, else output-sized) and makes
 // room for `out`, its values copied when keep_out (an accumulated output); argmax copied
 // when given and copy_argmax, else room for it when given.
-static int pool_nhwc_open(const Backend *b, PoolNhwc *p, const char *op, const Pool2dGeometry *g, DType dtype,
-                          const void *in, int in_is_input, const void *out, int keep_out,
-                          const int32_t *argmax, int copy_argmax, Status *st) {
+static int pool_nhwc_open(const Backend *b, PoolNhwc *p, const char *op, const Pool2dGeometry *g,
+                          DType dtype, const void *in, int in_is_input, const void *out,
+                          int keep_out, const int32_t *argmax, int copy_argmax, Status *st) {
     memset(p, 0, sizeof *p);
     TRY(backend_dtype_check(b, dtype, op, st));  // before dtype_size
     p->nchw = *g;
@@ -229,8 +229,8 @@ static int maxpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DTyp
                                  const void *dy, const int32_t *argmax, void *dx, int accumulate,
                                  Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(b, &p, "maxpool_backward", g, dtype, dy, 0, dx, accumulate, argmax, 1,
-                            st);
+    int rc =
+        pool_nhwc_open(b, &p, "maxpool_backward", g, dtype, dy, 0, dx, accumulate, argmax, 1, st);
     if (!rc)
         rc = cpu_maxpool_backward(
             b, &p.nchw,
@@ -257,8 +257,8 @@ static int avgpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType
 static int avgpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                  const void *dy, void *dx, int accumulate, Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(b, &p, "avgpool_backward", g, dtype, dy, 0, dx, accumulate, NULL, 0,
-                            st);
+    int rc =
+        pool_nhwc_open(b, &p, "avgpool_backward", g, dtype, dy, 0, dx, accumulate, NULL, 0, st);
     if (!rc)
         rc = cpu_avgpool_backward(
             b, &p.nchw,

@@ -62,8 +62,8 @@ static int launch_layout_transpose(const CudaContext *ctx, const T *src, T *dst,
 }
 
 static int cuda_layout_convert(const Backend *b, const LayoutConvertArgs *args, Status *st) {
-    TRY(backend_layout_convert_check(b, args->dtype, args->n, args->channels, args->pixels, args->from,
-                                     st));
+    TRY(backend_layout_convert_check(b, args->dtype, args->n, args->channels, args->pixels,
+                                     args->from, st));
     if (args->n == 0 || args->channels == 0 || args->pixels == 0) return 0;
     const CudaContext *ctx = cuda_context(b);
     // NCHW -> NHWC transposes each channels x pixels image; NHWC -> NCHW the reverse.
