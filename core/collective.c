@@ -100,7 +100,8 @@ static int same_device_all_reduce(Collective *c, float *const *buffers, size_t n
     for (int r = 1; r < h->count; r++)
         TRY(h->devices[r]->backend->synchronize(h->devices[r]->backend, st));
     for (int r = 1; r < h->count; r++)
-        TRY(first->add_bias_rows(first, buffers[0], buffers[r], 1, (int)n, st));
+        TRY(first->add_bias_rows(first, &(AddBiasRowsArgs){.y = buffers[0], .bias = buffers[r],
+                                 .rows = 1, .cols = (int)n}, st));
     for (int r = 1; r < h->count; r++)
         TRY(first->copy_on_device(first, buffers[r], buffers[0], n * sizeof(float), st));
     return first->synchronize(first, st);

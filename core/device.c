@@ -74,8 +74,7 @@ static int open_cuda(const DeviceOptions *options, int ordinal, Device *d, Statu
     if (asked == PRECISION_DEFAULT && options->no_tf32) asked = PRECISION_FP32;
     // On a GPU without the precision asked for, fp32: precision_check refuses the run
     // before any kernel, naming the layer; the device itself stays usable (trainer check).
-    if (d->compute && precision_on_gpu(asked, d->compute) == PRECISION_DEFAULT)
-        asked = PRECISION_FP32;
+    if (d->compute && !backend_precision_supported_on(d->compute, asked)) asked = PRECISION_FP32;
     CudaBackendOptions cuda = {.ordinal = ordinal, .precision = asked, .allow_tf32 = 1,
                                .disabled_levers = options->disabled_levers,
                                .nhwc = options->nhwc};

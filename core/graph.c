@@ -1221,13 +1221,15 @@ int graph_add_loss_sums(Graph *g, const Backend *b, int count, int into_step, St
     const LossRows *state = g->loss->kind->loss_rows(g->loss);
     float *sums = tensor_f32(&g->loss_sums) + (into_step ? 2 : 0);
     // Both sums in one kernel: the loss and the hit of a sample lie side by side.
-    return b->sum_rows(b, sums, tensor_f32(&state->row_stats), DTYPE_F32, count, 2, 1.0f, st);
+    return b->sum_rows(b, &(SumRowsArgs){.out = sums, .x = tensor_f32(&state->row_stats),
+                       .x_dtype = DTYPE_F32, .rows = count, .cols = 2, .beta = 1.0f}, st);
 }
 
 int graph_commit_step_loss_sums(Graph *g, const Backend *b, Status *st) {
     float *sums = tensor_f32(&g->loss_sums);
     const void *step_sums = sums + 2;
-    TRY(b->accumulate(b, DTYPE_F32, sums, &step_sums, 1, 2, 1, st));
+    TRY(b->accumulate(b, &(AccumulateArgs){.dtype = DTYPE_F32, .y = sums, .x = &step_sums,
+                      .count = 1, .n = 2, .accumulate = 1}, st));
     return b->fill(b, sums + 2, 0.0f, 2, st);
 }
 

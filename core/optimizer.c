@@ -63,9 +63,11 @@ static void blame(const UpdateGroup *group, int first, int last, Status *st) {
 
 static int update_one(const UpdateRule *r, const Backend *b, const OptimizerTensor *t,
                       Status *st) {
-    return r->sgd ? b->sgd_update(b, t->param, t->grad, t->state[0], t->n, &r->sgd_hyper, st)
-                  : b->adam_update(b, t->param, t->grad, t->state[0], t->state[1], t->n,
-                                   &r->adam_hyper, st);
+    return r->sgd ? b->sgd_update(b, &(SgdUpdateTensors){.param = t->param, .grad = t->grad,
+                                  .velocity = t->state[0], .n = t->n}, &r->sgd_hyper, st)
+                  : b->adam_update(b, &(AdamUpdateTensors){.param = t->param, .grad = t->grad,
+                                   .m = t->state[0], .v = t->state[1], .n = t->n}, &r->adam_hyper,
+                                   st);
 }
 
 // Updates the group's tensors and empties it.

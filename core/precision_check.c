@@ -103,17 +103,13 @@ int precision_check(const Graph *g, const PrecisionConfig *asked, const Precisio
                     Precision *effective, char *notice, size_t notice_size, Status *st) {
     if (notice_size) notice[0] = '\0';
     Precision p = asked->precision;
-    if (!on_gpu(t)) {
-        *effective = PRECISION_FP32;
-        if (p == PRECISION_BF16 || p == PRECISION_FP16) return refuse_on_cpu(g, asked, st);
-        if (p == PRECISION_TF32) tf32_notice(asked, t, notice, notice_size);
-        return 0;
-    }
-    *effective = precision_on_gpu(p, t->compute);
-    if (*effective == PRECISION_DEFAULT) {
-        *effective = PRECISION_FP32;
-        return refuse_on_gpu(g, asked, t, st);
-    }
+    // The backend's own answer (kernels/backend.h), for a device described, not opened:
+    // the CPU computes in fp32, a GPU in bf16 or fp16 from its compute capability.
+    int compute = on_gpu(t) ? t->compute : 0;
+    *effective = PRECISION_FP32;
+    if (!backend_precision_supported_on(compute, p))
+        return on_gpu(t) ? refuse_on_gpu(g, asked, t, st) : refuse_on_cpu(g, asked, st);
+    if (on_gpu(t)) *effective = precision_on_gpu(p, t->compute);
     if (p == PRECISION_TF32 && *effective != PRECISION_TF32)
         tf32_notice(asked, t, notice, notice_size);
     return 0;

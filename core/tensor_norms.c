@@ -10,7 +10,8 @@ static int sum_widened(const Backend *b, Allocator *a, const Tensor *t, double *
     size_t n = tensor_numel(t);
     void *wide;
     TRY(alloc_get(a, (n ? n : 1) * sizeof(float), &wide, st));
-    int rc = b->convert(b, t->data, t->dtype, wide, DTYPE_F32, n, 0, st);
+    int rc = b->convert(b, &(ConvertArgs){.src = t->data, .src_dtype = t->dtype, .dst = wide,
+                        .dst_dtype = DTYPE_F32, .n = n, .accumulate = 0}, st);
     if (!rc) rc = b->sum_squares(b, wide, n, device_sum, st);
     alloc_put(a, wide);
     return rc;

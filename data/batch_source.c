@@ -166,8 +166,10 @@ int source_gather(BatchSource *s, int first, int count, float *images, int32_t *
     GatherArgs gather = {.count = count, .sample_size = dataset_sample_size(s->dataset),
                          .classes = s->classes};
     data_transform_for_bytes(&s->transform, s->dataset, &gather.transform);
-    return b->gather_samples(b, &gather, s->images, s->labels, (const int32_t *)s->indices + first,
-                             images, labels, s->first_bad_sample, st);
+    return b->gather_samples(b, &gather, &(GatherSamplesTensors){.images = s->images,
+                             .labels = s->labels, .indices = (const int32_t *)s->indices + first,
+                             .out_images = images, .out_labels = labels,
+                             .first_bad_sample = s->first_bad_sample}, st);
 }
 
 int source_load(BatchSource *s, const int32_t *indices, int count, float *images,

@@ -100,7 +100,8 @@ static int get_filled(Device *d, DType dtype, void **x, size_t n, float value, S
     void *wide = NULL;
     TRY(alloc_get(&d->alloc, n * sizeof(float), &wide, st));
     int rc = b->fill(b, wide, value, n, st);
-    if (!rc) rc = b->convert(b, wide, DTYPE_F32, *x, dtype, n, 0, st);
+    if (!rc) rc = b->convert(b, &(ConvertArgs){.src = wide, .src_dtype = DTYPE_F32, .dst = *x,
+                             .dst_dtype = dtype, .n = n, .accumulate = 0}, st);
     alloc_put(&d->alloc, wide);  // stream-ordered after the convert that reads it
     return rc;
 }
@@ -140,14 +141,19 @@ static int run_op(const Backend *b, const Conv2dGeometry *g, BenchConvOp op,
                   const ConvBuffers *c, int set, Status *st) {
     switch (op) {
     case BENCH_CONV_FORWARD:
-        return b->conv2d_forward(b, g, c->x[set], c->w, c->bias, c->y[set], c->workspace,
-                                 c->workspace_bytes, st);
+        return b->conv2d_forward(b, g, &(Conv2dForwardTensors){.x = c->x[set], .w = c->w,
+                                 .bias = c->bias, .y = c->y[set], .workspace = c->workspace,
+                                 .workspace_bytes = c->workspace_bytes}, st);
     case BENCH_CONV_BACKWARD_DATA:
-        return b->conv2d_backward_data(b, g, c->dy[set], c->w, c->dx[set], c->workspace,
-                                       c->workspace_bytes, 0, st);
+        return b->conv2d_backward_data(b, g, &(Conv2dBackwardDataTensors){.dy = c->dy[set],
+                                       .w = c->w, .dx = c->dx[set], .workspace = c->workspace,
+                                       .workspace_bytes = c->workspace_bytes, .accumulate = 0}, st);
     default:
-        return b->conv2d_backward_filter(b, g, c->x[set], c->dy[set], c->dw, c->dbias,
-                                         c->workspace, c->workspace_bytes, 0, st);
+        return b->conv2d_backward_filter(b, g, &(Conv2dBackwardFilterTensors){.x = c->x[set],
+                                         .dy = c->dy[set], .dw = c->dw, .dbias = c->dbias,
+                                         .workspace = c->workspace,
+                                         .workspace_bytes = c->workspace_bytes, .accumulate = 0},
+                                             st);
     }
 }
 

@@ -84,7 +84,7 @@ static int run_gemm(const Backend *b, CudaBenchGemm *cuda, BenchPrecision p,
                                      g->c[set], st);
     GemmArgs args = {.m = s->m, .n = s->n, .k = s->k, .lda = s->k, .ldb = s->n, .ldc = s->n,
                      .alpha = 1.0f, .beta = 0.0f};
-    return b->gemm(b, &args, g->a[set], g->b[set], g->c[set], st);
+    return b->gemm(b, &args, &(GemmTensors){.a = g->a[set], .bm = g->b[set], .c = g->c[set]}, st);
 }
 
 // Warm-up, a one-GEMM calibration of how many fit a repeat, then the timed repeats.

@@ -35,9 +35,10 @@ static int smoke_gemm(const Backend *b, const float *a_host, const float *b_host
     if (!rc) rc = upload(b, b_host, SMOKE_K * SMOKE_N, &bm, st);
     if (!rc) rc = upload(b, NULL, SMOKE_M * SMOKE_N, &c, st);
     if (!rc)
-        rc = b->gemm(b, &(GemmArgs){.m = SMOKE_M, .n = SMOKE_N, .k = SMOKE_K, .lda = SMOKE_K,
-                                    .ldb = SMOKE_N, .ldc = SMOKE_N, .alpha = 1.0f, .beta = 0.0f},
-                     a, bm, c, st);
+        rc = b->gemm(b,
+                     &(GemmArgs){.m = SMOKE_M, .n = SMOKE_N, .k = SMOKE_K, .lda = SMOKE_K,
+                                 .ldb = SMOKE_N, .ldc = SMOKE_N, .alpha = 1.0f, .beta = 0.0f},
+                     &(GemmTensors){.a = a, .bm = bm, .c = c}, st);
     if (!rc) rc = b->copy_to_host(b, c_host, c, SMOKE_M * SMOKE_N * sizeof *c_host, st);
     b->raw_free(b, a);
     b->raw_free(b, bm);
@@ -69,7 +70,9 @@ static int smoke_conv2d(const Backend *b, const float *x_host, const float *w_ho
     if (!rc) rc = b->conv2d_workspace_size(b, &smoke_conv, &workspace_bytes, st);
     if (!rc && workspace_bytes) rc = b->raw_alloc(b, workspace_bytes, &workspace, st);
     if (!rc)
-        rc = b->conv2d_forward(b, &smoke_conv, x, w, bias, y, workspace, workspace_bytes, st);
+        rc = b->conv2d_forward(b, &smoke_conv, &(Conv2dForwardTensors){.x = x, .w = w,
+                               .bias = bias, .y = y, .workspace = workspace,
+                               .workspace_bytes = workspace_bytes}, st);
     if (!rc) rc = b->copy_to_host(b, y_host, y, SMOKE_Y * sizeof *y_host, st);
     b->raw_free(b, x);
     b->raw_free(b, w);

@@ -13,7 +13,7 @@ static const struct {
 // A slot added to the table but to neither list would escape both the completeness check
 // and the parity test's coverage; the table is its header and then function pointers only.
 #define ONE(field) +1
-_Static_assert(offsetof(Backend, raw_alloc) + (0 BACKEND_OPS(ONE) BACKEND_OTHER_OPS(ONE)) *
+_Static_assert(offsetof(Backend, supports) + (0 BACKEND_OPS(ONE) BACKEND_OTHER_OPS(ONE)) *
                        sizeof(void (*)(void)) ==
                    sizeof(Backend),
                "every op of Backend is in BACKEND_OPS or BACKEND_OTHER_OPS");
@@ -47,9 +47,9 @@ int backend_layout_check(Layout layout, const char *op, Status *st) {
     return STATUS_RUNTIME_ERROR;
 }
 
-int backend_layout_convert_check(DType dtype, int n, int channels, int pixels, Layout from,
-                                 Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "layout_convert", st));
+int backend_layout_convert_check(const Backend *b, DType dtype, int n, int channels,
+                                 int pixels, Layout from, Status *st) {
+    TRY(backend_dtype_check(b, dtype, "layout_convert", st));
     TRY(backend_layout_check(from, "layout_convert", st));
     if (n >= 0 && channels >= 0 && pixels >= 0) return 0;
     status_fail(st, STATUS_RUNTIME_ERROR, "layout_convert: %d images of %d channels x %d "
@@ -59,8 +59,28 @@ int backend_layout_convert_check(DType dtype, int n, int channels, int pixels, L
     return STATUS_RUNTIME_ERROR;
 }
 
-int backend_storage_dtype_check(DType dtype, const char *op, Status *st) {
-    if (dtype == DTYPE_F32 || dtype == DTYPE_BF16 || dtype == DTYPE_F16) return 0;
+static int stored_dtype(DType dtype) {
+    return dtype == DTYPE_F32 || dtype == DTYPE_BF16 || dtype == DTYPE_F16;
+}
+
+int backend_supports_on(int compute, OpFamily family, DType dtype, Layout layout) {
+    if (layout != LAYOUT_NCHW && layout != LAYOUT_NHWC) return 0;
+    if (!stored_dtype(dtype)) return 0;
+    if (family == OP_FAMILY_STORAGE) return 1;
+    if (family != OP_FAMILY_MATMUL) return 0;
+    if (dtype == DTYPE_F32) return 1;
+    Precision p = dtype == DTYPE_BF16 ? PRECISION_BF16 : PRECISION_FP16;
+    return compute > 0 && compute >= precision_min_compute(p);
+}
+
+int backend_precision_supported_on(int compute, Precision p) {
+    if (p != PRECISION_BF16 && p != PRECISION_FP16) return 1;
+    return backend_supports_on(compute, OP_FAMILY_MATMUL, precision_activation_dtype(p),
+                               LAYOUT_NCHW);
+}
+
+int backend_dtype_check(const Backend *b, DType dtype, const char *op, Status *st) {
+    if (b->supports(b, OP_FAMILY_STORAGE, dtype, LAYOUT_NCHW)) return 0;
     status_fail(st, STATUS_RUNTIME_ERROR, "%s: activations cannot be stored as %s (f32, bf16 "
                 "or f16)", op, dtype_name(dtype));
     // graph_set_storage gives layers only those three: another reached an op through a bug.
@@ -68,8 +88,8 @@ int backend_storage_dtype_check(DType dtype, const char *op, Status *st) {
     return STATUS_RUNTIME_ERROR;
 }
 
-int backend_accumulate_check(DType dtype, int count, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "accumulate", st));
+int backend_accumulate_check(const Backend *b, DType dtype, int count, Status *st) {
+    TRY(backend_dtype_check(b, dtype, "accumulate", st));
     if (count >= 1 && count <= BACKEND_ACCUMULATE_MAX) return 0;
     status_fail(st, STATUS_RUNTIME_ERROR, "accumulate: %d sources, where it sums 1 to %d",
                 count, BACKEND_ACCUMULATE_MAX);

@@ -6,6 +6,12 @@
 // backend whose launches can fail reports it instead of crashing. Activations may be
 // stored in bf16 or f16 (--precision bf16|fp16): the ops that take such tensors say so
 // with a DType beside a `void *`; they still compute in f32 and round once on the store.
+//
+// No op takes more than five parameters, counted as C counts them (`b` and `st` included):
+// an op that needs more takes the rest in one struct, named for the op (ConvertArgs,
+// Conv2dForwardTensors, ...), after any shape or hyper-parameter struct it already takes. A
+// call reads as `b->op(b, &(OpArgs){.x = x, .y = y, .n = n}, st)`, so every argument is
+// named at the call site and a field added later is zero where nobody sets it.
 #ifndef TRAINER_BACKEND_H
 #define TRAINER_BACKEND_H
 
@@ -13,6 +19,7 @@
 #include <stdint.h>
 
 #include "base/dtype.h"
+#include "base/precision.h"
 #include "base/status.h"
 #include "kernels/sample_transform.h"
 
@@ -160,6 +167,309 @@ typedef struct StepValues {
     int index_count;
 } StepValues;
 
+// The argument structs of the ops below that would otherwise take more than five
+// parameters (see the rule at the top of this file). Each field is what the op's comment in
+// the table names it; the fields follow the order the op's arguments had, so a positional
+// initializer in C++ (kernels/cuda) reads like the old call. *Tensors structs go beside a
+// shape struct the caller keeps (GemmArgs, Conv2dGeometry, BatchnormArgs, Pool2dGeometry,
+// GatherArgs) or hyper-parameters (SgdHyper, AdamHyper, FusedActivation); *Args structs
+// hold all of an op's arguments.
+typedef struct GatherSamplesTensors {
+    const uint8_t *images;
+    const uint8_t *labels;
+    const int32_t *indices;
+    float *out_images;
+    int32_t *out_labels;
+    int32_t *first_bad_sample;
+} GatherSamplesTensors;
+
+typedef struct GemmTensors {
+    const void *a;
+    const void *bm;
+    void *c;
+} GemmTensors;
+
+typedef struct GemmBiasActivationTensors {
+    const void *a;
+    const void *bm;
+    const float *bias;
+    void *c;
+} GemmBiasActivationTensors;
+
+typedef struct AddBiasRowsArgs {
+    float *y;
+    const float *bias;
+    int rows;
+    int cols;
+} AddBiasRowsArgs;
+
+typedef struct SumRowsArgs {
+    float *out;
+    const void *x;
+    DType x_dtype;
+    int rows;
+    int cols;
+    float beta;
+} SumRowsArgs;
+
+typedef struct ConvertArgs {
+    const void *src;
+    DType src_dtype;
+    void *dst;
+    DType dst_dtype;
+    size_t n;
+    int accumulate;
+} ConvertArgs;
+
+typedef struct AccumulateArgs {
+    DType dtype;
+    void *y;
+    const void *const *x;
+    int count;
+    size_t n;
+    int accumulate;
+} AccumulateArgs;
+
+typedef struct ActivationForwardArgs {
+    ActivationKind kind;
+    float slope;
+    DType dtype;
+    const void *x;
+    void *y;
+    size_t n;
+} ActivationForwardArgs;
+
+typedef struct ActivationBackwardArgs {
+    ActivationKind kind;
+    float slope;
+    DType dtype;
+    const void *x;
+    const void *y;
+    const void *dy;
+    void *dx;
+    size_t n;
+    int accumulate;
+} ActivationBackwardArgs;
+
+typedef struct ActivationBiasBackwardTensors {
+    DType dtype;
+    const void *y;
+    const void *dy;
+    void *dx;
+    float *dbias;
+    int rows;
+    int cols;
+    float beta;
+} ActivationBiasBackwardTensors;
+
+typedef struct DropoutForwardArgs {
+    DType dtype;
+    const void *x;
+    void *y;
+    float *mask;
+    size_t n;
+    float rate;
+    uint64_t seed;
+} DropoutForwardArgs;
+
+typedef struct DropoutBackwardArgs {
+    DType dtype;
+    const void *dy;
+    const float *mask;
+    void *dx;
+    size_t n;
+    int accumulate;
+} DropoutBackwardArgs;
+
+typedef struct SoftmaxCrossEntropyForwardArgs {
+    const float *logits;
+    const int32_t *labels;
+    int rows;
+    int classes;
+    float *probs;
+    float *row_stats;
+    float *dlogits;
+    float scale;
+} SoftmaxCrossEntropyForwardArgs;
+
+typedef struct SoftmaxCrossEntropyBackwardArgs {
+    const float *probs;
+    const int32_t *labels;
+    int rows;
+    int classes;
+    float scale;
+    float *dlogits;
+    int accumulate;
+} SoftmaxCrossEntropyBackwardArgs;
+
+typedef struct MseForwardArgs {
+    const float *predictions;
+    const int32_t *labels;
+    int rows;
+    int classes;
+    float *row_stats;
+} MseForwardArgs;
+
+typedef struct MseBackwardArgs {
+    const float *predictions;
+    const int32_t *labels;
+    int rows;
+    int classes;
+    float scale;
+    float *dpredictions;
+    int accumulate;
+} MseBackwardArgs;
+
+// batchnorm_forward_training's and batchnorm_forward_inference's tensors: the training op
+// updates running_mean and running_var, the inference op only reads them.
+typedef struct BatchnormForwardTensors {
+    const void *x;
+    void *y;
+    const float *gamma;
+    const float *beta;
+    float *running_mean;
+    float *running_var;
+    float *save_mean;
+    float *save_invstd;
+} BatchnormForwardTensors;
+
+typedef struct BatchnormBackwardTensors {
+    const void *x;
+    const void *dy;
+    const float *gamma;
+    const float *save_mean;
+    const float *save_invstd;
+    void *dx;
+    float *dgamma;
+    float *dbeta;
+} BatchnormBackwardTensors;
+
+typedef struct BatchnormForwardWithSumsTensors {
+    const void *x;
+    void *y;
+    const float *gamma;
+    const float *beta;
+    const double *sums;
+    float *running_mean;
+    float *running_var;
+    float *save_mean;
+    float *save_invstd;
+} BatchnormForwardWithSumsTensors;
+
+typedef struct BatchnormBackwardChannelSumsTensors {
+    const void *x;
+    const void *dy;
+    const float *save_mean;
+    const float *save_invstd;
+    double *sums;
+    float *dgamma;
+    float *dbeta;
+} BatchnormBackwardChannelSumsTensors;
+
+typedef struct BatchnormBackwardDataWithSumsTensors {
+    const void *x;
+    const void *dy;
+    const float *gamma;
+    const float *save_mean;
+    const float *save_invstd;
+    const double *sums;
+    void *dx;
+} BatchnormBackwardDataWithSumsTensors;
+
+typedef struct Conv2dForwardTensors {
+    const void *x;
+    const void *w;
+    const float *bias;
+    void *y;
+    void *workspace;
+    size_t workspace_bytes;
+} Conv2dForwardTensors;
+
+typedef struct Conv2dBackwardDataTensors {
+    const void *dy;
+    const void *w;
+    void *dx;
+    void *workspace;
+    size_t workspace_bytes;
+    int accumulate;
+} Conv2dBackwardDataTensors;
+
+typedef struct Conv2dBackwardFilterTensors {
+    const void *x;
+    const void *dy;
+    float *dw;
+    float *dbias;
+    void *workspace;
+    size_t workspace_bytes;
+    int accumulate;
+} Conv2dBackwardFilterTensors;
+
+typedef struct MaxpoolForwardTensors {
+    DType dtype;
+    const void *x;
+    void *y;
+    int32_t *argmax;
+} MaxpoolForwardTensors;
+
+typedef struct MaxpoolBackwardTensors {
+    DType dtype;
+    const void *dy;
+    const int32_t *argmax;
+    void *dx;
+    int accumulate;
+} MaxpoolBackwardTensors;
+
+typedef struct AvgpoolForwardTensors {
+    DType dtype;
+    const void *x;
+    void *y;
+} AvgpoolForwardTensors;
+
+typedef struct AvgpoolBackwardTensors {
+    DType dtype;
+    const void *dy;
+    void *dx;
+    int accumulate;
+} AvgpoolBackwardTensors;
+
+typedef struct LayoutConvertArgs {
+    DType dtype;
+    int n;
+    int channels;
+    int pixels;
+    Layout from;
+    const void *src;
+    void *dst;
+    int accumulate;
+} LayoutConvertArgs;
+
+typedef struct SgdUpdateTensors {
+    float *param;
+    const float *grad;
+    float *velocity;
+    size_t n;
+} SgdUpdateTensors;
+
+typedef struct AdamUpdateTensors {
+    float *param;
+    const float *grad;
+    float *m;
+    float *v;
+    size_t n;
+} AdamUpdateTensors;
+
+// What a `supports` query asks about (see the slot in the table).
+typedef enum OpFamily {
+    // The ops that read and write tensors as stored (every op that takes a DType: the
+    // elementwise, pooling, batchnorm and conversion ops, and the operands of GEMMs and
+    // convolutions): can tensors be stored as `dtype`, laid out as `layout`?
+    OP_FAMILY_STORAGE,
+    // What GEMMs and convolutions compute in: can their inputs be rounded to `dtype`
+    // (f32: full fp32; bf16 and f16: tensor cores) and summed in f32? The GPU's answer
+    // depends on its compute capability (precision_min_compute); the CPU computes in f32.
+    OP_FAMILY_MATMUL,
+} OpFamily;
+
 typedef struct Backend Backend;
 struct Backend {
     const char *name;   // "cpu", "cuda:0"
@@ -170,6 +480,14 @@ struct Backend {
     // The ops take either layout on both backends (the CPU's by transposing around its
     // NCHW code, for the parity tests and tests/unit/test_layouts.c).
     int nhwc_activations;
+
+    // ---- what the backend can do ----
+    // 1 when the backend's ops of `family` work in `dtype` and `layout`, else 0: the one
+    // answer the ops' own checks (backend_dtype_check), core/precision_check.c and the
+    // device opener's precision downgrade all read. Both backends answer from
+    // backend_supports_on (below), the GPU with its compute capability.
+    int (*supports)(const Backend *b, OpFamily family, DType dtype, Layout layout);
+#define BACKEND_QUERY_OPS(X) X(supports)
 
     // ---- memory ----
     // Raw device allocation; the caching policy lives in core/alloc.
@@ -190,6 +508,8 @@ struct Backend {
     // Systems shows each layer and phase of a step.
     void (*range_push)(const Backend *b, const char *name);
     void (*range_pop)(const Backend *b);
+#define BACKEND_MEMORY_OPS(X) X(raw_alloc) X(raw_free) X(total_memory) X(copy_to_device)      \
+    X(copy_to_host) X(copy_on_device) X(fill) X(synchronize)
 
     // ---- CUDA Graphs: a training step captured once, then replayed (optional, NULL on
     // the CPU) ----
@@ -245,71 +565,64 @@ struct Backend {
     // PyTorch would stop with "device-side assert triggered"): a label >= classes is written
     // as 0 and *first_bad_sample (device memory) becomes the smallest dataset index with
     // such a label, for the host to read at its next sync; untouched when all are valid.
-    int (*gather_samples)(const Backend *b, const GatherArgs *g, const uint8_t *images,
-                          const uint8_t *labels, const int32_t *indices, float *out_images,
-                          int32_t *out_labels, int32_t *first_bad_sample, Status *st);
+    int (*gather_samples)(const Backend *b, const GatherArgs *g, const GatherSamplesTensors *t,
+                          Status *st);
+#define BACKEND_DATA_OPS(X) X(gather_samples)
 
     // ---- linear algebra ----
     // C = alpha * op(A) op(B) + beta * C as GemmArgs describes.
-    int (*gemm)(const Backend *b, const GemmArgs *g, const void *a, const void *bm, void *c,
-                Status *st);
+    int (*gemm)(const Backend *b, const GemmArgs *g, const GemmTensors *t, Status *st);
     // C = act(alpha * op(A) op(B) + beta * C + bias[c] in every row) in one pass over C
     // where the backend can (bias may be NULL): a dense layer and its act= activation.
     // The result is what gemm, add_bias_rows and activation_forward give in turn.
     // The bias is f32; with a bf16 or f16 C it is rounded to C's type before it is added
     // to the f32 sum (cuBLASLt's epilogue takes a bias of its output's type; PyTorch's
     // autocast rounds a Linear's bias too), and C is rounded once after the activation.
-    int (*gemm_bias_activation)(const Backend *b, const GemmArgs *g, const void *a,
-                                const void *bm, const float *bias, const FusedActivation *act,
-                                void *c, Status *st);
+    int (*gemm_bias_activation)(const Backend *b, const GemmArgs *g,
+                                const GemmBiasActivationTensors *t, const FusedActivation *act,
+                                Status *st);
     // y[r][c] += bias[c] for every row.
-    int (*add_bias_rows)(const Backend *b, float *y, const float *bias, int rows, int cols,
-                         Status *st);
+    int (*add_bias_rows)(const Backend *b, const AddBiasRowsArgs *args, Status *st);
     // out[c] = beta * out[c] + sum_r x[r][c]  (bias gradient), x stored as x_dtype (f32,
     // bf16 or f16), out f32.
-    int (*sum_rows)(const Backend *b, float *out, const void *x, DType x_dtype, int rows,
-                    int cols, float beta, Status *st);
+    int (*sum_rows)(const Backend *b, const SumRowsArgs *args, Status *st);
     // dst = (accumulate ? dst : 0) + src, n values, each stored in its own dtype (f32, bf16
     // or f16; the two may be equal): the sum in f32, rounded to nearest even once on the
     // store. Where activations change storage (graph_set_storage's casts) and where a dense
     // layer's f32 master weights become the 16-bit copy its GEMMs read.
-    int (*convert)(const Backend *b, const void *src, DType src_dtype, void *dst,
-                   DType dst_dtype, size_t n, int accumulate, Status *st);
+    int (*convert)(const Backend *b, const ConvertArgs *args, Status *st);
     // y = (accumulate ? y : 0) + x[0] + ... + x[count - 1], n values each, all stored as
     // `dtype` (f32, bf16 or f16), 1 <= count <= BACKEND_ACCUMULATE_MAX: summed in f32 in
     // that order and rounded once on the store, so an `add` of k 16-bit inputs rounds once,
     // not k - 1 times as adding them into y one by one would. Gradient accumulation where
     // an output fans out, and `add`'s sum. `x` is host memory (an array of device pointers).
-    int (*accumulate)(const Backend *b, DType dtype, void *y, const void *const *x, int count,
-                      size_t n, int accumulate, Status *st);
+    int (*accumulate)(const Backend *b, const AccumulateArgs *args, Status *st);
+#define BACKEND_LINEAR_ALGEBRA_OPS(X) X(gemm) X(gemm_bias_activation) X(add_bias_rows)        \
+    X(sum_rows) X(convert) X(accumulate)
 
     // ---- elementwise ----
     // gelu is the exact form, x * Phi(x) with the normal CDF via erf (PyTorch's default),
     // not the tanh approximation. x and y are stored as `dtype` (f32, bf16 or f16).
-    int (*activation_forward)(const Backend *b, ActivationKind kind, float slope, DType dtype,
-                              const void *x, void *y, size_t n, Status *st);
+    int (*activation_forward)(const Backend *b, const ActivationForwardArgs *args, Status *st);
     // dx = (accumulate ? dx : 0) + dy * f'(x); x and y are the forward input and output.
     // x, y, dy and dx are stored as `dtype`; dx is rounded once, after the accumulation.
-    int (*activation_backward)(const Backend *b, ActivationKind kind, float slope, DType dtype,
-                               const void *x, const void *y, const void *dy, void *dx, size_t n,
-                               int accumulate, Status *st);
+    int (*activation_backward)(const Backend *b, const ActivationBackwardArgs *args, Status *st);
     // A dense layer's fused activation and bias gradients in one pass over a rows x cols
     // matrix: dx = dy * f'(y) with f' from the activation's output y (act is relu,
     // leaky_relu, sigmoid or tanh, whose derivatives follow from it; y stands in for x),
     // and dbias[c] = beta * dbias[c] + sum_r dx[r][c] (dbias may be NULL). The same as
     // activation_backward (x = y, no accumulation), then sum_rows. y, dy and dx are stored
     // as `dtype` (f32, bf16 or f16); dbias is f32 and sums the unrounded f32 dx.
-    int (*activation_bias_backward)(const Backend *b, const FusedActivation *act, DType dtype,
-                                    const void *y, const void *dy, void *dx, float *dbias,
-                                    int rows, int cols, float beta, Status *st);
+    int (*activation_bias_backward)(const Backend *b, const FusedActivation *act,
+                                    const ActivationBiasBackwardTensors *t, Status *st);
     // Inverted dropout: y = x * mask, mask = keep ? 1/(1-rate) : 0, drawn from a
     // counter-based hash of (seed, index) so a step is reproducible on any backend.
     // x and y are stored as `dtype` (f32, bf16 or f16); the mask is f32 whatever it is.
-    int (*dropout_forward)(const Backend *b, DType dtype, const void *x, void *y, float *mask,
-                           size_t n, float rate, uint64_t seed, Status *st);
+    int (*dropout_forward)(const Backend *b, const DropoutForwardArgs *args, Status *st);
     // dx = (accumulate ? dx : 0) + dy * mask; dy and dx stored as `dtype`, the mask f32.
-    int (*dropout_backward)(const Backend *b, DType dtype, const void *dy, const float *mask,
-                            void *dx, size_t n, int accumulate, Status *st);
+    int (*dropout_backward)(const Backend *b, const DropoutBackwardArgs *args, Status *st);
+#define BACKEND_ELEMENTWISE_OPS(X) X(activation_forward) X(activation_backward)               \
+    X(activation_bias_backward) X(dropout_forward) X(dropout_backward)
 
     // ---- losses (per-row values stay on the device until the caller reads them) ----
     // probs = softmax(logits); row_stats is [rows][2]: row_stats[2r] = -log probs[r][label],
@@ -319,23 +632,18 @@ struct Backend {
     // what softmax_cross_entropy_backward would with this scale and accumulate 0, bit for
     // bit: the gradient made while probs are at hand, one kernel less. dlogits must not
     // overlap logits or probs. Labels are already validated to lie in [0, classes).
-    int (*softmax_cross_entropy_forward)(const Backend *b, const float *logits,
-                                         const int32_t *labels, int rows, int classes,
-                                         float *probs, float *row_stats, float *dlogits,
-                                         float scale, Status *st);
+    int (*softmax_cross_entropy_forward)(const Backend *b,
+                                         const SoftmaxCrossEntropyForwardArgs *args, Status *st);
     // dlogits = (probs - onehot(label)) * scale.
-    int (*softmax_cross_entropy_backward)(const Backend *b, const float *probs,
-                                          const int32_t *labels, int rows, int classes,
-                                          float scale, float *dlogits, int accumulate,
-                                          Status *st);
+    int (*softmax_cross_entropy_backward)(const Backend *b,
+                                          const SoftmaxCrossEntropyBackwardArgs *args, Status *st);
     // Targets are one-hot labels: row_stats[2r] = sum_c (y - t)^2, row_stats[2r + 1] as
     // above.
-    int (*mse_forward)(const Backend *b, const float *predictions, const int32_t *labels,
-                       int rows, int classes, float *row_stats, Status *st);
+    int (*mse_forward)(const Backend *b, const MseForwardArgs *args, Status *st);
     // dy = 2 (y - t) * scale.
-    int (*mse_backward)(const Backend *b, const float *predictions, const int32_t *labels,
-                        int rows, int classes, float scale, float *dpredictions, int accumulate,
-                        Status *st);
+    int (*mse_backward)(const Backend *b, const MseBackwardArgs *args, Status *st);
+#define BACKEND_LOSS_OPS(X) X(softmax_cross_entropy_forward)                                  \
+    X(softmax_cross_entropy_backward) X(mse_forward) X(mse_backward)
 
     // ---- batch normalisation (PyTorch's BatchNorm1d/2d semantics) ----
     // x, y, dy and dx are [n, channels, spatial]: spatial = H*W after a convolution, 1 after
@@ -347,26 +655,20 @@ struct Backend {
     // running = (1 - momentum) * running + momentum * batch statistic, with the unbiased
     // variance. With one value per channel (n * spatial == 1) the unbiased variance is
     // undefined; the running statistics are then left unchanged.
-    int (*batchnorm_forward_training)(const Backend *b, const BatchnormArgs *a, const void *x,
-                                      void *y, const float *gamma, const float *beta,
-                                      float *running_mean, float *running_var, float *save_mean,
-                                      float *save_invstd, Status *st);
+    int (*batchnorm_forward_training)(const Backend *b, const BatchnormArgs *a,
+                                      const BatchnormForwardTensors *t, Status *st);
     // Evaluation: y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta. Unless
     // NULL, save_mean and save_invstd receive running_mean and 1/sqrt(running_var + eps), so
     // batchnorm_backward can differentiate through the fixed statistics.
-    int (*batchnorm_forward_inference)(const Backend *b, const BatchnormArgs *a, const void *x,
-                                       void *y, const float *gamma, const float *beta,
-                                       const float *running_mean, const float *running_var,
-                                       float *save_mean, float *save_invstd, Status *st);
+    int (*batchnorm_forward_inference)(const Backend *b, const BatchnormArgs *a,
+                                       const BatchnormForwardTensors *t, Status *st);
     // dgamma = sum dy * xhat and dbeta = sum dy per channel (added to when
     // accumulate_params); dx = (accumulate_dx ? dx : 0) + the input gradient, or skipped when
     // dx is NULL. batch_statistics: 1 when save_mean/save_invstd came from this batch
     // (training; the gradient also flows through them), 0 when they were fixed
     // (evaluation: dx = dy * gamma * invstd).
-    int (*batchnorm_backward)(const Backend *b, const BatchnormArgs *a, const void *x,
-                              const void *dy, const float *gamma, const float *save_mean,
-                              const float *save_invstd, void *dx, float *dgamma, float *dbeta,
-                              Status *st);
+    int (*batchnorm_backward)(const Backend *b, const BatchnormArgs *a,
+                              const BatchnormBackwardTensors *t, Status *st);
     // The same training forward and backward cut where statistics cross processes
     // (--sync-batchnorm, PyTorch's SyncBatchNorm): each rank sums its share, the sums are
     // added over the ranks in between, then each rank finishes its share from the totals,
@@ -379,26 +681,23 @@ struct Backend {
     // batchnorm_forward_training with the statistics of the summed `sums`: mean = sum x / m,
     // biased variance sum x^2 / m - mean^2 (to normalise), unbiased for running_var; the
     // running statistics move (or not, m == 1) by m, the total count, even when n is 0.
-    int (*batchnorm_forward_with_sums)(const Backend *b, const BatchnormArgs *a, const void *x,
-                                       void *y, const float *gamma, const float *beta,
-                                       const double *sums, float *running_mean,
-                                       float *running_var, float *save_mean, float *save_invstd,
-                                       Status *st);
+    int (*batchnorm_forward_with_sums)(const Backend *b, const BatchnormArgs *a,
+                                       const BatchnormForwardWithSumsTensors *t, Status *st);
     // Backward's local sums = [sum dy | sum dy * xhat | n * spatial], and from them this
     // share's dbeta and dgamma (added to when accumulate_params): the parameter gradients
     // are summed over ranks with the others, so they stay each rank's own here.
     int (*batchnorm_backward_channel_sums)(const Backend *b, const BatchnormArgs *a,
-                                           const void *x, const void *dy,
-                                           const float *save_mean, const float *save_invstd,
-                                           double *sums, float *dgamma, float *dbeta,
-                                           Status *st);
+                                           const BatchnormBackwardChannelSumsTensors *t,
+                                               Status *st);
     // dx = (accumulate_dx ? dx : 0) + batchnorm_backward's batch-statistics dx, with the
     // means of dy and dy * xhat taken from the summed `sums` (over their count m).
     int (*batchnorm_backward_data_with_sums)(const Backend *b, const BatchnormArgs *a,
-                                             const void *x, const void *dy,
-                                             const float *gamma, const float *save_mean,
-                                             const float *save_invstd, const double *sums,
-                                             void *dx, Status *st);
+                                             const BatchnormBackwardDataWithSumsTensors *t,
+                                             Status *st);
+#define BACKEND_BATCHNORM_OPS(X) X(batchnorm_forward_training)                                \
+    X(batchnorm_forward_inference) X(batchnorm_backward) X(batchnorm_channel_sums)            \
+    X(batchnorm_forward_with_sums) X(batchnorm_backward_channel_sums)                         \
+    X(batchnorm_backward_data_with_sums)
 
     // ---- convolution and pooling (NCHW) ----
     // Scratch bytes the conv2d ops want for g->batch samples. The caller allocates it
@@ -414,24 +713,20 @@ struct Backend {
     int (*conv2d_least_workspace)(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
                                   Status *st);
     // y = conv(x, w) + bias; bias may be NULL.
-    int (*conv2d_forward)(const Backend *b, const Conv2dGeometry *g, const void *x,
-                          const void *w, const float *bias, void *y, void *workspace,
-                          size_t workspace_bytes, Status *st);
+    int (*conv2d_forward)(const Backend *b, const Conv2dGeometry *g, const Conv2dForwardTensors *t,
+                          Status *st);
     // y = act(conv(x, w) + bias), the bias broadcast per output channel (it may be NULL):
     // what conv2d_forward then activation_forward give, with the same workspace contract.
     int (*conv2d_forward_bias_activation)(const Backend *b, const Conv2dGeometry *g,
-                                          const void *x, const void *w, const float *bias,
-                                          const FusedActivation *act, void *y, void *workspace,
-                                          size_t workspace_bytes, Status *st);
+                                          const Conv2dForwardTensors *t,
+                                          const FusedActivation *act, Status *st);
     // dx = (accumulate ? dx : 0) + d loss / d x, from dy and the weights.
-    int (*conv2d_backward_data)(const Backend *b, const Conv2dGeometry *g, const void *dy,
-                                const void *w, void *dx, void *workspace,
-                                size_t workspace_bytes, int accumulate, Status *st);
+    int (*conv2d_backward_data)(const Backend *b, const Conv2dGeometry *g,
+                                const Conv2dBackwardDataTensors *t, Status *st);
     // dw = (accumulate ? dw : 0) + d loss / d w over the batch; dbias likewise gets the
     // sum of dy over N, H, W (dbias may be NULL). dw and dbias are f32.
-    int (*conv2d_backward_filter)(const Backend *b, const Conv2dGeometry *g, const void *x,
-                                  const void *dy, float *dw, float *dbias, void *workspace,
-                                  size_t workspace_bytes, int accumulate, Status *st);
+    int (*conv2d_backward_filter)(const Backend *b, const Conv2dGeometry *g,
+                                  const Conv2dBackwardFilterTensors *t, Status *st);
     // y = the max of each window; argmax[i] = the index (h * in_w + w), within its
     // (sample, channel) input plane, of the element that won output i, so backward needs
     // no search; argmax is laid out as y is. Windows
@@ -439,24 +734,25 @@ struct Backend {
     // PyTorch); padding never wins. The pooling ops' x, y, dy and dx are all stored as
     // `dtype` (f32, bf16 or f16): a max is one of its inputs, so it needs no rounding;
     // averages and gradient sums are computed in f32 and rounded once per stored value.
-    int (*maxpool_forward)(const Backend *b, const Pool2dGeometry *g, DType dtype,
-                           const void *x, void *y, int32_t *argmax, Status *st);
+    int (*maxpool_forward)(const Backend *b, const Pool2dGeometry *g,
+                           const MaxpoolForwardTensors *t, Status *st);
     // dx = (accumulate ? dx : 0) + each dy routed to its window's argmax.
-    int (*maxpool_backward)(const Backend *b, const Pool2dGeometry *g, DType dtype,
-                            const void *dy, const int32_t *argmax, void *dx, int accumulate,
-                            Status *st);
-    int (*avgpool_forward)(const Backend *b, const Pool2dGeometry *g, DType dtype,
-                           const void *x, void *y, Status *st);
+    int (*maxpool_backward)(const Backend *b, const Pool2dGeometry *g,
+                            const MaxpoolBackwardTensors *t, Status *st);
+    int (*avgpool_forward)(const Backend *b, const Pool2dGeometry *g,
+                           const AvgpoolForwardTensors *t, Status *st);
     // dx = (accumulate ? dx : 0) + each dy spread evenly over its window.
-    int (*avgpool_backward)(const Backend *b, const Pool2dGeometry *g, DType dtype,
-                            const void *dy, void *dx, int accumulate, Status *st);
+    int (*avgpool_backward)(const Backend *b, const Pool2dGeometry *g,
+                            const AvgpoolBackwardTensors *t, Status *st);
     // dst = (accumulate ? dst : 0) + src in the other layout: src holds n images of
     // `channels` x `pixels` (H * W) values laid out as `from` says, dst the same images in
     // the other layout (NCHW <-> NHWC); both stored as dtype, a sum rounded once. Where
     // NHWC activations meet layers that read NCHW order (flatten before a dense layer).
-    int (*layout_convert)(const Backend *b, DType dtype, int n, int channels, int pixels,
-                          Layout from, const void *src, void *dst, int accumulate,
-                          Status *st);
+    int (*layout_convert)(const Backend *b, const LayoutConvertArgs *args, Status *st);
+#define BACKEND_CONV_POOL_OPS(X) X(conv2d_workspace_size) X(conv2d_least_workspace)           \
+    X(conv2d_forward) X(conv2d_forward_bias_activation) X(conv2d_backward_data)               \
+    X(conv2d_backward_filter) X(maxpool_forward) X(maxpool_backward) X(avgpool_forward)       \
+    X(avgpool_backward) X(layout_convert)
 
     // ---- norms (gradient clipping, finding where values went non-finite) ----
     // *sum = the sum of x[i]^2 over n values, accumulated in double (a finite float
@@ -465,12 +761,12 @@ struct Backend {
     int (*sum_squares)(const Backend *b, const float *x, size_t n, double *sum, Status *st);
     // x[i] *= factor.
     int (*scale)(const Backend *b, float *x, float factor, size_t n, Status *st);
+#define BACKEND_NORM_OPS(X) X(sum_squares) X(scale)
 
     // ---- optimizers (fused: one pass over the parameter) ----
-    int (*sgd_update)(const Backend *b, float *param, const float *grad, float *velocity,
-                      size_t n, const SgdHyper *h, Status *st);
-    int (*adam_update)(const Backend *b, float *param, const float *grad, float *m, float *v,
-                       size_t n, const AdamHyper *h, Status *st);
+    int (*sgd_update)(const Backend *b, const SgdUpdateTensors *t, const SgdHyper *h, Status *st);
+    int (*adam_update)(const Backend *b, const AdamUpdateTensors *t, const AdamHyper *h,
+                       Status *st);
     // The same update of `count` tensors (the array is host memory), bit for bit what
     // sgd_update / adam_update give each. On the GPU, one launch for many tensors: a
     // small tensor's update is a few microseconds of launch for next to no work.
@@ -478,6 +774,9 @@ struct Backend {
                             const SgdHyper *h, Status *st);
     int (*adam_update_multi)(const Backend *b, const OptimizerTensor *tensors, int count,
                              const AdamHyper *h, Status *st);
+#define BACKEND_OPTIMIZER_OPS(X) X(sgd_update) X(adam_update) X(sgd_update_multi)             \
+    X(adam_update_multi)
+
 };
 
 // The ops every backend must fill, listed once: kernels/backend.c's completeness check, the
@@ -485,20 +784,22 @@ struct Backend {
 // all expand this list, so an op added here does not compile until its CPU reference exists,
 // is reported missing by a backend without it, and fails the parity test until it has a
 // case there.
-#define BACKEND_OPS(X)                                                                         \
-    X(raw_alloc) X(raw_free) X(total_memory) X(copy_to_device) X(copy_to_host)                 \
-    X(copy_on_device) X(fill) X(synchronize) X(gather_samples) X(gemm) X(add_bias_rows)        \
-    X(sum_rows) X(accumulate) X(activation_forward) X(activation_backward) X(dropout_forward)  \
-    X(dropout_backward) X(softmax_cross_entropy_forward) X(softmax_cross_entropy_backward)     \
-    X(mse_forward) X(mse_backward) X(batchnorm_forward_training)                               \
-    X(batchnorm_forward_inference) X(batchnorm_backward) X(conv2d_workspace_size)              \
-    X(conv2d_least_workspace) X(conv2d_forward) X(conv2d_backward_data) X(conv2d_backward_filter) X(maxpool_forward)     \
-    X(maxpool_backward) X(avgpool_forward) X(avgpool_backward) X(sum_squares) X(scale)        \
-    X(sgd_update) X(adam_update) X(sgd_update_multi) X(adam_update_multi)                     \
-    X(batchnorm_channel_sums) X(batchnorm_forward_with_sums)                                   \
-    X(batchnorm_backward_channel_sums) X(batchnorm_backward_data_with_sums)                    \
-    X(gemm_bias_activation) X(conv2d_forward_bias_activation) X(activation_bias_backward)     \
-    X(convert) X(layout_convert)
+// The ops every backend must fill, listed once, family by family beside their slots above
+// (so a new op's slot and its entry are one edit): kernels/backend.c's completeness check
+// and tests/gpu/test_cuda_parity.c's coverage check expand this list, so an op added there
+// is reported missing by a backend that does not register it and fails the parity test
+// until it has a case there.
+#define BACKEND_OPS(X) \
+    BACKEND_QUERY_OPS(X) \
+    BACKEND_MEMORY_OPS(X) \
+    BACKEND_DATA_OPS(X) \
+    BACKEND_LINEAR_ALGEBRA_OPS(X) \
+    BACKEND_ELEMENTWISE_OPS(X) \
+    BACKEND_LOSS_OPS(X) \
+    BACKEND_BATCHNORM_OPS(X) \
+    BACKEND_CONV_POOL_OPS(X) \
+    BACKEND_NORM_OPS(X) \
+    BACKEND_OPTIMIZER_OPS(X)
 
 // The rest of the table, kept out of BACKEND_OPS so that the completeness check stays
 // meaningful: make_current, range_push/pop and the CUDA Graph ops (capture_begin to
@@ -520,11 +821,21 @@ struct Backend {
 // How many ops of BACKEND_OPS are NULL; their names, comma-separated, into `names`.
 int backend_missing_ops(const Backend *b, char *names, size_t size);
 
-// 0 when `dtype` is one activations may be stored in (f32, bf16, f16); otherwise
-// STATUS_RUNTIME_ERROR naming `op` and the dtype. Every backend's 16-bit ops check with it.
-int backend_storage_dtype_check(DType dtype, const char *op, Status *st);
+// What a backend on a device of compute capability `compute` (times ten; 0: the CPU)
+// supports, as `supports` answers it: storage in f32, bf16 or f16, NCHW or NHWC, on
+// either; GEMMs and convolutions in f32 anywhere, in bf16 or f16 on a GPU of at least
+// precision_min_compute (base/precision.h). A pure function, so that a device that is not
+// open (core/precision_check.c's PrecisionTarget) gets the same answer.
+int backend_supports_on(int compute, OpFamily family, DType dtype, Layout layout);
+// Whether GEMMs and convolutions can compute in `p` there: bf16 and fp16 as
+// backend_supports_on answers for OP_FAMILY_MATMUL; the default, fp32 and tf32 always (tf32
+// runs as fp32 where there is none: precision_on_gpu).
+int backend_precision_supported_on(int compute, Precision p);
+// 0 when `b` stores tensors as `dtype` (b->supports, OP_FAMILY_STORAGE); otherwise
+// STATUS_RUNTIME_ERROR naming `op` and the dtype. Every op that takes a DType checks with it.
+int backend_dtype_check(const Backend *b, DType dtype, const char *op, Status *st);
 // The same for accumulate's dtype, and its 1 to BACKEND_ACCUMULATE_MAX sources.
-int backend_accumulate_check(DType dtype, int count, Status *st);
+int backend_accumulate_check(const Backend *b, DType dtype, int count, Status *st);
 // "NCHW" or "NHWC" (for messages and test output); "?" for any other value.
 const char *layout_name(Layout layout);
 // 0 when `layout` is NCHW or NHWC; otherwise STATUS_RUNTIME_ERROR naming `op` (a geometry
@@ -532,8 +843,8 @@ const char *layout_name(Layout layout);
 int backend_layout_check(Layout layout, const char *op, Status *st);
 // layout_convert's arguments on every backend: a storage dtype, a known layout, no
 // negative count.
-int backend_layout_convert_check(DType dtype, int n, int channels, int pixels, Layout from,
-                                 Status *st);
+int backend_layout_convert_check(const Backend *b, DType dtype, int n, int channels,
+                                 int pixels, Layout from, Status *st);
 
 // The CPU backend; `threads` <= 0 lets OpenBLAS choose.
 const Backend *cpu_backend(void);

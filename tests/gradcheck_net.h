@@ -296,8 +296,9 @@ static inline int net_sgd_step(Net *n, double *loss) {
         for (int p = 0; p < n->g.layers[i]->param_count; p++) {
             Param *param = &n->g.layers[i]->params[p];
             if (param->buffer) continue;
-            if (n->b->sgd_update(n->b, tensor_f32(&param->value), tensor_f32(&param->grad), NULL,
-                                 tensor_numel(&param->value), &h, &st)) {
+            if (n->b->sgd_update(n->b, &(SgdUpdateTensors){.param = tensor_f32(&param->value),
+                                 .grad = tensor_f32(&param->grad), .velocity = NULL,
+                                 .n = tensor_numel(&param->value)}, &h, &st)) {
                 report_status("sgd_update", &st);
                 test_failures++;
                 return -1;

@@ -80,9 +80,11 @@ static int computed_by_input(const Layer *l) { return l->inputs[0]->fused_activa
 static int activation_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const ActivationConfig *config = l->config;
     if (computed_by_input(l)) return 0;
-    return ctx->backend->activation_forward(ctx->backend, config->activation, config->slope,
-                                            l->out_dtype, l->inputs[0]->output.data,
-                                            l->output.data, activation_count(l, ctx), st);
+    return ctx->backend->activation_forward(ctx->backend, &(ActivationForwardArgs){
+                                            .kind = config->activation, .slope = config->slope,
+                                            .dtype = l->out_dtype, .x = l->inputs[0]->output.data,
+                                            .y = l->output.data, .n = activation_count(l, ctx)},
+                                                st);
 }
 
 // Fused, the layer before differentiates it too (activation_fused_backward), in the same
@@ -90,10 +92,13 @@ static int activation_forward(Layer *l, const LayerContext *ctx, Status *st) {
 static int activation_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0] || computed_by_input(l)) return 0;
     const ActivationConfig *config = l->config;
-    return ctx->backend->activation_backward(
-        ctx->backend, config->activation, config->slope, l->out_dtype, l->inputs[0]->output.data,
-        l->output.data, l->grad.data, l->inputs[0]->grad.data, activation_count(l, ctx),
-        l->input_grad_accumulate[0], st);
+    return ctx->backend->activation_backward(ctx->backend, &(ActivationBackwardArgs){
+                                             .kind = config->activation, .slope = config->slope,
+                                             .dtype = l->out_dtype, .x = l->inputs[0]->output.data,
+                                             .y = l->output.data, .dy = l->grad.data,
+                                             .dx = l->inputs[0]->grad.data,
+                                             .n = activation_count(l, ctx),
+                                             .accumulate = l->input_grad_accumulate[0]}, st);
 }
 
 // The input was never stored. Of the derivatives activation_layer_fusable admits,
@@ -105,9 +110,11 @@ int activation_fused_backward(Layer *owner, const LayerContext *ctx, Status *st)
     const Layer *l = owner->fused_activation;
     const ActivationConfig *config = l->config;
     const void *y = l->output.data;  // the owner's dtype (graph_set_storage)
-    return ctx->backend->activation_backward(ctx->backend, config->activation, config->slope,
-                                             l->out_dtype, y, y, l->grad.data, owner->grad.data,
-                                             activation_count(l, ctx), 0, st);
+    return ctx->backend->activation_backward(ctx->backend, &(ActivationBackwardArgs){
+                                             .kind = config->activation, .slope = config->slope,
+                                             .dtype = l->out_dtype, .x = y, .y = y,
+                                             .dy = l->grad.data, .dx = owner->grad.data,
+                                             .n = activation_count(l, ctx), .accumulate = 0}, st);
 }
 
 static const char *activation_variant(const Layer *l) {

@@ -49,8 +49,8 @@ static int add_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const Backend *b = ctx->backend;
     const void *x[LAYER_MAX_INPUTS];
     for (int k = 0; k < l->input_count; k++) x[k] = l->inputs[k]->output.data;
-    return b->accumulate(b, l->out_dtype, l->output.data, x, l->input_count, add_count(l, ctx), 0,
-                         st);
+    return b->accumulate(b, &(AccumulateArgs){.dtype = l->out_dtype, .y = l->output.data, .x = x,
+                         .count = l->input_count, .n = add_count(l, ctx), .accumulate = 0}, st);
 }
 
 // Each input's gradient is dy itself: copied (exact in any dtype), or added to what another
@@ -62,7 +62,10 @@ static int add_backward(Layer *l, const LayerContext *ctx, Status *st) {
     for (int k = 0; k < l->input_count; k++) {
         if (!l->input_needs_grad[k]) continue;
         void *dx = l->inputs[k]->grad.data;
-        if (l->input_grad_accumulate[k]) TRY(b->accumulate(b, l->out_dtype, dx, &dy, 1, n, 1, st));
+        if (l->input_grad_accumulate[k]) TRY(b->accumulate(b, &(AccumulateArgs){
+                                                           .dtype = l->out_dtype, .y = dx,
+                                                           .x = &dy, .count = 1, .n = n,
+                                                           .accumulate = 1}, st));
         else TRY(b->copy_on_device(b, dx, dy, n * dtype_size(l->out_dtype), st));
     }
     return 0;

@@ -12,16 +12,18 @@ static int avgpool_allocate(Layer *l, const LayerContext *ctx, int batch, Status
 
 static int avgpool_forward(Layer *l, const LayerContext *ctx, Status *st) {
     Pool2dGeometry g = pool_geometry(l, ctx);
-    return ctx->backend->avgpool_forward(ctx->backend, &g, l->out_dtype, l->inputs[0]->output.data,
-                                         l->output.data, st);
+    return ctx->backend->avgpool_forward(ctx->backend, &g, &(AvgpoolForwardTensors){
+                                         .dtype = l->out_dtype, .x = l->inputs[0]->output.data,
+                                         .y = l->output.data}, st);
 }
 
 static int avgpool_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
     Pool2dGeometry g = pool_geometry(l, ctx);
-    return ctx->backend->avgpool_backward(ctx->backend, &g, l->out_dtype, l->grad.data,
-                                          l->inputs[0]->grad.data, l->input_grad_accumulate[0],
-                                          st);
+    return ctx->backend->avgpool_backward(ctx->backend, &g, &(AvgpoolBackwardTensors){
+                                          .dtype = l->out_dtype, .dy = l->grad.data,
+                                          .dx = l->inputs[0]->grad.data,
+                                          .accumulate = l->input_grad_accumulate[0]}, st);
 }
 
 // The divisor is the whole window, padding included (PyTorch's count_include_pad=True).

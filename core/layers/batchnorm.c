@@ -147,10 +147,13 @@ static int forward_over_ranks(Layer *l, const LayerContext *ctx, const Batchnorm
     TRY(sums_buffer(l, ctx, &sums, st));
     TRY(b->batchnorm_channel_sums(b, args, x, sums, st));
     TRY(ctx->sum_over_ranks(ctx->sum_over_ranks_user, sums, 2 * (size_t)args->channels + 1, st));
-    return b->batchnorm_forward_with_sums(
-        b, args, x, l->output.data, param_f32(l, BN_GAMMA), param_f32(l, BN_BETA), sums,
-        param_f32(l, BN_RUNNING_MEAN), param_f32(l, BN_RUNNING_VAR),
-        tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), st);
+    return b->batchnorm_forward_with_sums(b, args, &(BatchnormForwardWithSumsTensors){.x = x,
+                                          .y = l->output.data, .gamma = param_f32(l, BN_GAMMA),
+                                          .beta = param_f32(l, BN_BETA), .sums = sums,
+                                          .running_mean = param_f32(l, BN_RUNNING_MEAN),
+                                          .running_var = param_f32(l, BN_RUNNING_VAR),
+                                          .save_mean = tensor_f32(&state->save_mean),
+                                          .save_invstd = tensor_f32(&state->save_invstd)}, st);
 }
 
 static int backward_over_ranks(Layer *l, const LayerContext *ctx, const BatchnormArgs *args,
@@ -160,15 +163,20 @@ static int backward_over_ranks(Layer *l, const LayerContext *ctx, const Batchnor
     const void *x = l->inputs[0]->output.data, *dy = l->grad.data;
     double *sums;
     TRY(sums_buffer(l, ctx, &sums, st));
-    TRY(b->batchnorm_backward_channel_sums(
-        b, args, x, dy, tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), sums,
-        tensor_f32(&l->params[BN_GAMMA].grad), tensor_f32(&l->params[BN_BETA].grad), st));
+    TRY(b->batchnorm_backward_channel_sums(b, args, &(BatchnormBackwardChannelSumsTensors){.x = x,
+                                           .dy = dy, .save_mean = tensor_f32(&state->save_mean),
+                                           .save_invstd = tensor_f32(&state->save_invstd),
+                                           .sums = sums,
+                                           .dgamma = tensor_f32(&l->params[BN_GAMMA].grad),
+                                           .dbeta = tensor_f32(&l->params[BN_BETA].grad)}, st));
     // Every rank sums, even one whose input needs no gradient, or the others would wait.
     TRY(ctx->sum_over_ranks(ctx->sum_over_ranks_user, sums, 2 * (size_t)args->channels + 1, st));
     if (!dx) return 0;
-    return b->batchnorm_backward_data_with_sums(
-        b, args, x, dy, param_f32(l, BN_GAMMA), tensor_f32(&state->save_mean),
-        tensor_f32(&state->save_invstd), sums, dx, st);
+    return b->batchnorm_backward_data_with_sums(b, args, &(BatchnormBackwardDataWithSumsTensors){
+                                                .x = x, .dy = dy, .gamma = param_f32(l, BN_GAMMA),
+                                                .save_mean = tensor_f32(&state->save_mean),
+                                                .save_invstd = tensor_f32(&state->save_invstd),
+                                                .sums = sums, .dx = dx}, st);
 }
 
 static int batchnorm_forward(Layer *l, const LayerContext *ctx, Status *st) {
@@ -182,15 +190,12 @@ static int batchnorm_forward(Layer *l, const LayerContext *ctx, Status *st) {
                           .dtype = l->out_dtype};
     batchnorm_view(l, ctx->batch, &args);
     if (ctx->training && ctx->sum_over_ranks) return forward_over_ranks(l, ctx, &args, st);
-    if (ctx->training)
-        return b->batchnorm_forward_training(
-            b, &args, x, y, param_f32(l, BN_GAMMA), param_f32(l, BN_BETA),
-            param_f32(l, BN_RUNNING_MEAN), param_f32(l, BN_RUNNING_VAR),
-            tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), st);
-    return b->batchnorm_forward_inference(
-        b, &args, x, y, param_f32(l, BN_GAMMA), param_f32(l, BN_BETA),
-        param_f32(l, BN_RUNNING_MEAN), param_f32(l, BN_RUNNING_VAR),
-        tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), st);
+    const BatchnormForwardTensors t = {
+        .x = x, .y = y, .gamma = param_f32(l, BN_GAMMA), .beta = param_f32(l, BN_BETA),
+        .running_mean = param_f32(l, BN_RUNNING_MEAN), .running_var = param_f32(l, BN_RUNNING_VAR),
+        .save_mean = tensor_f32(&state->save_mean), .save_invstd = tensor_f32(&state->save_invstd)};
+    if (ctx->training) return b->batchnorm_forward_training(b, &args, &t, st);
+    return b->batchnorm_forward_inference(b, &args, &t, st);
 }
 
 static int batchnorm_backward(Layer *l, const LayerContext *ctx, Status *st) {
@@ -205,10 +210,13 @@ static int batchnorm_backward(Layer *l, const LayerContext *ctx, Status *st) {
     batchnorm_view(l, ctx->batch, &args);
     if (state->batch_statistics && ctx->sum_over_ranks)
         return backward_over_ranks(l, ctx, &args, dx, st);
-    return b->batchnorm_backward(
-        b, &args, l->inputs[0]->output.data, l->grad.data, param_f32(l, BN_GAMMA),
-        tensor_f32(&state->save_mean), tensor_f32(&state->save_invstd), dx,
-        tensor_f32(&l->params[BN_GAMMA].grad), tensor_f32(&l->params[BN_BETA].grad), st);
+    return b->batchnorm_backward(b, &args, &(BatchnormBackwardTensors){
+                                 .x = l->inputs[0]->output.data, .dy = l->grad.data,
+                                 .gamma = param_f32(l, BN_GAMMA),
+                                 .save_mean = tensor_f32(&state->save_mean),
+                                 .save_invstd = tensor_f32(&state->save_invstd), .dx = dx,
+                                 .dgamma = tensor_f32(&l->params[BN_GAMMA].grad),
+                                 .dbeta = tensor_f32(&l->params[BN_BETA].grad)}, st);
 }
 
 // Evaluation cost: one multiply-add per value (scale and shift folded per channel).

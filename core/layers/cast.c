@@ -9,16 +9,19 @@
 static int cast_forward(Layer *l, const LayerContext *ctx, Status *st) {
     const Layer *in = l->inputs[0];
     size_t n = (size_t)ctx->batch * shape_numel(&l->out_shape);
-    return ctx->backend->convert(ctx->backend, in->output.data, in->out_dtype, l->output.data,
-                                 l->out_dtype, n, 0, st);
+    return ctx->backend->convert(ctx->backend, &(ConvertArgs){.src = in->output.data,
+                                 .src_dtype = in->out_dtype, .dst = l->output.data,
+                                 .dst_dtype = l->out_dtype, .n = n, .accumulate = 0}, st);
 }
 
 static int cast_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
     const Layer *in = l->inputs[0];
     size_t n = (size_t)ctx->batch * shape_numel(&l->out_shape);
-    return ctx->backend->convert(ctx->backend, l->grad.data, l->out_dtype, in->grad.data,
-                                 in->out_dtype, n, l->input_grad_accumulate[0], st);
+    return ctx->backend->convert(ctx->backend, &(ConvertArgs){.src = l->grad.data,
+                                 .src_dtype = l->out_dtype, .dst = in->grad.data,
+                                 .dst_dtype = in->out_dtype, .n = n,
+                                 .accumulate = l->input_grad_accumulate[0]}, st);
 }
 
 // graph_set_storage sets the shape and dtypes itself; nothing to infer from attributes.

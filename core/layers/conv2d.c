@@ -167,19 +167,26 @@ static int conv2d_infer(Layer *l, Status *st) {
 
 // The workspace the layer's ops get: what the backend asks for, capped by
 // graph_limit_workspace, but never below the least its ops run in.
-static int workspace_bytes(const Layer *l, const Backend *b, const Conv2dGeometry *g,
-                           size_t *bytes, Status *st) {
-    TRY(b->conv2d_workspace_size(b, g, bytes, st));
+// The workspace for `batch` samples of the layer's geometry, stored and laid out as the
+// layer's output: the CUDA workspace holds 16-bit scratch besides cuDNN's and, for NHWC,
+// the filters reordered as cuDNN reads them.
+static int workspace_bytes(const Layer *l, const Backend *b, int batch, size_t *bytes,
+                           Status *st) {
+    const Conv2dConfig *config = l->config;
+    Conv2dGeometry g = config->geometry;
+    g.batch = batch;
+    g.dtype = l->out_dtype;
+    g.layout = l->layout;
+    TRY(b->conv2d_workspace_size(b, &g, bytes, st));
     if (!l->workspace_limited || *bytes <= l->workspace_limit) return 0;
     size_t least = 0;
-    TRY(b->conv2d_least_workspace(b, g, &least, st));
+    TRY(b->conv2d_least_workspace(b, &g, &least, st));
     *bytes = l->workspace_limit > least ? l->workspace_limit : least;
     return 0;
 }
 
 static int conv2d_allocate(Layer *l, const LayerContext *ctx, int batch, Status *st) {
     const Backend *b = ctx->backend;
-    Conv2dConfig *config = l->config;
     if (!b->conv2d_workspace_size || !b->conv2d_forward || !b->conv2d_backward_data ||
         !b->conv2d_backward_filter)
         return status_fail(st, STATUS_RUNTIME_ERROR, "the %s backend has no conv2d yet", b->name);
@@ -192,12 +199,8 @@ static int conv2d_allocate(Layer *l, const LayerContext *ctx, int batch, Status 
     if (state->workspace) alloc_put(state->alloc, state->workspace);
     state->workspace = NULL;
     state->workspace_bytes = 0;
-    Conv2dGeometry g = config->geometry;
-    g.batch = batch;
-    g.dtype = l->out_dtype;  // the CUDA workspace holds 16-bit scratch besides cuDNN's
-    g.layout = l->layout;    // and, for NHWC, the filters reordered as cuDNN reads them
     size_t bytes = 0;
-    TRY(workspace_bytes(l, b, &g, &bytes, st));
+    TRY(workspace_bytes(l, b, batch, &bytes, st));
     state->alloc = ctx->alloc;
     if (bytes) TRY(alloc_get(ctx->alloc, bytes, &state->workspace, st));
     state->workspace_bytes = bytes;
@@ -209,15 +212,10 @@ static int conv2d_allocate(Layer *l, const LayerContext *ctx, int batch, Status 
 
 static int conv2d_planned_bytes(const Layer *l, const Backend *b, int batch, size_t *state,
                                 size_t *workspace, Status *st) {
-    const Conv2dConfig *config = l->config;
     if (!b->conv2d_workspace_size)
         return status_fail(st, STATUS_RUNTIME_ERROR, "the %s backend has no conv2d yet", b->name);
-    Conv2dGeometry g = config->geometry;
-    g.batch = batch;
-    g.dtype = l->out_dtype;  // the CUDA workspace holds 16-bit scratch besides cuDNN's
-    g.layout = l->layout;    // and, for NHWC, the filters reordered as cuDNN reads them
     size_t bytes = 0;
-    TRY(workspace_bytes(l, b, &g, &bytes, st));
+    TRY(workspace_bytes(l, b, batch, &bytes, st));
     *state = l->out_dtype == DTYPE_F32
                  ? 0
                  : layer_batch_tensor_bytes(1, &l->params[0].shape, dtype_size(l->out_dtype));
@@ -256,16 +254,22 @@ static int conv2d_forward(Layer *l, const LayerContext *ctx, Status *st) {
     Conv2dGeometry g = call_geometry(l, ctx);
     const float *bias = config->bias ? tensor_f32(&l->params[1].value) : NULL;
     if (g.dtype != DTYPE_F32)
-        TRY(b->convert(b, l->params[0].value.data, DTYPE_F32, state->weight16.data, g.dtype,
-                       shape_numel(&l->params[0].shape), 0, st));
+        TRY(b->convert(b, &(ConvertArgs){.src = l->params[0].value.data, .src_dtype = DTYPE_F32,
+                       .dst = state->weight16.data, .dst_dtype = g.dtype,
+                       .n = shape_numel(&l->params[0].shape), .accumulate = 0}, st));
     FusedActivation act;
     if (l->fused_activation && activation_layer_fusable(l->fused_activation, &act))
-        return b->conv2d_forward_bias_activation(b, &g, l->inputs[0]->output.data,
-                                                 conv_weights(l), bias, &act,
-                                                 l->fused_activation->output.data,
-                                                 state->workspace, state->workspace_bytes, st);
-    return b->conv2d_forward(b, &g, l->inputs[0]->output.data, conv_weights(l), bias,
-                             l->output.data, state->workspace, state->workspace_bytes, st);
+        return b->conv2d_forward_bias_activation(b, &g, &(Conv2dForwardTensors){
+                                                 .x = l->inputs[0]->output.data,
+                                                 .w = conv_weights(l), .bias = bias,
+                                                 .y = l->fused_activation->output.data,
+                                                 .workspace = state->workspace,
+                                                 .workspace_bytes = state->workspace_bytes}, &act,
+                                                 st);
+    return b->conv2d_forward(b, &g, &(Conv2dForwardTensors){.x = l->inputs[0]->output.data,
+                             .w = conv_weights(l), .bias = bias, .y = l->output.data,
+                             .workspace = state->workspace,
+                             .workspace_bytes = state->workspace_bytes}, st);
 }
 
 static int conv2d_backward(Layer *l, const LayerContext *ctx, Status *st) {
@@ -276,13 +280,18 @@ static int conv2d_backward(Layer *l, const LayerContext *ctx, Status *st) {
     const void *dy = l->grad.data;
     float *dbias = config->bias ? tensor_f32(&l->params[1].grad) : NULL;
     if (l->fused_activation) TRY(activation_fused_backward(l, ctx, st));
-    TRY(b->conv2d_backward_filter(b, &g, l->inputs[0]->output.data, dy,
-                                  tensor_f32(&l->params[0].grad), dbias, state->workspace,
-                                  state->workspace_bytes, ctx->accumulate_param_grads, st));
+    TRY(b->conv2d_backward_filter(b, &g, &(Conv2dBackwardFilterTensors){
+                                  .x = l->inputs[0]->output.data, .dy = dy,
+                                  .dw = tensor_f32(&l->params[0].grad), .dbias = dbias,
+                                  .workspace = state->workspace,
+                                  .workspace_bytes = state->workspace_bytes,
+                                  .accumulate = ctx->accumulate_param_grads}, st));
     if (!l->input_needs_grad[0]) return 0;
-    return b->conv2d_backward_data(b, &g, dy, conv_weights(l), l->inputs[0]->grad.data,
-                                   state->workspace, state->workspace_bytes,
-                                   l->input_grad_accumulate[0], st);
+    return b->conv2d_backward_data(b, &g, &(Conv2dBackwardDataTensors){.dy = dy,
+                                   .w = conv_weights(l), .dx = l->inputs[0]->grad.data,
+                                   .workspace = state->workspace,
+                                   .workspace_bytes = state->workspace_bytes,
+                                   .accumulate = l->input_grad_accumulate[0]}, st);
 }
 
 static const char *conv2d_variant(const Layer *l) {

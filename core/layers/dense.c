@@ -105,8 +105,9 @@ static int dense_forward(Layer *l, const LayerContext *ctx, Status *st) {
                     .a_dtype = storage, .b_dtype = storage, .c_dtype = storage};
     const float *bias = config->bias ? tensor_f32(&l->params[1].value) : NULL;
     if (storage != DTYPE_F32)
-        TRY(b->convert(b, l->params[0].value.data, DTYPE_F32, ((DenseState *)l->state)->weight16.data,
-                       storage, shape_numel(&l->params[0].shape), 0, st));
+        TRY(b->convert(b, &(ConvertArgs){.src = l->params[0].value.data, .src_dtype = DTYPE_F32,
+                       .dst = ((DenseState *)l->state)->weight16.data, .dst_dtype = storage,
+                       .n = shape_numel(&l->params[0].shape), .accumulate = 0}, st));
     FusedActivation act = {0};
     int fused = l->fused_activation && activation_layer_fusable(l->fused_activation, &act);
     // A bias, or 16-bit storage, goes through the fused op too, with act.apply 0 when there
@@ -116,12 +117,13 @@ static int dense_forward(Layer *l, const LayerContext *ctx, Status *st) {
     // (add_bias_rows is f32 only). On the CPU, in f32, the op is gemm then add_bias_rows:
     // the same bits as before.
     if (fused || bias || storage != DTYPE_F32)
-        return b->gemm_bias_activation(b, &xwt, l->inputs[0]->output.data, gemm_weights(l), bias,
-                                       &act, fused ? l->fused_activation->output.data
-                                                   : l->output.data,
-                                       st);
-    return b->gemm(b, &xwt, tensor_f32(&l->inputs[0]->output), tensor_f32(&l->params[0].value),
-                   tensor_f32(&l->output), st);
+        return b->gemm_bias_activation(b, &xwt, &(GemmBiasActivationTensors){
+                                       .a = l->inputs[0]->output.data, .bm = gemm_weights(l),
+                                       .bias = bias,
+                                       .c = fused ? l->fused_activation->output.data
+                                                  : l->output.data}, &act, st);
+    return b->gemm(b, &xwt, &(GemmTensors){.a = tensor_f32(&l->inputs[0]->output),
+                   .bm = tensor_f32(&l->params[0].value), .c = tensor_f32(&l->output)}, st);
 }
 
 static int dense_backward(Layer *l, const LayerContext *ctx, Status *st) {
@@ -141,19 +143,24 @@ static int dense_backward(Layer *l, const LayerContext *ctx, Status *st) {
     // Fused: dy is the pre-activation's gradient, made here with the bias gradient in one
     // pass over the activation's output and gradient.
     if (l->fused_activation && activation_layer_fusable(l->fused_activation, &act))
-        TRY(b->activation_bias_backward(b, &act, storage, l->fused_activation->output.data,
-                                        l->fused_activation->grad.data, l->grad.data, dbias,
-                                        ctx->batch, config->units, param_beta, st));
+        TRY(b->activation_bias_backward(b, &act, &(ActivationBiasBackwardTensors){.dtype = storage,
+                                        .y = l->fused_activation->output.data,
+                                        .dy = l->fused_activation->grad.data, .dx = l->grad.data,
+                                        .dbias = dbias, .rows = ctx->batch, .cols = config->units,
+                                        .beta = param_beta}, st));
     else if (dbias)
-        TRY(b->sum_rows(b, dbias, dy, storage, ctx->batch, config->units, param_beta, st));
-    TRY(b->gemm(b, &dyt_x, dy, l->inputs[0]->output.data, l->params[0].grad.data, st));
+        TRY(b->sum_rows(b, &(SumRowsArgs){.out = dbias, .x = dy, .x_dtype = storage,
+                        .rows = ctx->batch, .cols = config->units, .beta = param_beta}, st));
+    TRY(b->gemm(b, &dyt_x, &(GemmTensors){.a = dy, .bm = l->inputs[0]->output.data,
+                .c = l->params[0].grad.data}, st));
     if (!l->input_needs_grad[0]) return 0;
     // dx[batch, inputs] = dy W
     GemmArgs dy_w = {.m = ctx->batch, .n = inputs, .k = config->units, .lda = config->units,
                      .ldb = inputs, .ldc = inputs, .alpha = 1.0f,
                      .beta = l->input_grad_accumulate[0] ? 1.0f : 0.0f, .a_dtype = storage,
                      .b_dtype = storage, .c_dtype = storage};
-    return b->gemm(b, &dy_w, dy, gemm_weights(l), l->inputs[0]->grad.data, st);
+    return b->gemm(b, &dy_w, &(GemmTensors){.a = dy, .bm = gemm_weights(l),
+                   .c = l->inputs[0]->grad.data}, st);
 }
 
 static double dense_flops(const Layer *l) {

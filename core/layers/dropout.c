@@ -81,17 +81,21 @@ static int dropout_forward(Layer *l, const LayerContext *ctx, Status *st) {
         return ctx->backend->copy_on_device(ctx->backend, l->output.data, x,
                                             n * dtype_size(l->out_dtype), st);
     }
-    return ctx->backend->dropout_forward(ctx->backend, l->out_dtype, x, l->output.data,
-                                         tensor_f32(&state->mask), n, config->rate,
-                                         pass_mask_seed(l, ctx), st);
+    return ctx->backend->dropout_forward(ctx->backend, &(DropoutForwardArgs){.dtype = l->out_dtype,
+                                         .x = x, .y = l->output.data,
+                                         .mask = tensor_f32(&state->mask), .n = n,
+                                         .rate = config->rate, .seed = pass_mask_seed(l, ctx)}, st);
 }
 
 static int dropout_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
     DropoutState *state = l->state;
-    return ctx->backend->dropout_backward(ctx->backend, l->out_dtype, l->grad.data,
-                                          tensor_f32(&state->mask), l->inputs[0]->grad.data,
-                                          dropout_count(l, ctx), l->input_grad_accumulate[0], st);
+    return ctx->backend->dropout_backward(ctx->backend, &(DropoutBackwardArgs){
+                                          .dtype = l->out_dtype, .dy = l->grad.data,
+                                          .mask = tensor_f32(&state->mask),
+                                          .dx = l->inputs[0]->grad.data,
+                                          .n = dropout_count(l, ctx),
+                                          .accumulate = l->input_grad_accumulate[0]}, st);
 }
 
 // Inference never drops: the layer passes its input on.

@@ -23,13 +23,16 @@ int layer_view_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
     size_t n = (size_t)ctx->batch * shape_numel(&l->out_shape);
     if (l->out_dtype != DTYPE_F32)  // 16-bit activations (graph_set_storage)
-        return ctx->backend->convert(ctx->backend, l->grad.data, l->out_dtype,
-                                     l->inputs[0]->grad.data, l->out_dtype, n,
-                                     l->input_grad_accumulate[0], st);
+        return ctx->backend->convert(ctx->backend, &(ConvertArgs){.src = l->grad.data,
+                                     .src_dtype = l->out_dtype, .dst = l->inputs[0]->grad.data,
+                                     .dst_dtype = l->out_dtype, .n = n,
+                                     .accumulate = l->input_grad_accumulate[0]}, st);
     float *dx = tensor_f32(&l->inputs[0]->grad);
     const void *dy = l->grad.data;
     if (l->input_grad_accumulate[0])
-        return ctx->backend->accumulate(ctx->backend, DTYPE_F32, dx, &dy, 1, n, 1, st);
+        return ctx->backend->accumulate(ctx->backend, &(AccumulateArgs){.dtype = DTYPE_F32,
+                                        .y = dx, .x = &dy, .count = 1, .n = n, .accumulate = 1},
+                                            st);
     return ctx->backend->copy_on_device(ctx->backend, dx, l->grad.data, n * sizeof(float), st);
 }
 

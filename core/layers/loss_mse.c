@@ -10,17 +10,21 @@ static int mse_infer(Layer *l, Status *st) { return loss_infer_scores(l, 1, st);
 
 static int mse_forward(Layer *l, const LayerContext *ctx, Status *st) {
     LossRows *state = l->state;
-    return ctx->backend->mse_forward(ctx->backend, tensor_f32(&l->inputs[0]->output), ctx->labels,
-                                     ctx->batch, loss_classes(l), tensor_f32(&state->row_stats),
-                                     st);
+    return ctx->backend->mse_forward(ctx->backend, &(MseForwardArgs){
+                                     .predictions = tensor_f32(&l->inputs[0]->output),
+                                     .labels = ctx->labels, .rows = ctx->batch,
+                                     .classes = loss_classes(l),
+                                     .row_stats = tensor_f32(&state->row_stats)}, st);
 }
 
 static int mse_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
-    return ctx->backend->mse_backward(ctx->backend, tensor_f32(&l->inputs[0]->output), ctx->labels,
-                                      ctx->batch, loss_classes(l), loss_scale(ctx),
-                                      tensor_f32(&l->inputs[0]->grad), l->input_grad_accumulate[0],
-                                      st);
+    return ctx->backend->mse_backward(ctx->backend, &(MseBackwardArgs){
+                                      .predictions = tensor_f32(&l->inputs[0]->output),
+                                      .labels = ctx->labels, .rows = ctx->batch,
+                                      .classes = loss_classes(l), .scale = loss_scale(ctx),
+                                      .dpredictions = tensor_f32(&l->inputs[0]->grad),
+                                      .accumulate = l->input_grad_accumulate[0]}, st);
 }
 
 const LayerKind layer_loss_mse = {

@@ -17,18 +17,27 @@ static int xent_forward(Layer *l, const LayerContext *ctx, Status *st) {
     LossRows *state = l->state;
     state->input_grad_written = ctx->training && l->input_needs_grad[0] &&
                                 !l->input_grad_accumulate[0];
-    return ctx->backend->softmax_cross_entropy_forward(
-        ctx->backend, tensor_f32(&l->inputs[0]->output), ctx->labels, ctx->batch, loss_classes(l),
-        tensor_f32(&l->output), tensor_f32(&state->row_stats),
-        state->input_grad_written ? tensor_f32(&l->inputs[0]->grad) : NULL, loss_scale(ctx), st);
+    const SoftmaxCrossEntropyForwardArgs args = {
+        .logits = tensor_f32(&l->inputs[0]->output), .labels = ctx->labels, .rows = ctx->batch,
+        .classes = loss_classes(l), .probs = tensor_f32(&l->output),
+        .row_stats = tensor_f32(&state->row_stats),
+        .dlogits = state->input_grad_written ? tensor_f32(&l->inputs[0]->grad) : NULL,
+        .scale = loss_scale(ctx)};
+    return ctx->backend->softmax_cross_entropy_forward(ctx->backend, &args, st);
 }
 
 static int xent_backward(Layer *l, const LayerContext *ctx, Status *st) {
     const LossRows *state = l->state;
     if (!l->input_needs_grad[0] || state->input_grad_written) return 0;
-    return ctx->backend->softmax_cross_entropy_backward(
-        ctx->backend, tensor_f32(&l->output), ctx->labels, ctx->batch, loss_classes(l),
-        loss_scale(ctx), tensor_f32(&l->inputs[0]->grad), l->input_grad_accumulate[0], st);
+    return ctx->backend->softmax_cross_entropy_backward(ctx->backend,
+                                                        &(SoftmaxCrossEntropyBackwardArgs){
+                                                        .probs = tensor_f32(&l->output),
+                                                        .labels = ctx->labels, .rows = ctx->batch,
+                                                        .classes = loss_classes(l),
+                                                        .scale = loss_scale(ctx),
+                                                        .dlogits = tensor_f32(&l->inputs[0]->grad),
+                                                        .accumulate = l->input_grad_accumulate[0]},
+                                                        st);
 }
 
 const LayerKind layer_loss_softmax_cross_entropy = {

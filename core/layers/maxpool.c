@@ -41,18 +41,21 @@ static void maxpool_release(Layer *l) {
 static int maxpool_forward(Layer *l, const LayerContext *ctx, Status *st) {
     MaxpoolState *state = l->state;
     Pool2dGeometry g = pool_geometry(l, ctx);
-    return ctx->backend->maxpool_forward(ctx->backend, &g, l->out_dtype, l->inputs[0]->output.data,
-                                         l->output.data, (int32_t *)state->argmax.data, st);
+    return ctx->backend->maxpool_forward(ctx->backend, &g, &(MaxpoolForwardTensors){
+                                         .dtype = l->out_dtype, .x = l->inputs[0]->output.data,
+                                         .y = l->output.data,
+                                         .argmax = (int32_t *)state->argmax.data}, st);
 }
 
 static int maxpool_backward(Layer *l, const LayerContext *ctx, Status *st) {
     if (!l->input_needs_grad[0]) return 0;
     const MaxpoolState *state = l->state;
     Pool2dGeometry g = pool_geometry(l, ctx);
-    return ctx->backend->maxpool_backward(ctx->backend, &g, l->out_dtype, l->grad.data,
-                                          (const int32_t *)state->argmax.data,
-                                          l->inputs[0]->grad.data, l->input_grad_accumulate[0],
-                                          st);
+    return ctx->backend->maxpool_backward(ctx->backend, &g, &(MaxpoolBackwardTensors){
+                                          .dtype = l->out_dtype, .dy = l->grad.data,
+                                          .argmax = (const int32_t *)state->argmax.data,
+                                          .dx = l->inputs[0]->grad.data,
+                                          .accumulate = l->input_grad_accumulate[0]}, st);
 }
 
 static void maxpool_export(const Layer *l, ExportNode *node) {

@@ -105,9 +105,11 @@ size_t layer_batch_tensor_bytes(int batch, const Shape *sample, size_t element_s
 int layer_images_convert(const Layer *images, const LayerContext *ctx, Layout from,
                          const void *src, void *dst, int accumulate, Status *st) {
     const Shape *s = &images->out_shape;
-    return ctx->backend->layout_convert(ctx->backend, images->out_dtype, ctx->batch,
-                                        s->dims[0], s->dims[1] * s->dims[2], from, src, dst,
-                                        accumulate, st);
+    return ctx->backend->layout_convert(ctx->backend, &(LayoutConvertArgs){
+                                        .dtype = images->out_dtype, .n = ctx->batch,
+                                        .channels = s->dims[0], .pixels = s->dims[1] * s->dims[2],
+                                        .from = from, .src = src, .dst = dst,
+                                        .accumulate = accumulate}, st);
 }
 
 int layer_plans_nothing(const Layer *l, const Backend *b, int batch, size_t *state,

@@ -1,6 +1,7 @@
 #define _DEFAULT_SOURCE  // sysconf's _SC_PHYS_PAGES
 #include <cblas.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,29 +266,59 @@ static int cpu_timer_elapsed(const Backend *b, void *start, void *end, double *m
 
 static void cpu_timer_destroy(const Backend *b, void *timer) { free(timer); }
 
-// Every op of BACKEND_OPS is the function cpu_<op>, so the table is expanded from that list
-// and an op added to it fails to compile here until the CPU reference exists. The three
-// copies are one memmove on the CPU.
-#define cpu_copy_to_device cpu_copy
-#define cpu_copy_to_host cpu_copy
-#define cpu_copy_on_device cpu_copy
-#define CPU_OP(op) .op = cpu_##op,
-static const Backend cpu_backend_table = {
-    .name = "cpu",
-    .kind = BACKEND_CPU,
-    BACKEND_OPS(CPU_OP)
-    // make_current and range_push/pop stay NULL: one device, no profiler.
-    .pinned_alloc = cpu_pinned_alloc,
-    .pinned_free = cpu_pinned_free,
-    .pinned_fence = cpu_pinned_fence,
-    .pinned_wait = cpu_pinned_wait,
-    .timer_create = cpu_timer_create,
-    .timer_record = cpu_timer_record,
-    .timer_elapsed = cpu_timer_elapsed,
-    .timer_destroy = cpu_timer_destroy,
-};
+// The memory, pinned-buffer and timer ops live here; each math family fills its own slots
+// from its file (cpu_ops.h). make_current and range_push/pop stay NULL: one device, no
+// profiler. The three copies are one memmove on the CPU.
+// Storage in f32, bf16 and f16 in either layout; GEMMs and convolutions in f32 only.
+static int cpu_supports(const Backend *b, OpFamily family, DType dtype, Layout layout) {
+    return backend_supports_on(0, family, dtype, layout);
+}
 
-const Backend *cpu_backend(void) { return &cpu_backend_table; }
+static void cpu_register_memory_ops(Backend *table) {
+    table->supports = cpu_supports;
+    table->raw_alloc = cpu_raw_alloc;
+    table->raw_free = cpu_raw_free;
+    table->total_memory = cpu_total_memory;
+    table->copy_to_device = cpu_copy;
+    table->copy_to_host = cpu_copy;
+    table->copy_on_device = cpu_copy;
+    table->fill = cpu_fill;
+    table->synchronize = cpu_synchronize;
+    table->pinned_alloc = cpu_pinned_alloc;
+    table->pinned_free = cpu_pinned_free;
+    table->pinned_fence = cpu_pinned_fence;
+    table->pinned_wait = cpu_pinned_wait;
+    table->timer_create = cpu_timer_create;
+    table->timer_record = cpu_timer_record;
+    table->timer_elapsed = cpu_timer_elapsed;
+    table->timer_destroy = cpu_timer_destroy;
+}
+
+static Backend cpu_backend_table = {.name = "cpu", .kind = BACKEND_CPU};
+static pthread_once_t cpu_backend_filled = PTHREAD_ONCE_INIT;
+
+static void cpu_backend_fill(void) {
+    Backend *table = &cpu_backend_table;
+    cpu_register_memory_ops(table);
+    cpu_register_data_ops(table);
+    cpu_register_convert_ops(table);
+    cpu_register_gemm_ops(table);
+    cpu_register_reduce_ops(table);
+    cpu_register_elementwise_ops(table);
+    cpu_register_loss_ops(table);
+    cpu_register_batchnorm_ops(table);
+    cpu_register_conv_ops(table);
+    cpu_register_pool_ops(table);
+    cpu_register_norm_ops(table);
+    cpu_register_optimizer_ops(table);
+}
+
+// Filled on first use, once whichever thread asks first (backend_missing_ops, which the
+// device opener runs, reports a family whose register function forgot a slot).
+const Backend *cpu_backend(void) {
+    pthread_once(&cpu_backend_filled, cpu_backend_fill);
+    return &cpu_backend_table;
+}
 
 void cpu_backend_set_threads(int threads) {
     if (threads > 0) openblas_set_num_threads(threads);

@@ -325,88 +325,89 @@ static int unstage(Staged *s, const BatchnormArgs *a, void *out, int rc) {
     return rc;
 }
 
-static int check_args(const BatchnormArgs *a, const char *op, int share, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, op, st));
+static int check_args(const Backend *b, const BatchnormArgs *a, const char *op, int share,
+                      Status *st) {
+    TRY(backend_dtype_check(b, a->dtype, op, st));
     return share ? check_share_sizes(a->n, a->channels, a->spatial, st)
                  : check_sizes(a->n, a->channels, a->spatial, st);
 }
 
-int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a, const void *x,
-                                   void *y, const float *gamma, const float *beta,
-                                   float *running_mean, float *running_var, float *save_mean,
-                                   float *save_invstd, Status *st) {
-    TRY(check_args(a, "batchnorm_forward_training", 0, st));
+static int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
+                                          const BatchnormForwardTensors *t, Status *st) {
+    TRY(check_args(b, a, "batchnorm_forward_training", 0, st));
     Staged s;
-    TRY(stage(a, x, NULL, y, 0, &s, st));
-    return unstage(&s, a, y,
-                   forward_training_f32(a, s.x, s.out, gamma, beta, running_mean, running_var,
-                                        save_mean, save_invstd, st));
+    TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
+    return unstage(&s, a, t->y,
+                   forward_training_f32(a, s.x, s.out, t->gamma, t->beta, t->running_mean,
+                                        t->running_var, t->save_mean, t->save_invstd, st));
 }
 
-int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a, const void *x,
-                                    void *y, const float *gamma, const float *beta,
-                                    const float *running_mean, const float *running_var,
-                                    float *save_mean, float *save_invstd, Status *st) {
-    TRY(check_args(a, "batchnorm_forward_inference", 0, st));
+static int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
+                                           const BatchnormForwardTensors *t, Status *st) {
+    TRY(check_args(b, a, "batchnorm_forward_inference", 0, st));
     Staged s;
-    TRY(stage(a, x, NULL, y, 0, &s, st));
-    return unstage(&s, a, y,
-                   forward_inference_f32(a, s.x, s.out, gamma, beta, running_mean, running_var,
-                                         save_mean, save_invstd, st));
+    TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
+    return unstage(&s, a, t->y,
+                   forward_inference_f32(a, s.x, s.out, t->gamma, t->beta, t->running_mean,
+                                         t->running_var, t->save_mean, t->save_invstd, st));
 }
 
-int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const void *x,
-                           const void *dy, const float *gamma, const float *save_mean,
-                           const float *save_invstd, void *dx, float *dgamma, float *dbeta,
-                           Status *st) {
-    TRY(check_args(a, "batchnorm_backward", 0, st));
+static int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a,
+                                  const BatchnormBackwardTensors *t, Status *st) {
+    TRY(check_args(b, a, "batchnorm_backward", 0, st));
     Staged s;
-    TRY(stage(a, x, dy, dx, a->accumulate_dx, &s, st));
-    return unstage(&s, a, dx,
-                   backward_f32(a, s.x, s.dy, gamma, save_mean, save_invstd, s.out, dgamma,
-                                dbeta, st));
+    TRY(stage(a, t->x, t->dy, t->dx, a->accumulate_dx, &s, st));
+    return unstage(&s, a, t->dx,
+                   backward_f32(a, s.x, s.dy, t->gamma, t->save_mean, t->save_invstd, s.out,
+                                t->dgamma, t->dbeta, st));
 }
 
-int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
-                               double *sums, Status *st) {
-    TRY(check_args(a, "batchnorm_channel_sums", 1, st));
+static int cpu_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
+                                      double *sums, Status *st) {
+    TRY(check_args(b, a, "batchnorm_channel_sums", 1, st));
     Staged s;
     TRY(stage(a, x, NULL, NULL, 0, &s, st));
     return unstage(&s, a, NULL, channel_sums_f32(a, s.x, sums, st));
 }
 
-int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a, const void *x,
-                                    void *y, const float *gamma, const float *beta,
-                                    const double *sums, float *running_mean, float *running_var,
-                                    float *save_mean, float *save_invstd, Status *st) {
-    TRY(check_args(a, "batchnorm_forward_with_sums", 1, st));
+static int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a,
+                                           const BatchnormForwardWithSumsTensors *t, Status *st) {
+    TRY(check_args(b, a, "batchnorm_forward_with_sums", 1, st));
     Staged s;
-    TRY(stage(a, x, NULL, y, 0, &s, st));
-    return unstage(&s, a, y,
-                   forward_with_sums_f32(a, s.x, s.out, gamma, beta, sums, running_mean,
-                                         running_var, save_mean, save_invstd, st));
+    TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
+    return unstage(&s, a, t->y,
+                   forward_with_sums_f32(a, s.x, s.out, t->gamma, t->beta, t->sums, t->running_mean,
+                                         t->running_var, t->save_mean, t->save_invstd, st));
 }
 
-int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
-                                        const void *dy, const float *save_mean,
-                                        const float *save_invstd, double *sums, float *dgamma,
-                                        float *dbeta, Status *st) {
-    TRY(check_args(a, "batchnorm_backward_channel_sums", 1, st));
+static int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a,
+                                               const BatchnormBackwardChannelSumsTensors *t,
+                                               Status *st) {
+    TRY(check_args(b, a, "batchnorm_backward_channel_sums", 1, st));
     Staged s;
-    TRY(stage(a, x, dy, NULL, 0, &s, st));
+    TRY(stage(a, t->x, t->dy, NULL, 0, &s, st));
     return unstage(&s, a, NULL,
-                   backward_channel_sums_f32(a, s.x, s.dy, save_mean, save_invstd, sums, dgamma,
-                                             dbeta, st));
+                   backward_channel_sums_f32(a, s.x, s.dy, t->save_mean, t->save_invstd, t->sums,
+                                             t->dgamma, t->dbeta, st));
 }
 
-int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
-                                          const void *x, const void *dy, const float *gamma,
-                                          const float *save_mean, const float *save_invstd,
-                                          const double *sums, void *dx, Status *st) {
-    TRY(check_args(a, "batchnorm_backward_data_with_sums", 1, st));
+static int cpu_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
+                                                 const BatchnormBackwardDataWithSumsTensors *t,
+                                                 Status *st) {
+    TRY(check_args(b, a, "batchnorm_backward_data_with_sums", 1, st));
     Staged s;
-    TRY(stage(a, x, dy, dx, a->accumulate_dx, &s, st));
-    return unstage(&s, a, dx,
-                   backward_data_with_sums_f32(a, s.x, s.dy, gamma, save_mean, save_invstd,
-                                               sums, s.out, st));
+    TRY(stage(a, t->x, t->dy, t->dx, a->accumulate_dx, &s, st));
+    return unstage(&s, a, t->dx,
+                   backward_data_with_sums_f32(a, s.x, s.dy, t->gamma, t->save_mean, t->save_invstd,
+                                               t->sums, s.out, st));
+}
+
+void cpu_register_batchnorm_ops(Backend *table) {
+    table->batchnorm_forward_training = cpu_batchnorm_forward_training;
+    table->batchnorm_forward_inference = cpu_batchnorm_forward_inference;
+    table->batchnorm_backward = cpu_batchnorm_backward;
+    table->batchnorm_channel_sums = cpu_batchnorm_channel_sums;
+    table->batchnorm_forward_with_sums = cpu_batchnorm_forward_with_sums;
+    table->batchnorm_backward_channel_sums = cpu_batchnorm_backward_channel_sums;
+    table->batchnorm_backward_data_with_sums = cpu_batchnorm_backward_data_with_sums;
 }

@@ -26,6 +26,12 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_parallel.h"
 
+// Defined below, called earlier in this file.
+static int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g,
+                                    const Conv2dBackwardDataTensors *t, Status *st);
+static int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g,
+                                      const Conv2dBackwardFilterTensors *t, Status *st);
+
 // How many samples to lower side by side: enough that each GEMM has CONV_GEMM_COLUMNS
 // output columns. OpenBLAS needs ~1024 to keep both cores busy; a GEMM with a deep inner
 // dimension (many rows of col: C*kh*kw) also amortises packing the weights over more
@@ -58,8 +64,8 @@ static ConvSizes conv_sizes(const Conv2dGeometry *g) {
     return z;
 }
 
-int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
-                              Status *st) {
+static int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
+                                     Status *st) {
     ConvSizes z = conv_sizes(g);
     size_t per_sample = z.sample_floats * sizeof(float);
     size_t columns = z.group_rows >= CONV_DEEP_ROWS ? CONV_GEMM_COLUMNS_DEEP : CONV_GEMM_COLUMNS;
@@ -73,8 +79,8 @@ int cpu_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t 
 }
 
 // One sample lowered at a time: each op walks the batch in chunks of what its workspace holds.
-int cpu_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
-                               Status *st) {
+static int cpu_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
+                                      Status *st) {
     Conv2dGeometry one = *g;
     one.batch = 1;
     return cpu_conv2d_workspace_size(b, &one, bytes, st);
@@ -251,9 +257,11 @@ static int forward_f32(const Backend *b, const Conv2dGeometry *g, const float *x
                             .lda = (int)z.group_rows, .ldb = (int)columns, .ldc = (int)columns,
                             .alpha = 1.0f, .beta = 0.0f};
         for (int group = 0; group < g->groups; group++)
-            TRY(cpu_gemm(b, &product, w + (size_t)group * z.group_filters * z.group_rows,
-                         col + group * z.group_rows * columns,
-                         out + (size_t)group * z.group_filters * columns, st));
+            TRY(cpu_gemm(b, &product,
+                         &(GemmTensors){.a = w + (size_t)group * z.group_filters * z.group_rows,
+                                        .bm = col + group * z.group_rows * columns,
+                                        .c = out + (size_t)group * z.group_filters * columns},
+                         st));
         // [F][S][P] -> [S][F][P], adding the bias (in place when samples == 1).
         if (samples > 1 || bias) {
             Chunk k = {.g = g, .n0 = n0, .samples = samples, .from = out, .to = y, .bias = bias};
@@ -271,7 +279,11 @@ static int forward_activation_f32(const Backend *b, const Conv2dGeometry *g, con
     TRY(forward_f32(b, g, x, w, bias, y, workspace, workspace_bytes, st));
     if (!act || !act->apply) return 0;
     size_t n = (size_t)g->batch * g->out_channels * g->out_h * g->out_w;
-    return cpu_activation_forward(b, act->kind, act->slope, DTYPE_F32, y, y, n, st);
+    return cpu_activation_forward(
+        b,
+        &(ActivationForwardArgs){
+            .kind = act->kind, .slope = act->slope, .dtype = DTYPE_F32, .x = y, .y = y, .n = n},
+        st);
 }
 
 // dy of samples [n0, n0 + samples) as [F][S][P], the layout the backward GEMMs read: a
@@ -298,9 +310,11 @@ static int backward_data_f32(const Backend *b, const Conv2dGeometry *g, const fl
                             .k = z.group_filters, .lda = (int)z.group_rows, .ldb = (int)columns,
                             .ldc = (int)columns, .alpha = 1.0f, .beta = 0.0f};
         for (int group = 0; group < g->groups; group++)
-            TRY(cpu_gemm(b, &product, w + (size_t)group * z.group_filters * z.group_rows,
-                         dyf + (size_t)group * z.group_filters * columns,
-                         dcol + group * z.group_rows * columns, st));
+            TRY(cpu_gemm(b, &product,
+                         &(GemmTensors){.a = w + (size_t)group * z.group_filters * z.group_rows,
+                                        .bm = dyf + (size_t)group * z.group_filters * columns,
+                                        .c = dcol + group * z.group_rows * columns},
+                         st));
         col2im(g, dcol, n0, samples, dx, accumulate);
     }
     return 0;
@@ -326,9 +340,11 @@ static int backward_filter_f32(const Backend *b, const Conv2dGeometry *g, const 
                             .k = (int)columns, .lda = (int)columns, .ldb = (int)columns,
                             .ldc = (int)z.group_rows, .alpha = 1.0f, .beta = 1.0f};
         for (int group = 0; group < g->groups; group++)
-            TRY(cpu_gemm(b, &product, dyf + (size_t)group * z.group_filters * columns,
-                         col + group * z.group_rows * columns,
-                         dw + (size_t)group * z.group_filters * z.group_rows, st));
+            TRY(cpu_gemm(b, &product,
+                         &(GemmTensors){.a = dyf + (size_t)group * z.group_filters * columns,
+                                        .bm = col + group * z.group_rows * columns,
+                                        .c = dw + (size_t)group * z.group_filters * z.group_rows},
+                         st));
         if (!dbias) continue;
         for (int f = 0; f < g->out_channels; f++) {
             // Four partial sums: a long single float sum loses digits, and this vectorizes.
@@ -359,7 +375,7 @@ static size_t weight_values(const Conv2dGeometry *g) {
 static int forward_stored(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
                           const float *bias, const FusedActivation *act, void *y, void *workspace,
                           size_t workspace_bytes, const char *op, Status *st) {
-    TRY(backend_storage_dtype_check(g->dtype, op, st));
+    TRY(backend_dtype_check(b, g->dtype, op, st));
     if (g->dtype == DTYPE_F32)
         return forward_activation_f32(b, g, x, w, bias, act, y, workspace, workspace_bytes, st);
     float *wide_x = cpu_widen(x, g->dtype, input_values(g), st);
@@ -401,7 +417,7 @@ static void *outputs_nchw(const Conv2dGeometry *g, const void *src, Status *st) 
 static int forward_nhwc(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
                         const float *bias, const FusedActivation *act, void *y, void *workspace,
                         size_t workspace_bytes, const char *op, Status *st) {
-    TRY(backend_storage_dtype_check(g->dtype, op, st));  // before dtype_size
+    TRY(backend_dtype_check(b, g->dtype, op, st));  // before dtype_size
     Conv2dGeometry nchw = nchw_geometry(g);
     void *x_nchw = inputs_nchw(g, x, st);
     void *y_nchw = x_nchw ? outputs_nchw(g, NULL, st) : NULL;
@@ -422,8 +438,15 @@ static int backward_data_nhwc(const Backend *b, const Conv2dGeometry *g, const v
     Conv2dGeometry nchw = nchw_geometry(g);
     void *dy_nchw = outputs_nchw(g, dy, st);
     void *dx_nchw = dy_nchw ? inputs_nchw(g, accumulate ? dx : NULL, st) : NULL;
-    int rc = dx_nchw ? cpu_conv2d_backward_data(b, &nchw, dy_nchw, w, dx_nchw, workspace,
-                                                workspace_bytes, accumulate, st)
+    int rc = dx_nchw ? cpu_conv2d_backward_data(
+                           b, &nchw,
+                           &(Conv2dBackwardDataTensors){.dy = dy_nchw,
+                                                        .w = w,
+                                                        .dx = dx_nchw,
+                                                        .workspace = workspace,
+                                                        .workspace_bytes = workspace_bytes,
+                                                        .accumulate = accumulate},
+                           st)
                      : STATUS_RUNTIME_ERROR;
     if (!rc)
         cpu_layout_transpose(dx_nchw, dx, dtype_size(g->dtype), g->batch, g->in_channels,
@@ -439,53 +462,61 @@ static int backward_filter_nhwc(const Backend *b, const Conv2dGeometry *g, const
     Conv2dGeometry nchw = nchw_geometry(g);
     void *x_nchw = inputs_nchw(g, x, st);
     void *dy_nchw = x_nchw ? outputs_nchw(g, dy, st) : NULL;
-    int rc = dy_nchw ? cpu_conv2d_backward_filter(b, &nchw, x_nchw, dy_nchw, dw, dbias,
-                                                  workspace, workspace_bytes, accumulate, st)
+    int rc = dy_nchw ? cpu_conv2d_backward_filter(
+                           b, &nchw,
+                           &(Conv2dBackwardFilterTensors){.x = x_nchw,
+                                                          .dy = dy_nchw,
+                                                          .dw = dw,
+                                                          .dbias = dbias,
+                                                          .workspace = workspace,
+                                                          .workspace_bytes = workspace_bytes,
+                                                          .accumulate = accumulate},
+                           st)
                      : STATUS_RUNTIME_ERROR;
     free(x_nchw);
     free(dy_nchw);
     return rc;
 }
 
-int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const void *x, const void *w,
-                       const float *bias, void *y, void *workspace, size_t workspace_bytes,
-                       Status *st) {
+static int cpu_conv2d_forward(const Backend *b, const Conv2dGeometry *g,
+                              const Conv2dForwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "conv2d_forward", st));
     if (g->layout == LAYOUT_NHWC)
-        return forward_nhwc(b, g, x, w, bias, NULL, y, workspace, workspace_bytes,
+        return forward_nhwc(b, g, t->x, t->w, t->bias, NULL, t->y, t->workspace, t->workspace_bytes,
                             "conv2d_forward", st);
-    return forward_stored(b, g, x, w, bias, NULL, y, workspace, workspace_bytes,
+    return forward_stored(b, g, t->x, t->w, t->bias, NULL, t->y, t->workspace, t->workspace_bytes,
                           "conv2d_forward", st);
 }
 
-int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g, const void *x,
-                                       const void *w, const float *bias,
-                                       const FusedActivation *act, void *y, void *workspace,
-                                       size_t workspace_bytes, Status *st) {
+static int cpu_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g,
+                                              const Conv2dForwardTensors *t,
+                                              const FusedActivation *act, Status *st) {
     TRY(backend_layout_check(g->layout, "conv2d_forward_bias_activation", st));
     if (g->layout == LAYOUT_NHWC)
-        return forward_nhwc(b, g, x, w, bias, act, y, workspace, workspace_bytes,
+        return forward_nhwc(b, g, t->x, t->w, t->bias, act, t->y, t->workspace, t->workspace_bytes,
                             "conv2d_forward_bias_activation", st);
-    return forward_stored(b, g, x, w, bias, act, y, workspace, workspace_bytes,
+    return forward_stored(b, g, t->x, t->w, t->bias, act, t->y, t->workspace, t->workspace_bytes,
                           "conv2d_forward_bias_activation", st);
 }
 
-int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const void *dy,
-                             const void *w, void *dx, void *workspace, size_t workspace_bytes,
-                             int accumulate, Status *st) {
-    TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_data", st));
+static int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g,
+                                    const Conv2dBackwardDataTensors *t, Status *st) {
+    TRY(backend_dtype_check(b, g->dtype, "conv2d_backward_data", st));
     TRY(backend_layout_check(g->layout, "conv2d_backward_data", st));
     if (g->layout == LAYOUT_NHWC)
-        return backward_data_nhwc(b, g, dy, w, dx, workspace, workspace_bytes, accumulate, st);
+        return backward_data_nhwc(b, g, t->dy, t->w, t->dx, t->workspace, t->workspace_bytes,
+                                  t->accumulate, st);
     if (g->dtype == DTYPE_F32)
-        return backward_data_f32(b, g, dy, w, dx, workspace, workspace_bytes, accumulate, st);
-    float *wide_dy = cpu_widen(dy, g->dtype, output_values(g), st);
-    float *wide_w = wide_dy ? cpu_widen(w, g->dtype, weight_values(g), st) : NULL;
-    float *wide_dx = wide_w ? cpu_wide_room(dx, g->dtype, input_values(g), accumulate, st) : NULL;
-    int rc = wide_dx ? backward_data_f32(b, g, wide_dy, wide_w, wide_dx, workspace,
-                                         workspace_bytes, accumulate, st)
+        return backward_data_f32(b, g, t->dy, t->w, t->dx, t->workspace, t->workspace_bytes,
+                                 t->accumulate, st);
+    float *wide_dy = cpu_widen(t->dy, g->dtype, output_values(g), st);
+    float *wide_w = wide_dy ? cpu_widen(t->w, g->dtype, weight_values(g), st) : NULL;
+    float *wide_dx =
+        wide_w ? cpu_wide_room(t->dx, g->dtype, input_values(g), t->accumulate, st) : NULL;
+    int rc = wide_dx ? backward_data_f32(b, g, wide_dy, wide_w, wide_dx, t->workspace,
+                                         t->workspace_bytes, t->accumulate, st)
                      : STATUS_RUNTIME_ERROR;
-    if (!rc) cpu_narrow(wide_dx, dx, g->dtype, input_values(g));
+    if (!rc) cpu_narrow(wide_dx, t->dx, g->dtype, input_values(g));
     free(wide_dy);
     free(wide_w);
     free(wide_dx);
@@ -493,23 +524,31 @@ int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const vo
 }
 
 // dw and dbias are f32 in every storage: only x and dy are widened.
-int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const void *x,
-                               const void *dy, float *dw, float *dbias, void *workspace,
-                               size_t workspace_bytes, int accumulate, Status *st) {
-    TRY(backend_storage_dtype_check(g->dtype, "conv2d_backward_filter", st));
+static int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g,
+                                      const Conv2dBackwardFilterTensors *t, Status *st) {
+    TRY(backend_dtype_check(b, g->dtype, "conv2d_backward_filter", st));
     TRY(backend_layout_check(g->layout, "conv2d_backward_filter", st));
     if (g->layout == LAYOUT_NHWC)
-        return backward_filter_nhwc(b, g, x, dy, dw, dbias, workspace, workspace_bytes,
-                                    accumulate, st);
+        return backward_filter_nhwc(b, g, t->x, t->dy, t->dw, t->dbias, t->workspace,
+                                    t->workspace_bytes, t->accumulate, st);
     if (g->dtype == DTYPE_F32)
-        return backward_filter_f32(b, g, x, dy, dw, dbias, workspace, workspace_bytes,
-                                   accumulate, st);
-    float *wide_x = cpu_widen(x, g->dtype, input_values(g), st);
-    float *wide_dy = wide_x ? cpu_widen(dy, g->dtype, output_values(g), st) : NULL;
-    int rc = wide_dy ? backward_filter_f32(b, g, wide_x, wide_dy, dw, dbias, workspace,
-                                           workspace_bytes, accumulate, st)
+        return backward_filter_f32(b, g, t->x, t->dy, t->dw, t->dbias, t->workspace,
+                                   t->workspace_bytes, t->accumulate, st);
+    float *wide_x = cpu_widen(t->x, g->dtype, input_values(g), st);
+    float *wide_dy = wide_x ? cpu_widen(t->dy, g->dtype, output_values(g), st) : NULL;
+    int rc = wide_dy ? backward_filter_f32(b, g, wide_x, wide_dy, t->dw, t->dbias, t->workspace,
+                                           t->workspace_bytes, t->accumulate, st)
                      : STATUS_RUNTIME_ERROR;
     free(wide_x);
     free(wide_dy);
     return rc;
+}
+
+void cpu_register_conv_ops(Backend *table) {
+    table->conv2d_workspace_size = cpu_conv2d_workspace_size;
+    table->conv2d_least_workspace = cpu_conv2d_least_workspace;
+    table->conv2d_forward = cpu_conv2d_forward;
+    table->conv2d_forward_bias_activation = cpu_conv2d_forward_bias_activation;
+    table->conv2d_backward_data = cpu_conv2d_backward_data;
+    table->conv2d_backward_filter = cpu_conv2d_backward_filter;
 }

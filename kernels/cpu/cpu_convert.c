@@ -60,14 +60,13 @@ void cpu_round_values(float *values, DType dtype, size_t n) {
                                         : f16_to_f32(f32_to_f16(values[i]));
 }
 
-int cpu_convert(const Backend *b, const void *src, DType src_dtype, void *dst, DType dst_dtype,
-                size_t n, int accumulate, Status *st) {
-    TRY(backend_storage_dtype_check(src_dtype, "convert", st));
-    TRY(backend_storage_dtype_check(dst_dtype, "convert", st));
-    for (size_t i = 0; i < n; i++) {
-        float value = load_value(src, src_dtype, i);
-        if (accumulate) value = load_value(dst, dst_dtype, i) + value;
-        store_value(dst, dst_dtype, i, value);
+int cpu_convert(const Backend *b, const ConvertArgs *args, Status *st) {
+    TRY(backend_dtype_check(b, args->src_dtype, "convert", st));
+    TRY(backend_dtype_check(b, args->dst_dtype, "convert", st));
+    for (size_t i = 0; i < args->n; i++) {
+        float value = load_value(args->src, args->src_dtype, i);
+        if (args->accumulate) value = load_value(args->dst, args->dst_dtype, i) + value;
+        store_value(args->dst, args->dst_dtype, i, value);
     }
     return 0;
 }
@@ -75,29 +74,29 @@ int cpu_convert(const Backend *b, const void *src, DType src_dtype, void *dst, D
 // Summed in f32 in the sources' order and rounded once: for f32 the bits of adding the
 // sources into y one at a time. Starting from x[0] itself rather than 0 + x[0] keeps a
 // -0 input's sign, as the copy `add` made before this op took several sources.
-int cpu_accumulate(const Backend *b, DType dtype, void *y, const void *const *x, int count,
-                   size_t n, int accumulate, Status *st) {
-    TRY(backend_accumulate_check(dtype, count, st));
-    if (dtype == DTYPE_F32) {
-        float *out = y;
-        if (count == 1 && accumulate) {  // a gradient fanning in: keep the loop vectorizable
-            const float *in = x[0];
-            for (size_t i = 0; i < n; i++) out[i] += in[i];
+static int cpu_accumulate(const Backend *b, const AccumulateArgs *args, Status *st) {
+    TRY(backend_accumulate_check(b, args->dtype, args->count, st));
+    if (args->dtype == DTYPE_F32) {
+        float *out = args->y;
+        // A gradient fanning in: keep the loop vectorizable.
+        if (args->count == 1 && args->accumulate) {
+            const float *in = args->x[0];
+            for (size_t i = 0; i < args->n; i++) out[i] += in[i];
             return 0;
         }
-        for (size_t i = 0; i < n; i++) {
-            const float *first = x[0];
-            float sum = accumulate ? out[i] + first[i] : first[i];
-            for (int k = 1; k < count; k++) sum += ((const float *)x[k])[i];
+        for (size_t i = 0; i < args->n; i++) {
+            const float *first = args->x[0];
+            float sum = args->accumulate ? out[i] + first[i] : first[i];
+            for (int k = 1; k < args->count; k++) sum += ((const float *)args->x[k])[i];
             out[i] = sum;
         }
         return 0;
     }
-    for (size_t i = 0; i < n; i++) {
-        float first = load_value(x[0], dtype, i);
-        float sum = accumulate ? load_value(y, dtype, i) + first : first;
-        for (int k = 1; k < count; k++) sum += load_value(x[k], dtype, i);
-        store_value(y, dtype, i, sum);
+    for (size_t i = 0; i < args->n; i++) {
+        float first = load_value(args->x[0], args->dtype, i);
+        float sum = args->accumulate ? load_value(args->y, args->dtype, i) + first : first;
+        for (int k = 1; k < args->count; k++) sum += load_value(args->x[k], args->dtype, i);
+        store_value(args->y, args->dtype, i, sum);
     }
     return 0;
 }
@@ -134,21 +133,31 @@ void *cpu_layout_copy(const void *src, size_t value_size, int n, int channels, i
     return copy;
 }
 
-int cpu_layout_convert(const Backend *b, DType dtype, int n, int channels, int pixels,
-                       Layout from, const void *src, void *dst, int accumulate, Status *st) {
-    TRY(backend_layout_convert_check(dtype, n, channels, pixels, from, st));
-    if (!accumulate) {
-        cpu_layout_transpose(src, dst, dtype_size(dtype), n, channels, pixels, from);
+static int cpu_layout_convert(const Backend *b, const LayoutConvertArgs *args, Status *st) {
+    TRY(backend_layout_convert_check(b, args->dtype, args->n, args->channels, args->pixels,
+                                     args->from, st));
+    if (!args->accumulate) {
+        cpu_layout_transpose(args->src, args->dst, dtype_size(args->dtype), args->n, args->channels,
+                             args->pixels, args->from);
         return 0;
     }
-    Layout to = from == LAYOUT_NHWC ? LAYOUT_NCHW : LAYOUT_NHWC;
-    size_t image = (size_t)channels * pixels;
-    for (size_t i = 0; i < (size_t)n; i++)
-        for (int c = 0; c < channels; c++)
-            for (int p = 0; p < pixels; p++) {
-                size_t s = i * image + layout_offset(from, channels, pixels, c, p);
-                size_t d = i * image + layout_offset(to, channels, pixels, c, p);
-                store_value(dst, dtype, d, load_value(dst, dtype, d) + load_value(src, dtype, s));
+    Layout to = args->from == LAYOUT_NHWC ? LAYOUT_NCHW : LAYOUT_NHWC;
+    size_t image = (size_t)args->channels * args->pixels;
+    for (size_t i = 0; i < (size_t)args->n; i++)
+        for (int c = 0; c < args->channels; c++)
+            for (int p = 0; p < args->pixels; p++) {
+                size_t s =
+                    i * image + layout_offset(args->from, args->channels, args->pixels, c, p);
+                size_t d = i * image + layout_offset(to, args->channels, args->pixels, c, p);
+                store_value(args->dst, args->dtype, d,
+                            load_value(args->dst, args->dtype, d) +
+                                load_value(args->src, args->dtype, s));
             }
     return 0;
+}
+
+void cpu_register_convert_ops(Backend *table) {
+    table->convert = cpu_convert;
+    table->accumulate = cpu_accumulate;
+    table->layout_convert = cpu_layout_convert;
 }

@@ -79,17 +79,17 @@ static int wide_load(WideOperands *w, const void *const *src, int count, DType d
     return 0;
 }
 
-int cpu_activation_forward(const Backend *b, ActivationKind kind, float slope, DType dtype,
-                           const void *x, void *y, size_t n, Status *st) {
-    if (kind < 0 || kind >= ACTIVATION_COUNT)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
-    if (dtype == DTYPE_F32) return activation_forward_f32(kind, slope, x, y, n);
-    TRY(backend_storage_dtype_check(dtype, "activation_forward", st));
+int cpu_activation_forward(const Backend *b, const ActivationForwardArgs *args, Status *st) {
+    if (args->kind < 0 || args->kind >= ACTIVATION_COUNT)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)args->kind);
+    if (args->dtype == DTYPE_F32)
+        return activation_forward_f32(args->kind, args->slope, args->x, args->y, args->n);
+    TRY(backend_dtype_check(b, args->dtype, "activation_forward", st));
     WideOperands w;
-    const void *src[1] = {x};
-    TRY(wide_load(&w, src, 1, dtype, n, st));
-    activation_forward_f32(kind, slope, w.v[0], w.v[0], n);
-    cpu_narrow(w.v[0], y, dtype, n);
+    const void *src[1] = {args->x};
+    TRY(wide_load(&w, src, 1, args->dtype, args->n, st));
+    activation_forward_f32(args->kind, args->slope, w.v[0], w.v[0], args->n);
+    cpu_narrow(w.v[0], args->y, args->dtype, args->n);
     wide_free(&w);
     return 0;
 }
@@ -134,21 +134,22 @@ static void activation_backward_f32(ActivationKind kind, float slope, const floa
     cpu_parallel_for(n, activation_cost(kind) + 2, activation_backward_range, &job);
 }
 
-int cpu_activation_backward(const Backend *b, ActivationKind kind, float slope, DType dtype,
-                            const void *x, const void *y, const void *dy, void *dx, size_t n,
-                            int accumulate, Status *st) {
-    if (kind < 0 || kind >= ACTIVATION_COUNT)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
-    if (dtype == DTYPE_F32) {
-        activation_backward_f32(kind, slope, x, y, dy, dx, n, accumulate);
+static int cpu_activation_backward(const Backend *b, const ActivationBackwardArgs *args,
+                                   Status *st) {
+    if (args->kind < 0 || args->kind >= ACTIVATION_COUNT)
+        return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)args->kind);
+    if (args->dtype == DTYPE_F32) {
+        activation_backward_f32(args->kind, args->slope, args->x, args->y, args->dy, args->dx,
+                                args->n, args->accumulate);
         return 0;
     }
-    TRY(backend_storage_dtype_check(dtype, "activation_backward", st));
+    TRY(backend_dtype_check(b, args->dtype, "activation_backward", st));
     WideOperands w;
-    const void *src[4] = {x, y, dy, accumulate ? dx : NULL};
-    TRY(wide_load(&w, src, 4, dtype, n, st));
-    activation_backward_f32(kind, slope, w.v[0], w.v[1], w.v[2], w.v[3], n, accumulate);
-    cpu_narrow(w.v[3], dx, dtype, n);
+    const void *src[4] = {args->x, args->y, args->dy, args->accumulate ? args->dx : NULL};
+    TRY(wide_load(&w, src, 4, args->dtype, args->n, st));
+    activation_backward_f32(args->kind, args->slope, w.v[0], w.v[1], w.v[2], w.v[3], args->n,
+                            args->accumulate);
+    cpu_narrow(w.v[3], args->dx, args->dtype, args->n);
     wide_free(&w);
     return 0;
 }
@@ -156,24 +157,58 @@ int cpu_activation_backward(const Backend *b, ActivationKind kind, float slope, 
 // The unfused ops in turn, so a dense layer trains to the same bits fused or not. 16-bit
 // storage: y and dy widened, dx computed in f32, the bias gradient summed from that f32 dx,
 // and dx rounded once.
-int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act, DType dtype,
-                                 const void *y, const void *dy, void *dx, float *dbias, int rows,
-                                 int cols, float beta, Status *st) {
-    size_t n = (size_t)rows * (size_t)cols;
-    if (dtype == DTYPE_F32) {
-        TRY(cpu_activation_backward(b, act->kind, act->slope, DTYPE_F32, y, y, dy, dx, n, 0, st));
-        return dbias ? cpu_sum_rows(b, dbias, dx, DTYPE_F32, rows, cols, beta, st) : 0;
+static int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act,
+                                        const ActivationBiasBackwardTensors *t, Status *st) {
+    size_t n = (size_t)t->rows * (size_t)t->cols;
+    if (t->dtype == DTYPE_F32) {
+        TRY(cpu_activation_backward(b,
+                                    &(ActivationBackwardArgs){.kind = act->kind,
+                                                              .slope = act->slope,
+                                                              .dtype = DTYPE_F32,
+                                                              .x = t->y,
+                                                              .y = t->y,
+                                                              .dy = t->dy,
+                                                              .dx = t->dx,
+                                                              .n = n,
+                                                              .accumulate = 0},
+                                    st));
+        return t->dbias ? cpu_sum_rows(b,
+                                       &(SumRowsArgs){.out = t->dbias,
+                                                      .x = t->dx,
+                                                      .x_dtype = DTYPE_F32,
+                                                      .rows = t->rows,
+                                                      .cols = t->cols,
+                                                      .beta = t->beta},
+                                       st)
+                        : 0;
     }
-    TRY(backend_storage_dtype_check(dtype, "activation_bias_backward", st));
-    float *wide_y = cpu_widen(y, dtype, n, st);
-    float *wide_dy = wide_y ? cpu_widen(dy, dtype, n, st) : NULL;
-    float *wide_dx = wide_dy ? cpu_widen(dy, dtype, n, st) : NULL;  // overwritten below
+    TRY(backend_dtype_check(b, t->dtype, "activation_bias_backward", st));
+    float *wide_y = cpu_widen(t->y, t->dtype, n, st);
+    float *wide_dy = wide_y ? cpu_widen(t->dy, t->dtype, n, st) : NULL;
+    float *wide_dx = wide_dy ? cpu_widen(t->dy, t->dtype, n, st) : NULL;  // overwritten below
     int rc = wide_dx ? 0 : (int)st->code;
     if (!rc)
-        rc = cpu_activation_backward(b, act->kind, act->slope, DTYPE_F32, wide_y, wide_y, wide_dy,
-                                     wide_dx, n, 0, st);
-    if (!rc && dbias) rc = cpu_sum_rows(b, dbias, wide_dx, DTYPE_F32, rows, cols, beta, st);
-    if (!rc) cpu_narrow(wide_dx, dx, dtype, n);
+        rc = cpu_activation_backward(b,
+                                     &(ActivationBackwardArgs){.kind = act->kind,
+                                                               .slope = act->slope,
+                                                               .dtype = DTYPE_F32,
+                                                               .x = wide_y,
+                                                               .y = wide_y,
+                                                               .dy = wide_dy,
+                                                               .dx = wide_dx,
+                                                               .n = n,
+                                                               .accumulate = 0},
+                                     st);
+    if (!rc && t->dbias)
+        rc = cpu_sum_rows(b,
+                          &(SumRowsArgs){.out = t->dbias,
+                                         .x = wide_dx,
+                                         .x_dtype = DTYPE_F32,
+                                         .rows = t->rows,
+                                         .cols = t->cols,
+                                         .beta = t->beta},
+                          st);
+    if (!rc) cpu_narrow(wide_dx, t->dx, t->dtype, n);
     free(wide_y);
     free(wide_dy);
     free(wide_dx);
@@ -189,20 +224,23 @@ static void dropout_forward_range(void *context, size_t begin, size_t end) {
     }
 }
 
-int cpu_dropout_forward(const Backend *b, DType dtype, const void *x, void *y, float *mask,
-                        size_t n, float rate, uint64_t seed, Status *st) {
-    ElementwiseJob job = {.rate = rate, .seed = seed, .x = x, .out = y, .out_mask = mask};
-    if (dtype == DTYPE_F32) {
-        cpu_parallel_for(n, 8, dropout_forward_range, &job);
+static int cpu_dropout_forward(const Backend *b, const DropoutForwardArgs *args, Status *st) {
+    ElementwiseJob job = {.rate = args->rate,
+                          .seed = args->seed,
+                          .x = args->x,
+                          .out = args->y,
+                          .out_mask = args->mask};
+    if (args->dtype == DTYPE_F32) {
+        cpu_parallel_for(args->n, 8, dropout_forward_range, &job);
         return 0;
     }
-    TRY(backend_storage_dtype_check(dtype, "dropout_forward", st));
+    TRY(backend_dtype_check(b, args->dtype, "dropout_forward", st));
     WideOperands w;
-    const void *src[1] = {x};
-    TRY(wide_load(&w, src, 1, dtype, n, st));
+    const void *src[1] = {args->x};
+    TRY(wide_load(&w, src, 1, args->dtype, args->n, st));
     job.x = job.out = w.v[0];
-    cpu_parallel_for(n, 8, dropout_forward_range, &job);
-    cpu_narrow(w.v[0], y, dtype, n);
+    cpu_parallel_for(args->n, 8, dropout_forward_range, &job);
+    cpu_narrow(w.v[0], args->y, args->dtype, args->n);
     wide_free(&w);
     return 0;
 }
@@ -213,21 +251,29 @@ static void dropout_backward_range(void *context, size_t begin, size_t end) {
         j->out[i] = (j->accumulate ? j->out[i] : 0.0f) + j->dy[i] * j->mask[i];
 }
 
-int cpu_dropout_backward(const Backend *b, DType dtype, const void *dy, const float *mask,
-                         void *dx, size_t n, int accumulate, Status *st) {
-    ElementwiseJob job = {.accumulate = accumulate, .dy = dy, .mask = mask, .out = dx};
-    if (dtype == DTYPE_F32) {
-        cpu_parallel_for(n, 3, dropout_backward_range, &job);
+static int cpu_dropout_backward(const Backend *b, const DropoutBackwardArgs *args, Status *st) {
+    ElementwiseJob job = {
+        .accumulate = args->accumulate, .dy = args->dy, .mask = args->mask, .out = args->dx};
+    if (args->dtype == DTYPE_F32) {
+        cpu_parallel_for(args->n, 3, dropout_backward_range, &job);
         return 0;
     }
-    TRY(backend_storage_dtype_check(dtype, "dropout_backward", st));
+    TRY(backend_dtype_check(b, args->dtype, "dropout_backward", st));
     WideOperands w;
-    const void *src[2] = {dy, accumulate ? dx : NULL};
-    TRY(wide_load(&w, src, 2, dtype, n, st));
+    const void *src[2] = {args->dy, args->accumulate ? args->dx : NULL};
+    TRY(wide_load(&w, src, 2, args->dtype, args->n, st));
     job.dy = w.v[0];
     job.out = w.v[1];
-    cpu_parallel_for(n, 3, dropout_backward_range, &job);
-    cpu_narrow(w.v[1], dx, dtype, n);
+    cpu_parallel_for(args->n, 3, dropout_backward_range, &job);
+    cpu_narrow(w.v[1], args->dx, args->dtype, args->n);
     wide_free(&w);
     return 0;
+}
+
+void cpu_register_elementwise_ops(Backend *table) {
+    table->activation_forward = cpu_activation_forward;
+    table->activation_backward = cpu_activation_backward;
+    table->activation_bias_backward = cpu_activation_bias_backward;
+    table->dropout_forward = cpu_dropout_forward;
+    table->dropout_backward = cpu_dropout_backward;
 }

@@ -21,15 +21,23 @@ static int all_f32(const GemmArgs *g) {
     return g->a_dtype == DTYPE_F32 && g->b_dtype == DTYPE_F32 && g->c_dtype == DTYPE_F32;
 }
 
+static int cpu_add_bias_rows(const Backend *b, const AddBiasRowsArgs *args, Status *st) {
+    for (int r = 0; r < args->rows; r++) {
+        float *row = args->y + (size_t)r * args->cols;
+        for (int c = 0; c < args->cols; c++) row[c] += args->bias[c];
+    }
+    return 0;
+}
+
 // A GEMM with 16-bit operands (see GemmArgs): A and B widened to f32, the product, bias and
 // activation computed into packed f32 scratch (from C widened when beta is not zero), then
 // C rounded once. bias and act may be NULL. The bias is first rounded to C's type, as
 // the op's contract says (kernels/backend.h): what cuBLASLt's epilogue adds.
 static int gemm_widened(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
                         const float *bias, const FusedActivation *act, void *c, Status *st) {
-    TRY(backend_storage_dtype_check(g->a_dtype, "gemm", st));
-    TRY(backend_storage_dtype_check(g->b_dtype, "gemm", st));
-    TRY(backend_storage_dtype_check(g->c_dtype, "gemm", st));
+    TRY(backend_dtype_check(b, g->a_dtype, "gemm", st));
+    TRY(backend_dtype_check(b, g->b_dtype, "gemm", st));
+    TRY(backend_dtype_check(b, g->c_dtype, "gemm", st));
     size_t a_values = g->transpose_a ? stored_extent(g->k, g->m, g->lda)
                                      : stored_extent(g->m, g->k, g->lda);
     size_t b_values = g->transpose_b ? stored_extent(g->n, g->k, g->ldb)
@@ -60,10 +68,18 @@ static int gemm_widened(const Backend *b, const GemmArgs *g, const void *a, cons
     cpu_gemm_f32(&packed, wide_a, wide_b, wide_c);
     if (bias) {
         cpu_round_values(rounded_bias, g->c_dtype, (size_t)g->n);
-        cpu_add_bias_rows(b, wide_c, rounded_bias, g->m, g->n, st);
+        cpu_add_bias_rows(
+            b, &(AddBiasRowsArgs){.y = wide_c, .bias = rounded_bias, .rows = g->m, .cols = g->n},
+            st);
     }
     if (act && act->apply)
-        rc = cpu_activation_forward(b, act->kind, act->slope, DTYPE_F32, wide_c, wide_c, c_values,
+        rc = cpu_activation_forward(b,
+                                    &(ActivationForwardArgs){.kind = act->kind,
+                                                             .slope = act->slope,
+                                                             .dtype = DTYPE_F32,
+                                                             .x = wide_c,
+                                                             .y = wide_c,
+                                                             .n = c_values},
                                     st);
     if (rc) goto done;
     for (int r = 0; r < g->m; r++)
@@ -78,10 +94,9 @@ done:
     return rc;
 }
 
-int cpu_gemm(const Backend *b, const GemmArgs *g, const void *a, const void *bm, void *c,
-             Status *st) {
-    if (!all_f32(g)) return gemm_widened(b, g, a, bm, NULL, NULL, c, st);
-    return cpu_gemm_f32(g, a, bm, c);
+int cpu_gemm(const Backend *b, const GemmArgs *g, const GemmTensors *t, Status *st) {
+    if (!all_f32(g)) return gemm_widened(b, g, t->a, t->bm, NULL, NULL, t->c, st);
+    return cpu_gemm_f32(g, t->a, t->bm, t->c);
 }
 
 void gemm_reference(int transpose_a, int transpose_b, int m, int n, int k, float alpha,
@@ -101,30 +116,37 @@ void gemm_reference(int transpose_a, int transpose_b, int m, int n, int k, float
     }
 }
 
-int cpu_add_bias_rows(const Backend *b, float *y, const float *bias, int rows, int cols, Status *st) {
-    for (int r = 0; r < rows; r++) {
-        float *row = y + (size_t)r * cols;
-        for (int c = 0; c < cols; c++) row[c] += bias[c];
+// The reference is the three unfused ops in turn, so a model trains to the same bits with
+// fusion on or off on the CPU. A C with padding columns (ldc > n) is walked row by row,
+// since add_bias_rows and activation_forward take packed rows.
+static int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g,
+                                    const GemmBiasActivationTensors *t, const FusedActivation *act,
+                                    Status *st) {
+    if (!all_f32(g)) return gemm_widened(b, g, t->a, t->bm, t->bias, act, t->c, st);
+    TRY(cpu_gemm(b, g, &(GemmTensors){.a = t->a, .bm = t->bm, .c = t->c}, st));
+    int packed = g->ldc == g->n;
+    for (int r = 0; r < (packed ? 1 : g->m); r++) {
+        float *rows = (float *)t->c + (size_t)r * g->ldc;
+        int count = packed ? g->m : 1;
+        if (t->bias)
+            TRY(cpu_add_bias_rows(
+                b, &(AddBiasRowsArgs){.y = rows, .bias = t->bias, .rows = count, .cols = g->n},
+                st));
+        if (act->apply)
+            TRY(cpu_activation_forward(b,
+                                       &(ActivationForwardArgs){.kind = act->kind,
+                                                                .slope = act->slope,
+                                                                .dtype = DTYPE_F32,
+                                                                .x = rows,
+                                                                .y = rows,
+                                                                .n = (size_t)count * (size_t)g->n},
+                                       st));
     }
     return 0;
 }
 
-// The reference is the three unfused ops in turn, so a model trains to the same bits with
-// fusion on or off on the CPU. A C with padding columns (ldc > n) is walked row by row,
-// since add_bias_rows and activation_forward take packed rows.
-int cpu_gemm_bias_activation(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
-                             const float *bias, const FusedActivation *act, void *c,
-                             Status *st) {
-    if (!all_f32(g)) return gemm_widened(b, g, a, bm, bias, act, c, st);
-    TRY(cpu_gemm(b, g, a, bm, c, st));
-    int packed = g->ldc == g->n;
-    for (int r = 0; r < (packed ? 1 : g->m); r++) {
-        float *rows = (float *)c + (size_t)r * g->ldc;
-        int count = packed ? g->m : 1;
-        if (bias) TRY(cpu_add_bias_rows(b, rows, bias, count, g->n, st));
-        if (act->apply)
-            TRY(cpu_activation_forward(b, act->kind, act->slope, DTYPE_F32, rows, rows,
-                                       (size_t)count * (size_t)g->n, st));
-    }
-    return 0;
+void cpu_register_gemm_ops(Backend *table) {
+    table->gemm = cpu_gemm;
+    table->add_bias_rows = cpu_add_bias_rows;
+    table->gemm_bias_activation = cpu_gemm_bias_activation;
 }

@@ -6,15 +6,15 @@
 // PyTorch's SGD: weight decay is added to the gradient, the velocity buffer starts at the
 // first gradient (v = momentum*v + g, with v zero-initialized this is the same), and
 // Nesterov steps along g + momentum*v.
-int cpu_sgd_update(const Backend *b, float *param, const float *grad, float *velocity, size_t n,
-                   const SgdHyper *h, Status *st) {
-    for (size_t i = 0; i < n; i++) {
-        float g = grad[i] + h->weight_decay * param[i];
+static int cpu_sgd_update(const Backend *b, const SgdUpdateTensors *t, const SgdHyper *h,
+                          Status *st) {
+    for (size_t i = 0; i < t->n; i++) {
+        float g = t->grad[i] + h->weight_decay * t->param[i];
         if (h->momentum != 0.0f) {
-            velocity[i] = h->momentum * velocity[i] + g;
-            g = h->nesterov ? g + h->momentum * velocity[i] : velocity[i];
+            t->velocity[i] = h->momentum * t->velocity[i] + g;
+            g = h->nesterov ? g + h->momentum * t->velocity[i] : t->velocity[i];
         }
-        param[i] -= h->lr * g;
+        t->param[i] -= h->lr * g;
     }
     return 0;
 }
@@ -41,35 +41,55 @@ static void adam_range(void *context, size_t begin, size_t end) {
     }
 }
 
-int cpu_adam_update(const Backend *b, float *param, const float *grad, float *m, float *v,
-                    size_t n, const AdamHyper *h, Status *st) {
+static int cpu_adam_update(const Backend *b, const AdamUpdateTensors *t, const AdamHyper *h,
+                           Status *st) {
     // Bias corrections folded into the step size and epsilon, as in the Adam paper's
     // efficient form, so the loop does one sqrt and one divide per element.
     float correction1 = 1.0f - powf(h->beta1, (float)h->step);
     float correction2 = 1.0f - powf(h->beta2, (float)h->step);
-    AdamJob job = {.param = param, .m = m, .v = v, .grad = grad, .h = h,
-                   .step_size = h->lr / correction1, .sqrt_correction2 = sqrtf(correction2)};
-    cpu_parallel_for(n, 8, adam_range, &job);
+    AdamJob job = {.param = t->param,
+                   .m = t->m,
+                   .v = t->v,
+                   .grad = t->grad,
+                   .h = h,
+                   .step_size = h->lr / correction1,
+                   .sqrt_correction2 = sqrtf(correction2)};
+    cpu_parallel_for(t->n, 8, adam_range, &job);
     return 0;
 }
 
 // The multi-tensor ops are the per-tensor ones in a loop: on the CPU there is no launch to
 // save, and calling the very same functions makes every value bit for bit the per-tensor
 // op's, which is what the CUDA versions are held to.
-int cpu_sgd_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
-                         const SgdHyper *h, Status *st) {
+static int cpu_sgd_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
+                                const SgdHyper *h, Status *st) {
     for (int i = 0; i < count; i++) {
         const OptimizerTensor *t = &tensors[i];
-        TRY(cpu_sgd_update(b, t->param, t->grad, t->state[0], t->n, h, st));
+        TRY(cpu_sgd_update(
+            b,
+            &(SgdUpdateTensors){
+                .param = t->param, .grad = t->grad, .velocity = t->state[0], .n = t->n},
+            h, st));
     }
     return 0;
 }
 
-int cpu_adam_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
-                          const AdamHyper *h, Status *st) {
+static int cpu_adam_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
+                                 const AdamHyper *h, Status *st) {
     for (int i = 0; i < count; i++) {
         const OptimizerTensor *t = &tensors[i];
-        TRY(cpu_adam_update(b, t->param, t->grad, t->state[0], t->state[1], t->n, h, st));
+        TRY(cpu_adam_update(
+            b,
+            &(AdamUpdateTensors){
+                .param = t->param, .grad = t->grad, .m = t->state[0], .v = t->state[1], .n = t->n},
+            h, st));
     }
     return 0;
+}
+
+void cpu_register_optimizer_ops(Backend *table) {
+    table->sgd_update = cpu_sgd_update;
+    table->adam_update = cpu_adam_update;
+    table->sgd_update_multi = cpu_sgd_update_multi;
+    table->adam_update_multi = cpu_adam_update_multi;
 }

@@ -12,6 +12,16 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_parallel.h"
 
+// Defined below, called earlier in this file.
+static int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g,
+                               const MaxpoolForwardTensors *t, Status *st);
+static int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g,
+                                const MaxpoolBackwardTensors *t, Status *st);
+static int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g,
+                               const AvgpoolForwardTensors *t, Status *st);
+static int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g,
+                                const AvgpoolBackwardTensors *t, Status *st);
+
 typedef struct PoolJob {
     const Pool2dGeometry *g;
     const float *x, *dy;
@@ -46,14 +56,14 @@ typedef struct StoredPool {
 // Runs fn with *in_slot and *out_slot pointing at the stored tensors when they are f32,
 // else at f32 copies: `in` widened, `out` widened when fn reads it, and rounded once into
 // the stored `out` afterwards.
-static int for_planes_stored(PoolJob *job, const float **in_slot, float **out_slot,
-                             const StoredPool *io, CpuRangeFn fn, Status *st) {
+static int for_planes_stored(const Backend *b, PoolJob *job, const float **in_slot,
+                             float **out_slot, const StoredPool *io, CpuRangeFn fn, Status *st) {
     if (io->dtype == DTYPE_F32) {
         *in_slot = io->in;
         *out_slot = io->out;
         return for_planes(job, fn);
     }
-    TRY(backend_storage_dtype_check(io->dtype, io->op, st));
+    TRY(backend_dtype_check(b, io->dtype, io->op, st));
     float *wide_in = cpu_widen(io->in, io->dtype, io->in_count, st);
     float *wide_out =
         wide_in ? cpu_wide_room(io->out, io->dtype, io->out_count, io->reads_out, st) : NULL;
@@ -166,11 +176,11 @@ typedef struct PoolNhwc {
 // For `op`: copies `in` (input-sized images when in_is_input, else output-sized) and makes
 // room for `out`, its values copied when keep_out (an accumulated output); argmax copied
 // when given and copy_argmax, else room for it when given.
-static int pool_nhwc_open(PoolNhwc *p, const char *op, const Pool2dGeometry *g, DType dtype,
-                          const void *in, int in_is_input, const void *out, int keep_out,
-                          const int32_t *argmax, int copy_argmax, Status *st) {
+static int pool_nhwc_open(const Backend *b, PoolNhwc *p, const char *op, const Pool2dGeometry *g,
+                          DType dtype, const void *in, int in_is_input, const void *out,
+                          int keep_out, const int32_t *argmax, int copy_argmax, Status *st) {
     memset(p, 0, sizeof *p);
-    TRY(backend_storage_dtype_check(dtype, op, st));  // before dtype_size
+    TRY(backend_dtype_check(b, dtype, op, st));  // before dtype_size
     p->nchw = *g;
     p->nchw.layout = LAYOUT_NCHW;
     p->value_size = dtype_size(dtype);
@@ -202,8 +212,11 @@ static void pool_nhwc_store(const Pool2dGeometry *g, const void *from, void *to,
 static int maxpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                 const void *x, void *y, int32_t *argmax, Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(&p, "maxpool_forward", g, dtype, x, 1, NULL, 0, argmax, 0, st);
-    if (!rc) rc = cpu_maxpool_forward(b, &p.nchw, dtype, p.x, p.y, p.argmax, st);
+    int rc = pool_nhwc_open(b, &p, "maxpool_forward", g, dtype, x, 1, NULL, 0, argmax, 0, st);
+    if (!rc)
+        rc = cpu_maxpool_forward(
+            b, &p.nchw,
+            &(MaxpoolForwardTensors){.dtype = dtype, .x = p.x, .y = p.y, .argmax = p.argmax}, st);
     if (!rc) {
         pool_nhwc_store(g, p.y, y, p.value_size, g->out_h * g->out_w);
         pool_nhwc_store(g, p.argmax, argmax, sizeof *argmax, g->out_h * g->out_w);
@@ -216,9 +229,14 @@ static int maxpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DTyp
                                  const void *dy, const int32_t *argmax, void *dx, int accumulate,
                                  Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(&p, "maxpool_backward", g, dtype, dy, 0, dx, accumulate, argmax, 1,
-                            st);
-    if (!rc) rc = cpu_maxpool_backward(b, &p.nchw, dtype, p.x, p.argmax, p.y, accumulate, st);
+    int rc =
+        pool_nhwc_open(b, &p, "maxpool_backward", g, dtype, dy, 0, dx, accumulate, argmax, 1, st);
+    if (!rc)
+        rc = cpu_maxpool_backward(
+            b, &p.nchw,
+            &(MaxpoolBackwardTensors){
+                .dtype = dtype, .dy = p.x, .argmax = p.argmax, .dx = p.y, .accumulate = accumulate},
+            st);
     if (!rc) pool_nhwc_store(g, p.y, dx, p.value_size, g->in_h * g->in_w);
     pool_nhwc_close(&p);
     return rc;
@@ -227,8 +245,10 @@ static int maxpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DTyp
 static int avgpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                 const void *x, void *y, Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(&p, "avgpool_forward", g, dtype, x, 1, NULL, 0, NULL, 0, st);
-    if (!rc) rc = cpu_avgpool_forward(b, &p.nchw, dtype, p.x, p.y, st);
+    int rc = pool_nhwc_open(b, &p, "avgpool_forward", g, dtype, x, 1, NULL, 0, NULL, 0, st);
+    if (!rc)
+        rc = cpu_avgpool_forward(b, &p.nchw,
+                                 &(AvgpoolForwardTensors){.dtype = dtype, .x = p.x, .y = p.y}, st);
     if (!rc) pool_nhwc_store(g, p.y, y, p.value_size, g->out_h * g->out_w);
     pool_nhwc_close(&p);
     return rc;
@@ -237,22 +257,28 @@ static int avgpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType
 static int avgpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
                                  const void *dy, void *dx, int accumulate, Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(&p, "avgpool_backward", g, dtype, dy, 0, dx, accumulate, NULL, 0,
-                            st);
-    if (!rc) rc = cpu_avgpool_backward(b, &p.nchw, dtype, p.x, p.y, accumulate, st);
+    int rc =
+        pool_nhwc_open(b, &p, "avgpool_backward", g, dtype, dy, 0, dx, accumulate, NULL, 0, st);
+    if (!rc)
+        rc = cpu_avgpool_backward(
+            b, &p.nchw,
+            &(AvgpoolBackwardTensors){
+                .dtype = dtype, .dy = p.x, .dx = p.y, .accumulate = accumulate},
+            st);
     if (!rc) pool_nhwc_store(g, p.y, dx, p.value_size, g->in_h * g->in_w);
     pool_nhwc_close(&p);
     return rc;
 }
 
 // In 16 bits the winner is a stored value already, so its store is exact.
-int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *x,
-                        void *y, int32_t *argmax, Status *st) {
+static int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g,
+                               const MaxpoolForwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "maxpool_forward", st));
-    if (g->layout == LAYOUT_NHWC) return maxpool_forward_nhwc(b, g, dtype, x, y, argmax, st);
-    PoolJob job = {.g = g, .argmax = argmax};
-    StoredPool io = {"maxpool_forward", dtype, x, y, pool_inputs(g), pool_outputs(g), 0};
-    return for_planes_stored(&job, &job.x, &job.y, &io, maxpool_forward_planes, st);
+    if (g->layout == LAYOUT_NHWC)
+        return maxpool_forward_nhwc(b, g, t->dtype, t->x, t->y, t->argmax, st);
+    PoolJob job = {.g = g, .argmax = t->argmax};
+    StoredPool io = {"maxpool_forward", t->dtype, t->x, t->y, pool_inputs(g), pool_outputs(g), 0};
+    return for_planes_stored(b, &job, &job.x, &job.y, &io, maxpool_forward_planes, st);
 }
 
 static void maxpool_backward_planes(void *arg, size_t begin, size_t end) {
@@ -269,15 +295,15 @@ static void maxpool_backward_planes(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *dy,
-                         const int32_t *argmax, void *dx, int accumulate, Status *st) {
+static int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g,
+                                const MaxpoolBackwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "maxpool_backward", st));
     if (g->layout == LAYOUT_NHWC)
-        return maxpool_backward_nhwc(b, g, dtype, dy, argmax, dx, accumulate, st);
-    PoolJob job = {.g = g, .argmax = (int32_t *)argmax, .accumulate = accumulate};
-    StoredPool io = {"maxpool_backward", dtype, dy, dx, pool_outputs(g), pool_inputs(g),
-                     accumulate};
-    return for_planes_stored(&job, &job.dy, &job.dx, &io, maxpool_backward_planes, st);
+        return maxpool_backward_nhwc(b, g, t->dtype, t->dy, t->argmax, t->dx, t->accumulate, st);
+    PoolJob job = {.g = g, .argmax = (int32_t *)t->argmax, .accumulate = t->accumulate};
+    StoredPool io = {"maxpool_backward", t->dtype,       t->dy,        t->dx,
+                     pool_outputs(g),    pool_inputs(g), t->accumulate};
+    return for_planes_stored(b, &job, &job.dy, &job.dx, &io, maxpool_backward_planes, st);
 }
 
 static void avgpool_forward_planes(void *arg, size_t begin, size_t end) {
@@ -300,13 +326,13 @@ static void avgpool_forward_planes(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *x,
-                        void *y, Status *st) {
+static int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g,
+                               const AvgpoolForwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "avgpool_forward", st));
-    if (g->layout == LAYOUT_NHWC) return avgpool_forward_nhwc(b, g, dtype, x, y, st);
+    if (g->layout == LAYOUT_NHWC) return avgpool_forward_nhwc(b, g, t->dtype, t->x, t->y, st);
     PoolJob job = {.g = g};
-    StoredPool io = {"avgpool_forward", dtype, x, y, pool_inputs(g), pool_outputs(g), 0};
-    return for_planes_stored(&job, &job.x, &job.y, &io, avgpool_forward_planes, st);
+    StoredPool io = {"avgpool_forward", t->dtype, t->x, t->y, pool_inputs(g), pool_outputs(g), 0};
+    return for_planes_stored(b, &job, &job.x, &job.y, &io, avgpool_forward_planes, st);
 }
 
 static void avgpool_backward_planes(void *arg, size_t begin, size_t end) {
@@ -329,13 +355,20 @@ static void avgpool_backward_planes(void *arg, size_t begin, size_t end) {
     }
 }
 
-int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype, const void *dy,
-                         void *dx, int accumulate, Status *st) {
+static int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g,
+                                const AvgpoolBackwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "avgpool_backward", st));
     if (g->layout == LAYOUT_NHWC)
-        return avgpool_backward_nhwc(b, g, dtype, dy, dx, accumulate, st);
-    PoolJob job = {.g = g, .accumulate = accumulate};
-    StoredPool io = {"avgpool_backward", dtype, dy, dx, pool_outputs(g), pool_inputs(g),
-                     accumulate};
-    return for_planes_stored(&job, &job.dy, &job.dx, &io, avgpool_backward_planes, st);
+        return avgpool_backward_nhwc(b, g, t->dtype, t->dy, t->dx, t->accumulate, st);
+    PoolJob job = {.g = g, .accumulate = t->accumulate};
+    StoredPool io = {"avgpool_backward", t->dtype,       t->dy,        t->dx,
+                     pool_outputs(g),    pool_inputs(g), t->accumulate};
+    return for_planes_stored(b, &job, &job.dy, &job.dx, &io, avgpool_backward_planes, st);
+}
+
+void cpu_register_pool_ops(Backend *table) {
+    table->maxpool_forward = cpu_maxpool_forward;
+    table->maxpool_backward = cpu_maxpool_backward;
+    table->avgpool_forward = cpu_avgpool_forward;
+    table->avgpool_backward = cpu_avgpool_backward;
 }

@@ -111,9 +111,8 @@ __global__ static void gather_samples_kernel(const uint8_t *images, const uint8_
     }
 }
 
-static int cuda_gather_samples(const Backend *b, const GatherArgs *g, const uint8_t *images,
-                               const uint8_t *labels, const int32_t *indices, float *out_images,
-                               int32_t *out_labels, int32_t *first_bad_sample, Status *st) {
+static int cuda_gather_samples(const Backend *b, const GatherArgs *g, const GatherSamplesTensors *t,
+                               Status *st) {
     int count = g->count, classes = g->classes;
     size_t sample_size = g->sample_size;
     if (count <= 0 || sample_size == 0) return 0;
@@ -122,8 +121,8 @@ static int cuda_gather_samples(const Backend *b, const GatherArgs *g, const uint
     unsigned grid = cuda_blocks_for(total);
     CUDA_CHECK_CONFIG(ctx, "gather_samples_kernel", grid, CUDA_THREADS, 0, total, 64);
     gather_samples_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-        images, labels, indices, count, sample_size, g->transform, classes, out_images,
-        out_labels, first_bad_sample);
+        t->images, t->labels, t->indices, count, sample_size, g->transform, classes, t->out_images,
+        t->out_labels, t->first_bad_sample);
     CUDA_CHECK_LAUNCH("gather_samples_kernel");
     return 0;
 }
@@ -225,6 +224,15 @@ static void cuda_timer_destroy(const Backend *b, void *timer) {
 }
 
 // NVTX is header-only in CUDA 12+; without a profiler attached these calls cost nothing.
+// Storage in f32, bf16 and f16 in either layout; GEMMs and convolutions in bf16 or fp16
+// from the compute capability precision_min_compute names (the same fact precision_check
+// reads for a GPU it describes, and cuda_backend_open's precision_on_gpu).
+static int cuda_supports(const Backend *b, OpFamily family, DType dtype, Layout layout) {
+    const CudaContext *ctx = cuda_context(b);
+    return backend_supports_on(ctx->compute_major * 10 + ctx->compute_minor, family, dtype,
+                               layout);
+}
+
 static void cuda_range_push(const Backend *b, const char *name) { nvtxRangePushA(name); }
 static void cuda_range_pop(const Backend *b) { nvtxRangePop(); }
 
@@ -238,7 +246,7 @@ static int choose_precision(const CudaBackendOptions *options, CudaContext *ctx,
         asked = options->allow_tf32 ? PRECISION_TF32 : PRECISION_FP32;
     int compute = ctx->compute_major * 10 + ctx->compute_minor;
     ctx->precision = precision_on_gpu(asked, compute);
-    if (ctx->precision != PRECISION_DEFAULT) return 0;
+    if (backend_precision_supported_on(compute, asked)) return 0;
     int floor = precision_min_compute(asked);
     status_fail(st, STATUS_NO_DEVICE, "%s (%s) has compute capability %d.%d; %s needs %d.%d "
                 "or newer", ctx->name, gpu, ctx->compute_major, ctx->compute_minor,
@@ -330,6 +338,7 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     table->name = ctx->name;
     table->kind = BACKEND_CUDA;
     table->impl = ctx;
+    table->supports = cuda_supports;
     table->raw_alloc = cuda_raw_alloc;
     table->raw_free = cuda_raw_free;
     table->total_memory = cuda_total_memory;

@@ -694,47 +694,41 @@ static int backward_data_with_sums_stored(const Backend *b, const BatchnormArgs 
 // ---- the table's entries: x, y, dy and dx stored as a->dtype ----------------------------
 
 static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
-                                           const void *x, void *y, const float *gamma,
-                                           const float *beta, float *running_mean,
-                                           float *running_var, float *save_mean,
-                                           float *save_invstd, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_forward_training", st));
+                                           const BatchnormForwardTensors *t, Status *st) {
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_training", st));
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(a->dtype, rc = forward_training_stored(
-                                        b, a, (const storage_t *)x, (storage_t *)y, gamma, beta,
-                                        running_mean, running_var, save_mean, save_invstd, st));
+    CUDA_STORAGE_DISPATCH(
+        a->dtype, rc = forward_training_stored(b, a, (const storage_t *)t->x, (storage_t *)t->y,
+                                               t->gamma, t->beta, t->running_mean, t->running_var,
+                                               t->save_mean, t->save_invstd, st));
     return rc;
 }
 
 static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
-                                            const void *x, void *y, const float *gamma,
-                                            const float *beta, const float *running_mean,
-                                            const float *running_var, float *save_mean,
-                                            float *save_invstd, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_forward_inference", st));
+                                            const BatchnormForwardTensors *t, Status *st) {
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_inference", st));
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(a->dtype, rc = forward_inference_stored(
-                                        b, a, (const storage_t *)x, (storage_t *)y, gamma, beta,
-                                        running_mean, running_var, save_mean, save_invstd, st));
+    CUDA_STORAGE_DISPATCH(
+        a->dtype, rc = forward_inference_stored(b, a, (const storage_t *)t->x, (storage_t *)t->y,
+                                                t->gamma, t->beta, t->running_mean, t->running_var,
+                                                t->save_mean, t->save_invstd, st));
     return rc;
 }
 
-static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a, const void *x,
-                                   const void *dy, const float *gamma, const float *save_mean,
-                                   const float *save_invstd, void *dx, float *dgamma,
-                                   float *dbeta, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_backward", st));
+static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a,
+                                   const BatchnormBackwardTensors *t, Status *st) {
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_backward", st));
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(a->dtype, rc = backward_stored(
-                                        b, a, (const storage_t *)x, (const storage_t *)dy, gamma,
-                                        save_mean, save_invstd, (storage_t *)dx, dgamma, dbeta,
-                                        st));
+    CUDA_STORAGE_DISPATCH(
+        a->dtype, rc = backward_stored(b, a, (const storage_t *)t->x, (const storage_t *)t->dy,
+                                       t->gamma, t->save_mean, t->save_invstd, (storage_t *)t->dx,
+                                       t->dgamma, t->dbeta, st));
     return rc;
 }
 
 static int cuda_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
                                        double *sums, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_channel_sums", st));
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_channel_sums", st));
     int rc = 0;
     CUDA_STORAGE_DISPATCH(a->dtype, rc = share_sums<storage_t>(
                                         b, "batchnorm_channel_sums", a, (const storage_t *)x,
@@ -743,43 +737,38 @@ static int cuda_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a,
 }
 
 static int cuda_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a,
-                                                const void *x, const void *dy,
-                                                const float *save_mean,
-                                                const float *save_invstd, double *sums,
-                                                float *dgamma, float *dbeta, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_backward_channel_sums", st));
+                                                const BatchnormBackwardChannelSumsTensors *t,
+                                                Status *st) {
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_backward_channel_sums", st));
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(a->dtype, rc = share_sums<storage_t>(
-                                        b, "batchnorm_backward_channel_sums", a,
-                                        (const storage_t *)x, (const storage_t *)dy, save_mean,
-                                        save_invstd, sums, dgamma, dbeta, st));
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = share_sums<storage_t>(b, "batchnorm_backward_channel_sums",
+                                                               a, (const storage_t *)t->x,
+                                                               (const storage_t *)t->dy,
+                                                               t->save_mean, t->save_invstd,
+                                                               t->sums, t->dgamma, t->dbeta, st));
     return rc;
 }
 
 static int cuda_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a,
-                                            const void *x, void *y, const float *gamma,
-                                            const float *beta, const double *sums,
-                                            float *running_mean, float *running_var,
-                                            float *save_mean, float *save_invstd, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_forward_with_sums", st));
+                                            const BatchnormForwardWithSumsTensors *t, Status *st) {
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_with_sums", st));
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(a->dtype, rc = forward_with_sums_stored(
-                                        b, a, (const storage_t *)x, (storage_t *)y, gamma, beta,
-                                        sums, running_mean, running_var, save_mean,
-                                        save_invstd, st));
+    CUDA_STORAGE_DISPATCH(
+        a->dtype, rc = forward_with_sums_stored(b, a, (const storage_t *)t->x, (storage_t *)t->y,
+                                                t->gamma, t->beta, t->sums, t->running_mean,
+                                                t->running_var, t->save_mean, t->save_invstd, st));
     return rc;
 }
 
 static int cuda_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
-                                                  const void *x, const void *dy,
-                                                  const float *gamma, const float *save_mean,
-                                                  const float *save_invstd, const double *sums,
-                                                  void *dx, Status *st) {
-    TRY(backend_storage_dtype_check(a->dtype, "batchnorm_backward_data_with_sums", st));
+                                                  const BatchnormBackwardDataWithSumsTensors *t,
+                                                  Status *st) {
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_backward_data_with_sums", st));
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(a->dtype, rc = backward_data_with_sums_stored(
-                                        b, a, (const storage_t *)x, (const storage_t *)dy, gamma,
-                                        save_mean, save_invstd, sums, (storage_t *)dx, st));
+    CUDA_STORAGE_DISPATCH(a->dtype,
+                          rc = backward_data_with_sums_stored(
+                              b, a, (const storage_t *)t->x, (const storage_t *)t->dy, t->gamma,
+                              t->save_mean, t->save_invstd, t->sums, (storage_t *)t->dx, st));
     return rc;
 }
 

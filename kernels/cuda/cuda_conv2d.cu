@@ -511,9 +511,11 @@ static int backward_bias_t(CudaContext *ctx, const Conv2dGeometry *g, const T *d
 static int backward_bias_nhwc(const Backend *b, CudaContext *ctx, const Conv2dGeometry *g,
                               const void *dy, float *dbias, int accumulate, Status *st) {
     long long rows = (long long)g->batch * g->out_h * g->out_w;
-    if (rows <= INT_MAX && !lever_off(ctx->disabled_levers, LEVER_BIAS_GRADIENT))
-        return b->sum_rows(b, dbias, dy, g->dtype, (int)rows, g->out_channels,
-                           accumulate ? 1.0f : 0.0f, st);
+    if (rows <= INT_MAX && !lever_off(ctx->disabled_levers, LEVER_BIAS_GRADIENT)) {
+        const SumRowsArgs sums = {
+            dbias, dy, g->dtype, (int)rows, g->out_channels, accumulate ? 1.0f : 0.0f};
+        return b->sum_rows(b, &sums, st);
+    }
     int rc = 0;
     CUDA_STORAGE_DISPATCH(g->dtype, rc = direct_backward_bias(ctx, g, (const storage_t *)dy,
                                                               dbias, accumulate, st));
@@ -837,8 +839,9 @@ void cuda_conv_cache_free(CudaContext *ctx) {
 
 // The kernels divide by groups, strides and dilations; the graph builder never makes
 // such a geometry, but a bad one should be an error, not a division by zero.
-static int check_geometry(const char *op, const Conv2dGeometry *g, Status *st) {
-    TRY(backend_storage_dtype_check(g->dtype, op, st));
+static int check_geometry(const Backend *b, const char *op, const Conv2dGeometry *g,
+                          Status *st) {
+    TRY(backend_dtype_check(b, g->dtype, op, st));
     TRY(backend_layout_check(g->layout, op, st));
     if (g->batch >= 0 && g->in_channels >= 0 && g->in_h >= 0 && g->in_w >= 0 &&
         g->out_channels >= 0 && g->out_h >= 0 && g->out_w >= 0 && g->kernel_h > 0 &&
@@ -972,7 +975,7 @@ static int filter_gradient_from_krsc(CudaContext *ctx, const Conv2dGeometry *g,
 static int cuda_conv2d_workspace_size(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
                                       Status *st) {
     *bytes = 0;
-    TRY(check_geometry("conv2d_workspace_size", g, st));
+    TRY(check_geometry(b, "conv2d_workspace_size", g, st));
     if (conv_outputs(g) == 0) return 0;
     ConvPlan *p;
     TRY(plan_for(cuda_context(b), g, &p, st));
@@ -995,7 +998,7 @@ static int cuda_conv2d_least_workspace(const Backend *b, const Conv2dGeometry *g
                                        Status *st) {
     (void)b;
     *bytes = 0;
-    TRY(check_geometry("conv2d_least_workspace", g, st));
+    TRY(check_geometry(b, "conv2d_least_workspace", g, st));
     if (g->layout == LAYOUT_NHWC && conv_outputs(g) > 0) *bytes = conv_extra_bytes(g);
     return 0;
 }
@@ -1054,20 +1057,20 @@ static int forward_unfused(const Backend *b, CudaContext *ctx, ConvPlan *p,
     // y += bias broadcast over N, H and W.
     if (bias) CUDNN_CHECK(cudnnAddTensor(ctx->cudnn, &one, p->bias, bias, &one, p->y, y));
     if (!activate) return 0;
-    return b->activation_forward(b, act->kind, act->slope, DTYPE_F32, y, y, conv_outputs(g),
-                                 st);
+    const ActivationForwardArgs activation = {act->kind, act->slope, DTYPE_F32, y, y,
+                                              conv_outputs(g)};
+    return b->activation_forward(b, &activation, st);
 }
 
-static int cuda_conv2d_forward(const Backend *b, const Conv2dGeometry *g, const void *x,
-                               const void *w, const float *bias, void *y, void *workspace,
-                               size_t workspace_bytes, Status *st) {
-    TRY(check_geometry("conv2d_forward", g, st));
+static int cuda_conv2d_forward(const Backend *b, const Conv2dGeometry *g,
+                               const Conv2dForwardTensors *t, Status *st) {
+    TRY(check_geometry(b, "conv2d_forward", g, st));
     if (conv_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     ConvPlan *p;
     TRY(plan_for(ctx, g, &p, st));
-    ConvWorkspace ws = split_workspace(g, workspace, workspace_bytes);
-    return forward_unfused(b, ctx, p, g, x, w, bias, NULL, y, &ws, st);
+    ConvWorkspace ws = split_workspace(g, t->workspace, t->workspace_bytes);
+    return forward_unfused(b, ctx, p, g, t->x, t->w, t->bias, NULL, t->y, &ws, st);
 }
 
 // ---- convolution, bias and activation in one call ------------------------------------
@@ -1115,44 +1118,44 @@ static int conv_activation_descriptor(ConvPlan *p, int relu, cudnnActivationDesc
 }
 
 static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeometry *g,
-                                               const void *x, const void *w,
-                                               const float *bias, const FusedActivation *act,
-                                               void *y, void *workspace,
-                                               size_t workspace_bytes, Status *st) {
-    TRY(check_geometry("conv2d_forward_bias_activation", g, st));
+                                               const Conv2dForwardTensors *t,
+                                               const FusedActivation *act, Status *st) {
+    TRY(check_geometry(b, "conv2d_forward_bias_activation", g, st));
     if (conv_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     ConvPlan *p = NULL;
     TRY(plan_for(ctx, g, &p, st));
-    ConvWorkspace ws = split_workspace(g, workspace, workspace_bytes);
+    ConvWorkspace ws = split_workspace(g, t->workspace, t->workspace_bytes);
     int relu = act->apply && act->kind == ACTIVATION_RELU;
     const ConvChoice *choice =
         cudnn_usable(p, &ws) ? candidates_pick(&p->forward, ws.cudnn_bytes) : NULL;
     // A grouped convolution runs unfused: on an H200 (cuDNN 9.19) the fused call on one
     // with tensor-op math asked for more workspace than cudnnGetConvolutionForwardWorkspaceSize
     // gives the same algorithm, and failed with CUDNN_STATUS_BAD_PARAM.
-    int fusable = bias && choice && g->groups == 1 && !p->fused_refused &&
-                  (g->dtype == DTYPE_F32 || ws.scratch) &&
-                  !lever_off(ctx->disabled_levers, LEVER_CONV_FUSED) &&
-                  (relu || (!act->apply &&
-                            choice->algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
-    if (!fusable) return forward_unfused(b, ctx, p, g, x, w, bias, act, y, &ws, st);
+    int fusable =
+        t->bias && choice && g->groups == 1 && !p->fused_refused &&
+        (g->dtype == DTYPE_F32 || ws.scratch) &&
+        !lever_off(ctx->disabled_levers, LEVER_CONV_FUSED) &&
+        (relu || (!act->apply && choice->algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
+    if (!fusable) return forward_unfused(b, ctx, p, g, t->x, t->w, t->bias, act, t->y, &ws, st);
     cudnnActivationDescriptor_t activation = NULL;
     TRY(conv_activation_descriptor(p, relu, &activation, st));
-    const void *call_bias = bias;
+    const void *call_bias = t->bias;
     if (g->dtype != DTYPE_F32) {
-        TRY(b->convert(b, bias, DTYPE_F32, ws.scratch, g->dtype, (size_t)g->out_channels, 0,
-                       st));
+        const ConvertArgs narrow = {
+            t->bias, DTYPE_F32, ws.scratch, g->dtype, (size_t)g->out_channels, 0};
+        TRY(b->convert(b, &narrow, st));
         call_bias = ws.scratch;
     }
     const void *filter = NULL;
-    TRY(cudnn_filter(ctx, g, w, &ws, &filter, st));
-    CUDA_CHECK(cudaMemsetAsync(y, 0, conv_outputs(g) * dtype_size(g->dtype), ctx->stream));
+    TRY(cudnn_filter(ctx, g, t->w, &ws, &filter, st));
+    CUDA_CHECK(cudaMemsetAsync(t->y, 0, conv_outputs(g) * dtype_size(g->dtype), ctx->stream));
     const float one = 1.0f, zero = 0.0f;
     CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
     cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
-        ctx->cudnn, &one, p->x, x, p->w, filter, p->conv, (cudnnConvolutionFwdAlgo_t)choice->algo,
-        ws.cudnn, choice->bytes, &zero, p->y, y, p->bias, call_bias, activation, p->y, y);
+        ctx->cudnn, &one, p->x, t->x, p->w, filter, p->conv,
+        (cudnnConvolutionFwdAlgo_t)choice->algo, ws.cudnn, choice->bytes, &zero, p->y, t->y,
+        p->bias, call_bias, activation, p->y, t->y);
     // The fused call is an optimisation: a configuration cuDNN will not fuse runs unfused,
     // and is not offered again. BAD_PARAM counts as a refusal too: on the H200 the fused call
     // answered it for grouped convolutions whose workspace the plain call's size query had
@@ -1161,33 +1164,32 @@ static int cuda_conv2d_forward_bias_activation(const Backend *b, const Conv2dGeo
     // there.
     if (cudnn_refused(status)) {
         p->fused_refused = 1;
-        return forward_unfused(b, ctx, p, g, x, w, bias, act, y, &ws, st);
+        return forward_unfused(b, ctx, p, g, t->x, t->w, t->bias, act, t->y, &ws, st);
     }
     CUDNN_CHECK(status);
     return 0;
 }
 
-static int cuda_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g, const void *dy,
-                                     const void *w, void *dx, void *workspace,
-                                     size_t workspace_bytes, int accumulate, Status *st) {
-    TRY(check_geometry("conv2d_backward_data", g, st));
+static int cuda_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g,
+                                     const Conv2dBackwardDataTensors *t, Status *st) {
+    TRY(check_geometry(b, "conv2d_backward_data", g, st));
     CudaContext *ctx = cuda_context(b);
     if (conv_outputs(g) == 0)
-        return clear_unless(accumulate, dx, conv_inputs(g) * dtype_size(g->dtype), ctx, st);
+        return clear_unless(t->accumulate, t->dx, conv_inputs(g) * dtype_size(g->dtype), ctx, st);
     ConvPlan *p;
     TRY(plan_for(ctx, g, &p, st));
-    ConvWorkspace ws = split_workspace(g, workspace, workspace_bytes);
+    ConvWorkspace ws = split_workspace(g, t->workspace, t->workspace_bytes);
     const ConvChoice *choice =
         cudnn_usable(p, &ws) ? candidates_pick(&p->backward_data, ws.cudnn_bytes) : NULL;
-    if (!choice) return direct_backward_data(ctx, g, dy, w, dx, accumulate, st);
+    if (!choice) return direct_backward_data(ctx, g, t->dy, t->w, t->dx, t->accumulate, st);
     const void *filter = NULL;
-    TRY(cudnn_filter(ctx, g, w, &ws, &filter, st));
+    TRY(cudnn_filter(ctx, g, t->w, &ws, &filter, st));
     // beta 1 with 16-bit dx: cuDNN reads dx, adds in f32 and rounds once, as the CPU does.
-    const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+    const float one = 1.0f, beta = t->accumulate ? 1.0f : 0.0f;
     CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
-    CUDNN_CHECK(cudnnConvolutionBackwardData(ctx->cudnn, &one, p->w, filter, p->y, dy, p->conv,
-                                             (cudnnConvolutionBwdDataAlgo_t)choice->algo,
-                                             ws.cudnn, choice->bytes, &beta, p->x, dx));
+    CUDNN_CHECK(cudnnConvolutionBackwardData(ctx->cudnn, &one, p->w, filter, p->y, t->dy, p->conv,
+                                             (cudnnConvolutionBwdDataAlgo_t)choice->algo, ws.cudnn,
+                                             choice->bytes, &beta, p->x, t->dx));
     return 0;
 }
 
@@ -1214,47 +1216,49 @@ static int cudnn_path_bias(const Backend *b, CudaContext *ctx, ConvPlan *p,
     }
     CUDNN_CHECK(status);
     if (f32) return 0;
-    return b->convert(b, ws->scratch, g->dtype, dbias, DTYPE_F32, (size_t)g->out_channels,
-                      accumulate, st);
+    const ConvertArgs widen = {ws->scratch, g->dtype, dbias, DTYPE_F32, (size_t)g->out_channels,
+                               accumulate};
+    return b->convert(b, &widen, st);
 }
 
-static int cuda_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g, const void *x,
-                                       const void *dy, float *dw, float *dbias, void *workspace,
-                                       size_t workspace_bytes, int accumulate, Status *st) {
-    TRY(check_geometry("conv2d_backward_filter", g, st));
+static int cuda_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g,
+                                       const Conv2dBackwardFilterTensors *t, Status *st) {
+    TRY(check_geometry(b, "conv2d_backward_filter", g, st));
     CudaContext *ctx = cuda_context(b);
     if (conv_outputs(g) == 0) {
-        TRY(clear_unless(accumulate, dw, conv_weights(g) * sizeof(float), ctx, st));
-        return clear_unless(accumulate, dbias, (size_t)g->out_channels * sizeof(float), ctx,
+        TRY(clear_unless(t->accumulate, t->dw, conv_weights(g) * sizeof(float), ctx, st));
+        return clear_unless(t->accumulate, t->dbias, (size_t)g->out_channels * sizeof(float), ctx,
                             st);
     }
     ConvPlan *p;
     TRY(plan_for(ctx, g, &p, st));
-    ConvWorkspace ws = split_workspace(g, workspace, workspace_bytes);
+    ConvWorkspace ws = split_workspace(g, t->workspace, t->workspace_bytes);
     const ConvChoice *choice =
         !cudnn_usable(p, &ws) || (g->dtype != DTYPE_F32 && !ws.scratch)
             ? NULL
             : candidates_pick(&p->backward_filter, ws.cudnn_bytes);
     if (!choice) {
-        TRY(direct_backward_filter(ctx, g, x, dy, dw, accumulate, st));
-        return dbias ? backward_bias(b, ctx, g, dy, dbias, accumulate, st) : 0;
+        TRY(direct_backward_filter(ctx, g, t->x, t->dy, t->dw, t->accumulate, st));
+        return t->dbias ? backward_bias(b, ctx, g, t->dy, t->dbias, t->accumulate, st) : 0;
     }
-    const float one = 1.0f, zero = 0.0f, beta = accumulate ? 1.0f : 0.0f;
+    const float one = 1.0f, zero = 0.0f, beta = t->accumulate ? 1.0f : 0.0f;
     CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, choice->math));
     // NCHW: f32 straight into dw with beta, 16-bit into the scratch then convert. NHWC:
     // KRSC into the filter copy's room with beta 0, then transposed (and widened) into dw.
     int nhwc = g->layout == LAYOUT_NHWC;
-    void *filter_out = nhwc ? ws.filter : g->dtype == DTYPE_F32 ? (void *)dw : ws.scratch;
+    void *filter_out = nhwc ? ws.filter : g->dtype == DTYPE_F32 ? (void *)t->dw : ws.scratch;
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-        ctx->cudnn, &one, p->x, x, p->y, dy, p->conv,
+        ctx->cudnn, &one, p->x, t->x, p->y, t->dy, p->conv,
         (cudnnConvolutionBwdFilterAlgo_t)choice->algo, ws.cudnn, choice->bytes,
         g->dtype == DTYPE_F32 && !nhwc ? &beta : &zero, p->w, filter_out));
     if (nhwc)
-        TRY(filter_gradient_from_krsc(ctx, g, &ws, dw, accumulate, st));
-    else if (g->dtype != DTYPE_F32)
-        TRY(b->convert(b, ws.scratch, g->dtype, dw, DTYPE_F32, conv_weights(g), accumulate,
-                       st));
-    return dbias ? cudnn_path_bias(b, ctx, p, g, dy, dbias, &ws, accumulate, st) : 0;
+        TRY(filter_gradient_from_krsc(ctx, g, &ws, t->dw, t->accumulate, st));
+    else if (g->dtype != DTYPE_F32) {
+        const ConvertArgs widen = {ws.scratch, g->dtype, t->dw, DTYPE_F32, conv_weights(g),
+                                   t->accumulate};
+        TRY(b->convert(b, &widen, st));
+    }
+    return t->dbias ? cudnn_path_bias(b, ctx, p, g, t->dy, t->dbias, &ws, t->accumulate, st) : 0;
 }
 
 // ---- which algorithms run: for logs and test failures ------------------------------
@@ -1290,7 +1294,7 @@ static int describe_choice(char *out, size_t size, const char *op, const ConvCho
 extern "C" int cuda_conv2d_describe(const Backend *b, const Conv2dGeometry *g,
                                     size_t workspace_bytes, char *out, size_t size, Status *st) {
     out[0] = '\0';
-    TRY(check_geometry("conv2d_describe", g, st));
+    TRY(check_geometry(b, "conv2d_describe", g, st));
     if (conv_outputs(g) == 0) {
         snprintf(out, size, "nothing to compute");
         return 0;

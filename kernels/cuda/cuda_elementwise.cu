@@ -115,16 +115,17 @@ static int activation_forward_stored(const CudaContext *ctx, ActivationKind kind
     }
 }
 
-static int cuda_activation_forward(const Backend *b, ActivationKind kind, float slope, DType dtype,
-                                   const void *x, void *y, size_t n, Status *st) {
-    if ((int)kind < 0 || (int)kind >= (int)ACTIVATION_COUNT) return unknown_activation(kind, st);
-    TRY(backend_storage_dtype_check(dtype, "activation_forward", st));
-    if (n == 0) return 0;
+static int cuda_activation_forward(const Backend *b, const ActivationForwardArgs *args,
+                                   Status *st) {
+    if ((int)args->kind < 0 || (int)args->kind >= (int)ACTIVATION_COUNT)
+        return unknown_activation(args->kind, st);
+    TRY(backend_dtype_check(b, args->dtype, "activation_forward", st));
+    if (args->n == 0) return 0;
     const CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(dtype, rc = activation_forward_stored(ctx, kind, slope,
-                                                                (const storage_t *)x,
-                                                                (storage_t *)y, n, st));
+    CUDA_STORAGE_DISPATCH(args->dtype, rc = activation_forward_stored(
+                                           ctx, args->kind, args->slope, (const storage_t *)args->x,
+                                           (storage_t *)args->y, args->n, st));
     return rc;
 }
 
@@ -148,18 +149,19 @@ static int activation_backward_stored(const CudaContext *ctx, ActivationKind kin
     }
 }
 
-static int cuda_activation_backward(const Backend *b, ActivationKind kind, float slope,
-                                    DType dtype, const void *x, const void *y, const void *dy,
-                                    void *dx, size_t n, int accumulate, Status *st) {
-    if ((int)kind < 0 || (int)kind >= (int)ACTIVATION_COUNT) return unknown_activation(kind, st);
-    TRY(backend_storage_dtype_check(dtype, "activation_backward", st));
-    if (n == 0) return 0;
+static int cuda_activation_backward(const Backend *b, const ActivationBackwardArgs *args,
+                                    Status *st) {
+    if ((int)args->kind < 0 || (int)args->kind >= (int)ACTIVATION_COUNT)
+        return unknown_activation(args->kind, st);
+    TRY(backend_dtype_check(b, args->dtype, "activation_backward", st));
+    if (args->n == 0) return 0;
     const CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(dtype, rc = activation_backward_stored(
-                                     ctx, kind, slope, (const storage_t *)x, (const storage_t *)y,
-                                     (const storage_t *)dy, (storage_t *)dx, n, accumulate != 0,
-                                     st));
+    CUDA_STORAGE_DISPATCH(
+        args->dtype,
+        rc = activation_backward_stored(ctx, args->kind, args->slope, (const storage_t *)args->x,
+                                        (const storage_t *)args->y, (const storage_t *)args->dy,
+                                        (storage_t *)args->dx, args->n, args->accumulate != 0, st));
     return rc;
 }
 
@@ -272,24 +274,24 @@ static int activation_bias_backward_stored(const CudaContext *ctx, const FusedAc
 }
 
 static int cuda_activation_bias_backward(const Backend *b, const FusedActivation *act,
-                                         DType dtype, const void *y, const void *dy, void *dx,
-                                         float *dbias, int rows, int cols, float beta,
-                                         Status *st) {
+                                         const ActivationBiasBackwardTensors *t, Status *st) {
     if (!act->apply || act->kind == ACTIVATION_GELU)
         return status_fail(st, STATUS_RUNTIME_ERROR, "activation_bias_backward: %s cannot be "
                            "differentiated from its output", act->apply ? "gelu" : "no activation");
-    TRY(backend_storage_dtype_check(dtype, "activation_bias_backward", st));
-    if (cols <= 0) return 0;
-    if (rows < 0) rows = 0;
-    if (!dbias && rows == 0) return 0;
-    if (!dbias && dtype == DTYPE_F32)
-        return cuda_activation_backward(b, act->kind, act->slope, DTYPE_F32, y, y, dy, dx,
-                                        (size_t)rows * (size_t)cols, 0, st);
+    TRY(backend_dtype_check(b, t->dtype, "activation_bias_backward", st));
+    if (t->cols <= 0) return 0;
+    int rows = t->rows < 0 ? 0 : t->rows;
+    if (!t->dbias && rows == 0) return 0;
+    if (!t->dbias && t->dtype == DTYPE_F32) {
+        const ActivationBackwardArgs plain = {act->kind, act->slope, DTYPE_F32, t->y, t->y,
+                                              t->dy, t->dx, (size_t)rows * (size_t)t->cols, 0};
+        return cuda_activation_backward(b, &plain, st);
+    }
     const CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(dtype, rc = activation_bias_backward_stored(
-                                     ctx, act, (const storage_t *)y, (const storage_t *)dy,
-                                     (storage_t *)dx, dbias, rows, cols, beta, st));
+    CUDA_STORAGE_DISPATCH(t->dtype, rc = activation_bias_backward_stored(
+                                        ctx, act, (const storage_t *)t->y, (const storage_t *)t->dy,
+                                        (storage_t *)t->dx, t->dbias, rows, t->cols, t->beta, st));
     return rc;
 }
 
@@ -359,10 +361,11 @@ static int bias_activation_stored(const CudaContext *ctx, T *c, int rows, int co
     }
 }
 
-int cuda_bias_activation_stored(const CudaContext *ctx, DType dtype, void *c, int rows, int cols,
+int cuda_bias_activation_stored(const Backend *b, DType dtype, void *c, int rows, int cols,
                                 int ldc, const float *bias, const FusedActivation *act,
                                 Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "gemm_bias_activation", st));
+    TRY(backend_dtype_check(b, dtype, "gemm_bias_activation", st));
+    const CudaContext *ctx = cuda_context(b);
     if (rows <= 0 || cols <= 0) return 0;
     int rc = 0;
     CUDA_STORAGE_DISPATCH(dtype, rc = bias_activation_stored(ctx, (storage_t *)c, rows, cols, ldc,
@@ -404,19 +407,19 @@ static int launch_dropout_forward(const CudaContext *ctx, const T *x, T *y, floa
     return 0;
 }
 
-static int cuda_dropout_forward(const Backend *b, DType dtype, const void *x, void *y,
-                                float *mask, size_t n, float rate, uint64_t seed, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "dropout_forward", st));
-    if (n == 0) return 0;
-    float keep_scale = 1.0f / (1.0f - rate);
+static int cuda_dropout_forward(const Backend *b, const DropoutForwardArgs *args, Status *st) {
+    TRY(backend_dtype_check(b, args->dtype, "dropout_forward", st));
+    if (args->n == 0) return 0;
+    float keep_scale = 1.0f / (1.0f - args->rate);
     CudaContext *ctx = cuda_context(b);
     const uint64_t *replayed;
     uint64_t argument;
-    cuda_capture_seed(ctx, seed, &replayed, &argument);
+    cuda_capture_seed(ctx, args->seed, &replayed, &argument);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(dtype, rc = launch_dropout_forward(ctx, (const storage_t *)x,
-                                                             (storage_t *)y, mask, n, rate,
-                                                             keep_scale, argument, replayed, st));
+    CUDA_STORAGE_DISPATCH(args->dtype, rc = launch_dropout_forward(ctx, (const storage_t *)args->x,
+                                                                   (storage_t *)args->y, args->mask,
+                                                                   args->n, args->rate, keep_scale,
+                                                                   argument, replayed, st));
     return rc;
 }
 
@@ -444,15 +447,15 @@ static int launch_dropout_backward(const CudaContext *ctx, const T *dy, const fl
     return 0;
 }
 
-static int cuda_dropout_backward(const Backend *b, DType dtype, const void *dy, const float *mask,
-                                 void *dx, size_t n, int accumulate, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "dropout_backward", st));
-    if (n == 0) return 0;
+static int cuda_dropout_backward(const Backend *b, const DropoutBackwardArgs *args, Status *st) {
+    TRY(backend_dtype_check(b, args->dtype, "dropout_backward", st));
+    if (args->n == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(dtype, rc = launch_dropout_backward(ctx, (const storage_t *)dy, mask,
-                                                              (storage_t *)dx, n, accumulate != 0,
-                                                              st));
+    CUDA_STORAGE_DISPATCH(args->dtype,
+                          rc = launch_dropout_backward(ctx, (const storage_t *)args->dy, args->mask,
+                                                       (storage_t *)args->dx, args->n,
+                                                       args->accumulate != 0, st));
     return rc;
 }
 

@@ -53,9 +53,9 @@ static cublasComputeType_t gemm_compute_type(Precision p, const GemmArgs *g) {
 }
 
 // The dtypes GemmArgs allows: A and B one of f32, bf16 and f16, the same; C f32 or A's.
-static int gemm_dtypes_check(const GemmArgs *g, Status *st) {
-    TRY(backend_storage_dtype_check(g->a_dtype, "gemm", st));
-    TRY(backend_storage_dtype_check(g->c_dtype, "gemm", st));
+static int gemm_dtypes_check(const Backend *b, const GemmArgs *g, Status *st) {
+    TRY(backend_dtype_check(b, g->a_dtype, "gemm", st));
+    TRY(backend_dtype_check(b, g->c_dtype, "gemm", st));
     if (g->b_dtype == g->a_dtype && (g->c_dtype == DTYPE_F32 || g->c_dtype == g->a_dtype))
         return 0;
     status_fail(st, STATUS_RUNTIME_ERROR, "gemm: A %s, B %s and C %s: A and B must share a type "
@@ -66,15 +66,14 @@ static int gemm_dtypes_check(const GemmArgs *g, Status *st) {
     return STATUS_RUNTIME_ERROR;
 }
 
-static int cuda_gemm(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
-                     void *c, Status *st) {
-    TRY(gemm_dtypes_check(g, st));
+static int cuda_gemm(const Backend *b, const GemmArgs *g, const GemmTensors *t, Status *st) {
+    TRY(gemm_dtypes_check(b, g, st));
     if (g->m <= 0 || g->n <= 0) return 0;  // an empty C: nothing to write
     CudaContext *ctx = cuda_context(b);
     CUBLAS_CHECK(cublasGemmEx(ctx->cublas, g->transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                               g->transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, g->n, g->m, g->k,
-                              &g->alpha, bm, cuda_storage_type(g->b_dtype), g->ldb, a,
-                              cuda_storage_type(g->a_dtype), g->lda, &g->beta, c,
+                              &g->alpha, t->bm, cuda_storage_type(g->b_dtype), g->ldb, t->a,
+                              cuda_storage_type(g->a_dtype), g->lda, &g->beta, t->c,
                               cuda_storage_type(g->c_dtype), g->ldc,
                               gemm_compute_type(ctx->precision, g), CUBLAS_GEMM_DEFAULT));
     return 0;
@@ -275,17 +274,18 @@ static int epilogue_unfused(const Backend *b, const GemmArgs *g, const float *bi
                             const FusedActivation *act, void *c, Status *st) {
     if (g->c_dtype != DTYPE_F32) {
         if (!bias && !act->apply) return 0;
-        return cuda_bias_activation_stored(cuda_context(b), g->c_dtype, c, g->m, g->n, g->ldc,
+        return cuda_bias_activation_stored(b, g->c_dtype, c, g->m, g->n, g->ldc,
                                            bias, act, st);
     }
     int packed = g->ldc == g->n;
     for (int r = 0; r < (packed ? 1 : g->m); r++) {
         float *rows = (float *)c + (size_t)r * g->ldc;
         int count = packed ? g->m : 1;
-        if (bias) TRY(b->add_bias_rows(b, rows, bias, count, g->n, st));
-        if (act->apply)
-            TRY(b->activation_forward(b, act->kind, act->slope, DTYPE_F32, rows, rows,
-                                      (size_t)count * (size_t)g->n, st));
+        const AddBiasRowsArgs biased = {rows, bias, count, g->n};
+        if (bias) TRY(b->add_bias_rows(b, &biased, st));
+        const ActivationForwardArgs activation = {
+            act->kind, act->slope, DTYPE_F32, rows, rows, (size_t)count * (size_t)g->n};
+        if (act->apply) TRY(b->activation_forward(b, &activation, st));
     }
     return 0;
 }
@@ -303,52 +303,55 @@ static int epilogue_aligned(const void *a, const void *bm, const void *bias, con
     return (((uintptr_t)a | (uintptr_t)bm | (uintptr_t)bias | (uintptr_t)c) & mask) == 0;
 }
 
-static int cuda_gemm_bias_activation(const Backend *b, const GemmArgs *g, const void *a,
-                                     const void *bm, const float *bias,
-                                     const FusedActivation *act, void *c, Status *st) {
-    TRY(gemm_dtypes_check(g, st));
+static int cuda_gemm_bias_activation(const Backend *b, const GemmArgs *g,
+                                     const GemmBiasActivationTensors *t, const FusedActivation *act,
+                                     Status *st) {
+    TRY(gemm_dtypes_check(b, g, st));
     if (g->m <= 0 || g->n <= 0) return 0;
     CudaContext *ctx = cuda_context(b);
     CudaGemmEpilogues *e = ctx->gemm_epilogues;
+    const GemmTensors plain = {t->a, t->bm, t->c};  // the GEMM alone, when unfused
     int relu = act->apply && act->kind == ACTIVATION_RELU;
     // A 16-bit D's epilogue reads the bias from its 16-bit copy (see above).
-    int bias16 = bias && g->c_dtype != DTYPE_F32;
-    const void *epilogue_bias = bias16 ? e->bias16 : bias;
+    int bias16 = t->bias && g->c_dtype != DTYPE_F32;
+    const void *epilogue_bias = bias16 ? e->bias16 : t->bias;
     // With the gemm-epilogue lever off (base/lever.h), always the separate passes, to
     // measure what cuBLASLt's epilogue saves.
-    if ((!bias && !relu) || (bias16 && g->n > GEMM_EPILOGUE_BIAS_VALUES) ||
-        !epilogue_aligned(a, bm, epilogue_bias, c) ||
+    if ((!t->bias && !relu) || (bias16 && g->n > GEMM_EPILOGUE_BIAS_VALUES) ||
+        !epilogue_aligned(t->a, t->bm, epilogue_bias, t->c) ||
         lever_off(ctx->disabled_levers, LEVER_GEMM_EPILOGUE)) {
-        TRY(cuda_gemm(b, g, a, bm, c, st));
-        return epilogue_unfused(b, g, bias, act, c, st);
+        TRY(cuda_gemm(b, g, &plain, st));
+        return epilogue_unfused(b, g, t->bias, act, t->c, st);
     }
-    cublasLtEpilogue_t epilogue = !relu ? CUBLASLT_EPILOGUE_BIAS
-                                  : bias ? CUBLASLT_EPILOGUE_RELU_BIAS
-                                         : CUBLASLT_EPILOGUE_RELU;
+    cublasLtEpilogue_t epilogue = !relu     ? CUBLASLT_EPILOGUE_BIAS
+                                  : t->bias ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                            : CUBLASLT_EPILOGUE_RELU;
     GemmEpiloguePlan *p = NULL;
-    TRY(gemm_plan_for(ctx, g, bias != NULL, epilogue, &p, st));
+    TRY(gemm_plan_for(ctx, g, t->bias != NULL, epilogue, &p, st));
     if (p->unsupported) {
-        TRY(cuda_gemm(b, g, a, bm, c, st));
-        return epilogue_unfused(b, g, bias, act, c, st);
+        TRY(cuda_gemm(b, g, &plain, st));
+        return epilogue_unfused(b, g, t->bias, act, t->c, st);
     }
-    if (bias16)
-        TRY(b->convert(b, bias, DTYPE_F32, e->bias16, g->c_dtype, (size_t)g->n, 0, st));
-    if (bias)
+    if (bias16) {
+        const ConvertArgs narrow = {t->bias, DTYPE_F32, e->bias16, g->c_dtype, (size_t)g->n, 0};
+        TRY(b->convert(b, &narrow, st));
+    }
+    if (t->bias)
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                     &epilogue_bias, sizeof epilogue_bias));
     // The pointers are as aligned as the heuristic assumed (epilogue_aligned); should
     // cuBLASLt still refuse the algorithm, as NOT_SUPPORTED, the unfused ops run.
-    cublasStatus_t status = cublasLtMatmul(e->handle, p->operation, &g->alpha, bm, p->first, a,
-                                           p->second, &g->beta, c, p->result, c, p->result,
-                                           &p->algo, e->workspace, GEMM_EPILOGUE_WORKSPACE_BYTES,
-                                           ctx->stream);
+    cublasStatus_t status =
+        cublasLtMatmul(e->handle, p->operation, &g->alpha, t->bm, p->first, t->a, p->second,
+                       &g->beta, t->c, p->result, t->c, p->result, &p->algo, e->workspace,
+                       GEMM_EPILOGUE_WORKSPACE_BYTES, ctx->stream);
     if (status == CUBLAS_STATUS_NOT_SUPPORTED) {
-        TRY(cuda_gemm(b, g, a, bm, c, st));
-        return epilogue_unfused(b, g, bias, act, c, st);
+        TRY(cuda_gemm(b, g, &plain, st));
+        return epilogue_unfused(b, g, t->bias, act, t->c, st);
     }
     CUBLAS_CHECK(status);
     // An activation cuBLASLt has no epilogue for runs after the biased GEMM.
-    return relu ? 0 : epilogue_unfused(b, g, NULL, act, c, st);
+    return relu ? 0 : epilogue_unfused(b, g, NULL, act, t->c, st);
 }
 
 // ---- row-broadcast kernels -------------------------------------------------------
@@ -371,15 +374,16 @@ __global__ static void add_bias_rows_kernel(float *y, const float *bias, int row
     }
 }
 
-static int cuda_add_bias_rows(const Backend *b, float *y, const float *bias, int rows, int cols,
-                              Status *st) {
-    if (rows <= 0 || cols <= 0) return 0;
+static int cuda_add_bias_rows(const Backend *b, const AddBiasRowsArgs *args, Status *st) {
+    if (args->rows <= 0 || args->cols <= 0) return 0;
     dim3 block(COL_THREADS, ROW_THREADS);
-    dim3 grid(cuda_blocks_capped((size_t)cols, COL_THREADS),
-              cuda_blocks_capped((size_t)rows, ROW_THREADS));
+    dim3 grid(cuda_blocks_capped((size_t)args->cols, COL_THREADS),
+              cuda_blocks_capped((size_t)args->rows, ROW_THREADS));
     CudaContext *ctx = cuda_context(b);
-    CUDA_CHECK_CONFIG(ctx, "add_bias_rows_kernel", grid, block, 0, (size_t)rows * cols, 64);
-    add_bias_rows_kernel<<<grid, block, 0, ctx->stream>>>(y, bias, rows, cols);
+    CUDA_CHECK_CONFIG(ctx, "add_bias_rows_kernel", grid, block, 0, (size_t)args->rows * args->cols,
+                      64);
+    add_bias_rows_kernel<<<grid, block, 0, ctx->stream>>>(args->y, args->bias, args->rows,
+                                                          args->cols);
     CUDA_CHECK_LAUNCH("add_bias_rows_kernel");
     return 0;
 }
@@ -425,16 +429,16 @@ static int launch_sum_rows(const CudaContext *ctx, float *out, const T *x, int r
     return column_sums_finish(ctx, out, split, cols, beta, st);
 }
 
-static int cuda_sum_rows(const Backend *b, float *out, const void *x, DType x_dtype, int rows,
-                         int cols, float beta, Status *st) {
-    TRY(backend_storage_dtype_check(x_dtype, "sum_rows", st));
+static int cuda_sum_rows(const Backend *b, const SumRowsArgs *args, Status *st) {
+    TRY(backend_dtype_check(b, args->x_dtype, "sum_rows", st));
     // rows == 0 still has work: out = beta * out (or 0), as on the CPU.
-    if (cols <= 0) return 0;
-    if (rows < 0) rows = 0;
+    if (args->cols <= 0) return 0;
+    int rows = args->rows < 0 ? 0 : args->rows;
     const CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(x_dtype, rc = launch_sum_rows(ctx, out, (const storage_t *)x, rows, cols,
-                                                        beta, st));
+    CUDA_STORAGE_DISPATCH(args->x_dtype,
+                          rc = launch_sum_rows(ctx, args->out, (const storage_t *)args->x, rows,
+                                               args->cols, args->beta, st));
     return rc;
 }
 
@@ -473,15 +477,16 @@ static int launch_convert_from(const CudaContext *ctx, const S *src, void *dst, 
     return rc;
 }
 
-static int cuda_convert(const Backend *b, const void *src, DType src_dtype, void *dst,
-                        DType dst_dtype, size_t n, int accumulate, Status *st) {
-    TRY(backend_storage_dtype_check(src_dtype, "convert", st));
-    TRY(backend_storage_dtype_check(dst_dtype, "convert", st));
-    if (n == 0) return 0;
+static int cuda_convert(const Backend *b, const ConvertArgs *args, Status *st) {
+    TRY(backend_dtype_check(b, args->src_dtype, "convert", st));
+    TRY(backend_dtype_check(b, args->dst_dtype, "convert", st));
+    if (args->n == 0) return 0;
     const CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(src_dtype, rc = launch_convert_from(ctx, (const storage_t *)src, dst,
-                                                              dst_dtype, n, accumulate != 0, st));
+    CUDA_STORAGE_DISPATCH(args->src_dtype,
+                          rc = launch_convert_from(ctx, (const storage_t *)args->src, args->dst,
+                                                   args->dst_dtype, args->n, args->accumulate != 0,
+                                                   st));
     return rc;
 }
 
@@ -518,14 +523,14 @@ static int launch_accumulate(const CudaContext *ctx, T *y, const void *const *x,
     return 0;
 }
 
-static int cuda_accumulate(const Backend *b, DType dtype, void *y, const void *const *x,
-                           int count, size_t n, int accumulate, Status *st) {
-    TRY(backend_accumulate_check(dtype, count, st));
-    if (n == 0) return 0;
+static int cuda_accumulate(const Backend *b, const AccumulateArgs *args, Status *st) {
+    TRY(backend_accumulate_check(b, args->dtype, args->count, st));
+    if (args->n == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(dtype, rc = launch_accumulate(ctx, (storage_t *)y, x, count, n,
-                                                        accumulate != 0, st));
+    CUDA_STORAGE_DISPATCH(args->dtype,
+                          rc = launch_accumulate(ctx, (storage_t *)args->y, args->x, args->count,
+                                                 args->n, args->accumulate != 0, st));
     return rc;
 }
 

@@ -61,19 +61,19 @@ static int launch_layout_transpose(const CudaContext *ctx, const T *src, T *dst,
     return 0;
 }
 
-static int cuda_layout_convert(const Backend *b, DType dtype, int n, int channels, int pixels,
-                               Layout from, const void *src, void *dst, int accumulate,
-                               Status *st) {
-    TRY(backend_layout_convert_check(dtype, n, channels, pixels, from, st));
-    if (n == 0 || channels == 0 || pixels == 0) return 0;
+static int cuda_layout_convert(const Backend *b, const LayoutConvertArgs *args, Status *st) {
+    TRY(backend_layout_convert_check(b, args->dtype, args->n, args->channels, args->pixels,
+                                     args->from, st));
+    if (args->n == 0 || args->channels == 0 || args->pixels == 0) return 0;
     const CudaContext *ctx = cuda_context(b);
     // NCHW -> NHWC transposes each channels x pixels image; NHWC -> NCHW the reverse.
-    int rows = from == LAYOUT_NCHW ? channels : pixels;
-    int cols = from == LAYOUT_NCHW ? pixels : channels;
+    int rows = args->from == LAYOUT_NCHW ? args->channels : args->pixels;
+    int cols = args->from == LAYOUT_NCHW ? args->pixels : args->channels;
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(dtype, rc = launch_layout_transpose(ctx, (const storage_t *)src,
-                                                              (storage_t *)dst, n, rows, cols,
-                                                              accumulate != 0, st));
+    CUDA_STORAGE_DISPATCH(args->dtype,
+                          rc = launch_layout_transpose(ctx, (const storage_t *)args->src,
+                                                       (storage_t *)args->dst, args->n, rows, cols,
+                                                       args->accumulate != 0, st));
     return rc;
 }
 

@@ -133,17 +133,17 @@ __global__ static void softmax_cross_entropy_forward_kernel(const float *logits,
     }
 }
 
-static int cuda_softmax_cross_entropy_forward(const Backend *b, const float *logits,
-                                              const int32_t *labels, int rows, int classes,
-                                              float *probs, float *row_stats, float *dlogits,
-                                              float scale, Status *st) {
-    if (rows <= 0 || classes <= 0) return 0;
+static int cuda_softmax_cross_entropy_forward(const Backend *b,
+                                              const SoftmaxCrossEntropyForwardArgs *args,
+                                              Status *st) {
+    if (args->rows <= 0 || args->classes <= 0) return 0;
     CudaContext *ctx = cuda_context(b);
-    unsigned grid = forward_blocks(rows);
+    unsigned grid = forward_blocks(args->rows);
     CUDA_CHECK_CONFIG(ctx, "softmax_cross_entropy_forward_kernel", grid, FORWARD_THREADS, 0,
-                      (size_t)rows * classes, 64);
+                      (size_t)args->rows * args->classes, 64);
     softmax_cross_entropy_forward_kernel<<<grid, FORWARD_THREADS, 0, ctx->stream>>>(
-        logits, labels, rows, classes, probs, row_stats, dlogits, scale);
+        args->logits, args->labels, args->rows, args->classes, args->probs, args->row_stats,
+        args->dlogits, args->scale);
     CUDA_CHECK_LAUNCH("softmax_cross_entropy_forward_kernel");
     return 0;
 }
@@ -167,17 +167,17 @@ __global__ static void softmax_cross_entropy_backward_kernel(const float *probs,
     }
 }
 
-static int cuda_softmax_cross_entropy_backward(const Backend *b, const float *probs,
-                                               const int32_t *labels, int rows, int classes,
-                                               float scale, float *dlogits, int accumulate,
+static int cuda_softmax_cross_entropy_backward(const Backend *b,
+                                               const SoftmaxCrossEntropyBackwardArgs *args,
                                                Status *st) {
-    if (rows <= 0 || classes <= 0) return 0;
+    if (args->rows <= 0 || args->classes <= 0) return 0;
     CudaContext *ctx = cuda_context(b);
-    dim3 grid = backward_grid(rows, classes), block = backward_block();
+    dim3 grid = backward_grid(args->rows, args->classes), block = backward_block();
     CUDA_CHECK_CONFIG(ctx, "softmax_cross_entropy_backward_kernel", grid, block, 0,
-                      (size_t)rows * classes, 64);
+                      (size_t)args->rows * args->classes, 64);
     softmax_cross_entropy_backward_kernel<<<grid, block, 0, ctx->stream>>>(
-        probs, labels, rows, classes, scale, dlogits, accumulate != 0);
+        args->probs, args->labels, args->rows, args->classes, args->scale, args->dlogits,
+        args->accumulate != 0);
     CUDA_CHECK_LAUNCH("softmax_cross_entropy_backward_kernel");
     return 0;
 }
@@ -207,15 +207,14 @@ __global__ static void mse_forward_kernel(const float *predictions, const int32_
     }
 }
 
-static int cuda_mse_forward(const Backend *b, const float *predictions, const int32_t *labels,
-                            int rows, int classes, float *row_stats, Status *st) {
-    if (rows <= 0 || classes <= 0) return 0;
+static int cuda_mse_forward(const Backend *b, const MseForwardArgs *args, Status *st) {
+    if (args->rows <= 0 || args->classes <= 0) return 0;
     CudaContext *ctx = cuda_context(b);
-    unsigned grid = forward_blocks(rows);
+    unsigned grid = forward_blocks(args->rows);
     CUDA_CHECK_CONFIG(ctx, "mse_forward_kernel", grid, FORWARD_THREADS, 0,
-                      (size_t)rows * classes, 64);
-    mse_forward_kernel<<<grid, FORWARD_THREADS, 0, ctx->stream>>>(predictions, labels, rows,
-                                                                  classes, row_stats);
+                      (size_t)args->rows * args->classes, 64);
+    mse_forward_kernel<<<grid, FORWARD_THREADS, 0, ctx->stream>>>(
+        args->predictions, args->labels, args->rows, args->classes, args->row_stats);
     CUDA_CHECK_LAUNCH("mse_forward_kernel");
     return 0;
 }
@@ -238,15 +237,15 @@ __global__ static void mse_backward_kernel(const float *predictions, const int32
     }
 }
 
-static int cuda_mse_backward(const Backend *b, const float *predictions, const int32_t *labels,
-                             int rows, int classes, float scale, float *dpredictions,
-                             int accumulate, Status *st) {
-    if (rows <= 0 || classes <= 0) return 0;
+static int cuda_mse_backward(const Backend *b, const MseBackwardArgs *args, Status *st) {
+    if (args->rows <= 0 || args->classes <= 0) return 0;
     CudaContext *ctx = cuda_context(b);
-    dim3 grid = backward_grid(rows, classes), block = backward_block();
-    CUDA_CHECK_CONFIG(ctx, "mse_backward_kernel", grid, block, 0, (size_t)rows * classes, 64);
-    mse_backward_kernel<<<grid, block, 0, ctx->stream>>>(
-        predictions, labels, rows, classes, scale, dpredictions, accumulate != 0);
+    dim3 grid = backward_grid(args->rows, args->classes), block = backward_block();
+    CUDA_CHECK_CONFIG(ctx, "mse_backward_kernel", grid, block, 0,
+                      (size_t)args->rows * args->classes, 64);
+    mse_backward_kernel<<<grid, block, 0, ctx->stream>>>(args->predictions, args->labels,
+                                                         args->rows, args->classes, args->scale,
+                                                         args->dpredictions, args->accumulate != 0);
     CUDA_CHECK_LAUNCH("mse_backward_kernel");
     return 0;
 }

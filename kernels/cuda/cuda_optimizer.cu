@@ -54,15 +54,15 @@ __global__ static void sgd_update_kernel(float *param, const float *grad, float 
         sgd_element(param, grad, velocity, i, f);
 }
 
-static int cuda_sgd_update(const Backend *b, float *param, const float *grad, float *velocity,
-                           size_t n, const SgdHyper *h, Status *st) {
-    if (n == 0) return 0;
+static int cuda_sgd_update(const Backend *b, const SgdUpdateTensors *t, const SgdHyper *h,
+                           Status *st) {
+    if (t->n == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     const SgdFactors *replayed;
     TRY(cuda_capture_sgd(ctx, h, &replayed, st));
-    unsigned grid = cuda_blocks_for(n);
-    CUDA_CHECK_CONFIG(ctx, "sgd_update_kernel", grid, CUDA_THREADS, 0, n, 64);
-    sgd_update_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(param, grad, velocity, n,
+    unsigned grid = cuda_blocks_for(t->n);
+    CUDA_CHECK_CONFIG(ctx, "sgd_update_kernel", grid, CUDA_THREADS, 0, t->n, 64);
+    sgd_update_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(t->param, t->grad, t->velocity, t->n,
                                                               cuda_sgd_factors(h), replayed);
     CUDA_CHECK_LAUNCH("sgd_update_kernel");
     return 0;
@@ -107,15 +107,15 @@ __global__ static void adam_update_kernel(float *param, const float *grad, float
         adam_element(param, grad, m, v, i, f);
 }
 
-static int cuda_adam_update(const Backend *b, float *param, const float *grad, float *m,
-                            float *v, size_t n, const AdamHyper *h, Status *st) {
-    if (n == 0) return 0;
+static int cuda_adam_update(const Backend *b, const AdamUpdateTensors *t, const AdamHyper *h,
+                            Status *st) {
+    if (t->n == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     const AdamFactors *replayed;
     TRY(cuda_capture_adam(ctx, h, &replayed, st));
-    unsigned grid = cuda_blocks_for(n);
-    CUDA_CHECK_CONFIG(ctx, "adam_update_kernel", grid, CUDA_THREADS, 0, n, 64);
-    adam_update_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(param, grad, m, v, n,
+    unsigned grid = cuda_blocks_for(t->n);
+    CUDA_CHECK_CONFIG(ctx, "adam_update_kernel", grid, CUDA_THREADS, 0, t->n, 64);
+    adam_update_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(t->param, t->grad, t->m, t->v, t->n,
                                                                cuda_adam_factors(h), replayed);
     CUDA_CHECK_LAUNCH("adam_update_kernel");
     return 0;
@@ -380,9 +380,11 @@ static int multi_update(const Backend *b, const OptimizerTensor *tensors, int co
 static int cuda_sgd_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
                                  const SgdHyper *h, Status *st) {
     if (lever_off(cuda_context(b)->disabled_levers, LEVER_MULTI_TENSOR)) {
-        for (int i = 0; i < count; i++)
-            TRY(cuda_sgd_update(b, tensors[i].param, tensors[i].grad, tensors[i].state[0],
-                                tensors[i].n, h, st));
+        for (int i = 0; i < count; i++) {
+            const SgdUpdateTensors one = {tensors[i].param, tensors[i].grad, tensors[i].state[0],
+                                          tensors[i].n};
+            TRY(cuda_sgd_update(b, &one, h, st));
+        }
         return 0;
     }
     SgdFactors f = cuda_sgd_factors(h);
@@ -394,9 +396,11 @@ static int cuda_sgd_update_multi(const Backend *b, const OptimizerTensor *tensor
 static int cuda_adam_update_multi(const Backend *b, const OptimizerTensor *tensors, int count,
                                   const AdamHyper *h, Status *st) {
     if (lever_off(cuda_context(b)->disabled_levers, LEVER_MULTI_TENSOR)) {
-        for (int i = 0; i < count; i++)
-            TRY(cuda_adam_update(b, tensors[i].param, tensors[i].grad, tensors[i].state[0],
-                                 tensors[i].state[1], tensors[i].n, h, st));
+        for (int i = 0; i < count; i++) {
+            const AdamUpdateTensors one = {tensors[i].param, tensors[i].grad, tensors[i].state[0],
+                                           tensors[i].state[1], tensors[i].n};
+            TRY(cuda_adam_update(b, &one, h, st));
+        }
         return 0;
     }
     AdamFactors f = cuda_adam_factors(h);

@@ -322,15 +322,15 @@ static int maxpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, con
                                     : maxpool_forward_launch<T, false>(ctx, g, x, y, argmax, st);
 }
 
-static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype,
-                                const void *x, void *y, int32_t *argmax, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "maxpool_forward", st));
+static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g,
+                                const MaxpoolForwardTensors *t, Status *st) {
+    TRY(backend_dtype_check(b, t->dtype, "maxpool_forward", st));
     TRY(backend_layout_check(g->layout, "maxpool_forward", st));
     if (pool_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(dtype, rc = maxpool_forward_stored(ctx, g, (const storage_t *)x,
-                                                             (storage_t *)y, argmax, st));
+    CUDA_STORAGE_DISPATCH(t->dtype, rc = maxpool_forward_stored(ctx, g, (const storage_t *)t->x,
+                                                                (storage_t *)t->y, t->argmax, st));
     return rc;
 }
 
@@ -388,17 +388,16 @@ static int maxpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, co
     return maxpool_backward_launch<T, false>(ctx, g, dy, argmax, dx, accumulate, st);
 }
 
-static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype,
-                                 const void *dy, const int32_t *argmax, void *dx, int accumulate,
-                                 Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "maxpool_backward", st));
+static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g,
+                                 const MaxpoolBackwardTensors *t, Status *st) {
+    TRY(backend_dtype_check(b, t->dtype, "maxpool_backward", st));
     TRY(backend_layout_check(g->layout, "maxpool_backward", st));
     if (pool_inputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(dtype, rc = maxpool_backward_stored(ctx, g, (const storage_t *)dy,
-                                                              argmax, (storage_t *)dx,
-                                                              accumulate, st));
+    CUDA_STORAGE_DISPATCH(t->dtype,
+                          rc = maxpool_backward_stored(ctx, g, (const storage_t *)t->dy, t->argmax,
+                                                       (storage_t *)t->dx, t->accumulate, st));
     return rc;
 }
 
@@ -423,15 +422,15 @@ static int avgpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, con
                                     : avgpool_forward_launch<T, false>(ctx, g, x, y, st);
 }
 
-static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g, DType dtype,
-                                const void *x, void *y, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "avgpool_forward", st));
+static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g,
+                                const AvgpoolForwardTensors *t, Status *st) {
+    TRY(backend_dtype_check(b, t->dtype, "avgpool_forward", st));
     TRY(backend_layout_check(g->layout, "avgpool_forward", st));
     if (pool_outputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(dtype, rc = avgpool_forward_stored(ctx, g, (const storage_t *)x,
-                                                             (storage_t *)y, st));
+    CUDA_STORAGE_DISPATCH(t->dtype, rc = avgpool_forward_stored(ctx, g, (const storage_t *)t->x,
+                                                                (storage_t *)t->y, st));
     return rc;
 }
 
@@ -456,15 +455,16 @@ static int avgpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, co
     return avgpool_backward_launch<T, false>(ctx, g, dy, dx, accumulate, st);
 }
 
-static int cuda_avgpool_backward(const Backend *b, const Pool2dGeometry *g, DType dtype,
-                                 const void *dy, void *dx, int accumulate, Status *st) {
-    TRY(backend_storage_dtype_check(dtype, "avgpool_backward", st));
+static int cuda_avgpool_backward(const Backend *b, const Pool2dGeometry *g,
+                                 const AvgpoolBackwardTensors *t, Status *st) {
+    TRY(backend_dtype_check(b, t->dtype, "avgpool_backward", st));
     TRY(backend_layout_check(g->layout, "avgpool_backward", st));
     if (pool_inputs(g) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(dtype, rc = avgpool_backward_stored(ctx, g, (const storage_t *)dy,
-                                                              (storage_t *)dx, accumulate, st));
+    CUDA_STORAGE_DISPATCH(t->dtype,
+                          rc = avgpool_backward_stored(ctx, g, (const storage_t *)t->dy,
+                                                       (storage_t *)t->dx, t->accumulate, st));
     return rc;
 }
 

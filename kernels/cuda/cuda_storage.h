@@ -38,7 +38,7 @@ __device__ static inline float storage_round(const __half *, float v) {
 }
 
 // cuBLAS's and cuBLASLt's name for a storage dtype; CUDA_R_32F for anything else, which
-// backend_storage_dtype_check has refused first.
+// backend_dtype_check has refused first.
 static inline cudaDataType_t cuda_storage_type(DType dtype) {
     switch (dtype) {
     case DTYPE_BF16: return CUDA_R_16BF;
@@ -49,7 +49,7 @@ static inline cudaDataType_t cuda_storage_type(DType dtype) {
 
 // Calls CALL with `storage_t` defined as the C type of DTYPE (f32, bf16 or f16), so one
 // templated launcher serves the three; the caller has checked DTYPE with
-// backend_storage_dtype_check.
+// backend_dtype_check.
 #define CUDA_STORAGE_DISPATCH(DTYPE, CALL)                                                   \
     do {                                                                                     \
         switch (DTYPE) {                                                                     \
@@ -72,7 +72,7 @@ static inline cudaDataType_t cuda_storage_type(DType dtype) {
 // runs no epilogue on 16-bit C (cuda_elementwise.cu): c[r][col] = act(c + bias[col]),
 // bias f32 (rounded to C's type first, as the epilogue would) or NULL, rows of `cols`
 // values `ldc` apart.
-int cuda_bias_activation_stored(const CudaContext *ctx, DType dtype, void *c, int rows, int cols,
+int cuda_bias_activation_stored(const Backend *b, DType dtype, void *c, int rows, int cols,
                                 int ldc, const float *bias, const FusedActivation *act,
                                 Status *st);
 

@@ -621,13 +621,17 @@ static void gather_case(int samples, const SampleTransform *t, int count) {
     int32_t *d_bad = dev_copy(&want_bad, sizeof want_bad);
     GatherArgs gather = {.count = count, .sample_size = sample_size, .classes = classes,
                          .transform = *t};
-    if (GPU_CALL(gather_samples, &gather, d_images, d_labels, d_indices, d_out, d_out_labels, d_bad))
+    if (GPU_CALL(gather_samples, &gather, &(GatherSamplesTensors){.images = d_images,
+                 .labels = d_labels, .indices = d_indices, .out_images = d_out,
+                 .out_labels = d_out_labels, .first_bad_sample = d_bad}))
         return;
     float *want = poisoned(n + 1);
     int32_t *want_labels = host_alloc(((size_t)count + 1) * sizeof *want_labels);
     int32_t *got_labels = host_alloc(((size_t)count + 1) * sizeof *got_labels);
     memset(want_labels, POISON_BYTE, ((size_t)count + 1) * sizeof *want_labels);
-    CPU_CALL(gather_samples, &gather, images, labels, indices, want, want_labels, &want_bad);
+    CPU_CALL(gather_samples, &gather, &(GatherSamplesTensors){.images = images, .labels = labels,
+             .indices = indices, .out_images = want, .out_labels = want_labels,
+             .first_bad_sample = &want_bad});
     download(got_labels, d_out_labels, ((size_t)count + 1) * sizeof *got_labels);
     download(&got_bad, d_bad, sizeof got_bad);
     compare_exact("gather_samples", "first bad-label sample", &got_bad, &want_bad, 1, 1, 0);
@@ -741,14 +745,15 @@ static void gemm_case(int ta, int tb, int m, int n, int k, float alpha, float be
     float *da = dev_floats(a, na), *db = dev_floats(bm, nb), *dc = dev_floats(c0, nc);
     GemmArgs args = {.transpose_a = ta, .transpose_b = tb, .m = m, .n = n, .k = k, .lda = lda,
                      .ldb = ldb, .ldc = ldc, .alpha = alpha, .beta = beta};
-    if (GPU_CALL(gemm, &args, da, db, dc)) return;
+    if (GPU_CALL(gemm, &args, &(GemmTensors){.a = da, .bm = db, .c = dc})) return;
     float *got = fetch(dc, nc), *want = copy_of(c0, nc);
-    CPU_CALL(gemm, &args, a, bm, want);
+    CPU_CALL(gemm, &args, &(GemmTensors){.a = a, .bm = bm, .c = want});
     float *cmag = beta == 0.0f ? zeros(nc) : absolute(c0, nc);
     GemmArgs magnitude = args;
     magnitude.alpha = fabsf(alpha);
     magnitude.beta = fabsf(beta);
-    CPU_CALL(gemm, &magnitude, absolute(a, na), absolute(bm, nb), cmag);
+    CPU_CALL(gemm, &magnitude, &(GemmTensors){.a = absolute(a, na), .bm = absolute(bm, nb),
+             .c = cmag});
     compare("gemm", "C", pack(got, m, n, ldc, 0), pack(want, m, n, ldc, 0), pack(cmag, m, n, ldc, 0),
             (size_t)m * n);
     if (pad)
@@ -782,10 +787,13 @@ static void add_bias_rows_case(int rows, int cols) {
     size_t n = (size_t)rows * cols;
     float *y0 = uniform(n, -1.0f, 1.0f), *bias = uniform((size_t)cols, -1.0f, 1.0f);
     float *dy = dev_floats(y0, n), *dbias = dev_floats(bias, (size_t)cols);
-    if (GPU_CALL(add_bias_rows, dy, dbias, rows, cols)) return;
+    if (GPU_CALL(add_bias_rows, &(AddBiasRowsArgs){.y = dy, .bias = dbias, .rows = rows,
+                 .cols = cols})) return;
     float *want = copy_of(y0, n), *mag = absolute(y0, n);
-    CPU_CALL(add_bias_rows, want, bias, rows, cols);
-    CPU_CALL(add_bias_rows, mag, absolute(bias, (size_t)cols), rows, cols);
+    CPU_CALL(add_bias_rows, &(AddBiasRowsArgs){.y = want, .bias = bias, .rows = rows,
+                                               .cols = cols});
+    CPU_CALL(add_bias_rows, &(AddBiasRowsArgs){.y = mag, .bias = absolute(bias, (size_t)cols),
+             .rows = rows, .cols = cols});
     compare("add_bias_rows", "y", fetch(dy, n), want, mag, n);
 }
 
@@ -811,11 +819,14 @@ static void sum_rows_case(int rows, int cols, float beta, DType dtype) {
     float *out0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
     void *dx = dev_copy(x_stored, n * dtype_size(dtype));
     float *dout = dev_floats(out0, (size_t)cols);
-    if (GPU_CALL(sum_rows, dout, dx, dtype, rows, cols, beta)) return;
+    if (GPU_CALL(sum_rows, &(SumRowsArgs){.out = dout, .x = dx, .x_dtype = dtype, .rows = rows,
+                 .cols = cols, .beta = beta})) return;
     float *want = copy_of(out0, (size_t)cols);
     float *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(out0, (size_t)cols);
-    CPU_CALL(sum_rows, want, x_stored, dtype, rows, cols, beta);
-    CPU_CALL(sum_rows, mag, absolute(x, n), DTYPE_F32, rows, cols, fabsf(beta));
+    CPU_CALL(sum_rows, &(SumRowsArgs){.out = want, .x = x_stored, .x_dtype = dtype, .rows = rows,
+             .cols = cols, .beta = beta});
+    CPU_CALL(sum_rows, &(SumRowsArgs){.out = mag, .x = absolute(x, n), .x_dtype = DTYPE_F32,
+             .rows = rows, .cols = cols, .beta = fabsf(beta)});
     compare("sum_rows", "out", fetch(dout, (size_t)cols), want, mag, (size_t)cols);
 }
 
@@ -844,11 +855,14 @@ static void accumulate_case(size_t n) {
     float *x = uniform(span, -1.0f, 1.0f), *y0 = uniform(span, -1.0f, 1.0f);
     float *dx = dev_floats(x, span), *dy = dev_floats(y0, span);
     const void *d_sources[1] = {dx};
-    if (GPU_CALL(accumulate, DTYPE_F32, dy, d_sources, 1, n, 1)) return;
+    if (GPU_CALL(accumulate, &(AccumulateArgs){.dtype = DTYPE_F32, .y = dy, .x = d_sources,
+                 .count = 1, .n = n, .accumulate = 1})) return;
     float *want = copy_of(y0, span), *mag = absolute(y0, span);
     const void *sources[1] = {x}, *mag_sources[1] = {absolute(x, span)};
-    CPU_CALL(accumulate, DTYPE_F32, want, sources, 1, n, 1);
-    CPU_CALL(accumulate, DTYPE_F32, mag, mag_sources, 1, n, 1);
+    CPU_CALL(accumulate, &(AccumulateArgs){.dtype = DTYPE_F32, .y = want, .x = sources, .count = 1,
+             .n = n, .accumulate = 1});
+    CPU_CALL(accumulate, &(AccumulateArgs){.dtype = DTYPE_F32, .y = mag, .x = mag_sources,
+             .count = 1, .n = n, .accumulate = 1});
     float *got = fetch(dy, span);
     compare("accumulate", "y", got, want, mag, span);
     compare_exact("accumulate", "the element after n", got + n, y0 + n, 1, 0, 0);
@@ -881,9 +895,11 @@ static void activation_forward_case(ActivationKind kind, float slope, size_t n) 
     status_clear(&st);
     float *x = activation_inputs(n);
     float *dx = dev_floats(x, n), *dy = dev_poison_floats(n);
-    if (GPU_CALL(activation_forward, kind, slope, DTYPE_F32, dx, dy, n)) return;
+    if (GPU_CALL(activation_forward, &(ActivationForwardArgs){.kind = kind, .slope = slope,
+                 .dtype = DTYPE_F32, .x = dx, .y = dy, .n = n})) return;
     float *want = poisoned(n);
-    CPU_CALL(activation_forward, kind, slope, DTYPE_F32, x, want, n);
+    CPU_CALL(activation_forward, &(ActivationForwardArgs){.kind = kind, .slope = slope,
+             .dtype = DTYPE_F32, .x = x, .y = want, .n = n});
     // Sigmoid is well conditioned everywhere: relative to its value. The others relative
     // to max(|x|, |y|): gelu's 1 + erf(x / sqrt 2) cancels for negative x, so its error
     // scales with x, not with the small result.
@@ -901,14 +917,19 @@ static void activation_backward_case(ActivationKind kind, float slope, size_t n,
     Status st;
     status_clear(&st);
     float *x = activation_inputs(n), *y = floats(n), *dy = uniform(n, -1.0f, 1.0f);
-    if (CPU_CALL(activation_forward, kind, slope, DTYPE_F32, x, y, n)) return;
+    if (CPU_CALL(activation_forward, &(ActivationForwardArgs){.kind = kind, .slope = slope,
+                 .dtype = DTYPE_F32, .x = x, .y = y, .n = n})) return;
     float *dx0 = accumulate ? uniform(n, -1.0f, 1.0f) : poisoned(n);
     float *d_x = dev_floats(x, n), *d_y = dev_floats(y, n), *d_dy = dev_floats(dy, n);
     float *d_dx = dev_floats(dx0, n);
-    if (GPU_CALL(activation_backward, kind, slope, DTYPE_F32, d_x, d_y, d_dy, d_dx, n, accumulate))
+    if (GPU_CALL(activation_backward, &(ActivationBackwardArgs){.kind = kind, .slope = slope,
+                 .dtype = DTYPE_F32, .x = d_x, .y = d_y, .dy = d_dy, .dx = d_dx, .n = n,
+                 .accumulate = accumulate}))
         return;
     float *want = copy_of(dx0, n);
-    CPU_CALL(activation_backward, kind, slope, DTYPE_F32, x, y, dy, want, n, accumulate);
+    CPU_CALL(activation_backward, &(ActivationBackwardArgs){.kind = kind, .slope = slope,
+             .dtype = DTYPE_F32, .x = x, .y = y, .dy = dy, .dx = want, .n = n,
+             .accumulate = accumulate});
     // |f'| <= 1.13 for all five, and f' is computed from O(1) values: the error scales
     // with |dy| (plus what was there).
     float *mag = floats(n);
@@ -997,15 +1018,18 @@ static void gemm_bias_activation_case(int ta, int tb, int m, int n, int k, float
     float *dbias = with_bias ? dev_floats_at(bias, (size_t)n, offset) : NULL;
     GemmArgs args = {.transpose_a = ta, .transpose_b = tb, .m = m, .n = n, .k = k, .lda = lda,
                      .ldb = ldb, .ldc = ldc, .alpha = 1.0f, .beta = beta};
-    if (GPU_CALL(gemm_bias_activation, &args, da, db, dbias, act, dc)) return;
+    if (GPU_CALL(gemm_bias_activation, &args, &(GemmBiasActivationTensors){.a = da, .bm = db,
+                 .bias = dbias, .c = dc}, act)) return;
     float *got = fetch(dc, nc), *want = copy_of(c0, nc);
-    CPU_CALL(gemm_bias_activation, &args, a, bm, with_bias ? bias : NULL, act, want);
+    CPU_CALL(gemm_bias_activation, &args, &(GemmBiasActivationTensors){.a = a, .bm = bm,
+             .bias = with_bias ? bias : NULL, .c = want}, act);
     float *cmag = beta == 0.0f ? zeros(nc) : absolute(c0, nc);
     GemmArgs magnitude = args;
     magnitude.beta = fabsf(beta);
     FusedActivation none = {0};
-    CPU_CALL(gemm_bias_activation, &magnitude, absolute(a, na), absolute(bm, nb),
-             with_bias ? absolute(bias, (size_t)n) : NULL, &none, cmag);
+    CPU_CALL(gemm_bias_activation, &magnitude, &(GemmBiasActivationTensors){.a = absolute(a, na),
+             .bm = absolute(bm, nb), .bias = with_bias ? absolute(bias, (size_t)n) : NULL, .c = cmag
+             }, &none);
     float *want_packed = pack(want, m, n, ldc, 0);
     compare("gemm_bias_activation", "C", pack(got, m, n, ldc, 0), want_packed,
             fused_magnitude(pack(cmag, m, n, ldc, 0), want_packed, (size_t)m * n), (size_t)m * n);
@@ -1057,30 +1081,38 @@ static void activation_bias_backward_case(const FusedActivation *act, int rows, 
     status_clear(&st);
     size_t n = (size_t)rows * cols;
     float *x = activation_inputs(n), *y = floats(n), *dy = uniform(n, -1.0f, 1.0f);
-    if (CPU_CALL(activation_forward, act->kind, act->slope, DTYPE_F32, x, y, n)) return;
+    if (CPU_CALL(activation_forward, &(ActivationForwardArgs){.kind = act->kind,
+                 .slope = act->slope, .dtype = DTYPE_F32, .x = x, .y = y, .n = n})) return;
     float *db0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
     float *d_y = dev_floats(y, n), *d_dy = dev_floats(dy, n), *d_dx = dev_poison_floats(n);
     float *d_db = with_bias ? dev_floats(db0, (size_t)cols) : NULL;
-    if (GPU_CALL(activation_bias_backward, act, DTYPE_F32, d_y, d_dy, d_dx, d_db, rows, cols, beta)) return;
+    if (GPU_CALL(activation_bias_backward, act, &(ActivationBiasBackwardTensors){
+                 .dtype = DTYPE_F32, .y = d_y, .dy = d_dy, .dx = d_dx, .dbias = d_db, .rows = rows,
+                 .cols = cols, .beta = beta})) return;
     float *want_dx = poisoned(n), *want_db = copy_of(db0, (size_t)cols);
-    CPU_CALL(activation_bias_backward, act, DTYPE_F32, y, dy, want_dx, with_bias ? want_db : NULL, rows,
-             cols, beta);
+    CPU_CALL(activation_bias_backward, act, &(ActivationBiasBackwardTensors){.dtype = DTYPE_F32,
+             .y = y, .dy = dy, .dx = want_dx, .dbias = with_bias ? want_db : NULL, .rows = rows,
+             .cols = cols, .beta = beta});
     float *got_dx = fetch(d_dx, n);
     compare("activation_bias_backward", "dx", got_dx, want_dx, absolute(dy, n), n);
     // The op promises the unfused GPU ops' bits (activation_backward from y, then sum_rows),
     // so that a dense layer trains the same fused or not: check it exactly.
     float *u_dx = dev_poison_floats(n);
-    if (GPU_CALL(activation_backward, act->kind, act->slope, DTYPE_F32, d_y, d_y, d_dy, u_dx, n, 0))
+    if (GPU_CALL(activation_backward, &(ActivationBackwardArgs){.kind = act->kind,
+                 .slope = act->slope, .dtype = DTYPE_F32, .x = d_y, .y = d_y, .dy = d_dy,
+                 .dx = u_dx, .n = n, .accumulate = 0}))
         return;
     compare_exact("activation_bias_backward", "dx vs activation_backward on the GPU", got_dx,
                   fetch(u_dx, n), n, 0, 0);
     if (!with_bias) return;
     float *got_db = fetch(d_db, (size_t)cols);
     float *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(db0, (size_t)cols);
-    CPU_CALL(sum_rows, mag, absolute(want_dx, n), DTYPE_F32, rows, cols, fabsf(beta));
+    CPU_CALL(sum_rows, &(SumRowsArgs){.out = mag, .x = absolute(want_dx, n), .x_dtype = DTYPE_F32,
+             .rows = rows, .cols = cols, .beta = fabsf(beta)});
     compare("activation_bias_backward", "dbias", got_db, want_db, mag, (size_t)cols);
     float *u_db = dev_floats(db0, (size_t)cols);
-    if (GPU_CALL(sum_rows, u_db, u_dx, DTYPE_F32, rows, cols, beta)) return;
+    if (GPU_CALL(sum_rows, &(SumRowsArgs){.out = u_db, .x = u_dx, .x_dtype = DTYPE_F32,
+                 .rows = rows, .cols = cols, .beta = beta})) return;
     compare_exact("activation_bias_backward", "dbias vs sum_rows on the GPU", got_db,
                   fetch(u_db, (size_t)cols), (size_t)cols, 0, 0);
 }
@@ -1111,9 +1143,11 @@ static void dropout_forward_case(size_t n, float rate, uint64_t seed) {
     status_clear(&st);
     float *x = uniform(n, -2.0f, 2.0f);
     float *d_x = dev_floats(x, n), *d_y = dev_poison_floats(n), *d_mask = dev_poison_floats(n);
-    if (GPU_CALL(dropout_forward, DTYPE_F32, d_x, d_y, d_mask, n, rate, seed)) return;
+    if (GPU_CALL(dropout_forward, &(DropoutForwardArgs){.dtype = DTYPE_F32, .x = d_x, .y = d_y,
+                 .mask = d_mask, .n = n, .rate = rate, .seed = seed})) return;
     float *want_y = poisoned(n), *want_mask = poisoned(n);
-    CPU_CALL(dropout_forward, DTYPE_F32, x, want_y, want_mask, n, rate, seed);
+    CPU_CALL(dropout_forward, &(DropoutForwardArgs){.dtype = DTYPE_F32, .x = x, .y = want_y,
+             .mask = want_mask, .n = n, .rate = rate, .seed = seed});
     compare_exact("dropout_forward", "mask", fetch(d_mask, n), want_mask, n, 0, 0);
     float *mag = floats(n);
     for (size_t i = 0; i < n; i++) mag[i] = fabsf(x[i]) / (1.0f - rate);
@@ -1126,13 +1160,16 @@ static void dropout_backward_case(size_t n, float rate, uint64_t seed, int accum
     Status st;
     status_clear(&st);
     float *x = uniform(n, -2.0f, 2.0f), *y = floats(n), *mask = floats(n);
-    if (CPU_CALL(dropout_forward, DTYPE_F32, x, y, mask, n, rate, seed)) return;
+    if (CPU_CALL(dropout_forward, &(DropoutForwardArgs){.dtype = DTYPE_F32, .x = x, .y = y,
+                 .mask = mask, .n = n, .rate = rate, .seed = seed})) return;
     float *dy = uniform(n, -1.0f, 1.0f);
     float *dx0 = accumulate ? uniform(n, -1.0f, 1.0f) : poisoned(n);
     float *d_dy = dev_floats(dy, n), *d_mask = dev_floats(mask, n), *d_dx = dev_floats(dx0, n);
-    if (GPU_CALL(dropout_backward, DTYPE_F32, d_dy, d_mask, d_dx, n, accumulate)) return;
+    if (GPU_CALL(dropout_backward, &(DropoutBackwardArgs){.dtype = DTYPE_F32, .dy = d_dy,
+                 .mask = d_mask, .dx = d_dx, .n = n, .accumulate = accumulate})) return;
     float *want = copy_of(dx0, n);
-    CPU_CALL(dropout_backward, DTYPE_F32, dy, mask, want, n, accumulate);
+    CPU_CALL(dropout_backward, &(DropoutBackwardArgs){.dtype = DTYPE_F32, .dy = dy, .mask = mask,
+             .dx = want, .n = n, .accumulate = accumulate});
     float *mag = floats(n);
     for (size_t i = 0; i < n; i++)
         mag[i] = fabsf(dy[i] * mask[i]) + (accumulate ? fabsf(dx0[i]) : 0.0f);
@@ -1221,13 +1258,15 @@ static void softmax_forward_case(int rows, int classes, float offset, int with_g
     int32_t *d_labels = dev_copy(labels, (size_t)rows * sizeof *labels);
     float *d_stats = dev_poison_floats(2 * (size_t)rows);
     float *d_grad = with_gradient ? dev_poison_floats(n) : NULL;
-    if (GPU_CALL(softmax_cross_entropy_forward, d_z, d_labels, rows, classes, d_probs, d_stats,
-                 d_grad, scale))
+    if (GPU_CALL(softmax_cross_entropy_forward, &(SoftmaxCrossEntropyForwardArgs){.logits = d_z,
+                 .labels = d_labels, .rows = rows, .classes = classes, .probs = d_probs,
+                 .row_stats = d_stats, .dlogits = d_grad, .scale = scale}))
         return;
     float *probs = poisoned(n), *row_stats = poisoned(2 * (size_t)rows), *loss, *correct;
     float *grad = with_gradient ? poisoned(n) : NULL;
-    CPU_CALL(softmax_cross_entropy_forward, z, labels, rows, classes, probs, row_stats, grad,
-             scale);
+    CPU_CALL(softmax_cross_entropy_forward, &(SoftmaxCrossEntropyForwardArgs){.logits = z,
+             .labels = labels, .rows = rows, .classes = classes, .probs = probs,
+             .row_stats = row_stats, .dlogits = grad, .scale = scale});
     split_row_stats(row_stats, rows, &loss, &correct);
     float *gpu_loss, *gpu_correct;
     split_row_stats(fetch(d_stats, 2 * (size_t)rows), rows, &gpu_loss, &gpu_correct);
@@ -1248,8 +1287,9 @@ static void softmax_forward_case(int rows, int classes, float offset, int with_g
     float *gpu_grad = fetch(d_grad, n);
     compare("softmax_cross_entropy_forward", "dlogits", gpu_grad, grad, mag, n);
     float *d_backward = dev_poison_floats(n);
-    if (GPU_CALL(softmax_cross_entropy_backward, d_probs, d_labels, rows, classes, scale,
-                 d_backward, 0))
+    if (GPU_CALL(softmax_cross_entropy_backward, &(SoftmaxCrossEntropyBackwardArgs){
+                 .probs = d_probs, .labels = d_labels, .rows = rows, .classes = classes,
+                 .scale = scale, .dlogits = d_backward, .accumulate = 0}))
         return;
     compare_exact("softmax_cross_entropy_forward", "dlogits (= the GPU's backward)", gpu_grad,
                   fetch(d_backward, n), n, 0, 0);
@@ -1263,18 +1303,22 @@ static void softmax_backward_case(int rows, int classes, int accumulate) {
     float *z = scores(rows, classes, 0.0f), *probs = floats(n);
     float *row_stats = floats(2 * (size_t)rows);
     int32_t *labels = labels_for(rows, classes);
-    if (CPU_CALL(softmax_cross_entropy_forward, z, labels, rows, classes, probs, row_stats, NULL,
-                 0.0f))
+    if (CPU_CALL(softmax_cross_entropy_forward, &(SoftmaxCrossEntropyForwardArgs){.logits = z,
+                 .labels = labels, .rows = rows, .classes = classes, .probs = probs,
+                 .row_stats = row_stats, .dlogits = NULL, .scale = 0.0f}))
         return;
     float scale = 1.0f / (float)rows;
     float *d0 = accumulate ? uniform(n, -1.0f, 1.0f) : poisoned(n);
     float *d_probs = dev_floats(probs, n), *d_d = dev_floats(d0, n);
     int32_t *d_labels = dev_copy(labels, (size_t)rows * sizeof *labels);
-    if (GPU_CALL(softmax_cross_entropy_backward, d_probs, d_labels, rows, classes, scale, d_d,
-                 accumulate))
+    if (GPU_CALL(softmax_cross_entropy_backward, &(SoftmaxCrossEntropyBackwardArgs){
+                 .probs = d_probs, .labels = d_labels, .rows = rows, .classes = classes,
+                 .scale = scale, .dlogits = d_d, .accumulate = accumulate}))
         return;
     float *want = copy_of(d0, n), *mag = floats(n);
-    CPU_CALL(softmax_cross_entropy_backward, probs, labels, rows, classes, scale, want, accumulate);
+    CPU_CALL(softmax_cross_entropy_backward, &(SoftmaxCrossEntropyBackwardArgs){.probs = probs,
+             .labels = labels, .rows = rows, .classes = classes, .scale = scale, .dlogits = want,
+             .accumulate = accumulate});
     for (size_t i = 0; i < n; i++)
         mag[i] = (probs[i] + (labels[i / (size_t)classes] == (int32_t)(i % (size_t)classes))) * scale +
                  (accumulate ? fabsf(d0[i]) : 0.0f);
@@ -1292,9 +1336,11 @@ static void mse_forward_case(int rows, int classes) {
     float *d_y = dev_floats(y, n);
     int32_t *d_labels = dev_copy(labels, (size_t)rows * sizeof *labels);
     float *d_stats = dev_poison_floats(2 * (size_t)rows);
-    if (GPU_CALL(mse_forward, d_y, d_labels, rows, classes, d_stats)) return;
+    if (GPU_CALL(mse_forward, &(MseForwardArgs){.predictions = d_y, .labels = d_labels,
+                 .rows = rows, .classes = classes, .row_stats = d_stats})) return;
     float *row_stats = poisoned(2 * (size_t)rows), *loss, *correct, *gpu_loss, *gpu_correct;
-    CPU_CALL(mse_forward, y, labels, rows, classes, row_stats);
+    CPU_CALL(mse_forward, &(MseForwardArgs){.predictions = y, .labels = labels, .rows = rows,
+             .classes = classes, .row_stats = row_stats});
     split_row_stats(row_stats, rows, &loss, &correct);
     split_row_stats(fetch(d_stats, 2 * (size_t)rows), rows, &gpu_loss, &gpu_correct);
     // A sum of squares: every term >= 0, so relative to the result.
@@ -1313,9 +1359,12 @@ static void mse_backward_case(int rows, int classes, int accumulate) {
     float *d0 = accumulate ? uniform(n, -1.0f, 1.0f) : poisoned(n);
     float *d_y = dev_floats(y, n), *d_d = dev_floats(d0, n);
     int32_t *d_labels = dev_copy(labels, (size_t)rows * sizeof *labels);
-    if (GPU_CALL(mse_backward, d_y, d_labels, rows, classes, scale, d_d, accumulate)) return;
+    if (GPU_CALL(mse_backward, &(MseBackwardArgs){.predictions = d_y, .labels = d_labels,
+                 .rows = rows, .classes = classes, .scale = scale, .dpredictions = d_d,
+                 .accumulate = accumulate})) return;
     float *want = copy_of(d0, n), *mag = floats(n);
-    CPU_CALL(mse_backward, y, labels, rows, classes, scale, want, accumulate);
+    CPU_CALL(mse_backward, &(MseBackwardArgs){.predictions = y, .labels = labels, .rows = rows,
+             .classes = classes, .scale = scale, .dpredictions = want, .accumulate = accumulate});
     for (size_t i = 0; i < n; i++)
         mag[i] = 2.0f * (fabsf(y[i]) + 1.0f) * scale + (accumulate ? fabsf(d0[i]) : 0.0f);
     compare("mse_backward", "dpredictions", fetch(d_d, n), want, mag, n);
@@ -1428,12 +1477,15 @@ static void batchnorm_training_case(const BnShape *s) {
     float *d_mean = dev_poison_floats(c), *d_invstd = dev_poison_floats(c);
     BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial,
                           .momentum = momentum, .eps = eps};
-    if (GPU_CALL(batchnorm_forward_training, &args, d_x, d_y, d_gamma, d_beta, d_rm, d_rv, d_mean,
-                 d_invstd))
+    if (GPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTensors){.x = d_x,
+                 .y = d_y, .gamma = d_gamma, .beta = d_beta, .running_mean = d_rm,
+                 .running_var = d_rv, .save_mean = d_mean, .save_invstd = d_invstd}))
         return;
     float *y = poisoned(count), *rm = copy_of(rm0, c), *rv = copy_of(rv0, c);
     float *mean = poisoned(c), *invstd = poisoned(c);
-    if (CPU_CALL(batchnorm_forward_training, &args, x, y, gamma, beta, rm, rv, mean, invstd))
+    if (CPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTensors){.x = x,
+                 .y = y, .gamma = gamma, .beta = beta, .running_mean = rm, .running_var = rv,
+                 .save_mean = mean, .save_invstd = invstd}))
         return;
     // The mean's error scales with the channel's spread; the running mean's with what it
     // is made of; the variance and 1/std are sums of squares, relative to themselves.
@@ -1464,11 +1516,14 @@ static void batchnorm_inference_case(const BnShape *s, int save) {
     float *d_rm = dev_floats(rm, c), *d_rv = dev_floats(rv, c);
     float *d_mean = save ? dev_poison_floats(c) : NULL, *d_invstd = save ? dev_poison_floats(c) : NULL;
     BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial, .eps = eps};
-    if (GPU_CALL(batchnorm_forward_inference, &args, d_x, d_y, d_gamma, d_beta, d_rm, d_rv, d_mean,
-                 d_invstd))
+    if (GPU_CALL(batchnorm_forward_inference, &args, &(BatchnormForwardTensors){.x = d_x,
+                 .y = d_y, .gamma = d_gamma, .beta = d_beta, .running_mean = d_rm,
+                 .running_var = d_rv, .save_mean = d_mean, .save_invstd = d_invstd}))
         return;
     float *y = poisoned(count), *mean = poisoned(c), *invstd = poisoned(c);
-    if (CPU_CALL(batchnorm_forward_inference, &args, x, y, gamma, beta, rm, rv, mean, invstd))
+    if (CPU_CALL(batchnorm_forward_inference, &args, &(BatchnormForwardTensors){.x = x,
+                 .y = y, .gamma = gamma, .beta = beta, .running_mean = rm, .running_var = rv,
+                 .save_mean = mean, .save_invstd = invstd}))
         return;
     compare("batchnorm_forward_inference", "y", fetch(d_y, count), y,
             bn_output_magnitude(s, x, gamma, beta, mean, invstd), count);
@@ -1500,10 +1555,12 @@ static void batchnorm_backward_case(const BnShape *s, int batch_statistics, int 
                           .momentum = 0.1f, .eps = 1e-5f, .batch_statistics = batch_statistics,
                           .accumulate_dx = accumulate_dx, .accumulate_params = accumulate_params};
     int rc = batch_statistics
-                 ? CPU_CALL(batchnorm_forward_training, &args, x, scratch, gamma, beta, rm, rv,
-                            mean, invstd)
-                 : CPU_CALL(batchnorm_forward_inference, &args, x, scratch, gamma, beta, rm, rv,
-                            mean, invstd);
+                 ? CPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTensors){
+                            .x = x, .y = scratch, .gamma = gamma, .beta = beta, .running_mean = rm,
+                            .running_var = rv, .save_mean = mean, .save_invstd = invstd})
+                 : CPU_CALL(batchnorm_forward_inference, &args, &(BatchnormForwardTensors){
+                            .x = x, .y = scratch, .gamma = gamma, .beta = beta, .running_mean = rm,
+                            .running_var = rv, .save_mean = mean, .save_invstd = invstd});
     if (rc) return;
     float *dx0 = accumulate_dx ? uniform(count, -1.0f, 1.0f) : poisoned(count);
     float *dg0 = accumulate_params ? uniform(c, -1.0f, 1.0f) : poisoned(c);
@@ -1512,10 +1569,14 @@ static void batchnorm_backward_case(const BnShape *s, int batch_statistics, int 
     float *d_mean = dev_floats(mean, c), *d_invstd = dev_floats(invstd, c);
     float *d_dx = with_dx ? dev_floats(dx0, count) : NULL;
     float *d_dg = dev_floats(dg0, c), *d_db = dev_floats(db0, c);
-    if (GPU_CALL(batchnorm_backward, &args, d_x, d_dy, d_gamma, d_mean, d_invstd, d_dx, d_dg, d_db))
+    if (GPU_CALL(batchnorm_backward, &args, &(BatchnormBackwardTensors){.x = d_x, .dy = d_dy,
+                 .gamma = d_gamma, .save_mean = d_mean, .save_invstd = d_invstd, .dx = d_dx,
+                 .dgamma = d_dg, .dbeta = d_db}))
         return;
     float *dx = copy_of(dx0, count), *dg = copy_of(dg0, c), *db = copy_of(db0, c);
-    if (CPU_CALL(batchnorm_backward, &args, x, dy, gamma, mean, invstd, with_dx ? dx : NULL, dg, db))
+    if (CPU_CALL(batchnorm_backward, &args, &(BatchnormBackwardTensors){.x = x, .dy = dy,
+                 .gamma = gamma, .save_mean = mean, .save_invstd = invstd,
+                 .dx = with_dx ? dx : NULL, .dgamma = dg, .dbeta = db}))
         return;
     // Per channel: sum |dy| and sum |dy * xhat| (what dbeta's and dgamma's errors scale
     // with); dx's terms are dy, mean(dy) and xhat * mean(dy * xhat), times gamma * invstd.
@@ -1594,15 +1655,17 @@ static void batchnorm_sync_forward_case(const BnShape *s, int empty) {
     BatchnormArgs share = args;
     share.n = empty ? 0 : s->n;
     if (GPU_CALL(batchnorm_channel_sums, &args, d_x, d_sums) ||
-        GPU_CALL(batchnorm_forward_with_sums, &share, d_x, d_y, d_gamma, d_beta, d_sums, d_rm,
-                 d_rv, d_mean, d_invstd))
+        GPU_CALL(batchnorm_forward_with_sums, &share, &(BatchnormForwardWithSumsTensors){.x = d_x,
+                 .y = d_y, .gamma = d_gamma, .beta = d_beta, .sums = d_sums, .running_mean = d_rm,
+                 .running_var = d_rv, .save_mean = d_mean, .save_invstd = d_invstd}))
         return;
     double *sums = host_alloc((2 * c + 1) * sizeof *sums);
     float *y = poisoned(count), *rm = copy_of(rm0, c), *rv = copy_of(rv0, c);
     float *mean = poisoned(c), *invstd = poisoned(c);
     if (CPU_CALL(batchnorm_channel_sums, &args, x, sums) ||
-        CPU_CALL(batchnorm_forward_with_sums, &share, x, y, gamma, beta, sums, rm, rv, mean,
-                 invstd))
+        CPU_CALL(batchnorm_forward_with_sums, &share, &(BatchnormForwardWithSumsTensors){.x = x,
+                 .y = y, .gamma = gamma, .beta = beta, .sums = sums, .running_mean = rm,
+                 .running_var = rv, .save_mean = mean, .save_invstd = invstd}))
         return;
     float *sums_mag = floats(2 * c), *mean_mag = floats(c), *rm_mag = floats(c);
     memset(sums_mag, 0, 2 * c * sizeof *sums_mag);
@@ -1646,7 +1709,9 @@ static void batchnorm_sync_backward_case(const BnShape *s, int accumulate_dx,
     BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial,
                           .momentum = 0.1f, .eps = 1e-5f, .batch_statistics = 1,
                           .accumulate_dx = accumulate_dx, .accumulate_params = accumulate_params};
-    if (CPU_CALL(batchnorm_forward_training, &args, x, scratch, gamma, beta, rm, rv, mean, invstd))
+    if (CPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTensors){.x = x,
+                 .y = scratch, .gamma = gamma, .beta = beta, .running_mean = rm, .running_var = rv,
+                 .save_mean = mean, .save_invstd = invstd}))
         return;
     float *dx0 = accumulate_dx ? uniform(count, -1.0f, 1.0f) : poisoned(count);
     float *dg0 = accumulate_params ? uniform(c, -1.0f, 1.0f) : poisoned(c);
@@ -1655,15 +1720,21 @@ static void batchnorm_sync_backward_case(const BnShape *s, int accumulate_dx,
     float *d_mean = dev_floats(mean, c), *d_invstd = dev_floats(invstd, c);
     float *d_dx = dev_floats(dx0, count), *d_dg = dev_floats(dg0, c), *d_db = dev_floats(db0, c);
     double *d_sums = dev_doubles_poisoned(2 * c + 1);
-    if (GPU_CALL(batchnorm_backward_channel_sums, &args, d_x, d_dy, d_mean, d_invstd, d_sums, d_dg,
-                 d_db) ||
-        GPU_CALL(batchnorm_backward_data_with_sums, &args, d_x, d_dy, d_gamma, d_mean, d_invstd,
-                 d_sums, d_dx))
+    if (GPU_CALL(batchnorm_backward_channel_sums, &args, &(BatchnormBackwardChannelSumsTensors){
+                 .x = d_x, .dy = d_dy, .save_mean = d_mean, .save_invstd = d_invstd,
+                 .sums = d_sums, .dgamma = d_dg, .dbeta = d_db}) ||
+        GPU_CALL(batchnorm_backward_data_with_sums, &args, &(BatchnormBackwardDataWithSumsTensors){
+                 .x = d_x, .dy = d_dy, .gamma = d_gamma, .save_mean = d_mean,
+                 .save_invstd = d_invstd, .sums = d_sums, .dx = d_dx}))
         return;
     double *sums = host_alloc((2 * c + 1) * sizeof *sums);
     float *dx = copy_of(dx0, count), *dg = copy_of(dg0, c), *db = copy_of(db0, c);
-    if (CPU_CALL(batchnorm_backward_channel_sums, &args, x, dy, mean, invstd, sums, dg, db) ||
-        CPU_CALL(batchnorm_backward_data_with_sums, &args, x, dy, gamma, mean, invstd, sums, dx))
+    if (CPU_CALL(batchnorm_backward_channel_sums, &args, &(BatchnormBackwardChannelSumsTensors){
+                 .x = x, .dy = dy, .save_mean = mean, .save_invstd = invstd, .sums = sums,
+                 .dgamma = dg, .dbeta = db}) ||
+        CPU_CALL(batchnorm_backward_data_with_sums, &args, &(BatchnormBackwardDataWithSumsTensors){
+                 .x = x, .dy = dy, .gamma = gamma, .save_mean = mean, .save_invstd = invstd,
+                 .sums = sums, .dx = dx}))
         return;
     // The magnitudes batchnorm_backward_case argues, per channel and per element.
     double *abs_dy = host_alloc(c * sizeof(double)), *abs_dy_xhat = host_alloc(c * sizeof(double));
@@ -1724,18 +1795,23 @@ static void batchnorm_sync_empty_case(const BnShape *s, int accumulate_params) {
     double *d_forward = dev_doubles_poisoned(2 * c + 1), *d_backward = dev_doubles_poisoned(2 * c + 1);
     double *d_whole = dev_doubles_poisoned(2 * c + 1);
     if (GPU_CALL(batchnorm_channel_sums, &empty, d_x, d_forward) ||
-        GPU_CALL(batchnorm_backward_channel_sums, &empty, d_x, d_dy, d_mean, d_invstd, d_backward,
-                 d_dg, d_db) ||
-        GPU_CALL(batchnorm_backward_channel_sums, &whole, d_x, d_dy, d_mean, d_invstd, d_whole,
-                 dev_poison_floats(c), dev_poison_floats(c)) ||
-        GPU_CALL(batchnorm_backward_data_with_sums, &empty, d_x, d_dy, d_gamma, d_mean, d_invstd,
-                 d_whole, d_dx))
+        GPU_CALL(batchnorm_backward_channel_sums, &empty, &(BatchnormBackwardChannelSumsTensors){
+                 .x = d_x, .dy = d_dy, .save_mean = d_mean, .save_invstd = d_invstd,
+                 .sums = d_backward, .dgamma = d_dg, .dbeta = d_db}) ||
+        GPU_CALL(batchnorm_backward_channel_sums, &whole, &(BatchnormBackwardChannelSumsTensors){
+                 .x = d_x, .dy = d_dy, .save_mean = d_mean, .save_invstd = d_invstd,
+                 .sums = d_whole, .dgamma = dev_poison_floats(c), .dbeta = dev_poison_floats(c)}) ||
+        GPU_CALL(batchnorm_backward_data_with_sums, &empty, &(BatchnormBackwardDataWithSumsTensors){
+                 .x = d_x, .dy = d_dy, .gamma = d_gamma, .save_mean = d_mean,
+                 .save_invstd = d_invstd, .sums = d_whole, .dx = d_dx}))
         return;
     double *forward = host_alloc((2 * c + 1) * sizeof(double));
     double *backward = host_alloc((2 * c + 1) * sizeof(double));
     float *dg = copy_of(dg0, c), *db = copy_of(db0, c);
     if (CPU_CALL(batchnorm_channel_sums, &empty, x, forward) ||
-        CPU_CALL(batchnorm_backward_channel_sums, &empty, x, dy, mean, invstd, backward, dg, db))
+        CPU_CALL(batchnorm_backward_channel_sums, &empty, &(BatchnormBackwardChannelSumsTensors){
+                 .x = x, .dy = dy, .save_mean = mean, .save_invstd = invstd, .sums = backward,
+                 .dgamma = dg, .dbeta = db}))
         return;
     compare_exact("batchnorm_channel_sums", "sums (empty share)",
                   fetch_doubles(d_forward, 2 * c + 1), forward, words, 0, 0);
@@ -1863,8 +1939,12 @@ static int conv_reference(const Conv2dGeometry *g, const ConvCase *k, const floa
     const float *ab = absolute(bias, nb);
     r->y = poisoned(ny);
     r->y_mag = poisoned(ny);
-    int rc = CPU_CALL(conv2d_forward, g, x, w, k->bias ? bias : NULL, r->y, ws, bytes);
-    rc = rc || CPU_CALL(conv2d_forward, g, ax, aw, k->bias ? ab : NULL, r->y_mag, ws, bytes);
+    int rc = CPU_CALL(conv2d_forward, g, &(Conv2dForwardTensors){.x = x, .w = w,
+                      .bias = k->bias ? bias : NULL, .y = r->y, .workspace = ws,
+                      .workspace_bytes = bytes});
+    rc = rc || CPU_CALL(conv2d_forward, g, &(Conv2dForwardTensors){.x = ax, .w = aw,
+                        .bias = k->bias ? ab : NULL, .y = r->y_mag, .workspace = ws,
+                        .workspace_bytes = bytes});
     for (int acc = 0; acc <= 1 && !rc; acc++) {
         r->dx[acc] = acc ? copy_of(dx0, nx) : poisoned(nx);
         r->dx_mag[acc] = acc ? absolute(dx0, nx) : poisoned(nx);
@@ -1872,12 +1952,18 @@ static int conv_reference(const Conv2dGeometry *g, const ConvCase *k, const floa
         r->dw_mag[acc] = acc ? absolute(dw0, nw) : poisoned(nw);
         r->db[acc] = acc ? copy_of(db0, nb) : poisoned(nb);
         r->db_mag[acc] = acc ? absolute(db0, nb) : poisoned(nb);
-        rc = CPU_CALL(conv2d_backward_data, g, dy, w, r->dx[acc], ws, bytes, acc) ||
-             CPU_CALL(conv2d_backward_data, g, ady, aw, r->dx_mag[acc], ws, bytes, acc) ||
-             CPU_CALL(conv2d_backward_filter, g, x, dy, r->dw[acc], k->bias ? r->db[acc] : NULL, ws,
-                      bytes, acc) ||
-             CPU_CALL(conv2d_backward_filter, g, ax, ady, r->dw_mag[acc],
-                      k->bias ? r->db_mag[acc] : NULL, ws, bytes, acc);
+        rc = CPU_CALL(conv2d_backward_data, g, &(Conv2dBackwardDataTensors){.dy = dy, .w = w,
+                      .dx = r->dx[acc], .workspace = ws, .workspace_bytes = bytes, .accumulate = acc
+                      }) ||
+             CPU_CALL(conv2d_backward_data, g, &(Conv2dBackwardDataTensors){.dy = ady, .w = aw,
+                      .dx = r->dx_mag[acc], .workspace = ws, .workspace_bytes = bytes,
+                      .accumulate = acc}) ||
+             CPU_CALL(conv2d_backward_filter, g, &(Conv2dBackwardFilterTensors){.x = x, .dy = dy,
+                      .dw = r->dw[acc], .dbias = k->bias ? r->db[acc] : NULL, .workspace = ws,
+                      .workspace_bytes = bytes, .accumulate = acc}) ||
+             CPU_CALL(conv2d_backward_filter, g, &(Conv2dBackwardFilterTensors){.x = ax, .dy = ady,
+                      .dw = r->dw_mag[acc], .dbias = k->bias ? r->db_mag[acc] : NULL,
+                      .workspace = ws, .workspace_bytes = bytes, .accumulate = acc});
     }
     return rc;
 }
@@ -1903,7 +1989,8 @@ static float *conv_relaid(const float *src, int n, int channels, int pixels, Lay
     Status st;
     status_clear(&st);
     float *dst = floats((size_t)n * channels * pixels);
-    CPU_CALL(layout_convert, DTYPE_F32, n, channels, pixels, from, src, dst, 0);
+    CPU_CALL(layout_convert, &(LayoutConvertArgs){.dtype = DTYPE_F32, .n = n, .channels = channels,
+             .pixels = pixels, .from = from, .src = src, .dst = dst, .accumulate = 0});
     return dst;
 }
 
@@ -1959,7 +2046,9 @@ static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char 
     float *d_dy = dev_floats(dy, ny);
     if (HAVE(conv2d_forward)) {
         float *d_y = dev_poison_floats(ny);
-        if (!GPU_CALL(conv2d_forward, g, d_x, d_w, k->bias ? d_bias : NULL, d_y, ws, bytes))
+        if (!GPU_CALL(conv2d_forward, g, &(Conv2dForwardTensors){.x = d_x, .w = d_w,
+                      .bias = k->bias ? d_bias : NULL, .y = d_y, .workspace = ws,
+                      .workspace_bytes = bytes}))
             compare("conv2d_forward", "y", conv_fetch_nchw(d_y, k->n, k->f, out_pixels, lay),
                     r->y, r->y_mag, ny);
     }
@@ -1967,11 +2056,14 @@ static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char 
         for (int a = 0; a < FUSED_ACTIVATIONS; a++) {
             const FusedActivation *act = &fused_activations[a];
             float *d_y = dev_poison_floats(ny);
-            if (GPU_CALL(conv2d_forward_bias_activation, g, d_x, d_w, k->bias ? d_bias : NULL, act,
-                         d_y, ws, bytes))
+            if (GPU_CALL(conv2d_forward_bias_activation, g, &(Conv2dForwardTensors){.x = d_x,
+                         .w = d_w, .bias = k->bias ? d_bias : NULL, .y = d_y, .workspace = ws,
+                         .workspace_bytes = bytes}, act))
                 continue;
             float *want = copy_of(r->y, ny);
-            if (act->apply && CPU_CALL(activation_forward, act->kind, act->slope, DTYPE_F32, want, want, ny))
+            if (act->apply && CPU_CALL(activation_forward, &(ActivationForwardArgs){
+                                       .kind = act->kind, .slope = act->slope, .dtype = DTYPE_F32,
+                                       .x = want, .y = want, .n = ny}))
                 continue;
             char what[64];
             snprintf(what, sizeof what, "y (act=%s)", fused_name(act));
@@ -1982,7 +2074,9 @@ static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char 
     for (int acc = 0; acc <= 1; acc++) {
         if (HAVE(conv2d_backward_data)) {
             float *d_dx = acc ? dev_floats(dx0, nx) : dev_poison_floats(nx);
-            if (!GPU_CALL(conv2d_backward_data, g, d_dy, d_w, d_dx, ws, bytes, acc))
+            if (!GPU_CALL(conv2d_backward_data, g, &(Conv2dBackwardDataTensors){.dy = d_dy,
+                          .w = d_w, .dx = d_dx, .workspace = ws, .workspace_bytes = bytes,
+                          .accumulate = acc}))
                 compare("conv2d_backward_data", acc ? "dx (accumulate)" : "dx",
                         conv_fetch_nchw(d_dx, k->n, k->c, in_pixels, lay),
                         r->dx[acc], r->dx_mag[acc], nx);
@@ -1990,8 +2084,9 @@ static void conv_variant(const Conv2dGeometry *g, const ConvCase *k, const char 
         if (HAVE(conv2d_backward_filter)) {
             float *d_dw = acc ? dev_floats(dw0, nw) : dev_poison_floats(nw);
             float *d_db = acc ? dev_floats(db0, nb) : dev_poison_floats(nb);
-            if (!GPU_CALL(conv2d_backward_filter, g, d_x, d_dy, d_dw, k->bias ? d_db : NULL, ws,
-                          bytes, acc)) {
+            if (!GPU_CALL(conv2d_backward_filter, g, &(Conv2dBackwardFilterTensors){.x = d_x,
+                          .dy = d_dy, .dw = d_dw, .dbias = k->bias ? d_db : NULL, .workspace = ws,
+                          .workspace_bytes = bytes, .accumulate = acc})) {
                 compare("conv2d_backward_filter", acc ? "dw (accumulate)" : "dw", fetch(d_dw, nw),
                         r->dw[acc], r->dw_mag[acc], nw);
                 if (k->bias)
@@ -2115,10 +2210,12 @@ static void maxpool_forward_case(const PoolCase *k, Layout layout, int input) {
     float *x = pool_input(nx, input);
     float *d_x = dev_floats(x, nx), *d_y = dev_poison_floats(ny);
     int32_t *d_arg = dev_poisoned(ny * sizeof(int32_t));
-    if (GPU_CALL(maxpool_forward, &g, DTYPE_F32, d_x, d_y, d_arg)) return;
+    if (GPU_CALL(maxpool_forward, &g, &(MaxpoolForwardTensors){.dtype = DTYPE_F32, .x = d_x,
+                 .y = d_y, .argmax = d_arg})) return;
     float *y = poisoned(ny);
     int32_t *arg = host_alloc(ny * sizeof *arg), *got_arg = host_alloc(ny * sizeof *got_arg);
-    CPU_CALL(maxpool_forward, &g, DTYPE_F32, x, y, arg);
+    CPU_CALL(maxpool_forward, &g, &(MaxpoolForwardTensors){.dtype = DTYPE_F32, .x = x, .y = y,
+             .argmax = arg});
     download(got_arg, d_arg, ny * sizeof *got_arg);
     compare_exact("maxpool_forward", "y", fetch(d_y, ny), y, ny, 0, 1);
     compare_exact("maxpool_forward", "argmax", got_arg, arg, ny, 1, 0);
@@ -2134,16 +2231,19 @@ static void maxpool_backward_case(const PoolCase *k, Layout layout, int input, i
     size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->c * g.out_h * g.out_w;
     float *x = pool_input(nx, input), *y = floats(ny);
     int32_t *arg = host_alloc(ny * sizeof *arg);
-    if (CPU_CALL(maxpool_forward, &g, DTYPE_F32, x, y, arg)) return;
+    if (CPU_CALL(maxpool_forward, &g, &(MaxpoolForwardTensors){.dtype = DTYPE_F32, .x = x, .y = y,
+                 .argmax = arg})) return;
     // Some dy of -0: the CPU's 0 + -0 leaves +0 in dx, which a plain copy of dy would not.
     float *dy = uniform(ny, -1.0f, 1.0f);
     for (size_t i = 0; i < ny; i += 7) dy[i] = -0.0f;
     float *dx0 = accumulate ? uniform(nx, -1.0f, 1.0f) : poisoned(nx);
     float *d_dy = dev_floats(dy, ny), *d_dx = dev_floats(dx0, nx);
     int32_t *d_arg = dev_copy(arg, ny * sizeof *arg);
-    if (GPU_CALL(maxpool_backward, &g, DTYPE_F32, d_dy, d_arg, d_dx, accumulate)) return;
+    if (GPU_CALL(maxpool_backward, &g, &(MaxpoolBackwardTensors){.dtype = DTYPE_F32, .dy = d_dy,
+                 .argmax = d_arg, .dx = d_dx, .accumulate = accumulate})) return;
     float *want = copy_of(dx0, nx);
-    CPU_CALL(maxpool_backward, &g, DTYPE_F32, dy, arg, want, accumulate);
+    CPU_CALL(maxpool_backward, &g, &(MaxpoolBackwardTensors){.dtype = DTYPE_F32, .dy = dy,
+             .argmax = arg, .dx = want, .accumulate = accumulate});
     // Each dx is a sum of dy's in the CPU's order (a single dy where windows do not
     // overlap): bit for bit.
     compare_exact("maxpool_backward", "dx", fetch(d_dx, nx), want, nx, 0, 0);
@@ -2157,10 +2257,12 @@ static void avgpool_forward_case(const PoolCase *k, Layout layout) {
     size_t nx = (size_t)k->n * k->c * k->h * k->w, ny = (size_t)k->n * k->c * g.out_h * g.out_w;
     float *x = uniform(nx, -1.0f, 1.0f);
     float *d_x = dev_floats(x, nx), *d_y = dev_poison_floats(ny);
-    if (GPU_CALL(avgpool_forward, &g, DTYPE_F32, d_x, d_y)) return;
+    if (GPU_CALL(avgpool_forward, &g, &(AvgpoolForwardTensors){.dtype = DTYPE_F32, .x = d_x,
+                 .y = d_y})) return;
     float *y = poisoned(ny), *mag = poisoned(ny);
-    CPU_CALL(avgpool_forward, &g, DTYPE_F32, x, y);
-    CPU_CALL(avgpool_forward, &g, DTYPE_F32, absolute(x, nx), mag);
+    CPU_CALL(avgpool_forward, &g, &(AvgpoolForwardTensors){.dtype = DTYPE_F32, .x = x, .y = y});
+    CPU_CALL(avgpool_forward, &g, &(AvgpoolForwardTensors){.dtype = DTYPE_F32,
+             .x = absolute(x, nx), .y = mag});
     compare("avgpool_forward", "y", fetch(d_y, ny), y, mag, ny);
 }
 
@@ -2173,10 +2275,13 @@ static void avgpool_backward_case(const PoolCase *k, Layout layout, int accumula
     float *dy = uniform(ny, -1.0f, 1.0f);
     float *dx0 = accumulate ? uniform(nx, -1.0f, 1.0f) : poisoned(nx);
     float *d_dy = dev_floats(dy, ny), *d_dx = dev_floats(dx0, nx);
-    if (GPU_CALL(avgpool_backward, &g, DTYPE_F32, d_dy, d_dx, accumulate)) return;
+    if (GPU_CALL(avgpool_backward, &g, &(AvgpoolBackwardTensors){.dtype = DTYPE_F32, .dy = d_dy,
+                 .dx = d_dx, .accumulate = accumulate})) return;
     float *want = copy_of(dx0, nx), *mag = accumulate ? absolute(dx0, nx) : poisoned(nx);
-    CPU_CALL(avgpool_backward, &g, DTYPE_F32, dy, want, accumulate);
-    CPU_CALL(avgpool_backward, &g, DTYPE_F32, absolute(dy, ny), mag, accumulate);
+    CPU_CALL(avgpool_backward, &g, &(AvgpoolBackwardTensors){.dtype = DTYPE_F32, .dy = dy,
+             .dx = want, .accumulate = accumulate});
+    CPU_CALL(avgpool_backward, &g, &(AvgpoolBackwardTensors){.dtype = DTYPE_F32,
+             .dy = absolute(dy, ny), .dx = mag, .accumulate = accumulate});
     compare("avgpool_backward", "dx", fetch(d_dx, nx), want, mag, nx);
 }
 
@@ -2235,11 +2340,15 @@ static void layout_convert_case(DType dtype, int n, int channels, int pixels, La
     void *src_stored = stored(src, count, dtype), *dst_stored = stored(dst0, count, dtype);
     void *d_src = dev_copy(src_stored, bytes);
     void *d_dst = accumulate ? dev_copy(dst_stored, bytes) : dev_poisoned(bytes);
-    if (GPU_CALL(layout_convert, dtype, n, channels, pixels, from, d_src, d_dst, accumulate))
+    if (GPU_CALL(layout_convert, &(LayoutConvertArgs){.dtype = dtype, .n = n, .channels = channels,
+                 .pixels = pixels, .from = from, .src = d_src, .dst = d_dst,
+                 .accumulate = accumulate}))
         return;
     void *want = host_alloc(bytes ? bytes : 1);
     memcpy(want, dst_stored, bytes);
-    if (CPU_CALL(layout_convert, dtype, n, channels, pixels, from, src_stored, want, accumulate))
+    if (CPU_CALL(layout_convert, &(LayoutConvertArgs){.dtype = dtype, .n = n, .channels = channels,
+                 .pixels = pixels, .from = from, .src = src_stored, .dst = want,
+                 .accumulate = accumulate}))
         return;
     compare_exact("layout_convert", "dst", fetch_widened(d_dst, count, dtype),
                   widened(want, count, dtype), count, 0, 0);
@@ -2341,9 +2450,10 @@ static void sgd_case(size_t n, SgdHyper h) {
                  h.lr, h.momentum, h.weight_decay, h.nesterov, step);
         float *g = gradients(n);
         float *d_g = dev_floats(g, n);
-        if (GPU_CALL(sgd_update, d_p, d_g, d_v, n, &h)) return;
+        if (GPU_CALL(sgd_update, &(SgdUpdateTensors){.param = d_p, .grad = d_g, .velocity = d_v,
+                     .n = n}, &h)) return;
         float *p_before = copy_of(p, n);
-        CPU_CALL(sgd_update, p, g, v, n, &h);
+        CPU_CALL(sgd_update, &(SgdUpdateTensors){.param = p, .grad = g, .velocity = v, .n = n}, &h);
         // The step is lr times g + weight_decay * p and the velocity.
         float *p_mag = floats(n), *v_mag = floats(n);
         for (size_t i = 0; i < n; i++) {
@@ -2370,9 +2480,11 @@ static void adam_case(size_t n, AdamHyper h) {
         float *g = gradients(n);
         for (size_t i = 7; i < n; i += 23) g[i] = 1e-6f;  // v ~ 1e-12: eps dominates
         float *d_g = dev_floats(g, n);
-        if (GPU_CALL(adam_update, d_p, d_g, d_m, d_v, n, &h)) return;
+        if (GPU_CALL(adam_update, &(AdamUpdateTensors){.param = d_p, .grad = d_g, .m = d_m,
+                     .v = d_v, .n = n}, &h)) return;
         float *p_before = copy_of(p, n);
-        CPU_CALL(adam_update, p, g, m, v, n, &h);
+        CPU_CALL(adam_update, &(AdamUpdateTensors){.param = p, .grad = g, .m = m, .v = v, .n = n},
+                 &h);
         // Adam's step is at most about lr * (1 - beta1) / sqrt(1 - beta2) (~3.2 lr) per
         // element; the moments are sums of O(|g|) terms; v is a sum of squares, relative.
         float *p_mag = floats(n), *m_mag = floats(n);
@@ -2489,10 +2601,12 @@ static void multi_case(const char *what, const size_t *sizes, int count, int ada
         int rc = adam ? GPU_CALL(adam_update_multi, a_t, count, &ah)
                       : GPU_CALL(sgd_update_multi, a_t, count, &sh);
         for (int i = 0; i < count && !rc; i++)
-            rc = adam ? GPU_CALL(adam_update, b_t[i].param, b_t[i].grad, b_t[i].state[0],
-                                 b_t[i].state[1], b_t[i].n, &ah)
-                      : GPU_CALL(sgd_update, b_t[i].param, b_t[i].grad, b_t[i].state[0],
-                                 b_t[i].n, &sh);
+            rc = adam ? GPU_CALL(adam_update, &(AdamUpdateTensors){.param = b_t[i].param,
+                                 .grad = b_t[i].grad, .m = b_t[i].state[0], .v = b_t[i].state[1],
+                                 .n = b_t[i].n}, &ah)
+                      : GPU_CALL(sgd_update, &(SgdUpdateTensors){.param = b_t[i].param,
+                                 .grad = b_t[i].grad, .velocity = b_t[i].state[0], .n = b_t[i].n},
+                                 &sh);
         if (rc) return;
         float *before = copy_of(p, n);
         multi_tensors(&l, p, g, s[0], s[1], h_t);
@@ -2630,13 +2744,15 @@ static void gemm16_case(int ta, int tb, int m, int n, int k, float beta, int wit
                      .lda = a_cols, .ldb = b_cols, .ldc = n, .alpha = 1.0f, .beta = beta,
                      .a_dtype = storage_dtype, .b_dtype = storage_dtype, .c_dtype = c_dtype};
     const char *op = act ? "gemm_bias_activation" : "gemm";
-    int rc = act ? GPU_CALL(gemm_bias_activation, &args, da, db, dbias, act, dc)
-                 : GPU_CALL(gemm, &args, da, db, dc);
+    int rc = act ? GPU_CALL(gemm_bias_activation, &args, &(GemmBiasActivationTensors){.a = da,
+                            .bm = db, .bias = dbias, .c = dc}, act)
+                 : GPU_CALL(gemm, &args, &(GemmTensors){.a = da, .bm = db, .c = dc});
     if (rc) return;
     void *want16 = host_alloc(c_bytes);
     memcpy(want16, c16, c_bytes);
-    if (act ? CPU_CALL(gemm_bias_activation, &args, a16, b16, with_bias ? bias : NULL, act, want16)
-            : CPU_CALL(gemm, &args, a16, b16, want16))
+    if (act ? CPU_CALL(gemm_bias_activation, &args, &(GemmBiasActivationTensors){.a = a16,
+                       .bm = b16, .bias = with_bias ? bias : NULL, .c = want16}, act)
+            : CPU_CALL(gemm, &args, &(GemmTensors){.a = a16, .bm = b16, .c = want16}))
         return;
     float *want = widened(want16, nc, c_dtype);
     float *cmag = beta == 0.0f ? zeros(nc) : absolute(c0, nc);
@@ -2644,8 +2760,9 @@ static void gemm16_case(int ta, int tb, int m, int n, int k, float beta, int wit
     magnitude.beta = fabsf(beta);
     magnitude.a_dtype = magnitude.b_dtype = magnitude.c_dtype = DTYPE_F32;
     FusedActivation none = {0};
-    CPU_CALL(gemm_bias_activation, &magnitude, absolute(a, na), absolute(bm, nb),
-             with_bias ? absolute(bias, (size_t)n) : NULL, &none, cmag);
+    CPU_CALL(gemm_bias_activation, &magnitude, &(GemmBiasActivationTensors){.a = absolute(a, na),
+             .bm = absolute(bm, nb), .bias = with_bias ? absolute(bias, (size_t)n) : NULL, .c = cmag
+             }, &none);
     double saved = rtol;
     rtol = storage_rtol(c_dtype);
     compare(op, "C", fetch_widened(dc, nc, c_dtype), want, fused_magnitude(cmag, want, nc), nc);
@@ -2663,10 +2780,12 @@ static void convert_case(DType from, DType to, size_t n, int accumulate) {
     size_t dst_bytes = n * dtype_size(to);
     void *d_src = dev_copy(src_stored, n * dtype_size(from));
     void *d_dst = accumulate ? dev_copy(dst_stored, dst_bytes) : dev_poisoned(dst_bytes);
-    if (GPU_CALL(convert, d_src, from, d_dst, to, n, accumulate)) return;
+    if (GPU_CALL(convert, &(ConvertArgs){.src = d_src, .src_dtype = from, .dst = d_dst,
+                 .dst_dtype = to, .n = n, .accumulate = accumulate})) return;
     void *want = host_alloc(dst_bytes ? dst_bytes : 1);
     memcpy(want, dst_stored, dst_bytes);
-    if (CPU_CALL(convert, src_stored, from, want, to, n, accumulate)) return;
+    if (CPU_CALL(convert, &(ConvertArgs){.src = src_stored, .src_dtype = from, .dst = want,
+                 .dst_dtype = to, .n = n, .accumulate = accumulate})) return;
     compare_exact("convert", "dst", fetch_widened(d_dst, n, to), widened(want, n, to), n, 0, 0);
 }
 
@@ -2678,18 +2797,21 @@ static void activation_bias_backward16_case(const FusedActivation *act, int rows
     status_clear(&st);
     size_t n = (size_t)rows * cols, bytes = n * dtype_size(storage_dtype);
     float *x = activation_inputs(n), *y = floats(n), *dy = uniform(n, -1.0f, 1.0f);
-    if (CPU_CALL(activation_forward, act->kind, act->slope, DTYPE_F32, x, y, n)) return;
+    if (CPU_CALL(activation_forward, &(ActivationForwardArgs){.kind = act->kind,
+                 .slope = act->slope, .dtype = DTYPE_F32, .x = x, .y = y, .n = n})) return;
     void *y16 = stored(y, n, storage_dtype), *dy16 = stored(dy, n, storage_dtype);
     float *db0 = beta == 0.0f ? poisoned((size_t)cols) : uniform((size_t)cols, -1.0f, 1.0f);
     void *d_y = dev_copy(y16, bytes), *d_dy = dev_copy(dy16, bytes), *d_dx = dev_poisoned(bytes);
     float *d_db = with_bias ? dev_floats(db0, (size_t)cols) : NULL;
-    if (GPU_CALL(activation_bias_backward, act, storage_dtype, d_y, d_dy, d_dx, d_db, rows, cols,
-                 beta))
+    if (GPU_CALL(activation_bias_backward, act, &(ActivationBiasBackwardTensors){
+                 .dtype = storage_dtype, .y = d_y, .dy = d_dy, .dx = d_dx, .dbias = d_db,
+                 .rows = rows, .cols = cols, .beta = beta}))
         return;
     void *want_dx = host_alloc(bytes);
     float *want_db = copy_of(db0, (size_t)cols);
-    if (CPU_CALL(activation_bias_backward, act, storage_dtype, y16, dy16, want_dx,
-                 with_bias ? want_db : NULL, rows, cols, beta))
+    if (CPU_CALL(activation_bias_backward, act, &(ActivationBiasBackwardTensors){
+                 .dtype = storage_dtype, .y = y16, .dy = dy16, .dx = want_dx,
+                 .dbias = with_bias ? want_db : NULL, .rows = rows, .cols = cols, .beta = beta}))
         return;
     double saved = rtol;
     rtol = storage_rtol(storage_dtype);
@@ -2699,8 +2821,11 @@ static void activation_bias_backward16_case(const FusedActivation *act, int rows
     if (!with_bias) return;
     // The bias gradient sums the unrounded f32 dx on both: the fp32 tolerance.
     float *dx_f32 = floats(n), *mag = beta == 0.0f ? zeros((size_t)cols) : absolute(db0, (size_t)cols);
-    CPU_CALL(activation_bias_backward, act, DTYPE_F32, y, dy, dx_f32, NULL, rows, cols, 0.0f);
-    CPU_CALL(sum_rows, mag, absolute(dx_f32, n), DTYPE_F32, rows, cols, fabsf(beta));
+    CPU_CALL(activation_bias_backward, act, &(ActivationBiasBackwardTensors){.dtype = DTYPE_F32,
+             .y = y, .dy = dy, .dx = dx_f32, .dbias = NULL, .rows = rows, .cols = cols, .beta = 0.0f
+             });
+    CPU_CALL(sum_rows, &(SumRowsArgs){.out = mag, .x = absolute(dx_f32, n), .x_dtype = DTYPE_F32,
+             .rows = rows, .cols = cols, .beta = fabsf(beta)});
     compare("activation_bias_backward", "dbias", fetch(d_db, (size_t)cols), want_db, mag,
             (size_t)cols);
 }
@@ -2768,6 +2893,30 @@ static int only_count;
 
 // Starts a section; 0 when it does not run (the device failed earlier, or a word given
 // on the command line leaves it out).
+// `supports`: storage answers as the CPU's (both store f32, bf16 and f16 in either layout),
+// GEMM and convolution answers as backend_supports_on gives for this GPU's compute
+// capability (the CPU standing in answers as the CPU).
+static void test_supports(int compute) {
+    REQUIRE(supports);
+    int wrong = 0;
+    const Layout layouts[3] = {LAYOUT_NCHW, LAYOUT_NHWC, (Layout)7};
+    for (int family = OP_FAMILY_STORAGE; family <= OP_FAMILY_MATMUL; family++)
+        for (int dtype = 0; dtype < DTYPE_COUNT; dtype++)
+            for (int l = 0; l < 3; l++) {
+                OpFamily f = (OpFamily)family;
+                int got = gpu->supports(gpu, f, (DType)dtype, layouts[l]);
+                int want = f == OP_FAMILY_STORAGE
+                               ? cpu->supports(cpu, f, (DType)dtype, layouts[l])
+                               : backend_supports_on(gpu->kind == BACKEND_CUDA ? compute : 0, f,
+                                                     (DType)dtype, layouts[l]);
+                if (got == want) continue;
+                fprintf(stderr, "FAIL supports [family %d, %s, layout %d]: gpu %d, want %d\n",
+                        family, dtype_name((DType)dtype), (int)layouts[l], got, want);
+                wrong++;
+            }
+    record("supports", wrong, wrong > 0);
+}
+
 static int section(const char *name) {
     if (device_broken) return 0;
     int wanted = only_count == 0;
@@ -2778,7 +2927,10 @@ static int section(const char *name) {
     return 1;
 }
 
-static void run_fp32_pass(void) {
+static void run_fp32_pass(int compute) {
+    if (section("supports")) {
+        test_supports(compute);
+    }
     if (section("memory, copies, fill, synchronize")) {
         test_total_memory();
         test_raw_alloc();
@@ -2947,7 +3099,7 @@ int main(int argc, char **argv) {
         return test_exit_code("test_cuda_parity");
     }
 
-    run_fp32_pass();
+    run_fp32_pass(compute);
     cuda_backend_close(b);
 
     if (!device_broken) {

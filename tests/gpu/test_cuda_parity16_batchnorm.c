@@ -177,8 +177,10 @@ static int case_make(Case *k, const BnShape *s, Rng *rng) {
                           .momentum = 0.1f, .eps = 1e-5f, .dtype = storage};
     Status st;
     status_clear(&st);
-    int rc = cpu->batchnorm_forward_training(cpu, &args, k->x, y, k->gamma, k->beta, rm,
-                                             rm + k->c, k->mean, k->invstd, &st);
+    int rc = cpu->batchnorm_forward_training(cpu, &args, &(BatchnormForwardTensors){
+                                             .x = k->x, .y = y, .gamma = k->gamma, .beta = k->beta,
+                                             .running_mean = rm, .running_var = rm + k->c,
+                                             .save_mean = k->mean, .save_invstd = k->invstd}, &st);
     if (rc) fail_status("the CPU's forward", &st);
     free(rm);
     free(y);
@@ -266,11 +268,17 @@ static void forward_cases(const Case *k) {
     float *d_gamma = device_upload(&dev, k->gamma, 2 * c * sizeof(float));  // gamma, beta
     float *d_stats = device_upload(&dev, stats + 4 * c, 4 * c * sizeof(float));
     if (dev.broken) goto done;
-    if (cpu->batchnorm_forward_training(cpu, &args, k->x, y, k->gamma, k->beta, stats + 2 * c,
-                                        stats + 3 * c, stats, stats + c, &st))
+    if (cpu->batchnorm_forward_training(cpu, &args, &(BatchnormForwardTensors){.x = k->x,
+                                        .y = y, .gamma = k->gamma, .beta = k->beta,
+                                        .running_mean = stats + 2 * c,
+                                        .running_var = stats + 3 * c, .save_mean = stats,
+                                        .save_invstd = stats + c}, &st))
         fail_status("CPU batchnorm_forward_training", &st);
-    if (gpu->batchnorm_forward_training(gpu, &args, d_x, d_y, d_gamma, d_gamma + c, d_stats + 2 * c,
-                                        d_stats + 3 * c, d_stats, d_stats + c, &st))
+    if (gpu->batchnorm_forward_training(gpu, &args, &(BatchnormForwardTensors){.x = d_x,
+                                        .y = d_y, .gamma = d_gamma, .beta = d_gamma + c,
+                                        .running_mean = d_stats + 2 * c,
+                                        .running_var = d_stats + 3 * c, .save_mean = d_stats,
+                                        .save_invstd = d_stats + c}, &st))
         fail_status("GPU batchnorm_forward_training", &st);
     device_download(&dev, got, d_y, bytes);
     device_download(&dev, stats + 4 * c, d_stats, 4 * c * sizeof(float));
@@ -294,13 +302,17 @@ static void forward_cases(const Case *k) {
     free(mean_mag);
 
     // evaluation, from the running statistics, saving them for backward
-    if (cpu->batchnorm_forward_inference(cpu, &args, k->x, y, k->gamma, k->beta, k->rm, k->rv,
-                                         stats, stats + c, &st))
+    if (cpu->batchnorm_forward_inference(cpu, &args, &(BatchnormForwardTensors){.x = k->x,
+                                         .y = y, .gamma = k->gamma, .beta = k->beta,
+                                         .running_mean = k->rm, .running_var = k->rv,
+                                         .save_mean = stats, .save_invstd = stats + c}, &st))
         fail_status("CPU batchnorm_forward_inference", &st);
     float *d_running = device_upload(&dev, k->rm, 2 * c * sizeof(float));
     if (dev.broken) goto done;
-    if (gpu->batchnorm_forward_inference(gpu, &args, d_x, d_y, d_gamma, d_gamma + c, d_running,
-                                         d_running + c, d_stats, d_stats + c, &st))
+    if (gpu->batchnorm_forward_inference(gpu, &args, &(BatchnormForwardTensors){.x = d_x,
+                                         .y = d_y, .gamma = d_gamma, .beta = d_gamma + c,
+                                         .running_mean = d_running, .running_var = d_running + c,
+                                         .save_mean = d_stats, .save_invstd = d_stats + c}, &st))
         fail_status("GPU batchnorm_forward_inference", &st);
     device_download(&dev, got, d_y, bytes);
     device_download(&dev, stats + 4 * c, d_stats, 2 * c * sizeof(float));
@@ -338,11 +350,15 @@ static void backward_case(const Case *k, int batch_statistics, int accumulate, i
     float *d_mean = device_upload(&dev, k->mean, 2 * c * sizeof(float));  // mean, invstd
     float *d_grads = device_upload(&dev, grads + 2 * c, 2 * c * sizeof(float));
     if (dev.broken) goto done;
-    if (cpu->batchnorm_backward(cpu, &args, k->x, k->dy, k->gamma, k->mean, k->invstd,
-                                with_dx ? dx : NULL, grads, grads + c, &st))
+    if (cpu->batchnorm_backward(cpu, &args, &(BatchnormBackwardTensors){.x = k->x, .dy = k->dy,
+                                .gamma = k->gamma, .save_mean = k->mean, .save_invstd = k->invstd,
+                                .dx = with_dx ? dx : NULL, .dgamma = grads, .dbeta = grads + c},
+                                    &st))
         fail_status("CPU batchnorm_backward", &st);
-    if (gpu->batchnorm_backward(gpu, &args, d_x, d_dy, d_gamma, d_mean, d_mean + c,
-                                with_dx ? d_dx : NULL, d_grads, d_grads + c, &st))
+    if (gpu->batchnorm_backward(gpu, &args, &(BatchnormBackwardTensors){.x = d_x, .dy = d_dy,
+                                .gamma = d_gamma, .save_mean = d_mean, .save_invstd = d_mean + c,
+                                .dx = with_dx ? d_dx : NULL, .dgamma = d_grads, .dbeta = d_grads + c
+                                }, &st))
         fail_status("GPU batchnorm_backward", &st);
     device_download(&dev, got, d_dx, bytes);
     device_download(&dev, grads + 2 * c, d_grads, 2 * c * sizeof(float));
@@ -401,12 +417,17 @@ static void sync_cases(const Case *k) {
         fail_status("upload", &st);
         goto done;
     }
-    if (cpu->batchnorm_forward_with_sums(cpu, &args, k->x, out, k->gamma, k->beta, sums,
-                                         stats + 2 * c, stats + 3 * c, stats, stats + c, &st))
+    if (cpu->batchnorm_forward_with_sums(cpu, &args, &(BatchnormForwardWithSumsTensors){.x = k->x,
+                                         .y = out, .gamma = k->gamma, .beta = k->beta,
+                                         .sums = sums, .running_mean = stats + 2 * c,
+                                         .running_var = stats + 3 * c, .save_mean = stats,
+                                         .save_invstd = stats + c}, &st))
         fail_status("CPU batchnorm_forward_with_sums", &st);
-    if (gpu->batchnorm_forward_with_sums(gpu, &args, d_x, d_out, d_gamma, d_gamma + c, d_sums,
-                                         d_stats + 2 * c, d_stats + 3 * c, d_stats, d_stats + c,
-                                         &st))
+    if (gpu->batchnorm_forward_with_sums(gpu, &args, &(BatchnormForwardWithSumsTensors){.x = d_x,
+                                         .y = d_out, .gamma = d_gamma, .beta = d_gamma + c,
+                                         .sums = d_sums, .running_mean = d_stats + 2 * c,
+                                         .running_var = d_stats + 3 * c, .save_mean = d_stats,
+                                         .save_invstd = d_stats + c}, &st))
         fail_status("GPU batchnorm_forward_with_sums", &st);
     device_download(&dev, got, d_out, bytes);
     device_download(&dev, stats + 6 * c, d_stats, 4 * c * sizeof(float));
@@ -433,11 +454,16 @@ static void sync_cases(const Case *k) {
         free(mean_mag);
     }
 
-    if (cpu->batchnorm_backward_channel_sums(cpu, &args, k->x, k->dy, k->mean, k->invstd, sums,
-                                             stats + 4 * c, stats + 5 * c, &st))
+    if (cpu->batchnorm_backward_channel_sums(cpu, &args, &(BatchnormBackwardChannelSumsTensors){
+                                             .x = k->x, .dy = k->dy, .save_mean = k->mean,
+                                             .save_invstd = k->invstd, .sums = sums,
+                                             .dgamma = stats + 4 * c, .dbeta = stats + 5 * c}, &st))
         fail_status("CPU batchnorm_backward_channel_sums", &st);
-    if (gpu->batchnorm_backward_channel_sums(gpu, &args, d_x, d_dy, d_saved, d_saved + c, d_sums,
-                                             d_stats + 4 * c, d_stats + 5 * c, &st))
+    if (gpu->batchnorm_backward_channel_sums(gpu, &args, &(BatchnormBackwardChannelSumsTensors){
+                                             .x = d_x, .dy = d_dy, .save_mean = d_saved,
+                                             .save_invstd = d_saved + c, .sums = d_sums,
+                                             .dgamma = d_stats + 4 * c, .dbeta = d_stats + 5 * c},
+                                             &st))
         fail_status("GPU batchnorm_backward_channel_sums", &st);
     device_download(&dev, sums + nsums, d_sums, nsums * sizeof(double));
     device_download(&dev, stats + 10 * c, d_stats + 4 * c, 2 * c * sizeof(float));
@@ -455,11 +481,15 @@ static void sync_cases(const Case *k) {
         fail_status("upload", &st);
         goto done;
     }
-    if (cpu->batchnorm_backward_data_with_sums(cpu, &args, k->x, k->dy, k->gamma, k->mean,
-                                               k->invstd, sums, out, &st))
+    if (cpu->batchnorm_backward_data_with_sums(cpu, &args, &(BatchnormBackwardDataWithSumsTensors){
+                                               .x = k->x, .dy = k->dy, .gamma = k->gamma,
+                                               .save_mean = k->mean, .save_invstd = k->invstd,
+                                               .sums = sums, .dx = out}, &st))
         fail_status("CPU batchnorm_backward_data_with_sums", &st);
-    if (gpu->batchnorm_backward_data_with_sums(gpu, &args, d_x, d_dy, d_gamma, d_saved,
-                                               d_saved + c, d_sums, d_out, &st))
+    if (gpu->batchnorm_backward_data_with_sums(gpu, &args, &(BatchnormBackwardDataWithSumsTensors){
+                                               .x = d_x, .dy = d_dy, .gamma = d_gamma,
+                                               .save_mean = d_saved, .save_invstd = d_saved + c,
+                                               .sums = d_sums, .dx = d_out}, &st))
         fail_status("GPU batchnorm_backward_data_with_sums", &st);
     device_download(&dev, got, d_out, bytes);
     elem_mag = dx_magnitudes(k, 1, 1);

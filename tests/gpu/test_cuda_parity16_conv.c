@@ -230,10 +230,16 @@ static void run_case(const ConvCase *k, DType dtype, Layout layout, int no_works
     float *ady = absolute_of(h.dy, h.ny), *ab = absolute_of(h.bias, h.nb);
     float *y_mag = host_floats(h.ny), *dx_mag = host_floats(h.nx), *dw_mag = host_floats(h.nw);
     float db_mag[128];
-    int rc = cpu->conv2d_forward(cpu, &g32, ax, aw, ab, y_mag, cws, cpu_bytes, &st) ||
-             cpu->conv2d_backward_data(cpu, &g32, ady, aw, dx_mag, cws, cpu_bytes, 0, &st) ||
-             cpu->conv2d_backward_filter(cpu, &g32, ax, ady, dw_mag, db_mag, cws, cpu_bytes, 0,
-                                         &st);
+    int rc = cpu->conv2d_forward(cpu, &g32, &(Conv2dForwardTensors){.x = ax, .w = aw, .bias = ab,
+                                 .y = y_mag, .workspace = cws, .workspace_bytes = cpu_bytes},
+                                     &st) ||
+             cpu->conv2d_backward_data(cpu, &g32, &(Conv2dBackwardDataTensors){.dy = ady, .w = aw,
+                                       .dx = dx_mag, .workspace = cws,
+                                       .workspace_bytes = cpu_bytes, .accumulate = 0}, &st) ||
+             cpu->conv2d_backward_filter(cpu, &g32, &(Conv2dBackwardFilterTensors){.x = ax,
+                                         .dy = ady, .dw = dw_mag, .dbias = db_mag,
+                                         .workspace = cws, .workspace_bytes = cpu_bytes,
+                                         .accumulate = 0}, &st);
     if (rc) report("the magnitudes", &st);
     void *d_x = device_upload(&dev, x16l, h.nx * 2), *d_w = device_upload(&dev, h.w16, h.nw * 2);
     void *d_dy = device_upload(&dev, dy16l, h.ny * 2), *d_y = device_upload(&dev, NULL, h.ny * 2);
@@ -248,10 +254,13 @@ static void run_case(const ConvCase *k, DType dtype, Layout layout, int no_works
     for (int with_bias = 0; !rc && with_bias < 2; with_bias++) {
         const float *bias = with_bias ? h.bias : NULL;
         poison16(d_y, h.ny);
-        rc = cpu->conv2d_forward(cpu, &g, h.x16, h.w16, bias, y16, cws, cpu_bytes, &st);
+        rc = cpu->conv2d_forward(cpu, &g, &(Conv2dForwardTensors){.x = h.x16, .w = h.w16,
+                                 .bias = bias, .y = y16, .workspace = cws,
+                                 .workspace_bytes = cpu_bytes}, &st);
         if (rc) { report("cpu conv2d_forward", &st); break; }
-        rc = gpu->conv2d_forward(gpu, &gl, d_x, d_w, with_bias ? d_bias : NULL, d_y, gws,
-                                 gpu_bytes, &st);
+        rc = gpu->conv2d_forward(gpu, &gl, &(Conv2dForwardTensors){.x = d_x, .w = d_w,
+                                 .bias = with_bias ? d_bias : NULL, .y = d_y, .workspace = gws,
+                                 .workspace_bytes = gpu_bytes}, &st);
         if (rc) { report("conv2d_forward", &st); break; }
         float *want = widened(y16, dtype, h.ny);
         float *got = back_to_nchw(gpu_result16(d_y, dtype, h.ny), g.batch, g.out_channels,
@@ -265,11 +274,15 @@ static void run_case(const ConvCase *k, DType dtype, Layout layout, int no_works
     const char *act_names[] = {"y relu", "y identity", "y tanh", "y leaky_relu"};
     for (int a = 0; !rc && a < 4; a++) {
         poison16(d_y, h.ny);
-        rc = cpu->conv2d_forward_bias_activation(cpu, &g, h.x16, h.w16, h.bias, &acts[a], y16,
-                                                 cws, cpu_bytes, &st);
+        rc = cpu->conv2d_forward_bias_activation(cpu, &g, &(Conv2dForwardTensors){.x = h.x16,
+                                                 .w = h.w16, .bias = h.bias, .y = y16,
+                                                 .workspace = cws, .workspace_bytes = cpu_bytes},
+                                                 &acts[a], &st);
         if (rc) { report("cpu conv2d_forward_bias_activation", &st); break; }
-        rc = gpu->conv2d_forward_bias_activation(gpu, &gl, d_x, d_w, d_bias, &acts[a], d_y, gws,
-                                                 gpu_bytes, &st);
+        rc = gpu->conv2d_forward_bias_activation(gpu, &gl, &(Conv2dForwardTensors){.x = d_x,
+                                                 .w = d_w, .bias = d_bias, .y = d_y,
+                                                 .workspace = gws, .workspace_bytes = gpu_bytes},
+                                                 &acts[a], &st);
         if (rc) { report("conv2d_forward_bias_activation", &st); break; }
         float *want = widened(y16, dtype, h.ny);
         float *got = back_to_nchw(gpu_result16(d_y, dtype, h.ny), g.batch, g.out_channels,
@@ -285,10 +298,13 @@ static void run_case(const ConvCase *k, DType dtype, Layout layout, int no_works
         } else {
             poison16(d_dx, h.nx);
         }
-        rc = rc || cpu->conv2d_backward_data(cpu, &g, h.dy16, h.w16, dx16, cws, cpu_bytes, acc,
-                                             &st);
+        rc = rc || cpu->conv2d_backward_data(cpu, &g, &(Conv2dBackwardDataTensors){.dy = h.dy16,
+                                             .w = h.w16, .dx = dx16, .workspace = cws,
+                                             .workspace_bytes = cpu_bytes, .accumulate = acc}, &st);
         if (rc) { report("cpu conv2d_backward_data", &st); break; }
-        rc = gpu->conv2d_backward_data(gpu, &gl, d_dy, d_w, d_dx, gws, gpu_bytes, acc, &st);
+        rc = gpu->conv2d_backward_data(gpu, &gl, &(Conv2dBackwardDataTensors){.dy = d_dy, .w = d_w,
+                                       .dx = d_dx, .workspace = gws, .workspace_bytes = gpu_bytes,
+                                       .accumulate = acc}, &st);
         if (rc) { report("conv2d_backward_data", &st); break; }
         float *want = widened(dx16, dtype, h.nx);
         float *got = back_to_nchw(gpu_result16(d_dx, dtype, h.nx), g.batch, g.in_channels,
@@ -302,11 +318,14 @@ static void run_case(const ConvCase *k, DType dtype, Layout layout, int no_works
         for (size_t i = 0; i < h.nb; i++) want_db[i] = acc ? h.db0[i] : NAN;
         rc = gpu->copy_to_device(gpu, d_dw, want_dw, h.nw * 4, &st) ||
              gpu->copy_to_device(gpu, d_db, want_db, h.nb * 4, &st) ||
-             cpu->conv2d_backward_filter(cpu, &g, h.x16, h.dy16, want_dw, want_db, cws,
-                                         cpu_bytes, acc, &st);
+             cpu->conv2d_backward_filter(cpu, &g, &(Conv2dBackwardFilterTensors){.x = h.x16,
+                                         .dy = h.dy16, .dw = want_dw, .dbias = want_db,
+                                         .workspace = cws, .workspace_bytes = cpu_bytes,
+                                         .accumulate = acc}, &st);
         if (rc) { report("cpu conv2d_backward_filter", &st); break; }
-        rc = gpu->conv2d_backward_filter(gpu, &gl, d_x, d_dy, d_dw, d_db, gws, gpu_bytes, acc,
-                                         &st);
+        rc = gpu->conv2d_backward_filter(gpu, &gl, &(Conv2dBackwardFilterTensors){.x = d_x,
+                                         .dy = d_dy, .dw = d_dw, .dbias = d_db, .workspace = gws,
+                                         .workspace_bytes = gpu_bytes, .accumulate = acc}, &st);
         if (rc) { report("conv2d_backward_filter", &st); break; }
         device_download(&dev, got_dw, d_dw, h.nw * 4);
         device_download(&dev, got_db, d_db, h.nb * 4);

@@ -159,9 +159,11 @@ static void activation_case(ActivationKind kind, DType dtype, size_t n) {
     void *d_out = device_upload(&dev, x, bytes);  // y poisoned with x
     if (!d_x || !d_out) return;
     if (report("cpu activation_forward",
-               cpu->activation_forward(cpu, kind, slope, dtype, x, want_y, n, &st), &st) ||
+               cpu->activation_forward(cpu, &(ActivationForwardArgs){.kind = kind, .slope = slope,
+                                       .dtype = dtype, .x = x, .y = want_y, .n = n}, &st), &st) ||
         report("gpu activation_forward",
-               gpu->activation_forward(gpu, kind, slope, dtype, d_x, d_out, n, &st), &st))
+               gpu->activation_forward(gpu, &(ActivationForwardArgs){.kind = kind, .slope = slope,
+                                       .dtype = dtype, .x = d_x, .y = d_out, .n = n}, &st), &st))
         return;
     char what[64];
     snprintf(what, sizeof what, "activation_forward kind %d", (int)kind);
@@ -176,11 +178,15 @@ static void activation_case(ActivationKind kind, DType dtype, size_t n) {
         void *d_dx = device_upload(&dev, previous, bytes);
         if (!d_y || !d_dy || !d_dx) return;
         if (report("cpu activation_backward",
-                   cpu->activation_backward(cpu, kind, slope, dtype, x, want_y, dy, want, n,
-                                            accumulate, &st), &st) ||
+                   cpu->activation_backward(cpu, &(ActivationBackwardArgs){.kind = kind,
+                                            .slope = slope, .dtype = dtype, .x = x, .y = want_y,
+                                            .dy = dy, .dx = want, .n = n, .accumulate = accumulate
+                                            }, &st), &st) ||
             report("gpu activation_backward",
-                   gpu->activation_backward(gpu, kind, slope, dtype, d_x, d_y, d_dy, d_dx, n,
-                                            accumulate, &st), &st))
+                   gpu->activation_backward(gpu, &(ActivationBackwardArgs){.kind = kind,
+                                            .slope = slope, .dtype = dtype, .x = d_x, .y = d_y,
+                                            .dy = d_dy, .dx = d_dx, .n = n, .accumulate = accumulate
+                                            }, &st), &st))
             return;
         snprintf(what, sizeof what, "activation_backward kind %d accumulate %d", (int)kind,
                  accumulate);
@@ -203,9 +209,13 @@ static void dropout_case(DType dtype, size_t n, float rate, uint64_t seed) {
     void *d_mask = device_upload(&dev, NULL, mask_bytes);
     if (!d_x || !d_y || !d_mask) return;
     if (report("cpu dropout_forward",
-               cpu->dropout_forward(cpu, dtype, x, want_y, want_mask, n, rate, seed, &st), &st) ||
+               cpu->dropout_forward(cpu, &(DropoutForwardArgs){.dtype = dtype, .x = x, .y = want_y,
+                                    .mask = want_mask, .n = n, .rate = rate, .seed = seed}, &st),
+                                        &st) ||
         report("gpu dropout_forward",
-               gpu->dropout_forward(gpu, dtype, d_x, d_y, (float *)d_mask, n, rate, seed, &st),
+               gpu->dropout_forward(gpu, &(DropoutForwardArgs){.dtype = dtype, .x = d_x, .y = d_y,
+                                    .mask = (float *)d_mask, .n = n, .rate = rate, .seed = seed},
+                                    &st),
                &st))
         return;
     void *got_y = from_device(d_y, bytes);
@@ -217,11 +227,14 @@ static void dropout_case(DType dtype, size_t n, float rate, uint64_t seed) {
         void *d_dy = device_upload(&dev, dy, bytes), *d_dx = device_upload(&dev, previous, bytes);
         if (!d_dy || !d_dx) return;
         if (report("cpu dropout_backward",
-                   cpu->dropout_backward(cpu, dtype, dy, want_mask, want, n, accumulate, &st),
+                   cpu->dropout_backward(cpu, &(DropoutBackwardArgs){.dtype = dtype, .dy = dy,
+                                         .mask = want_mask, .dx = want, .n = n,
+                                         .accumulate = accumulate}, &st),
                    &st) ||
             report("gpu dropout_backward",
-                   gpu->dropout_backward(gpu, dtype, d_dy, (const float *)d_mask, d_dx, n,
-                                         accumulate, &st), &st))
+                   gpu->dropout_backward(gpu, &(DropoutBackwardArgs){.dtype = dtype, .dy = d_dy,
+                                         .mask = (const float *)d_mask, .dx = d_dx, .n = n,
+                                         .accumulate = accumulate}, &st), &st))
             return;
         void *got = from_device(d_dx, bytes);
         compare(accumulate ? "dropout_backward accumulate" : "dropout_backward", dtype, n, got,
@@ -250,11 +263,13 @@ static void accumulate_case(DType dtype, size_t n, int count, int accumulate) {
     void *d_y = device_upload(&dev, start, bytes);
     if (!d_y) return;
     if (report("cpu accumulate",
-               cpu->accumulate(cpu, dtype, want, (const void *const *)x, count, n, accumulate,
-                               &st), &st) ||
+               cpu->accumulate(cpu, &(AccumulateArgs){.dtype = dtype, .y = want,
+                               .x = (const void *const *)x, .count = count, .n = n,
+                               .accumulate = accumulate}, &st), &st) ||
         report("gpu accumulate",
-               gpu->accumulate(gpu, dtype, d_y, (const void *const *)d_x, count, n, accumulate,
-                               &st), &st))
+               gpu->accumulate(gpu, &(AccumulateArgs){.dtype = dtype, .y = d_y,
+                               .x = (const void *const *)d_x, .count = count, .n = n,
+                               .accumulate = accumulate}, &st), &st))
         return;
     char what[64];
     snprintf(what, sizeof what, "accumulate %d sources accumulate %d", count, accumulate);

@@ -191,8 +191,11 @@ static void maxpool_forward_case(const Backend *gpu, const PoolShape *k, DType d
     int32_t *d_arg = device_poisoned(&dev, ny * sizeof *arg);
     if (!dev.broken &&
         !gpu_done(gpu, "maxpool_forward",
-                  gpu->maxpool_forward(gpu, &g, dtype, d_x, d_y, d_arg, &st), &st) &&
-        !cpu_done("maxpool_forward", cpu->maxpool_forward(cpu, &g, dtype, x, y, arg, &st), &st)) {
+                  gpu->maxpool_forward(gpu, &g, &(MaxpoolForwardTensors){.dtype = dtype, .x = d_x,
+                                       .y = d_y, .argmax = d_arg}, &st), &st) &&
+        !cpu_done("maxpool_forward", cpu->maxpool_forward(cpu, &g, &(MaxpoolForwardTensors){
+                                                          .dtype = dtype, .x = x, .y = y,
+                                                          .argmax = arg}, &st), &st)) {
         uint16_t *got = fetch(d_y, ny * 2);
         int32_t *got_arg = fetch(d_arg, ny * sizeof *arg);
         compare16("maxpool_forward", "y", got, y, ny, dtype, 0);
@@ -219,16 +222,22 @@ static void maxpool_backward_case(const Backend *gpu, const PoolShape *k, DType 
     int32_t *arg = host_alloc(ny * sizeof *arg);
     uint16_t *dy = stored_values(ny, INPUT_RANDOM, dtype);
     uint16_t *dx = stored_values(nx, INPUT_RANDOM, dtype);  // the old dx when accumulating
-    if (!cpu_done("maxpool_forward", cpu->maxpool_forward(cpu, &g, dtype, x, y, arg, &st), &st)) {
+    if (!cpu_done("maxpool_forward", cpu->maxpool_forward(cpu, &g, &(MaxpoolForwardTensors){
+                                                          .dtype = dtype, .x = x, .y = y,
+                                                          .argmax = arg}, &st), &st)) {
         void *d_dy = device_upload(&dev, dy, ny * 2);
         int32_t *d_arg = device_upload(&dev, arg, ny * sizeof *arg);
         void *d_dx = accumulate ? device_upload(&dev, dx, nx * 2) : device_poisoned(&dev, nx * 2);
         if (!dev.broken &&
             !gpu_done(gpu, "maxpool_backward",
-                      gpu->maxpool_backward(gpu, &g, dtype, d_dy, d_arg, d_dx, accumulate, &st),
+                      gpu->maxpool_backward(gpu, &g, &(MaxpoolBackwardTensors){.dtype = dtype,
+                                            .dy = d_dy, .argmax = d_arg, .dx = d_dx,
+                                            .accumulate = accumulate}, &st),
                       &st) &&
             !cpu_done("maxpool_backward",
-                      cpu->maxpool_backward(cpu, &g, dtype, dy, arg, dx, accumulate, &st), &st)) {
+                      cpu->maxpool_backward(cpu, &g, &(MaxpoolBackwardTensors){.dtype = dtype,
+                                            .dy = dy, .argmax = arg, .dx = dx,
+                                            .accumulate = accumulate}, &st), &st)) {
             uint16_t *got = fetch(d_dx, nx * 2);
             compare16("maxpool_backward", "dx", got, dx, nx, dtype, 0);
             free(got);
@@ -249,9 +258,13 @@ static void avgpool_forward_case(const Backend *gpu, const PoolShape *k, DType d
     uint16_t *x = stored_values(nx, INPUT_RANDOM, dtype), *y = host_alloc(ny * 2);
     void *d_x = device_upload(&dev, x, nx * 2), *d_y = device_poisoned(&dev, ny * 2);
     if (!dev.broken &&
-        !gpu_done(gpu, "avgpool_forward", gpu->avgpool_forward(gpu, &g, dtype, d_x, d_y, &st),
+        !gpu_done(gpu, "avgpool_forward", gpu->avgpool_forward(gpu, &g, &(AvgpoolForwardTensors){
+                                                               .dtype = dtype, .x = d_x, .y = d_y},
+                                                               &st),
                   &st) &&
-        !cpu_done("avgpool_forward", cpu->avgpool_forward(cpu, &g, dtype, x, y, &st), &st)) {
+        !cpu_done("avgpool_forward", cpu->avgpool_forward(cpu, &g, &(AvgpoolForwardTensors){
+                                                          .dtype = dtype, .x = x, .y = y}, &st),
+                                                              &st)) {
         uint16_t *got = fetch(d_y, ny * 2);
         compare16("avgpool_forward", "y", got, y, ny, dtype, 1);
         free(got);
@@ -274,9 +287,12 @@ static void avgpool_backward_case(const Backend *gpu, const PoolShape *k, DType 
     void *d_dx = accumulate ? device_upload(&dev, dx, nx * 2) : device_poisoned(&dev, nx * 2);
     if (!dev.broken &&
         !gpu_done(gpu, "avgpool_backward",
-                  gpu->avgpool_backward(gpu, &g, dtype, d_dy, d_dx, accumulate, &st), &st) &&
+                  gpu->avgpool_backward(gpu, &g, &(AvgpoolBackwardTensors){.dtype = dtype,
+                                        .dy = d_dy, .dx = d_dx, .accumulate = accumulate}, &st),
+                                            &st) &&
         !cpu_done("avgpool_backward",
-                  cpu->avgpool_backward(cpu, &g, dtype, dy, dx, accumulate, &st), &st)) {
+                  cpu->avgpool_backward(cpu, &g, &(AvgpoolBackwardTensors){.dtype = dtype,
+                                        .dy = dy, .dx = dx, .accumulate = accumulate}, &st), &st)) {
         uint16_t *got = fetch(d_dx, nx * 2);
         compare16("avgpool_backward", "dx", got, dx, nx, dtype, 1);
         free(got);

@@ -18,9 +18,9 @@
 static const Backend *real_backend;
 
 // relu forward as usual, then the planted fault on the same stream.
-static int faulty_activation_forward(const Backend *b, ActivationKind kind, float slope,
-                                     DType dtype, const void *x, void *y, size_t n, Status *st) {
-    TRY(real_backend->activation_forward(real_backend, kind, slope, dtype, x, y, n, st));
+static int faulty_activation_forward(const Backend *b, const ActivationForwardArgs *args,
+                                     Status *st) {
+    TRY(real_backend->activation_forward(real_backend, args, st));
     return cuda_plant_out_of_bounds_write(real_backend, st);
 }
 

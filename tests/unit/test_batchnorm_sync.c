@@ -89,10 +89,14 @@ static void split_matches_whole_batch(const Case *c, int accumulate) {
     BatchnormArgs whole = {.n = n, .channels = channels, .spatial = spatial, .momentum = 0.1f,
                            .eps = 1e-5f, .batch_statistics = 1, .accumulate_dx = accumulate,
                            .accumulate_params = accumulate};
-    CHECK(cpu_batchnorm_forward_training(b, &whole, x, y_ref, gamma, beta, rm_ref, rv_ref,
-                                         mean_ref, invstd_ref, &st) == 0);
-    CHECK(cpu_batchnorm_backward(b, &whole, x, dy, gamma, mean_ref, invstd_ref, dx_ref, dg_ref,
-                                 db_ref, &st) == 0);
+    CHECK(b->batchnorm_forward_training(b, &whole, &(BatchnormForwardTensors){.x = x,
+                                         .y = y_ref, .gamma = gamma, .beta = beta,
+                                         .running_mean = rm_ref, .running_var = rv_ref,
+                                         .save_mean = mean_ref, .save_invstd = invstd_ref},
+                                             &st) == 0);
+    CHECK(b->batchnorm_backward(b, &whole, &(BatchnormBackwardTensors){.x = x, .dy = dy,
+                                 .gamma = gamma, .save_mean = mean_ref, .save_invstd = invstd_ref,
+                                 .dx = dx_ref, .dgamma = dg_ref, .dbeta = db_ref}, &st) == 0);
 
     static double sums[MAX_RANKS][64];
     float rm[MAX_RANKS][16], rv[MAX_RANKS][16], mean[MAX_RANKS][16], invstd[MAX_RANKS][16];
@@ -107,23 +111,33 @@ static void split_matches_whole_batch(const Case *c, int accumulate) {
             rv[r][k] = 2.0f;
             dg[r][k] = db[r][k] = accumulate && r == 0 ? 0.5f : 0.0f;  // one rank's old sum
         }
-        CHECK(cpu_batchnorm_channel_sums(b, &share[r], x + start[r] * sample, sums[r], &st) == 0);
+        CHECK(b->batchnorm_channel_sums(b, &share[r], x + start[r] * sample, sums[r], &st) == 0);
     }
     sum_over_ranks(sums, ranks, sums_count);
     CHECK_NEAR(sums[0][2 * channels], (double)n * spatial, 0.0);
     for (int r = 0; r < ranks; r++)
-        CHECK(cpu_batchnorm_forward_with_sums(b, &share[r], x + start[r] * sample,
-                                              y + start[r] * sample, gamma, beta, sums[r], rm[r],
-                                              rv[r], mean[r], invstd[r], &st) == 0);
+        CHECK(b->batchnorm_forward_with_sums(b, &share[r], &(BatchnormForwardWithSumsTensors){
+                                              .x = x + start[r] * sample,
+                                              .y = y + start[r] * sample, .gamma = gamma,
+                                              .beta = beta, .sums = sums[r], .running_mean = rm[r],
+                                              .running_var = rv[r], .save_mean = mean[r],
+                                              .save_invstd = invstd[r]}, &st) == 0);
     for (int r = 0; r < ranks; r++)
-        CHECK(cpu_batchnorm_backward_channel_sums(b, &share[r], x + start[r] * sample,
-                                                  dy + start[r] * sample, mean[r], invstd[r],
-                                                  sums[r], dg[r], db[r], &st) == 0);
+        CHECK(b->batchnorm_backward_channel_sums(b, &share[r],
+                                                  &(BatchnormBackwardChannelSumsTensors){
+                                                  .x = x + start[r] * sample,
+                                                  .dy = dy + start[r] * sample,
+                                                  .save_mean = mean[r], .save_invstd = invstd[r],
+                                                  .sums = sums[r], .dgamma = dg[r], .dbeta = db[r]
+                                                  }, &st) == 0);
     sum_over_ranks(sums, ranks, sums_count);
     for (int r = 0; r < ranks; r++)
-        CHECK(cpu_batchnorm_backward_data_with_sums(b, &share[r], x + start[r] * sample,
-                                                    dy + start[r] * sample, gamma, mean[r],
-                                                    invstd[r], sums[r], dx + start[r] * sample,
+        CHECK(b->batchnorm_backward_data_with_sums(b, &share[r],
+                                                    &(BatchnormBackwardDataWithSumsTensors){
+                                                    .x = x + start[r] * sample,
+                                                    .dy = dy + start[r] * sample, .gamma = gamma,
+                                                    .save_mean = mean[r], .save_invstd = invstd[r],
+                                                    .sums = sums[r], .dx = dx + start[r] * sample},
                                                     &st) == 0);
     // What the gradient all-reduce does to dgamma and dbeta: each rank's part, added once.
     float dg_total[16] = {0}, db_total[16] = {0};
@@ -164,11 +178,13 @@ static void empty_share_adds_nothing(void) {
     double sums[7];
     for (int i = 0; i < 7; i++) sums[i] = 99.0;
     float dg[3] = {1, 1, 1}, db[3] = {1, 1, 1}, mean[3] = {0, 0, 0}, invstd[3] = {1, 1, 1};
-    CHECK(cpu_batchnorm_channel_sums(cpu_backend(), &empty, NULL, sums, &st) == 0);
+    CHECK(cpu_backend()->batchnorm_channel_sums(cpu_backend(), &empty, NULL, sums, &st) == 0);
     for (int i = 0; i < 7; i++) CHECK_NEAR(sums[i], 0.0, 0.0);
     for (int i = 0; i < 7; i++) sums[i] = 99.0;
-    CHECK(cpu_batchnorm_backward_channel_sums(cpu_backend(), &empty, NULL, NULL, mean, invstd,
-                                              sums, dg, db, &st) == 0);
+    CHECK(cpu_backend()->batchnorm_backward_channel_sums(cpu_backend(), &empty,
+                                              &(BatchnormBackwardChannelSumsTensors){.x = NULL,
+                                              .dy = NULL, .save_mean = mean, .save_invstd = invstd,
+                                              .sums = sums, .dgamma = dg, .dbeta = db}, &st) == 0);
     for (int i = 0; i < 7; i++) CHECK_NEAR(sums[i], 0.0, 0.0);
     for (int k = 0; k < 3; k++) CHECK(dg[k] == 0.0f && db[k] == 0.0f);
 }

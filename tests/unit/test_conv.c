@@ -109,7 +109,9 @@ static void check_case(const ConvCase *c, int one_sample_workspace) {
     // Forward.
     float *y = malloc(ny * sizeof *y), *y_ref = malloc(ny * sizeof *y_ref), *y_mag = malloc(ny * sizeof *y_mag);
     for (size_t i = 0; i < ny; i++) y[i] = NAN;  // every element must be written
-    CHECK_INT_EQ(b->conv2d_forward(b, &g, x, w, use_bias, y, workspace, bytes, &st), 0);
+    CHECK_INT_EQ(b->conv2d_forward(b, &g, &(Conv2dForwardTensors){.x = x, .w = w, .bias = use_bias,
+                                   .y = y, .workspace = workspace, .workspace_bytes = bytes}, &st),
+                                       0);
     conv2d_reference_forward(&g, x, w, use_bias, y_ref);
     conv2d_reference_forward(&g, ax, aw, use_abias, y_mag);
     compare("conv2d_forward", shape, y, y_ref, y_mag, ny);
@@ -118,14 +120,18 @@ static void check_case(const ConvCase *c, int one_sample_workspace) {
     float *previous = random_floats(nx), *aprevious = absolute(previous, nx);
     float *dx = malloc(nx * sizeof *dx), *dx_ref = malloc(nx * sizeof *dx_ref), *dx_mag = malloc(nx * sizeof *dx_mag);
     for (size_t i = 0; i < nx; i++) dx[i] = NAN;
-    CHECK_INT_EQ(b->conv2d_backward_data(b, &g, dy, w, dx, workspace, bytes, 0, &st), 0);
+    CHECK_INT_EQ(b->conv2d_backward_data(b, &g, &(Conv2dBackwardDataTensors){.dy = dy, .w = w,
+                                         .dx = dx, .workspace = workspace,
+                                         .workspace_bytes = bytes, .accumulate = 0}, &st), 0);
     conv2d_reference_backward_data(&g, dy, w, dx_ref, 0);
     conv2d_reference_backward_data(&g, ady, aw, dx_mag, 0);
     compare("conv2d_backward_data", shape, dx, dx_ref, dx_mag, nx);
     memcpy(dx, previous, nx * sizeof *dx);
     memcpy(dx_ref, previous, nx * sizeof *dx_ref);
     memcpy(dx_mag, aprevious, nx * sizeof *dx_mag);
-    CHECK_INT_EQ(b->conv2d_backward_data(b, &g, dy, w, dx, workspace, bytes, 1, &st), 0);
+    CHECK_INT_EQ(b->conv2d_backward_data(b, &g, &(Conv2dBackwardDataTensors){.dy = dy, .w = w,
+                                         .dx = dx, .workspace = workspace,
+                                         .workspace_bytes = bytes, .accumulate = 1}, &st), 0);
     conv2d_reference_backward_data(&g, dy, w, dx_ref, 1);
     conv2d_reference_backward_data(&g, ady, aw, dx_mag, 1);
     compare("conv2d_backward_data accumulate", shape, dx, dx_ref, dx_mag, nx);
@@ -137,7 +143,9 @@ static void check_case(const ConvCase *c, int one_sample_workspace) {
     for (size_t i = 0; i < nw; i++) dw[i] = NAN;
     for (int i = 0; i < c->f; i++) db[i] = NAN;
     float *use_db = c->bias ? db : NULL;
-    CHECK_INT_EQ(b->conv2d_backward_filter(b, &g, x, dy, dw, use_db, workspace, bytes, 0, &st), 0);
+    CHECK_INT_EQ(b->conv2d_backward_filter(b, &g, &(Conv2dBackwardFilterTensors){.x = x, .dy = dy,
+                                           .dw = dw, .dbias = use_db, .workspace = workspace,
+                                           .workspace_bytes = bytes, .accumulate = 0}, &st), 0);
     conv2d_reference_backward_filter(&g, x, dy, dw_ref, db_ref, 0);
     conv2d_reference_backward_filter(&g, ax, ady, dw_mag, db_mag, 0);
     compare("conv2d_backward_filter", shape, dw, dw_ref, dw_mag, nw);
@@ -149,7 +157,9 @@ static void check_case(const ConvCase *c, int one_sample_workspace) {
     memcpy(db_ref, bprev, (size_t)c->f * sizeof *db);
     for (size_t i = 0; i < nw; i++) dw_mag[i] = fabsf(wprev[i]);
     for (int i = 0; i < c->f; i++) db_mag[i] = fabsf(bprev[i]);
-    CHECK_INT_EQ(b->conv2d_backward_filter(b, &g, x, dy, dw, use_db, workspace, bytes, 1, &st), 0);
+    CHECK_INT_EQ(b->conv2d_backward_filter(b, &g, &(Conv2dBackwardFilterTensors){.x = x, .dy = dy,
+                                           .dw = dw, .dbias = use_db, .workspace = workspace,
+                                           .workspace_bytes = bytes, .accumulate = 1}, &st), 0);
     conv2d_reference_backward_filter(&g, x, dy, dw_ref, db_ref, 1);
     conv2d_reference_backward_filter(&g, ax, ady, dw_mag, db_mag, 1);
     compare("conv2d_backward_filter accumulate", shape, dw, dw_ref, dw_mag, nw);
@@ -185,7 +195,9 @@ static void box_filter_matches_hand_computation(void) {
     size_t bytes = 0;
     CHECK_INT_EQ(b->conv2d_workspace_size(b, &g, &bytes, &st), 0);
     void *workspace = malloc(bytes);
-    CHECK_INT_EQ(b->conv2d_forward(b, &g, x, w, &bias, y, workspace, bytes, &st), 0);
+    CHECK_INT_EQ(b->conv2d_forward(b, &g, &(Conv2dForwardTensors){.x = x, .w = w, .bias = &bias,
+                                   .y = y, .workspace = workspace, .workspace_bytes = bytes}, &st),
+                                       0);
     conv2d_reference_forward(&g, x, w, &bias, y_ref);
     for (int r = 0; r < 4; r++)
         for (int c = 0; c < 4; c++) {
@@ -197,7 +209,9 @@ static void box_filter_matches_hand_computation(void) {
             CHECK_NEAR(y_ref[r * 4 + c], want, 1e-5);
         }
     // Too little workspace is an error, not an overrun.
-    CHECK_INT_EQ(b->conv2d_forward(b, &g, x, w, &bias, y, workspace, bytes - 1, &st), STATUS_RUNTIME_ERROR);
+    CHECK_INT_EQ(b->conv2d_forward(b, &g, &(Conv2dForwardTensors){.x = x, .w = w, .bias = &bias,
+                                   .y = y, .workspace = workspace, .workspace_bytes = bytes - 1},
+                                   &st), STATUS_RUNTIME_ERROR);
     CHECK_CONTAINS(st.message, "workspace");
     free(workspace);
 }

@@ -35,8 +35,9 @@ int main(void) {
             int32_t bad = INT32_MAX;
             GatherArgs gather = {.count = m, .sample_size = sample, .classes = 10};
             data_transform_for_bytes(NULL, &ds, &gather.transform);
-            CHECK(b->gather_samples(b, &gather, images, labels, indices, got, got_labels, &bad,
-                                    &st) == 0);
+            CHECK(b->gather_samples(b, &gather, &(GatherSamplesTensors){.images = images,
+                                    .labels = labels, .indices = indices, .out_images = got,
+                                    .out_labels = got_labels, .first_bad_sample = &bad}, &st) == 0);
             CHECK_INT_EQ(bad, INT32_MAX);
             for (int k = 0; k < n; k++) CHECK_INT_EQ(got_labels[k], want_labels[k]);
             for (size_t i = 0; i < (size_t)n * sample; i++)
@@ -54,8 +55,9 @@ int main(void) {
     int32_t some[4] = {21, 17, 3, 9}, bad = INT32_MAX;
     GatherArgs seven_classes = {.count = 4, .sample_size = sample, .classes = 7};
     data_transform_for_bytes(NULL, &ds, &seven_classes.transform);
-    CHECK(b->gather_samples(b, &seven_classes, images, labels, some, got, got_labels, &bad,
-                            &st) == 0);
+    CHECK(b->gather_samples(b, &seven_classes, &(GatherSamplesTensors){.images = images,
+                            .labels = labels, .indices = some, .out_images = got,
+                            .out_labels = got_labels, .first_bad_sample = &bad}, &st) == 0);
     CHECK_INT_EQ(bad, 9);
     CHECK_INT_EQ(got_labels[0], 1);
     CHECK_INT_EQ(got_labels[1], 0);

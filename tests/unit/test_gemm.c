@@ -54,7 +54,7 @@ static int check_gemm_case(const GemmCase *c) {
     int failures_before = test_failures;
     GemmArgs args = {.transpose_a = c->ta, .transpose_b = c->tb, .m = c->m, .n = c->n, .k = c->k,
                      .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = c->alpha, .beta = c->beta};
-    CHECK_INT_EQ(b->gemm(b, &args, a, bm, c_blas, &st), 0);
+    CHECK_INT_EQ(b->gemm(b, &args, &(GemmTensors){.a = a, .bm = bm, .c = c_blas}, &st), 0);
     gemm_reference(c->ta, c->tb, c->m, c->n, c->k, c->alpha, a, lda, bm, ldb, c->beta, c_ref, ldc);
     int printed = 0;
     for (int i = 0; i < c->m; i++) {
@@ -154,13 +154,15 @@ static void add_bias_rows_adds_to_every_row(void) {
     float y[ROWS * COLS], start[ROWS * COLS], bias[COLS];
     for (int i = 0; i < ROWS * COLS; i++) start[i] = y[i] = uniform(-1.0f, 1.0f);
     for (int c = 0; c < COLS; c++) bias[c] = uniform(-1.0f, 1.0f);
-    CHECK_INT_EQ(b->add_bias_rows(b, y, bias, ROWS, COLS, &st), 0);
+    CHECK_INT_EQ(b->add_bias_rows(b, &(AddBiasRowsArgs){.y = y, .bias = bias, .rows = ROWS,
+                                  .cols = COLS}, &st), 0);
     for (int r = 0; r < ROWS; r++)
         for (int c = 0; c < COLS; c++)
             CHECK_NEAR(y[r * COLS + c], start[r * COLS + c] + bias[c], 1e-6);
     // One row, one column.
     float one = 2.0f, one_bias = -0.5f;
-    CHECK_INT_EQ(b->add_bias_rows(b, &one, &one_bias, 1, 1, &st), 0);
+    CHECK_INT_EQ(b->add_bias_rows(b, &(AddBiasRowsArgs){.y = &one, .bias = &one_bias, .rows = 1,
+                                  .cols = 1}, &st), 0);
     CHECK_NEAR(one, 1.5, 0.0);
 }
 
@@ -177,20 +179,24 @@ static void sum_rows_with_beta_zero_and_one(void) {
     }
     // beta 0: out is output only, NaN in it must not survive.
     for (int c = 0; c < COLS; c++) out[c] = NAN;
-    CHECK_INT_EQ(b->sum_rows(b, out, x, DTYPE_F32, ROWS, COLS, 0.0f, &st), 0);
+    CHECK_INT_EQ(b->sum_rows(b, &(SumRowsArgs){.out = out, .x = x, .x_dtype = DTYPE_F32,
+                             .rows = ROWS, .cols = COLS, .beta = 0.0f}, &st), 0);
     for (int c = 0; c < COLS; c++) CHECK_NEAR(out[c], sums[c], 1e-5);
     // beta 1: adds to what is there (micro-batch accumulation).
     float start[COLS];
     for (int c = 0; c < COLS; c++) start[c] = out[c] = uniform(-1.0f, 1.0f);
-    CHECK_INT_EQ(b->sum_rows(b, out, x, DTYPE_F32, ROWS, COLS, 1.0f, &st), 0);
+    CHECK_INT_EQ(b->sum_rows(b, &(SumRowsArgs){.out = out, .x = x, .x_dtype = DTYPE_F32,
+                             .rows = ROWS, .cols = COLS, .beta = 1.0f}, &st), 0);
     for (int c = 0; c < COLS; c++) CHECK_NEAR(out[c], start[c] + sums[c], 1e-5);
     // Any other beta scales the old value.
     for (int c = 0; c < COLS; c++) start[c] = out[c] = uniform(-1.0f, 1.0f);
-    CHECK_INT_EQ(b->sum_rows(b, out, x, DTYPE_F32, ROWS, COLS, 0.5f, &st), 0);
+    CHECK_INT_EQ(b->sum_rows(b, &(SumRowsArgs){.out = out, .x = x, .x_dtype = DTYPE_F32,
+                             .rows = ROWS, .cols = COLS, .beta = 0.5f}, &st), 0);
     for (int c = 0; c < COLS; c++) CHECK_NEAR(out[c], 0.5 * start[c] + sums[c], 1e-5);
     // A single row is copied.
     for (int c = 0; c < COLS; c++) out[c] = 7.0f;
-    CHECK_INT_EQ(b->sum_rows(b, out, x, DTYPE_F32, 1, COLS, 0.0f, &st), 0);
+    CHECK_INT_EQ(b->sum_rows(b, &(SumRowsArgs){.out = out, .x = x, .x_dtype = DTYPE_F32, .rows = 1,
+                             .cols = COLS, .beta = 0.0f}, &st), 0);
     for (int c = 0; c < COLS; c++) CHECK_NEAR(out[c], x[c], 0.0);
 }
 
@@ -205,12 +211,14 @@ static void accumulate_adds_elementwise(void) {
         start[i] = y[i] = uniform(-1.0f, 1.0f);
     }
     const void *sources[1] = {x};
-    CHECK_INT_EQ(b->accumulate(b, DTYPE_F32, y, sources, 1, N, 1, &st), 0);
+    CHECK_INT_EQ(b->accumulate(b, &(AccumulateArgs){.dtype = DTYPE_F32, .y = y, .x = sources,
+                               .count = 1, .n = N, .accumulate = 1}, &st), 0);
     for (int i = 0; i < N; i++) CHECK_NEAR(y[i], (double)start[i] + x[i], 1e-6);
     // n = 0 touches nothing.
     float untouched = 3.0f, other = 1.0f;
     const void *other_source[1] = {&other};
-    CHECK_INT_EQ(b->accumulate(b, DTYPE_F32, &untouched, other_source, 1, 0, 1, &st), 0);
+    CHECK_INT_EQ(b->accumulate(b, &(AccumulateArgs){.dtype = DTYPE_F32, .y = &untouched,
+                               .x = other_source, .count = 1, .n = 0, .accumulate = 1}, &st), 0);
     CHECK_NEAR(untouched, 3.0, 0.0);
 }
 
@@ -230,7 +238,8 @@ static void gemm16_rounds_bias_to_c_type(DType dtype) {
     GemmArgs g = {.m = 1, .n = 2, .k = 1, .lda = 1, .ldb = 2, .ldc = 2, .alpha = 1.0f,
                   .a_dtype = dtype, .b_dtype = dtype, .c_dtype = dtype};
     FusedActivation relu = {.apply = 1, .kind = ACTIVATION_RELU};
-    CHECK_INT_EQ(b->gemm_bias_activation(b, &g, &a16, b16, bias, &relu, c16, &st), 0);
+    CHECK_INT_EQ(b->gemm_bias_activation(b, &g, &(GemmBiasActivationTensors){.a = &a16, .bm = b16,
+                                         .bias = bias, .c = c16}, &relu, &st), 0);
     float *c = cpu_widen(c16, dtype, 2, &st);
     CHECK(c != NULL);
     if (!c) return;

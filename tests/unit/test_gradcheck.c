@@ -201,20 +201,31 @@ static void backward_ops_accumulate_into_dx(void) {
     fill_uniform(&rng, previous, ACC_N, -1.0f, 1.0f);
     static const char *const names[] = {"relu", "leaky_relu", "sigmoid", "tanh", "gelu"};
     for (int kind = 0; kind < ACTIVATION_COUNT; kind++) {
-        CHECK_INT_EQ(cpu_activation_forward(b, (ActivationKind)kind, 0.1f, DTYPE_F32, x, y, ACC_N,
-                                            &st), 0);
-        CHECK_INT_EQ(cpu_activation_backward(b, (ActivationKind)kind, 0.1f, DTYPE_F32, x, y, dy,
-                                             fresh, ACC_N, 0, &st), 0);
+        CHECK_INT_EQ(b->activation_forward(b, &(ActivationForwardArgs){
+                                            .kind = (ActivationKind)kind, .slope = 0.1f,
+                                            .dtype = DTYPE_F32, .x = x, .y = y, .n = ACC_N}, &st),
+                                                0);
+        CHECK_INT_EQ(b->activation_backward(b, &(ActivationBackwardArgs){
+                                             .kind = (ActivationKind)kind, .slope = 0.1f,
+                                             .dtype = DTYPE_F32, .x = x, .y = y, .dy = dy,
+                                             .dx = fresh, .n = ACC_N, .accumulate = 0}, &st), 0);
         memcpy(dx, previous, sizeof dx);
-        CHECK_INT_EQ(b->activation_backward(b, (ActivationKind)kind, 0.1f, DTYPE_F32, x, y, dy, dx,
-                                            ACC_N, 1, &st), 0);
+        CHECK_INT_EQ(b->activation_backward(b, &(ActivationBackwardArgs){
+                                            .kind = (ActivationKind)kind, .slope = 0.1f,
+                                            .dtype = DTYPE_F32, .x = x, .y = y, .dy = dy, .dx = dx,
+                                            .n = ACC_N, .accumulate = 1}, &st), 0);
         check_accumulated(names[kind], previous, fresh, dx, ACC_N);
     }
 
-    CHECK_INT_EQ(cpu_dropout_forward(b, DTYPE_F32, x, y, mask, ACC_N, 0.4f, 77, &st), 0);
-    CHECK_INT_EQ(cpu_dropout_backward(b, DTYPE_F32, dy, mask, fresh, ACC_N, 0, &st), 0);
+    CHECK_INT_EQ(b->dropout_forward(b, &(DropoutForwardArgs){.dtype = DTYPE_F32, .x = x, .y = y,
+                                     .mask = mask, .n = ACC_N, .rate = 0.4f, .seed = 77}, &st), 0);
+    CHECK_INT_EQ(b->dropout_backward(b, &(DropoutBackwardArgs){.dtype = DTYPE_F32, .dy = dy,
+                                      .mask = mask, .dx = fresh, .n = ACC_N, .accumulate = 0}, &st),
+                                          0);
     memcpy(dx, previous, sizeof dx);
-    CHECK_INT_EQ(cpu_dropout_backward(b, DTYPE_F32, dy, mask, dx, ACC_N, 1, &st), 0);
+    CHECK_INT_EQ(b->dropout_backward(b, &(DropoutBackwardArgs){.dtype = DTYPE_F32, .dy = dy,
+                                      .mask = mask, .dx = dx, .n = ACC_N, .accumulate = 1}, &st),
+                                          0);
     check_accumulated("dropout", previous, fresh, dx, ACC_N);
 
     enum { N = ACC_ROWS * ACC_CLASSES };
@@ -223,26 +234,38 @@ static void backward_ops_accumulate_into_dx(void) {
     int32_t labels[ACC_ROWS] = {2, 0, 3};
     fill_uniform(&rng, logits, N, -2.0f, 2.0f);
     fill_uniform(&rng, prev_l, N, -1.0f, 1.0f);
-    CHECK_INT_EQ(cpu_softmax_cross_entropy_forward(b, logits, labels, ACC_ROWS, ACC_CLASSES, probs,
-                                                   row_stats, NULL, 0.0f, &st), 0);
-    CHECK_INT_EQ(cpu_softmax_cross_entropy_backward(b, probs, labels, ACC_ROWS, ACC_CLASSES,
-                                                    1.0f / 3, fresh_l, 0, &st), 0);
+    CHECK_INT_EQ(b->softmax_cross_entropy_forward(b, &(SoftmaxCrossEntropyForwardArgs){
+                                                   .logits = logits, .labels = labels,
+                                                   .rows = ACC_ROWS, .classes = ACC_CLASSES,
+                                                   .probs = probs, .row_stats = row_stats,
+                                                   .dlogits = NULL, .scale = 0.0f}, &st), 0);
+    CHECK_INT_EQ(b->softmax_cross_entropy_backward(b, &(SoftmaxCrossEntropyBackwardArgs){
+                                                    .probs = probs, .labels = labels,
+                                                    .rows = ACC_ROWS, .classes = ACC_CLASSES,
+                                                    .scale = 1.0f / 3, .dlogits = fresh_l,
+                                                    .accumulate = 0}, &st), 0);
     memcpy(dl, prev_l, sizeof dl);
-    CHECK_INT_EQ(cpu_softmax_cross_entropy_backward(b, probs, labels, ACC_ROWS, ACC_CLASSES,
-                                                    1.0f / 3, dl, 1, &st), 0);
+    CHECK_INT_EQ(b->softmax_cross_entropy_backward(b, &(SoftmaxCrossEntropyBackwardArgs){
+                                                    .probs = probs, .labels = labels,
+                                                    .rows = ACC_ROWS, .classes = ACC_CLASSES,
+                                                    .scale = 1.0f / 3, .dlogits = dl,
+                                                    .accumulate = 1}, &st), 0);
     check_accumulated("softmax_cross_entropy", prev_l, fresh_l, dl, N);
 
-    CHECK_INT_EQ(cpu_mse_backward(b, logits, labels, ACC_ROWS, ACC_CLASSES, 1.0f / 3, fresh_l, 0,
-                                  &st), 0);
+    CHECK_INT_EQ(b->mse_backward(b, &(MseBackwardArgs){.predictions = logits, .labels = labels,
+                                  .rows = ACC_ROWS, .classes = ACC_CLASSES, .scale = 1.0f / 3,
+                                  .dpredictions = fresh_l, .accumulate = 0}, &st), 0);
     memcpy(dl, prev_l, sizeof dl);
-    CHECK_INT_EQ(cpu_mse_backward(b, logits, labels, ACC_ROWS, ACC_CLASSES, 1.0f / 3, dl, 1,
-                                  &st), 0);
+    CHECK_INT_EQ(b->mse_backward(b, &(MseBackwardArgs){.predictions = logits, .labels = labels,
+                                  .rows = ACC_ROWS, .classes = ACC_CLASSES, .scale = 1.0f / 3,
+                                  .dpredictions = dl, .accumulate = 1}, &st), 0);
     check_accumulated("mse", prev_l, fresh_l, dl, N);
 
     // The fan-out sum used by flatten's accumulate path.
     memcpy(dx, previous, sizeof dx);
     const void *sources[1] = {dy};
-    CHECK_INT_EQ(cpu_accumulate(b, DTYPE_F32, dx, sources, 1, ACC_N, 1, &st), 0);
+    CHECK_INT_EQ(b->accumulate(b, &(AccumulateArgs){.dtype = DTYPE_F32, .y = dx, .x = sources,
+                                .count = 1, .n = ACC_N, .accumulate = 1}, &st), 0);
     check_accumulated("accumulate", previous, dy, dx, ACC_N);
 }
 
@@ -262,8 +285,11 @@ static void softmax_cross_entropy_matches_hand_computation(void) {
     float logits[6] = {0.0f, logf(2.0f), logf(5.0f), logf(3.0f), 0.0f, 0.0f};
     int32_t labels[2] = {2, 1};
     float probs[6], row_stats[4], grad[6];
-    CHECK_INT_EQ(b->softmax_cross_entropy_forward(b, logits, labels, 2, 3, probs, row_stats, NULL,
-                                                  0.0f, &st),
+    CHECK_INT_EQ(b->softmax_cross_entropy_forward(b, &(SoftmaxCrossEntropyForwardArgs){
+                                                  .logits = logits, .labels = labels, .rows = 2,
+                                                  .classes = 3, .probs = probs,
+                                                  .row_stats = row_stats, .dlogits = NULL,
+                                                  .scale = 0.0f}, &st),
                  0);
     const double want_probs[6] = {1.0 / 8, 2.0 / 8, 5.0 / 8, 3.0 / 5, 1.0 / 5, 1.0 / 5};
     for (int i = 0; i < 6; i++) CHECK_NEAR(probs[i], want_probs[i], 1e-6);
@@ -272,13 +298,19 @@ static void softmax_cross_entropy_matches_hand_computation(void) {
     CHECK_NEAR(row_stats[1], 1.0, 0.0);
     CHECK_NEAR(row_stats[2], log(5.0), 1e-6);
     CHECK_NEAR(row_stats[3], 0.0, 0.0);
-    CHECK_INT_EQ(b->softmax_cross_entropy_backward(b, probs, labels, 2, 3, 0.5f, grad, 0, &st), 0);
+    CHECK_INT_EQ(b->softmax_cross_entropy_backward(b, &(SoftmaxCrossEntropyBackwardArgs){
+                                                   .probs = probs, .labels = labels, .rows = 2,
+                                                   .classes = 3, .scale = 0.5f, .dlogits = grad,
+                                                   .accumulate = 0}, &st), 0);
     const double want_grad[6] = {1.0 / 16, 2.0 / 16, -3.0 / 16, 0.3, -0.4, 0.1};
     for (int i = 0; i < 6; i++) CHECK_NEAR(grad[i], want_grad[i], 1e-6);
     // The forward pass that also writes the gradient (training's): the backward's bits.
     float fused_probs[6], fused_stats[4], fused_grad[6];
-    CHECK_INT_EQ(b->softmax_cross_entropy_forward(b, logits, labels, 2, 3, fused_probs,
-                                                  fused_stats, fused_grad, 0.5f, &st),
+    CHECK_INT_EQ(b->softmax_cross_entropy_forward(b, &(SoftmaxCrossEntropyForwardArgs){
+                                                  .logits = logits, .labels = labels, .rows = 2,
+                                                  .classes = 3, .probs = fused_probs,
+                                                  .row_stats = fused_stats, .dlogits = fused_grad,
+                                                  .scale = 0.5f}, &st),
                  0);
     CHECK(memcmp(fused_probs, probs, sizeof probs) == 0);
     CHECK(memcmp(fused_stats, row_stats, sizeof row_stats) == 0);
@@ -317,12 +349,15 @@ static void mse_matches_hand_computation(void) {
     float y[6] = {0.2f, 0.7f, 0.1f, 0.5f, -0.5f, 1.0f};
     int32_t labels[2] = {1, 0};
     float row_stats[4], grad[6];
-    CHECK_INT_EQ(b->mse_forward(b, y, labels, 2, 3, row_stats, &st), 0);
+    CHECK_INT_EQ(b->mse_forward(b, &(MseForwardArgs){.predictions = y, .labels = labels, .rows = 2,
+                                .classes = 3, .row_stats = row_stats}, &st), 0);
     CHECK_NEAR(row_stats[0], 0.14, 1e-6);
     CHECK_NEAR(row_stats[1], 1.0, 0.0);
     CHECK_NEAR(row_stats[2], 1.5, 1e-6);
     CHECK_NEAR(row_stats[3], 0.0, 0.0);
-    CHECK_INT_EQ(b->mse_backward(b, y, labels, 2, 3, 0.5f, grad, 0, &st), 0);
+    CHECK_INT_EQ(b->mse_backward(b, &(MseBackwardArgs){.predictions = y, .labels = labels,
+                                 .rows = 2, .classes = 3, .scale = 0.5f, .dpredictions = grad,
+                                 .accumulate = 0}, &st), 0);
     const double want_grad[6] = {0.2, -0.3, 0.1, -0.5, -0.5, 1.0};
     for (int i = 0; i < 6; i++) CHECK_NEAR(grad[i], want_grad[i], 1e-6);
 

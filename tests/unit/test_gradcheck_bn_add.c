@@ -200,14 +200,15 @@ static void batchnorm_op_matches_finite_differences(int n, int channels, int spa
     memcpy(rvar_saved, rvar, sizeof rvar);
     BatchnormArgs forward = {.n = n, .channels = channels, .spatial = spatial, .momentum = 0.1f,
                              .eps = 1e-5f};
+    const BatchnormForwardTensors tensors = {.x = x, .y = y, .gamma = gamma, .beta = beta,
+                                             .running_mean = rmean, .running_var = rvar,
+                                             .save_mean = smean, .save_invstd = sinv};
 #define BN_LOSS(out)                                                                         \
     do {                                                                                     \
         if (training)                                                                        \
-            cpu_batchnorm_forward_training(b, &forward, x, y, gamma, beta, rmean, rvar,      \
-                                           smean, sinv, &st);                                \
+            b->batchnorm_forward_training(b, &forward, &tensors, &st);                       \
         else                                                                                 \
-            cpu_batchnorm_forward_inference(b, &forward, x, y, gamma, beta, rmean, rvar,     \
-                                            smean, sinv, &st);                               \
+            b->batchnorm_forward_inference(b, &forward, &tensors, &st);                      \
         memcpy(rmean, rmean_saved, sizeof rmean);                                            \
         memcpy(rvar, rvar_saved, sizeof rvar);                                               \
         double sum_ = 0.0;                                                                   \
@@ -219,8 +220,9 @@ static void batchnorm_op_matches_finite_differences(int n, int channels, int spa
     (void)base;
     BatchnormArgs backward = {.n = n, .channels = channels, .spatial = spatial,
                               .batch_statistics = training};
-    CHECK_INT_EQ(cpu_batchnorm_backward(b, &backward, x, w, gamma, smean, sinv, dx, dgamma, dbeta,
-                                        &st), 0);
+    CHECK_INT_EQ(b->batchnorm_backward(b, &backward, &(BatchnormBackwardTensors){.x = x, .dy = w,
+                                        .gamma = gamma, .save_mean = smean, .save_invstd = sinv,
+                                        .dx = dx, .dgamma = dgamma, .dbeta = dbeta}, &st), 0);
     char label[96];
     snprintf(label, sizeof label, "batchnorm op n=%d c=%d spatial=%d %s", n, channels, spatial,
              training ? "training" : "eval");
@@ -262,16 +264,20 @@ static void batchnorm_op_matches_finite_differences(int n, int channels, int spa
     for (int c = 0; c < channels; c++) dgamma_acc[c] = dbeta_acc[c] = 1.5f;
     BatchnormArgs accumulating = backward;
     accumulating.accumulate_dx = accumulating.accumulate_params = 1;
-    CHECK_INT_EQ(cpu_batchnorm_backward(b, &accumulating, x, w, gamma, smean, sinv, dx_acc,
-                                        dgamma_acc, dbeta_acc, &st), 0);
+    CHECK_INT_EQ(b->batchnorm_backward(b, &accumulating, &(BatchnormBackwardTensors){.x = x,
+                                        .dy = w, .gamma = gamma, .save_mean = smean,
+                                        .save_invstd = sinv, .dx = dx_acc, .dgamma = dgamma_acc,
+                                        .dbeta = dbeta_acc}, &st), 0);
     for (size_t i = 0; i < count; i++) CHECK_NEAR(dx_acc[i], 0.25f * (float)(i % 7) + dx[i], 1e-5);
     for (int c = 0; c < channels; c++) {
         CHECK_NEAR(dgamma_acc[c], 1.5 + dgamma[c], 1e-5);
         CHECK_NEAR(dbeta_acc[c], 1.5 + dbeta[c], 1e-5);
     }
     // dx may be NULL (batchnorm right after the input): parameters only.
-    CHECK_INT_EQ(cpu_batchnorm_backward(b, &backward, x, w, gamma, smean, sinv, NULL, dgamma_acc,
-                                        dbeta_acc, &st), 0);
+    CHECK_INT_EQ(b->batchnorm_backward(b, &backward, &(BatchnormBackwardTensors){.x = x, .dy = w,
+                                        .gamma = gamma, .save_mean = smean, .save_invstd = sinv,
+                                        .dx = NULL, .dgamma = dgamma_acc, .dbeta = dbeta_acc}, &st),
+                                            0);
     for (int c = 0; c < channels; c++) CHECK_NEAR(dgamma_acc[c], dgamma[c], 1e-6);
     free(dx_acc);
     free(x);

@@ -28,22 +28,26 @@ static void pools_match_hand_computation(void) {
     float x[16], y[4], dy[4] = {1.0f, 2.0f, 3.0f, 4.0f}, dx[16];
     int32_t argmax[4];
     for (int i = 0; i < 16; i++) x[i] = (float)i;
-    CHECK_INT_EQ(b->maxpool_forward(b, &g, DTYPE_F32, x, y, argmax, &st), 0);
+    CHECK_INT_EQ(b->maxpool_forward(b, &g, &(MaxpoolForwardTensors){.dtype = DTYPE_F32, .x = x,
+                                    .y = y, .argmax = argmax}, &st), 0);
     const float want_max[4] = {5, 7, 13, 15};
     const int32_t want_arg[4] = {5, 7, 13, 15};
     for (int i = 0; i < 4; i++) {
         CHECK_NEAR(y[i], want_max[i], 0.0);
         CHECK_INT_EQ(argmax[i], want_arg[i]);
     }
-    CHECK_INT_EQ(b->maxpool_backward(b, &g, DTYPE_F32, dy, argmax, dx, 0, &st), 0);
+    CHECK_INT_EQ(b->maxpool_backward(b, &g, &(MaxpoolBackwardTensors){.dtype = DTYPE_F32, .dy = dy,
+                                     .argmax = argmax, .dx = dx, .accumulate = 0}, &st), 0);
     for (int i = 0; i < 16; i++) {
         double want = i == 5 ? 1 : i == 7 ? 2 : i == 13 ? 3 : i == 15 ? 4 : 0;
         CHECK_NEAR(dx[i], want, 0.0);
     }
-    CHECK_INT_EQ(b->avgpool_forward(b, &g, DTYPE_F32, x, y, &st), 0);
+    CHECK_INT_EQ(b->avgpool_forward(b, &g, &(AvgpoolForwardTensors){.dtype = DTYPE_F32, .x = x,
+                                    .y = y}, &st), 0);
     const float want_avg[4] = {2.5f, 4.5f, 10.5f, 12.5f};
     for (int i = 0; i < 4; i++) CHECK_NEAR(y[i], want_avg[i], 1e-6);
-    CHECK_INT_EQ(b->avgpool_backward(b, &g, DTYPE_F32, dy, dx, 0, &st), 0);
+    CHECK_INT_EQ(b->avgpool_backward(b, &g, &(AvgpoolBackwardTensors){.dtype = DTYPE_F32, .dy = dy,
+                                     .dx = dx, .accumulate = 0}, &st), 0);
     for (int r = 0; r < 4; r++)
         for (int c = 0; c < 4; c++) CHECK_NEAR(dx[r * 4 + c], dy[(r / 2) * 2 + c / 2] / 4.0, 1e-7);
 
@@ -51,12 +55,14 @@ static void pools_match_hand_computation(void) {
     // ones and five zeros of padding; the average divides by 9 (count_include_pad).
     Pool2dGeometry padded = pool_geometry(1, 1, 2, 2, 3, 3, 1, 1, 1, 1);
     float ones[4] = {1, 1, 1, 1}, out[4];
-    CHECK_INT_EQ(b->avgpool_forward(b, &padded, DTYPE_F32, ones, out, &st), 0);
+    CHECK_INT_EQ(b->avgpool_forward(b, &padded, &(AvgpoolForwardTensors){.dtype = DTYPE_F32,
+                                    .x = ones, .y = out}, &st), 0);
     for (int i = 0; i < 4; i++) CHECK_NEAR(out[i], 4.0 / 9.0, 1e-6);
     // ... while max ignores the padding even when every value is negative.
     float negative[4] = {-4, -3, -2, -1};
     int32_t arg[4];
-    CHECK_INT_EQ(b->maxpool_forward(b, &padded, DTYPE_F32, negative, out, arg, &st), 0);
+    CHECK_INT_EQ(b->maxpool_forward(b, &padded, &(MaxpoolForwardTensors){.dtype = DTYPE_F32,
+                                    .x = negative, .y = out, .argmax = arg}, &st), 0);
     for (int i = 0; i < 4; i++) {
         CHECK_NEAR(out[i], -1.0, 0.0);
         CHECK_INT_EQ(arg[i], 3);
@@ -65,7 +71,8 @@ static void pools_match_hand_computation(void) {
     float with_nan[16];
     memcpy(with_nan, x, sizeof with_nan);
     with_nan[0] = NAN;
-    CHECK_INT_EQ(b->maxpool_forward(b, &g, DTYPE_F32, with_nan, y, argmax, &st), 0);
+    CHECK_INT_EQ(b->maxpool_forward(b, &g, &(MaxpoolForwardTensors){.dtype = DTYPE_F32,
+                                    .x = with_nan, .y = y, .argmax = argmax}, &st), 0);
     CHECK(isnan(y[0]));
     CHECK_INT_EQ(argmax[0], 0);
 }
@@ -123,8 +130,10 @@ static void pools_match_definition_on_random_shapes(void) {
         for (size_t i = 0; i < nx; i++) x[i] = 2.0f * rng_uniform(&rng) - 1.0f;
         for (size_t i = 0; i < ny; i++) dy[i] = 2.0f * rng_uniform(&rng) - 1.0f;
         pool_definition(&g, x, want_max, want_arg, want_avg);
-        CHECK_INT_EQ(b->maxpool_forward(b, &g, DTYPE_F32, x, ymax, arg, &st), 0);
-        CHECK_INT_EQ(b->avgpool_forward(b, &g, DTYPE_F32, x, yavg, &st), 0);
+        CHECK_INT_EQ(b->maxpool_forward(b, &g, &(MaxpoolForwardTensors){.dtype = DTYPE_F32, .x = x,
+                                        .y = ymax, .argmax = arg}, &st), 0);
+        CHECK_INT_EQ(b->avgpool_forward(b, &g, &(AvgpoolForwardTensors){.dtype = DTYPE_F32, .x = x,
+                                        .y = yavg}, &st), 0);
         int bad = 0;
         for (size_t i = 0; i < ny; i++)
             if (ymax[i] != want_max[i] || arg[i] != want_arg[i] || fabsf(yavg[i] - want_avg[i]) > 1e-6f) {
@@ -134,14 +143,17 @@ static void pools_match_definition_on_random_shapes(void) {
             }
         // Backward, accumulating onto 1.0 everywhere: dx - 1 is the routed/spread gradient.
         for (size_t i = 0; i < nx; i++) dx[i] = 1.0f, want_dx[i] = 1.0f;
-        CHECK_INT_EQ(b->maxpool_backward(b, &g, DTYPE_F32, dy, arg, dx, 1, &st), 0);
+        CHECK_INT_EQ(b->maxpool_backward(b, &g, &(MaxpoolBackwardTensors){.dtype = DTYPE_F32,
+                                         .dy = dy, .argmax = arg, .dx = dx, .accumulate = 1}, &st),
+                                             0);
         size_t plane_in = (size_t)g.in_h * g.in_w, plane_out = (size_t)g.out_h * g.out_w;
         for (size_t i = 0; i < ny; i++) want_dx[(i / plane_out) * plane_in + (size_t)want_arg[i]] += dy[i];
         for (size_t i = 0; i < nx; i++)
             if (fabsf(dx[i] - want_dx[i]) > 1e-6f && bad++ < 3)
                 fprintf(stderr, "shape %zu: maxpool dx[%zu] = %g, want %g\n", s, i, dx[i], want_dx[i]);
         // avgpool backward is the adjoint of forward: <avg(x), dy> = <x, avg^T(dy)>.
-        CHECK_INT_EQ(b->avgpool_backward(b, &g, DTYPE_F32, dy, dx, 0, &st), 0);
+        CHECK_INT_EQ(b->avgpool_backward(b, &g, &(AvgpoolBackwardTensors){.dtype = DTYPE_F32,
+                                         .dy = dy, .dx = dx, .accumulate = 0}, &st), 0);
         double lhs = 0.0, rhs = 0.0;
         for (size_t i = 0; i < ny; i++) lhs += (double)yavg[i] * dy[i];
         for (size_t i = 0; i < nx; i++) rhs += (double)x[i] * dx[i];

@@ -59,6 +59,19 @@ static void names_parse_and_gpu_floors(void) {
     CHECK_INT_EQ(precision_on_gpu(PRECISION_BF16, 75), PRECISION_DEFAULT);  // refused
     CHECK_INT_EQ(precision_on_gpu(PRECISION_FP16, 75), PRECISION_FP16);
     CHECK_INT_EQ(precision_on_gpu(PRECISION_FP16, 61), PRECISION_DEFAULT);
+    // The backends' `supports` reads the same floors: the CPU computes in f32 only.
+    CHECK(backend_precision_supported_on(80, PRECISION_BF16));
+    CHECK(!backend_precision_supported_on(75, PRECISION_BF16));
+    CHECK(backend_precision_supported_on(70, PRECISION_FP16));
+    CHECK(!backend_precision_supported_on(61, PRECISION_FP16));
+    CHECK(!backend_precision_supported_on(0, PRECISION_BF16));
+    CHECK(backend_precision_supported_on(0, PRECISION_TF32));
+    const Backend *host = cpu_backend();
+    CHECK(!host->supports(host, OP_FAMILY_MATMUL, DTYPE_BF16, LAYOUT_NCHW));
+    CHECK(host->supports(host, OP_FAMILY_MATMUL, DTYPE_F32, LAYOUT_NHWC));
+    CHECK(host->supports(host, OP_FAMILY_STORAGE, DTYPE_F16, LAYOUT_NHWC));
+    CHECK(!host->supports(host, OP_FAMILY_STORAGE, DTYPE_I32, LAYOUT_NCHW));
+    CHECK(!host->supports(host, OP_FAMILY_STORAGE, DTYPE_F32, (Layout)7));
     CHECK_INT_EQ(precision_for_convolutions(PRECISION_BF16), PRECISION_TF32);
     CHECK_INT_EQ(precision_for_convolutions(PRECISION_FP16), PRECISION_FP16);
     CHECK_INT_EQ(precision_activation_dtype(PRECISION_DEFAULT), DTYPE_F32);

@@ -271,10 +271,12 @@ static void a_seed_moved_to_another_step_draws_that_steps_mask(void) {
     for (size_t k = 0; k < sizeof pass_offsets / sizeof pass_offsets[0]; k++) {
         uint64_t captured_seed = captured_step + pass_offsets[k];
         uint64_t argument = captured_seed - captured_step;  // what the kernel keeps
-        CHECK_INT_EQ(b->dropout_forward(b, DTYPE_F32, x, plain_y, plain_mask, N, 0.4f,
-                                        replayed_step + pass_offsets[k], &st), 0);
-        CHECK_INT_EQ(b->dropout_forward(b, DTYPE_F32, x, replay_y, replay_mask, N, 0.4f,
-                                        replayed_step + argument, &st), 0);
+        CHECK_INT_EQ(b->dropout_forward(b, &(DropoutForwardArgs){.dtype = DTYPE_F32, .x = x,
+                                        .y = plain_y, .mask = plain_mask, .n = N, .rate = 0.4f,
+                                        .seed = replayed_step + pass_offsets[k]}, &st), 0);
+        CHECK_INT_EQ(b->dropout_forward(b, &(DropoutForwardArgs){.dtype = DTYPE_F32, .x = x,
+                                        .y = replay_y, .mask = replay_mask, .n = N, .rate = 0.4f,
+                                        .seed = replayed_step + argument}, &st), 0);
         CHECK(memcmp(plain_mask, replay_mask, sizeof plain_mask) == 0);
         CHECK(memcmp(plain_y, replay_y, sizeof plain_y) == 0);
     }

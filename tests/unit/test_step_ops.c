@@ -30,60 +30,51 @@ static struct {
 
 static const Backend *cpu;
 
-static int count_gemm(const Backend *b, const GemmArgs *g, const void *a, const void *bm,
-                      void *c, Status *st) {
+static int count_gemm(const Backend *b, const GemmArgs *g, const GemmTensors *t, Status *st) {
     calls.gemm++;
-    return cpu->gemm(b, g, a, bm, c, st);
+    return cpu->gemm(b, g, t, st);
 }
 
-static int count_gemm_bias_activation(const Backend *b, const GemmArgs *g, const void *a,
-                                      const void *bm, const float *bias,
-                                      const FusedActivation *act, void *c, Status *st) {
+static int count_gemm_bias_activation(const Backend *b, const GemmArgs *g,
+                                      const GemmBiasActivationTensors *t,
+                                      const FusedActivation *act, Status *st) {
     calls.gemm_bias_activation++;
-    return cpu->gemm_bias_activation(b, g, a, bm, bias, act, c, st);
+    return cpu->gemm_bias_activation(b, g, t, act, st);
 }
 
-static int count_add_bias_rows(const Backend *b, float *y, const float *bias, int rows, int cols,
-                               Status *st) {
+static int count_add_bias_rows(const Backend *b, const AddBiasRowsArgs *args, Status *st) {
     calls.add_bias_rows++;
-    return cpu->add_bias_rows(b, y, bias, rows, cols, st);
+    return cpu->add_bias_rows(b, args, st);
 }
 
-static int count_sum_rows(const Backend *b, float *out, const void *x, DType x_dtype, int rows,
-                          int cols, float beta, Status *st) {
+static int count_sum_rows(const Backend *b, const SumRowsArgs *args, Status *st) {
     calls.sum_rows++;
-    return cpu->sum_rows(b, out, x, x_dtype, rows, cols, beta, st);
+    return cpu->sum_rows(b, args, st);
 }
 
-static int count_softmax_forward(const Backend *b, const float *logits, const int32_t *labels,
-                                 int rows, int classes, float *probs, float *row_stats,
-                                 float *dlogits, float scale, Status *st) {
+static int count_softmax_forward(const Backend *b, const SoftmaxCrossEntropyForwardArgs *args,
+                                 Status *st) {
     calls.softmax_forward++;
-    calls.softmax_forward_with_gradient += dlogits != NULL;
-    return cpu->softmax_cross_entropy_forward(b, logits, labels, rows, classes, probs, row_stats,
-                                              dlogits, scale, st);
+    calls.softmax_forward_with_gradient += args->dlogits != NULL;
+    return cpu->softmax_cross_entropy_forward(b, args, st);
 }
 
-static int count_softmax_backward(const Backend *b, const float *probs, const int32_t *labels,
-                                  int rows, int classes, float scale, float *dlogits,
-                                  int accumulate, Status *st) {
+static int count_softmax_backward(const Backend *b, const SoftmaxCrossEntropyBackwardArgs *args,
+                                  Status *st) {
     calls.softmax_backward++;
-    return cpu->softmax_cross_entropy_backward(b, probs, labels, rows, classes, scale, dlogits,
-                                               accumulate, st);
+    return cpu->softmax_cross_entropy_backward(b, args, st);
 }
 
-static int count_activation_forward(const Backend *b, ActivationKind kind, float slope,
-                                    DType dtype, const void *x, void *y, size_t n, Status *st) {
+static int count_activation_forward(const Backend *b, const ActivationForwardArgs *args,
+                                    Status *st) {
     calls.activation_forward++;
-    return cpu->activation_forward(b, kind, slope, dtype, x, y, n, st);
+    return cpu->activation_forward(b, args, st);
 }
 
 static int count_activation_bias_backward(const Backend *b, const FusedActivation *act,
-                                          DType dtype, const void *y, const void *dy, void *dx,
-                                          float *dbias, int rows, int cols, float beta,
-                                          Status *st) {
+                                          const ActivationBiasBackwardTensors *t, Status *st) {
     calls.activation_bias_backward++;
-    return cpu->activation_bias_backward(b, act, dtype, y, dy, dx, dbias, rows, cols, beta, st);
+    return cpu->activation_bias_backward(b, act, t, st);
 }
 
 // The CPU's table with the ops above counted on their way through.

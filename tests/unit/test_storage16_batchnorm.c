@@ -129,17 +129,25 @@ static void ops_round_once(DType dtype, int n, int channels, int spatial) {
     memcpy(rv16, rv, c * sizeof *rv);
     memcpy(rm32, rm, c * sizeof *rm);
     memcpy(rv32, rv, c * sizeof *rv);
-    OP_OK(b->batchnorm_forward_training(b, &half, x.bits, y16, gamma, beta, rm16, rv16, mean16,
-                                        invstd16, st));
-    OP_OK(b->batchnorm_forward_training(b, &wide, x.wide, y32, gamma, beta, rm32, rv32, mean32,
-                                        invstd32, st));
+    OP_OK(b->batchnorm_forward_training(b, &half, &(BatchnormForwardTensors){.x = x.bits,
+                                        .y = y16, .gamma = gamma, .beta = beta,
+                                        .running_mean = rm16, .running_var = rv16,
+                                        .save_mean = mean16, .save_invstd = invstd16}, st));
+    OP_OK(b->batchnorm_forward_training(b, &wide, &(BatchnormForwardTensors){.x = x.wide,
+                                        .y = y32, .gamma = gamma, .beta = beta,
+                                        .running_mean = rm32, .running_var = rv32,
+                                        .save_mean = mean32, .save_invstd = invstd32}, st));
     check_rounded_once("batchnorm_forward_training y", y16, y32, count, dtype);
     check_same_floats("batchnorm_forward_training statistics", stats16, stats32, 4 * c, dtype);
 
-    OP_OK(b->batchnorm_forward_inference(b, &half, x.bits, y16, gamma, beta, rm, rv, mean16,
-                                         invstd16, st));
-    OP_OK(b->batchnorm_forward_inference(b, &wide, x.wide, y32, gamma, beta, rm, rv, mean32,
-                                         invstd32, st));
+    OP_OK(b->batchnorm_forward_inference(b, &half, &(BatchnormForwardTensors){.x = x.bits,
+                                         .y = y16, .gamma = gamma, .beta = beta,
+                                         .running_mean = rm, .running_var = rv,
+                                         .save_mean = mean16, .save_invstd = invstd16}, st));
+    OP_OK(b->batchnorm_forward_inference(b, &wide, &(BatchnormForwardTensors){.x = x.wide,
+                                         .y = y32, .gamma = gamma, .beta = beta,
+                                         .running_mean = rm, .running_var = rv,
+                                         .save_mean = mean32, .save_invstd = invstd32}, st));
     check_rounded_once("batchnorm_forward_inference y", y16, y32, count, dtype);
     check_same_floats("batchnorm_forward_inference statistics", stats16, stats32, 2 * c, dtype);
 
@@ -150,15 +158,21 @@ static void ops_round_once(DType dtype, int n, int channels, int spatial) {
         half.accumulate_dx = wide.accumulate_dx = variant == 1 || variant == 3;
         half.accumulate_params = wide.accumulate_params = variant == 1;
         int with_dx = variant != 2;
-        OP_OK(b->batchnorm_forward_training(b, &wide, x.wide, y32, gamma, beta, rm32, rv32,
-                                            mean32, invstd32, st));
+        OP_OK(b->batchnorm_forward_training(b, &wide, &(BatchnormForwardTensors){
+                                            .x = x.wide, .y = y32, .gamma = gamma, .beta = beta,
+                                            .running_mean = rm32, .running_var = rv32,
+                                            .save_mean = mean32, .save_invstd = invstd32}, st));
         memcpy(dx16, dx_before.bits, count * sizeof *dx16);
         memcpy(dx32, dx_before.wide, count * sizeof *dx32);
         for (size_t k = 0; k < c; k++) dg16[k] = dg32[k] = db16[k] = db32[k] = 0.25f;
-        OP_OK(b->batchnorm_backward(b, &half, x.bits, dy.bits, gamma, mean32, invstd32,
-                                    with_dx ? dx16 : NULL, dg16, db16, st));
-        OP_OK(b->batchnorm_backward(b, &wide, x.wide, dy.wide, gamma, mean32, invstd32,
-                                    with_dx ? dx32 : NULL, dg32, db32, st));
+        OP_OK(b->batchnorm_backward(b, &half, &(BatchnormBackwardTensors){.x = x.bits,
+                                    .dy = dy.bits, .gamma = gamma, .save_mean = mean32,
+                                    .save_invstd = invstd32, .dx = with_dx ? dx16 : NULL,
+                                    .dgamma = dg16, .dbeta = db16}, st));
+        OP_OK(b->batchnorm_backward(b, &wide, &(BatchnormBackwardTensors){.x = x.wide,
+                                    .dy = dy.wide, .gamma = gamma, .save_mean = mean32,
+                                    .save_invstd = invstd32, .dx = with_dx ? dx32 : NULL,
+                                    .dgamma = dg32, .dbeta = db32}, st));
         if (with_dx) check_rounded_once("batchnorm_backward dx", dx16, dx32, count, dtype);
         check_same_floats("batchnorm_backward dgamma, dbeta", dg16, dg32, 2 * c, dtype);
     }
@@ -173,24 +187,36 @@ static void ops_round_once(DType dtype, int n, int channels, int spatial) {
     OP_OK(b->batchnorm_channel_sums(b, &half, x.bits, sums16, st));
     OP_OK(b->batchnorm_channel_sums(b, &wide, x.wide, sums32, st));
     check_same_doubles("batchnorm_channel_sums", sums16, sums32, 2 * c + 1, dtype);
-    OP_OK(b->batchnorm_forward_with_sums(b, &half, x.bits, y16, gamma, beta, sums32, rm16, rv16,
-                                         mean16, invstd16, st));
-    OP_OK(b->batchnorm_forward_with_sums(b, &wide, x.wide, y32, gamma, beta, sums32, rm32, rv32,
-                                         mean32, invstd32, st));
+    OP_OK(b->batchnorm_forward_with_sums(b, &half, &(BatchnormForwardWithSumsTensors){.x = x.bits,
+                                         .y = y16, .gamma = gamma, .beta = beta, .sums = sums32,
+                                         .running_mean = rm16, .running_var = rv16,
+                                         .save_mean = mean16, .save_invstd = invstd16}, st));
+    OP_OK(b->batchnorm_forward_with_sums(b, &wide, &(BatchnormForwardWithSumsTensors){.x = x.wide,
+                                         .y = y32, .gamma = gamma, .beta = beta, .sums = sums32,
+                                         .running_mean = rm32, .running_var = rv32,
+                                         .save_mean = mean32, .save_invstd = invstd32}, st));
     check_rounded_once("batchnorm_forward_with_sums y", y16, y32, count, dtype);
     check_same_floats("batchnorm_forward_with_sums statistics", stats16, stats32, 4 * c, dtype);
-    OP_OK(b->batchnorm_backward_channel_sums(b, &half, x.bits, dy.bits, mean32, invstd32,
-                                             sums16, dg16, db16, st));
-    OP_OK(b->batchnorm_backward_channel_sums(b, &wide, x.wide, dy.wide, mean32, invstd32,
-                                             sums32, dg32, db32, st));
+    OP_OK(b->batchnorm_backward_channel_sums(b, &half, &(BatchnormBackwardChannelSumsTensors){
+                                             .x = x.bits, .dy = dy.bits, .save_mean = mean32,
+                                             .save_invstd = invstd32, .sums = sums16,
+                                             .dgamma = dg16, .dbeta = db16}, st));
+    OP_OK(b->batchnorm_backward_channel_sums(b, &wide, &(BatchnormBackwardChannelSumsTensors){
+                                             .x = x.wide, .dy = dy.wide, .save_mean = mean32,
+                                             .save_invstd = invstd32, .sums = sums32,
+                                             .dgamma = dg32, .dbeta = db32}, st));
     check_same_doubles("batchnorm_backward_channel_sums", sums16, sums32, 2 * c + 1, dtype);
     check_same_floats("batchnorm_backward_channel_sums dgamma, dbeta", dg16, dg32, 2 * c, dtype);
     memcpy(dx16, dx_before.bits, count * sizeof *dx16);
     memcpy(dx32, dx_before.wide, count * sizeof *dx32);
-    OP_OK(b->batchnorm_backward_data_with_sums(b, &half, x.bits, dy.bits, gamma, mean32,
-                                               invstd32, sums32, dx16, st));
-    OP_OK(b->batchnorm_backward_data_with_sums(b, &wide, x.wide, dy.wide, gamma, mean32,
-                                               invstd32, sums32, dx32, st));
+    OP_OK(b->batchnorm_backward_data_with_sums(b, &half, &(BatchnormBackwardDataWithSumsTensors){
+                                               .x = x.bits, .dy = dy.bits, .gamma = gamma,
+                                               .save_mean = mean32, .save_invstd = invstd32,
+                                               .sums = sums32, .dx = dx16}, st));
+    OP_OK(b->batchnorm_backward_data_with_sums(b, &wide, &(BatchnormBackwardDataWithSumsTensors){
+                                               .x = x.wide, .dy = dy.wide, .gamma = gamma,
+                                               .save_mean = mean32, .save_invstd = invstd32,
+                                               .sums = sums32, .dx = dx32}, st));
     check_rounded_once("batchnorm_backward_data_with_sums dx (added to)", dx16, dx32, count,
                        dtype);
 done:
@@ -219,8 +245,10 @@ static void ops_refuse_other_dtypes(void) {
                           .dtype = DTYPE_I32};
     Status st;
     status_clear(&st);
-    CHECK(b->batchnorm_forward_training(b, &args, x, y, &one, &zero, &rm, &rv, &mean, &invstd,
-                                        &st) != 0);
+    CHECK(b->batchnorm_forward_training(b, &args, &(BatchnormForwardTensors){.x = x,
+                                        .y = y, .gamma = &one, .beta = &zero, .running_mean = &rm,
+                                        .running_var = &rv, .save_mean = &mean,
+                                        .save_invstd = &invstd}, &st) != 0);
     CHECK_CONTAINS(st.message, "batchnorm_forward_training");
 }
 
@@ -236,13 +264,20 @@ static void empty_share_in_16_bits(DType dtype) {
                           .accumulate_dx = 1, .dtype = dtype};
     OP_OK(b->batchnorm_channel_sums(b, &args, x, sums, st));
     for (int i = 0; i < 5; i++) CHECK(sums[i] == 0.0);
-    OP_OK(b->batchnorm_forward_with_sums(b, &args, x, y, gamma, beta, totals, rm, rv, mean,
-                                         invstd, st));
+    OP_OK(b->batchnorm_forward_with_sums(b, &args, &(BatchnormForwardWithSumsTensors){.x = x,
+                                         .y = y, .gamma = gamma, .beta = beta, .sums = totals,
+                                         .running_mean = rm, .running_var = rv, .save_mean = mean,
+                                         .save_invstd = invstd}, st));
     CHECK(y[0] == 0x1234);
-    OP_OK(b->batchnorm_backward_channel_sums(b, &args, x, dy, mean, invstd, sums, dg, db, st));
+    OP_OK(b->batchnorm_backward_channel_sums(b, &args, &(BatchnormBackwardChannelSumsTensors){
+                                             .x = x, .dy = dy, .save_mean = mean,
+                                             .save_invstd = invstd, .sums = sums, .dgamma = dg,
+                                             .dbeta = db}, st));
     CHECK(dg[0] == 0.0f && db[1] == 0.0f);
-    OP_OK(b->batchnorm_backward_data_with_sums(b, &args, x, dy, gamma, mean, invstd, totals, dx,
-                                               st));
+    OP_OK(b->batchnorm_backward_data_with_sums(b, &args, &(BatchnormBackwardDataWithSumsTensors){
+                                               .x = x, .dy = dy, .gamma = gamma, .save_mean = mean,
+                                               .save_invstd = invstd, .sums = totals, .dx = dx},
+                                                   st));
     CHECK(dx[0] == 0x1234);
 }
 

@@ -90,39 +90,60 @@ static void ops_round_once(DType dtype) {
     g16.dtype = dtype;
     FusedActivation tanh_act = {.apply = 1, .kind = ACTIVATION_TANH};
 
-    CHECK_INT_EQ(b->conv2d_forward(b, &g16, x16, w16, bias, y16, ws, bytes, &st), 0);
-    CHECK_INT_EQ(b->conv2d_forward(b, &g32, wx, ww, bias, y, ws, bytes, &st), 0);
+    CHECK_INT_EQ(b->conv2d_forward(b, &g16, &(Conv2dForwardTensors){.x = x16, .w = w16,
+                                   .bias = bias, .y = y16, .workspace = ws, .workspace_bytes = bytes
+                                   }, &st), 0);
+    CHECK_INT_EQ(b->conv2d_forward(b, &g32, &(Conv2dForwardTensors){.x = wx, .w = ww, .bias = bias,
+                                   .y = y, .workspace = ws, .workspace_bytes = bytes}, &st), 0);
     check_same_bits("conv2d_forward", dtype, y16, y, ny);
-    CHECK_INT_EQ(b->conv2d_forward_bias_activation(b, &g16, x16, w16, bias, &tanh_act, y16, ws,
-                                                   bytes, &st), 0);
-    CHECK_INT_EQ(b->conv2d_forward_bias_activation(b, &g32, wx, ww, bias, &tanh_act, y, ws,
-                                                   bytes, &st), 0);
+    CHECK_INT_EQ(b->conv2d_forward_bias_activation(b, &g16, &(Conv2dForwardTensors){.x = x16,
+                                                   .w = w16, .bias = bias, .y = y16,
+                                                   .workspace = ws, .workspace_bytes = bytes},
+                                                   &tanh_act, &st), 0);
+    CHECK_INT_EQ(b->conv2d_forward_bias_activation(b, &g32, &(Conv2dForwardTensors){.x = wx,
+                                                   .w = ww, .bias = bias, .y = y, .workspace = ws,
+                                                   .workspace_bytes = bytes}, &tanh_act, &st), 0);
     check_same_bits("conv2d_forward_bias_activation tanh", dtype, y16, y, ny);
 
     // backward data: overwritten, then added to a 16-bit dx (read widened, rounded once)
-    CHECK_INT_EQ(b->conv2d_backward_data(b, &g16, dy16, w16, dx16, ws, bytes, 0, &st), 0);
-    CHECK_INT_EQ(b->conv2d_backward_data(b, &g32, wdy, ww, dx, ws, bytes, 0, &st), 0);
+    CHECK_INT_EQ(b->conv2d_backward_data(b, &g16, &(Conv2dBackwardDataTensors){.dy = dy16,
+                                         .w = w16, .dx = dx16, .workspace = ws,
+                                         .workspace_bytes = bytes, .accumulate = 0}, &st), 0);
+    CHECK_INT_EQ(b->conv2d_backward_data(b, &g32, &(Conv2dBackwardDataTensors){.dy = wdy, .w = ww,
+                                         .dx = dx, .workspace = ws, .workspace_bytes = bytes,
+                                         .accumulate = 0}, &st), 0);
     check_same_bits("conv2d_backward_data", dtype, dx16, dx, nx);
     float *wdx = malloc(nx * sizeof *wdx);
     stored16_widen(dx16, wdx, nx, dtype);
-    CHECK_INT_EQ(b->conv2d_backward_data(b, &g16, dy16, w16, dx16, ws, bytes, 1, &st), 0);
-    CHECK_INT_EQ(b->conv2d_backward_data(b, &g32, wdy, ww, wdx, ws, bytes, 1, &st), 0);
+    CHECK_INT_EQ(b->conv2d_backward_data(b, &g16, &(Conv2dBackwardDataTensors){.dy = dy16,
+                                         .w = w16, .dx = dx16, .workspace = ws,
+                                         .workspace_bytes = bytes, .accumulate = 1}, &st), 0);
+    CHECK_INT_EQ(b->conv2d_backward_data(b, &g32, &(Conv2dBackwardDataTensors){.dy = wdy, .w = ww,
+                                         .dx = wdx, .workspace = ws, .workspace_bytes = bytes,
+                                         .accumulate = 1}, &st), 0);
     check_same_bits("conv2d_backward_data accumulate", dtype, dx16, wdx, nx);
 
     // backward filter: dw and dbias f32 in both, equal exactly, with beta 0 and 1
     for (int acc = 0; acc < 2; acc++) {
         if (!acc)
             for (size_t i = 0; i < nw; i++) dw[i] = dw16[i] = NAN;  // never read
-        CHECK_INT_EQ(b->conv2d_backward_filter(b, &g16, x16, dy16, dw16, db16, ws, bytes, acc,
-                                               &st), 0);
-        CHECK_INT_EQ(b->conv2d_backward_filter(b, &g32, wx, wdy, dw, db, ws, bytes, acc, &st), 0);
+        CHECK_INT_EQ(b->conv2d_backward_filter(b, &g16, &(Conv2dBackwardFilterTensors){.x = x16,
+                                               .dy = dy16, .dw = dw16, .dbias = db16,
+                                               .workspace = ws, .workspace_bytes = bytes,
+                                               .accumulate = acc}, &st), 0);
+        CHECK_INT_EQ(b->conv2d_backward_filter(b, &g32, &(Conv2dBackwardFilterTensors){.x = wx,
+                                               .dy = wdy, .dw = dw, .dbias = db, .workspace = ws,
+                                               .workspace_bytes = bytes, .accumulate = acc}, &st),
+                                                   0);
         CHECK(memcmp(dw, dw16, nw * sizeof *dw) == 0);
         CHECK(memcmp(db, db16, sizeof db) == 0);
     }
     // A storage type convolutions cannot take is refused, naming the op.
     Conv2dGeometry gi = g;
     gi.dtype = DTYPE_I32;
-    CHECK_INT_EQ(b->conv2d_forward(b, &gi, x16, w16, bias, y16, ws, bytes, &st),
+    CHECK_INT_EQ(b->conv2d_forward(b, &gi, &(Conv2dForwardTensors){.x = x16, .w = w16,
+                                   .bias = bias, .y = y16, .workspace = ws, .workspace_bytes = bytes
+                                   }, &st),
                  STATUS_RUNTIME_ERROR);
     CHECK_CONTAINS(st.message, "conv2d_forward");
     free(ws);

@@ -59,8 +59,10 @@ static void activation_ops_round_once(DType dtype) {
         ActivationKind k = (ActivationKind)kind;
         char what[64];
         snprintf(what, sizeof what, "activation_forward kind %d", kind);
-        CHECK_INT_EQ(b->activation_forward(b, k, 0.1f, dtype, x, y, N, &st), 0);
-        CHECK_INT_EQ(b->activation_forward(b, k, 0.1f, DTYPE_F32, wx, wy, N, &st), 0);
+        CHECK_INT_EQ(b->activation_forward(b, &(ActivationForwardArgs){.kind = k, .slope = 0.1f,
+                                           .dtype = dtype, .x = x, .y = y, .n = N}, &st), 0);
+        CHECK_INT_EQ(b->activation_forward(b, &(ActivationForwardArgs){.kind = k, .slope = 0.1f,
+                                           .dtype = DTYPE_F32, .x = wx, .y = wy, .n = N}, &st), 0);
         check_rounded_once(what, dtype, y, wy);
         // backward from the stored y, as the layer runs it
         for (int i = 0; i < N; i++) wy[i] = stored16_to_f32(y[i], dtype);
@@ -68,10 +70,14 @@ static void activation_ops_round_once(DType dtype) {
             fill_stored(&rng, dtype, -1.0f, 1.0f, dx, wdx);  // the old dx when accumulating
             snprintf(what, sizeof what, "activation_backward kind %d accumulate %d", kind,
                      accumulate);
-            CHECK_INT_EQ(b->activation_backward(b, k, 0.1f, dtype, x, y, dy, dx, N, accumulate,
-                                                &st), 0);
-            CHECK_INT_EQ(b->activation_backward(b, k, 0.1f, DTYPE_F32, wx, wy, wdy, wdx, N,
-                                                accumulate, &st), 0);
+            CHECK_INT_EQ(b->activation_backward(b, &(ActivationBackwardArgs){.kind = k,
+                                                .slope = 0.1f, .dtype = dtype, .x = x, .y = y,
+                                                .dy = dy, .dx = dx, .n = N, .accumulate = accumulate
+                                                }, &st), 0);
+            CHECK_INT_EQ(b->activation_backward(b, &(ActivationBackwardArgs){.kind = k,
+                                                .slope = 0.1f, .dtype = DTYPE_F32, .x = wx,
+                                                .y = wy, .dy = wdy, .dx = wdx, .n = N,
+                                                .accumulate = accumulate}, &st), 0);
             check_rounded_once(what, dtype, dx, wdx);
         }
     }
@@ -88,14 +94,20 @@ static void dropout_ops_round_once(DType dtype) {
     fill_stored(&rng, dtype, -3.0f, 3.0f, x, wx);
     fill_stored(&rng, dtype, -1.0f, 1.0f, dy, wdy);
     // rate 0.3: keep_scale 1/0.7 is not a power of two, so y = x * mask does round
-    CHECK_INT_EQ(b->dropout_forward(b, dtype, x, y, mask, N, 0.3f, 1234, &st), 0);
-    CHECK_INT_EQ(b->dropout_forward(b, DTYPE_F32, wx, wy, wmask, N, 0.3f, 1234, &st), 0);
+    CHECK_INT_EQ(b->dropout_forward(b, &(DropoutForwardArgs){.dtype = dtype, .x = x, .y = y,
+                                    .mask = mask, .n = N, .rate = 0.3f, .seed = 1234}, &st), 0);
+    CHECK_INT_EQ(b->dropout_forward(b, &(DropoutForwardArgs){.dtype = DTYPE_F32, .x = wx, .y = wy,
+                                    .mask = wmask, .n = N, .rate = 0.3f, .seed = 1234}, &st), 0);
     CHECK(memcmp(mask, wmask, sizeof mask) == 0);  // the mask is the f32 one whatever x is
     check_rounded_once("dropout_forward", dtype, y, wy);
     for (int accumulate = 0; accumulate < 2; accumulate++) {
         fill_stored(&rng, dtype, -1.0f, 1.0f, dx, wdx);  // the old dx when accumulating
-        CHECK_INT_EQ(b->dropout_backward(b, dtype, dy, mask, dx, N, accumulate, &st), 0);
-        CHECK_INT_EQ(b->dropout_backward(b, DTYPE_F32, wdy, mask, wdx, N, accumulate, &st), 0);
+        CHECK_INT_EQ(b->dropout_backward(b, &(DropoutBackwardArgs){.dtype = dtype, .dy = dy,
+                                         .mask = mask, .dx = dx, .n = N, .accumulate = accumulate},
+                                         &st), 0);
+        CHECK_INT_EQ(b->dropout_backward(b, &(DropoutBackwardArgs){.dtype = DTYPE_F32, .dy = wdy,
+                                         .mask = mask, .dx = wdx, .n = N, .accumulate = accumulate
+                                         }, &st), 0);
         check_rounded_once(accumulate ? "dropout_backward accumulate" : "dropout_backward",
                            dtype, dx, wdx);
     }
@@ -123,8 +135,11 @@ static void accumulate_sums_then_rounds_once(DType dtype) {
         for (int accumulate = 0; accumulate < 2; accumulate++) {
             memcpy(y, start, sizeof y);
             memcpy(wy, wstart, sizeof wy);
-            CHECK_INT_EQ(b->accumulate(b, dtype, y, sources, count, N, accumulate, &st), 0);
-            CHECK_INT_EQ(b->accumulate(b, DTYPE_F32, wy, wsources, count, N, accumulate, &st), 0);
+            CHECK_INT_EQ(b->accumulate(b, &(AccumulateArgs){.dtype = dtype, .y = y, .x = sources,
+                                       .count = count, .n = N, .accumulate = accumulate}, &st), 0);
+            CHECK_INT_EQ(b->accumulate(b, &(AccumulateArgs){.dtype = DTYPE_F32, .y = wy,
+                                       .x = wsources, .count = count, .n = N,
+                                       .accumulate = accumulate}, &st), 0);
             char what[64];
             snprintf(what, sizeof what, "accumulate %d sources, accumulate %d", count,
                      accumulate);
@@ -134,13 +149,18 @@ static void accumulate_sums_then_rounds_once(DType dtype) {
     uint16_t twice[N];
     memcpy(twice, x[0], sizeof twice);
     for (int k = 1; k < 3; k++)
-        CHECK_INT_EQ(b->accumulate(b, dtype, twice, &sources[k], 1, N, 1, &st), 0);
-    CHECK_INT_EQ(b->accumulate(b, dtype, y, sources, 3, N, 0, &st), 0);
+        CHECK_INT_EQ(b->accumulate(b, &(AccumulateArgs){.dtype = dtype, .y = twice,
+                                   .x = &sources[k], .count = 1, .n = N, .accumulate = 1}, &st), 0);
+    CHECK_INT_EQ(b->accumulate(b, &(AccumulateArgs){.dtype = dtype, .y = y, .x = sources,
+                               .count = 3, .n = N, .accumulate = 0}, &st), 0);
     CHECK(memcmp(twice, y, sizeof y) != 0);
     // out of range counts and dtypes are refused
-    CHECK(b->accumulate(b, dtype, y, sources, 0, N, 0, &st) != 0);
-    CHECK(b->accumulate(b, dtype, y, sources, BACKEND_ACCUMULATE_MAX + 1, N, 0, &st) != 0);
-    CHECK(b->activation_forward(b, ACTIVATION_RELU, 0.0f, (DType)99, x[0], y, N, &st) != 0);
+    CHECK(b->accumulate(b, &(AccumulateArgs){.dtype = dtype, .y = y, .x = sources, .count = 0,
+                        .n = N, .accumulate = 0}, &st) != 0);
+    CHECK(b->accumulate(b, &(AccumulateArgs){.dtype = dtype, .y = y, .x = sources,
+                        .count = BACKEND_ACCUMULATE_MAX + 1, .n = N, .accumulate = 0}, &st) != 0);
+    CHECK(b->activation_forward(b, &(ActivationForwardArgs){.kind = ACTIVATION_RELU, .slope = 0.0f,
+                                .dtype = (DType)99, .x = x[0], .y = y, .n = N}, &st) != 0);
 }
 
 // ---- a model ------------------------------------------------------------------------------

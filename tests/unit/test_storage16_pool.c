@@ -82,28 +82,39 @@ static void ops_round_once(const PoolShape *s, DType dtype, Rng *rng) {
     stored_values(rng, ny, dtype, dy16, dy);
     stored_values(rng, nx, dtype, dx0_16, dx0);
 
-    CHECK_INT_EQ(b->maxpool_forward(b, &g, dtype, x16, y16, arg16, &st), 0);
-    CHECK_INT_EQ(b->maxpool_forward(b, &g, DTYPE_F32, x, y, arg, &st), 0);
+    CHECK_INT_EQ(b->maxpool_forward(b, &g, &(MaxpoolForwardTensors){.dtype = dtype, .x = x16,
+                                    .y = y16, .argmax = arg16}, &st), 0);
+    CHECK_INT_EQ(b->maxpool_forward(b, &g, &(MaxpoolForwardTensors){.dtype = DTYPE_F32, .x = x,
+                                    .y = y, .argmax = arg}, &st), 0);
     check_rounded_once("maxpool_forward", s, y16, y, ny, dtype);
     CHECK(memcmp(arg16, arg, ny * sizeof *arg) == 0);
     for (int accumulate = 0; accumulate <= 1; accumulate++) {
         memcpy(dx16, dx0_16, nx * 2);
         memcpy(dx, dx0, nx * 4);
-        CHECK_INT_EQ(b->maxpool_backward(b, &g, dtype, dy16, arg, dx16, accumulate, &st), 0);
-        CHECK_INT_EQ(b->maxpool_backward(b, &g, DTYPE_F32, dy, arg, dx, accumulate, &st), 0);
+        CHECK_INT_EQ(b->maxpool_backward(b, &g, &(MaxpoolBackwardTensors){.dtype = dtype,
+                                         .dy = dy16, .argmax = arg, .dx = dx16,
+                                         .accumulate = accumulate}, &st), 0);
+        CHECK_INT_EQ(b->maxpool_backward(b, &g, &(MaxpoolBackwardTensors){.dtype = DTYPE_F32,
+                                         .dy = dy, .argmax = arg, .dx = dx, .accumulate = accumulate
+                                         }, &st), 0);
         check_rounded_once("maxpool_backward", s, dx16, dx, nx, dtype);
     }
 
     x16[nx / 2] = stored16_from_f32(0.25f, dtype);
     x[nx / 2] = 0.25f;
-    CHECK_INT_EQ(b->avgpool_forward(b, &g, dtype, x16, y16, &st), 0);
-    CHECK_INT_EQ(b->avgpool_forward(b, &g, DTYPE_F32, x, y, &st), 0);
+    CHECK_INT_EQ(b->avgpool_forward(b, &g, &(AvgpoolForwardTensors){.dtype = dtype, .x = x16,
+                                    .y = y16}, &st), 0);
+    CHECK_INT_EQ(b->avgpool_forward(b, &g, &(AvgpoolForwardTensors){.dtype = DTYPE_F32, .x = x,
+                                    .y = y}, &st), 0);
     check_rounded_once("avgpool_forward", s, y16, y, ny, dtype);
     for (int accumulate = 0; accumulate <= 1; accumulate++) {
         memcpy(dx16, dx0_16, nx * 2);
         memcpy(dx, dx0, nx * 4);
-        CHECK_INT_EQ(b->avgpool_backward(b, &g, dtype, dy16, dx16, accumulate, &st), 0);
-        CHECK_INT_EQ(b->avgpool_backward(b, &g, DTYPE_F32, dy, dx, accumulate, &st), 0);
+        CHECK_INT_EQ(b->avgpool_backward(b, &g, &(AvgpoolBackwardTensors){.dtype = dtype,
+                                         .dy = dy16, .dx = dx16, .accumulate = accumulate}, &st),
+                                             0);
+        CHECK_INT_EQ(b->avgpool_backward(b, &g, &(AvgpoolBackwardTensors){.dtype = DTYPE_F32,
+                                         .dy = dy, .dx = dx, .accumulate = accumulate}, &st), 0);
         check_rounded_once("avgpool_backward", s, dx16, dx, nx, dtype);
     }
     free(x16), free(y16), free(dy16), free(dx16), free(dx0_16);
@@ -118,10 +129,13 @@ static void other_storage_is_refused(void) {
     Pool2dGeometry g = pool_geometry_of(&shapes[0]);
     size_t nx = pool_inputs_of(&g), ny = pool_outputs_of(&g);
     int32_t *x = alloc_or_die(nx * 4), *y = alloc_or_die(ny * 4), *arg = alloc_or_die(ny * 4);
-    CHECK_INT_EQ(b->avgpool_forward(b, &g, DTYPE_I32, x, y, &st), STATUS_RUNTIME_ERROR);
+    CHECK_INT_EQ(b->avgpool_forward(b, &g, &(AvgpoolForwardTensors){.dtype = DTYPE_I32, .x = x,
+                                    .y = y}, &st), STATUS_RUNTIME_ERROR);
     CHECK_CONTAINS(st.message, "avgpool_forward");
     status_clear(&st);
-    CHECK_INT_EQ(b->maxpool_backward(b, &g, DTYPE_I32, y, arg, x, 0, &st), STATUS_RUNTIME_ERROR);
+    CHECK_INT_EQ(b->maxpool_backward(b, &g, &(MaxpoolBackwardTensors){.dtype = DTYPE_I32, .dy = y,
+                                     .argmax = arg, .dx = x, .accumulate = 0}, &st),
+                                         STATUS_RUNTIME_ERROR);
     CHECK_CONTAINS(st.message, "maxpool_backward");
     free(x), free(y), free(arg);
 }

@@ -19,7 +19,7 @@
 
 static int asks_for_more_workspace(const Backend *b, const Conv2dGeometry *g, size_t *bytes,
                                    Status *st) {
-    TRY(cpu_conv2d_workspace_size(b, g, bytes, st));
+    TRY(cpu_backend()->conv2d_workspace_size(b, g, bytes, st));
     *bytes += FAST_ALGORITHM_BYTES;
     return 0;
 }
@@ -73,7 +73,7 @@ static void the_plan_counts_the_cap(void) {
                                .kernel_w = 3, .stride_h = 1, .stride_w = 1, .pad_top = 1,
                                .pad_left = 1, .dilation_h = 1, .dilation_w = 1, .groups = 1};
     CHECK(strcmp(conv->kind->name, "conv2d") == 0);
-    CHECK_INT_EQ(cpu_conv2d_least_workspace(&greedy_backend, &geometry, &least, &st), 0);
+    CHECK_INT_EQ(cpu_backend()->conv2d_least_workspace(&greedy_backend, &geometry, &least, &st), 0);
     CHECK(least > 0 && least < FAST_ALGORITHM_BYTES);
     CHECK_INT_EQ((long)plan_workspace(&g, 40), (long)alloc_charged_bytes(least));
     graph_limit_workspace(&g, SIZE_MAX);
