@@ -39,6 +39,14 @@ void text_printf(const TextOut *out, const char *fmt, ...) {
     free(large);
 }
 
+void text_say(void (*say)(void *user, const char *line), void *user, const char *fmt,
+              va_list ap) {
+    if (!say) return;
+    char line[2400];
+    vsnprintf(line, sizeof line, fmt, ap);
+    say(user, line);
+}
+
 void text_join(const char *const *words, int count, const char *separator, const char *quote,
                char *out, size_t size) {
     size_t used = 0;

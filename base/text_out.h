@@ -4,6 +4,7 @@
 #ifndef TRAINER_TEXT_OUT_H
 #define TRAINER_TEXT_OUT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 // flush: the text so far must reach its reader now (before a long step, or a fork that
@@ -18,6 +19,12 @@ void text_flush(const TextOut *out);
 void text_write(const TextOut *out, const char *text, size_t length);
 void text_put(const TextOut *out, const char *text);
 void text_printf(const TextOut *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// A line of printf's format handed to say(user, line) (cut at 2,399 bytes); nothing when say
+// is NULL. For the functions of `...` that pass a formatted line to a callback: a notice,
+// a progress line.
+void text_say(void (*say)(void *user, const char *line), void *user, const char *fmt,
+              va_list ap) __attribute__((format(printf, 3, 0)));
 
 // `words` joined by `separator` into out (cut at size), each between two `quote`s:
 // ("nvidia-smi", "trainer doctor") with ", then " and "`" -> "`nvidia-smi`, then `trainer doctor`".

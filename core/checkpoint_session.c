@@ -10,6 +10,7 @@
 #include "base/atomic_file.h"
 #include "base/directories.h"
 #include "base/escape.h"
+#include "base/text_out.h"
 #include "core/lr_schedule.h"
 #include "core/optimizer.h"
 
@@ -17,13 +18,10 @@
 static void sayf(const RunNotice *notice, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void sayf(const RunNotice *notice, const char *fmt, ...) {
-    if (!notice->say) return;
-    char line[2400];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    text_say(notice->say, notice->user, fmt, ap);
     va_end(ap);
-    notice->say(notice->user, line);
 }
 
 // A folder holds step files; a file is one checkpoint.

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/precision.h"
+#include "base/text_out.h"
 #include "kernels/cuda/cuda_bench.h"
 
 static const char *const bench_precision_names[BENCH_PRECISION_COUNT] = {"fp32", "tf32", "bf16",
@@ -141,23 +142,25 @@ void bench_timer_close(BenchTimer *t) {
 }
 
 void bench_progress(const BenchOptions *o, const char *fmt, ...) {
-    if (!o->on_progress) return;
-    char line[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    text_say(o->on_progress, o->user, fmt, ap);
     va_end(ap);
-    o->on_progress(o->user, line);
+}
+
+// text_say's line to the backend's profiler (the backend's op takes the Backend, not a
+// user pointer).
+static void push_range(void *backend, const char *name) {
+    const Backend *b = backend;
+    b->range_push(b, name);
 }
 
 void bench_range_push(const Backend *b, const char *fmt, ...) {
     if (!b->range_push) return;
-    char name[192];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
+    text_say(push_range, (void *)b, fmt, ap);
     va_end(ap);
-    b->range_push(b, name);
 }
 
 void bench_range_pop(const Backend *b) {

@@ -1,6 +1,6 @@
 // `trainer bench`: what the device and its libraries really deliver, beside the card's
-// theoretical peak. Four benchmarks, each returning a report struct that tools/cmd_bench.c
-// prints as a table or as JSON:
+// theoretical peak. Four benchmarks, each returning a report struct, written as tables to a
+// TextOut (bench_text.c) or as one JSON object (bench_json.c):
 //   gemm    GEMM TFLOP/s per precision (fp32, TF32, bf16, fp16) and size (bench_gemm.c)
 //   memory  copy bandwidth: on the device, host to device and back, pinned and pageable
 //           (bench_memory.c)
@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "base/status.h"
+#include "base/text_out.h"
 #include "core/device.h"
 #include "core/graph.h"
 #include "kernels/device_facts.h"
@@ -245,6 +246,71 @@ int bench_train(Device *d, const BenchDevice *dev, const BenchOptions *o, Graph 
                 const RunConfig *config, int batch, int steps, int per_layer,
                 BenchTrainReport *out, Status *st);
 void bench_train_report_free(BenchTrainReport *r);
+
+// ---- one `trainer bench` run (bench_run.c) ----------------------------------------------
+
+// What a run was asked to measure: tools/cmd_bench.c reads it from the arguments.
+typedef struct BenchRequest {
+    const char *benchmark;    // "gemm", "memory", "conv", "train", "all"
+    BenchOptions options;
+    BenchGemmSize sizes[BENCH_MAX_SIZES];
+    int size_count;           // 0: the device's default
+    unsigned precisions;      // gemm: mask of 1 << BenchPrecision
+    size_t bytes[BENCH_MAX_SIZES];
+    int byte_count;           // 0: the device's default
+    int batch;                // 0: the default (conv) or the model file's (train)
+    int steps;                // train: steps per timed repeat
+    int per_layer;            // train: also every layer's time
+} BenchRequest;
+
+// The reports of the benchmarks a request names; NULL (has_train 0) for the others.
+typedef struct BenchReports {
+    BenchGemmReport *gemm;
+    BenchMemoryReport *memory;
+    BenchConvReport *conv;
+    BenchTrainReport train;
+    int has_train;
+} BenchReports;
+
+// The sizes and bytes not given, for this device: what a GPU finishes in seconds takes the
+// CPU minutes.
+void bench_request_defaults(BenchRequest *r, const BenchDevice *dev);
+// Runs the request's benchmarks in order (gemm, memory, conv; or train of g, built from its
+// model file with config its run settings) into *out, which bench_reports_free frees, also
+// after a failure.
+int bench_run(Device *d, const BenchDevice *dev, const BenchRequest *r, Graph *g,
+              const RunConfig *config, BenchReports *out, Status *st);
+void bench_reports_free(BenchReports *r);
+// Fails when a memory benchmark (r not NULL) had every copy refused: exit 0 says "measured".
+int bench_memory_measured(const BenchMemoryReport *r, Status *st);
+
+// What one `trainer bench` run measured, for its text and JSON; NULL for the benchmarks it
+// did not run.
+typedef struct BenchRun {
+    const char *benchmark;          // "gemm", "memory", "conv", "train", "all"
+    const BenchDevice *device;
+    const BenchOptions *options;
+    const BenchGemmReport *gemm;
+    const BenchMemoryReport *memory;
+    const BenchConvReport *conv;
+    const BenchTrainReport *train;
+    // train: the CUDA levers --without turned off (base/lever.h), as "levers_off" (a list,
+    // empty when all are on) so that a saved result says what it measured.
+    unsigned disabled_levers;
+    // train: the layers laid out NHWC (--layout nhwc, graph_set_layouts), as "layout" and,
+    // when there are any, "nhwc_layers".
+    int nhwc_layers;
+    // train: the layers that run their act= activation (graph_fuse_activations).
+    int fused_layers;
+} BenchRun;
+
+// The reports as tables, each under a header naming the device, its peaks and how the
+// figures were measured (bench_text.c).
+void bench_text(const TextOut *out, const BenchRun *run);
+// The reports as one JSON object, for scripts (bench_json.c). A figure that was not
+// measured is absent (its row says why under "reason"), and a peak trainer does not know
+// is null: never 0.
+struct cJSON *bench_json(const BenchRun *run);
 
 // ---- shared by the benchmarks (bench.c) ---------------------------------------------------
 

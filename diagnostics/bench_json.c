@@ -1,6 +1,6 @@
-// The JSON of `trainer bench --json` (diagnostics/bench_json.h): one object with the
+// The JSON of `trainer bench --json` (diagnostics/bench.h): one object with the
 // device, its peaks, how the figures were measured, and one member per benchmark run.
-#include "diagnostics/bench_json.h"
+#include "diagnostics/bench.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,7 @@
 // base/text_out.c: what library code writes for tools/ to print reaches the writer whole,
-// also past the 1,024 bytes text_printf formats on the stack; text_join joins and cuts.
+// also past the 1,024 bytes text_printf formats on the stack; text_join joins and cuts;
+// text_say hands a formatted line to its callback, and to none.
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +55,28 @@ static void join_quotes_and_cuts(void) {
     CHECK(strcmp(small, "nvidia-") == 0);
 }
 
+static void keep_line(void *user, const char *line) { snprintf(user, 64, "%s", line); }
+
+static void say(void (*to)(void *, const char *), void *user, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(void (*to)(void *, const char *), void *user, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    text_say(to, user, fmt, ap);
+    va_end(ap);
+}
+
+static void say_formats_a_line(void) {
+    char line[64] = "untouched";
+    say(keep_line, line, "gemm %s %dx%d", "bf16", 64, 32);
+    CHECK(strcmp(line, "gemm bf16 64x32") == 0);
+    say(NULL, line, "%s", "no callback: nothing said");
+    CHECK(strcmp(line, "gemm bf16 64x32") == 0);
+}
+
 int main(void) {
     long_text_is_written_whole();
     join_quotes_and_cuts();
+    say_formats_a_line();
     return test_exit_code("test_text_out");
 }
