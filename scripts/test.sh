@@ -21,6 +21,9 @@ bash scripts/clang-check.sh build-clang
 echo "== sanitizer build (ASan + UBSan, CPU path, Release)"
 bash scripts/build.sh build-asan -DTRAINER_CUDA=OFF -DTRAINER_SANITIZE=ON
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+# The e2e tests' Python environments from PyPI (onnx, safetensors, tensorboard): the ones the
+# release pass made in build/, not made again in build-asan/ (common.bash's require_venv).
+export TRAINER_VENV_DIR=$PWD/build
 (cd build-asan && ctest --output-on-failure -j"$jobs" -L 'unit|fuzz|e2e')
 
 echo "== coverage-guided fuzzing (libFuzzer, clang): each target ${FUZZ_SECONDS:-10} s"
