@@ -3,7 +3,8 @@
 # ctest label (unit, e2e, fuzz; gpu tests skip themselves without a GPU), build every
 # source again with clang and run its static analyzer, then build the CPU path with
 # AddressSanitizer + UndefinedBehaviorSanitizer and run it again, then run each libFuzzer
-# target briefly (scripts/fuzz.sh; FUZZ_SECONDS, default 10: 11 targets, about 2 minutes).
+# target briefly (scripts/fuzz.sh; FUZZ_SECONDS, default 10: 11 targets, two at a time on
+# 2 cores, about a minute).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
