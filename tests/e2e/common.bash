@@ -63,6 +63,14 @@ print("; ".join(p["what"] for p in d["problems"]) or d["verdict"])' <<<"$out" 2>
     fi
 }
 
+# python_has PYTHON MODULE...: PYTHON finds every MODULE (importlib's find_spec, without
+# importing it: importing torch to see whether it is there took 2 s of CPU, a third of a
+# test's Python time; the test's own import then says whether it works).
+python_has() {
+    "$1" -c 'import importlib.util, sys
+sys.exit(not all(importlib.util.find_spec(m) for m in sys.argv[1:]))' "${@:2}" >/dev/null 2>&1
+}
+
 # ---- Python packages from PyPI ----
 # require_venv NAME IMPORTS PACKAGE...: sets $python to the python of virtual environment
 # NAME, where the python code IMPORTS runs; made once with `pip install PACKAGE...` and kept
