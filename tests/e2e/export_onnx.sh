@@ -9,6 +9,7 @@ require_venv export-venv "import onnx, onnxruntime, numpy" onnx onnxruntime nump
 
 compared=()
 names=()
+draw_images "$python" $(export_models)
 for model in $(export_models); do
     prepare_model "$model" "$python" || continue
     run "$TRAINER" export onnx "$model" --weights "$weights" -o "$work/$name.onnx"

@@ -13,6 +13,7 @@ fi
 
 compared=()
 names=()
+draw_images "$python" $(export_models)
 for model in $(export_models); do
     prepare_model "$model" "$python" || continue
     run "$TRAINER" export pytorch "$model" -o "$work/$name.py"
