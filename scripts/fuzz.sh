@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh [TARGET|all] [SECONDS]: coverage-guided fuzzing with libFuzzer.
 # Builds tests/libfuzzer/fuzz_*.c with clang, ASan and UBSan into build-fuzz/ and runs each
-# target (or the one named) for SECONDS (default 60) over its seed corpus and regressions.
+# target (or the one named) for SECONDS (default 60) over its seed corpus and regressions,
+# as many targets at once as there are cores (FUZZ_JOBS).
 # New interesting inputs collect in build-fuzz/corpus/TARGET (the seeds in the repository
 # stay as they are); a crash leaves build-fuzz/artifacts/TARGET/crash-* and fails the run:
 # fix it, then copy the input into tests/libfuzzer/regressions/TARGET/ so it stays fixed.
@@ -27,29 +28,52 @@ fi
 cmake --build "$build" --target $(printf 'libfuzzer_%s ' $targets) -- -j"$(nproc)"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
-for t in $targets; do
-  seeds=tests/libfuzzer/corpus/$t
-  regressions=tests/libfuzzer/regressions/$t
-  corpus=$build/corpus/$t
-  artifacts=$build/artifacts/$t/
+# fuzz TARGET: one libFuzzer run, its output in $build/TARGET.log, its exit code in .rc.
+fuzz() {
+  local t=$1
+  local seeds=tests/libfuzzer/corpus/$t regressions=tests/libfuzzer/regressions/$t
+  local corpus=$build/corpus/$t artifacts=$build/artifacts/$t/
   mkdir -p "$corpus" "$artifacts" "$regressions"
   # -malloc_limit_mb: one allocation over 256 MB for an input of a few KB is a bug (a length
   # believed before it was checked), reported as such rather than as a slow climb in RSS.
-  options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256
-           -print_final_stats=1
-           -artifact_prefix="$artifacts")
+  local options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256
+                 -print_final_stats=1
+                 -artifact_prefix="$artifacts")
   [ -f "tests/libfuzzer/$t.dict" ] && options+=(-dict="tests/libfuzzer/$t.dict")
-  echo "== libFuzzer: $t for $seconds s (corpus $corpus, seeds $seeds, regressions $regressions)"
   # The first folder receives what libFuzzer finds; the others are only read.
-  rc=0
+  local rc=0
   "$build/tests/libfuzzer/libfuzzer_$t" "${options[@]}" "$corpus" "$seeds" "$regressions" \
     >"$build/$t.log" 2>&1 || rc=$?
-  summary='^(#[0-9]+[[:space:]]+(INITED|DONE)|stat::(number_of_exec|average_exec|peak_rss)'
-  grep -E "$summary|==[0-9]+==ERROR|SUMMARY)" "$build/$t.log" || true
-  if [ "$rc" -ne 0 ]; then
-    tail -n 60 "$build/$t.log"
-    echo "fuzz.sh: $t failed (exit $rc); a crashing input is in $artifacts (copy it to" \
-      "$regressions/ once fixed)" >&2
-    exit 1
+  echo "$rc" >"$build/$t.rc"
+}
+
+# A libFuzzer run is one process on one core: as many run at once as there are cores
+# (FUZZ_JOBS), each still for its SECONDS, so that `all` takes SECONDS per round of them.
+jobs=${FUZZ_JOBS:-$(nproc)}
+running=0
+for t in $targets; do
+  rm -f "$build/$t.rc"
+  fuzz "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
   fi
 done
+wait
+
+failed=0
+for t in $targets; do
+  echo "== libFuzzer: $t for $seconds s (corpus $build/corpus/$t, seeds" \
+    "tests/libfuzzer/corpus/$t, regressions tests/libfuzzer/regressions/$t)"
+  rc=$(cat "$build/$t.rc" 2>/dev/null || echo "none recorded")
+  summary='^(#[0-9]+[[:space:]]+(INITED|DONE)|stat::(number_of_exec|average_exec|peak_rss)'
+  grep -E "$summary|==[0-9]+==ERROR|SUMMARY)" "$build/$t.log" || true
+  if [ "$rc" != 0 ]; then
+    tail -n 60 "$build/$t.log"
+    echo "fuzz.sh: $t failed (exit $rc); a crashing input is in $build/artifacts/$t/ (copy" \
+      "it to tests/libfuzzer/regressions/$t/ once fixed)" >&2
+    failed=1
+  fi
+done
+exit "$failed"

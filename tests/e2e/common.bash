@@ -63,6 +63,51 @@ print("; ".join(p["what"] for p in d["problems"]) or d["verdict"])' <<<"$out" 2>
     fi
 }
 
+# python_has PYTHON MODULE...: PYTHON finds every MODULE (importlib's find_spec, without
+# importing it: importing torch to see whether it is there took 2 s of CPU, a third of a
+# test's Python time; the test's own import then says whether it works).
+python_has() {
+    "$1" -c 'import importlib.util, sys
+sys.exit(not all(importlib.util.find_spec(m) for m in sys.argv[1:]))' "${@:2}" >/dev/null 2>&1
+}
+
+# ---- Python packages from PyPI ----
+# require_venv NAME IMPORTS PACKAGE...: sets $python to the python of virtual environment
+# NAME, where the python code IMPORTS runs; made once with `pip install PACKAGE...` and kept
+# (a test that needs more packages in the same NAME adds them). It lives in
+# $TRAINER_VENV_DIR when that is set, else beside the trainer binary: scripts/test.sh
+# points its sanitizer build's pass at the release build's folder, whose environments the
+# first pass made, instead of installing them again (a minute and a half of pip). A lock
+# keeps two tests of one `ctest -j` from making or adding to NAME at once. Exits 77, saying
+# why, without python3 -m venv, pip or the network.
+require_venv() {
+    local name=$1 imports=$2
+    shift 2
+    local dir=${TRAINER_VENV_DIR:-$(dirname "$TRAINER")}
+    local venv=$dir/$name lock
+    python=$venv/bin/python
+    require_python3 "make a virtual environment for $*"
+    mkdir -p "$dir" && exec {lock}>"$venv.lock" && flock "$lock" || {
+        echo "SKIP: cannot lock $venv.lock to make the virtual environment for $*"
+        exit 77
+    }
+    if ! "$python" -c "$imports" 2>/dev/null; then
+        if [ ! -x "$python" ] && ! { rm -rf "$venv" && python3 -m venv "$venv"; } \
+            >"$work/venv.log" 2>&1; then
+            echo "SKIP: python3 -m venv failed (apt-get install python3-venv):" \
+                "$(tail -n 1 "$work/venv.log")"
+            exit 77
+        fi
+        if ! "$venv/bin/pip" install -q "$@" >"$work/pip.log" 2>&1 ||
+            ! "$python" -c "$imports" >>"$work/pip.log" 2>&1; then
+            echo "SKIP: pip could not install $* into $venv (no network?):" \
+                "$(tail -n 1 "$work/pip.log")"
+            exit 77
+        fi
+    fi
+    exec {lock}>&-
+}
+
 # ---- several processes (mpirun) ----
 # require_mpirun: exits 77 without Open MPI's launcher; lets it run as root (CI's container),
 # on this one host.

@@ -375,10 +375,10 @@ expect_in out "mlp 128 tf32 trainer: not run: the 1 s budget was spent" "and eac
 # measures with torch 2 or skips before it.
 torch_python=""
 for candidate in python3 /usr/bin/python3; do
-    if "$candidate" -c 'import torch, numpy' >/dev/null 2>&1; then torch_python=$candidate; break; fi
+    if python_has "$candidate" torch numpy; then torch_python=$candidate; break; fi
 done
 if [ -z "$torch_python" ]; then
-    echo "note: no python3 here imports torch; torch_train.py's CPU run is left out"
+    echo "note: no python3 here has torch; torch_train.py's CPU run is left out"
     finish
 fi
 run env TRAINER="$TRAINER" PYTHON="$torch_python" OUT= TRAINER_FASHION_MNIST_DIR="$FASHION_DIR" \

@@ -1,7 +1,8 @@
 """Helper of export_onnx.sh and export_pytorch.sh (not a test of its own).
 
-  images DIR C H W COUNT   COUNT random images as PNGs in DIR/{train,test}/cK/ (K = i % 10),
-                           their pixels in DIR/pixels.npy and their paths in DIR/list.txt
+  images [DIR C H W COUNT]...   COUNT random images as PNGs in DIR/{train,test}/cK/
+                           (K = i % 10), their pixels in DIR/pixels.npy and their paths in
+                           DIR/list.txt; several folders in one process (numpy imported once)
   onnx [MODEL.onnx DIR PREDICT_OUT]...      onnxruntime's probabilities vs trainer predict's
   pytorch [MODULE.py WEIGHTS DIR PREDICT_OUT]...   the generated module's, loaded strictly
 
@@ -125,7 +126,8 @@ def run_each(check, group, args):
 if __name__ == "__main__":
     command, args = sys.argv[1], sys.argv[2:]
     if command == "images":
-        make_images(args[0], *map(int, args[1:]))
+        for i in range(0, len(args), 5):
+            make_images(args[i], *map(int, args[i + 1:i + 5]))
     elif command == "onnx":
         sys.exit(0 if run_each(run_onnx, 3, args) else 1)
     else:

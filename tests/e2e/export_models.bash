@@ -4,21 +4,41 @@
 # `trainer predict`'s probabilities of the 64 images with 8 decimals.
 EXPORT_HELPER="$TRAINER_SOURCE_DIR/tests/e2e/export_compare.py"
 
-# prepare_model MODEL PYTHON: sets $name, $images, $weights and $predicted, or fails and
-# returns 1.
-prepare_model() {
-    local model=$1 python=$2 shape c h w
-    name=$(basename "$model" .model)
-    shape=$(grep -oE '^input +shape=[0-9x]+' "$model" | sed 's/.*shape=//')
+# image_shape MODEL: sets $c, $h and $w to the images MODEL's input takes; 1 when it is a
+# shape this test cannot draw.
+image_shape() {
+    local shape
+    shape=$(grep -oE '^input +shape=[0-9x]+' "$1" | sed 's/.*shape=//')
     case $shape in
     *x*x*) IFS=x read -r c h w <<<"$shape" ;;
     784) c=1 h=28 w=28 ;;  # a vector input takes a 28x28 gray image
-    *) fail "$name: an input shape=$shape this test cannot draw"; return 1 ;;
+    *) return 1 ;;
     esac
+}
+
+# draw_images PYTHON MODEL...: prepare_model's images for every MODEL, drawn by one python
+# process (importing numpy once, not once a model). prepare_model draws any still missing.
+draw_images() {
+    local python=$1 model c h w folders=()
+    shift
+    for model in "$@"; do
+        image_shape "$model" && folders+=("$work/$(basename "$model" .model)" "$c" "$h" "$w" 64)
+    done
+    [ ${#folders[@]} -eq 0 ] || "$python" "$EXPORT_HELPER" images "${folders[@]}"
+}
+
+# prepare_model MODEL PYTHON: sets $name, $images, $weights and $predicted, or fails and
+# returns 1.
+prepare_model() {
+    local model=$1 python=$2 c h w
+    name=$(basename "$model" .model)
+    image_shape "$model" ||
+        { fail "$name: an input shape=$(grep -oE '^input +shape=[0-9x]+' "$model" |
+            sed 's/.*shape=//') this test cannot draw"; return 1; }
     images="$work/$name"
     weights="$work/$name.safetensors"
     predicted="$work/$name.predicted"
-    "$python" "$EXPORT_HELPER" images "$images" "$c" "$h" "$w" 64 ||
+    [ -f "$images/list.txt" ] || "$python" "$EXPORT_HELPER" images "$images" "$c" "$h" "$w" 64 ||
         { fail "$name: the test images were written"; return 1; }
     run "$TRAINER" train "$model" --data "png:$images" --epochs 1 --batch 32 \
         --save "$weights"

@@ -1,26 +1,15 @@
 #!/usr/bin/env bash
 # `trainer export onnx` for every bundled model: the file passes onnx.checker, and ONNX
 # Runtime's probabilities of 64 images equal `trainer predict`'s within 1e-5. onnx and
-# onnxruntime come from PyPI into a venv beside the trainer binary, made once and kept.
+# onnxruntime come from PyPI into a venv (common.bash's require_venv), made once and kept.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 source "$(dirname "${BASH_SOURCE[0]}")/export_models.bash"
 
-venv="$(dirname "$TRAINER")/export-venv"
-python="$venv/bin/python"
-if ! "$python" -c 'import onnx, onnxruntime, numpy' 2>/dev/null; then
-    require_python3 "make a venv for onnx and onnxruntime"
-    rm -rf "$venv"
-    if ! python3 -m venv "$venv" >"$work/pip.log" 2>&1 ||
-        ! "$venv/bin/pip" install -q onnx onnxruntime numpy >>"$work/pip.log" 2>&1; then
-        echo "SKIP: pip could not install onnx and onnxruntime into $venv:" \
-            "$(tail -1 "$work/pip.log")"
-        rm -rf "$venv"
-        exit 77
-    fi
-fi
+require_venv export-venv "import onnx, onnxruntime, numpy" onnx onnxruntime numpy
 
 compared=()
 names=()
+draw_images "$python" $(export_models)
 for model in $(export_models); do
     prepare_model "$model" "$python" || continue
     run "$TRAINER" export onnx "$model" --weights "$weights" -o "$work/$name.onnx"

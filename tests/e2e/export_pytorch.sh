@@ -6,13 +6,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 source "$(dirname "${BASH_SOURCE[0]}")/export_models.bash"
 
 python=/usr/bin/python3
-if ! "$python" -c 'import torch, numpy' 2>/dev/null; then
-    echo "SKIP: $python cannot import torch and numpy (apt-get install python3-torch)"
+if ! python_has "$python" torch numpy; then
+    echo "SKIP: $python has no torch and numpy (apt-get install python3-torch)"
     exit 77
 fi
 
 compared=()
 names=()
+draw_images "$python" $(export_models)
 for model in $(export_models); do
     prepare_model "$model" "$python" || continue
     run "$TRAINER" export pytorch "$model" -o "$work/$name.py"

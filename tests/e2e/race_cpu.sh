@@ -7,19 +7,19 @@
 # side's median and trainer's against PyTorch's best column. The columns this machine cannot
 # run (the CUDA graph here; torch.compile before torch 2.0) are recorded as skipped, with
 # torch_train.py's reason, and fail nothing. No time is judged: benchmarks are not tests.
-# Skips (77) without a python3 that imports torch (Debian's python3-torch) or Fashion-MNIST.
+# Skips (77) without a python3 that has torch (Debian's python3-torch) or Fashion-MNIST.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_fashion_mnist
 python=""
 for candidate in ${PYTHON:-} python3 /usr/bin/python3; do
     if command -v "$candidate" >/dev/null 2>&1 &&
-        "$candidate" -c 'import torch, numpy' >/dev/null 2>&1; then
+        python_has "$candidate" torch numpy; then
         python=$candidate
         break
     fi
 done
 if [ -z "$python" ]; then
-    echo "SKIP: no python3 here imports torch and numpy (apt-get install python3-torch)"
+    echo "SKIP: no python3 here has torch and numpy (apt-get install python3-torch)"
     exit 77
 fi
 

@@ -9,23 +9,7 @@
 # with the reason) when python3 -m venv or PyPI is unavailable.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
-venv="$(dirname "$TRAINER")/python-venv"
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import safetensors.numpy' 2>/dev/null
-then
-    rm -rf "$venv"
-    if ! python3 -m venv "$venv" >"$work/venv.log" 2>&1; then
-        echo "SKIP: python3 -m venv failed (apt-get install python3-venv):" \
-            "$(tail -n 1 "$work/venv.log")"
-        exit 77
-    fi
-    if ! "$venv/bin/pip" install -q safetensors numpy >"$work/pip.log" 2>&1; then
-        echo "SKIP: pip install safetensors numpy failed (no network?):" \
-            "$(tail -n 1 "$work/pip.log")"
-        rm -rf "$venv"
-        exit 77
-    fi
-fi
-python="$venv/bin/python"
+require_venv python-venv "import safetensors.numpy" safetensors numpy
 
 make_random_dataset "$work/data" 200 50
 write_tiny_model "$work/tiny.model"

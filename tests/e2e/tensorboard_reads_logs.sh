@@ -7,19 +7,7 @@
 # later runs reuse it; without python3-venv, pip or the network the test is skipped (77).
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
-venv="$(dirname "$TRAINER")/python-venv"
-if ! "$venv/bin/python" -c 'import tensorboard' 2>/dev/null; then
-    if ! python3 -m venv "$venv" >"$work/venv.log" 2>&1; then
-        echo "SKIP: cannot create a Python virtual environment (apt-get install python3-venv):"
-        tail -n 3 "$work/venv.log"
-        exit 77
-    fi
-    if ! "$venv/bin/pip" install -q tensorboard >"$work/pip.log" 2>&1; then
-        echo "SKIP: cannot install tensorboard from PyPI (no network?):"
-        tail -n 3 "$work/pip.log"
-        exit 77
-    fi
-fi
+require_venv python-venv "import tensorboard" tensorboard
 
 make_dataset "$work/data" 640 64
 logdir="$work/logs"
@@ -76,7 +64,7 @@ if not steps or not epochs:
 print("\n".join(problems) if problems else
       f"ok: {len(tags)} tags, {len(steps)} step rows, {len(epochs)} epoch rows")
 PYTHON
-check=$("$venv/bin/python" "$work/check.py" "$logdir" 2>&1)
+check=$("$python" "$work/check.py" "$logdir" 2>&1)
 if [[ $check == ok:* ]]; then pass "EventAccumulator reads the scalars of metrics.jsonl ($check)"
 else fail "EventAccumulator reads the scalars of metrics.jsonl" "$check"; fi
 
@@ -99,7 +87,7 @@ expect_rc 0 "... resumed from step 20 into its --logdir"
 expect_read_once() {
     local check
     # (A purge is logged on stderr as "Detected out of order event.step ...".)
-    check=$("$venv/bin/python" "$work/check.py" "$1" 2>"$work/check.err")
+    check=$("$python" "$work/check.py" "$1" 2>"$work/check.err")
     if [[ $check == ok:* ]]; then pass "$2"
     else fail "$2" "$check
 $(tail -n 5 "$work/check.err")"; fi
