@@ -4,11 +4,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/nonfinite.h"
+#include "core/eval_nonfinite.h"
 #include "core/train.h"
 #include "data/dataset_stats.h"
 #include "tools/cli.h"
-#include "tools/eval_report.h"
+#include "core/eval_report.h"
 #include "tools/result_sink.h"
 
 static const OptionSpec eval_options[] = {
@@ -154,6 +154,10 @@ static int load_validation(const Command *cmd, const ParsedArgs *args, const Run
     return rc;
 }
 
+static void write_stdout(void *user, const char *text, size_t length) {
+    fwrite(text, 1, length, stdout);
+}
+
 // A progress line on a terminal while the samples are evaluated.
 static void draw_progress(void *user, const char *split, int done, int total) {
     progress_update_eval(user, split, done, total);
@@ -172,54 +176,6 @@ static void emit_run_event(const Command *cmd, const ParsedArgs *args, const Gra
                            const Dataset *test);
 static int report_result(const char *output, const EvalSplit *split, const EvalResult *result,
                          const Confusion *confusion, const ClassLabels *labels, Status *st);
-
-// What the last batch's forward left non-finite first ("" when nothing, or the search
-// failed: the rest of the message stands without it).
-static void first_nonfinite_output(const Graph *g, Device *d, char *text, size_t size) {
-    NonfiniteSite site;
-    Status search;
-    status_clear(&search);
-    text[0] = '\0';
-    if (!find_first_nonfinite_forward(g, d->backend, &d->alloc, &site, &search) && site.layer)
-        snprintf(text, size, "; the first non-finite value: %s of layer '%s'", site.what,
-                 site.layer->name);
-}
-
-// Above this a weight is no trained value: float32 sums of such products overflow.
-#define HUGE_WEIGHT 1e6
-
-// A NaN or infinite loss measures nothing: an error (exit 1, as predict's non-finite class
-// scores), saying why as far as the weights tell: NaN or infinity in them, else how large
-// the largest value is and where, with the first layer whose output went non-finite.
-static int nonfinite_loss(const Graph *g, Device *d, const EvalSplit *split,
-                          const EvalResult *result, const CheckpointLoaded *loaded,
-                          const char *weights, Status *st) {
-    char why[900];
-    if (loaded->nonfinite_count) {
-        snprintf(why, sizeof why, "the weights hold NaN or infinite values in %d tensor%s: %s",
-                 loaded->nonfinite_count, loaded->nonfinite_count == 1 ? "" : "s",
-                 loaded->nonfinite);
-    } else {
-        char where[320];
-        first_nonfinite_output(g, d, where, sizeof where);
-        snprintf(why, sizeof why, "every weight is finite, the largest |value| %g (in %s)%s",
-                 loaded->largest_value, loaded->largest_value_tensor, where);
-    }
-    status_fail_at(st, STATUS_RUNTIME_ERROR, weights, 0, 0, "the %s loss is %s over %d "
-                   "sample%s, not a measurement: %s", split->name,
-                   isnan(result->loss) ? "NaN" : "infinite", result->samples,
-                   result->samples == 1 ? "" : "s", why);
-    if (loaded->nonfinite_count || loaded->largest_value > HUGE_WEIGHT)
-        status_hint(st, "the weights are broken (%s), e.g. saved from a training run that "
-                    "diverged; evaluate an earlier checkpoint of that run, or retrain with a "
-                    "lower --lr or --clip-norm 1", loaded->nonfinite_count
-                        ? "NaN or infinity in them"
-                        : "values this large overflow float32 in the layers' sums");
-    else
-        status_hint(st, "the weights look trained, so the samples may not: check that --data "
-                    "and its normalization are the ones the weights were trained with");
-    return STATUS_RUNTIME_ERROR;
-}
 
 static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
                      const RunConfig *config, Device *d, const EvalSplit *split,
@@ -262,12 +218,13 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
     progress_clear(&bar);
     normalization_free(&normalization);
     if (!rc && !isfinite(result.loss))
-        rc = nonfinite_loss(g, d, split, &result, loaded, weights, st);
+        rc = eval_nonfinite_loss(g, d, split->name, &result, loaded, weights, st);
     // Data that names no classes (idx:, csv:) is shown by the names the weights record.
     if (!classes) classes = recorded_class_names(&loaded->inputs, names);
     ClassLabels labels = {names, classes};
     if (!rc) print_result(split, test, &result);
-    if (!rc && args_get(cmd, args, "--per-class")) eval_report_print(&confusion, &labels);
+    if (!rc && args_get(cmd, args, "--per-class"))
+        eval_report_text(&(TextOut){write_stdout, NULL, NULL}, &confusion, &labels);
     if (!rc) rc = report_result(output, split, &result, per_class ? &confusion : NULL, &labels,
                                 st);
     confusion_close(&confusion);

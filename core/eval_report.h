@@ -4,8 +4,10 @@
 #ifndef TRAINER_EVAL_REPORT_H
 #define TRAINER_EVAL_REPORT_H
 
+#include "base/text_out.h"
 #include "core/confusion.h"
-#include "tools/cli.h"
+
+struct cJSON;
 
 // The names of the classes, by label; NULL entries (and names NULL) are shown as indices.
 typedef struct ClassLabels {
@@ -15,7 +17,8 @@ typedef struct ClassLabels {
 
 // --output's FILE ends in .csv or .json (any case); another ending is refused with a hint.
 int eval_output_check(const char *path, Status *st);
-void eval_report_print(const Confusion *c, const ClassLabels *labels);
+// The table and the matrix as text, to `out`.
+void eval_report_text(const TextOut *out, const Confusion *c, const ClassLabels *labels);
 // "classes": [{index, name, samples, correct, accuracy, precision}...] and "confusion":
 // [[...], ...] into `object`.
 void eval_report_add_json(struct cJSON *object, const Confusion *c, const ClassLabels *labels);
