@@ -105,7 +105,7 @@ static void add_ratio(cJSON *object, const char *key, long part, long whole) {
     else cJSON_AddNullToObject(object, key);
 }
 
-void eval_report_add_json(cJSON *object, const Confusion *c, const ClassLabels *labels) {
+static void add_classes_json(cJSON *object, const Confusion *c, const ClassLabels *labels) {
     cJSON *classes = cJSON_AddArrayToObject(object, "classes");
     cJSON *matrix = cJSON_AddArrayToObject(object, "confusion");
     for (int k = 0; k < c->classes; k++) {
@@ -123,6 +123,20 @@ void eval_report_add_json(cJSON *object, const Confusion *c, const ClassLabels *
             cJSON_AddItemToArray(row, cJSON_CreateNumber((double)c->counts[(size_t)k * c->classes + j]));
         cJSON_AddItemToArray(matrix, row);
     }
+}
+
+cJSON *eval_result_json(const char *split, const EvalResult *result, const Confusion *c,
+                        const ClassLabels *labels) {
+    cJSON *item = cJSON_CreateObject();
+    if (!item) return NULL;
+    json_add_text(item, "event", "result");
+    json_add_text(item, "command", "eval");
+    json_add_text(item, "split", split);
+    cJSON_AddNumberToObject(item, "loss", result->loss);
+    cJSON_AddNumberToObject(item, "accuracy", result->accuracy);
+    cJSON_AddNumberToObject(item, "samples", result->samples);
+    if (c) add_classes_json(item, c, labels);
+    return item;
 }
 
 static void write_csv_ratio(FILE *f, long part, long whole) {

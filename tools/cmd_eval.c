@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/eval_nonfinite.h"
+#include "core/eval_split.h"
 #include "core/train.h"
 #include "data/dataset_stats.h"
 #include "tools/cli.h"
@@ -47,29 +48,6 @@ const Command eval_command = {
     .run = run_eval,
 };
 
-// What eval measures: the test split, or the validation split a run held out, drawn again
-// as train drew it (tools/common.c, load_run_data): the training split cut to train_limit,
-// then dataset_split_off with the same fraction and seed.
-typedef struct EvalSplit {
-    HeldOutSplit held;  // fraction 0: the test split
-    const char *name;   // "test" or "val", for the result line
-} EvalSplit;
-
-static int refuse_unused_options(const Command *cmd, const ParsedArgs *args, const char *spec,
-                                 Status *st) {
-    // Without a split to choose, these would be ignored: say so rather than measure
-    // something else than the user meant.
-    const char *unused = args_get(cmd, args, "--seed") ? "--seed" :
-                         args_get(cmd, args, "--train-limit") ? "--train-limit" : NULL;
-    if (!unused) return 0;
-    status_fail(st, STATUS_BAD_INPUT, "%s %s chooses the validation split with --val-split, "
-                "but this eval measures %s's test split", unused, args_get(cmd, args, unused),
-                spec);
-    status_hint(st, "add the run's --val-split F to evaluate its validation split, or drop %s",
-                unused);
-    return STATUS_BAD_INPUT;
-}
-
 // Another seed, fraction or limit than the run's draws other samples, most of them ones the
 // weights were trained on: the figures would flatter them. Said, not refused: the user may
 // mean it.
@@ -92,44 +70,21 @@ static void warn_other_split(const EvalSplit *split, const HeldOutSplit *recorde
                  "holds samples the weights were trained on", weights, theirs, ours);
 }
 
-// The split to evaluate: --val-split; else the test split; else, for a spec without one, the
-// split the weights record, or the model file's `data val_split=`. With none, refused here
-// with a hint that fits eval (data/'s own hint names the option both commands take). The
-// seed and limit: given, else the weights' record, else the model file's seed and no limit.
+// The split to evaluate (core/eval_split.c); then, for a validation split, its seed and limit
+// when given.
 static int choose_split(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
                         const HeldOutSplit *recorded, EvalSplit *split, Status *st) {
-    int given = 0;
-    *split = (EvalSplit){.name = "test"};
-    HeldOutSplit *held = &split->held;
-    TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &held->fraction, &given,
-                      st));
-    const char *spec = data_spec_from_args(cmd, args, config);
-    const char *test_limit = args_get(cmd, args, "--test-limit");
-    if (given && test_limit) {
-        status_fail(st, STATUS_BAD_INPUT, "--test-limit %s limits the test split, but "
-                    "--val-split %g evaluates the validation split", test_limit,
-                    held->fraction);
-        status_hint(st, "drop --test-limit; --train-limit, as the run had it, sizes the "
-                    "training data the validation split is drawn from");
-        return STATUS_BAD_INPUT;
-    }
-    if (!given && dataset_has_test_split(spec)) return refuse_unused_options(cmd, args, spec, st);
-    // The weights' own record first: it is the split their run held out.
-    if (!given) held->fraction = recorded->fraction > 0 ? recorded->fraction
-                                                        : config->data.val_split;
-    if (!(held->fraction > 0)) {
-        status_fail(st, STATUS_BAD_INPUT, "dataset %s has no test split to evaluate on", spec);
-        status_hint(st, "evaluate the part `trainer train --val-split F` held out: give eval "
-                    "the same --val-split F, and the run's --seed and --train-limit if it had "
-                    "them");
-        return STATUS_BAD_INPUT;
-    }
-    split->name = "val";
-    int from_record = recorded->fraction > 0;
-    held->seed = from_record ? recorded->seed : config->train.seed;
-    held->train_limit = from_record ? recorded->train_limit : 0;
-    TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &held->seed, NULL, st));
-    return args_int(cmd, args, "--train-limit", 1, 100000000, &held->train_limit, NULL, st);
+    EvalSplitAsk ask = {.spec = data_spec_from_args(cmd, args, config),
+                        .test_limit = args_get(cmd, args, "--test-limit"),
+                        .seed = args_get(cmd, args, "--seed"),
+                        .train_limit = args_get(cmd, args, "--train-limit")};
+    TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &ask.val_split,
+                      &ask.val_split_given, st));
+    TRY(eval_split_choose(&ask, config, recorded, split, st));
+    if (!(split->held.fraction > 0)) return 0;
+    TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &split->held.seed, NULL, st));
+    return args_int(cmd, args, "--train-limit", 1, 100000000, &split->held.train_limit, NULL,
+                    st);
 }
 
 // A limit at or past the training split's size cuts nothing: it becomes 0, as train
@@ -264,13 +219,7 @@ static void emit_run_event(const Command *cmd, const ParsedArgs *args, const Gra
 static int report_result(const char *output, const EvalSplit *split, const EvalResult *result,
                          const Confusion *confusion, const ClassLabels *labels, Status *st) {
     if (!result_sink_json() && !output) return 0;
-    cJSON *event = result_event("result");
-    json_add_text(event, "command", "eval");
-    json_add_text(event, "split", split->name);
-    cJSON_AddNumberToObject(event, "loss", result->loss);
-    cJSON_AddNumberToObject(event, "accuracy", result->accuracy);
-    cJSON_AddNumberToObject(event, "samples", result->samples);
-    if (confusion) eval_report_add_json(event, confusion, labels);
+    cJSON *event = eval_result_json(split->name, result, confusion, labels);
     int rc = output ? eval_report_write(output, event, confusion, labels, st) : 0;
     result_emit(event);
     return rc;
