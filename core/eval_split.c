@@ -1,5 +1,7 @@
 #include "core/eval_split.h"
 
+#include <stdio.h>
+
 #include "data/dataset.h"
 
 // Without a split to choose, these would be ignored: say so rather than measure something
@@ -47,3 +49,24 @@ int eval_split_choose(const EvalSplitAsk *ask, const RunConfig *config,
     held->train_limit = from_record ? recorded->train_limit : 0;
     return 0;
 }
+
+int eval_split_other(const EvalSplit *split, const HeldOutSplit *recorded, const char *weights,
+                     char *text, size_t size) {
+    if (!(recorded->fraction > 0)) return 0;
+    int same = held_out_same(&split->held, recorded);
+    if (same && held_out_same_data(&split->held, recorded)) return 0;
+    if (same) {
+        snprintf(text, size, "%s was trained holding out its validation split of %ld training "
+                 "samples; the same options draw another split of the %ld here, which holds "
+                 "samples the weights were trained on", weights, recorded->samples,
+                 split->held.samples);
+        return 1;
+    }
+    char theirs[160], ours[160];
+    held_out_describe(recorded, theirs, sizeof theirs);
+    held_out_describe(&split->held, ours, sizeof ours);
+    snprintf(text, size, "%s was trained holding out %s; this eval draws %s, another split, "
+             "which holds samples the weights were trained on", weights, theirs, ours);
+    return 1;
+}
+

@@ -4,6 +4,8 @@
 #ifndef TRAINER_EVAL_SPLIT_H
 #define TRAINER_EVAL_SPLIT_H
 
+#include <stddef.h>
+
 #include "core/checkpoint_inputs.h"
 #include "core/run_config.h"
 
@@ -22,6 +24,9 @@ typedef struct EvalSplitAsk {
     const char *train_limit;  // --train-limit
 } EvalSplitAsk;
 
+// Room for eval_split_other's text: a path of PATH_MAX and two splits described.
+enum { EVAL_SPLIT_NOTICE_MAX = 4096 + 1024 };
+
 // The split to evaluate: --val-split; else the test split; else, for a spec without one,
 // the split the weights record (`recorded`), or the model file's `data val_split=`. With
 // none, STATUS_BAD_INPUT with a hint that fits eval. A validation split's seed and limit
@@ -30,5 +35,12 @@ typedef struct EvalSplitAsk {
 // choose, or --test-limit with --val-split, is refused rather than ignored.
 int eval_split_choose(const EvalSplitAsk *ask, const RunConfig *config,
                       const HeldOutSplit *recorded, EvalSplit *split, Status *st);
+
+// Another seed, fraction or limit than the run's draws other samples, most of them ones the
+// weights were trained on: the figures would flatter them. Said, not refused (the user may
+// mean it): 1 and the notice's text in `text` when `split` is not the one `recorded` (a
+// run's held-out split) describes; 0 when it is, or the weights record none.
+int eval_split_other(const EvalSplit *split, const HeldOutSplit *recorded, const char *weights,
+                     char *text, size_t size);
 
 #endif

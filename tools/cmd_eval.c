@@ -48,28 +48,6 @@ const Command eval_command = {
     .run = run_eval,
 };
 
-// Another seed, fraction or limit than the run's draws other samples, most of them ones the
-// weights were trained on: the figures would flatter them. Said, not refused: the user may
-// mean it.
-static void warn_other_split(const EvalSplit *split, const HeldOutSplit *recorded,
-                             const char *weights) {
-    if (!(recorded->fraction > 0)) return;
-    int same = held_out_same(&split->held, recorded);
-    if (same && held_out_same_data(&split->held, recorded)) return;
-    if (same) {
-        print_notice("%s was trained holding out its validation split of %ld training samples; "
-                     "the same options draw another split of the %ld here, which holds samples "
-                     "the weights were trained on", weights, recorded->samples,
-                     split->held.samples);
-        return;
-    }
-    char theirs[160], ours[160];
-    held_out_describe(recorded, theirs, sizeof theirs);
-    held_out_describe(&split->held, ours, sizeof ours);
-    print_notice("%s was trained holding out %s; this eval draws %s, another split, which "
-                 "holds samples the weights were trained on", weights, theirs, ours);
-}
-
 // The split to evaluate (core/eval_split.c); then, for a validation split, its seed and limit
 // when given.
 static int choose_split(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
@@ -266,8 +244,10 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = choose_split(cmd, args, &config, &loaded->inputs.held_out, &split, &st);
     if (!rc && split.held.fraction) {
         rc = load_validation(cmd, args, &config, &options, &split, &test, &skipped, &st);
-        if (!rc)
-            warn_other_split(&split, &loaded->inputs.held_out, args_get(cmd, args, "--weights"));
+        char notice[EVAL_SPLIT_NOTICE_MAX];
+        if (!rc && eval_split_other(&split, &loaded->inputs.held_out,
+                                    args_get(cmd, args, "--weights"), notice, sizeof notice))
+            print_notice("%s", notice);
     } else if (!rc) {
         rc = load_dataset_from_args(cmd, args, &config, "test", "--test-limit", &options, &test,
                                     &skipped, &st);
