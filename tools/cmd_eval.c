@@ -5,11 +5,12 @@
 #include <cjson/cJSON.h>
 
 #include "core/eval_nonfinite.h"
+#include "core/eval_report.h"
 #include "core/eval_split.h"
 #include "core/train.h"
 #include "data/dataset_stats.h"
+#include "data/result_output.h"
 #include "tools/cli.h"
-#include "core/eval_report.h"
 #include "tools/result_sink.h"
 
 static const OptionSpec eval_options[] = {
@@ -182,15 +183,10 @@ static void emit_run_event(const Command *cmd, const ParsedArgs *args, const Gra
                            const char *spec, const EvalSplit *split, const Device *d,
                            const Dataset *test) {
     if (!result_sink_json()) return;
-    cJSON *event = result_event("run");
-    json_add_text(event, "command", "eval");
-    json_add_text(event, "model", g->path);
-    json_add_text(event, "weights", args_get(cmd, args, "--weights"));
-    json_add_text(event, "data", spec);
-    json_add_text(event, "split", split->name);
-    cJSON_AddNumberToObject(event, "samples", test->count);
-    json_add_text(event, "device", d->name);
-    result_emit(event);
+    RunRecord run = {.command = "eval", .model = g->path, .data = spec, .split = split->name,
+                     .weights = args_get(cmd, args, "--weights"), .device = d->name,
+                     .samples = test->count};
+    result_emit(run_record_json(&run));
 }
 
 // {"event": "result"} on stdout under --json, and the --output file: the same fields.

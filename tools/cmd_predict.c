@@ -24,6 +24,7 @@
 #include "core/predict.h"
 #include "data/dataset_stats.h"
 #include "data/predict_inputs.h"
+#include "data/result_output.h"
 #include "tools/cli.h"
 #include "tools/result_sink.h"
 
@@ -170,15 +171,10 @@ static void report_prediction(PredictRun *run, const Prediction *p) {
 
 static void emit_run_event(const PredictRun *run) {
     if (!result_sink_json()) return;
-    cJSON *event = result_event("run");
-    json_add_text(event, "command", "predict");
-    json_add_text(event, "model", run->g->path);
-    json_add_text(event, "weights", run->weights);
-    json_add_text(event, "data", run->data_spec);
-    cJSON_AddNumberToObject(event, "samples", run->count);
-    cJSON_AddNumberToObject(event, "top", run->top);
-    json_add_text(event, "device", run->run.devices[0].name);
-    result_emit(event);
+    RunRecord record = {.command = "predict", .model = run->g->path, .weights = run->weights,
+                        .data = run->data_spec, .device = run->run.devices[0].name,
+                        .samples = run->count, .top = run->top};
+    result_emit(run_record_json(&record));
 }
 
 static int name_column_width(const PredictRun *run, int classes) {
