@@ -5,7 +5,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <cjson/cJSON.h>
+
 #include "base/escape.h"
+#include "base/json.h"
 
 int output_has_extension(const char *path, const char *extension) {
     size_t length = strlen(path), ending = strlen(extension);
@@ -53,4 +56,19 @@ void output_csv_field(FILE *f, const char *text) {
         fputc(*p, f);
     }
     fputc('"', f);
+}
+
+cJSON *run_record_json(const RunRecord *r) {
+    cJSON *item = cJSON_CreateObject();
+    if (!item) return NULL;
+    json_add_text(item, "event", "run");
+    json_add_text(item, "command", r->command);
+    json_add_text(item, "model", r->model);
+    json_add_text(item, "weights", r->weights);
+    json_add_text(item, "data", r->data);
+    if (r->split) json_add_text(item, "split", r->split);
+    cJSON_AddNumberToObject(item, "samples", r->samples);
+    if (r->top) cJSON_AddNumberToObject(item, "top", r->top);
+    json_add_text(item, "device", r->device);
+    return item;
 }

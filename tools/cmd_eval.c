@@ -4,11 +4,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/nonfinite.h"
+#include "core/eval_nonfinite.h"
+#include "core/eval_report.h"
+#include "core/eval_split.h"
 #include "core/train.h"
 #include "data/dataset_stats.h"
+#include "data/result_output.h"
 #include "tools/cli.h"
-#include "tools/eval_report.h"
 #include "tools/result_sink.h"
 
 static const OptionSpec eval_options[] = {
@@ -47,89 +49,21 @@ const Command eval_command = {
     .run = run_eval,
 };
 
-// What eval measures: the test split, or the validation split a run held out, drawn again
-// as train drew it (tools/common.c, load_run_data): the training split cut to train_limit,
-// then dataset_split_off with the same fraction and seed.
-typedef struct EvalSplit {
-    HeldOutSplit held;  // fraction 0: the test split
-    const char *name;   // "test" or "val", for the result line
-} EvalSplit;
-
-static int refuse_unused_options(const Command *cmd, const ParsedArgs *args, const char *spec,
-                                 Status *st) {
-    // Without a split to choose, these would be ignored: say so rather than measure
-    // something else than the user meant.
-    const char *unused = args_get(cmd, args, "--seed") ? "--seed" :
-                         args_get(cmd, args, "--train-limit") ? "--train-limit" : NULL;
-    if (!unused) return 0;
-    status_fail(st, STATUS_BAD_INPUT, "%s %s chooses the validation split with --val-split, "
-                "but this eval measures %s's test split", unused, args_get(cmd, args, unused),
-                spec);
-    status_hint(st, "add the run's --val-split F to evaluate its validation split, or drop %s",
-                unused);
-    return STATUS_BAD_INPUT;
-}
-
-// Another seed, fraction or limit than the run's draws other samples, most of them ones the
-// weights were trained on: the figures would flatter them. Said, not refused: the user may
-// mean it.
-static void warn_other_split(const EvalSplit *split, const HeldOutSplit *recorded,
-                             const char *weights) {
-    if (!(recorded->fraction > 0)) return;
-    int same = held_out_same(&split->held, recorded);
-    if (same && held_out_same_data(&split->held, recorded)) return;
-    if (same) {
-        print_notice("%s was trained holding out its validation split of %ld training samples; "
-                     "the same options draw another split of the %ld here, which holds samples "
-                     "the weights were trained on", weights, recorded->samples,
-                     split->held.samples);
-        return;
-    }
-    char theirs[160], ours[160];
-    held_out_describe(recorded, theirs, sizeof theirs);
-    held_out_describe(&split->held, ours, sizeof ours);
-    print_notice("%s was trained holding out %s; this eval draws %s, another split, which "
-                 "holds samples the weights were trained on", weights, theirs, ours);
-}
-
-// The split to evaluate: --val-split; else the test split; else, for a spec without one, the
-// split the weights record, or the model file's `data val_split=`. With none, refused here
-// with a hint that fits eval (data/'s own hint names the option both commands take). The
-// seed and limit: given, else the weights' record, else the model file's seed and no limit.
+// The split to evaluate (core/eval_split.c); then, for a validation split, its seed and limit
+// when given.
 static int choose_split(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
                         const HeldOutSplit *recorded, EvalSplit *split, Status *st) {
-    int given = 0;
-    *split = (EvalSplit){.name = "test"};
-    HeldOutSplit *held = &split->held;
-    TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &held->fraction, &given,
-                      st));
-    const char *spec = data_spec_from_args(cmd, args, config);
-    const char *test_limit = args_get(cmd, args, "--test-limit");
-    if (given && test_limit) {
-        status_fail(st, STATUS_BAD_INPUT, "--test-limit %s limits the test split, but "
-                    "--val-split %g evaluates the validation split", test_limit,
-                    held->fraction);
-        status_hint(st, "drop --test-limit; --train-limit, as the run had it, sizes the "
-                    "training data the validation split is drawn from");
-        return STATUS_BAD_INPUT;
-    }
-    if (!given && dataset_has_test_split(spec)) return refuse_unused_options(cmd, args, spec, st);
-    // The weights' own record first: it is the split their run held out.
-    if (!given) held->fraction = recorded->fraction > 0 ? recorded->fraction
-                                                        : config->data.val_split;
-    if (!(held->fraction > 0)) {
-        status_fail(st, STATUS_BAD_INPUT, "dataset %s has no test split to evaluate on", spec);
-        status_hint(st, "evaluate the part `trainer train --val-split F` held out: give eval "
-                    "the same --val-split F, and the run's --seed and --train-limit if it had "
-                    "them");
-        return STATUS_BAD_INPUT;
-    }
-    split->name = "val";
-    int from_record = recorded->fraction > 0;
-    held->seed = from_record ? recorded->seed : config->train.seed;
-    held->train_limit = from_record ? recorded->train_limit : 0;
-    TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &held->seed, NULL, st));
-    return args_int(cmd, args, "--train-limit", 1, 100000000, &held->train_limit, NULL, st);
+    EvalSplitAsk ask = {.spec = data_spec_from_args(cmd, args, config),
+                        .test_limit = args_get(cmd, args, "--test-limit"),
+                        .seed = args_get(cmd, args, "--seed"),
+                        .train_limit = args_get(cmd, args, "--train-limit")};
+    TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &ask.val_split,
+                      &ask.val_split_given, st));
+    TRY(eval_split_choose(&ask, config, recorded, split, st));
+    if (!(split->held.fraction > 0)) return 0;
+    TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &split->held.seed, NULL, st));
+    return args_int(cmd, args, "--train-limit", 1, 100000000, &split->held.train_limit, NULL,
+                    st);
 }
 
 // A limit at or past the training split's size cuts nothing: it becomes 0, as train
@@ -154,6 +88,10 @@ static int load_validation(const Command *cmd, const ParsedArgs *args, const Run
     return rc;
 }
 
+static void write_stdout(void *user, const char *text, size_t length) {
+    fwrite(text, 1, length, stdout);
+}
+
 // A progress line on a terminal while the samples are evaluated.
 static void draw_progress(void *user, const char *split, int done, int total) {
     progress_update_eval(user, split, done, total);
@@ -172,54 +110,6 @@ static void emit_run_event(const Command *cmd, const ParsedArgs *args, const Gra
                            const Dataset *test);
 static int report_result(const char *output, const EvalSplit *split, const EvalResult *result,
                          const Confusion *confusion, const ClassLabels *labels, Status *st);
-
-// What the last batch's forward left non-finite first ("" when nothing, or the search
-// failed: the rest of the message stands without it).
-static void first_nonfinite_output(const Graph *g, Device *d, char *text, size_t size) {
-    NonfiniteSite site;
-    Status search;
-    status_clear(&search);
-    text[0] = '\0';
-    if (!find_first_nonfinite_forward(g, d->backend, &d->alloc, &site, &search) && site.layer)
-        snprintf(text, size, "; the first non-finite value: %s of layer '%s'", site.what,
-                 site.layer->name);
-}
-
-// Above this a weight is no trained value: float32 sums of such products overflow.
-#define HUGE_WEIGHT 1e6
-
-// A NaN or infinite loss measures nothing: an error (exit 1, as predict's non-finite class
-// scores), saying why as far as the weights tell: NaN or infinity in them, else how large
-// the largest value is and where, with the first layer whose output went non-finite.
-static int nonfinite_loss(const Graph *g, Device *d, const EvalSplit *split,
-                          const EvalResult *result, const CheckpointLoaded *loaded,
-                          const char *weights, Status *st) {
-    char why[900];
-    if (loaded->nonfinite_count) {
-        snprintf(why, sizeof why, "the weights hold NaN or infinite values in %d tensor%s: %s",
-                 loaded->nonfinite_count, loaded->nonfinite_count == 1 ? "" : "s",
-                 loaded->nonfinite);
-    } else {
-        char where[320];
-        first_nonfinite_output(g, d, where, sizeof where);
-        snprintf(why, sizeof why, "every weight is finite, the largest |value| %g (in %s)%s",
-                 loaded->largest_value, loaded->largest_value_tensor, where);
-    }
-    status_fail_at(st, STATUS_RUNTIME_ERROR, weights, 0, 0, "the %s loss is %s over %d "
-                   "sample%s, not a measurement: %s", split->name,
-                   isnan(result->loss) ? "NaN" : "infinite", result->samples,
-                   result->samples == 1 ? "" : "s", why);
-    if (loaded->nonfinite_count || loaded->largest_value > HUGE_WEIGHT)
-        status_hint(st, "the weights are broken (%s), e.g. saved from a training run that "
-                    "diverged; evaluate an earlier checkpoint of that run, or retrain with a "
-                    "lower --lr or --clip-norm 1", loaded->nonfinite_count
-                        ? "NaN or infinity in them"
-                        : "values this large overflow float32 in the layers' sums");
-    else
-        status_hint(st, "the weights look trained, so the samples may not: check that --data "
-                    "and its normalization are the ones the weights were trained with");
-    return STATUS_RUNTIME_ERROR;
-}
 
 static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
                      const RunConfig *config, Device *d, const EvalSplit *split,
@@ -262,12 +152,13 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
     progress_clear(&bar);
     normalization_free(&normalization);
     if (!rc && !isfinite(result.loss))
-        rc = nonfinite_loss(g, d, split, &result, loaded, weights, st);
+        rc = eval_nonfinite_loss(g, d, split->name, &result, loaded, weights, st);
     // Data that names no classes (idx:, csv:) is shown by the names the weights record.
     if (!classes) classes = recorded_class_names(&loaded->inputs, names);
     ClassLabels labels = {names, classes};
     if (!rc) print_result(split, test, &result);
-    if (!rc && args_get(cmd, args, "--per-class")) eval_report_print(&confusion, &labels);
+    if (!rc && args_get(cmd, args, "--per-class"))
+        eval_report_text(&(TextOut){write_stdout, NULL, NULL}, &confusion, &labels);
     if (!rc) rc = report_result(output, split, &result, per_class ? &confusion : NULL, &labels,
                                 st);
     confusion_close(&confusion);
@@ -292,28 +183,17 @@ static void emit_run_event(const Command *cmd, const ParsedArgs *args, const Gra
                            const char *spec, const EvalSplit *split, const Device *d,
                            const Dataset *test) {
     if (!result_sink_json()) return;
-    cJSON *event = result_event("run");
-    json_add_text(event, "command", "eval");
-    json_add_text(event, "model", g->path);
-    json_add_text(event, "weights", args_get(cmd, args, "--weights"));
-    json_add_text(event, "data", spec);
-    json_add_text(event, "split", split->name);
-    cJSON_AddNumberToObject(event, "samples", test->count);
-    json_add_text(event, "device", d->name);
-    result_emit(event);
+    RunRecord run = {.command = "eval", .model = g->path, .data = spec, .split = split->name,
+                     .weights = args_get(cmd, args, "--weights"), .device = d->name,
+                     .samples = test->count};
+    result_emit(run_record_json(&run));
 }
 
 // {"event": "result"} on stdout under --json, and the --output file: the same fields.
 static int report_result(const char *output, const EvalSplit *split, const EvalResult *result,
                          const Confusion *confusion, const ClassLabels *labels, Status *st) {
     if (!result_sink_json() && !output) return 0;
-    cJSON *event = result_event("result");
-    json_add_text(event, "command", "eval");
-    json_add_text(event, "split", split->name);
-    cJSON_AddNumberToObject(event, "loss", result->loss);
-    cJSON_AddNumberToObject(event, "accuracy", result->accuracy);
-    cJSON_AddNumberToObject(event, "samples", result->samples);
-    if (confusion) eval_report_add_json(event, confusion, labels);
+    cJSON *event = eval_result_json(split->name, result, confusion, labels);
     int rc = output ? eval_report_write(output, event, confusion, labels, st) : 0;
     result_emit(event);
     return rc;
@@ -360,8 +240,10 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     if (!rc) rc = choose_split(cmd, args, &config, &loaded->inputs.held_out, &split, &st);
     if (!rc && split.held.fraction) {
         rc = load_validation(cmd, args, &config, &options, &split, &test, &skipped, &st);
-        if (!rc)
-            warn_other_split(&split, &loaded->inputs.held_out, args_get(cmd, args, "--weights"));
+        char notice[EVAL_SPLIT_NOTICE_MAX];
+        if (!rc && eval_split_other(&split, &loaded->inputs.held_out,
+                                    args_get(cmd, args, "--weights"), notice, sizeof notice))
+            print_notice("%s", notice);
     } else if (!rc) {
         rc = load_dataset_from_args(cmd, args, &config, "test", "--test-limit", &options, &test,
                                     &skipped, &st);

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L  // strncasecmp
-#include "tools/eval_report.h"
+#include "core/eval_report.h"
 
 #include <errno.h>
 #include <string.h>
@@ -8,6 +8,8 @@
 #include <cjson/cJSON.h>
 
 #include "base/escape.h"
+#include "base/json.h"
+#include "base/text_out.h"
 #include "base/utf8.h"
 #include "data/result_output.h"
 
@@ -47,54 +49,55 @@ static const char *shown_name(const ClassLabels *labels, int k, char *out, size_
     return out;
 }
 
-static void print_ratio(long part, long whole) {
-    if (whole) printf("  %9.4f", (double)part / whole);
-    else printf("  %9s", "-");
+static void print_ratio(const TextOut *out, long part, long whole) {
+    if (whole) text_printf(out, "  %9.4f", (double)part / whole);
+    else text_printf(out, "  %9s", "-");
 }
 
-static void print_class_table(const Confusion *c, const ClassLabels *labels, int width) {
-    printf("per class (accuracy: of the class's samples, the share predicted as it, its recall; "
-           "precision: of the samples predicted as it, the share that are):\n");
-    printf("  %4s %-*s  %8s  %9s  %9s\n", "", width, "class", "samples", "accuracy",
-           "precision");
+static void print_class_table(const TextOut *out, const Confusion *c,
+                              const ClassLabels *labels, int width) {
+    text_put(out, "per class (accuracy: of the class's samples, the share predicted as it, its "
+                  "recall; precision: of the samples predicted as it, the share that are):\n");
+    text_printf(out, "  %4s %-*s  %8s  %9s  %9s\n", "", width, "class", "samples", "accuracy",
+                "precision");
     for (int k = 0; k < c->classes; k++) {
         char name[SHOWN_NAME_MAX];
         shown_name(labels, k, name, sizeof name);
         int pad = width - utf8_display_columns(name);
         ClassFigures f = class_figures(c, k);
-        printf("  %4d %s%*s  %8ld", k, name, pad > 0 ? pad : 0, "", f.samples);
-        print_ratio(f.correct, f.samples);
-        print_ratio(f.correct, f.predicted);
-        printf("\n");
+        text_printf(out, "  %4d %s%*s  %8ld", k, name, pad > 0 ? pad : 0, "", f.samples);
+        print_ratio(out, f.correct, f.samples);
+        print_ratio(out, f.correct, f.predicted);
+        text_put(out, "\n");
     }
 }
 
-static void print_matrix(const Confusion *c) {
+static void print_matrix(const TextOut *out, const Confusion *c) {
     long largest = c->classes - 1;
     for (size_t i = 0; i < (size_t)c->classes * c->classes; i++)
         if (c->counts[i] > largest) largest = c->counts[i];
     char digits[32];
     int width = snprintf(digits, sizeof digits, "%ld", largest);
-    printf("confusion matrix (rows: true class, columns: predicted class):\n      ");
-    for (int j = 0; j < c->classes; j++) printf(" %*d", width, j);
-    printf("\n");
+    text_printf(out, "confusion matrix (rows: true class, columns: predicted class):\n      ");
+    for (int j = 0; j < c->classes; j++) text_printf(out, " %*d", width, j);
+    text_put(out, "\n");
     for (int k = 0; k < c->classes; k++) {
-        printf("  %4d", k);
+        text_printf(out, "  %4d", k);
         for (int j = 0; j < c->classes; j++)
-            printf(" %*ld", width, c->counts[(size_t)k * c->classes + j]);
-        printf("\n");
+            text_printf(out, " %*ld", width, c->counts[(size_t)k * c->classes + j]);
+        text_put(out, "\n");
     }
 }
 
-void eval_report_print(const Confusion *c, const ClassLabels *labels) {
+void eval_report_text(const TextOut *out, const Confusion *c, const ClassLabels *labels) {
     int width = 5;  // "class"
     for (int k = 0; k < c->classes; k++) {
         char name[SHOWN_NAME_MAX];
         int columns = utf8_display_columns(shown_name(labels, k, name, sizeof name));
         if (columns > width) width = columns < NAME_COLUMNS_MAX ? columns : NAME_COLUMNS_MAX;
     }
-    print_class_table(c, labels, width);
-    print_matrix(c);
+    print_class_table(out, c, labels, width);
+    print_matrix(out, c);
 }
 
 static void add_ratio(cJSON *object, const char *key, long part, long whole) {
@@ -102,7 +105,7 @@ static void add_ratio(cJSON *object, const char *key, long part, long whole) {
     else cJSON_AddNullToObject(object, key);
 }
 
-void eval_report_add_json(cJSON *object, const Confusion *c, const ClassLabels *labels) {
+static void add_classes_json(cJSON *object, const Confusion *c, const ClassLabels *labels) {
     cJSON *classes = cJSON_AddArrayToObject(object, "classes");
     cJSON *matrix = cJSON_AddArrayToObject(object, "confusion");
     for (int k = 0; k < c->classes; k++) {
@@ -120,6 +123,20 @@ void eval_report_add_json(cJSON *object, const Confusion *c, const ClassLabels *
             cJSON_AddItemToArray(row, cJSON_CreateNumber((double)c->counts[(size_t)k * c->classes + j]));
         cJSON_AddItemToArray(matrix, row);
     }
+}
+
+cJSON *eval_result_json(const char *split, const EvalResult *result, const Confusion *c,
+                        const ClassLabels *labels) {
+    cJSON *item = cJSON_CreateObject();
+    if (!item) return NULL;
+    json_add_text(item, "event", "result");
+    json_add_text(item, "command", "eval");
+    json_add_text(item, "split", split);
+    cJSON_AddNumberToObject(item, "loss", result->loss);
+    cJSON_AddNumberToObject(item, "accuracy", result->accuracy);
+    cJSON_AddNumberToObject(item, "samples", result->samples);
+    if (c) add_classes_json(item, c, labels);
+    return item;
 }
 
 static void write_csv_ratio(FILE *f, long part, long whole) {

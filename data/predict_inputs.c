@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L  // strdup
-#include "tools/predict_inputs.h"
+#include "data/predict_inputs.h"
 
 #include <dirent.h>
 #include <stdio.h>

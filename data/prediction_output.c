@@ -1,10 +1,12 @@
-#include "tools/predict_output.h"
+#include "data/prediction_output.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
-#include "tools/cli.h"
+#include "base/json.h"
 #include "data/result_output.h"
 
 int prediction_output_check(const char *path, Status *st) {
@@ -77,4 +79,38 @@ int prediction_output_close(PredictionFile *out, Status *st) {
     FILE *f = out->file;
     out->file = NULL;
     return output_close(out->path, f, st);
+}
+
+// Softmax of one row of scores, in double: large logits neither overflow nor lose the
+// small probabilities the top-k list shows.
+static int softmax_row(const float *scores, int classes, double *probs) {
+    double max = scores[0];
+    for (int c = 0; c < classes; c++) {
+        if (!isfinite(scores[c])) return -1;
+        if (scores[c] > max) max = scores[c];
+    }
+    double sum = 0.0;
+    for (int c = 0; c < classes; c++) sum += probs[c] = exp((double)scores[c] - max);
+    for (int c = 0; c < classes; c++) probs[c] /= sum;
+    return 0;
+}
+
+static int more_likely_first(const void *a, const void *b) {
+    const RankedClass *x = a, *y = b;
+    if (x->probability != y->probability) return x->probability < y->probability ? 1 : -1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+// Every class, most likely first; equal probabilities keep class order. One sort, not a
+// selection per printed class: with --top near the class count (1,000 classes) that was
+// K·C steps an image. `ranked` is room for `classes` entries.
+static void rank_classes(const double *probs, int classes, RankedClass *ranked) {
+    for (int c = 0; c < classes; c++) ranked[c] = (RankedClass){probs[c], c};
+    qsort(ranked, (size_t)classes, sizeof *ranked, more_likely_first);
+}
+
+int prediction_rank(const float *scores, int classes, double *probs, RankedClass *ranked) {
+    if (softmax_row(scores, classes, probs)) return -1;
+    rank_classes(probs, classes, ranked);
+    return 0;
 }

@@ -1,8 +1,8 @@
 // predict's results as data: the JSON of one sample's prediction (--json's "prediction"
 // lines, and each line of --output FILE.jsonl), and --output FILE.csv's rows, one per
 // sample and rank: path,label,rank,index,class,probability.
-#ifndef TRAINER_PREDICT_OUTPUT_H
-#define TRAINER_PREDICT_OUTPUT_H
+#ifndef TRAINER_PREDICTION_OUTPUT_H
+#define TRAINER_PREDICTION_OUTPUT_H
 
 #include <stdio.h>
 
@@ -19,6 +19,11 @@ typedef struct Prediction {
     const RankedClass *ranked;  // most likely first
     int top;                    // entries of ranked shown
 } Prediction;
+
+// Every class of a row of `classes` scores, most likely first (their softmax), into
+// ranked (room for `classes`); probs is scratch of `classes`. -1 when a score is NaN or
+// infinite.
+int prediction_rank(const float *scores, int classes, double *probs, RankedClass *ranked);
 
 // names[c] names class c; names NULL or names[c] NULL: unnamed (JSON null, CSV empty).
 typedef struct PredictionFile {

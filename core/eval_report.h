@@ -4,8 +4,11 @@
 #ifndef TRAINER_EVAL_REPORT_H
 #define TRAINER_EVAL_REPORT_H
 
+#include "base/text_out.h"
 #include "core/confusion.h"
-#include "tools/cli.h"
+#include "core/train.h"
+
+struct cJSON;
 
 // The names of the classes, by label; NULL entries (and names NULL) are shown as indices.
 typedef struct ClassLabels {
@@ -15,10 +18,14 @@ typedef struct ClassLabels {
 
 // --output's FILE ends in .csv or .json (any case); another ending is refused with a hint.
 int eval_output_check(const char *path, Status *st);
-void eval_report_print(const Confusion *c, const ClassLabels *labels);
-// "classes": [{index, name, samples, correct, accuracy, precision}...] and "confusion":
-// [[...], ...] into `object`.
-void eval_report_add_json(struct cJSON *object, const Confusion *c, const ClassLabels *labels);
+// The table and the matrix as text, to `out`.
+void eval_report_text(const TextOut *out, const Confusion *c, const ClassLabels *labels);
+// eval's result as --json's line and --output FILE.json hold it: {"event": "result",
+// "command": "eval", "split", "loss", "accuracy", "samples"}, with the confusion (NULL:
+// none) as "classes": [{index, name, samples, correct, accuracy, precision}...] and
+// "confusion": [[...], ...]. NULL when out of memory.
+struct cJSON *eval_result_json(const char *split, const EvalResult *result, const Confusion *c,
+                               const ClassLabels *labels);
 // `result` (the JSON of the result, with the fields above) to PATH.json, or the per-class
 // rows to PATH.csv: index,class,samples,correct,accuracy,precision,predicted_0,...
 int eval_report_write(const char *path, const struct cJSON *result, const Confusion *c,
