@@ -1,8 +1,19 @@
 #include "core/run_options.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void run_notice_say(const RunNotice *notice, const char *fmt, ...) {
+    if (!notice || !notice->say) return;
+    char line[2400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    notice->say(notice->user, line);
+}
 
 static void say(const RunNotice *notice, const char *line) {
     if (notice && notice->say) notice->say(notice->user, line);

@@ -345,7 +345,7 @@ static int check_with(const Command *cmd, const ParsedArgs *args, Graph *g,
         memory_plan_free(&plan);
         if (!rc) rc = print_largest_batch(g, device, &options, st);
         if (!rc && have_data) print_data_verdict(data_spec_from_args(cmd, args, config), &data);
-        if (!rc) print_data_transform(config, &data.normalization, data.normalization_source);
+        if (!rc) print_run_normalization(config, &data);
     }
     run_data_free(&data);
     return rc;
