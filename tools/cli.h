@@ -12,6 +12,7 @@
 #include "core/run.h"
 #include "core/run_data.h"
 #include "base/status.h"
+#include "base/text_out.h"
 #include "core/checkpoint.h"
 #include "data/dataset.h"
 #include "data/transform.h"
@@ -201,8 +202,6 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
 // holding NaN or infinity (a warning naming them).
 void print_weights_notes(const char *path, const char *model_path,
                          const CheckpointLoaded *loaded);
-// "235,146"
-const char *format_count(long value, char *buf, size_t size);
 
 #define PRECISION_OPTION_SPEC                                                              \
     {"--precision", "fp32|tf32|bf16|fp16", "what GEMMs and convolutions compute in on a GPU " \
