@@ -439,8 +439,11 @@ static int check_ranks_agree(const Command *cmd, const ParsedArgs *args, Replica
     RunFacts facts = {data_spec_from_args(cmd, args, &r->config), data->train.count,
                       data->has_val ? data->val.count : -1,
                       data->has_test ? data->test.count : -1, r->run.precision};
-    return world_check_agreement(&r->world, r->run.graph_list[0], &r->config, &facts,
-                                 &r->disagreed, st);
+    // Every rank runs what rank 0 runs: when they differ every rank fails with the same
+    // message and r->disagreed is set, so the launch ends together (each rank exits 2, rank
+    // 0 alone says why) rather than by mpirun killing it.
+    return run_agreement_check_run(r->run.graph_list[0], &r->config, &facts, &r->disagreed,
+                                   st);
 }
 
 // --json's run line: the header's facts.
