@@ -428,3 +428,23 @@ int checkpoints_write_last(CheckpointSession *s, Graph *g, Device *d, Status *st
     CheckpointPlace at = place_of(s, &s->last);
     return write_step_checkpoint(s, &at, g, d, st);
 }
+
+int checkpoints_write_interrupted(CheckpointSession *s, Graph *g, Device *d, Status *st) {
+    TRY(checkpoints_write_last(s, g, d, st));
+    run_notice_say(&s->notice, "saved a checkpoint at epoch %d, step %d of %d to %s",
+                   s->last.epoch, s->last.step, s->last.steps, s->folder);
+    // Stopped in the evaluation after an epoch: the epoch's training is done, and --save,
+    // written after every epoch, holds it too.
+    if (!s->save_path || s->last.step != s->last.steps) return 0;
+    TRY(checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, st));
+    run_notice_say(&s->notice, "saved epoch %d's weights to %s (its evaluation was cut short)",
+                   s->last.epoch, s->save_path);
+    return 0;
+}
+
+int checkpoints_save_interrupted(CheckpointSession *s, Graph *g, Device *d, Status *st) {
+    TRY(checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, st));
+    run_notice_say(&s->notice, "saved the weights as they were when interrupted to %s",
+                   s->save_path);
+    return 0;
+}

@@ -74,6 +74,12 @@ int checkpoints_open(CheckpointSession *s, Run *run, RunConfig *config,
 // Frees s->resumed_inputs.
 int checkpoints_check_resumed_inputs(CheckpointSession *s, NormalizeKind normalize,
                                      RunData *data, const char *spec, Status *st);
+// After a signal stopped training, with a step to checkpoint (s->folder and s->has_last):
+// the checkpoint where it stopped, and --save's weights too when it stopped in the
+// evaluation after an epoch; each said through s->notice.
+int checkpoints_write_interrupted(CheckpointSession *s, Graph *g, Device *d, Status *st);
+// Without one: --save's weights as they were when interrupted, said through s->notice.
+int checkpoints_save_interrupted(CheckpointSession *s, Graph *g, Device *d, Status *st);
 int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *g, Device *d,
                            Status *st);
 int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g, Device *d,
