@@ -55,3 +55,17 @@ void text_join(const char *const *words, int count, const char *separator, const
         used += (size_t)snprintf(out + used, size - used, "%s%s%s%s", i ? separator : "",
                                  quote, words[i], quote);
 }
+
+const char *format_count(long value, char *buf, size_t size) {
+    char digits[32];
+    int n = snprintf(digits, sizeof digits, "%ld", value < 0 ? -value : value);
+    size_t used = 0;
+    if (value < 0 && used + 1 < size) buf[used++] = '-';
+    for (int i = 0; i < n && used + 1 < size; i++) {
+        buf[used++] = digits[i];
+        int remaining = n - i - 1;
+        if (remaining > 0 && remaining % 3 == 0 && used + 1 < size) buf[used++] = ',';
+    }
+    buf[used] = '\0';
+    return buf;
+}

@@ -30,5 +30,7 @@ void text_say(void (*say)(void *user, const char *line), void *user, const char 
 // ("nvidia-smi", "trainer doctor") with ", then " and "`" -> "`nvidia-smi`, then `trainer doctor`".
 void text_join(const char *const *words, int count, const char *separator, const char *quote,
                char *out, size_t size);
+// 235146 -> "235,146"
+const char *format_count(long value, char *buf, size_t size);
 
 #endif

@@ -3,7 +3,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,16 +12,6 @@
 #include "base/text_out.h"
 #include "core/lr_schedule.h"
 #include "core/optimizer.h"
-
-// A line of printf's format, said through `notice`.
-static void sayf(const RunNotice *notice, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sayf(const RunNotice *notice, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    text_say(notice->say, notice->user, fmt, ap);
-    va_end(ap);
-}
 
 // A folder holds step files; a file is one checkpoint.
 static int resume_path(const char *given, char *path, size_t size, Status *st) {
@@ -97,7 +86,7 @@ int check_recorded_classes(const LoadedInputs *recorded, const char *const *name
              "%s names it '%s' (%d classes there, %d here): from that label on, the labels "
              "may mean other classes", label, theirs, where, ours, recorded->class_count, count);
     if (!refuse) {
-        sayf(notice, "%s: %s", path, what);
+        run_notice_say(notice, "%s: %s", path, what);
         return 0;
     }
     status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "%s", what);
@@ -203,8 +192,8 @@ int checkpoints_open(CheckpointSession *s, Run *run, RunConfig *config,
         int swept = 0;
         TRY(checkpoint_folder_prepare(s->folder, &swept, st));
         if (swept)
-            sayf(&s->notice, "removed %d unfinished checkpoint file%s (*.tmp) from %s", swept,
-                 swept == 1 ? "" : "s", s->folder);
+            run_notice_say(&s->notice, "removed %d unfinished checkpoint file%s (*.tmp) from %s",
+                           swept, swept == 1 ? "" : "s", s->folder);
         s->best_accuracy = checkpoint_best_accuracy(s->folder);
     }
     if (resume_from) {
@@ -280,8 +269,8 @@ static void describe_normalization(const Normalization *n, int digits, char *tex
 }
 
 static int check_resumed_normalization(const CheckpointSession *s, NormalizeKind normalize,
-                                       Normalization *normalization, char *source,
-                                       size_t source_size, Status *st) {
+                                       Normalization *normalization,
+                                       NormalizationSource *source, Status *st) {
     const Normalization *recorded = &s->resumed_inputs.normalization;
     if (same_normalization(recorded, normalization)) return 0;
     char theirs[320], ours[320];
@@ -298,9 +287,10 @@ static int check_resumed_normalization(const CheckpointSession *s, NormalizeKind
             normalization->mean[g] = recorded->mean[g];
             normalization->std[g] = recorded->std[g];
         }
-        snprintf(source, source_size, "as recorded in the checkpoint resumed");
-        sayf(&s->notice, "normalize auto: resuming with the checkpoint's %s, which its weights were "
-                     "trained with (this run's training data gives %s)", theirs, ours);
+        *source = NORMALIZATION_FROM_RESUMED;
+        run_notice_say(&s->notice, "normalize auto: resuming with the checkpoint's %s, which its "
+                       "weights were trained with (this run's training data gives %s)", theirs,
+                       ours);
         return 0;
     }
     status_fail_at(st, STATUS_BAD_INPUT, s->resumed_path, 0, 0, "the checkpoint's run "
@@ -313,20 +303,18 @@ static int check_resumed_normalization(const CheckpointSession *s, NormalizeKind
     return STATUS_BAD_INPUT;
 }
 
-int checkpoints_check_resumed_inputs(CheckpointSession *s, const HeldOutSplit *split,
-                                     NormalizeKind normalize, Normalization *normalization,
-                                     char *normalization_source, size_t source_size,
-                                     const Dataset *train, const char *spec, Status *st) {
+int checkpoints_check_resumed_inputs(CheckpointSession *s, NormalizeKind normalize,
+                                     RunData *data, const char *spec, Status *st) {
     int rc = 0;
     if (s->resumed_path) {
         const char *names[256];
-        int classes = dataset_class_name_list(spec, train, names);
+        int classes = dataset_class_name_list(spec, &data->train, names);
         rc = check_recorded_classes(&s->resumed_inputs, names, classes, s->resumed_path, spec,
                                     1, &s->notice, st);
-        if (!rc) rc = check_resumed_split(s, split, st);
+        if (!rc) rc = check_resumed_split(s, &data->held_out, st);
         if (!rc)
-            rc = check_resumed_normalization(s, normalize, normalization, normalization_source,
-                                             source_size, st);
+            rc = check_resumed_normalization(s, normalize, &data->normalization,
+                                             &data->normalization_source, st);
     }
     checkpoint_inputs_free(&s->resumed_inputs);
     return rc;
@@ -375,8 +363,8 @@ int checkpoints_finish(CheckpointSession *s, Graph *g, Device *d, Status *st) {
     // checkpoint's weights (a signal in the last epoch's evaluation leaves such a run).
     if (s->save_path && !s->has_last) {
         TRY(checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, st));
-        sayf(&s->notice, "nothing left to train: wrote the checkpoint's weights to %s",
-                     s->save_path);
+        run_notice_say(&s->notice, "nothing left to train: wrote the checkpoint's weights to %s",
+                       s->save_path);
         return 0;
     }
     if (!s->folder || !s->every_steps || !s->has_last) return 0;
@@ -424,8 +412,8 @@ int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g
     Status checkpoint_st;
     status_clear(&checkpoint_st);
     if (write_epoch_checkpoints(s, r, g, d, &checkpoint_st) == 0)
-        sayf(&s->notice, "--save failed, but epoch %d's checkpoint was written to %s", r->epoch,
-                     s->folder);
+        run_notice_say(&s->notice, "--save failed, but epoch %d's checkpoint was written to %s",
+                       r->epoch, s->folder);
     return save_rc;
 }
 
@@ -439,4 +427,24 @@ void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normal
 int checkpoints_write_last(CheckpointSession *s, Graph *g, Device *d, Status *st) {
     CheckpointPlace at = place_of(s, &s->last);
     return write_step_checkpoint(s, &at, g, d, st);
+}
+
+int checkpoints_write_interrupted(CheckpointSession *s, Graph *g, Device *d, Status *st) {
+    TRY(checkpoints_write_last(s, g, d, st));
+    run_notice_say(&s->notice, "saved a checkpoint at epoch %d, step %d of %d to %s",
+                   s->last.epoch, s->last.step, s->last.steps, s->folder);
+    // Stopped in the evaluation after an epoch: the epoch's training is done, and --save,
+    // written after every epoch, holds it too.
+    if (!s->save_path || s->last.step != s->last.steps) return 0;
+    TRY(checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, st));
+    run_notice_say(&s->notice, "saved epoch %d's weights to %s (its evaluation was cut short)",
+                   s->last.epoch, s->save_path);
+    return 0;
+}
+
+int checkpoints_save_interrupted(CheckpointSession *s, Graph *g, Device *d, Status *st) {
+    TRY(checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, st));
+    run_notice_say(&s->notice, "saved the weights as they were when interrupted to %s",
+                   s->save_path);
+    return 0;
 }

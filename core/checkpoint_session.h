@@ -8,6 +8,7 @@
 
 #include "core/checkpoint.h"
 #include "core/run.h"
+#include "core/run_data.h"
 #include "core/train.h"
 
 typedef struct CheckpointSession {
@@ -69,12 +70,16 @@ int checkpoints_open(CheckpointSession *s, Run *run, RunConfig *config,
 // on), and so is another normalization, except with `normalize auto`, which takes the
 // recorded mean and std (with a notice when this run's data gives others). The classes of
 // `train` (by `spec`) must have the names the checkpoint records, label for label.
-// `normalization_source` is updated when the recorded values are taken. Frees
-// s->resumed_inputs.
-int checkpoints_check_resumed_inputs(CheckpointSession *s, const HeldOutSplit *split,
-                                     NormalizeKind normalize, Normalization *normalization,
-                                     char *normalization_source, size_t source_size,
-                                     const Dataset *train, const char *spec, Status *st);
+// data->normalization and its source are updated when the recorded values are taken.
+// Frees s->resumed_inputs.
+int checkpoints_check_resumed_inputs(CheckpointSession *s, NormalizeKind normalize,
+                                     RunData *data, const char *spec, Status *st);
+// After a signal stopped training, with a step to checkpoint (s->folder and s->has_last):
+// the checkpoint where it stopped, and --save's weights too when it stopped in the
+// evaluation after an epoch; each said through s->notice.
+int checkpoints_write_interrupted(CheckpointSession *s, Graph *g, Device *d, Status *st);
+// Without one: --save's weights as they were when interrupted, said through s->notice.
+int checkpoints_save_interrupted(CheckpointSession *s, Graph *g, Device *d, Status *st);
 int checkpoints_after_step(CheckpointSession *s, const StepPlace *place, Graph *g, Device *d,
                            Status *st);
 int checkpoints_after_epoch(CheckpointSession *s, const EpochReport *r, Graph *g, Device *d,

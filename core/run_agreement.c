@@ -214,3 +214,15 @@ int run_agreement_check(const RunRecord *mine, int rank, int size, int *disagree
     run_record_free(&first);
     return rc;
 }
+
+int run_agreement_check_run(const Graph *g, const RunConfig *config, const RunFacts *facts,
+                            int *disagree, Status *st) {
+    *disagree = 0;
+    if (config->world.size <= 1) return 0;
+    RunRecord mine;
+    run_record_init(&mine);
+    int rc = run_record_describe(&mine, g, config, facts, st);
+    if (!rc) rc = run_agreement_check(&mine, config->world.rank, config->world.size, disagree, st);
+    run_record_free(&mine);
+    return rc;
+}

@@ -35,5 +35,9 @@ int run_record_describe(RunRecord *r, const Graph *g, const RunConfig *config,
 // FIELD: rank 0 has X, rank R has Y") and sets *disagree; another failure (MPI's) leaves
 // *disagree 0.
 int run_agreement_check(const RunRecord *mine, int rank, int size, int *disagree, Status *st);
+// The same for this run, described from `g`, `config` and `facts`, among config->world's
+// processes: nothing to check when it runs alone. Every rank must call it.
+int run_agreement_check_run(const Graph *g, const RunConfig *config, const RunFacts *facts,
+                            int *disagree, Status *st);
 
 #endif

@@ -1,8 +1,19 @@
 #include "core/run_options.h"
 
+#include "base/text_out.h"
+
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void run_notice_say(const RunNotice *notice, const char *fmt, ...) {
+    if (!notice) return;
+    va_list ap;
+    va_start(ap, fmt);
+    text_say(notice->say, notice->user, fmt, ap);
+    va_end(ap);
+}
 
 static void say(const RunNotice *notice, const char *line) {
     if (notice && notice->say) notice->say(notice->user, line);

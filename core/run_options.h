@@ -19,6 +19,9 @@ typedef struct RunNotice {
     void (*say)(void *user, const char *line);
     void *user;
 } RunNotice;
+// Says a formatted line through `notice` (nothing when it has no callback).
+void run_notice_say(const RunNotice *notice, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 // What the command line asked for; zero is "not given" throughout.
 typedef struct RunRequest {

@@ -303,17 +303,3 @@ void command_print_help(const Command *cmd, FILE *out) {
     }
     fprintf(out, "  %-26s %s\n", "-h, --help", "show this help");
 }
-
-const char *format_count(long value, char *buf, size_t size) {
-    char digits[32];
-    int n = snprintf(digits, sizeof digits, "%ld", value < 0 ? -value : value);
-    size_t used = 0;
-    if (value < 0 && used + 1 < size) buf[used++] = '-';
-    for (int i = 0; i < n && used + 1 < size; i++) {
-        buf[used++] = digits[i];
-        int remaining = n - i - 1;
-        if (remaining > 0 && remaining % 3 == 0 && used + 1 < size) buf[used++] = ',';
-    }
-    buf[used] = '\0';
-    return buf;
-}

@@ -10,7 +10,9 @@
 #include "base/json.h"
 #include "core/checkpoint_session.h"
 #include "core/run.h"
+#include "core/run_data.h"
 #include "base/status.h"
+#include "base/text_out.h"
 #include "core/checkpoint.h"
 #include "data/dataset.h"
 #include "data/transform.h"
@@ -136,36 +138,14 @@ int place_in_data_statement(const Command *cmd, const ParsedArgs *args,
 int load_data_split(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
                     const char *split, const DatasetOptions *options, Dataset *ds,
                     int *skipped, Status *st);
-// The datasets a run reads: `train` (--data, --train-limit); `val`, a seeded random
-// --val-split (or the model's data val_split=) of it, when given; `test` (--test-limit) when the spec has a test split.
-// PNG images are read at the graph's input shape; --on-bad-sample skip counts what it
-// leaves out in `skipped`. A spec with no test split needs --val-split.
-typedef struct RunData {
-    Dataset train, val, test;
-    int has_val, has_test;
-    HeldOutSplit held_out;  // how val was drawn, recorded in the weights for eval
-    int skipped;
-    char limit_note[160];  // the header's "train-limit: ..." line; "" when none cut
-    Normalization normalization;  // what config's normalize statement came to; count 0: none
-    char normalization_source[128];  // "given", "computed on N training samples"
-} RunData;
+// The datasets a run reads (core/run_data.h), from --data, --train-limit, --val-split,
+// --test-limit and the dataset options.
 int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
                   const RunConfig *config, RunData *data, Status *st);
-// Every split against the model (shape, labels) and the normalization and augmentation
-// against the data, so `check --data` refuses what `train` would.
-int check_run_data(const Graph *g, const RunConfig *config, const RunData *data, Status *st);
-// The model's `normalize` statement made values into data->normalization: computed on the
-// training split (auto), the values given, or none; data->normalization_source says which.
-int resolve_run_normalization(const RunConfig *config, const char *model_path, RunData *data,
-                              Status *st);
-// For eval and predict: the normalization a weights file records (loaded->inputs), else the
-// model's given values; `normalize auto` with a file that records none is an error, since
-// the training split's values are not known. *out is owned by the caller.
-int weights_normalization(const RunConfig *config, const char *model_path,
-                          const char *weights_path, const CheckpointLoaded *loaded, int groups,
-                          Normalization *out, Status *st);
 // "normalize: mean 0.2860 std 0.3530 (...how...)" and "augment: ..." when they apply.
 void print_data_transform(const RunConfig *config, const Normalization *n, const char *how);
+// The same for a run's data, saying where its normalization came from.
+void print_run_normalization(const RunConfig *config, const RunData *data);
 // An option's value read as the model file's statement `KIND SPEC`, so both take the same
 // words and give the same errors (which then name the option).
 typedef int (*StatementReader)(const char *path, const ModelStatement *s, void *out,
@@ -182,19 +162,9 @@ int check_augment_option(const Command *cmd, const ParsedArgs *args, const RunCo
 #define DATA_TRANSFORM_OPTION_SPECS                                                              {"--normalize", "auto|none|'mean=M std=S'", "per-channel normalization: auto computes "                                                  "mean and std on the training split "                                                        "(overrides the model's normalize)"},           {"--augment", "'crop=P flip=true'|none", "training-only augmentation: a random crop of "                                               "the image padded by P pixels, a random "                                                    "left-right flip (overrides augment)"}
 // "classes: a=0 b=1 ..." for datasets with named classes, and the skipped count.
 void print_run_data_notes(const RunData *data, int at_end);
-void run_data_free(RunData *data);
-// A limit on a split: dataset_limit to `limit` (0: none) as `order` chooses, from `seed`.
-typedef struct SplitLimit {
-    long limit;
-    const char *option;  // "--train-limit", for messages
-    const char *split;   // "training"
-    DatasetLimitOrder order;
-    uint64_t seed;
-} SplitLimit;
-// Applies it, with a notice when the limit is past the split's size ("--train-limit 60001
-// is more than the 60000 training samples"). *cut: 1 when samples were dropped. `note`
-// (size bytes; may be NULL) gets the run header's line: "train-limit: 10000 of 60000,
-// stratified by class (seed 1)", or "" when nothing was cut.
+// split_limit_apply (core/run_data.h), its notice printed. `note` (size bytes; may be NULL)
+// gets the run header's line: "train-limit: 10000 of 60000, stratified by class (seed 1)",
+// or "" when nothing was cut.
 int apply_split_limit(Dataset *ds, const SplitLimit *limit, int *cut, char *note, size_t size,
                       Status *st);
 // --limit-order stratified|first (default stratified) into *order.
@@ -232,8 +202,6 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
 // holding NaN or infinity (a warning naming them).
 void print_weights_notes(const char *path, const char *model_path,
                          const CheckpointLoaded *loaded);
-// "235,146"
-const char *format_count(long value, char *buf, size_t size);
 
 #define PRECISION_OPTION_SPEC                                                              \
     {"--precision", "fp32|tf32|bf16|fp16", "what GEMMs and convolutions compute in on a GPU " \

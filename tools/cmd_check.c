@@ -1,11 +1,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/layer.h"
 #include "core/memory_plan.h"
-#include "core/optimizer.h"
 #include "core/precision_check.h"
+#include "diagnostics/check_report.h"
 #include "tools/cli.h"
+
+static void write_stdout(void *user, const char *text, size_t length) {
+    (void)user;
+    fwrite(text, 1, length, stdout);
+}
 
 static const OptionSpec check_options[] = {
     {"--batch", "N", "batch size for the memory plan (default: the model's train batch=)"},
@@ -31,243 +35,6 @@ const Command check_command = {
     .options = check_options,
     .run = run_check,
 };
-
-static long layer_parameters(const Layer *l) {
-    long total = 0;
-    for (int p = 0; p < l->param_count; p++)
-        if (!l->params[p].buffer) total += (long)shape_numel(&l->params[p].shape);
-    return total;
-}
-
-// A fused pair shows as "dense+relu" and "relu (in dense1)": the first writes the
-// second's output and keeps none of its own (its act bytes are its gradient's alone).
-static const char *layer_kind_label(const Layer *l, char *buf, size_t size) {
-    if (l->kind->variant) snprintf(buf, size, "%s", l->kind->variant(l));
-    else snprintf(buf, size, "%s%s", l->kind->is_loss ? "loss " : "", l->kind->name);
-    size_t used = strlen(buf);
-    if (l->fused_activation && l->fused_activation->kind->variant)
-        snprintf(buf + used, size - used, "+%s",
-                 l->fused_activation->kind->variant(l->fused_activation));
-    else if (l->input_count && l->inputs[0]->fused_activation == l)
-        snprintf(buf + used, size - used, " (in %s)", l->inputs[0]->name);
-    return buf;
-}
-
-static void print_table(const Graph *g) {
-    char shape[64], count[32], bytes[32], flops[32], kind[160];
-    printf("%-16s %-26s %-5s %-10s %-5s %12s %16s %14s\n", "layer", "kind", "line", "output",
-           "dtype", "parameters", "act bytes/sample", "flops/sample");
-    size_t total_bytes = 0;
-    double total_flops = 0.0;
-    for (int i = 0; i < g->count; i++) {
-        const Layer *l = g->layers[i];
-        size_t act = layer_activation_bytes(l, 1);
-        double f = l->kind->flops ? l->kind->flops(l) : 0.0;
-        total_bytes += act;
-        total_flops += f;
-        printf("%-16s %-26s %-5d %-10s %-5s %12s %16s %14s\n", l->name,
-               layer_kind_label(l, kind, sizeof kind), l->line,
-               shape_format(&l->out_shape, shape, sizeof shape), dtype_name(l->out_dtype),
-               format_count(layer_parameters(l), count, sizeof count),
-               format_count((long)act, bytes, sizeof bytes), format_count((long)f, flops, sizeof flops));
-    }
-    printf("%-16s %-26s %-5s %-10s %-5s %12s %16s %14s\n", "total", "", "", "", "",
-           format_count(graph_parameter_count(g), count, sizeof count),
-           format_count((long)total_bytes, bytes, sizeof bytes),
-           format_count((long)total_flops, flops, sizeof flops));
-}
-
-// Which act= activations run inside their layer's op (graph_fuse_activations).
-static void print_fusion(const Graph *g, const RunConfig *config) {
-    char names[512] = "";
-    int fused = 0;
-    for (int i = 0; i < g->count; i++) {
-        const Layer *l = g->layers[i];
-        if (!l->fused_activation) continue;
-        size_t used = strlen(names);
-        snprintf(names + used, sizeof names - used, "%s%s", fused ? ", " : "", l->name);
-        fused++;
-    }
-    if (config->train.no_fusion)
-        printf("fusion: off (--no-fuse or train fuse=false): every activation is its own pass\n");
-    else if (fused)
-        printf("fusion: %d act= activation%s computed inside the forward op of %s, whose "
-               "pre-activation outputs are not kept (--no-fuse to run them apart)\n", fused,
-               fused == 1 ? "" : "s", names);
-    else
-        printf("fusion: none (no dense or conv2d with act=relu, leaky_relu, sigmoid or tanh)\n");
-}
-
-// Which layers hold NHWC images (graph_set_layouts), or would under train --layout nhwc
-// on a GPU. The layers of an NHWC trunk are consecutive in the table.
-static int print_layouts(Graph *g, const Device *device, Status *st) {
-    int here = device->backend->nhwc_activations;
-    NhwcPreview nhwc;
-    TRY(run_preview_nhwc(g, here, &nhwc, st));
-    int count = nhwc.count;
-    const char *first = nhwc.first, *last = nhwc.last, *reorders = nhwc.reorders,
-               *converts = nhwc.converts;
-    if (!count) {
-        printf("layout: NCHW throughout (NHWC is for the images between convolutions; no "
-               "layer here can take it)\n");
-        return 0;
-    }
-    char trunk[2 * LAYER_NAME_MAX + 64], notes[2 * LAYER_NAME_MAX + 128] = "";
-    snprintf(trunk, sizeof trunk, "%d layer%s from %s to %s", count, count == 1 ? "" : "s",
-             first, last);
-    size_t used = 0;
-    if (converts[0])
-        used += (size_t)snprintf(notes, sizeof notes, " (%s converts the input into NHWC first",
-                                 converts);
-    if (reorders[0])
-        snprintf(notes + used, sizeof notes - used, "%s%s copies them back into NCHW order)",
-                 used ? "; " : " (", reorders);
-    else if (used)
-        snprintf(notes + used, sizeof notes - used, ")");
-    if (here)
-        printf("layout: NHWC for the %s%s (--layout nhwc)\n", trunk, notes);
-    else
-        printf("layout: NCHW; train --layout nhwc on a GPU lays the %s out NHWC, as cuDNN's "
-               "tensor-core convolutions read it%s\n", trunk, notes);
-    return 0;
-}
-
-// ---- the memory plan -----------------------------------------------------------------------
-
-// "  parameters              1.6 MiB  note"
-static void print_category(const char *name, size_t bytes, const char *note) {
-    char text[32];
-    printf("  %-22s %12s%s%s\n", name, alloc_format_bytes(bytes, text, sizeof text),
-           note[0] ? "  " : "", note);
-}
-
-static void print_plan(const RunConfig *config, const MemoryPlan *plan, int have_data) {
-    char a[32], b[32], c[32], d[32], e[32];
-    size_t per_batch = plan->activations + plan->activation_gradients + plan->layer_state +
-                       plan->workspace + plan->labels;
-    // The one-line summary (what `trainer check` has always printed), then the detail.
-    printf("memory at batch %d: %s parameters + %s gradients + %s optimizer state + %s "
-           "activations and workspace",
-           plan->batch, alloc_format_bytes(plan->parameters, a, sizeof a),
-           alloc_format_bytes(plan->gradients, b, sizeof b),
-           alloc_format_bytes(plan->optimizer_state, c, sizeof c),
-           alloc_format_bytes(per_batch, d, sizeof d));
-    if (plan->dataset) printf(" + %s dataset", alloc_format_bytes(plan->dataset, e, sizeof e));
-    printf(" = %s\n", alloc_format_bytes(plan->total, a, sizeof a));
-
-    printf("\nmemory plan for %s at batch %d on %s (every tensor rounded up to %d-byte blocks, "
-           "as the allocator does):\n",
-           plan->training ? "training" : "evaluation", plan->batch, plan->device, ALLOC_GRANULE);
-    // What the precision does to the bytes, said plainly since bf16 is often read as half
-    // the memory: the activations shrink, the parameters and optimizer state do not.
-    char kept[160], but[200] = "";
-    if (layer_kinds_keeping_f32(kept, sizeof kept)[0])
-        snprintf(but, sizeof but, " (but those of %s layers)", kept);
-    if (plan->activation_dtype == DTYPE_F32)
-        printf("  (precision %s: every tensor in f32)\n", precision_name(plan->precision));
-    else
-        printf("  (precision %s: activations and their gradients in %s from the first layer to "
-               "the last%s, with a 16-bit copy of the weights for the GEMMs and convolutions; "
-               "the input, the loss, parameters, gradients and optimizer state in f32)\n",
-               precision_name(plan->precision), dtype_name(plan->activation_dtype), but);
-    char note[160];
-    print_category("parameters", plan->parameters, "values and buffers");
-    print_category("parameter gradients", plan->gradients, "");
-    snprintf(note, sizeof note, "%s: %d tensor%s per parameter",
-             optimizer_names[config->optimizer.kind], plan->optimizer_slots,
-             plan->optimizer_slots == 1 ? "" : "s");
-    print_category("optimizer state", plan->optimizer_state, note);
-    print_category("activations", plan->activations,
-                   "every layer's output, kept for backward (a fused dense/conv2d keeps none)");
-    print_category("activation gradients", plan->activation_gradients, "");
-    print_category("layer state", plan->layer_state,
-                   "dropout masks, maxpool argmax, loss rows, batchnorm statistics");
-    print_category("workspace", plan->workspace, "conv2d lowering (im2col / cuDNN)");
-    print_category("labels and loss sums", plan->labels, "");
-    if (!have_data) {
-        snprintf(note, sizeof note, "not planned: --data adds the copies training keeps on the "
-                 "device");
-    } else {
-        snprintf(note, sizeof note, "training set %s, test set %s",
-                 plan->train_set_on_device ? "on the device" : "staged through the host",
-                 plan->test_set_on_device ? "on the device" : "staged through the host");
-    }
-    print_category("dataset", plan->dataset, note);
-    print_category("total", plan->total, "the allocator's peak in use");
-    if (plan->unplanned[0])
-        printf("  (not planned, so missing from the total: what %s allocate%s)\n",
-               plan->unplanned, strchr(plan->unplanned, ',') ? "" : "s");
-
-    printf("\n%-16s %-22s %12s %12s %12s %12s %12s\n", "layer", "kind", "parameters",
-           "activations", "state", "workspace", "total");
-    for (int i = 0; i < plan->layer_count; i++) {
-        const MemoryPlanLayer *l = &plan->layers[i];
-        printf("%-16s %-22s %12s %12s %12s %12s %12s\n", l->name, l->kind,
-               alloc_format_bytes(l->parameters + l->gradients + l->optimizer_state, a, sizeof a),
-               alloc_format_bytes(l->activations + l->activation_gradients, b, sizeof b),
-               alloc_format_bytes(l->layer_state, c, sizeof c),
-               alloc_format_bytes(l->workspace, d, sizeof d),
-               alloc_format_bytes(l->bytes, e, sizeof e));
-    }
-    printf("(parameters: with their gradients and optimizer state; activations: with their "
-           "gradients)\n");
-}
-
-// The largest batch for --memory-limit, or for the device's total memory less a margin.
-static int print_largest_batch(const Graph *g, const Device *device, const MemoryPlanOptions *base,
-                               Status *st) {
-    const Backend *b = device->backend;
-    size_t budget;
-    char budget_text[32], total_text[32], why[256];
-    MemoryPlanOptions options = *base;
-    if (device->alloc.limit) {
-        budget = device->alloc.limit;
-        snprintf(why, sizeof why, "--memory-limit");
-    } else {
-        size_t total = b->total_memory ? b->total_memory(b) : 0;
-        if (total == 0) {
-            printf("largest batch: unknown (%s does not report its memory; give "
-                   "--memory-limit)\n", device->name);
-            return 0;
-        }
-        budget = (size_t)((double)total * (1.0 - MEMORY_PLAN_DEVICE_MARGIN));
-        // The op table has no free-memory query, so this is the whole device: what other
-        // processes hold is not subtracted.
-        snprintf(why, sizeof why, "%s total %s less %.0f%% for what the allocator does not see%s",
-                 device->name, alloc_format_bytes(total, total_text, sizeof total_text),
-                 100.0 * MEMORY_PLAN_DEVICE_MARGIN,
-                 b->kind == BACKEND_CPU
-                     ? ""
-                     : " (CUDA context, cuBLAS/cuDNN); memory other processes use is not "
-                       "known to the plan");
-    }
-    options.limit = device->alloc.limit;
-    int batch = 0;
-    TRY(memory_plan_largest_batch_with(g, b, &options, budget, &batch, st));
-    alloc_format_bytes(budget, budget_text, sizeof budget_text);
-    if (batch == 0) {
-        MemoryPlan plan;
-        options.batch = 1;
-        TRY(memory_plan(g, b, &options, &plan, st));
-        char need[32];
-        printf("largest batch in %s (%s): none; batch 1 needs %s\n", budget_text, why,
-               alloc_format_bytes(plan.total, need, sizeof need));
-        memory_plan_free(&plan);
-        return 0;
-    }
-    MemoryPlan fit;
-    options.batch = batch;
-    TRY(memory_plan(g, b, &options, &fit, st));
-    char fit_text[32];
-    // The plan takes no batch past the training set: a larger one that fits is that set.
-    printf("largest batch in %s (%s): %d (plan %s)%s\n", budget_text, why, fit.batch,
-           alloc_format_bytes(fit.total, fit_text, sizeof fit_text),
-           fit.batch < batch                ? ", the whole training set: a larger one fits"
-           : batch == MEMORY_PLAN_MAX_BATCH ? ", the most the planner tries"
-                                            : "");
-    memory_plan_free(&fit);
-    return 0;
-}
 
 static int load_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
                      const RunConfig *config, RunData *data, MemoryPlanOptions *options,
@@ -331,21 +98,14 @@ static int check_with(const Command *cmd, const ParsedArgs *args, Graph *g,
     MemoryPlan plan;
     if (!rc) rc = memory_plan(g, device->backend, &options, &plan, st);
     if (!rc) {
-        char optimizer[160], count[32];
-        printf("model %s: valid, %s parameters, %d classes\n\n", g->path,
-               format_count(graph_parameter_count(g), count, sizeof count), graph_classes(g));
-        print_table(g);
-        printf("\noptimizer %s\n", optimizer_describe(&config->optimizer, optimizer, sizeof optimizer));
-        printf("train batch=%d epochs=%d seed=%ld\n", config->train.batch, config->train.epochs,
-               config->train.seed);
-        print_fusion(g, config);
-        rc = print_layouts(g, device, st);  // fails only out of host memory
+        const TextOut out = {write_stdout, NULL, NULL};
+        rc = check_write_model(&out, g, config, device, st);
         if (!rc) print_check_precision(config, &precision, device);
-        if (!rc) print_plan(config, &plan, have_data);
+        if (!rc) check_write_plan(&out, config, &plan, have_data);
         memory_plan_free(&plan);
-        if (!rc) rc = print_largest_batch(g, device, &options, st);
+        if (!rc) rc = check_write_largest_batch(&out, g, device, &options, st);
         if (!rc && have_data) print_data_verdict(data_spec_from_args(cmd, args, config), &data);
-        if (!rc) print_data_transform(config, &data.normalization, data.normalization_source);
+        if (!rc) print_run_normalization(config, &data);
     }
     run_data_free(&data);
     return rc;

@@ -439,8 +439,11 @@ static int check_ranks_agree(const Command *cmd, const ParsedArgs *args, Replica
     RunFacts facts = {data_spec_from_args(cmd, args, &r->config), data->train.count,
                       data->has_val ? data->val.count : -1,
                       data->has_test ? data->test.count : -1, r->run.precision};
-    return world_check_agreement(&r->world, r->run.graph_list[0], &r->config, &facts,
-                                 &r->disagreed, st);
+    // Every rank runs what rank 0 runs: when they differ every rank fails with the same
+    // message and r->disagreed is set, so the launch ends together (each rank exits 2, rank
+    // 0 alone says why) rather than by mpirun killing it.
+    return run_agreement_check_run(r->run.graph_list[0], &r->config, &facts, &r->disagreed,
+                                   st);
 }
 
 // --json's run line: the header's facts.
@@ -494,10 +497,8 @@ static int open_checkpoints(const Command *cmd, const ParsedArgs *args, Replicas
     TRY(checkpoints_open(&session->checkpoints, &r->run, &r->config,
                          args_get(cmd, args, "--resume"), args_get(cmd, args, "--init-from"),
                          st));
-    TRY(checkpoints_check_resumed_inputs(&session->checkpoints, &data->held_out,
-                                         r->config.data.normalize.kind, &data->normalization,
-                                         data->normalization_source,
-                                         sizeof data->normalization_source, train, spec, st));
+    TRY(checkpoints_check_resumed_inputs(&session->checkpoints, r->config.data.normalize.kind,
+                                         data, spec, st));
     checkpoints_record_inputs(&session->checkpoints, r->config.normalization, train, spec);
     session->checkpoints.inputs.held_out = data->held_out;
     TRY(check_ranks_agree(cmd, args, r, data, st));
@@ -543,7 +544,7 @@ static void print_train_header(const Command *cmd, const ParsedArgs *args, const
            r->config.train.seed);
     print_precision(&r->config.precision, r->run.precision, r->run.device_list[0]->name);
     print_schedule(&r->config.schedule);
-    print_data_transform(&r->config, &data->normalization, data->normalization_source);
+    print_run_normalization(&r->config, data);
     print_run_data_notes(data, 0);
     flush_stdout();
     emit_run_header(r, data, data_source, devices, optimizer, evaluated);

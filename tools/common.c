@@ -265,16 +265,7 @@ const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,
 
 int place_in_data_statement(const Command *cmd, const ParsedArgs *args,
                             const RunConfig *config, int rc, Status *st) {
-    if (!rc || args_get(cmd, args, "--data") || !config || !config->data.spec[0]) return rc;
-    const DataConfig *d = &config->data;
-    if (!st->file[0]) {
-        status_set_place_if_unset(st, d->model_path, d->line, d->spec_column);
-        return rc;
-    }
-    // The error names the dataset's own file: the statement is named in the hint.
-    status_hint_append(st, " (the dataset is %.200s:%d's `data spec=`; --data overrides it)",
-                       d->model_path, d->line);
-    return rc;
+    return args_get(cmd, args, "--data") ? rc : place_in_data_spec(config, rc, st);
 }
 
 int load_data_split(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
@@ -287,21 +278,24 @@ int load_data_split(const Command *cmd, const ParsedArgs *args, const RunConfig 
     return place_in_data_statement(cmd, args, config, rc, st);
 }
 
-// dataset_limit, saying so when the limit is past the split: all of it is used, where
-// the user may have meant another count (Python's slicing would say nothing; Subset fails).
+// "train-limit: 10000 of 60000, stratified by class (seed 1)": what a limit kept.
+static void limit_line(const char *option, int kept, int before, DatasetLimitOrder order,
+                       uint64_t seed, char *out, size_t size) {
+    if (order == LIMIT_STRATIFIED)
+        snprintf(out, size, "%s: %d of %d, stratified by class (seed %llu)", option + 2, kept,
+                 before, (unsigned long long)seed);
+    else
+        snprintf(out, size, "%s: %d of %d, the first ones (--limit-order first)", option + 2,
+                 kept, before);
+}
+
 int apply_split_limit(Dataset *ds, const SplitLimit *limit, int *cut, char *note, size_t size,
                       Status *st) {
     int before = ds->count;
-    if (limit->limit > ds->count)
-        print_notice("%s %ld is more than the %d %s samples: all %d are used", limit->option,
-                     limit->limit, ds->count, limit->split, ds->count);
-    TRY(dataset_limit(ds, (int)limit->limit, limit->order, limit->seed, cut, st));
-    if (note && *cut && limit->order == LIMIT_STRATIFIED)
-        snprintf(note, size, "%s: %d of %d, stratified by class (seed %llu)",
-                 limit->option + 2, ds->count, before, (unsigned long long)limit->seed);
-    else if (note && *cut)
-        snprintf(note, size, "%s: %d of %d, the first ones (--limit-order first)",
-                 limit->option + 2, ds->count, before);
+    RunNotice notice = {print_notice_line, NULL};
+    TRY(split_limit_apply(ds, limit, &notice, cut, st));
+    if (note && *cut)
+        limit_line(limit->option, ds->count, before, limit->order, limit->seed, note, size);
     else if (note)
         note[0] = '\0';
     return 0;
@@ -458,99 +452,33 @@ int args_on_bad_sample(const Command *cmd, const ParsedArgs *args, int *skip, St
     return STATUS_BAD_INPUT;
 }
 
-// `applied_limit`: the --train-limit that cut the training split, 0 when none did (none
-// given, or one at or past its size, which is the same split as none).
-static int split_validation(const Command *cmd, const ParsedArgs *args,
-                            const RunConfig *config, long applied_limit, RunData *data,
-                            Status *st) {
-    double fraction = config->data.val_split;
-    int given = 0;
-    TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &fraction, &given, st));
-    data->has_val = given || fraction > 0;
-    if (!data->has_val) return 0;
-    data->held_out = (HeldOutSplit){.fraction = fraction, .seed = config->train.seed,
-                                    .train_limit = applied_limit,
-                                    .samples = data->train.count};
-    return dataset_split_off(&data->train, fraction, (uint64_t)config->train.seed, &data->val,
-                             st);
-}
-
 int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
                   const RunConfig *config, RunData *data, Status *st) {
     memset(data, 0, sizeof *data);
-    const char *spec = data_spec_from_args(cmd, args, config);
-    data->has_test = dataset_has_test_split(spec);
-    if (!data->has_test && !args_get(cmd, args, "--val-split") && !config->data.val_split) {
-        status_fail(st, STATUS_BAD_INPUT, "dataset %s has no test split to evaluate on", spec);
-        status_hint(st, "hold out part of the training data: --val-split 0.1");
-        return place_in_data_statement(cmd, args, config, STATUS_BAD_INPUT, st);
-    }
-    DatasetOptions options;
-    TRY(dataset_options_from_args(cmd, args, g, &options, st));
-    if (options.decode == DECODE_STREAM && !dataset_image_folder(spec)) {
-        status_fail(st, STATUS_BAD_INPUT, "--decode stream decodes PNG folders as batches are "
-                    "made, but %s is read whole", spec);
-        status_hint(st, "leave --decode out: IDX, CIFAR-10 and CSV files need no decoding");
-        return STATUS_BAD_INPUT;
-    }
-    if (options.resize && !dataset_image_folder(spec)) {
-        status_fail(st, STATUS_BAD_INPUT, "--resize resizes the images of image folders "
-                    "(images:DIR), but %s has one size", spec);
-        status_hint(st, "leave --resize out");
-        return STATUS_BAD_INPUT;
-    }
-    int skipped_test = 0;
-    long limit = 0;
-    TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &limit, NULL, st));
-    TRY(load_data_split(cmd, args, config, "train", &options, &data->train, &data->skipped,
-                        st));
-    SplitLimit how = {limit, "--train-limit", "training", LIMIT_STRATIFIED,
-                      (uint64_t)config->train.seed};
-    TRY(args_limit_order(cmd, args, &how.order, st));
-    int cut = 0;
-    TRY(apply_split_limit(&data->train, &how, &cut, data->limit_note, sizeof data->limit_note,
-                          st));
-    long applied = cut ? limit : 0;
-    TRY(split_validation(cmd, args, config, applied, data, st));
-    if (data->has_test)
-        TRY(load_dataset_from_args(cmd, args, config, "test", "--test-limit", &options,
-                                   &data->test, &skipped_test, st));
-    data->skipped += skipped_test;
-    return 0;
-}
-
-// A transform that does not fit the data points at its statement.
-static int check_transform(const RunConfig *config, const char *model_path,
-                           const DataTransform *t, const Dataset *ds, Status *st) {
-    int rc = data_transform_check(t, ds, st);
-    // The statement whose check failed: data_transform_check looks at the normalization
-    // first. An augmentation given as --augment has line 0: no place in the model file.
-    int normalization_misfits = t->normalization &&
-                                t->normalization->count != dataset_stat_groups(ds);
-    int line = normalization_misfits ? config->data.normalize.line
-               : t->crop_padding || t->flip ? config->data.augment.line : 0;
-    if (rc && line && !st->file[0]) {
-        snprintf(st->file, sizeof st->file, "%s", model_path);
-        st->line = line;
-        st->column = 1;
-    }
-    return rc;
-}
-
-int check_run_data(const Graph *g, const RunConfig *config, const RunData *data, Status *st) {
-    TRY(graph_check_dataset(g, &data->train, "the training set", st));
-    if (data->has_val) TRY(graph_check_dataset(g, &data->val, "the validation set", st));
-    if (data->has_test) TRY(graph_check_dataset(g, &data->test, "the test set", st));
-    const Normalization *n = data->normalization.count ? &data->normalization : NULL;
-    DataTransform training = {.normalization = n,
-                              .crop_padding = config->data.augment.crop_padding,
-                              .flip = config->data.augment.flip};
-    return check_transform(config, g->path, &training, &data->train, st);
+    RunDataRequest request = {.spec = data_spec_from_args(cmd, args, config),
+                              .val_fraction = config->data.val_split,
+                              .notice = {print_notice_line, NULL}};
+    int rc = run_data_check_splits(request.spec, args_get(cmd, args, "--val-split") != NULL,
+                                   config, st);
+    if (rc) return place_in_data_statement(cmd, args, config, rc, st);
+    TRY(dataset_options_from_args(cmd, args, g, &request.options, st));
+    TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &request.train_limit, NULL, st));
+    TRY(args_limit_order(cmd, args, &request.limit_order, st));
+    TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &request.val_fraction,
+                      &request.val_given, st));
+    TRY(args_int(cmd, args, "--test-limit", 1, 100000000, &request.test_limit, NULL, st));
+    request.spec_in_model = !args_get(cmd, args, "--data");
+    return run_data_load(&request, config, data, st);
 }
 
 void print_run_data_notes(const RunData *data, int at_end) {
     const Dataset *train = &data->train;
-    if (!at_end && data->limit_note[0]) printf("%s\n", data->limit_note);
+    if (!at_end && data->limited_from) {
+        char line[160];
+        limit_line("--train-limit", train->count + data->val.count, data->limited_from,
+                   data->limit_order, data->limit_seed, line, sizeof line);
+        printf("%s\n", line);
+    }
     if (!at_end && train->resize)
         printf("images: resized to %dx%d (HxW) where another size, %s, at load as in "
                "predict --resize\n", train->height, train->width, IMAGE_RESIZE_FILTER);
@@ -568,13 +496,6 @@ void print_run_data_notes(const RunData *data, int at_end) {
     if (at_end && data->skipped > 0)
         printf("skipped %d unreadable sample%s (--on-bad-sample skip)\n", data->skipped,
                data->skipped == 1 ? "" : "s");
-}
-
-void run_data_free(RunData *data) {
-    normalization_free(&data->normalization);
-    dataset_free(&data->train);
-    dataset_free(&data->val);
-    dataset_free(&data->test);
 }
 
 // The kernel names a process after the file it executes, so executing /proc/self/exe would

@@ -47,63 +47,23 @@ int check_augment_option(const Command *cmd, const ParsedArgs *args, const RunCo
     return st->code;
 }
 
-// A given normalization's errors point at the statement, or name the option (line 0: the
-// values came from --normalize).
-static int from_given(const NormalizeConfig *n, int groups, const char *model_path,
-                      Normalization *out, Status *st) {
-    int rc = normalization_from_values(n->mean, n->std, n->given, groups, out, st);
-    if (rc && n->line) {
-        snprintf(st->file, sizeof st->file, "%s", model_path);
-        st->line = n->line;
-        st->column = 1;
-    } else if (rc) {
-        status_prefix(st, "--normalize: ");
+// "given", "computed on N training samples", as the run header says where they came from.
+static const char *normalization_how(const RunData *data, char *out, size_t size) {
+    switch (data->normalization_source) {
+    case NORMALIZATION_FROM_GIVEN: return "given";
+    case NORMALIZATION_FROM_RESUMED: return "as recorded in the checkpoint resumed";
+    case NORMALIZATION_FROM_COMPUTED:
+        snprintf(out, size, "computed on %d training samples%s", data->normalization_samples,
+                 data->normalization_constant ? "; constant ones keep std 1" : "");
+        return out;
+    case NORMALIZATION_FROM_NONE: break;
     }
-    return rc;
+    return "";
 }
 
-int resolve_run_normalization(const RunConfig *config, const char *model_path, RunData *data,
-                              Status *st) {
-    const NormalizeConfig *n = &config->data.normalize;
-    const Dataset *train = &data->train;
-    if (n->kind == NORMALIZE_NONE) return 0;
-    if (n->kind == NORMALIZE_GIVEN) {
-        TRY(from_given(n, dataset_stat_groups(train), model_path, &data->normalization, st));
-        snprintf(data->normalization_source, sizeof data->normalization_source, "given");
-        return 0;
-    }
-    int constant = 0;
-    TRY(normalization_compute(train, &data->normalization, &constant, st));
-    snprintf(data->normalization_source, sizeof data->normalization_source,
-             "computed on %d training samples%s", train->count,
-             constant ? "; constant ones keep std 1" : "");
-    return 0;
-}
-
-int weights_normalization(const RunConfig *config, const char *model_path,
-                          const char *weights_path, const CheckpointLoaded *loaded, int groups,
-                          Normalization *out, Status *st) {
-    memset(out, 0, sizeof *out);
-    const Normalization *recorded = &loaded->inputs.normalization;
-    const NormalizeConfig *n = &config->data.normalize;
-    if (recorded->count > 0) {
-        if (recorded->count != groups) {
-            status_fail_at(st, STATUS_BAD_INPUT, weights_path, 0, 0, "records a normalization "
-                           "of %d values, but the data has %d channels (or features)",
-                           recorded->count, groups);
-            status_hint(st, "evaluate on data shaped like the training data");
-            return STATUS_BAD_INPUT;
-        }
-        return normalization_copy(recorded, out, st);
-    }
-    if (n->kind == NORMALIZE_GIVEN) return from_given(n, groups, model_path, out, st);
-    if (n->kind == NORMALIZE_NONE) return 0;
-    status_fail_at(st, STATUS_BAD_INPUT, model_path, n->line, 1, "normalize auto, but %s records "
-                   "no normalization to evaluate with", weights_path);
-    status_hint(st, "save the weights again with this trainer (`trainer train --save FILE` "
-                    "records the mean and std), or write them in the model: `normalize mean=M "
-                    "std=S` (`trainer data info` prints them)");
-    return STATUS_BAD_INPUT;
+void print_run_normalization(const RunConfig *config, const RunData *data) {
+    char how[128];
+    print_data_transform(config, &data->normalization, normalization_how(data, how, sizeof how));
 }
 
 void print_data_transform(const RunConfig *config, const Normalization *n, const char *how) {

@@ -160,19 +160,7 @@ void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d, const Co
     Status st;
     status_clear(&st);
     if (s->folder && s->has_last) {
-        int rc = checkpoints_write_last(s, g, d, &st);
-        if (!rc)
-            print_notice("saved a checkpoint at epoch %d, step %d of %d to %s", s->last.epoch,
-                         s->last.step, s->last.steps, s->folder);
-        // Stopped in the evaluation after an epoch: the epoch's training is done, and
-        // --save, written after every epoch, holds it too.
-        if (!rc && s->save_path && s->last.step == s->last.steps) {
-            rc = checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, &st);
-            if (!rc)
-                print_notice("saved epoch %d's weights to %s (its evaluation was cut short)",
-                             s->last.epoch, s->save_path);
-        }
-        if (rc) report_failure(&st);
+        if (checkpoints_write_interrupted(s, g, d, &st)) report_failure(&st);
         checkpoints_print_resume(s, cmd, args);
         return;
     }
@@ -180,12 +168,8 @@ void checkpoints_interrupted(CheckpointSession *s, Graph *g, Device *d, const Co
     // checkpoint it resumed from still says where the run stands, and resumes it again.
     if (!s->has_last && s->resumed_path && !s->read_only)
         print_resume_command(s, s->resumed_path, cmd, args);
-    if (!s->save_path) return;
-    if (checkpoint_save(g, NULL, d->backend, NULL, &s->inputs, s->save_path, &st)) {
-        report_failure(&st);
-        if (!s->resumed_path) checkpoints_print_resume(s, cmd, args);  // the epoch the file still holds
-        return;
-    }
-    print_notice("saved the weights as they were when interrupted to %s", s->save_path);
+    if (!s->save_path || !checkpoints_save_interrupted(s, g, d, &st)) return;
+    report_failure(&st);
+    if (!s->resumed_path) checkpoints_print_resume(s, cmd, args);  // the epoch the file still holds
 }
 

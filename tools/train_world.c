@@ -36,18 +36,6 @@ int world_apply(const Command *cmd, const ParsedArgs *args, const MpiWorld *worl
     return args_float(cmd, args, "--bucket-mb", 0.0, 1e6, &config->world.bucket_mb, NULL, st);
 }
 
-int world_check_agreement(const MpiWorld *world, const Graph *g, const RunConfig *config,
-                          const RunFacts *facts, int *disagree, Status *st) {
-    *disagree = 0;
-    if (world->size <= 1) return 0;
-    RunRecord mine;
-    run_record_init(&mine);
-    int rc = run_record_describe(&mine, g, config, facts, st);
-    if (!rc) rc = run_agreement_check(&mine, world->rank, world->size, disagree, st);
-    run_record_free(&mine);
-    return rc;
-}
-
 typedef struct RankLine {
     char host[64];
     char device[32];

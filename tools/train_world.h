@@ -29,12 +29,6 @@ int world_open(MpiWorld *world, Status *st);
 // --gpus/--replicas (replicas inside one process, not synced) is refused.
 int world_apply(const Command *cmd, const ParsedArgs *args, const MpiWorld *world,
                 RunConfig *config, Status *st);
-// Every rank runs what rank 0 runs (core/run_agreement.h), checked before the first
-// collective whose size depends on the run; every rank must call it. When they differ every
-// rank fails with the same message, and *disagree is set: the launch ends together (each
-// rank exits 2, rank 0 alone says why) rather than by mpirun killing it.
-int world_check_agreement(const MpiWorld *world, const Graph *g, const RunConfig *config,
-                          const RunFacts *facts, int *disagree, Status *st);
 // "ranks: 2 processes (Open MPI v4.1.4): 0 on vm (cpu), 1 on vm (cpu)" on rank 0, with
 // ", NCCL 2.28.9" after the MPI version when the ranks sum over NCCL; every rank must call it
 // (it gathers).
