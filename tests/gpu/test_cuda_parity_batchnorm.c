@@ -1,5 +1,6 @@
-// The CUDA backend against the CPU reference, batch normalisation, --sync-batchnorm's split ops included (kernels/backend.h);
-// parity_harness.c says how each op is checked and in which passes.
+// The CUDA backend against the CPU reference, batch normalisation, --sync-batchnorm's split ops
+// included (kernels/backend.h); parity_harness.c says how each op is checked and in which
+// passes.
 
 #include "parity_harness.h"
 
@@ -489,8 +490,9 @@ static void test_batchnorm(void) {
 }
 
 static void run(const ParityPass *pass) {
-    if (section(pass->kind == PARITY_LEVERS_OFF ? "batchnorm: one block per channel (batchnorm-split)"
-                                                : "batchnorm")) {
+    if (section(pass->kind == PARITY_LEVERS_OFF
+                    ? "batchnorm: one block per channel (batchnorm-split)"
+                    : "batchnorm")) {
         test_batchnorm();
         test_batchnorm_sync();
     }
@@ -499,7 +501,8 @@ static void run(const ParityPass *pass) {
 int main(int argc, char **argv) {
     check_rows_shapes();
     static const char *const ops[] = {BACKEND_BATCHNORM_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {"test_cuda_parity_batchnorm", ops, (int)(sizeof ops / sizeof ops[0]),
-                                 PARITY_LEVERS_OFF, run};
+    const ParityFamily family = {.test = "test_cuda_parity_batchnorm", .ops = ops,
+                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
+                                 .passes = PARITY_LEVERS_OFF, .run = run};
     return parity_main(&family, argc, argv);
 }

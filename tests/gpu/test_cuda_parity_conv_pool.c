@@ -1,5 +1,5 @@
-// The CUDA backend against the CPU reference, convolution, pooling and layout_convert (kernels/backend.h);
-// parity_harness.c says how each op is checked and in which passes.
+// The CUDA backend against the CPU reference, convolution, pooling and layout_convert
+// (kernels/backend.h); parity_harness.c says how each op is checked and in which passes.
 
 #include "parity_harness.h"
 
@@ -512,7 +512,8 @@ static void run(const ParityPass *pass) {
         break;
     case PARITY_REDUCED:
         rtol = pass->conv_rtol;
-        if (section("conv2d (inputs rounded to the precision's convolution precision)")) test_conv(1);
+        if (section("conv2d (inputs rounded to the precision's convolution precision)"))
+            test_conv(1);
         rtol = FP32_RTOL;
         break;
     case PARITY_LEVERS_OFF:
@@ -525,7 +526,9 @@ static void run(const ParityPass *pass) {
 
 int main(int argc, char **argv) {
     static const char *const ops[] = {BACKEND_CONV_POOL_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {"test_cuda_parity_conv_pool", ops, (int)(sizeof ops / sizeof ops[0]),
-                                 PARITY_TF32 | PARITY_REDUCED | PARITY_LEVERS_OFF, run};
+    const ParityFamily family = {.test = "test_cuda_parity_conv_pool", .ops = ops,
+                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
+                                 .passes = PARITY_TF32 | PARITY_REDUCED | PARITY_LEVERS_OFF,
+                                 .run = run};
     return parity_main(&family, argc, argv);
 }

@@ -1,5 +1,5 @@
-// The CUDA backend against the CPU reference, the data ops (gather_samples) (kernels/backend.h);
-// parity_harness.c says how each op is checked and in which passes.
+// The CUDA backend against the CPU reference, the data ops (gather_samples)
+// (kernels/backend.h); parity_harness.c says how each op is checked and in which passes.
 
 #include "parity_harness.h"
 
@@ -110,7 +110,8 @@ static void run(const ParityPass *pass) {
 
 int main(int argc, char **argv) {
     static const char *const ops[] = {BACKEND_DATA_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {"test_cuda_parity_data", ops, (int)(sizeof ops / sizeof ops[0]),
-                                 0, run};
+    const ParityFamily family = {.test = "test_cuda_parity_data", .ops = ops,
+                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
+                                 .passes = 0, .run = run};
     return parity_main(&family, argc, argv);
 }

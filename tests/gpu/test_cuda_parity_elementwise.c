@@ -1,5 +1,6 @@
-// The CUDA backend against the CPU reference, elementwise ops: activations, their fused bias gradient, dropout (kernels/backend.h);
-// parity_harness.c says how each op is checked and in which passes.
+// The CUDA backend against the CPU reference, elementwise ops: activations, their fused bias
+// gradient, dropout (kernels/backend.h); parity_harness.c says how each op is checked and in
+// which passes.
 
 #include "parity_harness.h"
 
@@ -298,7 +299,8 @@ static void run(const ParityPass *pass) {
 
 int main(int argc, char **argv) {
     static const char *const ops[] = {BACKEND_ELEMENTWISE_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {"test_cuda_parity_elementwise", ops, (int)(sizeof ops / sizeof ops[0]),
-                                 PARITY_REDUCED, run};
+    const ParityFamily family = {.test = "test_cuda_parity_elementwise", .ops = ops,
+                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
+                                 .passes = PARITY_REDUCED, .run = run};
     return parity_main(&family, argc, argv);
 }

@@ -1,5 +1,5 @@
-// The CUDA backend against the CPU reference, linear algebra: gemm (plain and fused with bias and activation), add_bias_rows,
-// sum_rows, convert, accumulate (kernels/backend.h);
+// The CUDA backend against the CPU reference, linear algebra: gemm (plain and fused with bias
+// and activation), add_bias_rows, sum_rows, convert, accumulate (kernels/backend.h);
 // parity_harness.c says how each op is checked and in which passes.
 
 #include "parity_harness.h"
@@ -398,7 +398,8 @@ static void run(const ParityPass *pass) {
         if (section("activations stored in 16 bits (gemm, sum_rows, convert)")) test_storage16();
         break;
     case PARITY_LEVERS_OFF:
-        if (section("gemm with bias and activation: GEMM, then bias, then activation (gemm-epilogue)"))
+        if (section("gemm with bias and activation: GEMM, then bias, then activation "
+                    "(gemm-epilogue)"))
             test_gemm_bias_activation();
         break;
     }
@@ -406,7 +407,9 @@ static void run(const ParityPass *pass) {
 
 int main(int argc, char **argv) {
     static const char *const ops[] = {BACKEND_LINEAR_ALGEBRA_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {"test_cuda_parity_linear_algebra", ops, (int)(sizeof ops / sizeof ops[0]),
-                                 PARITY_TF32 | PARITY_REDUCED | PARITY_LEVERS_OFF, run};
+    const ParityFamily family = {.test = "test_cuda_parity_linear_algebra", .ops = ops,
+                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
+                                 .passes = PARITY_TF32 | PARITY_REDUCED | PARITY_LEVERS_OFF,
+                                 .run = run};
     return parity_main(&family, argc, argv);
 }

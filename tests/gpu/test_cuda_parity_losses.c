@@ -1,5 +1,5 @@
-// The CUDA backend against the CPU reference, the losses (kernels/backend.h);
-// parity_harness.c says how each op is checked and in which passes.
+// The CUDA backend against the CPU reference, the losses (kernels/backend.h); parity_harness.c
+// says how each op is checked and in which passes.
 
 #include "parity_harness.h"
 
@@ -218,7 +218,8 @@ static void run(const ParityPass *pass) {
 
 int main(int argc, char **argv) {
     static const char *const ops[] = {BACKEND_LOSS_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {"test_cuda_parity_losses", ops, (int)(sizeof ops / sizeof ops[0]),
-                                 0, run};
+    const ParityFamily family = {.test = "test_cuda_parity_losses", .ops = ops,
+                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
+                                 .passes = 0, .run = run};
     return parity_main(&family, argc, argv);
 }

@@ -1,5 +1,5 @@
-// The CUDA backend against the CPU reference, the optimizers, single and multi-tensor (kernels/backend.h);
-// parity_harness.c says how each op is checked and in which passes.
+// The CUDA backend against the CPU reference, the optimizers, single and multi-tensor
+// (kernels/backend.h); parity_harness.c says how each op is checked and in which passes.
 
 #include "parity_harness.h"
 
@@ -287,7 +287,8 @@ static void run(const ParityPass *pass) {
 
 int main(int argc, char **argv) {
     static const char *const ops[] = {BACKEND_OPTIMIZER_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {"test_cuda_parity_optimizers", ops, (int)(sizeof ops / sizeof ops[0]),
-                                 PARITY_LEVERS_OFF, run};
+    const ParityFamily family = {.test = "test_cuda_parity_optimizers", .ops = ops,
+                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
+                                 .passes = PARITY_LEVERS_OFF, .run = run};
     return parity_main(&family, argc, argv);
 }

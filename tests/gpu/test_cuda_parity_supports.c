@@ -40,7 +40,8 @@ static void run(const ParityPass *pass) {
 
 int main(int argc, char **argv) {
     static const char *const ops[] = {BACKEND_QUERY_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {"test_cuda_parity_supports", ops, (int)(sizeof ops / sizeof ops[0]),
-                                 0, run};
+    const ParityFamily family = {.test = "test_cuda_parity_supports", .ops = ops,
+                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
+                                 .passes = 0, .run = run};
     return parity_main(&family, argc, argv);
 }
