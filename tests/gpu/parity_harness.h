@@ -76,6 +76,17 @@ typedef struct ParityFamily {
 // is then skipped.
 int parity_main(const ParityFamily *family, int argc, char **argv);
 
+// A family test's main: parity_main over `list` (the family's X-list in backend.h) with
+// the passes it takes besides fp32 and its run function.
+#define PARITY_MAIN(name, list, passes_, run_)                                                 \
+    int main(int argc, char **argv) {                                                          \
+        static const char *const ops[] = {list(PARITY_OP_NAME)};                               \
+        const ParityFamily family = {.test = name, .ops = ops,                                 \
+                                     .op_count = (int)(sizeof ops / sizeof ops[0]),            \
+                                     .passes = (passes_), .run = (run_)};                      \
+        return parity_main(&family, argc, argv);                                               \
+    }
+
 // Starts a section; 0 when it does not run (the device failed earlier, or a word given
 // on the command line leaves it out).
 int section(const char *name);

@@ -490,6 +490,7 @@ static void test_batchnorm(void) {
 }
 
 static void run(const ParityPass *pass) {
+    if (pass->kind == PARITY_FP32) check_rows_shapes();
     if (section(pass->kind == PARITY_LEVERS_OFF
                     ? "batchnorm: one block per channel (batchnorm-split)"
                     : "batchnorm")) {
@@ -498,11 +499,4 @@ static void run(const ParityPass *pass) {
     }
 }
 
-int main(int argc, char **argv) {
-    check_rows_shapes();
-    static const char *const ops[] = {BACKEND_BATCHNORM_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {.test = "test_cuda_parity_batchnorm", .ops = ops,
-                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
-                                 .passes = PARITY_LEVERS_OFF, .run = run};
-    return parity_main(&family, argc, argv);
-}
+PARITY_MAIN("test_cuda_parity_batchnorm", BACKEND_BATCHNORM_OPS, PARITY_LEVERS_OFF, run)

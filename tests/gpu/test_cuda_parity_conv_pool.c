@@ -524,11 +524,5 @@ static void run(const ParityPass *pass) {
     }
 }
 
-int main(int argc, char **argv) {
-    static const char *const ops[] = {BACKEND_CONV_POOL_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {.test = "test_cuda_parity_conv_pool", .ops = ops,
-                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
-                                 .passes = PARITY_TF32 | PARITY_REDUCED | PARITY_LEVERS_OFF,
-                                 .run = run};
-    return parity_main(&family, argc, argv);
-}
+PARITY_MAIN("test_cuda_parity_conv_pool", BACKEND_CONV_POOL_OPS,
+            PARITY_TF32 | PARITY_REDUCED | PARITY_LEVERS_OFF, run)

@@ -108,10 +108,4 @@ static void run(const ParityPass *pass) {
     if (section("gather_samples")) test_gather_samples();
 }
 
-int main(int argc, char **argv) {
-    static const char *const ops[] = {BACKEND_DATA_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {.test = "test_cuda_parity_data", .ops = ops,
-                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
-                                 .passes = 0, .run = run};
-    return parity_main(&family, argc, argv);
-}
+PARITY_MAIN("test_cuda_parity_data", BACKEND_DATA_OPS, 0, run)

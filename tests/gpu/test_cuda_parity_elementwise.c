@@ -297,10 +297,4 @@ static void run(const ParityPass *pass) {
     }
 }
 
-int main(int argc, char **argv) {
-    static const char *const ops[] = {BACKEND_ELEMENTWISE_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {.test = "test_cuda_parity_elementwise", .ops = ops,
-                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
-                                 .passes = PARITY_REDUCED, .run = run};
-    return parity_main(&family, argc, argv);
-}
+PARITY_MAIN("test_cuda_parity_elementwise", BACKEND_ELEMENTWISE_OPS, PARITY_REDUCED, run)

@@ -70,10 +70,4 @@ static void run(const ParityPass *pass) {
     if (section("norms")) test_norms();
 }
 
-int main(int argc, char **argv) {
-    static const char *const ops[] = {BACKEND_NORM_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {.test = "test_cuda_parity_norms", .ops = ops,
-                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
-                                 .passes = 0, .run = run};
-    return parity_main(&family, argc, argv);
-}
+PARITY_MAIN("test_cuda_parity_norms", BACKEND_NORM_OPS, 0, run)

@@ -285,10 +285,4 @@ static void run(const ParityPass *pass) {
         test_optimizers_multi();
 }
 
-int main(int argc, char **argv) {
-    static const char *const ops[] = {BACKEND_OPTIMIZER_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {.test = "test_cuda_parity_optimizers", .ops = ops,
-                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
-                                 .passes = PARITY_LEVERS_OFF, .run = run};
-    return parity_main(&family, argc, argv);
-}
+PARITY_MAIN("test_cuda_parity_optimizers", BACKEND_OPTIMIZER_OPS, PARITY_LEVERS_OFF, run)

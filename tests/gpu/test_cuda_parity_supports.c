@@ -38,10 +38,4 @@ static void run(const ParityPass *pass) {
     if (section("supports")) test_supports(pass->compute);
 }
 
-int main(int argc, char **argv) {
-    static const char *const ops[] = {BACKEND_QUERY_OPS(PARITY_OP_NAME)};
-    const ParityFamily family = {.test = "test_cuda_parity_supports", .ops = ops,
-                                 .op_count = (int)(sizeof ops / sizeof ops[0]),
-                                 .passes = 0, .run = run};
-    return parity_main(&family, argc, argv);
-}
+PARITY_MAIN("test_cuda_parity_supports", BACKEND_QUERY_OPS, 0, run)
