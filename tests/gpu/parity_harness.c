@@ -1,5 +1,6 @@
 // The CUDA backend against the CPU reference, op by op: every entry of the op table
-// (BACKEND_OPS in kernels/backend.h is the checklist)
+// (BACKEND_OPS in kernels/backend.h is the checklist; each op family's X-list has its test,
+// tests/gpu/test_cuda_parity_FAMILY.c, run by parity_main below)
 // on random inputs of several shapes: odd sizes, batch 1, and larger ones. ggml's
 // test-backend-ops does the same for its backends.
 //
