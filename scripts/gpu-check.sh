@@ -29,19 +29,21 @@ compute capability) and runs, each step under a timeout, within --budget (defaul
 so that a call with the machine's start stays under 6 minutes):
   build                         ~20 s on an H200 (11-19 s seen)
   trainer doctor                ~2 s
-  ctest -L gpu -j 4, all but test_cuda_parity, which runs beside it as 4 processes, one per
-  group of its sections (conv2d; batchnorm; pooling and layout_convert; the rest), as
-  test_cuda_parity takes section words: ~106 s for the tests, ~190 s for test_cuda_parity
-  in one process, so about 110 s in all (estimated from the H200 runs of 2026-11-26/27;
-  not yet measured this way). A test that needs two GPUs on a one-GPU machine is SKIP, not
+  ctest -L gpu -j 4, the op parity tests (one per op family, test_cuda_parity_FAMILY) among
+  them, all but test_cuda_parity_conv_pool, which runs beside it as 2 processes, one per
+  group of its sections (conv2d; pooling and layout_convert), as a parity test takes
+  section words: ~106 s for the other tests, ~190 s for the parity tests in one process,
+  so about 110 s in all (estimated from the H200 runs of 2026-11-26/27; not yet measured
+  this way). A test that needs two GPUs on a one-GPU machine is SKIP, not
   FAIL; any other skip is a FAIL: on a GPU machine every gpu test must run.
   compute-sanitizer memcheck (leak check on) over test_cuda_graph_step and
-  test_cuda_parity's "losses" and "gemm with bias" sections: ~10 s (6 s seen)
+  test_cuda_parity_losses and test_cuda_parity_linear_algebra's "gemm with bias" section: ~10 s (6 s seen)
 then prints one row per step: PASS/FAIL/SKIP, time, samples/s and test accuracy.
 
 --all adds what older calls ran (more than one call's time): trainer lab all, every
 models/*.model for 5 epochs on cuda:0, mlp with --cuda-graph on, PyTorch eager at batch
-128 and 1024, and memcheck over every gpu test binary plus racecheck over test_cuda_parity.
+128 and 1024, and memcheck over every gpu test binary plus racecheck over every parity test
+(test_cuda_parity_FAMILY).
 
 With --compare and/or --race, only the build and then, in the time the build leaves:
   --compare   bench/compare_gpu.sh's default set: issue 33's rows, trainer against PyTorch's
@@ -384,11 +386,12 @@ step_doctor() {
   record_outcome doctor "$verdict" "$(why_failed "$log")${verdict:+; $verdict}"
 }
 
-# test_cuda_parity's sections in groups of words (the test runs the sections whose name holds
-# one of its arguments); together they name every section. Words skip its coverage check,
-# which --all's whole run keeps.
-parity_groups=("conv2d" "batchnorm" "pooling layout_convert"
-  "memory gather_samples gemm activations losses norms optimizers")
+# The longest parity test's sections in groups of words (a parity test runs the sections
+# whose name holds one of its arguments); together they name every section of
+# test_cuda_parity_conv_pool. Words skip its coverage check, which --all's whole run keeps.
+# The other parity tests, one per op family, run whole inside ctest.
+parity_split=test_cuda_parity_conv_pool
+parity_groups=("conv2d" "pooling layout_convert")
 
 # ctest_counts LOG: "TOTAL PASSED|FAILED NAMES|SKIPPED NAMES" from ctest's lines
 # "1/6 Test #23: test_cuda_devices ....   Passed    0.27 sec" ("***Skipped" for exit 77).
@@ -405,14 +408,14 @@ step_ctest() {
   local log
   needs_build "ctest -L gpu" && can_start "ctest -L gpu" || return
   new_log ctest-gpu
-  local ctest_log=$log start=$SECONDS group parity_jobs=() exclude="^test_cuda_parity\$"
-  # test_cuda_parity in its groups, beside ctest (16 cores; each process's OpenBLAS, the
+  local ctest_log=$log start=$SECONDS group parity_jobs=() exclude="^$parity_split\$"
+  # $parity_split in its groups, beside ctest (16 cores; each process's OpenBLAS, the
   # CPU reference, gets 3 threads). --all runs it whole, inside ctest.
-  if [ "$run_all" = 0 ] && [ -x "$build_dir/tests/test_cuda_parity" ]; then
+  if [ "$run_all" = 0 ] && [ -x "$build_dir/tests/$parity_split" ]; then
     for group in "${parity_groups[@]}"; do
       new_log "parity-${group%% *}"
       # shellcheck disable=SC2086 # the group's words are separate arguments
-      start_logged "$log" 300 env OPENBLAS_NUM_THREADS=3 "$build_dir/tests/test_cuda_parity" $group
+      start_logged "$log" 300 env OPENBLAS_NUM_THREADS=3 "$build_dir/tests/$parity_split" $group
       parity_jobs+=("$job_pid:$job_limit:$log:$group")
     done
   else
@@ -444,12 +447,12 @@ step_ctest() {
     finish_logged "$pid" "$limit" "$start"
     total=$((total + 1))
     if [ "$step_rc" -eq 0 ]; then passed=$((passed + 1))
-    else parity_failed+=" test_cuda_parity[$words]($(why_failed "$plog"))"; fi
+    else parity_failed+=" ${parity_split}[$words]($(why_failed "$plog"))"; fi
   done
   failed+=$parity_failed
   step_secs=$((SECONDS - start))
   local detail="$passed of $total passed${failed:+; failed:$failed}${skipped:+; skipped:$skipped}"
-  [ ${#parity_jobs[@]} -gt 0 ] && detail+="; test_cuda_parity as ${#parity_jobs[@]} section groups"
+  [ ${#parity_jobs[@]} -gt 0 ] && detail+="; $parity_split as ${#parity_jobs[@]} section groups"
   if [ "$ctest_rc" -eq 0 ] && [ -z "$failed" ] && [ -z "$skipped" ] && [ "$total" -gt 0 ]; then
     record "ctest -L gpu" PASS "$step_secs" "" "" "$detail"
   elif [ "$ctest_timed_out" = 1 ]; then
@@ -758,7 +761,7 @@ sanitize_row() {
 }
 
 # memcheck (leak check on) over the gpu test binaries (those of `ctest -L gpu`) and
-# racecheck over the parity test (it runs every kernel of the op table), all at once: the
+# racecheck over the parity tests (together they run every kernel of the op table), all at once: the
 # runs are independent, the sanitizers are slow, and one after the other they would not
 # fit the budget. Left out: test_sync_check plants an out-of-bounds write on purpose, and
 # test_cuda_full_card takes all but 384 MiB of the card, which would starve the runs
@@ -780,10 +783,11 @@ step_sanitize() {
     for test in $(ctest --test-dir "$build_dir" -L gpu -N | sed -n 's/^ *Test *#[0-9]*: //p'); do
       case $test in test_sync_check | test_cuda_full_card) continue ;; esac
       [ -x "$build_dir/tests/$test" ] && runs+=("memcheck:$test")
+      [[ $test == test_cuda_parity_* ]] && runs+=("racecheck:$test")
     done
-    runs+=(racecheck:test_cuda_parity)
   else # the subset a short call affords: a captured step, and two parity sections
-    runs=(memcheck:test_cuda_graph_step "memcheck:test_cuda_parity:losses:gemm with bias")
+    runs=(memcheck:test_cuda_graph_step memcheck:test_cuda_parity_losses
+      "memcheck:test_cuda_parity_linear_algebra:gemm with bias")
   fi
   # --report-api-errors no: the tests fail a cudaMalloc of 4x the card on purpose, which
   # the default would count as an error; whether the test handled it is the test's verdict.

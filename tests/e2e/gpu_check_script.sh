@@ -2,8 +2,8 @@
 # scripts/gpu-check.sh on a machine without a GPU: it exits 3 at once with a one-line
 # message and builds nothing; -h prints its usage. Then its first call (the default) with
 # stand-ins for nvidia-smi (one H200), cmake, ctest, compute-sanitizer and the built
-# binaries: test_cuda_parity runs as 4 processes, one per group of its sections, beside
-# `ctest -L gpu` without it; the two-GPU test that skips on one card is SKIP, not FAIL, and
+# binaries: test_cuda_parity_conv_pool runs as 2 processes, one per group of its sections,
+# beside `ctest -L gpu` without it; the two-GPU test that skips on one card is SKIP, not FAIL, and
 # the call exits 0; a failing section group fails the call, named; the memcheck subset
 # runs; and the results folder (DATE-GPU) holds the log, the step rows, the versions, the
 # command and the commit. On a machine with a GPU the test is skipped (77): the whole
@@ -86,7 +86,7 @@ if [ "$1" = -S ]; then exit 0; fi  # configure
 build=$2  # --build DIR: the binaries gpu-check.sh runs
 mkdir -p "$build/tests"
 printf '#!/bin/sh\ncase "$1" in --version) echo "trainer (stand-in)"; echo "CUDA runtime 13.0, driver 13.0, cuBLAS 13.1.0, cuDNN 9.19.0, NCCL 2.28.9" ;; doctor) echo "verdict: all well" ;; esac\n' >"$build/trainer"
-printf '#!/bin/sh\necho "test_cuda_parity $*" >>"$CALLS"\ncase " $* " in *" $PARITY_FAIL "*) echo "FAIL batchnorm [stand-in]"; exit 1 ;; esac\necho "========= ERROR SUMMARY: 0 errors"\n' >"$build/tests/test_cuda_parity"
+printf '#!/bin/sh\necho "test_cuda_parity_conv_pool $*" >>"$CALLS"\ncase " $* " in *" $PARITY_FAIL "*) echo "FAIL $PARITY_FAIL [stand-in]"; exit 1 ;; esac\necho "========= ERROR SUMMARY: 0 errors"\n' >"$build/tests/test_cuda_parity_conv_pool"
 printf '#!/bin/sh\necho "test_cuda_graph_step $*" >>"$CALLS"\n' >"$build/tests/test_cuda_graph_step"
 chmod +x "$build/trainer" "$build/tests/"*
 EOF
@@ -112,27 +112,28 @@ gpu_check() {
 }
 gpu_check
 expect_rc 0 "the first call with stand-ins: every step passed"
-expect_match out '^ctest -L gpu +PASS +[0-9]+s +6 of 6 passed; test_cuda_parity as 4 section groups' \
-    "ctest -L gpu passes: its 2 tests and the 4 section groups"
-expect_in out "test_cuda_parity as 4 section groups" "test_cuda_parity ran as 4 section groups"
+expect_match out '^ctest -L gpu +PASS +[0-9]+s +4 of 4 passed; test_cuda_parity_conv_pool as 2 section groups' \
+    "ctest -L gpu passes: its 2 tests and the 2 section groups"
+expect_in out "test_cuda_parity_conv_pool as 2 section groups" \
+    "test_cuda_parity_conv_pool ran as 2 section groups"
 expect_match out '^gpu_mpi_two_gpus +SKIP .*needs two GPUs; this machine has 1' \
     "the two-GPU test is SKIP on one card, not FAIL"
-if grep -q '^ctest .*-L gpu -E ^test_cuda_parity\$ -j 4' "$work/calls"; then
-    pass "ctest runs every gpu test but test_cuda_parity"
+if grep -q '^ctest .*-L gpu -E ^test_cuda_parity_conv_pool\$ -j 4' "$work/calls"; then
+    pass "ctest runs every gpu test but test_cuda_parity_conv_pool"
 else
-    fail "ctest runs every gpu test but test_cuda_parity" "$(cat "$work/calls")"
+    fail "ctest runs every gpu test but test_cuda_parity_conv_pool" "$(cat "$work/calls")"
 fi
-groups=$(grep -c '^test_cuda_parity ' "$work/calls")
-if [ "$groups" = 4 ] && grep -q '^test_cuda_parity conv2d$' "$work/calls" &&
-    grep -q '^test_cuda_parity batchnorm$' "$work/calls" &&
-    grep -q '^test_cuda_parity pooling layout_convert$' "$work/calls" &&
-    grep -q '^test_cuda_parity memory gather_samples gemm activations losses norms optimizers$' "$work/calls" &&
-    grep -q '^compute-sanitizer .*/tests/test_cuda_parity losses gemm with bias$' "$work/calls"; then
-    pass "test_cuda_parity: its 4 section groups, and the memcheck subset's two sections"
+groups=$(grep -c '^test_cuda_parity_conv_pool ' "$work/calls")
+if [ "$groups" = 2 ] && grep -q '^test_cuda_parity_conv_pool conv2d$' "$work/calls" &&
+    grep -q '^test_cuda_parity_conv_pool pooling layout_convert$' "$work/calls" &&
+    grep -q '^compute-sanitizer .*/tests/test_cuda_parity_losses$' "$work/calls" &&
+    grep -q '^compute-sanitizer .*/tests/test_cuda_parity_linear_algebra gemm with bias$' "$work/calls"; then
+    pass "test_cuda_parity_conv_pool's 2 section groups, and the memcheck subset's parity runs"
 else
-    fail "test_cuda_parity: its 4 section groups, and the memcheck subset's two sections" "$(cat "$work/calls")"
+    fail "test_cuda_parity_conv_pool's 2 section groups, and the memcheck subset's parity runs" \
+        "$(cat "$work/calls")"
 fi
-if [ "$(grep -c '^compute-sanitizer --tool memcheck --leak-check full' "$work/calls")" = 2 ] &&
+if [ "$(grep -c '^compute-sanitizer --tool memcheck --leak-check full' "$work/calls")" = 3 ] &&
     ! grep -q racecheck "$work/calls"; then
     pass "memcheck over the subset only"
 else
@@ -149,7 +150,8 @@ else
         "$(ls -R "$work/results" 2>&1)"
 fi
 
-PARITY_FAIL=batchnorm gpu_check --no-sanitize
+PARITY_FAIL=pooling gpu_check --no-sanitize
 expect_rc 1 "a failing section group fails the call"
-expect_in out "test_cuda_parity[batchnorm](exit 1: FAIL batchnorm [stand-in])" "and is named"
+expect_in out "test_cuda_parity_conv_pool[pooling layout_convert](exit 1: FAIL pooling [stand-in])" \
+    "and is named"
 finish

@@ -2,7 +2,7 @@
 // the 16-bit ops of kernels/cuda) against the same storage on the CPU, whose ops widen,
 // compute in f32 and round once (tests/unit/test_storage16.c checks those against f32):
 // the same model, weights, batch and dropout masks give the same loss and parameter
-// gradients. Every op is also checked alone in test_cuda_parity; this is the graph around
+// gradients. Every op is also checked alone in the parity tests; this is the graph around
 // them: the casts, the dense layers' 16-bit weight copies, views, fused activations, and a
 // batchnorm that reads and writes 16 bits between two dense layers.
 //

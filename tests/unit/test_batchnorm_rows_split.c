@@ -40,7 +40,8 @@ static void check_split(long long rows, int channels, int tiles, int width, int 
 }
 
 int main(void) {
-    // As the comments of test_cuda_parity.c's bn_shapes and cuda_batchnorm_rows_split.h say:
+    // As the comments of test_cuda_parity_batchnorm.c's bn_shapes and
+    // cuda_batchnorm_rows_split.h say:
     // cnn-bn's two batchnorms in NHWC at batch 128 (196 and 98 chunks); five channels (51
     // lanes, one thread idle); 301 channels (two tiles of 151); two channels (128 lanes);
     // 4000 channels in 16 tiles, the scratch cutting 22 chunks to 15; 4096 features at

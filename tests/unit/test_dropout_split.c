@@ -1,7 +1,7 @@
 // Dropout draws its mask from each sample's place in the step (LayerContext.sample_offset),
 // so a step cut into micro-batches (after out of memory) or replicas' shares drops exactly
 // the units the whole step drops: the split run then trains the same model. Checked bit for
-// bit on the CPU; the CUDA op uses the same hash (test_cuda_parity compares the two).
+// bit on the CPU; the CUDA op uses the same hash (test_cuda_parity_elementwise compares the two).
 #include <stdlib.h>
 
 #include "check.h"

@@ -1,7 +1,7 @@
 // The multi-tensor optimizer ops (sgd_update_multi, adam_update_multi) and their use by
 // core/optimizer.c, on the CPU:
 // - the CPU ops give, bit for bit, what the per-tensor ops give each tensor (the CUDA
-//   versions are held to the same in tests/gpu/test_cuda_parity.c);
+//   versions are held to the same in tests/gpu/test_cuda_parity_optimizers.c);
 // - optimizer_step gives the same bits through the multi-tensor op as through the
 //   per-tensor fallback of a backend without it, over more tensors than one group (64);
 // - a failure names the parameters of the failed call, and the layer's place.
