@@ -1,11 +1,11 @@
 #include "core/run_options.h"
 
-#include "base/text_out.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/text_out.h"
 
 void run_notice_say(const RunNotice *notice, const char *fmt, ...) {
     if (!notice) return;
