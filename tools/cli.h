@@ -11,6 +11,7 @@
 #include "core/checkpoint_session.h"
 #include "core/run.h"
 #include "core/run_data.h"
+#include "base/progress_line.h"
 #include "base/status.h"
 #include "base/text_out.h"
 #include "core/checkpoint.h"
@@ -123,9 +124,6 @@ void print_precision(const PrecisionConfig *asked, Precision effective, const ch
 int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
                            const char *split, const char *limit_option,
                            const DatasetOptions *options, Dataset *ds, int *skipped, Status *st);
-// A loss as printed: 4 decimals (4 digits from a million on: 1.955e+13), or nan / inf
-// (printf writes "-nan" for some NaNs).
-const char *loss_text(double loss, char *buf, size_t size);
 // The dataset a run reads: --data, else the model file's `data spec=`, else fashion-mnist.
 const char *data_spec_from_args(const Command *cmd, const ParsedArgs *args,
                                 const RunConfig *config);
@@ -162,11 +160,8 @@ int check_augment_option(const Command *cmd, const ParsedArgs *args, const RunCo
 #define DATA_TRANSFORM_OPTION_SPECS                                                              {"--normalize", "auto|none|'mean=M std=S'", "per-channel normalization: auto computes "                                                  "mean and std on the training split "                                                        "(overrides the model's normalize)"},           {"--augment", "'crop=P flip=true'|none", "training-only augmentation: a random crop of "                                               "the image padded by P pixels, a random "                                                    "left-right flip (overrides augment)"}
 // "classes: a=0 b=1 ..." for datasets with named classes, and the skipped count.
 void print_run_data_notes(const RunData *data, int at_end);
-// split_limit_apply (core/run_data.h), its notice printed. `note` (size bytes; may be NULL)
-// gets the run header's line: "train-limit: 10000 of 60000, stratified by class (seed 1)",
-// or "" when nothing was cut.
-int apply_split_limit(Dataset *ds, const SplitLimit *limit, int *cut, char *note, size_t size,
-                      Status *st);
+// split_limit_apply (core/run_data.h), its notice printed.
+int apply_split_limit(Dataset *ds, const SplitLimit *limit, int *cut, Status *st);
 // --limit-order stratified|first (default stratified) into *order.
 int args_limit_order(const Command *cmd, const ParsedArgs *args, DatasetLimitOrder *order,
                      Status *st);
@@ -288,18 +283,9 @@ typedef struct ProgressBar {
     int drawn;              // a bar is on screen and must be cleared before other output
 } ProgressBar;
 
-// What one redraw shows.
-typedef struct ProgressLine {
-    int epoch, epochs, step, steps;
-    double loss, samples_per_second, remaining_seconds;
-} ProgressLine;
-
 void progress_init(ProgressBar *bar, FILE *out);
 // From now on progress_init makes bars that draw nothing (--quiet).
 void progress_hide(void);
-// The line for a terminal `columns` wide, in at most columns - 1 characters (and size - 1):
-// the bar narrows, then the rate, the ETA, the bar and the loss are left out, in that order.
-void progress_format_line(char *buf, size_t size, int columns, const ProgressLine *line);
 void progress_update(ProgressBar *bar, int epoch, int epochs, int step, int steps, double loss,
                      double samples_per_second, double epoch_seconds);
 // "evaluating test [#####...] 2048/10000": an evaluation's samples done.

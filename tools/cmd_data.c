@@ -127,7 +127,7 @@ static int read_split(const Command *cmd, const ParsedArgs *args, const DatasetO
     SplitLimit how = {limits[i], limit_option(cmd, args, i), i == 0 ? "training" : "test",
                       LIMIT_STRATIFIED, 1};
     int cut = 0, rc = args_limit_order(cmd, args, &how.order, st);
-    if (!rc) rc = apply_split_limit(ds, &how, &cut, NULL, 0, st);
+    if (!rc) rc = apply_split_limit(ds, &how, &cut, st);
     if (rc) dataset_free(ds);
     return rc;
 }

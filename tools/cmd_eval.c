@@ -76,7 +76,7 @@ static int load_validation(const Command *cmd, const ParsedArgs *args, const Run
     SplitLimit how = {split->held.train_limit, "--train-limit", "training", LIMIT_STRATIFIED,
                       (uint64_t)split->held.seed};
     int cut = 0, rc = args_limit_order(cmd, args, &how.order, st);
-    if (!rc) rc = apply_split_limit(&train, &how, &cut, NULL, 0, st);
+    if (!rc) rc = apply_split_limit(&train, &how, &cut, st);
     if (rc) {
         dataset_free(&train);
         return rc;

@@ -289,16 +289,9 @@ static void limit_line(const char *option, int kept, int before, DatasetLimitOrd
                  kept, before);
 }
 
-int apply_split_limit(Dataset *ds, const SplitLimit *limit, int *cut, char *note, size_t size,
-                      Status *st) {
-    int before = ds->count;
+int apply_split_limit(Dataset *ds, const SplitLimit *limit, int *cut, Status *st) {
     RunNotice notice = {print_notice_line, NULL};
-    TRY(split_limit_apply(ds, limit, &notice, cut, st));
-    if (note && *cut)
-        limit_line(limit->option, ds->count, before, limit->order, limit->seed, note, size);
-    else if (note)
-        note[0] = '\0';
-    return 0;
+    return split_limit_apply(ds, limit, &notice, cut, st);
 }
 
 int args_limit_order(const Command *cmd, const ParsedArgs *args, DatasetLimitOrder *order,
@@ -366,7 +359,7 @@ int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const Run
                       LIMIT_STRATIFIED, (uint64_t)config->train.seed};
     int cut = 0;
     rc = args_limit_order(cmd, args, &how.order, st);
-    if (!rc) rc = apply_split_limit(ds, &how, &cut, NULL, 0, st);
+    if (!rc) rc = apply_split_limit(ds, &how, &cut, st);
     if (rc) dataset_free(ds);
     return rc;
 }
