@@ -82,10 +82,13 @@ static void update_running(float *running_mean, float *running_var, int c, float
     running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased_var);
 }
 
+// The forward ops compute on f32 x and y (staged from 16-bit storage by the caller) and
+// take the rest of their tensors from t.
 static int forward_training_f32(const BatchnormArgs *a, const float *x, float *y,
-                                const float *gamma, const float *beta, float *running_mean,
-                                float *running_var, float *save_mean, float *save_invstd,
-                                Status *st) {
+                                const BatchnormForwardTensors *t, Status *st) {
+    const float *gamma = t->gamma, *beta = t->beta;
+    float *running_mean = t->running_mean, *running_var = t->running_var;
+    float *save_mean = t->save_mean, *save_invstd = t->save_invstd;
     int n = a->n, channels = a->channels, spatial = a->spatial;
     float momentum = a->momentum, eps = a->eps;
     TRY(check_sizes(n, channels, spatial, st));
@@ -119,9 +122,10 @@ static int forward_training_f32(const BatchnormArgs *a, const float *x, float *y
 }
 
 static int forward_inference_f32(const BatchnormArgs *a, const float *x, float *y,
-                                 const float *gamma, const float *beta,
-                                 const float *running_mean, const float *running_var,
-                                 float *save_mean, float *save_invstd, Status *st) {
+                                 const BatchnormForwardTensors *t, Status *st) {
+    const float *gamma = t->gamma, *beta = t->beta;
+    const float *running_mean = t->running_mean, *running_var = t->running_var;
+    float *save_mean = t->save_mean, *save_invstd = t->save_invstd;
     int n = a->n, channels = a->channels, spatial = a->spatial;
     float eps = a->eps;
     TRY(check_sizes(n, channels, spatial, st));
@@ -332,24 +336,26 @@ static int check_args(const Backend *b, const BatchnormArgs *a, const char *op, 
                  : check_sizes(a->n, a->channels, a->spatial, st);
 }
 
-static int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
-                                          const BatchnormForwardTensors *t, Status *st) {
-    TRY(check_args(b, a, "batchnorm_forward_training", 0, st));
+typedef int (*ForwardF32)(const BatchnormArgs *a, const float *x, float *y,
+                          const BatchnormForwardTensors *t, Status *st);
+
+static int forward_staged(const Backend *b, const BatchnormArgs *a,
+                          const BatchnormForwardTensors *t, const char *op, ForwardF32 forward,
+                          Status *st) {
+    TRY(check_args(b, a, op, 0, st));
     Staged s;
     TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
-    return unstage(&s, a, t->y,
-                   forward_training_f32(a, s.x, s.out, t->gamma, t->beta, t->running_mean,
-                                        t->running_var, t->save_mean, t->save_invstd, st));
+    return unstage(&s, a, t->y, forward(a, s.x, s.out, t, st));
+}
+
+static int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
+                                          const BatchnormForwardTensors *t, Status *st) {
+    return forward_staged(b, a, t, "batchnorm_forward_training", forward_training_f32, st);
 }
 
 static int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
                                            const BatchnormForwardTensors *t, Status *st) {
-    TRY(check_args(b, a, "batchnorm_forward_inference", 0, st));
-    Staged s;
-    TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
-    return unstage(&s, a, t->y,
-                   forward_inference_f32(a, s.x, s.out, t->gamma, t->beta, t->running_mean,
-                                         t->running_var, t->save_mean, t->save_invstd, st));
+    return forward_staged(b, a, t, "batchnorm_forward_inference", forward_inference_f32, st);
 }
 
 static int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a,
