@@ -286,7 +286,11 @@ typedef struct Replicas {
 static int open_replicas(const Command *cmd, const ParsedArgs *args, const ModelFile *file,
                          Graph *first, RunRequest *request, Replicas *r, Status *st) {
     long replicas = 0;
-    TRY(args_int(cmd, args, "--replicas", 1, RUN_MAX_REPLICAS, &replicas, NULL, st));
+    // open_run owns `first` from here on, freeing it when it fails: so does a bad --replicas.
+    if (args_int(cmd, args, "--replicas", 1, RUN_MAX_REPLICAS, &replicas, NULL, st)) {
+        graph_free(first);
+        return st->code;
+    }
     request->replicas = (int)replicas;
     request->gpus = args_get(cmd, args, "--gpus");
     request->drop_remainder = args_get(cmd, args, "--drop-remainder") != NULL;
