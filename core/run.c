@@ -1,6 +1,5 @@
 #include "core/run.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,18 +191,6 @@ int run_init_params(Run *run, uint64_t seed, Status *st) {
     return 0;
 }
 
-// A line of printf's format, said through `notice`.
-static void sayf(const RunNotice *notice, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sayf(const RunNotice *notice, const char *fmt, ...) {
-    char line[1600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    say(notice, line);
-}
-
 // A resume may change the learning rate, schedule or clipping on purpose (the options are
 // the user's), so it is said rather than refused: a PyTorch user would expect the
 // checkpoint's own to be restored.
@@ -219,8 +206,8 @@ static void notice_changed_settings(const CheckpointPlace *p, const RunConfig *c
         if (!recorded[i][0] || strcmp(recorded[i], current[i]) == 0) continue;
         char escaped[300];
         text_escape(recorded[i], strlen(recorded[i]), escaped, sizeof escaped);
-        sayf(notice, "resuming with %s %s; the checkpoint's run had %s", names[i], current[i],
-             escaped);
+        run_notice_say(notice, "resuming with %s %s; the checkpoint's run had %s", names[i],
+                       current[i], escaped);
     }
 }
 
@@ -229,25 +216,25 @@ static void notice_changed_settings(const CheckpointPlace *p, const RunConfig *c
 static void resume_place(const CheckpointPlace *p, const char *path, RunConfig *config,
                          const RunNotice *notice) {
     if (p->seed != config->train.seed || p->batch != config->train.batch)
-        sayf(notice, "resuming with the checkpoint's seed %ld and batch %d (the data order and "
-             "dropout masks depend on them)", p->seed, p->batch);
+        run_notice_say(notice, "resuming with the checkpoint's seed %ld and batch %d (the data "
+                       "order and dropout masks depend on them)", p->seed, p->batch);
     config->train.seed = p->seed;
     config->train.batch = p->batch;
     config->start = (TrainStart){.epochs_done = p->epochs_done,
                                  .step_in_epoch = p->step_in_epoch,
                                  .evaluate_first = p->step_in_epoch == 0 &&
                                                    p->epochs_done > 0 && !p->epoch_evaluated};
-    sayf(notice, "resuming from %s: %d epoch%s and %d step%s done, %ld optimizer step%s", path,
-         p->epochs_done, p->epochs_done == 1 ? "" : "s", p->step_in_epoch,
-         p->step_in_epoch == 1 ? "" : "s", p->optimizer_steps,
-         p->optimizer_steps == 1 ? "" : "s");
+    run_notice_say(notice, "resuming from %s: %d epoch%s and %d step%s done, %ld optimizer "
+                   "step%s", path, p->epochs_done, p->epochs_done == 1 ? "" : "s",
+                   p->step_in_epoch, p->step_in_epoch == 1 ? "" : "s", p->optimizer_steps,
+                   p->optimizer_steps == 1 ? "" : "s");
     if (config->start.evaluate_first)
-        sayf(notice, "epoch %d's evaluation did not finish before the checkpoint was written: "
-             "evaluating it first", p->epochs_done);
+        run_notice_say(notice, "epoch %d's evaluation did not finish before the checkpoint was "
+                       "written: evaluating it first", p->epochs_done);
     if (p->epochs_done >= config->train.epochs)
-        sayf(notice, "the checkpoint already has %d epoch%s; nothing %sto train (raise --epochs)",
-             p->epochs_done, p->epochs_done == 1 ? "" : "s",
-             config->start.evaluate_first ? "else " : "");
+        run_notice_say(notice, "the checkpoint already has %d epoch%s; nothing %sto train (raise "
+                       "--epochs)", p->epochs_done, p->epochs_done == 1 ? "" : "s",
+                       config->start.evaluate_first ? "else " : "");
 }
 
 int run_resume(Run *run, RunConfig *config, const char *path, LoadedInputs *resumed,
@@ -268,9 +255,9 @@ int run_resume(Run *run, RunConfig *config, const char *path, LoadedInputs *resu
     notice_changed_settings(&loaded.place, config, notice);
     // An edit of epochs= or lr= changes the text as well, so a notice, not a refusal.
     if (loaded.model_changed)
-        sayf(notice, "%s is not the text %s was trained from (its model_hash differs): the "
-             "layers match by name and shape; the file's model_text holds that text",
-             run->graph_list[0]->path, path);
+        run_notice_say(notice, "%s is not the text %s was trained from (its model_hash differs): "
+                       "the layers match by name and shape; the file's model_text holds that "
+                       "text", run->graph_list[0]->path, path);
     resume_place(&loaded.place, path, config, notice);
     return 0;
 }
@@ -284,9 +271,10 @@ int run_init_from(Run *run, const char *path, const RunNotice *notice, Status *s
         TRY(checkpoint_init_from(run->graph_list[i], b, path, &loaded, skipped, sizeof skipped,
                                  st));
     }
-    sayf(notice, "initialised %d parameter tensor%s from %s; %s%s", loaded,
-         loaded == 1 ? "" : "s", path, skipped[0] ? "kept fresh (new or reshaped): " :
-         "every parameter matched", skipped);
+    run_notice_say(notice, "initialised %d parameter tensor%s from %s; %s%s", loaded,
+                   loaded == 1 ? "" : "s", path,
+                   skipped[0] ? "kept fresh (new or reshaped): " : "every parameter matched",
+                   skipped);
     return 0;
 }
 
