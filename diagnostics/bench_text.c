@@ -38,16 +38,6 @@ static const char *of_peak(double measured, double peak, char *buf, size_t size)
     return buf;
 }
 
-// A count with a comma every three digits, "12,345", as trainer prints counts.
-static void count_text(const TextOut *out, long count) {
-    if (count < 1000) {
-        text_printf(out, "%ld", count);
-        return;
-    }
-    count_text(out, count / 1000);
-    text_printf(out, ",%03ld", count % 1000);
-}
-
 static void header_text(const TextOut *out, const char *what, const BenchDevice *d,
                         const BenchOptions *o, const char *run, const char *runs) {
     text_printf(out, "trainer bench %s on %s (%s)\n", what, d->name, d->detail);
@@ -245,13 +235,12 @@ static void train_text(const TextOut *out, const BenchRun *run) {
                 run->fused_layers, run->fused_layers == 1 ? "" : "s",
                 run->fused_layers ? " (--no-fuse to compare)" : "");
     if (run->device->is_gpu) gpu_settings_text(out, run->disabled_levers, run->nhwc_layers);
-    text_put(out, "samples/s   ");
-    count_text(out, (long)(r->samples_per_second + 0.5));
-    text_put(out, "  (repeats:");
-    for (int i = 0; i < o->repeats; i++) {
-        text_put(out, " ");
-        count_text(out, (long)(r->repeat_samples_per_second[i] + 0.5));
-    }
+    char count[32];
+    text_printf(out, "samples/s   %s  (repeats:",
+                format_count((long)(r->samples_per_second + 0.5), count, sizeof count));
+    for (int i = 0; i < o->repeats; i++)
+        text_printf(out, " %s", format_count((long)(r->repeat_samples_per_second[i] + 0.5),
+                                             count, sizeof count));
     text_printf(out, ")\nstep        %s\n", duration(r->step_ms, step, sizeof step));
     text_printf(out, "TFLOP/s     %s  (3 x %s MFLOP forward per sample, %s math); ",
                 sig(r->tflops, tflops, sizeof tflops),
