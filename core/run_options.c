@@ -36,6 +36,9 @@ static int parse_gpu_list(const char *text, int *ordinals, int *count, Status *s
         if (*count == RUN_MAX_REPLICAS) {
             status_fail(st, STATUS_BAD_INPUT, "--gpus %s: at most %d GPUs", text,
                         RUN_MAX_REPLICAS);
+            status_hint(st, "name at most %d in one process; for more, start one process per "
+                        "machine or GPU group with mpirun (docs/distributed.md)",
+                        RUN_MAX_REPLICAS);
             return STATUS_BAD_INPUT;
         }
         ordinals[(*count)++] = (int)value;
