@@ -204,13 +204,11 @@ int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunReq
     int rc = run_options_resolve(setup->config ? setup->config : &none, request,
                                  &setup->notice, &options, st);
     if (!rc) rc = device_args(cmd, args, setup->purpose, &setup->device, &options, st);
-    if (rc) {
-        if (first) graph_free(first);
-        return rc;
-    }
-    rc = run_open(run, setup, first, st);
+    if (rc && first) graph_free(first);
+    if (!rc) rc = run_open(run, setup, first, st);
     for (int i = 0; i < run->devices_open; i++)
         if (strncmp(run->devices[i].name, "cuda", 4) == 0) note_cuda_device_opened();
+    setup->options = NULL;  // they lived in this frame
     return rc;
 }
 
