@@ -167,7 +167,12 @@ int run_open(Run *run, const RunSetup *s, Graph *first, Status *st) {
         run->graphs_built = 1;
         run->graph_list[0] = &run->graphs[0];
     }
-    if (s->config && s->purpose != RUN_DEVICE_ONLY) s->config->train.batch = s->options->batch;
+    // A run that trains trains at the resolved batch; eval's and check's is theirs alone
+    // (check reports the model file's train batch= beside its plan's).
+    run->batch = s->options->batch;
+    run->batch_auto = s->options->batch_auto;
+    if (s->config && (s->purpose == RUN_TRAIN || s->purpose == RUN_BENCH))
+        s->config->train.batch = s->options->batch;
     TRY(run_options_check_spec(s->options, st));
     TRY(open_devices(run, s, st));
     if (s->purpose == RUN_DEVICE_ONLY) return 0;

@@ -21,15 +21,6 @@
 #include "core/layer.h"
 #include "core/run_options.h"
 
-typedef enum RunPurpose {
-    RUN_DEVICE_ONLY,  // bench gemm|memory|conv: a device, no model
-    RUN_CHECK,        // no parameters; on the CPU it chose itself a precision refusal is kept
-    RUN_EVAL,         // parameters from a weights file
-    RUN_PREDICT,
-    RUN_BENCH,        // bench train: the parameters are bench_train's
-    RUN_TRAIN,        // replicas; parameters by run_init_params after the data
-} RunPurpose;
-
 typedef struct RunSetup {
     RunPurpose purpose;
     const ModelFile *file;     // what the other replicas' graphs are built from
@@ -55,6 +46,10 @@ typedef struct Run {
     Device devices[RUN_MAX_REPLICAS];
     Device *device_list[RUN_MAX_REPLICAS];
     int graphs_built, devices_open;
+    // The batch the options resolved (RunOptions.batch); train's config->train.batch may
+    // change after (--batch auto, a resume).
+    int batch;
+    int batch_auto;            // --batch auto: still to be chosen (run_choose_batch)
     Precision precision;       // what replica 0's GEMMs and convolutions compute in
     CheckpointLoaded loaded;   // eval, predict: what the weights file records
 } Run;
