@@ -159,6 +159,15 @@ static int load_run_weights(Run *run, const RunSetup *s, Status *st) {
     return checkpoint_load_weights(g, d->backend, s->weights, &run->loaded, st);
 }
 
+// Step 5, bench train: the parameters as train's start, and the optimizer's state, so that
+// a timed step is a training step.
+static int init_bench_params(Run *run, const RunSetup *s, Status *st) {
+    Device *d = &run->devices[0];
+    Graph *g = &run->graphs[0];
+    TRY(graph_init_params(g, d->backend, &d->alloc, (uint64_t)s->config->train.seed, st));
+    return optimizer_prepare(g, &s->config->optimizer, d->backend, &d->alloc, st);
+}
+
 int run_open(Run *run, const RunSetup *s, Graph *first, Status *st) {
     memset(run, 0, sizeof *run);
     run->purpose = s->purpose;
@@ -184,6 +193,7 @@ int run_open(Run *run, const RunSetup *s, Graph *first, Status *st) {
     TRY(apply_precision(run, s, &run->graphs[0], st));
     TRY(build_replicas(run, s, st));
     if (s->purpose == RUN_EVAL || s->purpose == RUN_PREDICT) TRY(load_run_weights(run, s, st));
+    if (s->purpose == RUN_BENCH) TRY(init_bench_params(run, s, st));
     return 0;
 }
 

@@ -7,7 +7,8 @@
 //   3. decides the precision on each device (precision_check) and sets replica 0's
 //      16-bit storage and layouts (graph_set_storage, graph_set_layouts);
 //   4. builds the other replicas' graphs, fused, stored and laid out alike;
-//   5. eval, predict: initialises the parameters and loads the weights file.
+//   5. eval, predict: initialises the parameters and loads the weights file; bench train:
+//      initialises them from the seed and prepares the optimizer's state.
 // Train initialises its parameters once the data are read (run_init_params); the training
 // loop allocates per batch. Nothing here prints: lines for the user go through the
 // setup's RunNotice callbacks.

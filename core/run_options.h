@@ -20,7 +20,7 @@ typedef enum RunPurpose {
     RUN_CHECK,        // no parameters; on the CPU it chose itself a precision refusal is kept
     RUN_EVAL,         // parameters from a weights file
     RUN_PREDICT,
-    RUN_BENCH,        // bench train: the parameters are bench_train's
+    RUN_BENCH,        // bench train: parameters initialised from the seed, as train's
     RUN_TRAIN,        // replicas; parameters by run_init_params after the data
 } RunPurpose;
 

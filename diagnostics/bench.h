@@ -236,9 +236,10 @@ typedef struct BenchTrainReport {
     char cuda_graph[320];
 } BenchTrainReport;
 
-// Trains g (built from its model file, config its run settings) on synthetic data of its
-// input shape with random labels: o->warmup steps, then o->repeats repeats of `steps`
-// steps of `batch` samples. With per_layer, `steps` more steps with every layer timed.
+// Trains g (opened by run_open for RUN_BENCH, which initialised its parameters and the
+// optimizer's state; config its run settings) on synthetic data of its input shape with
+// random labels: o->warmup steps, then o->repeats repeats of `steps` steps of `batch`
+// samples. With per_layer, `steps` more steps with every layer timed.
 // With config->cuda_graph, the timed steps are replayed from a graph captured at the
 // first of them (after at least one plain step). config->precision is the run's
 // (--precision applied): fp16 runs with training's dynamic loss scaling, so without graphs.
