@@ -159,6 +159,15 @@ static int load_run_weights(Run *run, const RunSetup *s, Status *st) {
     return checkpoint_load_weights(g, d->backend, s->weights, &run->loaded, st);
 }
 
+// Step 5, bench train: the parameters as train's start, and the optimizer's state, so that
+// a timed step is a training step.
+static int init_bench_params(Run *run, const RunSetup *s, Status *st) {
+    Device *d = &run->devices[0];
+    Graph *g = &run->graphs[0];
+    TRY(graph_init_params(g, d->backend, &d->alloc, (uint64_t)s->config->train.seed, st));
+    return optimizer_prepare(g, &s->config->optimizer, d->backend, &d->alloc, st);
+}
+
 int run_open(Run *run, const RunSetup *s, Graph *first, Status *st) {
     memset(run, 0, sizeof *run);
     run->purpose = s->purpose;
@@ -167,7 +176,12 @@ int run_open(Run *run, const RunSetup *s, Graph *first, Status *st) {
         run->graphs_built = 1;
         run->graph_list[0] = &run->graphs[0];
     }
-    if (s->config && s->purpose != RUN_DEVICE_ONLY) s->config->train.batch = s->options->batch;
+    // A run that trains trains at the resolved batch; eval's and check's is theirs alone
+    // (check reports the model file's train batch= beside its plan's).
+    run->batch = s->options->batch;
+    run->batch_auto = s->options->batch_auto;
+    if (s->config && (s->purpose == RUN_TRAIN || s->purpose == RUN_BENCH))
+        s->config->train.batch = s->options->batch;
     TRY(run_options_check_spec(s->options, st));
     TRY(open_devices(run, s, st));
     if (s->purpose == RUN_DEVICE_ONLY) return 0;
@@ -179,6 +193,7 @@ int run_open(Run *run, const RunSetup *s, Graph *first, Status *st) {
     TRY(apply_precision(run, s, &run->graphs[0], st));
     TRY(build_replicas(run, s, st));
     if (s->purpose == RUN_EVAL || s->purpose == RUN_PREDICT) TRY(load_run_weights(run, s, st));
+    if (s->purpose == RUN_BENCH) TRY(init_bench_params(run, s, st));
     return 0;
 }
 

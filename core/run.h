@@ -7,7 +7,8 @@
 //   3. decides the precision on each device (precision_check) and sets replica 0's
 //      16-bit storage and layouts (graph_set_storage, graph_set_layouts);
 //   4. builds the other replicas' graphs, fused, stored and laid out alike;
-//   5. eval, predict: initialises the parameters and loads the weights file.
+//   5. eval, predict: initialises the parameters and loads the weights file; bench train:
+//      initialises them from the seed and prepares the optimizer's state.
 // Train initialises its parameters once the data are read (run_init_params); the training
 // loop allocates per batch. Nothing here prints: lines for the user go through the
 // setup's RunNotice callbacks.
@@ -20,15 +21,6 @@
 #include "core/graph.h"
 #include "core/layer.h"
 #include "core/run_options.h"
-
-typedef enum RunPurpose {
-    RUN_DEVICE_ONLY,  // bench gemm|memory|conv: a device, no model
-    RUN_CHECK,        // no parameters; on the CPU it chose itself a precision refusal is kept
-    RUN_EVAL,         // parameters from a weights file
-    RUN_PREDICT,
-    RUN_BENCH,        // bench train: the parameters are bench_train's
-    RUN_TRAIN,        // replicas; parameters by run_init_params after the data
-} RunPurpose;
 
 typedef struct RunSetup {
     RunPurpose purpose;
@@ -55,6 +47,10 @@ typedef struct Run {
     Device devices[RUN_MAX_REPLICAS];
     Device *device_list[RUN_MAX_REPLICAS];
     int graphs_built, devices_open;
+    // The batch the options resolved (RunOptions.batch); train's config->train.batch may
+    // change after (--batch auto, a resume).
+    int batch;
+    int batch_auto;            // --batch auto: still to be chosen (run_choose_batch)
     Precision precision;       // what replica 0's GEMMs and convolutions compute in
     CheckpointLoaded loaded;   // eval, predict: what the weights file records
 } Run;

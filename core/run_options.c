@@ -1,11 +1,15 @@
 #include "core/run_options.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/suggest.h"
 #include "base/text_out.h"
+#include "core/memory_plan.h"
 
 void run_notice_say(const RunNotice *notice, const char *fmt, ...) {
     if (!notice) return;
@@ -52,6 +56,37 @@ static int parse_gpu_list(const char *text, int *ordinals, int *count, Status *s
     return 0;
 }
 
+// --batch: a whole number up to the purpose's largest (check plans memory for at most
+// MEMORY_PLAN_MAX_BATCH), or for train auto, chosen once the device and the data are known;
+// else the model file's. A refusal is worded as tools/args.c words any bad number.
+static int resolve_batch(const RunConfig *config, const RunRequest *r, RunOptions *o,
+                         Status *st) {
+    o->batch = config->train.batch;
+    const char *text = r->batch;
+    if (!text) return 0;
+    int takes_auto = r->purpose == RUN_TRAIN;
+    if (takes_auto && strcmp(text, "auto") == 0) {
+        o->batch_auto = 1;
+        return 0;
+    }
+    long max = r->purpose == RUN_CHECK ? MEMORY_PLAN_MAX_BATCH : RUN_MAX_BATCH;
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (!errno && end != text && !*end && !isspace((unsigned char)text[0]) && value >= 1 &&
+        value <= max) {
+        o->batch = (int)value;
+        return 0;
+    }
+    status_fail(st, STATUS_BAD_INPUT, "--batch %s: expected a whole number from 1 to %ld%s",
+                text, max, takes_auto ? ", or auto" : "");
+    if (takes_auto && suggest_is_near_miss(text, "auto"))
+        status_hint(st, "did you mean '--batch auto'?");
+    else
+        status_hint(st, "see `trainer %s --help`", r->command ? r->command : "COMMAND");
+    return STATUS_BAD_INPUT;
+}
+
 // --gpus: cuda:N for each N; --replicas N: N replicas on the one device --device names;
 // neither: one replica there.
 static int resolve_replicas(const RunRequest *r, RunOptions *o, Status *st) {
@@ -90,7 +125,7 @@ static int resolve_world_batch(const RunRequest *r, RunOptions *o, const RunNoti
                                Status *st) {
     int ranks = r->world_size, batch = o->batch;
     if (ranks <= 1 || batch % ranks == 0) return 0;
-    if (r->batch_auto) {
+    if (o->batch_auto) {
         status_fail(st, STATUS_BAD_INPUT, "--batch auto is not available with mpirun yet");
         status_hint(st, "give the global batch, a multiple of the %d processes: --batch %d",
                     ranks, (batch / ranks > 0 ? batch / ranks : 1) * ranks);
@@ -133,9 +168,7 @@ static int refuse_off_cuda(const RunOptions *o, const char *device, Status *st) 
 int run_options_resolve(const RunConfig *config, const RunRequest *request,
                         const RunNotice *notice, RunOptions *out, Status *st) {
     memset(out, 0, sizeof *out);
-    out->batch = request->batch > 0 && !request->batch_auto ? request->batch
-                                                             : config->train.batch;
-    out->batch_auto = request->batch_auto;
+    TRY(resolve_batch(config, request, out, st));
     out->default_ordinal = request->default_ordinal;
     out->disabled_levers = request->disabled_levers;
     out->nhwc = request->nhwc;

@@ -1,8 +1,8 @@
 // What a run is asked for, decided once: the batch (global and each replica's share), the
 // replicas and the devices they run on, and the precision. Pure: no I/O and no device
 // calls, so a test decides with made-up devices. tools/ fills a RunRequest from its
-// arguments; run_options_resolve decides what needs no device, run_options_fit_device what
-// the opened device (described as plain facts) allows; core/run.c then only reads them.
+// arguments; run_options_resolve decides what needs no device, run_options_check_device
+// what the opened device (described as plain facts) allows; core/run.c then only reads them.
 #ifndef TRAINER_RUN_OPTIONS_H
 #define TRAINER_RUN_OPTIONS_H
 
@@ -11,7 +11,18 @@
 #include "core/precision_check.h"
 #include "core/run_config.h"
 
-enum { RUN_MAX_REPLICAS = 16 };
+enum { RUN_MAX_REPLICAS = 16, RUN_MAX_BATCH = 1 << 20 };
+
+// What a run is opened for: it decides what --batch may be (run_options_resolve) and what
+// core/run.c's run_open sets up.
+typedef enum RunPurpose {
+    RUN_DEVICE_ONLY,  // bench gemm|memory|conv: a device, no model
+    RUN_CHECK,        // no parameters; on the CPU it chose itself a precision refusal is kept
+    RUN_EVAL,         // parameters from a weights file
+    RUN_PREDICT,
+    RUN_BENCH,        // bench train: parameters initialised from the seed, as train's
+    RUN_TRAIN,        // replicas; parameters by run_init_params after the data
+} RunPurpose;
 
 // A line for the user that a decision comes with ("--drop-remainder: batch 100 over 3
 // processes; ..."): core says it through the caller's callback, tools/ prints it.
@@ -28,8 +39,12 @@ typedef struct RunRequest {
     const char *device;        // --device: "cpu", "auto", "cuda", "cuda:N"; NULL: auto
     const char *gpus;          // --gpus "0,1": one replica per listed GPU
     int replicas;              // --replicas N: replicas sharing the CPU; 0: not given
-    int batch;                 // --batch N over the model file's train batch=; 0: not given
-    int batch_auto;            // --batch auto: chosen later, from the device and the data
+    // --batch as typed (NULL: not given), over the model file's train batch=. What it may be
+    // is the purpose's: 1 to RUN_MAX_BATCH, check's 1 to MEMORY_PLAN_MAX_BATCH; train's
+    // also auto (chosen later, from the device and the data).
+    const char *batch;
+    RunPurpose purpose;
+    const char *command;       // the command, named in a refused --batch's hint
     int drop_remainder;        // --drop-remainder: lower a batch the ranks cannot share
     int world_size, world_rank;  // the processes of an mpirun launch; size 0 or 1: alone
     int default_ordinal;       // the GPU "auto" and "cuda" mean (an mpirun rank's local GPU)
@@ -41,7 +56,10 @@ typedef struct RunRequest {
 } RunRequest;
 
 typedef struct RunOptions {
-    int batch;                 // the global batch: one step's samples over every replica
+    // The global batch: one step's samples over every replica; eval's and check's batch.
+    // Without --batch the model file's train batch= (0 with no model: bench conv then
+    // takes the device's).
+    int batch;
     int batch_auto;            // still to be chosen (core/batch_auto.h)
     int replicas;              // replicas in this process
     int replicas_given;        // --replicas: they share the CPU, refused on another device
@@ -62,10 +80,11 @@ typedef struct RunDeviceFacts {
     int is_cuda;               // the CUDA backend
 } RunDeviceFacts;
 
-// Decides what needs no device. Refusals (STATUS_BAD_INPUT): a --gpus list that is not
-// ordinals, --gpus with --replicas or with another --device, a batch the ranks of an mpirun
-// launch cannot share evenly (with --drop-remainder it is lowered, said through `notice` on
-// rank 0), --batch auto under mpirun.
+// Decides what needs no device. Refusals (STATUS_BAD_INPUT): a --batch that is not a whole
+// number in the purpose's range (train's: or auto), worded as tools/ words a bad number; a
+// --gpus list that is not ordinals, --gpus with --replicas or with another --device, a
+// batch the ranks of an mpirun launch cannot share evenly (with --drop-remainder it is
+// lowered, said through `notice` on rank 0), --batch auto under mpirun.
 int run_options_resolve(const RunConfig *config, const RunRequest *request,
                         const RunNotice *notice, RunOptions *out, Status *st);
 

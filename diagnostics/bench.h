@@ -236,9 +236,10 @@ typedef struct BenchTrainReport {
     char cuda_graph[320];
 } BenchTrainReport;
 
-// Trains g (built from its model file, config its run settings) on synthetic data of its
-// input shape with random labels: o->warmup steps, then o->repeats repeats of `steps`
-// steps of `batch` samples. With per_layer, `steps` more steps with every layer timed.
+// Trains g (opened by run_open for RUN_BENCH, which initialised its parameters and the
+// optimizer's state; config its run settings) on synthetic data of its input shape with
+// random labels: o->warmup steps, then o->repeats repeats of `steps` steps of `batch`
+// samples. With per_layer, `steps` more steps with every layer timed.
 // With config->cuda_graph, the timed steps are replayed from a graph captured at the
 // first of them (after at least one plain step). config->precision is the run's
 // (--precision applied): fp16 runs with training's dynamic loss scaling, so without graphs.
@@ -258,7 +259,9 @@ typedef struct BenchRequest {
     unsigned precisions;      // gemm: mask of 1 << BenchPrecision
     size_t bytes[BENCH_MAX_SIZES];
     int byte_count;           // 0: the device's default
-    int batch;                // 0: the default (conv) or the model file's (train)
+    // The run's (run_options_resolve): --batch, else train's model file's; conv's 0 until
+    // bench_request_defaults gives the device's.
+    int batch;
     int steps;                // train: steps per timed repeat
     int per_layer;            // train: also every layer's time
 } BenchRequest;
@@ -272,8 +275,8 @@ typedef struct BenchReports {
     int has_train;
 } BenchReports;
 
-// The sizes and bytes not given, for this device: what a GPU finishes in seconds takes the
-// CPU minutes.
+// The sizes, bytes and conv batch not given, for this device: what a GPU finishes in
+// seconds takes the CPU minutes.
 void bench_request_defaults(BenchRequest *r, const BenchDevice *dev);
 // Runs the request's benchmarks in order (gemm, memory, conv; or train of g, built from its
 // model file with config its run settings) into *out, which bench_reports_free frees, also

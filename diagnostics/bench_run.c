@@ -24,6 +24,7 @@ void bench_request_defaults(BenchRequest *r, const BenchDevice *dev) {
         r->bytes[0] = (size_t)(dev->is_gpu ? 256 : 64) << 20;
         r->byte_count = 1;
     }
+    if (r->batch == 0) r->batch = dev->is_gpu ? 128 : 8;  // conv's; train's is the model's
 }
 
 int bench_run(Device *d, const BenchDevice *dev, const BenchRequest *r, Graph *g,
@@ -43,13 +44,11 @@ int bench_run(Device *d, const BenchDevice *dev, const BenchRequest *r, Graph *g
     if (asks_for(r, "conv")) {
         out->conv = calloc(1, sizeof *out->conv);
         if (!out->conv) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
-        int batch = r->batch ? r->batch : dev->is_gpu ? 128 : 8;
-        TRY(bench_conv(d, dev, &r->options, batch, out->conv, st));
+        TRY(bench_conv(d, dev, &r->options, r->batch, out->conv, st));
     }
     if (asks_for(r, "train")) {
-        int batch = r->batch ? r->batch : config->train.batch;
         out->has_train = 1;
-        TRY(bench_train(d, dev, &r->options, g, config, batch, r->steps, r->per_layer,
+        TRY(bench_train(d, dev, &r->options, g, config, r->batch, r->steps, r->per_layer,
                         &out->train, st));
     }
     return 0;

@@ -388,8 +388,6 @@ static int prepare(TrainBench *t, const BenchDevice *dev, int batch, Status *st)
     Device *d = t->device;
     const Backend *b = d->backend;
     Graph *g = t->graph;
-    TRY(graph_init_params(g, b, &d->alloc, (uint64_t)t->config->train.seed, st));
-    TRY(optimizer_prepare(g, &t->config->optimizer, b, &d->alloc, st));
     TRY(graph_allocate(g, b, &d->alloc, batch, NULL, st));
     TRY(batches_make(d, dev, g, batch, &t->batches, st));
     LayerContext ctx = {.backend = b, .alloc = &d->alloc, .batch = batch, .training = 1,

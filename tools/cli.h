@@ -108,8 +108,9 @@ int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Grap
                RunConfig *config, Status *st);
 // Opens setup->purpose's run of `first` (NULL: a device alone) through core's run_open:
 // the device options read from the arguments (check: --device, default cpu, and
-// --memory-limit alone), `request` (what the command read of its own options, the model's
-// precision included) resolved, notices printed. `first` is the run's, also on failure;
+// --memory-limit alone), --batch as typed, `request` (what the command read of its own
+// options, the model's precision included) resolved, notices printed; run->batch is the
+// batch decided. `first` is the run's, also on failure;
 // run_close frees what opened.
 int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunRequest *request,
              Graph *first, Run *run, Status *st);

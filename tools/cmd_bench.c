@@ -266,7 +266,6 @@ static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, S
         {"--repeats", 1, BENCH_MAX_REPEATS, 5, &r->options.repeats},
         {"--warmup", 0, 1000, 3, &r->options.warmup},
         {"--steps", 1, 100000, 20, &r->steps},
-        {"--batch", 1, 1 << 20, 0, &r->batch},
     };
     for (size_t i = 0; i < sizeof numbers / sizeof *numbers; i++) {
         long value = numbers[i].fallback;
@@ -362,6 +361,7 @@ int run_bench(const Command *cmd, const ParsedArgs *args) {
     else if (have_model) graph_free(&g);
     Device *device = &run.devices[0];
     Graph *opened = have_model ? &run.graphs[0] : NULL;
+    a.request.batch = run.batch;  // --batch, else train's model file's; conv's: below
     if (!rc && have_model) a.nhwc_layers = graph_nhwc_layers(opened);
     if (run.devices_open) a.disabled_levers = device->disabled_levers;
     BenchDevice dev;

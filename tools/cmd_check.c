@@ -118,9 +118,7 @@ int run_check(const Command *cmd, const ParsedArgs *args) {
     Graph g;
     RunConfig config;
     if (load_model(cmd, args, &file, &g, &config, &st)) return report_failure(&st);
-    long batch = config.train.batch;
-    int rc = args_int(cmd, args, "--batch", 1, MEMORY_PLAN_MAX_BATCH, &batch, NULL, &st);
-    if (!rc) rc = apply_data_transform_overrides(cmd, args, &config, &st);
+    int rc = apply_data_transform_overrides(cmd, args, &config, &st);
     if (!rc) rc = precision_from_args(cmd, args, &config.precision, &st);
     // Checking needs no GPU: the plan is for the CPU unless --device names another; there a
     // precision the CPU lacks is kept as a note, and the plan stays the GPU's.
@@ -136,7 +134,7 @@ int run_check(const Command *cmd, const ParsedArgs *args) {
         CheckPrecision precision = {.computed = run.precision};
         if (setup.keep_refusal && run.devices[0].backend->kind == BACKEND_CPU)
             snprintf(precision.refused, sizeof precision.refused, "%s", refusal.message);
-        rc = check_with(cmd, args, &run.graphs[0], &config, (int)batch, &run.devices[0],
+        rc = check_with(cmd, args, &run.graphs[0], &config, run.batch, &run.devices[0],
                         &precision, &st);
     }
     int exit_code = rc ? report_failure(&st) : 0;

@@ -111,12 +111,16 @@ static void emit_run_event(const Command *cmd, const ParsedArgs *args, const Gra
 static int report_result(const char *output, const EvalSplit *split, const EvalResult *result,
                          const Confusion *confusion, const ClassLabels *labels, Status *st);
 
-static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
-                     const RunConfig *config, Device *d, const EvalSplit *split,
-                     const CheckpointLoaded *loaded, Dataset *test, Status *st) {
+// Evaluates the opened run's replica 0 on `test` in batches of the run's (--batch, else the
+// model file's).
+static int eval_with(const Command *cmd, const ParsedArgs *args, Run *run,
+                     const RunConfig *config, const EvalSplit *split, Dataset *test,
+                     Status *st) {
+    Graph *g = &run->graphs[0];
+    Device *d = &run->devices[0];
+    const CheckpointLoaded *loaded = &run->loaded;
     const char *weights = args_get(cmd, args, "--weights");
-    long batch = config->train.batch;
-    TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &batch, NULL, st));
+    int batch = run->batch;
     TRY(graph_check_dataset(g, test, split->held.fraction ? "the validation set"
                                                           : "the test set", st));
     const char *spec = data_spec_from_args(cmd, args, config), *names[256];
@@ -145,9 +149,9 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Graph *g,
     progress_init(&bar, stderr);
     TrainHooks hooks = {.user = &bar, .on_eval_batch = draw_progress, .eval_split = split->name};
     int stopped = 0;
-    int rc = per_class ? confusion_open(&confusion, graph_classes(g), (int)batch, st) : 0;
+    int rc = per_class ? confusion_open(&confusion, graph_classes(g), batch, st) : 0;
     if (!rc)
-        rc = evaluate_model_stoppable(g, &evaluated, d, test, (int)batch, &hooks, &stopped,
+        rc = evaluate_model_stoppable(g, &evaluated, d, test, batch, &hooks, &stopped,
                                       per_class ? &confusion : NULL, &result, st);
     progress_clear(&bar);
     normalization_free(&normalization);
@@ -231,7 +235,6 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     else graph_free(&g);
     if (!rc) print_weights_notes(setup.weights, run.graphs[0].path, &run.loaded);
     Graph *opened = &run.graphs[0];
-    Device *device = &run.devices[0];
     CheckpointLoaded *loaded = &run.loaded;
     DatasetOptions options;
     if (!rc) rc = dataset_options_from_args(cmd, args, opened, &options, &st);
@@ -250,7 +253,7 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     }
     if (!rc && skipped) printf("skipped %d unreadable sample%s (--on-bad-sample skip)\n",
                                skipped, skipped == 1 ? "" : "s");
-    if (!rc) rc = eval_with(cmd, args, opened, &config, device, &split, loaded, &test, &st);
+    if (!rc) rc = eval_with(cmd, args, &run, &config, &split, &test, &st);
     int exit_code = rc ? report_failure(&st) : 0;
     dataset_free(&test);
     run_close(&run);

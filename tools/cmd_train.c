@@ -216,14 +216,8 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
     return rc;
 }
 
-// --batch auto is chosen later, once the device and the data are known.
-static int batch_is_auto(const Command *cmd, const ParsedArgs *args) {
-    const char *batch = args_get(cmd, args, "--batch");
-    return batch && strcmp(batch, "auto") == 0;
-}
-
 static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig *config,
-                           RunRequest *request, Status *st) {
+                           Status *st) {
     TRY(cuda_graph_from_args(cmd, args, &config->cuda_graph, st));
     long value;
     int present;
@@ -231,11 +225,6 @@ static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig
     if (present) config->train.epochs = (int)value;
     TRY(args_int(cmd, args, "--early-stop", 0, 1000000, &value, &present, st));
     if (present) config->train.early_stop = (int)value;
-    request->batch_auto = batch_is_auto(cmd, args);
-    if (!request->batch_auto) {
-        TRY(args_int(cmd, args, "--batch", 1, 1 << 20, &value, &present, st));
-        if (present) request->batch = (int)value;
-    }
     TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &value, &present, st));
     if (present) config->train.seed = value;
     double lr;
@@ -480,9 +469,9 @@ static int prepare_training(const Command *cmd, const ParsedArgs *args, Replicas
     TRY(run_init_params(&r->run, (uint64_t)r->config.train.seed, st));
     // A resumed run keeps the checkpoint's batch (its data order depends on it), so a
     // choice here would only cost trial steps and then be overridden.
-    if (batch_is_auto(cmd, args) && args_get(cmd, args, "--resume"))
+    if (r->run.batch_auto && args_get(cmd, args, "--resume"))
         printf("batch auto: not chosen: --resume continues at the checkpoint's batch\n");
-    else if (batch_is_auto(cmd, args)) TRY(choose_batch(r, train, test, st));
+    else if (r->run.batch_auto) TRY(choose_batch(r, train, test, st));
     return 0;
 }
 
@@ -667,7 +656,7 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     }
     RunRequest request = {0};
     int rc = world_apply(cmd, args, &replicas.world, &replicas.config, &st);
-    if (!rc) rc = apply_overrides(cmd, args, &replicas.config, &request, &st);
+    if (!rc) rc = apply_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = apply_data_transform_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = check_early_stop(cmd, args, &replicas.config, first.path, &st);
     if (!rc) rc = check_schedule_rates(cmd, args, &replicas.config, first.path, &st);

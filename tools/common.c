@@ -200,6 +200,9 @@ int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunReq
     RunConfig none = {0};
     if (!request->device) request->device = args_get(cmd, args, "--device");
     if (setup->purpose == RUN_CHECK && !request->device) request->device = "cpu";
+    request->batch = args_get(cmd, args, "--batch");  // NULL where the command has none
+    request->purpose = setup->purpose;
+    request->command = cmd->name;
     // The batch and replicas first, then the device options, as the device reads them.
     int rc = run_options_resolve(setup->config ? setup->config : &none, request,
                                  &setup->notice, &options, st);

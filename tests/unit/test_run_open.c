@@ -2,7 +2,8 @@
 // precision the CPU lacks is refused at the layer (STATUS_NO_DEVICE), except for check on a
 // CPU it chose itself, which keeps the refusal and the storage asked for; --replicas on
 // another device than the CPU and --without on the CPU are refused; eval refuses a weights
-// file that is not there; notices reach the caller's callback, not stdout.
+// file that is not there; bench train's parameters and optimizer state are made here;
+// notices reach the caller's callback, not stdout.
 #include "check.h"
 #include "core/run.h"
 
@@ -43,6 +44,7 @@ static int open_with(Opened *o, RunPurpose purpose, RunRequest request, int keep
     RunOptions options;
     RunNotice notice = {remember, NULL};
     if (!request.device) request.device = "cpu";
+    request.purpose = purpose;
     rc = run_options_resolve(&o->config, &request, &notice, &options, &o->st);
     if (rc) {
         graph_free(&first);
@@ -61,7 +63,7 @@ static void close_opened(Opened *o) {
 
 static void replicas_share_the_cpu(void) {
     Opened o;
-    CHECK_INT_EQ(open_with(&o, RUN_TRAIN, (RunRequest){.replicas = 3, .batch = 12}, 0, NULL,
+    CHECK_INT_EQ(open_with(&o, RUN_TRAIN, (RunRequest){.replicas = 3, .batch = "12"}, 0, NULL,
                            NULL), 0);
     CHECK_INT_EQ(o.run.count, 3);
     CHECK_INT_EQ(o.run.devices_open, 1);
@@ -104,6 +106,23 @@ static void eval_needs_its_weights_file(void) {
     close_opened(&o);
 }
 
+// bench train trains at --batch, from parameters and optimizer state run_open made; check
+// plans at --batch and keeps the model file's train batch= (32) to report.
+static void bench_starts_from_the_run_and_check_keeps_the_model_batch(void) {
+    Opened o;
+    CHECK_INT_EQ(open_with(&o, RUN_BENCH, (RunRequest){.batch = "16"}, 0, NULL, NULL), 0);
+    CHECK_INT_EQ(o.run.batch, 16);
+    CHECK_INT_EQ(o.config.train.batch, 16);
+    const Param *weights = &o.run.graphs[0].layers[1]->params[0];
+    CHECK(weights->value.data != NULL);
+    CHECK(weights->state[0].data != NULL);  // adam's m
+    close_opened(&o);
+    CHECK_INT_EQ(open_with(&o, RUN_CHECK, (RunRequest){.batch = "256"}, 0, NULL, NULL), 0);
+    CHECK_INT_EQ(o.run.batch, 256);
+    CHECK_INT_EQ(o.config.train.batch, 32);
+    close_opened(&o);
+}
+
 static void tf32_on_the_cpu_is_a_notice(void) {
     PrecisionConfig tf32 = {.precision = PRECISION_TF32, .source = "--precision"};
     notices = 0;
@@ -121,5 +140,6 @@ int main(void) {
     device_facts_are_checked_after_opening();
     eval_needs_its_weights_file();
     tf32_on_the_cpu_is_a_notice();
+    bench_starts_from_the_run_and_check_keeps_the_model_batch();
     return test_exit_code("test_run_open");
 }

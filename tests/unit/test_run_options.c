@@ -45,13 +45,92 @@ static void batch_is_the_model_files_unless_given(void) {
     CHECK_INT_EQ(o.replicas, 1);
     CHECK_INT_EQ(o.device_count, 1);
     CHECK(strcmp(o.devices[0], "auto") == 0);
-    CHECK_INT_EQ(resolve(&config, &(RunRequest){.batch = 50, .device = "cpu"}, &o, &st), 0);
+    CHECK_INT_EQ(resolve(&config, &(RunRequest){.batch = "50", .device = "cpu"}, &o, &st), 0);
     CHECK_INT_EQ(o.batch, 50);
     CHECK(strcmp(o.devices[0], "cpu") == 0);
     // auto: the model file's stands until batch_auto chooses.
-    CHECK_INT_EQ(resolve(&config, &(RunRequest){.batch_auto = 1}, &o, &st), 0);
+    RunRequest automatic = {.batch = "auto", .purpose = RUN_TRAIN};
+    CHECK_INT_EQ(resolve(&config, &automatic, &o, &st), 0);
     CHECK_INT_EQ(o.batch, 128);
     CHECK_INT_EQ(o.batch_auto, 1);
+}
+
+// Refused as tools/ words any bad number, with the command's help in the hint: the exact
+// words the e2e tests and users see.
+static void check_batch_refused(const RunConfig *config, RunRequest request,
+                                const char *message, const char *hint) {
+    RunOptions o;
+    Status st;
+    CHECK_INT_EQ(resolve(config, &request, &o, &st), STATUS_BAD_INPUT);
+    const char *got[2] = {st.message, st.hint}, *want[2] = {message, hint};
+    for (int i = 0; i < 2; i++) {
+        if (strcmp(got[i], want[i]) == 0) continue;
+        fprintf(stderr, "--batch %s: got \"%s\", want \"%s\"\n", request.batch, got[i],
+                want[i]);
+        test_failures++;
+    }
+}
+
+// eval, check and bench take --batch over the model file's (bench conv: over none, the
+// device's chosen later), each within its range; only train takes auto.
+static void each_purpose_decides_its_batch(void) {
+    RunConfig config = model_config(128), none = model_config(0);
+    RunOptions o;
+    Status st;
+    const RunPurpose purposes[] = {RUN_EVAL, RUN_CHECK, RUN_BENCH};
+    const char *commands[] = {"eval", "check", "bench"};
+    for (int i = 0; i < 3; i++) {
+        RunRequest request = {.purpose = purposes[i], .command = commands[i]};
+        CHECK_INT_EQ(resolve(&config, &request, &o, &st), 0);
+        CHECK_INT_EQ(o.batch, 128);
+        request.batch = "1048576";
+        CHECK_INT_EQ(resolve(&config, &request, &o, &st), 0);
+        CHECK_INT_EQ(o.batch, 1 << 20);
+        CHECK_INT_EQ(o.batch_auto, 0);
+    }
+    RunRequest conv = {.purpose = RUN_DEVICE_ONLY, .command = "bench"};
+    CHECK_INT_EQ(resolve(&none, &conv, &o, &st), 0);
+    CHECK_INT_EQ(o.batch, 0);
+    conv.batch = "1";
+    CHECK_INT_EQ(resolve(&none, &conv, &o, &st), 0);
+    CHECK_INT_EQ(o.batch, 1);
+    check_batch_refused(&config, (RunRequest){.batch = "0", .purpose = RUN_EVAL,
+                                              .command = "eval"},
+                        "--batch 0: expected a whole number from 1 to 1048576",
+                        "see `trainer eval --help`");
+    check_batch_refused(&config, (RunRequest){.batch = "-5", .purpose = RUN_CHECK,
+                                              .command = "check"},
+                        "--batch -5: expected a whole number from 1 to 1048576",
+                        "see `trainer check --help`");
+    check_batch_refused(&config, (RunRequest){.batch = "1048577", .purpose = RUN_BENCH,
+                                              .command = "bench"},
+                        "--batch 1048577: expected a whole number from 1 to 1048576",
+                        "see `trainer bench --help`");
+    check_batch_refused(&none, (RunRequest){.batch = "8x", .purpose = RUN_DEVICE_ONLY,
+                                            .command = "bench"},
+                        "--batch 8x: expected a whole number from 1 to 1048576",
+                        "see `trainer bench --help`");
+    check_batch_refused(&config, (RunRequest){.batch = "auto", .purpose = RUN_EVAL,
+                                              .command = "eval"},
+                        "--batch auto: expected a whole number from 1 to 1048576",
+                        "see `trainer eval --help`");
+    check_batch_refused(&config, (RunRequest){.batch = " 4", .purpose = RUN_CHECK,
+                                              .command = "check"},
+                        "--batch  4: expected a whole number from 1 to 1048576",
+                        "see `trainer check --help`");
+}
+
+// train also takes auto, and a near miss of it is named.
+static void train_batch_takes_auto(void) {
+    RunConfig config = model_config(64);
+    check_batch_refused(&config, (RunRequest){.batch = "0", .purpose = RUN_TRAIN,
+                                              .command = "train"},
+                        "--batch 0: expected a whole number from 1 to 1048576, or auto",
+                        "see `trainer train --help`");
+    check_batch_refused(&config, (RunRequest){.batch = "atuo", .purpose = RUN_TRAIN,
+                                              .command = "train"},
+                        "--batch atuo: expected a whole number from 1 to 1048576, or auto",
+                        "did you mean '--batch auto'?");
 }
 
 static void ranks_share_the_batch_or_refuse_it(void) {
@@ -75,7 +154,7 @@ static void ranks_share_the_batch_or_refuse_it(void) {
     odd.world_rank = 1;  // the other ranks say nothing
     CHECK_INT_EQ(resolve(&config, &odd, &o, &st), 0);
     CHECK_INT_EQ(said_count, 0);
-    RunRequest automatic = {.world_size = 3, .batch_auto = 1};
+    RunRequest automatic = {.world_size = 3, .batch = "auto", .purpose = RUN_TRAIN};
     CHECK_INT_EQ(resolve(&config, &automatic, &o, &st), STATUS_BAD_INPUT);
     CHECK_CONTAINS(st.message, "--batch auto is not available with mpirun yet");
 }
@@ -155,6 +234,8 @@ static void precision_is_decided_on_the_described_device(const Graph *g) {
 
 int main(void) {
     batch_is_the_model_files_unless_given();
+    each_purpose_decides_its_batch();
+    train_batch_takes_auto();
     ranks_share_the_batch_or_refuse_it();
     replicas_come_from_gpus_or_replicas();
     cuda_only_options_need_cuda();
