@@ -1,7 +1,5 @@
 #include "core/run_options.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +7,7 @@
 
 #include "base/suggest.h"
 #include "base/text_out.h"
+#include "base/whole_number.h"
 #include "core/memory_plan.h"
 
 void run_notice_say(const RunNotice *notice, const char *fmt, ...) {
@@ -70,11 +69,8 @@ static int resolve_batch(const RunConfig *config, const RunRequest *r, RunOption
         return 0;
     }
     long max = r->purpose == RUN_CHECK ? MEMORY_PLAN_MAX_BATCH : RUN_MAX_BATCH;
-    char *end;
-    errno = 0;
-    long value = strtol(text, &end, 10);
-    if (!errno && end != text && !*end && !isspace((unsigned char)text[0]) && value >= 1 &&
-        value <= max) {
+    long value;
+    if (whole_number_in(text, 1, max, &value)) {
         o->batch = (int)value;
         return 0;
     }

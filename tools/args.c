@@ -9,6 +9,7 @@
 #include "data/dataset.h"
 #include "tools/cli.h"
 #include "base/suggest.h"
+#include "base/whole_number.h"
 
 static int find_option(const Command *cmd, const char *name, size_t length) {
     for (int i = 0; cmd->options[i].name; i++)
@@ -228,11 +229,8 @@ int args_int(const Command *cmd, const ParsedArgs *args, const char *name, long 
     const char *text = args_get(cmd, args, name);
     if (present) *present = text != NULL;
     if (!text) return 0;
-    char *end;
-    errno = 0;
-    long value = strtol(text, &end, 10);
-    if (errno || end == text || *end || isspace((unsigned char)text[0]) || value < min ||
-        value > max) {
+    long value;
+    if (!whole_number_in(text, min, max, &value)) {
         // The words an option takes besides a number ("N|epoch": epoch) are valid too.
         int index = find_option(cmd, name, strlen(name));
         const char *value_name = index < 0 ? NULL : cmd->options[index].value_name;
