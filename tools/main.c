@@ -38,6 +38,12 @@ static void print_version(void) {
     printf("models: %s\n", folder ? folder : "none found (give a .model file's path)");
     printf("BLAS: OpenBLAS, kernels %s%s\n", cpu_blas_core_name(),
            getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE)" : "");
+    char mpi[256];
+    if (mpi_built())
+        printf("MPI: %s (mpirun -np N trainer train ...)\n",
+               mpi_library_version(mpi, sizeof mpi));
+    else
+        printf("MPI: not built in\n");
     if (!v.built_with_cuda) {
         printf("CUDA: not built in\n");
         return;

@@ -58,7 +58,6 @@ int world_print_ranks(const MpiWorld *world, const char *device_name, int uses_n
     char version[256];
     version[0] = 0;
     mpi_library_version(version, sizeof version);
-    version[strcspn(version, ",")] = 0;  // "Open MPI v4.1.4", without the build details
     printf("ranks: %d processes (%s", world->size, version);
     // GPU ranks sum over NCCL: its version is the first thing to compare when ranks on
     // different nodes hang or disagree (rank 0's library; NCCL refuses mismatched ones).

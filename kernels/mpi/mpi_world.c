@@ -105,7 +105,7 @@ const char *mpi_library_version(char *buf, size_t size) {
     char text[MPI_MAX_LIBRARY_VERSION_STRING];
     int length = 0;
     if (MPI_Get_library_version(text, &length) != MPI_SUCCESS) text[0] = '\0';
-    text[strcspn(text, "\n")] = '\0';
+    text[strcspn(text, ",\n")] = '\0';  // "Open MPI v4.1.4", without the build details
     snprintf(buf, size, "%s", text);
     return buf;
 }

@@ -35,7 +35,7 @@ void mpi_world_close(MpiWorld *world);
 // Ends every process of the run with `code` (MPI_Abort): a rank that fails must not leave
 // the others waiting in a collective it will never join.
 void mpi_world_abort(int code);
-// "Open MPI v4.1.4, ..." (the library's own words, first line), or "" without MPI.
+// "Open MPI v4.1.4" (the library's own words, up to its build details), or "" without MPI.
 const char *mpi_library_version(char *buf, size_t size);
 
 // In place over every rank, on host memory.

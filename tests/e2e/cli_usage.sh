@@ -42,6 +42,7 @@ version=$(sed -n 's/^project(trainer VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 run "$TRAINER" --version
 expect_rc 0 "trainer --version succeeds"
 expect_match out "^trainer ${version//./\\.}$" "trainer --version prints 'trainer $version'"
+expect_match out '^MPI: (Open MPI v[0-9]|not built in$)' "--version says whether MPI is built in"
 
 run "$TRAINER" trian
 expect_error 2 "unknown command 'trian'; did you mean 'train'?" "a misspelt command gets a suggestion"

@@ -34,7 +34,7 @@ done
 
 if command -v mpirun >/dev/null; then
     require_mpirun
-    require_trainer_mpi "${args[@]}"
+    require_trainer_mpi
     ranks 2 "${args[@]}" --collective mpi --save "$work/ranks.safetensors"
     expect_rc 0 "mpirun -np 2 on the CPU with --collective mpi trains"
     ranks 2 "${args[@]}" --collective nccl

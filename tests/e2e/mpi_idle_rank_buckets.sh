@@ -21,7 +21,7 @@ MODEL
 args=(train "$work/deep.model" --data fashion-mnist --train-limit 402 --test-limit 80
       --device cpu --threads 1)
 
-require_trainer_mpi "${args[@]}"
+require_trainer_mpi
 ranks 4 "${args[@]}" --bucket-mb 0.01 --save "$work/buckets.safetensors"
 expect_rc 0 "4 ranks, 2 of them idle in the last step, with 0.01 MiB buckets"
 expect_match err "gradient sums over 4 processes: .* in 26 steps .* buckets of 0.01 MiB" \
