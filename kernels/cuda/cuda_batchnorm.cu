@@ -380,16 +380,11 @@ static int forward_training_split(CudaContext *ctx, const BatchnormArgs *a, Chan
 }
 
 template <typename T>
-static int forward_training_stored(const Backend *b, const BatchnormArgs *a, const T *x, T *y,
-                                   const float *gamma, const float *beta, float *running_mean,
-                                   float *running_var, float *save_mean, float *save_invstd,
-                                   Status *st) {
+static int forward_training_channels(CudaContext *ctx, const BatchnormArgs *a, const T *x, T *y,
+                                     const float *gamma, const float *beta, float *running_mean,
+                                     float *running_var, float *save_mean, float *save_invstd,
+                                     Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
-    TRY(check_sizes("batchnorm_forward_training", n, channels, spatial, st));
-    CudaContext *ctx = cuda_context(b);
-    if (batchnorm_rows_apply(ctx, a))
-        return batchnorm_rows_forward_training(ctx, a, x, y, gamma, beta, running_mean,
-                                               running_var, save_mean, save_invstd, st);
     ChannelSplit split = bn_split(ctx, a);
     if (split.chunks >= 2)
         return forward_training_split(ctx, a, split, x, y, gamma, beta, running_mean,
@@ -405,16 +400,11 @@ static int forward_training_stored(const Backend *b, const BatchnormArgs *a, con
 }
 
 template <typename T>
-static int forward_inference_stored(const Backend *b, const BatchnormArgs *a, const T *x, T *y,
-                                    const float *gamma, const float *beta,
-                                    const float *running_mean, const float *running_var,
-                                    float *save_mean, float *save_invstd, Status *st) {
+static int forward_inference_channels(CudaContext *ctx, const BatchnormArgs *a, const T *x,
+                                      T *y, const float *gamma, const float *beta,
+                                      const float *running_mean, const float *running_var,
+                                      float *save_mean, float *save_invstd, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
-    TRY(check_sizes("batchnorm_forward_inference", n, channels, spatial, st));
-    CudaContext *ctx = cuda_context(b);
-    if (batchnorm_rows_apply(ctx, a))
-        return batchnorm_rows_forward_inference(ctx, a, x, y, gamma, beta, running_mean,
-                                                running_var, save_mean, save_invstd, st);
     // Enough blocks along x to cover one channel's values (capped: grid-stride), and one
     // row of blocks per channel (capped at gridDim.y's limit: grid-stride too).
     size_t per_channel = (size_t)n * (size_t)spatial;
@@ -426,6 +416,27 @@ static int forward_inference_stored(const Backend *b, const BatchnormArgs *a, co
         spatial, a->eps);
     CUDA_CHECK_LAUNCH("batchnorm_forward_inference_kernel");
     return 0;
+}
+
+static const char *forward_op(bool training) {
+    return training ? "batchnorm_forward_training" : "batchnorm_forward_inference";
+}
+
+// Training and evaluation share their checks and the choice of layout; `training` picks
+// which statistics normalise x: the batch's, or the running ones, read and never written.
+template <typename T>
+static int forward_stored(const Backend *b, const BatchnormArgs *a, bool training,
+                          const BatchnormForwardTensors *t, Status *st) {
+    TRY(check_sizes(forward_op(training), a->n, a->channels, a->spatial, st));
+    CudaContext *ctx = cuda_context(b);
+    if (batchnorm_rows_apply(ctx, a)) return batchnorm_rows_forward(ctx, a, training, t, st);
+    const T *x = (const T *)t->x;
+    T *y = (T *)t->y;
+    if (training)
+        return forward_training_channels(ctx, a, x, y, t->gamma, t->beta, t->running_mean,
+                                         t->running_var, t->save_mean, t->save_invstd, st);
+    return forward_inference_channels(ctx, a, x, y, t->gamma, t->beta, t->running_mean,
+                                      t->running_var, t->save_mean, t->save_invstd, st);
 }
 
 // Backward over many blocks per channel: two launches (see the kernels); without dx the
@@ -693,26 +704,22 @@ static int backward_data_with_sums_stored(const Backend *b, const BatchnormArgs 
 
 // ---- the table's entries: x, y, dy and dx stored as a->dtype ----------------------------
 
+static int batchnorm_forward(const Backend *b, const BatchnormArgs *a, bool training,
+                             const BatchnormForwardTensors *t, Status *st) {
+    TRY(backend_dtype_check(b, a->dtype, forward_op(training), st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = forward_stored<storage_t>(b, a, training, t, st));
+    return rc;
+}
+
 static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
                                            const BatchnormForwardTensors *t, Status *st) {
-    TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_training", st));
-    int rc = 0;
-    CUDA_STORAGE_DISPATCH(
-        a->dtype, rc = forward_training_stored(b, a, (const storage_t *)t->x, (storage_t *)t->y,
-                                               t->gamma, t->beta, t->running_mean, t->running_var,
-                                               t->save_mean, t->save_invstd, st));
-    return rc;
+    return batchnorm_forward(b, a, true, t, st);
 }
 
 static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
                                             const BatchnormForwardTensors *t, Status *st) {
-    TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_inference", st));
-    int rc = 0;
-    CUDA_STORAGE_DISPATCH(
-        a->dtype, rc = forward_inference_stored(b, a, (const storage_t *)t->x, (storage_t *)t->y,
-                                                t->gamma, t->beta, t->running_mean, t->running_var,
-                                                t->save_mean, t->save_invstd, st));
-    return rc;
+    return batchnorm_forward(b, a, false, t, st);
 }
 
 static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a,
