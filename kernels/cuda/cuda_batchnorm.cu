@@ -148,11 +148,8 @@ batchnorm_backward_kernel(const T *x, const T *dy, const float *gamma,
         double sum_dy = 0.0, sum_dy_xhat = 0.0;
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
              channel_advance(&cur)) {
-            size_t at = channel_at(cur, c, channels);
-            float d = storage_load(dy, at);
-            sum_dy += (double)d;
-            float xhat = channel_xhat(storage_load(x, at), mean, invstd);
-            sum_dy_xhat += (double)d * (double)xhat;
+            add_backward_terms(x, dy, channel_at(cur, c, channels), mean, invstd, &sum_dy,
+                               &sum_dy_xhat);
         }
         sum_dy = cuda_block_sum(sum_dy, shared);
         sum_dy_xhat = cuda_block_sum(sum_dy_xhat, shared);
@@ -164,10 +161,8 @@ batchnorm_backward_kernel(const T *x, const T *dy, const float *gamma,
         float mean_dy_xhat = batch_statistics ? (float)(sum_dy_xhat / m) : 0.0f;
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
              channel_advance(&cur)) {
-            size_t at = channel_at(cur, c, channels);
-            float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd,
-                                     scale, mean_dy, mean_dy_xhat);
-            storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
+            store_input_gradient(x, dy, dx, channel_at(cur, c, channels), mean, invstd, scale,
+                                 mean_dy, mean_dy_xhat, accumulate_dx);
         }
     }
 }
@@ -260,11 +255,8 @@ batchnorm_backward_partial_kernel(const T *x, const T *dy, const float *save_mea
     long long end = chunk_end(chunk, m);
     double sum_dy = 0.0, sum_dy_xhat = 0.0;
     for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
-        size_t at = channel_at(cur, c, channels);
-        float d = storage_load(dy, at);
-        sum_dy += (double)d;
-        float xhat = channel_xhat(storage_load(x, at), mean, invstd);
-        sum_dy_xhat += (double)d * (double)xhat;
+        add_backward_terms(x, dy, channel_at(cur, c, channels), mean, invstd, &sum_dy,
+                           &sum_dy_xhat);
     }
     sum_dy = cuda_block_sum(sum_dy, shared);
     sum_dy_xhat = cuda_block_sum(sum_dy_xhat, shared);
@@ -301,10 +293,8 @@ batchnorm_backward_split_kernel(const T *x, const T *dy, const float *gamma,
     float mean_dy_xhat = batch_statistics ? (float)(sum_dy_xhat / (double)m) : 0.0f;
     long long end = chunk_end(chunk, m);
     for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
-        size_t at = channel_at(cur, c, channels);
-        float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd,
-                                 scale, mean_dy, mean_dy_xhat);
-        storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
+        store_input_gradient(x, dy, dx, channel_at(cur, c, channels), mean, invstd, scale,
+                             mean_dy, mean_dy_xhat, accumulate_dx);
     }
 }
 
@@ -599,10 +589,8 @@ __global__ static void batchnorm_input_gradient_with_sums_kernel(
         float mean_dy = (float)(sums[c] / m), mean_dy_xhat = (float)(sums[channels + c] / m);
         for (ChannelCursor cur = channel_cursor(start, step, spatial); cur.s < n;
              channel_advance(&cur)) {
-            size_t at = channel_at(cur, c, channels);
-            float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd,
-                                     scale, mean_dy, mean_dy_xhat);
-            storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
+            store_input_gradient(x, dy, dx, channel_at(cur, c, channels), mean, invstd, scale,
+                                 mean_dy, mean_dy_xhat, accumulate_dx);
         }
     }
 }

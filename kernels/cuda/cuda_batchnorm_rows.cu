@@ -119,12 +119,9 @@ __device__ static inline void rows_input_gradients(const T *x, const T *dy, T *d
                                                    int channels, const RowSplit &s, float mean,
                                                    float invstd, float scale, float mean_dy,
                                                    float mean_dy_xhat, int accumulate_dx) {
-    for (; cur.row < cur.end; cur.row += s.lanes) {
-        size_t at = row_at(cur, channels);
-        float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd, scale,
-                                 mean_dy, mean_dy_xhat);
-        storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
-    }
+    for (; cur.row < cur.end; cur.row += s.lanes)
+        store_input_gradient(x, dy, dx, row_at(cur, channels), mean, invstd, scale, mean_dy,
+                             mean_dy_xhat, accumulate_dx);
 }
 
 // ---- training forward ---------------------------------------------------------------------
