@@ -242,6 +242,32 @@ batchnorm_normalise_split_kernel(const T *x, T *y, const float *gamma,
                         running_mean, running_var);
 }
 
+// Block (chunk, c)'s pair of sums over its chunk into the [channels][chunks] partials:
+// backward's pass 1 (Backward: dy is always set, so each value adds dy and dy * xhat
+// without add_share_value's test) and --sync-batchnorm's share pass 1 (add_share_value).
+template <bool Backward, typename T>
+__device__ static inline void chunk_pair_partials(const T *x, const T *dy, float mean,
+                                                  float invstd, int c, int channels,
+                                                  int spatial, long long m, long long chunk,
+                                                  double *firsts, double *seconds) {
+    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
+    long long end = chunk_end(chunk, m);
+    double first = 0.0, second = 0.0;
+    for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
+        size_t at = channel_at(cur, c, channels);
+        if (Backward)
+            add_backward_terms(x, dy, at, mean, invstd, &first, &second);
+        else
+            add_share_value(x, dy, at, mean, invstd, &first, &second);
+    }
+    first = cuda_block_sum(first, shared);
+    second = cuda_block_sum(second, shared);
+    if (threadIdx.x == 0) {
+        firsts[(size_t)c * gridDim.x + blockIdx.x] = first;
+        seconds[(size_t)c * gridDim.x + blockIdx.x] = second;
+    }
+}
+
 // Backward, pass 1: each chunk's sum of dy and of dy * xhat.
 template <typename T>
 __global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
@@ -249,21 +275,9 @@ batchnorm_backward_partial_kernel(const T *x, const T *dy, const float *save_mea
                                   const float *save_invstd, int channels, int spatial,
                                   long long m, long long chunk, double *sums_dy,
                                   double *sums_dy_xhat) {
-    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
     int c = blockIdx.y;
-    float mean = save_mean[c], invstd = save_invstd[c];
-    long long end = chunk_end(chunk, m);
-    double sum_dy = 0.0, sum_dy_xhat = 0.0;
-    for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
-        add_backward_terms(x, dy, channel_at(cur, c, channels), mean, invstd, &sum_dy,
-                           &sum_dy_xhat);
-    }
-    sum_dy = cuda_block_sum(sum_dy, shared);
-    sum_dy_xhat = cuda_block_sum(sum_dy_xhat, shared);
-    if (threadIdx.x == 0) {
-        sums_dy[(size_t)c * gridDim.x + blockIdx.x] = sum_dy;
-        sums_dy_xhat[(size_t)c * gridDim.x + blockIdx.x] = sum_dy_xhat;
-    }
+    chunk_pair_partials<true>(x, dy, save_mean[c], save_invstd[c], c, channels, spatial, m,
+                              chunk, sums_dy, sums_dy_xhat);
 }
 
 // Backward, pass 2: the channel's sums; the first block of each channel writes dgamma and
@@ -520,19 +534,10 @@ batchnorm_share_partial_kernel(const T *x, const T *dy, const float *save_mean,
                                const float *save_invstd, int channels, int spatial,
                                long long m, long long chunk, double *firsts,
                                double *seconds) {
-    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
     int c = blockIdx.y;
     float mean = dy ? save_mean[c] : 0.0f, invstd = dy ? save_invstd[c] : 0.0f;
-    long long end = chunk_end(chunk, m);
-    double first = 0.0, second = 0.0;
-    for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur))
-        add_share_value(x, dy, channel_at(cur, c, channels), mean, invstd, &first, &second);
-    first = cuda_block_sum(first, shared);
-    second = cuda_block_sum(second, shared);
-    if (threadIdx.x == 0) {
-        firsts[(size_t)c * gridDim.x + blockIdx.x] = first;
-        seconds[(size_t)c * gridDim.x + blockIdx.x] = second;
-    }
+    chunk_pair_partials<false>(x, dy, mean, invstd, c, channels, spatial, m, chunk, firsts,
+                               seconds);
 }
 
 // Many blocks per channel, pass 2: one block per channel adds its partials.
