@@ -715,77 +715,61 @@ static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArg
     return batchnorm_forward(b, a, false, t, st);
 }
 
-// The other entries' bodies for storage type T, one overload per op's tensors: each casts
-// x, y, dy and dx to T for the op's *_stored.
-template <typename T>
-static int stored_op(const Backend *b, const BatchnormArgs *a, const BatchnormBackwardTensors *t,
-                     Status *st) {
-    return backward_stored(b, a, (const T *)t->x, (const T *)t->dy, t->gamma, t->save_mean,
-                           t->save_invstd, (T *)t->dx, t->dgamma, t->dbeta, st);
-}
-
-// batchnorm_channel_sums passes dy NULL (and nothing else to write but the sums).
-template <typename T>
-static int stored_op(const Backend *b, const BatchnormArgs *a,
-                     const BatchnormBackwardChannelSumsTensors *t, Status *st) {
-    return share_sums<T>(b, t->dy ? "batchnorm_backward_channel_sums" : "batchnorm_channel_sums",
-                         a, (const T *)t->x, (const T *)t->dy, t->save_mean, t->save_invstd,
-                         t->sums, t->dgamma, t->dbeta, st);
-}
-
-template <typename T>
-static int stored_op(const Backend *b, const BatchnormArgs *a,
-                     const BatchnormForwardWithSumsTensors *t, Status *st) {
-    return forward_with_sums_stored(b, a, (const T *)t->x, (T *)t->y, t->gamma, t->beta, t->sums,
-                                    t->running_mean, t->running_var, t->save_mean,
-                                    t->save_invstd, st);
-}
-
-template <typename T>
-static int stored_op(const Backend *b, const BatchnormArgs *a,
-                     const BatchnormBackwardDataWithSumsTensors *t, Status *st) {
-    return backward_data_with_sums_stored(b, a, (const T *)t->x, (const T *)t->dy, t->gamma,
-                                          t->save_mean, t->save_invstd, t->sums, (T *)t->dx,
-                                          st);
-}
-
-// The entries below: check the dtype under the op's name, then run stored_op for the
-// storage type.
-template <typename Tensors>
-static int batchnorm_entry(const Backend *b, const BatchnormArgs *a, const char *op,
-                           const Tensors *t, Status *st) {
-    TRY(backend_dtype_check(b, a->dtype, op, st));
-    int rc = 0;
-    CUDA_STORAGE_DISPATCH(a->dtype, rc = stored_op<storage_t>(b, a, t, st));
-    return rc;
-}
-
 static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a,
                                    const BatchnormBackwardTensors *t, Status *st) {
-    return batchnorm_entry(b, a, "batchnorm_backward", t, st);
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_backward", st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(
+        a->dtype, rc = backward_stored(b, a, (const storage_t *)t->x, (const storage_t *)t->dy,
+                                       t->gamma, t->save_mean, t->save_invstd, (storage_t *)t->dx,
+                                       t->dgamma, t->dbeta, st));
+    return rc;
 }
 
 static int cuda_batchnorm_channel_sums(const Backend *b, const BatchnormArgs *a, const void *x,
                                        double *sums, Status *st) {
-    const BatchnormBackwardChannelSumsTensors t = {x, NULL, NULL, NULL, sums, NULL, NULL};
-    return batchnorm_entry(b, a, "batchnorm_channel_sums", &t, st);
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_channel_sums", st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = share_sums<storage_t>(
+                                        b, "batchnorm_channel_sums", a, (const storage_t *)x,
+                                        NULL, NULL, NULL, sums, NULL, NULL, st));
+    return rc;
 }
 
 static int cuda_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a,
                                                 const BatchnormBackwardChannelSumsTensors *t,
                                                 Status *st) {
-    return batchnorm_entry(b, a, "batchnorm_backward_channel_sums", t, st);
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_backward_channel_sums", st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = share_sums<storage_t>(b, "batchnorm_backward_channel_sums",
+                                                               a, (const storage_t *)t->x,
+                                                               (const storage_t *)t->dy,
+                                                               t->save_mean, t->save_invstd,
+                                                               t->sums, t->dgamma, t->dbeta, st));
+    return rc;
 }
 
 static int cuda_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs *a,
                                             const BatchnormForwardWithSumsTensors *t, Status *st) {
-    return batchnorm_entry(b, a, "batchnorm_forward_with_sums", t, st);
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_with_sums", st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(
+        a->dtype, rc = forward_with_sums_stored(b, a, (const storage_t *)t->x, (storage_t *)t->y,
+                                                t->gamma, t->beta, t->sums, t->running_mean,
+                                                t->running_var, t->save_mean, t->save_invstd, st));
+    return rc;
 }
 
 static int cuda_batchnorm_backward_data_with_sums(const Backend *b, const BatchnormArgs *a,
                                                   const BatchnormBackwardDataWithSumsTensors *t,
                                                   Status *st) {
-    return batchnorm_entry(b, a, "batchnorm_backward_data_with_sums", t, st);
+    TRY(backend_dtype_check(b, a->dtype, "batchnorm_backward_data_with_sums", st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype,
+                          rc = backward_data_with_sums_stored(
+                              b, a, (const storage_t *)t->x, (const storage_t *)t->dy, t->gamma,
+                              t->save_mean, t->save_invstd, t->sums, (storage_t *)t->dx, st));
+    return rc;
 }
 
 void cuda_register_batchnorm_ops(Backend *table) {
