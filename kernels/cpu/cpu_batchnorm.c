@@ -82,15 +82,28 @@ static void update_running(float *running_mean, float *running_var, int c, float
     running_var[c] = (float)((1.0 - momentum) * running_var[c] + momentum * unbiased_var);
 }
 
+// The end of both training forwards for channel c, from its statistics over m values:
+// normalise with the biased variance `var`, save mean and invstd for backward, and update
+// the running statistics with the unbiased variance, squares / (m - 1), where it is
+// defined (m > 1). `squares` is the sum of squared deviations from the mean.
+static void normalise_with_batch_statistics(const BatchnormArgs *a, const float *x, float *y,
+                                            const BatchnormForwardTensors *t, int c, double m,
+                                            double mean, double var, double squares) {
+    double invstd = 1.0 / sqrt(var + (double)a->eps);
+    t->save_mean[c] = (float)mean;
+    t->save_invstd[c] = (float)invstd;
+    normalise_channel(x, y, a->n, c, a->channels, a->spatial, (float)mean, (float)invstd,
+                      t->gamma[c], t->beta[c]);
+    if (m > 1.0)
+        update_running(t->running_mean, t->running_var, c, a->momentum, mean,
+                       squares / (m - 1.0));
+}
+
 // The forward ops compute on f32 x and y (staged from 16-bit storage by the caller) and
 // take the rest of their tensors from t.
 static int forward_training_f32(const BatchnormArgs *a, const float *x, float *y,
                                 const BatchnormForwardTensors *t, Status *st) {
-    const float *gamma = t->gamma, *beta = t->beta;
-    float *running_mean = t->running_mean, *running_var = t->running_var;
-    float *save_mean = t->save_mean, *save_invstd = t->save_invstd;
     int n = a->n, channels = a->channels, spatial = a->spatial;
-    float momentum = a->momentum, eps = a->eps;
     TRY(check_sizes(n, channels, spatial, st));
     double m = (double)n * (double)spatial;
     for (int c = 0; c < channels; c++) {
@@ -110,13 +123,7 @@ static int forward_training_f32(const BatchnormArgs *a, const float *x, float *y
             }
         }
         double var = squares / m;  // biased: what normalises, as in PyTorch
-        double invstd = 1.0 / sqrt(var + (double)eps);
-        save_mean[c] = (float)mean;
-        save_invstd[c] = (float)invstd;
-        normalise_channel(x, y, n, c, channels, spatial, (float)mean, (float)invstd, gamma[c],
-                          beta[c]);
-        if (m > 1.0)
-            update_running(running_mean, running_var, c, momentum, mean, squares / (m - 1.0));
+        normalise_with_batch_statistics(a, x, y, t, c, m, mean, var, squares);
     }
     return 0;
 }
@@ -205,28 +212,28 @@ static int channel_sums_f32(const BatchnormArgs *a, const float *x, double *sums
     return 0;
 }
 
-static int forward_with_sums_f32(const BatchnormArgs *a, const float *x, float *y,
-                                 const float *gamma, const float *beta, const double *sums,
-                                 float *running_mean, float *running_var, float *save_mean,
-                                 float *save_invstd, Status *st) {
-    int n = a->n, channels = a->channels, spatial = a->spatial;
-    float momentum = a->momentum, eps = a->eps;
-    TRY(check_share_sizes(n, channels, spatial, st));
-    double m = sums[2 * channels];
-    if (m < 1.0)
+// The values per channel over every rank's share (the sums' last entry) into *m, checked:
+// the ops that finish from the sums need at least one.
+static int summed_count(const BatchnormArgs *a, const double *sums, double *m, Status *st) {
+    TRY(check_share_sizes(a->n, a->channels, a->spatial, st));
+    *m = sums[2 * a->channels];
+    if (*m < 1.0)
         return status_fail(st, STATUS_RUNTIME_ERROR, "batchnorm: the ranks' shares hold %g values "
-                           "per channel in all", m);
+                           "per channel in all", *m);
+    return 0;
+}
+
+static int forward_with_sums_f32(const BatchnormArgs *a, const float *x, float *y,
+                                 const BatchnormForwardTensors *t, const double *sums,
+                                 Status *st) {
+    int channels = a->channels;
+    double m;
+    TRY(summed_count(a, sums, &m, st));
     for (int c = 0; c < channels; c++) {
         double mean = sums[c] / m;
         double var = sums[channels + c] / m - mean * mean;
         if (var < 0.0) var = 0.0;  // rounding, where every value is (nearly) the same
-        double invstd = 1.0 / sqrt(var + (double)eps);
-        save_mean[c] = (float)mean;
-        save_invstd[c] = (float)invstd;
-        normalise_channel(x, y, n, c, channels, spatial, (float)mean, (float)invstd, gamma[c],
-                          beta[c]);
-        if (m > 1.0)
-            update_running(running_mean, running_var, c, momentum, mean, var * m / (m - 1.0));
+        normalise_with_batch_statistics(a, x, y, t, c, m, mean, var, var * m);
     }
     return 0;
 }
@@ -255,11 +262,8 @@ static int backward_data_with_sums_f32(const BatchnormArgs *a, const float *x, c
                                        const float *save_invstd, const double *sums, float *dx,
                                        Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
-    TRY(check_share_sizes(n, channels, spatial, st));
-    double m = sums[2 * channels];
-    if (m < 1.0)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "batchnorm: the ranks' shares hold %g values "
-                           "per channel in all", m);
+    double m;
+    TRY(summed_count(a, sums, &m, st));
     for (int c = 0; c < channels; c++) {
         float mean = save_mean[c], invstd = save_invstd[c], scale = gamma[c] * invstd;
         float mean_dy = (float)(sums[c] / m), mean_dy_xhat = (float)(sums[channels + c] / m);
@@ -380,10 +384,11 @@ static int cpu_batchnorm_forward_with_sums(const Backend *b, const BatchnormArgs
                                            const BatchnormForwardWithSumsTensors *t, Status *st) {
     TRY(check_args(b, a, "batchnorm_forward_with_sums", 1, st));
     Staged s;
+    // Its tensors but the sums, as the other training forward takes them.
+    const BatchnormForwardTensors forward = {t->x, t->y, t->gamma, t->beta, t->running_mean,
+                                             t->running_var, t->save_mean, t->save_invstd};
     TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
-    return unstage(&s, a, t->y,
-                   forward_with_sums_f32(a, s.x, s.out, t->gamma, t->beta, t->sums, t->running_mean,
-                                         t->running_var, t->save_mean, t->save_invstd, st));
+    return unstage(&s, a, t->y, forward_with_sums_f32(a, s.x, s.out, &forward, t->sums, st));
 }
 
 static int cpu_batchnorm_backward_channel_sums(const Backend *b, const BatchnormArgs *a,

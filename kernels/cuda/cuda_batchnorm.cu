@@ -148,11 +148,8 @@ batchnorm_backward_kernel(const T *x, const T *dy, const float *gamma,
         double sum_dy = 0.0, sum_dy_xhat = 0.0;
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
              channel_advance(&cur)) {
-            size_t at = channel_at(cur, c, channels);
-            float d = storage_load(dy, at);
-            sum_dy += (double)d;
-            float xhat = channel_xhat(storage_load(x, at), mean, invstd);
-            sum_dy_xhat += (double)d * (double)xhat;
+            add_backward_terms(x, dy, channel_at(cur, c, channels), mean, invstd, &sum_dy,
+                               &sum_dy_xhat);
         }
         sum_dy = cuda_block_sum(sum_dy, shared);
         sum_dy_xhat = cuda_block_sum(sum_dy_xhat, shared);
@@ -164,10 +161,8 @@ batchnorm_backward_kernel(const T *x, const T *dy, const float *gamma,
         float mean_dy_xhat = batch_statistics ? (float)(sum_dy_xhat / m) : 0.0f;
         for (ChannelCursor cur = channel_cursor(threadIdx.x, blockDim.x, spatial); cur.s < n;
              channel_advance(&cur)) {
-            size_t at = channel_at(cur, c, channels);
-            float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd,
-                                     scale, mean_dy, mean_dy_xhat);
-            storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
+            store_input_gradient(x, dy, dx, channel_at(cur, c, channels), mean, invstd, scale,
+                                 mean_dy, mean_dy_xhat, accumulate_dx);
         }
     }
 }
@@ -247,6 +242,32 @@ batchnorm_normalise_split_kernel(const T *x, T *y, const float *gamma,
                         running_mean, running_var);
 }
 
+// Block (chunk, c)'s pair of sums over its chunk into the [channels][chunks] partials:
+// backward's pass 1 (Backward: dy is always set, so each value adds dy and dy * xhat
+// without add_share_value's test) and --sync-batchnorm's share pass 1 (add_share_value).
+template <bool Backward, typename T>
+__device__ static inline void chunk_pair_partials(const T *x, const T *dy, float mean,
+                                                  float invstd, int c, int channels,
+                                                  int spatial, long long m, long long chunk,
+                                                  double *firsts, double *seconds) {
+    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
+    long long end = chunk_end(chunk, m);
+    double first = 0.0, second = 0.0;
+    for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
+        size_t at = channel_at(cur, c, channels);
+        if (Backward)
+            add_backward_terms(x, dy, at, mean, invstd, &first, &second);
+        else
+            add_share_value(x, dy, at, mean, invstd, &first, &second);
+    }
+    first = cuda_block_sum(first, shared);
+    second = cuda_block_sum(second, shared);
+    if (threadIdx.x == 0) {
+        firsts[(size_t)c * gridDim.x + blockIdx.x] = first;
+        seconds[(size_t)c * gridDim.x + blockIdx.x] = second;
+    }
+}
+
 // Backward, pass 1: each chunk's sum of dy and of dy * xhat.
 template <typename T>
 __global__ static void __launch_bounds__(CHANNEL_REDUCE_THREADS)
@@ -254,24 +275,9 @@ batchnorm_backward_partial_kernel(const T *x, const T *dy, const float *save_mea
                                   const float *save_invstd, int channels, int spatial,
                                   long long m, long long chunk, double *sums_dy,
                                   double *sums_dy_xhat) {
-    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
     int c = blockIdx.y;
-    float mean = save_mean[c], invstd = save_invstd[c];
-    long long end = chunk_end(chunk, m);
-    double sum_dy = 0.0, sum_dy_xhat = 0.0;
-    for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
-        size_t at = channel_at(cur, c, channels);
-        float d = storage_load(dy, at);
-        sum_dy += (double)d;
-        float xhat = channel_xhat(storage_load(x, at), mean, invstd);
-        sum_dy_xhat += (double)d * (double)xhat;
-    }
-    sum_dy = cuda_block_sum(sum_dy, shared);
-    sum_dy_xhat = cuda_block_sum(sum_dy_xhat, shared);
-    if (threadIdx.x == 0) {
-        sums_dy[(size_t)c * gridDim.x + blockIdx.x] = sum_dy;
-        sums_dy_xhat[(size_t)c * gridDim.x + blockIdx.x] = sum_dy_xhat;
-    }
+    chunk_pair_partials<true>(x, dy, save_mean[c], save_invstd[c], c, channels, spatial, m,
+                              chunk, sums_dy, sums_dy_xhat);
 }
 
 // Backward, pass 2: the channel's sums; the first block of each channel writes dgamma and
@@ -301,10 +307,8 @@ batchnorm_backward_split_kernel(const T *x, const T *dy, const float *gamma,
     float mean_dy_xhat = batch_statistics ? (float)(sum_dy_xhat / (double)m) : 0.0f;
     long long end = chunk_end(chunk, m);
     for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur)) {
-        size_t at = channel_at(cur, c, channels);
-        float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd,
-                                 scale, mean_dy, mean_dy_xhat);
-        storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
+        store_input_gradient(x, dy, dx, channel_at(cur, c, channels), mean, invstd, scale,
+                             mean_dy, mean_dy_xhat, accumulate_dx);
     }
 }
 
@@ -380,16 +384,11 @@ static int forward_training_split(CudaContext *ctx, const BatchnormArgs *a, Chan
 }
 
 template <typename T>
-static int forward_training_stored(const Backend *b, const BatchnormArgs *a, const T *x, T *y,
-                                   const float *gamma, const float *beta, float *running_mean,
-                                   float *running_var, float *save_mean, float *save_invstd,
-                                   Status *st) {
+static int forward_training_channels(CudaContext *ctx, const BatchnormArgs *a, const T *x, T *y,
+                                     const float *gamma, const float *beta, float *running_mean,
+                                     float *running_var, float *save_mean, float *save_invstd,
+                                     Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
-    TRY(check_sizes("batchnorm_forward_training", n, channels, spatial, st));
-    CudaContext *ctx = cuda_context(b);
-    if (batchnorm_rows_apply(ctx, a))
-        return batchnorm_rows_forward_training(ctx, a, x, y, gamma, beta, running_mean,
-                                               running_var, save_mean, save_invstd, st);
     ChannelSplit split = bn_split(ctx, a);
     if (split.chunks >= 2)
         return forward_training_split(ctx, a, split, x, y, gamma, beta, running_mean,
@@ -405,16 +404,11 @@ static int forward_training_stored(const Backend *b, const BatchnormArgs *a, con
 }
 
 template <typename T>
-static int forward_inference_stored(const Backend *b, const BatchnormArgs *a, const T *x, T *y,
-                                    const float *gamma, const float *beta,
-                                    const float *running_mean, const float *running_var,
-                                    float *save_mean, float *save_invstd, Status *st) {
+static int forward_inference_channels(CudaContext *ctx, const BatchnormArgs *a, const T *x,
+                                      T *y, const float *gamma, const float *beta,
+                                      const float *running_mean, const float *running_var,
+                                      float *save_mean, float *save_invstd, Status *st) {
     int n = a->n, channels = a->channels, spatial = a->spatial;
-    TRY(check_sizes("batchnorm_forward_inference", n, channels, spatial, st));
-    CudaContext *ctx = cuda_context(b);
-    if (batchnorm_rows_apply(ctx, a))
-        return batchnorm_rows_forward_inference(ctx, a, x, y, gamma, beta, running_mean,
-                                                running_var, save_mean, save_invstd, st);
     // Enough blocks along x to cover one channel's values (capped: grid-stride), and one
     // row of blocks per channel (capped at gridDim.y's limit: grid-stride too).
     size_t per_channel = (size_t)n * (size_t)spatial;
@@ -426,6 +420,27 @@ static int forward_inference_stored(const Backend *b, const BatchnormArgs *a, co
         spatial, a->eps);
     CUDA_CHECK_LAUNCH("batchnorm_forward_inference_kernel");
     return 0;
+}
+
+static const char *forward_op(bool training) {
+    return training ? "batchnorm_forward_training" : "batchnorm_forward_inference";
+}
+
+// Training and evaluation share their checks and the choice of layout; `training` picks
+// which statistics normalise x: the batch's, or the running ones, read and never written.
+template <typename T>
+static int forward_stored(const Backend *b, const BatchnormArgs *a, bool training,
+                          const BatchnormForwardTensors *t, Status *st) {
+    TRY(check_sizes(forward_op(training), a->n, a->channels, a->spatial, st));
+    CudaContext *ctx = cuda_context(b);
+    if (batchnorm_rows_apply(ctx, a)) return batchnorm_rows_forward(ctx, a, training, t, st);
+    const T *x = (const T *)t->x;
+    T *y = (T *)t->y;
+    if (training)
+        return forward_training_channels(ctx, a, x, y, t->gamma, t->beta, t->running_mean,
+                                         t->running_var, t->save_mean, t->save_invstd, st);
+    return forward_inference_channels(ctx, a, x, y, t->gamma, t->beta, t->running_mean,
+                                      t->running_var, t->save_mean, t->save_invstd, st);
 }
 
 // Backward over many blocks per channel: two launches (see the kernels); without dx the
@@ -519,19 +534,10 @@ batchnorm_share_partial_kernel(const T *x, const T *dy, const float *save_mean,
                                const float *save_invstd, int channels, int spatial,
                                long long m, long long chunk, double *firsts,
                                double *seconds) {
-    __shared__ double shared[BN_MAX_WARPS];  // BN_SHARED_BYTES
     int c = blockIdx.y;
     float mean = dy ? save_mean[c] : 0.0f, invstd = dy ? save_invstd[c] : 0.0f;
-    long long end = chunk_end(chunk, m);
-    double first = 0.0, second = 0.0;
-    for (ChannelCursor cur = chunk_cursor(chunk, spatial); cur.k < end; channel_advance(&cur))
-        add_share_value(x, dy, channel_at(cur, c, channels), mean, invstd, &first, &second);
-    first = cuda_block_sum(first, shared);
-    second = cuda_block_sum(second, shared);
-    if (threadIdx.x == 0) {
-        firsts[(size_t)c * gridDim.x + blockIdx.x] = first;
-        seconds[(size_t)c * gridDim.x + blockIdx.x] = second;
-    }
+    chunk_pair_partials<false>(x, dy, mean, invstd, c, channels, spatial, m, chunk, firsts,
+                               seconds);
 }
 
 // Many blocks per channel, pass 2: one block per channel adds its partials.
@@ -588,10 +594,8 @@ __global__ static void batchnorm_input_gradient_with_sums_kernel(
         float mean_dy = (float)(sums[c] / m), mean_dy_xhat = (float)(sums[channels + c] / m);
         for (ChannelCursor cur = channel_cursor(start, step, spatial); cur.s < n;
              channel_advance(&cur)) {
-            size_t at = channel_at(cur, c, channels);
-            float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd,
-                                     scale, mean_dy, mean_dy_xhat);
-            storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
+            store_input_gradient(x, dy, dx, channel_at(cur, c, channels), mean, invstd, scale,
+                                 mean_dy, mean_dy_xhat, accumulate_dx);
         }
     }
 }
@@ -693,26 +697,22 @@ static int backward_data_with_sums_stored(const Backend *b, const BatchnormArgs 
 
 // ---- the table's entries: x, y, dy and dx stored as a->dtype ----------------------------
 
+static int batchnorm_forward(const Backend *b, const BatchnormArgs *a, bool training,
+                             const BatchnormForwardTensors *t, Status *st) {
+    TRY(backend_dtype_check(b, a->dtype, forward_op(training), st));
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = forward_stored<storage_t>(b, a, training, t, st));
+    return rc;
+}
+
 static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
                                            const BatchnormForwardTensors *t, Status *st) {
-    TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_training", st));
-    int rc = 0;
-    CUDA_STORAGE_DISPATCH(
-        a->dtype, rc = forward_training_stored(b, a, (const storage_t *)t->x, (storage_t *)t->y,
-                                               t->gamma, t->beta, t->running_mean, t->running_var,
-                                               t->save_mean, t->save_invstd, st));
-    return rc;
+    return batchnorm_forward(b, a, true, t, st);
 }
 
 static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
                                             const BatchnormForwardTensors *t, Status *st) {
-    TRY(backend_dtype_check(b, a->dtype, "batchnorm_forward_inference", st));
-    int rc = 0;
-    CUDA_STORAGE_DISPATCH(
-        a->dtype, rc = forward_inference_stored(b, a, (const storage_t *)t->x, (storage_t *)t->y,
-                                                t->gamma, t->beta, t->running_mean, t->running_var,
-                                                t->save_mean, t->save_invstd, st));
-    return rc;
+    return batchnorm_forward(b, a, false, t, st);
 }
 
 static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a,

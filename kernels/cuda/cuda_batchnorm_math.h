@@ -81,18 +81,39 @@ __device__ static inline float input_gradient(float x, float dy, float mean, flo
     return __fmul_rn(scale, centred);
 }
 
+// Element `at` of dx: input_gradient, added to what dx holds when accumulating (dx is read
+// only then), rounded once on the store.
+template <typename T>
+__device__ static inline void store_input_gradient(const T *x, const T *dy, T *dx, size_t at,
+                                                   float mean, float invstd, float scale,
+                                                   float mean_dy, float mean_dy_xhat,
+                                                   int accumulate_dx) {
+    float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd, scale,
+                             mean_dy, mean_dy_xhat);
+    storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
+}
+
+// One value's part of backward's two sums, dy and dy * xhat, xhat rounded to float as the
+// CPU rounds it.
+template <typename T>
+__device__ static inline void add_backward_terms(const T *x, const T *dy, size_t at, float mean,
+                                                 float invstd, double *sum_dy,
+                                                 double *sum_dy_xhat) {
+    float d = storage_load(dy, at);
+    *sum_dy += (double)d;
+    *sum_dy_xhat += (double)d * (double)channel_xhat(storage_load(x, at), mean, invstd);
+}
+
 // ---- --sync-batchnorm: statistics summed over processes ----------------------------------
 
 // One value's part of a share's two sums: forward (dy NULL) x and x^2; backward dy and
-// dy * xhat, xhat rounded to float as the CPU rounds it.
+// dy * xhat (add_backward_terms).
 template <typename T>
 __device__ static inline void add_share_value(const T *x, const T *dy, size_t at,
                                               float mean, float invstd, double *first,
                                               double *second) {
     if (dy) {
-        float d = storage_load(dy, at);
-        *first += (double)d;
-        *second += (double)d * (double)channel_xhat(storage_load(x, at), mean, invstd);
+        add_backward_terms(x, dy, at, mean, invstd, first, second);
     } else {
         double v = (double)storage_load(x, at);
         *first += v;

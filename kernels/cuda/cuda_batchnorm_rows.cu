@@ -119,12 +119,9 @@ __device__ static inline void rows_input_gradients(const T *x, const T *dy, T *d
                                                    int channels, const RowSplit &s, float mean,
                                                    float invstd, float scale, float mean_dy,
                                                    float mean_dy_xhat, int accumulate_dx) {
-    for (; cur.row < cur.end; cur.row += s.lanes) {
-        size_t at = row_at(cur, channels);
-        float g = input_gradient(storage_load(x, at), storage_load(dy, at), mean, invstd, scale,
-                                 mean_dy, mean_dy_xhat);
-        storage_store(dx, at, accumulate_dx ? storage_load(dx, at) + g : g);
-    }
+    for (; cur.row < cur.end; cur.row += s.lanes)
+        store_input_gradient(x, dy, dx, row_at(cur, channels), mean, invstd, scale, mean_dy,
+                             mean_dy_xhat, accumulate_dx);
 }
 
 // ---- training forward ---------------------------------------------------------------------
@@ -335,19 +332,35 @@ static int rows_totals(CudaContext *ctx, const BatchnormArgs *a, const RowSplit 
     return 0;
 }
 
-// A pair of sums per channel (rows_pair_partial_kernel) into their totals.
+// What every launch below sets up: the shape's split, the (chunk, tile) grid, and the two
+// halves of the context's scratch, where the reducing passes keep their partials.
+struct RowsPass {
+    RowSplit s;
+    dim3 grid;
+    double *first, *second;
+};
+
+static int rows_pass(CudaContext *ctx, const BatchnormArgs *a, const char *op, RowsPass *p,
+                     Status *st) {
+    TRY(rows_split_for(a, op, &p->s, st));
+    p->grid = dim3((unsigned)p->s.chunks, (unsigned)p->s.tiles);
+    p->first = (double *)ctx->partials;
+    p->second = p->first + ROWS_ROOM;
+    return 0;
+}
+
+// A pair of sums per channel (rows_pair_partial_kernel) into their totals, in the scratch's
+// two halves.
 template <typename T>
-static int rows_pair_sums(CudaContext *ctx, const BatchnormArgs *a, const RowSplit &s,
+static int rows_pair_sums(CudaContext *ctx, const BatchnormArgs *a, const RowsPass &p,
                           const T *x, const T *dy, const float *save_mean,
-                          const float *save_invstd, double *firsts, double *seconds,
-                          Status *st) {
-    dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
-    CUDA_CHECK_CONFIG(ctx, "rows_pair_partial_kernel", grid, s.threads, ROWS_SHARED_BYTES,
+                          const float *save_invstd, Status *st) {
+    CUDA_CHECK_CONFIG(ctx, "rows_pair_partial_kernel", p.grid, p.s.threads, ROWS_SHARED_BYTES,
                       rows_elements(a), 64);
-    rows_pair_partial_kernel<<<grid, s.threads, 0, ctx->stream>>>(
-        x, dy, save_mean, save_invstd, a->channels, (long long)a->n, s, firsts, seconds);
+    rows_pair_partial_kernel<<<p.grid, p.s.threads, 0, ctx->stream>>>(
+        x, dy, save_mean, save_invstd, a->channels, (long long)a->n, p.s, p.first, p.second);
     CUDA_CHECK_LAUNCH("rows_pair_partial_kernel");
-    return rows_totals(ctx, a, s, firsts, seconds, st);
+    return rows_totals(ctx, a, p.s, p.first, p.second, st);
 }
 
 template <typename T>
@@ -355,27 +368,27 @@ static int rows_forward_training(CudaContext *ctx, const BatchnormArgs *a, const
                                  const float *gamma, const float *beta, float *running_mean,
                                  float *running_var, float *save_mean, float *save_invstd,
                                  Status *st) {
-    RowSplit s;
-    TRY(rows_split_for(a, "batchnorm_forward_training", &s, st));
+    RowsPass p;
+    TRY(rows_pass(ctx, a, "batchnorm_forward_training", &p, st));
     int channels = a->channels;
     long long rows = a->n;
-    double *sums = (double *)ctx->partials, *squares = sums + ROWS_ROOM;
-    dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
+    const RowSplit &s = p.s;
+    double *sums = p.first, *squares = p.second;
     size_t elements = rows_elements(a);
-    CUDA_CHECK_CONFIG(ctx, "rows_sum_partial_kernel", grid, s.threads, ROWS_SHARED_BYTES,
+    CUDA_CHECK_CONFIG(ctx, "rows_sum_partial_kernel", p.grid, s.threads, ROWS_SHARED_BYTES,
                       elements, 64);
-    rows_sum_partial_kernel<<<grid, s.threads, 0, ctx->stream>>>(x, channels, rows, s, sums);
+    rows_sum_partial_kernel<<<p.grid, s.threads, 0, ctx->stream>>>(x, channels, rows, s, sums);
     CUDA_CHECK_LAUNCH("rows_sum_partial_kernel");
     TRY(rows_totals(ctx, a, s, sums, NULL, st));
     double *sum_totals = row_totals(sums, channels, s.chunks);
-    CUDA_CHECK_CONFIG(ctx, "rows_squares_partial_kernel", grid, s.threads,
+    CUDA_CHECK_CONFIG(ctx, "rows_squares_partial_kernel", p.grid, s.threads,
                       ROWS_SHARED_BYTES, elements, 64);
-    rows_squares_partial_kernel<<<grid, s.threads, 0, ctx->stream>>>(x, channels, rows, s,
-                                                                         sum_totals, squares);
+    rows_squares_partial_kernel<<<p.grid, s.threads, 0, ctx->stream>>>(x, channels, rows, s,
+                                                                           sum_totals, squares);
     CUDA_CHECK_LAUNCH("rows_squares_partial_kernel");
     TRY(rows_totals(ctx, a, s, squares, NULL, st));
-    CUDA_CHECK_CONFIG(ctx, "rows_normalise_kernel", grid, s.threads, 0, elements, 64);
-    rows_normalise_kernel<<<grid, s.threads, 0, ctx->stream>>>(
+    CUDA_CHECK_CONFIG(ctx, "rows_normalise_kernel", p.grid, s.threads, 0, elements, 64);
+    rows_normalise_kernel<<<p.grid, s.threads, 0, ctx->stream>>>(
         x, y, gamma, beta, running_mean, running_var, save_mean, save_invstd, channels, rows, s,
         sum_totals, row_totals(squares, channels, s.chunks), a->momentum, a->eps);
     CUDA_CHECK_LAUNCH("rows_normalise_kernel");
@@ -387,14 +400,14 @@ static int rows_forward_inference(CudaContext *ctx, const BatchnormArgs *a, cons
                                   const float *gamma, const float *beta,
                                   const float *running_mean, const float *running_var,
                                   float *save_mean, float *save_invstd, Status *st) {
-    RowSplit s;
-    TRY(rows_split_for(a, "batchnorm_forward_inference", &s, st));
-    dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
-    CUDA_CHECK_CONFIG(ctx, "rows_normalise_kernel", grid, s.threads, 0, rows_elements(a), 64);
+    RowsPass p;
+    TRY(rows_pass(ctx, a, "batchnorm_forward_inference", &p, st));
+    CUDA_CHECK_CONFIG(ctx, "rows_normalise_kernel", p.grid, p.s.threads, 0, rows_elements(a),
+                      64);
     // Evaluation reads the running statistics and never writes them (sum_totals NULL).
-    rows_normalise_kernel<<<grid, s.threads, 0, ctx->stream>>>(
+    rows_normalise_kernel<<<p.grid, p.s.threads, 0, ctx->stream>>>(
         x, y, gamma, beta, (float *)running_mean, (float *)running_var, save_mean, save_invstd,
-        a->channels, (long long)a->n, s, (const double *)NULL, (const double *)NULL,
+        a->channels, (long long)a->n, p.s, (const double *)NULL, (const double *)NULL,
         a->momentum, a->eps);
     CUDA_CHECK_LAUNCH("rows_normalise_kernel");
     return 0;
@@ -404,20 +417,18 @@ template <typename T>
 static int rows_backward(CudaContext *ctx, const BatchnormArgs *a, const T *x, const T *dy,
                          const float *gamma, const float *save_mean, const float *save_invstd,
                          T *dx, float *dgamma, float *dbeta, Status *st) {
-    RowSplit s;
-    TRY(rows_split_for(a, "batchnorm_backward", &s, st));
+    RowsPass p;
+    TRY(rows_pass(ctx, a, "batchnorm_backward", &p, st));
     int channels = a->channels;
-    long long rows = a->n;
-    double *sums_dy = (double *)ctx->partials, *sums_dy_xhat = sums_dy + ROWS_ROOM;
-    dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
-    size_t elements = rows_elements(a);
-    TRY(rows_pair_sums(ctx, a, s, x, dy, save_mean, save_invstd, sums_dy, sums_dy_xhat, st));
+    const RowSplit &s = p.s;
+    TRY(rows_pair_sums(ctx, a, p, x, dy, save_mean, save_invstd, st));
     // Without dx only the first chunk's blocks have work: dgamma and dbeta.
     dim3 finish(dx ? (unsigned)s.chunks : 1u, (unsigned)s.tiles);
-    CUDA_CHECK_CONFIG(ctx, "rows_backward_data_kernel", finish, s.threads, 0, elements, 64);
+    CUDA_CHECK_CONFIG(ctx, "rows_backward_data_kernel", finish, s.threads, 0, rows_elements(a),
+                      64);
     rows_backward_data_kernel<<<finish, s.threads, 0, ctx->stream>>>(
-        x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta, channels, rows, s,
-        row_totals(sums_dy, channels, s.chunks), row_totals(sums_dy_xhat, channels, s.chunks),
+        x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta, channels, (long long)a->n, s,
+        row_totals(p.first, channels, s.chunks), row_totals(p.second, channels, s.chunks),
         a->batch_statistics, a->accumulate_dx, a->accumulate_params);
     CUDA_CHECK_LAUNCH("rows_backward_data_kernel");
     return 0;
@@ -427,16 +438,15 @@ template <typename T>
 static int rows_share_sums(CudaContext *ctx, const BatchnormArgs *a, const T *x, const T *dy,
                            const float *save_mean, const float *save_invstd, double *sums,
                            float *dgamma, float *dbeta, Status *st) {
-    RowSplit s;
-    TRY(rows_split_for(a, dy ? "batchnorm_backward_channel_sums" : "batchnorm_channel_sums", &s,
-                       st));
-    double *firsts = (double *)ctx->partials, *seconds = firsts + ROWS_ROOM;
-    TRY(rows_pair_sums(ctx, a, s, x, dy, save_mean, save_invstd, firsts, seconds, st));
+    RowsPass p;
+    TRY(rows_pass(ctx, a, dy ? "batchnorm_backward_channel_sums" : "batchnorm_channel_sums", &p,
+                  st));
+    TRY(rows_pair_sums(ctx, a, p, x, dy, save_mean, save_invstd, st));
     unsigned grid = cuda_blocks_for((size_t)a->channels);
     CUDA_CHECK_CONFIG(ctx, "rows_share_store_kernel", grid, CUDA_THREADS, 0,
                       (size_t)a->channels, 64);
     rows_share_store_kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(
-        row_totals(firsts, a->channels, s.chunks), row_totals(seconds, a->channels, s.chunks),
+        row_totals(p.first, a->channels, p.s.chunks), row_totals(p.second, a->channels, p.s.chunks),
         sums, dgamma, dbeta, a->channels, (long long)a->n, a->accumulate_params);
     CUDA_CHECK_LAUNCH("rows_share_store_kernel");
     return 0;
@@ -447,14 +457,13 @@ static int rows_forward_with_sums(CudaContext *ctx, const BatchnormArgs *a, cons
                                   const float *gamma, const float *beta, const double *sums,
                                   float *running_mean, float *running_var, float *save_mean,
                                   float *save_invstd, Status *st) {
-    RowSplit s;
-    TRY(rows_split_for(a, "batchnorm_forward_with_sums", &s, st));
-    dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
-    CUDA_CHECK_CONFIG(ctx, "rows_normalise_with_sums_kernel", grid, s.threads, 0,
+    RowsPass p;
+    TRY(rows_pass(ctx, a, "batchnorm_forward_with_sums", &p, st));
+    CUDA_CHECK_CONFIG(ctx, "rows_normalise_with_sums_kernel", p.grid, p.s.threads, 0,
                       rows_elements(a), 64);
-    rows_normalise_with_sums_kernel<<<grid, s.threads, 0, ctx->stream>>>(
+    rows_normalise_with_sums_kernel<<<p.grid, p.s.threads, 0, ctx->stream>>>(
         x, y, gamma, beta, sums, running_mean, running_var, save_mean, save_invstd, a->channels,
-        (long long)a->n, s, a->momentum, a->eps);
+        (long long)a->n, p.s, a->momentum, a->eps);
     CUDA_CHECK_LAUNCH("rows_normalise_with_sums_kernel");
     return 0;
 }
@@ -464,13 +473,12 @@ static int rows_backward_data_with_sums(CudaContext *ctx, const BatchnormArgs *a
                                         const T *dy, const float *gamma,
                                         const float *save_mean, const float *save_invstd,
                                         const double *sums, T *dx, Status *st) {
-    RowSplit s;
-    TRY(rows_split_for(a, "batchnorm_backward_data_with_sums", &s, st));
-    dim3 grid((unsigned)s.chunks, (unsigned)s.tiles);
-    CUDA_CHECK_CONFIG(ctx, "rows_input_gradient_with_sums_kernel", grid, s.threads, 0,
+    RowsPass p;
+    TRY(rows_pass(ctx, a, "batchnorm_backward_data_with_sums", &p, st));
+    CUDA_CHECK_CONFIG(ctx, "rows_input_gradient_with_sums_kernel", p.grid, p.s.threads, 0,
                       rows_elements(a), 64);
-    rows_input_gradient_with_sums_kernel<<<grid, s.threads, 0, ctx->stream>>>(
-        x, dy, gamma, save_mean, save_invstd, sums, dx, a->channels, (long long)a->n, s,
+    rows_input_gradient_with_sums_kernel<<<p.grid, p.s.threads, 0, ctx->stream>>>(
+        x, dy, gamma, save_mean, save_invstd, sums, dx, a->channels, (long long)a->n, p.s,
         a->accumulate_dx);
     CUDA_CHECK_LAUNCH("rows_input_gradient_with_sums_kernel");
     return 0;
@@ -478,27 +486,23 @@ static int rows_backward_data_with_sums(CudaContext *ctx, const BatchnormArgs *a
 
 // ---- the entries, x, y, dy and dx stored as a->dtype ---------------------------------------
 
-int batchnorm_rows_forward_training(CudaContext *ctx, const BatchnormArgs *a, const void *x,
-                                    void *y, const float *gamma, const float *beta,
-                                    float *running_mean, float *running_var, float *save_mean,
-                                    float *save_invstd, Status *st) {
-    int rc = 0;
-    CUDA_STORAGE_DISPATCH(a->dtype, rc = rows_forward_training(
-                                        ctx, a, (const storage_t *)x, (storage_t *)y, gamma,
-                                        beta, running_mean, running_var, save_mean, save_invstd,
-                                        st));
-    return rc;
+// Training and evaluation share one entry: `training` picks the launches (batch statistics,
+// or the running ones read and never written); the tensors are the same.
+template <typename T>
+static int rows_forward(CudaContext *ctx, const BatchnormArgs *a, bool training, const T *x,
+                        T *y, const BatchnormForwardTensors *t, Status *st) {
+    if (training)
+        return rows_forward_training(ctx, a, x, y, t->gamma, t->beta, t->running_mean,
+                                     t->running_var, t->save_mean, t->save_invstd, st);
+    return rows_forward_inference(ctx, a, x, y, t->gamma, t->beta, t->running_mean,
+                                  t->running_var, t->save_mean, t->save_invstd, st);
 }
 
-int batchnorm_rows_forward_inference(CudaContext *ctx, const BatchnormArgs *a, const void *x,
-                                     void *y, const float *gamma, const float *beta,
-                                     const float *running_mean, const float *running_var,
-                                     float *save_mean, float *save_invstd, Status *st) {
+int batchnorm_rows_forward(CudaContext *ctx, const BatchnormArgs *a, bool training,
+                           const BatchnormForwardTensors *t, Status *st) {
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(a->dtype, rc = rows_forward_inference(
-                                        ctx, a, (const storage_t *)x, (storage_t *)y, gamma,
-                                        beta, running_mean, running_var, save_mean, save_invstd,
-                                        st));
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = rows_forward(ctx, a, training, (const storage_t *)t->x,
+                                                      (storage_t *)t->y, t, st));
     return rc;
 }
 

@@ -97,71 +97,88 @@ static int unknown_activation(ActivationKind kind, Status *st) {
     return status_fail(st, STATUS_RUNTIME_ERROR, "unknown activation %d", (int)kind);
 }
 
-template <typename T>
-static int activation_forward_stored(const CudaContext *ctx, ActivationKind kind, float slope,
-                                     const T *x, T *y, size_t n, Status *st) {
+// The kind is a template parameter of the kernels (one branch-free kernel per kind): this
+// one switch turns the run-time kind into op.launch<K>(st) for every op below, each op a
+// struct holding its launch's arguments.
+template <typename Op>
+static int launch_for_kind(ActivationKind kind, const Op &op, Status *st) {
     switch (kind) {
-    case ACTIVATION_RELU:
-        return launch_activation_forward<ACTIVATION_RELU>(ctx, x, y, n, slope, st);
-    case ACTIVATION_LEAKY_RELU:
-        return launch_activation_forward<ACTIVATION_LEAKY_RELU>(ctx, x, y, n, slope, st);
-    case ACTIVATION_SIGMOID:
-        return launch_activation_forward<ACTIVATION_SIGMOID>(ctx, x, y, n, slope, st);
-    case ACTIVATION_TANH:
-        return launch_activation_forward<ACTIVATION_TANH>(ctx, x, y, n, slope, st);
-    case ACTIVATION_GELU:
-        return launch_activation_forward<ACTIVATION_GELU>(ctx, x, y, n, slope, st);
+    case ACTIVATION_RELU: return op.template launch<ACTIVATION_RELU>(st);
+    case ACTIVATION_LEAKY_RELU: return op.template launch<ACTIVATION_LEAKY_RELU>(st);
+    case ACTIVATION_SIGMOID: return op.template launch<ACTIVATION_SIGMOID>(st);
+    case ACTIVATION_TANH: return op.template launch<ACTIVATION_TANH>(st);
+    case ACTIVATION_GELU: return op.template launch<ACTIVATION_GELU>(st);
     default: return unknown_activation(kind, st);
     }
+}
+
+template <typename T>
+struct ActivationForwardLaunch {
+    const CudaContext *ctx;
+    const T *x;
+    T *y;
+    size_t n;
+    float slope;
+    template <ActivationKind K> int launch(Status *st) const {
+        return launch_activation_forward<K>(ctx, x, y, n, slope, st);
+    }
+};
+
+template <typename T>
+struct ActivationBackwardLaunch {
+    const CudaContext *ctx;
+    const T *x, *y, *dy;
+    T *dx;
+    size_t n;
+    float slope;
+    int accumulate;
+    template <ActivationKind K> int launch(Status *st) const {
+        return launch_activation_backward<K>(ctx, x, y, dy, dx, n, slope, accumulate, st);
+    }
+};
+
+// What both activation entries check before launching: a known kind, a dtype the device
+// stores.
+static int activation_checks(const Backend *b, ActivationKind kind, DType dtype,
+                             const char *op, Status *st) {
+    if ((int)kind < 0 || (int)kind >= (int)ACTIVATION_COUNT) return unknown_activation(kind, st);
+    return backend_dtype_check(b, dtype, op, st);
+}
+
+template <typename T>
+static int activation_forward_stored(const CudaContext *ctx, const ActivationForwardArgs *args,
+                                     Status *st) {
+    const ActivationForwardLaunch<T> op = {ctx, (const T *)args->x, (T *)args->y, args->n,
+                                           args->slope};
+    return launch_for_kind(args->kind, op, st);
 }
 
 static int cuda_activation_forward(const Backend *b, const ActivationForwardArgs *args,
                                    Status *st) {
-    if ((int)args->kind < 0 || (int)args->kind >= (int)ACTIVATION_COUNT)
-        return unknown_activation(args->kind, st);
-    TRY(backend_dtype_check(b, args->dtype, "activation_forward", st));
+    TRY(activation_checks(b, args->kind, args->dtype, "activation_forward", st));
     if (args->n == 0) return 0;
-    const CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(args->dtype, rc = activation_forward_stored(
-                                           ctx, args->kind, args->slope, (const storage_t *)args->x,
-                                           (storage_t *)args->y, args->n, st));
+    CUDA_STORAGE_DISPATCH(args->dtype,
+                          rc = activation_forward_stored<storage_t>(cuda_context(b), args, st));
     return rc;
 }
 
 template <typename T>
-static int activation_backward_stored(const CudaContext *ctx, ActivationKind kind, float slope,
-                                      const T *x, const T *y, const T *dy, T *dx, size_t n,
-                                      int acc, Status *st) {
-    switch (kind) {
-    case ACTIVATION_RELU:
-        return launch_activation_backward<ACTIVATION_RELU>(ctx, x, y, dy, dx, n, slope, acc, st);
-    case ACTIVATION_LEAKY_RELU:
-        return launch_activation_backward<ACTIVATION_LEAKY_RELU>(ctx, x, y, dy, dx, n, slope, acc,
-                                                                 st);
-    case ACTIVATION_SIGMOID:
-        return launch_activation_backward<ACTIVATION_SIGMOID>(ctx, x, y, dy, dx, n, slope, acc, st);
-    case ACTIVATION_TANH:
-        return launch_activation_backward<ACTIVATION_TANH>(ctx, x, y, dy, dx, n, slope, acc, st);
-    case ACTIVATION_GELU:
-        return launch_activation_backward<ACTIVATION_GELU>(ctx, x, y, dy, dx, n, slope, acc, st);
-    default: return unknown_activation(kind, st);
-    }
+static int activation_backward_stored(const CudaContext *ctx, const ActivationBackwardArgs *args,
+                                      Status *st) {
+    const ActivationBackwardLaunch<T> op = {ctx, (const T *)args->x, (const T *)args->y,
+                                            (const T *)args->dy, (T *)args->dx, args->n,
+                                            args->slope, args->accumulate != 0};
+    return launch_for_kind(args->kind, op, st);
 }
 
 static int cuda_activation_backward(const Backend *b, const ActivationBackwardArgs *args,
                                     Status *st) {
-    if ((int)args->kind < 0 || (int)args->kind >= (int)ACTIVATION_COUNT)
-        return unknown_activation(args->kind, st);
-    TRY(backend_dtype_check(b, args->dtype, "activation_backward", st));
+    TRY(activation_checks(b, args->kind, args->dtype, "activation_backward", st));
     if (args->n == 0) return 0;
-    const CudaContext *ctx = cuda_context(b);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(
-        args->dtype,
-        rc = activation_backward_stored(ctx, args->kind, args->slope, (const storage_t *)args->x,
-                                        (const storage_t *)args->y, (const storage_t *)args->dy,
-                                        (storage_t *)args->dx, args->n, args->accumulate != 0, st));
+    CUDA_STORAGE_DISPATCH(args->dtype,
+                          rc = activation_backward_stored<storage_t>(cuda_context(b), args, st));
     return rc;
 }
 
@@ -252,25 +269,32 @@ static int launch_activation_bias_backward(const CudaContext *ctx, const T *y, c
     return column_sums_finish(ctx, dbias, split, cols, beta, st);
 }
 
+// gelu is refused by the entry (it cannot be differentiated from its output), so it has no
+// kernel here.
+template <typename T>
+struct ActivationBiasBackwardLaunch {
+    const CudaContext *ctx;
+    const T *y, *dy;
+    T *dx;
+    float *dbias;
+    int rows, cols;
+    float slope, beta;
+    template <ActivationKind K> int launch(Status *st) const {
+        if constexpr (K == ACTIVATION_GELU)
+            return unknown_activation(K, st);
+        else
+            return launch_activation_bias_backward<K>(ctx, y, dy, dx, dbias, rows, cols, slope,
+                                                      beta, st);
+    }
+};
+
 template <typename T>
 static int activation_bias_backward_stored(const CudaContext *ctx, const FusedActivation *act,
                                            const T *y, const T *dy, T *dx, float *dbias,
                                            int rows, int cols, float beta, Status *st) {
-    switch (act->kind) {
-    case ACTIVATION_RELU:
-        return launch_activation_bias_backward<ACTIVATION_RELU>(ctx, y, dy, dx, dbias, rows, cols,
-                                                                act->slope, beta, st);
-    case ACTIVATION_LEAKY_RELU:
-        return launch_activation_bias_backward<ACTIVATION_LEAKY_RELU>(ctx, y, dy, dx, dbias, rows,
-                                                                      cols, act->slope, beta, st);
-    case ACTIVATION_SIGMOID:
-        return launch_activation_bias_backward<ACTIVATION_SIGMOID>(ctx, y, dy, dx, dbias, rows,
-                                                                   cols, act->slope, beta, st);
-    case ACTIVATION_TANH:
-        return launch_activation_bias_backward<ACTIVATION_TANH>(ctx, y, dy, dx, dbias, rows, cols,
-                                                                act->slope, beta, st);
-    default: return unknown_activation(act->kind, st);
-    }
+    const ActivationBiasBackwardLaunch<T> op = {ctx, y, dy, dx, dbias, rows, cols, act->slope,
+                                                beta};
+    return launch_for_kind(act->kind, op, st);
 }
 
 static int cuda_activation_bias_backward(const Backend *b, const FusedActivation *act,
@@ -337,28 +361,25 @@ static int launch_bias_activation_stored(const CudaContext *ctx, T *c, int rows,
 }
 
 template <typename T>
+struct BiasActivationLaunch {
+    const CudaContext *ctx;
+    T *c;
+    int rows, cols, ldc;
+    const float *bias;
+    int apply;
+    float slope;
+    template <ActivationKind K> int launch(Status *st) const {
+        return launch_bias_activation_stored<K>(ctx, c, rows, cols, ldc, bias, apply, slope, st);
+    }
+};
+
+template <typename T>
 static int bias_activation_stored(const CudaContext *ctx, T *c, int rows, int cols, int ldc,
                                   const float *bias, const FusedActivation *act, Status *st) {
     // Without an activation the kind is never applied: any instantiation will do.
     ActivationKind kind = act->apply ? act->kind : ACTIVATION_RELU;
-    switch (kind) {
-    case ACTIVATION_RELU:
-        return launch_bias_activation_stored<ACTIVATION_RELU>(ctx, c, rows, cols, ldc, bias,
-                                                              act->apply, act->slope, st);
-    case ACTIVATION_LEAKY_RELU:
-        return launch_bias_activation_stored<ACTIVATION_LEAKY_RELU>(ctx, c, rows, cols, ldc, bias,
-                                                                    act->apply, act->slope, st);
-    case ACTIVATION_SIGMOID:
-        return launch_bias_activation_stored<ACTIVATION_SIGMOID>(ctx, c, rows, cols, ldc, bias,
-                                                                 act->apply, act->slope, st);
-    case ACTIVATION_TANH:
-        return launch_bias_activation_stored<ACTIVATION_TANH>(ctx, c, rows, cols, ldc, bias,
-                                                              act->apply, act->slope, st);
-    case ACTIVATION_GELU:
-        return launch_bias_activation_stored<ACTIVATION_GELU>(ctx, c, rows, cols, ldc, bias,
-                                                              act->apply, act->slope, st);
-    default: return unknown_activation(kind, st);
-    }
+    const BiasActivationLaunch<T> op = {ctx, c, rows, cols, ldc, bias, act->apply, act->slope};
+    return launch_for_kind(kind, op, st);
 }
 
 int cuda_bias_activation_stored(const Backend *b, DType dtype, void *c, int rows, int cols,

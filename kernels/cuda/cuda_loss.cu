@@ -148,38 +148,68 @@ static int cuda_softmax_cross_entropy_forward(const Backend *b,
     return 0;
 }
 
-// dlogits = (probs - onehot(label)) * scale, (+ dlogits when accumulating; it is not read
-// otherwise). The product is rounded before the add (__fmul_rn, never fused into an
-// FMA), as on the CPU, so given the same probs the result is bitwise the CPU's.
-__global__ static void softmax_cross_entropy_backward_kernel(const float *probs,
-                                                             const int32_t *labels, int rows,
-                                                             int classes, float scale,
-                                                             float *dlogits, int accumulate) {
+// ---- backward, both losses -----------------------------------------------------------
+//
+// out = (accumulate ? out : 0) + gradient(value - onehot(label), scale) over rows x
+// classes (out is not read otherwise), in backward_grid's layout: a warp across
+// consecutive classes of a row, warps down the rows, grid-stride both ways. Each loss's
+// gradient rounds its products (__fmul_rn, never fused into an FMA with the add), as the
+// CPU does, so given the same inputs the result is bitwise the CPU's.
+template <typename Gradient>
+__device__ static inline void onehot_backward(const float *values, const int32_t *labels,
+                                              int rows, int classes, float scale, float *out,
+                                              int accumulate, Gradient gradient) {
     for (size_t r = blockIdx.y * (size_t)blockDim.y + threadIdx.y; r < (size_t)rows;
          r += (size_t)gridDim.y * blockDim.y) {
         int label = labels[r];
         for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < (size_t)classes;
              c += (size_t)gridDim.x * blockDim.x) {
             size_t i = r * classes + c;
-            float g = __fmul_rn(probs[i] - (c == (size_t)label ? 1.0f : 0.0f), scale);
-            dlogits[i] = accumulate ? dlogits[i] + g : g;
+            float g = gradient(values[i] - (c == (size_t)label ? 1.0f : 0.0f), scale);
+            out[i] = accumulate ? out[i] + g : g;
         }
     }
+}
+
+// The backward kernels' signature: values, labels, rows, classes, scale, out, accumulate.
+typedef void (*OnehotBackwardKernel)(const float *, const int32_t *, int, int, float, float *,
+                                     int);
+
+// Both backward ops' launch, checked under the kernel's name.
+static int launch_onehot_backward(const Backend *b, const char *name, OnehotBackwardKernel kernel,
+                                  const float *values, const int32_t *labels, int rows,
+                                  int classes, float scale, float *out, int accumulate,
+                                  Status *st) {
+    if (rows <= 0 || classes <= 0) return 0;
+    CudaContext *ctx = cuda_context(b);
+    dim3 grid = backward_grid(rows, classes), block = backward_block();
+    CUDA_CHECK_CONFIG(ctx, name, grid, block, 0, (size_t)rows * classes, 64);
+    kernel<<<grid, block, 0, ctx->stream>>>(values, labels, rows, classes, scale, out,
+                                            accumulate);
+    CUDA_CHECK_LAUNCH(name);
+    return 0;
+}
+
+// dlogits = (probs - onehot(label)) * scale.
+struct SoftmaxCrossEntropyGradient {
+    __device__ float operator()(float diff, float scale) const { return __fmul_rn(diff, scale); }
+};
+
+__global__ static void softmax_cross_entropy_backward_kernel(const float *probs,
+                                                             const int32_t *labels, int rows,
+                                                             int classes, float scale,
+                                                             float *dlogits, int accumulate) {
+    onehot_backward(probs, labels, rows, classes, scale, dlogits, accumulate,
+                    SoftmaxCrossEntropyGradient());
 }
 
 static int cuda_softmax_cross_entropy_backward(const Backend *b,
                                                const SoftmaxCrossEntropyBackwardArgs *args,
                                                Status *st) {
-    if (args->rows <= 0 || args->classes <= 0) return 0;
-    CudaContext *ctx = cuda_context(b);
-    dim3 grid = backward_grid(args->rows, args->classes), block = backward_block();
-    CUDA_CHECK_CONFIG(ctx, "softmax_cross_entropy_backward_kernel", grid, block, 0,
-                      (size_t)args->rows * args->classes, 64);
-    softmax_cross_entropy_backward_kernel<<<grid, block, 0, ctx->stream>>>(
-        args->probs, args->labels, args->rows, args->classes, args->scale, args->dlogits,
-        args->accumulate != 0);
-    CUDA_CHECK_LAUNCH("softmax_cross_entropy_backward_kernel");
-    return 0;
+    return launch_onehot_backward(b, "softmax_cross_entropy_backward_kernel",
+                                  softmax_cross_entropy_backward_kernel, args->probs,
+                                  args->labels, args->rows, args->classes, args->scale,
+                                  args->dlogits, args->accumulate != 0, st);
 }
 
 // ---- mean squared error against one-hot targets ------------------------------------
@@ -219,35 +249,24 @@ static int cuda_mse_forward(const Backend *b, const MseForwardArgs *args, Status
     return 0;
 }
 
-// dy = 2 (y - t) * scale, evaluated as the CPU does, (2 * (y - t)) * scale, each product
-// rounded (__fmul_rn) so the accumulate add is not fused: bitwise the CPU's.
+// dy = 2 (y - t) * scale, evaluated as the CPU does, (2 * (y - t)) * scale.
+struct MseGradient {
+    __device__ float operator()(float diff, float scale) const {
+        return __fmul_rn(__fmul_rn(2.0f, diff), scale);
+    }
+};
+
 __global__ static void mse_backward_kernel(const float *predictions, const int32_t *labels,
                                            int rows, int classes, float scale,
                                            float *dpredictions, int accumulate) {
-    for (size_t r = blockIdx.y * (size_t)blockDim.y + threadIdx.y; r < (size_t)rows;
-         r += (size_t)gridDim.y * blockDim.y) {
-        int label = labels[r];
-        for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < (size_t)classes;
-             c += (size_t)gridDim.x * blockDim.x) {
-            size_t i = r * classes + c;
-            float diff = predictions[i] - (c == (size_t)label ? 1.0f : 0.0f);
-            float g = __fmul_rn(__fmul_rn(2.0f, diff), scale);
-            dpredictions[i] = accumulate ? dpredictions[i] + g : g;
-        }
-    }
+    onehot_backward(predictions, labels, rows, classes, scale, dpredictions, accumulate,
+                    MseGradient());
 }
 
 static int cuda_mse_backward(const Backend *b, const MseBackwardArgs *args, Status *st) {
-    if (args->rows <= 0 || args->classes <= 0) return 0;
-    CudaContext *ctx = cuda_context(b);
-    dim3 grid = backward_grid(args->rows, args->classes), block = backward_block();
-    CUDA_CHECK_CONFIG(ctx, "mse_backward_kernel", grid, block, 0,
-                      (size_t)args->rows * args->classes, 64);
-    mse_backward_kernel<<<grid, block, 0, ctx->stream>>>(args->predictions, args->labels,
-                                                         args->rows, args->classes, args->scale,
-                                                         args->dpredictions, args->accumulate != 0);
-    CUDA_CHECK_LAUNCH("mse_backward_kernel");
-    return 0;
+    return launch_onehot_backward(b, "mse_backward_kernel", mse_backward_kernel,
+                                  args->predictions, args->labels, args->rows, args->classes,
+                                  args->scale, args->dpredictions, args->accumulate != 0, st);
 }
 
 void cuda_register_loss_ops(Backend *table) {

@@ -301,37 +301,28 @@ static size_t pool_outputs(const Pool2dGeometry *g) {
 // is what argmax stores (int32). The tensors themselves they index with size_t.
 static size_t pool_plane(const Pool2dGeometry *g) { return (size_t)g->in_h * g->in_w; }
 
-// Each op's launch is templated on the layout (one launch, checked, per kernel); its
-// *_stored function picks the layout's instance.
-template <typename T, bool Nhwc>
-static int maxpool_forward_launch(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
-                                  int32_t *argmax, Status *st) {
-    size_t total = pool_outputs(g);
+// The launch of every kernel here but the tiled one: one thread per element of `total`
+// (grid-stride over a capped grid), checked under the kernel's name for `elements` values
+// indexed in `index_bits` bits; the kernel takes `args` and then total.
+template <typename... Params, typename... Args>
+static int launch_per_element(CudaContext *ctx, const char *name, void (*kernel)(Params...),
+                              size_t total, size_t elements, int index_bits, Status *st,
+                              Args... args) {
     unsigned grid = cuda_blocks_for(total);
-    CUDA_CHECK_CONFIG(ctx, "maxpool_forward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);
-    maxpool_forward_kernel<T, Nhwc><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, argmax,
-                                                                            total);
-    CUDA_CHECK_LAUNCH("maxpool_forward_kernel");
+    CUDA_CHECK_CONFIG(ctx, name, grid, CUDA_THREADS, 0, elements, index_bits);
+    kernel<<<grid, CUDA_THREADS, 0, ctx->stream>>>(args..., total);
+    CUDA_CHECK_LAUNCH(name);
     return 0;
 }
 
-template <typename T>
-static int maxpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
-                                  int32_t *argmax, Status *st) {
-    return g->layout == LAYOUT_NHWC ? maxpool_forward_launch<T, true>(ctx, g, x, y, argmax, st)
-                                    : maxpool_forward_launch<T, false>(ctx, g, x, y, argmax, st);
-}
-
-static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g,
-                                const MaxpoolForwardTensors *t, Status *st) {
-    TRY(backend_dtype_check(b, t->dtype, "maxpool_forward", st));
-    TRY(backend_layout_check(g->layout, "maxpool_forward", st));
-    if (pool_outputs(g) == 0) return 0;
-    CudaContext *ctx = cuda_context(b);
-    int rc = 0;
-    CUDA_STORAGE_DISPATCH(t->dtype, rc = maxpool_forward_stored(ctx, g, (const storage_t *)t->x,
-                                                                (storage_t *)t->y, t->argmax, st));
-    return rc;
+// One launch per op, templated on the storage type and the layout, each named pool_launch
+// and picked by its tensors' type (pool_entry below makes the run-time choices once).
+template <typename T, bool Nhwc>
+static int pool_launch(CudaContext *ctx, const Pool2dGeometry *g, const MaxpoolForwardTensors *t,
+                       Status *st) {
+    return launch_per_element(ctx, "maxpool_forward_kernel", maxpool_forward_kernel<T, Nhwc>,
+                              pool_outputs(g), pool_plane(g), 32, st, *g, (const T *)t->x,
+                              (T *)t->y, t->argmax);
 }
 
 // Whether no two windows share an input: stride >= kernel along both axes.
@@ -366,106 +357,79 @@ static int maxpool_backward_tiled(CudaContext *ctx, const Pool2dGeometry *g, con
 }
 
 template <typename T, bool Nhwc>
-static int maxpool_backward_launch(CudaContext *ctx, const Pool2dGeometry *g, const T *dy,
-                                   const int32_t *argmax, T *dx, int accumulate, Status *st) {
+static int pool_launch(CudaContext *ctx, const Pool2dGeometry *g,
+                       const MaxpoolBackwardTensors *t, Status *st) {
+    const T *dy = (const T *)t->dy;
+    T *dx = (T *)t->dx;
     if (pool_outputs(g) > 0 && windows_disjoint(g) &&
         !lever_off(ctx->disabled_levers, LEVER_MAXPOOL_SCATTER))
-        return maxpool_backward_tiled<T, Nhwc>(ctx, g, dy, argmax, dx, accumulate, st);
-    size_t total = pool_inputs(g);
-    unsigned grid = cuda_blocks_for(total);
-    CUDA_CHECK_CONFIG(ctx, "maxpool_backward_kernel", grid, CUDA_THREADS, 0, pool_plane(g), 32);
-    maxpool_backward_kernel<T, Nhwc><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, argmax, dx,
-                                                                             accumulate, total);
-    CUDA_CHECK_LAUNCH("maxpool_backward_kernel");
-    return 0;
+        return maxpool_backward_tiled<T, Nhwc>(ctx, g, dy, t->argmax, dx, t->accumulate, st);
+    return launch_per_element(ctx, "maxpool_backward_kernel", maxpool_backward_kernel<T, Nhwc>,
+                              pool_inputs(g), pool_plane(g), 32, st, *g, dy, t->argmax, dx,
+                              t->accumulate);
 }
 
-template <typename T>
-static int maxpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *dy,
-                                   const int32_t *argmax, T *dx, int accumulate, Status *st) {
-    if (g->layout == LAYOUT_NHWC)
-        return maxpool_backward_launch<T, true>(ctx, g, dy, argmax, dx, accumulate, st);
-    return maxpool_backward_launch<T, false>(ctx, g, dy, argmax, dx, accumulate, st);
+// The CPU's average-pooling scale, computed the same way, so the last multiply rounds alike.
+static float avgpool_scale(const Pool2dGeometry *g) {
+    return 1.0f / (float)(g->kernel_h * g->kernel_w);
+}
+
+template <typename T, bool Nhwc>
+static int pool_launch(CudaContext *ctx, const Pool2dGeometry *g, const AvgpoolForwardTensors *t,
+                       Status *st) {
+    return launch_per_element(ctx, "avgpool_forward_kernel", avgpool_forward_kernel<T, Nhwc>,
+                              pool_outputs(g), pool_outputs(g), 64, st, *g, (const T *)t->x,
+                              (T *)t->y, avgpool_scale(g));
+}
+
+template <typename T, bool Nhwc>
+static int pool_launch(CudaContext *ctx, const Pool2dGeometry *g,
+                       const AvgpoolBackwardTensors *t, Status *st) {
+    return launch_per_element(ctx, "avgpool_backward_kernel", avgpool_backward_kernel<T, Nhwc>,
+                              pool_inputs(g), pool_inputs(g), 64, st, *g, (const T *)t->dy,
+                              (T *)t->dx, avgpool_scale(g), t->accumulate);
+}
+
+template <typename T, typename Tensors>
+static int pool_launch_for_layout(CudaContext *ctx, const Pool2dGeometry *g, const Tensors *t,
+                                  Status *st) {
+    if (g->layout == LAYOUT_NHWC) return pool_launch<T, true>(ctx, g, t, st);
+    return pool_launch<T, false>(ctx, g, t, st);
+}
+
+// Every pooling entry: check the dtype and layout under the op's name, skip an empty
+// tensor (`count`: what the kernel runs over), and turn the storage type and the layout
+// into pool_launch's template parameters.
+template <typename Tensors>
+static int pool_entry(const Backend *b, const char *op, const Pool2dGeometry *g,
+                      const Tensors *t, size_t count, Status *st) {
+    TRY(backend_dtype_check(b, t->dtype, op, st));
+    TRY(backend_layout_check(g->layout, op, st));
+    if (count == 0) return 0;
+    CudaContext *ctx = cuda_context(b);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(t->dtype, rc = pool_launch_for_layout<storage_t>(ctx, g, t, st));
+    return rc;
+}
+
+static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g,
+                                const MaxpoolForwardTensors *t, Status *st) {
+    return pool_entry(b, "maxpool_forward", g, t, pool_outputs(g), st);
 }
 
 static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g,
                                  const MaxpoolBackwardTensors *t, Status *st) {
-    TRY(backend_dtype_check(b, t->dtype, "maxpool_backward", st));
-    TRY(backend_layout_check(g->layout, "maxpool_backward", st));
-    if (pool_inputs(g) == 0) return 0;
-    CudaContext *ctx = cuda_context(b);
-    int rc = 0;
-    CUDA_STORAGE_DISPATCH(t->dtype,
-                          rc = maxpool_backward_stored(ctx, g, (const storage_t *)t->dy, t->argmax,
-                                                       (storage_t *)t->dx, t->accumulate, st));
-    return rc;
-}
-
-template <typename T, bool Nhwc>
-static int avgpool_forward_launch(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
-                                  Status *st) {
-    size_t total = pool_outputs(g);
-    // The CPU's scale, computed the same way, so the last multiply rounds alike.
-    float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
-    unsigned grid = cuda_blocks_for(total);
-    CUDA_CHECK_CONFIG(ctx, "avgpool_forward_kernel", grid, CUDA_THREADS, 0, total, 64);
-    avgpool_forward_kernel<T, Nhwc><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, x, y, scale,
-                                                                            total);
-    CUDA_CHECK_LAUNCH("avgpool_forward_kernel");
-    return 0;
-}
-
-template <typename T>
-static int avgpool_forward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *x, T *y,
-                                  Status *st) {
-    return g->layout == LAYOUT_NHWC ? avgpool_forward_launch<T, true>(ctx, g, x, y, st)
-                                    : avgpool_forward_launch<T, false>(ctx, g, x, y, st);
+    return pool_entry(b, "maxpool_backward", g, t, pool_inputs(g), st);
 }
 
 static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g,
                                 const AvgpoolForwardTensors *t, Status *st) {
-    TRY(backend_dtype_check(b, t->dtype, "avgpool_forward", st));
-    TRY(backend_layout_check(g->layout, "avgpool_forward", st));
-    if (pool_outputs(g) == 0) return 0;
-    CudaContext *ctx = cuda_context(b);
-    int rc = 0;
-    CUDA_STORAGE_DISPATCH(t->dtype, rc = avgpool_forward_stored(ctx, g, (const storage_t *)t->x,
-                                                                (storage_t *)t->y, st));
-    return rc;
-}
-
-template <typename T, bool Nhwc>
-static int avgpool_backward_launch(CudaContext *ctx, const Pool2dGeometry *g, const T *dy, T *dx,
-                                   int accumulate, Status *st) {
-    size_t total = pool_inputs(g);
-    float scale = 1.0f / (float)(g->kernel_h * g->kernel_w);
-    unsigned grid = cuda_blocks_for(total);
-    CUDA_CHECK_CONFIG(ctx, "avgpool_backward_kernel", grid, CUDA_THREADS, 0, total, 64);
-    avgpool_backward_kernel<T, Nhwc><<<grid, CUDA_THREADS, 0, ctx->stream>>>(*g, dy, dx, scale,
-                                                                             accumulate, total);
-    CUDA_CHECK_LAUNCH("avgpool_backward_kernel");
-    return 0;
-}
-
-template <typename T>
-static int avgpool_backward_stored(CudaContext *ctx, const Pool2dGeometry *g, const T *dy, T *dx,
-                                   int accumulate, Status *st) {
-    if (g->layout == LAYOUT_NHWC)
-        return avgpool_backward_launch<T, true>(ctx, g, dy, dx, accumulate, st);
-    return avgpool_backward_launch<T, false>(ctx, g, dy, dx, accumulate, st);
+    return pool_entry(b, "avgpool_forward", g, t, pool_outputs(g), st);
 }
 
 static int cuda_avgpool_backward(const Backend *b, const Pool2dGeometry *g,
                                  const AvgpoolBackwardTensors *t, Status *st) {
-    TRY(backend_dtype_check(b, t->dtype, "avgpool_backward", st));
-    TRY(backend_layout_check(g->layout, "avgpool_backward", st));
-    if (pool_inputs(g) == 0) return 0;
-    CudaContext *ctx = cuda_context(b);
-    int rc = 0;
-    CUDA_STORAGE_DISPATCH(t->dtype,
-                          rc = avgpool_backward_stored(ctx, g, (const storage_t *)t->dy,
-                                                       (storage_t *)t->dx, t->accumulate, st));
-    return rc;
+    return pool_entry(b, "avgpool_backward", g, t, pool_inputs(g), st);
 }
 
 void cuda_register_pool_ops(Backend *table) {
