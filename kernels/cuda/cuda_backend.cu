@@ -67,8 +67,7 @@ static int cuda_copy_on_device(const Backend *b, void *dst, const void *src, siz
 }
 
 __global__ static void fill_kernel(float *x, float value, size_t n) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads())
         x[i] = value;
 }
 
@@ -95,8 +94,7 @@ __global__ static void gather_samples_kernel(const uint8_t *images, const uint8_
                                              float *out_images, int32_t *out_labels,
                                              int32_t *first_bad_sample) {
     size_t total = (size_t)count * sample_size;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = cuda_grid_thread(); i < total; i += cuda_grid_threads()) {
         size_t k = i / sample_size, p = i % sample_size;
         size_t source = (size_t)indices[k];
         SamplePlacement place = sample_placement(&transform, source);

@@ -80,20 +80,17 @@ __device__ static float bench_uniform(uint64_t seed, size_t i) {
 }
 
 __global__ static void bench_fill_f32_kernel(float *x, size_t n, uint64_t seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads())
         x[i] = bench_uniform(seed, i);
 }
 
 __global__ static void bench_fill_bf16_kernel(__nv_bfloat16 *x, size_t n, uint64_t seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads())
         x[i] = __float2bfloat16(bench_uniform(seed, i));
 }
 
 __global__ static void bench_fill_f16_kernel(__half *x, size_t n, uint64_t seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads())
         x[i] = __float2half(bench_uniform(seed, i));
 }
 

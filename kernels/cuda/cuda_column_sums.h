@@ -97,8 +97,7 @@ __device__ static inline void column_total_store(float total, size_t c, int cols
 
 __global__ static void column_partials_total_kernel(float *out, const float *partials,
                                                     int chunks, int cols, float beta) {
-    for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < (size_t)cols;
-         c += (size_t)gridDim.x * blockDim.x) {
+    for (size_t c = cuda_grid_thread(); c < (size_t)cols; c += cuda_grid_threads()) {
         float total = partials[c];
         for (int k = 1; k < chunks; k++) total += partials[(size_t)k * (size_t)cols + c];
         out[c] = beta == 0.0f ? total : beta * out[c] + total;

@@ -143,8 +143,7 @@ __global__ static void conv2d_bias_activation_kernel(T *y, const float *bias, in
     for (size_t p = blockIdx.y; p < planes; p += gridDim.y) {
         float b = bias ? bias[p % (size_t)channels] : 0.0f;
         T *row = y + p * plane;
-        for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < plane;
-             i += (size_t)gridDim.x * blockDim.x)
+        for (size_t i = cuda_grid_thread(); i < plane; i += cuda_grid_threads())
             storage_store(row, i, fused_activation(act, storage_load(row, i) + b));
     }
 }
@@ -155,8 +154,7 @@ __global__ static void conv2d_bias_activation_kernel(T *y, const float *bias, in
 template <typename T>
 __global__ static void conv2d_bias_activation_nhwc_kernel(T *y, const float *bias, int channels,
                                                           FusedActivation act, size_t total) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = cuda_grid_thread(); i < total; i += cuda_grid_threads()) {
         float b = bias ? bias[i % (size_t)channels] : 0.0f;
         storage_store(y, i, fused_activation(act, storage_load(y, i) + b));
     }
@@ -172,8 +170,7 @@ __global__ static void conv2d_filter_transpose_kernel(const S *src, D *dst, int 
                                                       int taps, int to_krsc, int accumulate,
                                                       size_t total) {
     size_t per_filter = (size_t)channels * taps;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = cuda_grid_thread(); i < total; i += cuda_grid_threads()) {
         size_t k = i / per_filter, r = i % per_filter, from;
         if (to_krsc) from = k * per_filter + (r % channels) * taps + r / channels;
         else from = k * per_filter + (r % taps) * channels + r / taps;
@@ -215,8 +212,7 @@ __global__ static void conv2d_direct_forward_kernel(Conv2dGeometry g, const T *x
                                                     T *y, size_t total) {
     int group_channels = g.in_channels / g.groups, group_filters = g.out_channels / g.groups;
     size_t taps = (size_t)g.kernel_h * g.kernel_w;
-    for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
-         idx += (size_t)gridDim.x * blockDim.x) {
+    for (size_t idx = cuda_grid_thread(); idx < total; idx += cuda_grid_threads()) {
         int ow = (int)(idx % (size_t)g.out_w);
         size_t t = idx / (size_t)g.out_w;
         int oh = (int)(t % (size_t)g.out_h);
@@ -253,8 +249,7 @@ __global__ static void conv2d_direct_backward_data_kernel(Conv2dGeometry g, cons
                                                           size_t total) {
     int group_channels = g.in_channels / g.groups, group_filters = g.out_channels / g.groups;
     size_t taps = (size_t)g.kernel_h * g.kernel_w;
-    for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
-         idx += (size_t)gridDim.x * blockDim.x) {
+    for (size_t idx = cuda_grid_thread(); idx < total; idx += cuda_grid_threads()) {
         int iw = (int)(idx % (size_t)g.in_w);
         size_t t = idx / (size_t)g.in_w;
         int ih = (int)(t % (size_t)g.in_h);

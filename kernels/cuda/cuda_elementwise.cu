@@ -44,8 +44,7 @@ __device__ static inline float activation_derivative(float slope, float x, float
 // x and y stored as T (float, bf16 or f16): widened on the load, rounded once on the store.
 template <ActivationKind K, typename T>
 __global__ static void activation_forward_kernel(const T *x, T *y, size_t n, float slope) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads())
         storage_store(y, i, activation<K>(storage_load(x, i), slope));
 }
 
@@ -57,8 +56,7 @@ template <ActivationKind K, typename T>
 __global__ static void activation_backward_kernel(const T *x, const T *y, const T *dy, T *dx,
                                                   size_t n, float slope, int accumulate) {
     const bool needs_y = K == ACTIVATION_SIGMOID || K == ACTIVATION_TANH;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads()) {
         float xi = storage_load(x, i);
         if (K == ACTIVATION_RELU && !accumulate) {
             // The CPU's fast path selects dy rather than multiplying by 0 or 1; mirror it
@@ -331,8 +329,7 @@ static int cuda_activation_bias_backward(const Backend *b, const FusedActivation
 template <ActivationKind K, typename T>
 __global__ static void bias_activation_stored_kernel(T *c, int rows, int cols, int ldc,
                                                      const float *bias, int apply, float slope) {
-    for (size_t col = blockIdx.x * (size_t)blockDim.x + threadIdx.x; col < (size_t)cols;
-         col += (size_t)gridDim.x * blockDim.x) {
+    for (size_t col = cuda_grid_thread(); col < (size_t)cols; col += cuda_grid_threads()) {
         float b = bias ? storage_round(c, bias[col]) : 0.0f;
         for (size_t r = blockIdx.y * (size_t)blockDim.y + threadIdx.y; r < (size_t)rows;
              r += (size_t)gridDim.y * blockDim.y) {
@@ -408,8 +405,7 @@ __global__ static void dropout_forward_kernel(const T *x, T *y, float *mask, siz
                                               float rate, float keep_scale, uint64_t argument,
                                               const uint64_t *replayed) {
     const uint64_t seed = replayed ? *replayed + argument : argument;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads()) {
         float m = cuda_dropout_uniform(seed, i) >= rate ? keep_scale : 0.0f;
         mask[i] = m;
         storage_store(y, i, storage_load(x, i) * m);
@@ -450,8 +446,7 @@ static int cuda_dropout_forward(const Backend *b, const DropoutForwardArgs *args
 template <typename T>
 __global__ static void dropout_backward_kernel(const T *dy, const float *mask, T *dx, size_t n,
                                                int accumulate) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads()) {
         float base = accumulate ? storage_load(dx, i) : 0.0f;
         storage_store(dx, i, __fadd_rn(base, __fmul_rn(storage_load(dy, i), mask[i])));
     }

@@ -365,8 +365,7 @@ static const unsigned COL_THREADS = 32;
 static const unsigned ROW_THREADS = 8;
 
 __global__ static void add_bias_rows_kernel(float *y, const float *bias, int rows, int cols) {
-    for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < (size_t)cols;
-         c += (size_t)gridDim.x * blockDim.x) {
+    for (size_t c = cuda_grid_thread(); c < (size_t)cols; c += cuda_grid_threads()) {
         float bc = bias[c];
         for (size_t r = blockIdx.y * (size_t)blockDim.y + threadIdx.y; r < (size_t)rows;
              r += (size_t)gridDim.y * blockDim.y)
@@ -448,8 +447,7 @@ static int cuda_sum_rows(const Backend *b, const SumRowsArgs *args, Status *st) 
 // and rounded once on the store, as cpu_convert does, so the two agree bitwise.
 template <typename S, typename D>
 __global__ static void convert_kernel(const S *src, D *dst, size_t n, int accumulate) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads()) {
         float value = storage_load(src, i);
         if (accumulate) value = storage_load(dst, i) + value;
         storage_store(dst, i, value);
@@ -501,8 +499,7 @@ struct AccumulateSources {
 template <typename T>
 __global__ static void accumulate_kernel(T *y, AccumulateSources<T> sources, int count, size_t n,
                                          int accumulate) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads()) {
         float first = storage_load(sources.x[0], i);
         float sum = accumulate ? __fadd_rn(storage_load(y, i), first) : first;
         for (int k = 1; k < count; k++) sum = __fadd_rn(sum, storage_load(sources.x[k], i));

@@ -127,6 +127,14 @@ static inline unsigned cuda_blocks_capped(size_t n, unsigned per_block) {
 }
 static inline unsigned cuda_blocks_for(size_t n) { return cuda_blocks_capped(n, CUDA_THREADS); }
 
+// The grid-stride loop of the one-thread-per-element kernels: a thread takes element
+// cuda_grid_thread(), then every cuda_grid_threads()-th after it, so the capped grids of
+// cuda_blocks_capped still cover every element.
+__device__ static inline size_t cuda_grid_thread() {
+    return blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+}
+__device__ static inline size_t cuda_grid_threads() { return (size_t)gridDim.x * blockDim.x; }
+
 // The sum of v over the block, returned to every thread: shuffles within warps, then warp
 // 0 sums the warps' results; a fixed tree for a fixed blockDim, so the result is the same
 // every run. `shared` holds one T per warp (32 at most); the trailing barrier lets the

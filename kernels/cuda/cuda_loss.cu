@@ -162,8 +162,7 @@ __device__ static inline void onehot_backward(const float *values, const int32_t
     for (size_t r = blockIdx.y * (size_t)blockDim.y + threadIdx.y; r < (size_t)rows;
          r += (size_t)gridDim.y * blockDim.y) {
         int label = labels[r];
-        for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < (size_t)classes;
-             c += (size_t)gridDim.x * blockDim.x) {
+        for (size_t c = cuda_grid_thread(); c < (size_t)classes; c += cuda_grid_threads()) {
             size_t i = r * classes + c;
             float g = gradient(values[i] - (c == (size_t)label ? 1.0f : 0.0f), scale);
             out[i] = accumulate ? out[i] + g : g;

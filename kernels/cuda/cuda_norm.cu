@@ -69,8 +69,7 @@ static int cuda_sum_squares(const Backend *b, const float *x, size_t n, double *
 }
 
 __global__ static void scale_kernel(float *x, float factor, size_t n) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads())
         x[i] = __fmul_rn(x[i], factor);
 }
 

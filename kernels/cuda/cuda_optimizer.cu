@@ -49,8 +49,7 @@ __global__ static void sgd_update_kernel(float *param, const float *grad, float 
                                          size_t n, SgdFactors argument,
                                          const SgdFactors *replayed) {
     const SgdFactors f = replayed ? *replayed : argument;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads())
         sgd_element(param, grad, velocity, i, f);
 }
 
@@ -102,8 +101,7 @@ __global__ static void adam_update_kernel(float *param, const float *grad, float
                                           size_t n, AdamFactors argument,
                                           const AdamFactors *replayed) {
     const AdamFactors f = replayed ? *replayed : argument;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
+    for (size_t i = cuda_grid_thread(); i < n; i += cuda_grid_threads())
         adam_element(param, grad, m, v, i, f);
 }
 
