@@ -138,6 +138,20 @@ __device__ static inline Index plane_step(int channels) {
     return Nhwc ? (Index)channels : (Index)1;
 }
 
+// The sizes every pooling kernel indexes with: an input and an output plane, and how far
+// apart a plane's neighbouring pixels lie.
+template <typename Index>
+struct PoolPlanes {
+    Index in, out, step;
+};
+
+template <bool Nhwc, typename Index>
+__device__ static inline PoolPlanes<Index> pool_planes(const Pool2dGeometry &g) {
+    PoolPlanes<Index> p = {(Index)g.in_h * g.in_w, (Index)g.out_h * g.out_w,
+                           plane_step<Nhwc, Index>(g.channels)};
+    return p;
+}
+
 // One thread per output. The window is visited row-major starting from its first element,
 // and `take` is the CPU's rule: a larger value wins, ties keep the first, a NaN wins (and
 // then stays, since nothing compares greater than NaN). Padding is never read, so it
@@ -147,24 +161,22 @@ __device__ static inline Index plane_step(int channels) {
 template <typename T, bool Nhwc>
 __global__ static void maxpool_forward_kernel(Pool2dGeometry g, const T *x, T *y,
                                               int32_t *argmax, size_t total) {
-    size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
-    size_t step = plane_step<Nhwc, size_t>(g.channels);
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
-        PlaneAt<size_t> out = plane_at<Nhwc>(i, out_plane, g.channels);
+    PoolPlanes<size_t> planes = pool_planes<Nhwc, size_t>(g);
+    for (size_t i = cuda_grid_thread(); i < total; i += cuda_grid_threads()) {
+        PlaneAt<size_t> out = plane_at<Nhwc>(i, planes.out, g.channels);
         PoolWindow win = output_window(g, out.pixel);
         if (win.h0 >= win.h1 || win.w0 >= win.w1) {
             storage_store(y, i, -INFINITY);
             argmax[i] = -1;
             continue;
         }
-        const T *image = x + plane_first<Nhwc>(out, in_plane, g.channels);
+        const T *image = x + plane_first<Nhwc>(out, planes.in, g.channels);
         int best_at = win.h0 * g.in_w + win.w0;
-        float best = storage_load(image, (size_t)best_at * step);
+        float best = storage_load(image, (size_t)best_at * planes.step);
         for (int ih = win.h0; ih < win.h1; ih++)
             for (int iw = win.w0; iw < win.w1; iw++) {
                 int at = ih * g.in_w + iw;
-                float v = storage_load(image, (size_t)at * step);
+                float v = storage_load(image, (size_t)at * planes.step);
                 bool take = (v > best) || (v != v && best == best);
                 best = take ? v : best;
                 best_at = take ? at : best_at;
@@ -180,20 +192,18 @@ template <typename T, bool Nhwc>
 __global__ static void maxpool_backward_kernel(Pool2dGeometry g, const T *dy,
                                                const int32_t *argmax, T *dx, int accumulate,
                                                size_t total) {
-    size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
-    size_t step = plane_step<Nhwc, size_t>(g.channels);
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
-        PlaneAt<size_t> in = plane_at<Nhwc>(i, in_plane, g.channels);
+    PoolPlanes<size_t> planes = pool_planes<Nhwc, size_t>(g);
+    for (size_t i = cuda_grid_thread(); i < total; i += cuda_grid_threads()) {
+        PlaneAt<size_t> in = plane_at<Nhwc>(i, planes.in, g.channels);
         size_t at = in.pixel;
         OutputRange out = outputs_containing(g, at);
-        size_t first = plane_first<Nhwc>(in, out_plane, g.channels);
+        size_t first = plane_first<Nhwc>(in, planes.out, g.channels);
         const T *grad = dy + first;
         const int32_t *arg = argmax + first;
         float sum = accumulate ? storage_load(dx, i) : 0.0f;
         for (int oh = out.h0; oh < out.h1; oh++)
             for (int ow = out.w0; ow < out.w1; ow++) {
-                size_t o = ((size_t)oh * g.out_w + ow) * step;
+                size_t o = ((size_t)oh * g.out_w + ow) * planes.step;
                 if (arg[o] == (int32_t)at) sum += storage_load(grad, o);
             }
         storage_store(dx, i, sum);
@@ -220,17 +230,16 @@ template <typename T, bool Nhwc, typename Index>
 __global__ static void maxpool_backward_tiled_kernel(Pool2dGeometry g, const T *dy,
                                                      const int32_t *argmax, T *dx,
                                                      int accumulate, Index total) {
-    Index in_plane = (Index)g.in_h * g.in_w, out_plane = (Index)g.out_h * g.out_w;
-    Index step = plane_step<Nhwc, Index>(g.channels);
+    PoolPlanes<Index> planes = pool_planes<Nhwc, Index>(g);
     for (Index o = blockIdx.x * (Index)blockDim.x + threadIdx.x; o < total;
          o += (Index)gridDim.x * blockDim.x) {
-        PlaneAt<Index> out = plane_at<Nhwc>(o, out_plane, g.channels);
-        T *image = dx + plane_first<Nhwc>(out, in_plane, g.channels);
+        PlaneAt<Index> out = plane_at<Nhwc>(o, planes.out, g.channels);
+        T *image = dx + plane_first<Nhwc>(out, planes.in, g.channels);
         int32_t winner = argmax[o];
         float grad = storage_load(dy, o);
         if (accumulate) {
             if (winner >= 0) {
-                Index w = (Index)winner * step;
+                Index w = (Index)winner * planes.step;
                 storage_store(image, w, storage_load(image, w) + grad);
             }
             continue;
@@ -242,7 +251,7 @@ __global__ static void maxpool_backward_tiled_kernel(Pool2dGeometry g, const T *
         for (int ih = h0; ih < h1; ih++)
             for (int iw = w0; iw < w1; iw++) {
                 int at = ih * g.in_w + iw;
-                storage_store(image, (Index)at * step, at == winner ? routed : 0.0f);
+                storage_store(image, (Index)at * planes.step, at == winner ? routed : 0.0f);
             }
     }
 }
@@ -252,17 +261,15 @@ __global__ static void maxpool_backward_tiled_kernel(Pool2dGeometry g, const T *
 template <typename T, bool Nhwc>
 __global__ static void avgpool_forward_kernel(Pool2dGeometry g, const T *x, T *y, float scale,
                                               size_t total) {
-    size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
-    size_t step = plane_step<Nhwc, size_t>(g.channels);
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
-        PlaneAt<size_t> out = plane_at<Nhwc>(i, out_plane, g.channels);
+    PoolPlanes<size_t> planes = pool_planes<Nhwc, size_t>(g);
+    for (size_t i = cuda_grid_thread(); i < total; i += cuda_grid_threads()) {
+        PlaneAt<size_t> out = plane_at<Nhwc>(i, planes.out, g.channels);
         PoolWindow win = output_window(g, out.pixel);
-        const T *image = x + plane_first<Nhwc>(out, in_plane, g.channels);
+        const T *image = x + plane_first<Nhwc>(out, planes.in, g.channels);
         float sum = 0.0f;
         for (int ih = win.h0; ih < win.h1; ih++)
             for (int iw = win.w0; iw < win.w1; iw++)
-                sum += storage_load(image, ((size_t)ih * g.in_w + iw) * step);
+                sum += storage_load(image, ((size_t)ih * g.in_w + iw) * planes.step);
         storage_store(y, i, sum * scale);
     }
 }
@@ -274,17 +281,16 @@ __global__ static void avgpool_forward_kernel(Pool2dGeometry g, const T *x, T *y
 template <typename T, bool Nhwc>
 __global__ static void avgpool_backward_kernel(Pool2dGeometry g, const T *dy, T *dx, float scale,
                                                int accumulate, size_t total) {
-    size_t in_plane = (size_t)g.in_h * g.in_w, out_plane = (size_t)g.out_h * g.out_w;
-    size_t step = plane_step<Nhwc, size_t>(g.channels);
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
-         i += (size_t)gridDim.x * blockDim.x) {
-        PlaneAt<size_t> in = plane_at<Nhwc>(i, in_plane, g.channels);
+    PoolPlanes<size_t> planes = pool_planes<Nhwc, size_t>(g);
+    for (size_t i = cuda_grid_thread(); i < total; i += cuda_grid_threads()) {
+        PlaneAt<size_t> in = plane_at<Nhwc>(i, planes.in, g.channels);
         OutputRange out = outputs_containing(g, in.pixel);
-        const T *grad = dy + plane_first<Nhwc>(in, out_plane, g.channels);
+        const T *grad = dy + plane_first<Nhwc>(in, planes.out, g.channels);
         float sum = accumulate ? storage_load(dx, i) : 0.0f;
         for (int oh = out.h0; oh < out.h1; oh++)
             for (int ow = out.w0; ow < out.w1; ow++)
-                sum += __fmul_rn(storage_load(grad, ((size_t)oh * g.out_w + ow) * step), scale);
+                sum += __fmul_rn(storage_load(grad, ((size_t)oh * g.out_w + ow) * planes.step),
+                                 scale);
         storage_store(dx, i, sum);
     }
 }
@@ -397,44 +403,33 @@ static int pool_launch_for_layout(CudaContext *ctx, const Pool2dGeometry *g, con
     return pool_launch<T, false>(ctx, g, t, st);
 }
 
-// Every pooling entry: check the dtype and layout under the op's name, skip an empty
-// tensor (`count`: what the kernel runs over), and turn the storage type and the layout
-// into pool_launch's template parameters.
-template <typename Tensors>
-static int pool_entry(const Backend *b, const char *op, const Pool2dGeometry *g,
-                      const Tensors *t, size_t count, Status *st) {
+// The four ops' names, under which a refusal is worded, and whether the kernel runs over
+// the input (backward: one thread per dx value) or the output.
+enum PoolOp { MAXPOOL_FORWARD, MAXPOOL_BACKWARD, AVGPOOL_FORWARD, AVGPOOL_BACKWARD };
+static const struct {
+    const char *name;
+    int over_inputs;
+} pool_ops[] = {{"maxpool_forward", 0}, {"maxpool_backward", 1}, {"avgpool_forward", 0},
+                {"avgpool_backward", 1}};
+
+// Every pooling entry, one instance per op: check the dtype and layout under the op's name,
+// skip an empty tensor, and turn the storage type and the layout into pool_launch's
+// template parameters.
+template <typename Tensors, PoolOp Op>
+static int pool_entry(const Backend *b, const Pool2dGeometry *g, const Tensors *t, Status *st) {
+    const char *op = pool_ops[Op].name;
     TRY(backend_dtype_check(b, t->dtype, op, st));
     TRY(backend_layout_check(g->layout, op, st));
-    if (count == 0) return 0;
+    if ((pool_ops[Op].over_inputs ? pool_inputs(g) : pool_outputs(g)) == 0) return 0;
     CudaContext *ctx = cuda_context(b);
     int rc = 0;
     CUDA_STORAGE_DISPATCH(t->dtype, rc = pool_launch_for_layout<storage_t>(ctx, g, t, st));
     return rc;
 }
 
-static int cuda_maxpool_forward(const Backend *b, const Pool2dGeometry *g,
-                                const MaxpoolForwardTensors *t, Status *st) {
-    return pool_entry(b, "maxpool_forward", g, t, pool_outputs(g), st);
-}
-
-static int cuda_maxpool_backward(const Backend *b, const Pool2dGeometry *g,
-                                 const MaxpoolBackwardTensors *t, Status *st) {
-    return pool_entry(b, "maxpool_backward", g, t, pool_inputs(g), st);
-}
-
-static int cuda_avgpool_forward(const Backend *b, const Pool2dGeometry *g,
-                                const AvgpoolForwardTensors *t, Status *st) {
-    return pool_entry(b, "avgpool_forward", g, t, pool_outputs(g), st);
-}
-
-static int cuda_avgpool_backward(const Backend *b, const Pool2dGeometry *g,
-                                 const AvgpoolBackwardTensors *t, Status *st) {
-    return pool_entry(b, "avgpool_backward", g, t, pool_inputs(g), st);
-}
-
 void cuda_register_pool_ops(Backend *table) {
-    table->maxpool_forward = cuda_maxpool_forward;
-    table->maxpool_backward = cuda_maxpool_backward;
-    table->avgpool_forward = cuda_avgpool_forward;
-    table->avgpool_backward = cuda_avgpool_backward;
+    table->maxpool_forward = pool_entry<MaxpoolForwardTensors, MAXPOOL_FORWARD>;
+    table->maxpool_backward = pool_entry<MaxpoolBackwardTensors, MAXPOOL_BACKWARD>;
+    table->avgpool_forward = pool_entry<AvgpoolForwardTensors, AVGPOOL_FORWARD>;
+    table->avgpool_backward = pool_entry<AvgpoolBackwardTensors, AVGPOOL_BACKWARD>;
 }
