@@ -240,6 +240,60 @@ static void launched_kernel(const char *line, const char *launch, char *name, si
     name[n] = '\0';
 }
 
+// The second argument of the CUDA_CHECK_CONFIG( or CUDA_CHECK_LAUNCH( call on `line` when
+// it is a variable, not a quoted name: a launch helper checks under the name its caller
+// gives it. "" otherwise.
+static void forwarded_name(const char *line, const char *call, char *name, size_t size) {
+    name[0] = '\0';
+    const char *p = strstr(line, call);
+    if (!p) return;
+    p += strlen(call);
+    if (strcmp(call, "CUDA_CHECK_CONFIG(") == 0) {
+        p = strchr(p, ',');
+        if (!p) return;
+        p++;
+    }
+    while (*p == ' ') p++;
+    size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+    if (n == 0 || n >= size) return;
+    memcpy(name, p, n);
+    name[n] = '\0';
+}
+
+// A launch checked under a variable's name passes when that variable is what both the
+// check before and the result check after it use; then every call that gives a helper a
+// kernel's name must pass that same kernel beside it ("mse_backward_kernel",
+// mse_backward_kernel), on its line or the next. The number of calls that do not.
+static int misnamed_kernels_in(char lines[][256], int count, const char *path, int report) {
+    int wrong = 0;
+    for (int i = 0; i < count; i++) {
+        if (strstr(lines[i], "CUDA_CHECK_CONFIG(") || strstr(lines[i], "CUDA_CHECK_LAUNCH("))
+            continue;
+        for (const char *q = strchr(lines[i], '"'); q; q = strchr(q + 1, '"')) {
+            const char *close = strchr(q + 1, '"');
+            if (!close) break;
+            size_t n = (size_t)(close - q - 1);
+            char name[128];
+            if (n < 8 || n >= sizeof name || strncmp(close - 7, "_kernel", 7) != 0) {
+                q = close;
+                continue;
+            }
+            memcpy(name, q + 1, n);
+            name[n] = '\0';
+            const char *after = strstr(close + 1, name);
+            if (!after && i + 1 < count) after = strstr(lines[i + 1], name);
+            if (!after) {
+                if (report)
+                    fprintf(stderr, "%s:%d: \"%s\" names a kernel that is not passed beside it\n",
+                            path, i + 1, name);
+                wrong++;
+            }
+            q = close;
+        }
+    }
+    return wrong;
+}
+
 // Scans one file: *launches counts its kernel launches, and the return value those
 // without a check (each reported on stderr when `report`). -1 when unreadable.
 static int unchecked_launches_in(const char *path, int *launches, int report) {
@@ -254,27 +308,34 @@ static int unchecked_launches_in(const char *path, int *launches, int report) {
     while (count < MAX_LINES && fgets(lines[count], sizeof lines[count], f)) count++;
     fclose(f);
     CHECK(count < MAX_LINES);
-    int unchecked = 0, previous_launch = -1;
+    int unchecked = 0, previous_launch = -1, forwarded = 0;
     for (int i = 0; i < count; i++) {
         const char *launch = strstr(lines[i], "<<<");
         const char *comment = strstr(lines[i], "//");
         if (!launch || (comment && comment < launch)) continue;
         (*launches)++;
-        char kernel[128], quoted[132];
+        char kernel[128], quoted[132], variable[128] = "";
         launched_kernel(lines[i], launch, kernel, sizeof kernel);
         snprintf(quoted, sizeof quoted, "\"%s\"", kernel);
-        // CUDA_CHECK_CONFIG naming this kernel, in the few lines above and after the
-        // previous launch (each launch has its own check).
+        // CUDA_CHECK_CONFIG naming this kernel (or a variable holding its name), in the few
+        // lines above and after the previous launch (each launch has its own check).
         int first = i - CHECK_WINDOW > previous_launch + 1 ? i - CHECK_WINDOW : previous_launch + 1;
         int checked = 0;
         for (int j = first; j < i && !checked; j++) {
             if (!strstr(lines[j], "CUDA_CHECK_CONFIG(")) continue;
             for (int k = j; k < i && !checked; k++) checked = strstr(lines[k], quoted) != NULL;
+            if (!checked) forwarded_name(lines[j], "CUDA_CHECK_CONFIG(", variable, sizeof variable);
+            checked = checked || variable[0];
         }
         // And the launch's own result checked after it, as before.
         int reported = 0;
-        for (int j = i + 1; j < count && j <= i + CHECK_WINDOW && !reported; j++)
-            reported = strstr(lines[j], "CUDA_CHECK_LAUNCH(") && strstr(lines[j], quoted);
+        for (int j = i + 1; j < count && j <= i + CHECK_WINDOW && !reported; j++) {
+            char after[128];
+            forwarded_name(lines[j], "CUDA_CHECK_LAUNCH(", after, sizeof after);
+            reported = strstr(lines[j], "CUDA_CHECK_LAUNCH(") &&
+                       (strstr(lines[j], quoted) || (variable[0] && !strcmp(after, variable)));
+        }
+        forwarded += variable[0] != 0;
         if (!checked || !reported || !kernel[0]) {
             if (report)
                 fprintf(stderr, "%s:%d: the launch of '%s' %s\n", path, i + 1, kernel,
@@ -284,6 +345,7 @@ static int unchecked_launches_in(const char *path, int *launches, int report) {
         }
         previous_launch = i;
     }
+    if (forwarded) unchecked += misnamed_kernels_in(lines, count, path, report);
     return unchecked;
 }
 
@@ -337,6 +399,27 @@ static void the_scan_finds_an_unchecked_launch(void) {
     int launches = 0;
     CHECK_INT_EQ(unchecked_launches_in(path, &launches, 0), 1);
     CHECK_INT_EQ(launches, 2);
+    remove(path);
+    // A helper that checks under its caller's name, and callers that pass the kernel they
+    // name, but for one.
+    snprintf(path, sizeof path, "/tmp/test_launch_check_XXXXXX");
+    fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    f = fdopen(fd, "w");
+    fputs("static int launch(const char *name, Kernel kernel, Status *st) {\n"
+          "    CUDA_CHECK_CONFIG(ctx, name, grid, 256, 0, n, 64);\n"
+          "    kernel<<<grid, 256, 0, stream>>>(x);\n"
+          "    CUDA_CHECK_LAUNCH(name);\n"
+          "}\n"
+          "    launch(\"left_kernel\", left_kernel, st);\n"
+          "    launch(\"right_kernel\",\n"
+          "           right_kernel, st);\n"
+          "    launch(\"up_kernel\", left_kernel, st);\n",
+          f);
+    fclose(f);
+    CHECK_INT_EQ(unchecked_launches_in(path, &launches, 0), 1);
+    CHECK_INT_EQ(launches, 1);
     remove(path);
     char name[64];
     const char *line = "    activation_forward_kernel<K><<<grid, 256>>>(x);";
