@@ -9,17 +9,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
 jobs=$(nproc)
+# Each phase's header says how long the suite has run so far: CI has 20 minutes on 2 cores.
+phase() { echo "== $1 (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
 
-echo "== release build (CUDA compiled and linked when the toolkit is present)"
+phase "release build (CUDA compiled and linked when the toolkit is present)"
 bash scripts/build.sh build
 (cd build && ctest --output-on-failure -j"$jobs")
 
-echo "== second compiler (clang, warnings as errors) and clang's static analyzer"
+phase "second compiler (clang, warnings as errors) and clang's static analyzer"
 bash scripts/clang-check.sh build-clang
 
 # The default build type, Release, as README's `-DTRAINER_SANITIZE=ON` gives it: at -O3 with
 # the sanitizers GCC found a format truncation (-Werror) that RelWithDebInfo's -O2 did not.
-echo "== sanitizer build (ASan + UBSan, CPU path, Release)"
+phase "sanitizer build (ASan + UBSan, CPU path, Release)"
 bash scripts/build.sh build-asan -DTRAINER_CUDA=OFF -DTRAINER_SANITIZE=ON
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 # The e2e tests' Python environments from PyPI (onnx, safetensors, tensorboard): the ones the
@@ -34,5 +36,6 @@ export TRAINER_VENV_DIR=$PWD/build
 sanitizer_pass_leaves_out='^e2e_(compare_gpu_table|race_cpu|ptx_diff_script|gpu_check_script|device_deps_sourced)$'
 (cd build-asan && ctest --output-on-failure -j"$jobs" -L 'unit|fuzz|e2e' -E "$sanitizer_pass_leaves_out")
 
-echo "== coverage-guided fuzzing (libFuzzer, clang): each target ${FUZZ_SECONDS:-10} s"
+phase "coverage-guided fuzzing (libFuzzer, clang): each target ${FUZZ_SECONDS:-10} s"
 bash scripts/fuzz.sh all "${FUZZ_SECONDS:-10}"
+phase "done"
