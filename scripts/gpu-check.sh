@@ -29,13 +29,15 @@ compute capability) and runs, each step under a timeout, within --budget (defaul
 so that a call with the machine's start stays under 6 minutes):
   build                         ~20 s on an H200 (11-19 s seen)
   trainer doctor                ~2 s
-  ctest -L gpu -j 4, the op parity tests (one per op family, test_cuda_parity_FAMILY) among
-  them, all but test_cuda_parity_conv_pool, which runs beside it as 2 processes, one per
-  group of its sections (conv2d; pooling and layout_convert), as a parity test takes
-  section words: ~106 s for the other tests, ~190 s for the parity tests in one process,
-  so about 110 s in all (estimated from the H200 runs of 2026-11-26/27; not yet measured
-  this way). A test that needs two GPUs on a one-GPU machine is SKIP, not
-  FAIL; any other skip is a FAIL: on a GPU machine every gpu test must run.
+  ctest -L gpu in two parts: first the tests that need the card to themselves (RUN_SERIAL,
+  one at a time, nothing beside them), then the rest (label card_shared, -j 4), the op
+  parity tests (one per op family, test_cuda_parity_FAMILY) among them, all but
+  test_cuda_parity_conv_pool, which runs beside them as 2 processes, one per group of its
+  sections (conv2d; pooling and layout_convert), as a parity test takes section words:
+  ~106 s for the other tests, ~190 s for the parity tests in one process, so about 200 s
+  in all (estimated from the H200 runs of 2026-11-26/27; not yet measured this way). A
+  test that needs two GPUs on a one-GPU machine is SKIP, not FAIL; any other skip is a
+  FAIL: on a GPU machine every gpu test must run.
   compute-sanitizer memcheck (leak check on) over test_cuda_graph_step and
   test_cuda_parity_losses and test_cuda_parity_linear_algebra's "gemm with bias" section: ~10 s (6 s seen)
 then prints one row per step: PASS/FAIL/SKIP, time, samples/s and test accuracy.
@@ -409,8 +411,16 @@ step_ctest() {
   needs_build "ctest -L gpu" && can_start "ctest -L gpu" || return
   new_log ctest-gpu
   local ctest_log=$log start=$SECONDS group parity_jobs=() exclude="^$parity_split\$"
-  # $parity_split in its groups, beside ctest (16 cores; each process's OpenBLAS, the
-  # CPU reference, gets 3 threads). --all runs it whole, inside ctest.
+  # First, with nothing else on the card, the gpu tests that need it to themselves (RUN_SERIAL,
+  # so ctest runs them one at a time): they fill it, run out of memory on purpose, size
+  # batches from its free memory or time its work, so a process beside them (a section
+  # group below) would fail for want of memory, or make them fail.
+  run_logged "$ctest_log" 300 ctest --test-dir "$build_dir" -L gpu -LE card_shared \
+    --output-on-failure
+  local serial_rc=$step_rc serial_timed_out=$step_timed_out
+  # Then the tests that share the card (label card_shared, tests/CMakeLists.txt), with
+  # $parity_split in its groups beside them (16 cores; each process's OpenBLAS, the CPU
+  # reference, gets 3 threads). --all runs it whole, inside ctest.
   if [ "$run_all" = 0 ] && [ -x "$build_dir/tests/$parity_split" ]; then
     for group in "${parity_groups[@]}"; do
       new_log "parity-${group%% *}"
@@ -421,10 +431,10 @@ step_ctest() {
   else
     exclude="^\$"
   fi
-  # -j 4: the op parity tests share the card; the rest are RUN_SERIAL (tests/CMakeLists.txt).
-  run_logged "$ctest_log" 300 ctest --test-dir "$build_dir" -L gpu -E "$exclude" -j 4 \
+  run_logged "$ctest_log" 300 ctest --test-dir "$build_dir" -L card_shared -E "$exclude" -j 4 \
     --output-on-failure
-  local ctest_rc=$step_rc ctest_timed_out=$step_timed_out counts
+  local ctest_rc=$((serial_rc | step_rc)) ctest_timed_out=$((serial_timed_out | step_timed_out))
+  local counts
   counts=$(ctest_counts "$ctest_log")
   local total=${counts%% *} rest=${counts#* }
   local passed=${rest%%|*} failed skipped extra_skips=""

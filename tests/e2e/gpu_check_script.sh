@@ -2,8 +2,9 @@
 # scripts/gpu-check.sh on a machine without a GPU: it exits 3 at once with a one-line
 # message and builds nothing; -h prints its usage. Then its first call (the default) with
 # stand-ins for nvidia-smi (one H200), cmake, ctest, compute-sanitizer and the built
-# binaries: test_cuda_parity_conv_pool runs as 2 processes, one per group of its sections,
-# beside `ctest -L gpu` without it; the two-GPU test that skips on one card is SKIP, not FAIL, and
+# binaries: the gpu tests that need the card alone run first, then test_cuda_parity_conv_pool
+# runs as 2 processes, one per group of its sections, beside the ctest of the tests that
+# share the card without it; the two-GPU test that skips on one card is SKIP, not FAIL, and
 # the call exits 0; a failing section group fails the call, named; the memcheck subset
 # runs; and the results folder (DATE-GPU) holds the log, the step rows, the versions, the
 # command and the commit. On a machine with a GPU the test is skipped (77): the whole
@@ -90,12 +91,17 @@ printf '#!/bin/sh\necho "test_cuda_parity_conv_pool $*" >>"$CALLS"\ncase " $* " 
 printf '#!/bin/sh\necho "test_cuda_graph_step $*" >>"$CALLS"\n' >"$build/tests/test_cuda_graph_step"
 chmod +x "$build/trainer" "$build/tests/"*
 EOF
+# The tests that need the card alone (-LE card_shared), then those that share it.
 cat >"$work/bin/ctest" <<'EOF'
 #!/usr/bin/env bash
 echo "ctest $*" >>"$CALLS"
-echo "1/3 Test #23: test_cuda_devices ................   Passed    0.27 sec"
-echo "2/3 Test #24: test_cuda_graph_step .............   Passed    1.50 sec"
-echo "3/3 Test #25: gpu_mpi_two_gpus .................***Skipped   0.10 sec"
+if [[ " $* " == *" -LE card_shared "* ]]; then
+    echo "1/2 Test #21: test_cuda_full_card ..............   Passed    9.00 sec"
+    echo "2/2 Test #25: gpu_mpi_two_gpus .................***Skipped   0.10 sec"
+else
+    echo "1/2 Test #23: test_cuda_devices ................   Passed    0.27 sec"
+    echo "2/2 Test #24: test_cuda_graph_step .............   Passed    1.50 sec"
+fi
 EOF
 cat >"$work/bin/compute-sanitizer" <<'EOF'
 #!/usr/bin/env bash
@@ -112,16 +118,27 @@ gpu_check() {
 }
 gpu_check
 expect_rc 0 "the first call with stand-ins: every step passed"
-expect_match out '^ctest -L gpu +PASS +[0-9]+s +4 of 4 passed; test_cuda_parity_conv_pool as 2 section groups' \
-    "ctest -L gpu passes: its 2 tests and the 2 section groups"
+expect_match out '^ctest -L gpu +PASS +[0-9]+s +5 of 5 passed; test_cuda_parity_conv_pool as 2 section groups' \
+    "ctest -L gpu passes: its 3 tests and the 2 section groups"
 expect_in out "test_cuda_parity_conv_pool as 2 section groups" \
     "test_cuda_parity_conv_pool ran as 2 section groups"
 expect_match out '^gpu_mpi_two_gpus +SKIP .*needs two GPUs; this machine has 1' \
     "the two-GPU test is SKIP on one card, not FAIL"
-if grep -q '^ctest .*-L gpu -E ^test_cuda_parity_conv_pool\$ -j 4' "$work/calls"; then
-    pass "ctest runs every gpu test but test_cuda_parity_conv_pool"
+if grep -q '^ctest .*-L card_shared -E ^test_cuda_parity_conv_pool\$ -j 4' "$work/calls"; then
+    pass "ctest runs every test that shares the card but test_cuda_parity_conv_pool"
 else
-    fail "ctest runs every gpu test but test_cuda_parity_conv_pool" "$(cat "$work/calls")"
+    fail "ctest runs every test that shares the card but test_cuda_parity_conv_pool" \
+        "$(cat "$work/calls")"
+fi
+# The tests that need the card to themselves run before the section groups start: a group
+# beside test_cuda_full_card would fail for want of memory, or make it fail.
+first_group=$(grep -n -m1 '^test_cuda_parity_conv_pool ' "$work/calls" | cut -d: -f1)
+serial=$(grep -n -m1 '^ctest .*-L gpu -LE card_shared' "$work/calls" | cut -d: -f1)
+if [ -n "$serial" ] && [ -n "$first_group" ] && [ "$serial" -lt "$first_group" ]; then
+    pass "the tests that need the card alone run first, with no section group beside them"
+else
+    fail "the tests that need the card alone run first, with no section group beside them" \
+        "$(cat "$work/calls")"
 fi
 groups=$(grep -c '^test_cuda_parity_conv_pool ' "$work/calls")
 if [ "$groups" = 2 ] && grep -q '^test_cuda_parity_conv_pool conv2d$' "$work/calls" &&
