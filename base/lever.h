@@ -1,8 +1,9 @@
 // The CUDA backend's performance levers that `--without` turns off one at a time, so that
 // each can be measured alone, before and after (issue 15; bench/levers_gpu.sh). Each
 // lever's off path is the implementation it replaced, kept runnable for that comparison
-// and checked against the CPU by tests/gpu/test_cuda_parity.c. Fusing act= activations
-// (--no-fuse) and CUDA Graph replay (--cuda-graph) have switches of their own.
+// and checked against the CPU by the parity tests (tests/gpu/test_cuda_parity_FAMILY.c).
+// Fusing act= activations (--no-fuse) and CUDA Graph replay (--cuda-graph) have switches
+// of their own.
 #ifndef TRAINER_LEVER_H
 #define TRAINER_LEVER_H
 

@@ -779,16 +779,12 @@ struct Backend {
 
 };
 
-// The ops every backend must fill, listed once: kernels/backend.c's completeness check, the
-// CPU backend's table (cpu_<op> for each) and tests/gpu/test_cuda_parity.c's coverage check
-// all expand this list, so an op added here does not compile until its CPU reference exists,
-// is reported missing by a backend without it, and fails the parity test until it has a
-// case there.
 // The ops every backend must fill, listed once, family by family beside their slots above
 // (so a new op's slot and its entry are one edit): kernels/backend.c's completeness check
-// and tests/gpu/test_cuda_parity.c's coverage check expand this list, so an op added there
-// is reported missing by a backend that does not register it and fails the parity test
-// until it has a case there.
+// and each family's parity test (tests/gpu/test_cuda_parity_FAMILY.c, whose harness checks
+// that every op of its family's list was exercised) expand these lists, so an op added here
+// is reported missing by a backend that does not register it and fails its family's parity
+// test until it has a case there.
 #define BACKEND_OPS(X) \
     BACKEND_QUERY_OPS(X) \
     BACKEND_MEMORY_OPS(X) \

@@ -1,5 +1,5 @@
 // Convolution shapes shared by tests/unit/test_conv.c (CPU fast path vs reference) and
-// tests/gpu/test_cuda_parity.c (CUDA vs CPU): the case record, the geometry it describes,
+// tests/gpu/test_cuda_parity_conv_pool.c (CUDA vs CPU): the case record, the geometry it describes,
 // and the runs of cases both lists hold. Each test lists its cases in its own order and
 // adds its own, splicing these runs in where they belong.
 #ifndef TRAINER_TESTS_CONV_CASES_H

@@ -4,7 +4,7 @@
 # bench --json says which levers were off; the script's dry run (-n) lists every run with
 # the right options, its usage mistakes are exit 2, and its table writer (-r) reads a
 # results file (built here from CPU runs, relabelled: the figures mean nothing). The levers
-# themselves run on a GPU: tests/gpu/test_cuda_parity.c (every lever off) and
+# themselves run on a GPU: tests/gpu/test_cuda_parity_FAMILY.c (every lever off) and
 # tests/gpu/bench.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_python3 "read bench --json and the script's results"

@@ -8,7 +8,7 @@
 // Tolerances, and why. Both sides widen the same stored values exactly and sum them in
 // double, in different orders: the statistics and sums then agree to double's rounding
 // (1e-9 of the sum of |terms| is far above it) and, rounded to f32, within a unit of f32
-// (1e-4 of the magnitude, the fp32 parity bound of tests/gpu/test_cuda_parity.c). Given
+// (1e-4 of the magnitude, the fp32 parity bound of tests/gpu/parity_harness.c). Given
 // those, y and dx are the same f32 arithmetic (cuda_batchnorm.cu rounds each operation as
 // the CPU does) and then one rounding to the storage type of two values that close: up to
 // one unit in the last place apart, 2^-8 of the value in bf16, 2^-11 in f16. So y and dx
