@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/rng.h"
-#include "core/device.h"
+#include "core/run.h"
 #include "core/train.h"
 
 // Clears r for a scenario to fill.
@@ -63,6 +63,7 @@ static int make_dataset(Dataset *ds, const char *name, int count, int channels, 
     return 0;
 }
 
+// The run opened as `trainer train --device cpu --memory-limit` opens one (core/run.h).
 static int train_until_out_of_memory(const TrainHooks *hooks, Status *st) {
     ModelFile file;
     TRY(model_file_parse_text("lab-oom.model", lab_oom_model, &file, st));
@@ -74,22 +75,23 @@ static int train_until_out_of_memory(const TrainHooks *hooks, Status *st) {
         return rc;
     }
     Dataset ds;
-    Device device;
-    int device_open_ok = 0;
     rc = make_dataset(&ds, "the lab's random images", 64, 1, 28, 28, NULL, st);
-    if (!rc) {
-        DeviceOptions options = {.spec = "cpu", .memory_limit = lab_oom_limit,
-                                 .mode = ALLOC_GROW};
-        char notice[512];
-        rc = device_open(&options, &device, notice, sizeof notice, st);
-        device_open_ok = rc == 0;
-    }
-    if (!rc) rc = graph_check_dataset(&g, &ds, "the lab's random images", st);
-    if (!rc) rc = graph_init_params(&g, device.backend, &device.alloc, 1, st);
-    if (!rc) rc = train_model(&g, &config, &device, &ds, NULL, hooks, NULL, st);
+    RunRequest request = {.device = "cpu", .purpose = RUN_TRAIN, .command = "lab"};
+    RunOptions options;
+    if (!rc) rc = run_options_resolve(&config, &request, NULL, &options, st);
+    RunSetup setup = {.purpose = RUN_TRAIN, .file = &file, .options = &options,
+                      .device = {.memory_limit = lab_oom_limit, .mode = ALLOC_GROW},
+                      .config = &config};
+    Run run;
+    memset(&run, 0, sizeof run);
+    if (!rc) rc = run_open(&run, &setup, &g, st);
+    else graph_free(&g);
+    if (!rc) rc = graph_check_dataset(run.graph_list[0], &ds, "the lab's random images", st);
+    if (!rc) rc = run_init_params(&run, 1, st);
+    if (!rc) rc = train_model(run.graph_list[0], &config, run.device_list[0], &ds, NULL, hooks,
+                              NULL, st);
+    run_close(&run);
     dataset_free(&ds);
-    graph_free(&g);
-    if (device_open_ok) device_close(&device);
     model_file_free(&file);
     return rc;
 }
