@@ -2,9 +2,9 @@
 // activation_forward and activation_backward (every kind, dx written or added to),
 // dropout_forward and dropout_backward (dx written or added to) and accumulate (1 to
 // BACKEND_ACCUMULATE_MAX sources, y written or added to; f32 too, whose several-source
-// form test_cuda_parity does not reach), in bf16 and f16. The CPU ops widen, compute in
-// f32 and round once (tests/unit/test_storage16_elementwise.c checks that bit for bit);
-// the kernels do the same in registers.
+// form test_cuda_parity_linear_algebra does not reach), in bf16 and f16. The CPU ops
+// widen, compute in f32 and round once (tests/unit/test_storage16_elementwise.c checks that
+// bit for bit); the kernels do the same in registers.
 //
 // Tolerances: the same bits wherever the f32 arithmetic is the CPU's to the bit (relu,
 // leaky_relu, sigmoid's and tanh's backward given the same x and y, dropout, accumulate:

@@ -1,6 +1,6 @@
 // Pooling on activations stored in bf16 and f16: each CUDA op (kernels/cuda/cuda_pool.cu)
 // against the CPU op (kernels/cpu/cpu_pool.c) in the same storage, on the same stored
-// inputs. test_cuda_parity checks the f32 storage of the same ops; tests/unit's
+// inputs. test_cuda_parity_conv_pool checks the f32 storage of the same ops; tests/unit's
 // test_storage16_pool checks the CPU's 16-bit ops against its f32 ones.
 //
 // What each comparison allows, and why:

@@ -276,9 +276,6 @@ static void test_activation_bias_backward16(void) {
     }
 }
 
-// The words given on the command line (`test_cuda_parity conv2d pooling`): only the
-// sections whose name holds one of them run, to check a few ops on a card in less time
-
 static void run(const ParityPass *pass) {
     switch (pass->kind) {
     case PARITY_FP32:

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-// on the command line leaves it out).
 // `supports`: storage answers as the CPU's (both store f32, bf16 and f16 in either layout),
 // GEMM and convolution answers as backend_supports_on gives for this GPU's compute
 // capability (the CPU standing in answers as the CPU).
