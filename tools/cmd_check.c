@@ -117,6 +117,7 @@ int run_check(const Command *cmd, const ParsedArgs *args) {
     // Checking needs no GPU: the plan is for the CPU unless --device names another; there a
     // precision the CPU lacks is kept as a note, and the plan stays the GPU's.
     Status refusal;
+    status_clear(&refusal);  // run_open fills it only when it kept a refusal
     RunSetup setup = {.purpose = RUN_CHECK, .config = &config,
                       .keep_refusal = !args_get(cmd, args, "--device"), .refusal = &refusal};
     RunRequest request = {.precision = &config.precision};
@@ -126,8 +127,7 @@ int run_check(const Command *cmd, const ParsedArgs *args) {
     else graph_free(&g);
     if (!rc) {
         CheckPrecision precision = {.computed = run.precision};
-        if (setup.keep_refusal && run.devices[0].backend->kind == BACKEND_CPU)
-            snprintf(precision.refused, sizeof precision.refused, "%s", refusal.message);
+        snprintf(precision.refused, sizeof precision.refused, "%s", refusal.message);
         rc = check_with(cmd, args, &run.graphs[0], &config, run.batch, &run.devices[0],
                         &precision, &st);
     }
