@@ -83,6 +83,10 @@ void flush_stdout(void);
 // closed descriptor), prints the error and returns 1, or exit_code when the command had
 // already failed; else returns exit_code.
 int finish_stdout(int exit_code);
+// A report composed below tools/ (base/text_out.h) written to stdout as it comes; lab's
+// adds a flush of stdout and stderr before each long step.
+void write_stdout_text(void *user, const char *text, size_t length);
+extern const TextOut stdout_text;
 // The path to execute this trainer again by: its own (so the process is still named
 // `trainer`), or "/proc/self/exe" when that cannot be known. `path` is the room for it.
 const char *trainer_executable(char *path, size_t size);

@@ -311,10 +311,6 @@ static int load_bench_model(const BenchArgs *a, ModelFile *file, Graph *g, RunCo
                            g, config, st);
 }
 
-static void write_stdout(void *user, const char *text, size_t length) {
-    fwrite(text, 1, length, stdout);
-}
-
 static void print_reports(const BenchArgs *a, const BenchDevice *dev, const BenchReports *r) {
     BenchRun run = {.benchmark = a->request.benchmark, .device = dev,
                     .options = &a->request.options, .gemm = r->gemm, .memory = r->memory,
@@ -322,7 +318,7 @@ static void print_reports(const BenchArgs *a, const BenchDevice *dev, const Benc
                     .disabled_levers = a->disabled_levers, .nhwc_layers = a->nhwc_layers,
                     .fused_layers = a->fused_layers};
     if (!a->json) {
-        bench_text(&(TextOut){write_stdout, NULL, NULL}, &run);
+        bench_text(&stdout_text, &run);
         return;
     }
     cJSON *root = bench_json(&run);

@@ -6,11 +6,6 @@
 #include "diagnostics/check_report.h"
 #include "tools/cli.h"
 
-static void write_stdout(void *user, const char *text, size_t length) {
-    (void)user;
-    fwrite(text, 1, length, stdout);
-}
-
 static const OptionSpec check_options[] = {
     {"--batch", "N", "batch size for the memory plan (default: the model's train batch=)"},
     {"--device", "DEV", "plan for this device: cpu (default; needs no GPU), cuda, cuda:N"},
@@ -98,12 +93,11 @@ static int check_with(const Command *cmd, const ParsedArgs *args, Graph *g,
     MemoryPlan plan;
     if (!rc) rc = memory_plan(g, device->backend, &options, &plan, st);
     if (!rc) {
-        const TextOut out = {write_stdout, NULL, NULL};
-        rc = check_write_model(&out, g, config, device, st);
+        rc = check_write_model(&stdout_text, g, config, device, st);
         if (!rc) print_check_precision(config, &precision, device);
-        if (!rc) check_write_plan(&out, config, &plan, have_data);
+        if (!rc) check_write_plan(&stdout_text, config, &plan, have_data);
         memory_plan_free(&plan);
-        if (!rc) rc = check_write_largest_batch(&out, g, device, &options, st);
+        if (!rc) rc = check_write_largest_batch(&stdout_text, g, device, &options, st);
         if (!rc && have_data) print_data_verdict(data_spec_from_args(cmd, args, config), &data);
         if (!rc) print_run_normalization(config, &data);
     }
@@ -123,6 +117,7 @@ int run_check(const Command *cmd, const ParsedArgs *args) {
     // Checking needs no GPU: the plan is for the CPU unless --device names another; there a
     // precision the CPU lacks is kept as a note, and the plan stays the GPU's.
     Status refusal;
+    status_clear(&refusal);  // run_open fills it only when it kept a refusal
     RunSetup setup = {.purpose = RUN_CHECK, .config = &config,
                       .keep_refusal = !args_get(cmd, args, "--device"), .refusal = &refusal};
     RunRequest request = {.precision = &config.precision};
@@ -132,8 +127,7 @@ int run_check(const Command *cmd, const ParsedArgs *args) {
     else graph_free(&g);
     if (!rc) {
         CheckPrecision precision = {.computed = run.precision};
-        if (setup.keep_refusal && run.devices[0].backend->kind == BACKEND_CPU)
-            snprintf(precision.refused, sizeof precision.refused, "%s", refusal.message);
+        snprintf(precision.refused, sizeof precision.refused, "%s", refusal.message);
         rc = check_with(cmd, args, &run.graphs[0], &config, run.batch, &run.devices[0],
                         &precision, &st);
     }

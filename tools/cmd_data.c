@@ -38,16 +38,12 @@ const Command data_command = {
     .run = run_data,
 };
 
-static void write_stdout(void *user, const char *text, size_t length) {
-    fwrite(text, 1, length, stdout);
-}
-
 // The class names are the dataset's own (a png:DIR's folders) or, for Fashion-MNIST and
 // CIFAR-10, the ones their files do not hold.
 static void print_split(const char *spec, const char *split, const Dataset *ds, int skipped) {
     const char *names[256];
     int named = dataset_class_name_list(spec, ds, names);
-    dataset_describe(&(TextOut){write_stdout, NULL, NULL}, split, ds, names, named, skipped);
+    dataset_describe(&stdout_text, split, ds, names, named, skipped);
 }
 
 static int is_action(const ParsedArgs *args, const char *action, int positionals) {

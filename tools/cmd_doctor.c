@@ -23,10 +23,6 @@ const Command doctor_command = {
     .run = run_doctor,
 };
 
-static void write_stdout(void *user, const char *text, size_t length) {
-    fwrite(text, 1, length, stdout);
-}
-
 int run_doctor(const Command *cmd, const ParsedArgs *args) {
     Status st;
     status_clear(&st);
@@ -50,7 +46,7 @@ int run_doctor(const Command *cmd, const ParsedArgs *args) {
         json_print(stdout, root, 0);
         cJSON_Delete(root);
     } else {
-        doctor_text(&(TextOut){write_stdout, NULL, NULL}, d);
+        doctor_text(&stdout_text, d);
     }
     flush_stdout();
     int exit_code = d->exit_code;

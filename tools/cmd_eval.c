@@ -88,10 +88,6 @@ static int load_validation(const Command *cmd, const ParsedArgs *args, const Run
     return rc;
 }
 
-static void write_stdout(void *user, const char *text, size_t length) {
-    fwrite(text, 1, length, stdout);
-}
-
 // A progress line on a terminal while the samples are evaluated.
 static void draw_progress(void *user, const char *split, int done, int total) {
     progress_update_eval(user, split, done, total);
@@ -162,7 +158,7 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Run *run,
     ClassLabels labels = {names, classes};
     if (!rc) print_result(split, test, &result);
     if (!rc && args_get(cmd, args, "--per-class"))
-        eval_report_text(&(TextOut){write_stdout, NULL, NULL}, &confusion, &labels);
+        eval_report_text(&stdout_text, &confusion, &labels);
     if (!rc) rc = report_result(output, split, &result, per_class ? &confusion : NULL, &labels,
                                 st);
     confusion_close(&confusion);

@@ -29,10 +29,6 @@ const Command explain_command = {
     .run = run_explain,
 };
 
-static void write_stdout(void *user, const char *text, size_t length) {
-    fwrite(text, 1, length, stdout);
-}
-
 static void print_json(cJSON *item) {
     json_print(stdout, item, 1);
     cJSON_Delete(item);
@@ -49,17 +45,16 @@ static int usage_failure(const char *message) {
 }
 
 int run_explain(const Command *cmd, const ParsedArgs *args) {
-    const TextOut out = {write_stdout, NULL, NULL};
     int json = args_get(cmd, args, "--json") != NULL;
     if (args_get(cmd, args, "--list")) {
         if (args->positional_count) return usage_failure("explain --list takes no ERROR");
         if (json) print_json(explain_list_json());
-        else explain_list(&out);
+        else explain_list(&stdout_text);
         return 0;
     }
     if (args_get(cmd, args, "--list-wordings")) {
         if (args->positional_count) return usage_failure("explain --list-wordings takes no ERROR");
-        explain_wordings(&out);
+        explain_wordings(&stdout_text);
         return 0;
     }
     if (args->positional_count == 0)
@@ -72,7 +67,7 @@ int run_explain(const Command *cmd, const ParsedArgs *args) {
     const ErrorEntry *e = explain_find(text, &st);
     if (!e) return report_failure(&st);
     if (json) print_json(explain_entry_json(e));
-    else if (args_get(cmd, args, "--short")) explain_short(&out, e);
-    else explain_entry(&out, e, text);
+    else if (args_get(cmd, args, "--short")) explain_short(&stdout_text, e);
+    else explain_entry(&stdout_text, e, text);
     return 0;
 }

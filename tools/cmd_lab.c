@@ -31,10 +31,6 @@ const Command lab_command = {
     .run = run_lab,
 };
 
-static void write_stdout(void *user, const char *text, size_t length) {
-    fwrite(text, 1, length, stdout);
-}
-
 static void flush_both(void *user) {
     flush_stdout();
     fflush(stderr);
@@ -104,7 +100,7 @@ int run_lab(const Command *cmd, const ParsedArgs *args) {
     const LabScenario *s = lab_scenario_find(name, &st);
     if (!s) return report_failure(&st);
     printf("== lab %s: %s\n", s->name, s->summary);
-    const TextOut out = {write_stdout, flush_both, NULL};
+    const TextOut out = {write_stdout_text, flush_both, NULL};
     int code = s->show(&out);
     flush_stdout();
     return code;

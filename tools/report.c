@@ -66,6 +66,12 @@ void flush_stdout(void) {
     if (fflush(stdout) != 0 && !stdout_errno) stdout_errno = errno;
 }
 
+void write_stdout_text(void *user, const char *text, size_t length) {
+    fwrite(text, 1, length, stdout);
+}
+
+const TextOut stdout_text = {write_stdout_text, NULL, NULL};
+
 int finish_stdout(int exit_code) {
     flush_stdout();
     int failed = ferror(stdout) || stdout_errno;
