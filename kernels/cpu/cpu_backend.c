@@ -313,8 +313,9 @@ static void cpu_backend_fill(void) {
     cpu_register_optimizer_ops(table);
 }
 
-// Filled on first use, once whichever thread asks first (backend_missing_ops, which the
-// device opener runs, reports a family whose register function forgot a slot).
+// Filled on first use, once, whichever thread asks first. A slot a family's register
+// function forgot stays NULL: only backend_missing_ops finds it, and the device opener runs
+// that on the CUDA table alone, not on this one.
 const Backend *cpu_backend(void) {
     pthread_once(&cpu_backend_filled, cpu_backend_fill);
     return &cpu_backend_table;
