@@ -266,14 +266,14 @@ static int cpu_timer_elapsed(const Backend *b, void *start, void *end, double *m
 
 static void cpu_timer_destroy(const Backend *b, void *timer) { free(timer); }
 
-// The memory, pinned-buffer and timer ops live here; each math family fills its own slots
-// from its file (cpu_ops.h). make_current and range_push/pop stay NULL: one device, no
-// profiler. The three copies are one memmove on the CPU.
 // Storage in f32, bf16 and f16 in either layout; GEMMs and convolutions in f32 only.
 static int cpu_supports(const Backend *b, OpFamily family, DType dtype, Layout layout) {
     return backend_supports_on(0, family, dtype, layout);
 }
 
+// The memory, pinned-buffer and timer ops live here; each math family fills its own slots
+// from its file (cpu_ops.h). make_current and range_push/pop stay NULL: one device, no
+// profiler. The three copies are one memmove on the CPU.
 static void cpu_register_memory_ops(Backend *table) {
     table->supports = cpu_supports;
     table->raw_alloc = cpu_raw_alloc;
@@ -313,8 +313,9 @@ static void cpu_backend_fill(void) {
     cpu_register_optimizer_ops(table);
 }
 
-// Filled on first use, once whichever thread asks first (backend_missing_ops, which the
-// device opener runs, reports a family whose register function forgot a slot).
+// Filled on first use, once, whichever thread asks first. A slot a family's register
+// function forgot stays NULL: only backend_missing_ops finds it, and the device opener runs
+// that on the CUDA table alone, not on this one.
 const Backend *cpu_backend(void) {
     pthread_once(&cpu_backend_filled, cpu_backend_fill);
     return &cpu_backend_table;

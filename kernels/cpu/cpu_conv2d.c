@@ -432,46 +432,34 @@ static int forward_nhwc(const Backend *b, const Conv2dGeometry *g, const void *x
     return rc;
 }
 
-static int backward_data_nhwc(const Backend *b, const Conv2dGeometry *g, const void *dy,
-                              const void *w, void *dx, void *workspace, size_t workspace_bytes,
-                              int accumulate, Status *st) {
+// The op's own tensors with dy and dx (x and dy) swapped for the NCHW copies.
+static int backward_data_nhwc(const Backend *b, const Conv2dGeometry *g,
+                              const Conv2dBackwardDataTensors *t, Status *st) {
     Conv2dGeometry nchw = nchw_geometry(g);
-    void *dy_nchw = outputs_nchw(g, dy, st);
-    void *dx_nchw = dy_nchw ? inputs_nchw(g, accumulate ? dx : NULL, st) : NULL;
-    int rc = dx_nchw ? cpu_conv2d_backward_data(
-                           b, &nchw,
-                           &(Conv2dBackwardDataTensors){.dy = dy_nchw,
-                                                        .w = w,
-                                                        .dx = dx_nchw,
-                                                        .workspace = workspace,
-                                                        .workspace_bytes = workspace_bytes,
-                                                        .accumulate = accumulate},
-                           st)
+    void *dy_nchw = outputs_nchw(g, t->dy, st);
+    void *dx_nchw = dy_nchw ? inputs_nchw(g, t->accumulate ? t->dx : NULL, st) : NULL;
+    Conv2dBackwardDataTensors nchw_tensors = *t;
+    nchw_tensors.dy = dy_nchw;
+    nchw_tensors.dx = dx_nchw;
+    int rc = dx_nchw ? cpu_conv2d_backward_data(b, &nchw, &nchw_tensors, st)
                      : STATUS_RUNTIME_ERROR;
     if (!rc)
-        cpu_layout_transpose(dx_nchw, dx, dtype_size(g->dtype), g->batch, g->in_channels,
+        cpu_layout_transpose(dx_nchw, t->dx, dtype_size(g->dtype), g->batch, g->in_channels,
                              g->in_h * g->in_w, LAYOUT_NCHW);
     free(dy_nchw);
     free(dx_nchw);
     return rc;
 }
 
-static int backward_filter_nhwc(const Backend *b, const Conv2dGeometry *g, const void *x,
-                                const void *dy, float *dw, float *dbias, void *workspace,
-                                size_t workspace_bytes, int accumulate, Status *st) {
+static int backward_filter_nhwc(const Backend *b, const Conv2dGeometry *g,
+                                const Conv2dBackwardFilterTensors *t, Status *st) {
     Conv2dGeometry nchw = nchw_geometry(g);
-    void *x_nchw = inputs_nchw(g, x, st);
-    void *dy_nchw = x_nchw ? outputs_nchw(g, dy, st) : NULL;
-    int rc = dy_nchw ? cpu_conv2d_backward_filter(
-                           b, &nchw,
-                           &(Conv2dBackwardFilterTensors){.x = x_nchw,
-                                                          .dy = dy_nchw,
-                                                          .dw = dw,
-                                                          .dbias = dbias,
-                                                          .workspace = workspace,
-                                                          .workspace_bytes = workspace_bytes,
-                                                          .accumulate = accumulate},
-                           st)
+    void *x_nchw = inputs_nchw(g, t->x, st);
+    void *dy_nchw = x_nchw ? outputs_nchw(g, t->dy, st) : NULL;
+    Conv2dBackwardFilterTensors nchw_tensors = *t;
+    nchw_tensors.x = x_nchw;
+    nchw_tensors.dy = dy_nchw;
+    int rc = dy_nchw ? cpu_conv2d_backward_filter(b, &nchw, &nchw_tensors, st)
                      : STATUS_RUNTIME_ERROR;
     free(x_nchw);
     free(dy_nchw);
@@ -504,8 +492,7 @@ static int cpu_conv2d_backward_data(const Backend *b, const Conv2dGeometry *g,
     TRY(backend_dtype_check(b, g->dtype, "conv2d_backward_data", st));
     TRY(backend_layout_check(g->layout, "conv2d_backward_data", st));
     if (g->layout == LAYOUT_NHWC)
-        return backward_data_nhwc(b, g, t->dy, t->w, t->dx, t->workspace, t->workspace_bytes,
-                                  t->accumulate, st);
+        return backward_data_nhwc(b, g, t, st);
     if (g->dtype == DTYPE_F32)
         return backward_data_f32(b, g, t->dy, t->w, t->dx, t->workspace, t->workspace_bytes,
                                  t->accumulate, st);
@@ -529,8 +516,7 @@ static int cpu_conv2d_backward_filter(const Backend *b, const Conv2dGeometry *g,
     TRY(backend_dtype_check(b, g->dtype, "conv2d_backward_filter", st));
     TRY(backend_layout_check(g->layout, "conv2d_backward_filter", st));
     if (g->layout == LAYOUT_NHWC)
-        return backward_filter_nhwc(b, g, t->x, t->dy, t->dw, t->dbias, t->workspace,
-                                    t->workspace_bytes, t->accumulate, st);
+        return backward_filter_nhwc(b, g, t, st);
     if (g->dtype == DTYPE_F32)
         return backward_filter_f32(b, g, t->x, t->dy, t->dw, t->dbias, t->workspace,
                                    t->workspace_bytes, t->accumulate, st);

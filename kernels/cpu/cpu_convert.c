@@ -60,7 +60,7 @@ void cpu_round_values(float *values, DType dtype, size_t n) {
                                         : f16_to_f32(f32_to_f16(values[i]));
 }
 
-int cpu_convert(const Backend *b, const ConvertArgs *args, Status *st) {
+static int cpu_convert(const Backend *b, const ConvertArgs *args, Status *st) {
     TRY(backend_dtype_check(b, args->src_dtype, "convert", st));
     TRY(backend_dtype_check(b, args->dst_dtype, "convert", st));
     for (size_t i = 0; i < args->n; i++) {

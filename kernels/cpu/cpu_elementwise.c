@@ -157,57 +157,42 @@ static int cpu_activation_backward(const Backend *b, const ActivationBackwardArg
 // The unfused ops in turn, so a dense layer trains to the same bits fused or not. 16-bit
 // storage: y and dy widened, dx computed in f32, the bias gradient summed from that f32 dx,
 // and dx rounded once.
+// activation_bias_backward on f32 y, dy and dx (t's own, or widened copies of them).
+static int bias_backward_f32(const Backend *b, const FusedActivation *act,
+                             const ActivationBiasBackwardTensors *t, const void *y,
+                             const void *dy, void *dx, Status *st) {
+    TRY(cpu_activation_backward(b,
+                                &(ActivationBackwardArgs){.kind = act->kind,
+                                                          .slope = act->slope,
+                                                          .dtype = DTYPE_F32,
+                                                          .x = y,
+                                                          .y = y,
+                                                          .dy = dy,
+                                                          .dx = dx,
+                                                          .n = (size_t)t->rows * (size_t)t->cols,
+                                                          .accumulate = 0},
+                                st));
+    if (!t->dbias) return 0;
+    return cpu_sum_rows(b,
+                        &(SumRowsArgs){.out = t->dbias,
+                                       .x = dx,
+                                       .x_dtype = DTYPE_F32,
+                                       .rows = t->rows,
+                                       .cols = t->cols,
+                                       .beta = t->beta},
+                        st);
+}
+
 static int cpu_activation_bias_backward(const Backend *b, const FusedActivation *act,
                                         const ActivationBiasBackwardTensors *t, Status *st) {
-    size_t n = (size_t)t->rows * (size_t)t->cols;
-    if (t->dtype == DTYPE_F32) {
-        TRY(cpu_activation_backward(b,
-                                    &(ActivationBackwardArgs){.kind = act->kind,
-                                                              .slope = act->slope,
-                                                              .dtype = DTYPE_F32,
-                                                              .x = t->y,
-                                                              .y = t->y,
-                                                              .dy = t->dy,
-                                                              .dx = t->dx,
-                                                              .n = n,
-                                                              .accumulate = 0},
-                                    st));
-        return t->dbias ? cpu_sum_rows(b,
-                                       &(SumRowsArgs){.out = t->dbias,
-                                                      .x = t->dx,
-                                                      .x_dtype = DTYPE_F32,
-                                                      .rows = t->rows,
-                                                      .cols = t->cols,
-                                                      .beta = t->beta},
-                                       st)
-                        : 0;
-    }
+    if (t->dtype == DTYPE_F32) return bias_backward_f32(b, act, t, t->y, t->dy, t->dx, st);
     TRY(backend_dtype_check(b, t->dtype, "activation_bias_backward", st));
+    size_t n = (size_t)t->rows * (size_t)t->cols;
     float *wide_y = cpu_widen(t->y, t->dtype, n, st);
     float *wide_dy = wide_y ? cpu_widen(t->dy, t->dtype, n, st) : NULL;
     float *wide_dx = wide_dy ? cpu_widen(t->dy, t->dtype, n, st) : NULL;  // overwritten below
-    int rc = wide_dx ? 0 : (int)st->code;
-    if (!rc)
-        rc = cpu_activation_backward(b,
-                                     &(ActivationBackwardArgs){.kind = act->kind,
-                                                               .slope = act->slope,
-                                                               .dtype = DTYPE_F32,
-                                                               .x = wide_y,
-                                                               .y = wide_y,
-                                                               .dy = wide_dy,
-                                                               .dx = wide_dx,
-                                                               .n = n,
-                                                               .accumulate = 0},
-                                     st);
-    if (!rc && t->dbias)
-        rc = cpu_sum_rows(b,
-                          &(SumRowsArgs){.out = t->dbias,
-                                         .x = wide_dx,
-                                         .x_dtype = DTYPE_F32,
-                                         .rows = t->rows,
-                                         .cols = t->cols,
-                                         .beta = t->beta},
-                          st);
+    int rc = wide_dx ? bias_backward_f32(b, act, t, wide_y, wide_dy, wide_dx, st)
+                     : (int)st->code;
     if (!rc) cpu_narrow(wide_dx, t->dx, t->dtype, n);
     free(wide_y);
     free(wide_dy);

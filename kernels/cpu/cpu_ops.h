@@ -24,13 +24,12 @@ void cpu_register_optimizer_ops(Backend *table);    // cpu_optimizer.c
 
 // Ops one CPU file calls in another directly rather than through the table, so that a
 // table wrapped to count or fail its ops (tests/unit/test_step_ops.c) sees only the
-// layer's own calls: the conv ops lower onto cpu_gemm and cpu_activation_forward and
-// convert their 16-bit operands with cpu_convert; activation_bias_backward sums with
+// layer's own calls: the conv ops lower onto cpu_gemm and cpu_activation_forward,
+// gemm_bias_activation onto cpu_activation_forward, and activation_bias_backward sums with
 // cpu_sum_rows.
 int cpu_gemm(const Backend *b, const GemmArgs *g, const GemmTensors *t, Status *st);
 int cpu_sum_rows(const Backend *b, const SumRowsArgs *args, Status *st);
 int cpu_activation_forward(const Backend *b, const ActivationForwardArgs *args, Status *st);
-int cpu_convert(const Backend *b, const ConvertArgs *args, Status *st);
 
 // cpu_convert.c: 16-bit activation storage, widened to f32 and rounded once on the store.
 // n images of channels x pixels values of value_size bytes, from layout `from` into the

@@ -209,63 +209,64 @@ static void pool_nhwc_store(const Pool2dGeometry *g, const void *from, void *to,
     cpu_layout_transpose(from, to, value_size, g->batch, g->channels, pixels, LAYOUT_NCHW);
 }
 
-static int maxpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
-                                const void *x, void *y, int32_t *argmax, Status *st) {
+// Each runs the NCHW op on the PoolNhwc copies: the op's own tensors with their pointers
+// swapped for the copies'.
+static int maxpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g,
+                                const MaxpoolForwardTensors *t, Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(b, &p, "maxpool_forward", g, dtype, x, 1, NULL, 0, argmax, 0, st);
-    if (!rc)
-        rc = cpu_maxpool_forward(
-            b, &p.nchw,
-            &(MaxpoolForwardTensors){.dtype = dtype, .x = p.x, .y = p.y, .argmax = p.argmax}, st);
+    int rc = pool_nhwc_open(b, &p, "maxpool_forward", g, t->dtype, t->x, 1, NULL, 0, t->argmax,
+                            0, st);
+    MaxpoolForwardTensors nchw = *t;
+    nchw.x = p.x;
+    nchw.y = p.y;
+    nchw.argmax = p.argmax;
+    if (!rc) rc = cpu_maxpool_forward(b, &p.nchw, &nchw, st);
     if (!rc) {
-        pool_nhwc_store(g, p.y, y, p.value_size, g->out_h * g->out_w);
-        pool_nhwc_store(g, p.argmax, argmax, sizeof *argmax, g->out_h * g->out_w);
+        pool_nhwc_store(g, p.y, t->y, p.value_size, g->out_h * g->out_w);
+        pool_nhwc_store(g, p.argmax, t->argmax, sizeof *t->argmax, g->out_h * g->out_w);
     }
     pool_nhwc_close(&p);
     return rc;
 }
 
-static int maxpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
-                                 const void *dy, const int32_t *argmax, void *dx, int accumulate,
-                                 Status *st) {
+static int maxpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g,
+                                 const MaxpoolBackwardTensors *t, Status *st) {
     PoolNhwc p;
-    int rc =
-        pool_nhwc_open(b, &p, "maxpool_backward", g, dtype, dy, 0, dx, accumulate, argmax, 1, st);
-    if (!rc)
-        rc = cpu_maxpool_backward(
-            b, &p.nchw,
-            &(MaxpoolBackwardTensors){
-                .dtype = dtype, .dy = p.x, .argmax = p.argmax, .dx = p.y, .accumulate = accumulate},
-            st);
-    if (!rc) pool_nhwc_store(g, p.y, dx, p.value_size, g->in_h * g->in_w);
+    int rc = pool_nhwc_open(b, &p, "maxpool_backward", g, t->dtype, t->dy, 0, t->dx,
+                            t->accumulate, t->argmax, 1, st);
+    MaxpoolBackwardTensors nchw = *t;
+    nchw.dy = p.x;
+    nchw.argmax = p.argmax;
+    nchw.dx = p.y;
+    if (!rc) rc = cpu_maxpool_backward(b, &p.nchw, &nchw, st);
+    if (!rc) pool_nhwc_store(g, p.y, t->dx, p.value_size, g->in_h * g->in_w);
     pool_nhwc_close(&p);
     return rc;
 }
 
-static int avgpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
-                                const void *x, void *y, Status *st) {
+static int avgpool_forward_nhwc(const Backend *b, const Pool2dGeometry *g,
+                                const AvgpoolForwardTensors *t, Status *st) {
     PoolNhwc p;
-    int rc = pool_nhwc_open(b, &p, "avgpool_forward", g, dtype, x, 1, NULL, 0, NULL, 0, st);
-    if (!rc)
-        rc = cpu_avgpool_forward(b, &p.nchw,
-                                 &(AvgpoolForwardTensors){.dtype = dtype, .x = p.x, .y = p.y}, st);
-    if (!rc) pool_nhwc_store(g, p.y, y, p.value_size, g->out_h * g->out_w);
+    int rc = pool_nhwc_open(b, &p, "avgpool_forward", g, t->dtype, t->x, 1, NULL, 0, NULL, 0, st);
+    AvgpoolForwardTensors nchw = *t;
+    nchw.x = p.x;
+    nchw.y = p.y;
+    if (!rc) rc = cpu_avgpool_forward(b, &p.nchw, &nchw, st);
+    if (!rc) pool_nhwc_store(g, p.y, t->y, p.value_size, g->out_h * g->out_w);
     pool_nhwc_close(&p);
     return rc;
 }
 
-static int avgpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g, DType dtype,
-                                 const void *dy, void *dx, int accumulate, Status *st) {
+static int avgpool_backward_nhwc(const Backend *b, const Pool2dGeometry *g,
+                                 const AvgpoolBackwardTensors *t, Status *st) {
     PoolNhwc p;
-    int rc =
-        pool_nhwc_open(b, &p, "avgpool_backward", g, dtype, dy, 0, dx, accumulate, NULL, 0, st);
-    if (!rc)
-        rc = cpu_avgpool_backward(
-            b, &p.nchw,
-            &(AvgpoolBackwardTensors){
-                .dtype = dtype, .dy = p.x, .dx = p.y, .accumulate = accumulate},
-            st);
-    if (!rc) pool_nhwc_store(g, p.y, dx, p.value_size, g->in_h * g->in_w);
+    int rc = pool_nhwc_open(b, &p, "avgpool_backward", g, t->dtype, t->dy, 0, t->dx,
+                            t->accumulate, NULL, 0, st);
+    AvgpoolBackwardTensors nchw = *t;
+    nchw.dy = p.x;
+    nchw.dx = p.y;
+    if (!rc) rc = cpu_avgpool_backward(b, &p.nchw, &nchw, st);
+    if (!rc) pool_nhwc_store(g, p.y, t->dx, p.value_size, g->in_h * g->in_w);
     pool_nhwc_close(&p);
     return rc;
 }
@@ -275,7 +276,7 @@ static int cpu_maxpool_forward(const Backend *b, const Pool2dGeometry *g,
                                const MaxpoolForwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "maxpool_forward", st));
     if (g->layout == LAYOUT_NHWC)
-        return maxpool_forward_nhwc(b, g, t->dtype, t->x, t->y, t->argmax, st);
+        return maxpool_forward_nhwc(b, g, t, st);
     PoolJob job = {.g = g, .argmax = t->argmax};
     StoredPool io = {"maxpool_forward", t->dtype, t->x, t->y, pool_inputs(g), pool_outputs(g), 0};
     return for_planes_stored(b, &job, &job.x, &job.y, &io, maxpool_forward_planes, st);
@@ -299,7 +300,7 @@ static int cpu_maxpool_backward(const Backend *b, const Pool2dGeometry *g,
                                 const MaxpoolBackwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "maxpool_backward", st));
     if (g->layout == LAYOUT_NHWC)
-        return maxpool_backward_nhwc(b, g, t->dtype, t->dy, t->argmax, t->dx, t->accumulate, st);
+        return maxpool_backward_nhwc(b, g, t, st);
     PoolJob job = {.g = g, .argmax = (int32_t *)t->argmax, .accumulate = t->accumulate};
     StoredPool io = {"maxpool_backward", t->dtype,       t->dy,        t->dx,
                      pool_outputs(g),    pool_inputs(g), t->accumulate};
@@ -329,7 +330,7 @@ static void avgpool_forward_planes(void *arg, size_t begin, size_t end) {
 static int cpu_avgpool_forward(const Backend *b, const Pool2dGeometry *g,
                                const AvgpoolForwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "avgpool_forward", st));
-    if (g->layout == LAYOUT_NHWC) return avgpool_forward_nhwc(b, g, t->dtype, t->x, t->y, st);
+    if (g->layout == LAYOUT_NHWC) return avgpool_forward_nhwc(b, g, t, st);
     PoolJob job = {.g = g};
     StoredPool io = {"avgpool_forward", t->dtype, t->x, t->y, pool_inputs(g), pool_outputs(g), 0};
     return for_planes_stored(b, &job, &job.x, &job.y, &io, avgpool_forward_planes, st);
@@ -359,7 +360,7 @@ static int cpu_avgpool_backward(const Backend *b, const Pool2dGeometry *g,
                                 const AvgpoolBackwardTensors *t, Status *st) {
     TRY(backend_layout_check(g->layout, "avgpool_backward", st));
     if (g->layout == LAYOUT_NHWC)
-        return avgpool_backward_nhwc(b, g, t->dtype, t->dy, t->dx, t->accumulate, st);
+        return avgpool_backward_nhwc(b, g, t, st);
     PoolJob job = {.g = g, .accumulate = t->accumulate};
     StoredPool io = {"avgpool_backward", t->dtype,       t->dy,        t->dx,
                      pool_outputs(g),    pool_inputs(g), t->accumulate};

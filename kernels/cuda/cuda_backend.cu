@@ -221,7 +221,6 @@ static void cuda_timer_destroy(const Backend *b, void *timer) {
     if (timer) cudaEventDestroy((cudaEvent_t)timer);
 }
 
-// NVTX is header-only in CUDA 12+; without a profiler attached these calls cost nothing.
 // Storage in f32, bf16 and f16 in either layout; GEMMs and convolutions in bf16 or fp16
 // from the compute capability precision_min_compute names (the same fact precision_check
 // reads for a GPU it describes, and cuda_backend_open's precision_on_gpu).
@@ -231,6 +230,7 @@ static int cuda_supports(const Backend *b, OpFamily family, DType dtype, Layout 
                                layout);
 }
 
+// NVTX is header-only in CUDA 12+; without a profiler attached these calls cost nothing.
 static void cuda_range_push(const Backend *b, const char *name) { nvtxRangePushA(name); }
 static void cuda_range_pop(const Backend *b) { nvtxRangePop(); }
 
