@@ -57,6 +57,15 @@ void predict_normalize_images(float *images, int count, size_t sample, int chann
         }
 }
 
+// The batch came back short without a failure of the dataset's own: the count asked is
+// past what the dataset holds, which the caller should not have asked.
+static int short_read(const Dataset *data, int got, int count, Status *st) {
+    status_fail(st, STATUS_RUNTIME_ERROR, "could not read the --data samples");
+    status_hint(st, "%d of the %d samples asked were read, of a dataset of %d; this is a "
+                "trainer bug: report it with the command that ran", got, count, data->count);
+    return STATUS_RUNTIME_ERROR;
+}
+
 // --data's samples as evaluation reads them: one batch of all, normalized by `n`.
 int predict_gather_samples(Dataset *data, int count, const Normalization *n, float *images,
                            int32_t *labels, Status *st) {
@@ -65,10 +74,10 @@ int predict_gather_samples(Dataset *data, int count, const Normalization *n, flo
     DataTransform transform = {.normalization = n->count ? n : NULL};
     int rc = batcher_set_transform(&batcher, &transform, st);
     batcher_start_epoch(&batcher, 0);
-    if (!rc && batcher_next(&batcher, images, labels) != count) {
+    int got = rc ? 0 : batcher_next(&batcher, images, labels);
+    if (!rc && got != count) {
         *st = batcher.failure;
-        rc = st->code ? (int)st->code
-                      : status_fail(st, STATUS_RUNTIME_ERROR, "could not read the --data samples");
+        rc = st->code ? (int)st->code : short_read(data, got, count, st);
     }
     batcher_free(&batcher);
     return rc;
