@@ -19,6 +19,16 @@ static int cuda_ordinal(const char *spec, int default_ordinal) {
 }
 
 static int open_cpu(const DeviceOptions *options, Device *d, Status *st) {
+    // Each op family registers its own slots when the table is first used; one it forgot is
+    // refused here, as on CUDA, rather than called through NULL mid-run.
+    char missing[1024];
+    if (backend_missing_ops(cpu_backend(), missing, sizeof missing)) {
+        status_fail(st, STATUS_RUNTIME_ERROR, "--device cpu: the CPU backend of this build "
+                    "lacks ops: %s", missing);
+        status_hint(st, "a build error: each kernels/cpu/cpu_FAMILY.c registers its family's "
+                    "ops in cpu_register_FAMILY_ops; rebuild, and report it if it persists");
+        return STATUS_RUNTIME_ERROR;
+    }
     d->backend = cpu_backend();
     snprintf(d->name, sizeof d->name, "cpu");
     d->precision = PRECISION_FP32;

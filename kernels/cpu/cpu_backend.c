@@ -314,8 +314,8 @@ static void cpu_backend_fill(void) {
 }
 
 // Filled on first use, once, whichever thread asks first. A slot a family's register
-// function forgot stays NULL: only backend_missing_ops finds it, and the device opener runs
-// that on the CUDA table alone, not on this one.
+// function forgot stays NULL: backend_missing_ops finds it, which the device opener runs on
+// this table as on CUDA's, and tests/unit/test_cpu_backend_ops.c at build time.
 const Backend *cpu_backend(void) {
     pthread_once(&cpu_backend_filled, cpu_backend_fill);
     return &cpu_backend_table;
