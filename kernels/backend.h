@@ -482,10 +482,11 @@ struct Backend {
     int nhwc_activations;
 
     // ---- what the backend can do ----
-    // 1 when the backend's ops of `family` work in `dtype` and `layout`, else 0: the one
-    // answer the ops' own checks (backend_dtype_check), core/precision_check.c and the
-    // device opener's precision downgrade all read. Both backends answer from
-    // backend_supports_on (below), the GPU with its compute capability.
+    // 1 when the backend's ops of `family` work in `dtype` and `layout`, else 0: what the
+    // ops' own checks (backend_dtype_check) ask. Both backends answer from
+    // backend_supports_on (below), the GPU with its compute capability; core/precision_check.c
+    // and the device opener's precision downgrade, which may ask before a device is open,
+    // call backend_precision_supported_on, a function of that same answer.
     int (*supports)(const Backend *b, OpFamily family, DType dtype, Layout layout);
 #define BACKEND_QUERY_OPS(X) X(supports)
 
