@@ -11,10 +11,6 @@
 #include "core/layer.h"
 #include "core/step_graph.h"
 
-static void say(const RunNotice *notice, const char *line) {
-    if (notice->say) notice->say(notice->user, line);
-}
-
 int run_build_model(const char *path, int no_fuse, ModelFile *file, Graph *g,
                     RunConfig *config, Status *st) {
     TRY(model_file_read(path, file, st));
@@ -41,11 +37,10 @@ static RunDeviceFacts device_facts(const Device *d) {
 static void notice_limit_over_memory(const Device *d, const RunNotice *notice) {
     size_t total = d->backend->total_memory ? d->backend->total_memory(d->backend) : 0;
     if (!d->alloc.limit || !total || d->alloc.limit <= total) return;
-    char limit[32], memory[32], line[256];
-    snprintf(line, sizeof line, "--memory-limit %s is more than %s's %s of memory: it limits "
-             "nothing", alloc_format_bytes(d->alloc.limit, limit, sizeof limit), d->name,
-             alloc_format_bytes(total, memory, sizeof memory));
-    say(notice, line);
+    char limit[32], memory[32];
+    run_notice_say(notice, "--memory-limit %s is more than %s's %s of memory: it limits "
+                   "nothing", alloc_format_bytes(d->alloc.limit, limit, sizeof limit), d->name,
+                   alloc_format_bytes(total, memory, sizeof memory));
 }
 
 // A --gpus device's error names --device, which the user did not type: the list instead.
@@ -69,14 +64,13 @@ static int open_device(Run *run, const RunSetup *s, int i, Status *st) {
     if (rc) name_gpus_option(o, st);
     if (rc) return rc;
     run->devices_open++;
-    if (fallback[0]) say(&s->fallback, fallback);
+    if (fallback[0]) run_notice_say(&s->fallback, "%s", fallback);
     notice_limit_over_memory(d, &s->notice);
     RunDeviceFacts facts = device_facts(d);
     if (o->disabled_levers && facts.is_cuda) {
-        char names[256], line[400];
-        snprintf(line, sizeof line, "%s: CUDA levers off (--without): %s", d->name,
-                 lever_set_format(o->disabled_levers, names, sizeof names));
-        say(&s->notice, line);
+        char names[256];
+        run_notice_say(&s->notice, "%s: CUDA levers off (--without): %s", d->name,
+                       lever_set_format(o->disabled_levers, names, sizeof names));
     }
     return run_options_check_device(o, &facts, st);
 }
@@ -98,14 +92,12 @@ static int store_and_lay_out(Graph *g, Precision computed, const Device *d,
     TRY(graph_set_storage(g, precision_activation_dtype(computed), st));
     TRY(graph_set_layouts(g, d->backend->nhwc_activations, st));
     int nhwc = graph_nhwc_layers(g);
-    char line[256];
     if (nhwc)
-        snprintf(line, sizeof line, "%s: %d layer%s NHWC images (--layout nhwc)", d->name,
-                 nhwc, nhwc == 1 ? " holds" : "s hold");
+        run_notice_say(notice, "%s: %d layer%s NHWC images (--layout nhwc)", d->name, nhwc,
+                       nhwc == 1 ? " holds" : "s hold");
     else if (d->backend->nhwc_activations)
-        snprintf(line, sizeof line, "--layout nhwc: no layer here can take NHWC images, so "
-                 "every activation stays NCHW (trainer check shows the layout)");
-    if (nhwc || d->backend->nhwc_activations) say(notice, line);
+        run_notice_say(notice, "--layout nhwc: no layer here can take NHWC images, so every "
+                       "activation stays NCHW (trainer check shows the layout)");
     return 0;
 }
 

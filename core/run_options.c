@@ -18,10 +18,6 @@ void run_notice_say(const RunNotice *notice, const char *fmt, ...) {
     va_end(ap);
 }
 
-static void say(const RunNotice *notice, const char *line) {
-    if (notice && notice->say) notice->say(notice->user, line);
-}
-
 // "0,1,3" into ordinals, each a whole number. A GPU listed twice holds two replicas (their
 // sums then go through host memory: NCCL takes one replica per GPU, core/collective.h).
 static int parse_gpu_list(const char *text, int *ordinals, int *count, Status *st) {
@@ -136,12 +132,9 @@ static int resolve_world_batch(const RunRequest *r, RunOptions *o, const RunNoti
                     lower > 0 ? lower : ranks);
         return STATUS_BAD_INPUT;
     }
-    if (r->world_rank == 0) {
-        char line[256];
-        snprintf(line, sizeof line, "--drop-remainder: batch %d over %d processes; training "
-                 "with batch %d (%d per process)", batch, ranks, lower, lower / ranks);
-        say(notice, line);
-    }
+    if (r->world_rank == 0)
+        run_notice_say(notice, "--drop-remainder: batch %d over %d processes; training with "
+                       "batch %d (%d per process)", batch, ranks, lower, lower / ranks);
     o->batch = lower;
     return 0;
 }
@@ -200,6 +193,6 @@ int run_options_precision(const RunOptions *o, const Graph *g, const RunDeviceFa
                           const RunNotice *notice, Precision *computed, Status *st) {
     char line[512];
     TRY(precision_check(g, &o->precision, &device->target, computed, line, sizeof line, st));
-    if (line[0]) say(notice, line);
+    if (line[0]) run_notice_say(notice, "%s", line);
     return 0;
 }
