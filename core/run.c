@@ -300,6 +300,9 @@ int run_choose_batch(Run *run, RunConfig *config, const Dataset *train, const Da
 
 int run_allocate(Run *run, int batch, Status *st) {
     Device *d = &run->devices[0];
+    free(run->labels);
+    run->labels = calloc((size_t)batch, sizeof *run->labels);
+    if (!run->labels) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     return graph_allocate(&run->graphs[0], d->backend, &d->alloc, batch, NULL, st);
 }
 
@@ -307,13 +310,10 @@ int run_forward_batch(Run *run, const float *images, int n, int sync_check, floa
                       Status *st) {
     Graph *g = &run->graphs[0];
     const Backend *b = run->devices[0].backend;
-    int32_t *labels = calloc((size_t)n, sizeof *labels);  // the loss needs some; class 0
-    if (!labels) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     LayerContext ctx = {.backend = b, .alloc = &run->devices[0].alloc, .batch = n,
                         .training = 0, .labels = (const int32_t *)g->labels.data,
                         .sync_check = sync_check};
-    int rc = graph_load_batch(g, b, images, labels, n, st);
-    free(labels);
+    int rc = graph_load_batch(g, b, images, run->labels, n, st);
     if (!rc) rc = graph_forward(g, &ctx, st);
     const Tensor *logits = &g->loss->inputs[0]->output;
     size_t bytes = (size_t)n * graph_classes(g) * sizeof *scores;
@@ -341,6 +341,7 @@ int run_preview_nhwc(Graph *g, int here, NhwcPreview *out, Status *st) {
 
 void run_close(Run *run) {
     checkpoint_loaded_free(&run->loaded);
+    free(run->labels);
     for (int i = 0; i < run->graphs_built; i++) graph_free(&run->graphs[i]);
     for (int i = 0; i < run->devices_open; i++) device_close(&run->devices[i]);
     memset(run, 0, sizeof *run);
