@@ -131,6 +131,10 @@ int device_open(const DeviceOptions *options, Device *d, char *notice, size_t no
     }
     int ordinal = cuda_ordinal(spec, options->default_ordinal);
     if (ordinal >= 0) return open_cuda(options, ordinal, d, st);
+    return device_refuse_unknown(spec, st);
+}
+
+int device_refuse_unknown(const char *spec, Status *st) {
     status_fail(st, STATUS_BAD_INPUT, "unknown device '%s'", spec);
     status_hint(st, "devices: cpu, auto, cuda, cuda:N");
     return STATUS_BAD_INPUT;

@@ -48,6 +48,8 @@ typedef struct DeviceOptions {
 // the reason (no driver, no device, ordinal out of range) and what is visible.
 int device_open(const DeviceOptions *options, Device *d, char *notice, size_t notice_size,
                 Status *st);
+// STATUS_BAD_INPUT: `spec` names none of the devices (cpu, auto, cuda, cuda:N).
+int device_refuse_unknown(const char *spec, Status *st);
 void device_close(Device *d);
 
 #endif

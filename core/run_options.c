@@ -8,6 +8,7 @@
 #include "base/suggest.h"
 #include "base/text_out.h"
 #include "base/whole_number.h"
+#include "core/device.h"
 #include "core/memory_plan.h"
 
 void run_notice_say(const RunNotice *notice, const char *fmt, ...) {
@@ -92,7 +93,11 @@ static int resolve_replicas(const RunRequest *r, RunOptions *o, Status *st) {
     if (!r->gpus) {
         o->replicas = o->replicas_given ? r->replicas : 1;
         o->device_count = 1;
-        snprintf(o->devices[0], sizeof o->devices[0], "%s", r->device ? r->device : "auto");
+        // Longer than any device's name: cut short, it would be refused under another
+        // name, or open another GPU (cuda:00000000001 as cuda:0000000000).
+        const char *spec = r->device ? r->device : "auto";
+        if (strlen(spec) >= sizeof o->devices[0]) return device_refuse_unknown(spec, st);
+        snprintf(o->devices[0], sizeof o->devices[0], "%s", spec);
         return 0;
     }
     const char *device = r->device;
