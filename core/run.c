@@ -43,13 +43,6 @@ static void notice_limit_over_memory(const Device *d, const RunNotice *notice) {
                    alloc_format_bytes(total, memory, sizeof memory));
 }
 
-// A --gpus device's error names --device, which the user did not type: the list instead.
-static void name_gpus_option(const RunOptions *o, Status *st) {
-    if (!o->from_gpus || strncmp(st->message, "--device ", 9) != 0) return;
-    memmove(st->message, st->message + 9, strlen(st->message + 9) + 1);
-    status_prefix(st, "--gpus %s: ", o->gpus);
-}
-
 static int open_device(Run *run, const RunSetup *s, int i, Status *st) {
     const RunOptions *o = s->options;
     DeviceOptions options = s->device;
@@ -58,11 +51,13 @@ static int open_device(Run *run, const RunSetup *s, int i, Status *st) {
     options.default_ordinal = o->default_ordinal;
     options.disabled_levers = o->disabled_levers;
     options.nhwc = o->nhwc;
+    // A --gpus device's errors name the list, not --device, which the user did not type.
+    char gpus[400];
+    snprintf(gpus, sizeof gpus, "--gpus %s", o->gpus ? o->gpus : "");
+    options.named_by = o->from_gpus ? gpus : NULL;
     Device *d = &run->devices[i];
     char fallback[512];
-    int rc = device_open(&options, d, fallback, sizeof fallback, st);
-    if (rc) name_gpus_option(o, st);
-    if (rc) return rc;
+    TRY(device_open(&options, d, fallback, sizeof fallback, st));
     run->devices_open++;
     if (fallback[0]) run_notice_say(&s->fallback, "%s", fallback);
     notice_limit_over_memory(d, &s->notice);
