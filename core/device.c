@@ -69,13 +69,21 @@ static int describe_visible(int ordinal, Device *d, char *text, size_t size, Sta
     return rc;
 }
 
+// How a CUDA device's errors name it: "--device cuda:1", or "--gpus 0,1: cuda:1".
+static const char *device_named(const DeviceOptions *options, char *text, size_t size) {
+    if (options->named_by) snprintf(text, size, "%s: %s", options->named_by, options->spec);
+    else snprintf(text, size, "--device %s", options->spec);
+    return text;
+}
+
 // Opens cuda:ordinal with every op the trainer needs, or says why not.
 static int open_cuda(const DeviceOptions *options, int ordinal, Device *d, Status *st) {
-    char visible[1024];
+    char visible[1024], named[512];
+    device_named(options, named, sizeof named);
     Status probe;
     status_clear(&probe);
     if (describe_visible(ordinal, d, visible, sizeof visible, &probe)) {
-        status_fail(st, STATUS_NO_DEVICE, "--device %s: %s", options->spec, probe.message);
+        status_fail(st, STATUS_NO_DEVICE, "%s: %s", named, probe.message);
         status_hint(st, "%s", probe.hint);
         memcpy(st->error_name, probe.error_name, sizeof st->error_name);
         return STATUS_NO_DEVICE;
@@ -91,7 +99,7 @@ static int open_cuda(const DeviceOptions *options, int ordinal, Device *d, Statu
     const Backend *backend = NULL;
     if (cuda_backend_open(&cuda, &backend, st)) {
         char message[sizeof st->message];
-        snprintf(message, sizeof message, "--device %s: %.600s (visible: %.300s)", options->spec,
+        snprintf(message, sizeof message, "%.100s: %.600s (visible: %.300s)", named,
                  st->message, visible);
         snprintf(st->message, sizeof st->message, "%s", message);
         return st->code;
@@ -99,8 +107,8 @@ static int open_cuda(const DeviceOptions *options, int ordinal, Device *d, Statu
     char missing[1024];
     if (backend_missing_ops(backend, missing, sizeof missing)) {
         cuda_backend_close(backend);
-        status_fail(st, STATUS_NO_DEVICE, "--device %s: the CUDA backend of this build lacks "
-                    "ops: %s", options->spec, missing);
+        status_fail(st, STATUS_NO_DEVICE, "%s: the CUDA backend of this build lacks ops: %s",
+                    named, missing);
         status_hint(st, "train with --device cpu until they are implemented");
         return STATUS_NO_DEVICE;
     }
@@ -141,6 +149,10 @@ int device_open(const DeviceOptions *options, Device *d, char *notice, size_t no
     }
     int ordinal = cuda_ordinal(spec, options->default_ordinal);
     if (ordinal >= 0) return open_cuda(options, ordinal, d, st);
+    return device_refuse_unknown(spec, st);
+}
+
+int device_refuse_unknown(const char *spec, Status *st) {
     status_fail(st, STATUS_BAD_INPUT, "unknown device '%s'", spec);
     status_hint(st, "devices: cpu, auto, cuda, cuda:N");
     return STATUS_BAD_INPUT;

@@ -22,6 +22,9 @@ typedef struct Device {
 
 typedef struct DeviceOptions {
     const char *spec;          // "cpu", "auto", "cuda", "cuda:N"
+    // The option that chose the device, as a CUDA device's errors name it: NULL, "--device
+    // SPEC: "; else "NAMED_BY: SPEC: " (a --gpus entry: "--gpus 0,1: cuda:1: ").
+    const char *named_by;
     const char *memory_limit;  // NULL or "512M", "2G", "0.5"
     AllocMode mode;
     int threads;               // CPU threads for BLAS; <= 0: library default
@@ -48,6 +51,8 @@ typedef struct DeviceOptions {
 // the reason (no driver, no device, ordinal out of range) and what is visible.
 int device_open(const DeviceOptions *options, Device *d, char *notice, size_t notice_size,
                 Status *st);
+// STATUS_BAD_INPUT: `spec` names none of the devices (cpu, auto, cuda, cuda:N).
+int device_refuse_unknown(const char *spec, Status *st);
 void device_close(Device *d);
 
 #endif

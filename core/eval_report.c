@@ -1,9 +1,6 @@
-#define _POSIX_C_SOURCE 200809L  // strncasecmp
 #include "core/eval_report.h"
 
-#include <errno.h>
 #include <string.h>
-#include <strings.h>
 
 #include <cjson/cJSON.h>
 

@@ -11,10 +11,6 @@
 #include "core/layer.h"
 #include "core/step_graph.h"
 
-static void say(const RunNotice *notice, const char *line) {
-    if (notice->say) notice->say(notice->user, line);
-}
-
 int run_build_model(const char *path, int no_fuse, ModelFile *file, Graph *g,
                     RunConfig *config, Status *st) {
     TRY(model_file_read(path, file, st));
@@ -41,18 +37,10 @@ static RunDeviceFacts device_facts(const Device *d) {
 static void notice_limit_over_memory(const Device *d, const RunNotice *notice) {
     size_t total = d->backend->total_memory ? d->backend->total_memory(d->backend) : 0;
     if (!d->alloc.limit || !total || d->alloc.limit <= total) return;
-    char limit[32], memory[32], line[256];
-    snprintf(line, sizeof line, "--memory-limit %s is more than %s's %s of memory: it limits "
-             "nothing", alloc_format_bytes(d->alloc.limit, limit, sizeof limit), d->name,
-             alloc_format_bytes(total, memory, sizeof memory));
-    say(notice, line);
-}
-
-// A --gpus device's error names --device, which the user did not type: the list instead.
-static void name_gpus_option(const RunOptions *o, Status *st) {
-    if (!o->from_gpus || strncmp(st->message, "--device ", 9) != 0) return;
-    memmove(st->message, st->message + 9, strlen(st->message + 9) + 1);
-    status_prefix(st, "--gpus %s: ", o->gpus);
+    char limit[32], memory[32];
+    run_notice_say(notice, "--memory-limit %s is more than %s's %s of memory: it limits "
+                   "nothing", alloc_format_bytes(d->alloc.limit, limit, sizeof limit), d->name,
+                   alloc_format_bytes(total, memory, sizeof memory));
 }
 
 static int open_device(Run *run, const RunSetup *s, int i, Status *st) {
@@ -63,20 +51,21 @@ static int open_device(Run *run, const RunSetup *s, int i, Status *st) {
     options.default_ordinal = o->default_ordinal;
     options.disabled_levers = o->disabled_levers;
     options.nhwc = o->nhwc;
+    // A --gpus device's errors name the list, not --device, which the user did not type.
+    char gpus[400];
+    snprintf(gpus, sizeof gpus, "--gpus %s", o->gpus ? o->gpus : "");
+    options.named_by = o->from_gpus ? gpus : NULL;
     Device *d = &run->devices[i];
     char fallback[512];
-    int rc = device_open(&options, d, fallback, sizeof fallback, st);
-    if (rc) name_gpus_option(o, st);
-    if (rc) return rc;
+    TRY(device_open(&options, d, fallback, sizeof fallback, st));
     run->devices_open++;
-    if (fallback[0]) say(&s->fallback, fallback);
+    if (fallback[0]) run_notice_say(&s->fallback, "%s", fallback);
     notice_limit_over_memory(d, &s->notice);
     RunDeviceFacts facts = device_facts(d);
     if (o->disabled_levers && facts.is_cuda) {
-        char names[256], line[400];
-        snprintf(line, sizeof line, "%s: CUDA levers off (--without): %s", d->name,
-                 lever_set_format(o->disabled_levers, names, sizeof names));
-        say(&s->notice, line);
+        char names[256];
+        run_notice_say(&s->notice, "%s: CUDA levers off (--without): %s", d->name,
+                       lever_set_format(o->disabled_levers, names, sizeof names));
     }
     return run_options_check_device(o, &facts, st);
 }
@@ -98,14 +87,12 @@ static int store_and_lay_out(Graph *g, Precision computed, const Device *d,
     TRY(graph_set_storage(g, precision_activation_dtype(computed), st));
     TRY(graph_set_layouts(g, d->backend->nhwc_activations, st));
     int nhwc = graph_nhwc_layers(g);
-    char line[256];
     if (nhwc)
-        snprintf(line, sizeof line, "%s: %d layer%s NHWC images (--layout nhwc)", d->name,
-                 nhwc, nhwc == 1 ? " holds" : "s hold");
+        run_notice_say(notice, "%s: %d layer%s NHWC images (--layout nhwc)", d->name, nhwc,
+                       nhwc == 1 ? " holds" : "s hold");
     else if (d->backend->nhwc_activations)
-        snprintf(line, sizeof line, "--layout nhwc: no layer here can take NHWC images, so "
-                 "every activation stays NCHW (trainer check shows the layout)");
-    if (nhwc || d->backend->nhwc_activations) say(notice, line);
+        run_notice_say(notice, "--layout nhwc: no layer here can take NHWC images, so every "
+                       "activation stays NCHW (trainer check shows the layout)");
     return 0;
 }
 
@@ -308,6 +295,9 @@ int run_choose_batch(Run *run, RunConfig *config, const Dataset *train, const Da
 
 int run_allocate(Run *run, int batch, Status *st) {
     Device *d = &run->devices[0];
+    free(run->labels);
+    run->labels = calloc((size_t)batch, sizeof *run->labels);
+    if (!run->labels) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     return graph_allocate(&run->graphs[0], d->backend, &d->alloc, batch, NULL, st);
 }
 
@@ -315,13 +305,10 @@ int run_forward_batch(Run *run, const float *images, int n, int sync_check, floa
                       Status *st) {
     Graph *g = &run->graphs[0];
     const Backend *b = run->devices[0].backend;
-    int32_t *labels = calloc((size_t)n, sizeof *labels);  // the loss needs some; class 0
-    if (!labels) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
     LayerContext ctx = {.backend = b, .alloc = &run->devices[0].alloc, .batch = n,
                         .training = 0, .labels = (const int32_t *)g->labels.data,
                         .sync_check = sync_check};
-    int rc = graph_load_batch(g, b, images, labels, n, st);
-    free(labels);
+    int rc = graph_load_batch(g, b, images, run->labels, n, st);
     if (!rc) rc = graph_forward(g, &ctx, st);
     const Tensor *logits = &g->loss->inputs[0]->output;
     size_t bytes = (size_t)n * graph_classes(g) * sizeof *scores;
@@ -349,6 +336,7 @@ int run_preview_nhwc(Graph *g, int here, NhwcPreview *out, Status *st) {
 
 void run_close(Run *run) {
     checkpoint_loaded_free(&run->loaded);
+    free(run->labels);
     for (int i = 0; i < run->graphs_built; i++) graph_free(&run->graphs[i]);
     for (int i = 0; i < run->devices_open; i++) device_close(&run->devices[i]);
     memset(run, 0, sizeof *run);

@@ -53,6 +53,7 @@ typedef struct Run {
     int batch_auto;            // --batch auto: still to be chosen (run_choose_batch)
     Precision precision;       // what replica 0's GEMMs and convolutions compute in
     CheckpointLoaded loaded;   // eval, predict: what the weights file records
+    int32_t *labels;           // run_allocate's batch of class 0: the loss needs labels
 } Run;
 
 // The model file at `path` read and built (graph_build) into *file, *g and *config; the

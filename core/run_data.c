@@ -103,11 +103,7 @@ static int check_transform(const RunConfig *config, const char *model_path,
                                 t->normalization->count != dataset_stat_groups(ds);
     int line = normalization_misfits ? config->data.normalize.line
                : t->crop_padding || t->flip ? config->data.augment.line : 0;
-    if (rc && line && !st->file[0]) {
-        snprintf(st->file, sizeof st->file, "%s", model_path);
-        st->line = line;
-        st->column = 1;
-    }
+    if (rc && line) status_set_place_if_unset(st, model_path, line, 1);
     return rc;
 }
 

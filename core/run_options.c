@@ -8,6 +8,7 @@
 #include "base/suggest.h"
 #include "base/text_out.h"
 #include "base/whole_number.h"
+#include "core/device.h"
 #include "core/memory_plan.h"
 
 void run_notice_say(const RunNotice *notice, const char *fmt, ...) {
@@ -16,10 +17,6 @@ void run_notice_say(const RunNotice *notice, const char *fmt, ...) {
     va_start(ap, fmt);
     text_say(notice->say, notice->user, fmt, ap);
     va_end(ap);
-}
-
-static void say(const RunNotice *notice, const char *line) {
-    if (notice && notice->say) notice->say(notice->user, line);
 }
 
 // "0,1,3" into ordinals, each a whole number. A GPU listed twice holds two replicas (their
@@ -96,7 +93,11 @@ static int resolve_replicas(const RunRequest *r, RunOptions *o, Status *st) {
     if (!r->gpus) {
         o->replicas = o->replicas_given ? r->replicas : 1;
         o->device_count = 1;
-        snprintf(o->devices[0], sizeof o->devices[0], "%s", r->device ? r->device : "auto");
+        // Longer than any device's name: cut short, it would be refused under another
+        // name, or open another GPU (cuda:00000000001 as cuda:0000000000).
+        const char *spec = r->device ? r->device : "auto";
+        if (strlen(spec) >= sizeof o->devices[0]) return device_refuse_unknown(spec, st);
+        snprintf(o->devices[0], sizeof o->devices[0], "%s", spec);
         return 0;
     }
     const char *device = r->device;
@@ -136,12 +137,9 @@ static int resolve_world_batch(const RunRequest *r, RunOptions *o, const RunNoti
                     lower > 0 ? lower : ranks);
         return STATUS_BAD_INPUT;
     }
-    if (r->world_rank == 0) {
-        char line[256];
-        snprintf(line, sizeof line, "--drop-remainder: batch %d over %d processes; training "
-                 "with batch %d (%d per process)", batch, ranks, lower, lower / ranks);
-        say(notice, line);
-    }
+    if (r->world_rank == 0)
+        run_notice_say(notice, "--drop-remainder: batch %d over %d processes; training with "
+                       "batch %d (%d per process)", batch, ranks, lower, lower / ranks);
     o->batch = lower;
     return 0;
 }
@@ -200,6 +198,6 @@ int run_options_precision(const RunOptions *o, const Graph *g, const RunDeviceFa
                           const RunNotice *notice, Precision *computed, Status *st) {
     char line[512];
     TRY(precision_check(g, &o->precision, &device->target, computed, line, sizeof line, st));
-    if (line[0]) say(notice, line);
+    if (line[0]) run_notice_say(notice, "%s", line);
     return 0;
 }
