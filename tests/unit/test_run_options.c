@@ -232,6 +232,23 @@ static void precision_is_decided_on_the_described_device(const Graph *g) {
     CHECK_INT_EQ(said_count, 0);
 }
 
+// A --device longer than any device's name is refused whole, never cut to another name
+// (cuda:00000000001 cut to 15 bytes would open GPU 0).
+static void long_device_refused_whole(void) {
+    RunConfig config = model_config(64);
+    RunOptions o;
+    Status st;
+    RunRequest request = {.device = "definitely-not-a-device"};
+    CHECK_INT_EQ(resolve(&config, &request, &o, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "unknown device 'definitely-not-a-device'");
+    request.device = "cuda:00000000001";
+    CHECK_INT_EQ(resolve(&config, &request, &o, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "'cuda:00000000001'");
+    request.device = "cuda:1";
+    CHECK_INT_EQ(resolve(&config, &request, &o, &st), 0);
+    CHECK(strcmp(o.devices[0], "cuda:1") == 0);
+}
+
 int main(void) {
     batch_is_the_model_files_unless_given();
     each_purpose_decides_its_batch();
@@ -239,6 +256,7 @@ int main(void) {
     ranks_share_the_batch_or_refuse_it();
     replicas_come_from_gpus_or_replicas();
     cuda_only_options_need_cuda();
+    long_device_refused_whole();
     ModelFile f;
     Graph g;
     RunConfig config;
