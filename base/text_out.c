@@ -58,7 +58,9 @@ void text_join(const char *const *words, int count, const char *separator, const
 
 const char *format_count(long value, char *buf, size_t size) {
     char digits[32];
-    int n = snprintf(digits, sizeof digits, "%ld", value < 0 ? -value : value);
+    // The magnitude unsigned: -LONG_MIN does not fit a long.
+    unsigned long magnitude = value < 0 ? 0UL - (unsigned long)value : (unsigned long)value;
+    int n = snprintf(digits, sizeof digits, "%lu", magnitude);
     size_t used = 0;
     if (value < 0 && used + 1 < size) buf[used++] = '-';
     for (int i = 0; i < n && used + 1 < size; i++) {

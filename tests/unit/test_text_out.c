@@ -1,6 +1,7 @@
 // base/text_out.c: what library code writes for tools/ to print reaches the writer whole,
 // also past the 1,024 bytes text_printf formats on the stack; text_join joins and cuts;
 // text_say hands a formatted line to its callback, and to none.
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,9 +75,20 @@ static void say_formats_a_line(void) {
     CHECK(strcmp(line, "gemm bf16 64x32") == 0);
 }
 
+// Counts with thousands' commas, the sign kept, the most negative long included.
+static void counts_get_commas(void) {
+    char buf[40];
+    CHECK(strcmp(format_count(0, buf, sizeof buf), "0") == 0);
+    CHECK(strcmp(format_count(999, buf, sizeof buf), "999") == 0);
+    CHECK(strcmp(format_count(1234567, buf, sizeof buf), "1,234,567") == 0);
+    CHECK(strcmp(format_count(-1000, buf, sizeof buf), "-1,000") == 0);
+    CHECK(strcmp(format_count(LONG_MIN, buf, sizeof buf), "-9,223,372,036,854,775,808") == 0);
+}
+
 int main(void) {
     long_text_is_written_whole();
     join_quotes_and_cuts();
     say_formats_a_line();
+    counts_get_commas();
     return test_exit_code("test_text_out");
 }
