@@ -950,12 +950,16 @@ int graph_classes(const Graph *g) { return g->loss->out_shape.dims[0]; }
 
 // Trainable parameters only, as PyTorch's sum(p.numel() for p in model.parameters()):
 // buffers such as batchnorm's running statistics are not counted.
+long layer_parameter_count(const Layer *l) {
+    long total = 0;
+    for (int p = 0; p < l->param_count; p++)
+        if (!l->params[p].buffer) total += (long)shape_numel(&l->params[p].shape);
+    return total;
+}
+
 long graph_parameter_count(const Graph *g) {
     long total = 0;
-    for (int i = 0; i < g->count; i++)
-        for (int p = 0; p < g->layers[i]->param_count; p++)
-            if (!g->layers[i]->params[p].buffer)
-                total += (long)shape_numel(&g->layers[i]->params[p].shape);
+    for (int i = 0; i < g->count; i++) total += layer_parameter_count(g->layers[i]);
     return total;
 }
 

@@ -90,6 +90,8 @@ int graph_nhwc_layers(const Graph *g);
 int graph_check_dataset(const Graph *g, const Dataset *ds, const char *what, Status *st);
 
 int graph_classes(const Graph *g);
+// Trainable parameters (not buffers such as running statistics): of one layer, of the graph.
+long layer_parameter_count(const Layer *l);
 long graph_parameter_count(const Graph *g);
 // Bytes of activations (and their gradients when training) per sample.
 size_t layer_activation_bytes(const Layer *l, int training);

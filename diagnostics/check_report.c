@@ -8,13 +8,6 @@
 #include "core/optimizer.h"
 #include "core/run.h"
 
-static long layer_parameters(const Layer *l) {
-    long total = 0;
-    for (int p = 0; p < l->param_count; p++)
-        if (!l->params[p].buffer) total += (long)shape_numel(&l->params[p].shape);
-    return total;
-}
-
 // A fused pair shows as "dense+relu" and "relu (in dense1)": the first writes the
 // second's output and keeps none of its own (its act bytes are its gradient's alone).
 static const char *layer_kind_label(const Layer *l, char *buf, size_t size) {
@@ -44,7 +37,7 @@ static void write_table(const TextOut *out, const Graph *g) {
         text_printf(out, "%-16s %-26s %-5d %-10s %-5s %12s %16s %14s\n", l->name,
                layer_kind_label(l, kind, sizeof kind), l->line,
                shape_format(&l->out_shape, shape, sizeof shape), dtype_name(l->out_dtype),
-               format_count(layer_parameters(l), count, sizeof count),
+               format_count(layer_parameter_count(l), count, sizeof count),
                format_count((long)act, bytes, sizeof bytes),
                format_count((long)f, flops, sizeof flops));
     }
