@@ -63,14 +63,19 @@ static int stored_dtype(DType dtype) {
     return dtype == DTYPE_F32 || dtype == DTYPE_BF16 || dtype == DTYPE_F16;
 }
 
+// What a GEMM on operands stored as `dtype` (a stored one) computes in.
+static Precision operand_precision(DType dtype) {
+    if (dtype == DTYPE_BF16) return PRECISION_BF16;
+    return dtype == DTYPE_F16 ? PRECISION_FP16 : PRECISION_FP32;
+}
+
 int backend_supports_on(int compute, OpFamily family, DType dtype, Layout layout) {
     if (layout != LAYOUT_NCHW && layout != LAYOUT_NHWC) return 0;
     if (!stored_dtype(dtype)) return 0;
     if (family == OP_FAMILY_STORAGE) return 1;
     if (family != OP_FAMILY_MATMUL) return 0;
     if (dtype == DTYPE_F32) return 1;
-    Precision p = dtype == DTYPE_BF16 ? PRECISION_BF16 : PRECISION_FP16;
-    return compute > 0 && compute >= precision_min_compute(p);
+    return compute > 0 && compute >= precision_min_compute(operand_precision(dtype));
 }
 
 int backend_precision_supported_on(int compute, Precision p) {
@@ -86,6 +91,19 @@ int backend_dtype_check(const Backend *b, DType dtype, const char *op, Status *s
     // graph_set_storage gives layers only those three: another reached an op through a bug.
     status_hint(st, "this is a bug in trainer; please report it with the model file");
     return STATUS_RUNTIME_ERROR;
+}
+
+int backend_matmul_check(const Backend *b, DType dtype, const char *op, Status *st) {
+    if (b->supports(b, OP_FAMILY_MATMUL, dtype, LAYOUT_NCHW)) return 0;
+    int floor = precision_min_compute(operand_precision(dtype));
+    status_fail(st, STATUS_NO_DEVICE, "%s: %s cannot multiply operands stored as %s (that "
+                "needs compute capability %d.%d or newer)", op, b->name, dtype_name(dtype),
+                floor / 10, floor % 10);
+    // run_open refuses the precision on such a GPU first (precision_check, the device
+    // opener): a caller of the op table that skipped that check reaches this.
+    status_hint(st, "use precision fp32 on this GPU, or a GPU of compute capability %d.%d+",
+                floor / 10, floor % 10);
+    return STATUS_NO_DEVICE;
 }
 
 int backend_accumulate_check(const Backend *b, DType dtype, int count, Status *st) {

@@ -468,6 +468,7 @@ typedef enum OpFamily {
     // (f32: full fp32; bf16 and f16: tensor cores) and summed in f32? The GPU's answer
     // depends on its compute capability (precision_min_compute); the CPU computes in f32.
     OP_FAMILY_MATMUL,
+    OP_FAMILY_COUNT  // not a family: how many there are (tests walk them all)
 } OpFamily;
 
 typedef struct Backend Backend;
@@ -831,6 +832,12 @@ int backend_precision_supported_on(int compute, Precision p);
 // 0 when `b` stores tensors as `dtype` (b->supports, OP_FAMILY_STORAGE); otherwise
 // STATUS_RUNTIME_ERROR naming `op` and the dtype. Every op that takes a DType checks with it.
 int backend_dtype_check(const Backend *b, DType dtype, const char *op, Status *st);
+// 0 when `b`'s GEMMs compute on operands stored as `dtype` (b->supports,
+// OP_FAMILY_MATMUL); otherwise STATUS_NO_DEVICE naming `op`, the dtype and the compute
+// capability it needs, as the device opener refuses the precision. The CUDA GEMMs check
+// their A and B with it, so op and query agree. The CPU's do not: they widen 16-bit operands
+// exactly and compute in f32, which is its "f32 only" answer.
+int backend_matmul_check(const Backend *b, DType dtype, const char *op, Status *st);
 // The same for accumulate's dtype, and its 1 to BACKEND_ACCUMULATE_MAX sources.
 int backend_accumulate_check(const Backend *b, DType dtype, int count, Status *st);
 // "NCHW" or "NHWC" (for messages and test output); "?" for any other value.

@@ -52,12 +52,14 @@ static cublasComputeType_t gemm_compute_type(Precision p, const GemmArgs *g) {
     }
 }
 
-// The dtypes GemmArgs allows: A and B one of f32, bf16 and f16, the same; C f32 or A's.
+// The dtypes GemmArgs allows: A and B one of f32, bf16 and f16, the same, and one this GPU
+// multiplies (`supports`, OP_FAMILY_MATMUL: 16-bit operands go to the tensor cores, bf16's
+// from Ampere, fp16's from Volta); C f32 or A's.
 static int gemm_dtypes_check(const Backend *b, const GemmArgs *g, Status *st) {
     TRY(backend_dtype_check(b, g->a_dtype, "gemm", st));
     TRY(backend_dtype_check(b, g->c_dtype, "gemm", st));
     if (g->b_dtype == g->a_dtype && (g->c_dtype == DTYPE_F32 || g->c_dtype == g->a_dtype))
-        return 0;
+        return backend_matmul_check(b, g->a_dtype, "gemm", st);
     status_fail(st, STATUS_RUNTIME_ERROR, "gemm: A %s, B %s and C %s: A and B must share a type "
                 "and C be f32 or that type", dtype_name(g->a_dtype), dtype_name(g->b_dtype),
                 dtype_name(g->c_dtype));

@@ -1,35 +1,52 @@
-// The CUDA backend against the CPU reference, the supports query (kernels/backend.h);
-// parity_harness.c says how each op is checked and in which passes.
+// The CUDA backend's supports query (kernels/backend.h) against the answers written down
+// for its card's compute capability in tests/supports_expected.h (the table
+// tests/unit/test_backend_supports.c holds backend_supports_on to), so that a backend
+// wired to another compute capability, another function or another rule fails here.
+// parity_harness.c says how the passes run.
+//
+// The CPU standing in (cpu_stands_in.h) is checked against the table's CPU column: the
+// CPU backend's own answers, not the CPU against itself.
 
 #include "parity_harness.h"
+#include "supports_expected.h"
 
-#include <math.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-// `supports`: storage answers as the CPU's (both store f32, bf16 and f16 in either layout),
-// GEMM and convolution answers as backend_supports_on gives for this GPU's compute
-// capability (the CPU standing in answers as the CPU).
+// The table's column for the backend under test: the CPU's, or its card's; -1 (a failure,
+// said) when the card's compute capability is unknown or older than the table.
+static int expected_column(int compute) {
+    if (gpu->kind != BACKEND_CUDA) return 0;
+    int column = compute ? supports_column(compute) : -1;
+    if (column < 0)
+        fprintf(stderr, "FAIL supports: no column of supports_expected.h for compute capability "
+                "%d.%d (0: unknown)\n", compute / 10, compute % 10);
+    else if (supports_columns[column] != compute)
+        printf("supports: sm_%d is not in the table; checked against sm_%d's answers\n",
+               compute, supports_columns[column]);
+    return column;
+}
+
+// Every row of the table in NCHW and NHWC; an unknown layout refused for every row.
 static void test_supports(int compute) {
     REQUIRE(supports);
-    int wrong = 0;
+    int column = expected_column(compute);
+    if (column < 0) {
+        record("supports", 1, 1);
+        return;
+    }
     const Layout layouts[3] = {LAYOUT_NCHW, LAYOUT_NHWC, (Layout)7};
-    for (int family = OP_FAMILY_STORAGE; family <= OP_FAMILY_MATMUL; family++)
-        for (int dtype = 0; dtype < DTYPE_COUNT; dtype++)
-            for (int l = 0; l < 3; l++) {
-                OpFamily f = (OpFamily)family;
-                int got = gpu->supports(gpu, f, (DType)dtype, layouts[l]);
-                int want = f == OP_FAMILY_STORAGE
-                               ? cpu->supports(cpu, f, (DType)dtype, layouts[l])
-                               : backend_supports_on(gpu->kind == BACKEND_CUDA ? compute : 0, f,
-                                                     (DType)dtype, layouts[l]);
-                if (got == want) continue;
-                fprintf(stderr, "FAIL supports [family %d, %s, layout %d]: gpu %d, want %d\n",
-                        family, dtype_name((DType)dtype), (int)layouts[l], got, want);
-                wrong++;
-            }
+    int wrong = 0;
+    for (int r = 0; r < SUPPORTS_ROWS; r++)
+        for (int l = 0; l < 3; l++) {
+            const SupportsRow *row = &supports_expected[r];
+            int got = gpu->supports(gpu, row->family, row->dtype, layouts[l]);
+            int want = l < 2 ? row->answer[column] : 0;
+            if (got == want) continue;
+            fprintf(stderr, "FAIL supports [family %d, %s, layout %d] on %s: %d, want %d\n",
+                    (int)row->family, dtype_name(row->dtype), (int)layouts[l], gpu->name, got,
+                    want);
+            wrong++;
+        }
     record("supports", wrong, wrong > 0);
 }
 
