@@ -68,7 +68,7 @@ int alloc_init(Allocator *a, const Backend *backend, AllocMode mode, size_t limi
     if (!a->blocks) {
         backend->raw_free(backend, a->arena);
         a->arena = NULL;
-        return status_fail(st, STATUS_OUT_OF_MEMORY, "out of host memory for allocator bookkeeping");
+        return status_out_of_host_memory(st, sizeof *a->blocks, "for allocator bookkeeping");
     }
     a->stats.reserved = a->stats.peak_reserved = arena_size;
     a->stats.device_allocations = 1;
