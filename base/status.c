@@ -1,5 +1,7 @@
 #include "base/status.h"
 
+#include "base/text_out.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +35,24 @@ int status_fail_at(Status *st, StatusCode code, const char *file, int line, int 
     st->line = line;
     st->column = column;
     return code;
+}
+
+int status_out_of_host_memory(Status *st, size_t bytes, const char *what_fmt, ...) {
+    char what[768], size[40] = "";
+    va_list ap;
+    va_start(ap, what_fmt);
+    vsnprintf(what, sizeof what, what_fmt, ap);
+    va_end(ap);
+    if (bytes) {
+        char amount[32];
+        snprintf(size, sizeof size, ": %s", format_bytes(bytes, amount, sizeof amount));
+    }
+    status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory%s %s", size, what);
+    // Each way out is true of some command and harmless to the others.
+    status_hint(st, "free host memory (close other programs), or ask for less where the "
+                    "command takes it: a lower --batch, fewer samples (--train-limit, "
+                    "--test-limit, --limit), --decode stream for an images: folder");
+    return STATUS_RUNTIME_ERROR;
 }
 
 void status_hint(Status *st, const char *fmt, ...) {

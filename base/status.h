@@ -42,6 +42,15 @@ int status_fail(Status *st, StatusCode code, const char *fmt, ...)
 int status_fail_at(Status *st, StatusCode code, const char *file, int line, int column,
                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+// A host allocation (malloc, calloc, realloc, strdup) that failed, as a runtime failure
+// (exit 1): "out of host memory: 3.2 GiB for the order of 60,000 samples", with the hint all
+// of them share. bytes: what was asked for, 0 when not known (the size is left out).
+// what_fmt: what the memory was for, read after the size ("for the split", "reading %s").
+// Returns STATUS_RUNTIME_ERROR. The device's memory and --memory-limit fail otherwise, as
+// STATUS_OUT_OF_MEMORY, which training recovers from by splitting its batch.
+int status_out_of_host_memory(Status *st, size_t bytes, const char *what_fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 // Attach (or replace) the hint of the failure already recorded in *st.
 void status_hint(Status *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

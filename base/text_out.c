@@ -71,3 +71,16 @@ const char *format_count(long value, char *buf, size_t size) {
     buf[used] = '\0';
     return buf;
 }
+
+const char *format_bytes(size_t bytes, char *buf, size_t size) {
+    const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    double value = (double)bytes;
+    int unit = 0;
+    while (value >= 1024.0 && unit < 4) {
+        value /= 1024.0;
+        unit++;
+    }
+    if (unit == 0) snprintf(buf, size, "%zu %s", bytes, bytes == 1 ? "byte" : "bytes");
+    else snprintf(buf, size, "%.1f %s", value, units[unit]);
+    return buf;
+}

@@ -32,5 +32,7 @@ void text_join(const char *const *words, int count, const char *separator, const
                char *out, size_t size);
 // 235146 -> "235,146"
 const char *format_count(long value, char *buf, size_t size);
+// 1536 -> "1.5 KiB", 1023 -> "1023 bytes", 1 -> "1 byte": a size for messages.
+const char *format_bytes(size_t bytes, char *buf, size_t size);
 
 #endif

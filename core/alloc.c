@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L  // pthread_once
 #include "core/alloc.h"
 
+#include "base/text_out.h"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -27,16 +28,7 @@ static size_t round_up(size_t bytes) {
 }
 
 const char *alloc_format_bytes(size_t bytes, char *buf, size_t size) {
-    const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-    double value = (double)bytes;
-    int unit = 0;
-    while (value >= 1024.0 && unit < 4) {
-        value /= 1024.0;
-        unit++;
-    }
-    if (unit == 0) snprintf(buf, size, "%zu %s", bytes, bytes == 1 ? "byte" : "bytes");
-    else snprintf(buf, size, "%.1f %s", value, units[unit]);
-    return buf;
+    return format_bytes(bytes, buf, size);
 }
 
 static AllocBlock *new_block(void *ptr, size_t size, int in_use, AllocBlock *next) {
@@ -76,7 +68,7 @@ int alloc_init(Allocator *a, const Backend *backend, AllocMode mode, size_t limi
     if (!a->blocks) {
         backend->raw_free(backend, a->arena);
         a->arena = NULL;
-        return status_fail(st, STATUS_OUT_OF_MEMORY, "out of host memory for allocator bookkeeping");
+        return status_out_of_host_memory(st, sizeof *a->blocks, "for allocator bookkeeping");
     }
     a->stats.reserved = a->stats.peak_reserved = arena_size;
     a->stats.device_allocations = 1;

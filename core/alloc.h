@@ -97,7 +97,7 @@ long alloc_call_count(void); // alloc_get calls made so far in this process
 // "512M", "2G", "1.5GiB", "1048576" (bytes) or "0.5" (a fraction of device_total: a number
 // with a point or an exponent, up to "1.0", the whole device; a bare "1" is one byte).
 int alloc_parse_limit(const char *text, size_t device_total, size_t *out, Status *st);
-// "1.5 MiB": human-readable bytes for messages.
+// "1.5 MiB": human-readable bytes for messages (base/text_out.h's format_bytes).
 const char *alloc_format_bytes(size_t bytes, char *buf, size_t size);
 
 #endif

@@ -34,12 +34,15 @@ static int snapshot_take(const Graph *g, const Backend *b, BufferSnapshot *s, St
     int count = param_buffers(g, buffers, MAX_BUFFERS);
     memset(s, 0, sizeof *s);
     s->values = calloc((size_t)(count ? count : 1), sizeof *s->values);
-    if (!s->values) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!s->values)
+        return status_out_of_host_memory(st, (size_t)(count ? count : 1) * sizeof *s->values,
+                                         "saving the parameters");
     for (int i = 0; i < count; i++) {
         size_t bytes = buffers[i]->value.bytes;
         s->values[i] = malloc(bytes ? bytes : 1);
         s->count = i + 1;
-        if (!s->values[i]) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!s->values[i])
+            return status_out_of_host_memory(st, bytes ? bytes : 1, "saving the parameters");
         TRY(b->copy_to_host(b, s->values[i], buffers[i]->value.data, bytes, st));
     }
     return 0;
@@ -67,9 +70,12 @@ static int trial_step(Graph *const *graphs, int sharing, Device *d, const Datase
     float *images = malloc((size_t)batch * sample * sizeof *images);
     int32_t *labels = malloc((size_t)batch * sizeof *labels);
     int32_t *indices = malloc((size_t)batch * sizeof *indices);
-    int rc = (!images || !labels || !indices)
-                 ? status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory")
-                 : 0;
+    int rc =
+        (!images || !labels || !indices)
+            ? status_out_of_host_memory(
+                  st, (size_t)batch * (sample * sizeof *images + sizeof *labels + sizeof *indices),
+                  "for a trial batch of %d", batch)
+            : 0;
     if (!rc) {
         for (int i = 0; i < batch; i++) indices[i] = i % train->count;
         rc = dataset_gather(train, NULL, indices, batch, images, labels, st);

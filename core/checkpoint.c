@@ -56,7 +56,7 @@ static Slot *next_slot(SlotList *list, Tensor *tensor, const Shape *shape) {
 static int list_slots(const Graph *g, const OptimizerConfig *o, SlotList *list, Status *st) {
     list->count = 0;
     list->slots = calloc((size_t)slot_count(g, o) + 1, sizeof *list->slots);
-    if (!list->slots) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!list->slots) return status_out_of_host_memory(st, 0, "listing the tensors to save");
     for (int i = 0; i < g->count; i++)
         for (int k = 0; k < g->layers[i]->param_count; k++) {
             Param *p = &g->layers[i]->params[k];
@@ -152,7 +152,8 @@ static void describe_place(Metadata *m, const CheckpointPlace *place) {
 static int copy_slot_values(const Slot *s, const Backend *b, float **values, Status *st) {
     size_t n = shape_numel(s->shape);
     *values = malloc(n * sizeof **values + 1);
-    if (!*values) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!*values)
+        return status_out_of_host_memory(st, n * sizeof **values + 1, "copying %s", s->name);
     return n ? b->copy_to_host(b, *values, s->tensor->data, n * sizeof **values, st) : 0;
 }
 
@@ -213,7 +214,9 @@ int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Back
     SlotList list;
     TRY(list_slots(g, optimizer, &list, st));
     SafetensorsOutput *outputs = calloc((size_t)list.count + 1, sizeof *outputs);
-    int rc = outputs ? 0 : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    int rc = outputs ? 0
+                     : status_out_of_host_memory(st, ((size_t)list.count + 1) * sizeof *outputs,
+                                                 "listing the tensors to save");
     for (int i = 0; !rc && i < list.count; i++) {
         outputs[i] = (SafetensorsOutput){.name = list.slots[i].name, .shape = *list.slots[i].shape};
         rc = copy_slot_values(&list.slots[i], b, (float **)&outputs[i].values, st);
@@ -331,7 +334,8 @@ static int load_slot(const Slot *s, const SafetensorsTensor *t, const Backend *b
                      CheckpointLoaded *out, int *nonfinite_left_out, Status *st) {
     size_t n = shape_numel(s->shape);
     float *values = malloc(n * sizeof *values + 1);
-    if (!values) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!values)
+        return status_out_of_host_memory(st, n * sizeof *values + 1, "loading %s", s->name);
     safetensors_copy_f32(t, values);
     if (out) note_values(s->name, values, n, out, nonfinite_left_out);
     int rc = n ? b->copy_to_device(b, s->tensor->data, values, n * sizeof *values, st) : 0;
@@ -409,7 +413,10 @@ static int optimizer_changed(const Graph *g, const OptimizerConfig *optimizer,
                              const SlotList *list, const Safetensors *file, const char *path,
                              Status *st) {
     const char **names = calloc((size_t)(file->count + list->count) + 1, sizeof *names);
-    if (!names) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!names)
+        return status_out_of_host_memory(st,
+                                         ((size_t)(file->count + list->count) + 1) * sizeof *names,
+                                         "comparing tensor names");
     char file_state[160], model_state[160];
     for (int i = 0; i < file->count; i++) names[i] = file->tensors[i].name;
     describe_state(names, file->count, file_state, sizeof file_state);

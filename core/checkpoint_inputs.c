@@ -60,7 +60,7 @@ int checkpoint_inputs_format(const CheckpointInputs *in, char **mean, char **std
     free(*std);
     free(*class_names);
     *mean = *std = *class_names = NULL;
-    return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for checkpoint metadata");
+    return status_out_of_host_memory(st, 0, "for checkpoint metadata");
 }
 
 int held_out_same(const HeldOutSplit *a, const HeldOutSplit *b) {
@@ -152,7 +152,8 @@ static int read_names(const Safetensors *file, const char *path, LoadedInputs *o
     }
     cJSON_Delete(array);
     if (ok && !out->class_names)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        return status_out_of_host_memory(st, (size_t)count * sizeof *out->class_names,
+                                         "for %d class names", count);
     if (!ok) return bad_value(path, "class_names", text, "a JSON array of 1 to 256 names of "
                               "under 64 bytes", st);
     out->class_count = count;

@@ -23,7 +23,9 @@ int class_names_recorded(const LoadedInputs *in, int classes, ClassNames *cn, St
     class_names_free(cn);
     cn->names = malloc((size_t)classes * sizeof *cn->names);
     cn->text = malloc((size_t)classes * NAME_MAX);
-    if (!cn->names || !cn->text) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!cn->names || !cn->text)
+        return status_out_of_host_memory(st, (size_t)classes * (sizeof *cn->names + NAME_MAX),
+                                         "for %d class names", classes);
     for (int i = 0; i < classes; i++) {
         char *name = cn->text + (size_t)i * NAME_MAX;
         if (i < in->class_count) snprintf(name, NAME_MAX, "%s", in->class_names[i]);
@@ -46,7 +48,7 @@ static int read_text_file(const char *path, char **out, Status *st) {
     int failed = !text || ferror(f);
     fclose(f);
     if (failed || n > CLASS_FILE_MAX) {
-        if (!text) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!text) return status_out_of_host_memory(st, CLASS_FILE_MAX + 1, "reading %s", path);
         free(text);
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0,
                        failed ? "cannot read class names" : "class names file is over 1 MB");
@@ -73,7 +75,9 @@ static int read_text_file(const char *path, char **out, Status *st) {
 int class_names_from_file(const char *path, int classes, ClassNames *cn, Status *st) {
     TRY(read_text_file(path, &cn->text, st));
     cn->names = calloc((size_t)classes, sizeof *cn->names);
-    if (!cn->names) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!cn->names)
+        return status_out_of_host_memory(st, (size_t)classes * sizeof *cn->names,
+                                         "for %d class names", classes);
     int count = 0, line = 0, empty_line = 0;
     char *p = cn->text;
     while (*p) {
@@ -118,7 +122,9 @@ int class_names_known(const char *spec, int classes, ClassNames *cn, Status *st)
     int known = 0;
     const char *const *names = dataset_known_class_names(spec, &known);
     cn->names = malloc(FASHION_MNIST_CLASSES * sizeof *cn->names);
-    if (!cn->names) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!cn->names)
+        return status_out_of_host_memory(st, FASHION_MNIST_CLASSES * sizeof *cn->names,
+                                         "for class names");
     for (int i = 0; i < FASHION_MNIST_CLASSES; i++) cn->names[i] = names[i];
     return 0;
 }

@@ -28,7 +28,9 @@ static int host_reserve(HostCollective *h, size_t n, Status *st) {
     if (sum) h->sum = sum;
     float *scratch = realloc(h->scratch, n * sizeof *scratch);
     if (scratch) h->scratch = scratch;
-    if (!sum || !scratch) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!sum || !scratch)
+        return status_out_of_host_memory(st, n * (sizeof *sum + sizeof *scratch),
+                                         "summing gradients on the host");
     h->capacity = n;
     return 0;
 }
@@ -77,7 +79,7 @@ static void host_close(Collective *c) {
 int collective_open_host(Device *const *devices, int count, Collective *out, Status *st) {
     memset(out, 0, sizeof *out);
     HostCollective *h = calloc(1, sizeof *h);
-    if (!h) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!h) return status_out_of_host_memory(st, sizeof *h, "for the host collective");
     h->devices = devices;
     h->count = count;
     *out = (Collective){.name = "host", .impl = h, .all_reduce_sum = host_all_reduce_sum,
@@ -150,7 +152,8 @@ static int mpi_host_view(MpiCollective *m, float *buffer, size_t n, float **host
     }
     if (n > m->capacity) {
         float *grown = realloc(m->staging, n * sizeof *grown);
-        if (!grown) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!grown)
+            return status_out_of_host_memory(st, n * sizeof *grown, "staging values for MPI");
         m->staging = grown;
         m->capacity = n;
     }
@@ -204,7 +207,7 @@ static int open_nccl_across(Device *device, int rank, int size, Collective *out,
 
 static int open_mpi_host(Device *device, Collective *out, Status *st) {
     MpiCollective *m = calloc(1, sizeof *m);
-    if (!m) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!m) return status_out_of_host_memory(st, sizeof *m, "for the MPI collective");
     m->device = device;
     *out = (Collective){.name = "mpi", .impl = m, .all_reduce_sum = mpi_all_reduce,
                         .broadcast = mpi_broadcast, .close = mpi_close};
@@ -265,7 +268,9 @@ static int gather_rank_devices(const Device *device, int rank, int size, RankDev
     RankPlace mine;
     rank_place_of(device, &mine);
     RankPlace *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
-    if (rank == 0 && !all) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (rank == 0 && !all)
+        return status_out_of_host_memory(st, (size_t)size * sizeof *all,
+                                         "gathering the ranks' places");
     int rc = mpi_gather_bytes(&mine, sizeof mine, all, st);
     if (!rc && rank == 0) {
         collective_find_shared_gpu(all, size, &found->shared, &found->cpu_rank,
@@ -443,7 +448,7 @@ int collective_sum_doubles_over_ranks(Collective *c, double *values, size_t n, S
     const Backend *b = ((MpiCollective *)c->impl)->device->backend;
     if (b->kind == BACKEND_CPU) return mpi_all_reduce_sum_statistics(values, n, st);
     double *host = malloc(n * sizeof *host);  // a few hundred bytes, once per layer and pass
-    if (!host) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!host) return status_out_of_host_memory(st, n * sizeof *host, "for batchnorm statistics");
     int rc = b->copy_to_host(b, host, values, n * sizeof *host, st);
     if (!rc) rc = mpi_all_reduce_sum_statistics(host, n, st);
     if (!rc) rc = b->copy_to_device(b, values, host, n * sizeof *host, st);

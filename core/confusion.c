@@ -11,8 +11,8 @@ int confusion_open(Confusion *c, int classes, int batch, Status *st) {
     c->scores = malloc((size_t)batch * classes * sizeof *c->scores);
     if (c->counts && c->scores) return 0;
     confusion_close(c);
-    return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for a %dx%d confusion "
-                       "matrix", classes, classes);
+    return status_out_of_host_memory(st, (size_t)classes * classes * sizeof *c->counts,
+                                     "for a %dx%d confusion matrix", classes, classes);
 }
 
 void confusion_close(Confusion *c) {

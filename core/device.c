@@ -47,7 +47,8 @@ static int open_cpu(const DeviceOptions *options, Device *d, Status *st) {
 static int describe_visible(int ordinal, Device *d, char *text, size_t size, Status *st) {
     int max = ordinal + 1 > MAX_LISTED_DEVICES ? ordinal + 1 : MAX_LISTED_DEVICES;
     CudaDeviceInfo *devices = calloc((size_t)max, sizeof *devices);
-    if (!devices) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!devices)
+        return status_out_of_host_memory(st, (size_t)max * sizeof *devices, "listing CUDA devices");
     int count = 0;
     int rc = cuda_list_devices(devices, max, &count, st);
     if (!rc && ordinal < count) {

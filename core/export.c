@@ -15,7 +15,9 @@ static int refuse_layer(const Layer *l, Status *st) {
 int export_describe(const Graph *g, ExportStep **steps, int *count, Status *st) {
     *steps = calloc((size_t)g->count, sizeof **steps);
     *count = 0;
-    if (!*steps) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!*steps)
+        return status_out_of_host_memory(st, (size_t)g->count * sizeof **steps,
+                                         "describing the layers");
     for (int i = 0; i < g->count; i++) {
         const Layer *l = g->layers[i];
         if (l == g->input || l == g->loss) continue;

@@ -102,7 +102,8 @@ static void put_scalar(ProtoWriter *graph, const char *name, float value) {
 static int put_param(ProtoWriter *graph, const Backend *b, const Param *p, Status *st) {
     size_t count = shape_numel(&p->shape);
     float *values = malloc(count * sizeof *values + 1);
-    if (!values) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!values)
+        return status_out_of_host_memory(st, count * sizeof *values + 1, "for %s", p->name);
     int rc = b->copy_to_host(b, values, p->value.data, count * sizeof *values, st);
     int64_t dims[SHAPE_MAX_RANK];
     for (int d = 0; d < p->shape.rank; d++) dims[d] = p->shape.dims[d];
@@ -304,7 +305,7 @@ static int build_graph(ProtoWriter *graph, const Graph *g, const Backend *b, Sta
     node_end(graph, &softmax);
     put_value_info(graph, GRAPH_INPUT, "input", &g->input->out_shape);
     put_value_info(graph, GRAPH_OUTPUT, "probabilities", &scores->out_shape);
-    if (graph->failed) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (graph->failed) return status_out_of_host_memory(st, 0, "writing the ONNX graph");
     return 0;
 }
 

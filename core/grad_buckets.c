@@ -10,7 +10,10 @@ int grad_buckets_open(GradBuckets *gb, Graph *g, const Backend *b, double bucket
     gb->bucket_values = bucket_mb > 0 ? (size_t)(bucket_mb * 1024 * 1024 / sizeof(float)) : 0;
     if (bucket_mb > 0 && gb->bucket_values == 0) gb->bucket_values = 1;
     gb->slots = calloc((size_t)g->count * LAYER_MAX_PARAMS + 1, sizeof *gb->slots);
-    if (!gb->slots) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!gb->slots)
+        return status_out_of_host_memory(
+            st, ((size_t)g->count * LAYER_MAX_PARAMS + 1) * sizeof *gb->slots,
+            "for gradient buckets");
     for (int i = g->count - 1; i >= 1; i--)
         for (int k = 0; k < g->layers[i]->param_count; k++) {
             Param *p = &g->layers[i]->params[k];

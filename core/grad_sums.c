@@ -51,8 +51,8 @@ static int open_host_sums(size_t total, GradSums *out, Status *st) {
     if (!h || !flat) {
         free(h);
         free(flat);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %zu gradient "
-                           "values", total);
+        return status_out_of_host_memory(st, total * sizeof *flat, "for %zu gradient values",
+                                         total);
     }
     *out = (GradSums){.flat = flat, .impl = h, .start = host_start, .progress = host_progress,
                       .finish = host_finish, .waited = host_waited, .close = host_close};
@@ -104,7 +104,7 @@ static void stream_close(GradSums *s) {
 static int open_stream_sums(const Collective *collective, Device *device, size_t total,
                             GradSums *out, Status *st) {
     StreamSums *d = calloc(1, sizeof *d);
-    if (!d) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!d) return status_out_of_host_memory(st, sizeof *d, "for gradient sums");
     *out = (GradSums){.on_device = 1, .impl = d, .start = stream_start,
                       .finish = stream_finish, .waited = stream_waited, .close = stream_close};
     d->alloc = &device->alloc;

@@ -80,7 +80,9 @@ static int add_layer(Builder *b, Layer *l) {
     if (g->count == b->capacity) {
         int capacity = b->capacity ? 2 * b->capacity : 16;
         Layer **grown = realloc(g->layers, (size_t)capacity * sizeof *grown);
-        if (!grown) return status_fail(b->st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!grown)
+            return status_out_of_host_memory(b->st, (size_t)capacity * sizeof *grown,
+                                             "for the model's layers");
         g->layers = grown;
         b->capacity = capacity;
     }
@@ -225,7 +227,9 @@ static int wire_inputs(Builder *b, Layer *l, const ModelStatement *s) {
                                "from=%s names a layer defined later, on line %d", name, later);
             }
             const char **known = calloc((size_t)g->count + 1, sizeof *known);
-            if (!known) return status_fail(b->st, STATUS_RUNTIME_ERROR, "out of host memory");
+            if (!known)
+                return status_out_of_host_memory(b->st, ((size_t)g->count + 1) * sizeof *known,
+                                                 "suggesting a layer name");
             for (int i = 0; i < g->count; i++) known[i] = g->layers[i]->name;
             char suffix[96];
             suggestion_suffix(suffix, sizeof suffix, suggest(name, known));
@@ -283,7 +287,7 @@ static int add_act_layer(Builder *b, Layer *owner, const ModelStatement *s) {
     snprintf(act_statement.choice, sizeof act_statement.choice, "%.*s", MODEL_WORD_MAX - 1,
              act->value);
     Layer *l = new_layer(b, layer_kind_find("act"), &act_statement);
-    if (!l) return status_fail(b->st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!l) return status_out_of_host_memory(b->st, 0, "for layer %s's activation", owner->name);
     l->column = act->key_column;
     snprintf(l->name, sizeof l->name, "%.*s.%s", LAYER_NAME_MAX - 8, owner->name, "act");
     l->inputs[0] = owner;
@@ -313,7 +317,7 @@ static int build_layer(Builder *b, const ModelStatement *s, const LayerKind *kin
                        "the first layer must be `input`, found '%s'", s->kind);
     TRY(check_statement_keys(b, s, kind));
     Layer *l = new_layer(b, kind, s);
-    if (!l) return status_fail(b->st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!l) return status_out_of_host_memory(b->st, 0, "for a %s layer", s->kind);
     int rc = set_layer_name(b, l, s, name_word);
     if (!rc) rc = wire_inputs(b, l, s);
     if (!rc) rc = add_layer(b, l);
@@ -573,7 +577,9 @@ static int plan_gradients(Graph *g, Status *st) {
     if (g->count <= 0) return 0;
     // reaches[i]: layer i or one before it has a trainable parameter (layers are in order).
     int *reaches = calloc((size_t)g->count, sizeof *reaches);
-    if (!reaches) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!reaches)
+        return status_out_of_host_memory(st, (size_t)g->count * sizeof *reaches,
+                                         "planning the gradients");
     for (int i = 0; i < g->count; i++) {
         Layer *l = g->layers[i];
         l->needs_grad = 0;  // planned again when graph_set_storage adds or removes casts
@@ -590,7 +596,9 @@ static int plan_gradients(Graph *g, Status *st) {
     // from warning that a negative count would make the size huge.
     if (g->count <= 0) return 0;
     int *written = calloc((size_t)g->count, sizeof *written);
-    if (!written) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!written)
+        return status_out_of_host_memory(st, (size_t)g->count * sizeof *written,
+                                         "planning the layers' outputs");
     for (int i = g->count - 1; i >= 0; i--) {
         Layer *l = g->layers[i];
         for (int k = 0; k < l->input_count; k++) {
@@ -616,10 +624,8 @@ int graph_build(const ModelFile *file, Graph *g, RunConfig *config, Status *st) 
     if (file->text) {
         size_t length = strlen(file->text);
         if (!(g->model_text = malloc(length + 1))) {
-            status_fail(st, STATUS_OUT_OF_MEMORY, "out of host memory for the model's text "
-                        "(%zu bytes) while building %s", length + 1, file->path);
-            status_hint(st, "free host memory that other processes hold");
-            return STATUS_OUT_OF_MEMORY;
+            return status_out_of_host_memory(st, length + 1, "for the model's text while "
+                                             "building %s", file->path);
         }
         memcpy(g->model_text, file->text, length + 1);
     }
@@ -811,7 +817,7 @@ int graph_set_storage(Graph *g, DType dtype, Status *st) {
             if (l->inputs[k]->out_dtype == l->out_dtype) continue;
             int at;
             Layer *c = cast_of(g, l->inputs[k], l->out_dtype, &at);
-            if (!c) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+            if (!c) return status_out_of_host_memory(st, 0, "for a cast layer");
             if (at >= 0 && at <= i) i++;  // l moved one place on
             l->inputs[k] = c;
         }
@@ -868,7 +874,7 @@ static int convert_model_inputs(Graph *g, Status *st) {
                 if (reader->inputs[k] != from || !may_read_nhwc(reader)) continue;
                 int at;
                 if (!conversion) conversion = insert_after(g, from, &layer_to_nhwc, "nhwc", &at);
-                if (!conversion) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+                if (!conversion) return status_out_of_host_memory(st, 0, "for a to_nhwc layer");
                 reader->inputs[k] = conversion;
             }
         }
@@ -1093,7 +1099,9 @@ int graph_init_params(Graph *g, const Backend *b, Allocator *a, uint64_t seed, S
             if (p->init_is_constant) TRY(b->fill(b, tensor_f32(&p->value), p->init_constant, n, st));
             if (!p->init_is_constant) {
                 float *host = malloc(n * sizeof *host);
-                if (!host) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+                if (!host)
+                    return status_out_of_host_memory(st, n * sizeof *host, "initialising %s",
+                                                     p->name);
                 for (size_t j = 0; j < n; j++) host[j] = (2.0f * rng_uniform(&rng) - 1.0f) * p->init_bound;
                 int rc = b->copy_to_device(b, p->value.data, host, n * sizeof *host, st);
                 free(host);
@@ -1257,9 +1265,8 @@ int graph_read_loss(const Graph *g, const Backend *b, int count, double *loss_su
     size_t values = 2 * (size_t)count;
     float *stats = count <= 1024 ? stack_stats : malloc(values * sizeof(float));
     int rc = stats ? b->copy_to_host(b, stats, state->row_stats.data, values * sizeof(float), st)
-                   : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for the loss of "
-                                 "%d samples (%zu bytes)", count, values * sizeof(float));
-    if (!stats) status_hint(st, "lower --batch, or free host memory that other processes hold");
+                   : status_out_of_host_memory(st, values * sizeof(float),
+                                               "for the loss of %d samples", count);
     if (!rc) {
         double sum = 0.0, hits = 0.0;
         for (int i = 0; i < count; i++) {

@@ -107,7 +107,7 @@ int memory_plan(const Graph *g, const Backend *b, const MemoryPlanOptions *optio
     plan->activation_dtype = g->activation_dtype;
     plan->optimizer_slots = o.optimizer ? optimizer_slots(o.optimizer) : 0;
     plan->layers = calloc((size_t)(g->count > 0 ? g->count : 1), sizeof *plan->layers);
-    if (!plan->layers) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!plan->layers) return status_out_of_host_memory(st, 0, "for the memory plan");
     plan->layer_count = g->count;
     for (int i = 0; i < g->count; i++) {
         MemoryPlanLayer *row = &plan->layers[i];

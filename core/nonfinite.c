@@ -101,8 +101,11 @@ static int find(const Graph *g, int gradients, const Backend *b, Allocator *a,
     Candidate *list = malloc(capacity * sizeof *list);
     const Tensor **tensors = malloc(capacity * sizeof *tensors);
     double *sums = malloc(capacity * sizeof *sums);
-    int rc = list && tensors && sums ? search(g, gradients, b, a, list, tensors, sums, site, st)
-                                     : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    int rc = list && tensors && sums
+                 ? search(g, gradients, b, a, list, tensors, sums, site, st)
+                 : status_out_of_host_memory(
+                       st, capacity * (sizeof *list + sizeof *tensors + sizeof *sums),
+                       "searching for the non-finite value");
     free(list);
     free(tensors);
     free(sums);

@@ -297,7 +297,9 @@ int run_allocate(Run *run, int batch, Status *st) {
     Device *d = &run->devices[0];
     free(run->labels);
     run->labels = calloc((size_t)batch, sizeof *run->labels);
-    if (!run->labels) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!run->labels)
+        return status_out_of_host_memory(st, (size_t)batch * sizeof *run->labels,
+                                         "for a batch's labels");
     return graph_allocate(&run->graphs[0], d->backend, &d->alloc, batch, NULL, st);
 }
 

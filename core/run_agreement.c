@@ -155,9 +155,7 @@ static int receive_first_record(const RunRecord *mine, int rank, RunRecord *firs
     if (!rc && rank != 0) {
         free(bytes);
         bytes = malloc(length ? (size_t)length : 1);
-        if (!bytes)
-            rc = status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for rank 0's run "
-                             "record of %llu bytes", (unsigned long long)length);
+        if (!bytes) rc = status_out_of_host_memory(st, (size_t)length, "for rank 0's run record");
     }
     if (!rc) rc = mpi_broadcast_bytes(bytes, (size_t)length, 0, st);
     if (!rc && run_record_decode(bytes, (size_t)length, first, decode_st)) run_record_free(first);

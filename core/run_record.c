@@ -26,8 +26,8 @@ static int grow(RunRecord *r, Status *st) {
     if (capacity > RUN_RECORD_MAX_FIELDS) capacity = RUN_RECORD_MAX_FIELDS;
     RunField *fields = realloc(r->fields, (size_t)capacity * sizeof *fields);
     if (!fields)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for a run record of "
-                           "%d fields", capacity);
+        return status_out_of_host_memory(st, (size_t)capacity * sizeof *fields,
+                                         "for a run record of %d fields", capacity);
     r->fields = fields;
     r->capacity = capacity;
     return 0;
@@ -63,9 +63,7 @@ int run_record_encode(const RunRecord *r, uint8_t **bytes, size_t *size, Status 
     for (int i = 0; i < r->count; i++)
         total += 3 + strlen(r->fields[i].name) + strlen(r->fields[i].value);
     uint8_t *out = malloc(total), *p = out;
-    if (!out)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for a run record of "
-                           "%zu bytes", total);
+    if (!out) return status_out_of_host_memory(st, total, "for a run record");
     memcpy(p, record_magic, sizeof record_magic);
     p += sizeof record_magic;
     *p++ = RUN_RECORD_VERSION;

@@ -37,7 +37,9 @@ int trainable_gradients_open(const Graph *g, TrainableGradients *out, Status *st
     out->sums = malloc((capacity ? capacity : 1) * sizeof *out->sums);
     if (!out->grads || !out->sums) {
         trainable_gradients_close(out);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        return status_out_of_host_memory(
+            st, (capacity ? capacity : 1) * (sizeof *out->grads + sizeof *out->sums),
+            "listing the gradients");
     }
     for (int i = 0; i < g->count; i++)
         for (int k = 0; k < g->layers[i]->param_count; k++) {

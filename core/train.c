@@ -1081,7 +1081,10 @@ static int open_run(TrainRun *run, Graph *const *graphs, Device *const *devices,
     run->replicas = calloc((size_t)count, sizeof *run->replicas);
     run->step_indices = malloc((size_t)run->batch * sizeof *run->step_indices);
     if (!run->replicas || !run->step_indices)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        return status_out_of_host_memory(
+            st,
+            (size_t)count * sizeof *run->replicas + (size_t)run->batch * sizeof *run->step_indices,
+            "opening the run");
     TRY(open_schedule(run, train, st));
     TRY(open_replicas(run, graphs, devices, train, st));
     TRY(open_collectives(run, graphs, devices, st));
@@ -1105,9 +1108,9 @@ static int evaluate_stoppable(Graph *g, const RunConfig *config, Device *d, cons
     int32_t *indices = malloc((size_t)batch * sizeof *indices);
     DeviceMemory memory = device_memory(d);
     DataTransform transform = {.normalization = config->normalization};  // no augmentation
-    int rc = indices ? source_open(&source, b, &memory, ds, &transform, batch, graph_classes(g),
-                                   st)
-                     : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    int rc = indices ? source_open(&source, b, &memory, ds, &transform, batch, graph_classes(g), st)
+                     : status_out_of_host_memory(st, (size_t)batch * sizeof *indices,
+                                                 "for an evaluation batch");
     if (!indices) memset(&source, 0, sizeof source);
     LayerContext ctx = {.backend = b, .alloc = &d->alloc, .training = 0,
                         .labels = (const int32_t *)g->labels.data,

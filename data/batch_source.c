@@ -51,7 +51,9 @@ void source_close(BatchSource *s) {
 static int open_staging(BatchSource *s, Status *st) {
     s->order_length = s->dataset->count;
     s->order = malloc((size_t)s->order_length * sizeof *s->order);
-    if (!s->order) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!s->order)
+        return status_out_of_host_memory(st, (size_t)s->order_length * sizeof *s->order,
+                                         "for the order of %d samples", s->order_length);
     TRY(prefetch_open(&s->prefetch, s->backend, s->dataset, s->capacity, s->classes, st));
     s->prefetch.transform = s->transform;
     return 0;

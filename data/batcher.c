@@ -24,8 +24,8 @@ int batcher_init(Batcher *b, const Dataset *ds, int batch_size, int shuffle, uin
     }
     b->order = malloc((size_t)ds->count * sizeof *b->order);
     if (!b->order)
-        return status_fail(st, STATUS_OUT_OF_MEMORY,
-                           "out of host memory for the order of %d samples", ds->count);
+        return status_out_of_host_memory(st, (size_t)ds->count * sizeof *b->order,
+                                         "for the order of %d samples", ds->count);
     b->dataset = ds;
     b->batch_size = batch_size;
     b->shuffle = shuffle;

@@ -237,7 +237,7 @@ int dataset_load_with(const char *spec, const char *split, const DatasetOptions 
     }
     TRY(check_split(split, st));
     char *expanded = dataset_expand_spec(spec);
-    if (!expanded) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!expanded) return status_out_of_host_memory(st, 0, "expanding the data spec");
     int rc = load_by_spec(expanded, split, options, out, skipped, st);
     free(expanded);
     if (rc) dataset_free(out);
@@ -265,8 +265,8 @@ static int allocate_like(const Dataset *from, int count, Dataset *to, Status *st
     if (from->label_places && !(to->label_places = malloc((size_t)count * sizeof
                                                           *to->label_places))) {
         dataset_free(to);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory splitting %s",
-                           from->source);
+        return status_out_of_host_memory(st, (size_t)count * sizeof *to->label_places,
+                                         "splitting %s", from->source);
     }
     size_t names = (size_t)from->class_count * sizeof *from->class_names;
     if (names && (to->class_names = malloc(names))) {
@@ -276,8 +276,7 @@ static int allocate_like(const Dataset *from, int count, Dataset *to, Status *st
     if ((to->features || to->images || to->paths) && to->labels && (!names || to->class_names))
         return 0;
     dataset_free(to);
-    return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory splitting %s",
-                       from->source);
+    return status_out_of_host_memory(st, 0, "splitting %s", from->source);
 }
 
 // Appends sample `index` of `from` to `to` (same shape and kind).
@@ -329,7 +328,7 @@ static int choose_stratified(const uint8_t *labels, int count, int take, uint64_
     if (!order || !*chosen) {
         free(order);
         free(*chosen);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for the split");
+        return status_out_of_host_memory(st, (size_t)count * (sizeof *order + 1), "for the split");
     }
     int quota[256];
     class_quotas(labels, count, take, quota);
@@ -432,8 +431,8 @@ int sample_scratch_open(const Dataset *ds, SampleScratch *s, Status *st) {
     s->bytes = malloc(sample);
     if (s->values && s->bytes) return 0;
     sample_scratch_close(s);
-    return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for decoding %s",
-                       ds->source);
+    return status_out_of_host_memory(st, sample * (sizeof *s->values + 1), "for decoding %s",
+                                     ds->source);
 }
 
 void sample_scratch_close(SampleScratch *s) {

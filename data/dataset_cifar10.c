@@ -55,9 +55,8 @@ static int fail_too_many_records(const char *path, long long bytes, Status *st) 
 }
 
 static int fail_out_of_memory(const char *path, long long bytes, Status *st) {
-    status_fail_at(st, STATUS_RUNTIME_ERROR, path, 0, 0, "out of host memory reading its %lld "
-                   "bytes", bytes);
-    status_hint(st, "free host memory that other processes hold");
+    status_out_of_host_memory(st, (size_t)bytes, "reading the file");
+    status_set_place_if_unset(st, path, 0, 0);
     return STATUS_RUNTIME_ERROR;
 }
 

@@ -46,7 +46,7 @@ static int read_whole_file(const char *path, char **text, size_t *length, Status
                             "%lld are read", bytes, CSV_MAX_BYTES);
         status_hint(st, "use a binary format for data this large");
     } else if (!(*text = malloc((size_t)bytes + 1))) {
-        rc = status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory reading %s", path);
+        rc = status_out_of_host_memory(st, (size_t)bytes + 1, "reading %s", path);
     } else {
         *length = fread(*text, 1, (size_t)bytes, file);
         (*text)[*length] = '\0';
@@ -356,7 +356,9 @@ static int parse_rows(CsvCursor *c, const CsvHeader *h, Dataset *out, Status *st
     out->labels = malloc((size_t)rows);
     out->label_places = malloc((size_t)rows * sizeof *out->label_places);
     if (!out->features || !out->labels || !out->label_places)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %d rows", rows);
+        return status_out_of_host_memory(
+            st, (size_t)rows * (features * sizeof *out->features + 1 + sizeof *out->label_places),
+            "for %d rows", rows);
     while (next_line(c)) {
         if (line_length(c) == 0) continue;
         TRY(parse_row(c, h, out->features + (size_t)out->count * features,

@@ -174,7 +174,7 @@ static int check_place(const char *place, const char *target, const char *dir,
     if (how) {
         char *target_shown = shown_path(target), *source_shown = shown_path(source);
         if (!target_shown || !source_shown) {
-            rc = status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+            rc = status_out_of_host_memory(st, 0, "naming the export's folders");
         } else {
             status_fail_at(st, STATUS_BAD_INPUT, dir, 0, 0, "the destination %s %s %s, which "
                            "%s reads from", target_shown, how, source_shown, spec);
@@ -197,7 +197,7 @@ int dataset_export_check_target(const char *spec, const char *dir, Status *st) {
     char *expanded_spec = dataset_expand_spec(spec);
     if (!expanded_spec) {
         free(target);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        return status_out_of_host_memory(st, 0, "expanding the data spec");
     }
     int rc = 0;
     if (strcmp(expanded_spec, "fashion-mnist") == 0)
@@ -209,7 +209,7 @@ int dataset_export_check_target(const char *spec, const char *dir, Status *st) {
     while (!rc && dataset_spec_next_path(expanded_spec, &part, &length)) {
         char *place = strndup(part, length);
         rc = place ? check_place(place, target, dir, spec, st)
-                   : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+                   : status_out_of_host_memory(st, length + 1, "expanding the data spec");
         free(place);
     }
     free(expanded_spec);
@@ -261,7 +261,7 @@ int dataset_export_split(const Dataset *ds, const ExportFolders *folders, const 
     TRY(make_class_folders(dir, folders, st));
     size_t sample = dataset_sample_size(ds);
     uint8_t *rows = malloc(sample);
-    if (!rows) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!rows) return status_out_of_host_memory(st, sample, "for a sample");
     // Names keep the sample's index in the split, so png:'s name order within a class is
     // the split's order and a file can be traced back to its sample.
     int width = digits(ds->count > 0 ? ds->count - 1 : 0);

@@ -86,7 +86,7 @@ static int list_folder(const char *dir, int folders, NameList *list, Status *st)
     int rc = 0;
     for (struct dirent *e; !rc && (e = readdir(d));)
         if (wanted(dir, e->d_name, folders) && add_name(list, e->d_name))
-            rc = status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory listing %s", dir);
+            rc = status_out_of_host_memory(st, 0, "listing %s", dir);
     closedir(d);
     if (rc) names_free(list);
     else if (list->count) qsort(list->names, (size_t)list->count, sizeof *list->names,
@@ -172,7 +172,7 @@ static int collect_files(const char *root, const NameList *classes, PngSplit *sp
         rc = list_folder(folder, 0, &files, st);
         for (int f = 0; !rc && f < files.count; f++)
             if (add_file(split, folder, files.names[f], label))
-                rc = status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+                rc = status_out_of_host_memory(st, 0, "listing the class folders");
         names_free(&files);
     }
     names_free(&here);
@@ -346,8 +346,9 @@ static int decode_all(PngSplit *split, const DatasetOptions *options, int stream
     out->labels = malloc((size_t)split->count);
     if (!pixels || !(out->images || out->paths) || !out->labels) {
         free(pixels);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %d images",
-                           split->count);
+        return status_out_of_host_memory(
+            st, (size_t)split->count * (stream ? sizeof *out->paths : sample), "for %d images",
+            split->count);
     }
     int rc = 0;
     for (int i = 0; !rc && i < split->count; i++) {
@@ -369,7 +370,9 @@ static int decode_all(PngSplit *split, const DatasetOptions *options, int stream
 
 static int keep_class_names(const NameList *classes, Dataset *out, Status *st) {
     out->class_names = calloc((size_t)classes->count, sizeof *out->class_names);
-    if (!out->class_names) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!out->class_names)
+        return status_out_of_host_memory(st, (size_t)classes->count * sizeof *out->class_names,
+                                         "for %d class names", classes->count);
     for (int i = 0; i < classes->count; i++)
         snprintf(out->class_names[i], sizeof out->class_names[i], "%s", classes->names[i]);
     out->class_count = classes->count;

@@ -233,9 +233,9 @@ static int read_header(gzFile gz, const char *path, const IdxKind *kind, uint32_
 }
 
 static int fail_out_of_memory(Status *st, const char *path, size_t bytes) {
-    return status_fail_at(st, STATUS_OUT_OF_MEMORY, path, 0, 0,
-                          "out of host memory: could not allocate %zu bytes for the data",
-                          bytes);
+    status_out_of_host_memory(st, bytes, "for the data");
+    status_set_place_if_unset(st, path, 0, 0);
+    return STATUS_RUNTIME_ERROR;
 }
 
 // Reads exactly `expected` payload bytes into a fresh buffer. The buffer grows as data

@@ -120,8 +120,8 @@ int image_resize(const float *in, int channels, int in_height, int in_width, flo
     free(down_weights);
     free(middle);
     if (rc)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory resizing a %dx%d "
-                           "image to %dx%d", in_width, in_height, out_width, out_height);
+        return status_out_of_host_memory(st, 0, "resizing a %dx%d image to %dx%d", in_width,
+                                         in_height, out_width, out_height);
     return 0;
 }
 
@@ -162,8 +162,9 @@ static int planes_at_size(const ImagePixels *image, int channels, int height, in
     }
     float *own = malloc((size_t)channels * image->width * image->height * sizeof *own);
     if (!own)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for a %dx%d image",
-                           image->width, image->height);
+        return status_out_of_host_memory(
+            st, (size_t)channels * image->width * image->height * sizeof *own, "for a %dx%d image",
+            image->width, image->height);
     image_to_planes(image, channels, own);
     int rc = image_resize(own, channels, image->height, image->width, out, height, width, st);
     free(own);

@@ -40,8 +40,7 @@ int image_file_name(const char *name) {
 
 int image_decode_failed(const char *path, int rc, const char *format, const char *library,
                         const char *error, Status *st) {
-    if (rc == -2)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory decoding %s", path);
+    if (rc == -2) return status_out_of_host_memory(st, 0, "decoding %s", path);
     status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot decode %s: %s (%s)", format, error,
                    library);
     status_hint(st, "the file is damaged or cut short; export or download it again");

@@ -54,7 +54,7 @@ int metrics_file_open(const char *path, int flags, const char *mode, const char 
 static int grow(MetricsLine *line, Status *st) {
     size_t capacity = line->capacity ? 2 * line->capacity : 512;
     char *text = realloc(line->text, capacity);
-    if (!text) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!text) return status_out_of_host_memory(st, capacity, "reading a metrics line");
     line->text = text;
     line->capacity = capacity;
     return 0;

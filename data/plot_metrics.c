@@ -17,7 +17,9 @@ static int curve_add(Curve *curve, double step, double value, Status *st) {
         double *steps = realloc(curve->step, (size_t)capacity * sizeof *steps);
         if (steps) curve->step = steps;
         double *values = steps ? realloc(curve->value, (size_t)capacity * sizeof *values) : NULL;
-        if (!values) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!values)
+            return status_out_of_host_memory(st, (size_t)capacity * sizeof *values,
+                                             "for a curve's points");
         curve->value = values;
         curve->capacity = capacity;
     }

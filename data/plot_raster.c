@@ -11,7 +11,9 @@ int raster_init(Raster *raster, int width, int height, Rgb background, Status *s
     raster->width = width;
     raster->height = height;
     raster->pixels = malloc((size_t)width * (size_t)height * 3);
-    if (!raster->pixels) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!raster->pixels)
+        return status_out_of_host_memory(st, (size_t)width * (size_t)height * 3,
+                                         "for a %dx%d image", width, height);
     raster_fill_rect(raster, 0, 0, width, height, background);
     return 0;
 }

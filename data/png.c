@@ -120,8 +120,7 @@ static int open_png(PngJob *job, Status *st) {
     }
     job->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, job, on_png_error, on_png_warning);
     if (job->png) job->info = png_create_info_struct(job->png);
-    if (!job->png || !job->info)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory creating libpng's state");
+    if (!job->png || !job->info) return status_out_of_host_memory(st, 0, "creating libpng's state");
     png_set_read_fn(job->png, job, read_bytes);
     png_set_sig_bytes(job->png, (int)sizeof sig);
     // Every ancillary chunk (text, ICC profile, gamma, ...) is skipped unread: we use none,

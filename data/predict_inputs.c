@@ -21,12 +21,14 @@ static int append(InputList *list, const char *path, Status *st) {
     if (list->count == list->room) {
         int room = list->room ? 2 * list->room : 64;
         char **paths = realloc(list->paths, (size_t)room * sizeof *paths);
-        if (!paths) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!paths)
+            return status_out_of_host_memory(st, (size_t)room * sizeof *paths,
+                                             "listing the inputs");
         list->paths = paths;
         list->room = room;
     }
     if (!(list->paths[list->count] = strdup(path)))
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        return status_out_of_host_memory(st, strlen(path) + 1, "listing the inputs");
     list->count++;
     return 0;
 }
@@ -76,7 +78,7 @@ static int collect_folder(const char *dir, int depth, InputList *list, Status *s
         size_t size = strlen(dir) + strlen(names[i]) + 2;
         char *path = malloc(size);
         if (!path) {
-            rc = status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+            rc = status_out_of_host_memory(st, size, "listing the inputs");
             break;
         }
         snprintf(path, size, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]);

@@ -121,7 +121,7 @@ static int parse_tensor(const cJSON *entry, uint64_t data_size, const char *path
         return malformed(path, st, "tensor '%s': its shape does not match its data_offsets%s",
                          name, "");
     t->name = strdup(name);
-    if (!t->name) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!t->name) return status_out_of_host_memory(st, strlen(name) + 1, "for a tensor's name");
     return 0;
 }
 
@@ -131,7 +131,9 @@ static int parse_metadata(const cJSON *object, const char *path, Safetensors *ou
         return malformed(path, st, "__metadata__ is not a JSON object%s%s", NULL, "");
     int count = cJSON_GetArraySize(object);
     out->metadata = calloc((size_t)count + 1, sizeof *out->metadata);
-    if (!out->metadata) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!out->metadata)
+        return status_out_of_host_memory(st, ((size_t)count + 1) * sizeof *out->metadata,
+                                         "for __metadata__");
     for (const cJSON *item = object->child; item; item = item->next) {
         if (!cJSON_IsString(item))
             return malformed(path, st, "__metadata__ value of '%s' is not a string%s",
@@ -139,8 +141,7 @@ static int parse_metadata(const cJSON *object, const char *path, Safetensors *ou
         SafetensorsEntry *e = &out->metadata[out->metadata_count++];
         e->key = strdup(item->string);
         e->value = strdup(item->valuestring);
-        if (!e->key || !e->value)
-            return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!e->key || !e->value) return status_out_of_host_memory(st, 0, "for __metadata__");
     }
     return 0;
 }
@@ -178,7 +179,9 @@ static int check_tiling(Span *spans, int count, uint64_t data_size, const Safete
 static int check_unique_names(Safetensors *s, const char *path, Status *st) {
     if (s->count < 2) return 0;
     SafetensorsTensor *sorted = malloc((size_t)s->count * sizeof *sorted);
-    if (!sorted) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!sorted)
+        return status_out_of_host_memory(st, (size_t)s->count * sizeof *sorted,
+                                         "checking tensor names");
     memcpy(sorted, s->tensors, (size_t)s->count * sizeof *sorted);
     qsort(sorted, (size_t)s->count, sizeof *sorted, by_name);
     int rc = 0;
@@ -210,8 +213,11 @@ static int parse_header(const cJSON *root, const unsigned char *data, uint64_t d
     int entries = cJSON_GetArraySize(root);
     out->tensors = calloc((size_t)entries + 1, sizeof *out->tensors);
     Span *spans = calloc((size_t)entries + 1, sizeof *spans);
-    int rc = out->tensors && spans ? 0 : status_fail(st, STATUS_RUNTIME_ERROR,
-                                                     "out of host memory");
+    int rc = out->tensors && spans
+                 ? 0
+                 : status_out_of_host_memory(
+                       st, ((size_t)entries + 1) * (sizeof *out->tensors + sizeof *spans),
+                       "for the header's %d entries", entries);
     const cJSON *metadata = NULL;
     for (const cJSON *entry = root->child; !rc && entry; entry = entry->next) {
         if (strcmp(entry->string, "__metadata__") == 0) {
@@ -227,7 +233,8 @@ static int parse_header(const cJSON *root, const unsigned char *data, uint64_t d
     if (!rc) rc = check_unique_names(out, path, st);
     if (!rc) rc = check_tiling(spans, out->count, data_size, out, path, st);
     if (!rc && place_tensors(out, spans, data))
-        rc = status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        rc = status_out_of_host_memory(st, (size_t)out->count * sizeof *out->tensors + 1,
+                                       "placing the tensors");
     free(spans);
     return rc;
 }
@@ -321,9 +328,8 @@ static int read_whole_file(const char *path, unsigned char **bytes, size_t *size
     int ok = *bytes && fread(*bytes, 1, (size_t)length, f) == (size_t)length;
     fclose(f);
     if (!*bytes) {
-        status_fail_at(st, STATUS_RUNTIME_ERROR, path, 0, 0, "out of host memory for the "
-                       "file's %lld bytes (it is read whole)", length);
-        status_hint(st, "free host memory that other processes hold");
+        status_out_of_host_memory(st, (size_t)length + 1, "for the file (it is read whole)");
+        status_set_place_if_unset(st, path, 0, 0);
         return STATUS_RUNTIME_ERROR;
     }
     if (!ok) {
@@ -513,7 +519,7 @@ int safetensors_write(FILE *out, const SafetensorsOutput *tensors, int count,
     }
     size_t length = 0;
     char *header = header_text(tensors, count, metadata, metadata_count, &length);
-    if (!header) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!header) return status_out_of_host_memory(st, 0, "for the header");
     unsigned char size_bytes[8];
     for (int b = 0; b < 8; b++) size_bytes[b] = (unsigned char)((uint64_t)length >> (8 * b));
     int failed = fwrite(size_bytes, 1, 8, out) != 8 || fwrite(header, 1, length, out) != length;

@@ -13,8 +13,8 @@ static int allocate(Normalization *n, int count, Status *st) {
     n->std = calloc((size_t)count, sizeof *n->std);
     if (!n->mean || !n->std) {
         normalization_free(n);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %d normalization "
-                           "values", count);
+        return status_out_of_host_memory(st, 2 * (size_t)count * sizeof *n->mean,
+                                         "for %d normalization values", count);
     }
     n->count = count;
     return 0;
@@ -24,7 +24,9 @@ int normalization_compute(const Dataset *ds, Normalization *out, int *constant_g
                           Status *st) {
     int groups = dataset_stat_groups(ds);
     double *sums = calloc((size_t)groups * 2, sizeof *sums);
-    if (!sums) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!sums)
+        return status_out_of_host_memory(st, (size_t)groups * 2 * sizeof *sums,
+                                         "for the normalization's sums");
     int rc = allocate(out, groups, st);
     if (!rc) rc = dataset_group_stats(ds, sums, sums + groups, st);
     if (rc) normalization_free(out);

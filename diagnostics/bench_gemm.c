@@ -46,7 +46,7 @@ static int fill_random(const Backend *b, BenchPrecision p, void *x, size_t n, ui
                        Status *st) {
     if (b->kind == BACKEND_CUDA) return cuda_bench_fill(b, p, x, n, seed, st);
     float *host = malloc(n * sizeof *host);
-    if (!host) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!host) return status_out_of_host_memory(st, n * sizeof *host, "for a GEMM's inputs");
     Rng rng;
     rng_seed(&rng, seed);
     for (size_t i = 0; i < n; i++) host[i] = 2.0f * rng_uniform(&rng) - 1.0f;

@@ -32,18 +32,21 @@ int bench_run(Device *d, const BenchDevice *dev, const BenchRequest *r, Graph *g
     memset(out, 0, sizeof *out);
     if (asks_for(r, "gemm")) {
         out->gemm = calloc(1, sizeof *out->gemm);
-        if (!out->gemm) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!out->gemm)
+            return status_out_of_host_memory(st, sizeof *out->gemm, "for the GEMM results");
         TRY(bench_gemm(d, dev, &r->options, r->sizes, r->size_count, r->precisions, out->gemm,
                        st));
     }
     if (asks_for(r, "memory")) {
         out->memory = calloc(1, sizeof *out->memory);
-        if (!out->memory) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!out->memory)
+            return status_out_of_host_memory(st, sizeof *out->memory, "for the memory results");
         TRY(bench_memory(d, dev, &r->options, r->bytes, r->byte_count, out->memory, st));
     }
     if (asks_for(r, "conv")) {
         out->conv = calloc(1, sizeof *out->conv);
-        if (!out->conv) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!out->conv)
+            return status_out_of_host_memory(st, sizeof *out->conv, "for the convolution results");
         TRY(bench_conv(d, dev, &r->options, r->batch, out->conv, st));
     }
     if (asks_for(r, "train")) {

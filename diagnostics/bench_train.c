@@ -60,7 +60,11 @@ static int batches_make(Device *d, const BenchDevice *dev, const Graph *g, int b
     int sets = bench_input_sets(dev, s->image_floats * sizeof(float), TRAIN_MAX_SETS);
     float *host = malloc(s->image_floats * sizeof *host);
     int32_t *labels = malloc((size_t)batch * sizeof *labels);
-    int rc = host && labels ? 0 : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    int rc = host && labels
+                 ? 0
+                 : status_out_of_host_memory(
+                       st, s->image_floats * sizeof *host + (size_t)batch * sizeof *labels,
+                       "for a synthetic batch");
     int classes = graph_classes(g);
     Rng rng;
     rng_seed(&rng, 1);
@@ -292,7 +296,8 @@ static int marks_make(const Backend *b, int count, LayerMarks *m, Status *st) {
     m->forward = calloc((size_t)count + 1, sizeof *m->forward);
     m->backward = calloc((size_t)count + 1, sizeof *m->backward);
     if (!m->forward || !m->backward)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        return status_out_of_host_memory(st, 2 * ((size_t)count + 1) * sizeof *m->forward,
+                                         "for per-layer timers");
     if (!b->timer_create)
         return status_fail(st, STATUS_RUNTIME_ERROR, "the %s backend has no timer", b->name);
     for (int i = 0; i <= count; i++) {
@@ -335,7 +340,9 @@ static int measure_layers(TrainBench *t, const BenchOptions *o, int steps, Bench
     m.backend = b;
     int rc = out->layers && samples
                  ? 0
-                 : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+                 : status_out_of_host_memory(
+                       st, ((size_t)2 * layers + 1) * (size_t)steps * sizeof *samples,
+                       "for per-layer times");
     if (!rc) rc = marks_make(b, g->count, &m, st);
     for (int s = 0; !rc && s < steps; s++) {
         bench_progress(o, "train %s: per-layer step %d/%d", out->model, s + 1, steps);

@@ -45,7 +45,7 @@ static int make_dataset(Dataset *ds, const char *name, int count, int channels, 
     ds->labels = malloc((size_t)count);
     if (!ds->images || !ds->labels) {
         dataset_free(ds);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        return status_out_of_host_memory(st, (size_t)count * (sample + 1), "for %s", name);
     }
     snprintf(ds->source, sizeof ds->source, "%s", name);
     ds->count = count;

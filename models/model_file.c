@@ -306,9 +306,9 @@ static int parse_all_lines(Scanner *sc, ModelFile *out) {
     int capacity = lines + 1;
     out->statements = calloc((size_t)capacity, sizeof *out->statements);
     if (!out->statements)
-        return status_fail(sc->st, STATUS_OUT_OF_MEMORY,
-                           "out of host memory reading model file %s (%d statements)", out->path,
-                           capacity);
+        return status_out_of_host_memory(sc->st, (size_t)capacity * sizeof *out->statements,
+                                         "reading model file %s (%d statements)", out->path,
+                                         capacity);
     while (sc->text[sc->pos] != '\0') {
         ModelStatement *s = &out->statements[out->count];
         TRY(parse_line(sc, s));
@@ -354,9 +354,7 @@ int model_file_parse_text(const char *path, const char *text, ModelFile *out, St
     int rc = parse_all_lines(&sc, out);
     // Kept as parsed: the file on disk may change while a run trains from this text.
     if (!rc && !(out->text = malloc(length + 1))) {
-        rc = status_fail(st, STATUS_OUT_OF_MEMORY, "out of host memory keeping the text of "
-                         "model file %s (%zu bytes)", path, length + 1);
-        status_hint(st, "free host memory that other processes hold");
+        rc = status_out_of_host_memory(st, length + 1, "keeping the text of model file %s", path);
     }
     if (!rc) memcpy(out->text, text, length + 1);
     if (rc) model_file_free(out);
@@ -439,8 +437,8 @@ int model_file_read(const char *path, ModelFile *out, Status *st) {
     char *buffer = malloc((size_t)MODEL_FILE_BYTES_MAX + 2);
     if (!buffer) {
         fclose(f);
-        return status_fail(st, STATUS_OUT_OF_MEMORY, "out of host memory reading model file %s",
-                           path);
+        return status_out_of_host_memory(st, (size_t)MODEL_FILE_BYTES_MAX + 2,
+                                         "reading model file %s", path);
     }
     errno = 0;
     size_t length = fread(buffer, 1, (size_t)MODEL_FILE_BYTES_MAX + 1, f);

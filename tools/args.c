@@ -62,9 +62,7 @@ static int check_path_values(const Command *cmd, ParsedArgs *out, Status *st) {
         const char *home = getenv("HOME");
         size_t size = strlen(value) + (home ? strlen(home) : 0) + 1;
         out->expanded[i] = malloc(size);
-        if (!out->expanded[i])
-            return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory reading %s",
-                               spec->name);
+        if (!out->expanded[i]) return status_out_of_host_memory(st, size, "reading %s", spec->name);
         out->values[i] = dataset_expand_home(value, out->expanded[i], size);
     }
     return 0;
@@ -166,8 +164,8 @@ int args_parse(const Command *cmd, int argc, char **argv, ParsedArgs *out, Statu
     // Room for every argument as a positional: no count the shell can pass is refused.
     out->positionals = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *out->positionals);
     if (!out->positionals)
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %d arguments",
-                           argc);
+        return status_out_of_host_memory(st, (size_t)argc * sizeof *out->positionals,
+                                         "for %d arguments", argc);
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         // `--` ends the options, as in POSIX tools: a model file named `-x.model` can follow.

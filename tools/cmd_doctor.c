@@ -34,7 +34,7 @@ int run_doctor(const Command *cmd, const ParsedArgs *args) {
     }
     Diagnosis *d = calloc(1, sizeof *d);
     if (!d) {
-        status_fail(&st, STATUS_RUNTIME_ERROR, "out of host memory");
+        status_out_of_host_memory(&st, sizeof *d, "for doctor's findings");
         return report_failure(&st);
     }
     if (doctor_diagnose(d, &st)) {

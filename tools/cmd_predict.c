@@ -251,7 +251,9 @@ static int load_data_samples(const Command *cmd, PredictRun *run, Status *st) {
     TRY(graph_check_dataset(run->g, &run->data, "the --data samples", st));
     run->count = run->data.count;
     run->labels = malloc((size_t)run->count * sizeof *run->labels);
-    if (!run->labels) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!run->labels)
+        return status_out_of_host_memory(st, (size_t)run->count * sizeof *run->labels,
+                                         "for %d labels", run->count);
     return 0;
 }
 
@@ -287,7 +289,9 @@ static int prepare(const Command *cmd, PredictRun *run, Status *st) {
     }
     run->sample = shape_numel(&run->g->input->out_shape);
     run->images = malloc((size_t)run->count * run->sample * sizeof *run->images);
-    if (!run->images) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!run->images)
+        return status_out_of_host_memory(st, (size_t)run->count * run->sample * sizeof *run->images,
+                                         "for %d samples", run->count);
     return 0;
 }
 

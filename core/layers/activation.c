@@ -20,7 +20,8 @@ static const char *const activation_keys[] = {"slope", NULL};
 
 static int activation_configure(Layer *l, const ModelStatement *s, Status *st) {
     ActivationConfig *config = calloc(1, sizeof *config);
-    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!config)
+        return status_out_of_host_memory(st, sizeof *config, "for an activation layer's settings");
     l->config = config;
     int is_act_statement = strcmp(s->kind, "act") == 0;
     const char *name = is_act_statement ? s->choice : s->kind;

@@ -45,7 +45,8 @@ static const char *const batchnorm_keys[] = {"momentum", "eps", NULL};
 
 static int batchnorm_configure(Layer *l, const ModelStatement *s, Status *st) {
     BatchnormConfig *config = calloc(1, sizeof *config);
-    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!config)
+        return status_out_of_host_memory(st, sizeof *config, "for a batchnorm layer's settings");
     l->config = config;
     double momentum, eps;
     TRY(model_attr_float(l->path, s, "momentum", 0.1, 0.0, 1.0, &momentum, st));
@@ -92,7 +93,8 @@ static int batchnorm_allocate(Layer *l, const LayerContext *ctx, int batch, Stat
     BatchnormState *state = l->state;
     if (!state) {
         state = calloc(1, sizeof *state);
-        if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!state)
+            return status_out_of_host_memory(st, sizeof *state, "for layer %s's state", l->name);
         l->state = state;
     }
     Shape per_channel = shape_make1(batchnorm_channels(l));

@@ -48,7 +48,8 @@ static int require_key(const Layer *l, const ModelStatement *s, const char *key,
 
 static int conv2d_configure(Layer *l, const ModelStatement *s, Status *st) {
     Conv2dConfig *config = calloc(1, sizeof *config);
-    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!config)
+        return status_out_of_host_memory(st, sizeof *config, "for a conv2d layer's settings");
     l->config = config;
     const char *example = "conv2d filters=32 kernel=3 pad=same act=relu";
     TRY(require_key(l, s, "filters", "the number of output channels", example, st));
@@ -193,7 +194,8 @@ static int conv2d_allocate(Layer *l, const LayerContext *ctx, int batch, Status 
     Conv2dState *state = l->state;
     if (!state) {
         state = calloc(1, sizeof *state);
-        if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!state)
+            return status_out_of_host_memory(st, sizeof *state, "for layer %s's state", l->name);
         l->state = state;
     }
     if (state->workspace) alloc_put(state->alloc, state->workspace);

@@ -14,7 +14,8 @@ static const char *const dense_keys[] = {"units", "bias", NULL};
 
 static int dense_configure(Layer *l, const ModelStatement *s, Status *st) {
     DenseConfig *config = calloc(1, sizeof *config);
-    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!config)
+        return status_out_of_host_memory(st, sizeof *config, "for a dense layer's settings");
     l->config = config;
     if (!model_attr_find(s, "units")) {
         status_fail_at(st, STATUS_BAD_INPUT, l->path, l->line, l->column,
@@ -64,7 +65,8 @@ static int dense_allocate(Layer *l, const LayerContext *ctx, int batch, Status *
     DenseState *state = l->state;
     if (!state) {
         state = calloc(1, sizeof *state);
-        if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!state)
+            return status_out_of_host_memory(st, sizeof *state, "for layer %s's state", l->name);
         l->state = state;
     }
     tensor_free(&state->weight16);

@@ -17,7 +17,8 @@ static const char *const dropout_keys[] = {"rate", NULL};
 
 static int dropout_configure(Layer *l, const ModelStatement *s, Status *st) {
     DropoutConfig *config = calloc(1, sizeof *config);
-    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!config)
+        return status_out_of_host_memory(st, sizeof *config, "for a dropout layer's settings");
     l->config = config;
     double rate;
     TRY(model_attr_float_interval(l->path, s, "rate", 0.5, 0.0, 1.0, MODEL_EXCLUDE_MAX, &rate, st));
@@ -35,7 +36,8 @@ static int dropout_allocate(Layer *l, const LayerContext *ctx, int batch, Status
     DropoutState *state = l->state;
     if (!state) {
         state = calloc(1, sizeof *state);
-        if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!state)
+            return status_out_of_host_memory(st, sizeof *state, "for layer %s's state", l->name);
         l->state = state;
     }
     tensor_free(&state->mask);

@@ -14,7 +14,9 @@ static const char *const global_avgpool_keys[] = {NULL};
 
 static int global_avgpool_configure(Layer *l, const ModelStatement *s, Status *st) {
     l->config = calloc(1, sizeof(GlobalAvgpoolConfig));
-    return l->config ? 0 : status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    return l->config ? 0
+                     : status_out_of_host_memory(st, sizeof(GlobalAvgpoolConfig),
+                                                 "for a global_avgpool layer's settings");
 }
 
 static int global_avgpool_infer(Layer *l, Status *st) {

@@ -15,7 +15,8 @@ static const char *const input_keys[] = {"shape", "dtype", NULL};
 
 static int input_configure(Layer *l, const ModelStatement *s, Status *st) {
     InputConfig *config = calloc(1, sizeof *config);
-    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!config)
+        return status_out_of_host_memory(st, sizeof *config, "for an input layer's settings");
     l->config = config;
     int column;
     TRY(layer_read_shape(l, s, "write e.g. `input shape=1x28x28` for images (CxHxW) or `input "

@@ -26,7 +26,8 @@ int loss_allocate_rows(Layer *l, const LayerContext *ctx, int batch, Status *st)
     LossRows *state = l->state;
     if (!state) {
         state = calloc(1, sizeof *state);
-        if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!state)
+            return status_out_of_host_memory(st, sizeof *state, "for layer %s's state", l->name);
         l->state = state;
     }
     Shape pair = shape_make1(2);

@@ -16,7 +16,8 @@ static int maxpool_allocate(Layer *l, const LayerContext *ctx, int batch, Status
     MaxpoolState *state = l->state;
     if (!state) {
         state = calloc(1, sizeof *state);
-        if (!state) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!state)
+            return status_out_of_host_memory(st, sizeof *state, "for layer %s's state", l->name);
         l->state = state;
     }
     tensor_free(&state->argmax);

@@ -11,7 +11,8 @@ const char *const pool_keys[] = {"size", "stride", "pad", NULL};
 
 int pool_configure(Layer *l, const ModelStatement *s, Status *st) {
     PoolConfig *config = calloc(1, sizeof *config);
-    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!config)
+        return status_out_of_host_memory(st, sizeof *config, "for a pooling layer's settings");
     l->config = config;
     TRY(window_attr_pair(l->path, s, "size", 2, 1, POOL_SIZE_MAX, config->size, st));
     // Without stride=, windows tile the image (stride = size), as in PyTorch and Keras.

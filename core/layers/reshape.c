@@ -14,7 +14,8 @@ static const char *const reshape_keys[] = {"shape", NULL};
 
 static int reshape_configure(Layer *l, const ModelStatement *s, Status *st) {
     ReshapeConfig *config = calloc(1, sizeof *config);
-    if (!config) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!config)
+        return status_out_of_host_memory(st, sizeof *config, "for a reshape layer's settings");
     l->config = config;
     TRY(layer_read_shape(l, s, "write e.g. `reshape shape=1x28x28` or `reshape shape=784`; the "
                                "batch is never written",

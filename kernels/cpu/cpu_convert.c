@@ -27,7 +27,7 @@ static void store_value(void *dst, DType dtype, size_t i, float value) {
 float *cpu_widen(const void *src, DType dtype, size_t n, Status *st) {
     float *out = malloc((n ? n : 1) * sizeof *out);
     if (!out) {
-        status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory widening %zu values to f32", n);
+        status_out_of_host_memory(st, n * sizeof *out, "widening %zu values to f32", n);
         return NULL;
     }
     if (dtype == DTYPE_F32) {
@@ -41,7 +41,7 @@ float *cpu_widen(const void *src, DType dtype, size_t n, Status *st) {
 float *cpu_wide_room(const void *dst, DType dtype, size_t n, int keep, Status *st) {
     if (keep) return cpu_widen(dst, dtype, n, st);
     float *room = malloc((n ? n : 1) * sizeof *room);
-    if (!room) status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory for %zu f32 values", n);
+    if (!room) status_out_of_host_memory(st, n * sizeof *room, "for %zu f32 values", n);
     return room;
 }
 
@@ -125,8 +125,7 @@ void *cpu_layout_copy(const void *src, size_t value_size, int n, int channels, i
     size_t bytes = (size_t)n * channels * pixels * value_size;
     void *copy = malloc(bytes ? bytes : 1);
     if (!copy) {
-        status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory transposing %zu bytes of "
-                    "images", bytes);
+        status_out_of_host_memory(st, bytes, "transposing images");
         return NULL;
     }
     if (src) cpu_layout_transpose(src, copy, value_size, n, channels, pixels, from);

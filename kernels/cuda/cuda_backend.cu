@@ -324,7 +324,8 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     if (!table || !ctx) {
         free(table);
         free(ctx);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        return status_out_of_host_memory(st, sizeof *table + sizeof *ctx,
+                                         "opening the CUDA backend");
     }
     int rc = open_context(options, ctx, st);
     if (rc) {

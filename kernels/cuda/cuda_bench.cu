@@ -43,7 +43,7 @@ extern "C" int cuda_bench_device(const Backend *b, CudaBenchDevice *out, Status 
 extern "C" int cuda_bench_gemm_open(const Backend *b, CudaBenchGemm **out, Status *st) {
     *out = NULL;
     CudaBenchGemm *g = (CudaBenchGemm *)calloc(1, sizeof *g);
-    if (!g) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!g) return status_out_of_host_memory(st, sizeof *g, "for bench's GEMM state");
     g->backend = b;
     int rc = 0;
     cudaError_t err = cudaSetDevice(cuda_context(b)->ordinal);

@@ -38,7 +38,9 @@ extern "C" void cuda_collective_close(CudaCollective *c) {
 // asked to (--collective nccl), puts its words beside which replicas share which GPU.
 static int init_communicators(const Backend *const *backends, CudaCollective *c, Status *st) {
     int *ordinals = (int *)calloc((size_t)c->count, sizeof *ordinals);
-    if (!ordinals) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!ordinals)
+        return status_out_of_host_memory(st, (size_t)c->count * sizeof *ordinals,
+                                         "for the replicas' GPU ordinals");
     for (int r = 0; r < c->count; r++) {
         CudaContext *ctx = cuda_context(backends[r]);
         ordinals[r] = ctx->ordinal;
@@ -62,7 +64,7 @@ extern "C" int cuda_collective_open(const Backend *const *backends, int count,
     }
     if (!c || !c->comms || !c->streams) {
         cuda_collective_close(c);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        return status_out_of_host_memory(st, 0, "for NCCL's communicators");
     }
     int rc = init_communicators(backends, c, st);
     if (rc) {
@@ -124,7 +126,7 @@ extern "C" int cuda_collective_open_rank(const Backend *b,
     }
     if (!c || !c->comms || !c->streams) {
         cuda_collective_close(c);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        return status_out_of_host_memory(st, 0, "for NCCL's communicator");
     }
     CudaContext *ctx = cuda_context(b);
     c->streams[0] = ctx->stream;
@@ -207,7 +209,7 @@ extern "C" int cuda_stream_sums_open(CudaCollective *c, const Backend *b, CudaSt
         return status_fail(st, STATUS_BAD_INPUT, "gradient buckets on a communication stream "
                            "take one GPU per process, not %d", c->count);
     CudaStreamSums *s = (CudaStreamSums *)calloc(1, sizeof *s);
-    if (!s) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!s) return status_out_of_host_memory(st, sizeof *s, "for gradient sums on a stream");
     s->comm = c->comms[0];
     s->compute = c->streams[0];
     cudaError_t set = cudaSetDevice(cuda_context(b)->ordinal);

@@ -792,7 +792,9 @@ static int plan_for(CudaContext *ctx, const Conv2dGeometry *g, ConvPlan **out, S
     CudaConvAlgoCache *cache = ctx->conv_cache;
     if (!cache) {
         cache = (CudaConvAlgoCache *)calloc(1, sizeof *cache);
-        if (!cache) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!cache)
+            return status_out_of_host_memory(st, sizeof *cache,
+                                             "for the convolution algorithm cache");
         ctx->conv_cache = cache;
     }
     for (int i = cache->count - 1; i >= 0; i--) {
@@ -803,7 +805,7 @@ static int plan_for(CudaContext *ctx, const Conv2dGeometry *g, ConvPlan **out, S
         }
     }
     ConvPlan *p = (ConvPlan *)calloc(1, sizeof *p);
-    if (!p) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!p) return status_out_of_host_memory(st, sizeof *p, "for a convolution plan");
     p->key = *g;
     p->precision = ctx->precision;
     int rc = plan_build(ctx, p, st);

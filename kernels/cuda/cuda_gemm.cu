@@ -152,7 +152,7 @@ static void gemm_plan_free(GemmEpiloguePlan *p) {
 
 int cuda_gemm_epilogues_open(CudaContext *ctx, Status *st) {
     CudaGemmEpilogues *e = (CudaGemmEpilogues *)calloc(1, sizeof *e);
-    if (!e) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!e) return status_out_of_host_memory(st, sizeof *e, "for cuBLASLt's GEMM epilogues");
     ctx->gemm_epilogues = e;
     CUBLAS_CHECK(cublasLtCreate(&e->handle));
     // 16-bit values at an offset of 4 MiB: as aligned as the allocation (256 bytes).
@@ -249,7 +249,7 @@ static int gemm_plan_for(CudaContext *ctx, const GemmArgs *g, int has_bias,
         }
     }
     GemmEpiloguePlan *p = (GemmEpiloguePlan *)calloc(1, sizeof *p);
-    if (!p) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+    if (!p) return status_out_of_host_memory(st, sizeof *p, "for a GEMM epilogue plan");
     p->shape = *g;
     p->has_bias = has_bias;
     p->epilogue = epilogue;

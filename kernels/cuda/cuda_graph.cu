@@ -112,7 +112,8 @@ static int cuda_capture_begin(const Backend *b, const StepValues *values, Status
     CudaContext *ctx = cuda_context(b);
     if (!ctx->capture) {
         ctx->capture = (CudaCapture *)calloc(1, sizeof *ctx->capture);
-        if (!ctx->capture) return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        if (!ctx->capture)
+            return status_out_of_host_memory(st, sizeof *ctx->capture, "for CUDA Graph capture");
     }
     CudaCapture *c = ctx->capture;
     // Outside the caching allocator, like the reductions' partials: 72 bytes, fixed.
@@ -144,7 +145,7 @@ static int cuda_capture_end(const Backend *b, void **graph, Status *st) {
     CudaStepGraph *step = (CudaStepGraph *)calloc(1, sizeof *step);
     if (!step) {
         cudaGraphDestroy(recorded);
-        return status_fail(st, STATUS_RUNTIME_ERROR, "out of host memory");
+        return status_out_of_host_memory(st, sizeof *step, "for a captured step");
     }
     // Allocations cuBLAS makes inside the step (cudaMallocAsync since CUDA 12.2) become
     // graph nodes; a replay frees any it left so the next one can allocate again.
