@@ -834,8 +834,8 @@ int backend_precision_supported_on(int compute, Precision p);
 int backend_dtype_check(const Backend *b, DType dtype, const char *op, Status *st);
 // 0 when `b`'s GEMMs compute on operands stored as `dtype` (b->supports,
 // OP_FAMILY_MATMUL); otherwise STATUS_NO_DEVICE naming `op`, the dtype and the compute
-// capability it needs, as the device opener refuses the precision. The CUDA GEMMs check
-// their A and B with it, so op and query agree. The CPU's do not: they widen 16-bit operands
+// capability it needs, as the device opener refuses the precision. The CUDA GEMMs (A and B)
+// and convolutions check with it, so op and query agree. The CPU's do not: they widen 16-bit operands
 // exactly and compute in f32, which is its "f32 only" answer.
 int backend_matmul_check(const Backend *b, DType dtype, const char *op, Status *st);
 // The same for accumulate's dtype, and its 1 to BACKEND_ACCUMULATE_MAX sources.

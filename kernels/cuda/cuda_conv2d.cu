@@ -839,6 +839,9 @@ void cuda_conv_cache_free(CudaContext *ctx) {
 static int check_geometry(const Backend *b, const char *op, const Conv2dGeometry *g,
                           Status *st) {
     TRY(backend_dtype_check(b, g->dtype, op, st));
+    // What supports(OP_FAMILY_MATMUL) says no to is refused here too, as the GEMMs refuse it:
+    // cuDNN's 16-bit convolutions need the tensor cores of that compute capability.
+    TRY(backend_matmul_check(b, g->dtype, op, st));
     TRY(backend_layout_check(g->layout, op, st));
     if (g->batch >= 0 && g->in_channels >= 0 && g->in_h >= 0 && g->in_w >= 0 &&
         g->out_channels >= 0 && g->out_h >= 0 && g->out_w >= 0 && g->kernel_h > 0 &&
