@@ -67,7 +67,8 @@ int checkpoint_inputs_format(const CheckpointInputs *in, char **mean, char **std
 int held_out_same(const HeldOutSplit *a, const HeldOutSplit *b) {
     if (!(a->fraction > 0) || !(b->fraction > 0)) return !(a->fraction > 0) && !(b->fraction > 0);
     // The order matters only where a limit cut the data.
-    int same_order = !a->train_limit || a->limit_order == b->limit_order;
+    int same_order = !a->train_limit || a->limit_order_unknown || b->limit_order_unknown ||
+                     a->limit_order == b->limit_order;
     return a->fraction == b->fraction && a->seed == b->seed &&
            a->train_limit == b->train_limit && same_order;
 }
@@ -222,8 +223,10 @@ static int read_held_out(const Safetensors *file, const char *path, LoadedInputs
     TRY(read_whole_number(file, path, "val_split_seed", 0, 0x7fffffffL, &out->seed, st));
     TRY(read_whole_number(file, path, "val_split_of", 1, 1000000000L, &out->samples, st));
     TRY(read_whole_number(file, path, "train_limit", 1, 100000000L, &out->train_limit, st));
-    // Absent: a file written before the order was recorded, when stratified was the default.
+    // Absent: a file written before the order was recorded. It is drawn stratified, the
+    // default, and not held against a run that gives --limit-order first.
     const char *order = safetensors_metadata(file, "train_limit_order");
+    out->limit_order_unknown = !order && out->train_limit;
     if (!order || strcmp(order, "stratified") == 0) return 0;
     if (strcmp(order, "first") != 0)
         return bad_value(path, "train_limit_order", order, "stratified or first", st);

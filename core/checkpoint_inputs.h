@@ -22,11 +22,13 @@ typedef struct HeldOutSplit {
     long seed;         // chose which samples
     long train_limit;  // the training samples kept before the split (--train-limit); 0: all
     DatasetLimitOrder limit_order;  // how train_limit kept them; LIMIT_STRATIFIED without one
+    int limit_order_unknown;        // a file written before the order was recorded
     long samples;      // the training samples it was drawn from (val_split_of); 0: unknown
 } HeldOutSplit;
 
 // Whether two splits hold out the same samples (no split is the same as no split), as far
-// as the options tell: the sample counts are compared apart (held_out_same_data).
+// as the options tell (an order not recorded is taken to be the same): the sample counts are
+// compared apart (held_out_same_data).
 int held_out_same(const HeldOutSplit *a, const HeldOutSplit *b);
 // 0 when both know how many training samples they were drawn from and the counts differ:
 // the same options then draw another split (a bad image fixed, another CSV file).

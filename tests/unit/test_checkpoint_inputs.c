@@ -131,6 +131,12 @@ static void files_without_the_keys_read_as_before(void) {
     CHECK_INT_EQ(loaded.resize_width, 0);
     CHECK_INT_EQ(loaded.held_out.limit_order, LIMIT_STRATIFIED);
     CHECK_INT_EQ(loaded.held_out.train_limit, 200);
+    // Its run may have given --limit-order first: a resume or eval that does is not told
+    // it draws another split.
+    HeldOutSplit first = {.fraction = 0.25, .seed = 9, .train_limit = 200,
+                          .limit_order = LIMIT_FIRST};
+    CHECK(held_out_same(&loaded.held_out, &first));
+    CHECK(held_out_same(&first, &loaded.held_out));
     checkpoint_inputs_free(&loaded);
     safetensors_free(&s);
     free(bytes);
