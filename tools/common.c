@@ -426,6 +426,7 @@ int read_statement_option(const char *option, const char *kind, const char *spec
     model_file_free(&file);
     return rc ? option_failed(option, spec, st) : 0;
 }
+
 // Images of another size than height x width resized to it.
 static void set_resize(DatasetOptions *options, const Shape *input, int height, int width) {
     options->resize = 1;
