@@ -100,9 +100,9 @@ static int model_text_changed(const Graph *g, const Safetensors *file) {
     return strcmp(recorded, hash) != 0;
 }
 
-// Every key checkpoint_save may write (22 today, model_text apart), with room: a key past
+// Every key checkpoint_save may write (24 today, model_text apart), with room: a key past
 // it would be dropped, which tests/e2e/model_text.sh would catch as a missing key.
-enum { METADATA_MAX = 24 };
+enum { METADATA_MAX = 28 };
 
 typedef struct Metadata {
     SafetensorsEntry entries[METADATA_MAX];
@@ -241,12 +241,10 @@ int checkpoint_save(const Graph *g, const OptimizerConfig *optimizer, const Back
     add_owned(&m, "normalize_mean", mean, 0);
     add_owned(&m, "normalize_std", std, 1);
     add_owned(&m, "class_names", names, 2);
-    char fraction[32], seed[24], train_limit[24], samples[24];
-    checkpoint_inputs_format_held_out(inputs, fraction, seed, train_limit, samples);
-    if (fraction[0]) add_entry(&m, "val_split", "%s", fraction);
-    if (seed[0]) add_entry(&m, "val_split_seed", "%s", seed);
-    if (train_limit[0]) add_entry(&m, "train_limit", "%s", train_limit);
-    if (samples[0]) add_entry(&m, "val_split_of", "%s", samples);
+    CheckpointInputsEntry short_entries[CHECKPOINT_INPUTS_SHORT_KEYS];
+    int short_count = checkpoint_inputs_short_entries(inputs, short_entries);
+    for (int i = 0; i < short_count; i++)
+        add_entry(&m, short_entries[i].key, "%s", short_entries[i].value);
     if (!rc) rc = write_file(outputs, list.count, &m, model_text, path, st);
     for (int i = 0; i < 3; i++) free(m.owned[i]);
     for (int i = 0; outputs && i < list.count; i++) free((void *)outputs[i].values);

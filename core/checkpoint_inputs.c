@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,11 @@ int checkpoint_inputs_format(const CheckpointInputs *in, char **mean, char **std
 
 int held_out_same(const HeldOutSplit *a, const HeldOutSplit *b) {
     if (!(a->fraction > 0) || !(b->fraction > 0)) return !(a->fraction > 0) && !(b->fraction > 0);
-    return a->fraction == b->fraction && a->seed == b->seed && a->train_limit == b->train_limit;
+    // The order matters only where a limit cut the data.
+    int same_order = !a->train_limit || a->limit_order_unknown || b->limit_order_unknown ||
+                     a->limit_order == b->limit_order;
+    return a->fraction == b->fraction && a->seed == b->seed &&
+           a->train_limit == b->train_limit && same_order;
 }
 
 int held_out_same_data(const HeldOutSplit *a, const HeldOutSplit *b) {
@@ -81,22 +86,45 @@ void held_out_describe(const HeldOutSplit *split, char *text, size_t size) {
                         split->seed);
     if (split->train_limit && used > 0 && (size_t)used < size)
         snprintf(text + used, size - (size_t)used, " of %ld training samples "
-                 "(--train-limit)", split->train_limit);
+                 "(--train-limit%s)", split->train_limit,
+                 split->limit_order == LIMIT_FIRST ? ", --limit-order first" : "");
 }
 
-void checkpoint_inputs_format_held_out(const CheckpointInputs *in, char fraction[32],
-                                       char seed[24], char train_limit[24], char samples[24]) {
-    fraction[0] = seed[0] = train_limit[0] = samples[0] = '\0';
-    if (!in) return;
-    if (!(in->held_out.fraction > 0)) {
-        snprintf(fraction, 32, "0");
-        return;
+static void add_short(CheckpointInputsEntry *out, int *count, const char *key,
+                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add_short(CheckpointInputsEntry *out, int *count, const char *key,
+                      const char *fmt, ...) {
+    CheckpointInputsEntry *e = &out[(*count)++];
+    e->key = key;
+    va_list values;
+    va_start(values, fmt);
+    vsnprintf(e->value, sizeof e->value, fmt, values);
+    va_end(values);
+}
+
+int checkpoint_inputs_short_entries(const CheckpointInputs *in,
+                                    CheckpointInputsEntry out[CHECKPOINT_INPUTS_SHORT_KEYS]) {
+    int count = 0;
+    if (!in) return 0;
+    if (in->resize_height > 0)
+        add_short(out, &count, "resize", "%dx%d", in->resize_height, in->resize_width);
+    else
+        add_short(out, &count, "resize", "none");
+    const HeldOutSplit *h = &in->held_out;
+    if (!(h->fraction > 0)) {
+        add_short(out, &count, "val_split", "0");
+        return count;
     }
     // 17 significant digits: the double back exactly, so the split is drawn the same.
-    snprintf(fraction, 32, "%.17g", in->held_out.fraction);
-    snprintf(seed, 24, "%ld", in->held_out.seed);
-    if (in->held_out.train_limit > 0) snprintf(train_limit, 24, "%ld", in->held_out.train_limit);
-    if (in->held_out.samples > 0) snprintf(samples, 24, "%ld", in->held_out.samples);
+    add_short(out, &count, "val_split", "%.17g", h->fraction);
+    add_short(out, &count, "val_split_seed", "%ld", h->seed);
+    if (h->train_limit > 0) {
+        add_short(out, &count, "train_limit", "%ld", h->train_limit);
+        add_short(out, &count, "train_limit_order", "%s",
+                  h->limit_order == LIMIT_FIRST ? "first" : "stratified");
+    }
+    if (h->samples > 0) add_short(out, &count, "val_split_of", "%ld", h->samples);
+    return count;
 }
 
 static int bad_value(const char *path, const char *key, const char *value, const char *expected,
@@ -195,7 +223,39 @@ static int read_held_out(const Safetensors *file, const char *path, LoadedInputs
         return bad_value(path, "val_split_seed", "", "the seed beside val_split", st);
     TRY(read_whole_number(file, path, "val_split_seed", 0, 0x7fffffffL, &out->seed, st));
     TRY(read_whole_number(file, path, "val_split_of", 1, 1000000000L, &out->samples, st));
-    return read_whole_number(file, path, "train_limit", 1, 100000000L, &out->train_limit, st);
+    TRY(read_whole_number(file, path, "train_limit", 1, 100000000L, &out->train_limit, st));
+    // Absent: a file written before the order was recorded. It is drawn stratified, the
+    // default, and not held against a run that gives --limit-order first.
+    const char *order = safetensors_metadata(file, "train_limit_order");
+    out->limit_order_unknown = !order && out->train_limit;
+    if (!order || strcmp(order, "stratified") == 0) return 0;
+    if (strcmp(order, "first") != 0)
+        return bad_value(path, "train_limit_order", order, "stratified or first", st);
+    out->limit_order = LIMIT_FIRST;
+    return 0;
+}
+
+// A side of "HxW": 1 to 65535 in digits alone, ending at *end.
+static int resize_side(const char *text, char **end) {
+    if (*text < '0' || *text > '9') return 0;
+    errno = 0;
+    long side = strtol(text, end, 10);
+    return !errno && side >= 1 && side <= 65535 ? (int)side : 0;
+}
+
+// "HxW" or "none"; absent (a file written before resizes were recorded): none.
+static int read_resize(const Safetensors *file, const char *path, LoadedInputs *in,
+                       Status *st) {
+    const char *text = safetensors_metadata(file, "resize");
+    if (!text || strcmp(text, "none") == 0) return 0;
+    char *end = NULL;
+    int height = resize_side(text, &end), width = 0;
+    if (height && *end == 'x') width = resize_side(end + 1, &end);
+    if (!width || *end)
+        return bad_value(path, "resize", text, "none or HxW, each from 1 to 65535 (28x28)", st);
+    in->resize_height = height;
+    in->resize_width = width;
+    return 0;
 }
 
 int checkpoint_inputs_read(const Safetensors *file, const char *path, LoadedInputs *out,
@@ -204,6 +264,7 @@ int checkpoint_inputs_read(const Safetensors *file, const char *path, LoadedInpu
     int rc = read_normalization(file, path, &out->normalization, st);
     if (!rc) rc = read_names(file, path, out, st);
     if (!rc) rc = read_held_out(file, path, out, st);
+    if (!rc) rc = read_resize(file, path, out, st);
     if (rc) checkpoint_inputs_free(out);
     return rc;
 }

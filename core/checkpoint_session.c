@@ -232,8 +232,9 @@ static int check_resumed_split(const CheckpointSession *s, const HeldOutSplit *s
         int used = snprintf(options, sizeof options, "--val-split %g --seed %ld", h->fraction,
                             h->seed);
         if (h->train_limit && used > 0 && (size_t)used < sizeof options)
-            snprintf(options + used, sizeof options - (size_t)used, " --train-limit %ld",
-                     h->train_limit);
+            snprintf(options + used, sizeof options - (size_t)used, " --train-limit %ld%s",
+                     h->train_limit,
+                     h->limit_order == LIMIT_FIRST ? " --limit-order first" : "");
     }
     status_fail_at(st, STATUS_BAD_INPUT, s->resumed_path, 0, 0, "the checkpoint's run held "
                    "out %s; this run holds out %s: %s", theirs, ours, split->fraction > 0
@@ -422,6 +423,8 @@ void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normal
     s->inputs.normalization = normalization && normalization->count ? normalization : NULL;
     s->inputs.class_count = dataset_class_name_list(spec, train, s->class_name_list);
     s->inputs.class_names = s->inputs.class_count ? s->class_name_list : NULL;
+    s->inputs.resize_height = train->resize ? train->height : 0;
+    s->inputs.resize_width = train->resize ? train->width : 0;
 }
 
 int checkpoints_write_last(CheckpointSession *s, Graph *g, Device *d, Status *st) {

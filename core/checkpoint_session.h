@@ -41,8 +41,9 @@ typedef struct CheckpointSession {
     char resumed_file[1100];
 } CheckpointSession;
 
-// What eval and predict need to know of the data, into s->inputs: the normalization and
-// the class names of `train` (a png:DIR's folders) or of the known dataset `spec`.
+// What eval and predict need to know of the data, into s->inputs: the normalization, the
+// size `train`'s images were resized to (--resize), and the class names of `train` (a
+// png:DIR's folders) or of the known dataset `spec`.
 void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normalization,
                                const Dataset *train, const char *spec);
 

@@ -47,6 +47,7 @@ int eval_split_choose(const EvalSplitAsk *ask, const RunConfig *config,
     int from_record = recorded->fraction > 0;
     held->seed = from_record ? recorded->seed : config->train.seed;
     held->train_limit = from_record ? recorded->train_limit : 0;
+    held->limit_order = from_record ? recorded->limit_order : LIMIT_STRATIFIED;
     return 0;
 }
 

@@ -82,6 +82,7 @@ int run_data_load(const RunDataRequest *r, const RunConfig *config, RunData *dat
         // the same split as none.
         data->held_out = (HeldOutSplit){.fraction = r->val_fraction, .seed = config->train.seed,
                                         .train_limit = cut ? r->train_limit : 0,
+                                        .limit_order = cut ? r->limit_order : LIMIT_STRATIFIED,
                                         .samples = data->train.count};
         TRY(dataset_split_off(&data->train, r->val_fraction, seed, &data->val, st));
     }

@@ -35,7 +35,7 @@ static const OptionSpec eval_options[] = {
                          "(a row per class) or FILE.json (the result with the matrix)"},
     RESULT_OPTION_SPECS,
     LIMIT_ORDER_OPTION_SPEC,
-    RESIZE_OPTION_SPEC,
+    RESIZE_AS_RECORDED_OPTION_SPEC,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -49,8 +49,8 @@ const Command eval_command = {
     .run = run_eval,
 };
 
-// The split to evaluate (core/eval_split.c); then, for a validation split, its seed and limit
-// when given.
+// The split to evaluate (core/eval_split.c); then, for a validation split, its seed, limit
+// and limit order when given.
 static int choose_split(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
                         const HeldOutSplit *recorded, EvalSplit *split, Status *st) {
     EvalSplitAsk ask = {.spec = data_spec_from_args(cmd, args, config),
@@ -62,8 +62,10 @@ static int choose_split(const Command *cmd, const ParsedArgs *args, const RunCon
     TRY(eval_split_choose(&ask, config, recorded, split, st));
     if (!(split->held.fraction > 0)) return 0;
     TRY(args_int(cmd, args, "--seed", 0, 0x7fffffffL, &split->held.seed, NULL, st));
-    return args_int(cmd, args, "--train-limit", 1, 100000000, &split->held.train_limit, NULL,
-                    st);
+    TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &split->held.train_limit, NULL,
+                 st));
+    if (!args_get(cmd, args, "--limit-order")) return 0;
+    return args_limit_order(cmd, args, &split->held.limit_order, st);
 }
 
 // A limit at or past the training split's size cuts nothing: it becomes 0, as train
@@ -73,15 +75,17 @@ static int load_validation(const Command *cmd, const ParsedArgs *args, const Run
                            int *skipped, Status *st) {
     Dataset train;
     TRY(load_data_split(cmd, args, config, "train", options, &train, skipped, st));
-    SplitLimit how = {split->held.train_limit, "--train-limit", "training", LIMIT_STRATIFIED,
-                      (uint64_t)split->held.seed};
-    int cut = 0, rc = args_limit_order(cmd, args, &how.order, st);
-    if (!rc) rc = apply_split_limit(&train, &how, &cut, st);
+    SplitLimit how = {split->held.train_limit, "--train-limit", "training",
+                      split->held.limit_order, (uint64_t)split->held.seed};
+    int cut = 0, rc = apply_split_limit(&train, &how, &cut, st);
     if (rc) {
         dataset_free(&train);
         return rc;
     }
-    if (!cut) split->held.train_limit = 0;
+    if (!cut) {
+        split->held.train_limit = 0;
+        split->held.limit_order = LIMIT_STRATIFIED;
+    }
     split->held.samples = train.count;
     rc = dataset_split_off(&train, split->held.fraction, (uint64_t)split->held.seed, val, st);
     dataset_free(&train);
@@ -171,7 +175,9 @@ static void print_result(const EvalSplit *split, const Dataset *test, const Eval
            loss_text(result->loss, loss, sizeof loss), result->accuracy, result->samples,
            result->samples == 1 ? "" : "s", test->source);
     const HeldOutSplit *held = &split->held;
-    if (held->train_limit) printf(", held out of %ld", held->train_limit);
+    if (held->train_limit)
+        printf(", held out of %s%ld", held->limit_order == LIMIT_FIRST ? "the first " : "",
+               held->train_limit);
     if (held->fraction)
         printf("%sby --val-split %g with seed %ld", held->train_limit ? " " : ", held out ",
                held->fraction, held->seed);
@@ -232,8 +238,12 @@ int run_eval(const Command *cmd, const ParsedArgs *args) {
     if (!rc) print_weights_notes(setup.weights, run.graphs[0].path, &run.loaded);
     Graph *opened = &run.graphs[0];
     CheckpointLoaded *loaded = &run.loaded;
+    // An image folder's images resized as the weights record, unless --resize says.
     DatasetOptions options;
-    if (!rc) rc = dataset_options_from_args(cmd, args, opened, &options, &st);
+    const char *spec = data_spec_from_args(cmd, args, &config);
+    if (!rc)
+        rc = dataset_options_for_weights(cmd, args, opened, spec, setup.weights,
+                                         &loaded->inputs, &options, &st);
     int skipped = 0;
     EvalSplit split;
     if (!rc) rc = choose_split(cmd, args, &config, &loaded->inputs.held_out, &split, &st);

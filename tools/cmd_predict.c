@@ -3,7 +3,8 @@
 // dataset's samples (--data SPEC: a CSV file's rows, say). Printed as text, as JSON lines
 // (--json), and written to --output FILE.csv|FILE.jsonl (data/prediction_output.h).
 //
-// Every image is decoded before the model runs, and a bad one (missing, not a PNG,
+// Every image is decoded once the weights are read (they record the size the run resized
+// its images to: `--resize`), before the model runs, and a bad one (missing, not a PNG,
 // damaged, wrong size) is reported by name; when any image is bad, each bad one gets its
 // error on stderr, nothing is printed on stdout and the exit code is 2. So stdout holds
 // either every prediction or none, and a script never reads a partial list.
@@ -44,7 +45,7 @@ static const OptionSpec predict_options[] = {
                       "an exported model)"},
     {"--classes", "NAMES", "fashion-mnist or FILE, one name per line (default: the names the "
                            "weights file records, else class indices)"},
-    RESIZE_OPTION_SPEC,
+    RESIZE_AS_RECORDED_OPTION_SPEC,
     DEVICE_OPTION_SPECS,
     {NULL, NULL, NULL},
 };
@@ -236,16 +237,12 @@ static int predict_all(PredictRun *run, Status *st) {
     return rc;
 }
 
-// --data SPEC's samples: its test split when it has one, else all of it (a CSV file).
+// --data SPEC's samples: its test split when it has one, else all of it (a CSV file); an
+// image folder's images resized as the weights record unless --resize says.
 static int load_data_samples(const Command *cmd, PredictRun *run, Status *st) {
-    if (run->args->positional_count > 1) {
-        status_fail(st, STATUS_BAD_INPUT, "predict classifies images or --data %s, not both",
-                    run->data_spec);
-        status_hint(st, "run predict once for the images and once for --data");
-        return STATUS_BAD_INPUT;
-    }
     DatasetOptions options;
-    TRY(dataset_options_from_args(cmd, run->args, run->g, &options, st));
+    TRY(dataset_options_for_weights(cmd, run->args, run->g, run->data_spec, run->weights,
+                                    &run->run.loaded.inputs, &options, st));
     const char *split = dataset_has_test_split(run->data_spec) ? "test" : "train";
     TRY(load_data_split(cmd, run->args, &run->config, split, &options, &run->data, NULL, st));
     TRY(graph_check_dataset(run->g, &run->data, "the --data samples", st));
@@ -277,22 +274,40 @@ static int prepare(const Command *cmd, PredictRun *run, Status *st) {
     run->digits = (int)digits;
     TRY(load_class_names(cmd, run->args, classes, &run->names, st));
     run->data_spec = args_get(cmd, run->args, "--data");
-    if (run->data_spec) {
-        TRY(load_data_samples(cmd, run, st));
-    } else {
-        TRY(predict_image_input(run->g, &run->input, st));
-        TRY(args_resize(cmd, run->args, &run->g->input->out_shape, &run->input.resize_height,
-                        &run->input.resize_width, st));
-        TRY(predict_collect_inputs(run->args->positionals + 1, run->args->positional_count - 1,
-                                   &run->inputs, st));
-        run->count = run->inputs.count;
+    if (run->data_spec && run->args->positional_count > 1) {
+        status_fail(st, STATUS_BAD_INPUT, "predict classifies images or --data %s, not both",
+                    run->data_spec);
+        status_hint(st, "run predict once for the images and once for --data");
+        return STATUS_BAD_INPUT;
     }
-    run->sample = shape_numel(&run->g->input->out_shape);
-    run->images = malloc((size_t)run->count * run->sample * sizeof *run->images);
-    if (!run->images)
-        return status_out_of_host_memory(st, (size_t)run->count * run->sample * sizeof *run->images,
-                                         "for %d samples", run->count);
+    if (run->data_spec) return 0;
+    TRY(predict_image_input(run->g, &run->input, st));
+    TRY(args_resize(cmd, run->args, &run->g->input->out_shape, &run->input.resize_height,
+                    &run->input.resize_width, st));
+    TRY(predict_collect_inputs(run->args->positionals + 1, run->args->positional_count - 1,
+                               &run->inputs, st));
+    run->count = run->inputs.count;
     return 0;
+}
+
+// The samples on the host, read as the weights say the run read its own: --data's, or the
+// images decoded (each bad one reported). Returns the exit code.
+static int load_samples(const Command *cmd, PredictRun *run, Status *st) {
+    int rc = 0;
+    if (run->data_spec)
+        rc = load_data_samples(cmd, run, st);
+    else
+        rc = resize_as_recorded(cmd, run->args, &run->g->input->out_shape, run->weights,
+                                &run->run.loaded.inputs, &run->input.resize_height,
+                                &run->input.resize_width, st);
+    run->sample = shape_numel(&run->g->input->out_shape);
+    size_t image_bytes = (size_t)run->count * run->sample * sizeof *run->images;
+    if (!rc) run->images = malloc(image_bytes);
+    if (!rc && !run->images)
+        rc = status_out_of_host_memory(st, image_bytes, "for %d samples", run->count);
+    if (rc) return report_failure(st);
+    return run->data_spec ? 0 : read_images(&run->inputs, &run->input, run->sample,
+                                            run->images);
 }
 
 // The samples normalized as the training samples were, by what the weights file records
@@ -312,7 +327,8 @@ static int prepare_samples(PredictRun *run, const CheckpointLoaded *loaded, Stat
     return rc;
 }
 
-static int run_model(const Command *cmd, PredictRun *run, Status *st) {
+// The device opened and the weights loaded into the model.
+static int open_model(const Command *cmd, PredictRun *run, Status *st) {
     // Only --precision: the model file's `train precision=` is about training.
     PrecisionConfig precision = {0};
     int rc = precision_from_args(cmd, run->args, &precision, st);
@@ -326,7 +342,11 @@ static int run_model(const Command *cmd, PredictRun *run, Status *st) {
     run->g = &run->run.graphs[0];
     TRY(rc);
     print_weights_notes(run->weights, run->g->path, &run->run.loaded);
-    rc = prepare_samples(run, &run->run.loaded, st);
+    return 0;
+}
+
+static int run_model(const Command *cmd, PredictRun *run, Status *st) {
+    int rc = prepare_samples(run, &run->run.loaded, st);
     const LoadedInputs *in = &run->run.loaded.inputs;
     if (!rc && !args_get(cmd, run->args, "--classes") && in->class_count > 0)
         rc = use_recorded_names(in, graph_classes(run->g), run->weights, &run->names, st);
@@ -349,9 +369,9 @@ static int run_predict_model(const Command *cmd, const ParsedArgs *args, Status 
                         args_get(cmd, args, "--no-fuse") != NULL, &file, &g, &run.config, st))
         return report_failure(st);
     int exit_code = prepare(cmd, &run, st) ? report_failure(st) : 0;
+    if (!exit_code && open_model(cmd, &run, st)) exit_code = report_failure(st);
     // Bad images are reported one by one as they are read; then the model does not run.
-    if (!exit_code && !run.data_spec)
-        exit_code = read_images(&run.inputs, &run.input, run.sample, run.images);
+    if (!exit_code) exit_code = load_samples(cmd, &run, st);
     if (!exit_code && run_model(cmd, &run, st)) exit_code = report_failure(st);
     free(run.images);
     free(run.labels);

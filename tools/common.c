@@ -306,6 +306,12 @@ int args_limit_order(const Command *cmd, const ParsedArgs *args, DatasetLimitOrd
     return STATUS_BAD_INPUT;
 }
 
+// Whether images of h x w pixels are what the model's input takes.
+static int resize_fits(const Shape *input, int h, int w) {
+    return input->rank == 3 ? h == input->dims[1] && w == input->dims[2]
+           : input->rank == 1 ? h > 0 && (long)h * w == input->dims[0] : 0;
+}
+
 static int refuse_resize(const char *text, const Shape *input, Status *st) {
     char shape[64];
     status_fail(st, STATUS_BAD_INPUT, "--resize %s does not fit the model's input shape=%s",
@@ -338,9 +344,30 @@ int args_resize(const Command *cmd, const ParsedArgs *args, const Shape *input, 
         status_hint(st, "--resize model resizes images to the model's input size");
         return STATUS_BAD_INPUT;
     }
-    int fits = input->rank == 3 ? h == input->dims[1] && w == input->dims[2]
-               : input->rank == 1 ? h > 0 && (long)h * w == input->dims[0] : 0;
-    if (!fits) return refuse_resize(text, input, st);
+    if (!resize_fits(input, h, w)) return refuse_resize(text, input, st);
+    *height = h;
+    *width = w;
+    return 0;
+}
+
+int resize_as_recorded(const Command *cmd, const ParsedArgs *args, const Shape *input,
+                       const char *weights, const LoadedInputs *recorded, int *height,
+                       int *width, Status *st) {
+    int h = recorded->resize_height, w = recorded->resize_width;
+    if (args_get(cmd, args, "--resize") || !h) return 0;
+    if (!resize_fits(input, h, w)) {
+        char shape[64];
+        status_fail_at(st, STATUS_BAD_INPUT, weights, 0, 0, "checkpoint metadata 'resize' is "
+                       "'%dx%d', which does not fit the model's input shape=%s", h, w,
+                       shape_format(input, shape, sizeof shape));
+        status_hint(st, "the weights were trained for another input size; give --resize "
+                        "model (or none) to choose how images are read");
+        return STATUS_BAD_INPUT;
+    }
+    char shown[4 * 1024 + 8];
+    print_notice("images are resized to %dx%d (HxW) where another size, as %s records its "
+                 "run did (--resize %dx%d); --resize none turns that off", h, w,
+                 text_escape(weights, strlen(weights), shown, sizeof shown), h, w);
     *height = h;
     *width = w;
     return 0;
@@ -399,6 +426,30 @@ int read_statement_option(const char *option, const char *kind, const char *spec
     model_file_free(&file);
     return rc ? option_failed(option, spec, st) : 0;
 }
+
+// Images of another size than height x width resized to it.
+static void set_resize(DatasetOptions *options, const Shape *input, int height, int width) {
+    options->resize = 1;
+    options->channels = input->rank == 3 ? options->channels : 1;
+    options->height = height;
+    options->width = width;
+}
+
+int dataset_options_for_weights(const Command *cmd, const ParsedArgs *args, const Graph *g,
+                                const char *spec, const char *weights,
+                                const LoadedInputs *recorded, DatasetOptions *options,
+                                Status *st) {
+    TRY(dataset_options_from_args(cmd, args, g, options, st));
+    // Only image folders are resized: weights trained on images:DIR evaluate on
+    // fashion-mnist as they are.
+    if (!dataset_image_folder(spec)) return 0;
+    const Shape *input = &g->input->out_shape;
+    int height = 0, width = 0;
+    TRY(resize_as_recorded(cmd, args, input, weights, recorded, &height, &width, st));
+    if (height) set_resize(options, input, height, width);
+    return 0;
+}
+
 int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const Graph *g,
                               DatasetOptions *options, Status *st) {
     memset(options, 0, sizeof *options);
@@ -410,12 +461,7 @@ int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const 
     }
     int height = 0, width = 0;
     TRY(args_resize(cmd, args, input, &height, &width, st));
-    if (height) {
-        options->resize = 1;
-        options->channels = input->rank == 3 ? options->channels : 1;
-        options->height = height;
-        options->width = width;
-    }
+    if (height) set_resize(options, input, height, width);
     options->decode = DECODE_AUTO;
     const char *decode = args_get(cmd, args, "--decode");
     if (decode) {

@@ -65,6 +65,26 @@ with seed 4 of 200 training samples (--train-limit), another split, which holds 
 samples the weights were trained on" "with a notice"
 expect_in out "with seed 4)" "and says which split it measured"
 
+# --limit-order first kept the first N samples before the split: the weights record it
+# (train_limit_order) and eval draws the split from the same N. Before, eval cut the data
+# to a seeded sample with each class's share, and measured another split without a word.
+run "$TRAINER" train models/mlp.model --data "png:$work/classes" --device cpu --epochs 1 \
+    --save "$work/first.safetensors" --val-split 0.25 --train-limit 200 --limit-order first
+trained=$(val_of_run)
+eval_first=("$TRAINER" eval models/mlp.model --weights "$work/first.safetensors"
+    --data "png:$work/classes" --device cpu)
+run "${eval_first[@]}"
+if [ "$rc" -eq 0 ] && [ -n "$trained" ] && [ "$(val_of_eval)" = "$trained" ]; then
+    pass "eval draws the split of the first 200 samples, as the run did ($trained)"
+else fail "eval draws the split of the first 200 samples, as the run did" "run: '$trained'"; fi
+expect_in out "(50 samples of $work/classes, held out of the first 200 by --val-split 0.25 \
+with seed 1)" "and says so"
+run "${eval_first[@]}" --limit-order stratified
+expect_in err "trainer: notice: $work/first.safetensors was trained holding out --val-split \
+0.25 with seed 1 of 200 training samples (--train-limit, --limit-order first); this eval \
+draws --val-split 0.25 with seed 1 of 200 training samples (--train-limit), another split" \
+    "--limit-order stratified draws another split, with a notice"
+
 # The classes are the folders' names in sorted order: without the first folder every label
 # shifts. The weights record the names: eval says so (it measured 0.0000 without a word), a
 # resume is refused (it trained on the shifted labels).

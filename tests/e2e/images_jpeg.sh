@@ -3,7 +3,8 @@
 # --resize (the hint names it), trained with --resize model (the header says so), and
 # `predict --resize model` gives the same output for a JPEG and for the PNG of that JPEG's
 # own pixels (decoded by Debian's djpeg, whose settings data/jpeg.c uses): same pixels, same
-# resize, same prediction, exactly. A damaged JPEG is named, or skipped and counted.
+# resize, same prediction, exactly. The weights record the resize: predict and eval without
+# --resize read images so. A damaged JPEG is named, or skipped and counted.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 require_python3 "write the test images"
@@ -57,6 +58,17 @@ expect_rc 0 "a folder of JPEG and PNG images of three sizes trains with --resize
 expect_in out "images: resized to 28x28 (HxW) where another size, bilinear" \
     "the header says the size and the filter"
 expect_in out "27 train, 9 val samples" "every file is read, JPEG and PNG alike"
+# The weights record the run's resize (resize=28x28). eval of the folder (no test split)
+# without --resize measures the validation split the weights record, resized as in the
+# run: the figures of its last epoch.
+trained=$(sed -n 's/^epoch 2\/2 .*  val loss \([0-9.]*\) acc \([0-9.]*\) .*/\1 \2/p' <<<"$out")
+run "$TRAINER" eval "$work/two.model" --weights "$work/w.safetensors" --device cpu \
+    --data "images:$work/pets"
+evaluated=$(sed -n 's/^val loss \([0-9.]*\)  accuracy \([0-9.]*\) .*/\1 \2/p' <<<"$out")
+if [ "$rc" -eq 0 ] && [ -n "$trained" ] && [ "$evaluated" = "$trained" ]; then
+    pass "eval without --resize measures the run's validation images as it did ($trained)"
+else fail "eval without --resize measures as the run did" "run: '$trained', eval: '$evaluated'"; fi
+expect_in err "trainer: notice: images are resized to 28x28" "with the notice"
 run "${train[@]}" --data "images:$work/pets" --resize model --decode stream \
     --save "$work/streamed.safetensors"
 expect_rc 0 "streamed (--decode stream), the images are resized as their batches are made"
@@ -90,6 +102,7 @@ predict=("$TRAINER" predict "$work/two.model" --weights "$work/w.safetensors" --
 run "${predict[@]}" --resize model "${jpegs[@]}"
 expect_rc 0 "predict --resize model reads JPEGs of other sizes"
 from_jpeg=$(grep -v '^[^ ]' <<<"$out")
+resized=$out
 run "${predict[@]}" --resize model "${pngs[@]}"
 expect_rc 0 "and the PNGs of their pixels"
 from_png=$(grep -v '^[^ ]' <<<"$out")
@@ -98,8 +111,45 @@ if [ -n "$from_jpeg" ] && [ "$from_jpeg" = "$from_png" ]; then
 else
     fail "JPEG and PNG of the same pixels predict differently" "$(diff <(echo "$from_jpeg") <(echo "$from_png"))"
 fi
-run "${predict[@]}" "${jpegs[1]}"
-expect_error 2 "but the model takes 28x28" "predict without --resize refuses another size"
+
+# predict without --resize reads images as the run did, with a notice; --resize still wins.
+if [ "$(metadata "$work/w.safetensors" resize)" = 28x28 ]; then
+    pass "the weights record resize=28x28"
+else fail "the weights record resize=28x28" "got '$(metadata "$work/w.safetensors" resize)'"; fi
+run "${predict[@]}" "${jpegs[@]}"
+if [ "$rc" -eq 0 ] && [ -n "$resized" ] && [ "$out" = "$resized" ]; then
+    pass "predict without --resize resizes as the weights record: the same output"
+else fail "predict without --resize predicts as with --resize model" "$(diff <(echo "$resized") <(echo "$out"))"; fi
+expect_in err "trainer: notice: images are resized to 28x28 (HxW) where another size, as \
+$work/w.safetensors records its run did (--resize 28x28); --resize none turns that off" \
+    "and says so"
+run "${predict[@]}" --resize none "${jpegs[1]}"
+expect_error 2 "but the model takes 28x28" "predict --resize none refuses another size"
+
+# Weights written before the resize was recorded (no key) read images as they are; a
+# resize that is not HxW is refused, naming the file and key.
+python3 - "$work/w.safetensors" "$work" <<'PY'
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()
+size = struct.unpack("<Q", data[:8])[0]
+header = json.loads(data[8:8 + size])
+for name, value in (("old", None), ("bad", "28x")):
+    header["__metadata__"].pop("resize", None)
+    if value: header["__metadata__"]["resize"] = value
+    text = json.dumps(header).encode()
+    open("%s/%s.safetensors" % (sys.argv[2], name), "wb").write(
+        struct.pack("<Q", len(text)) + text + data[8 + size:])
+PY
+predict_old=("$TRAINER" predict "$work/two.model" --weights "$work/old.safetensors" --device cpu --top 2)
+run "${predict_old[@]}" "${jpegs[1]}"
+expect_error 2 "but the model takes 28x28" "weights without the key: another size is refused"
+run "${predict_old[@]}" --resize model "${jpegs[@]}"
+if [ "$rc" -eq 0 ] && [ "$out" = "$resized" ]; then pass "and --resize model predicts as before"
+else fail "weights without the key predict with --resize model"; fi
+run "$TRAINER" predict "$work/two.model" --weights "$work/bad.safetensors" --device cpu \
+    "${jpegs[1]}"
+expect_error 2 "$work/bad.safetensors: checkpoint metadata 'resize' is '28x'; expected none or \
+HxW" "a malformed resize is refused, naming the file and key"
 
 # A JPEG cut short: named, or skipped and counted.
 head -c 300 "${jpegs[0]}" >"$work/pets/dark/zz.jpg"

@@ -52,8 +52,8 @@ expect_in err "trainer: notice: $work/tanh.model is not the text $checkpoint was
 (its model_hash differs)" "with a notice"
 
 # Every metadata key at once (normalization, class names, a held-out split with a limit, an
-# evaluated epoch): checkpoint_save has room for a fixed number, and drops what would not
-# fit.
+# evaluated epoch, the resize): checkpoint_save has room for a fixed number, and drops what
+# would not fit.
 if [ -e "$FASHION_DIR/train-images-idx3-ubyte" ] || [ -e "$FASHION_DIR/train-images-idx3-ubyte.gz" ]
 then
     run "$TRAINER" train models/mlp.model --device cpu --epochs 1 --train-limit 300 \
@@ -67,11 +67,11 @@ with open(sys.argv[1], "rb") as f:
 PY
 )
     want="batch class_names epoch epoch_evaluated format model_file model_hash model_text \
-normalize_mean normalize_std optimizer optimizer_settings optimizer_steps precision schedule \
-seed step_in_epoch test_accuracy train_limit trainer_version val_split val_split_of \
-val_split_seed"
-    if [ "$keys" = "$want" ]; then pass "best.safetensors holds all 23 metadata keys"
-    else fail "best.safetensors holds all 23 metadata keys" "got: $keys"; fi
+normalize_mean normalize_std optimizer optimizer_settings optimizer_steps precision resize \
+schedule seed step_in_epoch test_accuracy train_limit train_limit_order trainer_version \
+val_split val_split_of val_split_seed"
+    if [ "$keys" = "$want" ]; then pass "best.safetensors holds all 25 metadata keys"
+    else fail "best.safetensors holds all 25 metadata keys" "got: $keys"; fi
 fi
 
 finish

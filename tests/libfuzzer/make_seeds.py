@@ -188,8 +188,8 @@ def safetensors_seeds():
 
 
 def checkpoint_metadata_seeds():
-    """Metadata eval and predict read (normalization, class names, the held-out split) in a
-    file of no tensors;
+    """Metadata eval and predict read (normalization, class names, the held-out split, the
+    resize) in a file of no tensors;
     the checkpoint target's other seeds come from real checkpoints."""
     def safetensors(metadata):
         import json
@@ -203,6 +203,12 @@ def checkpoint_metadata_seeds():
     write("checkpoint", "held_out_split", safetensors({
         "val_split": "0.10000000000000001", "val_split_seed": "3", "train_limit": "500",
         "val_split_of": "500"}))
+    write("checkpoint", "resize_limit_order", safetensors({
+        "resize": "28x32", "val_split": "0.25", "val_split_seed": "1", "train_limit": "200",
+        "train_limit_order": "first", "val_split_of": "200"}))
+    write("checkpoint", "resize_limit_order_bad", safetensors({
+        "resize": "28x", "val_split": "0.25", "val_split_seed": "1", "train_limit": "200",
+        "train_limit_order": "last"}))
 
 
 def run_record(fields, version=1, count=None):

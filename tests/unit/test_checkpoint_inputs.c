@@ -1,12 +1,17 @@
 // core/checkpoint_inputs: class names that are not UTF-8 are recorded with \xNN for their
 // other bytes (the header stays one Python's safetensors opens) and read back so; a
-// class_names value with bytes after its JSON array is refused, not read as the array.
+// class_names value with bytes after its JSON array is refused, not read as the array. The
+// resize and the held-out split's limit order read back as written; a file without them
+// (written before they were recorded) reads as no resize and a stratified limit, and a
+// value that does not parse is refused naming the key.
 #define _POSIX_C_SOURCE 200809L  // open_memstream
 
 #include "check.h"
 #include "core/checkpoint_inputs.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 // The file checkpoint_save would write for these metadata entries (no tensors), parsed.
 static int round_trip(const SafetensorsEntry *metadata, int count, Safetensors *s,
@@ -59,8 +64,116 @@ static void bytes_after_the_names_are_refused(void) {
     free(bytes);
 }
 
+// The short entries checkpoint_save writes for `in`, read back into *loaded.
+static int short_entries_round_trip(const CheckpointInputs *in, LoadedInputs *loaded,
+                                    Status *st) {
+    CheckpointInputsEntry entries[CHECKPOINT_INPUTS_SHORT_KEYS];
+    int count = checkpoint_inputs_short_entries(in, entries);
+    SafetensorsEntry metadata[CHECKPOINT_INPUTS_SHORT_KEYS];
+    for (int i = 0; i < count; i++)
+        metadata[i] = (SafetensorsEntry){(char *)entries[i].key, entries[i].value};
+    Safetensors s = {0};
+    char *bytes = NULL;
+    int rc = round_trip(metadata, count, &s, &bytes);
+    if (!rc) rc = checkpoint_inputs_read(&s, "mem", loaded, st);
+    safetensors_free(&s);
+    free(bytes);
+    return rc;
+}
+
+static void resize_and_limit_order_read_back(void) {
+    CheckpointInputs in = {.resize_height = 28, .resize_width = 32,
+                           .held_out = {.fraction = 0.25, .seed = 9, .train_limit = 200,
+                                        .limit_order = LIMIT_FIRST, .samples = 200}};
+    LoadedInputs loaded;
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(short_entries_round_trip(&in, &loaded, &st), 0);
+    CHECK_INT_EQ(loaded.resize_height, 28);
+    CHECK_INT_EQ(loaded.resize_width, 32);
+    CHECK_INT_EQ(loaded.held_out.limit_order, LIMIT_FIRST);
+    CHECK_INT_EQ(loaded.held_out.train_limit, 200);
+    CHECK(held_out_same(&loaded.held_out, &in.held_out));
+    HeldOutSplit stratified = in.held_out;
+    stratified.limit_order = LIMIT_STRATIFIED;
+    CHECK(!held_out_same(&loaded.held_out, &stratified));
+    char text[160];
+    held_out_describe(&in.held_out, text, sizeof text);
+    CHECK_CONTAINS(text, "of 200 training samples (--train-limit, --limit-order first)");
+    // Without a limit the order draws nothing: the same split either way.
+    HeldOutSplit whole = {.fraction = 0.25, .seed = 9, .limit_order = LIMIT_FIRST};
+    HeldOutSplit whole_stratified = {.fraction = 0.25, .seed = 9};
+    CHECK(held_out_same(&whole, &whole_stratified));
+    checkpoint_inputs_free(&loaded);
+    // No resize is written as none, and read as none.
+    CheckpointInputs plain = {.held_out = {.fraction = 0}};
+    CheckpointInputsEntry entries[CHECKPOINT_INPUTS_SHORT_KEYS];
+    int count = checkpoint_inputs_short_entries(&plain, entries);
+    CHECK_INT_EQ(count, 2);
+    CHECK(strcmp(entries[0].key, "resize") == 0 && strcmp(entries[0].value, "none") == 0);
+    CHECK_INT_EQ(short_entries_round_trip(&plain, &loaded, &st), 0);
+    CHECK_INT_EQ(loaded.resize_height, 0);
+    checkpoint_inputs_free(&loaded);
+}
+
+// Metadata of a file written before the resize and the limit order were recorded.
+static void files_without_the_keys_read_as_before(void) {
+    SafetensorsEntry metadata[] = {{"val_split", "0.25"}, {"val_split_seed", "9"},
+                                   {"train_limit", "200"}};
+    Safetensors s;
+    char *bytes = NULL;
+    CHECK_INT_EQ(round_trip(metadata, 3, &s, &bytes), 0);
+    LoadedInputs loaded;
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(checkpoint_inputs_read(&s, "mem", &loaded, &st), 0);
+    CHECK_INT_EQ(loaded.resize_height, 0);
+    CHECK_INT_EQ(loaded.resize_width, 0);
+    CHECK_INT_EQ(loaded.held_out.limit_order, LIMIT_STRATIFIED);
+    CHECK_INT_EQ(loaded.held_out.train_limit, 200);
+    // Its run may have given --limit-order first: a resume or eval that does is not told
+    // it draws another split.
+    HeldOutSplit first = {.fraction = 0.25, .seed = 9, .train_limit = 200,
+                          .limit_order = LIMIT_FIRST};
+    CHECK(held_out_same(&loaded.held_out, &first));
+    CHECK(held_out_same(&first, &loaded.held_out));
+    checkpoint_inputs_free(&loaded);
+    safetensors_free(&s);
+    free(bytes);
+}
+
+// One metadata entry's value refused, the message naming the key.
+static void refused(const char *key, const char *value) {
+    SafetensorsEntry metadata[] = {{"val_split", "0.25"}, {"val_split_seed", "9"},
+                                   {"train_limit", "200"}, {(char *)key, (char *)value}};
+    Safetensors s;
+    char *bytes = NULL;
+    CHECK_INT_EQ(round_trip(metadata, 4, &s, &bytes), 0);
+    LoadedInputs loaded;
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(checkpoint_inputs_read(&s, "w.safetensors", &loaded, &st), STATUS_BAD_INPUT);
+    char expected[80];
+    snprintf(expected, sizeof expected, "checkpoint metadata '%s'", key);
+    CHECK_CONTAINS(st.message, expected);
+    CHECK_CONTAINS(st.file, "w.safetensors");
+    safetensors_free(&s);
+    free(bytes);
+}
+
+static void malformed_values_are_refused(void) {
+    const char *resizes[] = {"28x", "x28", "28", "0x28", "28x0", "28x28x", " 28x28", "+28x28",
+                             "28x+28", "28X28", "65536x1", "99999999999999999999x1", "", "Model"};
+    for (size_t i = 0; i < sizeof resizes / sizeof *resizes; i++) refused("resize", resizes[i]);
+    refused("train_limit_order", "last");
+    refused("train_limit_order", "");
+}
+
 int main(void) {
     names_not_utf8_are_recorded_as_hex();
     bytes_after_the_names_are_refused();
+    resize_and_limit_order_read_back();
+    files_without_the_keys_read_as_before();
+    malformed_values_are_refused();
     return test_exit_code("test_checkpoint_inputs");
 }
