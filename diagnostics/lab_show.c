@@ -239,7 +239,7 @@ static LabCode show_version_report(const TextOut *out) {
 
 // ---- the list ---------------------------------------------------------------------------
 
-const LabScenario lab_scenarios[LAB_SCENARIO_COUNT] = {
+const LabScenario lab_scenarios[] = {
     {"invalid-device", "a GPU ordinal this machine does not have", LAB_RUNS_ANYWHERE,
      show_invalid_device},
     {"oom", "more memory than there is: a raw cudaMalloc, and training under --memory-limit",
@@ -259,6 +259,10 @@ const LabScenario lab_scenarios[LAB_SCENARIO_COUNT] = {
     {"version-report", "the CUDA/cuDNN versions built with against those loaded",
      LAB_RUNS_ANYWHERE, show_version_report},
 };
+enum { SCENARIO_COUNT = sizeof lab_scenarios / sizeof lab_scenarios[0] };
+_Static_assert((int)SCENARIO_COUNT <= (int)LAB_SCENARIO_ROOM, "raise LAB_SCENARIO_ROOM in lab.h");
+
+int lab_scenario_count(void) { return SCENARIO_COUNT; }
 
 const char *lab_scenario_where(const LabScenario *s, int gpu) {
     return gpu || s->needs == LAB_RUNS_ANYWHERE ? "runs here"
@@ -269,13 +273,13 @@ const char *lab_scenario_where(const LabScenario *s, int gpu) {
 // `all` (every scenario, each in its own process: tools/cmd_lab.c) is a name too, so a
 // near miss of it is suggested.
 const LabScenario *lab_scenario_find(const char *name, Status *st) {
-    const char *names[LAB_SCENARIO_COUNT + 2];
-    for (int i = 0; i < LAB_SCENARIO_COUNT; i++) {
+    const char *names[SCENARIO_COUNT + 2];
+    for (int i = 0; i < SCENARIO_COUNT; i++) {
         if (strcmp(name, lab_scenarios[i].name) == 0) return &lab_scenarios[i];
         names[i] = lab_scenarios[i].name;
     }
-    names[LAB_SCENARIO_COUNT] = "all";
-    names[LAB_SCENARIO_COUNT + 1] = NULL;
+    names[SCENARIO_COUNT] = "all";
+    names[SCENARIO_COUNT + 1] = NULL;
     const char *near = suggest(name, names);
     if (near)
         status_fail(st, STATUS_BAD_INPUT, "unknown lab scenario '%s'; did you mean '%s'?", name,
