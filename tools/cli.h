@@ -98,6 +98,9 @@ void print_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_rank_notice(int rank, int ranks, const char *host, const char *line);
 // print_notice of one line, as a library's on_notice callback takes it (user unused).
 void print_notice_line(void *user, const char *line);
+// The RunNotice that prints each line with print_notice_line: what core/ is handed for the
+// notices of a run, its data and its checkpoints.
+extern const RunNotice printed_notice;
 
 // The folder of the bundled .model files: share/trainer/models beside an installed binary,
 // else the source tree's models/ of this build; NULL when neither is there.

@@ -133,6 +133,8 @@ void print_notice_line(void *user, const char *line) {
     print_notice("%s", line);
 }
 
+const RunNotice printed_notice = {print_notice_line, NULL};
+
 void print_rank_notice(int rank, int ranks, const char *host, const char *line) {
     fprintf(stderr, "trainer: notice: rank %d of %d (%s): %s\n", rank, ranks, host, line);
 }
