@@ -87,6 +87,9 @@ int finish_stdout(int exit_code);
 // adds a flush of stdout and stderr before each long step.
 void write_stdout_text(void *user, const char *text, size_t length);
 extern const TextOut stdout_text;
+// json_print of `item` to stdout (`lines` as there), then cJSON_Delete: a command's --json
+// answer, made by diagnostics/ and handed over.
+void print_and_delete_json(struct cJSON *item, int lines);
 // The path to execute this trainer again by: its own (so the process is still named
 // `trainer`), or "/proc/self/exe" when that cannot be known. `path` is the room for it.
 const char *trainer_executable(char *path, size_t size);
