@@ -2,6 +2,7 @@
 // halves are written one above the other, the error as the CUDA API (or a framework)
 // words it and trainer's diagnosis of it, to the caller's TextOut. The table of scenarios
 // says which need a GPU.
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,11 +64,10 @@ static LabCode show_invalid_device(const TextOut *out) {
     LabResult r;
     lab_invalid_device(&r);
     raw_half(out, &r, "the raw cudaSetDevice call", RAW_CUDA);
-    if (!r.diagnosed)
-        text_printf(out, "lab: --device cuda:%d opened; expected it to be refused\n", r.ordinal);
-    else
-        diagnosis(out, &r.diagnosis);
-    return r.code;
+    char refused_not[96];
+    snprintf(refused_not, sizeof refused_not,
+             "lab: --device cuda:%d opened; expected it to be refused\n", r.ordinal);
+    return verdict(out, &r, refused_not);
 }
 
 static void train_notice(void *user, const char *line) {
