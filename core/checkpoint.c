@@ -553,17 +553,6 @@ int checkpoint_load_resume_parsed(Graph *g, const OptimizerConfig *optimizer, co
                                    "folder, or start again with a lower --lr", st);
 }
 
-int checkpoint_load_resume(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
-                           const char *path, CheckpointLoaded *out, Status *st) {
-    memset(out, 0, sizeof *out);
-    Safetensors file;
-    TRY(safetensors_read_file(path, &file, st));
-    int rc = checkpoint_load_resume_parsed(g, optimizer, b, &file, path, out, st);
-    if (!rc) rc = checkpoint_inputs_read(&file, path, &out->inputs, st);
-    safetensors_free(&file);
-    return rc;
-}
-
 double checkpoint_best_accuracy(const char *folder) {
     char path[1100];
     checkpoint_folder_file(folder, "best.safetensors", path, sizeof path);

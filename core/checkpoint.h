@@ -59,13 +59,12 @@ void checkpoint_loaded_free(CheckpointLoaded *loaded);
 // checkpoint_loaded_free.
 int checkpoint_load_weights(Graph *g, const Backend *b, const char *path, CheckpointLoaded *out,
                             Status *st);
-// Resuming: parameters and the optimizer's state (already allocated by optimizer_prepare)
-// must match exactly, the place must be there, and nothing may be NaN or infinite.
-// out->inputs says how the run fed its samples (free out with checkpoint_loaded_free).
-int checkpoint_load_resume(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
-                           const char *path, CheckpointLoaded *out, Status *st);
-// The same from a file already read and checked by safetensors_parse (`path` names it in
-// errors): what the checkpoint fuzz target drives with arbitrary bytes.
+// Resuming, from a file already read and checked by safetensors_parse (`path` names it in
+// errors): parameters and the optimizer's state (already allocated by optimizer_prepare)
+// must match exactly, the place must be there, and nothing may be NaN or infinite. The
+// file is read once for every replica (run_resume), which also reads out->inputs, how the
+// run fed its samples, with checkpoint_inputs_read; the checkpoint fuzz target drives this
+// with arbitrary bytes.
 int checkpoint_load_resume_parsed(Graph *g, const OptimizerConfig *optimizer, const Backend *b,
                                   const Safetensors *file, const char *path,
                                   CheckpointLoaded *out, Status *st);

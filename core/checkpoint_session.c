@@ -170,12 +170,18 @@ static int lock_folder(const char *folder, Status *st) {
                                 "--checkpoint folder", st);
 }
 
+// The folder's checks, with --resume's value and the file it names (NULL: no resume).
+static int check_folder(const char *folder, const char *resume_from, const char *resume_file,
+                        Status *st) {
+    TRY(check_folder_length(folder, st));
+    TRY(lock_folder(folder, st));
+    return refuse_other_checkpoints(folder, resume_from, resume_file, st);
+}
+
 int checkpoints_check_folder(const char *folder, const char *resume_from, Status *st) {
     char resume_file[1100] = "";
     if (resume_from) TRY(resume_path(resume_from, resume_file, sizeof resume_file, st));
-    TRY(check_folder_length(folder, st));
-    TRY(lock_folder(folder, st));
-    return refuse_other_checkpoints(folder, resume_from, resume_from ? resume_file : NULL, st);
+    return check_folder(folder, resume_from, resume_from ? resume_file : NULL, st);
 }
 
 int checkpoints_open(CheckpointSession *s, Run *run, RunConfig *config,
@@ -186,7 +192,8 @@ int checkpoints_open(CheckpointSession *s, Run *run, RunConfig *config,
     char resume_file[1100] = "";
     if (resume_from) TRY(resume_path(resume_from, resume_file, sizeof resume_file, st));
     // The folder's lock first: --save into the run's own --checkpoint folder shares it.
-    if (s->folder) TRY(checkpoints_check_folder(s->folder, resume_from, st));
+    if (s->folder)
+        TRY(check_folder(s->folder, resume_from, resume_from ? resume_file : NULL, st));
     if (s->save_path) TRY(checkpoints_check_save(s->save_path, s->model_path, st));
     if (s->folder) {
         int swept = 0;

@@ -239,20 +239,32 @@ static void resume_place(const CheckpointPlace *p, const char *path, RunConfig *
                        config->start.evaluate_first ? "else " : "");
 }
 
-int run_resume(Run *run, RunConfig *config, const char *path, LoadedInputs *resumed,
-               const RunNotice *notice, Status *st) {
-    CheckpointLoaded loaded;
-    memset(&loaded, 0, sizeof loaded);
+// Every replica's parameters and optimizer state from the one checkpoint `file`, read
+// once: each replica's graph is checked against it and its tensors copied from its bytes.
+// Then the run's inputs the file records, into loaded->inputs.
+static int resume_replicas(Run *run, const OptimizerConfig *optimizer, const Safetensors *file,
+                           const char *path, CheckpointLoaded *loaded, Status *st) {
     for (int i = 0; i < run->count; i++) {
         const Backend *b = run->device_list[i]->backend;
-        checkpoint_loaded_free(&loaded);  // the previous replica's inputs: the same file's
         if (b->make_current) TRY(b->make_current(b, st));
-        TRY(optimizer_prepare(run->graph_list[i], &config->optimizer, b,
-                              &run->device_list[i]->alloc, st));
-        TRY(checkpoint_load_resume(run->graph_list[i], &config->optimizer, b, path, &loaded,
-                                   st));
-        run->graph_list[i]->optimizer_steps = loaded.place.optimizer_steps;
+        TRY(optimizer_prepare(run->graph_list[i], optimizer, b, &run->device_list[i]->alloc,
+                              st));
+        TRY(checkpoint_load_resume_parsed(run->graph_list[i], optimizer, b, file, path, loaded,
+                                          st));
+        run->graph_list[i]->optimizer_steps = loaded->place.optimizer_steps;
     }
+    return checkpoint_inputs_read(file, path, &loaded->inputs, st);
+}
+
+int run_resume(Run *run, RunConfig *config, const char *path, LoadedInputs *resumed,
+               const RunNotice *notice, Status *st) {
+    Safetensors file;
+    TRY(safetensors_read_file(path, &file, st));
+    CheckpointLoaded loaded;
+    memset(&loaded, 0, sizeof loaded);
+    int rc = resume_replicas(run, &config->optimizer, &file, path, &loaded, st);
+    safetensors_free(&file);
+    if (rc) return rc;
     *resumed = loaded.inputs;
     notice_changed_settings(&loaded.place, config, notice);
     // An edit of epochs= or lr= changes the text as well, so a notice, not a refusal.

@@ -111,8 +111,11 @@ typedef struct LabScenario {
     LabCode (*show)(const TextOut *out);
 } LabScenario;
 
-enum { LAB_SCENARIO_COUNT = 9 };
-extern const LabScenario lab_scenarios[LAB_SCENARIO_COUNT];
+extern const LabScenario lab_scenarios[];
+// How many rows lab_scenarios has, counted from the table itself; at most LAB_SCENARIO_ROOM
+// (a _Static_assert in lab_show.c), the room a caller keeps a result per scenario in.
+int lab_scenario_count(void);
+enum { LAB_SCENARIO_ROOM = 32 };
 
 // "runs here", "runs here (the raw part needs a GPU)" or "needs a GPU"; gpu: one is usable.
 const char *lab_scenario_where(const LabScenario *s, int gpu);

@@ -2,6 +2,7 @@
 // halves are written one above the other, the error as the CUDA API (or a framework)
 // words it and trainer's diagnosis of it, to the caller's TextOut. The table of scenarios
 // says which need a GPU.
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,11 +64,10 @@ static LabCode show_invalid_device(const TextOut *out) {
     LabResult r;
     lab_invalid_device(&r);
     raw_half(out, &r, "the raw cudaSetDevice call", RAW_CUDA);
-    if (!r.diagnosed)
-        text_printf(out, "lab: --device cuda:%d opened; expected it to be refused\n", r.ordinal);
-    else
-        diagnosis(out, &r.diagnosis);
-    return r.code;
+    char refused_not[96];
+    snprintf(refused_not, sizeof refused_not,
+             "lab: --device cuda:%d opened; expected it to be refused\n", r.ordinal);
+    return verdict(out, &r, refused_not);
 }
 
 static void train_notice(void *user, const char *line) {
@@ -239,7 +239,7 @@ static LabCode show_version_report(const TextOut *out) {
 
 // ---- the list ---------------------------------------------------------------------------
 
-const LabScenario lab_scenarios[LAB_SCENARIO_COUNT] = {
+const LabScenario lab_scenarios[] = {
     {"invalid-device", "a GPU ordinal this machine does not have", LAB_RUNS_ANYWHERE,
      show_invalid_device},
     {"oom", "more memory than there is: a raw cudaMalloc, and training under --memory-limit",
@@ -259,6 +259,10 @@ const LabScenario lab_scenarios[LAB_SCENARIO_COUNT] = {
     {"version-report", "the CUDA/cuDNN versions built with against those loaded",
      LAB_RUNS_ANYWHERE, show_version_report},
 };
+enum { SCENARIO_COUNT = sizeof lab_scenarios / sizeof lab_scenarios[0] };
+_Static_assert((int)SCENARIO_COUNT <= (int)LAB_SCENARIO_ROOM, "raise LAB_SCENARIO_ROOM in lab.h");
+
+int lab_scenario_count(void) { return SCENARIO_COUNT; }
 
 const char *lab_scenario_where(const LabScenario *s, int gpu) {
     return gpu || s->needs == LAB_RUNS_ANYWHERE ? "runs here"
@@ -269,13 +273,13 @@ const char *lab_scenario_where(const LabScenario *s, int gpu) {
 // `all` (every scenario, each in its own process: tools/cmd_lab.c) is a name too, so a
 // near miss of it is suggested.
 const LabScenario *lab_scenario_find(const char *name, Status *st) {
-    const char *names[LAB_SCENARIO_COUNT + 2];
-    for (int i = 0; i < LAB_SCENARIO_COUNT; i++) {
+    const char *names[SCENARIO_COUNT + 2];
+    for (int i = 0; i < SCENARIO_COUNT; i++) {
         if (strcmp(name, lab_scenarios[i].name) == 0) return &lab_scenarios[i];
         names[i] = lab_scenarios[i].name;
     }
-    names[LAB_SCENARIO_COUNT] = "all";
-    names[LAB_SCENARIO_COUNT + 1] = NULL;
+    names[SCENARIO_COUNT] = "all";
+    names[SCENARIO_COUNT + 1] = NULL;
     const char *near = suggest(name, names);
     if (near)
         status_fail(st, STATUS_BAD_INPUT, "unknown lab scenario '%s'; did you mean '%s'?", name,

@@ -320,8 +320,7 @@ typedef struct MseBackwardArgs {
     int accumulate;
 } MseBackwardArgs;
 
-// batchnorm_forward_training's and batchnorm_forward_inference's tensors: the training op
-// updates running_mean and running_var, the inference op only reads them.
+// batchnorm_forward_training's tensors: it updates running_mean and running_var.
 typedef struct BatchnormForwardTensors {
     const void *x;
     void *y;
@@ -332,6 +331,18 @@ typedef struct BatchnormForwardTensors {
     float *save_mean;
     float *save_invstd;
 } BatchnormForwardTensors;
+
+// batchnorm_forward_inference's: the same, but it only reads the running statistics.
+typedef struct BatchnormInferenceTensors {
+    const void *x;
+    void *y;
+    const float *gamma;
+    const float *beta;
+    const float *running_mean;
+    const float *running_var;
+    float *save_mean;
+    float *save_invstd;
+} BatchnormInferenceTensors;
 
 typedef struct BatchnormBackwardTensors {
     const void *x;
@@ -663,7 +674,7 @@ struct Backend {
     // NULL, save_mean and save_invstd receive running_mean and 1/sqrt(running_var + eps), so
     // batchnorm_backward can differentiate through the fixed statistics.
     int (*batchnorm_forward_inference)(const Backend *b, const BatchnormArgs *a,
-                                       const BatchnormForwardTensors *t, Status *st);
+                                       const BatchnormInferenceTensors *t, Status *st);
     // dgamma = sum dy * xhat and dbeta = sum dy per channel (added to when
     // accumulate_params); dx = (accumulate_dx ? dx : 0) + the input gradient, or skipped when
     // dx is NULL. batch_statistics: 1 when save_mean/save_invstd came from this batch

@@ -87,6 +87,9 @@ int finish_stdout(int exit_code);
 // adds a flush of stdout and stderr before each long step.
 void write_stdout_text(void *user, const char *text, size_t length);
 extern const TextOut stdout_text;
+// json_print of `item` to stdout (`lines` as there), then cJSON_Delete: a command's --json
+// answer, made by diagnostics/ and handed over.
+void print_and_delete_json(struct cJSON *item, int lines);
 // The path to execute this trainer again by: its own (so the process is still named
 // `trainer`), or "/proc/self/exe" when that cannot be known. `path` is the room for it.
 const char *trainer_executable(char *path, size_t size);
@@ -98,6 +101,9 @@ void print_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_rank_notice(int rank, int ranks, const char *host, const char *line);
 // print_notice of one line, as a library's on_notice callback takes it (user unused).
 void print_notice_line(void *user, const char *line);
+// The RunNotice that prints each line with print_notice_line: what core/ is handed for the
+// notices of a run, its data and its checkpoints.
+extern const RunNotice printed_notice;
 
 // The folder of the bundled .model files: share/trainer/models beside an installed binary,
 // else the source tree's models/ of this build; NULL when neither is there.

@@ -9,8 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "base/lever.h"
 #include "base/suggest.h"
 #include "base/text_out.h"
@@ -321,9 +319,7 @@ static void print_reports(const BenchArgs *a, const BenchDevice *dev, const Benc
         bench_text(&stdout_text, &run);
         return;
     }
-    cJSON *root = bench_json(&run);
-    json_print(stdout, root, 0);
-    cJSON_Delete(root);
+    print_and_delete_json(bench_json(&run), 0);
 }
 
 int run_bench(const Command *cmd, const ParsedArgs *args) {

@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <cjson/cJSON.h>
-
 #include "diagnostics/doctor.h"
 #include "tools/cli.h"
 
@@ -41,13 +39,8 @@ int run_doctor(const Command *cmd, const ParsedArgs *args) {
         free(d);
         return report_failure(&st);
     }
-    if (args_get(cmd, args, "--json")) {
-        cJSON *root = doctor_json(d);
-        json_print(stdout, root, 0);
-        cJSON_Delete(root);
-    } else {
-        doctor_text(&stdout_text, d);
-    }
+    if (args_get(cmd, args, "--json")) print_and_delete_json(doctor_json(d), 0);
+    else doctor_text(&stdout_text, d);
     flush_stdout();
     int exit_code = d->exit_code;
     free(d);

@@ -125,8 +125,8 @@ static int eval_with(const Command *cmd, const ParsedArgs *args, Run *run,
                                                           : "the test set", st));
     const char *spec = data_spec_from_args(cmd, args, config), *names[256];
     int classes = dataset_class_name_list(spec, test, names);
-    RunNotice notice = {print_notice_line, NULL};
-    TRY(check_recorded_classes(&loaded->inputs, names, classes, weights, spec, 0, &notice, st));
+    TRY(check_recorded_classes(&loaded->inputs, names, classes, weights, spec, 0,
+                               &printed_notice, st));
     // The samples normalized as in training: by what the weights file records.
     RunConfig evaluated = *config;
     Normalization normalization;

@@ -6,8 +6,6 @@
 // pasted message; the text comes from base/error_catalog.c, told by diagnostics/explain.c.
 #include <stdio.h>
 
-#include <cjson/cJSON.h>
-
 #include "diagnostics/explain.h"
 #include "tools/cli.h"
 
@@ -29,11 +27,6 @@ const Command explain_command = {
     .run = run_explain,
 };
 
-static void print_json(cJSON *item) {
-    json_print(stdout, item, 1);
-    cJSON_Delete(item);
-}
-
 static int usage_failure(const char *message) {
     Status st;
     status_clear(&st);
@@ -48,7 +41,7 @@ int run_explain(const Command *cmd, const ParsedArgs *args) {
     int json = args_get(cmd, args, "--json") != NULL;
     if (args_get(cmd, args, "--list")) {
         if (args->positional_count) return usage_failure("explain --list takes no ERROR");
-        if (json) print_json(explain_list_json());
+        if (json) print_and_delete_json(explain_list_json(), 1);
         else explain_list(&stdout_text);
         return 0;
     }
@@ -66,7 +59,7 @@ int run_explain(const Command *cmd, const ParsedArgs *args) {
     status_clear(&st);
     const ErrorEntry *e = explain_find(text, &st);
     if (!e) return report_failure(&st);
-    if (json) print_json(explain_entry_json(e));
+    if (json) print_and_delete_json(explain_entry_json(e), 1);
     else if (args_get(cmd, args, "--short")) explain_short(&stdout_text, e);
     else explain_entry(&stdout_text, e, text);
     return 0;

@@ -41,7 +41,7 @@ static void print_list(void) {
     int gpu = lab_gpu_available(why, sizeof why);
     printf("usage: trainer lab SCENARIO | all\n\nscenarios (each triggers the failure, then shows "
            "trainer's diagnosis):\n");
-    for (int i = 0; i < LAB_SCENARIO_COUNT; i++)
+    for (int i = 0; i < lab_scenario_count(); i++)
         printf("  %-16s %s [%s]\n", lab_scenarios[i].name, lab_scenarios[i].summary,
                lab_scenario_where(&lab_scenarios[i], gpu));
     printf("  %-16s every scenario above, each in its own process\n", "all");
@@ -67,14 +67,14 @@ static int run_in_own_process(const char *name) {
 }
 
 static int run_all(void) {
-    int codes[LAB_SCENARIO_COUNT], went_wrong = 0;
-    for (int i = 0; i < LAB_SCENARIO_COUNT; i++) {
+    int codes[LAB_SCENARIO_ROOM], went_wrong = 0;
+    for (int i = 0; i < lab_scenario_count(); i++) {
         if (i) printf("\n");
         codes[i] = run_in_own_process(lab_scenarios[i].name);
         went_wrong += codes[i] != LAB_SHOWN && codes[i] != LAB_NEEDS_GPU;
     }
     printf("\n== summary\n");
-    for (int i = 0; i < LAB_SCENARIO_COUNT; i++)
+    for (int i = 0; i < lab_scenario_count(); i++)
         printf("  %-16s %s\n", lab_scenarios[i].name,
                codes[i] == LAB_SHOWN       ? "shown"
                : codes[i] == LAB_NEEDS_GPU ? "skipped: needs a GPU"

@@ -194,7 +194,7 @@ int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunReq
     memset(run, 0, sizeof *run);
     RunOptions options;
     setup->options = &options;
-    setup->notice = (RunNotice){print_notice_line, NULL};
+    setup->notice = printed_notice;
     setup->fallback = (RunNotice){setup->purpose == RUN_CHECK ? print_notice_line
                                                               : notice_cpu_fallback, NULL};
     RunConfig none = {0};
@@ -291,8 +291,7 @@ static void limit_line(const char *option, int kept, int before, DatasetLimitOrd
 }
 
 int apply_split_limit(Dataset *ds, const SplitLimit *limit, int *cut, Status *st) {
-    RunNotice notice = {print_notice_line, NULL};
-    return split_limit_apply(ds, limit, &notice, cut, st);
+    return split_limit_apply(ds, limit, &printed_notice, cut, st);
 }
 
 int args_limit_order(const Command *cmd, const ParsedArgs *args, DatasetLimitOrder *order,
@@ -497,7 +496,7 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     memset(data, 0, sizeof *data);
     RunDataRequest request = {.spec = data_spec_from_args(cmd, args, config),
                               .val_fraction = config->data.val_split,
-                              .notice = {print_notice_line, NULL}};
+                              .notice = printed_notice};
     int rc = run_data_check_splits(request.spec, args_get(cmd, args, "--val-split") != NULL,
                                    config, st);
     if (rc) return place_in_data_statement(cmd, args, config, rc, st);

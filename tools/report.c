@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "base/error_catalog.h"
 #include "base/escape.h"
 #include "diagnostics/machine_facts.h"
@@ -72,6 +74,11 @@ void write_stdout_text(void *user, const char *text, size_t length) {
 
 const TextOut stdout_text = {write_stdout_text, NULL, NULL};
 
+void print_and_delete_json(cJSON *item, int lines) {
+    json_print(stdout, item, lines);
+    cJSON_Delete(item);
+}
+
 int finish_stdout(int exit_code) {
     flush_stdout();
     int failed = ferror(stdout) || stdout_errno;
@@ -133,6 +140,7 @@ void print_notice_line(void *user, const char *line) {
     print_notice("%s", line);
 }
 
+const RunNotice printed_notice = {print_notice_line, NULL};
 void print_rank_notice(int rank, int ranks, const char *host, const char *line) {
     fprintf(stderr, "trainer: notice: rank %d of %d (%s): %s\n", rank, ranks, host, line);
 }

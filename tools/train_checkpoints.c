@@ -30,7 +30,7 @@ int checkpoints_read_options(const Command *cmd, const ParsedArgs *args, const c
     // As given: the graph keeps only the first 511 bytes of the path, for messages, and the
     // --save check and the resume command need the file itself.
     s->model_path = args->positional_count ? args->positionals[0] : model_path;
-    s->notice = (RunNotice){print_notice_line, NULL};
+    s->notice = printed_notice;
     s->folder = args_get(cmd, args, "--checkpoint");
     s->save_path = args_get(cmd, args, "--save");
     s->best_accuracy = -1.0;

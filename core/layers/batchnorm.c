@@ -192,12 +192,18 @@ static int batchnorm_forward(Layer *l, const LayerContext *ctx, Status *st) {
                           .dtype = l->out_dtype};
     batchnorm_view(l, ctx->batch, &args);
     if (ctx->training && ctx->sum_over_ranks) return forward_over_ranks(l, ctx, &args, st);
-    const BatchnormForwardTensors t = {
-        .x = x, .y = y, .gamma = param_f32(l, BN_GAMMA), .beta = param_f32(l, BN_BETA),
-        .running_mean = param_f32(l, BN_RUNNING_MEAN), .running_var = param_f32(l, BN_RUNNING_VAR),
-        .save_mean = tensor_f32(&state->save_mean), .save_invstd = tensor_f32(&state->save_invstd)};
-    if (ctx->training) return b->batchnorm_forward_training(b, &args, &t, st);
-    return b->batchnorm_forward_inference(b, &args, &t, st);
+    const float *gamma = param_f32(l, BN_GAMMA), *beta = param_f32(l, BN_BETA);
+    float *running_mean = param_f32(l, BN_RUNNING_MEAN);
+    float *running_var = param_f32(l, BN_RUNNING_VAR);
+    float *save_mean = tensor_f32(&state->save_mean);
+    float *save_invstd = tensor_f32(&state->save_invstd);
+    if (ctx->training)
+        return b->batchnorm_forward_training(b, &args, &(BatchnormForwardTensors){
+            .x = x, .y = y, .gamma = gamma, .beta = beta, .running_mean = running_mean,
+            .running_var = running_var, .save_mean = save_mean, .save_invstd = save_invstd}, st);
+    return b->batchnorm_forward_inference(b, &args, &(BatchnormInferenceTensors){
+        .x = x, .y = y, .gamma = gamma, .beta = beta, .running_mean = running_mean,
+        .running_var = running_var, .save_mean = save_mean, .save_invstd = save_invstd}, st);
 }
 
 static int batchnorm_backward(Layer *l, const LayerContext *ctx, Status *st) {

@@ -129,7 +129,7 @@ static int forward_training_f32(const BatchnormArgs *a, const float *x, float *y
 }
 
 static int forward_inference_f32(const BatchnormArgs *a, const float *x, float *y,
-                                 const BatchnormForwardTensors *t, Status *st) {
+                                 const BatchnormInferenceTensors *t, Status *st) {
     const float *gamma = t->gamma, *beta = t->beta;
     const float *running_mean = t->running_mean, *running_var = t->running_var;
     float *save_mean = t->save_mean, *save_invstd = t->save_invstd;
@@ -340,26 +340,20 @@ static int check_args(const Backend *b, const BatchnormArgs *a, const char *op, 
                  : check_sizes(a->n, a->channels, a->spatial, st);
 }
 
-typedef int (*ForwardF32)(const BatchnormArgs *a, const float *x, float *y,
-                          const BatchnormForwardTensors *t, Status *st);
-
-static int forward_staged(const Backend *b, const BatchnormArgs *a,
-                          const BatchnormForwardTensors *t, const char *op, ForwardF32 forward,
-                          Status *st) {
-    TRY(check_args(b, a, op, 0, st));
-    Staged s;
-    TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
-    return unstage(&s, a, t->y, forward(a, s.x, s.out, t, st));
-}
-
 static int cpu_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
                                           const BatchnormForwardTensors *t, Status *st) {
-    return forward_staged(b, a, t, "batchnorm_forward_training", forward_training_f32, st);
+    TRY(check_args(b, a, "batchnorm_forward_training", 0, st));
+    Staged s;
+    TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
+    return unstage(&s, a, t->y, forward_training_f32(a, s.x, s.out, t, st));
 }
 
 static int cpu_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
-                                           const BatchnormForwardTensors *t, Status *st) {
-    return forward_staged(b, a, t, "batchnorm_forward_inference", forward_inference_f32, st);
+                                           const BatchnormInferenceTensors *t, Status *st) {
+    TRY(check_args(b, a, "batchnorm_forward_inference", 0, st));
+    Staged s;
+    TRY(stage(a, t->x, NULL, t->y, 0, &s, st));
+    return unstage(&s, a, t->y, forward_inference_f32(a, s.x, s.out, t, st));
 }
 
 static int cpu_batchnorm_backward(const Backend *b, const BatchnormArgs *a,

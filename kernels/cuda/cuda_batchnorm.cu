@@ -422,25 +422,11 @@ static int forward_inference_channels(CudaContext *ctx, const BatchnormArgs *a, 
     return 0;
 }
 
-static const char *forward_op(bool training) {
-    return training ? "batchnorm_forward_training" : "batchnorm_forward_inference";
-}
-
-// Training and evaluation share their checks and the choice of layout; `training` picks
-// which statistics normalise x: the batch's, or the running ones, read and never written.
-template <typename T>
-static int forward_stored(const Backend *b, const BatchnormArgs *a, bool training,
-                          const BatchnormForwardTensors *t, Status *st) {
-    TRY(check_sizes(forward_op(training), a->n, a->channels, a->spatial, st));
-    CudaContext *ctx = cuda_context(b);
-    if (batchnorm_rows_apply(ctx, a)) return batchnorm_rows_forward(ctx, a, training, t, st);
-    const T *x = (const T *)t->x;
-    T *y = (T *)t->y;
-    if (training)
-        return forward_training_channels(ctx, a, x, y, t->gamma, t->beta, t->running_mean,
-                                         t->running_var, t->save_mean, t->save_invstd, st);
-    return forward_inference_channels(ctx, a, x, y, t->gamma, t->beta, t->running_mean,
-                                      t->running_var, t->save_mean, t->save_invstd, st);
+// Training and evaluation share their checks and the choice of layout (the table's entries
+// below): the rows kernels where batchnorm_rows_apply says so, else the channel kernels.
+static int check_forward(const Backend *b, const BatchnormArgs *a, const char *op, Status *st) {
+    TRY(backend_dtype_check(b, a->dtype, op, st));
+    return check_sizes(op, a->n, a->channels, a->spatial, st);
 }
 
 // Backward over many blocks per channel: two launches (see the kernels); without dx the
@@ -697,22 +683,31 @@ static int backward_data_with_sums_stored(const Backend *b, const BatchnormArgs 
 
 // ---- the table's entries: x, y, dy and dx stored as a->dtype ----------------------------
 
-static int batchnorm_forward(const Backend *b, const BatchnormArgs *a, bool training,
-                             const BatchnormForwardTensors *t, Status *st) {
-    TRY(backend_dtype_check(b, a->dtype, forward_op(training), st));
+static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
+                                           const BatchnormForwardTensors *t, Status *st) {
+    TRY(check_forward(b, a, "batchnorm_forward_training", st));
+    CudaContext *ctx = cuda_context(b);
+    if (batchnorm_rows_apply(ctx, a)) return batchnorm_rows_forward_training(ctx, a, t, st);
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(a->dtype, rc = forward_stored<storage_t>(b, a, training, t, st));
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = forward_training_channels(
+                                        ctx, a, (const storage_t *)t->x, (storage_t *)t->y,
+                                        t->gamma, t->beta, t->running_mean, t->running_var,
+                                        t->save_mean, t->save_invstd, st));
     return rc;
 }
 
-static int cuda_batchnorm_forward_training(const Backend *b, const BatchnormArgs *a,
-                                           const BatchnormForwardTensors *t, Status *st) {
-    return batchnorm_forward(b, a, true, t, st);
-}
-
+// Normalises with the running statistics, read and never written.
 static int cuda_batchnorm_forward_inference(const Backend *b, const BatchnormArgs *a,
-                                            const BatchnormForwardTensors *t, Status *st) {
-    return batchnorm_forward(b, a, false, t, st);
+                                            const BatchnormInferenceTensors *t, Status *st) {
+    TRY(check_forward(b, a, "batchnorm_forward_inference", st));
+    CudaContext *ctx = cuda_context(b);
+    if (batchnorm_rows_apply(ctx, a)) return batchnorm_rows_forward_inference(ctx, a, t, st);
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = forward_inference_channels(
+                                        ctx, a, (const storage_t *)t->x, (storage_t *)t->y,
+                                        t->gamma, t->beta, t->running_mean, t->running_var,
+                                        t->save_mean, t->save_invstd, st));
+    return rc;
 }
 
 static int cuda_batchnorm_backward(const Backend *b, const BatchnormArgs *a,

@@ -486,23 +486,23 @@ static int rows_backward_data_with_sums(CudaContext *ctx, const BatchnormArgs *a
 
 // ---- the entries, x, y, dy and dx stored as a->dtype ---------------------------------------
 
-// Training and evaluation share one entry: `training` picks the launches (batch statistics,
-// or the running ones read and never written); the tensors are the same.
-template <typename T>
-static int rows_forward(CudaContext *ctx, const BatchnormArgs *a, bool training, const T *x,
-                        T *y, const BatchnormForwardTensors *t, Status *st) {
-    if (training)
-        return rows_forward_training(ctx, a, x, y, t->gamma, t->beta, t->running_mean,
-                                     t->running_var, t->save_mean, t->save_invstd, st);
-    return rows_forward_inference(ctx, a, x, y, t->gamma, t->beta, t->running_mean,
-                                  t->running_var, t->save_mean, t->save_invstd, st);
+int batchnorm_rows_forward_training(CudaContext *ctx, const BatchnormArgs *a,
+                                    const BatchnormForwardTensors *t, Status *st) {
+    int rc = 0;
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = rows_forward_training(
+                                        ctx, a, (const storage_t *)t->x, (storage_t *)t->y,
+                                        t->gamma, t->beta, t->running_mean, t->running_var,
+                                        t->save_mean, t->save_invstd, st));
+    return rc;
 }
 
-int batchnorm_rows_forward(CudaContext *ctx, const BatchnormArgs *a, bool training,
-                           const BatchnormForwardTensors *t, Status *st) {
+int batchnorm_rows_forward_inference(CudaContext *ctx, const BatchnormArgs *a,
+                                     const BatchnormInferenceTensors *t, Status *st) {
     int rc = 0;
-    CUDA_STORAGE_DISPATCH(a->dtype, rc = rows_forward(ctx, a, training, (const storage_t *)t->x,
-                                                      (storage_t *)t->y, t, st));
+    CUDA_STORAGE_DISPATCH(a->dtype, rc = rows_forward_inference(
+                                        ctx, a, (const storage_t *)t->x, (storage_t *)t->y,
+                                        t->gamma, t->beta, t->running_mean, t->running_var,
+                                        t->save_mean, t->save_invstd, st));
     return rc;
 }
 

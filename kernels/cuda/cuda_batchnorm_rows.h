@@ -13,9 +13,12 @@
 int batchnorm_rows_apply(const CudaContext *ctx, const BatchnormArgs *a);
 
 // The ops of kernels/backend.h for such shapes; x, y, dy and dx stored as a->dtype.
-// Training (training true) or evaluation forward, as the table's two forward entries.
-int batchnorm_rows_forward(CudaContext *ctx, const BatchnormArgs *a, bool training,
-                           const BatchnormForwardTensors *t, Status *st);
+// The training and the evaluation forward, as the table's two forward entries (evaluation
+// reads the running statistics and never writes them).
+int batchnorm_rows_forward_training(CudaContext *ctx, const BatchnormArgs *a,
+                                    const BatchnormForwardTensors *t, Status *st);
+int batchnorm_rows_forward_inference(CudaContext *ctx, const BatchnormArgs *a,
+                                     const BatchnormInferenceTensors *t, Status *st);
 int batchnorm_rows_backward(CudaContext *ctx, const BatchnormArgs *a, const void *x,
                             const void *dy, const float *gamma, const float *save_mean,
                             const float *save_invstd, void *dx, float *dgamma, float *dbeta,

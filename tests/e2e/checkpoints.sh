@@ -26,6 +26,20 @@ if cmp -s "$work/straight.safetensors" "$work/resumed.safetensors"; then
     pass "2 epochs + resume for 2 = 4 epochs, byte for byte"
 else fail "2 epochs + resume for 2 = 4 epochs, byte for byte"; fi
 
+# --replicas: the file is read once and every replica takes its parameters and optimizer
+# state from it (a replica left as initialised would move the summed gradients).
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --replicas 2 --epochs 4 \
+    --save "$work/straight2.safetensors"
+expect_rc 0 "4 epochs straight on 2 replicas"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --replicas 2 --epochs 2 \
+    --checkpoint "$work/ck2"
+run "$TRAINER" train "$work/tiny.model" "${data[@]}" --replicas 2 --epochs 4 \
+    --resume "$work/ck2" --save "$work/resumed2.safetensors"
+expect_rc 0 "2 replicas resume for 2 more"
+if cmp -s "$work/straight2.safetensors" "$work/resumed2.safetensors"; then
+    pass "on 2 replicas, 2 epochs + resume for 2 = 4 epochs, byte for byte"
+else fail "on 2 replicas, 2 epochs + resume for 2 = 4 epochs, byte for byte"; fi
+
 run "$TRAINER" train "$work/tiny.model" "${data[@]}" --epochs 2 --checkpoint "$work/steps" \
     --checkpoint-every 5 --keep-last 3
 expect_rc 0 "--checkpoint-every 5 --keep-last 3"

@@ -302,14 +302,14 @@ static void forward_cases(const Case *k) {
     free(mean_mag);
 
     // evaluation, from the running statistics, saving them for backward
-    if (cpu->batchnorm_forward_inference(cpu, &args, &(BatchnormForwardTensors){.x = k->x,
+    if (cpu->batchnorm_forward_inference(cpu, &args, &(BatchnormInferenceTensors){.x = k->x,
                                          .y = y, .gamma = k->gamma, .beta = k->beta,
                                          .running_mean = k->rm, .running_var = k->rv,
                                          .save_mean = stats, .save_invstd = stats + c}, &st))
         fail_status("CPU batchnorm_forward_inference", &st);
     float *d_running = device_upload(&dev, k->rm, 2 * c * sizeof(float));
     if (dev.broken) goto done;
-    if (gpu->batchnorm_forward_inference(gpu, &args, &(BatchnormForwardTensors){.x = d_x,
+    if (gpu->batchnorm_forward_inference(gpu, &args, &(BatchnormInferenceTensors){.x = d_x,
                                          .y = d_y, .gamma = d_gamma, .beta = d_gamma + c,
                                          .running_mean = d_running, .running_var = d_running + c,
                                          .save_mean = d_stats, .save_invstd = d_stats + c}, &st))

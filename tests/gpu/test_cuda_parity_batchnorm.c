@@ -121,12 +121,12 @@ static void batchnorm_inference_case(const BnShape *s, int save) {
     float *d_rm = dev_floats(rm, c), *d_rv = dev_floats(rv, c);
     float *d_mean = save ? dev_poison_floats(c) : NULL, *d_invstd = save ? dev_poison_floats(c) : NULL;
     BatchnormArgs args = {.n = s->n, .channels = s->channels, .spatial = s->spatial, .eps = eps};
-    if (GPU_CALL(batchnorm_forward_inference, &args, &(BatchnormForwardTensors){.x = d_x,
+    if (GPU_CALL(batchnorm_forward_inference, &args, &(BatchnormInferenceTensors){.x = d_x,
                  .y = d_y, .gamma = d_gamma, .beta = d_beta, .running_mean = d_rm,
                  .running_var = d_rv, .save_mean = d_mean, .save_invstd = d_invstd}))
         return;
     float *y = poisoned(count), *mean = poisoned(c), *invstd = poisoned(c);
-    if (CPU_CALL(batchnorm_forward_inference, &args, &(BatchnormForwardTensors){.x = x,
+    if (CPU_CALL(batchnorm_forward_inference, &args, &(BatchnormInferenceTensors){.x = x,
                  .y = y, .gamma = gamma, .beta = beta, .running_mean = rm, .running_var = rv,
                  .save_mean = mean, .save_invstd = invstd}))
         return;
@@ -163,7 +163,7 @@ static void batchnorm_backward_case(const BnShape *s, int batch_statistics, int 
                  ? CPU_CALL(batchnorm_forward_training, &args, &(BatchnormForwardTensors){
                             .x = x, .y = scratch, .gamma = gamma, .beta = beta, .running_mean = rm,
                             .running_var = rv, .save_mean = mean, .save_invstd = invstd})
-                 : CPU_CALL(batchnorm_forward_inference, &args, &(BatchnormForwardTensors){
+                 : CPU_CALL(batchnorm_forward_inference, &args, &(BatchnormInferenceTensors){
                             .x = x, .y = scratch, .gamma = gamma, .beta = beta, .running_mean = rm,
                             .running_var = rv, .save_mean = mean, .save_invstd = invstd});
     if (rc) return;

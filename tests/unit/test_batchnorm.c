@@ -197,6 +197,33 @@ static void evaluation_uses_running_statistics(void) {
     net_close(&n);
 }
 
+// The op itself, handed running statistics it may only read: const, and in read-only
+// storage, so that a write to them would not compile or would fault. y and the saved
+// statistics are the evaluation's.
+static void inference_op_reads_const_running_statistics(void) {
+    static const float running_mean[2] = {1.0f, -3.0f}, running_var[2] = {4.0f, 0.09f};
+    const float gamma[2] = {2.0f, -0.5f}, beta[2] = {0.25f, 1.0f};
+    const float x[6] = {0, 1, 2, -3, -2.5f, 4};
+    float y[6], save_mean[2], save_invstd[2];
+    const Backend *b = cpu_backend();
+    Status st;
+    status_clear(&st);
+    BatchnormArgs args = {.n = 1, .channels = 2, .spatial = 3, .eps = 0.01f};
+    CHECK_INT_EQ(b->batchnorm_forward_inference(b, &args, &(BatchnormInferenceTensors){
+                     .x = x, .y = y, .gamma = gamma, .beta = beta,
+                     .running_mean = running_mean, .running_var = running_var,
+                     .save_mean = save_mean, .save_invstd = save_invstd}, &st), 0);
+    for (int i = 0; i < 6; i++) {
+        int c = i / 3;
+        double want = (x[i] - running_mean[c]) / sqrt(running_var[c] + 0.01) * gamma[c] + beta[c];
+        CHECK_NEAR(y[i], want, 1e-5 * (1.0 + fabs(want)));
+    }
+    for (int c = 0; c < 2; c++) {
+        CHECK_NEAR(save_mean[c], running_mean[c], 0.0);
+        CHECK_NEAR(save_invstd[c], 1.0 / sqrt(running_var[c] + 0.01), 1e-6 * save_invstd[c]);
+    }
+}
+
 // One value per channel in training (a last batch of one sample after dense): the
 // normalised value is 0, so y = beta, and the running statistics stay where they were
 // (the unbiased variance of one value is undefined).
@@ -362,6 +389,7 @@ int main(void) {
         "input shape=4x1x3\nbatchnorm name=bn momentum=1 eps=0.5\nflatten\nloss mse\n", 2, 4, 3,
         1.0, 0.5);
     evaluation_uses_running_statistics();
+    inference_op_reads_const_running_statistics();
     single_value_per_channel_keeps_running_statistics();
     parameter_count_leaves_out_buffers();
     optimizer_skips_buffers();

@@ -203,12 +203,15 @@ static void batchnorm_op_matches_finite_differences(int n, int channels, int spa
     const BatchnormForwardTensors tensors = {.x = x, .y = y, .gamma = gamma, .beta = beta,
                                              .running_mean = rmean, .running_var = rvar,
                                              .save_mean = smean, .save_invstd = sinv};
+    const BatchnormInferenceTensors fixed = {.x = x, .y = y, .gamma = gamma, .beta = beta,
+                                             .running_mean = rmean, .running_var = rvar,
+                                             .save_mean = smean, .save_invstd = sinv};
 #define BN_LOSS(out)                                                                         \
     do {                                                                                     \
         if (training)                                                                        \
             b->batchnorm_forward_training(b, &forward, &tensors, &st);                       \
         else                                                                                 \
-            b->batchnorm_forward_inference(b, &forward, &tensors, &st);                      \
+            b->batchnorm_forward_inference(b, &forward, &fixed, &st);                        \
         memcpy(rmean, rmean_saved, sizeof rmean);                                            \
         memcpy(rvar, rvar_saved, sizeof rvar);                                               \
         double sum_ = 0.0;                                                                   \

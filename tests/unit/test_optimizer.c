@@ -151,8 +151,14 @@ static void zero_learning_rate_keeps_parameters(void) {
 
 int main(void) {
     rng_seed(&rng, 31337);
-    CHECK(cpu_backend()->sgd_update != NULL);  // registered by cpu_optimizer.c
-    CHECK(cpu_backend()->adam_update != NULL);  // registered by cpu_optimizer.c
+    // Every case calls the CPU table's slots, so what is held to PyTorch's rules is what
+    // cpu_optimizer.c registered there; without a slot there is nothing to call.
+    const Backend *b = cpu_backend();
+    if (!b->sgd_update || !b->adam_update) {
+        fprintf(stderr, "test_optimizer: the CPU table has no %s\n",
+                b->sgd_update ? "adam_update" : "sgd_update");
+        return 1;
+    }
     sgd_matches_pytorch("sgd", (SgdHyper){.lr = 0.1f});
     sgd_matches_pytorch("sgd_momentum", (SgdHyper){.lr = 0.02f, .momentum = 0.9f});
     sgd_matches_pytorch("sgd_nesterov", (SgdHyper){.lr = 0.02f, .momentum = 0.9f, .nesterov = 1});

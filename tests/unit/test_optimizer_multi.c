@@ -169,23 +169,44 @@ static void nets_agree(const char *what, const Net *a, const Net *b, int slots) 
         }
 }
 
-// Net a steps through the CPU table (multi-tensor ops), net b through a copy without them
-// (core/optimizer.c falls back to one call per tensor).
+// The CPU table's multi-tensor ops, counted: were net a below not to step through them,
+// both nets would take the per-tensor path and agree whatever those ops compute.
+static int multi_calls;
+
+static int counted_sgd_multi(const Backend *b, const OptimizerTensor *tensors, int count,
+                             const SgdHyper *h, Status *st) {
+    multi_calls++;
+    return cpu_backend()->sgd_update_multi(b, tensors, count, h, st);
+}
+
+static int counted_adam_multi(const Backend *b, const OptimizerTensor *tensors, int count,
+                              const AdamHyper *h, Status *st) {
+    multi_calls++;
+    return cpu_backend()->adam_update_multi(b, tensors, count, h, st);
+}
+
+// Net a steps through the CPU table's multi-tensor ops (counted), net b through a copy
+// without them (core/optimizer.c falls back to one call per tensor).
 static void step_multi_matches_fallback(const char *what, OptimizerConfig o) {
     Net a, b;
     int rc = net_open(&a, &o);
     if (!rc) rc = net_open(&b, &o);
     if (!rc) {
-        Backend fallback = *cpu_backend();
+        Backend counted = *cpu_backend(), fallback = *cpu_backend();
+        counted.sgd_update_multi = counted_sgd_multi;
+        counted.adam_update_multi = counted_adam_multi;
         fallback.sgd_update_multi = NULL;
         fallback.adam_update_multi = NULL;
         Status st;
         status_clear(&st);
+        multi_calls = 0;
         for (int step = 1; step <= STEPS; step++) {
             set_gradients(&a, &b, 100 + (uint64_t)step);
-            CHECK_INT_EQ(optimizer_step(&a.g, &o, cpu_backend(), step, &st), 0);
+            CHECK_INT_EQ(optimizer_step(&a.g, &o, &counted, step, &st), 0);
             CHECK_INT_EQ(optimizer_step(&b.g, &o, &fallback, step, &st), 0);
         }
+        // 82 trained tensors: a group of 64 and one of 18 each step.
+        CHECK_INT_EQ(multi_calls, 2 * STEPS);
         nets_agree(what, &a, &b, optimizer_state_slots(&o));
     }
     net_close(&a);
@@ -231,8 +252,13 @@ static void failures_name_the_parameters(void) {
 
 int main(void) {
     rng_seed(&rng, 4242);
-    CHECK(cpu_backend()->sgd_update_multi != NULL);  // registered by cpu_optimizer.c
-    CHECK(cpu_backend()->adam_update_multi != NULL);  // registered by cpu_optimizer.c
+    // The cases call the CPU table's multi-tensor slots, which cpu_optimizer.c registers.
+    const Backend *b = cpu_backend();
+    if (!b->sgd_update_multi || !b->adam_update_multi) {
+        fprintf(stderr, "test_optimizer_multi: the CPU table has no %s\n",
+                b->sgd_update_multi ? "adam_update_multi" : "sgd_update_multi");
+        return 1;
+    }
     multi_matches_per_tensor("sgd", 0, (SgdHyper){.lr = 0.1f}, (AdamHyper){0});
     multi_matches_per_tensor("sgd_momentum", 0, (SgdHyper){.lr = 0.05f, .momentum = 0.9f},
                              (AdamHyper){0});

@@ -140,11 +140,11 @@ static void ops_round_once(DType dtype, int n, int channels, int spatial) {
     check_rounded_once("batchnorm_forward_training y", y16, y32, count, dtype);
     check_same_floats("batchnorm_forward_training statistics", stats16, stats32, 4 * c, dtype);
 
-    OP_OK(b->batchnorm_forward_inference(b, &half, &(BatchnormForwardTensors){.x = x.bits,
+    OP_OK(b->batchnorm_forward_inference(b, &half, &(BatchnormInferenceTensors){.x = x.bits,
                                          .y = y16, .gamma = gamma, .beta = beta,
                                          .running_mean = rm, .running_var = rv,
                                          .save_mean = mean16, .save_invstd = invstd16}, st));
-    OP_OK(b->batchnorm_forward_inference(b, &wide, &(BatchnormForwardTensors){.x = x.wide,
+    OP_OK(b->batchnorm_forward_inference(b, &wide, &(BatchnormInferenceTensors){.x = x.wide,
                                          .y = y32, .gamma = gamma, .beta = beta,
                                          .running_mean = rm, .running_var = rv,
                                          .save_mean = mean32, .save_invstd = invstd32}, st));
