@@ -247,6 +247,7 @@ static int resize_side(const char *text, char **end) {
 static int read_resize(const Safetensors *file, const char *path, LoadedInputs *in,
                        Status *st) {
     const char *text = safetensors_metadata(file, "resize");
+    in->resize_recorded = text != NULL;
     if (!text || strcmp(text, "none") == 0) return 0;
     char *end = NULL;
     int height = resize_side(text, &end), width = 0;

@@ -53,6 +53,7 @@ typedef struct LoadedInputs {
     HeldOutSplit held_out;               // fraction 0: none held out, or none recorded
     int held_out_recorded;               // the file says (val_split, "0" for none)
     int resize_height, resize_width;     // 0: not resized, or not recorded
+    int resize_recorded;                 // the file says (resize, "none" included)
 } LoadedInputs;
 
 // A class name as the metadata records it, into out (CHECKPOINT_CLASS_NAME_WRITTEN_MAX

@@ -184,6 +184,17 @@ int checkpoints_check_folder(const char *folder, const char *resume_from, Status
     return check_folder(folder, resume_from, resume_from ? resume_file : NULL, st);
 }
 
+int checkpoints_read_resumed_inputs(const char *resume_from, char *path, size_t size,
+                                    LoadedInputs *out, Status *st) {
+    memset(out, 0, sizeof *out);
+    TRY(resume_path(resume_from, path, size, st));
+    Safetensors file;
+    TRY(safetensors_read_file(path, &file, st));
+    int rc = checkpoint_inputs_read(&file, path, out, st);
+    safetensors_free(&file);
+    return rc;
+}
+
 int checkpoints_open(CheckpointSession *s, Run *run, RunConfig *config,
                      const char *resume_from, const char *init, Status *st) {
     if (s->read_only) s->folder = s->save_path = NULL;  // resumes, but writes nothing

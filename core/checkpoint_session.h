@@ -54,6 +54,12 @@ void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normal
 // newest). checkpoints_open runs them; train runs them before the data load too, for a
 // folder that exists, so that a wrong one is refused without the wait.
 int checkpoints_check_folder(const char *folder, const char *resume_from, Status *st);
+// Before the data load, which depends on them: the inputs the checkpoint --resume
+// `resume_from` names (a file, or a folder's newest step file, into `path`) records, read
+// from its metadata (the resize says how its run read images). Free *out with
+// checkpoint_inputs_free.
+int checkpoints_read_resumed_inputs(const char *resume_from, char *path, size_t size,
+                                    LoadedInputs *out, Status *st);
 // --save FILE's checks, each STATUS_BAD_INPUT: not the model file itself, a target
 // atomic_file_check_target accepts, in a folder no other trainer process holds as its
 // --checkpoint folder or --logdir (its shared lock is then held for this process's life).

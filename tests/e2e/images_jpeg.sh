@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # images:DIR with JPEG and PNG files mixed, some not at the model's size: refused without
-# --resize (the hint names it), trained with --resize model (the header says so), and
+# --resize (the hint names it), trained with --resize model (the header says so; a
+# --resume reads them so without being told, and refuses another --resize), and
 # `predict --resize model` gives the same output for a JPEG and for the PNG of that JPEG's
 # own pixels (decoded by Debian's djpeg, whose settings data/jpeg.c uses): same pixels, same
 # resize, same prediction, exactly. The weights record the resize: predict and eval without
@@ -46,6 +47,20 @@ for ppm in "$work"/pets/*/*.ppm; do
 done
 
 sed 's/units=10$/units=2/' models/mlp.model >"$work/two.model"
+# with_resize FROM TO [VALUE]: FROM's safetensors with metadata resize=VALUE (none given:
+# without the key, as files written before it was recorded) as TO.
+with_resize() {
+    python3 - "$@" <<'PY'
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()
+size = struct.unpack("<Q", data[:8])[0]
+header = json.loads(data[8:8 + size])
+header["__metadata__"].pop("resize", None)
+if len(sys.argv) > 3: header["__metadata__"]["resize"] = sys.argv[3]
+text = json.dumps(header).encode()
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(text)) + text + data[8 + size:])
+PY
+}
 train=("$TRAINER" train "$work/two.model" --epochs 2 --batch 8 --device cpu --val-split 0.25)
 
 run "${train[@]}" --data "images:$work/pets"
@@ -53,7 +68,8 @@ expect_error 2 "image is 36x30 pixels (WxH), but the split's images are 28x28" \
     "an image of another size than most is refused"
 expect_in err "or train with --resize HxW" "the hint names --resize"
 
-run "${train[@]}" --data "images:$work/pets" --resize model --save "$work/w.safetensors"
+run "${train[@]}" --data "images:$work/pets" --resize model --save "$work/w.safetensors" \
+    --checkpoint "$work/ck"
 expect_rc 0 "a folder of JPEG and PNG images of three sizes trains with --resize model"
 expect_in out "images: resized to 28x28 (HxW) where another size, bilinear" \
     "the header says the size and the filter"
@@ -79,6 +95,32 @@ run "${train[@]}" --data "png:$work/pets" --resize 28x28
 expect_rc 0 "png:DIR is the same reader, and --resize HxW the same as model"
 run "${train[@]}" --data "images:$work/pets" --resize 32x32
 expect_error 2 "--resize 32x32 does not fit the model's input shape=784" "another size is refused"
+
+# A resume reads the images as the checkpoint's run did: without --resize at the size it
+# records, with predict's notice; another --resize is refused.
+step=$(ls "$work"/ck/step-*.safetensors | tail -n 1)
+run "${train[@]}" --data "images:$work/pets" --epochs 3 --resume "$work/ck"
+expect_rc 0 "a resume without --resize trains"
+expect_in err "trainer: notice: images are resized to 28x28 (HxW) where another size, as \
+$step records its run did (--resize 28x28)" "at the size the checkpoint records, and says so"
+expect_in out "images: resized to 28x28 (HxW)" "the header says so too"
+run "${train[@]}" --data "images:$work/pets" --epochs 3 --resume "$work/ck" --resize none
+expect_error 2 "$step: the checkpoint's run resized its images to 28x28 (HxW) where another \
+size; this run (--resize none) reads them at their own size: the weights would see other \
+inputs than they were trained on" "a resume with --resize none is refused"
+expect_in err "hint: resume with --resize 28x28, or without --resize, which takes it" \
+    "the hint names the recorded size"
+# A checkpoint that records none refuses a --resize; one without the key, as before.
+with_resize "$step" "$work/ck-none.safetensors" none
+with_resize "$step" "$work/ck-old.safetensors"
+run "${train[@]}" --data "images:$work/pets" --epochs 3 --resume "$work/ck-none.safetensors" \
+    --resize model
+expect_error 2 "the checkpoint's run read its images at their own size; this run (--resize \
+model) resizes them to 28x28" "a resize added to a run that read images as they are is refused"
+expect_in err "hint: resume without --resize" "the hint says to leave it out"
+run "${train[@]}" --data "images:$work/pets" --epochs 3 --resume "$work/ck-old.safetensors" \
+    --resize model
+expect_rc 0 "a checkpoint without the key resumes with --resize, as before"
 
 # The PNG of each JPEG's own pixels, as djpeg decodes them.
 jpegs=() pngs=()
@@ -128,18 +170,8 @@ expect_error 2 "but the model takes 28x28" "predict --resize none refuses anothe
 
 # Weights written before the resize was recorded (no key) read images as they are; a
 # resize that is not HxW is refused, naming the file and key.
-python3 - "$work/w.safetensors" "$work" <<'PY'
-import json, struct, sys
-data = open(sys.argv[1], "rb").read()
-size = struct.unpack("<Q", data[:8])[0]
-header = json.loads(data[8:8 + size])
-for name, value in (("old", None), ("bad", "28x")):
-    header["__metadata__"].pop("resize", None)
-    if value: header["__metadata__"]["resize"] = value
-    text = json.dumps(header).encode()
-    open("%s/%s.safetensors" % (sys.argv[2], name), "wb").write(
-        struct.pack("<Q", len(text)) + text + data[8 + size:])
-PY
+with_resize "$work/w.safetensors" "$work/old.safetensors"
+with_resize "$work/w.safetensors" "$work/bad.safetensors" 28x
 predict_old=("$TRAINER" predict "$work/two.model" --weights "$work/old.safetensors" --device cpu --top 2)
 run "${predict_old[@]}" "${jpegs[1]}"
 expect_error 2 "but the model takes 28x28" "weights without the key: another size is refused"

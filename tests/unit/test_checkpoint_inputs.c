@@ -113,6 +113,7 @@ static void resize_and_limit_order_read_back(void) {
     CHECK(strcmp(entries[0].key, "resize") == 0 && strcmp(entries[0].value, "none") == 0);
     CHECK_INT_EQ(short_entries_round_trip(&plain, &loaded, &st), 0);
     CHECK_INT_EQ(loaded.resize_height, 0);
+    CHECK_INT_EQ(loaded.resize_recorded, 1);  // a resume refuses a --resize against it
     checkpoint_inputs_free(&loaded);
 }
 
@@ -129,6 +130,7 @@ static void files_without_the_keys_read_as_before(void) {
     CHECK_INT_EQ(checkpoint_inputs_read(&s, "mem", &loaded, &st), 0);
     CHECK_INT_EQ(loaded.resize_height, 0);
     CHECK_INT_EQ(loaded.resize_width, 0);
+    CHECK_INT_EQ(loaded.resize_recorded, 0);  // says nothing either way
     CHECK_INT_EQ(loaded.held_out.limit_order, LIMIT_STRATIFIED);
     CHECK_INT_EQ(loaded.held_out.train_limit, 200);
     // Its run may have given --limit-order first: a resume or eval that does is not told
