@@ -84,9 +84,10 @@ static int list_folder(const char *dir, int folders, NameList *list, Status *st)
         return STATUS_BAD_INPUT;
     }
     int rc = 0;
+    Escaped shown;
     for (struct dirent *e; !rc && (e = readdir(d));)
         if (wanted(dir, e->d_name, folders) && add_name(list, e->d_name))
-            rc = status_out_of_host_memory(st, 0, "listing %s", dir);
+            rc = status_out_of_host_memory(st, 0, "listing %s", escaped(dir, &shown));
     closedir(d);
     if (rc) names_free(list);
     else if (list->count) qsort(list->names, (size_t)list->count, sizeof *list->names,

@@ -7,6 +7,8 @@
 
 #include "data/image.h"
 
+#include "base/escape.h"
+
 void image_to_planes(const ImagePixels *image, int channels, float *out) {
     size_t plane = (size_t)image->width * image->height;
     int samples = image->samples;
@@ -40,7 +42,11 @@ int image_file_name(const char *name) {
 
 int image_decode_failed(const char *path, int rc, const char *format, const char *library,
                         const char *error, Status *st) {
-    if (rc == -2) return status_out_of_host_memory(st, 0, "decoding %s", path);
+    if (rc == -2) {
+        char shown[4 * 256 + 8];  // the message holds 768 bytes: more would be cut anyway
+        return status_out_of_host_memory(st, 0, "decoding %s",
+                                         text_escape(path, strlen(path), shown, sizeof shown));
+    }
     status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot decode %s: %s (%s)", format, error,
                    library);
     status_hint(st, "the file is damaged or cut short; export or download it again");

@@ -3,7 +3,7 @@
 // order; alpha is composited over black. A wrong size, a missing file, a file that is
 // not a PNG, a cut-short PNG, damaged chunks and a palette index past the palette are
 // STATUS_BAD_INPUT naming the file, with a message and a hint, never a crash or a leak
-// (the ASan build watches).
+// (the ASan build watches). Out of memory names the path escaped.
 //
 // The PNGs are written here with libpng itself, under a fresh /tmp folder.
 #define _POSIX_C_SOURCE 200809L
@@ -580,6 +580,16 @@ static void palette_index_past_the_palette_is_refused(void) {
     }
 }
 
+// Out of host memory while decoding (rc -2, which libpng's and libjpeg's wrappers return):
+// the path, bytes from the disk, is printed escaped like any other.
+static void out_of_memory_names_the_path_escaped(void) {
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(image_decode_failed("pets/x\x1b[31m\xff.png", -2, "PNG", "libpng", "", &st),
+                 STATUS_RUNTIME_ERROR);
+    CHECK_CONTAINS(st.message, "out of host memory decoding pets/x\\x1b[31m\\xff.png");
+}
+
 int main(void) {
     snprintf(tmp_root, sizeof tmp_root, "/tmp/trainer-test-png-XXXXXX");
     if (!mkdtemp(tmp_root)) {
@@ -595,6 +605,7 @@ int main(void) {
     damaged_chunks_report_libpng_message();
     ancillary_chunks_are_skipped_unread();
     palette_index_past_the_palette_is_refused();
+    out_of_memory_names_the_path_escaped();
 
     const char *names[] = {"gray8.png", "gray16.png", "gray1.png", "gray2.png", "gray4.png",
                            "gray8_trns.png", "gray_alpha.png", "rgb8.png", "rgba8.png",
