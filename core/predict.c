@@ -45,7 +45,9 @@ static int ranking_alloc(Ranking *r, int batch, int classes, Status *st) {
     r->probs = r->scores ? malloc((size_t)classes * sizeof *r->probs) : NULL;
     r->ranked = r->probs ? malloc((size_t)classes * sizeof *r->ranked) : NULL;
     if (r->ranked) return 0;
-    return status_out_of_host_memory(st, 0, "ranking %d classes", classes);
+    return status_out_of_host_memory(
+        st, (size_t)classes * (batch * sizeof *r->scores + sizeof *r->probs + sizeof *r->ranked),
+        "ranking %d classes", classes);
 }
 
 int predict_batches(Run *run, const float *images, int count, int batch_cap, int sync_check,

@@ -348,8 +348,9 @@ static int decode_all(PngSplit *split, const DatasetOptions *options, int stream
     if (!pixels || !(out->images || out->paths) || !out->labels) {
         free(pixels);
         return status_out_of_host_memory(
-            st, (size_t)split->count * (stream ? sizeof *out->paths : sample), "for %d images",
-            split->count);
+            st, sample * sizeof *pixels +
+                    (size_t)split->count * ((stream ? sizeof *out->paths : sample) + 1),
+            "for %d images", split->count);
     }
     int rc = 0;
     for (int i = 0; !rc && i < split->count; i++) {

@@ -169,9 +169,11 @@ run "${predict[@]}" --resize none "${jpegs[1]}"
 expect_error 2 "but the model takes 28x28" "predict --resize none refuses another size"
 
 # Weights written before the resize was recorded (no key) read images as they are; a
-# resize that is not HxW is refused, naming the file and key.
+# resize that is not HxW, or that the model's input does not take, is refused, naming the
+# file and key.
 with_resize "$work/w.safetensors" "$work/old.safetensors"
 with_resize "$work/w.safetensors" "$work/bad.safetensors" 28x
+with_resize "$work/w.safetensors" "$work/other.safetensors" 32x32
 predict_old=("$TRAINER" predict "$work/two.model" --weights "$work/old.safetensors" --device cpu --top 2)
 run "${predict_old[@]}" "${jpegs[1]}"
 expect_error 2 "but the model takes 28x28" "weights without the key: another size is refused"
@@ -182,6 +184,11 @@ run "$TRAINER" predict "$work/two.model" --weights "$work/bad.safetensors" --dev
     "${jpegs[1]}"
 expect_error 2 "$work/bad.safetensors: checkpoint metadata 'resize' is '28x'; expected none or \
 HxW" "a malformed resize is refused, naming the file and key"
+run "$TRAINER" predict "$work/two.model" --weights "$work/other.safetensors" --device cpu \
+    "${jpegs[1]}"
+expect_error 2 "$work/other.safetensors: checkpoint metadata 'resize' is '32x32', which does \
+not fit the model's input shape=784" "a recorded resize the input does not take is refused"
+expect_in err "give --resize model (or none)" "the hint says how to choose"
 
 # A JPEG cut short: named, or skipped and counted.
 head -c 300 "${jpegs[0]}" >"$work/pets/dark/zz.jpg"
