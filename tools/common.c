@@ -363,8 +363,8 @@ static int take_recorded_resize(const Shape *input, const char *weights, int h, 
         return STATUS_BAD_INPUT;
     }
     char shown[4 * 1024 + 8];
-    print_notice("images are resized to %dx%d (HxW) where another size, as %s records its "
-                 "run did (--resize %dx%d)%s", h, w,
+    print_notice("images of another size are resized to %dx%d (HxW), as %s records its run "
+                 "did (--resize %dx%d)%s", h, w,
                  text_escape(weights, strlen(weights), shown, sizeof shown), h, w, tail);
     *height = h;
     *width = w;
@@ -376,8 +376,8 @@ int resize_as_recorded(const Command *cmd, const ParsedArgs *args, const Shape *
                        int *width, Status *st) {
     int h = recorded->resize_height, w = recorded->resize_width;
     if (args_get(cmd, args, "--resize") || !h) return 0;
-    return take_recorded_resize(input, weights, h, w, "; --resize none turns that off", height,
-                                width, st);
+    return take_recorded_resize(input, weights, h, w, "; --resize none reads them as they are",
+                                height, width, st);
 }
 
 int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,

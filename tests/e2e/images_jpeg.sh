@@ -84,7 +84,7 @@ evaluated=$(sed -n 's/^val loss \([0-9.]*\)  accuracy \([0-9.]*\) .*/\1 \2/p' <<
 if [ "$rc" -eq 0 ] && [ -n "$trained" ] && [ "$evaluated" = "$trained" ]; then
     pass "eval without --resize measures the run's validation images as it did ($trained)"
 else fail "eval without --resize measures as the run did" "run: '$trained', eval: '$evaluated'"; fi
-expect_in err "trainer: notice: images are resized to 28x28" "with the notice"
+expect_in err "trainer: notice: images of another size are resized to 28x28" "with the notice"
 run "${train[@]}" --data "images:$work/pets" --resize model --decode stream \
     --save "$work/streamed.safetensors"
 expect_rc 0 "streamed (--decode stream), the images are resized as their batches are made"
@@ -101,7 +101,7 @@ expect_error 2 "--resize 32x32 does not fit the model's input shape=784" "anothe
 step=$(ls "$work"/ck/step-*.safetensors | tail -n 1)
 run "${train[@]}" --data "images:$work/pets" --epochs 3 --resume "$work/ck"
 expect_rc 0 "a resume without --resize trains"
-expect_in err "trainer: notice: images are resized to 28x28 (HxW) where another size, as \
+expect_in err "trainer: notice: images of another size are resized to 28x28 (HxW), as \
 $step records its run did (--resize 28x28)" "at the size the checkpoint records, and says so"
 expect_in out "images: resized to 28x28 (HxW)" "the header says so too"
 run "${train[@]}" --data "images:$work/pets" --epochs 3 --resume "$work/ck" --resize none
@@ -162,8 +162,8 @@ run "${predict[@]}" "${jpegs[@]}"
 if [ "$rc" -eq 0 ] && [ -n "$resized" ] && [ "$out" = "$resized" ]; then
     pass "predict without --resize resizes as the weights record: the same output"
 else fail "predict without --resize predicts as with --resize model" "$(diff <(echo "$resized") <(echo "$out"))"; fi
-expect_in err "trainer: notice: images are resized to 28x28 (HxW) where another size, as \
-$work/w.safetensors records its run did (--resize 28x28); --resize none turns that off" \
+expect_in err "trainer: notice: images of another size are resized to 28x28 (HxW), as \
+$work/w.safetensors records its run did (--resize 28x28); --resize none reads them as they are" \
     "and says so"
 run "${predict[@]}" --resize none "${jpegs[1]}"
 expect_error 2 "but the model takes 28x28" "predict --resize none refuses another size"
