@@ -332,17 +332,18 @@ static int measure_layers(TrainBench *t, const BenchOptions *o, int steps, Bench
     const Backend *b = t->device->backend;
     Graph *g = t->graph;
     int layers = g->count - 1;
-    out->layers = calloc((size_t)(layers > 0 ? layers : 1), sizeof *out->layers);
+    size_t slots = (size_t)(layers > 0 ? layers : 1);
+    out->layers = calloc(slots, sizeof *out->layers);
     // Per step: each layer's forward and backward, and the update.
-    double *samples = malloc(((size_t)2 * layers + 1) * (size_t)steps * sizeof *samples);
+    size_t samples_bytes = ((size_t)2 * layers + 1) * (size_t)steps * sizeof(double);
+    double *samples = malloc(samples_bytes);
     LayerMarks m;
     memset(&m, 0, sizeof m);
     m.backend = b;
     int rc = out->layers && samples
                  ? 0
-                 : status_out_of_host_memory(
-                       st, ((size_t)2 * layers + 1) * (size_t)steps * sizeof *samples,
-                       "for per-layer times");
+                 : status_out_of_host_memory(st, slots * sizeof *out->layers + samples_bytes,
+                                             "for per-layer times");
     if (!rc) rc = marks_make(b, g->count, &m, st);
     for (int s = 0; !rc && s < steps; s++) {
         bench_progress(o, "train %s: per-layer step %d/%d", out->model, s + 1, steps);

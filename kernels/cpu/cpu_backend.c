@@ -249,7 +249,7 @@ static int cpu_pinned_wait(const Backend *b, void *ptr, Status *st) { return 0; 
 // returning), so the clock read when the mark is placed is when the work before it ended.
 static int cpu_timer_create(const Backend *b, void **timer, Status *st) {
     *timer = calloc(1, sizeof(struct timespec));
-    if (!*timer) return status_fail(st, STATUS_RUNTIME_ERROR, "cpu: no host memory for a timer");
+    if (!*timer) return status_out_of_host_memory(st, sizeof(struct timespec), "for a timer");
     return 0;
 }
 

@@ -49,7 +49,10 @@ static int gemm_widened(const Backend *b, const GemmArgs *g, const void *a, cons
     float *rounded_bias = wide_c && bias ? cpu_widen(bias, DTYPE_F32, (size_t)g->n, st) : NULL;
     int rc = 0;
     if (!wide_c || (bias && !rounded_bias)) {
-        rc = st->code ? (int)st->code : status_out_of_host_memory(st, 0, "for a GEMM's f32 copies");
+        // cpu_widen said why; otherwise it was wide_c's calloc.
+        rc = st->code ? (int)st->code
+                      : status_out_of_host_memory(st, c_values * sizeof *wide_c,
+                                                  "for the f32 copy of a GEMM's C");
         goto done;
     }
     if (g->beta != 0.0f)

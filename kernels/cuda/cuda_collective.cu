@@ -33,6 +33,25 @@ extern "C" void cuda_collective_close(CudaCollective *c) {
     free(c);
 }
 
+// `count` empty communicators and their streams, for this process alone (processes 0);
+// *out is NULL when the host has no room for them.
+static int collective_new(int count, const char *what, CudaCollective **out, Status *st) {
+    CudaCollective *c = (CudaCollective *)calloc(1, sizeof *c);
+    if (c) {
+        c->count = count;
+        c->comms = (ncclComm_t *)calloc((size_t)count, sizeof *c->comms);
+        c->streams = (cudaStream_t *)calloc((size_t)count, sizeof *c->streams);
+    }
+    if (!c || !c->comms || !c->streams) {
+        cuda_collective_close(c);
+        *out = NULL;
+        return status_out_of_host_memory(
+            st, sizeof *c + (size_t)count * (sizeof *c->comms + sizeof *c->streams), "%s", what);
+    }
+    *out = c;
+    return 0;
+}
+
 // Two replicas on one GPU reach NCCL as they are: it refuses them itself ("Duplicate GPU
 // detected", ncclInvalidUsage), and core/collective.c, which chose NCCL for them only when
 // asked to (--collective nccl), puts its words beside which replicas share which GPU.
@@ -56,16 +75,8 @@ static int init_communicators(const Backend *const *backends, CudaCollective *c,
 extern "C" int cuda_collective_open(const Backend *const *backends, int count,
                                     CudaCollective **out, Status *st) {
     *out = NULL;
-    CudaCollective *c = (CudaCollective *)calloc(1, sizeof *c);
-    if (c) {
-        c->count = count;
-        c->comms = (ncclComm_t *)calloc((size_t)count, sizeof *c->comms);
-        c->streams = (cudaStream_t *)calloc((size_t)count, sizeof *c->streams);
-    }
-    if (!c || !c->comms || !c->streams) {
-        cuda_collective_close(c);
-        return status_out_of_host_memory(st, 0, "for NCCL's communicators");
-    }
+    CudaCollective *c;
+    TRY(collective_new(count, "for NCCL's communicators", &c, st));
     int rc = init_communicators(backends, c, st);
     if (rc) {
         cuda_collective_close(c);
@@ -117,17 +128,9 @@ extern "C" int cuda_collective_open_rank(const Backend *b,
                                          const unsigned char id[CUDA_NCCL_ID_BYTES], int rank,
                                          int size, CudaCollective **out, Status *st) {
     *out = NULL;
-    CudaCollective *c = (CudaCollective *)calloc(1, sizeof *c);
-    if (c) {
-        c->count = 1;
-        c->processes = size;
-        c->comms = (ncclComm_t *)calloc(1, sizeof *c->comms);
-        c->streams = (cudaStream_t *)calloc(1, sizeof *c->streams);
-    }
-    if (!c || !c->comms || !c->streams) {
-        cuda_collective_close(c);
-        return status_out_of_host_memory(st, 0, "for NCCL's communicator");
-    }
+    CudaCollective *c;
+    TRY(collective_new(1, "for NCCL's communicator", &c, st));
+    c->processes = size;
     CudaContext *ctx = cuda_context(b);
     c->streams[0] = ctx->stream;
     ncclUniqueId unique;
