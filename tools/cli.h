@@ -184,7 +184,7 @@ int args_limit_order(const Command *cmd, const ParsedArgs *args, DatasetLimitOrd
     {"--resize", "model|HxW", "resize images of another size to the model's input (model, " \
                               "or HxW, which must match it; a flat input N takes any H*W = " \
                               "N) with a bilinear filter, antialiased when shrinking"}
-// eval's and predict's: by default the size the weights record (resize_as_recorded).
+// eval's and predict's: by default the size the weights record (core/recorded_resize.h).
 #define RESIZE_AS_RECORDED_OPTION_SPEC                                                       \
     {"--resize", "model|HxW|none", "resize images of another size to the model's input "       \
                                    "(model, or HxW, which must match it) with a bilinear "     \
@@ -193,20 +193,13 @@ int args_limit_order(const Command *cmd, const ParsedArgs *args, DatasetLimitOrd
 // to, 0 when not given. Refused when it does not fit the input.
 int args_resize(const Command *cmd, const ParsedArgs *args, const Shape *input, int *height,
                 int *width, Status *st);
-// For eval and predict, without --resize: the size the weights file `weights` records its
-// run's images were resized to (`recorded`), said in a notice, into *height, *width (left as
-// they are when --resize is given or nothing is recorded). STATUS_BAD_INPUT naming the file
-// when it does not fit `input`.
-int resize_as_recorded(const Command *cmd, const ParsedArgs *args, const Shape *input,
-                       const char *weights, const LoadedInputs *recorded, int *height,
-                       int *width, Status *st);
 // --on-bad-sample fail|skip: *skip set for skip; another word is refused.
 int args_on_bad_sample(const Command *cmd, const ParsedArgs *args, int *skip, Status *st);
 // The reading options of a Graph's input: its shape and --on-bad-sample.
 int dataset_options_from_args(const Command *cmd, const ParsedArgs *args, const Graph *g,
                               DatasetOptions *options, Status *st);
 // dataset_options_from_args for eval and predict on the data `spec`: an image folder is
-// resized as the weights record (resize_as_recorded) when --resize is not given.
+// resized as the weights record (core/recorded_resize.h) when --resize is not given.
 int dataset_options_for_weights(const Command *cmd, const ParsedArgs *args, const Graph *g,
                                 const char *spec, const char *weights,
                                 const LoadedInputs *recorded, DatasetOptions *options,

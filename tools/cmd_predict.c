@@ -23,6 +23,7 @@
 #include "base/utf8.h"
 #include "core/class_names.h"
 #include "core/predict.h"
+#include "core/recorded_resize.h"
 #include "data/dataset_stats.h"
 #include "data/predict_inputs.h"
 #include "data/result_output.h"
@@ -296,10 +297,10 @@ static int load_samples(const Command *cmd, PredictRun *run, Status *st) {
     int rc = 0;
     if (run->data_spec)
         rc = load_data_samples(cmd, run, st);
-    else
-        rc = resize_as_recorded(cmd, run->args, &run->g->input->out_shape, run->weights,
-                                &run->run.loaded.inputs, &run->input.resize_height,
-                                &run->input.resize_width, st);
+    else if (!args_get(cmd, run->args, "--resize"))
+        rc = resize_as_recorded(&run->g->input->out_shape, run->weights,
+                                &run->run.loaded.inputs, &printed_notice,
+                                &run->input.resize_height, &run->input.resize_width, st);
     run->sample = shape_numel(&run->g->input->out_shape);
     size_t image_bytes = (size_t)run->count * run->sample * sizeof *run->images;
     if (!rc) run->images = malloc(image_bytes);

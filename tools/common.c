@@ -12,6 +12,7 @@
 #include "base/suggest.h"
 #include "core/checkpoint.h"
 #include "core/precision_check.h"
+#include "core/recorded_resize.h"
 #include "core/step_graph.h"
 #include "data/dataset_stats.h"
 #include "data/image.h"
@@ -305,12 +306,6 @@ int args_limit_order(const Command *cmd, const ParsedArgs *args, DatasetLimitOrd
     return STATUS_BAD_INPUT;
 }
 
-// Whether images of h x w pixels are what the model's input takes.
-static int resize_fits(const Shape *input, int h, int w) {
-    return input->rank == 3 ? h == input->dims[1] && w == input->dims[2]
-           : input->rank == 1 ? h > 0 && (long)h * w == input->dims[0] : 0;
-}
-
 static int refuse_resize(const char *text, const Shape *input, Status *st) {
     char shape[64];
     status_fail(st, STATUS_BAD_INPUT, "--resize %s does not fit the model's input shape=%s",
@@ -347,37 +342,6 @@ int args_resize(const Command *cmd, const ParsedArgs *args, const Shape *input, 
     *height = h;
     *width = w;
     return 0;
-}
-
-// The size `weights` records its run resized images to (h x w), taken, with a notice ending
-// in `tail`; STATUS_BAD_INPUT naming the file when it does not fit `input`.
-static int take_recorded_resize(const Shape *input, const char *weights, int h, int w,
-                                const char *tail, int *height, int *width, Status *st) {
-    if (!resize_fits(input, h, w)) {
-        char shape[64];
-        status_fail_at(st, STATUS_BAD_INPUT, weights, 0, 0, "checkpoint metadata 'resize' is "
-                       "'%dx%d', which does not fit the model's input shape=%s", h, w,
-                       shape_format(input, shape, sizeof shape));
-        status_hint(st, "the weights were trained for another input size; give --resize "
-                        "model (or none) to choose how images are read");
-        return STATUS_BAD_INPUT;
-    }
-    char shown[4 * 1024 + 8];
-    print_notice("images of another size are resized to %dx%d (HxW), as %s records its run "
-                 "did (--resize %dx%d)%s", h, w,
-                 text_escape(weights, strlen(weights), shown, sizeof shown), h, w, tail);
-    *height = h;
-    *width = w;
-    return 0;
-}
-
-int resize_as_recorded(const Command *cmd, const ParsedArgs *args, const Shape *input,
-                       const char *weights, const LoadedInputs *recorded, int *height,
-                       int *width, Status *st) {
-    int h = recorded->resize_height, w = recorded->resize_width;
-    if (args_get(cmd, args, "--resize") || !h) return 0;
-    return take_recorded_resize(input, weights, h, w, "; --resize none reads them as they are",
-                                height, width, st);
 }
 
 int load_dataset_from_args(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
@@ -452,7 +416,9 @@ int dataset_options_for_weights(const Command *cmd, const ParsedArgs *args, cons
     if (!dataset_image_folder(spec)) return 0;
     const Shape *input = &g->input->out_shape;
     int height = 0, width = 0;
-    TRY(resize_as_recorded(cmd, args, input, weights, recorded, &height, &width, st));
+    if (!args_get(cmd, args, "--resize"))
+        TRY(resize_as_recorded(input, weights, recorded, &printed_notice, &height, &width,
+                               st));
     if (height) set_resize(options, input, height, width);
     return 0;
 }
@@ -499,43 +465,22 @@ int args_on_bad_sample(const Command *cmd, const ParsedArgs *args, int *skip, St
     return STATUS_BAD_INPUT;
 }
 
-// train --resume of an image folder reads the images as the checkpoint's run did: without
-// --resize at the size it records (with predict's notice), and another --resize (none
-// included) is refused, as the weights would be fed other images than they learned from.
-// A checkpoint without the key (written before it was recorded) says nothing either way.
-static int resize_as_resumed(const Command *cmd, const ParsedArgs *args, const Graph *g,
-                             const char *resume_from, DatasetOptions *options, Status *st) {
+// train --resume of an image folder reads the images as the checkpoint's run did
+// (resize_as_resumed).
+static int resize_as_resumed_from_args(const Command *cmd, const ParsedArgs *args,
+                                       const Graph *g, const char *resume_from,
+                                       DatasetOptions *options, Status *st) {
     char path[1100];
     LoadedInputs recorded;
     TRY(checkpoints_read_resumed_inputs(resume_from, path, sizeof path, &recorded, st));
-    int h = recorded.resize_height, w = recorded.resize_width;
-    int known = recorded.resize_recorded;
-    checkpoint_inputs_free(&recorded);
-    const char *given = args_get(cmd, args, "--resize");
     const Shape *input = &g->input->out_shape;
-    if (!known || (!given && !h)) return 0;
-    if (!given) {
-        TRY(take_recorded_resize(input, path, h, w, "", &h, &w, st));
-        set_resize(options, input, h, w);
-        return 0;
-    }
-    int our_h = options->resize ? options->height : 0;
-    int our_w = options->resize ? options->width : 0;
-    if (our_h == h && our_w == w) return 0;
-    char theirs[96] = "read its images at their own size";
-    char ours[64] = "reads them at their own size";
-    if (h) snprintf(theirs, sizeof theirs, "resized its images to %dx%d (HxW) where another size",
-                    h, w);
-    if (our_h) snprintf(ours, sizeof ours, "resizes them to %dx%d", our_h, our_w);
-    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "the checkpoint's run %s; this run (--resize "
-                   "%s) %s: the weights would see other inputs than they were trained on",
-                   theirs, given, ours);
-    if (h) status_hint(st, "resume with --resize %dx%d, or without --resize, which takes it; or "
-                       "start from its weights with `trainer train %s --init-from %s`", h, w,
-                       g->path, path);
-    else status_hint(st, "resume without --resize; or start from its weights with `trainer "
-                     "train %s --init-from %s`", g->path, path);
-    return STATUS_BAD_INPUT;
+    int height = options->resize ? options->height : 0;
+    int width = options->resize ? options->width : 0;
+    int rc = resize_as_resumed(input, path, &recorded, args_get(cmd, args, "--resize"), g->path,
+                               &printed_notice, &height, &width, st);
+    checkpoint_inputs_free(&recorded);
+    if (!rc && height) set_resize(options, input, height, width);
+    return rc;
 }
 
 int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
@@ -550,7 +495,7 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
     TRY(dataset_options_from_args(cmd, args, g, &request.options, st));
     const char *resume_from = args_get(cmd, args, "--resume");
     if (resume_from && dataset_image_folder(request.spec))
-        TRY(resize_as_resumed(cmd, args, g, resume_from, &request.options, st));
+        TRY(resize_as_resumed_from_args(cmd, args, g, resume_from, &request.options, st));
     TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &request.train_limit, NULL, st));
     TRY(args_limit_order(cmd, args, &request.limit_order, st));
     TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &request.val_fraction,

@@ -1,0 +1,63 @@
+#include "core/recorded_resize.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/escape.h"
+
+int resize_fits(const Shape *input, int h, int w) {
+    return input->rank == 3 ? h == input->dims[1] && w == input->dims[2]
+           : input->rank == 1 ? h > 0 && (long)h * w == input->dims[0] : 0;
+}
+
+// The recorded h x w taken, with a notice ending in `tail`.
+static int take_recorded(const Shape *input, const char *file, int h, int w, const char *tail,
+                         const RunNotice *notice, int *height, int *width, Status *st) {
+    if (!resize_fits(input, h, w)) {
+        char shape[64];
+        status_fail_at(st, STATUS_BAD_INPUT, file, 0, 0, "checkpoint metadata 'resize' is "
+                       "'%dx%d', which does not fit the model's input shape=%s", h, w,
+                       shape_format(input, shape, sizeof shape));
+        status_hint(st, "the weights were trained for another input size; give --resize "
+                        "model (or none) to choose how images are read");
+        return STATUS_BAD_INPUT;
+    }
+    char shown[4 * 1024 + 8];
+    run_notice_say(notice, "images of another size are resized to %dx%d (HxW), as %s records "
+                   "its run did (--resize %dx%d)%s", h, w,
+                   text_escape(file, strlen(file), shown, sizeof shown), h, w, tail);
+    *height = h;
+    *width = w;
+    return 0;
+}
+
+int resize_as_recorded(const Shape *input, const char *file, const LoadedInputs *recorded,
+                       const RunNotice *notice, int *height, int *width, Status *st) {
+    int h = recorded->resize_height, w = recorded->resize_width;
+    if (!h) return 0;
+    return take_recorded(input, file, h, w, "; --resize none reads them as they are", notice,
+                         height, width, st);
+}
+
+int resize_as_resumed(const Shape *input, const char *file, const LoadedInputs *recorded,
+                      const char *given, const char *model_path, const RunNotice *notice,
+                      int *height, int *width, Status *st) {
+    int h = recorded->resize_height, w = recorded->resize_width;
+    if (!recorded->resize_recorded || (!given && !h)) return 0;
+    if (!given) return take_recorded(input, file, h, w, "", notice, height, width, st);
+    if (*height == h && *width == w) return 0;
+    char theirs[96] = "read its images at their own size";
+    char ours[64] = "reads them at their own size";
+    if (h) snprintf(theirs, sizeof theirs, "resized its images to %dx%d (HxW) where another size",
+                    h, w);
+    if (*height) snprintf(ours, sizeof ours, "resizes them to %dx%d", *height, *width);
+    status_fail_at(st, STATUS_BAD_INPUT, file, 0, 0, "the checkpoint's run %s; this run (--resize "
+                   "%s) %s: the weights would see other inputs than they were trained on",
+                   theirs, given, ours);
+    if (h) status_hint(st, "resume with --resize %dx%d, or without --resize, which takes it; or "
+                       "start from its weights with `trainer train %s --init-from %s`", h, w,
+                       model_path, file);
+    else status_hint(st, "resume without --resize; or start from its weights with `trainer "
+                     "train %s --init-from %s`", model_path, file);
+    return STATUS_BAD_INPUT;
+}
