@@ -1,0 +1,100 @@
+// core/recorded_resize.c without a file or a dataset: which size a run that reads weights
+// (eval, predict) or resumes a checkpoint (train --resume) reads images at, and the words
+// of a refusal. tests/e2e/images_jpeg.sh runs the same through the CLI.
+#include "check.h"
+#include "core/recorded_resize.h"
+
+#include <string.h>
+
+static char said[512];
+static void remember(void *user, const char *line) {
+    (void)user;
+    snprintf(said, sizeof said, "%s", line);
+}
+static const RunNotice notice = {remember, NULL};
+
+static LoadedInputs recorded(int h, int w, int known) {
+    LoadedInputs in;
+    memset(&in, 0, sizeof in);
+    in.resize_height = h;
+    in.resize_width = w;
+    in.resize_recorded = known;
+    return in;
+}
+
+static void fits_the_model_input(void) {
+    Shape image = {.rank = 3, .dims = {1, 28, 28}}, flat = {.rank = 1, .dims = {784}};
+    CHECK(resize_fits(&image, 28, 28));
+    CHECK(!resize_fits(&image, 28, 32));
+    CHECK(resize_fits(&flat, 28, 28));
+    CHECK(resize_fits(&flat, 14, 56));
+    CHECK(!resize_fits(&flat, 0, 0));
+}
+
+static void eval_and_predict_take_the_recorded_size(void) {
+    Shape input = {.rank = 3, .dims = {1, 28, 28}};
+    LoadedInputs in = recorded(28, 28, 1);
+    Status st;
+    status_clear(&st);
+    int h = 0, w = 0;
+    said[0] = 0;
+    CHECK_INT_EQ(resize_as_recorded(&input, "w.safetensors", &in, &notice, &h, &w, &st), 0);
+    CHECK_INT_EQ(h, 28);
+    CHECK_INT_EQ(w, 28);
+    CHECK_CONTAINS(said, "images of another size are resized to 28x28 (HxW), as w.safetensors "
+                         "records its run did (--resize 28x28); --resize none reads them as "
+                         "they are");
+    // Nothing recorded, or none: the size stays as it was, and nothing is said.
+    LoadedInputs none = recorded(0, 0, 1);
+    h = w = 0;
+    said[0] = 0;
+    CHECK_INT_EQ(resize_as_recorded(&input, "w.safetensors", &none, &notice, &h, &w, &st), 0);
+    CHECK_INT_EQ(h, 0);
+    CHECK(said[0] == 0);
+    // A size the model does not take is refused, naming the file.
+    LoadedInputs other = recorded(32, 32, 1);
+    CHECK_INT_EQ(resize_as_recorded(&input, "w.safetensors", &other, &notice, &h, &w, &st),
+                 STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "'resize' is '32x32', which does not fit");
+    CHECK_CONTAINS(st.file, "w.safetensors");
+}
+
+static void a_resume_refuses_another_size(void) {
+    Shape input = {.rank = 3, .dims = {1, 28, 28}};
+    LoadedInputs in = recorded(28, 28, 1);
+    Status st;
+    status_clear(&st);
+    int h = 0, w = 0;  // --resize none
+    CHECK_INT_EQ(resize_as_resumed(&input, "ck.safetensors", &in, "none", "m.model", &notice,
+                                   &h, &w, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "the checkpoint's run resized its images to 28x28 (HxW) where "
+                               "another size; this run (--resize none) reads them at their "
+                               "own size");
+    CHECK_CONTAINS(st.hint, "resume with --resize 28x28, or without --resize");
+    CHECK_CONTAINS(st.hint, "trainer train m.model --init-from ck.safetensors");
+    // The same size given, or none given: taken.
+    h = w = 28;
+    status_clear(&st);
+    CHECK_INT_EQ(resize_as_resumed(&input, "ck.safetensors", &in, "model", "m.model", &notice,
+                                   &h, &w, &st), 0);
+    h = w = 0;
+    CHECK_INT_EQ(resize_as_resumed(&input, "ck.safetensors", &in, NULL, "m.model", &notice, &h,
+                                   &w, &st), 0);
+    CHECK_INT_EQ(h, 28);
+    // A file recording none refuses a given size; one without the key says nothing.
+    LoadedInputs none = recorded(0, 0, 1), old = recorded(0, 0, 0);
+    h = w = 28;
+    CHECK_INT_EQ(resize_as_resumed(&input, "ck.safetensors", &none, "model", "m.model",
+                                   &notice, &h, &w, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.hint, "resume without --resize");
+    status_clear(&st);
+    CHECK_INT_EQ(resize_as_resumed(&input, "ck.safetensors", &old, "model", "m.model", &notice,
+                                   &h, &w, &st), 0);
+}
+
+int main(void) {
+    fits_the_model_input();
+    eval_and_predict_take_the_recorded_size();
+    a_resume_refuses_another_size();
+    return test_exit_code("test_recorded_resize");
+}
