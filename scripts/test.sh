@@ -45,7 +45,9 @@ export TRAINER_VENV_DIR=$PWD/build
 # compared, 26 s of CPU here exporting 20000 PNGs and training on them, code that runs
 # here in data_export (Fashion-MNIST exported to class folders and trained from them) and
 # train_limit_stratified (the stratified limit on a class folder). About 80 s of CPU here.
-sanitizer_pass_leaves_out='^e2e_(compare_gpu_table|race_cpu|ptx_diff_script|gpu_check_script|device_deps_sourced|train_limit_stratified_accuracy)$'
+# Nor the checks of the sources alone, which no build changes (scripts/check-floors.sh,
+# check-device-recursion.py): the release pass ran them.
+sanitizer_pass_leaves_out='^(e2e_(compare_gpu_table|race_cpu|ptx_diff_script|gpu_check_script|device_deps_sourced|train_limit_stratified_accuracy)|include_floors|device_recursion)$'
 (cd build-asan && ctest --output-on-failure -j"$jobs" -L 'unit|fuzz|e2e' -E "$sanitizer_pass_leaves_out")
 
 phase "coverage-guided fuzzing (libFuzzer, clang): each target ${FUZZ_SECONDS:-10} s"
