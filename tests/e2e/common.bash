@@ -98,7 +98,10 @@ require_venv() {
                 "$(tail -n 1 "$work/venv.log")"
             exit 77
         fi
-        if ! "$venv/bin/pip" install -q "$@" >"$work/pip.log" 2>&1 ||
+        # --no-compile: the modules a test imports are byte-compiled as it imports them,
+        # not every module of every package first (3.5 s of CPU of onnx's 17 s here).
+        if ! "$venv/bin/pip" install -q --no-compile --disable-pip-version-check "$@" \
+            >"$work/pip.log" 2>&1 ||
             ! "$python" -c "$imports" >>"$work/pip.log" 2>&1; then
             echo "SKIP: pip could not install $* into $venv (no network?):" \
                 "$(tail -n 1 "$work/pip.log")"
@@ -123,6 +126,11 @@ require_mpirun() {
     export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0"
     # Keep Open MPI off the network: the ranks of these tests share one host.
     export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+    # Once a rank exits non-zero, mpirun signals the others (SIGCONT, SIGTERM, SIGKILL) and
+    # sleeps this many seconds after each signal, 1 by default, even when they have already
+    # exited and mpirun has not yet reaped them: 2 s of idling per failing launch, some 25 s
+    # a test run. No test waits on what a rank does between those signals.
+    export OMPI_MCA_odls_base_sigkill_timeout=0
 }
 
 # ranks N ARGS...: `run` trainer under mpirun with N processes (more than cores is fine).

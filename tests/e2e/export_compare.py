@@ -1,4 +1,4 @@
-"""Helper of export_onnx.sh and export_pytorch.sh (not a test of its own).
+"""Helper of export.sh (not a test of its own).
 
   images [DIR C H W COUNT]...   COUNT random images as PNGs in DIR/{train,test}/cK/
                            (K = i % 10), their pixels in DIR/pixels.npy and their paths in

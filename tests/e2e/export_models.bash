@@ -1,4 +1,4 @@
-# Shared by export_onnx.sh and export_pytorch.sh; sourced after common.bash. For a bundled
+# export.sh's models; sourced after common.bash. For a bundled
 # model: 64 random images of its input shape (PNGs under $work/NAME), its weights after one
 # epoch on them (batchnorm's running statistics then differ from their start), and
 # `trainer predict`'s probabilities of the 64 images with 8 decimals.

@@ -11,10 +11,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_python3 "compare the weights files"
 require_mpirun
 
-# Fashion-MNIST's first samples, the same every run.
-require_fashion_mnist
+# Seeded random 28x28 images, the same every run: 40 ranks start in this test, and each
+# reading all of Fashion-MNIST's 60000 took 0.3 s of CPU (0.5 s under ASan).
+make_random_dataset "$work/data" 480 100
 write_sgd_mlp "$work/plain.model" 32 16
-args=(train "$work/plain.model" --data fashion-mnist --train-limit 400 --test-limit 80
+args=(train "$work/plain.model" --data "idx:$work/data" --train-limit 400 --test-limit 80
       --device cpu --threads 1)
 
 run "$TRAINER" "${args[@]}" --save "$work/one.safetensors"

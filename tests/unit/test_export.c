@@ -1,8 +1,8 @@
 // What `trainer export` rests on: the protobuf writer's encodings (worked out by hand from
 // the wire format), each layer's export description (an even kernel's pad=same pads
 // bottom/right more, batchnorm's eps, dropout as identity), and the refusal of a layer whose
-// kind has no description, at its statement. tests/e2e/export_onnx.sh and
-// export_pytorch.sh run the files in ONNX Runtime and PyTorch.
+// kind has no description, at its statement. tests/e2e/export.sh runs the files in
+// ONNX Runtime and PyTorch.
 #include "check.h"
 #include "base/protobuf.h"
 #include "core/export.h"
