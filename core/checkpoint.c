@@ -55,8 +55,9 @@ static Slot *next_slot(SlotList *list, Tensor *tensor, const Shape *shape) {
 // The parameters in graph order, then (with `o`) each trained one's optimizer state.
 static int list_slots(const Graph *g, const OptimizerConfig *o, SlotList *list, Status *st) {
     list->count = 0;
-    list->slots = calloc((size_t)slot_count(g, o) + 1, sizeof *list->slots);
-    if (!list->slots) return status_out_of_host_memory(st, 0, "listing the tensors to save");
+    size_t bytes = ((size_t)slot_count(g, o) + 1) * sizeof *list->slots;
+    list->slots = calloc(1, bytes);
+    if (!list->slots) return status_out_of_host_memory(st, bytes, "listing the tensors to save");
     for (int i = 0; i < g->count; i++)
         for (int k = 0; k < g->layers[i]->param_count; k++) {
             Param *p = &g->layers[i]->params[k];

@@ -287,7 +287,9 @@ static int add_act_layer(Builder *b, Layer *owner, const ModelStatement *s) {
     snprintf(act_statement.choice, sizeof act_statement.choice, "%.*s", MODEL_WORD_MAX - 1,
              act->value);
     Layer *l = new_layer(b, layer_kind_find("act"), &act_statement);
-    if (!l) return status_out_of_host_memory(b->st, 0, "for layer %s's activation", owner->name);
+    if (!l)
+        return status_out_of_host_memory(b->st, sizeof *l, "for layer %s's activation",
+                                         owner->name);
     l->column = act->key_column;
     snprintf(l->name, sizeof l->name, "%.*s.%s", LAYER_NAME_MAX - 8, owner->name, "act");
     l->inputs[0] = owner;
@@ -317,7 +319,7 @@ static int build_layer(Builder *b, const ModelStatement *s, const LayerKind *kin
                        "the first layer must be `input`, found '%s'", s->kind);
     TRY(check_statement_keys(b, s, kind));
     Layer *l = new_layer(b, kind, s);
-    if (!l) return status_out_of_host_memory(b->st, 0, "for a %s layer", s->kind);
+    if (!l) return status_out_of_host_memory(b->st, sizeof *l, "for a %s layer", s->kind);
     int rc = set_layer_name(b, l, s, name_word);
     if (!rc) rc = wire_inputs(b, l, s);
     if (!rc) rc = add_layer(b, l);

@@ -99,7 +99,7 @@ static void multi_matches_per_tensor(const char *what, int adam, SgdHyper sh, Ad
 
 // ---- through core/optimizer.c ----------------------------------------------------------------
 
-// 40 dense layers: 80 trained tensors, more than one group of 64.
+// 40 hidden dense layers and the output's: 82 trained tensors, more than one group of 64.
 enum { LAYERS = 40 };
 
 typedef struct Net {
