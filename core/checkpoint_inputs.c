@@ -9,6 +9,7 @@
 
 #include "base/escape.h"
 #include "base/utf8.h"
+#include "data/image.h"
 
 // 9 significant digits give a float back exactly.
 static char *format_values(const float *values, int count) {
@@ -235,27 +236,14 @@ static int read_held_out(const Safetensors *file, const char *path, LoadedInputs
     return 0;
 }
 
-// A side of "HxW": 1 to 65535 in digits alone, ending at *end.
-static int resize_side(const char *text, char **end) {
-    if (*text < '0' || *text > '9') return 0;
-    errno = 0;
-    long side = strtol(text, end, 10);
-    return !errno && side >= 1 && side <= 65535 ? (int)side : 0;
-}
-
 // "HxW" or "none"; absent (a file written before resizes were recorded): none.
 static int read_resize(const Safetensors *file, const char *path, LoadedInputs *in,
                        Status *st) {
     const char *text = safetensors_metadata(file, "resize");
     in->resize_recorded = text != NULL;
     if (!text || strcmp(text, "none") == 0) return 0;
-    char *end = NULL;
-    int height = resize_side(text, &end), width = 0;
-    if (height && *end == 'x') width = resize_side(end + 1, &end);
-    if (!width || *end)
+    if (!image_size_parse(text, &in->resize_height, &in->resize_width))
         return bad_value(path, "resize", text, "none or HxW, each from 1 to 65535 (28x28)", st);
-    in->resize_height = height;
-    in->resize_width = width;
     return 0;
 }
 

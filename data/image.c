@@ -4,6 +4,7 @@
 
 #include "data/image.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
@@ -98,6 +99,24 @@ static void resize_plane(const float *in, int in_height, int in_width, const Tap
             out[(size_t)y * out_width + x] = v;
         }
     }
+}
+
+// A side of "HxW": digits alone (no sign or space, which strtol would take), ending at *end.
+static int size_side(const char *text, char **end) {
+    if (*text < '0' || *text > '9') return 0;
+    errno = 0;
+    long side = strtol(text, end, 10);
+    return !errno && side >= 1 && side <= IMAGE_SIDE_MAX ? (int)side : 0;
+}
+
+int image_size_parse(const char *text, int *height, int *width) {
+    char *end = NULL;
+    int h = size_side(text, &end), w = 0;
+    if (h && *end == 'x') w = size_side(end + 1, &end);
+    if (!w || *end) return 0;
+    *height = h;
+    *width = w;
+    return 1;
 }
 
 int image_resize(const float *in, int channels, int in_height, int in_width, float *out,

@@ -70,6 +70,10 @@ void image_to_planes(const ImagePixels *image, int channels, float *out);
 // shrinking by a whole factor averages with tent weights. Fails only out of memory.
 int image_resize(const float *in, int channels, int in_height, int in_width, float *out,
                  int out_height, int out_width, Status *st);
+// "HxW" (28x28), each side digits alone from 1 to IMAGE_SIDE_MAX: 1 with *height and *width
+// set, else 0. What --resize and the weights' `resize` key spell a size as.
+#define IMAGE_SIDE_MAX 65535
+int image_size_parse(const char *text, int *height, int *width);
 // "bilinear, antialiased when shrinking": the filter as messages and headers name it.
 #define IMAGE_RESIZE_FILTER "bilinear (antialiased when shrinking, as PIL's BILINEAR)"
 

@@ -325,14 +325,13 @@ int args_resize(const Command *cmd, const ParsedArgs *args, const Shape *input, 
     *height = *width = 0;
     const char *text = args_get(cmd, args, "--resize");
     if (!text || strcmp(text, "none") == 0) return 0;
-    int h = 0, w = 0, used = 0;
+    int h = 0, w = 0;
     if (strcmp(text, "model") == 0) {
         if (input->rank == 3) h = (int)input->dims[1], w = (int)input->dims[2];
         // A flat input of a square count: the square (mlp's 784 is 28x28).
         for (int side = 1; input->rank == 1 && (long)side * side <= input->dims[0]; side++)
             if ((long)side * side == input->dims[0]) h = w = side;
-    } else if (sscanf(text, "%dx%d%n", &h, &w, &used) != 2 || text[used] || h < 1 ||
-               w < 1 || h > 65535 || w > 65535) {
+    } else if (!image_size_parse(text, &h, &w)) {
         status_fail(st, STATUS_BAD_INPUT, "--resize %s: expected model, none or HxW (e.g. "
                     "28x28)", text);
         status_hint(st, "--resize model resizes images to the model's input size");
