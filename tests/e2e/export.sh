@@ -43,11 +43,16 @@ for model in $(export_models); do
     fi
 done
 
+# expect_each_ok WHAT: the helper's "NAME: ok" line for every model, each said as WHAT.
+expect_each_ok() {
+    for name in "${names[@]}"; do
+        expect_match out "^$name: ok " "$name: $1: $(grep "^$name: " <<<"$out")"
+    done
+}
+
 if [ -n "$onnx_python" ]; then
     run "$onnx_python" "$EXPORT_HELPER" onnx "${onnx_compared[@]}"
-    for name in "${names[@]}"; do
-        expect_match out "^$name: ok " "$name: onnx.checker passes, onnxruntime equals trainer predict: $(grep "^$name: " <<<"$out")"
-    done
+    expect_each_ok "onnx.checker passes, onnxruntime equals trainer predict"
     expect_rc 0 "every model compared in ONNX Runtime"
 else
     echo "skip - ONNX Runtime: $onnx_skip"
@@ -55,9 +60,7 @@ fi
 
 if [ -n "$torch_python" ]; then
     run "$torch_python" "$EXPORT_HELPER" pytorch "${torch_compared[@]}"
-    for name in "${names[@]}"; do
-        expect_match out "^$name: ok " "$name: loads strictly, equals trainer predict: $(grep "^$name: " <<<"$out")"
-    done
+    expect_each_ok "loads strictly, equals trainer predict"
     expect_rc 0 "every model compared in PyTorch"
 
     # A checkpoint holds the optimizer's state too: load() leaves it out, strict all the
