@@ -69,10 +69,11 @@ static int buffers_alloc(Device *d, BenchCopyKind kind, size_t bytes, int sets, 
             TRY(b->pinned_alloc(b, bytes, &c->other_side[i], st));
         } else {
             c->other_side[i] = malloc(bytes);
-            if (!c->other_side[i]) {  // measure_row reports the row as not fitting
-                status_out_of_host_memory(st, bytes, "for a copy buffer");
-                return st->code = STATUS_OUT_OF_MEMORY;
-            }
+            // STATUS_OUT_OF_MEMORY, not status_out_of_host_memory's runtime failure:
+            // measure_row reports the row as not fitting, and the message is not shown.
+            if (!c->other_side[i])
+                return status_fail(st, STATUS_OUT_OF_MEMORY, "out of host memory for a "
+                                   "%zu-byte copy buffer", bytes);
         }
         if (kind != BENCH_COPY_DEVICE_TO_DEVICE) memset(c->other_side[i], 0x3c, bytes);
     }
