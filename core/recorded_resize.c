@@ -4,10 +4,46 @@
 #include <string.h>
 
 #include "base/escape.h"
+#include "data/image.h"
 
 int resize_fits(const Shape *input, int h, int w) {
     return input->rank == 3 ? h == input->dims[1] && w == input->dims[2]
            : input->rank == 1 ? h > 0 && (long)h * w == input->dims[0] : 0;
+}
+
+static int refuse_resize(const char *text, const Shape *input, Status *st) {
+    char shape[64];
+    status_fail(st, STATUS_BAD_INPUT, "--resize %s does not fit the model's input shape=%s",
+                text, shape_format(input, shape, sizeof shape));
+    if (input->rank == 3)
+        status_hint(st, "--resize model (or %ldx%ld) resizes images to the model's input",
+                    (long)input->dims[1], (long)input->dims[2]);
+    else if (input->rank == 1)
+        status_hint(st, "give --resize HxW with H*W = %ld", (long)input->dims[0]);
+    else
+        status_hint(st, "--resize needs an image input: shape=CxHxW or N");
+    return STATUS_BAD_INPUT;
+}
+
+int resize_read(const char *text, const Shape *input, int *height, int *width, Status *st) {
+    *height = *width = 0;
+    if (!text || strcmp(text, "none") == 0) return 0;
+    int h = 0, w = 0;
+    if (strcmp(text, "model") == 0) {
+        if (input->rank == 3) h = (int)input->dims[1], w = (int)input->dims[2];
+        // A flat input of a square count: the square (mlp's 784 is 28x28).
+        for (int side = 1; input->rank == 1 && (long)side * side <= input->dims[0]; side++)
+            if ((long)side * side == input->dims[0]) h = w = side;
+    } else if (!image_size_parse(text, &h, &w)) {
+        status_fail(st, STATUS_BAD_INPUT, "--resize %s: expected model, none or HxW (e.g. "
+                    "28x28)", text);
+        status_hint(st, "--resize model resizes images to the model's input size");
+        return STATUS_BAD_INPUT;
+    }
+    if (!resize_fits(input, h, w)) return refuse_resize(text, input, st);
+    *height = h;
+    *width = w;
+    return 0;
 }
 
 // The recorded h x w taken, with a notice ending in `tail`.

@@ -1,6 +1,6 @@
 // How a run that reads a weights file or resumes a checkpoint resizes its images: as the
 // file records its run did (the `resize` key, core/checkpoint_inputs.h), so that the
-// weights see the inputs they learned from. tools/ parses --resize; these decide.
+// weights see the inputs they learned from; and what --resize asks for.
 #ifndef TRAINER_RECORDED_RESIZE_H
 #define TRAINER_RECORDED_RESIZE_H
 
@@ -12,6 +12,11 @@
 // Whether images of h x w pixels are what a model whose input is `input` takes (a flat
 // input N takes any h * w = N).
 int resize_fits(const Shape *input, int h, int w);
+
+// --resize as typed (model, none, HxW; NULL: not given) for a model whose input is `input`:
+// *height, *width the size images are resized to, 0 for none. STATUS_BAD_INPUT for another
+// word, or a size that does not fit the input.
+int resize_read(const char *text, const Shape *input, int *height, int *width, Status *st);
 
 // eval and predict without --resize: *height, *width become the size `file` records its
 // run resized images to, said through `notice`; left as they are when nothing (or none) is

@@ -189,10 +189,6 @@ int args_limit_order(const Command *cmd, const ParsedArgs *args, DatasetLimitOrd
     {"--resize", "model|HxW|none", "resize images of another size to the model's input "       \
                                    "(model, or HxW, which must match it) with a bilinear "     \
                                    "filter; default: as the weights record their run did"}
-// --resize for a model whose input is `input`: *height, *width the size images are resized
-// to, 0 when not given. Refused when it does not fit the input.
-int args_resize(const Command *cmd, const ParsedArgs *args, const Shape *input, int *height,
-                int *width, Status *st);
 // --on-bad-sample fail|skip: *skip set for skip; another word is refused.
 int args_on_bad_sample(const Command *cmd, const ParsedArgs *args, int *skip, Status *st);
 // The reading options of a Graph's input: its shape and --on-bad-sample.

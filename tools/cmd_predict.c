@@ -283,8 +283,8 @@ static int prepare(const Command *cmd, PredictRun *run, Status *st) {
     }
     if (run->data_spec) return 0;
     TRY(predict_image_input(run->g, &run->input, st));
-    TRY(args_resize(cmd, run->args, &run->g->input->out_shape, &run->input.resize_height,
-                    &run->input.resize_width, st));
+    TRY(resize_read(args_get(cmd, run->args, "--resize"), &run->g->input->out_shape,
+                    &run->input.resize_height, &run->input.resize_width, st));
     TRY(predict_collect_inputs(run->args->positionals + 1, run->args->positional_count - 1,
                                &run->inputs, st));
     run->count = run->inputs.count;

@@ -31,6 +31,34 @@ static void fits_the_model_input(void) {
     CHECK(!resize_fits(&flat, 0, 0));
 }
 
+// --resize's words: model is the input's size (a flat input's square), none and no option
+// are no resize, and a size the input does not take is refused with one that it does.
+static void resize_option_words(void) {
+    Shape image = {.rank = 3, .dims = {1, 28, 28}}, flat = {.rank = 1, .dims = {784}};
+    Status st;
+    status_clear(&st);
+    int h = -1, w = -1;
+    CHECK_INT_EQ(resize_read(NULL, &image, &h, &w, &st), 0);
+    CHECK_INT_EQ(h, 0);
+    CHECK_INT_EQ(resize_read("none", &image, &h, &w, &st), 0);
+    CHECK_INT_EQ(w, 0);
+    CHECK_INT_EQ(resize_read("model", &image, &h, &w, &st), 0);
+    CHECK_INT_EQ(h, 28);
+    CHECK_INT_EQ(w, 28);
+    CHECK_INT_EQ(resize_read("model", &flat, &h, &w, &st), 0);
+    CHECK_INT_EQ(h, 28);
+    CHECK_INT_EQ(resize_read("14x56", &flat, &h, &w, &st), 0);
+    CHECK_INT_EQ(h, 14);
+    CHECK_INT_EQ(w, 56);
+    CHECK_INT_EQ(resize_read("big", &image, &h, &w, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--resize big: expected model, none or HxW");
+    CHECK_INT_EQ(resize_read("30x30", &image, &h, &w, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--resize 30x30 does not fit the model's input shape=1x28x28");
+    CHECK_CONTAINS(st.hint, "--resize model (or 28x28)");
+    CHECK_INT_EQ(resize_read("10x10", &flat, &h, &w, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.hint, "H*W = 784");
+}
+
 static void eval_and_predict_take_the_recorded_size(void) {
     Shape input = {.rank = 3, .dims = {1, 28, 28}};
     LoadedInputs in = recorded(28, 28, 1);
@@ -94,6 +122,7 @@ static void a_resume_refuses_another_size(void) {
 
 int main(void) {
     fits_the_model_input();
+    resize_option_words();
     eval_and_predict_take_the_recorded_size();
     a_resume_refuses_another_size();
     return test_exit_code("test_recorded_resize");
