@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L  // strtok_r
 #include "core/run_options.h"
 
 #include <stdarg.h>
@@ -5,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/lever.h"
 #include "base/suggest.h"
 #include "base/text_out.h"
 #include "base/whole_number.h"
@@ -169,6 +171,87 @@ int run_options_resolve(const RunConfig *config, const RunRequest *request,
     if (request->precision) out->precision = *request->precision;
     TRY(resolve_world_batch(request, out, notice, st));
     return resolve_replicas(request, out, st);
+}
+
+int run_options_read_memory_mode(const char *text, const char *memory_limit, AllocMode *mode,
+                                 Status *st) {
+    *mode = ALLOC_GROW;
+    if (text && strcmp(text, "reserve") == 0) {
+        *mode = ALLOC_RESERVE;
+        if (memory_limit) return 0;
+        status_fail(st, STATUS_BAD_INPUT, "--memory-mode reserve needs --memory-limit");
+        status_hint(st, "say how much to reserve, e.g. --memory-limit 2G or 0.8");
+        return STATUS_BAD_INPUT;
+    }
+    if (!text || strcmp(text, "grow") == 0) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "--memory-mode %s: expected grow or reserve", text);
+    status_hint(st, "grow (the default) allocates on demand; reserve takes the limit up front");
+    return STATUS_BAD_INPUT;
+}
+
+static int refuse_lever(const char *text, const char *item, Status *st) {
+    const char *near = suggest(item, lever_names);
+    if (near)
+        status_fail(st, STATUS_BAD_INPUT, "--without %s: unknown lever '%s'; did you mean "
+                    "'%s'?", text, item, near);
+    else
+        status_fail(st, STATUS_BAD_INPUT, "--without %s: unknown lever '%s'", text, item);
+    char names[256];
+    status_hint(st, "levers: %s (comma-separated; docs/cli.md)",
+                lever_set_format(LEVER_ALL, names, sizeof names));
+    return STATUS_BAD_INPUT;
+}
+
+int run_options_read_levers(const char *text, unsigned *set, Status *st) {
+    *set = 0;
+    if (!text) return 0;
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", text);
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        Lever lever;
+        if (lever_parse(item, &lever)) return refuse_lever(text, item, st);
+        *set |= LEVER_BIT(lever);
+    }
+    if (*set) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "--without: no lever named");
+    char names[256];
+    status_hint(st, "levers: %s", lever_set_format(LEVER_ALL, names, sizeof names));
+    return STATUS_BAD_INPUT;
+}
+
+int run_options_read_layout(const char *text, int *nhwc, Status *st) {
+    *nhwc = text && strcmp(text, "nhwc") == 0;
+    if (!text || *nhwc || strcmp(text, "nchw") == 0) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "--layout %s: expected nchw or nhwc", text);
+    status_hint(st, "nchw (the default) keeps every activation NCHW; nhwc lays the images "
+                    "between convolutions out NHWC on a GPU");
+    return STATUS_BAD_INPUT;
+}
+
+int run_options_read_precision(const char *text, int no_tf32, PrecisionConfig *precision,
+                               Status *st) {
+    Precision given = PRECISION_DEFAULT;
+    if (text && precision_parse(text, &given)) {
+        const char *near = suggest(text, precision_names);
+        if (near) status_fail(st, STATUS_BAD_INPUT, "--precision %s: unknown precision; did you "
+                              "mean '%s'?", text, near);
+        else status_fail(st, STATUS_BAD_INPUT, "--precision %s: unknown precision", text);
+        status_hint(st, "--precision takes fp32, tf32, bf16 or fp16 (docs/cli.md)");
+        return STATUS_BAD_INPUT;
+    }
+    if (no_tf32 && text && given != PRECISION_FP32) {
+        status_fail(st, STATUS_BAD_INPUT, "--no-tf32 means --precision fp32, which contradicts "
+                    "--precision %s", text);
+        status_hint(st, "keep one of them: --no-tf32 is the older spelling of --precision fp32");
+        return STATUS_BAD_INPUT;
+    }
+    if (!text && !no_tf32) return 0;  // the model file's, or the default
+    *precision = (PrecisionConfig){.precision = no_tf32 ? PRECISION_FP32 : given,
+                                   .initial_loss_scale = precision->initial_loss_scale};
+    snprintf(precision->source, sizeof precision->source, "%s",
+             text ? "--precision" : "--no-tf32");
+    return 0;
 }
 
 int run_options_check_spec(const RunOptions *o, Status *st) {

@@ -7,6 +7,7 @@
 #define TRAINER_RUN_OPTIONS_H
 
 #include "base/status.h"
+#include "core/alloc.h"
 #include "core/graph.h"
 #include "core/precision_check.h"
 #include "core/run_config.h"
@@ -87,6 +88,23 @@ typedef struct RunDeviceFacts {
 // lowered, said through `notice` on rank 0), --batch auto under mpirun.
 int run_options_resolve(const RunConfig *config, const RunRequest *request,
                         const RunNotice *notice, RunOptions *out, Status *st);
+
+// The device options' values as typed (NULL: not given), each refused (STATUS_BAD_INPUT)
+// with the words it takes. --memory-mode grow|reserve into *mode (grow without it);
+// reserve needs `memory_limit`.
+int run_options_read_memory_mode(const char *text, const char *memory_limit, AllocMode *mode,
+                                 Status *st);
+// --without LIST: the CUDA levers to turn off (base/lever.h) into *set, 0 without it; an
+// unknown name is refused with the nearest and the list.
+int run_options_read_levers(const char *text, unsigned *set, Status *st);
+// --layout nchw|nhwc into *nhwc (0 without it).
+int run_options_read_layout(const char *text, int *nhwc, Status *st);
+
+// --precision (NULL: not given) and --no-tf32 (its older spelling of fp32) over *precision,
+// which is left as it is (the model file's, or the default) when neither is given. An
+// unknown precision, or --no-tf32 with another, is refused.
+int run_options_read_precision(const char *text, int no_tf32, PrecisionConfig *precision,
+                               Status *st);
 
 // --without or --layout nhwc with --device cpu, refused before it opens (STATUS_BAD_INPUT).
 int run_options_check_spec(const RunOptions *o, Status *st);

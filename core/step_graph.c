@@ -113,6 +113,15 @@ int cuda_graph_mode_parse(const char *text, CudaGraphMode *mode) {
     return 1;
 }
 
+int cuda_graph_mode_read(const char *text, CudaGraphMode *mode, Status *st) {
+    if (!text || !cuda_graph_mode_parse(text, mode)) return 0;
+    status_fail(st, STATUS_BAD_INPUT, "--cuda-graph %s: expected off, auto or on", text);
+    status_hint(st, "off (the default) launches every kernel; auto replays the training step "
+                    "from a CUDA Graph where the run allows it; on also refuses a device "
+                    "without CUDA Graphs");
+    return STATUS_BAD_INPUT;
+}
+
 const char *cuda_graph_mode_name(CudaGraphMode mode) {
     return mode >= CUDA_GRAPH_OFF && mode <= CUDA_GRAPH_ON ? mode_names[mode] : "?";
 }

@@ -76,6 +76,9 @@ const char *step_graphs_refusal(const StepGraphRun *run);
 int step_graphs_check_device(CudaGraphMode mode, const Backend *b, Status *st);
 // "off", "auto", "on" into *mode; 1 for anything else.
 int cuda_graph_mode_parse(const char *text, CudaGraphMode *mode);
+// --cuda-graph's value (NULL: not given, *mode left as it is) into *mode; another word is
+// STATUS_BAD_INPUT naming the three.
+int cuda_graph_mode_read(const char *text, CudaGraphMode *mode, Status *st);
 const char *cuda_graph_mode_name(CudaGraphMode mode);
 
 #endif

@@ -125,7 +125,7 @@ int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Grap
 int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunRequest *request,
              Graph *first, Run *run, Status *st);
 // --precision, and --no-tf32 (the same as --precision fp32), over *precision (the model
-// file's `train precision=`, or the default). The two contradicting each other is an error.
+// file's `train precision=`, or the default): run_options_read_precision.
 int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionConfig *precision,
                         Status *st);
 // "precision tf32 on cuda:0 (the default): GEMM and convolution inputs rounded ...".
@@ -238,10 +238,8 @@ void print_weights_notes(const char *path, const char *model_path,
                            "error names the layer that caused it (slow; for debugging)"},     \
     NO_FUSE_OPTION_SPEC
 
-// --without LIST (train, bench train): the CUDA levers to turn off (base/lever.h) into
-// *set, 0 without the option; an unknown name is STATUS_BAD_INPUT naming the levers.
-// open_run reads it too; core/run_options.c refuses it off CUDA.
-int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, Status *st);
+// --without LIST (train, bench train): the CUDA levers to turn off (base/lever.h). open_run
+// reads it (run_options_read_levers); core/run_options.c refuses it off CUDA.
 // The lever names for help texts, as base/lever.c's lever_names lists them.
 #define LEVER_NAMES_TEXT \
     "bias-gradient,batchnorm-split,maxpool-scatter,multi-tensor,gemm-epilogue,conv-fused"
@@ -257,10 +255,8 @@ int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, 
                               "default) or nhwc, as cuDNN's tensor-core convolutions read " \
                               "them (docs/cli.md)"}
 
-// --cuda-graph off|auto|on (train, bench train) into *mode, left as it is without the
-// option; an unknown word is STATUS_BAD_INPUT.
-int cuda_graph_from_args(const Command *cmd, const ParsedArgs *args, CudaGraphMode *mode,
-                         Status *st);
+// --cuda-graph off|auto|on (train, bench train): read by cuda_graph_mode_read
+// (core/step_graph.h).
 #define CUDA_GRAPH_OPTION_SPEC                                                              \
     {"--cuda-graph", "off|auto|on", "replay each training step from a CUDA Graph (default "  \
                                     "off; auto: where the run allows it, on: refused "      \

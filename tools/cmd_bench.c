@@ -259,7 +259,7 @@ static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, S
     BenchRequest *r = &a->request;
     TRY(read_benchmark(args, a, st));
     TRY(check_option_scopes(cmd, args, a, st));
-    TRY(cuda_graph_from_args(cmd, args, &a->cuda_graph, st));
+    TRY(cuda_graph_mode_read(args_get(cmd, args, "--cuda-graph"), &a->cuda_graph, st));
     const struct { const char *option; long min, max, fallback; int *out; } numbers[] = {
         {"--repeats", 1, BENCH_MAX_REPEATS, 5, &r->options.repeats},
         {"--warmup", 0, 1000, 3, &r->options.warmup},

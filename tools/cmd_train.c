@@ -218,7 +218,7 @@ static int on_epoch(void *user, const EpochReport *r, Graph *g, Device *d, Statu
 
 static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig *config,
                            Status *st) {
-    TRY(cuda_graph_from_args(cmd, args, &config->cuda_graph, st));
+    TRY(cuda_graph_mode_read(args_get(cmd, args, "--cuda-graph"), &config->cuda_graph, st));
     long value;
     int present;
     TRY(args_int(cmd, args, "--epochs", 1, 1000000, &value, &present, st));

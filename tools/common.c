@@ -1,4 +1,4 @@
-#define _DEFAULT_SOURCE  // strtok_r, readlink, realpath
+#define _DEFAULT_SOURCE  // readlink, realpath
 #include <ctype.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -8,12 +8,9 @@
 
 #include "base/directories.h"
 #include "base/escape.h"
-#include "base/lever.h"
-#include "base/suggest.h"
 #include "core/checkpoint.h"
 #include "core/precision_check.h"
 #include "core/recorded_resize.h"
-#include "core/step_graph.h"
 #include "data/dataset_stats.h"
 #include "data/image.h"
 #include "tools/cli.h"
@@ -80,59 +77,6 @@ int load_model(const Command *cmd, const ParsedArgs *args, ModelFile *file, Grap
     return 0;
 }
 
-int cuda_graph_from_args(const Command *cmd, const ParsedArgs *args, CudaGraphMode *mode,
-                         Status *st) {
-    const char *text = args_get(cmd, args, "--cuda-graph");
-    if (!text || !cuda_graph_mode_parse(text, mode)) return 0;
-    status_fail(st, STATUS_BAD_INPUT, "--cuda-graph %s: expected off, auto or on", text);
-    status_hint(st, "off (the default) launches every kernel; auto replays the training step "
-                    "from a CUDA Graph where the run allows it; on also refuses a device "
-                    "without CUDA Graphs");
-    return STATUS_BAD_INPUT;
-}
-
-int levers_from_args(const Command *cmd, const ParsedArgs *args, unsigned *set, Status *st) {
-    *set = 0;
-    const char *text = args_get(cmd, args, "--without");
-    if (!text) return 0;
-    char copy[512];
-    snprintf(copy, sizeof copy, "%s", text);
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        Lever lever;
-        if (lever_parse(item, &lever) == 0) {
-            *set |= LEVER_BIT(lever);
-            continue;
-        }
-        const char *near = suggest(item, lever_names);
-        if (near)
-            status_fail(st, STATUS_BAD_INPUT, "--without %s: unknown lever '%s'; did you mean "
-                        "'%s'?", text, item, near);
-        else
-            status_fail(st, STATUS_BAD_INPUT, "--without %s: unknown lever '%s'", text, item);
-        char names[256];
-        status_hint(st, "levers: %s (comma-separated; docs/cli.md)",
-                    lever_set_format(LEVER_ALL, names, sizeof names));
-        return STATUS_BAD_INPUT;
-    }
-    if (*set) return 0;
-    status_fail(st, STATUS_BAD_INPUT, "--without: no lever named");
-    char names[256];
-    status_hint(st, "levers: %s", lever_set_format(LEVER_ALL, names, sizeof names));
-    return STATUS_BAD_INPUT;
-}
-
-// --layout nchw|nhwc into *nhwc (0 without the option).
-static int layout_from_args(const Command *cmd, const ParsedArgs *args, int *nhwc, Status *st) {
-    const char *text = args_get(cmd, args, "--layout");
-    *nhwc = text && strcmp(text, "nhwc") == 0;
-    if (!text || *nhwc || strcmp(text, "nchw") == 0) return 0;
-    status_fail(st, STATUS_BAD_INPUT, "--layout %s: expected nchw or nhwc", text);
-    status_hint(st, "nchw (the default) keeps every activation NCHW; nhwc lays the images "
-                    "between convolutions out NHWC on a GPU");
-    return STATUS_BAD_INPUT;
-}
-
 // More threads than cores only take turns on them, and a user who asked for 1000 on two
 // cores likely meant otherwise; the run still goes on, as asked. Said once a process.
 static void notice_threads_over_cores(long threads) {
@@ -169,25 +113,15 @@ static int device_args(const Command *cmd, const ParsedArgs *args, RunPurpose pu
     *device = (DeviceOptions){.memory_limit = args_get(cmd, args, "--memory-limit"),
                               .mode = ALLOC_GROW};
     if (purpose == RUN_CHECK) return 0;
-    const char *mode = args_get(cmd, args, "--memory-mode");
-    if (mode && strcmp(mode, "reserve") == 0) {
-        device->mode = ALLOC_RESERVE;
-        if (!device->memory_limit) {
-            status_fail(st, STATUS_BAD_INPUT, "--memory-mode reserve needs --memory-limit");
-            status_hint(st, "say how much to reserve, e.g. --memory-limit 2G or 0.8");
-            return STATUS_BAD_INPUT;
-        }
-    } else if (mode && strcmp(mode, "grow") != 0) {
-        status_fail(st, STATUS_BAD_INPUT, "--memory-mode %s: expected grow or reserve", mode);
-        status_hint(st, "grow (the default) allocates on demand; reserve takes the limit up front");
-        return STATUS_BAD_INPUT;
-    }
+    TRY(run_options_read_memory_mode(args_get(cmd, args, "--memory-mode"),
+                                     device->memory_limit, &device->mode, st));
     long threads = 0;
     TRY(args_int(cmd, args, "--threads", 1, 1024, &threads, NULL, st));
     device->threads = (int)threads;
     notice_threads_over_cores(threads);
-    TRY(levers_from_args(cmd, args, &options->disabled_levers, st));
-    return layout_from_args(cmd, args, &options->nhwc, st);
+    TRY(run_options_read_levers(args_get(cmd, args, "--without"), &options->disabled_levers,
+                                st));
+    return run_options_read_layout(args_get(cmd, args, "--layout"), &options->nhwc, st);
 }
 
 int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunRequest *request,
@@ -218,29 +152,8 @@ int open_run(const Command *cmd, const ParsedArgs *args, RunSetup *setup, RunReq
 
 int precision_from_args(const Command *cmd, const ParsedArgs *args, PrecisionConfig *precision,
                         Status *st) {
-    const char *text = args_get(cmd, args, "--precision");
-    int no_tf32 = args_get(cmd, args, "--no-tf32") != NULL;
-    Precision given = PRECISION_DEFAULT;
-    if (text && precision_parse(text, &given)) {
-        const char *near = suggest(text, precision_names);
-        if (near) status_fail(st, STATUS_BAD_INPUT, "--precision %s: unknown precision; did you "
-                              "mean '%s'?", text, near);
-        else status_fail(st, STATUS_BAD_INPUT, "--precision %s: unknown precision", text);
-        status_hint(st, "--precision takes fp32, tf32, bf16 or fp16 (docs/cli.md)");
-        return STATUS_BAD_INPUT;
-    }
-    if (no_tf32 && text && given != PRECISION_FP32) {
-        status_fail(st, STATUS_BAD_INPUT, "--no-tf32 means --precision fp32, which contradicts "
-                    "--precision %s", text);
-        status_hint(st, "keep one of them: --no-tf32 is the older spelling of --precision fp32");
-        return STATUS_BAD_INPUT;
-    }
-    if (!text && !no_tf32) return 0;  // the model file's, or the default
-    *precision = (PrecisionConfig){.precision = no_tf32 ? PRECISION_FP32 : given,
-                                   .initial_loss_scale = precision->initial_loss_scale};
-    snprintf(precision->source, sizeof precision->source, "%s",
-             text ? "--precision" : "--no-tf32");
-    return 0;
+    return run_options_read_precision(args_get(cmd, args, "--precision"),
+                                      args_get(cmd, args, "--no-tf32") != NULL, precision, st);
 }
 
 void print_precision(const PrecisionConfig *asked, Precision effective, const char *device) {

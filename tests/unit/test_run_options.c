@@ -1,7 +1,9 @@
 // The run's options decided once, without a device: the batch (the model file's, --batch
 // over it, split over mpirun's ranks or refused), the replicas and their devices (--gpus,
 // --replicas), the levers and layout that need CUDA, and the precision on made-up devices
-// (a CPU, a Turing and a Hopper GPU), each refusal with its exit-code kind and words.
+// (a CPU, a Turing and a Hopper GPU), each refusal with its exit-code kind and words; and
+// the device options' and --precision's words as typed.
+#include "base/lever.h"
 #include "check.h"
 #include "core/run_options.h"
 
@@ -249,6 +251,60 @@ static void long_device_refused_whole(void) {
     CHECK(strcmp(o.devices[0], "cuda:1") == 0);
 }
 
+// The device options' words, as typed: each refused with the words it takes.
+static void device_option_words(void) {
+    Status st;
+    status_clear(&st);
+    AllocMode mode = ALLOC_RESERVE;
+    CHECK_INT_EQ(run_options_read_memory_mode(NULL, NULL, &mode, &st), 0);
+    CHECK_INT_EQ(mode, ALLOC_GROW);
+    CHECK_INT_EQ(run_options_read_memory_mode("reserve", "2G", &mode, &st), 0);
+    CHECK_INT_EQ(mode, ALLOC_RESERVE);
+    CHECK_INT_EQ(run_options_read_memory_mode("reserve", NULL, &mode, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--memory-mode reserve needs --memory-limit");
+    CHECK_INT_EQ(run_options_read_memory_mode("wild", NULL, &mode, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--memory-mode wild: expected grow or reserve");
+    unsigned levers = 1;
+    CHECK_INT_EQ(run_options_read_levers(NULL, &levers, &st), 0);
+    CHECK_INT_EQ(levers, 0);
+    CHECK_INT_EQ(run_options_read_levers("conv-fused,,bias-gradient", &levers, &st), 0);
+    CHECK_INT_EQ(levers, LEVER_BIT(LEVER_CONV_FUSED) | LEVER_BIT(LEVER_BIAS_GRADIENT));
+    CHECK_INT_EQ(run_options_read_levers("conv-fused,bias-gradiant", &levers, &st),
+                 STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "unknown lever 'bias-gradiant'; did you mean 'bias-gradient'?");
+    CHECK_INT_EQ(run_options_read_levers(",", &levers, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--without: no lever named");
+    int nhwc = 1;
+    CHECK_INT_EQ(run_options_read_layout(NULL, &nhwc, &st), 0);
+    CHECK_INT_EQ(nhwc, 0);
+    CHECK_INT_EQ(run_options_read_layout("nhwc", &nhwc, &st), 0);
+    CHECK_INT_EQ(nhwc, 1);
+    CHECK_INT_EQ(run_options_read_layout("sideways", &nhwc, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--layout sideways: expected nchw or nhwc");
+}
+
+// --precision over the model file's, --no-tf32 as fp32, the two contradicting refused.
+static void precision_option_words(void) {
+    Status st;
+    status_clear(&st);
+    PrecisionConfig p = {.precision = PRECISION_BF16, .line = 7, .initial_loss_scale = 8};
+    CHECK_INT_EQ(run_options_read_precision(NULL, 0, &p, &st), 0);
+    CHECK_INT_EQ(p.precision, PRECISION_BF16);  // the model file's stands
+    CHECK_INT_EQ(p.line, 7);
+    CHECK_INT_EQ(run_options_read_precision("fp16", 0, &p, &st), 0);
+    CHECK_INT_EQ(p.precision, PRECISION_FP16);
+    CHECK_INT_EQ(p.line, 0);
+    CHECK(p.initial_loss_scale == 8);
+    CHECK(strcmp(p.source, "--precision") == 0);
+    CHECK_INT_EQ(run_options_read_precision(NULL, 1, &p, &st), 0);
+    CHECK_INT_EQ(p.precision, PRECISION_FP32);
+    CHECK(strcmp(p.source, "--no-tf32") == 0);
+    CHECK_INT_EQ(run_options_read_precision("bf17", 0, &p, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--precision bf17: unknown precision; did you mean 'bf16'?");
+    CHECK_INT_EQ(run_options_read_precision("bf16", 1, &p, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "contradicts --precision bf16");
+}
+
 int main(void) {
     batch_is_the_model_files_unless_given();
     each_purpose_decides_its_batch();
@@ -257,6 +313,8 @@ int main(void) {
     replicas_come_from_gpus_or_replicas();
     cuda_only_options_need_cuda();
     long_device_refused_whole();
+    device_option_words();
+    precision_option_words();
     ModelFile f;
     Graph g;
     RunConfig config;

@@ -109,6 +109,13 @@ static void mode_words_and_the_cpu_refusal(void) {
     CHECK_INT_EQ(cuda_graph_mode_parse("on", &mode), 0);
     CHECK_INT_EQ(mode, CUDA_GRAPH_ON);
     CHECK_INT_EQ(cuda_graph_mode_parse("yes", &mode), 1);
+    Status read;
+    status_clear(&read);
+    mode = CUDA_GRAPH_AUTO;
+    CHECK_INT_EQ(cuda_graph_mode_read(NULL, &mode, &read), 0);  // not given: left as it is
+    CHECK_INT_EQ(mode, CUDA_GRAPH_AUTO);
+    CHECK_INT_EQ(cuda_graph_mode_read("yes", &mode, &read), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(read.message, "--cuda-graph yes: expected off, auto or on");
     CHECK(strcmp(cuda_graph_mode_name(CUDA_GRAPH_AUTO), "auto") == 0);
     Status st;
     status_clear(&st);
