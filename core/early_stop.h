@@ -5,6 +5,9 @@
 #ifndef TRAINER_EARLY_STOP_H
 #define TRAINER_EARLY_STOP_H
 
+#include "base/status.h"
+#include "core/run_config.h"
+
 typedef struct EarlyStop {
     int patience;                    // epochs without improvement that stop training
     double best_loss;                // the lowest loss so far; +infinity before any
@@ -18,5 +21,14 @@ EarlyStop early_stop_start(int patience);
 // Records `epoch`'s loss; returns 1 when training should stop after this epoch. A NaN or
 // infinite loss never counts as an improvement.
 int early_stop_update(EarlyStop *watch, int epoch, double loss);
+
+// Early stopping watches the validation loss only: stopping where the test loss is lowest
+// would pick the model by the test set, which then no longer measures it honestly. So a
+// patience (config->train.early_stop, set by the model file's train line or, when
+// `from_option`, by --early-stop) with no validation split (the data statement's val_split=,
+// or --val-split when `val_split_given`) is STATUS_BAD_INPUT, placed at `model_path`'s train
+// line when the model file set it.
+int early_stop_check_split(const RunConfig *config, int from_option, int val_split_given,
+                           const char *model_path, Status *st);
 
 #endif

@@ -233,24 +233,6 @@ static int apply_overrides(const Command *cmd, const ParsedArgs *args, RunConfig
     return apply_schedule_overrides(cmd, args, config, st);
 }
 
-// Early stopping watches the validation loss only: stopping where the test loss is lowest
-// would pick the model by the test set, which then no longer measures it honestly.
-static int check_early_stop(const Command *cmd, const ParsedArgs *args, const RunConfig *config,
-                            const char *model_path, Status *st) {
-    int patience = config->train.early_stop;
-    if (!patience || args_get(cmd, args, "--val-split") || config->data.val_split > 0) return 0;
-    if (args_get(cmd, args, "--early-stop"))
-        status_fail(st, STATUS_BAD_INPUT, "--early-stop %d needs a validation split, and this "
-                    "run has none", patience);
-    else
-        status_fail_at(st, STATUS_BAD_INPUT, model_path, config->train.line, 1, "train "
-                       "early_stop=%d needs a validation split, and this run has none", patience);
-    status_hint(st, "add --val-split 0.1 (or val_split= in the data statement) to hold out a "
-                "tenth of the training data; the test split is never watched, as stopping by "
-                "it would leak the test set into training");
-    return STATUS_BAD_INPUT;
-}
-
 static void print_memory(const Device *d) {
     char peak[32], reserved[32];
     const AllocStats *s = &d->alloc.stats;
@@ -658,7 +640,9 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     int rc = world_apply(cmd, args, &replicas.world, &replicas.config, &st);
     if (!rc) rc = apply_overrides(cmd, args, &replicas.config, &st);
     if (!rc) rc = apply_data_transform_overrides(cmd, args, &replicas.config, &st);
-    if (!rc) rc = check_early_stop(cmd, args, &replicas.config, first.path, &st);
+    if (!rc)
+        rc = early_stop_check_split(&replicas.config, args_get(cmd, args, "--early-stop") != NULL,
+                                    args_get(cmd, args, "--val-split") != NULL, first.path, &st);
     if (!rc) rc = check_schedule_rates(cmd, args, &replicas.config, first.path, &st);
     if (!rc) rc = precision_from_args(cmd, args, &replicas.config.precision, &st);
     if (rc) graph_free(&first);

@@ -1,5 +1,6 @@
 // early_stop_update against losses worked out by hand from Keras's EarlyStopping rule
-// (core/early_stop.h), and the model file's `train early_stop=N` reaching the run config.
+// (core/early_stop.h), the model file's `train early_stop=N` reaching the run config, and a
+// patience without a validation split refused.
 #include "check.h"
 #include "core/early_stop.h"
 #include "core/graph.h"
@@ -97,6 +98,25 @@ static void train_statement_reads_early_stop(void) {
     CHECK_INT_EQ(st.line, 4);
 }
 
+static void a_patience_needs_a_validation_split(void) {
+    RunConfig config = {0};
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(early_stop_check_split(&config, 0, 0, "m.model", &st), 0);  // off
+    config.train.early_stop = 2;
+    config.train.line = 9;
+    CHECK_INT_EQ(early_stop_check_split(&config, 0, 1, "m.model", &st), 0);  // --val-split
+    config.data.val_split = 0.1;
+    CHECK_INT_EQ(early_stop_check_split(&config, 0, 0, "m.model", &st), 0);  // val_split=
+    config.data.val_split = 0;
+    CHECK_INT_EQ(early_stop_check_split(&config, 1, 0, "m.model", &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--early-stop 2 needs a validation split");
+    CHECK_INT_EQ(early_stop_check_split(&config, 0, 0, "m.model", &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "train early_stop=2 needs a validation split");
+    CHECK_INT_EQ(st.line, 9);
+    CHECK_CONTAINS(st.file, "m.model");
+}
+
 int main(void) {
     improving_losses_never_stop();
     stops_after_patience_epochs_without_improvement();
@@ -105,5 +125,6 @@ int main(void) {
     patience_one_stops_at_the_first_epoch_no_better();
     non_finite_losses_never_improve();
     train_statement_reads_early_stop();
+    a_patience_needs_a_validation_split();
     return test_exit_code("test_early_stop");
 }
