@@ -162,7 +162,10 @@ struct LayerKind {
     LayoutUse layout_use;
     // Read the statement's attributes into l->config (keys are already checked).
     int (*configure)(Layer *l, const ModelStatement *s, Status *st);
-    // From the inputs' shapes, set out_shape, out_dtype and the params' shapes.
+    // From the inputs' shapes, set out_shape, out_dtype and the params' shapes. Like
+    // configure, only for the kinds a model file names: a conversion that graph_set_storage
+    // or graph_set_layouts inserts once shapes are known (cast, to_nhwc) has neither, as the
+    // pass that inserts it sets its shape, dtype and layout.
     int (*infer)(Layer *l, Status *st);
     // Optional: allocate per-batch state beyond output/grad (e.g. a dropout mask).
     int (*allocate)(Layer *l, const LayerContext *ctx, int batch, Status *st);

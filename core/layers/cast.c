@@ -24,15 +24,11 @@ static int cast_backward(Layer *l, const LayerContext *ctx, Status *st) {
                                  .accumulate = l->input_grad_accumulate[0]}, st);
 }
 
-// graph_set_storage sets the shape and dtypes itself; nothing to infer from attributes.
-static int cast_infer(Layer *l, Status *st) { return 0; }
-
 const LayerKind layer_cast = {
     .name = "cast",
     .summary = "storage conversion between f32 and bf16/f16 (inserted for --precision)",
     .input_count = 1,
     .layout_use = LAYOUT_USE_EITHER,
-    .infer = cast_infer,
     .forward = cast_forward,
     .backward = cast_backward,
 };

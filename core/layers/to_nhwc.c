@@ -19,15 +19,11 @@ static int to_nhwc_backward(Layer *l, const LayerContext *ctx, Status *st) {
                                 l->input_grad_accumulate[0], st);
 }
 
-// graph_set_layouts sets the shape, dtype and layout itself; nothing to infer.
-static int to_nhwc_infer(Layer *l, Status *st) { return 0; }
-
 const LayerKind layer_to_nhwc = {
     .name = "to_nhwc",
     .summary = "layout conversion NCHW to NHWC (inserted for --layout nhwc)",
     .input_count = 1,
     .layout_use = LAYOUT_USE_TO_NHWC,
-    .infer = to_nhwc_infer,
     .forward = to_nhwc_forward,
     .backward = to_nhwc_backward,
 };
