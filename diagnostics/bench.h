@@ -275,6 +275,12 @@ typedef struct BenchReports {
     int has_train;
 } BenchReports;
 
+// --sizes (N or MxNxK, 1 to 65536 each), --precisions (some of fp32,tf32,bf16,fp16; all
+// when not given) and --bytes (4 bytes to 64 GiB, K/M/G binary) as typed, NULL when not
+// given, into r: at most BENCH_MAX_SIZES items each. STATUS_BAD_INPUT naming the option and
+// the item, with a hint of the form it takes (diagnostics/bench_request.c).
+int bench_request_read_lists(const char *sizes, const char *precisions, const char *bytes,
+                             BenchRequest *r, Status *st);
 // The sizes, bytes and conv batch not given, for this device: what a GPU finishes in
 // seconds takes the CPU minutes.
 void bench_request_defaults(BenchRequest *r, const BenchDevice *dev);

@@ -1,6 +1,5 @@
-// One `trainer bench` run: the request's benchmarks in order, with the device's defaults,
-// and whether what it measured is worth an exit 0. Apart from bench.c, which the benchmarks
-// call back into.
+// One `trainer bench` run: the request's benchmarks in order, and whether what it measured
+// is worth an exit 0. Apart from bench.c, which the benchmarks call back into.
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,22 +8,6 @@
 static int asks_for(const BenchRequest *r, const char *name) {
     return strcmp(r->benchmark, name) == 0 || (strcmp(r->benchmark, "all") == 0 &&
                                                strcmp(name, "train") != 0);
-}
-
-void bench_request_defaults(BenchRequest *r, const BenchDevice *dev) {
-    static const int gpu_sizes[] = {1024, 4096, 8192}, cpu_sizes[] = {256, 512, 1024};
-    if (r->size_count == 0) {
-        for (int i = 0; i < 3; i++) {
-            int n = dev->is_gpu ? gpu_sizes[i] : cpu_sizes[i];
-            r->sizes[i] = (BenchGemmSize){n, n, n};
-        }
-        r->size_count = 3;
-    }
-    if (r->byte_count == 0) {
-        r->bytes[0] = (size_t)(dev->is_gpu ? 256 : 64) << 20;
-        r->byte_count = 1;
-    }
-    if (r->batch == 0) r->batch = dev->is_gpu ? 128 : 8;  // conv's; train's is the model's
 }
 
 int bench_run(Device *d, const BenchDevice *dev, const BenchRequest *r, Graph *g,

@@ -3,7 +3,6 @@
 // bench_run) with a progress line on a terminal, and their reports printed: as tables
 // (diagnostics/bench_text.c), or with --json as one object (diagnostics/bench_json.c).
 #define _POSIX_C_SOURCE 200809L  // fileno
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,96 +75,6 @@ static int usage_error(Status *st, const char *hint, const char *message) {
 
 // ---- reading the arguments ------------------------------------------------------------
 
-enum { ITEM_UNREADABLE = 1, ITEM_OUT_OF_RANGE = 2 };  // what parse returns on failure
-
-// The items of a comma-separated list, each handed to parse; at most BENCH_MAX_SIZES.
-static int each_item(const char *option, const char *list, int (*parse)(const char *, void *, int),
-                     void *out, int *count, Status *st) {
-    char copy[512];
-    snprintf(copy, sizeof copy, "%s", list);
-    *count = 0;
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        if (*count == BENCH_MAX_SIZES) {
-            status_fail(st, STATUS_BAD_INPUT, "%s %s: more than %d items", option, list,
-                        BENCH_MAX_SIZES);
-            status_hint(st, "run trainer bench again for the rest");
-            return STATUS_BAD_INPUT;
-        }
-        int failed = parse(item, out, (*count)++);
-        if (failed) {
-            status_fail(st, STATUS_BAD_INPUT, failed == ITEM_OUT_OF_RANGE
-                        ? "%s %s: '%s' is out of range" : "%s %s: cannot read '%s'", option,
-                        list, item);
-            return STATUS_BAD_INPUT;
-        }
-    }
-    if (*count == 0) {
-        status_fail(st, STATUS_BAD_INPUT, "%s: no items given", option);
-        return STATUS_BAD_INPUT;
-    }
-    return 0;
-}
-
-static int parse_dimension(const char **text, int *out) {
-    char *end;
-    errno = 0;
-    long value = strtol(*text, &end, 10);
-    if (end == *text) return ITEM_UNREADABLE;
-    if (errno || value < 1 || value > 65536) return ITEM_OUT_OF_RANGE;
-    *out = (int)value;
-    *text = end;
-    return 0;
-}
-
-// "4096" (square) or "MxNxK".
-static int parse_gemm_size(const char *item, void *out, int index) {
-    BenchGemmSize *s = &((BenchGemmSize *)out)[index];
-    const char *p = item;
-    int failed = parse_dimension(&p, &s->m);
-    if (failed) return failed;
-    if (!*p) {
-        s->n = s->k = s->m;
-        return 0;
-    }
-    if (*p++ != 'x') return ITEM_UNREADABLE;
-    if ((failed = parse_dimension(&p, &s->n))) return failed;
-    if (*p++ != 'x') return ITEM_UNREADABLE;
-    if ((failed = parse_dimension(&p, &s->k))) return failed;
-    return *p != '\0' ? ITEM_UNREADABLE : 0;
-}
-
-// The first item replaces the default (all of them); the others add to it.
-static int parse_precision(const char *item, void *out, int index) {
-    int p = bench_precision_parse(item);
-    if (p < 0) return ITEM_UNREADABLE;
-    if (index == 0) *(unsigned *)out = 0;
-    *(unsigned *)out |= 1u << p;
-    return 0;
-}
-
-// "64M", "1G", "512K", "1048576": binary multiples, 4 bytes to 64 GiB.
-static int parse_bytes(const char *item, void *out, int index) {
-    char *end;
-    errno = 0;
-    double value = strtod(item, &end);
-    if (end == item) return ITEM_UNREADABLE;
-    if (errno || !(value > 0.0)) return ITEM_OUT_OF_RANGE;
-    double unit = 1.0;
-    switch (*end) {
-    case 'K': case 'k': unit = 1024.0; end++; break;
-    case 'M': case 'm': unit = 1024.0 * 1024.0; end++; break;
-    case 'G': case 'g': unit = 1024.0 * 1024.0 * 1024.0; end++; break;
-    default: break;
-    }
-    if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0) end += strlen(end);
-    double bytes = value * unit;
-    if (*end) return ITEM_UNREADABLE;
-    if (bytes < 4.0 || bytes > 64.0 * 1024 * 1024 * 1024) return ITEM_OUT_OF_RANGE;
-    ((size_t *)out)[index] = (size_t)bytes;
-    return 0;
-}
-
 static int read_benchmark(const ParsedArgs *args, BenchArgs *a, Status *st) {
     if (args->positional_count == 0)
         return usage_error(st, "trainer bench gemm, memory, conv or all; trainer bench train "
@@ -225,35 +134,6 @@ static int check_option_scopes(const Command *cmd, const ParsedArgs *args, const
     return 0;
 }
 
-// --sizes, --precisions and --bytes: comma-separated lists.
-static int read_lists(const Command *cmd, const ParsedArgs *args, BenchRequest *r, Status *st) {
-    int precision_count;
-    const struct {
-        const char *option;
-        int (*parse)(const char *, void *, int);
-        void *out;
-        int *count;
-        const char *hint;
-    } lists[] = {
-        {"--sizes", parse_gemm_size, r->sizes, &r->size_count,
-         "sizes are N (N x N x N) or MxNxK, 1 to 65536 each: --sizes 1024,4096x4096x1024"},
-        {"--precisions", parse_precision, &r->precisions, &precision_count,
-         "precisions: fp32, tf32, bf16, fp16, comma-separated"},
-        {"--bytes", parse_bytes, r->bytes, &r->byte_count,
-         "bytes per copy, 4 bytes to 64 GiB, with K, M or G for KiB, MiB, GiB: --bytes 64M,1G"},
-    };
-    r->precisions = (1u << BENCH_PRECISION_COUNT) - 1;
-    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
-        const char *text = args_get(cmd, args, lists[i].option);
-        if (text && each_item(lists[i].option, text, lists[i].parse, lists[i].out,
-                              lists[i].count, st)) {
-            status_hint(st, "%s", lists[i].hint);
-            return STATUS_BAD_INPUT;
-        }
-    }
-    return 0;
-}
-
 static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, Status *st) {
     memset(a, 0, sizeof *a);
     BenchRequest *r = &a->request;
@@ -275,7 +155,9 @@ static int read_args(const Command *cmd, const ParsedArgs *args, BenchArgs *a, S
     a->json = args_get(cmd, args, "--json") != NULL;
     r->options.no_tf32 = args_get(cmd, args, "--no-tf32") != NULL;
     a->no_fuse = args_get(cmd, args, "--no-fuse") != NULL;
-    return read_lists(cmd, args, r, st);
+    return bench_request_read_lists(args_get(cmd, args, "--sizes"),
+                                    args_get(cmd, args, "--precisions"),
+                                    args_get(cmd, args, "--bytes"), r, st);
 }
 
 // ---- progress -------------------------------------------------------------------------
