@@ -559,7 +559,7 @@ double checkpoint_best_accuracy(const char *folder) {
     checkpoint_folder_file(folder, "best.safetensors", path, sizeof path);
     Safetensors file;
     Status ignored;
-    if (safetensors_read_file(path, &file, &ignored)) return -1.0;
+    if (safetensors_read_header(path, &file, &ignored)) return -1.0;
     const char *accuracy = safetensors_metadata(&file, "test_accuracy");
     double value = accuracy ? strtod(accuracy, NULL) : -1.0;
     safetensors_free(&file);

@@ -188,8 +188,9 @@ int checkpoints_read_resumed_inputs(const char *resume_from, char *path, size_t 
                                     LoadedInputs *out, Status *st) {
     memset(out, 0, sizeof *out);
     TRY(resume_path(resume_from, path, size, st));
+    // The header alone: run_resume reads the whole file after the data load.
     Safetensors file;
-    TRY(safetensors_read_file(path, &file, st));
+    TRY(safetensors_read_header(path, &file, st));
     int rc = checkpoint_inputs_read(&file, path, out, st);
     safetensors_free(&file);
     return rc;

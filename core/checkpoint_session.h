@@ -56,7 +56,8 @@ void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normal
 int checkpoints_check_folder(const char *folder, const char *resume_from, Status *st);
 // Before the data load, which depends on them: the inputs the checkpoint --resume
 // `resume_from` names (a file, or a folder's newest step file, into `path`) records, read
-// from its metadata (the resize says how its run read images). Free *out with
+// from its metadata (the resize says how its run read images): the file's header only
+// (safetensors_read_header), checked as the whole read checks it. Free *out with
 // checkpoint_inputs_free.
 int checkpoints_read_resumed_inputs(const char *resume_from, char *path, size_t size,
                                     LoadedInputs *out, Status *st);

@@ -46,33 +46,38 @@ int resize_read(const char *text, const Shape *input, int *height, int *width, S
     return 0;
 }
 
+// A recorded h x w the model does not take (its input changed since, or the file was
+// edited): the message; each caller says what to do, which differs for a resume.
+static int refuse_misfit(const Shape *input, const char *file, int h, int w, Status *st) {
+    char shape[64];
+    return status_fail_at(st, STATUS_BAD_INPUT, file, 0, 0, "checkpoint metadata 'resize' is "
+                          "'%dx%d', which does not fit the model's input shape=%s", h, w,
+                          shape_format(input, shape, sizeof shape));
+}
+
 // The recorded h x w taken, with a notice ending in `tail`.
-static int take_recorded(const Shape *input, const char *file, int h, int w, const char *tail,
-                         const RunNotice *notice, int *height, int *width, Status *st) {
-    if (!resize_fits(input, h, w)) {
-        char shape[64];
-        status_fail_at(st, STATUS_BAD_INPUT, file, 0, 0, "checkpoint metadata 'resize' is "
-                       "'%dx%d', which does not fit the model's input shape=%s", h, w,
-                       shape_format(input, shape, sizeof shape));
-        status_hint(st, "the weights were trained for another input size; give --resize "
-                        "model (or none) to choose how images are read");
-        return STATUS_BAD_INPUT;
-    }
+static void take_recorded(const char *file, int h, int w, const char *tail,
+                          const RunNotice *notice, int *height, int *width) {
     char shown[4 * 1024 + 8];
     run_notice_say(notice, "images of another size are resized to %dx%d (HxW), as %s records "
                    "its run did (--resize %dx%d)%s", h, w,
                    text_escape(file, strlen(file), shown, sizeof shown), h, w, tail);
     *height = h;
     *width = w;
-    return 0;
 }
 
 int resize_as_recorded(const Shape *input, const char *file, const LoadedInputs *recorded,
                        const RunNotice *notice, int *height, int *width, Status *st) {
     int h = recorded->resize_height, w = recorded->resize_width;
     if (!h) return 0;
-    return take_recorded(input, file, h, w, "; --resize none reads them as they are", notice,
-                         height, width, st);
+    if (!resize_fits(input, h, w)) {
+        refuse_misfit(input, file, h, w, st);
+        status_hint(st, "the weights were trained for another input size; give --resize "
+                        "model (or none) to choose how images are read");
+        return STATUS_BAD_INPUT;
+    }
+    take_recorded(file, h, w, "; --resize none reads them as they are", notice, height, width);
+    return 0;
 }
 
 int resize_as_resumed(const Shape *input, const char *file, const LoadedInputs *recorded,
@@ -80,7 +85,19 @@ int resize_as_resumed(const Shape *input, const char *file, const LoadedInputs *
                       int *height, int *width, Status *st) {
     int h = recorded->resize_height, w = recorded->resize_width;
     if (!recorded->resize_recorded || (!given && !h)) return 0;
-    if (!given) return take_recorded(input, file, h, w, "", notice, height, width, st);
+    // Given or not, --resize cannot mend it: a resume takes no other size than the recorded.
+    if (h && !resize_fits(input, h, w)) {
+        refuse_misfit(input, file, h, w, st);
+        status_hint(st, "a resume reads images at the size its checkpoint records, and no "
+                    "--resize changes that: start from its weights with `trainer train %s "
+                    "--init-from %s` (and --resize model, none or HxW), or resume from a "
+                    "checkpoint that records a size this model takes", model_path, file);
+        return STATUS_BAD_INPUT;
+    }
+    if (!given) {
+        take_recorded(file, h, w, "", notice, height, width);
+        return 0;
+    }
     if (*height == h && *width == w) return 0;
     char theirs[96] = "read its images at their own size";
     char ours[64] = "reads them at their own size";

@@ -28,8 +28,9 @@ int resize_as_recorded(const Shape *input, const char *file, const LoadedInputs 
 // `given` the --resize it came from (NULL when not given). Without --resize, the recorded
 // size is taken as resize_as_recorded takes it; a given one that differs (none included)
 // is STATUS_BAD_INPUT, since the weights would be fed other images than they learned from.
-// A file without the key (written before it was recorded) says nothing either way.
-// `model_path` is for the hint.
+// A recorded size that does not fit `input` is STATUS_BAD_INPUT whatever is given, its hint
+// saying what works instead (--init-from). A file without the key (written before it was
+// recorded) says nothing either way. `model_path` is for the hints.
 int resize_as_resumed(const Shape *input, const char *file, const LoadedInputs *recorded,
                       const char *given, const char *model_path, const RunNotice *notice,
                       int *height, int *width, Status *st);

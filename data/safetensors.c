@@ -193,13 +193,14 @@ static int check_unique_names(Safetensors *s, const char *path, Status *st) {
     return rc;
 }
 
-// Puts the tensors in offset order and points each at its bytes.
+// Puts the tensors in offset order and points each at its bytes (NULL when `data` is: the
+// header alone was read).
 static int place_tensors(Safetensors *s, Span *spans, const unsigned char *data) {
     SafetensorsTensor *ordered = malloc((size_t)s->count * sizeof *ordered + 1);
     if (!ordered) return -1;
     for (int i = 0; i < s->count; i++) {
         ordered[i] = s->tensors[spans[i].index];
-        ordered[i].bytes = data + spans[i].begin;
+        ordered[i].bytes = data ? data + spans[i].begin : NULL;
     }
     free(s->tensors);
     s->tensors = ordered;
@@ -260,17 +261,26 @@ static int starts_with_text(const unsigned char *bytes, size_t size) {
     return 1;
 }
 
-int safetensors_parse(const unsigned char *bytes, size_t size, const char *path,
-                      Safetensors *out, Status *st) {
+// Whether a header length read from a file of `size` bytes is one the reader takes.
+static int header_length_fits(uint64_t header_size, uint64_t size) {
+    return header_size <= SAFETENSORS_MAX_HEADER && header_size <= size - 8;
+}
+
+// The checks and the index of a file of `size` bytes from its first `have`, which hold at
+// least its first 16 bytes (or all of a shorter file) and, when its header length fits,
+// the length and the whole header. The tensors point into `bytes` when `with_data` (then
+// have == size), else are NULL: their bytes were not read. The data's length, which the
+// tensors must tile, is the file's size less the header either way.
+static int parse_start(const unsigned char *bytes, size_t have, uint64_t size, int with_data,
+                       const char *path, Safetensors *out, Status *st) {
     memset(out, 0, sizeof *out);
     if (size < 8)
         return malformed(path, st, "%s%s bytes is too short for the 8-byte header length", NULL,
                          size ? "fewer than 8" : "0");
     uint64_t header_size = read_u64_le(bytes);
-    if ((header_size > SAFETENSORS_MAX_HEADER || header_size > size - 8) &&
-        starts_with_text(bytes, size)) {
+    if (!header_length_fits(header_size, size) && starts_with_text(bytes, have)) {
         char shown[96];
-        text_escape((const char *)bytes, size < 16 ? size : 16, shown, sizeof shown);
+        text_escape((const char *)bytes, have < 16 ? have : 16, shown, sizeof shown);
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "not a safetensors file: it starts "
                        "with text ('%s...'), where a safetensors file starts with its header's "
                        "length in 8 bytes", shown);
@@ -278,11 +288,11 @@ int safetensors_parse(const unsigned char *bytes, size_t size, const char *path,
                         "(.model) comes first: trainer eval MODEL --weights FILE");
         return STATUS_BAD_INPUT;
     }
-    if (header_size > SAFETENSORS_MAX_HEADER || header_size > size - 8) {
+    if (!header_length_fits(header_size, size)) {
         char detail[128];
         if (header_size > size - 8)
-            snprintf(detail, sizeof detail, "%llu bytes, more than the %zu bytes the file holds "
-                     "after it", (unsigned long long)header_size, size - 8);
+            snprintf(detail, sizeof detail, "%llu bytes, more than the %llu bytes the file holds "
+                     "after it", (unsigned long long)header_size, (unsigned long long)(size - 8));
         else
             snprintf(detail, sizeof detail, "%llu bytes, more than the limit of %u",
                      (unsigned long long)header_size, SAFETENSORS_MAX_HEADER);
@@ -299,14 +309,20 @@ int safetensors_parse(const unsigned char *bytes, size_t size, const char *path,
         return header_fault(&fault, path, st);
     }
     safetensors_header_mark_inexact(root, text, (size_t)header_size);
-    uint64_t data_size = size - 8 - header_size;
-    int rc = parse_header(root, bytes + 8 + header_size, data_size, path, out, st);
+    const unsigned char *data = with_data ? bytes + 8 + header_size : NULL;
+    int rc = parse_header(root, data, size - 8 - header_size, path, out, st);
     cJSON_Delete(root);
     if (rc) safetensors_free(out);
     return rc;
 }
 
-static int read_whole_file(const char *path, unsigned char **bytes, size_t *size, Status *st) {
+int safetensors_parse(const unsigned char *bytes, size_t size, const char *path,
+                      Safetensors *out, Status *st) {
+    return parse_start(bytes, size, size, 1, path, out, st);
+}
+
+// Opens a weights file for reading, *length its size.
+static int open_weights_file(const char *path, FILE **f, long long *length, Status *st) {
     // fopen opens a folder, and reading it fails: said as what it is, with the files a
     // --checkpoint folder (the folder a user most likely meant) holds.
     if (path_is_directory(path)) {
@@ -317,30 +333,69 @@ static int read_whole_file(const char *path, unsigned char **bytes, size_t *size
     }
     // A FIFO would block the open (and a device never end): only a regular file is read,
     // its size from fstat, not from seeking.
-    FILE *f;
-    long long length;
-    if (dataset_open_regular(path, "a safetensors weights file", &f, &length, st)) {
+    if (dataset_open_regular(path, "a safetensors weights file", f, length, st)) {
         if (errno == ENOENT)
             status_hint(st, "check the path; `trainer train MODEL --save FILE` writes one");
         return STATUS_BAD_INPUT;
     }
-    *bytes = (unsigned long long)length < SIZE_MAX ? malloc((size_t)length + 1) : NULL;
-    int ok = *bytes && fread(*bytes, 1, (size_t)length, f) == (size_t)length;
+    return 0;
+}
+
+// How many of a file's first bytes parse_start needs without its data, from the first 16
+// (`first`, when the file has them): the length and the header it gives, or those 16 when
+// the length is refused (what the refusal shows of the file).
+static size_t header_extent(const unsigned char *first, uint64_t size) {
+    uint64_t header_size = read_u64_le(first);
+    return header_length_fits(header_size, size) && header_size > 8 ? (size_t)header_size + 8
+                                                                    : 16;
+}
+
+// Appends the next `count` bytes of `f` to *bytes (its first *have), growing it: 0, or -1
+// out of memory, or 1 when the file ends or fails first.
+static int read_more(FILE *f, size_t count, unsigned char **bytes, size_t *have) {
+    unsigned char *grown = realloc(*bytes, *have + count + 1);
+    if (!grown) return -1;
+    *bytes = grown;
+    size_t got = fread(grown + *have, 1, count, f);
+    *have += got;
+    return got == count ? 0 : 1;
+}
+
+// The file's bytes, all of them or (`header_only`) the 16 first and then the length and
+// the header that header_extent says: *have of its *size, into *bytes for the caller to free.
+static int read_file_start(const char *path, int header_only, unsigned char **bytes,
+                           size_t *have, uint64_t *size, Status *st) {
+    FILE *f;
+    long long length;
+    TRY(open_weights_file(path, &f, &length, st));
+    *bytes = NULL;
+    *have = 0;
+    size_t asked = header_only && length > 16 ? 16 : (size_t)length;
+    int rc = header_only || (unsigned long long)length < SIZE_MAX
+                 ? read_more(f, asked, bytes, have)
+                 : -1;  // larger than memory can address, in a 32-bit build
+    if (!rc && header_only && *have == 16) {
+        asked = header_extent(*bytes, (uint64_t)length);
+        rc = read_more(f, asked - 16, bytes, have);
+    }
     fclose(f);
-    if (!*bytes) {
-        status_out_of_host_memory(st, (size_t)length + 1, "for the file (it is read whole)");
+    if (rc) {
+        free(*bytes);
+        *bytes = NULL;
+    }
+    if (rc < 0) {
+        status_out_of_host_memory(st, asked + 1, header_only ? "for the file's header"
+                                                             : "for the file (it is read whole)");
         status_set_place_if_unset(st, path, 0, 0);
         return STATUS_RUNTIME_ERROR;
     }
-    if (!ok) {
-        free(*bytes);
-        *bytes = NULL;
+    if (rc) {
         status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "cannot read the file's %lld bytes",
                        length);
         status_hint(st, "check that it is a regular file and readable");
         return STATUS_BAD_INPUT;
     }
-    *size = (size_t)length;
+    *size = (uint64_t)length;
     return 0;
 }
 
@@ -356,19 +411,30 @@ static int refuse_old_format(const unsigned char *bytes, size_t size, const char
     return STATUS_BAD_INPUT;
 }
 
-int safetensors_read_file(const char *path, Safetensors *out, Status *st) {
+// One reader for the whole file and for its header: what one refuses, the other refuses in
+// the same words, but for the tensors' bytes, which only the whole read reads.
+static int read_file(const char *path, int header_only, Safetensors *out, Status *st) {
     memset(out, 0, sizeof *out);
     unsigned char *bytes;
-    size_t size;
-    TRY(read_whole_file(path, &bytes, &size, st));
-    int rc = refuse_old_format(bytes, size, path, st);
-    if (!rc) rc = safetensors_parse(bytes, size, path, out, st);
+    size_t have;
+    uint64_t size;
+    TRY(read_file_start(path, header_only, &bytes, &have, &size, st));
+    int rc = refuse_old_format(bytes, have, path, st);
+    if (!rc) rc = parse_start(bytes, have, size, !header_only, path, out, st);
     if (rc) {
         free(bytes);
         return rc;
     }
     out->owned = bytes;
     return 0;
+}
+
+int safetensors_read_file(const char *path, Safetensors *out, Status *st) {
+    return read_file(path, 0, out, st);
+}
+
+int safetensors_read_header(const char *path, Safetensors *out, Status *st) {
+    return read_file(path, 1, out, st);
 }
 
 void safetensors_free(Safetensors *s) {

@@ -24,7 +24,8 @@
 typedef struct SafetensorsTensor {
     char *name;
     Shape shape;
-    const unsigned char *bytes;  // little-endian f32, shape_numel(&shape) of them; unaligned
+    const unsigned char *bytes;  // little-endian f32, shape_numel(&shape) of them; unaligned;
+                                 // NULL from safetensors_read_header
 } SafetensorsTensor;
 
 typedef struct SafetensorsEntry {
@@ -33,7 +34,7 @@ typedef struct SafetensorsEntry {
 } SafetensorsEntry;
 
 typedef struct Safetensors {
-    unsigned char *owned;        // the file's bytes when read by safetensors_read_file
+    unsigned char *owned;        // the bytes read by safetensors_read_file or _read_header
     SafetensorsTensor *tensors;  // in the order of their offsets
     int count;
     SafetensorsEntry *metadata;
@@ -45,6 +46,11 @@ typedef struct Safetensors {
 int safetensors_parse(const unsigned char *bytes, size_t size, const char *path,
                       Safetensors *out, Status *st);
 int safetensors_read_file(const char *path, Safetensors *out, Status *st);
+// The 8-byte length and the header alone, for what needs only the names, shapes and
+// metadata: checked and refused as safetensors_read_file checks them (the tensors must
+// tile the data the file's size leaves after the header), but the tensors' bytes are not
+// read, and are NULL.
+int safetensors_read_header(const char *path, Safetensors *out, Status *st);
 void safetensors_free(Safetensors *s);
 const SafetensorsTensor *safetensors_find(const Safetensors *s, const char *name);
 // NULL when absent.

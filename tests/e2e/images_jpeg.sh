@@ -121,6 +121,22 @@ expect_in err "hint: resume without --resize" "the hint says to leave it out"
 run "${train[@]}" --data "images:$work/pets" --epochs 3 --resume "$work/ck-old.safetensors" \
     --resize model
 expect_rc 0 "a checkpoint without the key resumes with --resize, as before"
+# One that records a size the model does not take: no --resize mends a resume, and the hint
+# names what does, which then trains.
+with_resize "$step" "$work/ck-other.safetensors" 32x32
+for given in "" "--resize model"; do
+    run "${train[@]}" --data "images:$work/pets" --epochs 3 \
+        --resume "$work/ck-other.safetensors" $given
+    expect_error 2 "$work/ck-other.safetensors: checkpoint metadata 'resize' is '32x32', which \
+does not fit the model's input shape=784" "a resume of a size the model does not take is \
+refused${given:+ ($given given)}"
+    expect_in err "hint: a resume reads images at the size its checkpoint records, and no \
+--resize changes that: start from its weights with \`trainer train $work/two.model --init-from \
+$work/ck-other.safetensors\` (and --resize model, none or HxW)" "the hint says what works"
+done
+run "${train[@]}" --data "images:$work/pets" --init-from "$work/ck-other.safetensors" \
+    --resize model
+expect_rc 0 "which trains: --init-from with --resize model"
 
 # The PNG of each JPEG's own pixels, as djpeg decodes them.
 jpegs=() pngs=()

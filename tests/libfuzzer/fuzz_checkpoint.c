@@ -1,9 +1,14 @@
-// libFuzzer target for resuming from a checkpoint: arbitrary bytes through the safetensors
-// reader and, when it accepts them, through checkpoint_load_resume_parsed into a small
-// model with Adam state on the CPU: metadata read as numbers, tensors compared by name and
-// shape with the model's, values copied in, NaN and infinity found. Whatever the bytes: no
-// crash, no undefined behaviour, and a refusal is bad input said in words, with no raw
-// escape byte from the file in it.
+// libFuzzer target for resuming from a checkpoint: arbitrary bytes, as a file, through the
+// safetensors reader and, when it accepts them, through checkpoint_load_resume_parsed into a
+// small model with Adam state on the CPU: metadata read as numbers, tensors compared by name
+// and shape with the model's, values copied in, NaN and infinity found. The header-only
+// reader (safetensors_read_header, which train --resume reads the run's inputs with before
+// the data load) must agree with the whole read: the same refusal in the same words, or the
+// same tensors and metadata without their bytes. Whatever the bytes: no crash, no undefined
+// behaviour, and a refusal is bad input said in words, with no raw escape byte from the file
+// in it.
+#include "fuzz_files.h"  // first: it sets _POSIX_C_SOURCE
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,23 +53,65 @@ static Target *target_once(void) {
     return &target;
 }
 
+static void abort_unless_same_status(int rc, const Status *st, int other_rc,
+                                     const Status *other) {
+    if (rc != other_rc || strcmp(st->message, other->message) || strcmp(st->hint, other->hint))
+        abort();
+}
+
+// The header-only read of `path` against the whole read `whole` (its code rc, its status
+// st), and the inputs a resume reads from each.
+static void check_header_read(const char *path, int rc, const Safetensors *whole,
+                              const Status *st) {
+    Safetensors header;
+    Status header_st;
+    status_clear(&header_st);
+    abort_unless_same_status(rc, st, safetensors_read_header(path, &header, &header_st),
+                             &header_st);
+    if (rc) return;
+    if (header.count != whole->count || header.metadata_count != whole->metadata_count) abort();
+    for (int i = 0; i < whole->count; i++)
+        if (strcmp(header.tensors[i].name, whole->tensors[i].name) ||
+            !shape_equal(&header.tensors[i].shape, &whole->tensors[i].shape) ||
+            header.tensors[i].bytes)
+            abort();
+    LoadedInputs from_whole, from_header;
+    Status whole_inputs_st, header_inputs_st;
+    status_clear(&whole_inputs_st);
+    status_clear(&header_inputs_st);
+    int inputs_rc = checkpoint_inputs_read(whole, path, &from_whole, &whole_inputs_st);
+    abort_unless_same_status(inputs_rc, &whole_inputs_st,
+                             checkpoint_inputs_read(&header, path, &from_header,
+                                                    &header_inputs_st),
+                             &header_inputs_st);
+    if (!inputs_rc && (from_whole.resize_height != from_header.resize_height ||
+                       from_whole.resize_width != from_header.resize_width ||
+                       from_whole.class_count != from_header.class_count))
+        abort();
+    checkpoint_inputs_free(&from_whole);
+    checkpoint_inputs_free(&from_header);
+    safetensors_free(&header);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Target *t = target_once();
+    const char *path = fuzz_write("fuzz.safetensors", data, size);
     Safetensors file;
     Status st;
     status_clear(&st);
-    if (safetensors_parse(data, size, "fuzz.safetensors", &file, &st)) return 0;
+    int rc = safetensors_read_file(path, &file, &st);
+    check_header_read(path, rc, &file, &st);
+    if (rc) return 0;
     CheckpointLoaded loaded;
-    int rc = checkpoint_load_resume_parsed(&t->graph, &t->config.optimizer,
-                                           t->device.backend, &file, "fuzz.safetensors",
-                                           &loaded, &st);
+    rc = checkpoint_load_resume_parsed(&t->graph, &t->config.optimizer, t->device.backend, &file,
+                                       path, &loaded, &st);
     if (rc && (rc != STATUS_BAD_INPUT || !st.message[0] || strchr(st.message, 0x1b))) abort();
     // The metadata eval and predict read: normalization and class names.
     LoadedInputs inputs;
     status_clear(&st);
-    rc = checkpoint_inputs_read(&file, "fuzz.safetensors", &inputs, &st);
+    rc = checkpoint_inputs_read(&file, path, &inputs, &st);
     safetensors_free(&file);
     if (rc && (rc != STATUS_BAD_INPUT || !st.message[0] || strchr(st.message, 0x1b))) abort();
     checkpoint_inputs_free(&inputs);

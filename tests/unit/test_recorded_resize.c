@@ -120,10 +120,36 @@ static void a_resume_refuses_another_size(void) {
                                    &h, &w, &st), 0);
 }
 
+// A recorded size the model does not take (its input changed, or the file was edited): no
+// --resize mends a resume, since it takes no other size than the recorded one; the hint
+// says what does. It once said `--resize model (or none)`, eval's way, which resume refuses.
+static void a_resume_of_a_size_the_model_does_not_take_is_refused(void) {
+    Shape input = {.rank = 1, .dims = {784}};
+    LoadedInputs other = recorded(32, 32, 1);
+    const char *given[] = {NULL, "model", "none"};
+    for (int i = 0; i < 3; i++) {
+        Status st;
+        status_clear(&st);
+        int h = given[i] && strcmp(given[i], "model") == 0 ? 28 : 0, w = h;
+        CHECK_INT_EQ(resize_as_resumed(&input, "ck.safetensors", &other, given[i], "m.model",
+                                       &notice, &h, &w, &st), STATUS_BAD_INPUT);
+        CHECK_CONTAINS(st.message, "checkpoint metadata 'resize' is '32x32', which does not fit "
+                                   "the model's input shape=784");
+        CHECK_CONTAINS(st.file, "ck.safetensors");
+        CHECK_CONTAINS(st.hint, "a resume reads images at the size its checkpoint records, and "
+                                "no --resize changes that: start from its weights with `trainer "
+                                "train m.model --init-from ck.safetensors` (and --resize model, "
+                                "none or HxW)");
+        CHECK(strstr(st.hint, "resume with --resize") == NULL);
+        CHECK(strstr(st.hint, "(or none)") == NULL);
+    }
+}
+
 int main(void) {
     fits_the_model_input();
     resize_option_words();
     eval_and_predict_take_the_recorded_size();
     a_resume_refuses_another_size();
+    a_resume_of_a_size_the_model_does_not_take_is_refused();
     return test_exit_code("test_recorded_resize");
 }

@@ -1,7 +1,9 @@
 // data/safetensors.c: what the writer writes reads back (names, shapes, values, metadata,
 // the header padded so the data starts 8-byte aligned), and every malformed header a
 // hostile file could carry is refused with STATUS_BAD_INPUT and a message saying what.
-#define _POSIX_C_SOURCE 200809L  // open_memstream
+// Each file is also written out and read by safetensors_read_header, which must take and
+// refuse exactly what safetensors_read_file does, in the same words, without the bytes.
+#define _POSIX_C_SOURCE 200809L  // open_memstream, mkdtemp
 
 #include "check.h"
 #include "data/safetensors.h"
@@ -9,6 +11,40 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+static char folder[] = "/tmp/trainer-test-safetensors.XXXXXX";
+
+// Writes `bytes` to a file and reads it whole and by its header alone: the two agree on
+// the code, message and hint of a refusal, and on the names, shapes and metadata of what
+// they take, where only the whole read has the tensors' bytes.
+static void file_readers_agree(const unsigned char *bytes, size_t n) {
+    char path[64];
+    snprintf(path, sizeof path, "%s/f.safetensors", folder);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(bytes, 1, n, f) == n && fclose(f) == 0);
+    Safetensors whole, header;
+    Status whole_st, header_st;
+    status_clear(&whole_st);
+    status_clear(&header_st);
+    int rc = safetensors_read_file(path, &whole, &whole_st);
+    CHECK_INT_EQ(safetensors_read_header(path, &header, &header_st), rc);
+    CHECK(strcmp(whole_st.message, header_st.message) == 0);
+    CHECK(strcmp(whole_st.hint, header_st.hint) == 0);
+    if (rc) return;
+    CHECK_INT_EQ(header.count, whole.count);
+    for (int i = 0; i < whole.count && i < header.count; i++) {
+        CHECK(strcmp(header.tensors[i].name, whole.tensors[i].name) == 0);
+        CHECK(shape_equal(&header.tensors[i].shape, &whole.tensors[i].shape));
+        CHECK(header.tensors[i].bytes == NULL);
+    }
+    CHECK_INT_EQ(header.metadata_count, whole.metadata_count);
+    for (int i = 0; i < whole.metadata_count; i++)
+        CHECK_CONTAINS(safetensors_metadata(&header, whole.metadata[i].key),
+                       whole.metadata[i].value);
+    safetensors_free(&whole);
+    safetensors_free(&header);
+}
 
 // A file from a header text and `data_size` bytes of data (value i: byte i).
 static unsigned char *file_of(const char *header, size_t data_size, size_t *size) {
@@ -30,6 +66,7 @@ static int parse_owned_bytes(unsigned char *bytes, size_t n, char *message, size
     int rc = safetensors_parse(bytes, n, "test.safetensors", &s, &st);
     snprintf(message, size, "%s", st.message);
     if (!rc) safetensors_free(&s);
+    file_readers_agree(bytes, n);
     free(bytes);
     return rc;
 }
@@ -159,6 +196,7 @@ static int parse_header_bytes(const char *header, size_t length, size_t data_siz
 }
 
 #define TENSOR_A "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}"
+#define TENSOR_A_AND_B TENSOR_A ",\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}"
 
 // What Python's safetensors (serde_json over UTF-8) refuses and cJSON took: each once loaded.
 static void header_bytes_are_as_strict_as_the_reference(void) {
@@ -263,7 +301,50 @@ static void what_is_written_is_utf8(void) {
     free(bytes);
 }
 
+// What safetensors_parse is given apart (short files, lengths, text), and what only the
+// file readers check (trainer's old format, tensor bytes cut short), read both ways.
+static void header_read_refuses_as_the_whole_read(void) {
+    static const struct {
+        const char *bytes;
+        size_t size;
+    } files[] = {
+        {"", 0},
+        {"\1\0\0\0\0", 5},
+        {"\xff\xff\xff\xff\xff\xff\xff\x7f{}", 10},
+        {"\0\0\0\0\0\0\0\x40{}", 10},
+        {"# models/mlp.model\ninput shape=784\n", 36},
+        {"TRNWEIGH\1\0\0\0\0\0\0\0", 16},
+        {"\2\0\0\0\0\0\0\0{}", 10},
+        {"\2\0\0\0\0\0\0\0{}\0\0\0\0", 14},  // data no tensor covers
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        file_readers_agree((const unsigned char *)files[i].bytes, files[i].size);
+    // A tensor's bytes cut short: refused by both, as what it is.
+    size_t n;
+    unsigned char *bytes = file_of("{" TENSOR_A_AND_B "}", 8, &n);
+    for (size_t cut = 0; cut <= 8; cut++) file_readers_agree(bytes, n - cut);
+    Safetensors s;
+    Status st;
+    status_clear(&st);
+    char path[64];
+    snprintf(path, sizeof path, "%s/f.safetensors", folder);
+    CHECK_INT_EQ(safetensors_read_header(path, &s, &st), STATUS_BAD_INPUT);  // cut by 8
+    CHECK_CONTAINS(st.message, "has data_offsets that are not two whole numbers (in digits "
+                               "alone) within the file's data");
+    free(bytes);
+    // A folder, and a path that is not there.
+    CHECK_INT_EQ(safetensors_read_header(folder, &s, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "is a folder, not a weights file");
+    snprintf(path, sizeof path, "%s/absent.safetensors", folder);
+    CHECK_INT_EQ(safetensors_read_header(path, &s, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.hint, "`trainer train MODEL --save FILE` writes one");
+}
+
 int main(void) {
+    if (!mkdtemp(folder)) {
+        perror("mkdtemp");
+        return 1;
+    }
     round_trip_keeps_names_shapes_values_and_metadata();
     malformed_headers_are_refused();
     lengths_are_checked_before_parsing();
@@ -271,5 +352,10 @@ int main(void) {
     header_bytes_are_as_strict_as_the_reference();
     tensor_and_value_counts_are_bounded();
     what_is_written_is_utf8();
+    header_read_refuses_as_the_whole_read();
+    char path[64];
+    snprintf(path, sizeof path, "%s/f.safetensors", folder);
+    unlink(path);
+    rmdir(folder);
     return test_exit_code("test_safetensors");
 }
