@@ -1,18 +1,30 @@
 // Out-of-host-memory statuses name the size that failed and what it was for. This test is
-// linked with -Wl,--wrap=calloc,--wrap=realloc (tests/CMakeLists.txt), so the trainer's own
+// linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc (tests/CMakeLists.txt), so the trainer's own
 // calls come here first: the next request of a chosen size fails, as a full host fails it.
 #include "check.h"
 #include "base/text_out.h"
 #include "core/graph.h"
+#include "data/image.h"
 
 #include <stdlib.h>
 
+void *__real_malloc(size_t size);
 void *__real_calloc(size_t count, size_t size);
 void *__real_realloc(void *p, size_t size);
+void *__wrap_malloc(size_t size);
 void *__wrap_calloc(size_t count, size_t size);
 void *__wrap_realloc(void *p, size_t size);
 
-static size_t calloc_fails_at, realloc_fails_at;  // bytes of the next request to fail; 0: none
+// bytes of the next request to fail; 0: none
+static size_t malloc_fails_at, calloc_fails_at, realloc_fails_at;
+
+void *__wrap_malloc(size_t size) {
+    if (malloc_fails_at && size == malloc_fails_at) {
+        malloc_fails_at = 0;
+        return NULL;
+    }
+    return __real_malloc(size);
+}
 
 void *__wrap_calloc(size_t count, size_t size) {
     if (calloc_fails_at && count * size == calloc_fails_at) {
@@ -95,10 +107,26 @@ static void internal_layer_fails(const char *text, int (*pass)(Graph *g, Status 
 static int storage_bf16(Graph *g, Status *st) { return graph_set_storage(g, DTYPE_BF16, st); }
 static int layouts_nhwc(Graph *g, Status *st) { return graph_set_layouts(g, 1, st); }
 
+// ---- image_resize ----
+
+// Its sizes are worded HxW, as --resize and the rest of the CLI spell them.
+static void resize_names_sizes_as_hxw(void) {
+    enum { IN_H = 7, IN_W = 5, OUT_H = 3, OUT_W = 2 };
+    float in[IN_H * IN_W] = {0}, out[OUT_H * OUT_W];
+    Status st;
+    status_clear(&st);
+    malloc_fails_at = (size_t)IN_H * OUT_W * sizeof(float);  // rows resized, columns not yet
+    CHECK_INT_EQ(image_resize(in, 1, IN_H, IN_W, out, OUT_H, OUT_W, &st), STATUS_RUNTIME_ERROR);
+    CHECK(!malloc_fails_at);
+    malloc_fails_at = 0;
+    CHECK_CONTAINS(st.message, "resizing a 7x5 image to 3x2 (HxW)");
+}
+
 int main(void) {
     internal_layer_fails(gray_text, storage_bf16, 1, "a cast layer after input1");
     internal_layer_fails(gray_text, storage_bf16, 0, "a cast layer after input1");
     internal_layer_fails(rgb_text, layouts_nhwc, 1, "a to_nhwc layer after input1");
     internal_layer_fails(rgb_text, layouts_nhwc, 0, "a to_nhwc layer after input1");
+    resize_names_sizes_as_hxw();
     return test_exit_code("test_host_alloc_failures");
 }
