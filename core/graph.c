@@ -745,15 +745,24 @@ static void remove_layers(Graph *g, int (*drop)(const Layer *l)) {
 
 // A new layer of an internal `kind` reading `from`, placed right after it (at index *at),
 // named "<from>:<suffix>", with from's shape, dtype and model-file place. NULL when out of
-// host memory.
+// host memory (st says which allocation failed).
 static Layer *insert_after(Graph *g, Layer *from, const LayerKind *kind, const char *suffix,
-                           int *at) {
+                           int *at, Status *st) {
     *at = index_of(g, from) + 1;
-    Layer **grown = realloc(g->layers, (size_t)(g->count + 1) * sizeof *grown);
-    if (!grown) return NULL;
+    size_t list_bytes = (size_t)(g->count + 1) * sizeof *g->layers;
+    Layer **grown = realloc(g->layers, list_bytes);
+    if (!grown) {
+        status_out_of_host_memory(st, list_bytes, "for the graph's list of %d layers, adding "
+                                  "a %s layer after %s", g->count + 1, kind->name, from->name);
+        return NULL;
+    }
     g->layers = grown;
     Layer *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
+    if (!c) {
+        status_out_of_host_memory(st, sizeof *c, "for a %s layer after %s", kind->name,
+                                  from->name);
+        return NULL;
+    }
     c->kind = kind;
     snprintf(c->name, sizeof c->name, "%.*s:%s", LAYER_NAME_MAX - 8, from->name, suffix);
     c->path = from->path;
@@ -781,13 +790,13 @@ static const Layer *fused_owner(const Graph *g, const Layer *l) {
 // The cast of `from`'s output to `dtype`, shared by every reader that wants it; made and
 // placed right after `from` when there is none yet (*inserted_at is then the index it took,
 // -1 otherwise: the caller's own index moves on by one). NULL when out of host memory.
-static Layer *cast_of(Graph *g, Layer *from, DType dtype, int *inserted_at) {
+static Layer *cast_of(Graph *g, Layer *from, DType dtype, int *inserted_at, Status *st) {
     *inserted_at = -1;
     for (int i = 0; i < g->count; i++) {
         Layer *l = g->layers[i];
         if (is_cast(l) && l->inputs[0] == from && l->out_dtype == dtype) return l;
     }
-    Layer *c = insert_after(g, from, &layer_cast, dtype_name(dtype), inserted_at);
+    Layer *c = insert_after(g, from, &layer_cast, dtype_name(dtype), inserted_at, st);
     if (c) c->out_dtype = dtype;
     return c;
 }
@@ -818,8 +827,8 @@ int graph_set_storage(Graph *g, DType dtype, Status *st) {
         for (int k = 0; k < l->input_count; k++) {
             if (l->inputs[k]->out_dtype == l->out_dtype) continue;
             int at;
-            Layer *c = cast_of(g, l->inputs[k], l->out_dtype, &at);
-            if (!c) return status_out_of_host_memory(st, 0, "for a cast layer");
+            Layer *c = cast_of(g, l->inputs[k], l->out_dtype, &at, st);
+            if (!c) return STATUS_RUNTIME_ERROR;
             if (at >= 0 && at <= i) i++;  // l moved one place on
             l->inputs[k] = c;
         }
@@ -875,8 +884,9 @@ static int convert_model_inputs(Graph *g, Status *st) {
             for (int k = 0; k < reader->input_count; k++) {
                 if (reader->inputs[k] != from || !may_read_nhwc(reader)) continue;
                 int at;
-                if (!conversion) conversion = insert_after(g, from, &layer_to_nhwc, "nhwc", &at);
-                if (!conversion) return status_out_of_host_memory(st, 0, "for a to_nhwc layer");
+                if (!conversion)
+                    conversion = insert_after(g, from, &layer_to_nhwc, "nhwc", &at, st);
+                if (!conversion) return STATUS_RUNTIME_ERROR;
                 reader->inputs[k] = conversion;
             }
         }

@@ -31,16 +31,16 @@ int optimizer_prepare(Graph *g, const OptimizerConfig *o, const Backend *b, Allo
     return 0;
 }
 
-// Trained parameters are updated in groups of up to UPDATE_GROUP tensors: one call of the
-// backend's multi-tensor op per group (on CUDA one launch for up to 64 tensors, where one
-// per tensor cost a launch each: lenet has 8 trained tensors, cnn-bn 10), or, for a
-// backend without it, one call per tensor. The two give the same bits.
-enum { UPDATE_GROUP = 64 };
+// Trained parameters are updated in groups of up to OPTIMIZER_UPDATE_GROUP tensors
+// (core/optimizer.h): one call of the backend's multi-tensor op per group (on CUDA one launch
+// for up to 64 tensors, where one per tensor cost a launch each: lenet has 8 trained
+// tensors, cnn-bn 10), or, for a backend without it, one call per tensor. The two give the
+// same bits.
 
 typedef struct UpdateGroup {
-    OptimizerTensor tensors[UPDATE_GROUP];
-    const Param *params[UPDATE_GROUP];
-    const Layer *layers[UPDATE_GROUP];
+    OptimizerTensor tensors[OPTIMIZER_UPDATE_GROUP];
+    const Param *params[OPTIMIZER_UPDATE_GROUP];
+    const Layer *layers[OPTIMIZER_UPDATE_GROUP];
     int count;
 } UpdateGroup;
 
@@ -115,7 +115,7 @@ static int update_params(Graph *g, const OptimizerConfig *o, const Backend *b, i
                 .n = tensor_numel(&p->value)};
             group.params[at] = p;
             group.layers[at] = l;
-            if (group.count == UPDATE_GROUP) TRY(update_group(&group, &rule, b, st));
+            if (group.count == OPTIMIZER_UPDATE_GROUP) TRY(update_group(&group, &rule, b, st));
         }
     }
     return update_group(&group, &rule, b, st);

@@ -7,6 +7,9 @@
 // Allocate and zero the per-parameter state the optimizer needs (velocity, moments).
 int optimizer_prepare(Graph *g, const OptimizerConfig *o, const Backend *b, Allocator *a,
                       Status *st);
+// The most trained tensors one call of the backend's multi-tensor update takes: a step makes
+// one call per group of this many, in graph order, the last group holding the rest.
+#define OPTIMIZER_UPDATE_GROUP 64
 // One update of every parameter from its gradient; `step` counts from 1.
 int optimizer_step(Graph *g, const OptimizerConfig *o, const Backend *b, int step, Status *st);
 // The same at learning rate `lr` instead of o->lr: the rate a schedule chose for the step.

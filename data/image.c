@@ -139,8 +139,8 @@ int image_resize(const float *in, int channels, int in_height, int in_width, flo
     free(down_weights);
     free(middle);
     if (rc)
-        return status_out_of_host_memory(st, 0, "resizing a %dx%d image to %dx%d", in_width,
-                                         in_height, out_width, out_height);
+        return status_out_of_host_memory(st, 0, "resizing a %dx%d image to %dx%d (HxW)",
+                                         in_height, in_width, out_height, out_width);
     return 0;
 }
 

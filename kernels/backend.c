@@ -96,8 +96,13 @@ int backend_dtype_check(const Backend *b, DType dtype, const char *op, Status *s
 int backend_matmul_check(const Backend *b, DType dtype, const char *op, Status *st) {
     if (b->supports(b, OP_FAMILY_MATMUL, dtype, LAYOUT_NCHW)) return 0;
     int floor = precision_min_compute(operand_precision(dtype));
+    char device[96];
+    if (b->compute)
+        snprintf(device, sizeof device, "%s (compute capability %d.%d)", b->name,
+                 b->compute / 10, b->compute % 10);
+    else snprintf(device, sizeof device, "%s", b->name);
     status_fail(st, STATUS_NO_DEVICE, "%s: %s cannot multiply operands stored as %s (that "
-                "needs compute capability %d.%d or newer)", op, b->name, dtype_name(dtype),
+                "needs compute capability %d.%d or newer)", op, device, dtype_name(dtype),
                 floor / 10, floor % 10);
     // run_open refuses the precision on such a GPU first (precision_check, the device
     // opener): a caller of the op table that skipped that check reaches this.

@@ -492,6 +492,9 @@ struct Backend {
     // The ops take either layout on both backends (the CPU's by transposing around its
     // NCHW code, for the parity tests and tests/unit/test_layouts.c).
     int nhwc_activations;
+    // The GPU's compute capability times ten (75 for 7.5), as the backend read it when it
+    // opened; 0 on the CPU. What `supports` answers from, and refusals name.
+    int compute;
 
     // ---- what the backend can do ----
     // 1 when the backend's ops of `family` work in `dtype` and `layout`, else 0: what the
@@ -844,8 +847,8 @@ int backend_precision_supported_on(int compute, Precision p);
 // STATUS_RUNTIME_ERROR naming `op` and the dtype. Every op that takes a DType checks with it.
 int backend_dtype_check(const Backend *b, DType dtype, const char *op, Status *st);
 // 0 when `b`'s GEMMs compute on operands stored as `dtype` (b->supports,
-// OP_FAMILY_MATMUL); otherwise STATUS_NO_DEVICE naming `op`, the dtype and the compute
-// capability it needs, as the device opener refuses the precision. The CUDA GEMMs (A and B)
+// OP_FAMILY_MATMUL); otherwise STATUS_NO_DEVICE naming `op`, the device's compute capability
+// (b->compute) and the one the dtype needs, as the device opener refuses the precision. The CUDA GEMMs (A and B)
 // and convolutions check with it, so op and query agree. The CPU's do not: they widen 16-bit operands
 // exactly and compute in f32, which is its "f32 only" answer.
 int backend_matmul_check(const Backend *b, DType dtype, const char *op, Status *st);

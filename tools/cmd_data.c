@@ -206,7 +206,7 @@ static int write_splits(const Command *cmd, const ParsedArgs *args, const Export
     ExportHooks hooks = {draw_progress, print_written, &line};
     TRY(dataset_export_splits(spec, splits->sets, splits->names, splits->count, dir,
                               args_get(cmd, args, "--force") != NULL, &hooks, st));
-    printf("read it with --data png:%s\n", dir);
+    printf("read it with --data images:%s\n", dir);
     return 0;
 }
 

@@ -225,9 +225,7 @@ static void cuda_timer_destroy(const Backend *b, void *timer) {
 // from the compute capability precision_min_compute names (the same fact precision_check
 // reads for a GPU it describes, and cuda_backend_open's precision_on_gpu).
 static int cuda_supports(const Backend *b, OpFamily family, DType dtype, Layout layout) {
-    const CudaContext *ctx = cuda_context(b);
-    return backend_supports_on(ctx->compute_major * 10 + ctx->compute_minor, family, dtype,
-                               layout);
+    return backend_supports_on(b->compute, family, dtype, layout);
 }
 
 // NVTX is header-only in CUDA 12+; without a profiler attached these calls cost nothing.
@@ -337,6 +335,7 @@ extern "C" int cuda_backend_open(const CudaBackendOptions *options, const Backen
     table->name = ctx->name;
     table->kind = BACKEND_CUDA;
     table->impl = ctx;
+    table->compute = ctx->compute_major * 10 + ctx->compute_minor;
     table->supports = cuda_supports;
     table->raw_alloc = cuda_raw_alloc;
     table->raw_free = cuda_raw_free;

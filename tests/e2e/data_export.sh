@@ -16,6 +16,7 @@ expect_rc 0 "a Fashion-MNIST subset is exported"
 expect_in out "train: $train_limit images of 1x28x28 in 10 class folders under $png/train" \
     "the training split is written"
 expect_in out "test: $test_limit images of 1x28x28 in 10 class folders" "and the test split"
+expect_in out "read it with --data images:$png" "the way back is the documented spec, images:DIR"
 if [ -f "$png/train/0_T-shirt_top/00001.png" ] && [ -d "$png/test/9_Ankle_boot" ]; then
     pass "folders are named LABEL_CLASS, files by the sample's index"
 else fail "the class folders are not 0_T-shirt_top ... 9_Ankle_boot" "$(ls "$png/train")"; fi

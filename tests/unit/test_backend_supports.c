@@ -92,14 +92,10 @@ static void unlisted_cards_read_the_column_below(void) {
 }
 
 // A backend that answers `supports` as a GPU of one compute capability, as the CUDA backend
-// does (cuda_backend.cu's cuda_supports); the rest of the table is the CPU's, unused here.
-static int pascal_supports(const Backend *b, OpFamily f, DType d, Layout l) {
-    (void)b;
-    return backend_supports_on(60, f, d, l);
-}
-static int turing_supports(const Backend *b, OpFamily f, DType d, Layout l) {
-    (void)b;
-    return backend_supports_on(75, f, d, l);
+// does (cuda_backend.cu's cuda_supports, from the `compute` it fills in); the rest of the
+// table is the CPU's, unused here.
+static int gpu_supports(const Backend *b, OpFamily f, DType d, Layout l) {
+    return backend_supports_on(b->compute, f, d, l);
 }
 
 static int matmul_check(const Backend *b, DType dtype, Status *st) {
@@ -107,24 +103,28 @@ static int matmul_check(const Backend *b, DType dtype, Status *st) {
     return backend_matmul_check(b, dtype, "gemm", st);
 }
 
-// The CUDA GEMMs refuse what `supports` says no to, naming the op, the dtype and the
-// floor, with the device opener's hint.
+// The CUDA GEMMs refuse what `supports` says no to, naming the op, the device with its
+// compute capability, the dtype and the floor, with the device opener's hint.
 static void matmul_check_refuses_what_supports_refuses(void) {
     Backend turing = *cpu_backend(), pascal = *cpu_backend();
     turing.name = "cuda:0";
-    turing.supports = turing_supports;
+    turing.compute = 75;
+    turing.supports = gpu_supports;
     pascal.name = "cuda:1";
-    pascal.supports = pascal_supports;
+    pascal.compute = 60;
+    pascal.supports = gpu_supports;
     Status st;
     CHECK_INT_EQ(matmul_check(&turing, DTYPE_F32, &st), 0);
     CHECK_INT_EQ(matmul_check(&turing, DTYPE_F16, &st), 0);
     CHECK_INT_EQ(matmul_check(&turing, DTYPE_BF16, &st), STATUS_NO_DEVICE);
-    CHECK_CONTAINS(st.message, "gemm: cuda:0 cannot multiply operands stored as bf16");
+    CHECK_CONTAINS(st.message, "gemm: cuda:0 (compute capability 7.5) cannot multiply operands "
+                               "stored as bf16");
     CHECK_CONTAINS(st.message, "compute capability 8.0 or newer");
     CHECK_CONTAINS(st.hint, "use precision fp32 on this GPU, or a GPU of compute capability 8.0+");
     CHECK_INT_EQ(matmul_check(&pascal, DTYPE_F32, &st), 0);
     CHECK_INT_EQ(matmul_check(&pascal, DTYPE_F16, &st), STATUS_NO_DEVICE);
-    CHECK_CONTAINS(st.message, "gemm: cuda:1 cannot multiply operands stored as f16");
+    CHECK_CONTAINS(st.message, "gemm: cuda:1 (compute capability 6.0) cannot multiply operands "
+                               "stored as f16");
     CHECK_CONTAINS(st.hint, "compute capability 7.0+");
     // Every answer of the table's 6.0 and 7.5 columns, refused exactly where it says no.
     for (int d = DTYPE_F32; d <= DTYPE_BF16; d++) {

@@ -3,7 +3,8 @@
 // - the CPU ops give, bit for bit, what the per-tensor ops give each tensor (the CUDA
 //   versions are held to the same in tests/gpu/test_cuda_parity_optimizers.c);
 // - optimizer_step gives the same bits through the multi-tensor op as through the
-//   per-tensor fallback of a backend without it, over more tensors than one group (64);
+//   per-tensor fallback of a backend without it, over more tensors than one group
+//   (OPTIMIZER_UPDATE_GROUP) and a last group part full;
 // - a failure names the parameters of the failed call, and the layer's place.
 #include "check.h"
 #include "base/rng.h"
@@ -99,8 +100,11 @@ static void multi_matches_per_tensor(const char *what, int adam, SgdHyper sh, Ad
 
 // ---- through core/optimizer.c ----------------------------------------------------------------
 
-// 40 hidden dense layers and the output's: 82 trained tensors, more than one group of 64.
-enum { LAYERS = 40 };
+// Hidden dense layers (a weight and a bias each) and the output's: more trained tensors than
+// one group of OPTIMIZER_UPDATE_GROUP, and a last group part full, whatever the group size
+// (with 64: 40 layers, 82 tensors, groups of 64 and 18).
+enum { LAYERS = OPTIMIZER_UPDATE_GROUP / 2 + 8, TRAINED = 2 * LAYERS + 2 };
+enum { GROUPS = (TRAINED + OPTIMIZER_UPDATE_GROUP - 1) / OPTIMIZER_UPDATE_GROUP };
 
 typedef struct Net {
     ModelFile file;
@@ -118,7 +122,7 @@ static void report(const char *what, const Status *st) {
 
 static int net_open(Net *n, const OptimizerConfig *o) {
     memset(n, 0, sizeof *n);
-    char text[4096] = "input shape=5\n";
+    char text[32 * (LAYERS + 4)] = "input shape=5\n";  // lines of at most 32 bytes
     size_t used = strlen(text);
     for (int i = 0; i < LAYERS; i++)
         used += (size_t)snprintf(text + used, sizeof text - used, "dense units=%d act=tanh\n",
@@ -185,6 +189,14 @@ static int counted_adam_multi(const Backend *b, const OptimizerTensor *tensors, 
     return cpu_backend()->adam_update_multi(b, tensors, count, h, st);
 }
 
+static int trained_tensors(const Graph *g) {
+    int count = 0;
+    for (int i = 0; i < g->count; i++)
+        for (int k = 0; k < g->layers[i]->param_count; k++)
+            count += !g->layers[i]->params[k].buffer;
+    return count;
+}
+
 // Net a steps through the CPU table's multi-tensor ops (counted), net b through a copy
 // without them (core/optimizer.c falls back to one call per tensor).
 static void step_multi_matches_fallback(const char *what, OptimizerConfig o) {
@@ -199,14 +211,14 @@ static void step_multi_matches_fallback(const char *what, OptimizerConfig o) {
         fallback.adam_update_multi = NULL;
         Status st;
         status_clear(&st);
+        CHECK_INT_EQ(trained_tensors(&a.g), TRAINED);
         multi_calls = 0;
         for (int step = 1; step <= STEPS; step++) {
             set_gradients(&a, &b, 100 + (uint64_t)step);
             CHECK_INT_EQ(optimizer_step(&a.g, &o, &counted, step, &st), 0);
             CHECK_INT_EQ(optimizer_step(&b.g, &o, &fallback, step, &st), 0);
         }
-        // 82 trained tensors: a group of 64 and one of 18 each step.
-        CHECK_INT_EQ(multi_calls, 2 * STEPS);
+        CHECK_INT_EQ(multi_calls, GROUPS * STEPS);
         nets_agree(what, &a, &b, optimizer_state_slots(&o));
     }
     net_close(&a);
@@ -223,8 +235,8 @@ static int failing_adam(const Backend *b, const AdamUpdateTensors *t, const Adam
     return status_fail(st, STATUS_RUNTIME_ERROR, "planted failure");
 }
 
-// A failed multi-tensor call names its first and last parameter (the first group: 64 of
-// them); a failed per-tensor call names its one parameter.
+// A failed multi-tensor call names its first and last parameter (the first group: a full
+// one); a failed per-tensor call names its one parameter.
 static void failures_name_the_parameters(void) {
     OptimizerConfig o = {.kind = OPTIMIZER_ADAM, .lr = 0.01, .beta1 = 0.9, .beta2 = 0.999,
                          .eps = 1e-8};
@@ -238,7 +250,9 @@ static void failures_name_the_parameters(void) {
         char text[2048];
         status_format(&st, text, sizeof text);
         CHECK(strstr(text, "update of parameters 'dense1.weight' to ") != NULL);
-        CHECK(strstr(text, "planted failure of 64 tensors") != NULL);
+        char planted[64];
+        snprintf(planted, sizeof planted, "planted failure of %d tensors", OPTIMIZER_UPDATE_GROUP);
+        CHECK(strstr(text, planted) != NULL);
         broken.adam_update_multi = NULL;
         broken.adam_update = failing_adam;
         status_clear(&st);
