@@ -1,7 +1,8 @@
 // `trainer data info SPEC`: what a dataset holds, per split: the sample shape, samples per
 // class (with the class names of a png:DIR), the value range, mean and std
 // (data/dataset_describe.c).
-// `trainer data export SPEC png:DIR`: the dataset as PNG class folders (data/dataset_export.c).
+// `trainer data export SPEC images:DIR` (or png:DIR): the dataset as PNG class folders
+// (data/dataset_export.c), which --data images:DIR reads back.
 #define _POSIX_C_SOURCE 200809L  // fileno
 
 #include <stdio.h>
@@ -16,7 +17,7 @@
 #include "tools/cli.h"
 
 static const OptionSpec data_options[] = {
-    {"--channels", "N", "png:DIR: read images as 1 (gray, the default) or 3 (RGB) channels"},
+    {"--channels", "N", "images:DIR: read images as 1 (gray, the default) or 3 (RGB) channels"},
     {"--on-bad-sample", "fail|skip", "an unreadable image stops (fail, the default) or is left "
                                      "out and counted (skip)"},
     {"--limit", "N", "N samples of each split (see --limit-order)"},
@@ -31,7 +32,7 @@ const Command data_command = {
     .name = "data",
     .usage = "info SPEC [--limit N] [--train-limit N] [--test-limit N] [--channels N]\n"
              "                         [--on-bad-sample fail|skip]\n"
-             "       trainer data export SPEC png:DIR [--limit N] [--train-limit N] [--test-limit N]\n"
+             "       trainer data export SPEC images:DIR [--limit N] [--train-limit N] [--test-limit N]\n"
              "                           [--force] [--channels N]",
     .summary = "describe a dataset (samples per class, shape, values), or export it as PNGs",
     .options = data_options,
@@ -52,13 +53,15 @@ static int is_action(const ParsedArgs *args, const char *action, int positionals
 
 static int check_usage(const Command *cmd, const ParsedArgs *args, Status *st) {
     if (is_action(args, "info", 2)) return 0;
-    if (is_action(args, "export", 3) && strncmp(args->positionals[2], "png:", 4) == 0 &&
-        args->positionals[2][4])
+    // The destination is spelled as --data reads it back: images:DIR, or its alias png:DIR.
+    const char *target = args->positional_count == 3 ? args->positionals[2] : NULL;
+    if (is_action(args, "export", 3) && dataset_image_folder(target) &&
+        target[dataset_image_folder(target)])
         return 0;
     if (is_action(args, "export", 3)) {
-        status_fail(st, STATUS_BAD_INPUT, "trainer data export writes png:DIR, not '%s'",
-                    args->positionals[2]);
-        status_hint(st, "e.g. trainer data export fashion-mnist png:/tmp/fashion-png");
+        status_fail(st, STATUS_BAD_INPUT, "trainer data export writes images:DIR, not '%s'",
+                    target);
+        status_hint(st, "e.g. trainer data export fashion-mnist images:/tmp/fashion-png");
         return STATUS_BAD_INPUT;
     }
     static const char *const actions[] = {"info", "export", NULL};
@@ -71,7 +74,7 @@ static int check_usage(const Command *cmd, const ParsedArgs *args, Status *st) {
         status_hint(st, "did you mean 'trainer data %s'? See `trainer data --help`", near);
         return STATUS_BAD_INPUT;
     }
-    status_fail(st, STATUS_BAD_INPUT, "trainer data takes `info SPEC` or `export SPEC png:DIR`");
+    status_fail(st, STATUS_BAD_INPUT, "trainer data takes `info SPEC` or `export SPEC images:DIR`");
     status_hint(st, "e.g. trainer data info fashion-mnist; see `trainer data --help`");
     return STATUS_BAD_INPUT;
 }
@@ -114,7 +117,7 @@ static int read_split(const Command *cmd, const ParsedArgs *args, const DatasetO
         ds->channels != options->channels) {
         status_fail(st, STATUS_BAD_INPUT, "--channels %d: %s has %d channel%s of its own",
                     options->channels, spec, ds->channels, ds->channels == 1 ? "" : "s");
-        status_hint(st, "--channels chooses how png:DIR images are read; leave it out here");
+        status_hint(st, "--channels chooses how images:DIR images are read; leave it out here");
         dataset_free(ds);
         return STATUS_BAD_INPUT;
     }
@@ -199,9 +202,14 @@ static int read_splits(const Command *cmd, const ParsedArgs *args, ExportSplits 
     return 0;
 }
 
+// DIR of the destination images:DIR (or png:DIR), which check_usage accepted.
+static const char *export_folder(const ParsedArgs *args) {
+    return args->positionals[2] + dataset_image_folder(args->positionals[2]);
+}
+
 static int write_splits(const Command *cmd, const ParsedArgs *args, const ExportSplits *splits,
                         Status *st) {
-    const char *spec = args->positionals[1], *dir = args->positionals[2] + 4;
+    const char *spec = args->positionals[1], *dir = export_folder(args);
     ExportLine line = {isatty(fileno(stderr)), 0};
     ExportHooks hooks = {draw_progress, print_written, &line};
     TRY(dataset_export_splits(spec, splits->sets, splits->names, splits->count, dir,
@@ -212,7 +220,7 @@ static int write_splits(const Command *cmd, const ParsedArgs *args, const Export
 
 static int export_png(const Command *cmd, const ParsedArgs *args, Status *st) {
     // Before reading, so the refusal costs no waiting.
-    TRY(dataset_export_check_target(args->positionals[1], args->positionals[2] + 4, st));
+    TRY(dataset_export_check_target(args->positionals[1], export_folder(args), st));
     ExportSplits splits = {0};
     int rc = read_splits(cmd, args, &splits, st);
     if (!rc) rc = write_splits(cmd, args, &splits, st);

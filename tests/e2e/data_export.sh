@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# `trainer data export SPEC png:DIR`: Fashion-MNIST written as PNG class folders trains
-# from png:DIR to what the IDX files give (issue 14), CIFAR-10 comes out as RGB, labels
-# round-trip through the folder names, and a folder that is not empty is refused, as is
-# an export into its own source.
+# `trainer data export SPEC images:DIR` (png:DIR, its alias, too): Fashion-MNIST written as
+# PNG class folders trains from images:DIR to what the IDX files give (issue 14), CIFAR-10
+# comes out as RGB, labels round-trip through the folder names, and a folder that is not
+# empty is refused, as is an export into its own source.
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 require_fashion_mnist
 require_python3 "write the class-sorted IDX copy"
@@ -10,9 +10,9 @@ require_python3 "write the class-sorted IDX copy"
 train_limit=3000 test_limit=1000
 png="$work/fashion-png"
 # The first N of each split (--limit-order first), which the IDX copy below holds too.
-run "$TRAINER" data export fashion-mnist "png:$png" --train-limit $train_limit \
+run "$TRAINER" data export fashion-mnist "images:$png" --train-limit $train_limit \
     --test-limit $test_limit --limit-order first
-expect_rc 0 "a Fashion-MNIST subset is exported"
+expect_rc 0 "a Fashion-MNIST subset is exported to images:DIR, the documented spelling"
 expect_in out "train: $train_limit images of 1x28x28 in 10 class folders under $png/train" \
     "the training split is written"
 expect_in out "test: $test_limit images of 1x28x28 in 10 class folders" "and the test split"
@@ -21,10 +21,12 @@ if [ -f "$png/train/0_T-shirt_top/00001.png" ] && [ -d "$png/test/9_Ankle_boot" 
     pass "folders are named LABEL_CLASS, files by the sample's index"
 else fail "the class folders are not 0_T-shirt_top ... 9_Ankle_boot" "$(ls "$png/train")"; fi
 
-run "$TRAINER" data export fashion-mnist "png:$png" --limit 5
+run "$TRAINER" data export fashion-mnist "images:$png" --limit 5
 expect_error 2 "$png: the folder is not empty" "a folder that is not empty is refused"
 run "$TRAINER" data export fashion-mnist "$work/plain"
-expect_error 2 "writes png:DIR" "only png: is a target"
+expect_error 2 "writes images:DIR, not '$work/plain'" "a folder without images: is refused"
+run "$TRAINER" data export fashion-mnist "images:"
+expect_error 2 "writes images:DIR, not 'images:'" "and so is images: without a folder"
 
 # An export into its own source (the same folder, by any path or link; one inside it; one
 # holding it) is refused before anything is written: --force once rewrote 65 images as 123.
@@ -77,8 +79,8 @@ for split, n in limits.items():
 PY
 
 train=("$TRAINER" train models/mlp.model --epochs 2 --seed 7 --device cpu)
-run "${train[@]}" --data "png:$png"
-expect_rc 0 "models/mlp.model trains from the exported png:DIR"
+run "${train[@]}" --data "images:$png"
+expect_rc 0 "models/mlp.model trains from the exported images:DIR"
 expect_in out "$train_limit train, $test_limit test samples" "on every exported image"
 from_png=$(last_epoch_result)
 png_acc=$(sed -n 's/.* test loss [0-9.]* acc \([0-9.]*\).*/\1/p' <<<"$from_png")
@@ -113,7 +115,8 @@ for name, count in (("data_batch_1.bin", 40), ("test_batch.bin", 20)):
             f.write(bytes([i * 10 // count]) + bytes(rng.randrange(256) for _ in range(3072)))
 PY
 run "$TRAINER" data export "cifar10:$work/cifar" "png:$work/cifar-png"
-expect_rc 0 "a cifar10:DIR is exported"
+expect_rc 0 "a cifar10:DIR is exported to png:DIR, the alias"
+expect_in out "read it with --data images:$work/cifar-png" "which reads back as images:DIR"
 expect_in out "train: 40 images of 3x32x32 in 10 class folders" "as 3-channel images"
 if [ -f "$work/cifar-png/train/9_truck/00039.png" ]; then pass "CIFAR-10's class names"
 else fail "no 9_truck/00039.png" "$(ls "$work/cifar-png/train")"; fi
