@@ -49,25 +49,48 @@ static float triangle(float x) {
     return x < 1.0f ? 1.0f - x : 0.0f;
 }
 
+// An axis's taps and the weights they point into, one allocation each.
+typedef struct AxisTaps {
+    Taps *taps;
+    float *weights;
+} AxisTaps;
+
+static void axis_taps_free(AxisTaps *axis) {
+    free(axis->taps);
+    free(axis->weights);
+}
+
+// A request of `bytes`: its memory, or NULL with *failed set to `bytes`, the size the
+// out-of-memory message names.
+static void *allocate(size_t bytes, size_t *failed) {
+    void *p = malloc(bytes);
+    if (!p) *failed = bytes;
+    return p;
+}
+
 // The taps of every output coordinate along an axis of `in` samples resized to `out`:
 // centred where the output pixel's centre falls in the input, the triangle widened by
 // the scale when shrinking (support = scale input pixels each side). Edges are clamped
 // by leaving the taps outside out and renormalizing. PIL's precompute_coeffs, in floats.
-static int axis_taps(int in, int out, Taps *taps, float **storage) {
+// Returns 0, or the bytes of the allocation that failed.
+static size_t axis_taps(int in, int out, AxisTaps *axis) {
     double scale = (double)in / out;
     double widen = scale > 1.0 ? scale : 1.0;
     int max_count = (int)ceil(widen) * 2 + 1;
-    *storage = malloc((size_t)out * max_count * sizeof **storage);
-    if (!*storage) return -1;
+    size_t failed = 0;
+    axis->taps = allocate((size_t)out * sizeof *axis->taps, &failed);
+    if (!failed)
+        axis->weights = allocate((size_t)out * max_count * sizeof *axis->weights, &failed);
+    if (failed) return failed;
     for (int o = 0; o < out; o++) {
         double centre = (o + 0.5) * scale;
         int first = (int)(centre - widen + 0.5), last = (int)(centre + widen + 0.5);
         if (first < 0) first = 0;
         if (last > in) last = in;
-        Taps *t = &taps[o];
+        Taps *t = &axis->taps[o];
         t->first = first;
         t->count = last - first;
-        t->weights = *storage + (size_t)o * max_count;
+        t->weights = axis->weights + (size_t)o * max_count;
         float sum = 0.0f;
         for (int k = 0; k < t->count; k++) {
             t->weights[k] = triangle((float)((first + k - centre + 0.5) / widen));
@@ -121,25 +144,21 @@ int image_size_parse(const char *text, int *height, int *width) {
 
 int image_resize(const float *in, int channels, int in_height, int in_width, float *out,
                  int out_height, int out_width, Status *st) {
-    Taps *across = malloc((size_t)out_width * sizeof *across);
-    Taps *down = malloc((size_t)out_height * sizeof *down);
-    float *across_weights = NULL, *down_weights = NULL;
-    float *middle = malloc((size_t)in_height * out_width * sizeof *middle);
-    int rc = !across || !down || !middle ||
-             axis_taps(in_width, out_width, across, &across_weights) ||
-             axis_taps(in_height, out_height, down, &down_weights);
-    if (!rc)
+    AxisTaps across = {0}, down = {0};
+    float *middle = NULL;
+    size_t failed = axis_taps(in_width, out_width, &across);
+    if (!failed) failed = axis_taps(in_height, out_height, &down);
+    if (!failed) middle = allocate((size_t)in_height * out_width * sizeof *middle, &failed);
+    if (!failed)
         for (int c = 0; c < channels; c++)
-            resize_plane(in + (size_t)c * in_height * in_width, in_height, in_width, across,
-                         down, middle, out + (size_t)c * out_height * out_width, out_height,
-                         out_width);
-    free(across);
-    free(down);
-    free(across_weights);
-    free(down_weights);
+            resize_plane(in + (size_t)c * in_height * in_width, in_height, in_width,
+                         across.taps, down.taps, middle,
+                         out + (size_t)c * out_height * out_width, out_height, out_width);
+    axis_taps_free(&across);
+    axis_taps_free(&down);
     free(middle);
-    if (rc)
-        return status_out_of_host_memory(st, 0, "resizing a %dx%d image to %dx%d (HxW)",
+    if (failed)
+        return status_out_of_host_memory(st, failed, "resizing a %dx%d image to %dx%d (HxW)",
                                          in_height, in_width, out_height, out_width);
     return 0;
 }

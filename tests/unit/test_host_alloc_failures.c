@@ -109,17 +109,35 @@ static int layouts_nhwc(Graph *g, Status *st) { return graph_set_layouts(g, 1, s
 
 // ---- image_resize ----
 
-// Its sizes are worded HxW, as --resize and the rest of the CLI spell them.
-static void resize_names_sizes_as_hxw(void) {
-    enum { IN_H = 7, IN_W = 5, OUT_H = 3, OUT_W = 2 };
+// Each of its five allocations fails in turn: the message names that request's bytes, and
+// the sizes worded HxW, as --resize and the rest of the CLI spell them. The sides are chosen
+// so that no two requests have one size.
+static void resize_names_each_failed_size(void) {
+    enum { IN_H = 9, IN_W = 5, OUT_H = 4, OUT_W = 3 };
+    // data/image.c's Taps: an output coordinate's first tap, tap count and weights.
+    typedef struct { int first, count; float *weights; } Taps;
+    // Taps an output pixel reads: the scale (rounded up) each side of it, and itself.
+    int across_max = 2 * 2 + 1, down_max = 3 * 2 + 1;  // 5/3 and 9/4 rounded up
+    const size_t sizes[] = {
+        OUT_W * sizeof(Taps), (size_t)OUT_W * across_max * sizeof(float),  // along a row
+        OUT_H * sizeof(Taps), (size_t)OUT_H * down_max * sizeof(float),    // down a column
+        (size_t)IN_H * OUT_W * sizeof(float),  // rows resized, columns not yet
+    };
     float in[IN_H * IN_W] = {0}, out[OUT_H * OUT_W];
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        Status st;
+        status_clear(&st);
+        malloc_fails_at = sizes[i];
+        CHECK_INT_EQ(image_resize(in, 1, IN_H, IN_W, out, OUT_H, OUT_W, &st),
+                     STATUS_RUNTIME_ERROR);
+        CHECK(!malloc_fails_at);  // the chosen request was made
+        malloc_fails_at = 0;
+        check_message(&st, sizes[i], "resizing a 9x5 image to 4x3 (HxW)");
+    }
+    // Memory back, the same resize runs.
     Status st;
     status_clear(&st);
-    malloc_fails_at = (size_t)IN_H * OUT_W * sizeof(float);  // rows resized, columns not yet
-    CHECK_INT_EQ(image_resize(in, 1, IN_H, IN_W, out, OUT_H, OUT_W, &st), STATUS_RUNTIME_ERROR);
-    CHECK(!malloc_fails_at);
-    malloc_fails_at = 0;
-    CHECK_CONTAINS(st.message, "resizing a 7x5 image to 3x2 (HxW)");
+    CHECK_INT_EQ(image_resize(in, 1, IN_H, IN_W, out, OUT_H, OUT_W, &st), 0);
 }
 
 int main(void) {
@@ -127,6 +145,6 @@ int main(void) {
     internal_layer_fails(gray_text, storage_bf16, 0, "a cast layer after input1");
     internal_layer_fails(rgb_text, layouts_nhwc, 1, "a to_nhwc layer after input1");
     internal_layer_fails(rgb_text, layouts_nhwc, 0, "a to_nhwc layer after input1");
-    resize_names_sizes_as_hxw();
+    resize_names_each_failed_size();
     return test_exit_code("test_host_alloc_failures");
 }
