@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/atomic_file.h"
 #include "base/directories.h"
@@ -13,16 +14,25 @@
 #include "core/lr_schedule.h"
 #include "core/optimizer.h"
 
-// A folder holds step files; a file is one checkpoint.
-static int resume_path(const char *given, char *path, size_t size, Status *st) {
-    FILE *f = fopen(given, "rb");
-    int is_file = f && fgetc(f) != EOF;  // a folder opens on Linux but reads nothing
-    if (f) fclose(f);
-    if (is_file) {
-        snprintf(path, size, "%s", given);
-        return 0;
-    }
-    return checkpoint_latest(given, path, size, st);
+int checkpoints_resume_file(ResumeSource *resume, Status *st) {
+    if (resume->found) return 0;
+    // A folder holds step files; a file with bytes in it is one checkpoint. Anything else
+    // (missing, empty) goes to checkpoint_latest, whose message says what is wrong with it.
+    struct stat sb;
+    if (stat(resume->given, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0)
+        snprintf(resume->file, sizeof resume->file, "%s", resume->given);
+    else TRY(checkpoint_latest(resume->given, resume->file, sizeof resume->file, st));
+    resume->found = 1;
+    return 0;
+}
+
+// The resume's file (NULL: no resume), found by the first call of the run.
+static int resumed_file(ResumeSource *resume, const char **file, Status *st) {
+    *file = NULL;
+    if (!resume || !resume->given) return 0;
+    TRY(checkpoints_resume_file(resume, st));
+    *file = resume->file;
+    return 0;
 }
 
 // The optimizer and schedule words a checkpoint records of its run.
@@ -178,34 +188,33 @@ static int check_folder(const char *folder, const char *resume_from, const char 
     return refuse_other_checkpoints(folder, resume_from, resume_file, st);
 }
 
-int checkpoints_check_folder(const char *folder, const char *resume_from, Status *st) {
-    char resume_file[1100] = "";
-    if (resume_from) TRY(resume_path(resume_from, resume_file, sizeof resume_file, st));
-    return check_folder(folder, resume_from, resume_from ? resume_file : NULL, st);
+int checkpoints_check_folder(const char *folder, ResumeSource *resume, Status *st) {
+    const char *resume_file;
+    TRY(resumed_file(resume, &resume_file, st));
+    return check_folder(folder, resume_file ? resume->given : NULL, resume_file, st);
 }
 
-int checkpoints_read_resumed_inputs(const char *resume_from, char *path, size_t size,
-                                    LoadedInputs *out, Status *st) {
+int checkpoints_read_resumed_inputs(ResumeSource *resume, LoadedInputs *out, Status *st) {
     memset(out, 0, sizeof *out);
-    TRY(resume_path(resume_from, path, size, st));
+    TRY(checkpoints_resume_file(resume, st));
     // The header alone: run_resume reads the whole file after the data load.
     Safetensors file;
-    TRY(safetensors_read_header(path, &file, st));
-    int rc = checkpoint_inputs_read(&file, path, out, st);
+    TRY(safetensors_read_header(resume->file, &file, st));
+    int rc = checkpoint_inputs_read(&file, resume->file, out, st);
     safetensors_free(&file);
     return rc;
 }
 
 int checkpoints_open(CheckpointSession *s, Run *run, RunConfig *config,
-                     const char *resume_from, const char *init, Status *st) {
+                     ResumeSource *resume, const char *init, Status *st) {
     if (s->read_only) s->folder = s->save_path = NULL;  // resumes, but writes nothing
     s->optimizer = &config->optimizer;
     s->schedule = &config->schedule;
-    char resume_file[1100] = "";
-    if (resume_from) TRY(resume_path(resume_from, resume_file, sizeof resume_file, st));
+    const char *resume_file;
+    TRY(resumed_file(resume, &resume_file, st));
     // The folder's lock first: --save into the run's own --checkpoint folder shares it.
     if (s->folder)
-        TRY(check_folder(s->folder, resume_from, resume_from ? resume_file : NULL, st));
+        TRY(check_folder(s->folder, resume_file ? resume->given : NULL, resume_file, st));
     if (s->save_path) TRY(checkpoints_check_save(s->save_path, s->model_path, st));
     if (s->folder) {
         int swept = 0;
@@ -215,7 +224,7 @@ int checkpoints_open(CheckpointSession *s, Run *run, RunConfig *config,
                            swept, swept == 1 ? "" : "s", s->folder);
         s->best_accuracy = checkpoint_best_accuracy(s->folder);
     }
-    if (resume_from) {
+    if (resume_file) {
         TRY(run_resume(run, config, resume_file, &s->resumed_inputs, &s->notice, st));
         snprintf(s->resumed_file, sizeof s->resumed_file, "%s", resume_file);
         s->resumed_path = s->resumed_file;

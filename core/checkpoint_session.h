@@ -11,6 +11,20 @@
 #include "core/run_data.h"
 #include "core/train.h"
 
+// --resume's value and the checkpoint file it names: the value, when it is a file with bytes
+// in it, else the newest step file of the folder it names. Looked up once (a stat, and for a
+// folder a listing): the first function below that needs the file finds it, and the run's
+// later ones take that answer.
+typedef struct ResumeSource {
+    const char *given;  // --resume as given, which messages name; NULL: no resume
+    int found;          // `file` holds the answer
+    char file[1100];
+} ResumeSource;
+
+// Finds resume->file unless found already; a folder without a checkpoint, or that cannot
+// be read (a missing path, an empty file), is STATUS_BAD_INPUT (checkpoint_latest).
+int checkpoints_resume_file(ResumeSource *resume, Status *st);
+
 typedef struct CheckpointSession {
     int read_only;             // set before checkpoints_open: resume, but write nothing
                                // (the ranks of an mpirun launch other than 0)
@@ -50,28 +64,26 @@ void checkpoints_record_inputs(CheckpointSession *s, const Normalization *normal
 // The --checkpoint folder's checks that need neither model nor data, each STATUS_BAD_INPUT:
 // its path leaves room for the step files' names; it is created and locked for this
 // process's life (base/directories.h), refused when another trainer process holds it; it
-// holds no other run's checkpoints (`resume_from`, --resume's value or NULL, may be its
-// newest). checkpoints_open runs them; train runs them before the data load too, for a
-// folder that exists, so that a wrong one is refused without the wait.
-int checkpoints_check_folder(const char *folder, const char *resume_from, Status *st);
-// Before the data load, which depends on them: the inputs the checkpoint --resume
-// `resume_from` names (a file, or a folder's newest step file, into `path`) records, read
-// from its metadata (the resize says how its run read images): the file's header only
-// (safetensors_read_header), checked as the whole read checks it. Free *out with
-// checkpoint_inputs_free.
-int checkpoints_read_resumed_inputs(const char *resume_from, char *path, size_t size,
-                                    LoadedInputs *out, Status *st);
+// holds no other run's checkpoints (the file `resume` names, when resume and resume->given
+// are not NULL, may be its newest). checkpoints_open runs them; train runs them before the
+// data load too, for a folder that exists, so that a wrong one is refused without the wait.
+int checkpoints_check_folder(const char *folder, ResumeSource *resume, Status *st);
+// Before the data load, which depends on them: the inputs the checkpoint `resume` names
+// (resume->file) records, read from its metadata (the resize says how its run read images):
+// the file's header only (safetensors_read_header), checked as the whole read checks it.
+// Free *out with checkpoint_inputs_free.
+int checkpoints_read_resumed_inputs(ResumeSource *resume, LoadedInputs *out, Status *st);
 // --save FILE's checks, each STATUS_BAD_INPUT: not the model file itself, a target
 // atomic_file_check_target accepts, in a folder no other trainer process holds as its
 // --checkpoint folder or --logdir (its shared lock is then held for this process's life).
 // checkpoints_open runs them; train runs them before the data load too.
 int checkpoints_check_save(const char *save_path, const char *model_path, Status *st);
 // Before anything trains (the options read into *s): readies the folder (an unwritable
-// one fails here) and applies --resume `resume_from` (run_resume: parameters and optimizer
-// state into every replica, the place into config->start, the checkpoint's seed and batch)
-// or --init-from `init` (NULL: none).
+// one fails here) and applies --resume `resume` (NULL, or a NULL resume->given: none;
+// run_resume: parameters and optimizer state into every replica, the place into
+// config->start, the checkpoint's seed and batch) or --init-from `init` (NULL: none).
 int checkpoints_open(CheckpointSession *s, Run *run, RunConfig *config,
-                     const char *resume_from, const char *init, Status *st);
+                     ResumeSource *resume, const char *init, Status *st);
 // After checkpoints_open, before training: a resumed run must feed its samples as the
 // checkpoint's run did. Another validation split than the one it records is refused (it
 // would hold samples the weights were trained on, or train on those it was validated

@@ -148,9 +148,10 @@ int load_data_split(const Command *cmd, const ParsedArgs *args, const RunConfig 
                     const char *split, const DatasetOptions *options, Dataset *ds,
                     int *skipped, Status *st);
 // The datasets a run reads (core/run_data.h), from --data, --train-limit, --val-split,
-// --test-limit and the dataset options.
+// --test-limit and the dataset options; an image folder is read as the checkpoint `resume`
+// names says (NULL, or a NULL resume->given: no resume).
 int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
-                  const RunConfig *config, RunData *data, Status *st);
+                  const RunConfig *config, ResumeSource *resume, RunData *data, Status *st);
 // "normalize: mean 0.2860 std 0.3530 (...how...)" and "augment: ..." when they apply.
 void print_data_transform(const RunConfig *config, const Normalization *n, const char *how);
 // The same for a run's data, saying where its normalization came from.

@@ -34,7 +34,7 @@ const Command check_command = {
 static int load_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
                      const RunConfig *config, RunData *data, MemoryPlanOptions *options,
                      Status *st) {
-    TRY(load_run_data(cmd, args, g, config, data, st));
+    TRY(load_run_data(cmd, args, g, config, NULL, data, st));
     TRY(resolve_run_normalization(config, g->path, data, st));
     TRY(check_augment_option(cmd, args, config, data, st));
     TRY(check_run_data(g, config, data, st));

@@ -459,7 +459,8 @@ static int prepare_training(const Command *cmd, const ParsedArgs *args, Replicas
 
 // The checkpoints (a resume, --init-from), the inputs they record, and the ranks' agreement.
 static int open_checkpoints(const Command *cmd, const ParsedArgs *args, Replicas *r,
-                            RunData *data, TrainSession *session, Status *st) {
+                            RunData *data, ResumeSource *resume, TrainSession *session,
+                            Status *st) {
     const Dataset *train = &data->train;
     const char *spec = data_spec_from_args(cmd, args, &r->config);
     // Every rank resumes from the checkpoint; only rank 0 writes.
@@ -469,9 +470,8 @@ static int open_checkpoints(const Command *cmd, const ParsedArgs *args, Replicas
     // Open fails before its resume or not at all (--init-from with --resume is refused first).
     TRY(checkpoints_read_options(cmd, args, r->run.graph_list[0]->path, &session->checkpoints,
                                  st));
-    TRY(checkpoints_open(&session->checkpoints, &r->run, &r->config,
-                         args_get(cmd, args, "--resume"), args_get(cmd, args, "--init-from"),
-                         st));
+    TRY(checkpoints_open(&session->checkpoints, &r->run, &r->config, resume,
+                         args_get(cmd, args, "--init-from"), st));
     TRY(checkpoints_check_resumed_inputs(&session->checkpoints, r->config.data.normalize.kind,
                                          data, spec, st));
     checkpoints_record_inputs(&session->checkpoints, r->config.normalization, train, spec);
@@ -547,7 +547,7 @@ static int open_train_log(const Command *cmd, const ParsedArgs *args, const Repl
 }
 
 static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, RunData *data,
-                      Status *st) {
+                      ResumeSource *resume, Status *st) {
     const Dataset *train = &data->train;
     const Dataset *test = data->has_val ? &data->val : &data->test;
     TRY(prepare_training(cmd, args, r, data, st));
@@ -555,7 +555,7 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
     memset(&session, 0, sizeof session);
     session.cmd = cmd;
     session.args = args;
-    TRY(open_checkpoints(cmd, args, r, data, &session, st));
+    TRY(open_checkpoints(cmd, args, r, data, resume, &session, st));
     session.evaluated = data->has_val ? "val" : "test";
     print_train_header(cmd, args, r, data, session.evaluated);
     session.last_epoch = r->config.start.epochs_done;  // a resume with no epoch left to train
@@ -594,12 +594,13 @@ static int train_with(const Command *cmd, const ParsedArgs *args, Replicas *r, R
 // Locked here, they stay locked (for this process) when the run opens them; one that does
 // not exist yet is made and locked then. Rank 0 only: the other processes of an mpirun
 // launch write nothing.
-static int check_run_folders(const Command *cmd, const ParsedArgs *args, Status *st) {
-    const char *resume_from = args_get(cmd, args, "--resume");
+static int check_run_folders(const Command *cmd, const ParsedArgs *args, ResumeSource *resume,
+                             Status *st) {
     const char *folder = args_get(cmd, args, "--checkpoint");
-    if (folder && path_is_directory(folder)) TRY(checkpoints_check_folder(folder, resume_from, st));
+    if (folder && path_is_directory(folder)) TRY(checkpoints_check_folder(folder, resume, st));
     const char *logdir = args_get(cmd, args, "--logdir");
-    if (logdir && path_is_directory(logdir)) TRY(run_log_check(logdir, resume_from != NULL, st));
+    if (logdir && path_is_directory(logdir))
+        TRY(run_log_check(logdir, resume->given != NULL, st));
     // After the folders above: --save into this run's own --checkpoint folder or --logdir
     // finds it held already.
     const char *save = args_get(cmd, args, "--save");
@@ -629,6 +630,8 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     Replicas replicas;
     memset(&replicas, 0, sizeof replicas);
     RunData data = {0};
+    // --resume's file, found by the first step that needs it and taken by the others.
+    ResumeSource resume = {.given = args_get(cmd, args, "--resume")};
     if (world_open(&replicas.world, &st)) return report_failure(&st);
     if (load_model(cmd, args, &file, &first, &replicas.config, &st)) {
         world_label_error(&replicas.world, &st);
@@ -648,10 +651,9 @@ int run_train(const Command *cmd, const ParsedArgs *args) {
     if (rc) graph_free(&first);
     if (!rc) rc = open_replicas(cmd, args, &file, &first, &request, &replicas, &st);
     Graph *g = replicas.run.graph_list[0];
-    if (!rc && replicas.world.rank == 0) rc = check_run_folders(cmd, args, &st);
-    if (!rc)
-        rc = load_run_data(cmd, args, g, &replicas.config, &data, &st);
-    if (!rc) rc = train_with(cmd, args, &replicas, &data, &st);
+    if (!rc && replicas.world.rank == 0) rc = check_run_folders(cmd, args, &resume, &st);
+    if (!rc) rc = load_run_data(cmd, args, g, &replicas.config, &resume, &data, &st);
+    if (!rc) rc = train_with(cmd, args, &replicas, &data, &resume, &st);
     int finished = !rc && interrupt_requested;
     if (finished) rc = finished_when_signalled(interrupt_requested, &st);
     int interrupted = interrupt_requested && rc;

@@ -343,15 +343,14 @@ int args_on_bad_sample(const Command *cmd, const ParsedArgs *args, int *skip, St
 // train --resume of an image folder reads the images as the checkpoint's run did
 // (resize_as_resumed).
 static int resize_as_resumed_from_args(const Command *cmd, const ParsedArgs *args,
-                                       const Graph *g, const char *resume_from,
+                                       const Graph *g, ResumeSource *resume,
                                        DatasetOptions *options, Status *st) {
-    char path[1100];
     LoadedInputs recorded;
-    TRY(checkpoints_read_resumed_inputs(resume_from, path, sizeof path, &recorded, st));
+    TRY(checkpoints_read_resumed_inputs(resume, &recorded, st));
     const Shape *input = &g->input->out_shape;
     int height = options->resize ? options->height : 0;
     int width = options->resize ? options->width : 0;
-    int rc = resize_as_resumed(input, path, &recorded, args_get(cmd, args, "--resize"), g->path,
+    int rc = resize_as_resumed(input, resume->file, &recorded, args_get(cmd, args, "--resize"), g->path,
                                &printed_notice, &height, &width, st);
     checkpoint_inputs_free(&recorded);
     if (!rc && height) set_resize(options, input, height, width);
@@ -359,7 +358,7 @@ static int resize_as_resumed_from_args(const Command *cmd, const ParsedArgs *arg
 }
 
 int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
-                  const RunConfig *config, RunData *data, Status *st) {
+                  const RunConfig *config, ResumeSource *resume, RunData *data, Status *st) {
     memset(data, 0, sizeof *data);
     RunDataRequest request = {.spec = data_spec_from_args(cmd, args, config),
                               .val_fraction = config->data.val_split,
@@ -368,9 +367,8 @@ int load_run_data(const Command *cmd, const ParsedArgs *args, const Graph *g,
                                    config, st);
     if (rc) return place_in_data_statement(cmd, args, config, rc, st);
     TRY(dataset_options_from_args(cmd, args, g, &request.options, st));
-    const char *resume_from = args_get(cmd, args, "--resume");
-    if (resume_from && dataset_image_folder(request.spec))
-        TRY(resize_as_resumed_from_args(cmd, args, g, resume_from, &request.options, st));
+    if (resume && resume->given && dataset_image_folder(request.spec))
+        TRY(resize_as_resumed_from_args(cmd, args, g, resume, &request.options, st));
     TRY(args_int(cmd, args, "--train-limit", 1, 100000000, &request.train_limit, NULL, st));
     TRY(args_limit_order(cmd, args, &request.limit_order, st));
     TRY(args_float_in(cmd, args, "--val-split", 0.0, 1.0, RANGE_OPEN, &request.val_fraction,

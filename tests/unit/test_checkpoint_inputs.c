@@ -194,14 +194,14 @@ static void a_resume_reads_its_inputs_from_the_header_alone(void) {
     }
     if (f) {
         fclose(f);
-        char resumed[1100];
+        ResumeSource resume = {.given = folder};
         LoadedInputs loaded;
         Status st;
         status_clear(&st);
-        int rc = checkpoints_read_resumed_inputs(folder, resumed, sizeof resumed, &loaded, &st);
+        int rc = checkpoints_read_resumed_inputs(&resume, &loaded, &st);
         CHECK_INT_EQ(rc, 0);
         if (rc) fprintf(stderr, "  (%s)\n", st.message);
-        CHECK(strcmp(resumed, path) == 0);
+        CHECK(strcmp(resume.file, path) == 0);
         CHECK_INT_EQ(loaded.resize_height, 28);
         CHECK_INT_EQ(loaded.resize_width, 32);
         checkpoint_inputs_free(&loaded);
