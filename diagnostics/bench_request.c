@@ -11,7 +11,8 @@
 
 enum { ITEM_UNREADABLE = 1, ITEM_OUT_OF_RANGE = 2 };  // what parse returns on failure
 
-// The items of a comma-separated list, each handed to parse; at most BENCH_MAX_SIZES.
+// The items of a comma-separated list, each handed to parse; at most BENCH_MAX_SIZES. A
+// refusal names the option and its list; bench_request_read_lists gives the hint.
 static int each_item(const char *option, const char *list, int (*parse)(const char *, void *, int),
                      void *out, int *count, Status *st) {
     char copy[512];
@@ -22,7 +23,6 @@ static int each_item(const char *option, const char *list, int (*parse)(const ch
         if (*count == BENCH_MAX_SIZES) {
             status_fail(st, STATUS_BAD_INPUT, "%s %s: more than %d items", option, list,
                         BENCH_MAX_SIZES);
-            status_hint(st, "run trainer bench again for the rest");
             return STATUS_BAD_INPUT;
         }
         int failed = parse(item, out, (*count)++);
