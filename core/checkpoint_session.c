@@ -14,13 +14,24 @@
 #include "core/lr_schedule.h"
 #include "core/optimizer.h"
 
+// An empty file is no checkpoint a run wrote (they are written whole or not at all), and
+// no folder either: said as what it is rather than as a folder that cannot be opened.
+static int refuse_empty_resume(const char *given, Status *st) {
+    status_fail_at(st, STATUS_BAD_INPUT, given, 0, 0, "the checkpoint file is empty (0 bytes)");
+    status_hint(st, "pass --resume the folder given to --checkpoint, or a checkpoint file a run "
+                "wrote (a step-*.safetensors or best.safetensors in it, or a --save file)");
+    return STATUS_BAD_INPUT;
+}
+
 int checkpoints_resume_file(ResumeSource *resume, Status *st) {
     if (resume->found) return 0;
-    // A folder holds step files; a file with bytes in it is one checkpoint. Anything else
-    // (missing, empty) goes to checkpoint_latest, whose message says what is wrong with it.
+    // A folder holds step files; a file with bytes in it is one checkpoint, an empty one is
+    // refused. Anything else (missing, not a folder) goes to checkpoint_latest, whose
+    // message says what is wrong with it.
     struct stat sb;
-    if (stat(resume->given, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0)
-        snprintf(resume->file, sizeof resume->file, "%s", resume->given);
+    int is_file = stat(resume->given, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (is_file && sb.st_size == 0) return refuse_empty_resume(resume->given, st);
+    if (is_file) snprintf(resume->file, sizeof resume->file, "%s", resume->given);
     else TRY(checkpoint_latest(resume->given, resume->file, sizeof resume->file, st));
     resume->found = 1;
     return 0;

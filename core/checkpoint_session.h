@@ -21,8 +21,8 @@ typedef struct ResumeSource {
     char file[1100];
 } ResumeSource;
 
-// Finds resume->file unless found already; a folder without a checkpoint, or that cannot
-// be read (a missing path, an empty file), is STATUS_BAD_INPUT (checkpoint_latest).
+// Finds resume->file unless found already; an empty file, a folder without a checkpoint,
+// or one that cannot be read (a missing path) is STATUS_BAD_INPUT.
 int checkpoints_resume_file(ResumeSource *resume, Status *st);
 
 typedef struct CheckpointSession {

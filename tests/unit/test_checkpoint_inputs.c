@@ -4,7 +4,8 @@
 // resize and the held-out split's limit order read back as written; a file without them
 // (written before they were recorded) reads as no resize and a stratified limit, and a
 // value that does not parse is refused naming the key. train --resume reads them from the
-// checkpoint's header alone, before the data load, leaving its tensors for the resume.
+// checkpoint's header alone, before the data load, leaving its tensors for the resume; an
+// empty --resume file is refused as empty.
 #define _POSIX_C_SOURCE 200809L  // open_memstream, mkdtemp, ftruncate
 
 #include "check.h"
@@ -210,8 +211,30 @@ static void a_resume_reads_its_inputs_from_the_header_alone(void) {
     rmdir(folder);
 }
 
+// --resume of an empty file is refused as that, naming it, not as a folder that cannot be
+// opened (it once said: cannot open the checkpoint folder: Not a directory).
+static void an_empty_resume_file_is_refused_as_empty(void) {
+    char folder[] = "/tmp/trainer-test-inputs-XXXXXX", path[64];
+    CHECK(mkdtemp(folder) != NULL);
+    snprintf(path, sizeof path, "%s/empty.safetensors", folder);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fclose(f) == 0);
+    ResumeSource resume = {.given = path};
+    Status st;
+    status_clear(&st);
+    CHECK_INT_EQ(checkpoints_resume_file(&resume, &st), STATUS_BAD_INPUT);
+    CHECK(strcmp(st.file, path) == 0);
+    CHECK(strcmp(st.message, "the checkpoint file is empty (0 bytes)") == 0);
+    CHECK_CONTAINS(st.hint, "pass --resume the folder given to --checkpoint, or a checkpoint "
+                            "file a run wrote");
+    CHECK(!resume.found);
+    unlink(path);
+    rmdir(folder);
+}
+
 int main(void) {
     a_resume_reads_its_inputs_from_the_header_alone();
+    an_empty_resume_file_is_refused_as_empty();
     names_not_utf8_are_recorded_as_hex();
     bytes_after_the_names_are_refused();
     resize_and_limit_order_read_back();
