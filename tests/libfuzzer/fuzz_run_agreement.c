@@ -3,7 +3,8 @@
 // write them (another build of trainer, a corrupted transfer). Whatever the bytes: no crash,
 // no read outside them, no leak; a refusal is STATUS_BAD_INPUT with a message; an accepted
 // record encodes back to the very same bytes (one encoding per record), equals itself, and
-// its first difference from a run's record, and the message naming it, stay in bounds.
+// its first difference from a run's record, and the message naming it, stay in bounds, with
+// the record's bytes escaped in it (no raw escape byte).
 // Both halves of the input, split at its first byte, are also compared with each other.
 #define _POSIX_C_SOURCE 200809L  // strnlen
 
@@ -74,7 +75,7 @@ static void check_difference(const RunRecord *first, const RunRecord *mine) {
     Status st;
     status_clear(&st);
     if (run_record_disagreement(first, field, 1, 2, &theirs, &st) != STATUS_BAD_INPUT ||
-        !strstr(st.message, "ranks disagree on"))
+        !strstr(st.message, "ranks disagree on") || strchr(st.message, 0x1b))
         abort();
 }
 
