@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the data-reader fuzz targets (tests/libfuzzer/corpus/{idx,
-cifar10,csv,metrics,png,jpeg,model_check,run_agreement,run_log,class_names}, checkpoint
-metadata, and safetensors headers Python refuses): small valid files of each kind and a
-few broken ones, so libFuzzer starts past the header checks. Deterministic; rerun after
-changing it:
+cifar10,csv,metrics,png,jpeg,model_check,run_agreement,run_log,class_names,image_folder},
+checkpoint metadata, and safetensors headers Python refuses): small valid files of each
+kind and a few broken ones, so libFuzzer starts past the header checks. Deterministic;
+rerun after changing it:
     python3 tests/libfuzzer/make_seeds.py
 The JPEG seeds need PIL (Debian's python3-pil) and cjpeg (libjpeg-turbo-progs); without
 them they are left as they are."""
@@ -316,6 +316,27 @@ def class_names_seeds():
     write("class_names", "utf8_names", b"\x01" + "chat\nchien\u00e9\n".encode())
 
 
+def image_folder_seeds():
+    # fuzz_image_folder: one file a line, its first byte the content ("0" a 2x2 gray PNG, "1"
+    # a 2x2 colour PNG, "2" a 3x2 gray PNG, "3" no image), the rest its path under DIR.
+    def tree(*lines):
+        return b"\n".join(lines) + b"\n"
+    write("image_folder", "train_test", tree(b"0train/cat/a.png", b"1train/cat/b.PNG",
+                                             b"0train/dog/c.png", b"0test/cat/d.png",
+                                             b"1test/dog/e.png"))
+    write("image_folder", "classes_only", tree(b"0cat/a.png", b"2cat/b.png", b"0dog/c.jpg"))
+    write("image_folder", "test_class_not_in_train", tree(b"0train/cat/a.png",
+                                                          b"0test/bird/b.png"))
+    write("image_folder", "bad_image_skipped", tree(b"0train/cat/a.png", b"3train/cat/b.png",
+                                                    b"3test/cat/c.png", b"0test/cat/d.png"))
+    write("image_folder", "odd_names", tree(b"0train/\x1b[31mred/a.png",
+                                            b"0train/.hidden/b.png", b"0train/caf\xc3\xa9/c.png",
+                                            b"0train/\xff/d.png",
+                                            b"0train/" + b"n" * 70 + b"/e.png"))
+    write("image_folder", "no_images", tree(b"3train/cat/a.txt", b"0train/dog/deep/b.png"))
+    write("image_folder", "empty", b"")
+
+
 if __name__ == "__main__":
     idx_seeds()
     cifar_seeds()
@@ -329,3 +350,4 @@ if __name__ == "__main__":
     safetensors_seeds()
     run_log_seeds()
     class_names_seeds()
+    image_folder_seeds()
