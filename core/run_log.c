@@ -19,6 +19,18 @@ static double wall_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+// A row's step, as trainer writes it: a whole number from 0 to 2^53, which a double holds
+// exactly. 0 for anything else: a step of 1e300 or -1e300 (a log edited by hand, or written
+// by another program) has no long to be cast to, a step of 16.5 is no step of a run.
+static int row_step(const cJSON *row, long *step) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(row, "step");
+    if (!cJSON_IsNumber(item)) return 0;
+    double value = item->valuedouble;
+    if (!(value >= 0 && value <= 9007199254740992.0) || value != (double)(long)value) return 0;
+    *step = (long)value;
+    return 1;
+}
+
 // A row's TensorBoard scalars: which of its keys, under which tag, by the row's kind. One
 // table for the rows this run writes and for the earlier rows a resume repeats (below).
 typedef struct ScalarKey {
@@ -45,14 +57,14 @@ static int add_row_scalars(RunLog *log, const cJSON *row, Status *st) {
         {"test", "test_accuracy", "test/accuracy"},
     };
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(row, "kind");
-    const cJSON *step = cJSON_GetObjectItemCaseSensitive(row, "step");
-    if (!cJSON_IsString(kind) || !cJSON_IsNumber(step)) return 0;
+    long step;
+    if (!cJSON_IsString(kind) || !row_step(row, &step)) return 0;
     double now = wall_seconds();
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const cJSON *value = cJSON_GetObjectItemCaseSensitive(row, keys[i].key);
         if (strcmp(kind->valuestring, keys[i].kind) != 0 || !cJSON_IsNumber(value)) continue;
-        TRY(event_file_add_scalar(&log->events, now, (long)step->valuedouble, keys[i].tag,
-                                  (float)value->valuedouble, st));
+        TRY(event_file_add_scalar(&log->events, now, step, keys[i].tag, (float)value->valuedouble,
+                                  st));
     }
     return 0;
 }
@@ -113,10 +125,10 @@ static int read_earlier_rows(RunLog *log, long resumed_step, int evaluate_first,
         e->rows++;
         cJSON *row = metrics_line_parse(&line);
         int kept_row = 0;
-        const cJSON *step = cJSON_GetObjectItemCaseSensitive(row, "step");
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(row, "kind");
-        int valid = cJSON_IsObject(row) && cJSON_IsNumber(step);
-        if (valid) e->last_step = (long)step->valuedouble;
+        long step = -1;
+        int valid = cJSON_IsObject(row) && row_step(row, &step);
+        if (valid) e->last_step = step;
         // Rows of evaluations the resumed run does again at its first step: the test split
         // after the last epoch (a resume with nothing left to train), and the epoch whose
         // evaluation the checkpoint says had not finished.

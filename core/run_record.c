@@ -184,16 +184,19 @@ int run_record_disagreement(const RunRecord *first, int field, int from, int siz
     const char *name = run_record_name_at(first, field);
     if (!name[0]) name = theirs->name;
     char ours[RUN_FIELD_VALUE_MAX * 2], other[RUN_FIELD_VALUE_MAX * 2],
-        other_text[RUN_FIELD_VALUE_MAX + RUN_FIELD_NAME_MAX + 4];
+        other_text[RUN_FIELD_VALUE_MAX + RUN_FIELD_NAME_MAX + 4],
+        shown_name[RUN_FIELD_NAME_MAX * 4];
     const char *value = run_record_value_at(first, field);
     text_escape(value, strlen(value), ours, sizeof ours);
+    // The name too is another process's bytes, rank 0's or the differing rank's.
+    text_escape(name, strlen(name), shown_name, sizeof shown_name);
     // A field of another name (records of different lengths) is shown with its name.
     if (strcmp(theirs->name, name) != 0 && theirs->name[0])
         snprintf(other_text, sizeof other_text, "%s %s", theirs->name, theirs->value);
     else snprintf(other_text, sizeof other_text, "%s", theirs->value);
     text_escape(other_text, strlen(other_text), other, sizeof other);
     status_fail(st, STATUS_BAD_INPUT, "mpirun -np %d: ranks disagree on %s: rank 0 has %s, "
-                "rank %d has %s", size, name, ours, from, other);
+                "rank %d has %s", size, shown_name, ours, from, other);
     status_hint(st, "start every rank with the same model file, data and options (one "
                 "command line after mpirun); docs/distributed.md lists what must agree");
     return STATUS_BAD_INPUT;

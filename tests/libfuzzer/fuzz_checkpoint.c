@@ -1,12 +1,14 @@
-// libFuzzer target for resuming from a checkpoint: arbitrary bytes, as a file, through the
-// safetensors reader and, when it accepts them, through checkpoint_load_resume_parsed into a
-// small model with Adam state on the CPU: metadata read as numbers, tensors compared by name
-// and shape with the model's, values copied in, NaN and infinity found. The header-only
-// reader (safetensors_read_header, which train --resume reads the run's inputs with before
-// the data load) must agree with the whole read: the same refusal in the same words, or the
-// same tensors and metadata without their bytes. Whatever the bytes: no crash, no undefined
-// behaviour, and a refusal is bad input said in words, with no raw escape byte from the file
-// in it.
+// libFuzzer target for loading a checkpoint: arbitrary bytes, as a file, through the
+// safetensors reader and, when it accepts them, into a small model with Adam state on the CPU
+// the three ways a file is loaded: resuming (checkpoint_load_resume_parsed: metadata read as
+// numbers, tensors compared by name and shape with the model's, values copied in, NaN and
+// infinity found), eval's and predict's weights (checkpoint_load_weights, with the metadata of
+// how inputs were fed) and --init-from (checkpoint_init_from: the tensors that match). The
+// header-only reader (safetensors_read_header, which train --resume reads the run's inputs
+// with before the data load) must agree with the whole read: the same refusal in the same
+// words, or the same tensors and metadata without their bytes. Whatever the bytes: no crash,
+// no undefined behaviour, and a refusal is bad input said in words, with no raw escape byte
+// from the file in it, nor in the tensor names reported.
 #include "fuzz_files.h"  // first: it sets _POSIX_C_SOURCE
 
 #include <stdint.h>
@@ -95,6 +97,29 @@ static void check_header_read(const char *path, int rc, const Safetensors *whole
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void check_refusal(int rc, const Status *st) {
+    if (rc && (rc != STATUS_BAD_INPUT || !st->message[0] || strchr(st->message, 0x1b))) abort();
+}
+
+// The paths that read the file themselves: eval's and predict's weights, and --init-from.
+static void load_from_file(Target *t, const char *path) {
+    CheckpointLoaded loaded;
+    Status st;
+    status_clear(&st);
+    int rc = checkpoint_load_weights(&t->graph, t->device.backend, path, &loaded, &st);
+    check_refusal(rc, &st);
+    if (!rc && (strchr(loaded.nonfinite, 0x1b) || strchr(loaded.largest_value_tensor, 0x1b)))
+        abort();
+    if (!rc) checkpoint_loaded_free(&loaded);
+    int count = 0;
+    char skipped[512];
+    status_clear(&st);
+    rc = checkpoint_init_from(&t->graph, t->device.backend, path, &count, skipped,
+                              sizeof skipped, &st);
+    check_refusal(rc, &st);
+    if (!rc && strchr(skipped, 0x1b)) abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Target *t = target_once();
     const char *path = fuzz_write("fuzz.safetensors", data, size);
@@ -107,13 +132,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CheckpointLoaded loaded;
     rc = checkpoint_load_resume_parsed(&t->graph, &t->config.optimizer, t->device.backend, &file,
                                        path, &loaded, &st);
-    if (rc && (rc != STATUS_BAD_INPUT || !st.message[0] || strchr(st.message, 0x1b))) abort();
+    check_refusal(rc, &st);
     // The metadata eval and predict read: normalization and class names.
     LoadedInputs inputs;
     status_clear(&st);
     rc = checkpoint_inputs_read(&file, path, &inputs, &st);
     safetensors_free(&file);
-    if (rc && (rc != STATUS_BAD_INPUT || !st.message[0] || strchr(st.message, 0x1b))) abort();
-    checkpoint_inputs_free(&inputs);
+    check_refusal(rc, &st);
+    if (!rc) checkpoint_inputs_free(&inputs);
+    load_from_file(t, path);
     return 0;
 }

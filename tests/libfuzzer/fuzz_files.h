@@ -33,6 +33,7 @@ static const char *fuzz_dir(void) {
 }
 
 // Writes data[0..size) to fuzz_dir()/NAME, replacing what was there; returns the path.
+__attribute__((unused))  // a target writing its own files (fuzz_image_folder) needs only fuzz_dir
 static const char *fuzz_write(const char *name, const uint8_t *data, size_t size) {
     static char path[128];
     snprintf(path, sizeof path, "%s/%s", fuzz_dir(), name);

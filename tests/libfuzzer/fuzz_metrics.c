@@ -2,9 +2,9 @@
 // data/metrics_file.c, whose line reader and row parser --logdir's resume shares). A
 // metrics.jsonl is outside bytes: copied from another machine, cut by a crash, edited by
 // hand. Whatever the bytes: no crash, no read outside them, no leak; a refusal is
-// STATUS_BAD_INPUT with a message; an accepted log has a loss (training, evaluated, or the
-// final test row's), one finite step range, and every curve's points are numbers a chart
-// draws (finite, at most CHART_VALUE_MAX in size).
+// STATUS_BAD_INPUT with a message holding no raw escape byte; an accepted log has a loss
+// (training, evaluated, or the final test row's), one finite step range, and every
+// curve's points are numbers a chart draws (finite, at most CHART_VALUE_MAX in size).
 #include "fuzz_files.h"  // first: it sets _POSIX_C_SOURCE
 
 #include <math.h>
@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     status_clear(&st);
     int rc = run_curves_read(path, &curves, &st);
     if (rc) {
-        if (rc != STATUS_BAD_INPUT || !st.message[0]) abort();
+        if (rc != STATUS_BAD_INPUT || !st.message[0] || strchr(st.message, 0x1b)) abort();
     } else {
         if (curves.train_loss.count + curves.test_loss.count +
                 curves.final_test_loss.count <= 0)

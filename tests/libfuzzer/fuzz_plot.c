@@ -4,9 +4,9 @@
 // fuzz_metrics checks the reader alone; this one reaches the axes, ticks and lines with
 // whatever values a log can hold (steps of -1e308 and 1e308 made a NaN axis and an
 // undefined cast in the tick labels). Whatever the bytes: no crash, no undefined behaviour,
-// no leak; every tick of every panel is a finite number (at most twice CHART_VALUE_MAX: an
-// axis reaches a little past its values), above the one before, a handful of them, and its
-// label holds neither "nan" nor "inf".
+// no leak, no raw escape byte in a refusal; every tick of every panel is a finite number
+// (at most twice CHART_VALUE_MAX: an axis reaches a little past its values), above the one
+// before, a handful of them, and its label holds neither "nan" nor "inf".
 #include "fuzz_files.h"  // first: it sets _POSIX_C_SOURCE
 
 #include <math.h>
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     status_clear(&st);
     int rc = run_curves_read(path, &curves, &st);
     if (rc) {
-        if (rc != STATUS_BAD_INPUT || !st.message[0]) abort();
+        if (rc != STATUS_BAD_INPUT || !st.message[0] || strchr(st.message, 0x1b)) abort();
         return 0;
     }
     PlotFigure figure;

@@ -1,9 +1,10 @@
 // libFuzzer target for the run agreement record (core/run_record.h): the bytes rank 0 of an
 // `mpirun` launch sends every other rank about its run, read by a process that did not
 // write them (another build of trainer, a corrupted transfer). Whatever the bytes: no crash,
-// no read outside them, no leak; a refusal is STATUS_BAD_INPUT with a message; an accepted
-// record encodes back to the very same bytes (one encoding per record), equals itself, and
-// its first difference from a run's record, and the message naming it, stay in bounds.
+// no read outside them, no leak; a refusal is STATUS_BAD_INPUT with a message (no raw
+// escape byte); an accepted record encodes back to the very same bytes (one encoding per
+// record), equals itself, and its first difference from a run's record, and the message
+// naming it, stay in bounds, with the record's bytes escaped in it.
 // Both halves of the input, split at its first byte, are also compared with each other.
 #define _POSIX_C_SOURCE 200809L  // strnlen
 
@@ -37,7 +38,7 @@ static int decode_or_refuse(const uint8_t *data, size_t size, RunRecord *r) {
     Status st;
     status_clear(&st);
     int rc = run_record_decode(data, size, r, &st);
-    if (rc && (rc != STATUS_BAD_INPUT || !st.message[0])) abort();
+    if (rc && (rc != STATUS_BAD_INPUT || !st.message[0] || strchr(st.message, 0x1b))) abort();
     return rc;
 }
 
@@ -74,7 +75,7 @@ static void check_difference(const RunRecord *first, const RunRecord *mine) {
     Status st;
     status_clear(&st);
     if (run_record_disagreement(first, field, 1, 2, &theirs, &st) != STATUS_BAD_INPUT ||
-        !strstr(st.message, "ranks disagree on"))
+        !strstr(st.message, "ranks disagree on") || strchr(st.message, 0x1b))
         abort();
 }
 

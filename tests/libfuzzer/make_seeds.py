@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the data-reader fuzz targets (tests/libfuzzer/corpus/{idx,
-cifar10,csv,metrics,png,jpeg,model_check,run_agreement}, checkpoint metadata, and safetensors
-headers Python refuses): small valid files of each kind and a few broken ones, so
-libFuzzer starts past the header checks. Deterministic; rerun after changing it:
+cifar10,csv,metrics,png,jpeg,model_check,run_agreement,run_log,class_names,image_folder},
+checkpoint metadata, and safetensors headers Python refuses): small valid files of each
+kind and a few broken ones, so libFuzzer starts past the header checks. Deterministic;
+rerun after changing it:
     python3 tests/libfuzzer/make_seeds.py
 The JPEG seeds need PIL (Debian's python3-pil) and cjpeg (libjpeg-turbo-progs); without
 them they are left as they are."""
@@ -285,6 +286,62 @@ def jpeg_seeds():
             write("jpeg", name, out.stdout)
 
 
+def run_log_seeds():
+    # fuzz_run_log: the first byte is the run (bit 0 evaluate_first, the rest the resumed
+    # step, 127 a fresh run), the rest the metrics.jsonl it finds in --logdir.
+    def run(step, evaluate_first=0):
+        return bytes([(127 if step < 0 else step) << 1 | evaluate_first])
+    step = b'{"kind":"step","step":16,"epoch":1,"loss":1.72,"accuracy":0.47,"lr":0.001}\n'
+    epoch = (b'{"kind":"epoch","step":16,"epoch":1,"loss":1.72,"accuracy":0.47,'
+             b'"test_loss":1.13,"test_accuracy":0.61,"lr":0.001,"seconds":0.08}\n')
+    test = b'{"kind":"test","step":32,"epoch":2,"test_loss":1.85,"test_accuracy":0.45}\n'
+    later = step.replace(b"16", b"32") + epoch.replace(b"16", b"32")
+    write("run_log", "fresh_empty", run(-1))
+    write("run_log", "fresh_blank_lines", run(-1) + b"\n \r\n\t\n")
+    write("run_log", "fresh_refused", run(-1) + step)
+    write("run_log", "resume_keeps_all", run(40) + step + epoch + later)
+    write("run_log", "resume_drops_later", run(16) + step + epoch + later + test)
+    write("run_log", "resume_evaluate_first", run(16, 1) + step + epoch + later)
+    write("run_log", "resume_test_redone", run(32) + step + epoch + later + test)
+    write("run_log", "resume_unfinished_kept", run(20) + step + epoch.rstrip(b"\n"))
+    write("run_log", "resume_cut_tail", run(16) + step + epoch + b'{"kind":"ep')
+    write("run_log", "resume_invalid_row", run(16) + step + b"step 16 loss 1.7\n" + epoch)
+
+
+def class_names_seeds():
+    # fuzz_class_names: the first byte is the model's class count less one, the rest the
+    # --classes file, one name per line.
+    names = b"T-shirt/top\nTrouser\nPullover\nDress\nCoat\nSandal\nShirt\nSneaker\nBag\n"
+    write("class_names", "ten_names", b"\x09" + names + b"Ankle boot\n")
+    write("class_names", "crlf_trailing_blanks", b"\x02" + b"cat \r\ndog\t\r\nbird\r\n\r\n")
+    write("class_names", "no_final_newline", b"\x01" + b"yes\nno")
+    write("class_names", "blank_line_inside", b"\x02" + b"a\n\nb\nc\n")
+    write("class_names", "too_few", b"\x09" + names)
+    write("class_names", "nul_byte", b"\x01" + b"a\x00\nb\n")
+    write("class_names", "utf8_names", b"\x01" + "chat\nchien\u00e9\n".encode())
+
+
+def image_folder_seeds():
+    # fuzz_image_folder: one file a line, its first byte the content ("0" a 2x2 gray PNG, "1"
+    # a 2x2 colour PNG, "2" a 3x2 gray PNG, "3" no image), the rest its path under DIR.
+    def tree(*lines):
+        return b"\n".join(lines) + b"\n"
+    write("image_folder", "train_test", tree(b"0train/cat/a.png", b"1train/cat/b.PNG",
+                                             b"0train/dog/c.png", b"0test/cat/d.png",
+                                             b"1test/dog/e.png"))
+    write("image_folder", "classes_only", tree(b"0cat/a.png", b"2cat/b.png", b"0dog/c.jpg"))
+    write("image_folder", "test_class_not_in_train", tree(b"0train/cat/a.png",
+                                                          b"0test/bird/b.png"))
+    write("image_folder", "bad_image_skipped", tree(b"0train/cat/a.png", b"3train/cat/b.png",
+                                                    b"3test/cat/c.png", b"0test/cat/d.png"))
+    write("image_folder", "odd_names", tree(b"0train/\x1b[31mred/a.png",
+                                            b"0train/.hidden/b.png", b"0train/caf\xc3\xa9/c.png",
+                                            b"0train/\xff/d.png",
+                                            b"0train/" + b"n" * 70 + b"/e.png"))
+    write("image_folder", "no_images", tree(b"3train/cat/a.txt", b"0train/dog/deep/b.png"))
+    write("image_folder", "empty", b"")
+
+
 if __name__ == "__main__":
     idx_seeds()
     cifar_seeds()
@@ -296,3 +353,6 @@ if __name__ == "__main__":
     checkpoint_metadata_seeds()
     run_agreement_seeds()
     safetensors_seeds()
+    run_log_seeds()
+    class_names_seeds()
+    image_folder_seeds()
