@@ -499,6 +499,17 @@ static int refuse_nonfinite_loaded(const CheckpointLoaded *loaded, const char *f
     return STATUS_BAD_INPUT;
 }
 
+// A refusal of metadata `key`, whose value is `text` (NULL: absent), shown escaped.
+static int bad_metadata(const char *path, const char *key, const char *text,
+                        const char *expected, const char *hint, Status *st) {
+    char escaped[64] = "(absent)";
+    if (text) text_escape(text, strlen(text), escaped, sizeof escaped);
+    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "checkpoint metadata '%s' is %s; expected "
+                   "%s", key, escaped, expected);
+    status_hint(st, "%s", hint);
+    return STATUS_BAD_INPUT;
+}
+
 // A whole number in metadata `key`, within [min, max].
 static int metadata_number(const Safetensors *file, const char *key, long min, long max,
                            long *value, const char *path, Status *st) {
@@ -507,13 +518,27 @@ static int metadata_number(const Safetensors *file, const char *key, long min, l
     errno = 0;
     *value = text ? strtol(text, &end, 10) : 0;
     if (text && end != text && !*end && !errno && *value >= min && *value <= max) return 0;
-    char escaped[64] = "(absent)";
-    if (text) text_escape(text, strlen(text), escaped, sizeof escaped);
-    status_fail_at(st, STATUS_BAD_INPUT, path, 0, 0, "checkpoint metadata '%s' is %s; expected a "
-                   "whole number from %ld to %ld", key, escaped, min, max);
-    status_hint(st, "resume from a checkpoint written by `trainer train --checkpoint DIR`; a "
-                    "file from --save holds weights only (use --init-from)");
-    return STATUS_BAD_INPUT;
+    char expected[64];
+    snprintf(expected, sizeof expected, "a whole number from %ld to %ld", min, max);
+    return bad_metadata(path, key, text, expected, "resume from a checkpoint written by `trainer "
+                        "train --checkpoint DIR`; a file from --save holds weights only (use "
+                        "--init-from)", st);
+}
+
+// The test accuracy the file records, from 0 to 1; absent (no test set, or a step file
+// written mid-epoch): -1. A value with other text in it would skew which epoch counts as the
+// best, so it is refused, with `hint`.
+static int metadata_accuracy(const Safetensors *file, const char *path, const char *hint,
+                             double *value, Status *st) {
+    const char *text = safetensors_metadata(file, "test_accuracy");
+    *value = -1.0;
+    if (!text) return 0;
+    char *end = NULL;
+    double number = strtod(text, &end);
+    if (end == text || *end || !(number >= 0 && number <= 1))
+        return bad_metadata(path, "test_accuracy", text, "a number from 0 to 1", hint, st);
+    *value = number;
+    return 0;
 }
 
 static int read_place(const Safetensors *file, const char *path, CheckpointPlace *place,
@@ -524,13 +549,15 @@ static int read_place(const Safetensors *file, const char *path, CheckpointPlace
     TRY(metadata_number(file, "optimizer_steps", 0, 0x7fffffffL, &steps, path, st));
     TRY(metadata_number(file, "seed", 0, 0x7fffffffL, &seed, path, st));
     TRY(metadata_number(file, "batch", 1, 1L << 20, &batch, path, st));
-    const char *accuracy = safetensors_metadata(file, "test_accuracy");
+    double accuracy;
+    TRY(metadata_accuracy(file, path, "the file was changed after trainer wrote it; resume from "
+                          "another checkpoint in its folder", &accuracy, st));
     long evaluated = 1;
     if (safetensors_metadata(file, "epoch_evaluated"))
         TRY(metadata_number(file, "epoch_evaluated", 0, 1, &evaluated, path, st));
     *place = (CheckpointPlace){.epochs_done = (int)epochs, .step_in_epoch = (int)step,
                                .optimizer_steps = steps, .seed = seed, .batch = (int)batch,
-                               .test_accuracy = accuracy ? strtod(accuracy, NULL) : -1.0,
+                               .test_accuracy = accuracy,
                                .epoch_evaluated = (int)evaluated};
     // Only compared and shown (escaped): any text will do, cut to fit.
     const char *settings = safetensors_metadata(file, "optimizer_settings");
@@ -554,16 +581,20 @@ int checkpoint_load_resume_parsed(Graph *g, const OptimizerConfig *optimizer, co
                                    "folder, or start again with a lower --lr", st);
 }
 
-double checkpoint_best_accuracy(const char *folder) {
+int checkpoint_best_accuracy(const char *folder, double *accuracy, Status *st) {
     char path[1100];
     checkpoint_folder_file(folder, "best.safetensors", path, sizeof path);
+    *accuracy = -1.0;
     Safetensors file;
     Status ignored;
-    if (safetensors_read_header(path, &file, &ignored)) return -1.0;
-    const char *accuracy = safetensors_metadata(&file, "test_accuracy");
-    double value = accuracy ? strtod(accuracy, NULL) : -1.0;
+    if (safetensors_read_header(path, &file, &ignored)) return 0;
+    char hint[1300];
+    snprintf(hint, sizeof hint, "the file was changed after trainer wrote it; move %s out of the "
+             "folder (the run writes a new one at its best evaluated epoch), or give "
+             "--checkpoint another folder", path);
+    int rc = metadata_accuracy(&file, path, hint, accuracy, st);
     safetensors_free(&file);
-    return value;
+    return rc;
 }
 
 int checkpoint_init_from(Graph *g, const Backend *b, const char *path, int *loaded,

@@ -89,9 +89,10 @@ int checkpoint_latest(const char *folder, char *path, size_t size, Status *st);
 // best.safetensors when there is no step file; 0 (and path "") when it holds neither or
 // does not exist.
 int checkpoint_folder_holds(const char *folder, char *path, size_t size);
-// The test accuracy recorded in the folder's best.safetensors (its header read); -1 when
-// there is none, or the file is not one the reader takes.
-double checkpoint_best_accuracy(const char *folder);
+// The test accuracy recorded in the folder's best.safetensors (its header read) into
+// *accuracy; -1 when there is none, or the file is not one the reader takes. A recorded
+// value that is not a number from 0 to 1 is refused (STATUS_BAD_INPUT).
+int checkpoint_best_accuracy(const char *folder, double *accuracy, Status *st);
 // Removes all but the `keep` newest step files (best.safetensors is never removed).
 int checkpoint_prune(const char *folder, int keep, Status *st);
 

@@ -233,7 +233,7 @@ int checkpoints_open(CheckpointSession *s, Run *run, RunConfig *config,
         if (swept)
             run_notice_say(&s->notice, "removed %d unfinished checkpoint file%s (*.tmp) from %s",
                            swept, swept == 1 ? "" : "s", s->folder);
-        s->best_accuracy = checkpoint_best_accuracy(s->folder);
+        TRY(checkpoint_best_accuracy(s->folder, &s->best_accuracy, st));
     }
     if (resume_file) {
         TRY(run_resume(run, config, resume_file, &s->resumed_inputs, &s->notice, st));

@@ -210,6 +210,10 @@ def checkpoint_metadata_seeds():
     write("checkpoint", "resize_limit_order_bad", safetensors({
         "resize": "28x", "val_split": "0.25", "val_split_seed": "1", "train_limit": "200",
         "train_limit_order": "last"}))
+    # A resume's place whose test_accuracy has text after its number: refused, not read as 0.9.
+    write("checkpoint", "place_accuracy_bad", safetensors({
+        "epoch": "1", "step_in_epoch": "0", "optimizer_steps": "3", "seed": "1", "batch": "2",
+        "test_accuracy": "0.9x"}))
     # Its tensors' bytes cut short: the header-only read refuses it as the whole read does.
     tensors = (b'{"__metadata__":{"resize":"28x28"},"a":{"dtype":"F32","shape":[1],'
                b'"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}')

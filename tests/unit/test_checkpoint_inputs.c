@@ -5,10 +5,12 @@
 // (written before they were recorded) reads as no resize and a stratified limit, and a
 // value that does not parse is refused naming the key. train --resume reads them from the
 // checkpoint's header alone, before the data load, leaving its tensors for the resume; an
-// empty --resume file is refused as empty.
+// empty --resume file is refused as empty. A test_accuracy that is not a number from 0 to 1
+// is refused both where a resume reads it and where a run reads its folder's best so far.
 #define _POSIX_C_SOURCE 200809L  // open_memstream, mkdtemp, ftruncate
 
 #include "check.h"
+#include "core/checkpoint.h"
 #include "core/checkpoint_inputs.h"
 #include "core/checkpoint_session.h"
 
@@ -232,6 +234,74 @@ static void an_empty_resume_file_is_refused_as_empty(void) {
     rmdir(folder);
 }
 
+// The metadata a step file records of its place, with `accuracy` as its test_accuracy.
+static void place_metadata(const char *accuracy, SafetensorsEntry metadata[6]) {
+    static const char *keys[] = {"epoch", "step_in_epoch", "optimizer_steps", "seed", "batch"};
+    static const char *values[] = {"1", "0", "3", "1", "2"};
+    for (int i = 0; i < 5; i++)
+        metadata[i] = (SafetensorsEntry){(char *)keys[i], (char *)values[i]};
+    metadata[5] = (SafetensorsEntry){"test_accuracy", (char *)accuracy};
+}
+
+// A resume reads the place before the tensors: a graph without layers will do.
+static void a_resume_refuses_an_accuracy_that_is_not_one(void) {
+    const char *bad[] = {"0.9x", "", "x", "nan", "inf", "1.5", "-0.5", " 0.5z"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        SafetensorsEntry metadata[6];
+        place_metadata(bad[i], metadata);
+        Safetensors s;
+        char *bytes = NULL;
+        CHECK_INT_EQ(round_trip(metadata, 6, &s, &bytes), 0);
+        Graph g;
+        memset(&g, 0, sizeof g);
+        CheckpointLoaded loaded;
+        Status st;
+        status_clear(&st);
+        CHECK_INT_EQ(checkpoint_load_resume_parsed(&g, NULL, NULL, &s, "s.safetensors", &loaded,
+                                                   &st), STATUS_BAD_INPUT);
+        CHECK_CONTAINS(st.message, "checkpoint metadata 'test_accuracy' is ");
+        CHECK_CONTAINS(st.message, "expected a number from 0 to 1");
+        CHECK(strcmp(st.file, "s.safetensors") == 0);
+        CHECK_CONTAINS(st.hint, "resume from another checkpoint");
+        safetensors_free(&s);
+        free(bytes);
+    }
+}
+
+// best.safetensors in a new folder holding `accuracy` (NULL: no test_accuracy), read back.
+static int best_accuracy_of(const char *accuracy, double *value, Status *st) {
+    char folder[] = "/tmp/trainer-test-best-XXXXXX", path[64];
+    CHECK(mkdtemp(folder) != NULL);
+    snprintf(path, sizeof path, "%s/best.safetensors", folder);
+    SafetensorsEntry metadata[6];
+    place_metadata(accuracy, metadata);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) CHECK_INT_EQ(safetensors_write(f, NULL, 0, metadata, accuracy ? 6 : 5, path, st), 0);
+    if (f) fclose(f);
+    status_clear(st);
+    int rc = checkpoint_best_accuracy(folder, value, st);
+    unlink(path);
+    rmdir(folder);
+    return rc;
+}
+
+static void a_best_accuracy_that_is_not_one_is_refused(void) {
+    double value = 0;
+    Status st;
+    CHECK_INT_EQ(best_accuracy_of("0.75", &value, &st), 0);
+    CHECK(value == 0.75);
+    CHECK_INT_EQ(best_accuracy_of(NULL, &value, &st), 0);
+    CHECK(value == -1.0);
+    // Read as 0.99 once: no later epoch would have counted as the best.
+    CHECK_INT_EQ(best_accuracy_of("0.99\x1b[2J", &value, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "checkpoint metadata 'test_accuracy' is 0.99\\x1b[2J; expected "
+                               "a number from 0 to 1");
+    CHECK_CONTAINS(st.file, "/best.safetensors");
+    CHECK_CONTAINS(st.hint, "best.safetensors out of the folder");
+    CHECK_INT_EQ(best_accuracy_of("2", &value, &st), STATUS_BAD_INPUT);
+}
+
 int main(void) {
     a_resume_reads_its_inputs_from_the_header_alone();
     an_empty_resume_file_is_refused_as_empty();
@@ -240,5 +310,7 @@ int main(void) {
     resize_and_limit_order_read_back();
     files_without_the_keys_read_as_before();
     malformed_values_are_refused();
+    a_resume_refuses_an_accuracy_that_is_not_one();
+    a_best_accuracy_that_is_not_one_is_refused();
     return test_exit_code("test_checkpoint_inputs");
 }
