@@ -205,8 +205,17 @@ static int refuse_lever(const char *text, const char *item, Status *st) {
 int run_options_read_levers(const char *text, unsigned *set, Status *st) {
     *set = 0;
     if (!text) return 0;
-    char copy[512];
-    snprintf(copy, sizeof copy, "%s", text);
+    char copy[512], names[256];
+    // Cut to the copy, the levers past it would be left on without a word.
+    size_t length = strlen(text);
+    if (length >= sizeof copy) {
+        status_fail(st, STATUS_BAD_INPUT, "--without: the value is %zu characters long; at "
+                    "most %zu are read", length, sizeof copy - 1);
+        status_hint(st, "name each lever once, comma-separated: %s",
+                    lever_set_format(LEVER_ALL, names, sizeof names));
+        return STATUS_BAD_INPUT;
+    }
+    memcpy(copy, text, length + 1);
     char *save = NULL;
     for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         Lever lever;
@@ -215,7 +224,6 @@ int run_options_read_levers(const char *text, unsigned *set, Status *st) {
     }
     if (*set) return 0;
     status_fail(st, STATUS_BAD_INPUT, "--without: no lever named");
-    char names[256];
     status_hint(st, "levers: %s", lever_set_format(LEVER_ALL, names, sizeof names));
     return STATUS_BAD_INPUT;
 }

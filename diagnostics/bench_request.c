@@ -12,12 +12,21 @@
 enum { ITEM_UNREADABLE = 1, ITEM_OUT_OF_RANGE = 2 };  // what parse returns on failure
 
 // The items of a comma-separated list, each handed to parse; at most BENCH_MAX_SIZES. A
-// refusal names the option and its list; bench_request_read_lists gives the hint.
+// refusal names the option and its list; bench_request_read_lists gives the hint where
+// each_item gave none.
 static int each_item(const char *option, const char *list, int (*parse)(const char *, void *, int),
                      void *out, int *count, Status *st) {
     char copy[512];
-    snprintf(copy, sizeof copy, "%s", list);
     *count = 0;
+    // Cut to the copy, the items past it would be dropped without a word.
+    size_t length = strlen(list);
+    if (length >= sizeof copy) {
+        status_fail(st, STATUS_BAD_INPUT, "%s: the list is %zu characters long; at most %zu "
+                    "are read", option, length, sizeof copy - 1);
+        status_hint(st, "give at most %d items, comma-separated", BENCH_MAX_SIZES);
+        return STATUS_BAD_INPUT;
+    }
+    memcpy(copy, list, length + 1);
     char *save = NULL;
     for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         if (*count == BENCH_MAX_SIZES) {
@@ -120,7 +129,7 @@ int bench_request_read_lists(const char *sizes, const char *precisions, const ch
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
         if (lists[i].text && each_item(lists[i].option, lists[i].text, lists[i].parse,
                                        lists[i].out, lists[i].count, st)) {
-            status_hint(st, "%s", lists[i].hint);
+            if (!st->hint[0]) status_hint(st, "%s", lists[i].hint);
             return STATUS_BAD_INPUT;
         }
     }

@@ -54,6 +54,16 @@ static void bad_items_are_refused(void) {
     CHECK_CONTAINS(st.message, "--bytes 3: '3' is out of range");
     CHECK_INT_EQ(read_lists(NULL, NULL, "1X", &r, &st), STATUS_BAD_INPUT);
     CHECK_CONTAINS(st.message, "--bytes 1X: cannot read '1X'");
+    // 600 characters: the items past the 511th were once dropped without a word.
+    char long_list[601];
+    memset(long_list, ',', sizeof long_list - 1);
+    memcpy(long_list, "64", 2);
+    memcpy(long_list + sizeof long_list - 1 - 3, "128", 3);
+    long_list[sizeof long_list - 1] = '\0';
+    CHECK_INT_EQ(read_lists(long_list, NULL, NULL, &r, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--sizes: the list is 600 characters long; at most 511 are read");
+    CHECK_CONTAINS(st.hint, "give at most 16 items, comma-separated");
+    CHECK_INT_EQ(read_lists("64", NULL, "1G", &r, &st), 0);
 }
 
 int main(void) {

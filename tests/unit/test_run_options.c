@@ -274,6 +274,16 @@ static void device_option_words(void) {
     CHECK_CONTAINS(st.message, "unknown lever 'bias-gradiant'; did you mean 'bias-gradient'?");
     CHECK_INT_EQ(run_options_read_levers(",", &levers, &st), STATUS_BAD_INPUT);
     CHECK_CONTAINS(st.message, "--without: no lever named");
+    // 600 characters: the lever at the end was once cut off and left on without a word.
+    char long_list[601];
+    memset(long_list, ',', sizeof long_list - 1);
+    memcpy(long_list, "conv-fused", 10);
+    memcpy(long_list + sizeof long_list - 1 - 13, "bias-gradient", 13);
+    long_list[sizeof long_list - 1] = '\0';
+    CHECK_INT_EQ(run_options_read_levers(long_list, &levers, &st), STATUS_BAD_INPUT);
+    CHECK_CONTAINS(st.message, "--without: the value is 600 characters long; at most 511 are "
+                               "read");
+    CHECK_CONTAINS(st.hint, "name each lever once, comma-separated: ");
     int nhwc = 1;
     CHECK_INT_EQ(run_options_read_layout(NULL, &nhwc, &st), 0);
     CHECK_INT_EQ(nhwc, 0);
