@@ -106,8 +106,10 @@ int memory_plan(const Graph *g, const Backend *b, const MemoryPlanOptions *optio
     plan->precision = o.precision == PRECISION_DEFAULT ? PRECISION_FP32 : o.precision;
     plan->activation_dtype = g->activation_dtype;
     plan->optimizer_slots = o.optimizer ? optimizer_slots(o.optimizer) : 0;
-    plan->layers = calloc((size_t)(g->count > 0 ? g->count : 1), sizeof *plan->layers);
-    if (!plan->layers) return status_out_of_host_memory(st, 0, "for the memory plan");
+    size_t rows = (size_t)(g->count > 0 ? g->count : 1);
+    plan->layers = calloc(rows, sizeof *plan->layers);
+    if (!plan->layers)
+        return status_out_of_host_memory(st, rows * sizeof *plan->layers, "for the memory plan");
     plan->layer_count = g->count;
     for (int i = 0; i < g->count; i++) {
         MemoryPlanLayer *row = &plan->layers[i];
