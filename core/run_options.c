@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/comma_list.h"
 #include "base/lever.h"
 #include "base/suggest.h"
 #include "base/text_out.h"
@@ -206,16 +207,11 @@ int run_options_read_levers(const char *text, unsigned *set, Status *st) {
     *set = 0;
     if (!text) return 0;
     char copy[512], names[256];
-    // Cut to the copy, the levers past it would be left on without a word.
-    size_t length = strlen(text);
-    if (length >= sizeof copy) {
-        status_fail(st, STATUS_BAD_INPUT, "--without: the value is %zu characters long; at "
-                    "most %zu are read", length, sizeof copy - 1);
+    if (comma_list_copy("--without: the value", text, copy, sizeof copy, st)) {
         status_hint(st, "name each lever once, comma-separated: %s",
                     lever_set_format(LEVER_ALL, names, sizeof names));
         return STATUS_BAD_INPUT;
     }
-    memcpy(copy, text, length + 1);
     char *save = NULL;
     for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         Lever lever;

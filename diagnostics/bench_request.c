@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/comma_list.h"
 #include "diagnostics/bench.h"
 
 enum { ITEM_UNREADABLE = 1, ITEM_OUT_OF_RANGE = 2 };  // what parse returns on failure
@@ -16,17 +17,13 @@ enum { ITEM_UNREADABLE = 1, ITEM_OUT_OF_RANGE = 2 };  // what parse returns on f
 // each_item gave none.
 static int each_item(const char *option, const char *list, int (*parse)(const char *, void *, int),
                      void *out, int *count, Status *st) {
-    char copy[512];
+    char copy[512], what[64];
     *count = 0;
-    // Cut to the copy, the items past it would be dropped without a word.
-    size_t length = strlen(list);
-    if (length >= sizeof copy) {
-        status_fail(st, STATUS_BAD_INPUT, "%s: the list is %zu characters long; at most %zu "
-                    "are read", option, length, sizeof copy - 1);
+    snprintf(what, sizeof what, "%s: the list", option);
+    if (comma_list_copy(what, list, copy, sizeof copy, st)) {
         status_hint(st, "give at most %d items, comma-separated", BENCH_MAX_SIZES);
         return STATUS_BAD_INPUT;
     }
-    memcpy(copy, list, length + 1);
     char *save = NULL;
     for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         if (*count == BENCH_MAX_SIZES) {
