@@ -3,7 +3,8 @@
 #   scripts/setup.sh          build + test + train dependencies (python3-venv: the e2e test
 #                             that has TensorBoard read our logs installs it from PyPI)
 #   scripts/setup.sh --test   also what the tests drive: PyTorch, NumPy and PIL (the
-#                             export, race and comparison tests; scripts/test.sh)
+#                             export, race and comparison tests; scripts/test.sh), strace
+#                             (resume_lookup counts the files a resume opens)
 #   scripts/setup.sh --bench  the same, for bench/ comparisons
 set -euo pipefail
 
@@ -15,7 +16,7 @@ packages=(cmake ninja-build gcc g++ clang libclang-rt-dev pkg-config libopenblas
           libpng-dev libjpeg62-turbo-dev libjpeg-turbo-progs libcjson-dev dataset-fashion-mnist python3 python3-venv
           libopenmpi-dev openmpi-bin)
 case "${1:-}" in
---test | --bench) packages+=(python3-torch python3-numpy python3-pil) ;;
+--test | --bench) packages+=(python3-torch python3-numpy python3-pil strace) ;;
 esac
 
 missing=()

@@ -28,7 +28,9 @@ traced() {
 traced "$work/ck" 2
 expect_rc 0 "--resume DIR resumes"
 expect_in err "resuming from $work/ck/step-" "from the folder's newest step file"
+# It must be listed (opened O_DIRECTORY): a trace without it watched nothing of the lookup.
 if ! grep -q EISDIR "$work/trace" &&
+    grep "openat(AT_FDCWD, \"$work/ck\"," "$work/trace" | grep -q O_DIRECTORY &&
     ! grep "openat(AT_FDCWD, \"$work/ck\"," "$work/trace" | grep -vq O_DIRECTORY; then
     pass "the folder is only listed, never opened and read as a file"
 else fail "the folder was read as a file" "$(grep -B2 EISDIR "$work/trace" | head -6)"; fi
@@ -38,7 +40,7 @@ traced "$newest" 3
 expect_rc 0 "--resume FILE resumes"
 expect_in err "resuming from $newest" "from that file"
 opened=$(grep -c "openat(AT_FDCWD, \"$newest\"," "$work/trace")
-if [ "$opened" -le 2 ]; then
+if [ "$opened" -ge 1 ] && [ "$opened" -le 2 ]; then  # 0: the trace missed the read
     pass "the file is opened only to be read ($opened times: its header, then all of it)"
 else fail "the file is opened more often than it is read" "$opened opens"; fi
 

@@ -77,6 +77,10 @@ static void check_header_read(const char *path, int rc, const Safetensors *whole
             !shape_equal(&header.tensors[i].shape, &whole->tensors[i].shape) ||
             header.tensors[i].bytes)
             abort();
+    for (int i = 0; i < whole->metadata_count; i++)
+        if (strcmp(header.metadata[i].key, whole->metadata[i].key) ||
+            strcmp(header.metadata[i].value, whole->metadata[i].value))
+            abort();
     LoadedInputs from_whole, from_header;
     Status whole_inputs_st, header_inputs_st;
     status_clear(&whole_inputs_st);
