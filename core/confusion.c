@@ -11,8 +11,11 @@ int confusion_open(Confusion *c, int classes, int batch, Status *st) {
     c->scores = malloc((size_t)batch * classes * sizeof *c->scores);
     if (c->counts && c->scores) return 0;
     confusion_close(c);
-    return status_out_of_host_memory(st, (size_t)classes * classes * sizeof *c->counts,
-                                     "for a %dx%d confusion matrix", classes, classes);
+    // Either request may be the one that failed: the size is the two together.
+    size_t bytes = (size_t)classes * classes * sizeof *c->counts +
+                   (size_t)batch * classes * sizeof *c->scores;
+    return status_out_of_host_memory(st, bytes, "for a %dx%d confusion matrix", classes,
+                                     classes);
 }
 
 void confusion_close(Confusion *c) {
