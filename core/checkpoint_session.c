@@ -191,18 +191,12 @@ static int lock_folder(const char *folder, Status *st) {
                                 "--checkpoint folder", st);
 }
 
-// The folder's checks, with --resume's value and the file it names (NULL: no resume).
-static int check_folder(const char *folder, const char *resume_from, const char *resume_file,
-                        Status *st) {
-    TRY(check_folder_length(folder, st));
-    TRY(lock_folder(folder, st));
-    return refuse_other_checkpoints(folder, resume_from, resume_file, st);
-}
-
 int checkpoints_check_folder(const char *folder, ResumeSource *resume, Status *st) {
     const char *resume_file;
     TRY(resumed_file(resume, &resume_file, st));
-    return check_folder(folder, resume_file ? resume->given : NULL, resume_file, st);
+    TRY(check_folder_length(folder, st));
+    TRY(lock_folder(folder, st));
+    return refuse_other_checkpoints(folder, resume_file ? resume->given : NULL, resume_file, st);
 }
 
 int checkpoints_read_resumed_inputs(ResumeSource *resume, LoadedInputs *out, Status *st) {
@@ -224,8 +218,7 @@ int checkpoints_open(CheckpointSession *s, Run *run, RunConfig *config,
     const char *resume_file;
     TRY(resumed_file(resume, &resume_file, st));
     // The folder's lock first: --save into the run's own --checkpoint folder shares it.
-    if (s->folder)
-        TRY(check_folder(s->folder, resume_file ? resume->given : NULL, resume_file, st));
+    if (s->folder) TRY(checkpoints_check_folder(s->folder, resume, st));  // the file found above
     if (s->save_path) TRY(checkpoints_check_save(s->save_path, s->model_path, st));
     if (s->folder) {
         int swept = 0;

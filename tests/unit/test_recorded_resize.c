@@ -40,6 +40,7 @@ static void resize_option_words(void) {
     int h = -1, w = -1;
     CHECK_INT_EQ(resize_read(NULL, &image, &h, &w, &st), 0);
     CHECK_INT_EQ(h, 0);
+    h = w = -1;  // so that the check below sees "none" clear them, not the call above
     CHECK_INT_EQ(resize_read("none", &image, &h, &w, &st), 0);
     CHECK_INT_EQ(w, 0);
     CHECK_INT_EQ(resize_read("model", &image, &h, &w, &st), 0);
